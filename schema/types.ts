@@ -1,0 +1,96 @@
+/**
+ * The parsed, validated metrics configuration. Produced once by the loader in the frontend,
+ * frozen, and handed to workers as-is (it is plain JSON), so no two loaders can disagree.
+ */
+
+/** Metric types, mirroring the schema's type keys. */
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+
+/** Which side emits a metric: the frontend (`ts_metrics`) or model handlers (`model_metrics`). */
+export type Section = 'ts_metrics' | 'model_metrics';
+
+/** Output sinks; TorchServe's `log` is accepted in the yaml as an alias of `tslog`. */
+export type SinkMode = 'tslog' | 'prometheus' | 'statsd';
+
+/** How StatsD tags are written: DogStatsD `|#k:v`, Telegraf `,k=v` in the name, or none. */
+export type StatsdTagStyle = 'datadog' | 'telegraf' | 'none';
+
+/** The StatsD type a histogram is sent as: timing `ms` (default), DogStatsD `h` or `d`. */
+export type StatsdHistogramType = 'ms' | 'h' | 'd';
+
+/** Where a piece of the yaml came from, for error messages that point at it. */
+export interface SourcePos {
+  readonly line: number;
+  readonly col: number;
+}
+
+/** One declared metric, normalized. */
+export interface MetricSpec {
+  readonly name: string;
+  readonly section: Section;
+  readonly type: MetricType;
+  /** Unit as written in the yaml (TorchServe prints it verbatim: `HandlerTime.ms`). */
+  readonly unit: string;
+  /**
+   * Dimension names the caller supplies values for, in yaml order, hostname excluded.
+   * The hostname is an automatic dimension (see `hostLabel`): callers never pass it.
+   */
+  readonly dimensions: readonly string[];
+  /**
+   * Label name carrying the hostname, rendered last (Prometheus label, StatsD tag); tslog
+   * prints it in the `|#hostname:` segment instead. For ts_metrics: the declared `Hostname` /
+   * `hostname` dimension if any, else null. For model_metrics: the declared one, else
+   * `Hostname` (TorchServe appends it to every model metric).
+   */
+  readonly hostLabel: string | null;
+  readonly help: string;
+  /** Histogram bucket upper bounds, sorted ascending, without +Inf; empty for other types. */
+  readonly buckets: readonly number[];
+  /** Position of the entry in the yaml (0-based line/col are never used: these are 1-based). */
+  readonly pos: SourcePos | null;
+}
+
+export interface StatsdConfig {
+  readonly host: string;
+  readonly port: number;
+  /** Prepended to every metric name, e.g. `tsserve.` (include the separator). */
+  readonly prefix: string;
+  readonly tagStyle: StatsdTagStyle;
+  readonly histogramType: StatsdHistogramType;
+}
+
+export interface MetricsLimits {
+  /** New series beyond this many for one metric fold into one overflow series. */
+  readonly maxSeriesPerMetric: number;
+  /** A worker flushes on its own when this many datapoints are buffered. */
+  readonly maxPointsPerFlush: number;
+}
+
+/** The whole validated configuration. */
+export interface MetricsConfig {
+  /** Absolute path of the file it was loaded from ('' when built in memory). */
+  readonly file: string;
+  readonly modes: readonly SinkMode[];
+  readonly statsd: StatsdConfig;
+  readonly limits: MetricsLimits;
+  /** Register undeclared model metrics from their first datapoint (TorchServe's auto-detect). */
+  readonly autoDetect: boolean;
+  /** Every declared metric, ts_metrics first, in file order. Names are unique across the file. */
+  readonly metrics: readonly MetricSpec[];
+}
+
+/** One validation problem, printed as `FILE:LINE:COL: message`. */
+export interface ConfigProblem {
+  readonly file: string;
+  readonly line: number;
+  readonly col: number;
+  readonly message: string;
+}
+
+/** The loader's answer: a config, or every problem found. Never both, never throws. */
+export type LoadResult =
+  | { readonly ok: true; readonly config: MetricsConfig }
+  | { readonly ok: false; readonly problems: readonly ConfigProblem[] };
+
+/** The label value used for a series that exceeded `maxSeriesPerMetric`. */
+export const OVERFLOW_LABEL_VALUE = '__overflow__';
