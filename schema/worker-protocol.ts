@@ -1,0 +1,99 @@
+/**
+ * Control messages between the frontend and a forked worker (not metrics: those are in
+ * `schema/ipc.ts`). Workers are forked with `serialization: 'advanced'`, so typed arrays and
+ * Buffers cross the channel as bytes. Every message carries a `type` in the `tsserve.`
+ * namespace so the frontend can route metrics, engine outputs and control apart.
+ */
+import type { MetricsConfig } from './types';
+
+export const WORKER_PROTOCOL_VERSION = 1;
+
+/** A model's settings from its `model-config.yaml`, resolved by the frontend. */
+export interface ModelConfig {
+  readonly name: string;
+  /** `default` when the model-config has none. */
+  readonly version: string;
+  /** Absolute path of the model directory, inside the model store. */
+  readonly dir: string;
+  /** `onnx`, `generate`, or a path to a handler module relative to `dir`. */
+  readonly handler: string;
+  /** Model file relative to `dir` (e.g. `model.onnx`). */
+  readonly modelFile: string;
+  readonly batchSize: number;
+  readonly maxBatchDelayMs: number;
+  readonly minWorkers: number;
+  readonly maxWorkers: number;
+  readonly responseTimeoutSec: number;
+  /** onnxruntime threads per worker (intraOpNumThreads). */
+  readonly threads: number;
+  /** Engine settings for `handler: generate`; free-form here, validated by the engine. */
+  readonly engine?: Readonly<Record<string, unknown>>;
+  /** Anything else the handler reads from model-config.yaml (`handlerOptions:`). */
+  readonly handlerOptions?: Readonly<Record<string, unknown>>;
+}
+
+/** First message to a worker: everything it needs; it never reads config files itself. */
+export interface InitMessage {
+  readonly type: 'tsserve.init';
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  /** e.g. `W-9000-mlp_1.0` style name, unique per worker incarnation. */
+  readonly workerId: string;
+  /** Index of this worker within its model (0-based); the `engine` label for generation. */
+  readonly workerIndex: number;
+  readonly model: ModelConfig;
+  readonly metrics: MetricsConfig;
+}
+
+/** One request of a batch. `body` is the parsed JSON body of the HTTP request. */
+export interface BatchRequest {
+  readonly requestId: string;
+  readonly body: unknown;
+}
+
+export interface BatchMessage {
+  readonly type: 'tsserve.batch';
+  readonly batchId: number;
+  readonly requests: readonly BatchRequest[];
+}
+
+/** Ask the worker to flush its metrics and exit 0. */
+export interface ShutdownMessage {
+  readonly type: 'tsserve.shutdown';
+}
+
+export type ToWorkerMessage = InitMessage | BatchMessage | ShutdownMessage;
+
+export interface ReadyMessage {
+  readonly type: 'tsserve.ready';
+  readonly workerId: string;
+  /** Wall time of the handler's initialize, measured in the worker. */
+  readonly loadTimeMs: number;
+}
+
+export interface LoadFailedMessage {
+  readonly type: 'tsserve.load_failed';
+  readonly workerId: string;
+  readonly error: string;
+}
+
+/** One response per request of the batch, in the batch's order. */
+export type BatchResponse =
+  | { readonly ok: true; readonly body: unknown }
+  | { readonly ok: false; readonly status: number; readonly message: string };
+
+export interface ResultMessage {
+  readonly type: 'tsserve.result';
+  readonly batchId: number;
+  readonly responses: readonly BatchResponse[];
+  /** Time spent in the handler for the whole batch, measured in the worker. */
+  readonly handlerMs: number;
+}
+
+export type FromWorkerMessage = ReadyMessage | LoadFailedMessage | ResultMessage;
+
+/** True when `msg` looks like a control message from a worker (type is in our namespace). */
+export function isFromWorkerMessage(msg: unknown): msg is FromWorkerMessage {
+  if (typeof msg !== 'object' || msg === null) return false;
+  const t = (msg as { type?: unknown }).type;
+  return t === 'tsserve.ready' || t === 'tsserve.load_failed' || t === 'tsserve.result';
+}
