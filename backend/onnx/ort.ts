@@ -1,0 +1,99 @@
+/**
+ * The one adapter over onnxruntime-node: sessions with our fixed options and plain typed-array
+ * tensors in and out. Nothing else in the project imports onnxruntime-node.
+ *
+ * Inputs are wrapped without copying (the binding passes them by pointer, and `subarray` views
+ * are accepted); outputs are the binding's own freshly copied buffers, handed back as they are.
+ */
+import * as ort from 'onnxruntime-node';
+
+/** Element types the project's models use. */
+export type OrtDType = 'float32' | 'int64' | 'int32';
+
+/** Typed array for each element type. */
+export interface OrtDataOf {
+  readonly float32: Float32Array;
+  readonly int64: BigInt64Array;
+  readonly int32: Int32Array;
+}
+
+/** A tensor fed to `run()`: a typed array (or a view of one) and its shape. */
+export type OrtTensorInput =
+  | { readonly type: 'float32'; readonly data: Float32Array; readonly dims: readonly number[] }
+  | { readonly type: 'int64'; readonly data: BigInt64Array; readonly dims: readonly number[] }
+  | { readonly type: 'int32'; readonly data: Int32Array; readonly dims: readonly number[] };
+
+/** A tensor returned by `run()`; `data` is owned by the caller (a fresh buffer per run). */
+export type OrtTensorOutput = OrtTensorInput;
+
+/** Session options chosen by the caller; everything else is fixed by this adapter. */
+export interface OrtSessionOptions {
+  /** intraOpNumThreads (default 1: workers share a small machine). */
+  readonly threads?: number;
+}
+
+/** A loaded model. `run()` blocks the event loop for the whole step (see the binding notes). */
+export interface OrtSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  /** Runs the graph; `outputs` limits which outputs are computed and copied out. */
+  run(feeds: Readonly<Record<string, OrtTensorInput>>, outputs?: readonly string[]): Promise<Record<string, OrtTensorOutput>>;
+  /** Frees the native session; the object is unusable afterwards. */
+  release(): Promise<void>;
+}
+
+/** Wraps a Float32Array (or a view) as an input tensor, without copying. */
+export function tensorF32(data: Float32Array, dims: readonly number[]): OrtTensorInput {
+  return { type: 'float32', data, dims };
+}
+
+/** Wraps a BigInt64Array (or a view) as an int64 input tensor, without copying. */
+export function tensorI64(data: BigInt64Array, dims: readonly number[]): OrtTensorInput {
+  return { type: 'int64', data, dims };
+}
+
+/** Wraps an Int32Array (or a view) as an int32 input tensor, without copying. */
+export function tensorI32(data: Int32Array, dims: readonly number[]): OrtTensorInput {
+  return { type: 'int32', data, dims };
+}
+
+class Session implements OrtSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+
+  constructor(private readonly inner: ort.InferenceSession) {
+    this.inputNames = Object.freeze([...inner.inputNames]);
+    this.outputNames = Object.freeze([...inner.outputNames]);
+  }
+
+  async run(feeds: Readonly<Record<string, OrtTensorInput>>, outputs?: readonly string[]): Promise<Record<string, OrtTensorOutput>> {
+    const wrapped: Record<string, ort.Tensor> = {};
+    for (const name in feeds) {
+      const f = feeds[name]!;
+      // The Tensor constructor keeps a reference to `data`; no copy happens here.
+      wrapped[name] = new ort.Tensor(f.type, f.data, f.dims);
+    }
+    const result = outputs === undefined ? await this.inner.run(wrapped) : await this.inner.run(wrapped, outputs as string[]);
+    const out: Record<string, OrtTensorOutput> = {};
+    for (const name in result) {
+      const t = result[name]!;
+      out[name] = { type: t.type, data: t.data, dims: t.dims } as OrtTensorOutput;
+    }
+    return out;
+  }
+
+  release(): Promise<void> {
+    return this.inner.release();
+  }
+}
+
+/** Loads an .onnx file with the project's fixed options (sequential, all optimizations). */
+export async function createSession(file: string, opts: OrtSessionOptions = {}): Promise<OrtSession> {
+  const inner = await ort.InferenceSession.create(file, {
+    intraOpNumThreads: opts.threads ?? 1,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+  });
+  return new Session(inner);
+}

@@ -1,0 +1,166 @@
+/**
+ * A tiny ONNX graph builder over onnx-proto (the only importer of onnx-proto): initializers from
+ * typed arrays, nodes with auto-named outputs, inputs/outputs with symbolic dims, opset 17.
+ * Serialization is deterministic: the same calls produce byte-identical files.
+ */
+import { writeFileSync } from 'node:fs';
+import { onnx } from 'onnx-proto';
+
+/** Element types used in graph inputs, outputs and initializers. */
+export type ElemType = 'float32' | 'int64' | 'int32' | 'bool';
+
+/** A dimension: a fixed size or a symbolic name such as 'batch'. */
+export type Dim = number | string;
+
+/** A node attribute value, tagged by its ONNX attribute kind. */
+export type AttrValue =
+  | { readonly i: number }
+  | { readonly f: number }
+  | { readonly s: string }
+  | { readonly ints: readonly number[] }
+  | { readonly floats: readonly number[] }
+  | { readonly t: onnx.ITensorProto };
+
+/** The opset every generated model targets (LayerNormalization needs 17). */
+export const OPSET = 17;
+/** IR version 8 is what ONNX 1.12+ writes for opset 17. */
+const IR_VERSION = 8;
+
+const ELEM: Readonly<Record<ElemType, number>> = {
+  float32: onnx.TensorProto.DataType.FLOAT,
+  int64: onnx.TensorProto.DataType.INT64,
+  int32: onnx.TensorProto.DataType.INT32,
+  bool: onnx.TensorProto.DataType.BOOL,
+};
+
+function bytesOf(data: Float32Array | BigInt64Array | Int32Array): Uint8Array {
+  // Views share memory; protobufjs copies when encoding. Little-endian, like ONNX raw_data.
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+function valueInfo(name: string, type: ElemType, dims: readonly Dim[]): onnx.IValueInfoProto {
+  return {
+    name,
+    type: {
+      tensorType: {
+        elemType: ELEM[type],
+        shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) },
+      },
+    },
+  };
+}
+
+function attribute(name: string, v: AttrValue): onnx.IAttributeProto {
+  const T = onnx.AttributeProto.AttributeType;
+  if ('i' in v) return { name, type: T.INT, i: v.i };
+  if ('f' in v) return { name, type: T.FLOAT, f: v.f };
+  if ('s' in v) return { name, type: T.STRING, s: new TextEncoder().encode(v.s) };
+  if ('ints' in v) return { name, type: T.INTS, ints: [...v.ints] };
+  if ('floats' in v) return { name, type: T.FLOATS, floats: [...v.floats] };
+  return { name, type: T.TENSOR, t: v.t };
+}
+
+/** Builds one graph; names of values are plain strings. */
+export class GraphBuilder {
+  private readonly nodes: onnx.INodeProto[] = [];
+  private readonly inits: onnx.ITensorProto[] = [];
+  private readonly inputs: onnx.IValueInfoProto[] = [];
+  private readonly outputs: onnx.IValueInfoProto[] = [];
+  private readonly constCache = new Map<string, string>();
+  private counter = 0;
+
+  constructor(private readonly name: string) {}
+
+  /** Declares a graph input; returns its name. */
+  input(name: string, type: ElemType, dims: readonly Dim[]): string {
+    this.inputs.push(valueInfo(name, type, dims));
+    return name;
+  }
+
+  /** Declares a graph output produced under `value`, renamed to `name` with an Identity if needed. */
+  output(name: string, type: ElemType, dims: readonly Dim[], value: string = name): string {
+    if (value !== name) this.nodes.push({ opType: 'Identity', input: [value], output: [name], name: `out_${name}` });
+    this.outputs.push(valueInfo(name, type, dims));
+    return name;
+  }
+
+  /** Adds a float32 initializer; returns its name. */
+  initF32(name: string, data: Float32Array, dims: readonly number[]): string {
+    this.inits.push({ name, dataType: ELEM.float32, dims: [...dims], rawData: bytesOf(data) });
+    return name;
+  }
+
+  /** Adds an int64 initializer; returns its name. */
+  initI64(name: string, values: readonly number[], dims: readonly number[] = [values.length]): string {
+    const data = BigInt64Array.from(values, (v) => BigInt(v));
+    this.inits.push({ name, dataType: ELEM.int64, dims: [...dims], rawData: bytesOf(data) });
+    return name;
+  }
+
+  /** A shared int64 1-D constant (e.g. axes, shapes), added once per distinct value. */
+  constI64(values: readonly number[]): string {
+    const key = `i64:${values.join(',')}`;
+    let name = this.constCache.get(key);
+    if (name === undefined) {
+      name = `const_i64_${this.constCache.size}`;
+      this.initI64(name, values);
+      this.constCache.set(key, name);
+    }
+    return name;
+  }
+
+  /** A shared float32 scalar constant, added once per distinct value. */
+  constF32(value: number): string {
+    const key = `f32:${value}`;
+    let name = this.constCache.get(key);
+    if (name === undefined) {
+      name = `const_f32_${this.constCache.size}`;
+      this.initF32(name, Float32Array.of(value), []);
+      this.constCache.set(key, name);
+    }
+    return name;
+  }
+
+  /** Adds a node with one output; returns the output's (auto-generated unless given) name. */
+  op(opType: string, inputs: readonly string[], attrs: Readonly<Record<string, AttrValue>> = {}, output?: string): string {
+    return this.opN(opType, inputs, 1, attrs, output === undefined ? undefined : [output])[0]!;
+  }
+
+  /** Adds a node with `n` outputs; returns their names. */
+  opN(opType: string, inputs: readonly string[], n: number, attrs: Readonly<Record<string, AttrValue>> = {}, outputs?: readonly string[]): string[] {
+    const id = this.counter++;
+    const outs = outputs !== undefined ? [...outputs] : Array.from({ length: n }, (_, k) => `${opType.toLowerCase()}_${id}_${k}`);
+    this.nodes.push({
+      opType,
+      name: `${opType}_${id}`,
+      input: [...inputs],
+      output: outs,
+      attribute: Object.keys(attrs).map((k) => attribute(k, attrs[k]!)),
+    });
+    return outs;
+  }
+
+  /** Serializes the model (opset 17) to bytes. */
+  toBytes(docString = ''): Uint8Array {
+    const model: onnx.IModelProto = {
+      irVersion: IR_VERSION,
+      producerName: 'tsserve-tools-models',
+      producerVersion: '1',
+      docString,
+      opsetImport: [{ domain: '', version: OPSET }],
+      graph: {
+        name: this.name,
+        node: this.nodes,
+        initializer: this.inits,
+        input: this.inputs,
+        output: this.outputs,
+      },
+    };
+    return onnx.ModelProto.encode(onnx.ModelProto.create(model)).finish();
+  }
+
+  /** Writes the serialized model to `file`. */
+  write(file: string, docString = ''): void {
+    writeFileSync(file, this.toBytes(docString));
+  }
+}
