@@ -1,0 +1,41 @@
+/** Orders caller-supplied dimension values into a metric's declared order. */
+
+/** Dimension values as callers pass them: by name (any order) or in declared order. */
+export type DimensionValues = readonly string[] | Readonly<Record<string, string>>;
+
+/** The ordered values, or `null` when they do not match the declared names exactly. */
+export function orderDimensionValues(names: readonly string[], given: DimensionValues | undefined): string[] | null {
+  if (given === undefined || given === null) return names.length === 0 ? [] : null;
+  if (Array.isArray(given)) {
+    if (given.length !== names.length) return null;
+    for (const v of given) if (typeof v !== 'string') return null;
+    return given.slice();
+  }
+  if (typeof given !== 'object') return null;
+  const byName = given as Readonly<Record<string, unknown>>;
+  const keys = Object.keys(byName);
+  if (keys.length !== names.length) return null;
+  const out = new Array<string>(names.length);
+  for (let i = 0; i < names.length; i++) {
+    const n = names[i];
+    if (!Object.prototype.hasOwnProperty.call(byName, n)) return null;
+    const v = byName[n];
+    if (typeof v !== 'string') return null;
+    out[i] = v;
+  }
+  return out;
+}
+
+/** `[a, b]`-style rendering for messages (JSON so `,` `:` `|` inside values stay visible). */
+export function describeDimensionValues(given: unknown): string {
+  try {
+    return JSON.stringify(given) ?? String(given);
+  } catch {
+    return String(given);
+  }
+}
+
+/** An unambiguous key for ordered values: no separator collisions (`['a|','']` vs `['a','|']`). */
+export function seriesKey(values: readonly string[]): string {
+  return JSON.stringify(values);
+}

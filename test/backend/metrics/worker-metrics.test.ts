@@ -1,0 +1,370 @@
+import { expect } from 'chai';
+import { WorkerMetrics } from '../../../backend/metrics';
+import type { MetricsMessage } from '../../../schema/ipc';
+import { config, MODEL_SPECS, spec } from './config';
+
+/** A cache wired to an array of sent messages, a log array and a settable clock. */
+function setup(opts: { autoDetect?: boolean; maxPointsPerFlush?: number; maxSeriesPerMetric?: number } = {}) {
+  const sent: MetricsMessage[] = [];
+  const logs: string[] = [];
+  const clock = { now: 1_700_000_000_000 };
+  const wm = new WorkerMetrics(config(MODEL_SPECS, opts), {
+    modelName: 'mlp', send: (m) => sent.push(m), log: (m) => logs.push(m), nowMs: () => clock.now,
+    autoDetect: opts.autoDetect,
+  });
+  return { wm, sent, logs, clock };
+}
+
+/** Datapoints of a message as [metric, values, value, requestId|null, timeMs], series resolved. */
+function points(msgs: readonly MetricsMessage[]): Array<[string, string[], number, string | null, number]> {
+  const series = new Map<number, { metric: string; values: readonly string[] }>();
+  const out: Array<[string, string[], number, string | null, number]> = [];
+  for (const m of msgs) {
+    for (const s of m.series) series.set(s.id, s);
+    for (let i = 0; i < m.points.length; i += 4) {
+      const s = series.get(m.points[i])!;
+      const ref = m.points[i + 2];
+      out.push([s.metric, [...s.values], m.points[i + 1], ref < 0 ? null : m.requestIds[ref], m.points[i + 3]]);
+    }
+  }
+  return out;
+}
+
+describe('WorkerMetrics', () => {
+  describe('binding dimension values', () => {
+    it('should bind by name in any order and by declared order to the same series', () => {
+      const { wm, sent } = setup();
+      const m = wm.getMetric('InferenceCount', 'counter');
+      m.addOrUpdate(1, { Device: 'cpu', Level: 'Model', ModelName: 'mlp' });
+      m.addOrUpdate(2, ['mlp', 'Model', 'cpu']);
+      m.bind({ Level: 'Model', ModelName: 'mlp', Device: 'cpu' }).record(3);
+      expect(wm.flush()).to.equal(3);
+      expect(sent).to.have.length(1);
+      expect(sent[0].series).to.deep.equal([{ id: 0, metric: 'InferenceCount', values: ['mlp', 'Model', 'cpu'] }]);
+      expect(Array.from(sent[0].points)).to.deep.equal([
+        0, 1, -1, 1_700_000_000_000, 0, 2, -1, 1_700_000_000_000, 0, 3, -1, 1_700_000_000_000]);
+    });
+
+    it('should drop missing, extra, misnamed and miscounted values as bad_dimensions and warn once', () => {
+      const { wm, logs } = setup();
+      const m = wm.getMetric('HandlerTime');
+      m.addOrUpdate(1, { ModelName: 'mlp' });
+      m.addOrUpdate(1, { ModelName: 'mlp', Level: 'Model', Extra: 'x' });
+      m.addOrUpdate(1, { ModelName: 'mlp', Levl: 'Model' });
+      m.addOrUpdate(1, ['mlp']);
+      m.addOrUpdate(1, ['mlp', 'Model', 'x']);
+      m.addOrUpdate(1);
+      m.bind(['mlp']).record(1);
+      expect(wm.dropped).to.deep.equal({ bad_dimensions: 7 });
+      expect(logs).to.deep.equal([
+        '[METRICS]Failed to update metric with name:HandlerTime: Dimension values {"ModelName":"mlp"} should correspond '
+        + 'to Dimension names: [ModelName, Level] (bad_dimensions; further drops of this kind are counted, not logged)',
+      ]);
+      expect(wm.flush()).to.equal(0);
+    });
+
+    it('should keep values containing separators apart (no key collision)', () => {
+      const { wm, sent } = setup();
+      const m = wm.getMetric('HandlerTime');
+      m.addOrUpdate(1, ['a|', '']);
+      m.addOrUpdate(2, ['a', '|']);
+      m.addOrUpdate(3, ['a,b:c', '|#x']);
+      wm.flush();
+      expect(sent[0].series).to.deep.equal([
+        { id: 0, metric: 'HandlerTime', values: ['a|', ''] },
+        { id: 1, metric: 'HandlerTime', values: ['a', '|'] },
+        { id: 2, metric: 'HandlerTime', values: ['a,b:c', '|#x'] },
+      ]);
+    });
+
+    it('should fold series beyond maxSeriesPerMetric into one overflow series', () => {
+      const { wm, sent } = setup({ maxSeriesPerMetric: 2 });
+      const m = wm.getMetric('LatencyHist');
+      for (const v of ['a', 'b', 'c', 'd']) m.addOrUpdate(1, [v]);
+      wm.flush();
+      expect(sent[0].series.map((s) => s.values)).to.deep.equal([['a'], ['b'], ['__overflow__']]);
+      expect(Array.from(sent[0].points).filter((_, i) => i % 4 === 0)).to.deep.equal([0, 1, 2, 2]);
+    });
+  });
+
+  describe('values', () => {
+    it('should drop NaN, Infinity, non-numbers (not_finite) and negative counter increments', () => {
+      const { wm, logs } = setup();
+      const c = wm.getMetric('NoDims', 'counter').bind();
+      c.record(NaN);
+      c.record(Infinity);
+      c.record(-Infinity);
+      c.record('5' as unknown as number);
+      c.record(-1);
+      c.record(0);
+      c.record(2.5);
+      const g = wm.getMetric('HandlerTime', 'gauge');
+      g.addOrUpdate(-3, ['mlp', 'Model']);
+      g.addOrUpdate(NaN, ['mlp', 'Model'], 'req-1');
+      wm.getMetric('NoDims').addOrUpdate(-2, undefined, 'req-1');
+      expect(wm.dropped).to.deep.equal({ not_finite: 5, negative_counter: 2 });
+      expect(logs).to.deep.equal([
+        '[METRICS]Failed to update metric with name:NoDims: value NaN is not a finite number '
+        + '(not_finite; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:NoDims: Counter metric update value cannot be negative '
+        + '(negative_counter; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:HandlerTime: value NaN is not a finite number '
+        + '(not_finite; further drops of this kind are counted, not logged)',
+      ]);
+      expect(wm.flush()).to.equal(3);
+    });
+
+    it('should send the drop deltas with each flush and keep the totals', () => {
+      const { wm, sent } = setup();
+      wm.getMetric('NoDims').bind().record(-1);
+      wm.getMetric('Nope').addOrUpdate(1);
+      wm.flush();
+      wm.getMetric('NoDims').bind().record(NaN);
+      wm.flush();
+      wm.flush();
+      expect(sent.map((m) => m.dropped)).to.deep.equal([{ negative_counter: 1, unknown_metric: 1 }, { not_finite: 1 }]);
+      expect(wm.dropped).to.deep.equal({ negative_counter: 1, unknown_metric: 1, not_finite: 1 });
+    });
+  });
+
+  describe('addMetric and getMetric', () => {
+    it('should return the declared metric with its yaml unit, accepting dimension names in any order', () => {
+      const { wm } = setup();
+      const m = wm.addMetric('HandlerTime', 's', ['Level', 'ModelName'], 'gauge');
+      expect([m.name, m.type, m.unit, m.dimensions]).to.deep.equal(['HandlerTime', 'gauge', 'ms', ['ModelName', 'Level']]);
+      expect(wm.getMetric('HandlerTime')).to.equal(m);
+      expect(wm.addMetric('HandlerTime', 'ms')).to.equal(m);
+    });
+
+    it('should answer a type mismatch with a no-op counting type_mismatch, warned once', () => {
+      const { wm, logs, sent } = setup();
+      const m = wm.addMetric('HandlerTime', 'ms', undefined, 'counter');
+      m.addOrUpdate(1, ['mlp', 'Model']);
+      m.bind(['mlp', 'Model']).record(1);
+      wm.getMetric('HandlerTime', 'histogram').addOrUpdate(1);
+      expect(wm.dropped).to.deep.equal({ type_mismatch: 3 });
+      expect(logs).to.deep.equal([
+        "[METRICS]Metric 'HandlerTime' is declared as a gauge, not a counter; its datapoints are dropped and counted as type_mismatch",
+      ]);
+      wm.flush();
+      expect(sent[0].points.length).to.equal(0);
+    });
+
+    it('should answer a dimension mismatch with a no-op counting bad_dimensions', () => {
+      const { wm, logs } = setup();
+      wm.addMetric('HandlerTime', 'ms', ['ModelName']).addOrUpdate(1, ['mlp']);
+      expect(wm.dropped).to.deep.equal({ bad_dimensions: 1 });
+      expect(logs).to.deep.equal([
+        "[METRICS]Metric 'HandlerTime' has dimensions [ModelName, Level], not [ModelName]; its datapoints are dropped and counted as bad_dimensions",
+      ]);
+    });
+
+    it('should answer an unknown name with a counted no-op and never throw', () => {
+      const { wm, logs } = setup();
+      const m = wm.getMetric('Missing', 'gauge');
+      m.addOrUpdate(1);
+      m.bind().record(1);
+      wm.addMetric('AlsoMissing', 'ms').addOrUpdate(1);
+      wm.addCounter('Requests2XX', 1);
+      expect(wm.dropped).to.deep.equal({ unknown_metric: 4 });
+      expect(logs).to.deep.equal([
+        "[METRICS]Metric of type 'gauge' and name 'Missing' doesn't exist; its datapoints are dropped and counted as unknown_metric",
+        "[METRICS]Metric 'AlsoMissing' is not declared under model_metrics and auto-detect is off; its datapoints are dropped and counted as unknown_metric",
+        "[METRICS]'Requests2XX' is a frontend (ts_metrics) metric, not a model metric; its datapoints are dropped and counted as unknown_metric",
+      ]);
+      expect(wm.getMetric('Missing', 'gauge')).to.equal(m);
+    });
+  });
+
+  describe('TorchServe helpers', () => {
+    it('should fill ModelName and Level when declared and not given, without leaking between calls', () => {
+      const { wm, sent } = setup();
+      wm.addTime('HandlerTime', 12.5);
+      wm.addTime('HandlerTime', 3, undefined, 'ms', { Level: 'Error' });
+      wm.addTime('HandlerTime', 4);
+      wm.addCounter('InferenceCount', 2, undefined, { Device: 'cpu' });
+      wm.addTime('LatencyHist', 7);
+      wm.flush();
+      expect(points(sent).map((p) => [p[0], p[1], p[2]])).to.deep.equal([
+        ['HandlerTime', ['mlp', 'Model'], 12.5],
+        ['HandlerTime', ['mlp', 'Error'], 3],
+        ['HandlerTime', ['mlp', 'Model'], 4],
+        ['InferenceCount', ['mlp', 'Model', 'cpu'], 2],
+        ['LatencyHist', ['mlp'], 7],
+      ]);
+      expect(wm.dropped).to.deep.equal({});
+    });
+
+    it('should drop bad units as bad_unit with TorchServe messages and never throw', () => {
+      const { wm, logs } = setup({ autoDetect: true });
+      wm.addTime('T', 1, undefined, 'ns' as 'ms');
+      wm.addTime('T', 1, undefined, 'ns' as 'ms');
+      wm.addSize('S', 1, undefined, 'TB' as 'MB');
+      expect(wm.dropped).to.deep.equal({ bad_unit: 3 });
+      expect(logs).to.deep.equal([
+        "[METRICS]Failed to update metric with name:T: the unit for a timed metric should be one of ['ms', 's'] "
+        + '(bad_unit; further drops of this kind are counted, not logged)',
+        "[METRICS]Failed to update metric with name:S: The unit for size based metric is one of ['MB','kB', 'GB', 'B'] "
+        + '(bad_unit; further drops of this kind are counted, not logged)',
+      ]);
+      expect(wm.flush()).to.equal(0);
+    });
+
+    it('should reject addCounter on a declared gauge but let addTime take a declared histogram', () => {
+      const { wm } = setup();
+      wm.addCounter('HandlerTime', 1);
+      wm.addTime('LatencyHist', 5);
+      wm.addTime('LatencyHist', 5, undefined, 'ms', undefined, 'gauge');
+      expect(wm.dropped).to.deep.equal({ type_mismatch: 2 });
+      expect(wm.flush()).to.equal(1);
+    });
+  });
+
+  describe('auto-detect', () => {
+    it('should register an undeclared metric with mapped unit, default type and default dims, declared once', () => {
+      const { wm, sent } = setup({ autoDetect: true });
+      wm.addTime('PreprocessTime', 3, undefined, 's', { Stage: 'pre' });
+      wm.addTime('PreprocessTime', 4, undefined, 's', { Stage: 'pre' });
+      wm.addSize('Mem', 2, undefined, 'GB');
+      wm.addPercent('Util', 50);
+      wm.addCounter('Hits', 1);
+      wm.addMetric('Custom', '', ['A'], 'histogram').addOrUpdate(9, { A: 'x' });
+      wm.addMetric('Odd', 'custom_unit').addOrUpdate(1);
+      wm.flush();
+      expect(sent[0].metrics).to.deep.equal([
+        { name: 'PreprocessTime', type: 'gauge', unit: 'Seconds', dimensions: ['Stage', 'ModelName', 'Level'] },
+        { name: 'Mem', type: 'gauge', unit: 'Gigabytes', dimensions: ['ModelName', 'Level'] },
+        { name: 'Util', type: 'gauge', unit: 'Percent', dimensions: ['ModelName', 'Level'] },
+        { name: 'Hits', type: 'counter', unit: 'Count', dimensions: ['ModelName', 'Level'] },
+        { name: 'Custom', type: 'histogram', unit: 'unit', dimensions: ['A'] },
+        { name: 'Odd', type: 'counter', unit: 'custom_unit', dimensions: [] },
+      ]);
+      expect(points(sent).map((p) => [p[0], p[1], p[2]])).to.deep.equal([
+        ['PreprocessTime', ['pre', 'mlp', 'Model'], 3],
+        ['PreprocessTime', ['pre', 'mlp', 'Model'], 4],
+        ['Mem', ['mlp', 'Model'], 2],
+        ['Util', ['mlp', 'Model'], 50],
+        ['Hits', ['mlp', 'Model'], 1],
+        ['Custom', ['x'], 9],
+        ['Odd', [], 1],
+      ]);
+      wm.addTime('PreprocessTime', 5, undefined, 's', { Stage: 'pre' });
+      wm.flush();
+      expect(sent[1].metrics).to.deep.equal([]);
+      expect(sent[1].series).to.deep.equal([]);
+      expect(points(sent).length).to.equal(8);
+    });
+
+    it('should treat a detected metric like a declared one afterwards (type checks apply)', () => {
+      const { wm } = setup({ autoDetect: true });
+      wm.addCounter('Hits', 1);
+      wm.addTime('Hits', 1, undefined, 'ms', undefined, 'gauge');
+      expect(wm.getMetric('Hits', 'counter').unit).to.equal('Count');
+      expect(wm.dropped).to.deep.equal({ type_mismatch: 1 });
+    });
+  });
+
+  describe('request ids', () => {
+    it('should stamp the batch ids joined by a comma, prefer an explicit id, else none', () => {
+      const { wm, sent } = setup();
+      const s = wm.getMetric('NoDims').bind();
+      s.record(1);
+      wm.setRequestIds(['req-a', 'req-b']);
+      s.record(2);
+      wm.getMetric('NoDims').addOrUpdate(3, [], 'req-x');
+      wm.getMetric('NoDims').addOrUpdate(4);
+      wm.flush();
+      s.record(5);
+      wm.setRequestIds([]);
+      s.record(6);
+      wm.flush();
+      expect(sent[0].requestIds).to.deep.equal(['req-a,req-b', 'req-x']);
+      expect(sent[1].requestIds).to.deep.equal(['req-a,req-b']);
+      expect(points(sent).map((p) => [p[2], p[3]])).to.deep.equal([
+        [1, null], [2, 'req-a,req-b'], [3, 'req-x'], [4, 'req-a,req-b'], [5, 'req-a,req-b'], [6, null]]);
+    });
+  });
+
+  describe('time', () => {
+    it('should stamp the cached clock, refreshed on setRequestIds, flush and unbound addOrUpdate only', () => {
+      const { wm, sent, clock } = setup();
+      const s = wm.getMetric('NoDims').bind();
+      clock.now = 1000;
+      s.record(1);                               // still the construction time
+      wm.setRequestIds(['r']);
+      clock.now = 2000;
+      s.record(2);                               // 1000, from setRequestIds
+      wm.getMetric('NoDims').addOrUpdate(3);     // 2000, refreshed
+      clock.now = 3000;
+      s.record(4);                               // 2000
+      wm.flush();                                // refresh to 3000
+      s.record(5);
+      wm.flush();
+      expect(points(sent).map((p) => p[4])).to.deep.equal([1_700_000_000_000, 1000, 2000, 2000, 3000]);
+    });
+  });
+
+  describe('flush', () => {
+    it('should send nothing and return 0 when nothing is buffered, and number messages from 0', () => {
+      const { wm, sent } = setup();
+      expect(wm.flush()).to.equal(0);
+      wm.getMetric('NoDims').bind().record(1);
+      expect(wm.flush()).to.equal(1);
+      wm.getMetric('NoDims').bind().record(1);
+      expect(wm.flush()).to.equal(1);
+      expect(sent.map((m) => [m.type, m.v, m.seq])).to.deep.equal([['tsserve.metrics', 1, 0], ['tsserve.metrics', 1, 1]]);
+    });
+
+    it('should grow by doubling up to maxPointsPerFlush, then flush by itself without losing a point', () => {
+      const { wm, sent } = setup({ maxPointsPerFlush: 600 });
+      const s = wm.getMetric('NoDims').bind();
+      for (let i = 1; i <= 1500; i++) s.record(i);
+      expect(sent.map((m) => m.points.length / 4)).to.deep.equal([600, 600]);
+      expect(wm.flush()).to.equal(300);
+      const values = points(sent).map((p) => p[2]);
+      expect(values.length).to.equal(1500);
+      expect(values.reduce((a, b) => a + b, 0)).to.equal((1500 * 1501) / 2);
+      expect(values[0]).to.equal(1);
+      expect(values[1499]).to.equal(1500);
+    });
+
+    it('should hand the message its own points: later records never change a sent message', () => {
+      const { wm, sent } = setup({ maxPointsPerFlush: 4 });
+      const s = wm.getMetric('NoDims').bind();
+      s.record(1);
+      wm.flush();                                 // partial: an exact-length copy
+      for (let i = 0; i < 4; i++) s.record(2);    // exactly full: handed over whole
+      wm.flush();
+      for (let i = 0; i < 4; i++) s.record(3);
+      wm.flush();
+      expect(sent.map((m) => Array.from(m.points).filter((_, i) => i % 4 === 1))).to.deep.equal([[1], [2, 2, 2, 2], [3, 3, 3, 3]]);
+      expect(sent[1].points).to.not.equal(sent[2].points);
+    });
+
+    it('should declare each series once, in the flush that first uses it', () => {
+      const { wm, sent } = setup();
+      const a = wm.getMetric('HandlerTime').bind(['mlp', 'Model']);
+      wm.flush();
+      a.record(1);
+      wm.getMetric('HandlerTime').addOrUpdate(2, ['mlp', 'Model']);
+      wm.flush();
+      wm.getMetric('HandlerTime').addOrUpdate(3, ['mlp', 'X']);
+      wm.flush();
+      expect(sent.map((m) => m.series)).to.deep.equal([
+        [{ id: 0, metric: 'HandlerTime', values: ['mlp', 'Model'] }],
+        [],
+        [{ id: 1, metric: 'HandlerTime', values: ['mlp', 'X'] }],
+      ]);
+    });
+
+    it('should log and keep going when send throws', () => {
+      const logs: string[] = [];
+      const wm = new WorkerMetrics(config([spec('C', 'counter', 'Count', [])]), {
+        modelName: 'm', send: () => { throw new Error('channel closed'); }, log: (m) => logs.push(m),
+      });
+      wm.getMetric('C').bind().record(1);
+      expect(wm.flush()).to.equal(1);
+      expect(logs).to.deep.equal(['[METRICS]Failed to send 1 datapoints to the frontend: channel closed']);
+    });
+  });
+});
