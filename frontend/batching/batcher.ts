@@ -1,0 +1,172 @@
+/**
+ * Dynamic batching (TorchServe): per model, requests wait in a bounded FIFO; a batch goes to a
+ * free worker when `batchSize` requests are waiting or the oldest has waited `maxBatchDelay`
+ * ms. Each request has its own response timeout (504); a full queue answers 503.
+ */
+import { performance } from 'perf_hooks';
+import type { BatchRequest, ResultMessage } from '../../schema/worker-protocol';
+import type { Job, JobOutcome } from './job';
+import { errorOutcome } from './job';
+
+/** A worker that can take one batch. */
+export interface BatchWorker {
+  readonly id: string;
+  runBatch(requests: readonly BatchRequest[]): Promise<ResultMessage>;
+}
+
+/** The pool seen from the batcher (the real `WorkerPool`, or a fake in unit tests). */
+export interface BatchTarget {
+  idleWorker(): BatchWorker | null;
+  readonly unavailable: boolean;
+  on(event: 'idle', listener: () => void): unknown;
+  off(event: 'idle', listener: () => void): unknown;
+}
+
+/** Batch settings of one model. */
+export interface BatcherSettings {
+  readonly batchSize: number;
+  readonly maxBatchDelayMs: number;
+  readonly responseTimeoutSec: number;
+  /** Jobs the queue holds at most before answering 503. */
+  readonly queueCapacity: number;
+}
+
+/** Per-batch timings for `QueueTime` and `WorkerThreadTime` (ms). */
+export type BatchTimingListener = (queueMs: number, workerThreadMs: number) => void;
+
+/** Why `submit` did not queue a job. */
+export type SubmitResult = 'queued' | 'queue_full' | 'unavailable' | 'closed';
+
+interface Slot {
+  readonly job: Job;
+  settled: boolean;
+  timer: NodeJS.Timeout | null;
+  sentMs: number;
+}
+
+/** The queue and dispatcher of one model. */
+export class Batcher {
+  private queue: Slot[] = [];
+  private inFlight = 0;
+  private delayTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private drainWaiters: Array<() => void> = [];
+  private readonly onIdle = (): void => this.pump();
+
+  constructor(
+    private readonly target: BatchTarget,
+    private settings: BatcherSettings,
+    private readonly onTiming: BatchTimingListener = () => undefined,
+  ) {
+    target.on('idle', this.onIdle);
+  }
+
+  /** Requests waiting for a worker. */
+  get queueLength(): number { return this.queue.length; }
+  get capacity(): number { return this.settings.queueCapacity; }
+  get batchSize(): number { return this.settings.batchSize; }
+  get maxBatchDelayMs(): number { return this.settings.maxBatchDelayMs; }
+  /** Batches currently at a worker. */
+  get batchesInFlight(): number { return this.inFlight; }
+
+  /** Changes batch settings for the batches formed from now on. */
+  update(settings: Partial<BatcherSettings>): void {
+    this.settings = { ...this.settings, ...settings };
+    this.pump();
+  }
+
+  /** Admits a job (its `done` will be called exactly once) or says why not (and never calls it). */
+  submit(job: Job): SubmitResult {
+    if (this.closed) return 'closed';
+    if (this.target.unavailable) return 'unavailable';
+    if (this.queue.length >= this.settings.queueCapacity) return 'queue_full';
+    const slot: Slot = { job, settled: false, timer: null, sentMs: 0 };
+    slot.timer = setTimeout(() => this.timeout(slot), this.settings.responseTimeoutSec * 1000);
+    slot.timer.unref();
+    this.queue.push(slot);
+    this.pump();
+    return 'queued';
+  }
+
+  /** Resolves once the queue is empty and no batch is at a worker (graceful shutdown). */
+  drain(): Promise<void> {
+    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  /** Stops admitting; answers every queued job with 503 (model unregistered). */
+  close(message: string): void {
+    this.closed = true;
+    this.target.off('idle', this.onIdle);
+    if (this.delayTimer) clearTimeout(this.delayTimer);
+    this.delayTimer = null;
+    for (const slot of this.queue.splice(0)) this.settle(slot, errorOutcome(503, 'ServiceUnavailableException', message));
+    this.checkDrained();
+  }
+
+  /** Forms and sends as many batches as there are idle workers and ready batches. */
+  pump(): void {
+    if (this.delayTimer) { clearTimeout(this.delayTimer); this.delayTimer = null; }
+    if (this.closed) return;
+    while (this.queue.length > 0) {
+      const now = performance.now();
+      const waited = now - this.queue[0].job.arrivalMs;
+      if (this.queue.length < this.settings.batchSize && waited < this.settings.maxBatchDelayMs) {
+        this.delayTimer = setTimeout(() => { this.delayTimer = null; this.pump(); }, Math.max(0, this.settings.maxBatchDelayMs - waited));
+        return;
+      }
+      const worker = this.target.idleWorker();
+      if (worker === null) return; // the pool's 'idle' event calls pump again
+      const slots = this.queue.splice(0, this.settings.batchSize);
+      this.dispatch(worker, slots, now, waited);
+    }
+  }
+
+  private dispatch(worker: BatchWorker, slots: Slot[], now: number, oldestWaitMs: number): void {
+    for (const s of slots) s.sentMs = now;
+    this.inFlight++;
+    const requests = slots.map((s) => ({ requestId: s.job.requestId, body: s.job.body }));
+    worker.runBatch(requests).then(
+      (result) => {
+        const wallMs = performance.now() - now;
+        this.onTiming(oldestWaitMs, Math.max(0, wallMs - result.handlerMs));
+        slots.forEach((s, i) => {
+          const r = result.responses[i];
+          const queueUs = (s.sentMs - s.job.arrivalMs) * 1000;
+          if (r === undefined) this.settle(s, errorOutcome(500, 'InternalServerException', `worker ${worker.id} returned no response for this request`, queueUs));
+          else if (r.ok) this.settle(s, { status: 200, body: r.body, queueUs });
+          else this.settle(s, errorOutcome(r.status, r.status < 500 ? 'BadRequestException' : 'InternalServerException', r.message, queueUs));
+        });
+      },
+      (err: Error) => {
+        for (const s of slots) this.settle(s, errorOutcome(500, 'InternalServerException', `Worker died: ${err.message}`, (s.sentMs - s.job.arrivalMs) * 1000));
+      },
+    ).finally(() => {
+      this.inFlight--;
+      this.pump();
+      this.checkDrained();
+    });
+  }
+
+  private timeout(slot: Slot): void {
+    slot.timer = null;
+    if (slot.settled) return;
+    const i = this.queue.indexOf(slot);
+    if (i >= 0) this.queue.splice(i, 1);
+    const queueUs = slot.sentMs > 0 ? (slot.sentMs - slot.job.arrivalMs) * 1000 : 0;
+    this.settle(slot, errorOutcome(504, 'RequestTimeoutException', `no response within responseTimeout ${this.settings.responseTimeoutSec} s`, queueUs));
+    this.checkDrained();
+  }
+
+  private settle(slot: Slot, outcome: JobOutcome): void {
+    if (slot.settled) return;
+    slot.settled = true;
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    slot.job.done(outcome);
+  }
+
+  private checkDrained(): void {
+    if (this.queue.length === 0 && this.inFlight === 0) for (const w of this.drainWaiters.splice(0)) w();
+  }
+}

@@ -1,0 +1,31 @@
+/** One admitted inference request travelling through a model's queue. */
+
+/** The answer to one job: HTTP status and JSON body. */
+export interface JobOutcome {
+  readonly status: number;
+  readonly body: unknown;
+  /** Time spent in the queue (admission → sent to a worker), µs; 0 when never sent. */
+  readonly queueUs: number;
+}
+
+/** TorchServe's JSON error body. */
+export interface ErrorBody {
+  readonly code: number;
+  readonly type: string;
+  readonly message: string;
+}
+
+/** Builds TorchServe's `{code, type, message}` error outcome. */
+export function errorOutcome(status: number, type: string, message: string, queueUs = 0): JobOutcome {
+  const body: ErrorBody = { code: status, type, message };
+  return { status, body, queueUs };
+}
+
+/** A request waiting for, or being served by, a worker. `done` is called exactly once. */
+export interface Job {
+  readonly requestId: string;
+  readonly body: unknown;
+  /** `performance.now()` at admission. */
+  readonly arrivalMs: number;
+  readonly done: (outcome: JobOutcome) => void;
+}

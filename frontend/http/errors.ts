@@ -1,0 +1,38 @@
+/** JSON error answers in TorchServe's shape `{code, type, message}`, and the express fallbacks. */
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+
+/** TorchServe's exception names by status. */
+const TYPES: Readonly<Record<number, string>> = {
+  400: 'BadRequestException',
+  401: 'InvalidKeyException',
+  404: 'ResourceNotFoundException',
+  405: 'MethodNotAllowedException',
+  409: 'ConflictStatusException',
+  413: 'RequestEntityTooLargeException',
+  500: 'InternalServerException',
+  503: 'ServiceUnavailableException',
+  504: 'RequestTimeoutException',
+};
+
+/** Sends `{code, type, message}` with `status`. */
+export function sendError(res: Response, status: number, message: string, type?: string): void {
+  if (res.headersSent) return;
+  res.status(status).json({ code: status, type: type ?? TYPES[status] ?? 'InternalServerException', message });
+}
+
+/** 404 for every path no route took (TorchServe's wording). */
+export const notFound: RequestHandler = (_req, res) => {
+  sendError(res, 404, 'Requested resource is not found, please refer to API document.');
+};
+
+interface BodyParserError { status?: number; statusCode?: number; type?: string; message?: string; limit?: number }
+
+/** Maps body-parser and handler errors to JSON: bad JSON 400, too large 413, else 500. */
+export const errorHandler: ErrorRequestHandler = (err: unknown, _req, res, _next) => {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as BodyParserError;
+  if (e.type === 'entity.too.large') return sendError(res, 413, `request body exceeds the limit of ${String(e.limit)} bytes (--max-request-size)`);
+  if (e.type === 'entity.parse.failed') return sendError(res, 400, `invalid JSON body: ${e.message ?? ''}`);
+  const status = e.status ?? e.statusCode ?? 500;
+  if (status >= 400 && status < 500) return sendError(res, status, e.message ?? 'bad request');
+  return sendError(res, 500, e.message ?? String(err));
+};

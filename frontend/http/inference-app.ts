@@ -1,0 +1,83 @@
+/**
+ * Inference API (TorchServe paths): `GET /ping`, `POST /predictions/{model}[/{version}]`.
+ * Each prediction gets a request id (answered in `x-request-id`, carried to the worker and
+ * into model metrics), counts in `ts_inference_requests_total` at admission, and adds its
+ * total and queue time (µs) to the two `ts_*_microseconds` counters when answered.
+ */
+import { randomUUID } from 'crypto';
+import { performance } from 'perf_hooks';
+import express from 'express';
+import type { Express, RequestHandler, Router } from 'express';
+import type { FrontendSeries, ModelSeries } from '../server/frontend-series';
+import type { ServedModel } from '../server/served-model';
+import { countResponses } from './count-responses';
+import { errorHandler, notFound, sendError } from './errors';
+import { requireToken } from './token-auth';
+
+/** What the inference app needs. */
+export interface InferenceAppOptions {
+  readonly lookup: (name: string) => ServedModel | undefined;
+  readonly series: FrontendSeries;
+  readonly maxRequestSizeBytes: number;
+  /** Bearer key required on every path but /ping, when token auth is on. */
+  readonly token?: string;
+  /** Extra routers (e.g. OpenAI `/v1/*` from a generation model kind). */
+  readonly extraRoutes?: readonly Router[];
+}
+
+/** Builds the inference express app. */
+export function inferenceApp(opts: InferenceAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(countResponses((s) => opts.series.countResponse(s)));
+  if (opts.token !== undefined) app.use(requireToken(opts.token, ['/ping']));
+  app.get('/ping', (_req, res) => { res.json({ status: 'Healthy' }); });
+  // Every body is JSON whatever its content type (curl -d sends form-urlencoded by default).
+  const json = express.json({ limit: opts.maxRequestSizeBytes, type: () => true, strict: false });
+  app.post('/predictions/:model{/:version}', json, predict(opts));
+  for (const r of opts.extraRoutes ?? []) app.use(r);
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+}
+
+function predict(opts: InferenceAppOptions): RequestHandler {
+  const seriesCache = new WeakMap<ServedModel, ModelSeries>();
+  return (req, res) => {
+    const arrivalMs = performance.now();
+    const requestId = randomUUID();
+    res.set('x-request-id', requestId);
+    const name = String(req.params.model);
+    const model = opts.lookup(name);
+    if (model === undefined) return sendError(res, 404, `Model not found: ${name}`);
+    const version = req.params.version === undefined ? undefined : String(req.params.version);
+    if (version !== undefined && version !== model.config.version) {
+      return sendError(res, 404, `Model version ${version} not found for model ${name}`);
+    }
+    if (model.submit === undefined) return sendError(res, 400, `model ${name} does not serve /predictions (kind ${model.kind})`);
+    if (req.body === undefined) {
+      return sendError(res, 400, 'missing request body: send the model input as JSON');
+    }
+    let series = seriesCache.get(model);
+    if (series === undefined) {
+      series = opts.series.forModel(model.config.name, model.config.version);
+      seriesCache.set(model, series);
+    }
+    const s = series;
+    const admitted = model.submit({
+      requestId, body: req.body as unknown, arrivalMs,
+      done: (outcome) => {
+        s.latencyUs.record((performance.now() - arrivalMs) * 1000);
+        s.queueUs.record(outcome.queueUs);
+        res.status(outcome.status).json(outcome.body);
+      },
+    });
+    switch (admitted) {
+      case 'queued': s.requests.record(1, requestId); return;
+      case 'queue_full': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers. (job queue full)`);
+      case 'unavailable': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers.`);
+      case 'closed': return sendError(res, 503, `Model "${name}" is being unregistered`);
+    }
+  };
+}

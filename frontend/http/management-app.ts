@@ -1,0 +1,120 @@
+/**
+ * Management API (TorchServe paths and parameters): list, describe, register, scale and
+ * unregister models.
+ */
+import express from 'express';
+import type { Express, Request, Response } from 'express';
+import type { FrontendSeries } from '../server/frontend-series';
+import type { ModelManager } from '../server/model-manager';
+import { RegistrationError } from '../server/model-manager';
+import { countResponses } from './count-responses';
+import { errorHandler, notFound, sendError } from './errors';
+import { requireToken } from './token-auth';
+
+/** What the management app needs. */
+export interface ManagementAppOptions {
+  readonly manager: ModelManager;
+  readonly series: FrontendSeries;
+  readonly token?: string;
+}
+
+function q(req: Request, key: string): string | undefined {
+  const v = (req.query as Record<string, unknown>)[key];
+  if (Array.isArray(v)) return v.length > 0 ? String(v[v.length - 1]) : undefined;
+  return v === undefined ? undefined : String(v);
+}
+
+/** Parses an optional integer query parameter; answers 400 and returns null when invalid. */
+function intParam(req: Request, res: Response, key: string, min: number): number | undefined | null {
+  const v = q(req, key);
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) {
+    sendError(res, 400, `parameter ${key} must be an integer >= ${min} (got '${v}')`);
+    return null;
+  }
+  return n;
+}
+
+function boolParam(req: Request, key: string, def: boolean): boolean {
+  const v = q(req, key);
+  return v === undefined ? def : v === 'true' || v === '1';
+}
+
+/** Builds the management express app. */
+export function managementApp(opts: ManagementAppOptions): Express {
+  const { manager } = opts;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(countResponses((s) => opts.series.countResponse(s)));
+  if (opts.token !== undefined) app.use(requireToken(opts.token));
+
+  app.get('/models', (_req, res) => {
+    res.json({ models: manager.list().map((m) => ({ modelName: m.config.name, modelUrl: m.describe().modelUrl })) });
+  });
+
+  app.get('/models/:name{/:version}', (req, res) => {
+    const m = manager.get(String(req.params.name));
+    if (m === undefined) return sendError(res, 404, `Model not found: ${String(req.params.name)}`);
+    res.json([m.describe()]);
+  });
+
+  app.post('/models', (req, res, next) => {
+    const url = q(req, 'url');
+    if (url === undefined || url === '') return sendError(res, 400, 'Parameter url is required (a model directory inside the model store).');
+    const name = q(req, 'model_name') ?? url.replace(/\/+$/, '').split('/').pop() ?? url;
+    const batchSize = intParam(req, res, 'batch_size', 1); if (batchSize === null) return;
+    const maxBatchDelayMs = intParam(req, res, 'max_batch_delay', 0); if (maxBatchDelayMs === null) return;
+    const initial = intParam(req, res, 'initial_workers', 0); if (initial === null) return;
+    const responseTimeoutSec = intParam(req, res, 'response_timeout', 1); if (responseTimeoutSec === null) return;
+    const sync = boolParam(req, 'synchronous', true);
+    const overrides = {
+      ...(batchSize !== undefined ? { batchSize } : {}),
+      ...(maxBatchDelayMs !== undefined ? { maxBatchDelayMs } : {}),
+      ...(responseTimeoutSec !== undefined ? { responseTimeoutSec } : {}),
+      ...(initial !== undefined ? { minWorkers: initial, maxWorkers: initial } : {}),
+    };
+    const existed = manager.get(name) !== undefined;
+    const started = manager.register({ name, url, overrides, loadedAtStartup: false });
+    const answer = (workers: number): void => {
+      res.json({ status: `Model "${name}" Version: ${manager.get(name)?.config.version ?? 'default'} registered with ${workers} initial workers` });
+    };
+    started.then((m) => {
+      if (m === null) return sendError(res, 501, `model ${name}: its kind is not served by this build`);
+      if (sync) answer(m.describe().workers.length);
+    }, (e: unknown) => {
+      if (e instanceof RegistrationError) return sendError(res, e.status, e.message);
+      next(e);
+    });
+    // Asynchronous registration: answer once the config is accepted (workers start behind).
+    if (!sync) setImmediate(() => { if (!existed && !res.headersSent && manager.get(name) !== undefined) res.status(202).json({ status: `Model "${name}" registered; workers starting` }); });
+  });
+
+  app.put('/models/:name{/:version}', (req, res, next) => {
+    const m = manager.get(String(req.params.name));
+    if (m === undefined) return sendError(res, 404, `Model not found: ${String(req.params.name)}`);
+    const min = intParam(req, res, 'min_worker', 0); if (min === null) return;
+    const max = intParam(req, res, 'max_worker', 0); if (max === null) return;
+    const newMin = min ?? m.config.minWorkers;
+    const newMax = Math.max(max ?? m.config.maxWorkers, newMin);
+    const sync = boolParam(req, 'synchronous', false);
+    const done = m.scale(newMin, newMax);
+    if (!sync) {
+      res.status(202).json({ status: 'Processing worker updates...' });
+      done.catch(() => undefined);
+      return;
+    }
+    done.then(() => res.json({ status: `Workers scaled to ${newMin} for model: ${m.config.name}` }), next);
+  });
+
+  app.delete('/models/:name{/:version}', (req, res, next) => {
+    const name = String(req.params.name);
+    if (manager.get(name) === undefined) return sendError(res, 404, `Model not found: ${name}`);
+    manager.unregister(name).then(() => res.json({ status: `Model "${name}" unregistered` }), next);
+  });
+
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,72 @@
+/** A handler-driven model (`onnx` or a handler module): a worker pool behind a batcher. */
+import type { ModelConfig } from '../../schema/worker-protocol';
+import { Batcher } from '../batching/batcher';
+import type { SubmitResult } from '../batching/batcher';
+import type { Job } from '../batching/job';
+import { WorkerPool } from '../workers/worker-pool';
+import type { WorkerPoolDeps } from '../workers/worker-pool';
+import type { FrontendSeries } from './frontend-series';
+import type { ModelDescription, ServedModel } from './served-model';
+
+/** Options beyond the model config. */
+export interface BatchedModelOptions {
+  readonly pool: WorkerPoolDeps;
+  readonly series: FrontendSeries;
+  /** Queue bound in requests; default 100 × batchSize. */
+  readonly queueCapacity?: number;
+  readonly modelUrl: string;
+  readonly loadedAtStartup: boolean;
+}
+
+/** Pool + batcher for one model, recording QueueTime and WorkerThreadTime per batch. */
+export class BatchedModel implements ServedModel {
+  readonly kind = 'batch';
+  private readonly pool: WorkerPool;
+  private readonly batcher: Batcher;
+  private configValue: ModelConfig;
+
+  constructor(config: ModelConfig, private readonly opts: BatchedModelOptions) {
+    this.configValue = config;
+    this.pool = new WorkerPool(config, opts.pool);
+    this.batcher = new Batcher(this.pool, {
+      batchSize: config.batchSize,
+      maxBatchDelayMs: config.maxBatchDelayMs,
+      responseTimeoutSec: config.responseTimeoutSec,
+      queueCapacity: opts.queueCapacity ?? 100 * config.batchSize,
+    }, (queueMs, workerThreadMs) => {
+      opts.series.queueTime.record(queueMs);
+      opts.series.workerThreadTime.record(workerThreadMs);
+    });
+  }
+
+  get config(): ModelConfig { return this.configValue; }
+
+  start(): Promise<void> { return this.pool.start(); }
+
+  submit(job: Job): SubmitResult { return this.batcher.submit(job); }
+
+  describe(): ModelDescription {
+    const c = this.configValue;
+    return {
+      modelName: c.name, modelVersion: c.version, modelUrl: this.opts.modelUrl, handler: c.handler, kind: this.kind,
+      minWorkers: this.pool.minWorkers, maxWorkers: this.pool.maxWorkers,
+      batchSize: this.batcher.batchSize, maxBatchDelay: this.batcher.maxBatchDelayMs,
+      responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup,
+      workers: this.pool.workers(),
+      jobQueueStatus: { remainingCapacity: this.batcher.capacity - this.batcher.queueLength, pendingRequests: this.batcher.queueLength },
+    };
+  }
+
+  async scale(min: number, max: number): Promise<void> {
+    this.configValue = { ...this.configValue, minWorkers: min, maxWorkers: Math.max(min, max) };
+    await this.pool.scale(min, max);
+  }
+
+  drain(): Promise<void> { return this.batcher.drain(); }
+
+  async stop(): Promise<void> {
+    this.batcher.close(`model ${this.configValue.name} is being unregistered or the server is stopping`);
+    await this.pool.whenIdle();
+    await this.pool.stop();
+  }
+}

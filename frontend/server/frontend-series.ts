@@ -1,0 +1,97 @@
+/**
+ * The metrics the frontend itself emits (TorchServe's frontend metrics), checked against
+ * metrics.yaml and bound once at start-up. A metric missing from the yaml is switched off
+ * (TorchServe); one declared with other dimensions or another type stops start-up with a
+ * message naming what the server supplies (never a per-request failure).
+ */
+import type { MetricType } from '../../schema/types';
+import type { MetricsPort, SeriesHandle } from './metrics-port';
+
+interface Emitted {
+  readonly dims: readonly string[];
+  readonly types: readonly MetricType[];
+}
+
+/** Every frontend metric the server records, with the dimensions it supplies. */
+export const EMITTED_METRICS: Readonly<Record<string, Emitted>> = {
+  Requests2XX: { dims: ['Level'], types: ['counter'] },
+  Requests4XX: { dims: ['Level'], types: ['counter'] },
+  Requests5XX: { dims: ['Level'], types: ['counter'] },
+  ts_inference_requests_total: { dims: ['model_name', 'model_version'], types: ['counter'] },
+  ts_inference_latency_microseconds: { dims: ['model_name', 'model_version'], types: ['counter'] },
+  ts_queue_latency_microseconds: { dims: ['model_name', 'model_version'], types: ['counter'] },
+  QueueTime: { dims: ['Level'], types: ['gauge', 'histogram'] },
+  WorkerThreadTime: { dims: ['Level'], types: ['gauge', 'histogram'] },
+  WorkerLoadTime: { dims: ['WorkerName', 'Level'], types: ['gauge', 'histogram'] },
+};
+
+/** Problems with how metrics.yaml declares the frontend metrics (empty when fine). */
+export function checkFrontendMetrics(metrics: MetricsPort): string[] {
+  const problems: string[] = [];
+  for (const [name, e] of Object.entries(EMITTED_METRICS)) {
+    const m = metrics.get(name);
+    if (m === null) continue;
+    const where = m.spec.pos ? `${m.spec.pos.line}:${m.spec.pos.col}: ` : '';
+    if (m.spec.section !== 'ts_metrics') problems.push(`${where}metric ${name} is emitted by the frontend: declare it under ts_metrics`);
+    if (!e.types.includes(m.spec.type)) problems.push(`${where}metric ${name} must be a ${e.types.join(' or ')} (declared ${m.spec.type})`);
+    const declared = [...m.spec.dimensions].sort().join(',');
+    if (declared !== [...e.dims].sort().join(',')) {
+      problems.push(`${where}metric ${name} must have dimensions [${e.dims.join(', ')}] (+ the hostname), declared [${m.spec.dimensions.join(', ')}]`);
+    }
+  }
+  return problems;
+}
+
+const NOOP: SeriesHandle = { record: () => undefined };
+
+function bindOrNoop(metrics: MetricsPort, name: string, dims: Readonly<Record<string, string>>): SeriesHandle {
+  const m = metrics.get(name);
+  return m === null ? NOOP : m.bind(dims);
+}
+
+/** Per-model inference series (`model_name`, `model_version`). */
+export interface ModelSeries {
+  readonly requests: SeriesHandle;
+  readonly latencyUs: SeriesHandle;
+  readonly queueUs: SeriesHandle;
+}
+
+/** Host-level series bound at start-up; per-model and per-worker ones bound when they appear. */
+export class FrontendSeries {
+  readonly requests2xx: SeriesHandle;
+  readonly requests4xx: SeriesHandle;
+  readonly requests5xx: SeriesHandle;
+  readonly queueTime: SeriesHandle;
+  readonly workerThreadTime: SeriesHandle;
+
+  constructor(private readonly metrics: MetricsPort) {
+    const host = { Level: 'Host' };
+    this.requests2xx = bindOrNoop(metrics, 'Requests2XX', host);
+    this.requests4xx = bindOrNoop(metrics, 'Requests4XX', host);
+    this.requests5xx = bindOrNoop(metrics, 'Requests5XX', host);
+    this.queueTime = bindOrNoop(metrics, 'QueueTime', host);
+    this.workerThreadTime = bindOrNoop(metrics, 'WorkerThreadTime', host);
+  }
+
+  /** Binds the three `ts_*` series of one model version (once, at registration). */
+  forModel(modelName: string, modelVersion: string): ModelSeries {
+    const dims = { model_name: modelName, model_version: modelVersion };
+    return {
+      requests: bindOrNoop(this.metrics, 'ts_inference_requests_total', dims),
+      latencyUs: bindOrNoop(this.metrics, 'ts_inference_latency_microseconds', dims),
+      queueUs: bindOrNoop(this.metrics, 'ts_queue_latency_microseconds', dims),
+    };
+  }
+
+  /** Records `WorkerLoadTime` for one worker load. */
+  workerLoaded(workerName: string, loadTimeMs: number): void {
+    bindOrNoop(this.metrics, 'WorkerLoadTime', { WorkerName: workerName, Level: 'Host' }).record(loadTimeMs);
+  }
+
+  /** Counts one HTTP response in Requests2XX/4XX/5XX; 1xx and 3xx count in none. */
+  countResponse(status: number): void {
+    if (status >= 200 && status < 300) this.requests2xx.record(1);
+    else if (status >= 400 && status < 500) this.requests4xx.record(1);
+    else if (status >= 500 && status < 600) this.requests5xx.record(1);
+  }
+}

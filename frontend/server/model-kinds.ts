@@ -1,0 +1,55 @@
+/**
+ * The seam for models that are not served through `/predictions` batches — generation models
+ * (`handler: generate`) and their OpenAI routes. A generation frontend registers itself here;
+ * without one, such models are skipped at start-up with a logged note.
+ */
+import type { Router } from 'express';
+import type { MetricsConfig } from '../../schema/types';
+import type { ModelConfig } from '../../schema/worker-protocol';
+import type { WorkerPoolDeps } from '../workers/worker-pool';
+import type { FrontendSeries } from './frontend-series';
+import type { MetricsPort } from './metrics-port';
+import type { ServedModel } from './served-model';
+
+/** What a model kind gets from the server to build its models. */
+export interface ModelKindContext {
+  readonly metrics: MetricsPort;
+  readonly metricsConfig: MetricsConfig;
+  readonly series: FrontendSeries;
+  /**
+   * Worker pool dependencies (entry script, worker naming, WorkerLoadTime, metrics ingest).
+   * Pass your own `onOtherMessage` to receive engine outputs; call `ingestMetrics` from it
+   * for anything that is not yours.
+   */
+  readonly poolDeps: WorkerPoolDeps;
+  readonly ingestMetrics: (workerId: string, msg: unknown) => boolean;
+  readonly log: (level: 'info' | 'warn' | 'error', msg: string) => void;
+}
+
+/** A kind of model, keyed by the `handler:` value of its model-config. */
+export interface ModelKind {
+  /** Builds (does not start) a served model; the server calls `start()`. */
+  create(config: ModelConfig, ctx: ModelKindContext, modelUrl: string, loadedAtStartup: boolean): ServedModel;
+  /**
+   * Routes mounted on the inference listener (e.g. `/v1/completions`), after the built-in
+   * ones; `lookup` finds registered models by name.
+   */
+  routes?(ctx: ModelKindContext, lookup: (name: string) => ServedModel | undefined, list: () => readonly ServedModel[]): Router;
+}
+
+const KINDS = new Map<string, ModelKind>();
+
+/** Registers a model kind for `handler: <handler>` models (call before `startServer`). */
+export function registerModelKind(handler: string, kind: ModelKind): void {
+  KINDS.set(handler, kind);
+}
+
+/** The kind registered for a handler value, if any. */
+export function modelKindFor(handler: string): ModelKind | undefined {
+  return KINDS.get(handler);
+}
+
+/** Every registered kind (for mounting routes). */
+export function registeredModelKinds(): ReadonlyMap<string, ModelKind> {
+  return KINDS;
+}

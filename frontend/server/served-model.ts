@@ -1,0 +1,39 @@
+/** What the server knows about a registered model, whatever kind of workers it runs. */
+import type { ModelConfig } from '../../schema/worker-protocol';
+import type { Job } from '../batching/job';
+import type { SubmitResult } from '../batching/batcher';
+import type { WorkerInfo } from '../workers/worker-pool';
+
+/** The management API's view of a model (TorchServe's describe-model fields). */
+export interface ModelDescription {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  readonly modelUrl: string;
+  readonly handler: string;
+  readonly kind: string;
+  readonly minWorkers: number;
+  readonly maxWorkers: number;
+  readonly batchSize: number;
+  readonly maxBatchDelay: number;
+  readonly responseTimeout: number;
+  readonly loadedAtStartup: boolean;
+  readonly workers: readonly WorkerInfo[];
+  readonly jobQueueStatus: { readonly remainingCapacity: number; readonly pendingRequests: number };
+}
+
+/** A registered model. `submit` is absent for kinds that do not serve `/predictions`. */
+export interface ServedModel {
+  readonly config: ModelConfig;
+  /** `batch` for handler-driven models; other kinds come from `registerModelKind`. */
+  readonly kind: string;
+  /** Starts the initial workers; resolves when each is ready or has failed. */
+  start(): Promise<void>;
+  submit?(job: Job): SubmitResult;
+  describe(): ModelDescription;
+  /** Scales to `min` workers; resolves when done. */
+  scale(min: number, max: number): Promise<void>;
+  /** Waits until nothing is queued or in flight. */
+  drain(): Promise<void>;
+  /** Stops admitting, answers what is queued with 503, stops the workers (each flushes). */
+  stop(): Promise<void>;
+}

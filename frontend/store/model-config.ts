@@ -1,0 +1,113 @@
+/**
+ * `model-config.yaml` → `ModelConfig`: parsed and validated once, when a model is registered,
+ * with every problem reported at once (`<file>: <key>: <what is wrong>`).
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as yaml from 'js-yaml';
+import type { ModelConfig } from '../../schema/worker-protocol';
+import { PathEscapeError, resolveInside } from './safe-path';
+
+/** The file every model directory holds. */
+export const MODEL_CONFIG_FILE = 'model-config.yaml';
+
+/** Settings a registration may override (management API query parameters). */
+export interface ModelConfigOverrides {
+  readonly batchSize?: number;
+  readonly maxBatchDelayMs?: number;
+  readonly minWorkers?: number;
+  readonly maxWorkers?: number;
+  readonly responseTimeoutSec?: number;
+}
+
+/** A parsed model config, or every problem found in it. */
+export type ModelConfigResult =
+  | { readonly ok: true; readonly config: ModelConfig; readonly warnings: readonly string[] }
+  | { readonly ok: false; readonly problems: readonly string[] };
+
+const KNOWN_KEYS = new Set([
+  'handler', 'model', 'version', 'batchSize', 'maxBatchDelay', 'minWorkers', 'maxWorkers',
+  'responseTimeout', 'threads', 'engine', 'handlerOptions', 'description',
+]);
+
+interface IntRule { readonly key: string; readonly min: number; readonly def: number }
+
+/**
+ * Reads and validates `<dir>/model-config.yaml` for model `name`. `dir` must already be a
+ * resolved directory inside the store; the handler module and model file must stay inside it.
+ */
+export function loadModelConfig(name: string, dir: string, overrides: ModelConfigOverrides = {}): ModelConfigResult {
+  const file = path.join(dir, MODEL_CONFIG_FILE);
+  let raw: unknown;
+  try {
+    raw = yaml.load(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    const msg = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message.split('\n')[0];
+    return { ok: false, problems: [`${file}: ${msg}`] };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, problems: [`${file}: expected a mapping of settings (handler, model, batchSize, ...)`] };
+  }
+  const doc = raw as Record<string, unknown>;
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const bad = (key: string, msg: string): void => { problems.push(`${file}: ${key}: ${msg}`); };
+  for (const key of Object.keys(doc)) {
+    if (!KNOWN_KEYS.has(key)) warnings.push(`${file}: ${key}: unknown key ignored`);
+  }
+
+  const handler = doc.handler;
+  if (typeof handler !== 'string' || handler.trim() === '') bad('handler', "required: 'onnx', 'generate' or a path to a handler module");
+  const model = doc.model ?? '';
+  if (typeof model !== 'string') bad('model', 'must be a file name relative to the model directory');
+  const version = doc.version === undefined ? 'default' : String(doc.version);
+
+  const int = (r: IntRule): number => {
+    const v = doc[r.key];
+    if (v === undefined || v === null) return r.def;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < r.min) {
+      bad(r.key, `must be an integer >= ${r.min} (got ${JSON.stringify(v)})`);
+      return r.def;
+    }
+    return v;
+  };
+  const batchSize = overrides.batchSize ?? int({ key: 'batchSize', min: 1, def: 1 });
+  const maxBatchDelayMs = overrides.maxBatchDelayMs ?? int({ key: 'maxBatchDelay', min: 0, def: 100 });
+  const minWorkers = overrides.minWorkers ?? int({ key: 'minWorkers', min: 0, def: 1 });
+  const maxWorkers = overrides.maxWorkers ?? int({ key: 'maxWorkers', min: 0, def: Math.max(1, minWorkers) });
+  const responseTimeoutSec = overrides.responseTimeoutSec ?? int({ key: 'responseTimeout', min: 1, def: 120 });
+  const threads = int({ key: 'threads', min: 1, def: 1 });
+  if (maxWorkers < minWorkers) bad('maxWorkers', `must be >= minWorkers (${maxWorkers} < ${minWorkers})`);
+  if (batchSize < 1) bad('batchSize', 'must be >= 1');
+
+  const objectOrUndef = (key: string): Readonly<Record<string, unknown>> | undefined => {
+    const v = doc[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'object' || Array.isArray(v)) { bad(key, 'must be a mapping'); return undefined; }
+    return v as Record<string, unknown>;
+  };
+  const engine = objectOrUndef('engine');
+  const handlerOptions = objectOrUndef('handlerOptions');
+
+  // Files the worker will open must exist and stay inside the model directory.
+  const inside = (key: string, rel: string): void => {
+    try {
+      const p = resolveInside(dir, rel);
+      if (!fs.existsSync(p)) bad(key, `file '${rel}' not found in ${dir}`);
+    } catch (e) {
+      bad(key, e instanceof PathEscapeError ? e.message : String(e));
+    }
+  };
+  if (typeof handler === 'string' && handler !== 'onnx' && handler !== 'generate' && handler.trim() !== '') inside('handler', handler);
+  if (typeof model === 'string' && model !== '') inside('model', model);
+  else if (handler === 'onnx' || handler === 'generate') bad('model', `required for handler '${String(handler)}'`);
+
+  if (problems.length > 0) return { ok: false, problems };
+  const config: ModelConfig = Object.freeze({
+    name, version, dir, handler: String(handler), modelFile: String(model), batchSize, maxBatchDelayMs,
+    minWorkers, maxWorkers, responseTimeoutSec, threads,
+    ...(engine !== undefined ? { engine } : {}),
+    ...(handlerOptions !== undefined ? { handlerOptions } : {}),
+  });
+  return { ok: true, config, warnings };
+}

@@ -1,0 +1,44 @@
+/** The model store: a directory holding one sub-directory (with `model-config.yaml`) per model. */
+import * as fs from 'fs';
+import * as path from 'path';
+import { MODEL_CONFIG_FILE } from './model-config';
+import { resolveInside } from './safe-path';
+
+/** Names a model may have: used in URLs and metric labels. */
+export const MODEL_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/** One model directory found in the store. */
+export interface StoreEntry {
+  readonly name: string;
+  readonly dir: string;
+}
+
+/** Read access to a model store rooted at an existing directory. */
+export class ModelStore {
+  /** Absolute real path of the store. */
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = fs.realpathSync(root);
+  }
+
+  /** Every sub-directory holding a model-config.yaml, sorted by name. */
+  list(): StoreEntry[] {
+    const out: StoreEntry[] = [];
+    for (const ent of fs.readdirSync(this.root, { withFileTypes: true })) {
+      if (!ent.isDirectory() && !ent.isSymbolicLink()) continue;
+      if (!MODEL_NAME_RE.test(ent.name)) continue;
+      let dir: string;
+      try { dir = resolveInside(this.root, ent.name); } catch { continue; }
+      if (fs.existsSync(path.join(dir, MODEL_CONFIG_FILE))) out.push({ name: ent.name, dir });
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Resolves a user-given model directory (relative to the store); throws PathEscapeError. */
+  resolve(relDir: string): string {
+    const dir = resolveInside(this.root, relDir.replace(/\/+$/, ''));
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new Error(`model directory '${relDir}' not found in ${this.root}`);
+    return dir;
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * The workers of one model: starts `minWorkers`, replaces a worker that dies (backoff 1 s, 2 s,
+ * 4 s … capped), scales on request, and hands idle workers to the batcher.
+ */
+import { EventEmitter } from 'events';
+import type { MetricsConfig } from '../../schema/types';
+import type { InitMessage, ModelConfig } from '../../schema/worker-protocol';
+import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol';
+import { WorkerProcess } from './worker-process';
+import type { WorkerStatus } from './worker-process';
+
+/** What a pool needs from the server around it. */
+export interface WorkerPoolDeps {
+  readonly entry: string;
+  readonly metrics: MetricsConfig;
+  /** TorchServe-style worker port numbers, unique per incarnation (9000, 9001, …). */
+  readonly nextWorkerPort: () => number;
+  readonly onOtherMessage: (workerId: string, msg: unknown) => void;
+  /** A worker is gone for good: drop per-worker state (the ingest's `forget`). */
+  readonly onWorkerGone: (workerId: string) => void;
+  /** A worker loaded its model (`WorkerLoadTime`). */
+  readonly onWorkerLoaded: (workerId: string, loadTimeMs: number) => void;
+  readonly log: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  readonly backoffBaseMs?: number;
+  readonly backoffMaxMs?: number;
+  readonly shutdownTimeoutMs?: number;
+}
+
+/** One worker as the management API shows it. */
+export interface WorkerInfo {
+  readonly id: string;
+  readonly pid: number | null;
+  readonly status: WorkerStatus;
+  readonly startTime: string;
+}
+
+/** Pool of forked workers for one model. Emits `idle` when a worker can take a batch. */
+export class WorkerPool extends EventEmitter {
+  private readonly live = new Set<WorkerProcess>();
+  private target: number;
+  private maxWorkersValue: number;
+  private failures = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private stopping = false;
+  private lastErrorValue: string | null = null;
+  private loadFailed = false;
+  private indexSeq = 0;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(readonly model: ModelConfig, private readonly deps: WorkerPoolDeps) {
+    super();
+    this.target = model.minWorkers;
+    this.maxWorkersValue = model.maxWorkers;
+  }
+
+  get minWorkers(): number { return this.target; }
+  get maxWorkers(): number { return this.maxWorkersValue; }
+  /** The last load failure or unexpected exit, cleared when a worker becomes ready. */
+  get lastError(): string | null { return this.lastErrorValue; }
+  get readyCount(): number { let n = 0; for (const w of this.live) if (w.status === 'READY' || w.status === 'BUSY') n++; return n; }
+  /** True when no worker can serve soon: scaled to zero, or none ready and the last load failed. */
+  get unavailable(): boolean {
+    return this.target === 0 || (this.readyCount === 0 && this.loadFailed);
+  }
+
+  /** Starts `minWorkers`; resolves once each has become ready or failed. */
+  async start(): Promise<void> {
+    await this.reconcile();
+  }
+
+  /** Sets the worker count to `min` (bounded by `max`); resolves when the new set is up. */
+  async scale(min: number, max: number): Promise<void> {
+    this.target = Math.min(min, Math.max(max, min));
+    this.maxWorkersValue = Math.max(max, min);
+    await this.reconcile();
+  }
+
+  /** An idle READY worker, or null. */
+  idleWorker(): WorkerProcess | null {
+    for (const w of this.live) if (w.status === 'READY') return w;
+    return null;
+  }
+
+  /** Snapshot for the management API. */
+  workers(): WorkerInfo[] {
+    return [...this.live].map((w) => ({ id: w.id, pid: w.pid ?? null, status: w.status, startTime: w.startTime.toISOString() }));
+  }
+
+  /** Stops every worker (each flushes its metrics and exits, bounded), no restarts after. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    await Promise.all([...this.live].map((w) => this.retire(w)));
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** Resolves when no worker is busy (used to drain before shutdown). */
+  whenIdle(): Promise<void> {
+    if (![...this.live].some((w) => w.busy)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private async reconcile(): Promise<void> {
+    if (this.stopping) return;
+    const alive = [...this.live].filter((w) => w.status !== 'STOPPING' && w.status !== 'DEAD');
+    if (alive.length > this.target) {
+      // Retire idle workers first, then the newest busy ones (they finish their batch first).
+      const order = alive.sort((a, b) => Number(a.busy) - Number(b.busy) || b.startTime.getTime() - a.startTime.getTime());
+      await Promise.all(order.slice(0, alive.length - this.target).map((w) => this.retire(w)));
+      return;
+    }
+    const starts: Promise<void>[] = [];
+    for (let i = alive.length; i < this.target; i++) starts.push(this.spawn());
+    await Promise.all(starts);
+  }
+
+  private async retire(w: WorkerProcess): Promise<void> {
+    const timeout = this.deps.shutdownTimeoutMs ?? 10_000;
+    if (w.busy) await new Promise<void>((resolve) => { w.once('idle', resolve); w.once('exit', resolve); });
+    await w.shutdown(timeout);
+  }
+
+  private spawn(): Promise<void> {
+    const port = this.deps.nextWorkerPort();
+    const version = this.model.version === 'default' ? '1.0' : this.model.version;
+    const init: InitMessage = {
+      type: 'tsserve.init', v: WORKER_PROTOCOL_VERSION,
+      workerId: `W-${port}-${this.model.name}_${version}`,
+      workerIndex: this.indexSeq++,
+      model: this.model, metrics: this.deps.metrics,
+    };
+    const w = new WorkerProcess({ entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage });
+    this.live.add(w);
+    w.on('idle', () => this.onIdle());
+    w.on('exit', (code: number | null, signal: string | null) => this.onExit(w, code, signal));
+    return w.load().then(
+      (ready) => {
+        this.failures = 0;
+        this.lastErrorValue = null;
+        this.loadFailed = false;
+        this.deps.onWorkerLoaded(w.id, ready.loadTimeMs);
+        this.deps.log('info', `worker ${w.id} (pid ${String(w.pid)}) ready in ${ready.loadTimeMs.toFixed(1)} ms`);
+        this.emit('idle');
+      },
+      (err: Error) => {
+        this.lastErrorValue = err.message;
+        this.loadFailed = true;
+        this.deps.log('error', err.message);
+        void w.kill();
+      },
+    );
+  }
+
+  private onIdle(): void {
+    if (this.waiters.length > 0 && ![...this.live].some((w) => w.busy)) for (const wake of this.waiters.splice(0)) wake();
+    this.emit('idle');
+  }
+
+  private onExit(w: WorkerProcess, code: number | null, signal: string | null): void {
+    this.live.delete(w);
+    this.deps.onWorkerGone(w.id);
+    this.onIdle();
+    const expected = this.stopping || w.status === 'STOPPING';
+    if (expected) return;
+    if (this.lastErrorValue === null) this.lastErrorValue = `worker ${w.id} died (${signal ?? `code ${String(code)}`})`;
+    this.deps.log('warn', `worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`);
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopping || this.restartTimer !== null) return;
+    const base = this.deps.backoffBaseMs ?? 1000;
+    const max = this.deps.backoffMaxMs ?? 30_000;
+    const delay = Math.min(max, base * 2 ** Math.min(this.failures, 20));
+    this.failures++;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      void this.reconcile().then(() => {
+        if (this.live.size < this.target) this.scheduleRestart();
+      });
+    }, delay);
+    this.restartTimer.unref();
+  }
+}

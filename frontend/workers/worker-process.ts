@@ -1,0 +1,170 @@
+/**
+ * One forked worker process and the control protocol spoken with it
+ * (`schema/worker-protocol.ts`): init → ready | load_failed, batch → result, shutdown.
+ * Metrics messages are handed to `onOtherMessage` untouched (the ingest decodes them).
+ */
+import { fork } from 'child_process';
+import type { ChildProcess } from 'child_process';
+import { EventEmitter } from 'events';
+import type {
+  BatchRequest, FromWorkerMessage, InitMessage, ReadyMessage, ResultMessage,
+} from '../../schema/worker-protocol';
+import { isFromWorkerMessage } from '../../schema/worker-protocol';
+
+/** Lifecycle states, as shown by the management API. */
+export type WorkerStatus = 'STARTING' | 'READY' | 'BUSY' | 'STOPPING' | 'DEAD';
+
+/** How to start one worker. */
+export interface WorkerProcessOptions {
+  /** Compiled worker entry script. */
+  readonly entry: string;
+  readonly init: InitMessage;
+  /** Every message that is not a control message (metrics, engine outputs). */
+  readonly onOtherMessage: (workerId: string, msg: unknown) => void;
+  /** Worker stdout/stderr lines, already prefixed with the worker id. */
+  readonly onLog?: (line: string, stream: 'stdout' | 'stderr') => void;
+}
+
+/** Raised when the worker exits or is lost while a batch or the load is pending. */
+export class WorkerLostError extends Error {}
+
+/** A forked worker: start it, send it batches one at a time, shut it down. Emits `exit`. */
+export class WorkerProcess extends EventEmitter {
+  readonly id: string;
+  readonly startTime = new Date();
+  private readonly child: ChildProcess;
+  private statusValue: WorkerStatus = 'STARTING';
+  private pending: { batchId: number; resolve(r: ResultMessage): void; reject(e: Error): void } | null = null;
+  private loadWait: { resolve(r: ReadyMessage): void; reject(e: Error): void } | null = null;
+  private nextBatchId = 1;
+  private exited = false;
+  private readonly exitPromise: Promise<void>;
+
+  constructor(private readonly opts: WorkerProcessOptions) {
+    super();
+    this.id = opts.init.workerId;
+    this.child = fork(opts.entry, [], {
+      serialization: 'advanced',
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: { ...process.env, TS_WORKER_ID: this.id },
+    });
+    this.pipeLines('stdout');
+    this.pipeLines('stderr');
+    this.child.on('message', (msg: unknown) => this.onMessage(msg));
+    this.exitPromise = new Promise((resolve) => {
+      // 'close' comes after 'exit' and after the IPC channel has delivered every message, so
+      // the worker's last metrics flush is already ingested when listeners see the exit.
+      this.child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
+        this.exited = true;
+        this.statusValue = 'DEAD';
+        const why = `worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`})`;
+        this.loadWait?.reject(new WorkerLostError(why));
+        this.loadWait = null;
+        this.pending?.reject(new WorkerLostError(why));
+        this.pending = null;
+        this.emit('exit', code, signal);
+        resolve();
+      });
+    });
+    this.child.on('error', () => { /* surfaced through 'close' */ });
+  }
+
+  get pid(): number | undefined { return this.child.pid; }
+  get status(): WorkerStatus { return this.statusValue; }
+  get busy(): boolean { return this.pending !== null; }
+  get alive(): boolean { return !this.exited; }
+
+  /** Sends init; resolves on `ready`, rejects on `load_failed` or exit. */
+  load(): Promise<ReadyMessage> {
+    return new Promise<ReadyMessage>((resolve, reject) => {
+      this.loadWait = { resolve, reject };
+      this.send(this.opts.init);
+    });
+  }
+
+  /** Sends one batch; resolves with the worker's result, rejects if the worker is lost. */
+  runBatch(requests: readonly BatchRequest[]): Promise<ResultMessage> {
+    if (this.pending !== null || this.statusValue !== 'READY') {
+      return Promise.reject(new Error(`worker ${this.id} is ${this.statusValue}, not READY`));
+    }
+    const batchId = this.nextBatchId++;
+    this.statusValue = 'BUSY';
+    return new Promise<ResultMessage>((resolve, reject) => {
+      this.pending = { batchId, resolve, reject };
+      this.send({ type: 'tsserve.batch', batchId, requests });
+    });
+  }
+
+  /** Asks the worker to flush and exit; kills it if it has not exited within `timeoutMs`. */
+  async shutdown(timeoutMs: number): Promise<void> {
+    if (this.exited) return;
+    if (this.statusValue !== 'DEAD') this.statusValue = 'STOPPING';
+    this.send({ type: 'tsserve.shutdown' });
+    const timer = setTimeout(() => { if (!this.exited) this.child.kill('SIGKILL'); }, timeoutMs);
+    timer.unref();
+    await this.exitPromise;
+    clearTimeout(timer);
+  }
+
+  /** Kills the process right away (used when a load failed). */
+  kill(): Promise<void> {
+    if (!this.exited) this.child.kill('SIGKILL');
+    return this.exitPromise;
+  }
+
+  private send(msg: object): void {
+    if (this.exited || !this.child.connected) return;
+    try {
+      this.child.send(msg, (err) => { if (err) this.child.kill('SIGKILL'); });
+    } catch {
+      this.child.kill('SIGKILL'); // channel broken: the exit handler answers what was pending
+    }
+  }
+
+  private onMessage(msg: unknown): void {
+    if (!isFromWorkerMessage(msg)) {
+      this.opts.onOtherMessage(this.id, msg);
+      return;
+    }
+    const m: FromWorkerMessage = msg;
+    switch (m.type) {
+      case 'tsserve.ready':
+        this.statusValue = 'READY';
+        this.loadWait?.resolve(m);
+        this.loadWait = null;
+        break;
+      case 'tsserve.load_failed':
+        this.loadWait?.reject(new Error(`worker ${this.id} failed to load: ${m.error}`));
+        this.loadWait = null;
+        break;
+      case 'tsserve.result': {
+        const p = this.pending;
+        if (p === null || p.batchId !== m.batchId) return;
+        this.pending = null;
+        if (this.statusValue === 'BUSY') this.statusValue = 'READY';
+        p.resolve(m);
+        this.emit('idle');
+        break;
+      }
+    }
+  }
+
+  private pipeLines(stream: 'stdout' | 'stderr'): void {
+    const src = this.child[stream];
+    if (src === null) return;
+    let rest = '';
+    src.setEncoding('utf8');
+    src.on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      for (const line of parts) this.emitLine(line, stream);
+    });
+    src.on('end', () => { if (rest !== '') this.emitLine(rest, stream); });
+  }
+
+  private emitLine(line: string, stream: 'stdout' | 'stderr'): void {
+    const out = `[${this.id}] ${line}`;
+    if (this.opts.onLog) this.opts.onLog(out, stream);
+    else (stream === 'stdout' ? process.stdout : process.stderr).write(out + '\n');
+  }
+}
