@@ -1,0 +1,138 @@
+/**
+ * The pipeline's own metrics, declared here (not in metrics.yaml) and rendered by every
+ * enabled sink like any other `ts_metrics` metric.
+ */
+import type { MetricSpec, MetricType } from '../../schema/types';
+import type { BoundSeries } from './api';
+import type { DropReason } from './drop-reason';
+import { DROP_REASONS } from './drop-reason';
+import type { CachedMetric, MetricHooks } from './metric';
+import type { MetricsLog } from './sinks/sink';
+
+function selfSpec(name: string, type: MetricType, dimensions: readonly string[], help: string): MetricSpec {
+  return Object.freeze({
+    name,
+    section: 'ts_metrics',
+    type,
+    unit: 'Count',
+    dimensions: Object.freeze([...dimensions]),
+    hostLabel: 'Hostname',
+    help,
+    buckets: Object.freeze([]),
+    pos: null,
+  });
+}
+
+/** Built-in self-metric specs, in render order. Their names are reserved. */
+export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
+  selfSpec('tsserve_datapoints_dropped_total', 'counter', ['reason'], 'Datapoints dropped instead of recorded, by reason'),
+  selfSpec('tsserve_series', 'gauge', ['metric'], 'Live series per metric in the frontend metrics cache'),
+  selfSpec(
+    'tsserve_series_overflow_total',
+    'counter',
+    ['metric'],
+    'Binds of a new series folded into the overflow series because the metric reached limits.maxSeriesPerMetric',
+  ),
+  selfSpec('tsserve_flush_batches_total', 'counter', [], 'Metric flush batches received from workers'),
+  selfSpec('tsserve_flush_datapoints_total', 'counter', [], 'Datapoints received from workers in flush batches'),
+]);
+
+/** Most distinct (metric, reason) pairs warned about; later ones are only counted. */
+const MAX_WARNED = 1000;
+
+/** Counts drops, series and flushes; the ingest calls `flushed` and `dropped`. */
+export class SelfMetrics implements MetricHooks {
+  private readonly droppedByReason = new Map<DropReason, BoundSeries>();
+  private readonly seriesGauge: CachedMetric;
+  private readonly overflowCounter: CachedMetric;
+  private readonly seriesByMetric = new Map<string, BoundSeries>();
+  private readonly overflowByMetric = new Map<string, BoundSeries>();
+  private readonly batches: BoundSeries;
+  private readonly points: BoundSeries;
+  private readonly warned = new Set<string>();
+  /** `tsserve_series` updates; queued because binding its own series creates series. */
+  private readonly pendingSeries: [string, number][] = [];
+  private draining = false;
+
+  /**
+   * `create` builds a cached metric in every sink, reporting to the given hooks. Self-metrics
+   * are exempt from `maxSeriesPerMetric` (their label sets are bounded by the reasons and the
+   * metric names), so they never overflow into themselves.
+   */
+  constructor(
+    create: (spec: MetricSpec, hooks: MetricHooks, maxSeries: number) => CachedMetric,
+    private readonly log: MetricsLog,
+  ) {
+    const [dropped, series, overflow, batches, points] = SELF_METRIC_SPECS.map((s) => create(s, this, Infinity)) as [
+      CachedMetric,
+      CachedMetric,
+      CachedMetric,
+      CachedMetric,
+      CachedMetric,
+    ];
+    this.seriesGauge = series;
+    this.overflowCounter = overflow;
+    for (const reason of DROP_REASONS) this.droppedByReason.set(reason, dropped.bind([reason]));
+    this.batches = batches.bind();
+    this.points = points.bind();
+  }
+
+  /** Whether `name` is a built-in self-metric (metrics.yaml cannot redeclare it). */
+  static isReserved(name: string): boolean {
+    return SELF_METRIC_SPECS.some((s) => s.name === name);
+  }
+
+  /** Count `n` dropped datapoints; warn once per (metric, reason). */
+  dropped(reason: DropReason, n = 1, metric = ''): void {
+    const s = this.droppedByReason.get(reason);
+    if (s === undefined || !(n > 0)) return;
+    s.record(n);
+    const key = metric + '\u0000' + reason;
+    if (this.warned.size < MAX_WARNED && !this.warned.has(key)) {
+      this.warned.add(key);
+      const what = metric === '' ? 'a datapoint' : `a datapoint of ${metric}`;
+      this.log('warn', `metrics: dropped ${what} (${reason}); further drops like it are only counted in tsserve_datapoints_dropped_total`);
+    }
+  }
+
+  /** Count one or more flush batches from workers and the datapoints they carried. */
+  flushed(batches: number, datapoints: number): void {
+    if (batches > 0) this.batches.record(batches);
+    if (datapoints > 0) this.points.record(datapoints);
+  }
+
+  seriesCreated(metric: string, liveSeries: number): void {
+    this.pendingSeries.push([metric, liveSeries]);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let item = this.pendingSeries.shift(); item !== undefined; item = this.pendingSeries.shift()) {
+        let s = this.seriesByMetric.get(item[0]);
+        if (s === undefined) {
+          s = this.seriesGauge.bind([item[0]]);
+          this.seriesByMetric.set(item[0], s);
+        }
+        s.record(item[1]);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  overflowed(metric: string): void {
+    let s = this.overflowByMetric.get(metric);
+    if (s === undefined) {
+      s = this.overflowCounter.bind([metric]);
+      this.overflowByMetric.set(metric, s);
+    }
+    s.record(1);
+  }
+
+  sinkFailed(metric: string, err: unknown): void {
+    this.dropped('sink_error', 1, metric);
+    if (!this.warned.has(metric + '\u0000sink_error:detail') && this.warned.size < MAX_WARNED) {
+      this.warned.add(metric + '\u0000sink_error:detail');
+      this.log('error', `metrics: a sink failed recording ${metric}: ${String(err)}`);
+    }
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The contract between the metrics cache and an output sink. Everything a sink can resolve
+ * ahead of time (prom-client child, log prefix, StatsD name and tags) it resolves in `metric`
+ * and `bind`; `SinkChild.record` only formats and appends.
+ */
+import type { MetricSpec, SinkMode } from '../../../schema/types';
+
+/** One series of one metric in one sink. */
+export interface SinkChild {
+  /** `value` is already checked (finite; counters ≥ 0). `timeMs` undefined means now. */
+  record(value: number, requestId: string | undefined, timeMs: number | undefined): void;
+}
+
+/** One metric in one sink. */
+export interface SinkMetric {
+  /** Bind a series; `values` are in `spec.dimensions` order, hostname excluded. */
+  bind(values: readonly string[]): SinkChild;
+}
+
+/** An output sink (tslog, prometheus, statsd). */
+export interface Sink {
+  readonly mode: SinkMode;
+  /** Called once per metric, at construction or when a metric is auto-registered. */
+  metric(spec: MetricSpec): SinkMetric;
+  /** Flush and release resources, within a bounded time. Never rejects. */
+  close(): Promise<void>;
+}
+
+/** Logger shape shared by the metrics code. */
+export type MetricsLog = (level: 'info' | 'warn' | 'error', msg: string) => void;
+
+/** A child that records nothing (a metric a sink could not build). */
+export const NOOP_CHILD: SinkChild = Object.freeze({ record(): void {} });
+
+/** A metric that binds only no-op children. */
+export const NOOP_SINK_METRIC: SinkMetric = Object.freeze({ bind: (): SinkChild => NOOP_CHILD });

@@ -1,0 +1,136 @@
+/**
+ * The `statsd` sink — the only file that imports hot-shots. Each series pre-builds its wire
+ * name and tags at bind time; a record is one string concatenation handed to hot-shots, whose
+ * buffer (`maxBufferSize`) packs lines into datagrams flushed on a short unref'd timer.
+ * Sends never throw: socket errors go to an `errorHandler` that logs once per streak.
+ */
+import StatsDClient from 'hot-shots';
+import type { StatsD } from 'hot-shots';
+import type { MetricSpec, StatsdConfig, StatsdTagStyle } from '../../../schema/types';
+import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink';
+import { plainNumber } from '../number-format';
+
+/** Settings of the statsd sink. */
+export interface StatsdSinkOptions {
+  readonly config: StatsdConfig;
+  readonly hostname: string;
+  readonly log: MetricsLog;
+  /** Buffer flush period in ms (default 100). */
+  readonly flushMs?: number;
+  /** Upper bound on `close()` in ms (default 2000). */
+  readonly closeTimeoutMs?: number;
+}
+
+/** Characters that would break a tag, replaced by `_` (as hot-shots' own sanitizer does). */
+const DATADOG_TAG_UNSAFE = /[|,@:#\n\r]/g;
+const TELEGRAF_TAG_UNSAFE = /[|,:=\s]/g;
+
+/** Make a tag key or value safe for `style` (lossy: StatsD has no escaping). */
+export function sanitizeStatsdTag(s: string, style: StatsdTagStyle): string {
+  return s.replace(style === 'telegraf' ? TELEGRAF_TAG_UNSAFE : DATADOG_TAG_UNSAFE, '_');
+}
+
+type Send = (line: string) => void;
+
+class StatsdChild implements SinkChild {
+  constructor(
+    private readonly send: Send,
+    /** `prefix.name[,k=v...]:` */
+    private readonly head: string,
+    /** `|c[|#k:v,...]` */
+    private readonly tail: string,
+    /** Etsy/Telegraf read a signed gauge as a delta: set 0 first to send a negative level. */
+    private readonly zeroBeforeNegative: boolean,
+  ) {}
+
+  record(value: number): void {
+    if (this.zeroBeforeNegative && value < 0) this.send(this.head + '0' + this.tail);
+    this.send(this.head + plainNumber(value) + this.tail);
+  }
+}
+
+class StatsdMetric implements SinkMetric {
+  private readonly typeCode: string;
+
+  constructor(
+    private readonly spec: MetricSpec,
+    private readonly send: Send,
+    private readonly config: StatsdConfig,
+    private readonly hostname: string,
+  ) {
+    this.typeCode = spec.type === 'counter' ? 'c' : spec.type === 'gauge' ? 'g' : config.histogramType;
+  }
+
+  bind(values: readonly string[]): SinkChild {
+    const style = this.config.tagStyle;
+    const tags: string[] = [];
+    if (style !== 'none') {
+      const names = this.spec.dimensions;
+      const sep = style === 'telegraf' ? '=' : ':';
+      for (let i = 0; i < names.length; i++) {
+        tags.push(sanitizeStatsdTag(names[i] as string, style) + sep + sanitizeStatsdTag(values[i] as string, style));
+      }
+      if (this.spec.hostLabel !== null) {
+        tags.push(sanitizeStatsdTag(this.spec.hostLabel, style) + sep + sanitizeStatsdTag(this.hostname, style));
+      }
+    }
+    const name = this.config.prefix + this.spec.name;
+    const head = style === 'telegraf' && tags.length > 0 ? `${name},${tags.join(',')}:` : `${name}:`;
+    const tail = style === 'datadog' && tags.length > 0 ? `|${this.typeCode}|#${tags.join(',')}` : `|${this.typeCode}`;
+    const zeroFirst = this.spec.type === 'gauge' && style !== 'datadog';
+    return new StatsdChild(this.send, head, tail, zeroFirst);
+  }
+}
+
+/** Pushes every datapoint to a StatsD / DogStatsD agent over UDP. */
+export class StatsdSink implements Sink {
+  readonly mode = 'statsd' as const;
+  private readonly client: StatsD;
+  private readonly send: Send;
+  private failing = false;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly opts: StatsdSinkOptions) {
+    this.client = new StatsDClient({
+      host: opts.config.host,
+      port: opts.config.port,
+      maxBufferSize: 1400, // stays under a typical MTU, so datagrams are not fragmented
+      bufferFlushInterval: opts.flushMs ?? 100,
+      includeDataDogTags: false,
+      errorHandler: (err: Error): void => {
+        if (!this.failing) opts.log('warn', `statsd ${opts.config.host}:${opts.config.port}: ${err.message}`);
+        this.failing = true;
+      },
+    });
+    // hot-shots' typed helpers format the value with `${value}` (scientific for 1e21) and
+    // sanitize tags their own way, so lines are built here and handed to its untyped
+    // `send(message, tags)`, which appends global tags (none) and enqueues into the buffer.
+    const client = this.client as unknown as { send(message: string, tags: undefined): void };
+    this.send = (line: string): void => client.send(line, undefined);
+  }
+
+  metric(spec: MetricSpec): SinkMetric {
+    return new StatsdMetric(spec, this.send, this.opts.config, this.opts.hostname);
+  }
+
+  /** Flush hot-shots' buffer and close its socket, waiting at most `closeTimeoutMs`. */
+  close(): Promise<void> {
+    if (this.closing !== null) return this.closing;
+    const bound = this.opts.closeTimeoutMs ?? 2000;
+    this.closing = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, bound);
+      timer.unref();
+      try {
+        this.client.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      } catch (err) {
+        this.opts.log('warn', `statsd close: ${String(err)}`);
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    return this.closing;
+  }
+}
