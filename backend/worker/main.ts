@@ -1,0 +1,53 @@
+/**
+ * Worker process entry, forked by the frontend with `serialization: 'advanced'`. Wires the
+ * process (IPC messages, disconnect, uncaught exceptions) to a `Worker`; exits only after every
+ * message it sent has been handed to the channel, so the last metrics flush is never lost.
+ */
+import { Worker } from './worker';
+import type { WorkerIo } from './worker';
+
+/** Bound on how long an exit waits for queued IPC messages to drain. */
+const EXIT_DRAIN_MS = 3000;
+
+function main(): void {
+  if (typeof process.send !== 'function') {
+    process.stderr.write('tsserve worker: must be started by the tsserve frontend (no IPC channel)\n');
+    process.exit(2);
+  }
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+
+  const io: WorkerIo = {
+    send(msg) {
+      if (!process.connected) return;
+      inFlight++;
+      try {
+        // The callback fires once the message is written to the channel (or failed to be).
+        process.send!(msg, undefined, {}, () => {
+          inFlight--;
+          if (inFlight === 0 && drained) drained();
+        });
+      } catch (e) {
+        inFlight--; // serialization failed synchronously (e.g. a function in a body)
+        throw e;
+      }
+    },
+    exit(code) {
+      const done = (): void => process.exit(code);
+      if (inFlight === 0 || !process.connected) return done();
+      drained = done;
+      setTimeout(done, EXIT_DRAIN_MS).unref();
+    },
+    log(line) {
+      process.stderr.write(`${line}\n`);
+    },
+  };
+
+  const worker = new Worker(io);
+  process.on('message', (msg: unknown) => worker.onMessage(msg));
+  process.on('disconnect', () => worker.onDisconnect());
+  process.on('uncaughtException', (err) => worker.onFatal(err));
+  process.on('unhandledRejection', (reason) => worker.onFatal(reason));
+}
+
+main();
