@@ -1,0 +1,139 @@
+/**
+ * The tiny decoder-only LM (pre-LayerNorm GPT, learned positions, untied head) as ONNX, in two
+ * layouts of the same weights (docs/models.md is the contract):
+ *
+ * - `fast`: past K/V are read-only inputs, only the new tokens' K/V come out, the caller builds
+ *   the additive attention bias and logits are sliced to the last position inside the graph —
+ *   so a decode step moves no KV-sized data (see the onnxruntime-node notes).
+ * - `hf`: the usual exported layout (attention_mask, past_key_values.* → present.*, logits for
+ *   every position), for compatibility with users' exported models.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { GraphBuilder } from './onnx-builder';
+import { D_MODEL, FAST_NAMES, FFN_DIM, HEAD_DIM, HF_NAMES, LN_EPS, MASK_VALUE, MAX_CONTEXT, NUM_HEADS, NUM_LAYERS, TINY_LM_SEED, VOCAB_SIZE } from './tiny-lm-spec';
+import type { TinyLmLayout } from './tiny-lm-spec';
+import { tinyLmWeights } from './tiny-lm-weights';
+import type { TinyLmLayerWeights, TinyLmWeights } from './tiny-lm-weights';
+
+/** Options of `writeTinyLm`. */
+export interface TinyLmOptions {
+  readonly layout: TinyLmLayout;
+  /** Weight seed (default TINY_LM_SEED); both layouts of one seed share every weight. */
+  readonly seed?: number;
+}
+
+const B = 'batch';
+const T = 'seq';
+const P = 'past';
+const S = 'total';
+
+function linear(g: GraphBuilder, x: string, w: string, b: string): string {
+  return g.op('Add', [g.op('MatMul', [x, w]), b]);
+}
+
+function layerNorm(g: GraphBuilder, x: string, scale: string, bias: string): string {
+  return g.op('LayerNormalization', [x, scale, bias], { axis: { i: -1 }, epsilon: { f: LN_EPS } });
+}
+
+/** One pre-LN block; returns the new residual stream and this step's K, V ([B,H,T,Dh]). */
+function block(g: GraphBuilder, l: number, w: TinyLmLayerWeights, x: string, bias: string, pastK: string, pastV: string): { x: string; k: string; v: string; kAll: string; vAll: string } {
+  const D = D_MODEL;
+  const p = (n: string): string => `layers.${l}.${n}`;
+  const h = layerNorm(g, x, g.initF32(p('ln1.scale'), w.ln1Scale, [D]), g.initF32(p('ln1.bias'), w.ln1Bias, [D]));
+  const qkv = linear(g, h, g.initF32(p('attn.qkv.weight'), w.qkvWeight, [D, 3 * D]), g.initF32(p('attn.qkv.bias'), w.qkvBias, [3 * D]));
+  // [B,T,3D] → [B,T,3H,Dh] → [B,3H,T,Dh] → q, k, v each [B,H,T,Dh]
+  const heads = g.op('Transpose', [g.op('Reshape', [qkv, g.constI64([0, 0, 3 * NUM_HEADS, HEAD_DIM])])], { perm: { ints: [0, 2, 1, 3] } });
+  const [q, k, v] = g.opN('Split', [heads, g.constI64([NUM_HEADS, NUM_HEADS, NUM_HEADS])], 3, { axis: { i: 1 } }) as [string, string, string];
+  const kAll = g.op('Concat', [pastK, k], { axis: { i: 2 } });
+  const vAll = g.op('Concat', [pastV, v], { axis: { i: 2 } });
+  // q already carries 1/sqrt(Dh) (folded into the weights).
+  const scores = g.op('Add', [g.op('MatMul', [q, g.op('Transpose', [kAll], { perm: { ints: [0, 1, 3, 2] } })]), bias]);
+  const ctx = g.op('MatMul', [g.op('Softmax', [scores], { axis: { i: -1 } }), vAll]);
+  const merged = g.op('Reshape', [g.op('Transpose', [ctx], { perm: { ints: [0, 2, 1, 3] } }), g.constI64([0, 0, D])]);
+  const attn = linear(g, merged, g.initF32(p('attn.out.weight'), w.outWeight, [D, D]), g.initF32(p('attn.out.bias'), w.outBias, [D]));
+  const x1 = g.op('Add', [x, attn]);
+  const h2 = layerNorm(g, x1, g.initF32(p('ln2.scale'), w.ln2Scale, [D]), g.initF32(p('ln2.bias'), w.ln2Bias, [D]));
+  const ff = g.op('Relu', [linear(g, h2, g.initF32(p('mlp.fc1.weight'), w.fc1Weight, [D, FFN_DIM]), g.initF32(p('mlp.fc1.bias'), w.fc1Bias, [FFN_DIM]))]);
+  const out = linear(g, ff, g.initF32(p('mlp.fc2.weight'), w.fc2Weight, [FFN_DIM, D]), g.initF32(p('mlp.fc2.bias'), w.fc2Bias, [D]));
+  return { x: g.op('Add', [x1, out]), k, v, kAll, vAll };
+}
+
+function embed(g: GraphBuilder, w: TinyLmWeights, ids: string, positions: string): string {
+  const tok = g.op('Gather', [g.initF32('embed.tokens', w.tokEmb, [VOCAB_SIZE, D_MODEL]), ids], { axis: { i: 0 } });
+  const pos = g.op('Gather', [g.initF32('embed.positions', w.posEmb, [MAX_CONTEXT, D_MODEL]), positions], { axis: { i: 0 } });
+  return g.op('Add', [tok, pos]);
+}
+
+function head(g: GraphBuilder, w: TinyLmWeights, x: string): string {
+  const h = layerNorm(g, x, g.initF32('ln_f.scale', w.lnfScale, [D_MODEL]), g.initF32('ln_f.bias', w.lnfBias, [D_MODEL]));
+  return linear(g, h, g.initF32('lm_head.weight', w.headWeight, [D_MODEL, VOCAB_SIZE]), g.initF32('lm_head.bias', w.headBias, [VOCAB_SIZE]));
+}
+
+/** Builds the fast layout: caller-built attn_bias, read-only past, new K/V and last logits out. */
+export function buildTinyLmFast(w: TinyLmWeights): GraphBuilder {
+  const n = FAST_NAMES;
+  const g = new GraphBuilder('tiny-lm');
+  const ids = g.input(n.inputIds, 'int64', [B, T]);
+  const positions = g.input(n.positionIds, 'int64', [B, T]);
+  const bias = g.input(n.attnBias, 'float32', [B, 1, T, S]);
+  let x = embed(g, w, ids, positions);
+  for (let l = 0; l < NUM_LAYERS; l++) {
+    const pk = g.input(n.pastKey(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
+    const pv = g.input(n.pastValue(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
+    const r = block(g, l, w.layers[l]!, x, bias, pk, pv);
+    x = r.x;
+    g.output(n.newKey(l), 'float32', [B, NUM_HEADS, T, HEAD_DIM], r.k);
+    g.output(n.newValue(l), 'float32', [B, NUM_HEADS, T, HEAD_DIM], r.v);
+  }
+  // Slice to the last position before the final norm and head: [B,T,D] → [B,D].
+  const last = g.op('Gather', [x, g.initI64('last_position', [-1], [])], { axis: { i: 1 } });
+  g.output(n.logits, 'float32', [B, VOCAB_SIZE], head(g, w, last));
+  return g;
+}
+
+/** The causal + padding mask of the usual layout, built in-graph: [B,1,T,P+T] of 0 / MASK_VALUE. */
+function hfBias(g: GraphBuilder, ids: string, mask: string): string {
+  const t = g.op('Squeeze', [g.op('Shape', [ids], { start: { i: 1 } }), g.constI64([0])]);
+  const s = g.op('Squeeze', [g.op('Shape', [mask], { start: { i: 1 } }), g.constI64([0])]);
+  const zero = g.initI64('int_zero', [0], []);
+  const one = g.initI64('int_one', [1], []);
+  const qPos = g.op('Range', [g.op('Sub', [s, t]), s, one]); // absolute slots of the new tokens
+  const kPos = g.op('Range', [zero, s, one]);
+  const causal = g.op('LessOrEqual', [g.op('Unsqueeze', [kPos, g.constI64([0])]), g.op('Unsqueeze', [qPos, g.constI64([1])])]); // [T,S]
+  const keep = g.op('Unsqueeze', [g.op('Cast', [mask], { to: { i: 9 } }), g.constI64([1, 2])]); // [B,1,1,S] bool
+  const allowed = g.op('And', [causal, keep]);
+  return g.op('Where', [allowed, g.constF32(0), g.constF32(MASK_VALUE)]);
+}
+
+/** Builds the usual exported layout: attention_mask, past_key_values.* in, present.* and all logits out. */
+export function buildTinyLmHf(w: TinyLmWeights): GraphBuilder {
+  const n = HF_NAMES;
+  const g = new GraphBuilder('tiny-lm-hf');
+  const ids = g.input(n.inputIds, 'int64', [B, T]);
+  const mask = g.input(n.attentionMask, 'int64', [B, S]);
+  const positions = g.input(n.positionIds, 'int64', [B, T]);
+  const bias = hfBias(g, ids, mask);
+  let x = embed(g, w, ids, positions);
+  for (let l = 0; l < NUM_LAYERS; l++) {
+    const pk = g.input(n.pastKey(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
+    const pv = g.input(n.pastValue(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
+    const r = block(g, l, w.layers[l]!, x, bias, pk, pv);
+    x = r.x;
+    g.output(n.presentKey(l), 'float32', [B, NUM_HEADS, S, HEAD_DIM], r.kAll);
+    g.output(n.presentValue(l), 'float32', [B, NUM_HEADS, S, HEAD_DIM], r.vAll);
+  }
+  g.output(n.logits, 'float32', [B, T, VOCAB_SIZE], head(g, w, x));
+  return g;
+}
+
+/** Writes `dir/model.onnx` for the given layout; returns the file path. */
+export function writeTinyLm(dir: string, opts: TinyLmOptions): string {
+  mkdirSync(dir, { recursive: true });
+  const seed = opts.seed ?? TINY_LM_SEED;
+  const w = tinyLmWeights(seed);
+  const g = opts.layout === 'fast' ? buildTinyLmFast(w) : buildTinyLmHf(w);
+  const file = join(dir, 'model.onnx');
+  g.write(file, `tsserve tiny byte-level LM (random weights, seed ${seed}), ${opts.layout} layout`);
+  return file;
+}
