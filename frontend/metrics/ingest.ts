@@ -1,0 +1,197 @@
+/**
+ * Folds workers' metrics flushes (`schema/ipc.ts`) into the frontend's long-lived series.
+ *
+ * Each (worker, seriesId) is bound once to a `BoundSeries` when the worker declares it; a
+ * datapoint is then an array index and a `record`. A worker that dies takes only its series
+ * table with it: what it flushed is already in the frontend's series, so counters never go down.
+ */
+import { decodeMetricsMessage, isMetricsMessageType, POINT_STRIDE } from '../../schema/ipc';
+import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc';
+import type { MetricSpec } from '../../schema/types';
+import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from './frontend-metrics';
+import { DROP_REASONS } from './frontend-metrics';
+
+/** Options of a `MetricsIngest`. */
+export interface MetricsIngestOptions {
+  /** Problems worth a line (once per worker or per metric); default stderr. */
+  readonly log?: (msg: string) => void;
+}
+
+/** The part of `FrontendMetrics` the ingest uses (a structural type, so tests can fake it). */
+export type IngestTarget = Pick<FrontendMetrics, 'get' | 'register' | 'self'>;
+
+/** Every datapoint of a series that could not be bound is a counted drop. */
+class DroppingBound implements BoundSeries {
+  constructor(
+    private readonly target: IngestTarget,
+    private readonly reason: DropReason,
+    private readonly metric: string,
+  ) {}
+
+  record(): void {
+    this.target.self.dropped(this.reason, 1, this.metric);
+  }
+}
+
+/** What the ingest remembers about one worker incarnation. */
+interface WorkerState {
+  /** Bound series by the worker's dense series id. */
+  readonly bounds: BoundSeries[];
+  /** Auto-detected metrics this worker declared: its dimension order, and the frontend metric. */
+  readonly detected: Map<string, { readonly names: readonly string[]; readonly metric: FrontendMetric | null }>;
+  warnedMalformed: boolean;
+  warnedUnknownSeries: boolean;
+}
+
+const KNOWN_REASONS: ReadonlySet<string> = new Set(DROP_REASONS);
+
+/** Receives `tsserve.metrics` messages from workers and records them in the frontend cache. */
+export class MetricsIngest {
+  private readonly workers = new Map<string, WorkerState>();
+  private readonly log: (msg: string) => void;
+  private readonly warnedReasons = new Set<string>();
+
+  constructor(
+    private readonly metrics: IngestTarget,
+    opts: MetricsIngestOptions = {},
+  ) {
+    this.log = opts.log ?? ((m) => process.stderr.write(`[metrics] warn: ${m}\n`));
+  }
+
+  /**
+   * Handles one IPC message from worker `workerKey`. Returns false when it is not a metrics
+   * message (route it elsewhere), true otherwise — a malformed one included, which is counted
+   * as `malformed_message` and logged once per worker. Never throws.
+   */
+  handle(workerKey: string, msg: unknown): boolean {
+    if (!isMetricsMessageType(msg)) return false;
+    const state = this.stateOf(workerKey);
+    const decoded = decodeMetricsMessage(msg);
+    if ('error' in decoded) {
+      this.malformed(workerKey, state, decoded.error);
+      return true;
+    }
+    try {
+      this.ingest(workerKey, state, decoded);
+    } catch (err) {
+      // Only a bug can land here (records never throw); keep the frontend serving regardless.
+      this.malformed(workerKey, state, `ingest failed: ${String(err)}`);
+    }
+    return true;
+  }
+
+  /** Forgets a worker incarnation's series table (call when it exits). */
+  forget(workerKey: string): void {
+    this.workers.delete(workerKey);
+  }
+
+  private stateOf(workerKey: string): WorkerState {
+    let s = this.workers.get(workerKey);
+    if (s === undefined) {
+      s = { bounds: [], detected: new Map(), warnedMalformed: false, warnedUnknownSeries: false };
+      this.workers.set(workerKey, s);
+    }
+    return s;
+  }
+
+  private malformed(workerKey: string, state: WorkerState, why: string): void {
+    this.metrics.self.dropped('malformed_message', 1);
+    if (!state.warnedMalformed) {
+      state.warnedMalformed = true;
+      this.log(`metrics: worker ${workerKey} sent a malformed metrics message (${why}); it was dropped; further ones are only counted`);
+    }
+  }
+
+  private ingest(workerKey: string, state: WorkerState, msg: MetricsMessage): void {
+    for (const decl of msg.metrics) this.declareMetric(workerKey, state, decl);
+    for (const decl of msg.series) state.bounds[decl.id] = this.bindSeries(state, decl);
+    const bounds = state.bounds;
+    const ids = msg.requestIds;
+    const p = msg.points;
+    const n = p.length;
+    let unknown = 0;
+    for (let i = 0; i < n; i += POINT_STRIDE) {
+      const b = bounds[p[i]];
+      if (b === undefined) {
+        unknown++;
+        continue;
+      }
+      const ref = p[i + 2];
+      b.record(p[i + 1], ref < 0 ? undefined : ids[ref], p[i + 3]);
+    }
+    this.metrics.self.flushed(1, n / POINT_STRIDE);
+    if (unknown > 0) {
+      this.metrics.self.dropped('malformed_message', unknown);
+      if (!state.warnedUnknownSeries) {
+        state.warnedUnknownSeries = true;
+        this.log(`metrics: worker ${workerKey} sent ${unknown} datapoints for series it never declared; they were dropped`);
+      }
+    }
+    for (const [reason, count] of Object.entries(msg.dropped)) {
+      if (count === undefined || count === 0) continue;
+      if (KNOWN_REASONS.has(reason)) {
+        this.metrics.self.dropped(reason as DropReason, count);
+      } else if (!this.warnedReasons.has(reason)) {
+        this.warnedReasons.add(reason);
+        this.log(`metrics: workers dropped datapoints for reason ${reason}, which tsserve_datapoints_dropped_total has no label for; the worker logged them`);
+      }
+    }
+  }
+
+  /**
+   * Registers a worker's auto-detected metric. The first registration wins; a later one with
+   * the same type and dimension names (in any order: series are bound by name) reuses it.
+   */
+  private declareMetric(workerKey: string, state: WorkerState, decl: MetricDecl): void {
+    if (state.detected.has(decl.name)) return;
+    const existing = this.metrics.get(decl.name);
+    let metric: FrontendMetric | null;
+    if (existing !== null) {
+      metric = existing.spec.type === decl.type && sameNames(existing.spec.dimensions, decl.dimensions) ? existing : null;
+      if (metric === null) {
+        this.log(`metrics: worker ${workerKey} auto-detected ${decl.name} as a ${decl.type} with dimensions `
+          + `[${decl.dimensions.join(', ')}], but it is a ${existing.spec.type} with [${existing.spec.dimensions.join(', ')}]; `
+          + 'its datapoints are dropped (type_mismatch)');
+      }
+    } else {
+      metric = this.metrics.register(autoDetectedSpec(decl));
+    }
+    state.detected.set(decl.name, { names: decl.dimensions, metric });
+  }
+
+  private bindSeries(state: WorkerState, decl: SeriesDecl): BoundSeries {
+    const detected = state.detected.get(decl.metric);
+    if (detected !== undefined) {
+      if (detected.metric === null) return new DroppingBound(this.metrics, 'type_mismatch', decl.metric);
+      if (detected.names.length !== decl.values.length) return new DroppingBound(this.metrics, 'bad_dimensions', decl.metric);
+      const byName: Record<string, string> = {};
+      for (let i = 0; i < detected.names.length; i++) byName[detected.names[i]] = decl.values[i];
+      return detected.metric.bind(byName);
+    }
+    const metric = this.metrics.get(decl.metric);
+    if (metric === null) return new DroppingBound(this.metrics, 'unknown_metric', decl.metric);
+    // A declared metric: the worker ordered the values by the same config's dimension list.
+    return metric.bind(decl.values);
+  }
+}
+
+/** The frontend spec of an auto-detected model metric (TorchServe appends Hostname). */
+function autoDetectedSpec(decl: MetricDecl): MetricSpec {
+  return {
+    name: decl.name,
+    section: 'model_metrics',
+    type: decl.type,
+    unit: decl.unit,
+    dimensions: decl.dimensions,
+    hostLabel: 'Hostname',
+    help: '',
+    buckets: [],
+    pos: null,
+  };
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((x) => set.has(x));
+}
