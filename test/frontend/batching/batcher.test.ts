@@ -1,0 +1,139 @@
+import { expect } from 'chai';
+import { EventEmitter } from 'events';
+import { performance } from 'perf_hooks';
+import type { BatchRequest, ResultMessage } from '../../../schema/worker-protocol';
+import { Batcher } from '../../../frontend/batching/batcher';
+import type { BatchWorker } from '../../../frontend/batching/batcher';
+import type { JobOutcome } from '../../../frontend/batching/job';
+
+/** A fake pool whose single worker hands each batch to the test to answer. */
+class FakeTarget extends EventEmitter {
+  unavailable = false;
+  busy = false;
+  readonly batches: Array<{ requests: readonly BatchRequest[]; resolve(r: ResultMessage): void; reject(e: Error): void }> = [];
+  readonly worker: BatchWorker = {
+    id: 'W-1',
+    runBatch: (requests) => {
+      this.busy = true;
+      return new Promise<ResultMessage>((resolve, reject) => { this.batches.push({ requests, resolve, reject }); });
+    },
+  };
+  idleWorker(): BatchWorker | null { return this.busy || this.unavailable ? null : this.worker; }
+  answer(i: number, handlerMs = 0): void {
+    const b = this.batches[i];
+    this.busy = false;
+    b.resolve({ type: 'tsserve.result', batchId: i, handlerMs, responses: b.requests.map((r) => ({ ok: true, body: r.body })) });
+  }
+}
+
+function job(id: string, outcomes: Map<string, JobOutcome>): { requestId: string; body: unknown; arrivalMs: number; done(o: JobOutcome): void } {
+  return { requestId: id, body: id, arrivalMs: performance.now(), done: (o) => { outcomes.set(id, o); } };
+}
+
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('Batcher', () => {
+  it('should send batchSize requests as one batch as soon as that many are queued', async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 3, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 });
+    expect(b.submit(job('a', out))).to.equal('queued');
+    expect(b.submit(job('b', out))).to.equal('queued');
+    expect(t.batches.length).to.equal(0);
+    expect(b.submit(job('c', out))).to.equal('queued');
+    expect(t.batches.length).to.equal(1);
+    expect(t.batches[0].requests.map((r) => r.requestId)).to.deep.equal(['a', 'b', 'c']);
+    t.answer(0);
+    await tick();
+    expect(out.get('b')?.status).to.equal(200);
+    expect(out.get('b')?.body).to.equal('b');
+    b.close('end');
+  });
+
+  it('should send a partial batch once the oldest request has waited maxBatchDelay', async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 8, maxBatchDelayMs: 20, responseTimeoutSec: 60, queueCapacity: 10 });
+    b.submit(job('a', out));
+    b.submit(job('b', out));
+    expect(t.batches.length).to.equal(0);
+    while (t.batches.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(t.batches[0].requests.map((r) => r.requestId)).to.deep.equal(['a', 'b']);
+    b.close('end');
+  });
+
+  it('should answer queue_full beyond the queue capacity and unavailable when the pool cannot serve', () => {
+    const t = new FakeTarget();
+    t.busy = true;
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 2 });
+    expect(b.submit(job('a', out))).to.equal('queued');
+    expect(b.submit(job('b', out))).to.equal('queued');
+    expect(b.submit(job('c', out))).to.equal('queue_full');
+    expect(b.queueLength).to.equal(2);
+    t.unavailable = true;
+    expect(b.submit(job('d', out))).to.equal('unavailable');
+    b.close('model gone');
+    expect(out.get('a')?.status).to.equal(503);
+    expect(out.has('c')).to.equal(false);
+  });
+
+  it('should answer 504 when a request is not answered within responseTimeout', async () => {
+    const t = new FakeTarget();
+    t.busy = true;
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 1, queueCapacity: 2 });
+    b.submit(job('a', out));
+    while (!out.has('a')) await new Promise((r) => setTimeout(r, 50));
+    expect(out.get('a')?.status).to.equal(504);
+    expect(out.get('a')?.body).to.deep.equal({ code: 504, type: 'RequestTimeoutException', message: 'no response within responseTimeout 1 s' });
+    expect(b.queueLength).to.equal(0);
+    b.close('end');
+  });
+
+  it('should answer every request of a batch with 500 when its worker is lost', async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 4 });
+    b.submit(job('a', out));
+    b.submit(job('b', out));
+    t.batches[0].reject(new Error('worker W-1 exited (signal SIGKILL)'));
+    await tick();
+    expect(out.get('a')?.status).to.equal(500);
+    expect((out.get('b')?.body as { message: string }).message).to.equal('Worker died: worker W-1 exited (signal SIGKILL)');
+    b.close('end');
+  });
+
+  it('should report one QueueTime/WorkerThreadTime pair per batch, worker time net of handlerMs', async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const timings: Array<[number, number]> = [];
+    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 4 }, (q, w) => timings.push([q, w]));
+    b.submit(job('a', out));
+    b.submit(job('b', out));
+    t.answer(0, 1e9);
+    await tick();
+    expect(timings.length).to.equal(1);
+    expect(timings[0][1]).to.equal(0); // clamped: the worker cannot take longer than the round trip
+    expect(timings[0][0]).to.be.at.least(0);
+    expect(out.get('a')?.queueUs).to.be.at.least(0);
+    b.close('end');
+  });
+
+  it('should resolve drain only after queued and in-flight requests are answered', async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 4 });
+    b.submit(job('a', out));
+    b.submit(job('b', out));
+    let drained = false;
+    const d = b.drain().then(() => { drained = true; });
+    t.answer(0);
+    await tick();
+    expect(drained).to.equal(false);
+    t.answer(1);
+    await d;
+    expect([...out.keys()].sort()).to.deep.equal(['a', 'b']);
+    b.close('end');
+  });
+});

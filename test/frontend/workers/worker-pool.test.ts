@@ -1,0 +1,100 @@
+import { expect } from 'chai';
+import * as path from 'path';
+import type { MetricsConfig } from '../../../schema/types';
+import type { ModelConfig } from '../../../schema/worker-protocol';
+import { WorkerPool } from '../../../frontend/workers/worker-pool';
+import type { WorkerPoolDeps } from '../../../frontend/workers/worker-pool';
+
+const ENTRY = path.join(__dirname, 'fixtures', 'echo-worker.js');
+const METRICS: MetricsConfig = {
+  file: '', modes: [], autoDetect: false, metrics: [],
+  statsd: { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' },
+  limits: { maxSeriesPerMetric: 100, maxPointsPerFlush: 100 },
+};
+
+function model(over: Partial<ModelConfig> = {}): ModelConfig {
+  return {
+    name: 'm', version: 'default', dir: __dirname, handler: 'onnx', modelFile: 'x', batchSize: 1, maxBatchDelayMs: 0,
+    minWorkers: 2, maxWorkers: 4, responseTimeoutSec: 10, threads: 1, ...over,
+  };
+}
+
+function deps(events: string[]): WorkerPoolDeps {
+  let port = 9000;
+  return {
+    entry: ENTRY, metrics: METRICS, nextWorkerPort: () => port++,
+    onOtherMessage: () => undefined,
+    onWorkerGone: (id) => events.push(`gone ${id}`),
+    onWorkerLoaded: (id, ms) => events.push(`loaded ${id} ${ms}`),
+    log: () => undefined,
+    backoffBaseMs: 20,
+  };
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('WorkerPool', () => {
+  it('should start minWorkers named W-<port>-<model>_<version> and record each load time', async () => {
+    const events: string[] = [];
+    const pool = new WorkerPool(model(), deps(events));
+    await pool.start();
+    try {
+      expect(pool.workers().map((w) => [w.id, w.status])).to.deep.equal([['W-9000-m_1.0', 'READY'], ['W-9001-m_1.0', 'READY']]);
+      expect(events).to.deep.equal(['loaded W-9000-m_1.0 5', 'loaded W-9001-m_1.0 5']);
+      const w = pool.idleWorker();
+      const r = await w!.runBatch([{ requestId: 'r1', body: 7 }]);
+      expect(r.responses).to.deep.equal([{ ok: true, body: { echo: 7, batch: 1, worker: w!.id, pid: w!.pid } }]);
+    } finally {
+      await pool.stop();
+    }
+    expect(pool.workers()).to.deep.equal([]);
+    expect(events.filter((e) => e.startsWith('gone')).sort()).to.deep.equal(['gone W-9000-m_1.0', 'gone W-9001-m_1.0']);
+  });
+
+  it('should replace a killed worker with a new process and reject the batch it held', async () => {
+    const events: string[] = [];
+    const pool = new WorkerPool(model({ minWorkers: 1 }), deps(events));
+    await pool.start();
+    try {
+      const w = pool.idleWorker()!;
+      const oldPid = w.pid;
+      const lost = await w.runBatch([{ requestId: 'r', body: 'crash' }]).then(() => 'answered', (e: Error) => e.message);
+      expect(lost).to.equal('worker W-9000-m_1.0 exited (code 3)');
+      await until(() => pool.readyCount === 1);
+      const ws = pool.workers();
+      expect(ws.map((x) => x.id)).to.deep.equal(['W-9001-m_1.0']);
+      expect(ws[0].pid).to.not.equal(oldPid);
+      expect(events).to.deep.equal(['loaded W-9000-m_1.0 5', 'gone W-9000-m_1.0', 'loaded W-9001-m_1.0 5']);
+    } finally {
+      await pool.stop();
+    }
+  });
+
+  it('should scale up and down to the requested worker count', async () => {
+    const pool = new WorkerPool(model({ minWorkers: 1 }), deps([]));
+    await pool.start();
+    try {
+      await pool.scale(3, 4);
+      expect(pool.workers().length).to.equal(3);
+      expect(pool.minWorkers).to.equal(3);
+      await pool.scale(1, 4);
+      expect(pool.workers().length).to.equal(1);
+      expect(pool.maxWorkers).to.equal(4);
+    } finally {
+      await pool.stop();
+    }
+  });
+
+  it('should be unavailable, with the reason, when the model fails to load', async () => {
+    const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { failLoad: true } }), deps([]));
+    await pool.start();
+    try {
+      expect(pool.unavailable).to.equal(true);
+      expect(pool.lastError).to.equal('worker W-9000-m_1.0 failed to load: told to fail');
+    } finally {
+      await pool.stop();
+    }
+  });
+});
