@@ -81,6 +81,12 @@ export class WorkerPool extends EventEmitter {
     return null;
   }
 
+  /** The live worker with this id (generation models address their workers directly). */
+  worker(id: string): WorkerProcess | undefined {
+    for (const w of this.live) if (w.id === id) return w;
+    return undefined;
+  }
+
   /** Snapshot for the management API. */
   workers(): WorkerInfo[] {
     return [...this.live].map((w) => ({ id: w.id, pid: w.pid ?? null, status: w.status, startTime: w.startTime.toISOString() }));

@@ -95,6 +95,13 @@ export class WorkerProcess extends EventEmitter {
     });
   }
 
+  /** Sends a message outside the batch protocol (generation add/abort); false when the worker is gone. */
+  post(msg: object): boolean {
+    if (this.exited || !this.child.connected) return false;
+    this.send(msg);
+    return true;
+  }
+
   /** Asks the worker to flush and exit; kills it if it has not exited within `timeoutMs`. */
   async shutdown(timeoutMs: number): Promise<void> {
     if (this.exited) return;
