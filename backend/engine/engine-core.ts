@@ -1,0 +1,222 @@
+/**
+ * EngineCore: the continuous-batching loop body. `addRequest` queues (n sequences per request),
+ * `step()` schedules, runs the model once, samples, and returns plain data (vLLM's
+ * EngineCoreOutputs): per sequence its new tokens, text, events and finish; one NEW_TOKENS
+ * timestamp for the step; scheduler stats (throttled, deltas kept). Online and offline front
+ * doors drive this same class.
+ */
+import { performance } from 'node:perf_hooks';
+import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc';
+import type { EngineConfig } from './config';
+import { KvCacheManager } from './kv-cache-manager';
+import type { ModelRunner, RunItem } from './runner';
+import { prngFor, resolveSamplingParams, sampleToken } from './sampling';
+import { Scheduler } from './scheduler';
+import { Sequence } from './sequence';
+import { StatsThrottle } from './stats';
+import type { ByteTokenizer } from './tokenizer';
+
+/** A request the engine cannot take (bad prompt, too long, duplicate id). */
+export class RequestRejected extends Error {}
+
+/** The engine core of one generation worker. */
+export class EngineCore {
+  readonly kv: KvCacheManager;
+  readonly scheduler: Scheduler;
+  private readonly byRequest = new Map<string, Sequence[]>();
+  /** Sequences finished outside a step (abort); reported by the next step. */
+  private pendingFinished: Sequence[] = [];
+  private nextSeqId = 0;
+  private readonly throttle: StatsThrottle;
+  private readonly bannedAlways: readonly number[];
+  private readonly bannedWithEos: readonly number[];
+  private lastCounters = { q: 0, h: 0, p: 0 };
+  private stepping = false;
+  /** Aborts that arrived while a step was running (the runner's rows must not move mid-run). */
+  private deferredAborts: string[] = [];
+  private lastError: string | undefined;
+
+  constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer) {
+    this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching);
+    this.scheduler = new Scheduler(config, this.kv);
+    this.throttle = new StatsThrottle(config.statsIntervalMs);
+    const m = config.model;
+    this.bannedAlways = [m.bosId, m.padId];
+    this.bannedWithEos = [m.bosId, m.padId, m.eosId];
+  }
+
+  /** Queues a request (n sequences); throws RequestRejected when it can never run. */
+  addRequest(requestId: string, prompt: string | readonly number[], params: GenSamplingParams = {}): void {
+    if (this.byRequest.has(requestId)) throw new RequestRejected(`request ${requestId} is already in the engine`);
+    const ids = typeof prompt === 'string' ? this.tokenizer.encode(prompt) : [...prompt];
+    const m = this.config.model;
+    if (ids.length === 0) throw new RequestRejected('the prompt is empty');
+    for (const t of ids) if (!Number.isInteger(t) || t < 0 || t >= m.vocabSize) throw new RequestRejected(`token id ${t} is outside the vocabulary (0..${m.vocabSize - 1})`);
+    if (ids.length >= this.config.maxModelLen) {
+      throw new RequestRejected(`the prompt has ${ids.length} tokens; this model accepts at most ${this.config.maxModelLen - 1} so one can be generated`);
+    }
+    const sp = resolveSamplingParams(params);
+    const longest = Math.min(ids.length + sp.maxTokens, this.config.maxModelLen);
+    if (this.kv.blocksFor(longest) > this.config.numBlocks) {
+      throw new RequestRejected(`${longest} tokens need ${this.kv.blocksFor(longest)} KV blocks; the pool has ${this.config.numBlocks}`);
+    }
+    const now = performance.now();
+    const seqs: Sequence[] = [];
+    for (let i = 0; i < sp.n; i++) {
+      const rng = prngFor(sp.seed === undefined ? undefined : sp.seed + i);
+      const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, this.tokenizer.streamDecoder());
+      seq.queuedTs = now;
+      seq.events.push({ type: 'QUEUED', ts: now });
+      seqs.push(seq);
+    }
+    this.byRequest.set(requestId, seqs);
+    for (const s of seqs) this.scheduler.add(s);
+  }
+
+  /** Aborts every unfinished sequence of a request; the next step reports them. False if unknown. */
+  abort(requestId: string): boolean {
+    const seqs = this.byRequest.get(requestId);
+    if (seqs === undefined) return false;
+    if (this.stepping) {
+      this.deferredAborts.push(requestId);
+      return true;
+    }
+    for (const s of seqs) {
+      if (s.status === 'finished') continue;
+      this.scheduler.remove(s);
+      this.runner.release(s.seqId);
+      s.finish('abort');
+      this.pendingFinished.push(s);
+    }
+    return true;
+  }
+
+  /** True while a step has something to do or report. */
+  hasWork(): boolean {
+    return this.scheduler.hasWork() || this.pendingFinished.length > 0;
+  }
+
+  /** Number of requests (not sequences) in the engine. */
+  get numRequests(): number {
+    return this.byRequest.size;
+  }
+
+  /** Runs one engine step. */
+  async step(): Promise<EngineCoreOutputs> {
+    this.stepping = true;
+    const plan = this.scheduler.schedule(performance.now());
+    for (const p of plan.preempted) this.runner.release(p.seqId);
+    const items: RunItem[] = plan.items.map((it) => ({
+      seqId: it.seq.seqId,
+      tokens: it.seq.tokens,
+      start: it.start,
+      count: it.count,
+      blockTable: it.seq.blockTable,
+      wantLogits: it.start + it.count === it.seq.tokens.length,
+    }));
+    let logits: (Float32Array | null)[] = [];
+    let failure: unknown;
+    if (items.length > 0) {
+      try {
+        logits = await this.runner.run(items);
+      } catch (err) {
+        failure = err;
+      }
+    }
+    const sampled: Sequence[] = [];
+    let promptTokens = 0;
+    const eos = this.config.model.eosId;
+    for (let i = 0; i < plan.items.length; i++) {
+      const it = plan.items[i]!;
+      const seq = it.seq;
+      if (seq.status !== 'running') continue;
+      if (failure !== undefined) {
+        seq.finish('error');
+        sampled.push(seq);
+        continue;
+      }
+      seq.numComputed += it.count;
+      if (it.isPrefill) promptTokens += it.count;
+      this.kv.cacheComputed(seq);
+      const l = logits[i];
+      if (!items[i]!.wantLogits || l === null || l === undefined) continue;
+      const token = sampleToken(l, seq.params, seq.rng, seq.params.ignoreEos ? this.bannedWithEos : this.bannedAlways);
+      seq.inPrefill = false;
+      seq.append(token, eos, this.config.maxModelLen);
+      sampled.push(seq);
+    }
+    const ts = performance.now();
+    const outputs: GenRequestOutput[] = [];
+    let genTokens = 0;
+    for (const seq of sampled) {
+      if (failure !== undefined) {
+        outputs.push(this.outputOf(seq, []));
+        continue;
+      }
+      if (seq.firstTokenTs < 0) seq.firstTokenTs = ts;
+      seq.lastTokenTs = ts;
+      genTokens++;
+      outputs.push(this.outputOf(seq, [seq.tokens[seq.tokens.length - 1]!]));
+    }
+    for (const seq of this.pendingFinished) outputs.push(this.outputOf(seq, []));
+    this.pendingFinished = [];
+    this.stepping = false;
+    for (const id of this.deferredAborts) this.abort(id);
+    this.deferredAborts = [];
+    if (failure !== undefined) this.lastError = `model run failed: ${failure instanceof Error ? failure.message : String(failure)}`;
+    const c = this.scheduler.counters;
+    this.throttle.add(c.prefixQueries - this.lastCounters.q, c.prefixHits - this.lastCounters.h, c.preemptions - this.lastCounters.p);
+    this.lastCounters = { q: c.prefixQueries, h: c.prefixHits, p: c.preemptions };
+    const stats = this.throttle.take(
+      ts,
+      { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.pool.usage() },
+      !this.hasWork(),
+    );
+    const out: EngineCoreOutputs = { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens };
+    return stats === undefined ? out : { ...out, stats };
+  }
+
+  /** The message of the last failed model run (its sequences finished with `error`), once. */
+  takeError(): string | undefined {
+    const e = this.lastError;
+    this.lastError = undefined;
+    return e;
+  }
+
+  private outputOf(seq: Sequence, newTokenIds: number[]): GenRequestOutput {
+    const o: { -readonly [K in keyof GenRequestOutput]: GenRequestOutput[K] } = {
+      requestId: seq.requestId,
+      index: seq.index,
+      newTokenIds,
+      text: seq.takeText(),
+      events: seq.takeEvents(),
+    };
+    if (!seq.prefillSent && seq.prefill !== undefined && newTokenIds.length > 0) {
+      o.prefill = seq.prefill;
+      seq.prefillSent = true;
+    }
+    if (seq.finishReason !== undefined) {
+      o.finishReason = seq.finishReason;
+      if (seq.stopReason !== undefined) o.stopReason = seq.stopReason;
+      o.numGenerationTokens = seq.numOutput;
+      if (seq.firstTokenTs >= 0) {
+        o.timings = {
+          queueMs: seq.firstScheduledTs - seq.queuedTs,
+          prefillMs: seq.firstTokenTs - seq.firstScheduledTs,
+          decodeMs: seq.lastTokenTs - seq.firstTokenTs,
+          inferenceMs: seq.lastTokenTs - seq.firstScheduledTs,
+        };
+      }
+      this.retire(seq);
+    }
+    return o;
+  }
+
+  private retire(seq: Sequence): void {
+    if (seq.status !== 'finished') return;
+    this.scheduler.remove(seq);
+    this.runner.release(seq.seqId);
+    const seqs = this.byRequest.get(seq.requestId);
+    if (seqs !== undefined && seqs.every((s) => s.finishReason !== undefined)) this.byRequest.delete(seq.requestId);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Per-sequence KV bookkeeping over the BlockPool: block tables, prefix-cache lookups along the
+ * hash chain of full blocks, slot allocation for a step, and caching of newly filled blocks.
+ */
+import { BlockPool } from './block-pool';
+import { blockHash } from './prefix-hash';
+import type { Sequence } from './sequence';
+
+/** Result of a prefix lookup: cached blocks to reuse and the tokens they cover. */
+export interface PrefixHit {
+  readonly blocks: readonly number[];
+  readonly numTokens: number;
+}
+
+const NO_HIT: PrefixHit = Object.freeze({ blocks: Object.freeze([]) as readonly number[], numTokens: 0 });
+
+/** Allocates and frees a sequence's blocks; shares full blocks through the prefix cache. */
+export class KvCacheManager {
+  readonly pool: BlockPool;
+
+  constructor(numBlocks: number, readonly blockSize: number, readonly enablePrefixCaching: boolean) {
+    this.pool = new BlockPool(numBlocks);
+  }
+
+  /** Blocks needed to hold `numTokens` positions. */
+  blocksFor(numTokens: number): number {
+    return Math.ceil(numTokens / this.blockSize);
+  }
+
+  private updateHashes(seq: Sequence): void {
+    const bs = this.blockSize;
+    const h = seq.blockHashes;
+    while ((h.length + 1) * bs <= seq.tokens.length) {
+      h.push(blockHash(h.length === 0 ? '' : h[h.length - 1]!, seq.tokens, h.length * bs, bs));
+    }
+  }
+
+  /**
+   * Longest run of cached full blocks at the head of the sequence's tokens; at most
+   * `tokens − 1` tokens so the last one is always computed (its logits are needed).
+   */
+  lookup(seq: Sequence): PrefixHit {
+    if (!this.enablePrefixCaching) return NO_HIT;
+    this.updateHashes(seq);
+    const maxBlocks = Math.floor((seq.tokens.length - 1) / this.blockSize);
+    const blocks: number[] = [];
+    for (let i = 0; i < maxBlocks && i < seq.blockHashes.length; i++) {
+      const b = this.pool.lookup(seq.blockHashes[i]!);
+      if (b === undefined) break;
+      blocks.push(b);
+    }
+    return blocks.length === 0 ? NO_HIT : { blocks, numTokens: blocks.length * this.blockSize };
+  }
+
+  /**
+   * Makes the block table cover `numComputed + numNew` positions, first adopting `hit` blocks
+   * (when the table is empty). Returns false, changing nothing, when the pool is short.
+   */
+  allocate(seq: Sequence, numNew: number, hit: PrefixHit = NO_HIT): boolean {
+    const haveHit = seq.blockTable.length === 0 ? hit.blocks.length : 0;
+    const need = this.blocksFor(seq.numComputed + (haveHit > 0 ? hit.numTokens : 0) + numNew) - seq.blockTable.length - haveHit;
+    // A cached hit block that is currently free is not available for fresh allocation.
+    let freeHits = 0;
+    for (let i = 0; i < haveHit; i++) if (this.pool.refCount(hit.blocks[i]!) === 0) freeHits++;
+    if (need > 0 && need > this.pool.numFree - freeHits) return false;
+    for (let i = 0; i < haveHit; i++) {
+      this.pool.touch(hit.blocks[i]!);
+      seq.blockTable.push(hit.blocks[i]!);
+    }
+    // Adopted blocks are cached already.
+    if (haveHit > 0) seq.blocksCached = haveHit;
+    if (need > 0) for (const b of this.pool.allocate(need)!) seq.blockTable.push(b);
+    return true;
+  }
+
+  /** Registers the sequence's full, computed blocks in the prefix cache. */
+  cacheComputed(seq: Sequence): void {
+    if (!this.enablePrefixCaching) return;
+    this.updateHashes(seq);
+    const full = Math.min(Math.floor(seq.numComputed / this.blockSize), seq.blockHashes.length);
+    for (let i = seq.blocksCached; i < full; i++) this.pool.cache(seq.blockTable[i]!, seq.blockHashes[i]!);
+    if (full > seq.blocksCached) seq.blocksCached = full;
+  }
+
+  /** Returns the sequence's blocks to the pool (cached ones stay reusable until evicted). */
+  free(seq: Sequence): void {
+    this.pool.free(seq.blockTable);
+    seq.blockTable = [];
+    seq.blocksCached = 0;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * One engine sequence (a child of a request when n > 1): its tokens, KV bookkeeping, engine
+ * events and clocks, and its incremental text with stop-string detection.
+ */
+import type { EngineEvent, FinishReason, PrefillStats } from '../../schema/engine-ipc';
+import type { SamplingParams, Prng } from './sampling';
+import type { StreamDecoder } from './tokenizer';
+
+const NO_EVENTS: readonly EngineEvent[] = Object.freeze([]);
+
+/** Where a sequence is in the scheduler. */
+export type SeqStatus = 'waiting' | 'running' | 'finished';
+
+/** A sequence's state; fields are mutated only by the engine core and its scheduler. */
+export class Sequence {
+  status: SeqStatus = 'waiting';
+  /** Prompt then generated tokens. */
+  readonly tokens: number[];
+  /** Tokens whose K/V are computed (in the runner's row and the blocks). */
+  numComputed = 0;
+  blockTable: number[] = [];
+  /** Hash keys of the full blocks of `tokens`, computed as blocks fill. */
+  readonly blockHashes: string[] = [];
+  /** Events not yet sent. */
+  events: EngineEvent[] = [];
+  numPreemptions = 0;
+  /** True from (re)admission until its next sampled token: its computed tokens count as prompt tokens. */
+  inPrefill = false;
+  /** Leading blocks of the table already registered in the prefix cache. */
+  blocksCached = 0;
+  /** Set on the first schedule; sent once with the first output. */
+  prefill: PrefillStats | undefined;
+  prefillSent = false;
+  queuedTs = 0;
+  firstScheduledTs = -1;
+  firstTokenTs = -1;
+  lastTokenTs = -1;
+  finishReason: FinishReason | undefined;
+  stopReason: string | undefined;
+  /** Text generated so far (after a stop string matched: cut before it). */
+  text = '';
+  private emitted = 0;
+  private readonly holdBack: number;
+
+  constructor(
+    readonly requestId: string,
+    readonly index: number,
+    /** Numeric id, unique per engine, that keys the runner's row. */
+    readonly seqId: number,
+    promptTokenIds: readonly number[],
+    readonly params: SamplingParams,
+    readonly rng: Prng,
+    private readonly decoder: StreamDecoder,
+  ) {
+    this.tokens = [...promptTokenIds];
+    this.promptLen = promptTokenIds.length;
+    this.holdBack = params.stop.reduce((m, s) => Math.max(m, s.length - 1), 0);
+  }
+
+  readonly promptLen: number;
+
+  /** Generated tokens so far. */
+  get numOutput(): number {
+    return this.tokens.length - this.promptLen;
+  }
+
+  /** Appends a sampled token; finishes the sequence on EOS, a stop string or a length limit. */
+  append(token: number, eosId: number, maxModelLen: number): void {
+    this.tokens.push(token);
+    if (token === eosId && !this.params.ignoreEos) {
+      this.finish('stop');
+      return;
+    }
+    const before = this.text.length;
+    this.text += this.decoder.push(token);
+    if (this.params.stop.length > 0 && this.text.length > before) {
+      for (const s of this.params.stop) {
+        const at = this.text.indexOf(s, Math.max(0, before - s.length + 1));
+        if (at >= 0) {
+          this.text = this.text.slice(0, at);
+          this.stopReason = s;
+          this.finish('stop');
+          return;
+        }
+      }
+    }
+    if (this.numOutput >= this.params.maxTokens || this.tokens.length >= maxModelLen) this.finish('length');
+  }
+
+  /** Marks the sequence finished (idempotent: the first reason wins). */
+  finish(reason: FinishReason): void {
+    if (this.finishReason !== undefined) return;
+    this.finishReason = reason;
+    this.status = 'finished';
+    // A dangling partial character is shown as U+FFFD, except after a stop string cut the text.
+    if (this.stopReason === undefined) this.text += this.decoder.end();
+  }
+
+  /** Text not yet sent; while running, the tail that could begin a stop string is held back. */
+  takeText(): string {
+    const end = this.finishReason !== undefined ? this.text.length : Math.max(this.emitted, this.text.length - this.holdBack);
+    const out = this.text.slice(this.emitted, end);
+    this.emitted = end;
+    return out;
+  }
+
+  /** Drains the pending events. */
+  takeEvents(): readonly EngineEvent[] {
+    if (this.events.length === 0) return NO_EVENTS;
+    const e = this.events;
+    this.events = [];
+    return e;
+  }
+}

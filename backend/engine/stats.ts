@@ -1,0 +1,48 @@
+/**
+ * Scheduler stats with throttling that loses nothing: counters accumulate as deltas until a
+ * stats record is sent; gauges are read fresh when it is.
+ */
+import type { GenSchedulerStats } from '../../schema/engine-ipc';
+
+/** Live gauges read when a stats record is built. */
+export interface StatsGauges {
+  readonly numRunning: number;
+  readonly numWaiting: number;
+  readonly kvCacheUsage: number;
+}
+
+/** Accumulates counter deltas and hands them out at most once per interval. */
+export class StatsThrottle {
+  private queries = 0;
+  private hits = 0;
+  private preemptions = 0;
+  private steps = 0;
+  private lastSent = -Infinity;
+
+  constructor(private readonly intervalMs: number) {}
+
+  /** Adds one step's counter deltas. */
+  add(queries: number, hits: number, preemptions: number): void {
+    this.queries += queries;
+    this.hits += hits;
+    this.preemptions += preemptions;
+    this.steps++;
+  }
+
+  /** A stats record when due (or forced, e.g. when the engine goes idle), resetting the deltas. */
+  take(now: number, gauges: StatsGauges, force: boolean): GenSchedulerStats | undefined {
+    if (!force && this.intervalMs > 0 && now - this.lastSent < this.intervalMs) return undefined;
+    this.lastSent = now;
+    const s: GenSchedulerStats = {
+      numRunning: gauges.numRunning,
+      numWaiting: gauges.numWaiting,
+      kvCacheUsage: gauges.kvCacheUsage,
+      prefixCacheQueries: this.queries,
+      prefixCacheHits: this.hits,
+      numPreemptions: this.preemptions,
+      numSteps: this.steps,
+    };
+    this.queries = this.hits = this.preemptions = this.steps = 0;
+    return s;
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * Messages between the frontend and a generation worker (`handler: generate`), and the plain
+ * step-output records of the engine core (vLLM's EngineCoreOutputs) they carry.
+ *
+ * Clocks: every `*Ts` / `timestamp` field here is `performance.now()` (milliseconds) of the
+ * worker process. The frontend only ever subtracts two of them from each other (queue, prefill,
+ * decode, inference, ITL) and never mixes them with its own clock; TTFT and e2e are measured by
+ * the frontend from its own arrival time when the output message arrives. See docs/engine.md.
+ */
+
+/** Why a sequence finished (vLLM's finish reasons; `error` for an engine-side failure). */
+export type FinishReason = 'stop' | 'length' | 'abort' | 'error';
+
+/** Engine-core event kinds (vLLM's EngineCoreEventType). */
+export type EngineEventType = 'QUEUED' | 'SCHEDULED' | 'PREEMPTED';
+
+/** One engine-core event, stamped on the worker's monotonic clock. */
+export interface EngineEvent {
+  readonly type: EngineEventType;
+  /** `performance.now()` of the worker (ms). */
+  readonly ts: number;
+}
+
+/** Sampling parameters of one request; every field optional, defaults in docs/engine.md. */
+export interface GenSamplingParams {
+  /** Maximum new tokens per sequence (default 16, like OpenAI's completions). */
+  readonly max_tokens?: number;
+  /** 0 = greedy (default 1). */
+  readonly temperature?: number;
+  /** Nucleus sampling mass in (0, 1] (default 1 = off). */
+  readonly top_p?: number;
+  /** Keep the k most likely tokens; 0 or -1 = off (default). */
+  readonly top_k?: number;
+  /** Seeds the request's own PRNG so a seed reproduces; child i of an n>1 request uses seed+i. */
+  readonly seed?: number;
+  /** Number of sequences for this prompt (default 1); each is a child engine request. */
+  readonly n?: number;
+  /** Finish with `stop` when the text contains one of these; the stop string is not returned. */
+  readonly stop?: readonly string[];
+  /** Keep generating past EOS (default false). */
+  readonly ignore_eos?: boolean;
+}
+
+/** Frontend → worker: add a request. Give `prompt` (the worker tokenizes) or `promptTokenIds`. */
+export interface GenAddMessage {
+  readonly type: 'tsserve.gen.add';
+  readonly requestId: string;
+  readonly prompt?: string;
+  readonly promptTokenIds?: readonly number[];
+  readonly params: GenSamplingParams;
+}
+
+/** Frontend → worker: abort a request (all its n sequences); it finishes with `abort`. */
+export interface GenAbortMessage {
+  readonly type: 'tsserve.gen.abort';
+  readonly requestId: string;
+}
+
+/** Prompt accounting, attached once, to the first output of a sequence (vLLM's PrefillStats). */
+export interface PrefillStats {
+  readonly numPromptTokens: number;
+  /** Prompt tokens whose K/V came from the prefix cache (a multiple of the block size, ≤ P−1). */
+  readonly numCachedTokens: number;
+  /** numPromptTokens − numCachedTokens. */
+  readonly numComputedTokens: number;
+}
+
+/** The engine-clock intervals of a finished sequence (ms), computed in the worker on finish. */
+export interface FinishedTimings {
+  /** First SCHEDULED − QUEUED. */
+  readonly queueMs: number;
+  /** First token − first SCHEDULED. */
+  readonly prefillMs: number;
+  /** Last token − first token. */
+  readonly decodeMs: number;
+  /** Last token − first SCHEDULED. */
+  readonly inferenceMs: number;
+}
+
+/** One sequence's share of a step (vLLM's EngineCoreOutput). */
+export interface GenRequestOutput {
+  readonly requestId: string;
+  /** Sequence index within the request (0..n−1). */
+  readonly index: number;
+  /** Token ids sampled for this sequence in this step (usually one; none on abort/error). */
+  readonly newTokenIds: readonly number[];
+  /** New text since the previous output (UTF-8 safe; text that may start a stop string is held back). */
+  readonly text: string;
+  /** Events since the previous output of this sequence. */
+  readonly events: readonly EngineEvent[];
+  /** Only on the sequence's first output. */
+  readonly prefill?: PrefillStats;
+  /** Set when the sequence finished in this step. */
+  readonly finishReason?: FinishReason;
+  /** The stop string that matched, or the EOS token id, when finishReason is `stop`. */
+  readonly stopReason?: string | number;
+  /** Only when finished: generated tokens in total (after preemptions, no double counting). */
+  readonly numGenerationTokens?: number;
+  /** Only when finished with at least one token: the engine-clock intervals. */
+  readonly timings?: FinishedTimings;
+}
+
+/** Scheduler state after a step plus counters accumulated since the previous stats (deltas). */
+export interface GenSchedulerStats {
+  readonly numRunning: number;
+  readonly numWaiting: number;
+  /** Fraction 0..1 of KV blocks in use (cached free blocks count as free). */
+  readonly kvCacheUsage: number;
+  /** Tokens looked up in the prefix cache (first schedule of each non-preempted sequence). */
+  readonly prefixCacheQueries: number;
+  /** Tokens found in the prefix cache. */
+  readonly prefixCacheHits: number;
+  readonly numPreemptions: number;
+  /** Engine steps folded into these stats. */
+  readonly numSteps: number;
+}
+
+/** What one engine step returns: plain data, ready to send as it is. */
+export interface EngineCoreOutputs {
+  /** The NEW_TOKENS time of this step, `performance.now()` of the worker (ms). */
+  readonly timestamp: number;
+  readonly outputs: readonly GenRequestOutput[];
+  /** Prompt tokens computed in this step (excluding prefix-cache hits, including recompute). */
+  readonly numPromptTokens: number;
+  /** Tokens sampled in this step (sum of newTokenIds lengths). */
+  readonly numGenerationTokens: number;
+  /** Present on every step when statsIntervalMs is 0, else at most once per interval. */
+  readonly stats?: GenSchedulerStats;
+}
+
+/** Worker → frontend: the outputs of one engine step. */
+export interface GenStepMessage extends EngineCoreOutputs {
+  readonly type: 'tsserve.gen.step';
+  /** Engine index (the worker index within its model; the `engine` label). */
+  readonly engine: number;
+}
+
+/** Worker → frontend: a request could not be added (bad params, prompt too long) or the engine failed. */
+export interface GenErrorMessage {
+  readonly type: 'tsserve.gen.error';
+  readonly engine: number;
+  /** Absent when the whole engine failed (every request is then finished with `error`). */
+  readonly requestId?: string;
+  readonly message: string;
+}
+
+export type ToGenWorkerMessage = GenAddMessage | GenAbortMessage;
+export type FromGenWorkerMessage = GenStepMessage | GenErrorMessage;
+
+const FINISH: ReadonlySet<string> = new Set(['stop', 'length', 'abort', 'error']);
+const EVENTS: ReadonlySet<string> = new Set(['QUEUED', 'SCHEDULED', 'PREEMPTED']);
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isInt = (v: unknown): v is number => Number.isInteger(v);
+const isTokenList = (v: unknown): boolean => Array.isArray(v) && v.every((t) => isInt(t) && (t as number) >= 0);
+
+/** Result of a decode: the typed message, or one line per problem. */
+export type DecodeResult<T> = { readonly ok: true; readonly msg: T } | { readonly ok: false; readonly problems: readonly string[] };
+
+function checkParams(p: unknown, out: string[]): void {
+  if (!isObj(p)) {
+    out.push('params: must be an object');
+    return;
+  }
+  const intField = (k: string, min: number): void => {
+    if (p[k] !== undefined && !(isInt(p[k]) && (p[k] as number) >= min)) out.push(`params.${k}: must be an integer >= ${min}`);
+  };
+  intField('max_tokens', 1);
+  intField('n', 1);
+  intField('seed', 0);
+  if (p.top_k !== undefined && !(isInt(p.top_k) && (p.top_k as number) >= -1)) out.push('params.top_k: must be an integer >= -1');
+  if (p.temperature !== undefined && !(isNum(p.temperature) && p.temperature >= 0)) out.push('params.temperature: must be a number >= 0');
+  if (p.top_p !== undefined && !(isNum(p.top_p) && p.top_p > 0 && p.top_p <= 1)) out.push('params.top_p: must be a number in (0, 1]');
+  if (p.stop !== undefined && !(Array.isArray(p.stop) && p.stop.every((s) => typeof s === 'string' && s.length > 0))) {
+    out.push('params.stop: must be a list of non-empty strings');
+  }
+  if (p.ignore_eos !== undefined && typeof p.ignore_eos !== 'boolean') out.push('params.ignore_eos: must be a boolean');
+}
+
+/** Validates a frontend → worker generation message. */
+export function decodeToGenWorkerMessage(msg: unknown): DecodeResult<ToGenWorkerMessage> {
+  const problems: string[] = [];
+  if (!isObj(msg)) return { ok: false, problems: ['message: must be an object'] };
+  if (typeof msg.requestId !== 'string' || msg.requestId === '') problems.push('requestId: must be a non-empty string');
+  if (msg.type === 'tsserve.gen.abort') {
+    return problems.length === 0 ? { ok: true, msg: msg as unknown as GenAbortMessage } : { ok: false, problems };
+  }
+  if (msg.type !== 'tsserve.gen.add') return { ok: false, problems: [`type: expected tsserve.gen.add or tsserve.gen.abort, got ${String(msg.type)}`] };
+  const hasText = typeof msg.prompt === 'string';
+  const hasIds = msg.promptTokenIds !== undefined;
+  if (hasText === hasIds) problems.push('prompt: give exactly one of prompt (string) or promptTokenIds');
+  if (hasIds && !(isTokenList(msg.promptTokenIds) && (msg.promptTokenIds as unknown[]).length > 0)) {
+    problems.push('promptTokenIds: must be a non-empty list of token ids');
+  }
+  checkParams(msg.params, problems);
+  return problems.length === 0 ? { ok: true, msg: msg as unknown as GenAddMessage } : { ok: false, problems };
+}
+
+function checkOutput(o: unknown, i: number, out: string[]): void {
+  const at = `outputs[${i}]`;
+  if (!isObj(o)) {
+    out.push(`${at}: must be an object`);
+    return;
+  }
+  if (typeof o.requestId !== 'string') out.push(`${at}.requestId: must be a string`);
+  if (!isInt(o.index)) out.push(`${at}.index: must be an integer`);
+  if (!isTokenList(o.newTokenIds)) out.push(`${at}.newTokenIds: must be a list of token ids`);
+  if (typeof o.text !== 'string') out.push(`${at}.text: must be a string`);
+  if (!Array.isArray(o.events) || !o.events.every((e) => isObj(e) && EVENTS.has(e.type as string) && isNum(e.ts))) {
+    out.push(`${at}.events: must be a list of {type, ts}`);
+  }
+  if (o.finishReason !== undefined && !FINISH.has(o.finishReason as string)) out.push(`${at}.finishReason: unknown reason ${String(o.finishReason)}`);
+  if (o.prefill !== undefined) {
+    const p = o.prefill;
+    if (!isObj(p) || !isInt(p.numPromptTokens) || !isInt(p.numCachedTokens) || !isInt(p.numComputedTokens)) out.push(`${at}.prefill: must hold integer token counts`);
+  }
+}
+
+/** Validates a worker → frontend generation message. */
+export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWorkerMessage> {
+  const problems: string[] = [];
+  if (!isObj(msg)) return { ok: false, problems: ['message: must be an object'] };
+  if (!isInt(msg.engine)) problems.push('engine: must be an integer');
+  if (msg.type === 'tsserve.gen.error') {
+    if (typeof msg.message !== 'string') problems.push('message: must be a string');
+    if (msg.requestId !== undefined && typeof msg.requestId !== 'string') problems.push('requestId: must be a string');
+    return problems.length === 0 ? { ok: true, msg: msg as unknown as GenErrorMessage } : { ok: false, problems };
+  }
+  if (msg.type !== 'tsserve.gen.step') return { ok: false, problems: [`type: expected tsserve.gen.step or tsserve.gen.error, got ${String(msg.type)}`] };
+  if (!isNum(msg.timestamp)) problems.push('timestamp: must be a number');
+  if (!isInt(msg.numPromptTokens)) problems.push('numPromptTokens: must be an integer');
+  if (!isInt(msg.numGenerationTokens)) problems.push('numGenerationTokens: must be an integer');
+  if (!Array.isArray(msg.outputs)) problems.push('outputs: must be a list');
+  else msg.outputs.forEach((o, i) => checkOutput(o, i, problems));
+  if (msg.stats !== undefined) {
+    const s = msg.stats;
+    const keys = ['numRunning', 'numWaiting', 'kvCacheUsage', 'prefixCacheQueries', 'prefixCacheHits', 'numPreemptions', 'numSteps'];
+    if (!isObj(s) || !keys.every((k) => isNum(s[k]))) problems.push(`stats: must hold numbers ${keys.join(', ')}`);
+  }
+  return problems.length === 0 ? { ok: true, msg: msg as unknown as GenStepMessage } : { ok: false, problems };
+}
+
+/** True when `msg` is a generation message from a worker (type is in the `tsserve.gen.` namespace). */
+export function isFromGenWorkerMessage(msg: unknown): boolean {
+  if (!isObj(msg)) return false;
+  return msg.type === 'tsserve.gen.step' || msg.type === 'tsserve.gen.error';
+}
