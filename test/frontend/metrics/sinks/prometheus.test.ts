@@ -1,0 +1,236 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { MetricsConfig } from '../../../../schema/types';
+import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics';
+import { captureLog, makeConfig, makeSpec } from '../make-config';
+
+function promFor(config: MetricsConfig): FrontendMetrics {
+  return new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });
+}
+
+const SMALL = makeConfig(
+  [
+    makeSpec('Requests2XX', 'counter', ['Level'], { hostLabel: 'Hostname', help: 'HTTP 2xx responses' }),
+    makeSpec('QueueDepth', 'gauge', []),
+    makeSpec('HandlerTime', 'histogram', ['ModelName'], { section: 'model_metrics', unit: 'ms', buckets: [1, 10] }),
+  ],
+  { modes: ['prometheus'] },
+);
+
+const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
+  [
+    '# HELP tsserve_datapoints_dropped_total Datapoints dropped instead of recorded, by reason (unit: Count)',
+    '# TYPE tsserve_datapoints_dropped_total counter',
+    '',
+    '# HELP tsserve_series Live series per metric in the frontend metrics cache (unit: Count)',
+    '# TYPE tsserve_series gauge',
+    ...Object.entries(series).map(([m, n]) => `tsserve_series{metric="${m}",Hostname="h1"} ${n}`),
+    '',
+    '# HELP tsserve_series_overflow_total Binds of a new series folded into the overflow series because the metric reached limits.maxSeriesPerMetric (unit: Count)',
+    '# TYPE tsserve_series_overflow_total counter',
+    '',
+    '# HELP tsserve_flush_batches_total Metric flush batches received from workers (unit: Count)',
+    '# TYPE tsserve_flush_batches_total counter',
+    '',
+    '# HELP tsserve_flush_datapoints_total Datapoints received from workers in flush batches (unit: Count)',
+    '# TYPE tsserve_flush_datapoints_total counter',
+  ].join('\n');
+
+describe('PrometheusSink', () => {
+  it('should render the full exposition of a small config exactly', async () => {
+    const fm = promFor(SMALL);
+    fm.get('Requests2XX')!.addOrUpdate(1, ['Host']);
+    fm.get('Requests2XX')!.addOrUpdate(2, { Level: 'Host' });
+    fm.get('QueueDepth')!.addOrUpdate(4);
+    const h = fm.get('HandlerTime')!.bind(['mnist']);
+    h.record(0.5);
+    h.record(5);
+    h.record(50);
+    const text = await fm.prometheusText();
+    expect(text).to.equal(
+      SELF_TEXT({
+        tsserve_datapoints_dropped_total: 8,
+        tsserve_series: 7,
+        tsserve_flush_batches_total: 1,
+        tsserve_flush_datapoints_total: 1,
+        Requests2XX: 1,
+        QueueDepth: 1,
+        HandlerTime: 1,
+      }) +
+        '\n\n' +
+        [
+          '# HELP Requests2XX HTTP 2xx responses (unit: Count)',
+          '# TYPE Requests2XX counter',
+          'Requests2XX{Level="Host",Hostname="h1"} 3',
+          '',
+          '# HELP QueueDepth QueueDepth (unit: Count)',
+          '# TYPE QueueDepth gauge',
+          'QueueDepth 4',
+          '',
+          '# HELP HandlerTime HandlerTime (unit: ms)',
+          '# TYPE HandlerTime histogram',
+          'HandlerTime_bucket{le="1",ModelName="mnist",Hostname="h1"} 1',
+          'HandlerTime_bucket{le="10",ModelName="mnist",Hostname="h1"} 2',
+          'HandlerTime_bucket{le="+Inf",ModelName="mnist",Hostname="h1"} 3',
+          'HandlerTime_sum{ModelName="mnist",Hostname="h1"} 55.5',
+          'HandlerTime_count{ModelName="mnist",Hostname="h1"} 3',
+          '',
+        ].join('\n'),
+    );
+    expect(fm.prometheusContentType).to.equal('text/plain; version=0.0.4; charset=utf-8');
+    await fm.close();
+  });
+
+  it('should print HELP and TYPE for every declared family before any sample', async () => {
+    const fm = promFor(SMALL);
+    const text = await fm.prometheusText();
+    const families: string[] = [];
+    const seen = new Set<string>();
+    for (const line of text.split('\n')) {
+      const m = /^# (HELP|TYPE) (\S+) /.exec(line);
+      if (m !== null) {
+        seen.add(`${m[1]} ${m[2]}`);
+        if (m[1] === 'HELP') families.push(m[2] as string);
+      } else if (line !== '') {
+        const name = /^([A-Za-z_:][A-Za-z0-9_:]*?)(_bucket|_sum|_count)?[{ ]/.exec(line)![1] as string;
+        expect(seen.has(`HELP ${name}`) && seen.has(`TYPE ${name}`), line).to.equal(true);
+      }
+    }
+    expect(families).to.deep.equal([
+      'tsserve_datapoints_dropped_total',
+      'tsserve_series',
+      'tsserve_series_overflow_total',
+      'tsserve_flush_batches_total',
+      'tsserve_flush_datapoints_total',
+      'Requests2XX',
+      'QueueDepth',
+      'HandlerTime',
+    ]);
+  });
+
+  it('should filter families by name[] and render nothing for unknown names', async () => {
+    const fm = promFor(SMALL);
+    fm.get('Requests2XX')!.addOrUpdate(1, ['Host']);
+    fm.get('QueueDepth')!.addOrUpdate(-2.5);
+    expect(await fm.prometheusText(['QueueDepth', 'nope', 'Requests2XX', 'QueueDepth'])).to.equal(
+      [
+        '# HELP QueueDepth QueueDepth (unit: Count)',
+        '# TYPE QueueDepth gauge',
+        'QueueDepth -2.5',
+        '',
+        '# HELP Requests2XX HTTP 2xx responses (unit: Count)',
+        '# TYPE Requests2XX counter',
+        'Requests2XX{Level="Host",Hostname="h1"} 1',
+        '',
+      ].join('\n'),
+    );
+    expect(await fm.prometheusText(['nope'])).to.equal('');
+  });
+
+  it('should put labels in yaml order with the host label last', async () => {
+    const fm = promFor(
+      makeConfig([makeSpec('Lat', 'counter', ['zeta', 'alpha', 'mid'], { hostLabel: 'hostname' })], { modes: ['prometheus'] }),
+    );
+    fm.get('Lat')!.addOrUpdate(1, { alpha: 'a', mid: 'm', zeta: 'z' });
+    expect(await fm.prometheusText(['Lat'])).to.equal(
+      '# HELP Lat Lat (unit: Count)\n# TYPE Lat counter\nLat{zeta="z",alpha="a",mid="m",hostname="h1"} 1\n',
+    );
+  });
+
+  it('should fold series beyond maxSeriesPerMetric into one overflow series and count them', async () => {
+    const fm = promFor(makeConfig([makeSpec('Req', 'counter', ['a', 'b'])], { modes: ['prometheus'], maxSeries: 2 }));
+    const req = fm.get('Req')!;
+    req.addOrUpdate(1, ['1', 'x']);
+    req.addOrUpdate(1, ['2', 'x']);
+    req.addOrUpdate(5, ['3', 'x']);
+    req.addOrUpdate(7, ['4', 'x']);
+    req.addOrUpdate(1, ['1', 'x']);
+    expect(await fm.prometheusText(['Req', 'tsserve_series_overflow_total'])).to.equal(
+      [
+        '# HELP Req Req (unit: Count)',
+        '# TYPE Req counter',
+        'Req{a="1",b="x"} 2',
+        'Req{a="2",b="x"} 1',
+        'Req{a="__overflow__",b="__overflow__"} 12',
+        '',
+        SELF_TEXT({}).split('\n').slice(6, 8).join('\n'),
+        'tsserve_series_overflow_total{metric="Req",Hostname="h1"} 2',
+        '',
+      ].join('\n'),
+    );
+    expect(await fm.prometheusText(['tsserve_series'])).to.contain('tsserve_series{metric="Req",Hostname="h1"} 3\n');
+  });
+
+  it('should keep values containing separators apart (separator-collision case)', async () => {
+    const fm = promFor(makeConfig([makeSpec('C', 'counter', ['a', 'b'])], { modes: ['prometheus'] }));
+    const c = fm.get('C')!;
+    c.addOrUpdate(1, { a: 'x|', b: '' });
+    c.addOrUpdate(10, { a: 'x', b: '|' });
+    // These two collide under prom-client's own `k:v,` key: both are "a:x,b:y,b:,".
+    c.addOrUpdate(100, { a: 'x,b:y', b: '' });
+    c.addOrUpdate(1000, { a: 'x', b: 'y,b:' });
+    c.addOrUpdate(1, { a: 'x', b: 'y,b:' });
+    expect(await fm.prometheusText(['C'])).to.equal(
+      [
+        '# HELP C C (unit: Count)',
+        '# TYPE C counter',
+        'C{a="x|",b=""} 1',
+        'C{a="x",b="|"} 10',
+        'C{a="x,b:y",b=""} 100',
+        'C{a="x",b="y,b:"} 1001',
+        '',
+      ].join('\n'),
+    );
+    expect(await fm.prometheusText(['tsserve_series'])).to.contain('tsserve_series{metric="C",Hostname="h1"} 4\n');
+  });
+
+  it('should keep colliding gauge and histogram series apart as well', async () => {
+    const fm = promFor(
+      makeConfig([makeSpec('G', 'gauge', ['a', 'b']), makeSpec('H', 'histogram', ['a', 'b'], { buckets: [1] })], {
+        modes: ['prometheus'],
+      }),
+    );
+    fm.get('G')!.addOrUpdate(1, ['x,b:y', '']);
+    fm.get('G')!.addOrUpdate(2, ['x', 'y,b:']);
+    fm.get('G')!.addOrUpdate(3, ['x', 'y,b:']);
+    fm.get('H')!.addOrUpdate(0.5, ['x,b:y', '']);
+    fm.get('H')!.addOrUpdate(0.5, ['x', 'y,b:']);
+    fm.get('H')!.addOrUpdate(5, ['x', 'y,b:']);
+    expect(await fm.prometheusText(['G', 'H'])).to.equal(
+      [
+        '# HELP G G (unit: Count)',
+        '# TYPE G gauge',
+        'G{a="x,b:y",b=""} 1',
+        'G{a="x",b="y,b:"} 3',
+        '',
+        '# HELP H H (unit: Count)',
+        '# TYPE H histogram',
+        'H_bucket{le="1",a="x,b:y",b=""} 1',
+        'H_bucket{le="+Inf",a="x,b:y",b=""} 1',
+        'H_sum{a="x,b:y",b=""} 0.5',
+        'H_count{a="x,b:y",b=""} 1',
+        'H_bucket{le="1",a="x",b="y,b:"} 1',
+        'H_bucket{le="+Inf",a="x",b="y,b:"} 2',
+        'H_sum{a="x",b="y,b:"} 5.5',
+        'H_count{a="x",b="y,b:"} 2',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('should answer a one-line comment when prometheus is not among the modes', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-prom-off-'));
+    try {
+      const fm = new FrontendMetrics(makeConfig([], { modes: ['tslog'] }), { logDir: dir, modes: ['tslog', 'statsd'], log: () => {} });
+      expect(await fm.prometheusText()).to.equal(
+        '# the prometheus sink is off (metrics modes: tslog, statsd); enable it with --metrics-mode prometheus (comma list allowed) or add prometheus to mode: in metrics.yaml\n',
+      );
+      await fm.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
