@@ -1,0 +1,178 @@
+/**
+ * `tsserve start`: validates metrics.yaml once (any problem stops start-up, every one printed),
+ * builds the frontend metrics and the worker ingest, starts the three listeners and the model
+ * workers, and runs in the foreground until SIGINT/SIGTERM, then drains and exits 0.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import type { SinkMode } from '../../schema/types';
+import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load';
+import { parseModeWord } from '../../schema/config/modes';
+import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics';
+import { MetricsIngest } from '../../frontend/metrics/ingest';
+import { startSystemMetrics } from '../../frontend/system/system-metrics';
+import { parseAddress } from '../../frontend/server/address';
+import { checkFrontendMetrics } from '../../frontend/server/frontend-series';
+import { startServer } from '../../frontend/server/server';
+import type { ServerConfig } from '../../frontend/server/server';
+import { parseStartOptions, startUsage } from '../../frontend/server/start-options';
+import type { StartOptions } from '../../frontend/server/start-options';
+
+type Level = 'info' | 'warn' | 'error';
+
+function log(level: Level, msg: string): void {
+  const line = `${new Date().toISOString()} [${level.toUpperCase()}] ${msg}\n`;
+  (level === 'info' ? process.stdout : process.stderr).write(line);
+}
+
+/** `--metrics-mode` value → modes; `off`/`none` → no sinks at all (metrics switched off). */
+export function parseModesFlag(value: string): { modes: SinkMode[] } | { error: string } {
+  const words = value.split(',').map((w) => w.trim()).filter((w) => w !== '');
+  if (words.length === 1 && ['off', 'none'].includes(words[0].toLowerCase())) return { modes: [] };
+  const modes: SinkMode[] = [];
+  for (const w of words) {
+    const m = parseModeWord(w);
+    if (m === null) return { error: `--metrics-mode: unknown mode '${w}' (use tslog, prometheus, statsd, a comma list of them, or off)` };
+    if (!modes.includes(m)) modes.push(m);
+  }
+  if (modes.length === 0) return { error: '--metrics-mode: empty (use tslog, prometheus, statsd or off)' };
+  return { modes };
+}
+
+function parseStatsd(value: string): { host: string; port: number } | null {
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(value.trim());
+  if (m === null) return null;
+  const port = Number(m[2]);
+  return port > 0 && port < 65536 ? { host: m[1] === '' ? '127.0.0.1' : m[1], port } : null;
+}
+
+/** `--models NAME=DIR ...` | `all` → the server's model list. */
+function parseModels(values: readonly string[]): ServerConfig['models'] | { error: string } {
+  if (values.length === 1 && values[0] === 'all') return 'all';
+  const out: { name: string; url: string }[] = [];
+  for (const v of values) {
+    if (v === 'all') return { error: "--models: 'all' cannot be combined with NAME=DIR entries" };
+    const eq = v.indexOf('=');
+    const name = eq > 0 ? v.slice(0, eq) : v;
+    const url = eq > 0 ? v.slice(eq + 1) : v;
+    if (url === '') return { error: `--models: '${v}' has no directory (use NAME=DIR)` };
+    out.push({ name, url });
+  }
+  return out;
+}
+
+async function ensureStore(opts: StartOptions): Promise<string | null> {
+  const dir = path.resolve(opts.modelStore);
+  if (fs.existsSync(dir)) return dir;
+  if (!opts.modelStoreIsDefault) {
+    log('error', `--model-store: directory ${dir} does not exist (generate one with: tsserve models generate ${opts.modelStore})`);
+    return null;
+  }
+  log('info', `model store ${dir} is missing: generating the demo store (tsserve models generate)`);
+  const models = require('./models') as { run(argv: readonly string[]): Promise<number> };
+  const code = await models.run(['generate', dir]);
+  return code === 0 ? dir : null;
+}
+
+/** Runs `tsserve start`; resolves to the exit code once the server has stopped. */
+export async function run(argv: readonly string[]): Promise<number> {
+  const parsed = parseStartOptions(argv, process.env);
+  if (!parsed.ok) {
+    for (const p of parsed.problems) process.stderr.write(`tsserve start: ${p}\n`);
+    return 2;
+  }
+  const opts = parsed.options;
+  if (opts.help) { process.stdout.write(startUsage()); return 0; }
+
+  const problems: string[] = [];
+  const addr = (flag: string, v: string): ReturnType<typeof parseAddress> | null => {
+    try { return parseAddress(flag, v); } catch (e) { problems.push((e as Error).message); return null; }
+  };
+  const inference = addr('--inference-address', opts.inferenceAddress);
+  const management = addr('--management-address', opts.managementAddress);
+  const metricsAddr = addr('--metrics-address', opts.metricsAddress);
+  let modes: SinkMode[] | undefined;
+  if (opts.metricsMode !== null) {
+    const m = parseModesFlag(opts.metricsMode);
+    if ('error' in m) problems.push(m.error); else modes = m.modes;
+  }
+  let statsd: { host: string; port: number } | undefined;
+  if (opts.statsdAddress !== null) {
+    const s = parseStatsd(opts.statsdAddress);
+    if (s === null) problems.push(`--statsd-address: '${opts.statsdAddress}' is not HOST:PORT`); else statsd = s;
+  }
+  const models = parseModels(opts.models);
+  if (typeof models === 'object' && 'error' in models) problems.push(models.error);
+  if (problems.length > 0 || inference === null || management === null || metricsAddr === null) {
+    for (const p of problems) process.stderr.write(`tsserve start: ${p}\n`);
+    return 2;
+  }
+
+  // Validate metrics.yaml once, completely; the parsed config goes to every worker as is.
+  const configFile = path.resolve(opts.metricsConfig ?? defaultMetricsConfigPath());
+  const loaded = loadMetricsConfig(configFile);
+  if (!loaded.ok) {
+    process.stderr.write(`tsserve start: invalid metrics config ${configFile} (${loaded.problems.length} problem(s)); not starting:\n`);
+    for (const p of loaded.problems) process.stderr.write(`${formatProblem(p)}\n`);
+    return 1;
+  }
+  const config = loaded.config;
+
+  const store = await ensureStore(opts);
+  if (store === null) return 1;
+  const logDir = path.resolve(opts.logDir);
+  fs.mkdirSync(logDir, { recursive: true });
+
+  const metrics = new FrontendMetrics(config, { logDir, processMetrics: true, log, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}) });
+  const wrong = checkFrontendMetrics(metrics);
+  if (wrong.length > 0) {
+    process.stderr.write(`tsserve start: metrics config ${configFile} declares frontend metrics the server cannot fill; not starting:\n`);
+    for (const w of wrong) process.stderr.write(`${configFile}:${w}\n`);
+    await metrics.close();
+    return 1;
+  }
+  const ingest = new MetricsIngest(metrics, { log: (m) => log('warn', m) });
+
+  let server;
+  try {
+    server = await startServer({
+      inference, management, metrics: metricsAddr, modelStore: store, models: models as ServerConfig['models'], logDir,
+      enableTokenAuth: opts.enableTokenAuth, maxRequestSizeBytes: opts.maxRequestSize,
+      ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
+    }, { metrics, metricsConfig: config, ingest, log });
+  } catch (e) {
+    log('error', `tsserve start: ${(e as Error).message}`);
+    await metrics.close();
+    return 1;
+  }
+  const system = opts.disableSystemMetrics || metrics.modes.length === 0
+    ? null
+    : startSystemMetrics(metrics, { intervalSec: Math.max(1, opts.metricTimeInterval), diskPath: logDir });
+
+  const activeModes = metrics.modes.length === 0 ? 'off' : metrics.modes.join(',');
+  log('info', `Inference API bind to: ${server.urls.inference}`);
+  log('info', `Management API bind to: ${server.urls.management}`);
+  log('info', `Metrics API bind to: ${server.urls.metrics}`);
+  log('info', `Metrics config: ${configFile}; metrics mode: ${activeModes}${metrics.modes.includes('tslog') ? `; metric logs in ${logDir}` : ''}${metrics.modes.includes('statsd') ? `; statsd ${statsd ? `${statsd.host}:${statsd.port}` : `${config.statsd.host}:${config.statsd.port}`}` : ''}`);
+  log('info', `System metrics: ${system === null ? 'off' : `every ${opts.metricTimeInterval} s`}`);
+  log('info', `Model store: ${store}; models: ${server.manager.list().map((m) => m.config.name).join(', ') || '(none)'}`);
+  if (server.keys !== null) log('info', `Token authorization on: keys in ${server.keys.file}`);
+  log('info', 'Model server started.');
+
+  const running = server;
+  await new Promise<void>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals): void => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      log('info', `${sig}: draining (finishing in-flight requests, stopping workers)`);
+      resolve();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  await running.stop();
+  system?.stop();
+  await metrics.close();
+  log('info', 'Model server stopped.');
+  return 0;
+}
