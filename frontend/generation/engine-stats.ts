@@ -1,0 +1,136 @@
+/**
+ * Turns one engine's step messages into the vLLM metric families (see docs/llm-metrics.md):
+ * per step the iteration tokens and token counters, per sequence TTFT (frontend clock) and
+ * ITL (engine clock), per finished sequence the success counter and the request histograms,
+ * per finished request (all n sequences done) the params and max-generation histograms, and
+ * the scheduler stats into gauges and counters. Plain data, one pass over the outputs.
+ */
+import type { EngineCoreOutputs, FinishReason, GenRequestOutput } from '../../schema/engine-ipc';
+import type { EngineSeries } from './engine-series';
+import type { LoggingStatLogger } from './logging-stat-logger';
+import type { RequestState, SequenceState } from './request-state';
+import { newRequestState } from './request-state';
+
+/** Engine-clock milliseconds → seconds. */
+const S = 1 / 1000;
+
+/** The stats side of one engine. */
+export class EngineStats {
+  private readonly requests = new Map<string, RequestState>();
+
+  /** `nowMs` is the frontend's monotonic clock (performance.now), the one arrivals use. */
+  constructor(
+    private readonly series: EngineSeries,
+    private readonly nowMs: () => number,
+    private readonly logger: LoggingStatLogger | null = null,
+  ) {}
+
+  /** Requests whose sequences have not all finished. */
+  get inFlight(): number {
+    return this.requests.size;
+  }
+
+  /** Starts tracking a request sent to the engine. */
+  addRequest(requestId: string, arrivalMs: number, n: number, maxTokens: number): void {
+    this.requests.set(requestId, newRequestState(requestId, arrivalMs, n, maxTokens));
+  }
+
+  /** Forgets a request the engine refused (it never ran: nothing is counted). */
+  dropRequest(requestId: string): void {
+    this.requests.delete(requestId);
+  }
+
+  /** Processes one step message. */
+  onStep(step: EngineCoreOutputs): void {
+    const now = this.nowMs();
+    const sr = this.series;
+    let promptTokens = 0;
+    let generationTokens = 0;
+    let firstOutputs = 0;
+    for (const o of step.outputs) {
+      const req = this.requests.get(o.requestId);
+      const seq = req?.seqs[o.index];
+      if (req === undefined || seq === undefined || seq.finishReason !== undefined) continue;
+      for (const e of o.events) {
+        if (e.type === 'QUEUED') seq.queuedTs ??= e.ts;
+        else if (e.type === 'SCHEDULED') seq.scheduledTs ??= e.ts;
+      }
+      if (o.prefill !== undefined && seq.numPromptTokens === undefined) {
+        seq.numPromptTokens = o.prefill.numPromptTokens;
+        promptTokens += o.prefill.numPromptTokens;
+        firstOutputs++;
+      }
+      const k = o.newTokenIds.length;
+      if (k > 0) {
+        generationTokens += k;
+        seq.numGenerationTokens += k;
+        if (seq.firstTokenTs === undefined) {
+          seq.firstTokenTs = step.timestamp;
+          sr.ttft.record((now - req.arrivalMs) * S, req.requestId);
+        } else {
+          sr.itl.record((step.timestamp - (seq.lastTokenTs as number)) * S, req.requestId);
+        }
+        seq.lastTokenTs = step.timestamp;
+      }
+      if (o.finishReason !== undefined) this.finish(req, seq, o, now);
+    }
+    if (promptTokens > 0) sr.promptTokens.record(promptTokens);
+    if (generationTokens > 0) sr.generationTokens.record(generationTokens);
+    if (promptTokens + generationTokens > 0) sr.iterationTokens.record(promptTokens + generationTokens);
+    this.logger?.recordStep(step.numPromptTokens, generationTokens, firstOutputs);
+    const st = step.stats;
+    if (st !== undefined) {
+      sr.running.record(st.numRunning);
+      sr.waiting.record(st.numWaiting);
+      sr.kvCacheUsage.record(st.kvCacheUsage);
+      if (st.prefixCacheQueries > 0) sr.prefixCacheQueries.record(st.prefixCacheQueries);
+      if (st.prefixCacheHits > 0) sr.prefixCacheHits.record(st.prefixCacheHits);
+      if (st.numPreemptions > 0) sr.preemptions.record(st.numPreemptions);
+      this.logger?.recordStats(st);
+    }
+  }
+
+  /**
+   * Finishes every unfinished sequence of every request with `reason` (the engine failed or
+   * its worker is gone); each counts once in the success counter, like an engine-side finish.
+   */
+  failAll(reason: FinishReason): void {
+    const now = this.nowMs();
+    for (const req of [...this.requests.values()]) {
+      req.seqs.forEach((seq, index) => {
+        if (seq.finishReason === undefined) this.finish(req, seq, { requestId: req.requestId, index, newTokenIds: [], text: '', events: [], finishReason: reason }, now);
+      });
+    }
+    this.requests.clear();
+  }
+
+  private finish(req: RequestState, seq: SequenceState, o: GenRequestOutput, now: number): void {
+    const sr = this.series;
+    const rid = req.requestId;
+    const reason = o.finishReason as FinishReason;
+    seq.finishReason = reason;
+    sr.success[reason].record(1, rid);
+    sr.e2e.record((now - req.arrivalMs) * S, rid);
+    const gen = seq.numGenerationTokens;
+    sr.requestGenerationTokens.record(gen, rid);
+    if (seq.numPromptTokens !== undefined) sr.requestPromptTokens.record(seq.numPromptTokens, rid);
+    const { queuedTs, scheduledTs, firstTokenTs, lastTokenTs } = seq;
+    // The engine-clock intervals exist only for a sequence that produced a token.
+    if (scheduledTs !== undefined && firstTokenTs !== undefined && lastTokenTs !== undefined) {
+      const decode = lastTokenTs - firstTokenTs;
+      if (queuedTs !== undefined) sr.queue.record((scheduledTs - queuedTs) * S, rid);
+      sr.prefill.record((firstTokenTs - scheduledTs) * S, rid);
+      sr.decode.record(decode * S, rid);
+      sr.inference.record((lastTokenTs - scheduledTs) * S, rid);
+      sr.tpot.record(gen > 1 ? (decode * S) / (gen - 1) : 0, rid);
+    }
+    req.finished++;
+    if (gen > req.maxGenerationTokens) req.maxGenerationTokens = gen;
+    if (req.finished === req.n) {
+      sr.paramsN.record(req.n, rid);
+      sr.paramsMaxTokens.record(req.maxTokens, rid);
+      sr.maxNumGenerationTokens.record(req.maxGenerationTokens, rid);
+      this.requests.delete(rid);
+    }
+  }
+}

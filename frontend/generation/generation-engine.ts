@@ -1,0 +1,105 @@
+/**
+ * One engine as the frontend sees it: a READY generation worker, its bound series, its stats,
+ * its log line, and the sinks of the requests it runs. Step messages are counted first, then
+ * handed to each request's sink, so a client that reads its answer finds the metrics updated.
+ */
+import type { GenErrorMessage, GenRequestOutput, GenSamplingParams, GenStepMessage, ToGenWorkerMessage } from '../../schema/engine-ipc';
+import type { MetricsPort } from '../server/metrics-port';
+import type { CacheConfigInfo } from './engine-series';
+import { bindEngineSeries } from './engine-series';
+import { EngineStats } from './engine-stats';
+import { LoggingStatLogger } from './logging-stat-logger';
+
+/** Where one request's outputs go (the OpenAI layer). Every callback is terminal except onOutput. */
+export interface GenerationSink {
+  /** One output of one of the request's sequences (the last one of a sequence has finishReason). */
+  onOutput(o: GenRequestOutput): void;
+  /** The request failed: `status` 400 when the engine refused it, 500/503 when the engine failed. */
+  onError(status: number, message: string): void;
+}
+
+interface Entry {
+  readonly sink: GenerationSink;
+  readonly n: number;
+  finished: number;
+  seenOutput: boolean;
+}
+
+/** The frontend half of one engine. */
+export class GenerationEngine {
+  readonly stats: EngineStats;
+  readonly logger: LoggingStatLogger;
+  private readonly sinks = new Map<string, Entry>();
+
+  constructor(
+    readonly workerId: string,
+    /** The `engine` label: the lowest slot free when the worker became ready. */
+    readonly index: number,
+    modelName: string,
+    metrics: Pick<MetricsPort, 'get'>,
+    cache: CacheConfigInfo,
+    nowMs: () => number,
+    private readonly post: (msg: ToGenWorkerMessage) => boolean,
+  ) {
+    this.logger = new LoggingStatLogger(index, nowMs);
+    this.stats = new EngineStats(bindEngineSeries(metrics, modelName, String(index), cache), nowMs, this.logger);
+  }
+
+  /** Requests in flight on this engine. */
+  get load(): number {
+    return this.sinks.size;
+  }
+
+  /** Sends a request to the engine; false when the worker cannot be reached. */
+  add(requestId: string, arrivalMs: number, prompt: string, params: GenSamplingParams & { readonly max_tokens: number }, sink: GenerationSink): boolean {
+    const n = params.n ?? 1;
+    this.stats.addRequest(requestId, arrivalMs, n, params.max_tokens);
+    this.sinks.set(requestId, { sink, n, finished: 0, seenOutput: false });
+    if (this.post({ type: 'tsserve.gen.add', requestId, prompt, params })) return true;
+    this.stats.dropRequest(requestId);
+    this.sinks.delete(requestId);
+    return false;
+  }
+
+  /** Asks the engine to abort a request; it finishes with `abort` in a later step (and counts). */
+  abort(requestId: string): void {
+    if (this.sinks.has(requestId)) this.post({ type: 'tsserve.gen.abort', requestId });
+  }
+
+  /** One step from the worker. */
+  onStep(msg: GenStepMessage): void {
+    this.stats.onStep(msg);
+    for (const o of msg.outputs) {
+      const e = this.sinks.get(o.requestId);
+      if (e === undefined) continue;
+      e.seenOutput = true;
+      if (o.finishReason !== undefined && ++e.finished === e.n) this.sinks.delete(o.requestId);
+      try {
+        e.sink.onOutput(o);
+      } catch {
+        // A broken client connection must not stop the other requests' outputs.
+      }
+    }
+  }
+
+  /** An error from the worker: one refused request, or the whole engine. */
+  onError(msg: GenErrorMessage): void {
+    if (msg.requestId === undefined) {
+      this.fail(500, `engine ${this.index} failed: ${msg.message}`);
+      return;
+    }
+    const e = this.sinks.get(msg.requestId);
+    if (e === undefined) return;
+    this.sinks.delete(msg.requestId);
+    this.stats.dropRequest(msg.requestId);
+    e.sink.onError(e.seenOutput ? 500 : 400, msg.message);
+  }
+
+  /** The worker is gone or failed: every unfinished sequence finishes with `error`. */
+  fail(status: number, message: string): void {
+    this.stats.failAll('error');
+    const all = [...this.sinks.values()];
+    this.sinks.clear();
+    for (const e of all) e.sink.onError(status, message);
+  }
+}

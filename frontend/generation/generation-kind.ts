@@ -1,0 +1,68 @@
+/**
+ * Registers the generation frontend with the server: `handler: generate` models become
+ * GenerationModels, their engines feed the periodic stat log, and the OpenAI routes
+ * (`/v1/completions`, `/v1/chat/completions`, `/v1/models`) mount on the inference listener.
+ */
+import type { ModelConfig } from '../../schema/worker-protocol';
+import type { ModelKind, ModelKindContext } from '../server/model-kinds';
+import { registerModelKind } from '../server/model-kinds';
+import type { ServedModel } from '../server/served-model';
+import { openaiRouter } from '../openai/router';
+import { GenerationModel } from './generation-model';
+import { StatLogTicker } from './stat-log-ticker';
+import { checkEngineMetrics } from './engine-series';
+
+/** Options of the generation frontend. */
+export interface GenerationFrontendOptions {
+  /** Seconds between stat lines (`--log-stats-interval`, env TS_LOG_STATS_INTERVAL); default 10. */
+  readonly logStatsIntervalSec?: number;
+  /** Print debug lines too (idle engines' stat lines); default: env TS_LOG_LEVEL=debug. */
+  readonly debug?: boolean;
+  /** Where debug lines go (default stderr). */
+  readonly debugLog?: (msg: string) => void;
+}
+
+/** The ModelKind for `handler: generate`. */
+export class GenerationKind implements ModelKind {
+  private ticker: StatLogTicker | null = null;
+  private warned = false;
+
+  constructor(private readonly opts: GenerationFrontendOptions = {}) {}
+
+  create(config: ModelConfig, ctx: ModelKindContext, modelUrl: string, loadedAtStartup: boolean): ServedModel {
+    if (!this.warned) {
+      this.warned = true;
+      for (const p of checkEngineMetrics(ctx.metrics).values()) ctx.log('warn', `metrics.yaml: ${p}`);
+    }
+    return new GenerationModel(config, ctx, { modelUrl, loadedAtStartup, statLog: this.tickerFor(ctx) });
+  }
+
+  routes(_ctx: ModelKindContext, lookup: (name: string) => ServedModel | undefined, list: () => readonly ServedModel[]): ReturnType<typeof openaiRouter> {
+    const asGen = (m: ServedModel | undefined): GenerationModel | undefined => (m instanceof GenerationModel ? m : undefined);
+    return openaiRouter({
+      lookup: (name) => asGen(lookup(name)),
+      list: () => list().flatMap((m) => (m instanceof GenerationModel ? [m] : [])),
+    });
+  }
+
+  private tickerFor(ctx: ModelKindContext): StatLogTicker {
+    if (this.ticker === null) {
+      const envSec = Number(process.env.TS_LOG_STATS_INTERVAL ?? '');
+      const sec = this.opts.logStatsIntervalSec ?? (Number.isFinite(envSec) && envSec > 0 ? envSec : 10);
+      const debug = this.opts.debug ?? (process.env.TS_LOG_LEVEL ?? '').toLowerCase() === 'debug';
+      const debugLog = this.opts.debugLog ?? ((m: string): void => { process.stderr.write(`DEBUG ${m}\n`); });
+      this.ticker = new StatLogTicker(sec, (l) => {
+        if (l.level === 'info') ctx.log('info', l.line);
+        else if (debug) debugLog(l.line);
+      });
+    }
+    return this.ticker;
+  }
+}
+
+/** Registers the generation frontend for `handler: generate` (call before startServer). */
+export function registerGenerationFrontend(opts: GenerationFrontendOptions = {}): GenerationKind {
+  const kind = new GenerationKind(opts);
+  registerModelKind('generate', kind);
+  return kind;
+}

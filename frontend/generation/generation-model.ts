@@ -1,0 +1,189 @@
+/**
+ * A `handler: generate` model: a worker pool whose workers run the engine core, addressed
+ * directly (no batcher: the engine batches continuously). Engine step messages are routed here
+ * by worker id; everything else goes on to the metrics ingest. Each READY worker is one engine,
+ * labelled with the lowest free slot so a replaced worker keeps `engine="0"`.
+ */
+import { randomUUID } from 'crypto';
+import { performance } from 'perf_hooks';
+import type { GenSamplingParams } from '../../schema/engine-ipc';
+import { decodeFromGenWorkerMessage, isFromGenWorkerMessage } from '../../schema/engine-ipc';
+import type { ModelConfig } from '../../schema/worker-protocol';
+import type { ModelKindContext } from '../server/model-kinds';
+import type { ModelDescription, ServedModel } from '../server/served-model';
+import { WorkerPool } from '../workers/worker-pool';
+import type { CacheConfigInfo } from './engine-series';
+import { cacheConfigOf } from './cache-config';
+import type { GenerationSink } from './generation-engine';
+import { GenerationEngine } from './generation-engine';
+import type { StatLine } from './logging-stat-logger';
+import type { StatLineSource } from './stat-log-ticker';
+
+/** One generation request as the OpenAI layer hands it over. */
+export interface GenerateRequest {
+  readonly prompt: string;
+  /** Sampling params; max_tokens is always set (the effective value is what the metrics observe). */
+  readonly params: GenSamplingParams & { readonly max_tokens: number };
+  /** Frontend `performance.now()` when the HTTP request arrived. */
+  readonly arrivalMs: number;
+}
+
+/** A started request. */
+export interface GenerationHandle {
+  readonly requestId: string;
+  /** Aborts it in the engine (a client that went away); its sequences finish with `abort`. */
+  abort(): void;
+}
+
+/** Why a request could not start. */
+export interface GenerateRefused {
+  readonly status: number;
+  readonly message: string;
+}
+
+/** Options beyond the model config. */
+export interface GenerationModelOptions {
+  readonly modelUrl: string;
+  readonly loadedAtStartup: boolean;
+  /** The periodic stat log this model's engines print to (joined at construction, left on stop). */
+  readonly statLog?: { add(source: StatLineSource): void; remove(source: StatLineSource): void };
+}
+
+/** A served generation model. */
+export class GenerationModel implements ServedModel, StatLineSource {
+  readonly kind = 'generate';
+  readonly cache: CacheConfigInfo;
+  private readonly pool: WorkerPool;
+  private readonly enginesById = new Map<string, GenerationEngine>();
+  private configValue: ModelConfig;
+  private closed = false;
+  private readonly drainWaiters: (() => void)[] = [];
+  private readonly warnedBad = new Set<string>();
+
+  constructor(config: ModelConfig, private readonly ctx: ModelKindContext, private readonly opts: GenerationModelOptions) {
+    this.configValue = config;
+    this.cache = cacheConfigOf(config.engine);
+    const base = ctx.poolDeps;
+    this.pool = new WorkerPool(config, {
+      ...base,
+      onOtherMessage: (id, msg) => {
+        if (isFromGenWorkerMessage(msg)) this.onEngineMessage(id, msg);
+        else base.onOtherMessage(id, msg);
+      },
+      onWorkerLoaded: (id, ms) => {
+        base.onWorkerLoaded(id, ms);
+        this.engineUp(id);
+      },
+      onWorkerGone: (id) => {
+        this.engineGone(id, `the worker of engine serving model ${config.name} exited`);
+        base.onWorkerGone(id);
+      },
+    });
+    opts.statLog?.add(this);
+  }
+
+  get config(): ModelConfig { return this.configValue; }
+
+  /** The engines that are up, by label. */
+  engines(): readonly GenerationEngine[] {
+    return [...this.enginesById.values()].sort((a, b) => a.index - b.index);
+  }
+
+  start(): Promise<void> { return this.pool.start(); }
+
+  /** One stat line per engine, prefixed with the model name (starts each engine's next interval). */
+  statLines(): StatLine[] {
+    return this.engines().map((e) => {
+      const l = e.logger.log();
+      return { level: l.level, line: `[${this.configValue.name}] ${l.line}` };
+    });
+  }
+
+  /** Starts a request on the least loaded engine, or says why it cannot start. */
+  generate(req: GenerateRequest, sink: GenerationSink): GenerationHandle | GenerateRefused {
+    if (this.closed) return { status: 503, message: `model ${this.configValue.name} is being unregistered or the server is stopping` };
+    let best: GenerationEngine | null = null;
+    for (const e of this.enginesById.values()) if (best === null || e.load < best.load) best = e;
+    if (best === null) return { status: 503, message: `model ${this.configValue.name} has no engine ready; scale its workers with the management API` };
+    const engine = best;
+    const requestId = `${this.configValue.name}-${randomUUID()}`;
+    const wrapped: GenerationSink = {
+      onOutput: (o) => { sink.onOutput(o); this.checkDrained(); },
+      onError: (s, m) => { sink.onError(s, m); this.checkDrained(); },
+    };
+    if (!engine.add(requestId, req.arrivalMs, req.prompt, req.params, wrapped)) {
+      return { status: 503, message: `engine ${engine.index} of model ${this.configValue.name} is not reachable` };
+    }
+    return { requestId, abort: () => engine.abort(requestId) };
+  }
+
+  describe(): ModelDescription {
+    const c = this.configValue;
+    const pending = this.inFlight();
+    return {
+      modelName: c.name, modelVersion: c.version, modelUrl: this.opts.modelUrl, handler: c.handler, kind: this.kind,
+      minWorkers: this.pool.minWorkers, maxWorkers: this.pool.maxWorkers, batchSize: c.batchSize, maxBatchDelay: c.maxBatchDelayMs,
+      responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup, workers: this.pool.workers(),
+      jobQueueStatus: { remainingCapacity: Number.MAX_SAFE_INTEGER, pendingRequests: pending },
+    };
+  }
+
+  async scale(min: number, max: number): Promise<void> {
+    this.configValue = { ...this.configValue, minWorkers: min, maxWorkers: Math.max(min, max) };
+    await this.pool.scale(min, max);
+  }
+
+  /** Resolves once no request is in flight on any engine. */
+  drain(): Promise<void> {
+    if (this.inFlight() === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    this.opts.statLog?.remove(this);
+    await this.pool.stop();
+    for (const id of [...this.enginesById.keys()]) this.engineGone(id, `model ${this.configValue.name} was stopped`);
+  }
+
+  private inFlight(): number {
+    let n = 0;
+    for (const e of this.enginesById.values()) n += e.load;
+    return n;
+  }
+
+  private checkDrained(): void {
+    if (this.drainWaiters.length > 0 && this.inFlight() === 0) for (const w of this.drainWaiters.splice(0)) w();
+  }
+
+  private engineUp(workerId: string): void {
+    const used = new Set([...this.enginesById.values()].map((e) => e.index));
+    let index = 0;
+    while (used.has(index)) index++;
+    const post = (msg: object): boolean => this.pool.worker(workerId)?.post(msg) ?? false;
+    this.enginesById.set(workerId, new GenerationEngine(workerId, index, this.configValue.name, this.ctx.metrics, this.cache, () => performance.now(), post));
+  }
+
+  private engineGone(workerId: string, why: string): void {
+    const e = this.enginesById.get(workerId);
+    if (e === undefined) return;
+    this.enginesById.delete(workerId);
+    e.fail(503, why);
+    this.checkDrained();
+  }
+
+  private onEngineMessage(workerId: string, raw: unknown): void {
+    const e = this.enginesById.get(workerId);
+    const res = decodeFromGenWorkerMessage(raw);
+    if (!res.ok) {
+      if (!this.warnedBad.has(workerId)) {
+        this.warnedBad.add(workerId);
+        this.ctx.log('warn', `worker ${workerId}: dropping a malformed engine message (${res.problems.join('; ')})`);
+      }
+      return;
+    }
+    if (e === undefined) return; // before ready or after the engine was dropped
+    if (res.msg.type === 'tsserve.gen.step') e.onStep(res.msg);
+    else e.onError(res.msg);
+  }
+}

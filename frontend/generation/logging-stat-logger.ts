@@ -1,0 +1,76 @@
+/**
+ * The periodic log line of one engine (vLLM's LoggingStatLogger): throughputs are averages
+ * over the time since the previous line, on the frontend's monotonic clock; the prompt
+ * throughput counts only COMPUTED prompt tokens (prefix-cache hits excluded), as vLLM does.
+ * After two consecutive idle intervals the line is demoted to debug.
+ */
+import type { GenSchedulerStats } from '../../schema/engine-ipc';
+import { CachingWindow } from './caching-window';
+
+/** One rendered line and the level to print it at. */
+export interface StatLine {
+  readonly level: 'info' | 'debug';
+  readonly line: string;
+}
+
+/** Accumulates one engine's interval and renders its line. */
+export class LoggingStatLogger {
+  private promptTokens = 0;
+  private generationTokens = 0;
+  private preemptions = 0;
+  private newRequests = 0;
+  private last: GenSchedulerStats | null = null;
+  private lastLogMs: number;
+  private lastPromptThroughput = 0;
+  private lastGenerationThroughput = 0;
+  private readonly caching = new CachingWindow(1000);
+  private readonly prefix: string;
+
+  /** `nowMs` is a monotonic clock in ms (performance.now in production, a fake in tests). */
+  constructor(engineIndex: number, private readonly nowMs: () => number) {
+    this.prefix = `Engine ${String(engineIndex).padStart(3, '0')}: `;
+    this.lastLogMs = nowMs();
+  }
+
+  /** One step's token counts: computed prompt tokens and sampled tokens. */
+  recordStep(computedPromptTokens: number, generationTokens: number, firstOutputs: number): void {
+    this.promptTokens += computedPromptTokens;
+    this.generationTokens += generationTokens;
+    this.newRequests += firstOutputs;
+  }
+
+  /** One scheduler-stats record (gauges kept, deltas accumulated). */
+  recordStats(stats: GenSchedulerStats): void {
+    this.last = stats;
+    this.preemptions += stats.numPreemptions;
+    this.caching.observe(this.newRequests, stats.prefixCacheQueries, stats.prefixCacheHits);
+    this.newRequests = 0;
+  }
+
+  /** Renders the interval's line and starts a new interval. */
+  log(): StatLine {
+    const now = this.nowMs();
+    const elapsedS = (now - this.lastLogMs) / 1000;
+    const promptThroughput = elapsedS > 0 ? this.promptTokens / elapsedS : 0;
+    const generationThroughput = elapsedS > 0 ? this.generationTokens / elapsedS : 0;
+    const idle = promptThroughput === 0 && generationThroughput === 0 &&
+      this.lastPromptThroughput === 0 && this.lastGenerationThroughput === 0;
+    const s = this.last;
+    const parts = [
+      `Avg prompt throughput: ${promptThroughput.toFixed(1)} tokens/s`,
+      `Avg generation throughput: ${generationThroughput.toFixed(1)} tokens/s`,
+      `Running: ${s?.numRunning ?? 0} reqs`,
+      `Waiting: ${s?.numWaiting ?? 0} reqs`,
+    ];
+    if (this.preemptions > 0) parts.push(`Preemptions: ${this.preemptions}`);
+    parts.push(`KV cache usage: ${((s?.kvCacheUsage ?? 0) * 100).toFixed(1)}%`);
+    parts.push(`Prefix cache hit rate: ${(this.caching.hitRate * 100).toFixed(1)}%`);
+    this.promptTokens = 0;
+    this.generationTokens = 0;
+    this.preemptions = 0;
+    this.lastLogMs = now;
+    this.lastPromptThroughput = promptThroughput;
+    this.lastGenerationThroughput = generationThroughput;
+    return { level: idle ? 'debug' : 'info', line: this.prefix + parts.join(', ') };
+  }
+}
