@@ -17,6 +17,11 @@ export const MLP_HEAVY_HIDDEN = 2048;
 /** How often `mlp-heavy` applies its hidden layer (a batch of 32 costs ≥ 20 ms on 1 thread). */
 export const MLP_HEAVY_REPEAT = 6;
 
+/** Seed of the demo store's `mlp` (and `custom`, the same network behind a user handler). */
+export const MLP_SEED = 42;
+/** Seed of `mlp-heavy`. */
+export const MLP_HEAVY_SEED = 43;
+
 /** Options of `writeMlp`. */
 export interface MlpOptions {
   readonly hidden: number;

@@ -1,0 +1,100 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { load } from 'js-yaml';
+import { generateStore } from '../../../tools/models/store';
+import type { StoreModel } from '../../../tools/models/store-model';
+import { MLP_HEAVY_MODEL } from '../../../tools/models/demo-models';
+import { STORE_MODELS } from '../../../tools/models/store-models';
+
+const BIN = join(__dirname, '..', '..', '..', '..', 'bin', 'tsserve.js');
+
+function hashTree(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out[relative(root, p)] = createHash('sha256').update(readFileSync(p)).digest('hex');
+    }
+  };
+  walk(root);
+  return out;
+}
+
+describe('tools/models/store', function () {
+  let tmp: string;
+
+  before(() => {
+    tmp = mkdtempSync(join(tmpdir(), 'tsserve-store-'));
+  });
+
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('should write byte-identical stores when `tsserve models generate` runs twice', async () => {
+    const run = promisify(execFile);
+    const a = await run(process.execPath, [BIN, 'models', 'generate', join(tmp, 'a')]);
+    await run(process.execPath, [BIN, 'models', 'generate', join(tmp, 'b')]);
+    expect(a.stdout.split('\n').slice(-2)[0]).to.equal(`model store ${join(tmp, 'a')}: ${STORE_MODELS.length} written, 0 kept`);
+    const ha = hashTree(join(tmp, 'a'));
+    // Other helpers append models (e.g. custom); these are the built-in ones.
+    expect(Object.keys(ha).filter((f) => /^(mlp|tiny-lm|tiny-lm-hf)\//.test(f))).to.deep.equal([
+      'mlp/model-config.yaml', 'mlp/model.onnx',
+      'tiny-lm/model-config.yaml', 'tiny-lm/model.onnx',
+      'tiny-lm-hf/model-config.yaml', 'tiny-lm-hf/model.onnx',
+    ]);
+    expect(hashTree(join(tmp, 'b'))).to.deep.equal(ha);
+  });
+
+  it('should write the model-config keys the frontend reads, with the engine block for generate', () => {
+    const mlp = load(readFileSync(join(tmp, 'a', 'mlp', 'model-config.yaml'), 'utf8'));
+    expect(mlp).to.deep.equal({ handler: 'onnx', model: 'model.onnx', batchSize: 8, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 4, responseTimeout: 30, threads: 1 });
+    const hf = load(readFileSync(join(tmp, 'a', 'tiny-lm-hf', 'model-config.yaml'), 'utf8')) as { engine: Record<string, unknown>; handler: string };
+    expect(hf.handler).to.equal('generate');
+    expect(hf.engine).to.deep.equal({
+      layout: 'hf', vocabSize: 259, numLayers: 4, numHeads: 4, headDim: 64, bosTokenId: 256, eosTokenId: 257, padTokenId: 258,
+      maxModelLen: 1024, blockSize: 16, numBlocks: 512, maxNumSeqs: 32, maxNumBatchedTokens: 512, enablePrefixCaching: true,
+    });
+  });
+
+  it('should keep existing model directories unless forced', async () => {
+    const dir = join(tmp, 'c');
+    let calls = 0;
+    const m: StoreModel = { name: 'm', summary: 's', write: (d) => { calls++; writeFileSync(join(d, 'x'), String(calls)); } };
+    const lines: string[] = [];
+    expect(await generateStore(dir, { models: [m] })).to.deep.equal({ written: ['m'], skipped: [] });
+    expect(await generateStore(dir, { models: [m], log: (l) => lines.push(l) })).to.deep.equal({ written: [], skipped: ['m'] });
+    expect(lines).to.deep.equal(['m: exists, kept (use --force to rewrite)']);
+    expect(readFileSync(join(dir, 'm', 'x'), 'utf8')).to.equal('1');
+    expect(await generateStore(dir, { models: [m], force: true })).to.deep.equal({ written: ['m'], skipped: [] });
+    expect(readFileSync(join(dir, 'm', 'x'), 'utf8')).to.equal('2');
+    expect(readdirSync(dir)).to.deep.equal(['m']);
+  });
+
+  it('should leave no model directory behind when a writer throws', async () => {
+    const dir = join(tmp, 'd');
+    const bad: StoreModel = { name: 'bad', summary: 's', write: () => { throw new Error('boom'); } };
+    let msg = '';
+    await generateStore(dir, { models: [bad] }).catch((e: Error) => { msg = e.message; });
+    expect(msg).to.equal('boom');
+    expect(readdirSync(dir)).to.deep.equal([]);
+  });
+
+  it('should reject unknown names in --only with the known ones listed', async () => {
+    const run = promisify(execFile);
+    const err = await run(process.execPath, [BIN, 'models', 'generate', join(tmp, 'e'), '--only', 'mlp,nope']).catch((e: { code: number; stderr: string }) => e);
+    expect((err as { code: number }).code).to.equal(1);
+    expect((err as { stderr: string }).stderr).to.equal(`tsserve models generate: unknown model(s): nope (known: ${STORE_MODELS.map((m) => m.name).join(', ')})\n`);
+  });
+
+  it('should write mlp-heavy with batchSize 32 for the serving bench', async () => {
+    const dir = join(tmp, 'f');
+    await generateStore(dir, { models: [MLP_HEAVY_MODEL] });
+    const cfg = load(readFileSync(join(dir, 'mlp-heavy', 'model-config.yaml'), 'utf8'));
+    expect(cfg).to.deep.equal({ handler: 'onnx', model: 'model.onnx', batchSize: 32, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 1, responseTimeout: 60, threads: 1 });
+  });
+});

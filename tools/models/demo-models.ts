@@ -1,0 +1,73 @@
+/**
+ * The built-in models of the demo store and `mlp-heavy` (bench only): model files plus their
+ * model-config.yaml. Values here are the defaults a user sees after `tsserve models generate`.
+ */
+import { MLP_HEAVY_HIDDEN, MLP_HEAVY_REPEAT, MLP_HEAVY_SEED, MLP_HIDDEN, MLP_SEED, writeMlp } from './mlp';
+import { writeModelConfig } from './model-config';
+import type { StoreModel } from './store-model';
+import { writeTinyLm } from './tiny-lm';
+import { tinyLmEngineSpec } from './tiny-lm-spec';
+import type { TinyLmLayout } from './tiny-lm-spec';
+
+/** `mlp`: the dynamic-batching demo classifier (784 → 1024 → 1024 → 10). */
+export const MLP_MODEL: StoreModel = {
+  name: 'mlp',
+  summary: `MLP classifier 784-${MLP_HIDDEN}-${MLP_HIDDEN}-10 (handler onnx)`,
+  write(dir) {
+    writeMlp(dir, { hidden: MLP_HIDDEN, seed: MLP_SEED });
+    writeModelConfig(
+      dir,
+      { handler: 'onnx', model: 'model.onnx', batchSize: 8, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 4, responseTimeout: 30, threads: 1 },
+      `mlp: input float32 [batch, 784] -> probabilities [batch, 10]. Random weights (seed ${MLP_SEED}).\nRequest body: a JSON array of 784 numbers; answer: 10 probabilities.`,
+    );
+  },
+};
+
+/** Writes `dir/` for the bench's compute-bound MLP (a batch of 32 costs ≥ 20 ms on 1 thread). */
+export function writeMlpHeavy(dir: string, cfg: { readonly batchSize?: number; readonly maxBatchDelay?: number } = {}): void {
+  writeMlp(dir, { hidden: MLP_HEAVY_HIDDEN, seed: MLP_HEAVY_SEED, repeat: MLP_HEAVY_REPEAT });
+  writeModelConfig(
+    dir,
+    { handler: 'onnx', model: 'model.onnx', batchSize: cfg.batchSize ?? 32, maxBatchDelay: cfg.maxBatchDelay ?? 5, minWorkers: 1, maxWorkers: 1, responseTimeout: 60, threads: 1 },
+    `mlp-heavy: same interface as mlp, hidden ${MLP_HEAVY_HIDDEN} applied ${MLP_HEAVY_REPEAT}x (shared weights), for bench:serve.`,
+  );
+}
+
+/** `mlp-heavy`: not in the default store; bench:serve writes it into a temp store. */
+export const MLP_HEAVY_MODEL: StoreModel = {
+  name: 'mlp-heavy',
+  summary: `compute-bound MLP (hidden ${MLP_HEAVY_HIDDEN} x${MLP_HEAVY_REPEAT}) for bench:serve`,
+  write: (dir) => writeMlpHeavy(dir),
+};
+
+/** Engine settings written for the tiny LM (the engine validates and defaults the rest). */
+export function tinyLmEngineConfig(layout: TinyLmLayout): Readonly<Record<string, unknown>> {
+  return {
+    ...tinyLmEngineSpec(layout),
+    blockSize: 16,
+    numBlocks: 512, // 512 × 16 tokens × 128 KiB/block = 64 MiB of K/V
+    maxNumSeqs: 32,
+    maxNumBatchedTokens: 512,
+    enablePrefixCaching: true,
+  };
+}
+
+function tinyLm(name: string, layout: TinyLmLayout, what: string): StoreModel {
+  return {
+    name,
+    summary: `tiny byte-level decoder LM, ${what} (handler generate)`,
+    write(dir) {
+      writeTinyLm(dir, { layout });
+      writeModelConfig(
+        dir,
+        { handler: 'generate', model: 'model.onnx', batchSize: 1, maxBatchDelay: 0, minWorkers: 1, maxWorkers: 1, responseTimeout: 120, threads: 1, engine: tinyLmEngineConfig(layout) },
+        `${name}: tiny decoder-only LM, random weights (its text means nothing). ${what}.\nTokens: 0-255 = UTF-8 bytes, then BOS, EOS, PAD. Layout contract: docs/models.md.`,
+      );
+    },
+  };
+}
+
+/** `tiny-lm`: the fast KV layout the engine is built for. */
+export const TINY_LM_MODEL: StoreModel = tinyLm('tiny-lm', 'fast', 'fast KV layout');
+/** `tiny-lm-hf`: the same weights in the usual exported layout (the engine's compatible path). */
+export const TINY_LM_HF_MODEL: StoreModel = tinyLm('tiny-lm-hf', 'hf', 'usual exported layout (past_key_values/present)');

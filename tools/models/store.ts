@@ -1,0 +1,63 @@
+/**
+ * Writes the demo model store: one directory per model of STORE_MODELS, each written into a
+ * temporary sibling and renamed into place, so an interrupted run never leaves a half model.
+ * Deterministic: the same run twice writes byte-identical files.
+ */
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { StoreModel } from './store-model';
+import { STORE_MODELS } from './store-models';
+
+/** Options of `generateStore`. */
+export interface GenerateStoreOptions {
+  /** Rewrite models whose directory already exists (default: keep them). */
+  readonly force?: boolean;
+  /** Only these model names (default: all of `models`). */
+  readonly only?: readonly string[];
+  /** The models to write (default STORE_MODELS). */
+  readonly models?: readonly StoreModel[];
+  /** Progress lines (default: none). */
+  readonly log?: (line: string) => void;
+}
+
+/** What happened to each model. */
+export interface GenerateStoreResult {
+  readonly written: readonly string[];
+  readonly skipped: readonly string[];
+}
+
+/** Writes the store into `dir` (created if missing); throws on an unknown name in `only`. */
+export async function generateStore(dir: string, opts: GenerateStoreOptions = {}): Promise<GenerateStoreResult> {
+  const all = opts.models ?? STORE_MODELS;
+  const log = opts.log ?? ((): void => undefined);
+  const unknown = (opts.only ?? []).filter((n) => !all.some((m) => m.name === n));
+  if (unknown.length > 0) throw new Error(`unknown model(s): ${unknown.join(', ')} (known: ${all.map((m) => m.name).join(', ')})`);
+  const chosen = opts.only === undefined ? all : all.filter((m) => opts.only!.includes(m.name));
+  const root = resolve(dir);
+  mkdirSync(root, { recursive: true });
+  const written: string[] = [];
+  const skipped: string[] = [];
+  for (const m of chosen) {
+    const target = join(root, m.name);
+    if (existsSync(target) && opts.force !== true) {
+      skipped.push(m.name);
+      log(`${m.name}: exists, kept (use --force to rewrite)`);
+      continue;
+    }
+    const tmp = join(root, `.${m.name}.tmp-${process.pid}`);
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp);
+    try {
+      const t0 = performance.now();
+      await m.write(tmp);
+      rmSync(target, { recursive: true, force: true });
+      renameSync(tmp, target);
+      written.push(m.name);
+      log(`${m.name}: written in ${Math.round(performance.now() - t0)} ms — ${m.summary}`);
+    } catch (err) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw err;
+    }
+  }
+  return { written, skipped };
+}
