@@ -4,6 +4,10 @@ import * as os from 'os';
 import * as path from 'path';
 import { startSystemMetrics, HOST_METRIC_NAMES } from '../../../frontend/system/system-metrics';
 import type { SystemDimValues, SystemGaugeSource } from '../../../frontend/system/system-metrics';
+import type { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics';
+
+// Compile-time check: the real FrontendMetrics is a valid source for startSystemMetrics.
+export const frontendMetricsFits = (m: FrontendMetrics): SystemGaugeSource => m;
 
 interface Call {
   readonly name: string;
