@@ -1,0 +1,184 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import * as dgram from 'node:dgram';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { MetricSpec, StatsdConfig } from '../../../../schema/types';
+import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics';
+import { makeConfig, makeSpec } from '../make-config';
+
+const REPO = path.resolve(__dirname, '..', '..', '..', '..', '..');
+
+async function freeUdpPort(): Promise<number> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
+  const port = s.address().port;
+  await new Promise<void>((resolve) => s.close(resolve));
+  return port;
+}
+
+async function freeTcpPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+/** Waits (polling, no timing assertion) until `pred` holds; mocha's timeout bounds it. */
+async function until(pred: () => boolean): Promise<void> {
+  while (!pred()) await new Promise((r) => setTimeout(r, 20));
+}
+
+describe('StatsdSink with the real statsd daemon', () => {
+  let daemon: ChildProcess;
+  let dir: string;
+  let port: number;
+  let received: string[] = [];
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-statsd-'));
+    port = await freeUdpPort();
+    const mgmt = await freeTcpPort();
+    const cfg = path.join(dir, 'statsd-config.js');
+    fs.writeFileSync(
+      cfg,
+      `{ port: ${port}, address: '127.0.0.1', mgmt_port: ${mgmt}, mgmt_address: '127.0.0.1', ` +
+        `backends: ['./backends/console'], dumpMessages: true, flushInterval: 100000 }\n`,
+    );
+    daemon = spawn(process.execPath, [path.join(REPO, 'node_modules', 'statsd', 'stats.js'), cfg], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let up = false;
+    let pending = '';
+    daemon.stdout!.setEncoding('utf8');
+    daemon.stdout!.on('data', (chunk: string) => {
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop() as string;
+      for (const line of lines) {
+        if (line.includes('server is up')) up = true;
+        const m = / - DEBUG: (.*)$/.exec(line);
+        if (m !== null) received.push(m[1] as string);
+      }
+    });
+    await until(() => up);
+  });
+
+  after(() => {
+    daemon.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  beforeEach(() => {
+    received = [];
+  });
+
+  async function send(
+    metrics: readonly MetricSpec[],
+    statsd: Partial<StatsdConfig>,
+    act: (fm: FrontendMetrics) => void,
+    expected: number,
+  ): Promise<string[]> {
+    const config = makeConfig(metrics, { modes: ['statsd'], statsd: { prefix: 'ts.', ...statsd } });
+    const fm = new FrontendMetrics(config, {
+      logDir: dir,
+      hostname: 'h1',
+      statsd: { host: '127.0.0.1', port },
+      log: () => {},
+    });
+    act(fm);
+    await fm.close();
+    const mine = (): string[] => received.filter((l) => !l.startsWith('ts.tsserve_'));
+    await until(() => mine().length >= expected);
+    return mine();
+  }
+
+  it('should send counters, gauges and timings with DogStatsD tags and plain decimals', async () => {
+    const lines = await send(
+      [
+        makeSpec('Requests2XX', 'counter', ['Level'], { hostLabel: 'Hostname' }),
+        makeSpec('QueueTime', 'gauge', ['Level']),
+        makeSpec('HandlerTime', 'histogram', ['ModelName', 'Level'], { section: 'model_metrics', unit: 'ms' }),
+      ],
+      { tagStyle: 'datadog' },
+      (fm) => {
+        fm.get('Requests2XX')!.addOrUpdate(1, ['Host']);
+        fm.get('QueueTime')!.addOrUpdate(1e21, ['Host']);
+        fm.get('QueueTime')!.addOrUpdate(-3, ['Host']);
+        fm.get('HandlerTime')!.addOrUpdate(1e-7, { ModelName: 'a|b,c:d@e#f', Level: 'Model' });
+      },
+      4,
+    );
+    expect(lines).to.deep.equal([
+      'ts.Requests2XX:1|c|#Level:Host,Hostname:h1',
+      'ts.QueueTime:1000000000000000000000|g|#Level:Host',
+      'ts.QueueTime:-3|g|#Level:Host',
+      'ts.HandlerTime:0.0000001|ms|#ModelName:a_b_c_d_e_f,Level:Model,Hostname:h1',
+    ]);
+  });
+
+  it('should put Telegraf tags after the name and zero a gauge before a negative level', async () => {
+    const lines = await send(
+      [
+        makeSpec('Depth', 'gauge', ['q'], { hostLabel: 'host' }),
+        makeSpec('Lat', 'histogram', ['m']),
+        makeSpec('Hits', 'counter', []),
+      ],
+      { tagStyle: 'telegraf', histogramType: 'h' },
+      (fm) => {
+        fm.get('Depth')!.addOrUpdate(-2.5, ['a=b c']);
+        fm.get('Lat')!.addOrUpdate(12.25, ['m1']);
+        fm.get('Hits')!.addOrUpdate(3);
+      },
+      4,
+    );
+    expect(lines).to.deep.equal([
+      'ts.Depth,q=a_b_c,host=h1:0|g',
+      'ts.Depth,q=a_b_c,host=h1:-2.5|g',
+      'ts.Lat,m=m1:12.25|h',
+      'ts.Hits:3|c',
+    ]);
+  });
+
+  it('should drop tags with tagStyle none and send distributions as d', async () => {
+    const lines = await send(
+      [makeSpec('Lat', 'histogram', ['m'], { hostLabel: 'Hostname' })],
+      { tagStyle: 'none', histogramType: 'd', prefix: 'ts.' },
+      (fm) => fm.get('Lat')!.addOrUpdate(2, ['m1']),
+      1,
+    );
+    expect(lines).to.deep.equal(['ts.Lat:2|d']);
+  });
+
+  it('should send self-metrics like any other metric', async () => {
+    received = [];
+    const config = makeConfig([], { modes: ['statsd'], statsd: { prefix: 'ts.' } });
+    const fm = new FrontendMetrics(config, { logDir: dir, hostname: 'h1', statsd: { host: '127.0.0.1', port }, log: () => {} });
+    fm.self.flushed(2, 40);
+    fm.self.dropped('malformed_message', 3);
+    await fm.close();
+    const want = [
+      'ts.tsserve_flush_batches_total:2|c|#Hostname:h1',
+      'ts.tsserve_flush_datapoints_total:40|c|#Hostname:h1',
+      'ts.tsserve_datapoints_dropped_total:3|c|#reason:malformed_message,Hostname:h1',
+    ];
+    await until(() => want.every((w) => received.includes(w)));
+    expect(received.filter((l) => !l.startsWith('ts.tsserve_series:'))).to.deep.equal(want);
+  });
+
+  it('should never throw when nothing listens, and close within its bound', async () => {
+    const dead = await freeUdpPort();
+    const fm = new FrontendMetrics(makeConfig([makeSpec('X', 'counter', [])], { modes: ['statsd'] }), {
+      logDir: dir,
+      statsd: { host: '127.0.0.1', port: dead },
+      log: () => {},
+    });
+    for (let i = 0; i < 1000; i++) fm.get('X')!.addOrUpdate(i);
+    await fm.close();
+    expect(fm.get('X')!.spec.name).to.equal('X');
+  });
+});
