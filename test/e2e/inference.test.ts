@@ -1,0 +1,149 @@
+/**
+ * The real server with tslog + prometheus: exact request counts on /metrics, in the tslog
+ * files, in promtool's check and in a real Prometheus scraping it.
+ */
+import { expect } from 'chai';
+import { spawn, spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format';
+import {
+  call, eventually, freePort, generateStore, haveBinary, mlpInput, post, sample, scrape, startTsserve, tempDir,
+} from './harness';
+import type { Tsserve } from './harness';
+import { configArgs } from './config-args';
+
+const H = os.hostname();
+const N = 12;
+
+describe('tsserve start (tslog + prometheus, real workers)', function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+  const statuses: number[] = [];
+  const admittedIds: string[] = [];
+  let badJson = 0;
+  let wrongLength = 0;
+
+  before(async () => {
+    server = await startTsserve({ store: generateStore(['mlp']), args: [...configArgs(), '--metrics-mode', 'tslog,prometheus', '--disable-system-metrics'] });
+    // N good predictions, concurrently so the batcher forms real batches.
+    const good = await Promise.all(Array.from({ length: N }, (_v, i) => post(`${server.inference}/predictions/mlp`, mlpInput(i))));
+    for (const r of good) { statuses.push(r.status); admittedIds.push(r.requestId ?? ''); }
+    // K bad requests: 2 bad JSON (rejected before admission), 2 wrong lengths (admitted, 400 from the worker).
+    for (const body of ['{"not json', '[1,2']) { const r = await post(`${server.inference}/predictions/mlp`, body); statuses.push(r.status); badJson++; }
+    for (const body of [[1, 2, 3], mlpInput(1).concat([5])]) {
+      const r = await post(`${server.inference}/predictions/mlp`, body);
+      statuses.push(r.status); admittedIds.push(r.requestId ?? ''); wrongLength++;
+    }
+  });
+
+  after(async () => { server?.kill(); });
+
+  it('should answer every good prediction with 10 probabilities and a request id', () => {
+    expect(statuses.slice(0, N)).to.deep.equal(Array(N).fill(200));
+    expect(new Set(admittedIds).size).to.equal(N + wrongLength);
+  });
+
+  it('should answer bad JSON and wrong input lengths with 400 JSON errors', async () => {
+    expect(statuses.slice(N)).to.deep.equal([400, 400, 400, 400]);
+    const r = await post(`${server.inference}/predictions/mlp`, '{"not json');
+    statuses.push(r.status); badJson++;
+    expect(r.json).to.include({ code: 400, type: 'BadRequestException' });
+  });
+
+  it('should answer an unknown model with 404 and /ping with Healthy', async () => {
+    const r = await post(`${server.inference}/predictions/nope`, mlpInput(0));
+    statuses.push(r.status);
+    expect(r.status).to.equal(404);
+    expect(r.json).to.deep.equal({ code: 404, type: 'ResourceNotFoundException', message: 'Model not found: nope' });
+    const p = await call('GET', `${server.inference}/ping`);
+    statuses.push(p.status);
+    expect(p).to.deep.equal({ status: 200, json: { status: 'Healthy' } });
+  });
+
+  it('should answer a body over --max-request-size with 413', async () => {
+    const r = await post(`${server.inference}/predictions/mlp`, JSON.stringify(Array(300_000).fill(0.5)));
+    statuses.push(r.status);
+    expect(r.status).to.equal(413);
+  });
+
+  it('should count admitted requests exactly in ts_inference_requests_total and responses in Requests2XX/4XX', async () => {
+    const text = await scrape(server);
+    const admitted = N + wrongLength;
+    expect(sample(text, `ts_inference_requests_total{model_name="mlp",model_version="default",hostname="${H}"}`)).to.equal(admitted);
+    expect(sample(text, `Requests2XX{Level="Host",Hostname="${H}"}`)).to.equal(statuses.filter((s) => s >= 200 && s < 300).length);
+    expect(sample(text, `Requests4XX{Level="Host",Hostname="${H}"}`)).to.equal(statuses.filter((s) => s >= 400 && s < 500).length);
+    expect(sample(text, `Requests4XX{Level="Host",Hostname="${H}"}`)).to.equal(badJson + wrongLength + 2);
+    // No 5xx answered: the series has no sample (or reads 0 if the sink pre-creates children).
+    expect([null, 0]).to.include(sample(text, `Requests5XX{Level="Host",Hostname="${H}"}`));
+    expect(sample(text, `ts_inference_latency_microseconds{model_name="mlp",model_version="default",hostname="${H}"}`)).to.be.greaterThan(0);
+    // Scrapes are not counted: a second scrape reads the same Requests2XX.
+    expect(sample(await scrape(server), `Requests2XX{Level="Host",Hostname="${H}"}`)).to.equal(statuses.filter((s) => s >= 200 && s < 300).length);
+  });
+
+  it('should filter families with ?name[]=', async () => {
+    const text = await scrape(server, '?name[]=ts_inference_latency_microseconds');
+    expect(text).to.contain('# TYPE ts_inference_latency_microseconds counter');
+    expect(text).to.not.contain('ts_inference_requests_total');
+  });
+
+  it('should write one ts_inference_requests_total line per admitted request and HandlerTime lines with the answered request ids', async () => {
+    const tsLines = await eventually(() => {
+      const lines = fs.readFileSync(path.join(server.logDir, 'ts_metrics.log'), 'utf8').split('\n').filter((l) => l !== '');
+      return lines.filter((l) => l.includes(' - ts_inference_requests_total.')).length === N + wrongLength ? lines : null;
+    }, 'ts_metrics.log lines');
+    for (const l of tsLines) expect(parseTslogLine(l), l).to.not.equal(null);
+    const req = tsLines.map((l) => parseTslogLine(l)!).filter((p) => p.name === 'ts_inference_requests_total');
+    expect(req.map((p) => [p.unit, p.valueText, p.hostname])).to.deep.equal(Array(N + wrongLength).fill(['Count', '1.0', H]));
+    expect(req[0].dimensions).to.deep.equal([['model_name', 'mlp'], ['model_version', 'default']]);
+
+    const modelLines = fs.readFileSync(path.join(server.logDir, 'model_metrics.log'), 'utf8').split('\n').filter((l) => l !== '');
+    for (const l of modelLines) expect(parseTslogLine(l), l).to.not.equal(null);
+    const handlerIds = new Set<string>();
+    for (const p of modelLines.map((l) => parseTslogLine(l)!).filter((x) => x.name === 'HandlerTime')) {
+      for (const id of (p.requestId ?? '').split(',')) handlerIds.add(id);
+    }
+    expect([...handlerIds].sort()).to.deep.equal([...admittedIds].sort());
+  });
+
+  it('should pass promtool check metrics on the full /metrics', async function () {
+    if (!haveBinary('promtool')) {
+      console.warn('SKIPPED: promtool not found — install the Debian package `prometheus` (apt-get install -y prometheus)');
+      this.skip();
+    }
+    const text = await scrape(server);
+    const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    const errors = (r.stdout + r.stderr).split('\n').filter((l) => /error/i.test(l));
+    expect(errors).to.deep.equal([]);
+    expect(r.status === 0 || (r.stdout + r.stderr).trim().split('\n').every((l) => l === '' || !/error/i.test(l))).to.equal(true);
+  });
+
+  it('should be scraped by a real Prometheus: sum(ts_inference_requests_total) equals the admitted requests', async function () {
+    if (!haveBinary('prometheus')) {
+      console.warn('SKIPPED: prometheus not found — install the Debian package `prometheus` (apt-get install -y prometheus)');
+      this.skip();
+    }
+    const dir = tempDir('prom');
+    const port = await freePort();
+    fs.writeFileSync(path.join(dir, 'prometheus.yml'), [
+      'global:', '  scrape_interval: 1s', 'scrape_configs:', '  - job_name: tsserve',
+      '    static_configs:', `      - targets: ['${server.metrics.replace('http://', '')}']`, '',
+    ].join('\n'));
+    const prom = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore', detached: true });
+    try {
+      const value = await eventually(async () => {
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent('sum(ts_inference_requests_total)')}`);
+          const body = (await res.json()) as { data?: { result?: Array<{ value: [number, string] }> } };
+          const r = body.data?.result ?? [];
+          return r.length > 0 ? Number(r[0].value[1]) : null;
+        } catch { return null; }
+      }, 'Prometheus to scrape tsserve', 60_000);
+      expect(value).to.equal(N + wrongLength);
+    } finally {
+      try { process.kill(-(prom.pid as number), 'SIGKILL'); } catch { /* gone */ }
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
