@@ -4,6 +4,7 @@
  */
 import { MLP_MODEL, TINY_LM_HF_MODEL, TINY_LM_MODEL } from './demo-models';
 import type { StoreModel } from './store-model';
+import { CUSTOM_MODEL } from './store-custom';
 
 /** Every model of the default demo store. */
-export const STORE_MODELS: readonly StoreModel[] = [MLP_MODEL, TINY_LM_MODEL, TINY_LM_HF_MODEL];
+export const STORE_MODELS: readonly StoreModel[] = [MLP_MODEL, CUSTOM_MODEL, TINY_LM_MODEL, TINY_LM_HF_MODEL];
