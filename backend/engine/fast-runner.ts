@@ -1,0 +1,326 @@
+/**
+ * Runner for the fast KV layout: past K/V are read-only inputs [B,H,P,Dh], only the new tokens'
+ * K/V come out. Every running sequence owns a persistent row of one preallocated batch buffer
+ * per layer ([Bcap,H,Pcap,Dh]); a decode step passes a prefix view of that buffer (no copy)
+ * and writes each new token's K/V into its row and into its KV block. Rows stay packed: a
+ * released row is filled by moving the last row into its place. Capacities grow in steps, so
+ * no KV-sized buffer is allocated per step.
+ */
+import { performance } from 'node:perf_hooks';
+import type { OrtSession, OrtTensorInput } from '../onnx/ort';
+import { tensorF32, tensorI64 } from '../onnx/ort';
+import type { ModelSpec } from './config';
+import type { KvStore } from './kv-store';
+import type { ModelRunner, RunItem } from './runner';
+
+/** Value of a masked `attn_bias` entry. */
+const MASK = -1e9;
+
+/** Sizing knobs of the packed batch buffer. */
+export interface FastRunnerOptions {
+  /** Row capacity grows (and shrinks) in multiples of this many positions. */
+  readonly rowGrowStep: number;
+  /** Longest sequence; caps the row capacity. */
+  readonly maxModelLen: number;
+}
+
+/** Input/output names of the fast layout. */
+export const FAST_INPUTS = { ids: 'input_ids', pos: 'position_ids', bias: 'attn_bias' } as const;
+
+/** The fast-layout runner. */
+export class FastRunner implements ModelRunner {
+  private readonly H: number;
+  private readonly Dh: number;
+  private readonly L: number;
+  private bcap = 0;
+  private pcap = 0;
+  private bufK: Float32Array[] = [];
+  private bufV: Float32Array[] = [];
+  private readonly rowOf = new Map<number, number>();
+  private rowSeq: number[] = [];
+  private rowLen: number[] = [];
+  private ids = new BigInt64Array(0);
+  private pos = new BigInt64Array(0);
+  private bias = new Float32Array(0);
+  private readonly pastKeyNames: string[];
+  private readonly pastValueNames: string[];
+  private readonly newKeyNames: string[];
+  private readonly newValueNames: string[];
+  private sessionMs = 0;
+
+  constructor(
+    private readonly session: OrtSession,
+    readonly spec: ModelSpec,
+    /** Block store to write every new K/V into (null when nothing reads blocks back). */
+    private readonly store: KvStore | null,
+    private readonly opts: FastRunnerOptions,
+  ) {
+    this.H = spec.numHeads;
+    this.Dh = spec.headDim;
+    this.L = spec.numLayers;
+    const r = (f: (l: number) => string): string[] => Array.from({ length: this.L }, (_, l) => f(l));
+    this.pastKeyNames = r((l) => `past_key.${l}`);
+    this.pastValueNames = r((l) => `past_value.${l}`);
+    this.newKeyNames = r((l) => `new_key.${l}`);
+    this.newValueNames = r((l) => `new_value.${l}`);
+    const missing = [FAST_INPUTS.ids, FAST_INPUTS.pos, FAST_INPUTS.bias, ...this.pastKeyNames, ...this.pastValueNames].filter((n) => !session.inputNames.includes(n));
+    if (missing.length > 0) throw new Error(`model is not in the fast KV layout: missing inputs ${missing.join(', ')}`);
+    this.resize(8, opts.rowGrowStep);
+  }
+
+  /** Floats per row per layer. */
+  private get rowStride(): number {
+    return this.H * this.pcap * this.Dh;
+  }
+
+  /** Current capacities (rows, positions per row), for tests and the bench. */
+  get capacity(): { readonly rows: number; readonly positions: number } {
+    return { rows: this.bcap, positions: this.pcap };
+  }
+
+  /** Reallocates the batch buffers to [bcap,H,pcap,Dh], copying every live row's valid slots. */
+  private resize(bcap: number, pcap: number): void {
+    const H = this.H;
+    const Dh = this.Dh;
+    const samePcap = pcap === this.pcap;
+    for (let l = 0; l < this.L; l++) {
+      const nk = new Float32Array(bcap * H * pcap * Dh);
+      const nv = new Float32Array(bcap * H * pcap * Dh);
+      const ok = this.bufK[l];
+      const ov = this.bufV[l];
+      if (ok !== undefined && ov !== undefined) {
+        const rows = this.rowSeq.length;
+        if (samePcap) {
+          // Rows are packed at the front: one contiguous copy.
+          nk.set(ok.subarray(0, rows * H * pcap * Dh));
+          nv.set(ov.subarray(0, rows * H * pcap * Dh));
+        } else {
+          for (let b = 0; b < rows; b++) {
+            const n = Math.min(this.rowLen[b]!, pcap) * Dh;
+            for (let h = 0; h < H; h++) {
+              const src = (b * H + h) * this.pcap * Dh;
+              const dst = (b * H + h) * pcap * Dh;
+              nk.set(ok.subarray(src, src + n), dst);
+              nv.set(ov.subarray(src, src + n), dst);
+            }
+          }
+        }
+      }
+      this.bufK[l] = nk;
+      this.bufV[l] = nv;
+    }
+    this.bcap = bcap;
+    this.pcap = pcap;
+    this.ids = new BigInt64Array(Math.max(bcap, pcap));
+    this.pos = new BigInt64Array(Math.max(bcap, pcap));
+    this.bias = new Float32Array(Math.max(bcap * (pcap + 1), pcap * (2 * pcap)));
+  }
+
+  private roundUp(n: number): number {
+    const s = this.opts.rowGrowStep;
+    return Math.max(s, Math.ceil(n / s) * s);
+  }
+
+  async run(items: readonly RunItem[]): Promise<(Float32Array | null)[]> {
+    // Rows for newcomers, then capacities.
+    let needP = 0;
+    for (let b = 0; b < this.rowLen.length; b++) needP = Math.max(needP, this.rowLen[b]!);
+    const fresh: RunItem[] = [];
+    for (const it of items) {
+      needP = Math.max(needP, it.start + it.count);
+      if (!this.rowOf.has(it.seqId)) fresh.push(it);
+    }
+    const rowsNeeded = this.rowSeq.length + fresh.length;
+    const wantP = this.roundUp(needP);
+    if (rowsNeeded > this.bcap || wantP > this.pcap || wantP * 2 < this.pcap) {
+      const bcap = rowsNeeded > this.bcap ? Math.max(rowsNeeded, this.bcap * 2) : this.bcap;
+      this.resize(bcap, wantP > this.pcap || wantP * 2 < this.pcap ? wantP : this.pcap);
+    }
+    for (const it of fresh) {
+      const b = this.rowSeq.length;
+      this.rowOf.set(it.seqId, b);
+      this.rowSeq.push(it.seqId);
+      this.rowLen.push(0);
+      if (it.start > 0) this.loadFromBlocks(b, it);
+      this.rowLen[b] = it.start;
+    }
+    const out: (Float32Array | null)[] = new Array<Float32Array | null>(items.length).fill(null);
+    // Single-token items share one batched run over the row prefix; longer ones run alone.
+    let maxRow = -1;
+    for (const it of items) if (it.count === 1) maxRow = Math.max(maxRow, this.rowOf.get(it.seqId)!);
+    if (maxRow >= 0) await this.runDecode(items, maxRow + 1, out);
+    for (let i = 0; i < items.length; i++) if (items[i]!.count > 1) out[i] = await this.runPrefill(items[i]!);
+    return out;
+  }
+
+  private loadFromBlocks(b: number, it: RunItem): void {
+    const store = this.store;
+    if (store === null) throw new Error('prefix hit without a block store');
+    const bs = store.blockSize;
+    const Dh = this.Dh;
+    for (let i = 0; i * bs < it.start; i++) {
+      const blk = it.blockTable[i]!;
+      const n = Math.min(bs, it.start - i * bs) * Dh;
+      for (let l = 0; l < this.L; l++) {
+        for (let h = 0; h < this.H; h++) {
+          const src = store.offset(blk, h, 0);
+          const dst = ((b * this.H + h) * this.pcap + i * bs) * Dh;
+          this.bufK[l]!.set(store.k[l]!.subarray(src, src + n), dst);
+          this.bufV[l]!.set(store.v[l]!.subarray(src, src + n), dst);
+        }
+      }
+    }
+  }
+
+  private async timedRun(feeds: Record<string, OrtTensorInput>) {
+    const t0 = performance.now();
+    const r = await this.session.run(feeds);
+    this.sessionMs += performance.now() - t0;
+    return r;
+  }
+
+  private async runDecode(items: readonly RunItem[], B: number, out: (Float32Array | null)[]): Promise<void> {
+    const P = this.pcap;
+    const S = P + 1;
+    const ids = this.ids;
+    const pos = this.pos;
+    const bias = this.bias;
+    // Rows without a token this step get PAD at slot 0, attend only to themselves, and are not written back.
+    bias.fill(MASK, 0, B * S);
+    for (let b = 0; b < B; b++) {
+      ids[b] = BigInt(this.spec.padId);
+      pos[b] = 0n;
+      bias[b * S + P] = 0;
+    }
+    const active: number[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i]!;
+      if (it.count !== 1) continue;
+      const b = this.rowOf.get(it.seqId)!;
+      ids[b] = BigInt(it.tokens[it.start]!);
+      pos[b] = BigInt(it.start);
+      bias.fill(0, b * S, b * S + it.start);
+      active.push(i);
+    }
+    const feeds: Record<string, OrtTensorInput> = {
+      [FAST_INPUTS.ids]: tensorI64(ids.subarray(0, B), [B, 1]),
+      [FAST_INPUTS.pos]: tensorI64(pos.subarray(0, B), [B, 1]),
+      [FAST_INPUTS.bias]: tensorF32(bias.subarray(0, B * S), [B, 1, 1, S]),
+    };
+    const n = B * this.rowStride;
+    for (let l = 0; l < this.L; l++) {
+      feeds[this.pastKeyNames[l]!] = tensorF32(this.bufK[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
+      feeds[this.pastValueNames[l]!] = tensorF32(this.bufV[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
+    }
+    const r = await this.timedRun(feeds);
+    const logits = r.logits!.data as Float32Array;
+    const V = this.spec.vocabSize;
+    for (const i of active) {
+      const it = items[i]!;
+      const b = this.rowOf.get(it.seqId)!;
+      for (let l = 0; l < this.L; l++) {
+        this.writeBack(this.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, b, 1, it, l, true);
+        this.writeBack(this.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, b, 1, it, l, false);
+      }
+      this.rowLen[b] = it.start + 1;
+      if (it.wantLogits) out[i] = logits.subarray(b * V, (b + 1) * V);
+    }
+  }
+
+  private async runPrefill(it: RunItem): Promise<Float32Array | null> {
+    const b = this.rowOf.get(it.seqId)!;
+    const P = this.pcap;
+    const T = it.count;
+    const S = P + T;
+    const ids = new BigInt64Array(T);
+    const pos = new BigInt64Array(T);
+    const bias = this.bias.subarray(0, T * S);
+    bias.fill(MASK);
+    for (let t = 0; t < T; t++) {
+      ids[t] = BigInt(it.tokens[it.start + t]!);
+      pos[t] = BigInt(it.start + t);
+      bias.fill(0, t * S, t * S + it.start);
+      bias.fill(0, t * S + P, t * S + P + t + 1);
+    }
+    const feeds: Record<string, OrtTensorInput> = {
+      [FAST_INPUTS.ids]: tensorI64(ids, [1, T]),
+      [FAST_INPUTS.pos]: tensorI64(pos, [1, T]),
+      [FAST_INPUTS.bias]: tensorF32(bias, [1, 1, T, S]),
+    };
+    const rs = this.rowStride;
+    for (let l = 0; l < this.L; l++) {
+      feeds[this.pastKeyNames[l]!] = tensorF32(this.bufK[l]!.subarray(b * rs, (b + 1) * rs), [1, this.H, P, this.Dh]);
+      feeds[this.pastValueNames[l]!] = tensorF32(this.bufV[l]!.subarray(b * rs, (b + 1) * rs), [1, this.H, P, this.Dh]);
+    }
+    const r = await this.timedRun(feeds);
+    for (let l = 0; l < this.L; l++) {
+      this.writeBack(this.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, 0, T, it, l, true, b);
+      this.writeBack(this.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, 0, T, it, l, false, b);
+    }
+    this.rowLen[b] = it.start + T;
+    return it.wantLogits ? (r.logits!.data as Float32Array).subarray(0, this.spec.vocabSize) : null;
+  }
+
+  /**
+   * Copies the new K or V of output row `srcRow` ([B,H,T,Dh]) into batch row `dstRow` at slots
+   * `[start, start+T)`, and into the sequence's blocks when a store is kept.
+   */
+  private writeBack(buf: Float32Array, src: Float32Array, srcRow: number, T: number, it: RunItem, l: number, isKey: boolean, dstRow = srcRow): void {
+    const H = this.H;
+    const Dh = this.Dh;
+    const n = T * Dh;
+    const store = this.store;
+    for (let h = 0; h < H; h++) {
+      const s = (srcRow * H + h) * n;
+      const d = ((dstRow * H + h) * this.pcap + it.start) * Dh;
+      if (n <= 256) for (let j = 0; j < n; j++) buf[d + j] = src[s + j]!;
+      else buf.set(src.subarray(s, s + n), d);
+      if (store === null) continue;
+      const dstArr = isKey ? store.k[l]! : store.v[l]!;
+      const bs = store.blockSize;
+      let p = it.start;
+      while (p < it.start + T) {
+        const slot = p % bs;
+        const m = Math.min(bs - slot, it.start + T - p);
+        const o = store.offset(it.blockTable[Math.floor(p / bs)]!, h, slot);
+        const so = s + (p - it.start) * Dh;
+        if (m * Dh <= 256) for (let j = 0; j < m * Dh; j++) dstArr[o + j] = src[so + j]!;
+        else dstArr.set(src.subarray(so, so + m * Dh), o);
+        p += m;
+      }
+    }
+  }
+
+  release(seqId: number): void {
+    const b = this.rowOf.get(seqId);
+    if (b === undefined) return;
+    this.rowOf.delete(seqId);
+    const last = this.rowSeq.length - 1;
+    if (b !== last) {
+      const rs = this.rowStride;
+      const n = Math.min(this.rowLen[last]!, this.pcap);
+      for (let l = 0; l < this.L; l++) {
+        for (const buf of [this.bufK[l]!, this.bufV[l]!]) {
+          if (n * 2 >= this.pcap) buf.copyWithin(b * rs, last * rs, (last + 1) * rs);
+          else for (let h = 0; h < this.H; h++) buf.copyWithin((b * this.H + h) * this.pcap * this.Dh, (last * this.H + h) * this.pcap * this.Dh, ((last * this.H + h) * this.pcap + n) * this.Dh);
+        }
+      }
+      const moved = this.rowSeq[last]!;
+      this.rowSeq[b] = moved;
+      this.rowLen[b] = this.rowLen[last]!;
+      this.rowOf.set(moved, b);
+    }
+    this.rowSeq.pop();
+    this.rowLen.pop();
+  }
+
+  takeSessionMs(): number {
+    const ms = this.sessionMs;
+    this.sessionMs = 0;
+    return ms;
+  }
+
+  close(): Promise<void> {
+    return this.session.release();
+  }
+}

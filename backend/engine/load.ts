@@ -1,0 +1,79 @@
+/**
+ * Builds an EngineCore for a model directory: resolves the engine settings, opens the ONNX
+ * session, picks the runner from the graph's inputs (fast or usual layout) and sizes the pool.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { load as loadYaml } from 'js-yaml';
+import { createSession } from '../onnx/ort';
+import { resolveEngineConfig } from './config';
+import type { EngineConfig, KvLayout } from './config';
+import { EngineCore } from './engine-core';
+import { FastRunner } from './fast-runner';
+import { HfRunner } from './hf-runner';
+import { KvStore } from './kv-store';
+import type { ModelRunner } from './runner';
+import { ByteTokenizer } from './tokenizer';
+
+/** Where the model is and how to run it. */
+export interface EngineLoadOptions {
+  /** Model directory. */
+  readonly dir: string;
+  /** Model file relative to `dir`. */
+  readonly modelFile: string;
+  /** The `engine:` block of model-config.yaml. */
+  readonly engine: Readonly<Record<string, unknown>>;
+  /** onnxruntime threads when the engine block sets none (model-config's top-level `threads`). */
+  readonly threads?: number;
+  /** Settings that win over the block (tests, benches, CLI flags). */
+  readonly overrides?: Readonly<Record<string, unknown>>;
+}
+
+/** Opens the model and returns a ready engine (its runner owns the session). */
+export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
+  const base = opts.threads !== undefined && opts.engine.threads === undefined ? { ...opts.engine, threads: opts.threads } : opts.engine;
+  const cfg = resolveEngineConfig(base, opts.overrides);
+  const session = await createSession(join(opts.dir, opts.modelFile), { threads: cfg.threads });
+  let layout: KvLayout;
+  if (cfg.layout !== 'auto') layout = cfg.layout;
+  else if (session.inputNames.includes('attn_bias')) layout = 'fast';
+  else if (session.inputNames.includes('attention_mask')) layout = 'hf';
+  else {
+    await session.release();
+    throw new Error(`cannot tell the KV layout of ${opts.modelFile}: inputs are ${session.inputNames.join(', ')}`);
+  }
+  // Blocks are only read back on a prefix hit; without caching they would be written for nothing.
+  const store = cfg.enablePrefixCaching ? new KvStore(cfg.model, cfg.numBlocks, cfg.blockSize) : null;
+  let runner: ModelRunner;
+  try {
+    runner = layout === 'fast' ? new FastRunner(session, cfg.model, store, { rowGrowStep: cfg.rowGrowStep, maxModelLen: cfg.maxModelLen }) : new HfRunner(session, cfg.model, store);
+  } catch (err) {
+    await session.release();
+    throw err;
+  }
+  return new EngineCore({ ...cfg, layout }, runner, tokenizerFor(cfg));
+}
+
+/** The byte tokenizer for a model's special ids. */
+export function tokenizerFor(cfg: EngineConfig): ByteTokenizer {
+  return new ByteTokenizer({ bosId: cfg.model.bosId, eosId: cfg.model.eosId, padId: cfg.model.padId, addBos: cfg.addBos });
+}
+
+/** The parts of a model directory's model-config.yaml the engine reads. */
+export interface ModelDirConfig {
+  readonly modelFile: string;
+  readonly threads?: number;
+  readonly engine: Readonly<Record<string, unknown>>;
+}
+
+/** Reads `dir/model-config.yaml` (for offline use; the server's frontend parses it itself). */
+export function readModelDir(dir: string): ModelDirConfig {
+  const file = join(dir, 'model-config.yaml');
+  const doc = loadYaml(readFileSync(file, 'utf8')) as Record<string, unknown> | null;
+  if (doc === null || typeof doc !== 'object') throw new Error(`${file}: not a mapping`);
+  const engine = doc.engine;
+  if (engine === null || typeof engine !== 'object' || Array.isArray(engine)) throw new Error(`${file}: no engine: block (is this a generative model?)`);
+  const modelFile = typeof doc.model === 'string' ? doc.model : 'model.onnx';
+  const threads = typeof doc.threads === 'number' ? doc.threads : undefined;
+  return threads === undefined ? { modelFile, engine: engine as Record<string, unknown> } : { modelFile, threads, engine: engine as Record<string, unknown> };
+}
