@@ -1,0 +1,101 @@
+/**
+ * Every sink at once (tslog, prometheus, statsd to the REAL statsd daemon) with the `custom`
+ * model's user handler: frontend counts and the handler's own metrics arrive in each sink with
+ * the values recorded.
+ */
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format';
+import type { TslogLine } from '../../frontend/metrics/sinks/tslog-format';
+import { eventually, generateStore, mlpInput, post, ROOT, sample, scrape, startTsserve } from './harness';
+import type { Tsserve } from './harness';
+import { startStatsd } from './statsd-daemon';
+import type { StatsdDaemon } from './statsd-daemon';
+
+const H = os.hostname();
+const N_MLP = 7;
+const N_CUSTOM = 5;
+/** The custom handler's SizeOfImage per request: 784 float32 in kB. */
+const IMAGE_KB = (784 * 4) / 1024;
+
+function tslog(server: Tsserve, file: string): TslogLine[] {
+  const p = path.join(server.logDir, file);
+  if (!fs.existsSync(p)) return [];
+  return fs.readFileSync(p, 'utf8').split('\n').filter((l) => l !== '').map((l) => {
+    const parsed = parseTslogLine(l);
+    if (parsed === null) throw new Error(`line does not parse: ${l}`);
+    return parsed;
+  });
+}
+
+describe('tsserve start (tslog + prometheus + statsd, custom handler)', function () {
+  this.timeout(120_000);
+  let statsd: StatsdDaemon;
+  let server: Tsserve;
+  const customIds: string[] = [];
+
+  before(async () => {
+    statsd = await startStatsd();
+    server = await startTsserve({
+      store: generateStore(['mlp', 'custom']),
+      args: [
+        '--metrics-config', path.join(ROOT, 'examples', 'custom-metrics', 'metrics.yaml'),
+        '--metrics-mode', 'tslog,prometheus,statsd', '--statsd-address', `127.0.0.1:${statsd.port}`, '--disable-system-metrics',
+      ],
+    });
+    const mlp = await Promise.all(Array.from({ length: N_MLP }, (_v, i) => post(`${server.inference}/predictions/mlp`, mlpInput(i))));
+    const custom = await Promise.all(Array.from({ length: N_CUSTOM }, (_v, i) => post(`${server.inference}/predictions/custom`, mlpInput(i))));
+    expect([...mlp, ...custom].map((r) => r.status)).to.deep.equal(Array(N_MLP + N_CUSTOM).fill(200));
+    for (const r of custom) customIds.push(r.requestId ?? '');
+  });
+
+  after(() => {
+    server?.kill();
+    statsd?.stop();
+  });
+
+  it('should send exactly one ts_inference_requests_total:1|c line per request to the statsd daemon', async () => {
+    const count = (model: string): number => statsd.lines.filter((l) => l.startsWith('ts_inference_requests_total:1|c') && l.includes(`model_name:${model},`)).length;
+    await eventually(() => (count('mlp') === N_MLP && count('custom') === N_CUSTOM ? true : null), 'statsd lines');
+    expect(statsd.lines.filter((l) => l.startsWith('ts_inference_requests_total:')).length).to.equal(N_MLP + N_CUSTOM);
+    expect(statsd.lines.find((l) => l.startsWith('ts_inference_requests_total:') && l.includes('model_name:mlp,'))).to.equal(
+      `ts_inference_requests_total:1|c|#model_name:mlp,model_version:default,hostname:${H}`,
+    );
+  });
+
+  it("should show the custom handler's counter with the value it recorded in prometheus, tslog and statsd", async () => {
+    const text = await eventually(async () => {
+      const t = await scrape(server);
+      return sample(t, `InferenceRequestCount{Hostname="${H}"}`) === N_CUSTOM ? t : null;
+    }, 'InferenceRequestCount on /metrics');
+    expect(sample(text, `InferenceRequestCount{Hostname="${H}"}`)).to.equal(N_CUSTOM);
+    const lines = await eventually(() => {
+      const ls = tslog(server, 'model_metrics.log').filter((l) => l.name === 'InferenceRequestCount');
+      return ls.reduce((s, l) => s + l.value, 0) === N_CUSTOM ? ls : null;
+    }, 'InferenceRequestCount in model_metrics.log');
+    expect(lines.every((l) => l.hostname === H && l.dimensions.length === 0)).to.equal(true);
+    const sent = await eventually(() => {
+      const ls = statsd.lines.filter((l) => l.startsWith('InferenceRequestCount:'));
+      return ls.reduce((s, l) => s + Number(/^InferenceRequestCount:([^|]+)\|c/.exec(l)?.[1] ?? NaN), 0) === N_CUSTOM ? ls : null;
+    }, 'InferenceRequestCount at the statsd daemon');
+    expect(sent.length).to.equal(lines.length);
+  });
+
+  it("should record the custom handler's per-request SizeOfImage with each request's id in every sink", async () => {
+    const lines = await eventually(() => {
+      const ls = tslog(server, 'model_metrics.log').filter((l) => l.name === 'SizeOfImage');
+      return ls.length === N_CUSTOM ? ls : null;
+    }, 'SizeOfImage lines');
+    expect(lines.map((l) => l.value)).to.deep.equal(Array(N_CUSTOM).fill(IMAGE_KB));
+    expect(lines.map((l) => l.requestId).sort()).to.deep.equal([...customIds].sort());
+    const text = await scrape(server, '?name[]=SizeOfImage');
+    expect(text).to.contain(`SizeOfImage{ModelName="custom",Level="Model",Hostname="${H}"} ${IMAGE_KB}`);
+    const sent = await eventually(() => {
+      const ls = statsd.lines.filter((l) => l.startsWith('SizeOfImage:'));
+      return ls.length === N_CUSTOM ? ls : null;
+    }, 'SizeOfImage at the statsd daemon');
+    expect(sent.every((l) => l.startsWith(`SizeOfImage:${IMAGE_KB}|g`))).to.equal(true);
+  });
+});

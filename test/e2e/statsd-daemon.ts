@@ -1,0 +1,52 @@
+/** The REAL `statsd` npm daemon on loopback, logging every received metric line (dumpMessages). */
+import { spawn } from 'child_process';
+import type { ChildProcess } from 'child_process';
+import * as dgram from 'dgram';
+import * as fs from 'fs';
+import * as path from 'path';
+import { freePort, ROOT, tempDir } from './harness';
+
+/** A running statsd daemon. */
+export interface StatsdDaemon {
+  readonly port: number;
+  /** Every metric line received so far, in order. */
+  readonly lines: string[];
+  stop(): void;
+}
+
+async function freeUdpPort(): Promise<number> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
+  const port = s.address().port;
+  await new Promise<void>((resolve) => s.close(resolve));
+  return port;
+}
+
+/** Starts `node node_modules/statsd/stats.js cfg.js` and resolves once it is up. */
+export async function startStatsd(): Promise<StatsdDaemon> {
+  const dir = tempDir('statsd');
+  const port = await freeUdpPort();
+  const mgmt = await freePort();
+  const cfg = path.join(dir, 'config.js');
+  fs.writeFileSync(cfg, `{ port: ${port}, address: '127.0.0.1', mgmt_port: ${mgmt}, mgmt_address: '127.0.0.1', backends: ['./backends/console'], dumpMessages: true, flushInterval: 1000000 }\n`);
+  const proc: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'node_modules', 'statsd', 'stats.js'), cfg], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const lines: string[] = [];
+  let up = false;
+  let pending = '';
+  proc.stdout?.setEncoding('utf8');
+  proc.stdout?.on('data', (chunk: string) => {
+    pending += chunk;
+    const parts = pending.split('\n');
+    pending = parts.pop() ?? '';
+    for (const line of parts) {
+      if (line.includes('server is up')) up = true;
+      const m = / - DEBUG: (.*)$/.exec(line);
+      if (m !== null) lines.push(m[1]);
+    }
+  });
+  while (!up) {
+    if (proc.exitCode !== null) throw new Error('statsd daemon exited during start-up');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { port, lines, stop: () => { proc.kill('SIGKILL'); fs.rmSync(dir, { recursive: true, force: true }); } };
+}
