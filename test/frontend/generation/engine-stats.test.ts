@@ -1,0 +1,135 @@
+import { expect } from 'chai';
+import type { EngineCoreOutputs, GenRequestOutput } from '../../../schema/engine-ipc';
+import { bindEngineSeries } from '../../../frontend/generation/engine-series';
+import { EngineStats } from '../../../frontend/generation/engine-stats';
+import { FakeMetrics } from './fake-metrics';
+
+const CACHE = { blockSize: 16, numBlocks: 64, enablePrefixCaching: true };
+
+function out(requestId: string, index: number, tokens: number, extra: Partial<GenRequestOutput> = {}): GenRequestOutput {
+  return { requestId, index, newTokenIds: Array.from({ length: tokens }, () => 65), text: 'A'.repeat(tokens), events: [], ...extra };
+}
+
+function step(timestamp: number, outputs: GenRequestOutput[], extra: Partial<EngineCoreOutputs> = {}): EngineCoreOutputs {
+  const gen = outputs.reduce((a, o) => a + o.newTokenIds.length, 0);
+  return { timestamp, outputs, numPromptTokens: 0, numGenerationTokens: gen, ...extra };
+}
+
+describe('EngineStats', () => {
+  let m: FakeMetrics;
+  let now: number;
+  let stats: EngineStats;
+
+  beforeEach(() => {
+    m = new FakeMetrics();
+    now = 1000;
+    stats = new EngineStats(bindEngineSeries(m, 'tiny', '0', CACHE), () => now);
+  });
+
+  it('should bind every series at start-up: counters at 0, gauges at 0, cache info at 1', () => {
+    for (const r of ['stop', 'length', 'abort', 'error']) expect(m.values(`ts_request_success_total{finished_reason=${r}}`)).to.deep.equal([0]);
+    expect(m.values('ts_prompt_tokens_total')).to.deep.equal([0]);
+    expect(m.values('ts_num_requests_running')).to.deep.equal([0]);
+    expect(m.values('ts_kv_cache_usage_ratio')).to.deep.equal([0]);
+    expect(m.values('ts_cache_config_info{block_size=16,num_blocks=64,enable_prefix_caching=true}')).to.deep.equal([1]);
+    expect(m.values('ts_time_to_first_token_seconds')).to.deep.equal([]);
+  });
+
+  it('should compute every interval of one request exactly (engine clock for intervals, frontend clock for TTFT/e2e)', () => {
+    stats.addRequest('r1', 1000, 1, 3);
+    now = 1100; // frontend clock: first token arrives 100 ms after arrival
+    stats.onStep(step(5030, [out('r1', 0, 1, {
+      events: [{ type: 'QUEUED', ts: 5000 }, { type: 'SCHEDULED', ts: 5010 }],
+      prefill: { numPromptTokens: 7, numCachedTokens: 0, numComputedTokens: 7 },
+    })], { numPromptTokens: 7 }));
+    now = 1150;
+    stats.onStep(step(5050, [out('r1', 0, 1)]));
+    now = 1200;
+    stats.onStep(step(5080, [out('r1', 0, 1, { finishReason: 'length' })]));
+    expect(m.values('ts_time_to_first_token_seconds')).to.deep.equal([0.1]);
+    expect(m.values('ts_inter_token_latency_seconds').map((v) => +v.toFixed(9))).to.deep.equal([0.02, 0.03]);
+    expect(m.values('ts_e2e_request_latency_seconds')).to.deep.equal([0.2]);
+    expect(m.values('ts_request_queue_time_seconds')).to.deep.equal([0.01]);
+    expect(m.values('ts_request_prefill_time_seconds')).to.deep.equal([0.02]);
+    expect(m.values('ts_request_decode_time_seconds')).to.deep.equal([0.05]);
+    expect(m.values('ts_request_inference_time_seconds')).to.deep.equal([0.07]);
+    expect(m.values('ts_request_time_per_output_token_seconds')).to.deep.equal([0.025]);
+    expect(m.values('ts_request_prompt_tokens')).to.deep.equal([7]);
+    expect(m.values('ts_request_generation_tokens')).to.deep.equal([3]);
+    expect(m.values('ts_iteration_tokens')).to.deep.equal([8, 1, 1]);
+    expect(m.values('ts_prompt_tokens_total')).to.deep.equal([0, 7]);
+    expect(m.values('ts_generation_tokens_total')).to.deep.equal([0, 1, 1, 1]);
+    expect(m.values('ts_request_success_total{finished_reason=length}')).to.deep.equal([0, 1]);
+    expect(m.values('ts_request_params_n')).to.deep.equal([1]);
+    expect(m.values('ts_request_params_max_tokens')).to.deep.equal([3]);
+    expect(m.values('ts_request_max_num_generation_tokens')).to.deep.equal([3]);
+    expect(stats.inFlight).to.equal(0);
+  });
+
+  it('should observe TPOT 0 for a one-token sequence', () => {
+    stats.addRequest('r1', 1000, 1, 1);
+    stats.onStep(step(10, [out('r1', 0, 1, { events: [{ type: 'QUEUED', ts: 1 }, { type: 'SCHEDULED', ts: 2 }], finishReason: 'length' })]));
+    expect(m.values('ts_request_time_per_output_token_seconds')).to.deep.equal([0]);
+    expect(m.values('ts_request_decode_time_seconds')).to.deep.equal([0]);
+  });
+
+  it('should count n once per request with value n, and success once per sequence', () => {
+    stats.addRequest('r', 1000, 2, 2);
+    const pf = { numPromptTokens: 5, numCachedTokens: 0, numComputedTokens: 5 };
+    const ev = [{ type: 'QUEUED' as const, ts: 1 }, { type: 'SCHEDULED' as const, ts: 2 }];
+    stats.onStep(step(10, [out('r', 0, 1, { prefill: pf, events: ev }), out('r', 1, 1, { prefill: pf, events: ev })]));
+    stats.onStep(step(20, [out('r', 0, 1, { finishReason: 'length' }), out('r', 1, 0, { finishReason: 'stop' })]));
+    expect(m.values('ts_request_params_n')).to.deep.equal([2]);
+    expect(m.values('ts_request_params_max_tokens')).to.deep.equal([2]);
+    expect(m.values('ts_request_max_num_generation_tokens')).to.deep.equal([2]);
+    expect(m.sum('ts_request_success_total{finished_reason=length}')).to.equal(1);
+    expect(m.sum('ts_request_success_total{finished_reason=stop}')).to.equal(1);
+    expect(m.sum('ts_prompt_tokens_total')).to.equal(10);
+    expect(m.values('ts_time_to_first_token_seconds')).to.have.length(2);
+    expect(m.values('ts_iteration_tokens')).to.deep.equal([12, 1]);
+  });
+
+  it('should keep the first SCHEDULED after a preemption, and count prompt tokens and TTFT once', () => {
+    stats.addRequest('r', 0, 1, 3);
+    const pf = { numPromptTokens: 4, numCachedTokens: 0, numComputedTokens: 4 };
+    stats.onStep(step(10, [out('r', 0, 1, { prefill: pf, events: [{ type: 'QUEUED', ts: 1 }, { type: 'SCHEDULED', ts: 2 }] })]));
+    stats.onStep(step(50, [out('r', 0, 1, { events: [{ type: 'PREEMPTED', ts: 20 }, { type: 'SCHEDULED', ts: 40 }] })]));
+    stats.onStep(step(60, [out('r', 0, 1, { finishReason: 'length' })]));
+    expect(m.values('ts_request_queue_time_seconds')).to.deep.equal([0.001]);
+    expect(m.values('ts_request_inference_time_seconds')).to.deep.equal([0.058]);
+    expect(m.values('ts_inter_token_latency_seconds')).to.deep.equal([0.04, 0.01]);
+    expect(m.sum('ts_prompt_tokens_total')).to.equal(4);
+    expect(m.values('ts_time_to_first_token_seconds')).to.have.length(1);
+  });
+
+  it('should set gauges from scheduler stats and add their counter deltas', () => {
+    stats.onStep(step(1, [], { stats: { numRunning: 3, numWaiting: 2, kvCacheUsage: 0.25, prefixCacheQueries: 40, prefixCacheHits: 32, numPreemptions: 1, numSteps: 1 } }));
+    stats.onStep(step(2, [], { stats: { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 0, numPreemptions: 0, numSteps: 1 } }));
+    expect(m.values('ts_num_requests_running')).to.deep.equal([0, 3, 0]);
+    expect(m.values('ts_num_requests_waiting')).to.deep.equal([0, 2, 0]);
+    expect(m.values('ts_kv_cache_usage_ratio')).to.deep.equal([0, 0.25, 0]);
+    expect(m.values('ts_prefix_cache_queries_total')).to.deep.equal([0, 40]);
+    expect(m.values('ts_prefix_cache_hits_total')).to.deep.equal([0, 32]);
+    expect(m.values('ts_num_preemptions_total')).to.deep.equal([0, 1]);
+    expect(m.values('ts_iteration_tokens')).to.deep.equal([]);
+  });
+
+  it('should count an engine abort of a sequence with no token in success{abort} and e2e only', () => {
+    stats.addRequest('r', 1000, 1, 5);
+    now = 1500;
+    stats.onStep(step(10, [out('r', 0, 0, { events: [{ type: 'QUEUED', ts: 1 }], finishReason: 'abort' })]));
+    expect(m.sum('ts_request_success_total{finished_reason=abort}')).to.equal(1);
+    expect(m.values('ts_e2e_request_latency_seconds')).to.deep.equal([0.5]);
+    expect(m.values('ts_request_queue_time_seconds')).to.deep.equal([]);
+    expect(m.values('ts_request_params_n')).to.deep.equal([1]);
+  });
+
+  it('should ignore outputs of unknown requests and finish the rest with error on failAll', () => {
+    stats.onStep(step(1, [out('nope', 0, 1)]));
+    expect(m.values('ts_generation_tokens_total')).to.deep.equal([0]);
+    stats.addRequest('a', 1000, 2, 5);
+    stats.failAll('error');
+    expect(m.sum('ts_request_success_total{finished_reason=error}')).to.equal(2);
+    expect(stats.inFlight).to.equal(0);
+  });
+});

@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import type { GenSchedulerStats } from '../../../schema/engine-ipc';
+import { CachingWindow } from '../../../frontend/generation/caching-window';
+import { LoggingStatLogger } from '../../../frontend/generation/logging-stat-logger';
+
+function stats(s: Partial<GenSchedulerStats>): GenSchedulerStats {
+  return { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 0, numPreemptions: 0, numSteps: 1, ...s };
+}
+
+describe('LoggingStatLogger', () => {
+  it('should render the exact line with interval throughputs, gauges and the hit rate', () => {
+    let now = 0;
+    const l = new LoggingStatLogger(0, () => now);
+    l.recordStep(120, 1, 2);
+    l.recordStep(0, 49, 0);
+    l.recordStats(stats({ numRunning: 2, numWaiting: 14, kvCacheUsage: 0.765, prefixCacheQueries: 100, prefixCacheHits: 92 }));
+    now = 10_000;
+    expect(l.log()).to.deep.equal({
+      level: 'info',
+      line: 'Engine 000: Avg prompt throughput: 12.0 tokens/s, Avg generation throughput: 5.0 tokens/s, Running: 2 reqs, Waiting: 14 reqs, KV cache usage: 76.5%, Prefix cache hit rate: 92.0%',
+    });
+  });
+
+  it('should show Preemptions only in an interval that had some', () => {
+    let now = 0;
+    const l = new LoggingStatLogger(3, () => now);
+    l.recordStep(0, 4, 0);
+    l.recordStats(stats({ numRunning: 1, numPreemptions: 2 }));
+    now = 2000;
+    expect(l.log().line).to.equal('Engine 003: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, Preemptions: 2, KV cache usage: 0.0%, Prefix cache hit rate: 0.0%');
+    l.recordStep(0, 4, 0);
+    now = 4000;
+    expect(l.log().line).to.equal('Engine 003: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, KV cache usage: 0.0%, Prefix cache hit rate: 0.0%');
+  });
+
+  it('should demote to debug only after two consecutive idle intervals', () => {
+    let now = 0;
+    const l = new LoggingStatLogger(0, () => now);
+    l.recordStep(10, 10, 1);
+    now = 1000;
+    expect(l.log().level).to.equal('info');
+    now = 2000;
+    expect(l.log().level).to.equal('info'); // first idle interval after activity
+    now = 3000;
+    expect(l.log().level).to.equal('debug');
+    l.recordStep(0, 1, 0);
+    now = 4000;
+    expect(l.log().level).to.equal('info');
+  });
+});
+
+describe('CachingWindow', () => {
+  it('should follow vLLM CachingMetrics over a window of requests', () => {
+    const w = new CachingWindow(5);
+    w.observe(1, 20, 9);
+    expect(w.hitRate).to.equal(0.45);
+    w.observe(4, 80, 16);
+    expect(w.hitRate).to.equal(0.25);
+    w.observe(1, 10, 2);
+    expect(w.hitRate).to.equal(0.2);
+    w.observe(0, 0, 0);
+    expect(w.hitRate).to.equal(0.2);
+  });
+
+  it('should keep a single batch larger than the window alone', () => {
+    const w = new CachingWindow(10);
+    w.observe(11, 20, 10);
+    expect(w.hitRate).to.equal(0.5);
+    w.observe(22, 40, 30);
+    expect(w.hitRate).to.equal(0.75);
+  });
+});

@@ -1,0 +1,58 @@
+import { expect } from 'chai';
+import { applyChatTemplate } from '../../../frontend/openai/chat-template';
+import { OpenAIError } from '../../../frontend/openai/errors';
+import { parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params';
+
+function problem(f: () => unknown): { status: number; param: string | null; message: string } {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof OpenAIError) return { status: e.status, param: e.param, message: e.message };
+    throw e;
+  }
+  throw new Error('expected an OpenAIError');
+}
+
+describe('OpenAI request params', () => {
+  it('should map a completions body to engine params with the documented defaults', () => {
+    expect(parseCompletionRequest({ model: 'tiny-lm', prompt: 'Hi' })).to.deep.equal({
+      model: 'tiny-lm', prompt: 'Hi', params: { max_tokens: 16, n: 1 }, stream: false, includeUsage: false,
+    });
+    expect(parseCompletionRequest({
+      model: 'm', prompt: ['x'], max_tokens: 5, temperature: 0, top_p: 0.5, top_k: 3, seed: 7, n: 2, stop: 'zz',
+      ignore_eos: true, stream: true, stream_options: { include_usage: true }, logprobs: null,
+    })).to.deep.equal({
+      model: 'm', prompt: 'x', stream: true, includeUsage: true,
+      params: { max_tokens: 5, n: 2, temperature: 0, top_p: 0.5, top_k: 3, seed: 7, stop: ['zz'], ignore_eos: true },
+    });
+  });
+
+  it('should reject bad params with 400 naming the parameter', () => {
+    expect(problem(() => parseCompletionRequest({ prompt: 'x' }))).to.include({ status: 400, param: 'model' });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 3 }))).to.include({ status: 400, param: 'prompt' });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', max_tokens: 0 }))).to.deep.equal({
+      status: 400, param: 'max_tokens', message: 'max_tokens must be an integer between 1 and 9007199254740991, got 0',
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', temperature: 3 }))).to.include({ status: 400, param: 'temperature' });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stop: [''] }))).to.include({ status: 400, param: 'stop' });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stream_options: { include_usage: true } }))).to.include({ status: 400, param: 'stream_options' });
+    expect(problem(() => parseCompletionRequest([1]))).to.include({ status: 400, param: null });
+  });
+
+  it('should apply the chat template and accept max_completion_tokens', () => {
+    const p = parseChatRequest({
+      model: 'm', max_completion_tokens: 4,
+      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: '!' }] }],
+    });
+    expect(p.prompt).to.equal('system: Be brief.\nuser: Hi!\nassistant:');
+    expect(p.params.max_tokens).to.equal(4);
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'robot', content: 'x' }] }))).to.include({ status: 400, param: 'messages[0].role' });
+  });
+});
+
+describe('applyChatTemplate', () => {
+  it('should render one line per message and cue the assistant', () => {
+    expect(applyChatTemplate([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }]))
+      .to.equal('user: a\nassistant: b\nuser: c\nassistant:');
+  });
+});
