@@ -1,0 +1,159 @@
+import { expect } from 'chai';
+import * as os from 'node:os';
+import { DROP_REASONS, FrontendMetrics } from '../../../frontend/metrics/frontend-metrics';
+import { seriesKey } from '../../../frontend/metrics/series-key';
+import { captureLog, makeConfig, makeSpec } from './make-config';
+
+function make(maxSeries = 1000): { fm: FrontendMetrics; logs: string[] } {
+  const { lines, log } = captureLog();
+  const config = makeConfig(
+    [
+      makeSpec('Req', 'counter', ['Level', 'Code']),
+      makeSpec('Depth', 'gauge', []),
+      makeSpec('Lat', 'histogram', ['m'], { section: 'model_metrics', unit: 'ms' }),
+    ],
+    { modes: ['prometheus'], maxSeries },
+  );
+  return { fm: new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'h', log }), logs: lines };
+}
+
+async function dropped(fm: FrontendMetrics): Promise<string> {
+  return (await fm.prometheusText(['tsserve_datapoints_dropped_total'])).split('\n').filter((l) => !l.startsWith('#') && l !== '').join('\n');
+}
+
+describe('FrontendMetrics', () => {
+  it('should drop bad datapoints with a reason, count them, warn once, and never throw', async () => {
+    const { fm, logs } = make();
+    const req = fm.get('Req')!;
+    const bad = (): void => {
+      req.addOrUpdate(Number.NaN, ['a', 'b']);
+      req.addOrUpdate(Number.POSITIVE_INFINITY, ['a', 'b']);
+      req.addOrUpdate('7' as unknown as number, ['a', 'b']);
+      req.addOrUpdate(-1, ['a', 'b']);
+      req.addOrUpdate(1, ['a']);
+      req.addOrUpdate(1, ['a', 'b', 'c']);
+      req.addOrUpdate(1, { Level: 'a', Code: 'b', Extra: 'c' });
+      req.addOrUpdate(1, { Level: 'a', Hostname: 'h' });
+      req.addOrUpdate(1, ['a', 2 as unknown as string]);
+      req.addOrUpdate(1, { Level: 'a', Code: null as unknown as string });
+      req.addOrUpdate(1, ['a', 'b'], 42 as unknown as string);
+      fm.get('Depth')!.addOrUpdate(1, ['unexpected']);
+      fm.get('Depth')!.bind().record(Number.NaN);
+    };
+    expect(bad).to.not.throw();
+    expect(bad).to.not.throw();
+    expect(await dropped(fm)).to.equal(
+      [
+        'tsserve_datapoints_dropped_total{reason="not_finite",Hostname="h"} 8',
+        'tsserve_datapoints_dropped_total{reason="negative_counter",Hostname="h"} 2',
+        'tsserve_datapoints_dropped_total{reason="bad_dimensions",Hostname="h"} 14',
+        'tsserve_datapoints_dropped_total{reason="bad_request_id",Hostname="h"} 2',
+      ].join('\n'),
+    );
+    expect(logs).to.deep.equal([
+      'warn: metrics: dropped a datapoint of Req (not_finite); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      'warn: metrics: dropped a datapoint of Req (negative_counter); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      'warn: metrics: dropped a datapoint of Req (bad_dimensions); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      'warn: metrics: dropped a datapoint of Req (bad_request_id); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      'warn: metrics: dropped a datapoint of Depth (bad_dimensions); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      'warn: metrics: dropped a datapoint of Depth (not_finite); further drops like it are only counted in tsserve_datapoints_dropped_total',
+    ]);
+    expect(await fm.prometheusText(['Req'])).to.equal('# HELP Req Req (unit: Count)\n# TYPE Req counter\n');
+  });
+
+  it('should count drops reported by the ingest through self.dropped', async () => {
+    const { fm, logs } = make();
+    fm.self.dropped('malformed_message', 3);
+    fm.self.dropped('unknown_metric', 1, 'Nope');
+    fm.self.dropped('unknown_metric', 2, 'Nope');
+    expect(await dropped(fm)).to.equal(
+      [
+        'tsserve_datapoints_dropped_total{reason="malformed_message",Hostname="h"} 3',
+        'tsserve_datapoints_dropped_total{reason="unknown_metric",Hostname="h"} 3',
+      ].join('\n'),
+    );
+    expect(logs.length).to.equal(2);
+    expect(DROP_REASONS).to.include.members(['not_finite', 'negative_counter', 'bad_dimensions', 'unknown_metric', 'type_mismatch', 'malformed_message']);
+  });
+
+  it('should return metrics by type and null for undeclared or other types', () => {
+    const { fm } = make();
+    expect(fm.get('Req')!.spec.name).to.equal('Req');
+    expect(fm.getCounter('Req')!.spec.type).to.equal('counter');
+    expect(fm.getGauge('Req')).to.equal(null);
+    expect(fm.getGauge('Depth')!.spec.type).to.equal('gauge');
+    expect(fm.getHistogram('Lat')!.spec.type).to.equal('histogram');
+    expect(fm.getCounter('Lat')).to.equal(null);
+    expect(fm.get('Nope')).to.equal(null);
+    expect(fm.getCounter('tsserve_datapoints_dropped_total')!.spec.dimensions).to.deep.equal(['reason']);
+    expect(fm.modes).to.deep.equal(['prometheus']);
+  });
+
+  it('should bind a series once and reuse it for equal values given by name or position', () => {
+    const { fm } = make();
+    const req = fm.get('Req')!;
+    const a = req.bind(['x', 'y']);
+    expect(req.bind({ Code: 'y', Level: 'x' })).to.equal(a);
+    expect(req.bind(['x', 'y'])).to.equal(a);
+    expect(req.bind(['y', 'x'])).to.not.equal(a);
+  });
+
+  it('should register auto-detected metrics first-wins and refuse a conflicting shape', async () => {
+    const { fm, logs } = make();
+    const spec = makeSpec('AutoTime', 'gauge', ['ModelName'], { section: 'model_metrics', unit: 'Milliseconds' });
+    const m = fm.register(spec)!;
+    expect(m.spec).to.deep.equal(spec);
+    expect(fm.register({ ...spec, help: 'other help' })).to.equal(m);
+    expect(fm.register({ ...spec, type: 'counter' })).to.equal(null);
+    expect(fm.register({ ...spec, dimensions: ['Other'] })).to.equal(null);
+    expect(fm.register(makeSpec('Req', 'counter', ['Level']))).to.equal(null);
+    m.addOrUpdate(4.5, ['mnist']);
+    expect(await fm.prometheusText(['AutoTime'])).to.equal(
+      '# HELP AutoTime AutoTime (unit: Milliseconds)\n# TYPE AutoTime gauge\nAutoTime{ModelName="mnist",Hostname="h"} 4.5\n',
+    );
+    expect(await dropped(fm)).to.equal('tsserve_datapoints_dropped_total{reason="type_mismatch",Hostname="h"} 3');
+    expect(logs).to.deep.equal([
+      'warn: metrics: dropped a datapoint of AutoTime (type_mismatch); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      'warn: metrics: dropped a datapoint of Req (type_mismatch); further drops like it are only counted in tsserve_datapoints_dropped_total',
+    ]);
+  });
+
+  it('should ignore a yaml entry that reuses a self-metric name, with a warning', () => {
+    const { lines, log } = captureLog();
+    const fm = new FrontendMetrics(makeConfig([makeSpec('tsserve_series', 'counter', [])], { modes: ['prometheus'] }), {
+      logDir: os.tmpdir(),
+      log,
+    });
+    expect(fm.get('tsserve_series')!.spec.type).to.equal('gauge');
+    expect(lines).to.deep.equal([
+      'warn: metrics: tsserve_series is a built-in self-metric or already declared; the yaml entry is ignored',
+    ]);
+  });
+
+  it('should keep series counts in tsserve_series, the overflow series included', async () => {
+    const { fm } = make(2);
+    for (const v of ['1', '2', '3', '4']) fm.get('Req')!.addOrUpdate(1, [v, 'x']);
+    const text = await fm.prometheusText(['tsserve_series']);
+    expect(text).to.contain('tsserve_series{metric="Req",Hostname="h"} 3\n');
+    expect(text).to.contain('tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 8\n');
+  });
+});
+
+describe('seriesKey', () => {
+  it('should never collide for values containing separators', () => {
+    const tuples = [
+      ['x|', ''],
+      ['x', '|'],
+      ['x,b:y', ''],
+      ['x', 'y,b:'],
+      ['1:a', ''],
+      ['', '1:a'],
+      ['1:', 'a'],
+      ['x'],
+      ['', 'x'],
+    ];
+    const keys = new Set(tuples.map(seriesKey));
+    expect(keys.size).to.equal(tuples.length);
+    expect(seriesKey([])).to.equal('');
+  });
+});
