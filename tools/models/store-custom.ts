@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MLP_HIDDEN, MLP_SEED, writeMlp } from './mlp';
 import { writeModelConfig } from './model-config';
+import type { ModelConfigFile } from './model-config';
 import type { StoreModel } from './store-model';
 
 /** The compiled handler next to this file (dist/tools/models/custom/handler.js). */
@@ -36,17 +37,22 @@ export function storeHandlerText(compiled: string): string {
   return `// Generated from tools/models/custom/handler.ts by tools/models/store-custom.ts; edit the source.\n${body}\n`;
 }
 
+/** The custom model's model-config.yaml values (also shown in examples/custom-metrics/). */
+export const CUSTOM_MODEL_CONFIG: ModelConfigFile = {
+  handler: 'handler.js', model: 'model.onnx', batchSize: 8, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 1, responseTimeout: 30, threads: 1,
+};
+
+/** The header comment of the custom model's model-config.yaml. */
+export const CUSTOM_MODEL_COMMENT =
+  'custom: the mlp network behind a user-style handler (handler.js) that records custom metrics.\n' +
+  'Request body: a JSON array of 784 numbers; answer: {"class": N, "probabilities": [10 numbers]}.\n' +
+  'Declare its metrics in metrics.yaml (model_metrics): see examples/custom-metrics/.';
+
 /** Writes the custom model (model.onnx, handler.js, model-config.yaml) into `dir`. */
 export function writeCustomModel(dir: string): void {
   writeMlp(dir, { hidden: MLP_HIDDEN, seed: MLP_SEED });
   writeFileSync(join(dir, 'handler.js'), storeHandlerText(readFileSync(CUSTOM_HANDLER_BUILD, 'utf8')));
-  writeModelConfig(
-    dir,
-    { handler: 'handler.js', model: 'model.onnx', batchSize: 8, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 1, responseTimeout: 30, threads: 1 },
-    'custom: the mlp network behind a user-style handler (handler.js) that records custom metrics.\n' +
-      'Request body: a JSON array of 784 numbers; answer: {"class": N, "probabilities": [10 numbers]}.\n' +
-      'Declare its metrics in metrics.yaml (model_metrics): see examples/custom-metrics/.',
-  );
+  writeModelConfig(dir, CUSTOM_MODEL_CONFIG, CUSTOM_MODEL_COMMENT);
 }
 
 /** `custom` for the demo store list. */

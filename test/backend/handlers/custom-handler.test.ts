@@ -5,7 +5,8 @@ import * as path from 'path';
 import { loadMetricsConfig } from '../../../schema/config';
 import type { ResultMessage } from '../../../schema/worker-protocol';
 import { MLP_MODEL } from '../../../tools/models/demo-models';
-import { CUSTOM_MODEL, requiredModules, storeHandlerText } from '../../../tools/models/store-custom';
+import { CUSTOM_MODEL, CUSTOM_MODEL_COMMENT, CUSTOM_MODEL_CONFIG, requiredModules, storeHandlerText } from '../../../tools/models/store-custom';
+import { writeModelConfig } from '../../../tools/models/model-config';
 import { ForkedWorker, modelConfig } from '../worker/forked-worker';
 
 /** examples/custom-metrics/metrics.yaml, from dist/test/backend/handlers. */
@@ -107,5 +108,18 @@ describe('custom demo model (tools/models/custom/handler.ts, copied as handler.j
       return 100 * Math.max(...b.probabilities);
     });
     expect(value('ExamplePercentMetric')).to.deep.equal(top);
+  });
+});
+
+describe('examples/custom-metrics/model-config.yaml', () => {
+  it('should be exactly what the store writes for the custom model', () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-custom-cfg-'));
+    try {
+      writeModelConfig(tmp, CUSTOM_MODEL_CONFIG, CUSTOM_MODEL_COMMENT);
+      const example = path.resolve(__dirname, '..', '..', '..', '..', 'examples', 'custom-metrics', 'model-config.yaml');
+      expect(fs.readFileSync(example, 'utf8')).to.equal(fs.readFileSync(path.join(tmp, 'model-config.yaml'), 'utf8'));
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
