@@ -4,7 +4,7 @@
  */
 import type { OrtSession, OrtTensorInput } from '../../../backend/onnx/ort';
 import { tensorF32, tensorI64 } from '../../../backend/onnx/ort';
-import { FAST_NAMES, HEAD_DIM, HF_NAMES, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../../../tools/models/tiny-lm-spec';
+import { FAST_NAMES, HEAD_DIM, HF_NAMES, MASK_VALUE, NUM_HEADS, NUM_LAYERS, PAD_ID, VOCAB_SIZE } from '../../../tools/models/tiny-lm-spec';
 
 const H = NUM_HEADS;
 const DH = HEAD_DIM;
@@ -62,11 +62,15 @@ export interface StepResult {
   readonly presentK?: Float32Array[];
 }
 
-/** Runs the fast layout on rows with equal new-token counts; pasts right-padded to the longest. */
+/**
+ * Runs the fast layout; pasts right-padded to the longest, rows with fewer new tokens
+ * LEFT-padded with PAD (masked for every real query; a pad query sees only itself) so the
+ * last position of every row is a real token.
+ */
 export async function runFast(s: OrtSession, rows: readonly number[][], caches: readonly RowCache[]): Promise<StepResult> {
   const n = FAST_NAMES;
   const B = rows.length;
-  const T = rows[0]!.length;
+  const T = Math.max(...rows.map((r) => r.length));
   const P = Math.max(...caches.map((c) => c.len));
   const S = P + T;
   const bias = new Float32Array(B * T * S);
@@ -74,10 +78,15 @@ export async function runFast(s: OrtSession, rows: readonly number[][], caches: 
   const pos = new BigInt64Array(B * T);
   for (let b = 0; b < B; b++) {
     const p = caches[b]!.len;
+    const z = T - rows[b]!.length; // left padding of this row
     for (let i = 0; i < T; i++) {
-      ids[b * T + i] = BigInt(rows[b]![i]!);
-      pos[b * T + i] = BigInt(p + i);
-      for (let j = 0; j < S; j++) bias[(b * T + i) * S + j] = j < p || (j >= P && j - P <= i) ? 0 : MASK_VALUE;
+      const real = i >= z;
+      ids[b * T + i] = BigInt(real ? rows[b]![i - z]! : PAD_ID);
+      pos[b * T + i] = BigInt(real ? p + i - z : 0);
+      for (let j = 0; j < S; j++) {
+        const ok = real ? j < p || (j >= P + z && j - P <= i) : j === P + i;
+        bias[(b * T + i) * S + j] = ok ? 0 : MASK_VALUE;
+      }
     }
   }
   const feeds: Record<string, OrtTensorInput> = {

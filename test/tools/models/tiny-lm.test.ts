@@ -122,6 +122,16 @@ describe('tools/models/tiny-lm', function () {
     });
   }
 
+  it('should give a left-padded row of a mixed prefill/decode batch the logits it gets alone (fast)', async () => {
+    const ca = await prefilled(runFast, fast, bytes('abc'));
+    const next = [[100], bytes('a fresh prompt in the same step')];
+    const batch = await runFast(fast, next, [ca, emptyCache()]);
+    const aloneA = await runFast(fast, [next[0]!], [ca]);
+    const aloneB = await runFast(fast, [next[1]!], [emptyCache()]);
+    expect(maxAbsDiff(batch.logits[0]!, aloneA.logits[0]!)).to.be.below(TOL);
+    expect(maxAbsDiff(batch.logits[1]!, aloneB.logits[0]!)).to.be.below(TOL);
+  });
+
   it('should decode greedily to a fixed, non-degenerate token sequence (seeded weights)', async () => {
     const cache = emptyCache();
     const tokens: number[] = [];
