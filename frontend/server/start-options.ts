@@ -27,6 +27,7 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'enable-token-auth', kind: 'bool', def: false, help: 'require Authorization: Bearer <key> (keys in <log-dir>/key_file.json)' },
   { flag: 'max-request-size', kind: 'int', def: 1048576, help: 'largest request body in bytes (larger: 413)' },
   { flag: 'job-queue-size', kind: 'int', def: 0, help: 'requests queued per model before 503 (0: 100 x batchSize)' },
+  { flag: 'log-stats-interval', kind: 'int', def: 10, help: 'seconds between the generation engines\' stat lines (0: 10)' },
 ];
 
 /** Parsed options (strings unresolved; the caller resolves paths and addresses). */
@@ -47,6 +48,7 @@ export interface StartOptions {
   readonly enableTokenAuth: boolean;
   readonly maxRequestSize: number;
   readonly jobQueueSize: number;
+  readonly logStatsInterval: number;
   readonly help: boolean;
 }
 

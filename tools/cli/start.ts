@@ -16,6 +16,7 @@ import { checkFrontendMetrics } from '../../frontend/server/frontend-series';
 import { startServer } from '../../frontend/server/server';
 import type { ServerConfig } from '../../frontend/server/server';
 import { parseStartOptions, startUsage } from '../../frontend/server/start-options';
+import { registerGenerationFrontend } from '../../frontend/generation/generation-kind';
 import type { StartOptions } from '../../frontend/server/start-options';
 
 type Level = 'info' | 'warn' | 'error';
@@ -133,6 +134,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const ingest = new MetricsIngest(metrics, { log: (m) => log('warn', m) });
 
+  registerGenerationFrontend({ logStatsIntervalSec: opts.logStatsInterval });
   let server;
   try {
     server = await startServer({
