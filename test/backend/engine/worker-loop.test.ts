@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readModelDir } from '../../../backend/engine/load';
+import { runGenerationWorker } from '../../../backend/engine/worker-loop';
+import { decodeFromGenWorkerMessage } from '../../../schema/engine-ipc';
+import type { GenStepMessage } from '../../../schema/engine-ipc';
+import type { MetricsConfig } from '../../../schema/types';
+import type { InitMessage } from '../../../schema/worker-protocol';
+import { collect } from './harness';
+import { writeModels } from './real-harness';
+
+function initFor(dir: string, engine: Readonly<Record<string, unknown>>, workerIndex = 3): InitMessage {
+  return {
+    type: 'tsserve.init',
+    v: 1,
+    workerId: 'W-test',
+    workerIndex,
+    model: { name: 'tiny-lm', version: 'default', dir, handler: 'generate', modelFile: 'model.onnx', batchSize: 1, maxBatchDelayMs: 0, minWorkers: 1, maxWorkers: 1, responseTimeoutSec: 60, threads: 1, engine },
+    metrics: {} as MetricsConfig,
+  };
+}
+
+/** Runs the loop in-process; `script` gets a post function and waits on sent messages. */
+function startLoop(init: InitMessage) {
+  const sent: Record<string, unknown>[] = [];
+  let handler: ((m: unknown) => void) | null = null;
+  const waiters: (() => void)[] = [];
+  const done = runGenerationWorker(
+    init,
+    (m) => {
+      sent.push(m as Record<string, unknown>);
+      waiters.splice(0).forEach((w) => w());
+    },
+    (h) => {
+      handler = h;
+    },
+  );
+  const post = (m: unknown): void => handler!(m);
+  const until = async (pred: () => boolean): Promise<void> => {
+    while (!pred()) await new Promise<void>((r) => waiters.push(r));
+  };
+  return { sent, post, until, done };
+}
+
+describe('runGenerationWorker', function () {
+  let root: string;
+  let dir: string;
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'tsserve-gen-worker-'));
+    dir = (await writeModels(root)).fast;
+  });
+
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('should answer ready, stream valid step messages, report errors per request, abort, and stop on shutdown', async () => {
+    const { sent, post, until, done } = startLoop(initFor(dir, readModelDir(dir).engine));
+    await until(() => sent.length > 0);
+    expect(sent[0]).to.include({ type: 'tsserve.ready', workerId: 'W-test' });
+    post({ type: 'tsserve.gen.add', requestId: 'a', prompt: 'Hello', params: { temperature: 0, max_tokens: 6, ignore_eos: true } });
+    post({ type: 'tsserve.gen.add', requestId: 'b', promptTokenIds: [256, 104, 105], params: { temperature: 0, max_tokens: 4, ignore_eos: true } });
+    post({ type: 'tsserve.gen.add', requestId: 'c', prompt: 'long one', params: { temperature: 0, max_tokens: 500, ignore_eos: true } });
+    post({ type: 'tsserve.gen.add', requestId: 'bad', prompt: 'x', params: { top_p: 2 } });
+    post({ type: 'tsserve.gen.add', requestId: 'toolong', prompt: 'x'.repeat(2000), params: {} });
+    await until(() => sent.some((m) => m.type === 'tsserve.gen.step'));
+    post({ type: 'tsserve.gen.abort', requestId: 'c' });
+    post({ type: 'tsserve.shutdown' });
+    await done;
+    post({ type: 'tsserve.gen.add', requestId: 'late', prompt: 'x', params: {} });
+    const steps = sent.filter((m) => m.type === 'tsserve.gen.step') as unknown as GenStepMessage[];
+    for (const m of sent.slice(1)) expect(decodeFromGenWorkerMessage(m).ok, JSON.stringify(m)).to.equal(true);
+    expect(steps.every((s) => s.engine === 3)).to.equal(true);
+    const errors = sent.filter((m) => m.type === 'tsserve.gen.error');
+    expect(errors).to.deep.equal([
+      { type: 'tsserve.gen.error', engine: 3, requestId: 'bad', message: 'invalid tsserve.gen.add: params.top_p: must be a number in (0, 1]' },
+      { type: 'tsserve.gen.error', engine: 3, requestId: 'toolong', message: 'the prompt has 2001 tokens; this model accepts at most 1023 so one can be generated' },
+    ]);
+    const res = collect(steps);
+    expect(res.get('a/0')).to.deep.include({ finishReason: 'length', numGenerationTokens: 6 });
+    expect(res.get('b/0')).to.deep.include({ finishReason: 'length', numGenerationTokens: 4 });
+    expect(res.get('c/0')!.finishReason).to.equal('abort');
+    expect(res.get('a/0')!.events.map((e) => e.type)).to.deep.equal(['QUEUED', 'SCHEDULED']);
+    expect(steps[steps.length - 1]!.stats).to.deep.include({ numRunning: 0, numWaiting: 0, kvCacheUsage: 0 });
+  });
+
+  it('should answer load_failed when the model cannot be loaded', async () => {
+    const { sent, done } = startLoop(initFor(join(root, 'missing'), readModelDir(dir).engine));
+    await done;
+    expect(sent.length).to.equal(1);
+    expect(sent[0]).to.include({ type: 'tsserve.load_failed', workerId: 'W-test' });
+    expect(String(sent[0]!.error)).to.match(/^generation engine: /);
+  });
+});
