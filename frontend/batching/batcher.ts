@@ -50,6 +50,7 @@ export class Batcher {
   private inFlight = 0;
   private delayTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  private draining = false;
   private drainWaiters: Array<() => void> = [];
   private readonly onIdle = (): void => this.pump();
 
@@ -88,8 +89,13 @@ export class Batcher {
     return 'queued';
   }
 
-  /** Resolves once the queue is empty and no batch is at a worker (graceful shutdown). */
+  /**
+   * Resolves once the queue is empty and no batch is at a worker (graceful shutdown). Queued
+   * requests go out right away, without waiting for maxBatchDelay.
+   */
   drain(): Promise<void> {
+    this.draining = true;
+    this.pump();
     if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
@@ -111,7 +117,7 @@ export class Batcher {
     while (this.queue.length > 0) {
       const now = performance.now();
       const waited = now - this.queue[0].job.arrivalMs;
-      if (this.queue.length < this.settings.batchSize && waited < this.settings.maxBatchDelayMs) {
+      if (!this.draining && this.queue.length < this.settings.batchSize && waited < this.settings.maxBatchDelayMs) {
         this.delayTimer = setTimeout(() => { this.delayTimer = null; this.pump(); }, Math.max(0, this.settings.maxBatchDelayMs - waited));
         return;
       }

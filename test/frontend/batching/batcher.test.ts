@@ -136,4 +136,15 @@ describe('Batcher', () => {
     expect([...out.keys()].sort()).to.deep.equal(['a', 'b']);
     b.close('end');
   });
+
+  it('should send a partial batch at once, without waiting maxBatchDelay, when draining', () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 8, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 });
+    b.submit(job('a', out));
+    expect(t.batches.length).to.equal(0);
+    void b.drain();
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a']]);
+    b.close('end');
+  });
 });

@@ -1,0 +1,152 @@
+/**
+ * Worker death under load, scaling and registration through the management API, and a
+ * graceful SIGTERM — all against the real server and real forked workers.
+ */
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format';
+import { call, eventually, generateStore, mlpInput, post, sample, scrape, startTsserve } from './harness';
+import type { Tsserve } from './harness';
+import { configArgs } from './config-args';
+
+const H = os.hostname();
+
+interface WorkerView { id: string; pid: number; status: string }
+
+async function workers(server: Tsserve, model: string, statuses: number[]): Promise<WorkerView[]> {
+  const r = await call('GET', `${server.management}/models/${model}`);
+  statuses.push(r.status);
+  return (r.json as Array<{ workers: WorkerView[] }>)[0].workers;
+}
+
+/** Every counter sample of the exposition, by series text. */
+function counters(text: string): Map<string, number> {
+  const types = new Map<string, string>();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const t = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (t !== null) { types.set(t[1], t[2]); continue; }
+    if (line.startsWith('#') || line === '') continue;
+    const sp = line.lastIndexOf(' ');
+    const series = line.slice(0, sp);
+    const name = series.split('{')[0];
+    if (types.get(name) === 'counter') out.set(series, Number(line.slice(sp + 1)));
+  }
+  return out;
+}
+
+describe('tsserve start: workers, scaling and management (real server)', function () {
+  this.timeout(180_000);
+  let server: Tsserve;
+  const statuses: number[] = [];
+
+  before(async () => {
+    server = await startTsserve({ store: generateStore(['mlp']), args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics'] });
+  });
+  after(() => server?.kill());
+
+  it('should keep serving when a worker is SIGKILLed under load: new pid, counters never decrease', async () => {
+    const before = await workers(server, 'mlp', statuses);
+    expect(before.length).to.equal(1);
+    const oldPid = before[0].pid;
+    const predictions: number[] = [];
+    let stop = false;
+    let okAfterRestart = 0;
+    let newPid = 0;
+    const client = async (seed: number): Promise<void> => {
+      for (let i = 0; !stop; i++) {
+        const r = await post(`${server.inference}/predictions/mlp`, mlpInput(seed + i));
+        statuses.push(r.status);
+        predictions.push(r.status);
+        if (newPid !== 0 && r.status === 200) okAfterRestart++;
+      }
+    };
+    const load = [client(0), client(100), client(200), client(300)];
+    await eventually(() => (predictions.filter((s) => s === 200).length >= 20 ? true : null), 'load to start');
+    const sampled = counters(await scrape(server));
+    const answered200BeforeKill = predictions.filter((s) => s === 200).length;
+    process.kill(oldPid, 'SIGKILL');
+    const replaced = await eventually(async () => {
+      const ws = await workers(server, 'mlp', statuses);
+      return ws.length === 1 && ws[0].pid !== oldPid && ws[0].status !== 'STARTING' ? ws : null;
+    }, 'a replacement worker', 60_000);
+    newPid = replaced[0].pid;
+    await eventually(() => (okAfterRestart >= 10 ? true : null), 'requests served by the new worker', 60_000);
+    stop = true;
+    await Promise.all(load);
+
+    expect(replaced[0].id).to.match(/^W-9\d{3}-mlp_1\.0$/);
+    expect(replaced[0].id).to.not.equal(before[0].id);
+    // Requests held by the killed worker get a 500; every other one a 200; none hangs.
+    expect(predictions.filter((s) => s !== 200 && s !== 500)).to.deep.equal([]);
+    const text = await scrape(server);
+    const after = counters(text);
+    for (const [series, v] of sampled) expect(after.get(series) ?? -1, series).to.be.at.least(v);
+    const admitted = sample(text, `ts_inference_requests_total{model_name="mlp",model_version="default",hostname="${H}"}`);
+    expect(admitted).to.equal(predictions.length);
+    expect(admitted).to.be.at.least(answered200BeforeKill);
+    expect(sample(text, `Requests2XX{Level="Host",Hostname="${H}"}`)).to.equal(statuses.filter((s) => s >= 200 && s < 300).length);
+    expect(sample(text, `Requests5XX{Level="Host",Hostname="${H}"}`) ?? 0).to.equal(statuses.filter((s) => s >= 500).length);
+  });
+
+  it('should scale mlp up and down through the management API', async () => {
+    const up = await call('PUT', `${server.management}/models/mlp?min_worker=3&max_worker=4&synchronous=true`);
+    expect(up).to.deep.equal({ status: 200, json: { status: 'Workers scaled to 3 for model: mlp' } });
+    const three = await workers(server, 'mlp', []);
+    expect(three.map((w) => w.status)).to.deep.equal(['READY', 'READY', 'READY']);
+    expect(new Set(three.map((w) => w.pid)).size).to.equal(3);
+    const down = await call('PUT', `${server.management}/models/mlp?min_worker=1&synchronous=true`);
+    expect(down.status).to.equal(200);
+    const one = await workers(server, 'mlp', []);
+    expect(one.length).to.equal(1);
+    expect(three.map((w) => w.pid)).to.include(one[0].pid);
+    const async202 = await call('PUT', `${server.management}/models/mlp?min_worker=2`);
+    expect(async202).to.deep.equal({ status: 202, json: { status: 'Processing worker updates...' } });
+    await eventually(async () => ((await workers(server, 'mlp', [])).filter((w) => w.status === 'READY').length === 2 ? true : null), '2 workers');
+  });
+
+  it('should register, serve and unregister a model from the store', async () => {
+    const reg = await call('POST', `${server.management}/models?url=mlp&model_name=mlp2&batch_size=4&max_batch_delay=10&initial_workers=1`);
+    expect(reg).to.deep.equal({ status: 200, json: { status: 'Model "mlp2" Version: default registered with 1 initial workers' } });
+    const list = await call('GET', `${server.management}/models`);
+    expect(list.json).to.deep.equal({ models: [{ modelName: 'mlp', modelUrl: 'mlp' }, { modelName: 'mlp2', modelUrl: 'mlp' }] });
+    const desc = (await call('GET', `${server.management}/models/mlp2`)).json as Array<Record<string, unknown>>;
+    expect([desc[0].batchSize, desc[0].maxBatchDelay, desc[0].minWorkers]).to.deep.equal([4, 10, 1]);
+    expect((await post(`${server.inference}/predictions/mlp2`, mlpInput(3))).status).to.equal(200);
+    const escape = await call('POST', `${server.management}/models?url=../mlp&model_name=evil`);
+    expect(escape.status).to.equal(400);
+    const dup = await call('POST', `${server.management}/models?url=mlp&model_name=mlp2`);
+    expect(dup.status).to.equal(409);
+    const del = await call('DELETE', `${server.management}/models/mlp2`);
+    expect(del).to.deep.equal({ status: 200, json: { status: 'Model "mlp2" unregistered' } });
+    expect((await post(`${server.inference}/predictions/mlp2`, mlpInput(3))).status).to.equal(404);
+  });
+});
+
+describe('tsserve start: SIGTERM drains (real server)', function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+  after(() => server?.kill());
+
+  it('should finish in-flight requests, flush workers and sinks, and exit 0', async () => {
+    server = await startTsserve({ store: generateStore(['mlp']), args: [...configArgs(), '--metrics-mode', 'tslog,prometheus', '--disable-system-metrics'] });
+    // A model whose batches wait 60 s to fill: its requests are still queued when SIGTERM comes.
+    const reg = await call('POST', `${server.management}/models?url=mlp&model_name=slow&batch_size=64&max_batch_delay=60000&initial_workers=1`);
+    expect(reg.status).to.equal(200);
+    const M = 6;
+    const pending = Array.from({ length: M }, (_v, i) => post(`${server.inference}/predictions/slow`, mlpInput(i)));
+    await eventually(async () => (sample(await scrape(server), `ts_inference_requests_total{model_name="slow",model_version="default",hostname="${H}"}`) === M ? true : null), 'requests admitted');
+    const code = await server.stop('SIGTERM');
+    const answers = await Promise.all(pending);
+    expect(answers.map((a) => a.status)).to.deep.equal(Array(M).fill(200));
+    expect(code).to.equal(0);
+    expect(server.output()).to.contain('Model server stopped.');
+    const ts = fs.readFileSync(path.join(server.logDir, 'ts_metrics.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => parseTslogLine(l));
+    expect(ts.filter((l) => l?.name === 'ts_inference_latency_microseconds' && l.dimensions[0][1] === 'slow').length).to.equal(M);
+    const model = fs.readFileSync(path.join(server.logDir, 'model_metrics.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => parseTslogLine(l));
+    const ids = new Set(model.filter((l) => l?.name === 'HandlerTime').flatMap((l) => (l?.requestId ?? '').split(',')));
+    for (const a of answers) expect(ids.has(a.requestId ?? ''), `HandlerTime for ${a.requestId}`).to.equal(true);
+  });
+});
