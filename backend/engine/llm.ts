@@ -58,7 +58,12 @@ export class LLM {
     list.forEach((prompt, i) => {
       const p = Array.isArray(params) ? (params as readonly GenSamplingParams[])[i] ?? {} : (params as GenSamplingParams);
       const id = `llm-${this.counter++}`;
-      this.engine.addRequest(id, prompt, p);
+      try {
+        this.engine.addRequest(id, prompt, p);
+      } catch (e) {
+        for (const added of ids) this.engine.abort(added);
+        throw new Error(`prompt ${i}: ${(e as Error).message}`);
+      }
       const promptTokenIds = typeof prompt === 'string' ? this.engine.tokenizer.encode(prompt) : [...prompt];
       pending.set(id, { prompt, promptTokenIds, seqs: Array.from({ length: p.n ?? 1 }, () => ({ text: '', tokenIds: [] })) });
       ids.push(id);
