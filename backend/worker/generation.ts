@@ -12,7 +12,7 @@ type RunGenerationWorker = (
   init: InitMessage,
   send: (msg: unknown) => void,
   onMessage: (listener: (msg: unknown) => void) => void,
-) => unknown;
+) => Promise<void> | void;
 
 /** Compiled location of the engine loop, relative to this file. */
 const LOOP_MODULE = path.join(__dirname, '..', 'engine', 'worker-loop.js');
@@ -42,12 +42,14 @@ export function startGeneration(init: InitMessage, io: WorkerIo): ((msg: unknown
   const listeners: ((msg: unknown) => void)[] = [];
   try {
     const started = run(init, (msg) => io.send(msg as never), (l) => void listeners.push(l));
-    if (started instanceof Promise) {
-      started.catch((e: unknown) => {
+    // The loop resolves after `tsserve.shutdown` once everything is sent; the process ends then.
+    Promise.resolve(started).then(
+      () => io.exit(0),
+      (e: unknown) => {
         io.log(`generation loop failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
         io.exit(1);
-      });
-    }
+      },
+    );
   } catch (e) {
     return fail(`generation engine failed to start: ${(e as Error).message}`);
   }
