@@ -1,0 +1,88 @@
+/**
+ * The metrics.yaml loader: read, parse (js-yaml, with positions), validate (JSON Schema, then
+ * the rules), normalize, freeze. Never throws; reports every problem at once, in file order.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import type { ConfigProblem, LoadResult } from '../types';
+import type { Finding } from './doc';
+import { isRecord } from './doc';
+import { deepFreeze } from './freeze';
+import { normalize } from './normalize';
+import { ruleFindings } from './rules';
+import { schemaFindings } from './schema-check';
+import type { Locator } from './yaml-source';
+import { parseYaml } from './yaml-source';
+
+/** Reads and validates a metrics.yaml file. Problems name `file` exactly as passed. */
+export function loadMetricsConfig(file: string): LoadResult {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    return fail(file, [{ line: 1, col: 1, message: readError(err) }]);
+  }
+  return parseMetricsConfig(text, file);
+}
+
+/** Validates metrics.yaml text; `file` is used in problems and (resolved) as `config.file`. */
+export function parseMetricsConfig(text: string, file: string): LoadResult {
+  const parsed = parseYaml(text);
+  if (!parsed.ok) {
+    const message = parsed.alias !== null
+      ? `undefined alias "*${parsed.alias}": no anchor &${parsed.alias} is defined above it; declare it in the top-level dimensions list (e.g. - &${parsed.alias} "Name") or fix the spelling`
+      : `YAML syntax error: ${parsed.reason}; the file must be valid YAML`;
+    return fail(file, [{ ...parsed.pos, message }]);
+  }
+  if (parsed.value === undefined || parsed.value === null) {
+    const message = 'the file is empty (no YAML document); declare ts_metrics: and/or model_metrics: (start from the repo\'s metrics.yaml)';
+    return fail(file, [{ line: 1, col: 1, message }]);
+  }
+  return check(parsed.value, file === '' ? '' : path.resolve(file), file, parsed.locator);
+}
+
+/** Validates a config given as a plain JS object (tests, programmatic use); positions are 0:0. */
+export function buildMetricsConfig(doc: unknown, file = ''): LoadResult {
+  const none: Locator = { value: () => ({ line: 0, col: 0 }), key: () => ({ line: 0, col: 0 }) };
+  return check(doc, file, file, none, false);
+}
+
+/** `FILE:LINE:COL: message` (or `FILE: message` for a problem without a position). */
+export function formatProblem(p: ConfigProblem): string {
+  const file = p.file === '' ? '<config>' : p.file;
+  return p.line > 0 ? `${file}:${p.line}:${p.col}: ${p.message}` : `${file}: ${p.message}`;
+}
+
+/** The repo's root metrics.yaml (this file runs from dist/schema/config). */
+export function defaultMetricsConfigPath(): string {
+  return path.resolve(__dirname, '..', '..', '..', 'metrics.yaml');
+}
+
+function check(doc: unknown, configFile: string, shownFile: string, loc: Locator, withPos = true): LoadResult {
+  const findings = [...schemaFindings(doc, loc), ...ruleFindings(doc, loc)];
+  if (findings.length > 0 || !isRecord(doc)) return fail(shownFile, findings);
+  const config = normalize(doc, configFile, (p) => (withPos ? loc.value(p) : null));
+  return { ok: true, config: deepFreeze(config) };
+}
+
+function fail(file: string, findings: readonly Finding[]): LoadResult {
+  const seen = new Set<string>();
+  const problems: ConfigProblem[] = [];
+  // Stable sort: file order, and generation order for problems at the same spot.
+  const sorted = [...findings].sort((a, b) => a.line - b.line || a.col - b.col);
+  for (const f of sorted) {
+    const key = `${f.line}:${f.col}:${f.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    problems.push({ file, line: f.line, col: f.col, message: f.message });
+  }
+  return { ok: false, problems: deepFreeze(problems) };
+}
+
+function readError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'cannot read the file: no such file; check the path (or pass --metrics-config FILE)';
+  if (code === 'EISDIR') return 'cannot read the file: it is a directory; pass the path of a metrics.yaml file';
+  if (code === 'EACCES' || code === 'EPERM') return 'cannot read the file: permission denied; make it readable by the server user';
+  return `cannot read the file: ${(err as Error).message}`;
+}

@@ -1,0 +1,86 @@
+/**
+ * Builds the typed MetricsConfig from a document that passed the schema and the rules.
+ * Applies the defaults (modes, statsd, limits, help, buckets) and the hostname convention.
+ */
+import type { MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types';
+import { SECTIONS, TYPES, getAt, isRecord } from './doc';
+import { parseModes } from './modes';
+import { HOSTNAME_RE } from './names';
+import { presetBuckets, presetForUnit } from './presets';
+import type { DocPath } from './yaml-source';
+
+/** Where each metric entry sits, or null for configs built in memory. */
+export type PosOf = (path: DocPath) => SourcePos | null;
+
+/** Defaults, exported for docs and tests. */
+export const DEFAULT_STATSD: StatsdConfig = { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' };
+export const DEFAULT_LIMITS: MetricsLimits = { maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536 };
+
+/** The default help text: names the type and the unit. */
+export function defaultHelp(name: string, type: MetricType, unit: string): string {
+  return `${name} (${type}, unit: ${unit})`;
+}
+
+/** Normalizes a validated document; `file` is stored as given (the caller resolves it). */
+export function normalize(doc: Record<string, unknown>, file: string, posOf: PosOf): MetricsConfig {
+  const metrics: MetricSpec[] = [];
+  for (const section of SECTIONS) {
+    const sec = doc[section];
+    if (!isRecord(sec)) continue;
+    // Type lists in file order (key order of the parsed mapping), entries in file order.
+    for (const type of Object.keys(sec)) {
+      const list = sec[type];
+      if (!TYPES.includes(type as MetricType) || !Array.isArray(list)) continue;
+      list.forEach((m, i) => {
+        if (isRecord(m)) metrics.push(spec(m, section, type as MetricType, posOf([section, type, i])));
+      });
+    }
+  }
+  return {
+    file,
+    modes: parseModes(doc.mode),
+    statsd: statsd(doc.statsd),
+    limits: limits(doc.limits),
+    autoDetect: doc.model_metrics_auto_detect === true,
+    metrics,
+  };
+}
+
+function spec(m: Record<string, unknown>, section: Section, type: MetricType, pos: SourcePos | null): MetricSpec {
+  const name = String(m.name);
+  const unit = String(m.unit);
+  const declared = Array.isArray(m.dimensions) ? m.dimensions.map(String) : [];
+  const host = declared.find((d) => HOSTNAME_RE.test(d)) ?? null;
+  const dimensions = declared.filter((d) => !HOSTNAME_RE.test(d));
+  // TorchServe appends Hostname to every model metric; frontend metrics only get one if declared.
+  const hostLabel = host ?? (section === 'model_metrics' ? 'Hostname' : null);
+  let help = typeof m.help === 'string' && m.help.trim() !== '' ? m.help.trim() : defaultHelp(name, type, unit);
+  if (typeof m.deprecated === 'string') help = `${help} DEPRECATED: ${m.deprecated.trim()}`.trim();
+  return { name, section, type, unit, dimensions, hostLabel, help, buckets: type === 'histogram' ? buckets(m.buckets, unit) : [], pos };
+}
+
+function buckets(value: unknown, unit: string): readonly number[] {
+  if (Array.isArray(value)) return value.map(Number);
+  const preset = typeof value === 'string' ? value : presetForUnit(unit);
+  return [...(presetBuckets(preset) ?? [])];
+}
+
+function statsd(value: unknown): StatsdConfig {
+  const s = isRecord(value) ? value : {};
+  return {
+    host: typeof s.host === 'string' ? s.host : DEFAULT_STATSD.host,
+    port: typeof s.port === 'number' ? s.port : DEFAULT_STATSD.port,
+    prefix: typeof s.prefix === 'string' ? s.prefix : DEFAULT_STATSD.prefix,
+    tagStyle: s.tag_style === 'telegraf' || s.tag_style === 'none' ? s.tag_style : DEFAULT_STATSD.tagStyle,
+    histogramType: s.histogram_type === 'h' || s.histogram_type === 'd' ? s.histogram_type : DEFAULT_STATSD.histogramType,
+  };
+}
+
+function limits(value: unknown): MetricsLimits {
+  const max = getAt(value, ['max_series_per_metric']);
+  const points = getAt(value, ['max_points_per_flush']);
+  return {
+    maxSeriesPerMetric: typeof max === 'number' ? max : DEFAULT_LIMITS.maxSeriesPerMetric,
+    maxPointsPerFlush: typeof points === 'number' ? points : DEFAULT_LIMITS.maxPointsPerFlush,
+  };
+}

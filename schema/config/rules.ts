@@ -1,0 +1,146 @@
+/**
+ * The rules a JSON Schema cannot express: names unique across the file, dimensions unique per
+ * metric, the hostname dimension last, reserved names, buckets sorted and known presets, mode
+ * words. Runs on the raw document even when the schema found problems (so every problem is
+ * reported at once), hence the defensive type checks.
+ */
+import type { Finding } from './doc';
+import { SECTIONS, TYPES, didYouMean, getAt, isRecord, metricWhere, showValue } from './doc';
+import { modeWords, parseModeWord } from './modes';
+import { HOSTNAME_RE, METRIC_NAME_RE, RESERVED_PREFIX } from './names';
+import { BUCKET_PRESET_NAMES } from './presets';
+import type { DocPath, Locator } from './yaml-source';
+
+type Emit = (path: DocPath, message: string) => void;
+
+/** Every rule finding for the document. */
+export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
+  const out: Finding[] = [];
+  if (!isRecord(doc)) return out;
+  const emit: Emit = (path, message) => {
+    const pos = loc.value(path);
+    out.push({ line: pos.line, col: pos.col, message });
+  };
+  checkCentralDimensions(doc, loc, emit);
+  checkMode(doc, emit);
+  const seen = new Map<string, { where: string; line: number }>();
+  for (const section of SECTIONS) {
+    for (const type of TYPES) {
+      const list = getAt(doc, [section, type]);
+      if (!Array.isArray(list)) continue;
+      list.forEach((metric, i) => {
+        if (!isRecord(metric)) return;
+        const where = metricWhere(doc, section, type, i);
+        const base: DocPath = [section, type, i];
+        checkName(metric, where, base, loc, emit, seen, `${section}.${type}`);
+        checkDimensions(metric, where, base, type === 'histogram', emit);
+        if (type === 'histogram' && metric.buckets !== undefined) checkBuckets(metric.buckets, where, [...base, 'buckets'], emit);
+      });
+    }
+  }
+  return out;
+}
+
+function checkCentralDimensions(doc: Record<string, unknown>, loc: Locator, emit: Emit): void {
+  const dims = doc.dimensions;
+  if (!Array.isArray(dims)) return;
+  const first = new Map<string, number>();
+  dims.forEach((d, j) => {
+    if (typeof d !== 'string') return;
+    const prev = first.get(d);
+    if (prev === undefined) first.set(d, j);
+    else emit(['dimensions', j], `dimensions: "${d}" is declared twice (first at line ${loc.value(['dimensions', prev]).line}); remove the duplicate`);
+  });
+}
+
+function checkMode(doc: Record<string, unknown>, emit: Emit): void {
+  if (!Object.prototype.hasOwnProperty.call(doc, 'mode')) return;
+  const value = doc.mode;
+  const use = 'use tslog (alias log), prometheus or statsd';
+  if (typeof value !== 'string' && !Array.isArray(value)) {
+    emit(['mode'], `mode: must be a sink name or a list of them, not ${showValue(value)}; ${use}, or remove mode: for the default [tslog, prometheus]`);
+    return;
+  }
+  const words = modeWords(value);
+  if (words.length === 0) {
+    emit(['mode'], `mode: the list is empty; ${use}, or remove mode: for the default [tslog, prometheus]`);
+    return;
+  }
+  for (const { word, index } of words) {
+    const path: DocPath = index === null ? ['mode'] : ['mode', index];
+    if (typeof word !== 'string') emit(path, `mode: ${showValue(word)} is not a sink name; ${use}`);
+    else if (word.trim() === '') emit(path, `mode: empty sink name; ${use}`);
+    else if (parseModeWord(word) === null) emit(path, `mode: unknown mode "${word.trim()}"; ${use}`);
+  }
+}
+
+function checkName(
+  metric: Record<string, unknown>, where: string, base: DocPath, loc: Locator, emit: Emit,
+  seen: Map<string, { where: string; line: number }>, list: string,
+): void {
+  const name = metric.name;
+  if (typeof name !== 'string' || !METRIC_NAME_RE.test(name)) return; // the schema reports it
+  const path = [...base, 'name'];
+  if (name.startsWith(RESERVED_PREFIX)) {
+    const rest = name.slice(RESERVED_PREFIX.length);
+    emit(path, `${where}: names starting with "${RESERVED_PREFIX}" are reserved for tsserve's self-metrics; rename it (e.g. "${rest === '' ? 'my_metric' : rest}")`);
+  }
+  const prev = seen.get(name);
+  const line = loc.value(path).line;
+  if (prev === undefined) seen.set(name, { where: list, line });
+  else emit(path, `${where}: name already used by the metric in ${prev.where} at line ${prev.line}; names must be unique across the file (any section, any type), rename one`);
+}
+
+function checkDimensions(metric: Record<string, unknown>, where: string, base: DocPath, histogram: boolean, emit: Emit): void {
+  const dims = metric.dimensions;
+  if (!Array.isArray(dims)) return;
+  const seen = new Set<string>();
+  const last = dims.length - 1;
+  dims.forEach((d, j) => {
+    if (typeof d !== 'string') return;
+    const path = [...base, 'dimensions', j];
+    if (seen.has(d)) emit(path, `${where}: dimension "${d}" listed twice; remove the duplicate`);
+    seen.add(d);
+    if (HOSTNAME_RE.test(d) && j !== last) {
+      emit(path, `${where}: dimension "${d}" must be the last one (the hostname is filled in automatically and rendered last); move it to the end of the list`);
+    }
+    if (histogram && d === 'le') emit(path, `${where}: dimension "le" is reserved for histogram bucket bounds in Prometheus; rename it`);
+  });
+}
+
+function checkBuckets(buckets: unknown, where: string, path: DocPath, emit: Emit): void {
+  const presets = BUCKET_PRESET_NAMES.join(', ');
+  if (typeof buckets === 'string') {
+    if (BUCKET_PRESET_NAMES.includes(buckets)) return;
+    const guess = didYouMean(buckets, BUCKET_PRESET_NAMES);
+    const hint = guess !== null ? `did you mean "${guess}"? Presets` : 'use a list of numbers or one of';
+    emit(path, `${where}: unknown bucket preset "${buckets}"; ${hint}: ${presets}`);
+    return;
+  }
+  if (!Array.isArray(buckets)) {
+    emit(path, `${where}: "buckets" must be a list of numbers or a preset name (${presets}), not ${showValue(buckets)}`);
+    return;
+  }
+  if (buckets.length === 0) {
+    emit(path, `${where}: "buckets" is empty; list at least one upper bound, or remove it to use the unit's default preset`);
+    return;
+  }
+  let max = -Infinity;
+  const seen = new Set<number>();
+  buckets.forEach((b, k) => {
+    const itemPath = [...path, k];
+    if (typeof b !== 'number') {
+      emit(itemPath, `${where}: bucket ${showValue(b)} is not a number; write plain numbers such as 0.5 or 100`);
+      return;
+    }
+    if (!Number.isFinite(b)) {
+      const shown = Number.isNaN(b) ? '.nan' : b > 0 ? '.inf' : '-.inf';
+      emit(itemPath, `${where}: bucket ${shown} is not a finite number; +Inf is always added, remove it`);
+      return;
+    }
+    if (seen.has(b)) emit(itemPath, `${where}: bucket ${b} listed twice; remove the duplicate`);
+    else if (b < max) emit(itemPath, `${where}: buckets must be in increasing order, but ${b} comes after ${max}; sort the list`);
+    seen.add(b);
+    max = Math.max(max, b);
+  });
+}

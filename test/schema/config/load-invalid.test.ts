@@ -1,0 +1,115 @@
+/** One fixture per invalid configuration, named after its failure; asserts the exact lines. */
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
+import { formatProblem, loadMetricsConfig } from '../../../schema/config/load';
+
+// Runs from dist/test/schema/config; fixtures stay in the source tree.
+const DIR = path.resolve(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'metrics', 'invalid');
+
+/** Expected `FILE:LINE:COL: message` lines, with FILE relative to the fixture folder. */
+const EXPECTED: Readonly<Record<string, readonly string[]>> = {
+  'bad-dimension-name': [
+    'bad-dimension-name.yaml:2:5: dimensions: dimension "__internal" is not a valid dimension name (names starting with __ are reserved by Prometheus), e.g. "internal"',
+    'bad-dimension-name.yaml:7:20: metric "Requests" in ts_metrics.counter: dimension "model-name" is not a valid label name (use letters, digits and _, not starting with a digit), e.g. "model_name"',
+  ],
+  'bad-metric-name': [
+    'bad-metric-name.yaml:3:13: metric "my-metric" in ts_metrics.counter: name "my-metric" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "my_metric"',
+  ],
+  'buckets-not-numbers': [
+    'buckets-not-numbers.yaml:7:11: metric "Latency" in model_metrics.histogram: bucket "ten" is not a number; write plain numbers such as 0.5 or 100',
+  ],
+  'buckets-repeated': [
+    'buckets-repeated.yaml:5:23: metric "Latency" in model_metrics.histogram: bucket 5 listed twice; remove the duplicate',
+  ],
+  'buckets-unsorted': [
+    'buckets-unsorted.yaml:5:24: metric "Latency" in model_metrics.histogram: buckets must be in increasing order, but 5 comes after 10; sort the list',
+  ],
+  'duplicate-central-dimension': [
+    'duplicate-central-dimension.yaml:4:5: dimensions: "Level" is declared twice (first at line 3); remove the duplicate',
+  ],
+  'duplicate-metric-dimension': [
+    'duplicate-metric-dimension.yaml:9:28: metric "Requests2XX" in ts_metrics.counter: dimension "Level" listed twice; remove the duplicate',
+  ],
+  'duplicate-metric-name': [
+    'duplicate-metric-name.yaml:7:13: metric "Foo" in model_metrics.gauge: name already used by the metric in ts_metrics.counter at line 3; names must be unique across the file (any section, any type), rename one',
+    'duplicate-metric-name.yaml:10:13: metric "Foo" in model_metrics.histogram: name already used by the metric in ts_metrics.counter at line 3; names must be unique across the file (any section, any type), rename one',
+  ],
+  'empty-file': [
+    "empty-file.yaml:1:1: the file is empty (no YAML document); declare ts_metrics: and/or model_metrics: (start from the repo's metrics.yaml)",
+  ],
+  'empty-name': [
+    'empty-name.yaml:3:13: metric #1 in model_metrics.gauge: "name" is empty; give the metric a name matching [a-zA-Z_:][a-zA-Z0-9_:]*',
+  ],
+  'hostname-not-last': [
+    'hostname-not-last.yaml:8:20: metric "QueueTime" in ts_metrics.gauge: dimension "Hostname" must be the last one (the hostname is filled in automatically and rendered last); move it to the end of the list',
+  ],
+  'metrics-format': [
+    'metrics-format.yaml:1:1: unknown top-level key "metrics_format"; it was removed in TorchServe 0.8 (a config.properties option, never a metrics.yaml key) and is not read; use mode: prometheus (or tslog, statsd)',
+  ],
+  'missing-name': [
+    'missing-name.yaml:5:7: metric #2 in ts_metrics.counter: missing "name"; add it (e.g. name: MyMetric)',
+  ],
+  'missing-unit': [
+    'missing-unit.yaml:3:7: metric "HandlerTime" in model_metrics.gauge: missing "unit"; add it (e.g. unit: Count, unit: Milliseconds or unit: Percent)',
+  ],
+  'reserved-name': [
+    "reserved-name.yaml:3:13: metric \"tsserve_dropped_points\" in ts_metrics.counter: names starting with \"tsserve_\" are reserved for tsserve's self-metrics; rename it (e.g. \"dropped_points\")",
+  ],
+  'several-problems': [
+    'several-problems.yaml:8:20: metric "Requests2XX" in ts_metrics.counter: dimension "Hostname" must be the last one (the hostname is filled in automatically and rendered last); move it to the end of the list',
+    'several-problems.yaml:9:7: metric "Requests2XX" in ts_metrics.counter: missing "unit"; add it (e.g. unit: Count, unit: Milliseconds or unit: Percent)',
+    'several-problems.yaml:9:13: metric "Requests2XX" in ts_metrics.counter: name already used by the metric in ts_metrics.counter at line 6; names must be unique across the file (any section, any type), rename one',
+    'several-problems.yaml:11:3: ts_metrics: unknown metric type "summary"; use counter, gauge or histogram (summaries are not supported; declare a histogram)',
+    'several-problems.yaml:14:13: metric "bad name" in model_metrics.histogram: name "bad name" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "bad_name"',
+    'several-problems.yaml:16:20: metric "bad name" in model_metrics.histogram: buckets must be in increasing order, but 1 comes after 5; sort the list',
+    'several-problems.yaml:17:7: mode: unknown mode "carrier-pigeon"; use tslog (alias log), prometheus or statsd',
+  ],
+  'undefined-alias': [
+    'undefined-alias.yaml:8:28: undefined alias "*hostname": no anchor &hostname is defined above it; declare it in the top-level dimensions list (e.g. - &hostname "Name") or fix the spelling',
+  ],
+  'unknown-bucket-preset': [
+    'unknown-bucket-preset.yaml:5:16: metric "Latency" in model_metrics.histogram: unknown bucket preset "latency_msec"; did you mean "latency_ms"? Presets: latency_ms, latency_us, latency_s, percent, ratio, bytes, count_1_2_5, count_pow2, generic, vllm_ttft, vllm_itl, vllm_request_latency, vllm_iteration_tokens, vllm_params_n',
+  ],
+  'unknown-field': [
+    'unknown-field.yaml:5:7: metric "QueueTime" in ts_metrics.gauge: unknown field "description"; use help: for the description',
+    'unknown-field.yaml:6:7: metric "QueueTime" in ts_metrics.gauge: unknown field "buckets"; buckets only apply to histograms; remove it or move the metric under histogram:',
+  ],
+  'unknown-mode': [
+    'unknown-mode.yaml:1:20: mode: unknown mode "graphite"; use tslog (alias log), prometheus or statsd',
+  ],
+  'unknown-top-level-key': [
+    'unknown-top-level-key.yaml:3:1: unknown top-level key "metrics_mode"; use mode: (e.g. mode: prometheus) in metrics.yaml',
+  ],
+  'unknown-type': [
+    'unknown-type.yaml:2:3: model_metrics: unknown metric type "summary"; use counter, gauge or histogram (summaries are not supported; declare a histogram)',
+  ],
+  'unreadable-directory': [
+    'unreadable-directory.yaml:1:1: cannot read the file: it is a directory; pass the path of a metrics.yaml file',
+  ],
+  'yaml-syntax': [
+    'yaml-syntax.yaml:5:6: YAML syntax error: bad indentation of a sequence entry; the file must be valid YAML',
+  ],
+  'file-missing': [
+    'file-missing.yaml:1:1: cannot read the file: no such file; check the path (or pass --metrics-config FILE)',
+  ],
+};
+
+function problemLines(file: string): string[] {
+  const result = loadMetricsConfig(path.join(DIR, file));
+  if (result.ok) return [];
+  return result.problems.map((p) => formatProblem(p).slice(DIR.length + 1));
+}
+
+describe('loadMetricsConfig (invalid files)', () => {
+  for (const [name, expected] of Object.entries(EXPECTED)) {
+    it(`should report ${name} exactly`, () => {
+      expect(problemLines(`${name}.yaml`)).to.deep.equal(expected);
+    });
+  }
+
+  it('should have a test for every fixture in the folder', () => {
+    const files = fs.readdirSync(DIR).map((f) => f.replace(/\.yaml$/, '')).sort();
+    expect(files).to.deep.equal(Object.keys(EXPECTED).filter((n) => n !== 'file-missing').sort());
+  });
+});
