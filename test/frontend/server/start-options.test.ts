@@ -1,0 +1,48 @@
+import { expect } from 'chai';
+import { parseAddress } from '../../../frontend/server/address';
+import { parseStartOptions } from '../../../frontend/server/start-options';
+import { metricNamesFilter } from '../../../frontend/http/metrics-app';
+
+describe('parseStartOptions', () => {
+  it('should take each option from its flag, then env TS_<NAME>, then the default', () => {
+    const r = parseStartOptions(['--metrics-mode', 'statsd', '--models', 'a=x', 'b=y', '--disable-system-metrics'], {
+      TS_METRICS_MODE: 'tslog', TS_LOG_DIR: '/tmp/l', TS_METRIC_TIME_INTERVAL: '5',
+    });
+    expect(r).to.deep.equal({ ok: true, options: {
+      help: false, inferenceAddress: 'http://127.0.0.1:8080', managementAddress: 'http://127.0.0.1:8081', metricsAddress: 'http://127.0.0.1:8082',
+      modelStore: './model-store', modelStoreIsDefault: true, models: ['a=x', 'b=y'], metricsConfig: null, metricsMode: 'statsd',
+      statsdAddress: null, logDir: '/tmp/l', metricTimeInterval: 5, disableSystemMetrics: true, enableTokenAuth: false,
+      maxRequestSize: 1048576, jobQueueSize: 0, logStatsInterval: 10,
+    } });
+  });
+
+  it('should report unknown options and bad values together', () => {
+    expect(parseStartOptions(['--nope', '--metric-time-interval=x', 'stray'], { TS_ENABLE_TOKEN_AUTH: 'maybe' })).to.deep.equal({ ok: false, problems: [
+      'unknown option --nope (see tsserve start --help)',
+      "unexpected argument 'stray'",
+      "--metric-time-interval: expected a non-negative integer, got 'x'",
+      "--enable-token-auth: expected true or false, got 'maybe'",
+    ] });
+  });
+
+  it('should mark an explicit model store as not the default', () => {
+    const r = parseStartOptions(['--model-store', 's'], {});
+    expect(r.ok && r.options.modelStoreIsDefault).to.equal(false);
+  });
+});
+
+describe('parseAddress', () => {
+  it('should accept TorchServe-style addresses and reject https', () => {
+    expect(parseAddress('--x', 'http://127.0.0.1:8080')).to.deep.equal({ host: '127.0.0.1', port: 8080 });
+    expect(parseAddress('--x', ':9')).to.deep.equal({ host: '127.0.0.1', port: 9 });
+    expect(parseAddress('--x', '0.0.0.0:80')).to.deep.equal({ host: '0.0.0.0', port: 80 });
+    expect(() => parseAddress('--x', 'https://h:1')).to.throw('--x: only http:// is supported');
+  });
+});
+
+describe('metricNamesFilter', () => {
+  it('should collect repeated name[] parameters', () => {
+    expect(metricNamesFilter('/metrics?name[]=a&name%5B%5D=b&x=1')).to.deep.equal(['a', 'b']);
+    expect(metricNamesFilter('/metrics')).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { loadModelConfig } from '../../../frontend/store/model-config';
+import { ModelStore } from '../../../frontend/store/model-store';
+import { resolveInside } from '../../../frontend/store/safe-path';
+
+describe('Model store', () => {
+  let root: string;
+  let outside: string;
+  before(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-store-'));
+    outside = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-outside-'));
+    fs.mkdirSync(path.join(root, 'm'));
+    fs.writeFileSync(path.join(root, 'm', 'model.onnx'), 'x');
+    fs.writeFileSync(path.join(root, 'm', 'model-config.yaml'), 'handler: onnx\nmodel: model.onnx\nbatchSize: 4\nmaxBatchDelay: 7\nminWorkers: 2\nmaxWorkers: 3\nresponseTimeout: 9\nthreads: 2\nextra: 1\n');
+    fs.writeFileSync(path.join(outside, 'evil.js'), '');
+    fs.symlinkSync(path.join(outside, 'evil.js'), path.join(root, 'm', 'link.js'));
+    fs.symlinkSync(outside, path.join(root, 'escape'));
+  });
+  after(() => {
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.rmSync(outside, { recursive: true, force: true });
+  });
+
+  it('should parse a model-config.yaml into a ModelConfig, warning about unknown keys', () => {
+    const dir = path.join(fs.realpathSync(root), 'm');
+    const r = loadModelConfig('m', dir);
+    expect(r).to.deep.equal({
+      ok: true,
+      config: { name: 'm', version: 'default', dir, handler: 'onnx', modelFile: 'model.onnx', batchSize: 4, maxBatchDelayMs: 7, minWorkers: 2, maxWorkers: 3, responseTimeoutSec: 9, threads: 2 },
+      warnings: [`${dir}/model-config.yaml: extra: unknown key ignored`],
+    });
+  });
+
+  it('should report every problem of an invalid model-config at once', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bad-'));
+    fs.writeFileSync(path.join(dir, 'model-config.yaml'), 'handler: ../../x.js\nbatchSize: 0\nminWorkers: 3\nmaxWorkers: 1\n');
+    const r = loadModelConfig('b', dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+    const f = `${dir}/model-config.yaml`;
+    expect(r).to.deep.equal({ ok: false, problems: [
+      `${f}: batchSize: must be an integer >= 1 (got 0)`,
+      `${f}: maxWorkers: must be >= minWorkers (1 < 3)`,
+      `${f}: handler: path '../../x.js' must not contain '..'`,
+    ] });
+  });
+
+  it('should reject absolute paths, .. and symlinks leaving the root', () => {
+    expect(() => resolveInside(root, '/etc/passwd')).to.throw("path '/etc/passwd' must be relative to");
+    expect(() => resolveInside(root, 'm/../../x')).to.throw("must not contain '..'");
+    expect(() => resolveInside(root, 'm/link.js')).to.throw('is a symlink leading outside');
+    expect(() => resolveInside(root, 'escape')).to.throw('is a symlink leading outside');
+    expect(resolveInside(root, 'm/model.onnx')).to.equal(path.join(fs.realpathSync(root), 'm', 'model.onnx'));
+  });
+
+  it('should list only model directories inside the store', () => {
+    expect(new ModelStore(root).list().map((e) => e.name)).to.deep.equal(['m']);
+  });
+});
