@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import type { MetricSpec, MetricsConfig } from '../../../schema/types';
+import { checkFrontendMetrics } from '../../../frontend/server/frontend-series';
+import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port';
+import { startServer } from '../../../frontend/server/server';
+import type { RunningServer } from '../../../frontend/server/server';
+
+const CONFIG: MetricsConfig = {
+  file: '', modes: [], autoDetect: false, metrics: [],
+  statsd: { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' },
+  limits: { maxSeriesPerMetric: 100, maxPointsPerFlush: 100 },
+};
+
+function spec(name: string, type: MetricSpec['type'], dimensions: string[]): MetricSpec {
+  return { name, section: 'ts_metrics', type, unit: 'Count', dimensions, hostLabel: 'Hostname', help: '', buckets: [], pos: { line: 3, col: 7 } };
+}
+
+/** Records `name{dims} value` per record call. */
+class RecordingMetrics implements MetricsPort {
+  readonly records: string[] = [];
+  readonly prometheusContentType = 'text/plain; version=0.0.4; charset=utf-8';
+  readonly modes = [] as const;
+  constructor(private readonly specs: MetricSpec[]) {}
+  get(name: string): MetricHandle | null {
+    const s = this.specs.find((x) => x.name === name);
+    if (s === undefined) return null;
+    return { spec: s, bind: (dims) => ({ record: (v: number) => { this.records.push(`${name}${JSON.stringify(dims)} ${v}`); } }) };
+  }
+  prometheusText(): Promise<string> { return Promise.resolve('# fake\n'); }
+  close(): Promise<void> { return Promise.resolve(); }
+}
+
+describe('checkFrontendMetrics', () => {
+  it('should name the dimensions and type the server supplies when the yaml differs', () => {
+    const m = new RecordingMetrics([spec('Requests2XX', 'counter', ['Level', 'Port']), spec('QueueTime', 'counter', ['Level']), spec('ts_inference_requests_total', 'counter', ['model_version', 'model_name'])]);
+    expect(checkFrontendMetrics(m)).to.deep.equal([
+      '3:7: metric Requests2XX must have dimensions [Level] (+ the hostname), declared [Level, Port]',
+      '3:7: metric QueueTime must be a gauge or histogram (declared counter)',
+    ]);
+  });
+});
+
+describe('startServer (forked fixture workers, recording metrics)', function () {
+  this.timeout(30_000);
+  let store: string;
+  let logDir: string;
+  let server: RunningServer;
+  const metrics = new RecordingMetrics([
+    spec('Requests2XX', 'counter', ['Level']), spec('Requests4XX', 'counter', ['Level']), spec('Requests5XX', 'counter', ['Level']),
+    spec('ts_inference_requests_total', 'counter', ['model_name', 'model_version']), spec('WorkerLoadTime', 'gauge', ['WorkerName', 'Level']),
+  ]);
+
+  before(async () => {
+    store = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-srv-'));
+    logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-srvlog-'));
+    fs.mkdirSync(path.join(store, 'echo'));
+    fs.writeFileSync(path.join(store, 'echo', 'model.onnx'), '');
+    fs.writeFileSync(path.join(store, 'echo', 'model-config.yaml'), 'handler: onnx\nmodel: model.onnx\nbatchSize: 1\nmaxBatchDelay: 0\nminWorkers: 1\n');
+    server = await startServer({
+      inference: { host: '127.0.0.1', port: 0 }, management: { host: '127.0.0.1', port: 0 }, metrics: { host: '127.0.0.1', port: 0 },
+      modelStore: store, models: 'all', logDir, enableTokenAuth: true, maxRequestSizeBytes: 100,
+      workerEntry: path.join(__dirname, '..', 'workers', 'fixtures', 'echo-worker.js'),
+    }, { metrics, metricsConfig: CONFIG, ingest: { handle: () => false, forget: () => undefined }, log: () => undefined });
+  });
+  after(async () => {
+    await server?.stop();
+    fs.rmSync(store, { recursive: true, force: true });
+    fs.rmSync(logDir, { recursive: true, force: true });
+  });
+
+  it('should write key_file.json and answer 401 without the right bearer token', async () => {
+    const keys = JSON.parse(fs.readFileSync(path.join(logDir, 'key_file.json'), 'utf8')) as { management: { key: string }; inference: { key: string } };
+    expect(keys.management.key).to.equal(server.keys?.management);
+    const noKey = await fetch(`${server.urls.management}/models`);
+    expect(noKey.status).to.equal(401);
+    expect(await noKey.json()).to.deep.equal({ code: 401, type: 'InvalidKeyException', message: 'Token Authorization failed. Token either incorrect, expired, or not provided correctly' });
+    const wrongKey = await fetch(`${server.urls.management}/models`, { headers: { authorization: `Bearer ${keys.inference.key}` } });
+    expect(wrongKey.status).to.equal(401);
+    const ok = await fetch(`${server.urls.management}/models`, { headers: { authorization: `Bearer ${keys.management.key}` } });
+    expect(await ok.json()).to.deep.equal({ models: [{ modelName: 'echo', modelUrl: 'echo' }] });
+    const ping = await fetch(`${server.urls.inference}/ping`);
+    expect(ping.status).to.equal(200);
+    const pred = await fetch(`${server.urls.inference}/predictions/echo`, { method: 'POST', body: '[1]', headers: { authorization: `Bearer ${keys.inference.key}` } });
+    expect(await pred.json()).to.deep.include({ echo: [1], batch: 1 });
+    const big = await fetch(`${server.urls.inference}/predictions/echo`, { method: 'POST', body: JSON.stringify('x'.repeat(200)), headers: { authorization: `Bearer ${keys.inference.key}` } });
+    expect(big.status).to.equal(413);
+  });
+
+  it('should record exactly one Requests series per response and the worker load and admission', () => {
+    expect(metrics.records).to.deep.equal([
+      'WorkerLoadTime{"WorkerName":"W-9000-echo_1.0","Level":"Host"} 5',
+      'Requests4XX{"Level":"Host"} 1',
+      'Requests4XX{"Level":"Host"} 1',
+      'Requests2XX{"Level":"Host"} 1',
+      'Requests2XX{"Level":"Host"} 1',
+      'ts_inference_requests_total{"model_name":"echo","model_version":"default"} 1',
+      'Requests2XX{"Level":"Host"} 1',
+      'Requests4XX{"Level":"Host"} 1',
+    ]);
+  });
+});
