@@ -67,6 +67,8 @@ export class GraphBuilder {
   private readonly inputs: onnx.IValueInfoProto[] = [];
   private readonly outputs: onnx.IValueInfoProto[] = [];
   private readonly constCache = new Map<string, string>();
+  /** Values renamed by `output()`: later nodes that name the old value get the new one. */
+  private readonly alias = new Map<string, string>();
   private counter = 0;
 
   constructor(private readonly name: string) {}
@@ -77,9 +79,25 @@ export class GraphBuilder {
     return name;
   }
 
-  /** Declares a graph output produced under `value`, renamed to `name` with an Identity if needed. */
+  /**
+   * Declares a graph output produced under `value`. A node output is renamed to `name` in place
+   * (no Identity node: each one is a copy and a dispatch per run); a graph input or an
+   * initializer goes through an Identity.
+   */
   output(name: string, type: ElemType, dims: readonly Dim[], value: string = name): string {
-    if (value !== name) this.nodes.push({ opType: 'Identity', input: [value], output: [name], name: `out_${name}` });
+    value = this.alias.get(value) ?? value;
+    if (value !== name) {
+      const producer = this.nodes.find((n) => n.output!.includes(value));
+      if (producer === undefined || this.outputs.some((o) => o.name === value)) {
+        this.nodes.push({ opType: 'Identity', input: [value], output: [name], name: `out_${name}` });
+      } else {
+        for (const n of this.nodes) {
+          n.input = n.input!.map((v) => (v === value ? name : v));
+          n.output = n.output!.map((v) => (v === value ? name : v));
+        }
+        this.alias.set(value, name);
+      }
+    }
     this.outputs.push(valueInfo(name, type, dims));
     return name;
   }
@@ -133,7 +151,7 @@ export class GraphBuilder {
     this.nodes.push({
       opType,
       name: `${opType}_${id}`,
-      input: [...inputs],
+      input: inputs.map((v) => this.alias.get(v) ?? v),
       output: outs,
       attribute: Object.keys(attrs).map((k) => attribute(k, attrs[k]!)),
     });
