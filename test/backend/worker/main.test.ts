@@ -229,3 +229,30 @@ exports.handle = (r) => r;
     expect(failed.error).to.equal(`model file refused: "../mlp/model.onnx" resolves outside the model directory ${path.join(realTmp, 'badfile')}`);
   });
 });
+
+describe('backend/worker/main (forked) — bodies the channel cannot carry', () => {
+  let tmp: string;
+  let w: ForkedWorker | null = null;
+  before(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-worker-clone-'));
+    fs.writeFileSync(path.join(tmp, 'handler.js'), 'exports.handle = (requests) => requests.map(() => ({ fn: () => 1 }));\n');
+  });
+  after(async () => {
+    await w?.kill();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('should answer 500 instead of crashing when a body cannot be serialized', async () => {
+    w = new ForkedWorker();
+    w.init(modelConfig('clone', tmp, 'handler.js'));
+    await w.waitType('tsserve.ready');
+    w.send({ type: 'tsserve.batch', batchId: 3, requests: [{ requestId: 'a', body: 1 }] });
+    const result = await w.waitType<ResultMessage>('tsserve.result');
+    expect(result.responses).to.have.length(1);
+    const r = result.responses[0] as { ok: false; status: number; message: string };
+    expect([r.ok, r.status]).to.deep.equal([false, 500]);
+    expect(r.message).to.match(/^handler returned a value that cannot be sent to the frontend: /);
+    w.send({ type: 'tsserve.shutdown' });
+    expect(await w.exited).to.equal(0);
+  });
+});
