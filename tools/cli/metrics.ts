@@ -1,0 +1,96 @@
+/**
+ * `tsserve metrics validate FILE...` and `tsserve metrics list [FILE] [--format ...]`:
+ * check a metrics.yaml with the server's own loader, and print the metric catalog.
+ */
+import * as path from 'path';
+import type { CatalogFormat } from '../../schema/config/catalog';
+import { CATALOG_FORMATS, renderCatalog } from '../../schema/config/catalog';
+import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load';
+
+const USAGE = `Usage:
+  tsserve metrics validate FILE [FILE...]
+      Check metrics.yaml files. Prints "FILE: OK (N metrics)" and exits 0, or prints one
+      "FILE:LINE:COL: message" line per problem to stderr and exits 1.
+  tsserve metrics list [FILE] [--format table|json|markdown]
+      Print the metric catalog (default FILE: the repo's metrics.yaml; default format: table).
+      Columns: name, section, type, unit, dimensions ("(auto)" marks the hostname label),
+      buckets, help. \`npm run docs:metrics\` writes the markdown to docs/metrics.md.
+
+Format reference: docs/metrics-yaml.md
+`;
+
+/** Entry point called by the dispatcher; resolves to the exit code. */
+export async function run(argv: readonly string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  if (sub === '--help' || sub === '-h' || sub === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (sub === 'validate') return validate(rest);
+  if (sub === 'list') return list(rest);
+  process.stderr.write(`tsserve metrics: unknown subcommand '${sub}'\n\n${USAGE}`);
+  return 2;
+}
+
+function validate(files: readonly string[]): number {
+  if (files.length === 0) {
+    process.stderr.write(`tsserve metrics validate: FILE is required\n\n${USAGE}`);
+    return 2;
+  }
+  let code = 0;
+  for (const file of files) {
+    const r = loadMetricsConfig(file);
+    if (r.ok) {
+      process.stdout.write(`${file}: OK (${r.config.metrics.length} metrics)\n`);
+    } else {
+      process.stderr.write(r.problems.map((p) => formatProblem(p) + '\n').join(''));
+      code = 1;
+    }
+  }
+  return code;
+}
+
+function list(args: readonly string[]): number {
+  let format: CatalogFormat = 'table';
+  const files: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    let value: string | undefined;
+    if (a === '--format') value = args[++i];
+    else if (a.startsWith('--format=')) value = a.slice('--format='.length);
+    else if (a.startsWith('-')) {
+      process.stderr.write(`tsserve metrics list: unknown option '${a}'\n\n${USAGE}`);
+      return 2;
+    } else {
+      files.push(a);
+      continue;
+    }
+    if (value === undefined || !(CATALOG_FORMATS as readonly string[]).includes(value)) {
+      process.stderr.write(`tsserve metrics list: --format must be one of ${CATALOG_FORMATS.join(', ')}\n`);
+      return 2;
+    }
+    format = value as CatalogFormat;
+  }
+  if (files.length > 1) {
+    process.stderr.write(`tsserve metrics list: at most one FILE\n\n${USAGE}`);
+    return 2;
+  }
+  const file = files[0] ?? defaultMetricsConfigPath();
+  const r = loadMetricsConfig(file);
+  if (!r.ok) {
+    process.stderr.write(r.problems.map((p) => formatProblem(p) + '\n').join(''));
+    return 1;
+  }
+  // The default file is named by its basename so the generated docs do not depend on the checkout path.
+  const shown = files[0] ?? path.basename(file);
+  process.stdout.write(renderCatalog(r.config, format, shown));
+  return 0;
+}
