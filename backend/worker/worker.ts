@@ -27,7 +27,7 @@ export interface WorkerIo {
   log(line: string): void;
 }
 
-/** Seconds between timer flushes, so long-running handler work still reports metrics. */
+/** Milliseconds between timer flushes, so long-running handler work still reports metrics. */
 export const FLUSH_INTERVAL_MS = 1000;
 
 /** One worker incarnation's state machine. */
