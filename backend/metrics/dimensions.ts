@@ -34,8 +34,3 @@ export function describeDimensionValues(given: unknown): string {
     return String(given);
   }
 }
-
-/** An unambiguous key for ordered values: no separator collisions (`['a|','']` vs `['a','|']`). */
-export function seriesKey(values: readonly string[]): string {
-  return JSON.stringify(values);
-}

@@ -21,6 +21,8 @@ export interface TakenPoints {
 /** Append-only point store with swap-on-take; never scans its contents. */
 export class PointBuffer {
   private buf: Float64Array;
+  /** The other half of the double buffer: the one the previous flush handed over. */
+  private spare: Float64Array | null = null;
   private cap: number;
   private n = 0;
   private readonly max: number;
@@ -60,7 +62,7 @@ export class PointBuffer {
   push(seriesId: number, value: number): void {
     if (this.n === this.cap) this.makeRoom();
     const b = this.buf;
-    const i = this.n++ * POINT_STRIDE;
+    const i = this.n++ << 2; // POINT_STRIDE doubles
     b[i] = seriesId;
     b[i + 1] = value;
     b[i + 2] = this.batchRef;
@@ -72,7 +74,7 @@ export class PointBuffer {
     if (this.n === this.cap) this.makeRoom();
     const ref = this.refOf(requestId);
     const b = this.buf;
-    const i = this.n++ * POINT_STRIDE;
+    const i = this.n++ << 2; // POINT_STRIDE doubles
     b[i] = seriesId;
     b[i + 1] = value;
     b[i + 2] = ref;
@@ -92,18 +94,18 @@ export class PointBuffer {
   }
 
   /**
-   * Hands over everything buffered and starts afresh: a full buffer is given away whole and
-   * replaced (swap); a partly filled one is copied once to its exact length and reused.
+   * Hands over everything buffered and starts afresh by swapping in the spare buffer: no copy,
+   * no allocation once both buffers reached their size. The returned `points` is a view that
+   * stays valid until the next `take()`; `process.send` serializes it before returning.
    */
   take(): TakenPoints {
     const count = this.n;
-    let points: Float64Array;
-    if (count === this.cap) {
-      points = this.buf;
-      this.buf = new Float64Array(this.cap * POINT_STRIDE);
-    } else {
-      points = this.buf.slice(0, count * POINT_STRIDE);
-    }
+    const full = this.buf;
+    const points = full.subarray(0, count * POINT_STRIDE);
+    const spare = this.spare;
+    this.buf = spare !== null && spare.length >= full.length ? spare : new Float64Array(full.length);
+    this.cap = this.buf.length / POINT_STRIDE;
+    this.spare = full;
     const requestIds = this.requestIds;
     this.n = 0;
     this.requestIds = [];

@@ -6,7 +6,7 @@ import type { MetricType } from '../../schema/types';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types';
 import type { WorkerDropReason } from '../../schema/ipc';
 import type { PointBuffer } from './point-buffer';
-import { describeDimensionValues, orderDimensionValues, seriesKey } from './dimensions';
+import { describeDimensionValues, orderDimensionValues } from './dimensions';
 import type { DimensionValues } from './dimensions';
 
 /** A series bound once; `record` does no lookup, no allocation and no clock read. */
@@ -56,6 +56,8 @@ class BoundSeries implements WorkerBoundSeries {
     private readonly metric: string,
     /** The series id the datapoints carry (read by the unbound path with a request id). */
     readonly id: number,
+    /** Its dimension values, in declared order (a private copy). */
+    readonly values: readonly string[],
     private readonly counter: boolean,
   ) {}
 
@@ -73,10 +75,22 @@ class BoundSeries implements WorkerBoundSeries {
   }
 }
 
+/** Trie of series by dimension value, one level per dimension; leaves are series. */
+type TrieNode = Map<string, TrieNode | BoundSeries>;
+
 /** A declared or auto-detected model metric. */
 export class LiveMetric implements WorkerMetric {
-  private readonly series = new Map<string, BoundSeries>();
+  /**
+   * Series by value, one Map level per dimension: a hit walks the caller's values without
+   * building a key string or copying them (the unbound path runs on every call).
+   */
+  private readonly trie: TrieNode = new Map();
+  private leaf0: BoundSeries | null = null;
+  private seriesCount = 0;
   private overflow: BoundSeries | null = null;
+  /** One-entry cache of the last series resolved: handlers mostly repeat the same values. */
+  private lastValues: readonly string[] = [];
+  private lastSeries: BoundSeries | null = null;
 
   constructor(
     private readonly owner: MetricOwner,
@@ -88,24 +102,22 @@ export class LiveMetric implements WorkerMetric {
 
   /** Resolves the values to a series (declared to the frontend on first use). */
   bind(dimensionValues?: DimensionValues): WorkerBoundSeries {
-    const values = orderDimensionValues(this.dimensions, dimensionValues);
-    if (values === null) {
-      return new DroppingSeries(this.owner, this.name, 'bad_dimensions', this.badDimensions(dimensionValues));
-    }
-    return this.seriesFor(values);
+    const s = this.resolve(dimensionValues);
+    if (s === null) return new DroppingSeries(this.owner, this.name, 'bad_dimensions', this.badDimensions(dimensionValues));
+    return s;
   }
 
   /** The unbound path: resolves on every call, refreshes the clock, honours `requestId`. */
   addOrUpdate(value: number, dimensionValues?: DimensionValues, requestId?: string): void {
-    const values = orderDimensionValues(this.dimensions, dimensionValues);
-    if (values === null) {
+    const s = this.resolve(dimensionValues);
+    if (s === null) {
       this.owner.drop('bad_dimensions', this.name, this.badDimensions(dimensionValues));
       return;
     }
     const buffer = this.owner.buffer;
     buffer.tick();
     if (requestId === undefined || requestId === null || requestId === '') {
-      this.seriesFor(values).record(value);
+      s.record(value);
       return;
     }
     if (typeof value !== 'number' || value - value !== 0) {
@@ -116,17 +128,79 @@ export class LiveMetric implements WorkerMetric {
       this.owner.drop('negative_counter', this.name, 'Counter metric update value cannot be negative');
       return;
     }
-    buffer.pushWithRequest(this.seriesFor(values).id, value, String(requestId));
+    buffer.pushWithRequest(s.id, value, String(requestId));
   }
 
-  private seriesFor(values: string[]): BoundSeries {
-    const key = seriesKey(values);
-    let s = this.series.get(key);
-    if (s === undefined) {
-      if (this.series.size >= this.owner.maxSeriesPerMetric) return this.overflowSeries();
-      s = this.newBound(values);
-      this.series.set(key, s);
+  /** The series for `given`, or null when the values do not match the declared names. */
+  private resolve(given: DimensionValues | undefined): BoundSeries | null {
+    const hit = this.lookup(given);
+    if (hit !== undefined) return hit;
+    const values = orderDimensionValues(this.dimensions, given);
+    if (values === null) return null;
+    const s = this.insert(values);
+    this.lastValues = values;
+    this.lastSeries = s;
+    return s;
+  }
+
+  /** Fast path: an existing series, found without allocating; undefined sends to the slow path. */
+  private lookup(given: DimensionValues | undefined): BoundSeries | undefined {
+    const names = this.dimensions;
+    const d = names.length;
+    if (d === 0) return given === undefined || (Array.isArray(given) && given.length === 0) ? (this.leaf0 ?? undefined) : undefined;
+    if (typeof given !== 'object' || given === null) return undefined;
+    let node: TrieNode | BoundSeries | undefined = this.trie;
+    if (Array.isArray(given)) {
+      if (given.length !== d) return undefined;
+      const last = this.lastValues;
+      let same = this.lastSeries !== null;
+      for (let i = 0; same && i < d; i++) same = given[i] === last[i];
+      if (same) return this.lastSeries as BoundSeries;
+      for (let i = 0; i < d; i++) {
+        const v: unknown = given[i];
+        if (typeof v !== 'string') return undefined;
+        node = (node as TrieNode).get(v);
+        if (node === undefined) return undefined;
+      }
+      this.lastValues = (node as BoundSeries).values;
+      this.lastSeries = node as BoundSeries;
+      return node as BoundSeries;
     }
+    const byName = given as Readonly<Record<string, unknown>>;
+    for (let i = 0; i < d; i++) {
+      const n = names[i];
+      const v = byName[n];
+      if (typeof v !== 'string' || !Object.prototype.hasOwnProperty.call(byName, n)) return undefined;
+      node = (node as TrieNode).get(v);
+      if (node === undefined) return undefined;
+    }
+    let keys = 0;
+    for (const k in byName) if (Object.prototype.hasOwnProperty.call(byName, k)) keys++;
+    return keys === d ? (node as BoundSeries) : undefined;
+  }
+
+  /** Slow path: a new series (or the overflow one past `maxSeriesPerMetric`). */
+  private insert(values: readonly string[]): BoundSeries {
+    const d = values.length;
+    if (d === 0) {
+      if (this.leaf0 === null) this.leaf0 = this.newBound(values);
+      return this.leaf0;
+    }
+    let node = this.trie;
+    for (let i = 0; i < d - 1; i++) {
+      let next = node.get(values[i]) as TrieNode | undefined;
+      if (next === undefined) {
+        next = new Map();
+        node.set(values[i], next);
+      }
+      node = next;
+    }
+    const found = node.get(values[d - 1]) as BoundSeries | undefined;
+    if (found !== undefined) return found;
+    if (this.seriesCount >= this.owner.maxSeriesPerMetric) return this.overflowSeries();
+    const s = this.newBound(values);
+    node.set(values[d - 1], s);
+    this.seriesCount++;
     return s;
   }
 
@@ -138,8 +212,9 @@ export class LiveMetric implements WorkerMetric {
   }
 
   private newBound(values: readonly string[]): BoundSeries {
-    const id = this.owner.newSeries(this.name, values);
-    return new BoundSeries(this.owner, this.owner.buffer, this.name, id, this.type === 'counter');
+    const own = Object.freeze(values.slice());
+    const id = this.owner.newSeries(this.name, own);
+    return new BoundSeries(this.owner, this.owner.buffer, this.name, id, own, this.type === 'counter');
   }
 
   private badDimensions(given: unknown): string {

@@ -15,7 +15,11 @@ import type { SizeUnit, TimeUnit } from './units';
 /** Options of a `WorkerMetrics`. */
 export interface WorkerMetricsOptions {
   readonly modelName: string;
-  /** Where flushes go; in a worker, `(m) => process.send!(m)`. Errors are caught and logged. */
+  /**
+   * Where flushes go; in a worker, `(m) => process.send!(m)`. Errors are caught and logged.
+   * `msg.points` is a view of a recycled buffer, valid until the next flush: send, serialize or
+   * copy it by then (`process.send` serializes before it returns).
+   */
   readonly send: (msg: MetricsMessage) => void;
   /** Register undeclared metrics from their first use; defaults to `config.autoDetect`. */
   readonly autoDetect?: boolean;

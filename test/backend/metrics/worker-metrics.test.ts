@@ -9,7 +9,7 @@ function setup(opts: { autoDetect?: boolean; maxPointsPerFlush?: number; maxSeri
   const logs: string[] = [];
   const clock = { now: 1_700_000_000_000 };
   const wm = new WorkerMetrics(config(MODEL_SPECS, opts), {
-    modelName: 'mlp', send: (m) => sent.push(m), log: (m) => logs.push(m), nowMs: () => clock.now,
+    modelName: 'mlp', send: (m) => sent.push({ ...m, points: m.points.slice() }), log: (m) => logs.push(m), nowMs: () => clock.now,
     autoDetect: opts.autoDetect,
   });
   return { wm, sent, logs, clock };
@@ -328,17 +328,21 @@ describe('WorkerMetrics', () => {
       expect(values[1499]).to.equal(1500);
     });
 
-    it('should hand the message its own points: later records never change a sent message', () => {
-      const { wm, sent } = setup({ maxPointsPerFlush: 4 });
-      const s = wm.getMetric('NoDims').bind();
+    it('should swap two buffers: a sent view stays intact until the next flush, then its buffer is reused', () => {
+      const views: Float64Array[] = [];
+      const wm = new WorkerMetrics(config([spec('C', 'counter', 'Count', [])], { maxPointsPerFlush: 4 }), {
+        modelName: 'm', send: (m) => views.push(m.points), log: () => undefined });
+      const s = wm.getMetric('C').bind();
       s.record(1);
-      wm.flush();                                 // partial: an exact-length copy
-      for (let i = 0; i < 4; i++) s.record(2);    // exactly full: handed over whole
-      wm.flush();
-      for (let i = 0; i < 4; i++) s.record(3);
-      wm.flush();
-      expect(sent.map((m) => Array.from(m.points).filter((_, i) => i % 4 === 1))).to.deep.equal([[1], [2, 2, 2, 2], [3, 3, 3, 3]]);
-      expect(sent[1].points).to.not.equal(sent[2].points);
+      wm.flush();                                 // view of buffer A, length 1 point
+      for (let i = 0; i < 4; i++) s.record(2);    // fills buffer B exactly; A is untouched
+      expect(Array.from(views[0]).filter((_, i) => i % 4 === 1)).to.deep.equal([1]);
+      wm.flush();                                 // hands over B, writes go to A again
+      s.record(3);
+      expect(views.map((v) => v.length)).to.deep.equal([4, 16]);
+      expect(Array.from(views[1]).filter((_, i) => i % 4 === 1)).to.deep.equal([2, 2, 2, 2]);
+      expect(views[0].buffer).to.not.equal(views[1].buffer);
+      expect(Array.from(views[0]).filter((_, i) => i % 4 === 1)).to.deep.equal([3]); // A recycled
     });
 
     it('should declare each series once, in the flush that first uses it', () => {

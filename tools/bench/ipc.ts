@@ -1,0 +1,174 @@
+/**
+ * `npm run bench:ipc`: datapoints per second from a forked worker to the frontend.
+ *
+ * - ours: the worker records through `WorkerMetrics` (bound series, batch request ids) and
+ *   flushes `tsserve.metrics` messages over `serialization: 'advanced'`; the parent decodes
+ *   and folds them with `MetricsIngest` into bound series that sum the values.
+ * - baseline: the naive way — the worker `process.send`s arrays of 1000 datapoint objects
+ *   `{name, dims:{...}, value, requestId, time}` with the default JSON serialization; the
+ *   parent receives them and iterates every datapoint, summing the values.
+ *
+ * Both are timed from the parent's "go" to the moment it has received all N datapoints, after
+ * a warm-up round in the same worker. Both sides honour `process.send` backpressure.
+ * Prints one JSON line (higher is better).
+ */
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { WorkerMetrics } from '../../backend/metrics';
+import { MetricsIngest } from '../../frontend/metrics/ingest';
+import type { IngestTarget } from '../../frontend/metrics/ingest';
+import type { BoundSeries, FrontendMetric } from '../../frontend/metrics/frontend-metrics';
+import type { MetricSpec, MetricsConfig } from '../../schema/types';
+
+const SPEC: MetricSpec = {
+  name: 'BenchCount', section: 'model_metrics', type: 'counter', unit: 'Count', dimensions: ['a', 'b', 'c'],
+  hostLabel: 'Hostname', help: '', buckets: [], pos: null,
+};
+const CONFIG: MetricsConfig = {
+  file: '', modes: ['prometheus'],
+  statsd: { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' },
+  limits: { maxSeriesPerMetric: 10_000, maxPointsPerFlush: 10_000 },
+  autoDetect: false, metrics: [SPEC],
+};
+const SERIES = 8;
+const BATCH = 1000;
+const OURS_N = 5_000_000;
+const NAIVE_N = 300_000;
+
+type Mode = 'ours' | 'naive';
+
+// ---------------------------------------------------------------- worker side
+
+/** Sends with backpressure: resolves at once, or when the channel has taken a queued message. */
+function sendAsync(msg: unknown): Promise<void> | null {
+  let done: (() => void) | null = null;
+  const p = new Promise<void>((r) => { done = r; });
+  const ok = process.send!(msg as object, undefined, {}, () => done?.());
+  return ok ? null : p;
+}
+
+async function produceOurs(wm: WorkerMetrics, bound: readonly { record(v: number): void }[], n: number,
+  pending: { p: Promise<void> | null }): Promise<void> {
+  for (let i = 0, b = 0; i < n; b++) {
+    wm.setRequestIds([`req-${b}`]);
+    const end = Math.min(n, i + 10 * BATCH);
+    for (; i < end; i++) bound[i % SERIES].record(1);
+    wm.flush();
+    if (pending.p !== null) {
+      await pending.p;
+      pending.p = null;
+    }
+  }
+}
+
+async function produceNaive(n: number): Promise<void> {
+  for (let i = 0, b = 0; i < n; b++) {
+    const arr: object[] = [];
+    const end = Math.min(n, i + BATCH);
+    const t = Date.now();
+    for (; i < end; i++) {
+      arr.push({ name: 'BenchCount', dims: { a: `a${i % SERIES}`, b: 'y', c: 'z' }, value: 1, requestId: `req-${b}`, time: t });
+    }
+    const p = sendAsync(arr);
+    if (p !== null) await p;
+  }
+}
+
+function child(mode: Mode): void {
+  const pending: { p: Promise<void> | null } = { p: null };
+  const wm = new WorkerMetrics(CONFIG, {
+    modelName: 'bench', log: () => undefined,
+    send: (m) => { const p = sendAsync(m); if (p !== null) pending.p = p; },
+  });
+  const metric = wm.getMetric('BenchCount', 'counter');
+  const bound = Array.from({ length: SERIES }, (_, k) => metric.bind([`a${k}`, 'y', 'z']));
+  process.on('message', (m: { type: string; n: number }) => {
+    if (m.type === 'bench.exit') process.disconnect();
+    if (m.type !== 'bench.go') return;
+    const run = mode === 'ours' ? produceOurs(wm, bound, m.n, pending) : produceNaive(m.n);
+    void run.then(() => process.send!({ type: 'bench.end' }));
+  });
+}
+
+// ---------------------------------------------------------------- frontend side
+
+/** An ingest target whose bound series just sum what they get (the transport is under test). */
+class SummingTarget implements IngestTarget {
+  sum = 0;
+  readonly self = { flushed: () => undefined, dropped: () => undefined } as unknown as IngestTarget['self'];
+  private readonly metric: FrontendMetric;
+
+  constructor() {
+    const series: BoundSeries = { record: (v: number) => { this.sum += v; } };
+    this.metric = { spec: SPEC, addOrUpdate: () => undefined, bind: () => series };
+  }
+
+  get(name: string): FrontendMetric | null {
+    return name === SPEC.name ? this.metric : null;
+  }
+
+  register(): FrontendMetric | null {
+    return null;
+  }
+}
+
+interface NaivePoint { name: string; dims: Record<string, string>; value: number; requestId: string; time: number }
+
+/** Runs rounds in one forked worker; returns datapoints/s of the last (measured) round. */
+async function measure(mode: Mode, rounds: readonly number[]): Promise<number> {
+  const c: ChildProcess = fork(__filename, ['child', mode], {
+    serialization: mode === 'ours' ? 'advanced' : 'json', stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const target = new SummingTarget();
+  const ingest = new MetricsIngest(target, { log: (m) => process.stderr.write(`${m}\n`) });
+  let received = 0;
+  let ended = 0;
+  let onMessage: () => void = () => undefined;
+  c.on('message', (m: unknown) => {
+    if ((m as { type?: unknown }).type === 'bench.end') {
+      ended++;
+    } else if (mode === 'ours') {
+      if (ingest.handle('w', m)) received = target.sum;
+    } else if (Array.isArray(m)) {
+      for (const p of m as NaivePoint[]) {
+        if (p.name === SPEC.name && typeof p.dims.a === 'string' && typeof p.requestId === 'string' && p.time > 0) received += p.value;
+      }
+    }
+    onMessage();
+  });
+  let rate = 0;
+  try {
+    for (const [k, n] of rounds.entries()) {
+      received = 0;
+      target.sum = 0;
+      const t0 = process.hrtime.bigint();
+      await new Promise<void>((resolve) => {
+        onMessage = () => { if (received >= n) resolve(); };
+        c.send({ type: 'bench.go', n });
+      });
+      rate = n / (Number(process.hrtime.bigint() - t0) / 1e9);
+      if (received !== n) throw new Error(`${mode}: received ${received} of ${n}`);
+      await new Promise<void>((resolve) => {  // the end marker, before the next round
+        onMessage = () => { if (ended > k) resolve(); };
+        onMessage();
+      });
+    }
+  } finally {
+    c.send({ type: 'bench.exit', n: 0 });
+    setTimeout(() => c.kill(), 2000).unref();
+  }
+  return rate;
+}
+
+async function main(): Promise<void> {
+  const ours = await measure('ours', [OURS_N / 10, OURS_N]);
+  const naive = await measure('naive', [NAIVE_N / 10, NAIVE_N]);
+  const r = (x: number): number => Math.round(x);
+  console.log(JSON.stringify({
+    bench: 'ipc_datapoints_per_s', ours: r(ours), baseline: r(naive), unit: 'datapoints/s',
+    ratio: Math.round((ours / naive) * 100) / 100, better: 'higher',
+  }));
+}
+
+if (process.argv[2] === 'child') child(process.argv[3] as Mode);
+else if (require.main === module) void main();
