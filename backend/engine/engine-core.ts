@@ -113,6 +113,7 @@ export class EngineCore {
       count: it.count,
       blockTable: it.seq.blockTable,
       wantLogits: it.start + it.count === it.seq.tokens.length,
+      reserve: it.seq.reserve,
     }));
     let logits: (Float32Array | null)[] = [];
     let failure: unknown;

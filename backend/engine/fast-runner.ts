@@ -125,16 +125,23 @@ export class FastRunner implements ModelRunner {
     // Rows for newcomers, then capacities.
     let needP = 0;
     for (let b = 0; b < this.rowLen.length; b++) needP = Math.max(needP, this.rowLen[b]!);
+    let reserve = 0;
     const fresh: RunItem[] = [];
     for (const it of items) {
       needP = Math.max(needP, it.start + it.count);
+      reserve = Math.max(reserve, Math.min(it.reserve, this.opts.maxModelLen));
       if (!this.rowOf.has(it.seqId)) fresh.push(it);
     }
     const rowsNeeded = this.rowSeq.length + fresh.length;
-    const wantP = this.roundUp(needP);
-    if (rowsNeeded > this.bcap || wantP > this.pcap || wantP * 2 < this.pcap) {
+    const tight = this.roundUp(needP);
+    const growP = tight > this.pcap;
+    if (rowsNeeded > this.bcap || growP || tight * 2 < this.pcap) {
       const bcap = rowsNeeded > this.bcap ? Math.max(rowsNeeded, this.bcap * 2) : this.bcap;
-      this.resize(bcap, wantP > this.pcap || wantP * 2 < this.pcap ? wantP : this.pcap);
+      // A re-pack costs milliseconds: when growing, look ahead by half the length (≥ one step),
+      // but never past what the scheduled sequences can still reach (prompt + max_tokens).
+      const ahead = Math.max(this.opts.rowGrowStep, Math.floor(needP / 2));
+      const pcap = growP ? Math.max(tight, Math.min(this.roundUp(needP + ahead), this.roundUp(reserve))) : tight * 2 < this.pcap ? tight : this.pcap;
+      this.resize(bcap, pcap);
     }
     for (const it of fresh) {
       const b = this.rowSeq.length;
@@ -273,8 +280,8 @@ export class FastRunner implements ModelRunner {
     for (let h = 0; h < H; h++) {
       const s = (srcRow * H + h) * n;
       const d = ((dstRow * H + h) * this.pcap + it.start) * Dh;
-      if (n <= 256) for (let j = 0; j < n; j++) buf[d + j] = src[s + j]!;
-      else buf.set(src.subarray(s, s + n), d);
+      // set() on a subarray beats an element loop even for 64 floats (measured).
+      buf.set(src.subarray(s, s + n), d);
       if (store === null) continue;
       const dstArr = isKey ? store.k[l]! : store.v[l]!;
       const bs = store.blockSize;
@@ -284,8 +291,7 @@ export class FastRunner implements ModelRunner {
         const m = Math.min(bs - slot, it.start + T - p);
         const o = store.offset(it.blockTable[Math.floor(p / bs)]!, h, slot);
         const so = s + (p - it.start) * Dh;
-        if (m * Dh <= 256) for (let j = 0; j < m * Dh; j++) dstArr[o + j] = src[so + j]!;
-        else dstArr.set(src.subarray(so, so + m * Dh), o);
+        dstArr.set(src.subarray(so, so + m * Dh), o);
         p += m;
       }
     }

@@ -20,6 +20,8 @@ export interface RunItem {
   readonly blockTable: readonly number[];
   /** Whether the logits after the last computed token are needed (the step samples). */
   readonly wantLogits: boolean;
+  /** The most positions this sequence can reach (prompt + max_tokens, capped): a sizing hint. */
+  readonly reserve: number;
 }
 
 /** A model runner for one KV layout. */

@@ -55,7 +55,11 @@ export class Sequence {
     this.tokens = [...promptTokenIds];
     this.promptLen = promptTokenIds.length;
     this.holdBack = params.stop.reduce((m, s) => Math.max(m, s.length - 1), 0);
+    this.reserve = promptTokenIds.length + params.maxTokens;
   }
+
+  /** The most positions this sequence can reach (before the engine's maxModelLen cap). */
+  readonly reserve: number;
 
   readonly promptLen: number;
 

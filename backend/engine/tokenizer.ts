@@ -53,16 +53,23 @@ export class ByteTokenizer {
 export class StreamDecoder {
   private readonly inner = new TextDecoder('utf-8');
   private readonly one = new Uint8Array(1);
+  /** True while the TextDecoder may hold bytes of an unfinished character. */
+  private partial = false;
 
   /** Text completed by this token (empty for specials and for a partial character). */
   push(id: number): string {
     if (id < 0 || id > 255) return '';
+    // ASCII outside a multi-byte character needs no decoder (the common case, and per token).
+    if (id < 0x80 && !this.partial) return String.fromCharCode(id);
     this.one[0] = id;
-    return this.inner.decode(this.one, { stream: true });
+    const s = this.inner.decode(this.one, { stream: true });
+    this.partial = id >= 0xc0 || (id >= 0x80 && s === '');
+    return s;
   }
 
   /** Flushes a dangling partial character (as U+FFFD). */
   end(): string {
+    this.partial = false;
     return this.inner.decode();
   }
 }
