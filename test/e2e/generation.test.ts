@@ -42,7 +42,7 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     fs.mkdirSync(path.join(dir, 'logs'));
     server = await startTsserve({
       store,
-      args: [...generationConfigArgs(dir), '--metrics-mode', 'prometheus', '--disable-system-metrics'],
+      args: [...generationConfigArgs(dir), '--metrics-mode', 'prometheus', '--disable-system-metrics', '--log-stats-interval', '1'],
       logDir: path.join(dir, 'logs'),
     });
     client = openaiClient(server);
@@ -261,5 +261,11 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     expect(d('ts_request_success_total', { finished_reason: 'length' })).to.equal(4);
     expect(after.get('ts_num_requests_running', L('tiny-small'))).to.equal(0);
     expect(after.get('ts_kv_cache_usage_ratio', L('tiny-small'))).to.equal(0);
+  });
+
+  it('should log the stat line of a busy engine at INFO every --log-stats-interval', async () => {
+    const line = /\[INFO\] \[tiny-lm\] Engine 000: Avg prompt throughput: \d+\.\d tokens\/s, Avg generation throughput: [1-9]\d*\.\d tokens\/s, Running: \d+ reqs, Waiting: \d+ reqs, (Preemptions: \d+, )?KV cache usage: \d+\.\d%, Prefix cache hit rate: \d+\.\d%\n/;
+    await client.completions.create({ model: 'tiny-lm', prompt: 'Log me', max_tokens: 4, ignore_eos: true } as CompletionBody);
+    await eventually(() => (line.test(server.output()) ? true : null), 'an INFO stat line for tiny-lm');
   });
 });
