@@ -92,7 +92,7 @@ export interface GenRequestOutput {
   readonly prefill?: PrefillStats;
   /** Set when the sequence finished in this step. */
   readonly finishReason?: FinishReason;
-  /** The stop string that matched, or the EOS token id, when finishReason is `stop`. */
+  /** The stop string that matched (absent when EOS stopped the sequence). */
   readonly stopReason?: string | number;
   /** Only when finished: generated tokens in total (after preemptions, no double counting). */
   readonly numGenerationTokens?: number;
