@@ -1,0 +1,185 @@
+/**
+ * bench:serve — the model server under load (autocannon, in-process, 64 connections) on the
+ * compute-bound `mlp-heavy`, against raw in-process onnxruntime on the same thread budget.
+ *
+ * CPU split on the 2-core machine (with `taskset` when present): the server's one worker
+ * (onnxruntime, 1 thread) on core 0; the frontend (express, batching, metrics) and this
+ * process (autocannon) on core 1. The raw baseline runs alone, pinned to core 0.
+ *
+ * Prints one JSON line per figure: serve_vs_raw_ort, batch32_vs_batch1, metrics_on_vs_off.
+ */
+import { spawn, spawnSync } from 'child_process';
+import type { ChildProcess } from 'child_process';
+import * as dgram from 'dgram';
+import * as fs from 'fs';
+import * as net from 'net';
+import * as os from 'os';
+import * as path from 'path';
+import { createSession, tensorF32 } from '../../backend/onnx/ort';
+import { writeMlpHeavy } from '../models/demo-models';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const CLI = path.join(ROOT, 'bin', 'tsserve.js');
+const WIDTH = 784;
+const WARMUP_S = 2;
+const MEASURE_S = Number(process.env.BENCH_SECONDS ?? 8);
+const CONNECTIONS = 64;
+
+interface AutocannonResult { readonly requests: { readonly total: number }; readonly non2xx: number; readonly errors: number; readonly duration: number }
+type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
+// autocannon ships no types; this is the one call used.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon = require('autocannon') as Autocannon;
+
+const HAVE_TASKSET = spawnSync('taskset', ['--version']).status === 0;
+
+function pin(pid: number, cpu: number): void {
+  if (HAVE_TASKSET) spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+}
+
+function note(msg: string): void {
+  process.stderr.write(`# ${msg}\n`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
+  });
+}
+
+function input(seed: number): number[] {
+  return Array.from({ length: WIDTH }, (_v, i) => ((i * 31 + seed * 17) % 100) / 100);
+}
+
+/** Raw onnxruntime, in this process: samples/s at `batch`, 1 thread. */
+async function rawOrt(modelFile: string, batch: number): Promise<number> {
+  const session = await createSession(modelFile, { threads: 1 });
+  const data = new Float32Array(batch * WIDTH);
+  for (let i = 0; i < data.length; i++) data[i] = (i % 100) / 100;
+  const feeds = { [session.inputNames[0]!]: tensorF32(data, [batch, WIDTH]) };
+  const until = (s: number): number => performance.now() + s * 1000;
+  for (const end = until(WARMUP_S); performance.now() < end;) await session.run(feeds);
+  let runs = 0;
+  const t0 = performance.now();
+  for (const end = until(MEASURE_S); performance.now() < end; runs++) await session.run(feeds);
+  const secs = (performance.now() - t0) / 1000;
+  await session.release();
+  return (runs * batch) / secs;
+}
+
+interface Server { readonly proc: ChildProcess; readonly inference: string; readonly management: string; stop(): Promise<void> }
+
+async function startServer(store: string, logDir: string, extra: readonly string[]): Promise<Server> {
+  const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
+  const args = [CLI, 'start', '--model-store', store, '--log-dir', logDir, '--disable-system-metrics', '--job-queue-size', '1024',
+    '--inference-address', `http://127.0.0.1:${ip}`, '--management-address', `http://127.0.0.1:${mp}`, '--metrics-address', `http://127.0.0.1:${xp}`, ...extra];
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
+  proc.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
+  const t0 = Date.now();
+  while (!out.includes('Model server started.')) {
+    if (proc.exitCode !== null || Date.now() - t0 > 60_000) throw new Error(`server did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const management = `http://127.0.0.1:${mp}`;
+  const desc = (await (await fetch(`${management}/models/mlp-heavy`)).json()) as Array<{ workers: Array<{ pid: number }> }>;
+  if (proc.pid !== undefined) pin(proc.pid, 1);
+  for (const w of desc[0]!.workers) pin(w.pid, 0);
+  return {
+    proc, inference: `http://127.0.0.1:${ip}`, management,
+    stop: () => new Promise<void>((resolve) => {
+      proc.once('exit', () => resolve());
+      proc.kill('SIGTERM');
+      setTimeout(() => { try { process.kill(-(proc.pid as number), 'SIGKILL'); } catch { /* gone */ } }, 20_000).unref();
+    }),
+  };
+}
+
+/** Waits until requests left over from the previous run (autocannon stops without them) are served. */
+async function settle(server: Server): Promise<void> {
+  for (;;) {
+    const d = (await (await fetch(`${server.management}/models/mlp-heavy`)).json()) as Array<{ jobQueueStatus: { pendingRequests: number } }>;
+    if (d[0]!.jobQueueStatus.pendingRequests === 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 200));
+}
+
+/** Served samples/s (one sample per request) under autocannon. */
+async function load(server: Server): Promise<number> {
+  const opts = {
+    url: `${server.inference}/predictions/mlp-heavy`, method: 'POST', connections: CONNECTIONS,
+    headers: { 'content-type': 'application/json' }, body: JSON.stringify(input(1)),
+  };
+  await autocannon({ ...opts, duration: WARMUP_S });
+  await settle(server);
+  const r = await autocannon({ ...opts, duration: MEASURE_S });
+  if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+  return r.requests.total / MEASURE_S;
+}
+
+function makeStore(root: string, batchSize: number): string {
+  const store = path.join(root, `store-b${batchSize}`);
+  fs.mkdirSync(path.join(store, 'mlp-heavy'), { recursive: true });
+  writeMlpHeavy(path.join(store, 'mlp-heavy'), { batchSize, maxBatchDelay: 5 });
+  return store;
+}
+
+async function served(store: string, root: string, tag: string, extra: readonly string[]): Promise<number> {
+  const logDir = path.join(root, `logs-${tag}`);
+  const server = await startServer(store, logDir, extra);
+  try {
+    return await load(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+function line(bench: string, ours: number, baseline: number, unit: string): void {
+  process.stdout.write(JSON.stringify({ bench, ours: Math.round(ours * 10) / 10, baseline: Math.round(baseline * 10) / 10, unit, ratio: Math.round((ours / baseline) * 1000) / 1000 }) + '\n');
+}
+
+async function main(): Promise<void> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bench-serve-'));
+  // A StatsD socket that receives and discards, so the statsd sink does real sends.
+  const sink = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => sink.bind(0, '127.0.0.1', resolve));
+  sink.on('message', () => undefined);
+  try {
+    note(HAVE_TASKSET
+      ? 'CPU split: server worker (onnxruntime, 1 thread) pinned to core 0; frontend + autocannon pinned to core 1; raw baseline alone on core 0'
+      : 'CPU split: taskset not found, processes unpinned (worker 1 thread; frontend and autocannon share the other core by the scheduler)');
+    note(`autocannon: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up, ${MEASURE_S} s measured per run`);
+    pin(process.pid, 1);
+    const b32 = makeStore(root, 32);
+    const b1 = makeStore(root, 1);
+
+    pin(process.pid, 0);
+    const raw = await rawOrt(path.join(b32, 'mlp-heavy', 'model.onnx'), 32);
+    pin(process.pid, 1);
+    note(`raw onnxruntime batch 32: ${raw.toFixed(1)} samples/s`);
+
+    const allSinks = ['--metrics-mode', 'tslog,prometheus,statsd', '--statsd-address', `127.0.0.1:${sink.address().port}`];
+    const on = await served(b32, root, 'on', allSinks);
+    note(`served batch 32, all sinks: ${on.toFixed(1)} samples/s`);
+    const off = await served(b32, root, 'off', ['--metrics-mode', 'off']);
+    note(`served batch 32, metrics off: ${off.toFixed(1)} samples/s`);
+    const one = await served(b1, root, 'b1', allSinks);
+    note(`served batch 1, all sinks: ${one.toFixed(1)} samples/s`);
+
+    line('serve_vs_raw_ort', on, raw, 'samples/s');
+    line('batch32_vs_batch1', on, one, 'samples/s');
+    line('metrics_on_vs_off', on, off, 'samples/s');
+  } finally {
+    sink.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench:serve failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.exit(1);
+});
