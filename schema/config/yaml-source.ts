@@ -90,7 +90,9 @@ class TreeLocator implements Locator {
 
   value(path: DocPath): SourcePos {
     const found = this.walk(path);
-    return this.posOf(found.value ?? found.key ?? found.nearest);
+    // An empty value (`help:` then a newline) has no text of its own: point at its key.
+    const value = found.value !== null && this.isEmpty(found.value) ? null : found.value;
+    return this.posOf(value ?? found.key ?? found.nearest);
   }
 
   key(path: DocPath): SourcePos {
@@ -99,14 +101,14 @@ class TreeLocator implements Locator {
   }
 
   private walk(path: DocPath): { key: Node | null; value: Node | null; nearest: Node | null } {
-    let node = this.root;
+    let node = this.root === null ? null : unwrap(this.root);
     let key: Node | null = null;
     for (const seg of path) {
       if (node === null) break;
       const next = this.child(node, seg);
       if (next === null) return { key: null, value: null, nearest: node };
       key = next.key;
-      node = next.value;
+      node = next.value === null ? null : unwrap(next.value);
       if (node === null) return { key, value: null, nearest: key };
     }
     return { key, value: node, nearest: node };
@@ -129,6 +131,10 @@ class TreeLocator implements Locator {
     return null;
   }
 
+  private isEmpty(n: Node): boolean {
+    return (n.result === null || n.result === undefined) && skipBlank(this.text, n.start) >= n.end;
+  }
+
   /** A mapping key is the only kind of node directly followed (same line) by `:`. */
   private isKey(n: Node): boolean {
     if (n.result !== null && typeof n.result === 'object') return false;
@@ -141,6 +147,18 @@ class TreeLocator implements Locator {
     if (n === null) return { line: 1, col: 1 };
     return toPos(this.lines, skipBlank(this.text, n.start));
   }
+}
+
+/**
+ * js-yaml sometimes wraps a node in a second one with the same result (a flow collection or an
+ * anchored scalar as a block-sequence item); descend to the node that holds the children.
+ */
+function unwrap(n: Node): Node {
+  let cur = n;
+  while (cur.children.length === 1 && typeof cur.result === 'object' && cur.result !== null && (cur.children[0] as Node).result === cur.result) {
+    cur = cur.children[0] as Node;
+  }
+  return cur;
 }
 
 /** Skips spaces, line breaks and comments: js-yaml opens a node before its leading blanks. */

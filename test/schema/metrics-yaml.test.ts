@@ -70,6 +70,11 @@ describe('metrics.yaml (repo root)', () => {
 
   it('should run the tslog and prometheus sinks by default', () => {
     expect(config.modes).to.deep.equal(['tslog', 'prometheus']);
-    expect(byName.size).to.equal(45);
+  });
+
+  it('should have unique names and a modeline pointing at the schema', () => {
+    expect(byName.size).to.equal(config.metrics.length);
+    const first = fs.readFileSync(defaultMetricsConfigPath(), 'utf8').split('\n')[0];
+    expect(first).to.equal('# yaml-language-server: $schema=./schema/metrics.schema.json');
   });
 });
