@@ -104,6 +104,17 @@ export class EngineCore {
   /** Runs one engine step. */
   async step(): Promise<EngineCoreOutputs> {
     this.stepping = true;
+    try {
+      return await this.stepInner();
+    } finally {
+      this.stepping = false;
+      const aborts = this.deferredAborts;
+      this.deferredAborts = [];
+      for (const id of aborts) this.abort(id);
+    }
+  }
+
+  private async stepInner(): Promise<EngineCoreOutputs> {
     const plan = this.scheduler.schedule(performance.now());
     for (const p of plan.preempted) this.runner.release(p.seqId);
     const items: RunItem[] = plan.items.map((it) => ({
@@ -161,9 +172,6 @@ export class EngineCore {
     }
     for (const seq of this.pendingFinished) outputs.push(this.outputOf(seq, []));
     this.pendingFinished = [];
-    this.stepping = false;
-    for (const id of this.deferredAborts) this.abort(id);
-    this.deferredAborts = [];
     if (failure !== undefined) this.lastError = `model run failed: ${failure instanceof Error ? failure.message : String(failure)}`;
     const c = this.scheduler.counters;
     this.throttle.add(c.prefixQueries - this.lastCounters.q, c.prefixHits - this.lastCounters.h, c.preemptions - this.lastCounters.p);
@@ -171,7 +179,8 @@ export class EngineCore {
     const stats = this.throttle.take(
       ts,
       { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.pool.usage() },
-      !this.hasWork(),
+      // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.
+      !this.hasWork() && this.deferredAborts.length === 0,
     );
     const out: EngineCoreOutputs = { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens };
     return stats === undefined ? out : { ...out, stats };

@@ -49,14 +49,9 @@ export class Scheduler {
 
   /** Removes a sequence from whichever queue holds it and frees its blocks (finish or abort). */
   remove(seq: Sequence): void {
-    const list = seq.status === 'running' ? this.running : this.waiting;
-    const i = list.indexOf(seq);
-    if (i >= 0) list.splice(i, 1);
-    else {
-      const j = this.running.indexOf(seq);
-      if (j >= 0) this.running.splice(j, 1);
-      const k = this.waiting.indexOf(seq);
-      if (k >= 0) this.waiting.splice(k, 1);
+    for (const list of [this.running, this.waiting]) {
+      const i = list.indexOf(seq);
+      if (i >= 0) list.splice(i, 1);
     }
     this.kv.free(seq);
   }

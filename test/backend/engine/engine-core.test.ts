@@ -163,6 +163,19 @@ describe('EngineCore (fake runner)', () => {
     expect(engine.numRequests).to.equal(0);
   });
 
+  it('should defer an abort that arrives while a step runs to the next step', async () => {
+    const { engine } = fakeEngine();
+    engine.addRequest('r', 'abc', { ...greedy, max_tokens: 50 });
+    const pending = engine.step();
+    expect(engine.abort('r')).to.equal(true);
+    const first = await pending;
+    expect(first.outputs.map((o) => [o.requestId, o.newTokenIds.length, o.finishReason])).to.deep.equal([['r', 1, undefined]]);
+    const rest = await drain(engine);
+    expect(rest.length).to.equal(1);
+    expect(rest[0]!.outputs.map((o) => [o.requestId, o.newTokenIds.length, o.finishReason])).to.deep.equal([['r', 0, 'abort']]);
+    expect(rest[0]!.stats).to.deep.include({ numRunning: 0, numWaiting: 0, kvCacheUsage: 0 });
+  });
+
   it('should chunk long prefills and still match greedy', async () => {
     const { engine, runner } = fakeEngine({ enableChunkedPrefill: true, prefillChunkSize: 16, maxNumBatchedTokens: 24 });
     const long = 'q'.repeat(60);
