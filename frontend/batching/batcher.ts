@@ -123,9 +123,21 @@ export class Batcher {
       }
       const worker = this.target.idleWorker();
       if (worker === null) return; // the pool's 'idle' event calls pump again
-      const slots = this.queue.splice(0, this.settings.batchSize);
-      this.dispatch(worker, slots, now, waited);
+      const slots = this.takeBatch();
+      if (slots.length > 0) this.dispatch(worker, slots, now, waited);
     }
+  }
+
+  /** Up to batchSize queued jobs, skipping (and settling) those whose client has gone. */
+  private takeBatch(): Slot[] {
+    const out: Slot[] = [];
+    while (out.length < this.settings.batchSize && this.queue.length > 0) {
+      const s = this.queue.shift() as Slot;
+      if (s.job.cancelled?.() === true) this.settle(s, errorOutcome(503, 'ServiceUnavailableException', 'client closed the connection before the request was served'));
+      else out.push(s);
+    }
+    if (out.length === 0) this.checkDrained(); // only dropped jobs: nothing goes in flight
+    return out;
   }
 
   private dispatch(worker: BatchWorker, slots: Slot[], now: number, oldestWaitMs: number): void {

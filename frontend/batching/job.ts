@@ -28,4 +28,6 @@ export interface Job {
   /** `performance.now()` at admission. */
   readonly arrivalMs: number;
   readonly done: (outcome: JobOutcome) => void;
+  /** True once the client has gone away: a queued job is then dropped instead of computed. */
+  readonly cancelled?: () => boolean;
 }

@@ -65,8 +65,13 @@ function predict(opts: InferenceAppOptions): RequestHandler {
       seriesCache.set(model, series);
     }
     const s = series;
+    // 'close' before the response finished = the client went away (req's own 'close' fires
+    // as soon as its body is read, so it cannot tell).
+    let gone = false;
+    res.once('close', () => { if (!res.writableFinished) gone = true; });
     const admitted = model.submit({
       requestId, body: req.body as unknown, arrivalMs,
+      cancelled: () => gone,
       done: (outcome) => {
         s.latencyUs.record((performance.now() - arrivalMs) * 1000);
         s.queueUs.record(outcome.queueUs);

@@ -147,4 +147,19 @@ describe('Batcher', () => {
     expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a']]);
     b.close('end');
   });
+
+  it('should drop queued requests whose client has gone instead of sending them to a worker', async () => {
+    const t = new FakeTarget();
+    t.busy = true;
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 4 });
+    b.submit(job('a', out));
+    b.submit({ ...job('gone', out), cancelled: () => true });
+    b.submit(job('c', out));
+    t.busy = false;
+    t.emit('idle');
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a', 'c']]);
+    expect(out.get('gone')?.status).to.equal(503);
+    b.close('end');
+  });
 });
