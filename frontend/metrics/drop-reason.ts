@@ -18,7 +18,9 @@ export type DropReason =
   /** An IPC metrics message that does not have the expected shape. */
   | 'malformed_message'
   /** A sink threw while recording (the other sinks still got the datapoint). */
-  | 'sink_error';
+  | 'sink_error'
+  /** A handler helper given a unit it does not take (`addTime` in `h`, `addSize` in `TB`). */
+  | 'bad_unit';
 
 /** Every drop reason, in a stable order (the self-metric binds one series per reason). */
 export const DROP_REASONS: readonly DropReason[] = Object.freeze([
@@ -30,4 +32,5 @@ export const DROP_REASONS: readonly DropReason[] = Object.freeze([
   'type_mismatch',
   'malformed_message',
   'sink_error',
+  'bad_unit',
 ]);

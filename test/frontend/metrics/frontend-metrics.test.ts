@@ -135,7 +135,7 @@ describe('FrontendMetrics', () => {
     for (const v of ['1', '2', '3', '4']) fm.get('Req')!.addOrUpdate(1, [v, 'x']);
     const text = await fm.prometheusText(['tsserve_series']);
     expect(text).to.contain('tsserve_series{metric="Req",Hostname="h"} 3\n');
-    expect(text).to.contain('tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 8\n');
+    expect(text).to.contain('tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 9\n');
   });
 });
 

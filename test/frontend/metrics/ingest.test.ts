@@ -114,12 +114,11 @@ describe('MetricsIngest', () => {
     }));
     expect(fake.drops).to.deep.equal([
       ['unknown_metric', 1, 'Nope'], ['unknown_metric', 1, 'Nope'], ['malformed_message', 1, ''],
-      ['negative_counter', 2, ''], ['not_finite', 1, ''],
+      ['negative_counter', 2, ''], ['not_finite', 1, ''], ['bad_unit', 4, ''],
     ]);
     expect(fake.flushes).to.deep.equal([[1, 3]]);
     expect(logs).to.deep.equal([
       'metrics: worker w1 sent 1 datapoints for series it never declared; they were dropped',
-      'metrics: workers dropped datapoints for reason bad_unit, which tsserve_datapoints_dropped_total has no label for; the worker logged them',
     ]);
   });
 
