@@ -5,13 +5,20 @@
  */
 import { performance } from 'perf_hooks';
 import type { BatchRequest, ResultMessage } from '../../schema/worker-protocol';
+
+/** A batch's result and the frontend's wall time for it. */
+export interface BatchRunResult {
+  readonly result: ResultMessage;
+  /** Frontend wall time from when the worker could start the batch to its result. */
+  readonly wallMs: number;
+}
 import type { Job, JobOutcome } from './job';
 import { errorOutcome } from './job';
 
 /** A worker that can take one batch. */
 export interface BatchWorker {
   readonly id: string;
-  runBatch(requests: readonly BatchRequest[]): Promise<ResultMessage>;
+  runBatch(requests: readonly BatchRequest[]): Promise<BatchRunResult>;
 }
 
 /** The pool seen from the batcher (the real `WorkerPool`, or a fake in unit tests). */
@@ -145,8 +152,7 @@ export class Batcher {
     this.inFlight++;
     const requests = slots.map((s) => ({ requestId: s.job.requestId, body: s.job.body }));
     worker.runBatch(requests).then(
-      (result) => {
-        const wallMs = performance.now() - now;
+      ({ result, wallMs }) => {
         this.onTiming(oldestWaitMs, Math.max(0, wallMs - result.handlerMs));
         slots.forEach((s, i) => {
           const r = result.responses[i];

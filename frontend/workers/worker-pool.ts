@@ -75,10 +75,11 @@ export class WorkerPool extends EventEmitter {
     await this.reconcile();
   }
 
-  /** An idle READY worker, or null. */
+  /** The worker with the fewest batches in flight that can take one more, or null. */
   idleWorker(): WorkerProcess | null {
-    for (const w of this.live) if (w.status === 'READY') return w;
-    return null;
+    let best: WorkerProcess | null = null;
+    for (const w of this.live) if (w.canTake && (best === null || w.inFlight < best.inFlight)) best = w;
+    return best;
   }
 
   /** The live worker with this id (generation models address their workers directly). */
@@ -123,7 +124,8 @@ export class WorkerPool extends EventEmitter {
 
   private async retire(w: WorkerProcess): Promise<void> {
     const timeout = this.deps.shutdownTimeoutMs ?? 10_000;
-    if (w.busy) await new Promise<void>((resolve) => { w.once('idle', resolve); w.once('exit', resolve); });
+    w.retire();
+    while (w.busy && w.alive) await new Promise<void>((resolve) => { w.once('idle', resolve); w.once('exit', resolve); });
     await w.shutdown(timeout);
   }
 

@@ -4,6 +4,7 @@
  * Metrics messages are handed to `onOtherMessage` untouched (the ingest decodes them).
  */
 import { fork } from 'child_process';
+import { performance } from 'perf_hooks';
 import type { ChildProcess } from 'child_process';
 import { EventEmitter } from 'events';
 import type {
@@ -23,6 +24,23 @@ export interface WorkerProcessOptions {
   readonly onOtherMessage: (workerId: string, msg: unknown) => void;
   /** Worker stdout/stderr lines, already prefixed with the worker id. */
   readonly onLog?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Batches sent ahead (default 2): the next batch travels over IPC while the current one
+   * computes, and the worker runs them one after the other.
+   */
+  readonly depth?: number;
+}
+
+/** A batch's result and the frontend's wall time for it (from when the worker could start it). */
+export interface BatchRun {
+  readonly result: ResultMessage;
+  readonly wallMs: number;
+}
+
+interface Pending {
+  readonly sentMs: number;
+  resolve(r: BatchRun): void;
+  reject(e: Error): void;
 }
 
 /** Raised when the worker exits or is lost while a batch or the load is pending. */
@@ -34,7 +52,9 @@ export class WorkerProcess extends EventEmitter {
   readonly startTime = new Date();
   private readonly child: ChildProcess;
   private statusValue: WorkerStatus = 'STARTING';
-  private pending: { batchId: number; resolve(r: ResultMessage): void; reject(e: Error): void } | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private lastResultMs = 0;
+  private readonly depth: number;
   private loadWait: { resolve(r: ReadyMessage): void; reject(e: Error): void } | null = null;
   private nextBatchId = 1;
   private exited = false;
@@ -43,6 +63,7 @@ export class WorkerProcess extends EventEmitter {
   constructor(private readonly opts: WorkerProcessOptions) {
     super();
     this.id = opts.init.workerId;
+    this.depth = Math.max(1, opts.depth ?? 2);
     this.child = fork(opts.entry, [], {
       serialization: 'advanced',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -60,8 +81,8 @@ export class WorkerProcess extends EventEmitter {
         const why = `worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`})`;
         this.loadWait?.reject(new WorkerLostError(why));
         this.loadWait = null;
-        this.pending?.reject(new WorkerLostError(why));
-        this.pending = null;
+        for (const p of this.pending.values()) p.reject(new WorkerLostError(why));
+        this.pending.clear();
         this.emit('exit', code, signal);
         resolve();
       });
@@ -71,7 +92,16 @@ export class WorkerProcess extends EventEmitter {
 
   get pid(): number | undefined { return this.child.pid; }
   get status(): WorkerStatus { return this.statusValue; }
-  get busy(): boolean { return this.pending !== null; }
+  get busy(): boolean { return this.pending.size > 0; }
+  /** Batches sent and not answered yet. */
+  get inFlight(): number { return this.pending.size; }
+  /** True when a batch may be sent now (ready, and fewer than `depth` in flight). */
+  get canTake(): boolean { return (this.statusValue === 'READY' || this.statusValue === 'BUSY') && this.pending.size < this.depth; }
+
+  /** No new batches from now on (scale-down): the worker finishes what it holds. */
+  retire(): void {
+    if (this.statusValue !== 'DEAD') this.statusValue = 'STOPPING';
+  }
   get alive(): boolean { return !this.exited; }
 
   /** Sends init; resolves on `ready`, rejects on `load_failed` or exit. */
@@ -83,14 +113,14 @@ export class WorkerProcess extends EventEmitter {
   }
 
   /** Sends one batch; resolves with the worker's result, rejects if the worker is lost. */
-  runBatch(requests: readonly BatchRequest[]): Promise<ResultMessage> {
-    if (this.pending !== null || this.statusValue !== 'READY') {
-      return Promise.reject(new Error(`worker ${this.id} is ${this.statusValue}, not READY`));
+  runBatch(requests: readonly BatchRequest[]): Promise<BatchRun> {
+    if (!this.canTake) {
+      return Promise.reject(new Error(`worker ${this.id} is ${this.statusValue} with ${this.pending.size} batch(es) in flight`));
     }
     const batchId = this.nextBatchId++;
     this.statusValue = 'BUSY';
-    return new Promise<ResultMessage>((resolve, reject) => {
-      this.pending = { batchId, resolve, reject };
+    return new Promise<BatchRun>((resolve, reject) => {
+      this.pending.set(batchId, { sentMs: performance.now(), resolve, reject });
       this.send({ type: 'tsserve.batch', batchId, requests });
     });
   }
@@ -145,11 +175,15 @@ export class WorkerProcess extends EventEmitter {
         this.loadWait = null;
         break;
       case 'tsserve.result': {
-        const p = this.pending;
-        if (p === null || p.batchId !== m.batchId) return;
-        this.pending = null;
-        if (this.statusValue === 'BUSY') this.statusValue = 'READY';
-        p.resolve(m);
+        const p = this.pending.get(m.batchId);
+        if (p === undefined) return;
+        this.pending.delete(m.batchId);
+        const now = performance.now();
+        // A batch sent ahead could only start when the previous result came back.
+        const wallMs = now - Math.max(p.sentMs, this.lastResultMs);
+        this.lastResultMs = now;
+        if (this.statusValue === 'BUSY' && this.pending.size === 0) this.statusValue = 'READY';
+        p.resolve({ result: m, wallMs });
         this.emit('idle');
         break;
       }

@@ -3,26 +3,27 @@ import { EventEmitter } from 'events';
 import { performance } from 'perf_hooks';
 import type { BatchRequest, ResultMessage } from '../../../schema/worker-protocol';
 import { Batcher } from '../../../frontend/batching/batcher';
-import type { BatchWorker } from '../../../frontend/batching/batcher';
+import type { BatchRunResult, BatchWorker } from '../../../frontend/batching/batcher';
 import type { JobOutcome } from '../../../frontend/batching/job';
 
 /** A fake pool whose single worker hands each batch to the test to answer. */
 class FakeTarget extends EventEmitter {
   unavailable = false;
   busy = false;
-  readonly batches: Array<{ requests: readonly BatchRequest[]; resolve(r: ResultMessage): void; reject(e: Error): void }> = [];
+  readonly batches: Array<{ requests: readonly BatchRequest[]; resolve(r: BatchRunResult): void; reject(e: Error): void }> = [];
   readonly worker: BatchWorker = {
     id: 'W-1',
     runBatch: (requests) => {
       this.busy = true;
-      return new Promise<ResultMessage>((resolve, reject) => { this.batches.push({ requests, resolve, reject }); });
+      return new Promise<BatchRunResult>((resolve, reject) => { this.batches.push({ requests, resolve, reject }); });
     },
   };
   idleWorker(): BatchWorker | null { return this.busy || this.unavailable ? null : this.worker; }
   answer(i: number, handlerMs = 0): void {
     const b = this.batches[i];
     this.busy = false;
-    b.resolve({ type: 'tsserve.result', batchId: i, handlerMs, responses: b.requests.map((r) => ({ ok: true, body: r.body })) });
+    const result: ResultMessage = { type: 'tsserve.result', batchId: i, handlerMs, responses: b.requests.map((r) => ({ ok: true, body: r.body })) };
+    b.resolve({ result, wallMs: 2 });
   }
 }
 

@@ -42,9 +42,9 @@ describe('WorkerPool', () => {
     await pool.start();
     try {
       expect(pool.workers().map((w) => [w.id, w.status])).to.deep.equal([['W-9000-m_1.0', 'READY'], ['W-9001-m_1.0', 'READY']]);
-      expect(events).to.deep.equal(['loaded W-9000-m_1.0 5', 'loaded W-9001-m_1.0 5']);
+      expect([...events].sort()).to.deep.equal(['loaded W-9000-m_1.0 5', 'loaded W-9001-m_1.0 5']); // they load concurrently
       const w = pool.idleWorker();
-      const r = await w!.runBatch([{ requestId: 'r1', body: 7 }]);
+      const { result: r } = await w!.runBatch([{ requestId: 'r1', body: 7 }]);
       expect(r.responses).to.deep.equal([{ ok: true, body: { echo: 7, batch: 1, worker: w!.id, pid: w!.pid } }]);
     } finally {
       await pool.stop();
@@ -93,6 +93,28 @@ describe('WorkerPool', () => {
     try {
       expect(pool.unavailable).to.equal(true);
       expect(pool.lastError).to.equal('worker W-9000-m_1.0 failed to load: told to fail');
+    } finally {
+      await pool.stop();
+    }
+  });
+});
+
+describe('WorkerProcess (batches sent ahead)', () => {
+  it('should accept a second batch while the first runs, answer both in order, and refuse a third', async () => {
+    const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { delayMs: 50 } }), deps([]));
+    await pool.start();
+    try {
+      const w = pool.idleWorker()!;
+      const first = w.runBatch([{ requestId: 'a', body: 1 }]);
+      expect(pool.idleWorker()).to.equal(w);
+      const second = w.runBatch([{ requestId: 'b', body: 2 }]);
+      expect(w.canTake).to.equal(false);
+      expect(pool.idleWorker()).to.equal(null);
+      const third = await w.runBatch([{ requestId: 'c', body: 3 }]).then(() => 'sent', (e: Error) => e.message);
+      expect(third).to.equal('worker W-9000-m_1.0 is BUSY with 2 batch(es) in flight');
+      const [r1, r2] = await Promise.all([first, second]);
+      expect([r1.result.responses, r2.result.responses].map((r) => (r[0] as { body: { echo: number } }).body.echo)).to.deep.equal([1, 2]);
+      expect(w.status).to.equal('READY');
     } finally {
       await pool.stop();
     }
