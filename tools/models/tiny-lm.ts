@@ -36,8 +36,12 @@ function layerNorm(g: GraphBuilder, x: string, scale: string, bias: string): str
   return g.op('LayerNormalization', [x, scale, bias], { axis: { i: -1 }, epsilon: { f: LN_EPS } });
 }
 
-/** One pre-LN block; returns the new residual stream and this step's K, V ([B,H,T,Dh]). */
-function block(g: GraphBuilder, l: number, w: TinyLmLayerWeights, x: string, bias: string, pastK: string, pastV: string): { x: string; k: string; v: string; kAll: string; vAll: string } {
+/**
+ * One pre-LN block; returns the new residual stream and this step's K, V ([B,H,T,Dh]).
+ * `concatPast` builds past ++ new K/V (the usual layout needs it as `present`); without it the
+ * past is only read (measured: batch 32, context 256, 1 thread: ≈11 ms per step vs ≈20 ms).
+ */
+function block(g: GraphBuilder, l: number, w: TinyLmLayerWeights, x: string, bias: string, pastK: string, pastV: string, concatPast: boolean): { x: string; k: string; v: string; kAll: string; vAll: string } {
   const D = D_MODEL;
   const p = (n: string): string => `layers.${l}.${n}`;
   const h = layerNorm(g, x, g.initF32(p('ln1.scale'), w.ln1Scale, [D]), g.initF32(p('ln1.bias'), w.ln1Bias, [D]));
@@ -45,11 +49,27 @@ function block(g: GraphBuilder, l: number, w: TinyLmLayerWeights, x: string, bia
   // [B,T,3D] → [B,T,3H,Dh] → [B,3H,T,Dh] → q, k, v each [B,H,T,Dh]
   const heads = g.op('Transpose', [g.op('Reshape', [qkv, g.constI64([0, 0, 3 * NUM_HEADS, HEAD_DIM])])], { perm: { ints: [0, 2, 1, 3] } });
   const [q, k, v] = g.opN('Split', [heads, g.constI64([NUM_HEADS, NUM_HEADS, NUM_HEADS])], 3, { axis: { i: 1 } }) as [string, string, string];
-  const kAll = g.op('Concat', [pastK, k], { axis: { i: 2 } });
-  const vAll = g.op('Concat', [pastV, v], { axis: { i: 2 } });
-  // q already carries 1/sqrt(Dh) (folded into the weights).
-  const scores = g.op('Add', [g.op('MatMul', [q, g.op('Transpose', [kAll], { perm: { ints: [0, 1, 3, 2] } })]), bias]);
-  const ctx = g.op('MatMul', [g.op('Softmax', [scores], { axis: { i: -1 } }), vAll]);
+  let ctx: string;
+  let kAll = '';
+  let vAll = '';
+  const kT = (kk: string): string => g.op('Transpose', [kk], { perm: { ints: [0, 1, 3, 2] } });
+  if (concatPast) {
+    kAll = g.op('Concat', [pastK, k], { axis: { i: 2 } });
+    vAll = g.op('Concat', [pastV, v], { axis: { i: 2 } });
+    // q already carries 1/sqrt(Dh) (folded into the weights).
+    const scores = g.op('Add', [g.op('MatMul', [q, kT(kAll)]), bias]);
+    ctx = g.op('MatMul', [g.op('Softmax', [scores], { axis: { i: -1 } }), vAll]);
+  } else {
+    // Attend to past and new separately so the cache is never copied into a [.., P+T, ..]
+    // tensor: only the scores ([B,H,T,P+T], small) are concatenated.
+    const scores = g.op('Add', [g.op('Concat', [g.op('MatMul', [q, kT(pastK)]), g.op('MatMul', [q, kT(k)])], { axis: { i: 3 } }), bias]);
+    const probs = g.op('Softmax', [scores], { axis: { i: -1 } });
+    const pastLen = g.op('Shape', [pastK], { start: { i: 2 }, end: { i: 3 } });
+    const axis3 = g.constI64([3]);
+    const pPast = g.op('Slice', [probs, g.constI64([0]), pastLen, axis3]);
+    const pNew = g.op('Slice', [probs, pastLen, g.constI64([Number.MAX_SAFE_INTEGER]), axis3]);
+    ctx = g.op('Add', [g.op('MatMul', [pPast, pastV]), g.op('MatMul', [pNew, v])]);
+  }
   const merged = g.op('Reshape', [g.op('Transpose', [ctx], { perm: { ints: [0, 2, 1, 3] } }), g.constI64([0, 0, D])]);
   const attn = linear(g, merged, g.initF32(p('attn.out.weight'), w.outWeight, [D, D]), g.initF32(p('attn.out.bias'), w.outBias, [D]));
   const x1 = g.op('Add', [x, attn]);
@@ -81,7 +101,7 @@ export function buildTinyLmFast(w: TinyLmWeights): GraphBuilder {
   for (let l = 0; l < NUM_LAYERS; l++) {
     const pk = g.input(n.pastKey(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
     const pv = g.input(n.pastValue(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
-    const r = block(g, l, w.layers[l]!, x, bias, pk, pv);
+    const r = block(g, l, w.layers[l]!, x, bias, pk, pv, false);
     x = r.x;
     g.output(n.newKey(l), 'float32', [B, NUM_HEADS, T, HEAD_DIM], r.k);
     g.output(n.newValue(l), 'float32', [B, NUM_HEADS, T, HEAD_DIM], r.v);
@@ -118,7 +138,7 @@ export function buildTinyLmHf(w: TinyLmWeights): GraphBuilder {
   for (let l = 0; l < NUM_LAYERS; l++) {
     const pk = g.input(n.pastKey(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
     const pv = g.input(n.pastValue(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
-    const r = block(g, l, w.layers[l]!, x, bias, pk, pv);
+    const r = block(g, l, w.layers[l]!, x, bias, pk, pv, true);
     x = r.x;
     g.output(n.presentKey(l), 'float32', [B, NUM_HEADS, S, HEAD_DIM], r.kAll);
     g.output(n.presentValue(l), 'float32', [B, NUM_HEADS, S, HEAD_DIM], r.vAll);
