@@ -23,7 +23,7 @@ const CLI = path.join(ROOT, 'bin', 'tsserve.js');
 const WIDTH = 784;
 const WARMUP_S = 2;
 const MEASURE_S = Number(process.env.BENCH_SECONDS ?? 8);
-const CONNECTIONS = 64;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
 interface AutocannonResult { readonly requests: { readonly total: number }; readonly non2xx: number; readonly errors: number; readonly duration: number }
 type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
@@ -69,7 +69,18 @@ async function rawOrt(modelFile: string, batch: number): Promise<number> {
   return (runs * batch) / secs;
 }
 
-interface Server { readonly proc: ChildProcess; readonly inference: string; readonly management: string; stop(): Promise<void> }
+interface Server { readonly proc: ChildProcess; readonly inference: string; readonly management: string; readonly workerPid: number; stop(): Promise<void> }
+
+/** CPU seconds (user + system) a process has used so far, from /proc; NaN where unavailable. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return Number.NaN;
+  }
+}
 
 async function startServer(store: string, logDir: string, extra: readonly string[]): Promise<Server> {
   const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
@@ -89,7 +100,7 @@ async function startServer(store: string, logDir: string, extra: readonly string
   if (proc.pid !== undefined) pin(proc.pid, 1);
   for (const w of desc[0]!.workers) pin(w.pid, 0);
   return {
-    proc, inference: `http://127.0.0.1:${ip}`, management,
+    proc, inference: `http://127.0.0.1:${ip}`, management, workerPid: desc[0]!.workers[0]!.pid,
     stop: () => new Promise<void>((resolve) => {
       proc.once('exit', () => resolve());
       proc.kill('SIGTERM');
@@ -116,7 +127,11 @@ async function load(server: Server): Promise<number> {
   };
   await autocannon({ ...opts, duration: WARMUP_S });
   await settle(server);
+  const pids = [server.workerPid, server.proc.pid ?? 0, process.pid];
+  const cpu0 = pids.map(cpuSeconds);
   const r = await autocannon({ ...opts, duration: MEASURE_S });
+  const busy = pids.map((p, i) => Math.round(((cpuSeconds(p) - cpu0[i]!) / MEASURE_S) * 100));
+  note(`  cpu busy: worker ${busy[0]}%, frontend ${busy[1]}%, autocannon ${busy[2]}%`);
   if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
   return r.requests.total / MEASURE_S;
 }
