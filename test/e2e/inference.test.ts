@@ -98,12 +98,22 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     expect(req.map((p) => [p.unit, p.valueText, p.hostname])).to.deep.equal(Array(N + wrongLength).fill(['Count', '1.0', H]));
     expect(req[0].dimensions).to.deep.equal([['model_name', 'mlp'], ['model_version', 'default']]);
 
-    const modelLines = fs.readFileSync(path.join(server.logDir, 'model_metrics.log'), 'utf8').split('\n').filter((l) => l !== '');
+    // Model metrics travel worker → IPC → frontend → buffered file: wait until every id is in.
+    const modelFile = path.join(server.logDir, 'model_metrics.log');
+    const handlerIdsOf = (lines: readonly string[]): Set<string> => {
+      const ids = new Set<string>();
+      for (const p of lines.map((l) => parseTslogLine(l)).filter((x) => x !== null && x.name === 'HandlerTime')) {
+        for (const id of (p?.requestId ?? '').split(',')) ids.add(id);
+      }
+      return ids;
+    };
+    const modelLines = await eventually(() => {
+      if (!fs.existsSync(modelFile)) return null;
+      const lines = fs.readFileSync(modelFile, 'utf8').split('\n').filter((l) => l !== '');
+      return admittedIds.every((id) => handlerIdsOf(lines).has(id)) ? lines : null;
+    }, 'HandlerTime lines for every admitted request');
     for (const l of modelLines) expect(parseTslogLine(l), l).to.not.equal(null);
-    const handlerIds = new Set<string>();
-    for (const p of modelLines.map((l) => parseTslogLine(l)!).filter((x) => x.name === 'HandlerTime')) {
-      for (const id of (p.requestId ?? '').split(',')) handlerIds.add(id);
-    }
+    const handlerIds = handlerIdsOf(modelLines);
     expect([...handlerIds].sort()).to.deep.equal([...admittedIds].sort());
   });
 
