@@ -79,7 +79,7 @@ function predict(opts: InferenceAppOptions): RequestHandler {
       },
     });
     switch (admitted) {
-      case 'queued': s.requests.record(1, requestId); return;
+      case 'queued': s.requests.record(1); return; // no requestID on frontend lines (TorchServe's ts_metrics.log format)
       case 'queue_full': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers. (job queue full)`);
       case 'unavailable': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers.`);
       case 'closed': return sendError(res, 503, `Model "${name}" is being unregistered`);

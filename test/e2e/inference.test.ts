@@ -95,7 +95,7 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     }, 'ts_metrics.log lines');
     for (const l of tsLines) expect(parseTslogLine(l), l).to.not.equal(null);
     const req = tsLines.map((l) => parseTslogLine(l)!).filter((p) => p.name === 'ts_inference_requests_total');
-    expect(req.map((p) => [p.unit, p.valueText, p.hostname])).to.deep.equal(Array(N + wrongLength).fill(['Count', '1.0', H]));
+    expect(req.map((p) => [p.unit, p.valueText, p.hostname, p.requestId])).to.deep.equal(Array(N + wrongLength).fill(['Count', '1.0', H, null]));
     expect(req[0].dimensions).to.deep.equal([['model_name', 'mlp'], ['model_version', 'default']]);
 
     // Model metrics travel worker → IPC → frontend → buffered file: wait until every id is in.
