@@ -107,7 +107,7 @@ export class LiveMetric implements WorkerMetric {
     return s;
   }
 
-  /** The unbound path: resolves on every call, refreshes the clock, honours `requestId`. */
+  /** The unbound path: resolves on every call and honours `requestId`; like `record`, no clock read. */
   addOrUpdate(value: number, dimensionValues?: DimensionValues, requestId?: string): void {
     const s = this.resolve(dimensionValues);
     if (s === null) {
@@ -115,7 +115,6 @@ export class LiveMetric implements WorkerMetric {
       return;
     }
     const buffer = this.owner.buffer;
-    buffer.tick();
     if (requestId === undefined || requestId === null || requestId === '') {
       s.record(value);
       return;

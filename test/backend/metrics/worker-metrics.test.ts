@@ -286,7 +286,7 @@ describe('WorkerMetrics', () => {
   });
 
   describe('time', () => {
-    it('should stamp the cached clock, refreshed on setRequestIds, flush and unbound addOrUpdate only', () => {
+    it('should stamp the cached clock, refreshed on setRequestIds and flush only (no clock read per record)', () => {
       const { wm, sent, clock } = setup();
       const s = wm.getMetric('NoDims').bind();
       clock.now = 1000;
@@ -294,13 +294,13 @@ describe('WorkerMetrics', () => {
       wm.setRequestIds(['r']);
       clock.now = 2000;
       s.record(2);                               // 1000, from setRequestIds
-      wm.getMetric('NoDims').addOrUpdate(3);     // 2000, refreshed
+      wm.getMetric('NoDims').addOrUpdate(3);     // 1000: unbound records read no clock either
       clock.now = 3000;
-      s.record(4);                               // 2000
+      s.record(4);                               // 1000
       wm.flush();                                // refresh to 3000
       s.record(5);
       wm.flush();
-      expect(points(sent).map((p) => p[4])).to.deep.equal([1_700_000_000_000, 1000, 2000, 2000, 3000]);
+      expect(points(sent).map((p) => p[4])).to.deep.equal([1_700_000_000_000, 1000, 1000, 1000, 3000]);
     });
   });
 
