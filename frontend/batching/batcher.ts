@@ -23,7 +23,11 @@ export interface BatchWorker {
 
 /** The pool seen from the batcher (the real `WorkerPool`, or a fake in unit tests). */
 export interface BatchTarget {
-  idleWorker(): BatchWorker | null;
+  /**
+   * A worker that can take a batch now. `requireEmpty`: only one with nothing in flight (a
+   * partial batch is not sent ahead: it keeps filling while the workers are busy).
+   */
+  idleWorker(requireEmpty?: boolean): BatchWorker | null;
   readonly unavailable: boolean;
   on(event: 'idle', listener: () => void): unknown;
   off(event: 'idle', listener: () => void): unknown;
@@ -124,11 +128,14 @@ export class Batcher {
     while (this.queue.length > 0) {
       const now = performance.now();
       const waited = now - this.queue[0].job.arrivalMs;
-      if (!this.draining && this.queue.length < this.settings.batchSize && waited < this.settings.maxBatchDelayMs) {
+      const full = this.queue.length >= this.settings.batchSize;
+      if (!this.draining && !full && waited < this.settings.maxBatchDelayMs) {
         this.delayTimer = setTimeout(() => { this.delayTimer = null; this.pump(); }, Math.max(0, this.settings.maxBatchDelayMs - waited));
         return;
       }
-      const worker = this.target.idleWorker();
+      // A full batch may be sent ahead to a busy worker; a partial one only to a free worker,
+      // so it keeps filling meanwhile (TorchServe's worker pulls its batch when it is free).
+      const worker = this.target.idleWorker(!full && !this.draining);
       if (worker === null) return; // the pool's 'idle' event calls pump again
       const slots = this.takeBatch();
       if (slots.length > 0) this.dispatch(worker, slots, now, waited);

@@ -75,10 +75,16 @@ export class WorkerPool extends EventEmitter {
     await this.reconcile();
   }
 
-  /** The worker with the fewest batches in flight that can take one more, or null. */
-  idleWorker(): WorkerProcess | null {
+  /**
+   * The worker with the fewest batches in flight that can take one more (with
+   * `requireEmpty`, only one with none in flight), or null.
+   */
+  idleWorker(requireEmpty = false): WorkerProcess | null {
     let best: WorkerProcess | null = null;
-    for (const w of this.live) if (w.canTake && (best === null || w.inFlight < best.inFlight)) best = w;
+    for (const w of this.live) {
+      if (!w.canTake || (requireEmpty && w.inFlight > 0)) continue;
+      if (best === null || w.inFlight < best.inFlight) best = w;
+    }
     return best;
   }
 

@@ -163,4 +163,28 @@ describe('Batcher', () => {
     expect(out.get('gone')?.status).to.equal(503);
     b.close('end');
   });
+
+  it('should send a full batch ahead to a busy worker but keep a partial one queued until a worker is free', async () => {
+    const t = new FakeTarget();
+    let inFlight = 0;
+    // One worker that accepts a batch ahead (depth 2), like WorkerProcess.
+    t.idleWorker = (requireEmpty?: boolean) => (inFlight >= 2 || (requireEmpty === true && inFlight > 0) ? null : t.worker);
+    const run = t.worker.runBatch;
+    (t.worker as { runBatch: BatchWorker['runBatch'] }).runBatch = (r) => { inFlight++; return run(r); };
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 10 });
+    b.submit(job('a', out));                       // partial, worker free: sent at once
+    b.submit(job('b', out));
+    b.submit(job('c', out));                       // full batch [b, c]: sent ahead
+    b.submit(job('d', out));                       // partial, worker busy: stays queued
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a'], ['b', 'c']]);
+    expect(b.queueLength).to.equal(1);
+    inFlight--; t.answer(0);
+    await tick();
+    expect(b.queueLength).to.equal(1);             // the worker still holds [b, c]
+    inFlight--; t.answer(1);
+    await tick();
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a'], ['b', 'c'], ['d']]);
+    b.close('end');
+  });
 });
