@@ -45,6 +45,9 @@ export interface BatcherSettings {
 /** Per-batch timings for `QueueTime` and `WorkerThreadTime` (ms). */
 export type BatchTimingListener = (queueMs: number, workerThreadMs: number) => void;
 
+/** Responses written per event-loop turn when a batch comes back. */
+const ANSWER_CHUNK = 4;
+
 /** Why `submit` did not queue a job. */
 export type SubmitResult = 'queued' | 'queue_full' | 'unavailable' | 'closed';
 
@@ -158,25 +161,40 @@ export class Batcher {
     for (const s of slots) s.sentMs = now;
     this.inFlight++;
     const requests = slots.map((s) => ({ requestId: s.job.requestId, body: s.job.body }));
-    worker.runBatch(requests).then(
-      ({ result, wallMs }) => {
-        this.onTiming(oldestWaitMs, Math.max(0, wallMs - result.handlerMs));
-        slots.forEach((s, i) => {
-          const r = result.responses[i];
-          const queueUs = (s.sentMs - s.job.arrivalMs) * 1000;
-          if (r === undefined) this.settle(s, errorOutcome(500, 'InternalServerException', `worker ${worker.id} returned no response for this request`, queueUs));
-          else if (r.ok) this.settle(s, { status: 200, body: r.body, queueUs });
-          else this.settle(s, errorOutcome(r.status, r.status < 500 ? 'BadRequestException' : 'InternalServerException', r.message, queueUs));
-        });
-      },
-      (err: Error) => {
-        for (const s of slots) this.settle(s, errorOutcome(500, 'InternalServerException', `Worker died: ${err.message}`, (s.sentMs - s.job.arrivalMs) * 1000));
-      },
-    ).finally(() => {
+    const finished = (): void => {
       this.inFlight--;
       this.pump();
       this.checkDrained();
-    });
+    };
+    worker.runBatch(requests).then(
+      ({ result, wallMs }) => {
+        this.onTiming(oldestWaitMs, Math.max(0, wallMs - result.handlerMs));
+        this.answerInChunks(worker, slots, result, 0, finished);
+      },
+      (err: Error) => {
+        for (const s of slots) this.settle(s, errorOutcome(500, 'InternalServerException', `Worker died: ${err.message}`, (s.sentMs - s.job.arrivalMs) * 1000));
+        finished();
+      },
+    );
+  }
+
+  /**
+   * Answers a batch's requests a few at a time, yielding to I/O in between: the worker is
+   * meanwhile reading the batch sent ahead, whose tail waits in this process's IPC write
+   * queue, and a burst of 32 HTTP writes would hold that tail back.
+   */
+  private answerInChunks(worker: BatchWorker, slots: readonly Slot[], result: ResultMessage, from: number, finished: () => void): void {
+    const to = Math.min(slots.length, from + ANSWER_CHUNK);
+    for (let i = from; i < to; i++) {
+      const s = slots[i];
+      const r = result.responses[i];
+      const queueUs = (s.sentMs - s.job.arrivalMs) * 1000;
+      if (r === undefined) this.settle(s, errorOutcome(500, 'InternalServerException', `worker ${worker.id} returned no response for this request`, queueUs));
+      else if (r.ok) this.settle(s, { status: 200, body: r.body, queueUs });
+      else this.settle(s, errorOutcome(r.status, r.status < 500 ? 'BadRequestException' : 'InternalServerException', r.message, queueUs));
+    }
+    if (to < slots.length) setImmediate(() => this.answerInChunks(worker, slots, result, to, finished));
+    else finished();
   }
 
   private timeout(slot: Slot): void {

@@ -187,4 +187,20 @@ describe('Batcher', () => {
     expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a'], ['b', 'c'], ['d']]);
     b.close('end');
   });
+
+  it('should answer a large batch in request order, a few per event-loop turn, then count it done', async () => {
+    const t = new FakeTarget();
+    const order: string[] = [];
+    const b = new Batcher(t, { batchSize: 6, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 });
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) b.submit({ requestId: id, body: id, arrivalMs: performance.now(), done: () => order.push(id) });
+    const drained = b.drain();
+    t.answer(0);
+    await new Promise((r) => setImmediate(r)); // the promise callback runs; the first chunk is answered
+    expect(order).to.deep.equal(['a', 'b', 'c', 'd']);
+    expect(b.batchesInFlight).to.equal(1);
+    await drained;
+    expect(order).to.deep.equal(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(b.batchesInFlight).to.equal(0);
+    b.close('end');
+  });
 });
