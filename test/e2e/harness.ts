@@ -46,11 +46,14 @@ export function generateStore(models: readonly string[]): string {
   return dir;
 }
 
-/** Removes the cached stores (call from a root `after`). */
+/** Removes the cached stores (done by the root hook below at the end of the run). */
 export function removeStores(): void {
   for (const d of storeCache.values()) fs.rmSync(path.dirname(d), { recursive: true, force: true });
   storeCache.clear();
 }
+
+// A root-level hook (registered once, when the first e2e file loads this module).
+if (typeof after === 'function') after(() => removeStores());
 
 /** A running server started by `startTsserve`. */
 export interface Tsserve {
