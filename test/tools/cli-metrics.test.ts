@@ -25,7 +25,7 @@ function tsserve(...args: string[]): Run {
 
 describe('tsserve metrics validate', () => {
   it('should accept TorchServe\'s default metrics.yaml', function () {
-    const file = '/work/shared/fixtures/torchserve-default-metrics.yaml';
+    const file = path.join(ROOT, 'test', 'fixtures', 'torchserve', 'torchserve-default-metrics.yaml');
     if (!fs.existsSync(file)) { console.warn(`SKIPPED: ${file} is absent`); this.skip(); }
     expect(tsserve('metrics', 'validate', file)).to.deep.equal({ code: 0, stdout: `${file}: OK (21 metrics)\n`, stderr: '' });
   });
@@ -74,7 +74,7 @@ describe('tsserve metrics list', () => {
   });
 
   it('should print a table with a header and the hostname marked (auto)', () => {
-    const r = tsserve('metrics', 'list', '/work/shared/fixtures/torchserve-default-metrics.yaml', '--format=table');
+    const r = tsserve('metrics', 'list', path.join(ROOT, 'test', 'fixtures', 'torchserve', 'torchserve-default-metrics.yaml'), '--format=table');
     const lines = r.stdout.split('\n');
     expect(r.code).to.equal(0);
     expect(lines.length).to.equal(23);

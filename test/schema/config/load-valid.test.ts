@@ -6,7 +6,8 @@ import * as path from 'path';
 import type { MetricsConfig } from '../../../schema/types';
 import { buildMetricsConfig, defaultMetricsConfigPath, formatProblem, loadMetricsConfig, parseMetricsConfig } from '../../../schema/config/load';
 
-const SHARED = '/work/shared/fixtures';
+/** Copies of TorchServe's own files (../shared/fixtures), kept in the repo so a clone is self-contained. */
+const SHARED = path.resolve(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'torchserve');
 const VALID = path.resolve(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'metrics', 'valid');
 
 function mustLoad(file: string): MetricsConfig {
