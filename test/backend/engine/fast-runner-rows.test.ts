@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EngineCore } from '../../../backend/engine/engine-core';
+import { loadEngine, readModelDir } from '../../../backend/engine/load';
+import { createSession } from '../../../backend/onnx/ort';
+import type { OrtSession } from '../../../backend/onnx/ort';
+import { collect, drain, totals } from './harness';
+import { promptIds, referenceGreedy, writeModels } from './real-harness';
+
+const greedy = { temperature: 0, ignore_eos: true };
+
+describe('FastRunner rows and blocks (real tiny LM)', function () {
+  let root: string;
+  let dir: string;
+  let ref: OrtSession;
+  const engines: EngineCore[] = [];
+
+  async function engine(overrides: Record<string, unknown> = {}): Promise<EngineCore> {
+    const m = readModelDir(dir);
+    const e = await loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides });
+    engines.push(e);
+    return e;
+  }
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'tsserve-fast-runner-'));
+    dir = (await writeModels(root)).fast;
+    ref = await createSession(join(dir, 'model.onnx'));
+  });
+
+  after(async () => {
+    for (const e of engines) await e.runner.close();
+    await ref?.release();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('should serve blocks filled while decoding from the prefix cache with the same tokens', async () => {
+    const e = await engine();
+    const first = promptIds('Hello');
+    e.addRequest('a', first, { ...greedy, max_tokens: 40 });
+    const a = collect(await drain(e)).get('a/0')!;
+    // The second prompt is the first one's whole sequence: blocks 0 and 1 were filled by decoding.
+    const second = [...first, ...a.tokens];
+    e.addRequest('b', second, { ...greedy, max_tokens: 6 });
+    const s2 = await drain(e);
+    expect(totals(s2)).to.deep.include({ queries: 46, hits: 32 });
+    expect(collect(s2).get('b/0')!.tokens).to.deep.equal(await referenceGreedy(ref, second, 6, true));
+  });
+
+  it('should serve blocks filled by unaligned prefill chunks from the prefix cache with the same tokens', async () => {
+    const e = await engine({ enableChunkedPrefill: true, prefillChunkSize: 7, maxNumBatchedTokens: 7 });
+    const p = promptIds('Once upon a time, in a land far away, there lived');
+    e.addRequest('a', p, { ...greedy, max_tokens: 3 });
+    const a = collect(await drain(e)).get('a/0')!;
+    e.addRequest('b', p, { ...greedy, max_tokens: 3 });
+    const s2 = await drain(e);
+    expect(totals(s2)).to.deep.include({ queries: p.length, hits: Math.floor((p.length - 1) / 16) * 16 });
+    expect(collect(s2).get('b/0')!.tokens).to.deep.equal(a.tokens);
+    expect(a.tokens).to.deep.equal(await referenceGreedy(ref, p, 3, true));
+  });
+
+  it('should give every sequence its own tokens while rows free and refill at different steps', async () => {
+    const e = await engine({ maxNumSeqs: 3 });
+    const texts = ['Hello', 'a', 'The quick brown fox', 'zz', 'tiny', 'Once upon a time', 'x', 'rows'];
+    texts.forEach((t, i) => e.addRequest(`r${i}`, t, { ...greedy, max_tokens: 2 + ((i * 5) % 9) }));
+    const res = collect(await drain(e));
+    for (let i = 0; i < texts.length; i++) {
+      expect(res.get(`r${i}/0`)!.tokens, texts[i]).to.deep.equal(await referenceGreedy(ref, promptIds(texts[i]!), 2 + ((i * 5) % 9), true));
+    }
+  });
+});
