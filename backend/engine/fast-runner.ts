@@ -13,6 +13,9 @@ import type { ModelSpec } from './config';
 import type { KvStore } from './kv-store';
 import type { ModelRunner, RunItem } from './runner';
 
+/** `rowSeq` entry of a released row not yet reused or closed. */
+const HOLE = -1;
+
 /** Value of a masked `attn_bias` entry. */
 const MASK = -1e9;
 
@@ -134,17 +137,18 @@ export class FastRunner implements ModelRunner {
   }
 
   async run(items: readonly RunItem[]): Promise<(Float32Array | null)[]> {
-    // Rows for newcomers, then capacities.
-    let needP = 0;
-    for (let b = 0; b < this.rowLen.length; b++) needP = Math.max(needP, this.rowLen[b]!);
+    // Rows for newcomers (released rows first), then capacities.
     let reserve = 0;
     const fresh: RunItem[] = [];
     for (const it of items) {
-      needP = Math.max(needP, it.start + it.count);
       reserve = Math.max(reserve, Math.min(it.reserve, this.opts.maxModelLen));
       if (!this.rowOf.has(it.seqId)) fresh.push(it);
     }
-    const rowsNeeded = this.rowSeq.length + fresh.length;
+    const inHoles = this.fillHoles(fresh);
+    let needP = 0;
+    for (let b = 0; b < this.rowLen.length; b++) needP = Math.max(needP, this.rowLen[b]!);
+    for (const it of items) needP = Math.max(needP, it.start + it.count);
+    const rowsNeeded = this.rowSeq.length + fresh.length - inHoles;
     const tight = this.roundUp(needP);
     const growP = tight > this.pcap;
     if (rowsNeeded > this.bcap || growP || tight * 2 < this.pcap) {
@@ -155,11 +159,14 @@ export class FastRunner implements ModelRunner {
       const pcap = growP ? Math.max(tight, Math.min(this.roundUp(needP + ahead), this.roundUp(reserve))) : tight * 2 < this.pcap ? tight : this.pcap;
       this.resize(bcap, pcap);
     }
-    for (const it of fresh) {
+    for (let f = inHoles; f < fresh.length; f++) {
       const b = this.rowSeq.length;
-      this.rowOf.set(it.seqId, b);
-      this.rowSeq.push(it.seqId);
+      this.rowOf.set(fresh[f]!.seqId, b);
+      this.rowSeq.push(fresh[f]!.seqId);
       this.rowLen.push(0);
+    }
+    for (const it of fresh) {
+      const b = this.rowOf.get(it.seqId)!;
       if (it.start > 0) this.loadFromBlocks(b, it);
       this.rowLen[b] = it.start;
     }
@@ -339,27 +346,69 @@ export class FastRunner implements ModelRunner {
     }
   }
 
+  /**
+   * Frees a sequence's row. Nothing moves here: the row becomes a hole (trailing holes are
+   * dropped at once), and the next `run()` gives holes to newcomers first and closes the rest by
+   * moving the last rows in. So when many sequences finish in one step, only rows that survive
+   * are moved (none when the batch ends together) instead of one move per release.
+   */
   release(seqId: number): void {
     const b = this.rowOf.get(seqId);
     if (b === undefined) return;
     this.rowOf.delete(seqId);
-    const last = this.rowSeq.length - 1;
-    if (b !== last) {
-      const rs = this.rowStride;
-      const n = Math.min(this.rowLen[last]!, this.pcap);
-      for (let l = 0; l < this.L; l++) {
-        for (const buf of [this.bufK[l]!, this.bufV[l]!]) {
-          if (n * 2 >= this.pcap) buf.copyWithin(b * rs, last * rs, (last + 1) * rs);
-          else for (let h = 0; h < this.H; h++) buf.copyWithin((b * this.H + h) * this.pcap * this.Dh, (last * this.H + h) * this.pcap * this.Dh, ((last * this.H + h) * this.pcap + n) * this.Dh);
-        }
-      }
-      const moved = this.rowSeq[last]!;
-      this.rowSeq[b] = moved;
-      this.rowLen[b] = this.rowLen[last]!;
-      this.rowOf.set(moved, b);
+    this.rowSeq[b] = HOLE;
+    this.rowLen[b] = 0;
+    this.dropTrailingHoles();
+  }
+
+  private dropTrailingHoles(): void {
+    while (this.rowSeq.length > 0 && this.rowSeq[this.rowSeq.length - 1] === HOLE) {
+      this.rowSeq.pop();
+      this.rowLen.pop();
     }
-    this.rowSeq.pop();
-    this.rowLen.pop();
+  }
+
+  /**
+   * Fills every hole: with a newcomer from `fresh` (taken from the front, its row index
+   * recorded in `rowOf`) while there are any, else by moving the last row into it.
+   * Returns how many newcomers got a hole.
+   */
+  private fillHoles(fresh: readonly RunItem[]): number {
+    let taken = 0;
+    for (let b = 0; b < this.rowSeq.length; b++) {
+      if (this.rowSeq[b] !== HOLE) continue;
+      if (taken < fresh.length) {
+        const id = fresh[taken++]!.seqId;
+        this.rowSeq[b] = id;
+        this.rowOf.set(id, b);
+        continue;
+      }
+      // The last row is never a hole (trailing holes are dropped), nor a newcomer placed above.
+      const last = this.rowSeq.length - 1;
+      this.moveRow(last, b);
+      this.rowSeq.pop();
+      this.rowLen.pop();
+      this.dropTrailingHoles();
+    }
+    return taken;
+  }
+
+  /** Copies row `from`'s valid slots to row `to` and re-points its sequence there. */
+  private moveRow(from: number, to: number): void {
+    const rs = this.rowStride;
+    const P = this.pcap;
+    const Dh = this.Dh;
+    const n = Math.min(this.rowLen[from]!, P);
+    for (let l = 0; l < this.L; l++) {
+      for (const buf of [this.bufK[l]!, this.bufV[l]!]) {
+        if (n * 2 >= P) buf.copyWithin(to * rs, from * rs, (from + 1) * rs);
+        else for (let h = 0; h < this.H; h++) buf.copyWithin((to * this.H + h) * P * Dh, (from * this.H + h) * P * Dh, ((from * this.H + h) * P + n) * Dh);
+      }
+    }
+    const moved = this.rowSeq[from]!;
+    this.rowSeq[to] = moved;
+    this.rowLen[to] = this.rowLen[from]!;
+    this.rowOf.set(moved, to);
   }
 
   takeSessionMs(): number {
