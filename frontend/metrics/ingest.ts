@@ -8,6 +8,7 @@
 import { decodeMetricsMessage, isMetricsMessageType, POINT_STRIDE } from '../../schema/ipc';
 import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc';
 import type { MetricSpec } from '../../schema/types';
+import { presetBuckets, presetForUnit } from '../../schema/config/presets';
 import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from './frontend-metrics';
 import { DROP_REASONS } from './frontend-metrics';
 
@@ -175,8 +176,12 @@ export class MetricsIngest {
   }
 }
 
-/** The frontend spec of an auto-detected model metric (TorchServe appends Hostname). */
-function autoDetectedSpec(decl: MetricDecl): MetricSpec {
+/**
+ * The frontend spec of an auto-detected model metric (TorchServe appends Hostname). A histogram
+ * gets its unit's preset buckets, as a declared one without `buckets` does (never prom-client's
+ * 0.005..10 defaults for a millisecond metric).
+ */
+export function autoDetectedSpec(decl: MetricDecl): MetricSpec {
   return {
     name: decl.name,
     section: 'model_metrics',
@@ -185,7 +190,7 @@ function autoDetectedSpec(decl: MetricDecl): MetricSpec {
     dimensions: decl.dimensions,
     hostLabel: 'Hostname',
     help: '',
-    buckets: [],
+    buckets: decl.type === 'histogram' ? (presetBuckets(presetForUnit(decl.unit)) ?? []) : [],
     pos: null,
   };
 }
