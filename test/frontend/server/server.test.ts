@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { MetricSpec, MetricsConfig } from '../../../schema/types';
-import { checkFrontendMetrics } from '../../../frontend/server/frontend-series';
+import { FrontendSeries, checkFrontendMetrics } from '../../../frontend/server/frontend-series';
 import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port';
 import { startServer } from '../../../frontend/server/server';
 import type { RunningServer } from '../../../frontend/server/server';
@@ -39,6 +39,19 @@ describe('checkFrontendMetrics', () => {
     expect(checkFrontendMetrics(m)).to.deep.equal([
       '3:7: metric Requests2XX must have dimensions [Level] (+ the hostname), declared [Level, Port]',
       '3:7: metric QueueTime must be a gauge or histogram (declared counter)',
+    ]);
+  });
+});
+
+describe('FrontendSeries.countResponse', () => {
+  it('should count 2xx, 4xx and 5xx once each and 1xx/3xx in none of them', () => {
+    const m = new RecordingMetrics([spec('Requests2XX', 'counter', ['Level']), spec('Requests4XX', 'counter', ['Level']), spec('Requests5XX', 'counter', ['Level'])]);
+    const series = new FrontendSeries(m);
+    for (const status of [100, 101, 200, 204, 301, 304, 399, 400, 413, 499, 500, 503, 504, 599]) series.countResponse(status);
+    expect(m.records).to.deep.equal([
+      'Requests2XX{"Level":"Host"} 1', 'Requests2XX{"Level":"Host"} 1',
+      'Requests4XX{"Level":"Host"} 1', 'Requests4XX{"Level":"Host"} 1', 'Requests4XX{"Level":"Host"} 1',
+      'Requests5XX{"Level":"Host"} 1', 'Requests5XX{"Level":"Host"} 1', 'Requests5XX{"Level":"Host"} 1', 'Requests5XX{"Level":"Host"} 1',
     ]);
   });
 });
