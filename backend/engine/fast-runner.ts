@@ -16,6 +16,8 @@ import type { ModelRunner, RunItem } from './runner';
 /** `rowSeq` entry of a released row not yet reused or closed. */
 const HOLE = -1;
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 /** Value of a masked `attn_bias` entry. */
 const MASK = -1e9;
 
@@ -49,9 +51,24 @@ export class FastRunner implements ModelRunner {
   private readonly rowOf = new Map<number, number>();
   private rowSeq: number[] = [];
   private rowLen: number[] = [];
+  /** Decode inputs, one entry per row; written through int32 views (no BigInt per token). */
   private ids = new BigInt64Array(0);
   private pos = new BigInt64Array(0);
+  private ids32 = new Int32Array(0);
+  private pos32 = new Int32Array(0);
+  /**
+   * Decode `attn_bias` [bcap, 1, 1, pcap + 1], kept across steps: row b has its first
+   * `biasOpen[b]` past slots at 0, the rest masked, and its own slot (the last) at 0. A step
+   * rewrites only the slots whose state changes (one per decoding row).
+   */
+  private dbias = new Float32Array(0);
+  private biasOpen = new Int32Array(0);
+  private biasWant = new Int32Array(0);
+  /** Prefill `attn_bias` scratch. */
   private bias = new Float32Array(0);
+  /** Decode feeds for `decodeFeedsB` rows over the current buffers (views only; rebuilt on resize). */
+  private decodeFeeds: Record<string, OrtTensorInput> | null = null;
+  private decodeFeedsB = -1;
   private readonly pastKeyNames: string[];
   private readonly pastValueNames: string[];
   private readonly newKeyNames: string[];
@@ -121,9 +138,17 @@ export class FastRunner implements ModelRunner {
     }
     this.bcap = bcap;
     this.pcap = pcap;
-    this.ids = new BigInt64Array(Math.max(bcap, pcap));
-    this.pos = new BigInt64Array(Math.max(bcap, pcap));
-    this.bias = new Float32Array(Math.max(bcap * (pcap + 1), pcap * (2 * pcap)));
+    this.ids = new BigInt64Array(bcap);
+    this.pos = new BigInt64Array(bcap);
+    this.ids32 = new Int32Array(this.ids.buffer);
+    this.pos32 = new Int32Array(this.pos.buffer);
+    const S = pcap + 1;
+    this.dbias = new Float32Array(bcap * S).fill(MASK);
+    for (let b = 0; b < bcap; b++) this.dbias[b * S + pcap] = 0;
+    this.biasOpen = new Int32Array(bcap);
+    this.biasWant = new Int32Array(bcap);
+    this.bias = new Float32Array(pcap * (2 * pcap));
+    this.decodeFeeds = null;
     if (this.headViews.length !== bcap * H) {
       const stage = new Float32Array(bcap * H * Dh);
       this.stage = stage;
@@ -208,41 +233,54 @@ export class FastRunner implements ModelRunner {
   private async runDecode(items: readonly RunItem[], B: number, out: (Float32Array | null)[]): Promise<void> {
     const P = this.pcap;
     const S = P + 1;
-    const ids = this.ids;
-    const pos = this.pos;
-    const bias = this.bias;
     // Rows without a token this step get PAD at slot 0, attend only to themselves, and are not written back.
-    bias.fill(MASK, 0, B * S);
+    const pad = this.spec.padId;
     for (let b = 0; b < B; b++) {
-      ids[b] = BigInt(this.spec.padId);
-      pos[b] = 0n;
-      bias[b * S + P] = 0;
+      this.setI64(this.ids, this.ids32, b, pad);
+      this.setI64(this.pos, this.pos32, b, 0);
     }
+    const want = this.biasWant;
+    want.fill(0, 0, B);
     const active: number[] = [];
+    const rows: number[] = [];
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!;
       if (it.count !== 1) continue;
       const b = this.rowOf.get(it.seqId)!;
-      ids[b] = BigInt(it.tokens[it.start]!);
-      pos[b] = BigInt(it.start);
-      bias.fill(0, b * S, b * S + it.start);
+      this.setI64(this.ids, this.ids32, b, it.tokens[it.start]!);
+      this.setI64(this.pos, this.pos32, b, it.start);
+      want[b] = it.start;
       active.push(i);
+      rows.push(b);
     }
-    const feeds: Record<string, OrtTensorInput> = {
-      [FAST_INPUTS.ids]: tensorI64(ids.subarray(0, B), [B, 1]),
-      [FAST_INPUTS.pos]: tensorI64(pos.subarray(0, B), [B, 1]),
-      [FAST_INPUTS.bias]: tensorF32(bias.subarray(0, B * S), [B, 1, 1, S]),
-    };
-    const n = B * this.rowStride;
-    for (let l = 0; l < this.L; l++) {
-      feeds[this.pastKeyNames[l]!] = tensorF32(this.bufK[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
-      feeds[this.pastValueNames[l]!] = tensorF32(this.bufV[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
+    // Bias rows: each active row sees its past up to its slot, every other row only itself.
+    const bias = this.dbias;
+    const open = this.biasOpen;
+    for (let b = 0; b < B; b++) {
+      const w = want[b]!;
+      const have = open[b]!;
+      if (w > have) bias.fill(0, b * S + have, b * S + w);
+      else if (w < have) bias.fill(MASK, b * S + w, b * S + have);
+      open[b] = w;
+    }
+    let feeds = this.decodeFeeds;
+    if (feeds === null || this.decodeFeedsB !== B) {
+      feeds = {
+        [FAST_INPUTS.ids]: tensorI64(this.ids.subarray(0, B), [B, 1]),
+        [FAST_INPUTS.pos]: tensorI64(this.pos.subarray(0, B), [B, 1]),
+        [FAST_INPUTS.bias]: tensorF32(bias.subarray(0, B * S), [B, 1, 1, S]),
+      };
+      const n = B * this.rowStride;
+      for (let l = 0; l < this.L; l++) {
+        feeds[this.pastKeyNames[l]!] = tensorF32(this.bufK[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
+        feeds[this.pastValueNames[l]!] = tensorF32(this.bufV[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
+      }
+      this.decodeFeeds = feeds;
+      this.decodeFeedsB = B;
     }
     const r = await this.timedRun(feeds);
     const logits = r.logits!.data as Float32Array;
     const V = this.spec.vocabSize;
-    // Rows and slots of the active items, resolved once for the 2 × L copies below.
-    const rows = active.map((i) => this.rowOf.get(items[i]!.seqId)!);
     for (let l = 0; l < this.L; l++) {
       this.writeDecoded(this.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, items, active, rows);
       this.writeDecoded(this.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, items, active, rows);
@@ -255,6 +293,14 @@ export class FastRunner implements ModelRunner {
       this.storeFilledBlocks(b, it, it.start, it.start + 1);
       if (it.wantLogits) out[i] = logits.subarray(b * V, (b + 1) * V);
     }
+  }
+
+  /** Writes a small non-negative int64: two int32 words on little-endian hosts, else a BigInt. */
+  private setI64(a: BigInt64Array, w: Int32Array, i: number, v: number): void {
+    if (LITTLE_ENDIAN) {
+      w[2 * i] = v;
+      w[2 * i + 1] = 0;
+    } else a[i] = BigInt(v);
   }
 
   private async runPrefill(it: RunItem): Promise<Float32Array | null> {
