@@ -182,8 +182,10 @@ export class EngineCore {
       // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.
       !this.hasWork() && this.deferredAborts.length === 0,
     );
-    const out: EngineCoreOutputs = { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens };
-    return stats === undefined ? out : { ...out, stats };
+    // Two literals rather than a spread: cloning the object was a measurable part of the step.
+    return stats === undefined
+      ? { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens }
+      : { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens, stats };
   }
 
   /** The message of the last failed model run (its sequences finished with `error`), once. */
