@@ -43,6 +43,8 @@ export class WorkerPool extends EventEmitter {
   private restartTimer: NodeJS.Timeout | null = null;
   private stopping = false;
   private lastErrorValue: string | null = null;
+  /** Workers this pool asked to stop: their exit is expected (the process marks itself DEAD first). */
+  private readonly retiring = new WeakSet<WorkerProcess>();
   private loadFailed = false;
   private indexSeq = 0;
   private readonly waiters: Array<() => void> = [];
@@ -130,6 +132,7 @@ export class WorkerPool extends EventEmitter {
 
   private async retire(w: WorkerProcess): Promise<void> {
     const timeout = this.deps.shutdownTimeoutMs ?? 10_000;
+    this.retiring.add(w);
     w.retire();
     while (w.busy && w.alive) await new Promise<void>((resolve) => { w.once('idle', resolve); w.once('exit', resolve); });
     await w.shutdown(timeout);
@@ -175,7 +178,7 @@ export class WorkerPool extends EventEmitter {
     this.live.delete(w);
     this.deps.onWorkerGone(w.id);
     this.onIdle();
-    const expected = this.stopping || w.status === 'STOPPING';
+    const expected = this.stopping || this.retiring.has(w);
     if (expected) return;
     if (this.lastErrorValue === null) this.lastErrorValue = `worker ${w.id} died (${signal ?? `code ${String(code)}`})`;
     this.deps.log('warn', `worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`);

@@ -87,6 +87,21 @@ describe('WorkerPool', () => {
     }
   });
 
+  it('should not log a scale-down as a worker death nor schedule a restart (regression)', async () => {
+    const logs: string[] = [];
+    const pool = new WorkerPool(model({ minWorkers: 3 }), { ...deps([]), log: (level, msg) => logs.push(`${level}: ${msg}`) });
+    await pool.start();
+    try {
+      await pool.scale(1, 4);
+      await new Promise((r) => setTimeout(r, 100)); // past the 20 ms backoff a wrong restart would use
+      expect(pool.workers().length).to.equal(1);
+      expect(logs.filter((l) => !l.startsWith('info: '))).to.deep.equal([]);
+      expect(pool.lastError).to.equal(null);
+    } finally {
+      await pool.stop();
+    }
+  });
+
   it('should be unavailable, with the reason, when the model fails to load', async () => {
     const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { failLoad: true } }), deps([]));
     await pool.start();
