@@ -2,9 +2,10 @@
  * Runner for the fast KV layout: past K/V are read-only inputs [B,H,P,Dh], only the new tokens'
  * K/V come out. Every running sequence owns a persistent row of one preallocated batch buffer
  * per layer ([Bcap,H,Pcap,Dh]); a decode step passes a prefix view of that buffer (no copy)
- * and writes each new token's K/V into its row and into its KV block. Rows stay packed: a
- * released row is filled by moving the last row into its place. Capacities grow in steps, so
- * no KV-sized buffer is allocated per step.
+ * and writes each new token's K/V into its row; a KV block is copied from the row into the
+ * block store when it fills. Rows are packed before each run: released rows go to newcomers,
+ * or the last rows move into them. Capacities grow in steps, so no KV-sized buffer is
+ * allocated per step.
  */
 import { performance } from 'node:perf_hooks';
 import type { OrtSession, OrtTensorInput } from '../onnx/ort';
@@ -16,6 +17,7 @@ import type { ModelRunner, RunItem } from './runner';
 /** `rowSeq` entry of a released row not yet reused or closed. */
 const HOLE = -1;
 
+/** int64 inputs are written as two int32 words, low word first on little-endian hosts. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** Value of a masked `attn_bias` entry. */
