@@ -97,6 +97,8 @@ export function managementApp(opts: ManagementAppOptions): Express {
     const min = intParam(req, res, 'min_worker', 0); if (min === null) return;
     const max = intParam(req, res, 'max_worker', 0); if (max === null) return;
     const newMin = min ?? m.config.minWorkers;
+    // An explicit max below the min is a client error (TorchServe's 400), not something to clamp silently.
+    if (max !== undefined && max < newMin) return sendError(res, 400, `max_worker cannot be less than min_worker (${max} < ${newMin})`);
     const newMax = Math.max(max ?? m.config.maxWorkers, newMin);
     const sync = boolParam(req, 'synchronous', false);
     const done = m.scale(newMin, newMax);

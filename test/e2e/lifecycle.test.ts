@@ -102,6 +102,9 @@ describe('tsserve start: workers, scaling and management (real server)', functio
     const one = await workers(server, 'mlp', []);
     expect(one.length).to.equal(1);
     expect(three.map((w) => w.pid)).to.include(one[0].pid);
+    const inverted = await call('PUT', `${server.management}/models/mlp?min_worker=3&max_worker=1`);
+    expect(inverted).to.deep.equal({ status: 400, json: { code: 400, type: 'BadRequestException', message: 'max_worker cannot be less than min_worker (1 < 3)' } });
+    expect((await workers(server, 'mlp', [])).length).to.equal(1);
     const async202 = await call('PUT', `${server.management}/models/mlp?min_worker=2`);
     expect(async202).to.deep.equal({ status: 202, json: { status: 'Processing worker updates...' } });
     await eventually(async () => ((await workers(server, 'mlp', [])).filter((w) => w.status === 'READY').length === 2 ? true : null), '2 workers');
