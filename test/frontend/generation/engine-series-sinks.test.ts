@@ -1,0 +1,86 @@
+/**
+ * Issue 4's "every family renders in all three sinks": the repo's metrics.yaml, the real
+ * FrontendMetrics with tslog, prometheus and statsd on (statsd to a UDP socket on loopback),
+ * one request driven through EngineStats, then every vLLM-style family is looked for in each.
+ */
+import { expect } from 'chai';
+import * as dgram from 'node:dgram';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { EngineCoreOutputs } from '../../../schema/engine-ipc';
+import { defaultMetricsConfigPath, loadMetricsConfig } from '../../../schema/config';
+import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics';
+import { ENGINE_METRICS, bindEngineSeries } from '../../../frontend/generation/engine-series';
+import { EngineStats } from '../../../frontend/generation/engine-stats';
+
+/** Waits (polling, no timing assertion) until `pred` holds; mocha's timeout bounds it. */
+async function until(pred: () => boolean): Promise<void> {
+  while (!pred()) await new Promise((r) => setTimeout(r, 20));
+}
+
+describe('LLM families in every sink (repo metrics.yaml)', () => {
+  let dir: string;
+  let udp: dgram.Socket;
+  const received: string[] = [];
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-llm-sinks-'));
+    udp = dgram.createSocket('udp4');
+    udp.on('message', (buf) => { for (const l of buf.toString('utf8').split('\n')) if (l !== '') received.push(l); });
+    await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+  });
+
+  after(() => {
+    udp.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('should render each of the 24 families in tslog, prometheus and statsd', async () => {
+    const loaded = loadMetricsConfig(defaultMetricsConfigPath());
+    if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
+    const fm = new FrontendMetrics(loaded.config, {
+      logDir: dir, hostname: 'h', modes: ['tslog', 'prometheus', 'statsd'],
+      statsd: { host: '127.0.0.1', port: udp.address().port }, statsdFlushMs: 10, log: () => undefined,
+    });
+    let now = 1000;
+    const stats = new EngineStats(bindEngineSeries(fm, 'tiny', '0', { blockSize: 16, numBlocks: 8, enablePrefixCaching: true }), () => now);
+    stats.addRequest('r1', 1000, 1, 2);
+    const gauges = { numRunning: 1, numWaiting: 0, kvCacheUsage: 0.25, prefixCacheQueries: 5, prefixCacheHits: 0, numPreemptions: 1, numSteps: 1 };
+    const step1: EngineCoreOutputs = {
+      timestamp: 50, numPromptTokens: 5, numGenerationTokens: 1,
+      outputs: [{ requestId: 'r1', index: 0, newTokenIds: [65], text: 'A',
+        events: [{ type: 'QUEUED', ts: 10 }, { type: 'SCHEDULED', ts: 20 }],
+        prefill: { numPromptTokens: 5, numCachedTokens: 0, numComputedTokens: 5 } }],
+      stats: gauges,
+    };
+    const step2: EngineCoreOutputs = {
+      timestamp: 80, numPromptTokens: 0, numGenerationTokens: 1,
+      outputs: [{ requestId: 'r1', index: 0, newTokenIds: [66], text: 'B', events: [], finishReason: 'length' }],
+      stats: { ...gauges, numRunning: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 16 },
+    };
+    now = 1060;
+    stats.onStep(step1);
+    now = 1090;
+    stats.onStep(step2);
+
+    const names = Object.keys(ENGINE_METRICS);
+    expect(names.length).to.equal(24);
+    const text = await fm.prometheusText(names);
+    await fm.close();
+    await until(() => names.every((n) => received.some((l) => l.startsWith(`${n}:`))));
+    const tslog = fs.readFileSync(path.join(dir, 'ts_metrics.log'), 'utf8');
+    const missing: string[] = [];
+    for (const n of names) {
+      if (!new RegExp(`^${n}(_bucket|_sum|_count)?\\{`, 'm').test(text)) missing.push(`prometheus ${n}`);
+      if (!tslog.includes(` - ${n}.`)) missing.push(`tslog ${n}`);
+      if (!received.some((l) => l.startsWith(`${n}:`))) missing.push(`statsd ${n}`);
+    }
+    expect(missing).to.deep.equal([]);
+    // Values, not just presence: the TTFT (frontend clock) and ITL (engine clock) of this request.
+    expect(received).to.include('ts_time_to_first_token_seconds:0.06|ms|#model_name:tiny,engine:0');
+    expect(received).to.include('ts_inter_token_latency_seconds:0.03|ms|#model_name:tiny,engine:0');
+    expect(text).to.contain('ts_request_success_total{model_name="tiny",engine="0",finished_reason="length"} 1');
+    expect(tslog).to.match(/ - ts_request_inference_time_seconds\.Seconds:0\.06\|#model_name:tiny,engine:0\|#hostname:h,requestID:r1,timestamp:\d+\n/);
+  });
+});
