@@ -42,8 +42,10 @@ export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
     await session.release();
     throw new Error(`cannot tell the KV layout of ${opts.modelFile}: inputs are ${session.inputNames.join(', ')}`);
   }
-  // Blocks are only read back on a prefix hit; without caching they would be written for nothing.
-  const store = cfg.enablePrefixCaching ? new KvStore(cfg.model, cfg.numBlocks, cfg.blockSize) : null;
+  // The block pool is the KV memory (sized by numBlocks or kvCacheBytes) and every full block
+  // holds its real K/V, caching or not; rows are the per-step working copy. Writing a block costs
+  // one copy when it fills, so this is kept even though only prefix hits read blocks back.
+  const store = new KvStore(cfg.model, cfg.numBlocks, cfg.blockSize);
   let runner: ModelRunner;
   try {
     runner = layout === 'fast' ? new FastRunner(session, cfg.model, store, { rowGrowStep: cfg.rowGrowStep, maxModelLen: cfg.maxModelLen }) : new HfRunner(session, cfg.model, store);
