@@ -50,12 +50,15 @@ export class GenerationEngine {
     return this.sinks.size;
   }
 
-  /** Sends a request to the engine; false when the worker cannot be reached. */
-  add(requestId: string, arrivalMs: number, prompt: string, params: GenSamplingParams & { readonly max_tokens: number }, sink: GenerationSink): boolean {
+  /** Sends a request (text, or token ids as `promptTokenIds`) to the engine; false when the worker cannot be reached. */
+  add(requestId: string, arrivalMs: number, prompt: string | readonly number[], params: GenSamplingParams & { readonly max_tokens: number }, sink: GenerationSink): boolean {
     const n = params.n ?? 1;
     this.stats.addRequest(requestId, arrivalMs, n, params.max_tokens);
     this.sinks.set(requestId, { sink, n, finished: 0, seenOutput: false });
-    if (this.post({ type: 'tsserve.gen.add', requestId, prompt, params })) return true;
+    const add: ToGenWorkerMessage = typeof prompt === 'string'
+      ? { type: 'tsserve.gen.add', requestId, prompt, params }
+      : { type: 'tsserve.gen.add', requestId, promptTokenIds: prompt, params };
+    if (this.post(add)) return true;
     this.stats.dropRequest(requestId);
     this.sinks.delete(requestId);
     return false;

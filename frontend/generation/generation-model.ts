@@ -21,7 +21,8 @@ import type { StatLineSource } from './stat-log-ticker';
 
 /** One generation request as the OpenAI layer hands it over. */
 export interface GenerateRequest {
-  readonly prompt: string;
+  /** Text (the worker tokenizes it) or token ids (the engine takes them as they are). */
+  readonly prompt: string | readonly number[];
   /** Sampling params; max_tokens is always set (the effective value is what the metrics observe). */
   readonly params: GenSamplingParams & { readonly max_tokens: number };
   /** Frontend `performance.now()` when the HTTP request arrived. */
@@ -83,6 +84,16 @@ export class GenerationModel implements ServedModel, StatLineSource {
   }
 
   get config(): ModelConfig { return this.configValue; }
+
+  /** The model's vocabulary size from its `engine:` block (the keys the engine reads), if given. */
+  get vocabSize(): number | undefined {
+    const e = this.configValue.engine ?? {};
+    for (const k of ['vocabSize', 'vocab_size']) {
+      const v = e[k];
+      if (typeof v === 'number' && Number.isInteger(v) && v > 0) return v;
+    }
+    return undefined;
+  }
 
   /** The engines that are up, by label. */
   engines(): readonly GenerationEngine[] {

@@ -17,7 +17,8 @@ export const MAX_N = 16;
 /** A validated request. */
 export interface ParsedRequest {
   readonly model: string;
-  readonly prompt: string;
+  /** Text (the worker tokenizes it) or token ids (sent as they are; `/v1/completions` only). */
+  readonly prompt: string | readonly number[];
   readonly params: GenSamplingParams & { readonly max_tokens: number; readonly n: number };
   readonly stream: boolean;
   readonly includeUsage: boolean;
@@ -64,7 +65,7 @@ function stopList(body: Obj): string[] | undefined {
   return list.length === 0 ? undefined : list;
 }
 
-function common(body: Obj, prompt: string, maxTokensKeys: readonly string[]): ParsedRequest {
+function common(body: Obj, prompt: string | readonly number[], maxTokensKeys: readonly string[]): ParsedRequest {
   const model = body.model;
   if (typeof model !== 'string' || model === '') bad('model', 'model is required: the name of a served generation model (GET /v1/models)');
   let maxTokens: number | undefined;
@@ -104,14 +105,46 @@ function asObject(body: unknown): Obj {
   return body as Obj;
 }
 
+/** True for a non-empty list whose every entry is a number (a token-id prompt, maybe invalid). */
+function isIdList(v: unknown): v is readonly unknown[] {
+  return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'number');
+}
+
+/**
+ * `prompt` as OpenAI allows it for one prompt: a string, a list of token ids, or a one-element
+ * list of either. Ids must be integers >= 0 here; the vocabulary bound needs the model
+ * (`checkPromptVocab`).
+ */
+function parsePrompt(raw: unknown): string | readonly number[] {
+  let prompt = raw;
+  if (Array.isArray(prompt) && prompt.length === 1 && (typeof prompt[0] === 'string' || Array.isArray(prompt[0]))) prompt = prompt[0];
+  if (typeof prompt === 'string') {
+    if (prompt === '') bad('prompt', 'prompt must not be empty');
+    return prompt;
+  }
+  if (Array.isArray(prompt) && prompt.length === 0) bad('prompt', 'prompt must not be empty');
+  if (!isIdList(prompt)) bad('prompt', 'prompt must be a string or a list of token ids (one prompt per request)');
+  prompt.forEach((id, i) => {
+    if (!Number.isInteger(id) || (id as number) < 0) bad('prompt', `prompt token ids must be integers >= 0, got ${JSON.stringify(id)} at index ${i}`);
+  });
+  return prompt as readonly number[];
+}
+
 /** Validates a `/v1/completions` body. Throws OpenAIError(400). */
 export function parseCompletionRequest(raw: unknown): ParsedRequest {
   const body = asObject(raw);
-  let prompt = body.prompt;
-  if (Array.isArray(prompt) && prompt.length === 1 && typeof prompt[0] === 'string') prompt = prompt[0];
-  if (typeof prompt !== 'string') bad('prompt', 'prompt must be a string (one prompt per request)');
-  if (prompt === '') bad('prompt', 'prompt must not be empty');
-  return common(body, prompt, ['max_tokens']);
+  return common(body, parsePrompt(body.prompt), ['max_tokens']);
+}
+
+/**
+ * Checks a token-id prompt against the served model's vocabulary size (when its model-config
+ * gives one; the engine checks again either way). Throws OpenAIError(400).
+ */
+export function checkPromptVocab(p: ParsedRequest, vocabSize: number | undefined): void {
+  if (typeof p.prompt === 'string' || vocabSize === undefined) return;
+  p.prompt.forEach((id, i) => {
+    if (id >= vocabSize) bad('prompt', `prompt token id ${id} at index ${i} is outside the model's vocabulary (0..${vocabSize - 1})`);
+  });
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);

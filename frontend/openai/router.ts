@@ -14,7 +14,7 @@ import { ChoiceCollector } from './choice-collector';
 import type { Choice } from './choice-collector';
 import { errorBody, OpenAIError, sendOpenAIError } from './errors';
 import type { ParsedRequest } from './params';
-import { parseChatRequest, parseCompletionRequest } from './params';
+import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from './params';
 
 /** What the routes need from the server. */
 export interface OpenAIRouterOptions {
@@ -67,6 +67,12 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
     const model = opts.lookup(parsed.model);
     if (model === undefined) {
       return sendOpenAIError(res, new OpenAIError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found'));
+    }
+    try {
+      checkPromptVocab(parsed, model.vocabSize);
+    } catch (e) {
+      if (e instanceof OpenAIError) return sendOpenAIError(res, e);
+      throw e;
     }
     serve(model, parsed, kind, arrivalMs, res);
   };

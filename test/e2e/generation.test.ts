@@ -6,11 +6,12 @@
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
+import * as yaml from 'js-yaml';
 import type OpenAI from 'openai';
 import { generationConfigArgs } from './generation-config';
 import { delta, openaiClient, Scrape, tinyLmVariants } from './generation-helpers';
 import type { VllmExtras } from './generation-helpers';
-import { eventually, post, removeStores, startTsserve, tempDir } from './harness';
+import { eventually, generateStore, post, removeStores, startTsserve, tempDir } from './harness';
 import type { Tsserve } from './harness';
 
 const BLOCK = 16;
@@ -150,6 +151,26 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     expect(r.choices[0].finish_reason).to.equal('length');
     // "user: Hi\nassistant:" is 19 bytes, plus BOS.
     expect(r.usage).to.deep.equal({ prompt_tokens: 20, completion_tokens: 3, total_tokens: 23 });
+  });
+
+  it('should give a prompt sent as byte-level token ids (BOS + UTF-8 bytes) the same greedy tokens and prompt_tokens as the string', async () => {
+    const engine = (yaml.load(fs.readFileSync(path.join(generateStore(['tiny-lm']), 'tiny-lm', 'model-config.yaml'), 'utf8')) as { engine: { bosTokenId: number; vocabSize: number } }).engine;
+    const text = 'Token ids: h\u00e9llo';
+    const ids = [engine.bosTokenId, ...Buffer.from(text, 'utf8')];
+    expect(ids.length).to.equal(18);
+    const body = { model: 'tiny-lm', max_tokens: 10, temperature: 0, ignore_eos: true };
+    const asText = await client.completions.create({ ...body, prompt: text } as CompletionBody);
+    const asIds = await client.completions.create({ ...body, prompt: ids } as CompletionBody);
+    expect(asText.usage).to.deep.equal({ prompt_tokens: 18, completion_tokens: 10, total_tokens: 28 });
+    expect(asIds.usage).to.deep.equal(asText.usage);
+    expect(asIds.choices[0].text).to.equal(asText.choices[0].text);
+    expect(asIds.choices[0].finish_reason).to.equal('length');
+    const outside = await post(`${server.inference}/v1/completions`, { model: 'tiny-lm', prompt: [engine.bosTokenId, engine.vocabSize] });
+    expect(outside.status).to.equal(400);
+    expect(outside.json).to.deep.equal({ error: {
+      message: `prompt token id ${engine.vocabSize} at index 1 is outside the model's vocabulary (0..${engine.vocabSize - 1})`,
+      type: 'invalid_request_error', param: 'prompt', code: null,
+    } });
   });
 
   it('should answer an unknown model with 404 and bad params with 400, in OpenAI\'s error shape', async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { applyChatTemplate } from '../../../frontend/openai/chat-template';
 import { OpenAIError } from '../../../frontend/openai/errors';
-import { parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params';
+import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params';
 
 function problem(f: () => unknown): { status: number; param: string | null; message: string } {
   try {
@@ -37,6 +37,28 @@ describe('OpenAI request params', () => {
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stop: [''] }))).to.include({ status: 400, param: 'stop' });
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stream_options: { include_usage: true } }))).to.include({ status: 400, param: 'stream_options' });
     expect(problem(() => parseCompletionRequest([1]))).to.include({ status: 400, param: null });
+  });
+
+  it('should accept a prompt of token ids (OpenAI\'s prompt: number[]) and check it against the vocabulary', () => {
+    const p = parseCompletionRequest({ model: 'm', prompt: [256, 72, 105] });
+    expect(p.prompt).to.deep.equal([256, 72, 105]);
+    expect(parseCompletionRequest({ model: 'm', prompt: [[256, 72]] }).prompt).to.deep.equal([256, 72]);
+    expect(() => checkPromptVocab(p, 259)).to.not.throw();
+    expect(() => checkPromptVocab(p, undefined)).to.not.throw();
+    expect(problem(() => checkPromptVocab(p, 256))).to.deep.equal({
+      status: 400, param: 'prompt', message: "prompt token id 256 at index 0 is outside the model's vocabulary (0..255)",
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [] }))).to.deep.equal({ status: 400, param: 'prompt', message: 'prompt must not be empty' });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [1, 2.5] }))).to.deep.equal({
+      status: 400, param: 'prompt', message: 'prompt token ids must be integers >= 0, got 2.5 at index 1',
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [3, -1] }))).to.deep.equal({
+      status: 400, param: 'prompt', message: 'prompt token ids must be integers >= 0, got -1 at index 1',
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [[1], [2]] }))).to.deep.equal({
+      status: 400, param: 'prompt', message: 'prompt must be a string or a list of token ids (one prompt per request)',
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [1, 'a'] }))).to.include({ status: 400, param: 'prompt' });
   });
 
   it('should apply the chat template and accept max_completion_tokens', () => {
