@@ -11,7 +11,7 @@ export const WORKER_PROTOCOL_VERSION = 1;
 /** A model's settings from its `model-config.yaml`, resolved by the frontend. */
 export interface ModelConfig {
   readonly name: string;
-  /** `default` when the model-config has none. */
+  /** The model-config's `version:`, `1.0` when it has none (TorchServe's default). */
   readonly version: string;
   /** Absolute path of the model directory, inside the model store. */
   readonly dir: string;

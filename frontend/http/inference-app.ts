@@ -2,7 +2,9 @@
  * Inference API (TorchServe paths): `GET /ping`, `POST /predictions/{model}[/{version}]`.
  * Each prediction gets a request id (answered in `x-request-id`, carried to the worker and
  * into model metrics), counts in `ts_inference_requests_total` at admission, and adds its
- * total and queue time (µs) to the two `ts_*_microseconds` counters when answered.
+ * total and queue time (µs) to the two `ts_*_microseconds` counters when answered. A model has
+ * one version (model-config `version:`, default 1.0): `/predictions/{model}/{version}` must name
+ * it (else 404), and the `model_version` label is the version the request named, or `default`.
  */
 import { randomUUID } from 'crypto';
 import { performance } from 'perf_hooks';
@@ -44,8 +46,12 @@ export function inferenceApp(opts: InferenceAppOptions): Express {
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
 
+/** The `model_version` label of a request that names no version (TorchServe's). */
+const UNNAMED_VERSION_LABEL = 'default';
+
 function predict(opts: InferenceAppOptions): RequestHandler {
-  const seriesCache = new WeakMap<ServedModel, ModelSeries>();
+  // Per model: the series of requests that named no version, and of those that named it.
+  const seriesCache = new WeakMap<ServedModel, { unnamed?: ModelSeries; named?: ModelSeries }>();
   return (req, res) => {
     const arrivalMs = performance.now();
     const requestId = randomUUID();
@@ -61,12 +67,15 @@ function predict(opts: InferenceAppOptions): RequestHandler {
     if (req.body === undefined) {
       return sendError(res, 400, 'missing request body: send the model input as JSON');
     }
-    let series = seriesCache.get(model);
-    if (series === undefined) {
-      series = opts.series.forModel(model.config.name, model.config.version);
-      seriesCache.set(model, series);
+    let bound = seriesCache.get(model);
+    if (bound === undefined) {
+      bound = {};
+      seriesCache.set(model, bound);
     }
-    const s = series;
+    // model_version is the version the request named, `default` when it named none (TorchServe).
+    const s = version === undefined
+      ? (bound.unnamed ??= opts.series.forModel(model.config.name, UNNAMED_VERSION_LABEL))
+      : (bound.named ??= opts.series.forModel(model.config.name, version));
     // 'close' before the response finished = the client went away (req's own 'close' fires
     // as soon as its body is read, so it cannot tell).
     let gone = false;

@@ -7,6 +7,7 @@ import type { Express, Request, Response } from 'express';
 import type { FrontendSeries } from '../server/frontend-series';
 import type { ModelManager } from '../server/model-manager';
 import { RegistrationError } from '../server/model-manager';
+import type { ServedModel } from '../server/served-model';
 import { countResponses } from './count-responses';
 import { errorHandler, notFound, sendError } from './errors';
 import { requireToken } from './token-auth';
@@ -51,12 +52,23 @@ export function managementApp(opts: ManagementAppOptions): Express {
   if (opts.token !== undefined) app.use(requireToken(opts.token));
 
   app.get('/models', (_req, res) => {
-    res.json({ models: manager.list().map((m) => ({ modelName: m.config.name, modelUrl: m.describe().modelUrl })) });
+    res.json({ models: manager.list().map((m) => ({ modelName: m.config.name, modelVersion: m.config.version, modelUrl: m.describe().modelUrl })) });
   });
 
-  app.get('/models/:name{/:version}', (req, res) => {
+  /** The model `/models/{name}[/{version}]` names, or undefined after answering 404. */
+  const named = (req: Request, res: Response): ServedModel | undefined => {
     const m = manager.get(String(req.params.name));
-    if (m === undefined) return sendError(res, 404, `Model not found: ${String(req.params.name)}`);
+    if (m === undefined) { sendError(res, 404, `Model not found: ${String(req.params.name)}`); return undefined; }
+    if (req.params.version !== undefined && String(req.params.version) !== m.config.version) {
+      sendError(res, 404, `Model version ${String(req.params.version)} not found for model ${m.config.name}`);
+      return undefined;
+    }
+    return m;
+  };
+
+  app.get('/models/:name{/:version}', (req, res) => {
+    const m = named(req, res);
+    if (m === undefined) return;
     res.json([m.describe()]);
   });
 
@@ -78,7 +90,7 @@ export function managementApp(opts: ManagementAppOptions): Express {
     const existed = manager.get(name) !== undefined;
     const started = manager.register({ name, url, overrides, loadedAtStartup: false });
     const answer = (workers: number): void => {
-      res.json({ status: `Model "${name}" Version: ${manager.get(name)?.config.version ?? 'default'} registered with ${workers} initial workers` });
+      res.json({ status: `Model "${name}" Version: ${manager.get(name)?.config.version ?? ''} registered with ${workers} initial workers` });
     };
     started.then((m) => {
       if (m === null) return sendError(res, 501, `model ${name}: its kind is not served by this build`);
@@ -92,8 +104,8 @@ export function managementApp(opts: ManagementAppOptions): Express {
   });
 
   app.put('/models/:name{/:version}', (req, res, next) => {
-    const m = manager.get(String(req.params.name));
-    if (m === undefined) return sendError(res, 404, `Model not found: ${String(req.params.name)}`);
+    const m = named(req, res);
+    if (m === undefined) return;
     const min = intParam(req, res, 'min_worker', 0); if (min === null) return;
     const max = intParam(req, res, 'max_worker', 0); if (max === null) return;
     const newMin = min ?? m.config.minWorkers;
@@ -112,7 +124,7 @@ export function managementApp(opts: ManagementAppOptions): Express {
 
   app.delete('/models/:name{/:version}', (req, res, next) => {
     const name = String(req.params.name);
-    if (manager.get(name) === undefined) return sendError(res, 404, `Model not found: ${name}`);
+    if (named(req, res) === undefined) return;
     manager.unregister(name).then(() => res.json({ status: `Model "${name}" unregistered` }), next);
   });
 

@@ -32,6 +32,29 @@ const KNOWN_KEYS = new Set([
 
 interface IntRule { readonly key: string; readonly min: number; readonly def: number }
 
+/** A model's version when its model-config gives none (TorchServe's default). */
+export const DEFAULT_MODEL_VERSION = '1.0';
+
+/** Characters a version may use: it is a URL path segment, part of worker names and a label value. */
+const VERSION_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * The `version:` key: a string such as "1.0" (default 1.0). A YAML number is refused rather
+ * than guessed at: `version: 1.0` loads as the number 1, which would silently become "1".
+ */
+function modelVersion(v: unknown, bad: (msg: string) => void): string {
+  if (v === undefined || v === null) return DEFAULT_MODEL_VERSION;
+  if (typeof v === 'number') {
+    bad(`must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got ${String(v)})`);
+    return DEFAULT_MODEL_VERSION;
+  }
+  if (typeof v !== 'string' || !VERSION_RE.test(v)) {
+    bad(`must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got ${JSON.stringify(v)})`);
+    return DEFAULT_MODEL_VERSION;
+  }
+  return v;
+}
+
 /**
  * Reads and validates `<dir>/model-config.yaml` for model `name`. `dir` must already be a
  * resolved directory inside the store; the handler module and model file must stay inside it.
@@ -60,7 +83,7 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   if (typeof handler !== 'string' || handler.trim() === '') bad('handler', "required: 'onnx', 'generate' or a path to a handler module");
   const model = doc.model ?? '';
   if (typeof model !== 'string') bad('model', 'must be a file name relative to the model directory');
-  const version = doc.version === undefined ? 'default' : String(doc.version);
+  const version = modelVersion(doc.version, (msg) => bad('version', msg));
 
   const int = (r: IntRule): number => {
     const v = doc[r.key];

@@ -140,10 +140,9 @@ export class WorkerPool extends EventEmitter {
 
   private spawn(): Promise<void> {
     const port = this.deps.nextWorkerPort();
-    const version = this.model.version === 'default' ? '1.0' : this.model.version;
     const init: InitMessage = {
       type: 'tsserve.init', v: WORKER_PROTOCOL_VERSION,
-      workerId: `W-${port}-${this.model.name}_${version}`,
+      workerId: `W-${port}-${this.model.name}_${this.model.version}`,
       workerIndex: this.indexSeq++,
       model: this.model, metrics: this.deps.metrics,
     };

@@ -156,4 +156,31 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  // Runs last: the exact per-request counts above cover the unversioned requests only.
+  it('should serve /predictions/mlp/1.0 (the default version) labelled model_version="1.0", keep "default" for /predictions/mlp, and 404 a wrong version', async () => {
+    const list = await call('GET', `${server.management}/models`);
+    expect(list).to.deep.equal({ status: 200, json: { models: [{ modelName: 'mlp', modelVersion: '1.0', modelUrl: 'mlp' }] } });
+    const desc = (await call('GET', `${server.management}/models/mlp/1.0`)).json as Array<{ modelVersion: string; workers: Array<{ id: string }> }>;
+    expect(desc[0].modelVersion).to.equal('1.0');
+    expect(desc[0].workers.map((w) => w.id)).to.deep.equal([desc[0].workers[0].id]);
+    expect(desc[0].workers[0].id).to.match(/^W-9\d{3}-mlp_1\.0$/);
+    const before = await scrape(server);
+    const V = 3;
+    const versioned = await Promise.all(Array.from({ length: V }, (_v, i) => post(`${server.inference}/predictions/mlp/1.0`, mlpInput(i))));
+    expect(versioned.map((r) => r.status)).to.deep.equal(Array(V).fill(200));
+    const unversioned = await post(`${server.inference}/predictions/mlp`, mlpInput(7));
+    expect(unversioned.status).to.equal(200);
+    const wrong = await post(`${server.inference}/predictions/mlp/2.0`, mlpInput(0));
+    expect(wrong).to.deep.equal({ status: 404, json: { code: 404, type: 'ResourceNotFoundException', message: 'Model version 2.0 not found for model mlp' }, requestId: wrong.requestId });
+    const wrongDesc = await call('GET', `${server.management}/models/mlp/2.0`);
+    expect(wrongDesc).to.deep.equal({ status: 404, json: { code: 404, type: 'ResourceNotFoundException', message: 'Model version 2.0 not found for model mlp' } });
+    const after = await scrape(server);
+    const total = (text: string, version: string): number => sample(text, `ts_inference_requests_total{model_name="mlp",model_version="${version}",hostname="${H}"}`) ?? 0;
+    expect(total(after, '1.0') - total(before, '1.0')).to.equal(V);
+    expect(total(after, 'default') - total(before, 'default')).to.equal(1);
+    expect(total(after, '2.0')).to.equal(0);
+    // The two 404s: the prediction (inference port) and the describe (management port).
+    expect(sample(after, `Requests4XX{Level="Host",Hostname="${H}"}`)! - sample(before, `Requests4XX{Level="Host",Hostname="${H}"}`)!).to.equal(2);
+  });
 });

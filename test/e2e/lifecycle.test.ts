@@ -112,9 +112,9 @@ describe('tsserve start: workers, scaling and management (real server)', functio
 
   it('should register, serve and unregister a model from the store', async () => {
     const reg = await call('POST', `${server.management}/models?url=mlp&model_name=mlp2&batch_size=4&max_batch_delay=10&initial_workers=1`);
-    expect(reg).to.deep.equal({ status: 200, json: { status: 'Model "mlp2" Version: default registered with 1 initial workers' } });
+    expect(reg).to.deep.equal({ status: 200, json: { status: 'Model "mlp2" Version: 1.0 registered with 1 initial workers' } });
     const list = await call('GET', `${server.management}/models`);
-    expect(list.json).to.deep.equal({ models: [{ modelName: 'mlp', modelUrl: 'mlp' }, { modelName: 'mlp2', modelUrl: 'mlp' }] });
+    expect(list.json).to.deep.equal({ models: [{ modelName: 'mlp', modelVersion: '1.0', modelUrl: 'mlp' }, { modelName: 'mlp2', modelVersion: '1.0', modelUrl: 'mlp' }] });
     const desc = (await call('GET', `${server.management}/models/mlp2`)).json as Array<Record<string, unknown>>;
     expect([desc[0].batchSize, desc[0].maxBatchDelay, desc[0].minWorkers]).to.deep.equal([4, 10, 1]);
     expect((await post(`${server.inference}/predictions/mlp2`, mlpInput(3))).status).to.equal(200);

@@ -93,7 +93,7 @@ describe('startServer (forked fixture workers, recording metrics)', function () 
     const wrongKey = await fetch(`${server.urls.management}/models`, { headers: { authorization: `Bearer ${keys.inference.key}` } });
     expect(wrongKey.status).to.equal(401);
     const ok = await fetch(`${server.urls.management}/models`, { headers: { authorization: `Bearer ${keys.management.key}` } });
-    expect(await ok.json()).to.deep.equal({ models: [{ modelName: 'echo', modelUrl: 'echo' }] });
+    expect(await ok.json()).to.deep.equal({ models: [{ modelName: 'echo', modelVersion: '1.0', modelUrl: 'echo' }] });
     const ping = await fetch(`${server.urls.inference}/ping`);
     expect(ping.status).to.equal(200);
     const pred = await fetch(`${server.urls.inference}/predictions/echo`, { method: 'POST', body: '[1]', headers: { authorization: `Bearer ${keys.inference.key}` } });

@@ -29,9 +29,29 @@ describe('Model store', () => {
     const r = loadModelConfig('m', dir);
     expect(r).to.deep.equal({
       ok: true,
-      config: { name: 'm', version: 'default', dir, handler: 'onnx', modelFile: 'model.onnx', batchSize: 4, maxBatchDelayMs: 7, minWorkers: 2, maxWorkers: 3, responseTimeoutSec: 9, threads: 2 },
+      config: { name: 'm', version: '1.0', dir, handler: 'onnx', modelFile: 'model.onnx', batchSize: 4, maxBatchDelayMs: 7, minWorkers: 2, maxWorkers: 3, responseTimeoutSec: 9, threads: 2 },
       warnings: [`${dir}/model-config.yaml: extra: unknown key ignored`],
     });
+  });
+
+  it('should take version: as a string (default 1.0) and refuse a YAML number or a bad string', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-ver-'));
+    const f = `${dir}/model-config.yaml`;
+    const versionOf = (line: string): unknown => {
+      fs.writeFileSync(f, `handler: h.js\n${line}\n`);
+      const r = loadModelConfig('v', dir);
+      return r.ok ? r.config.version : r.problems;
+    };
+    fs.writeFileSync(path.join(dir, 'h.js'), '');
+    try {
+      expect(versionOf('')).to.equal('1.0');
+      expect(versionOf('version: "2.0"')).to.equal('2.0');
+      expect(versionOf('version: v3_beta-1')).to.equal('v3_beta-1');
+      expect(versionOf('version: 1.0')).to.deep.equal([`${f}: version: must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got 1)`]);
+      expect(versionOf('version: "1/0"')).to.deep.equal([`${f}: version: must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got "1/0")`]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('should report every problem of an invalid model-config at once', () => {

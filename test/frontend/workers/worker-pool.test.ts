@@ -14,7 +14,7 @@ const METRICS: MetricsConfig = {
 
 function model(over: Partial<ModelConfig> = {}): ModelConfig {
   return {
-    name: 'm', version: 'default', dir: __dirname, handler: 'onnx', modelFile: 'x', batchSize: 1, maxBatchDelayMs: 0,
+    name: 'm', version: '1.0', dir: __dirname, handler: 'onnx', modelFile: 'x', batchSize: 1, maxBatchDelayMs: 0,
     minWorkers: 2, maxWorkers: 4, responseTimeoutSec: 10, threads: 1, ...over,
   };
 }
