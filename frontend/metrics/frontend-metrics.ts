@@ -7,7 +7,7 @@ import type { MetricSpec, MetricsConfig, SinkMode, StatsdConfig } from '../../sc
 import type { FrontendMetric } from './api';
 import { CachedMetric } from './metric';
 import type { MetricHooks } from './metric';
-import { SelfMetrics } from './self-metrics';
+import { SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics';
 import type { MetricsLog, Sink } from './sinks/sink';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusSink } from './sinks/prometheus';
 import { StatsdSink } from './sinks/statsd';
@@ -16,7 +16,7 @@ import { TslogSink } from './sinks/tslog';
 export type { BoundSeries, DimensionValues, FrontendMetric } from './api';
 export type { DropReason } from './drop-reason';
 export { DROP_REASONS } from './drop-reason';
-export { SELF_METRIC_SPECS, SelfMetrics } from './self-metrics';
+export { SELF_METRIC_SPECS, SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics';
 
 /** How the frontend metrics are set up; options override the yaml. */
 export interface FrontendMetricsOptions {
@@ -115,7 +115,12 @@ export class FrontendMetrics {
     }
     const config: StatsdConfig =
       opts.statsd === undefined ? this.config.statsd : { ...this.config.statsd, host: opts.statsd.host, port: opts.statsd.port };
-    return new StatsdSink({ config, hostname, log: this.log, flushMs: opts.statsdFlushMs });
+    return new StatsdSink({
+      config, hostname, log: this.log, flushMs: opts.statsdFlushMs, nowMs,
+      // Send errors are asynchronous, so `self` exists by the time one is counted.
+      onSendError: () => this.self.sinkError('statsd'),
+      ownErrorMetric: SINK_ERRORS_METRIC,
+    });
   }
 
   private create(spec: MetricSpec, hooks: MetricHooks, maxSeries: number): CachedMetric {

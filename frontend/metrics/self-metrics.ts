@@ -2,7 +2,7 @@
  * The pipeline's own metrics, declared here (not in metrics.yaml) and rendered by every
  * enabled sink like any other `ts_metrics` metric.
  */
-import type { MetricSpec, MetricType } from '../../schema/types';
+import type { MetricSpec, MetricType, SinkMode } from '../../schema/types';
 import type { BoundSeries } from './api';
 import type { DropReason } from './drop-reason';
 import { DROP_REASONS } from './drop-reason';
@@ -35,7 +35,16 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
   ),
   selfSpec('tsserve_flush_batches_total', 'counter', [], 'Metric flush batches received from workers'),
   selfSpec('tsserve_flush_datapoints_total', 'counter', [], 'Datapoints received from workers in flush batches'),
+  selfSpec(
+    'tsserve_sink_errors_total',
+    'counter',
+    ['sink'],
+    'Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost)',
+  ),
 ]);
+
+/** The self-metric counting sink delivery errors (a sink never sends its own error count). */
+export const SINK_ERRORS_METRIC = 'tsserve_sink_errors_total';
 
 /** Most distinct (metric, reason) pairs warned about; later ones are only counted. */
 const MAX_WARNED = 1000;
@@ -49,6 +58,8 @@ export class SelfMetrics implements MetricHooks {
   private readonly overflowByMetric = new Map<string, BoundSeries>();
   private readonly batches: BoundSeries;
   private readonly points: BoundSeries;
+  private readonly sinkErrors: CachedMetric;
+  private readonly sinkErrorsBySink = new Map<SinkMode, BoundSeries>();
   private readonly warned = new Set<string>();
   /** `tsserve_series` updates; queued because binding its own series creates series. */
   private readonly pendingSeries: [string, number][] = [];
@@ -63,13 +74,15 @@ export class SelfMetrics implements MetricHooks {
     create: (spec: MetricSpec, hooks: MetricHooks, maxSeries: number) => CachedMetric,
     private readonly log: MetricsLog,
   ) {
-    const [dropped, series, overflow, batches, points] = SELF_METRIC_SPECS.map((s) => create(s, this, Infinity)) as [
+    const [dropped, series, overflow, batches, points, sinkErrors] = SELF_METRIC_SPECS.map((s) => create(s, this, Infinity)) as [
+      CachedMetric,
       CachedMetric,
       CachedMetric,
       CachedMetric,
       CachedMetric,
       CachedMetric,
     ];
+    this.sinkErrors = sinkErrors;
     this.seriesGauge = series;
     this.overflowCounter = overflow;
     for (const reason of DROP_REASONS) this.droppedByReason.set(reason, dropped.bind([reason]));
@@ -99,6 +112,16 @@ export class SelfMetrics implements MetricHooks {
   flushed(batches: number, datapoints: number): void {
     if (batches > 0) this.batches.record(batches);
     if (datapoints > 0) this.points.record(datapoints);
+  }
+
+  /** Count one failed delivery of `sink` (bound on its first error, so a healthy sink shows no series). */
+  sinkError(sink: SinkMode): void {
+    let s = this.sinkErrorsBySink.get(sink);
+    if (s === undefined) {
+      s = this.sinkErrors.bind([sink]);
+      this.sinkErrorsBySink.set(sink, s);
+    }
+    s.record(1);
   }
 
   seriesCreated(metric: string, liveSeries: number): void {

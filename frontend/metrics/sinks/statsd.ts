@@ -2,12 +2,14 @@
  * The `statsd` sink — the only file that imports hot-shots. Each series pre-builds its wire
  * name and tags at bind time; a record is one string concatenation handed to hot-shots, whose
  * buffer (`maxBufferSize`) packs lines into datagrams flushed on a short unref'd timer.
- * Sends never throw: socket errors go to an `errorHandler` that logs once per streak.
+ * Sends never throw: socket errors go to an `errorHandler` that counts every one
+ * (`onSendError`) and warns at most once per `rewarnMs`, so a later outage is heard too.
  */
 import StatsDClient from 'hot-shots';
 import type { StatsD } from 'hot-shots';
 import type { MetricSpec, StatsdConfig, StatsdTagStyle } from '../../../schema/types';
 import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink';
+import { NOOP_SINK_METRIC } from './sink';
 import { plainNumber } from '../number-format';
 
 /** Settings of the statsd sink. */
@@ -19,7 +21,18 @@ export interface StatsdSinkOptions {
   readonly flushMs?: number;
   /** Upper bound on `close()` in ms (default 2000). */
   readonly closeTimeoutMs?: number;
+  /** Called once per failed send (a datagram, or a socket error). */
+  readonly onSendError?: () => void;
+  /** The metric `onSendError` feeds: not sent here, or a failing agent would keep feeding it. */
+  readonly ownErrorMetric?: string;
+  /** Least time between two send-error warnings in ms (default 60000). */
+  readonly rewarnMs?: number;
+  /** Clock for the warning interval (default Date.now). */
+  readonly nowMs?: () => number;
 }
+
+/** Default least time between two send-error warnings (ms). */
+export const STATSD_REWARN_MS = 60_000;
 
 /** Characters that would break a tag, replaced by `_` (as hot-shots' own sanitizer does). */
 const DATADOG_TAG_UNSAFE = /[|,@:#\n\r]/g;
@@ -87,7 +100,10 @@ export class StatsdSink implements Sink {
   readonly mode = 'statsd' as const;
   private readonly client: StatsD;
   private readonly send: Send;
-  private failing = false;
+  /** When the last send-error warning was logged (null: never). */
+  private warnedAtMs: number | null = null;
+  /** Send errors since that warning (the one it reported included). */
+  private errorsSinceWarning = 0;
   private closing: Promise<void> | null = null;
 
   constructor(private readonly opts: StatsdSinkOptions) {
@@ -97,10 +113,7 @@ export class StatsdSink implements Sink {
       maxBufferSize: 1400, // stays under a typical MTU, so datagrams are not fragmented
       bufferFlushInterval: opts.flushMs ?? 100,
       includeDataDogTags: false,
-      errorHandler: (err: Error): void => {
-        if (!this.failing) opts.log('warn', `statsd ${opts.config.host}:${opts.config.port}: ${err.message}`);
-        this.failing = true;
-      },
+      errorHandler: (err: Error): void => this.sendFailed(err),
     });
     // hot-shots' typed helpers format the value with `${value}` (scientific for 1e21) and
     // sanitize tags their own way, so lines are built here and handed to its untyped
@@ -110,7 +123,32 @@ export class StatsdSink implements Sink {
   }
 
   metric(spec: MetricSpec): SinkMetric {
+    if (spec.name === this.opts.ownErrorMetric) return NOOP_SINK_METRIC;
     return new StatsdMetric(spec, this.send, this.opts.config, this.opts.hostname);
+  }
+
+  /**
+   * Counts every failed send; warns on the first and then at most once per `rewarnMs`, with
+   * how many failed in between (a streak-once warning would keep a later outage silent).
+   */
+  private sendFailed(err: Error): void {
+    try {
+      this.opts.onSendError?.();
+    } catch {
+      // counting must not turn a send error into a thrown one
+    }
+    this.errorsSinceWarning++;
+    const now = (this.opts.nowMs ?? Date.now)();
+    const where = `statsd ${this.opts.config.host}:${this.opts.config.port}`;
+    if (this.warnedAtMs === null) {
+      this.opts.log('warn', `${where}: ${err.message}; every failed send is counted in ${this.opts.ownErrorMetric ?? 'the sink errors'}{sink="statsd"}, and this warning repeats at most once every ${Math.round((this.opts.rewarnMs ?? STATSD_REWARN_MS) / 1000)} s while sends fail`);
+    } else if (now - this.warnedAtMs >= (this.opts.rewarnMs ?? STATSD_REWARN_MS)) {
+      this.opts.log('warn', `${where}: ${this.errorsSinceWarning} sends failed since the last warning, latest: ${err.message}`);
+    } else {
+      return;
+    }
+    this.warnedAtMs = now;
+    this.errorsSinceWarning = 0;
   }
 
   /** Flush hot-shots' buffer and close its socket, waiting at most `closeTimeoutMs`. */

@@ -37,6 +37,9 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '',
     '# HELP tsserve_flush_datapoints_total Datapoints received from workers in flush batches (unit: Count)',
     '# TYPE tsserve_flush_datapoints_total counter',
+    '',
+    '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost) (unit: Count)',
+    '# TYPE tsserve_sink_errors_total counter',
   ].join('\n');
 
 describe('PrometheusSink', () => {
@@ -105,6 +108,7 @@ describe('PrometheusSink', () => {
       'tsserve_series_overflow_total',
       'tsserve_flush_batches_total',
       'tsserve_flush_datapoints_total',
+      'tsserve_sink_errors_total',
       'Requests2XX',
       'QueueDepth',
       'HandlerTime',

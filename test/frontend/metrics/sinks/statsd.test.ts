@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MetricSpec, StatsdConfig } from '../../../../schema/types';
 import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics';
-import { makeConfig, makeSpec } from '../make-config';
+import { captureLog, makeConfig, makeSpec } from '../make-config';
 
 const REPO = path.resolve(__dirname, '..', '..', '..', '..', '..');
 
@@ -174,6 +174,54 @@ describe('StatsdSink with the real statsd daemon', () => {
     ];
     await until(() => want.every((w) => received.includes(w)));
     expect(received.filter((l) => l.startsWith('ts.') && !l.startsWith('ts.tsserve_series:'))).to.deep.equal(want);
+  });
+
+  it('should count every failed send in tsserve_sink_errors_total{sink="statsd"} (never sent to StatsD) and warn again after 60 s of failures', async () => {
+    let now = 0;
+    const log = captureLog();
+    const fm = new FrontendMetrics(makeConfig([makeSpec('Big', 'counter', ['v']), makeSpec('Small', 'counter', [])], { modes: ['statsd', 'prometheus'], statsd: { prefix: 'ts.' } }), {
+      logDir: dir, hostname: 'h1', statsd: { host: '127.0.0.1', port }, log: log.log, nowMs: () => now, statsdFlushMs: 10,
+    });
+    // One line over the 65507-byte UDP limit: its datagram fails with EMSGSIZE, deterministically.
+    const huge = 'x'.repeat(70_000);
+    const errors = async (): Promise<number | null> => {
+      const line = (await fm.prometheusText(['tsserve_sink_errors_total'])).split('\n').find((l) => l.startsWith('tsserve_sink_errors_total{'));
+      return line === undefined ? null : Number(line.split(' ')[1]);
+    };
+    const failUntil = async (n: number): Promise<void> => {
+      fm.get('Big')!.addOrUpdate(1, [huge]);
+      let seen: number | null = null;
+      while (seen !== n) {
+        await new Promise((r) => setTimeout(r, 10));
+        seen = await errors();
+      }
+    };
+    const first = `warn: statsd 127.0.0.1:${port}: Error sending hot-shots message: Error: send EMSGSIZE 127.0.0.1:${port}; every failed send is counted in tsserve_sink_errors_total{sink="statsd"}, and this warning repeats at most once every 60 s while sends fail`;
+    try {
+      expect(await errors()).to.equal(null); // no series until a sink fails
+      await failUntil(1);
+      expect(log.lines).to.deep.equal([first]);
+      now = 30_000;
+      await failUntil(2);
+      expect(log.lines).to.deep.equal([first]);
+      fm.get('Small')!.addOrUpdate(1); // the sink keeps delivering what fits
+      await until(() => received.includes('ts.Small:1|c'));
+      now = 61_000;
+      await failUntil(3);
+      expect(log.lines).to.deep.equal([
+        first,
+        `warn: statsd 127.0.0.1:${port}: 2 sends failed since the last warning, latest: Error sending hot-shots message: Error: send EMSGSIZE 127.0.0.1:${port}`,
+      ]);
+      expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.equal([
+        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost) (unit: Count)',
+        '# TYPE tsserve_sink_errors_total counter',
+        'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 3',
+        '',
+      ].join('\n'));
+    } finally {
+      await fm.close();
+    }
+    expect(received.filter((l) => l.startsWith('ts.tsserve_sink_errors_total'))).to.deep.equal([]);
   });
 
   it('should never throw when nothing listens, and close within its bound', async () => {
