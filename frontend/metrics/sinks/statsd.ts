@@ -43,6 +43,17 @@ export function sanitizeStatsdTag(s: string, style: StatsdTagStyle): string {
   return s.replace(style === 'telegraf' ? TELEGRAF_TAG_UNSAFE : DATADOG_TAG_UNSAFE, '_');
 }
 
+/** Characters a StatsD metric name cannot carry (line grammar `name:value|type|@rate|#tags`). */
+const NAME_UNSAFE = /[:|@#,\s]/g;
+
+/**
+ * Make `prefix + name` safe as a StatsD metric name: `:` (valid in Prometheus names), `|`, `@`,
+ * `#`, `,` and whitespace become `_` (lossy, as for tags: StatsD has no escaping).
+ */
+export function sanitizeStatsdName(s: string): string {
+  return s.replace(NAME_UNSAFE, '_');
+}
+
 type Send = (line: string) => void;
 
 class StatsdChild implements SinkChild {
@@ -64,6 +75,8 @@ class StatsdChild implements SinkChild {
 
 class StatsdMetric implements SinkMetric {
   private readonly typeCode: string;
+  /** The wire name, sanitized once for every series of the metric. */
+  private readonly name: string;
 
   constructor(
     private readonly spec: MetricSpec,
@@ -72,6 +85,7 @@ class StatsdMetric implements SinkMetric {
     private readonly hostname: string,
   ) {
     this.typeCode = spec.type === 'counter' ? 'c' : spec.type === 'gauge' ? 'g' : config.histogramType;
+    this.name = sanitizeStatsdName(config.prefix + spec.name);
   }
 
   bind(values: readonly string[]): SinkChild {
@@ -87,7 +101,7 @@ class StatsdMetric implements SinkMetric {
         tags.push(sanitizeStatsdTag(this.spec.hostLabel, style) + sep + sanitizeStatsdTag(this.hostname, style));
       }
     }
-    const name = this.config.prefix + this.spec.name;
+    const name = this.name;
     const head = style === 'telegraf' && tags.length > 0 ? `${name},${tags.join(',')}:` : `${name}:`;
     const tail = style === 'datadog' && tags.length > 0 ? `|${this.typeCode}|#${tags.join(',')}` : `|${this.typeCode}`;
     const zeroFirst = this.spec.type === 'gauge' && style !== 'datadog';

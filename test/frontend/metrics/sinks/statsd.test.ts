@@ -160,6 +160,33 @@ describe('StatsdSink with the real statsd daemon', () => {
     expect(lines).to.deep.equal(['ts.Lat:2|d']);
   });
 
+  it('should map characters StatsD names cannot carry (a Prometheus-valid : included) to _ in the prefix and name', async () => {
+    // The prefix is not 'ts.', so `send` returns nothing of these: read what the daemon got.
+    await send(
+      [makeSpec('job:requests:rate5m', 'counter', ['m']), makeSpec('ok_name', 'gauge', [])],
+      { tagStyle: 'datadog', prefix: 'my app|x@y#z,w:' },
+      (fm) => {
+        fm.get('job:requests:rate5m')!.addOrUpdate(2, ['a:b']);
+        fm.get('ok_name')!.addOrUpdate(1);
+      },
+      0,
+    );
+    const mine = (): string[] => received.filter((l) => /rate5m|ok_name/.test(l) && !l.includes('tsserve_'));
+    await until(() => mine().length >= 2);
+    expect(mine()).to.deep.equal([
+      'my_app_x_y_z_w_job_requests_rate5m:2|c|#m:a_b',
+      'my_app_x_y_z_w_ok_name:1|g',
+    ]);
+    received = [];
+    const telegraf = await send(
+      [makeSpec('job:requests:rate5m', 'histogram', ['m'])],
+      { tagStyle: 'telegraf', prefix: 'ts.' },
+      (fm) => fm.get('job:requests:rate5m')!.addOrUpdate(0.5, ['m1']),
+      1,
+    );
+    expect(telegraf).to.deep.equal(['ts.job_requests_rate5m,m=m1:0.5|ms']);
+  });
+
   it('should send self-metrics like any other metric', async () => {
     received = [];
     const config = makeConfig([], { modes: ['statsd'], statsd: { prefix: 'ts.' } });
