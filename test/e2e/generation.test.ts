@@ -211,6 +211,21 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     }, 'running and KV usage back to 0');
   });
 
+  it('should count a stream the client closed early exactly once in Requests2XX (the 200 already sent)', async () => {
+    const host = { Level: 'Host' };
+    const before = await Scrape.of(server);
+    const stream = await client.completions.create({ model: 'tiny-lm', prompt: 'Count me once', max_tokens: 600, ignore_eos: true, stream: true } as StreamBody);
+    for await (const _chunk of stream) break; // one chunk (headers and status sent), then close
+    // The engine counts the abort after the server saw the close (which is when the response is counted).
+    const after = await eventually(async () => {
+      const s = await Scrape.of(server);
+      return delta(before, s, 'ts_request_success_total', { ...L('tiny-lm'), finished_reason: 'abort' }) === 1 ? s : null;
+    }, 'success{abort} + 1');
+    expect(delta(before, after, 'Requests2XX', host)).to.equal(1);
+    expect(delta(before, after, 'Requests4XX', host)).to.equal(0);
+    expect(delta(before, after, 'Requests5XX', host)).to.equal(0);
+  });
+
   it('should hit the prefix cache on a repeated long prompt (block-aligned, <= P-1) and never with caching off', async () => {
     const prompt = `Prefix-cache probe ${Date.now()}: ${'the quick brown fox jumps over the lazy dog; '.repeat(3)}`;
     for (const model of ['tiny-lm', 'tiny-nocache']) {
