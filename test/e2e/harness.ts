@@ -46,10 +46,53 @@ export function generateStore(models: readonly string[]): string {
   return dir;
 }
 
+/** Stores written by `slowModelStore` (removed with the cached ones). */
+const slowStores: string[] = [];
+
+/** The handler of the slow test models: sleeps the batch's largest `sleepMs`, answers `{slept}`. */
+const SLOW_HANDLER = `'use strict';
+// tsserve e2e test model: each batch sleeps the largest body.sleepMs of its requests.
+exports.handle = async function handle(requests) {
+  const ms = Math.max(0, ...requests.map((r) => (r.body !== null && typeof r.body === 'object' && typeof r.body.sleepMs === 'number' ? r.body.sleepMs : 0)));
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return requests.map(() => ({ slept: ms }));
+};
+`;
+
+/** Settings of one slow test model (model-config keys). */
+export interface SlowModelSettings {
+  readonly responseTimeout?: number;
+  readonly batchSize?: number;
+  readonly workers?: number;
+}
+
+/**
+ * A temp model store of slow test models: per name, a directory holding `handler.js` (a user
+ * handler that sleeps per batch for the `sleepMs` the request body asks) and its
+ * model-config.yaml (batchSize 1, maxBatchDelay 0, one worker unless told). Removed at the end.
+ */
+export function slowModelStore(models: Readonly<Record<string, SlowModelSettings>>): string {
+  const root = tempDir('slow-store');
+  slowStores.push(root);
+  const store = path.join(root, 'store');
+  for (const [name, m] of Object.entries(models)) {
+    const dir = path.join(store, name);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'handler.js'), SLOW_HANDLER);
+    const workers = m.workers ?? 1;
+    fs.writeFileSync(path.join(dir, 'model-config.yaml'), [
+      'handler: handler.js', `batchSize: ${m.batchSize ?? 1}`, 'maxBatchDelay: 0',
+      `minWorkers: ${workers}`, `maxWorkers: ${workers}`, `responseTimeout: ${m.responseTimeout ?? 60}`, '',
+    ].join('\n'));
+  }
+  return store;
+}
+
 /** Removes the cached stores (done by the root hook below at the end of the run). */
 export function removeStores(): void {
   for (const d of storeCache.values()) fs.rmSync(path.dirname(d), { recursive: true, force: true });
   storeCache.clear();
+  for (const d of slowStores.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 }
 
 // A root-level hook (registered once, when the first e2e file loads this module).
