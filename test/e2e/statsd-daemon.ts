@@ -14,6 +14,9 @@ export interface StatsdDaemon {
   stop(): void;
 }
 
+/** The start-up probe line (kept out of `lines`). */
+const PROBE = 'tsserve_e2e_probe:1|c';
+
 async function freeUdpPort(): Promise<number> {
   const s = dgram.createSocket('udp4');
   await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
@@ -22,7 +25,7 @@ async function freeUdpPort(): Promise<number> {
   return port;
 }
 
-/** Starts `node node_modules/statsd/stats.js cfg.js` and resolves once it is up. */
+/** Starts `node node_modules/statsd/stats.js cfg.js` and resolves once it has echoed a probe packet. */
 export async function startStatsd(): Promise<StatsdDaemon> {
   const dir = tempDir('statsd');
   const port = await freeUdpPort();
@@ -32,6 +35,7 @@ export async function startStatsd(): Promise<StatsdDaemon> {
   const proc: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'node_modules', 'statsd', 'stats.js'), cfg], { stdio: ['ignore', 'pipe', 'ignore'] });
   const lines: string[] = [];
   let up = false;
+  let echoed = false;
   let pending = '';
   proc.stdout?.setEncoding('utf8');
   proc.stdout?.on('data', (chunk: string) => {
@@ -41,12 +45,30 @@ export async function startStatsd(): Promise<StatsdDaemon> {
     for (const line of parts) {
       if (line.includes('server is up')) up = true;
       const m = / - DEBUG: (.*)$/.exec(line);
-      if (m !== null) lines.push(m[1]);
+      if (m === null) continue;
+      if (m[1] === PROBE) echoed = true; // start-up probes never reach `lines`
+      else lines.push(m[1]);
     }
   });
-  while (!up) {
-    if (proc.exitCode !== null) throw new Error('statsd daemon exited during start-up');
-    await new Promise((r) => setTimeout(r, 20));
+  const stop = (): void => { proc.kill('SIGKILL'); fs.rmSync(dir, { recursive: true, force: true }); };
+  const waitFor = async (cond: () => boolean, what: string): Promise<void> => {
+    const t0 = Date.now();
+    while (!cond()) {
+      if (proc.exitCode !== null) { stop(); throw new Error(`statsd daemon exited during start-up (${what})`); }
+      if (Date.now() - t0 > 30_000) { stop(); throw new Error(`statsd daemon: no ${what} within 30 s`); }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await waitFor(() => up, '"server is up"');
+  // "server is up" can precede the UDP bind: send probe packets until the daemon echoes one,
+  // so the first datagram of a test cannot be lost.
+  const probe = dgram.createSocket('udp4');
+  const timer = setInterval(() => probe.send(PROBE, port, '127.0.0.1'), 50);
+  try {
+    await waitFor(() => echoed, 'echo of a probe packet');
+  } finally {
+    clearInterval(timer);
+    await new Promise<void>((resolve) => probe.close(resolve));
   }
-  return { port, lines, stop: () => { proc.kill('SIGKILL'); fs.rmSync(dir, { recursive: true, force: true }); } };
+  return { port, lines, stop };
 }
