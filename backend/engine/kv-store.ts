@@ -19,8 +19,10 @@ export class KvStore {
     this.k = [];
     this.v = [];
     for (let l = 0; l < spec.numLayers; l++) {
-      this.k.push(new Float32Array(numBlocks * this.blockStride));
-      this.v.push(new Float32Array(numBlocks * this.blockStride));
+      // fill(0) touches every page now (the allocation is lazily mapped), so the page faults
+      // are paid once at load instead of inside decode steps as blocks first fill.
+      this.k.push(new Float32Array(numBlocks * this.blockStride).fill(0));
+      this.v.push(new Float32Array(numBlocks * this.blockStride).fill(0));
     }
   }
 
