@@ -1,29 +1,39 @@
 /**
- * The worker's datapoint store: a preallocated Float64Array of (seriesId, value, requestRef,
- * timeMs) records, the request-id table those refs point into, and a cached clock.
+ * The worker's datapoint store: per datapoint its series id (Uint32Array) and value
+ * (Float64Array), 12 bytes; request refs and times as runs (`RunList`), since they change per
+ * batch or per flush, not per point; the request-id table the refs point into; a cached clock.
  *
- * Why a cached clock: reading the clock costs more than the rest of a record (bound or not:
- * 50-200 ns against ~10 ns on these machines), so the time is refreshed on `setRequestIds` (each
- * batch) and on `flush` (after each batch, and on the worker's 1 s timer) only. A datapoint's
- * time is therefore the start of its batch, or at most about a second old outside batches —
- * the tslog sink prints whole seconds.
+ * Why runs: the datapoints are the bytes the IPC channel carries and both processes copy, so a
+ * datapoint carries only what is its own. Why a cached clock: reading the clock costs more than
+ * the rest of a record (bound or not: 50-200 ns against ~10 ns on these machines), so the time
+ * is refreshed on `setBatch` (each batch) and on `flush` (after each batch, and on the worker's
+ * 1 s timer) only. A datapoint's time is therefore the start of its batch, or at most about a
+ * second old outside batches — the tslog sink prints whole seconds.
  */
-import { NO_REQUEST, POINT_STRIDE } from '../../schema/ipc';
+import { NO_REQUEST } from '../../schema/ipc';
+import { RunList } from './run-list';
 
 const INITIAL_POINTS = 256;
 
-/** What `take()` hands to the flush: this flush's points and the request ids they reference. */
+/** What `take()` hands to the flush: this flush's datapoints, their runs and request ids. */
 export interface TakenPoints {
-  readonly points: Float64Array;
+  readonly seriesIds: Uint32Array;
+  readonly values: Float64Array;
+  readonly requestRuns: Int32Array;
   readonly requestIds: readonly string[];
+  readonly timeRuns: Float64Array;
   readonly count: number;
 }
 
 /** Append-only point store with swap-on-take; never scans its contents. */
 export class PointBuffer {
-  private buf: Float64Array;
-  /** The other half of the double buffer: the one the previous flush handed over. */
-  private spare: Float64Array | null = null;
+  private ids: Uint32Array;
+  private values: Float64Array;
+  /** The other half of the double buffer: the arrays the previous flush handed over. */
+  private spareIds: Uint32Array | null = null;
+  private spareValues: Float64Array | null = null;
+  private readonly refRuns = new RunList(Int32Array);
+  private readonly timeRuns = new RunList(Float64Array);
   private cap: number;
   private n = 0;
   private readonly max: number;
@@ -45,8 +55,11 @@ export class PointBuffer {
   ) {
     this.max = Math.max(1, Math.floor(maxPoints));
     this.cap = Math.min(INITIAL_POINTS, this.max);
-    this.buf = new Float64Array(this.cap * POINT_STRIDE);
+    this.ids = new Uint32Array(this.cap);
+    this.values = new Float64Array(this.cap);
     this.timeMs = nowMs();
+    this.refRuns.open(0, NO_REQUEST);
+    this.timeRuns.open(0, this.timeMs);
   }
 
   /** Points buffered since the last take. */
@@ -59,60 +72,73 @@ export class PointBuffer {
     return this.cap;
   }
 
-  /** Appends one datapoint stamped with the batch's request ids and the cached time. */
+  /** Appends one datapoint; the runs in force give it the batch's request ids and the time. */
   push(seriesId: number, value: number): void {
     if (this.n === this.cap) this.makeRoom();
-    const b = this.buf;
-    const i = this.n++ << 2; // POINT_STRIDE doubles
-    b[i] = seriesId;
-    b[i + 1] = value;
-    b[i + 2] = this.batchRef;
-    b[i + 3] = this.timeMs;
+    const i = this.n++;
+    this.ids[i] = seriesId;
+    this.values[i] = value;
   }
 
-  /** Appends one datapoint with an explicit request id (unbound path: a map lookup). */
+  /**
+   * Appends one datapoint with an explicit request id (unbound path: a map lookup): it starts a
+   * run of that id (or extends one just before it), and the batch's run resumes after it.
+   */
   pushWithRequest(seriesId: number, value: number, requestId: string): void {
     if (this.n === this.cap) this.makeRoom();
-    const ref = this.refOf(requestId);
-    const b = this.buf;
-    const i = this.n++ << 2; // POINT_STRIDE doubles
-    b[i] = seriesId;
-    b[i + 1] = value;
-    b[i + 2] = ref;
-    b[i + 3] = this.timeMs;
+    this.refRuns.open(this.n, this.refOf(requestId));
+    const i = this.n++;
+    this.ids[i] = seriesId;
+    this.values[i] = value;
+    this.refRuns.open(this.n, this.batchRef);
   }
 
   /** Sets the batch whose ids stamp bound records (TorchServe joins them with `,`). */
   setBatch(ids: readonly string[]): void {
     this.batchIds = ids.length === 0 ? null : ids.join(',');
     this.batchRef = this.batchIds === null ? NO_REQUEST : this.refOf(this.batchIds);
+    this.refRuns.open(this.n, this.batchRef);
     this.tick();
   }
 
-  /** Refreshes the cached clock. */
+  /** Refreshes the cached clock; datapoints from here on carry the new time. */
   tick(): void {
     this.timeMs = this.nowMs();
+    this.timeRuns.open(this.n, this.timeMs);
   }
 
   /**
-   * Hands over everything buffered and starts afresh by swapping in the spare buffer: no copy,
-   * no allocation once both buffers reached their size. The returned `points` is a view that
-   * stays valid until the next `take()`; `process.send` serializes it before returning.
+   * Hands over everything buffered and starts afresh by swapping in the spare arrays: no copy,
+   * no scan, no allocation once both halves reached their size. The returned arrays are views
+   * that stay valid until the next `take()`; `process.send` serializes them before returning.
    */
   take(): TakenPoints {
     const count = this.n;
-    const full = this.buf;
-    const points = full.subarray(0, count * POINT_STRIDE);
-    const spare = this.spare;
-    this.buf = spare !== null && spare.length >= full.length ? spare : new Float64Array(full.length);
-    this.cap = this.buf.length / POINT_STRIDE;
-    this.spare = full;
-    const requestIds = this.requestIds;
+    const ids = this.ids;
+    const values = this.values;
+    const taken: TakenPoints = {
+      seriesIds: ids.subarray(0, count),
+      values: values.subarray(0, count),
+      requestRuns: this.refRuns.take(count),
+      requestIds: this.requestIds,
+      timeRuns: this.timeRuns.take(count),
+      count,
+    };
+    const spareIds = this.spareIds;
+    const spareValues = this.spareValues;
+    const fits = spareIds !== null && spareValues !== null && spareIds.length >= ids.length;
+    this.ids = fits ? spareIds : new Uint32Array(ids.length);
+    this.values = fits ? spareValues as Float64Array : new Float64Array(ids.length);
+    this.cap = this.ids.length;
+    this.spareIds = ids;
+    this.spareValues = values;
     this.n = 0;
     this.requestIds = [];
     this.requestIndex = new Map();
     this.batchRef = this.batchIds === null ? NO_REQUEST : this.refOf(this.batchIds);
-    return { points, requestIds, count };
+    this.refRuns.open(0, this.batchRef);
+    this.timeRuns.open(0, this.timeMs);
+    return taken;
   }
 
   private refOf(requestId: string): number {
@@ -128,9 +154,12 @@ export class PointBuffer {
   private makeRoom(): void {
     if (this.cap < this.max) {
       const cap = Math.min(this.cap * 2, this.max);
-      const next = new Float64Array(cap * POINT_STRIDE);
-      next.set(this.buf);
-      this.buf = next;
+      const ids = new Uint32Array(cap);
+      const values = new Float64Array(cap);
+      ids.set(this.ids);
+      values.set(this.values);
+      this.ids = ids;
+      this.values = values;
       this.cap = cap;
     } else {
       this.onFull();

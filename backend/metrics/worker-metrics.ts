@@ -17,8 +17,8 @@ export interface WorkerMetricsOptions {
   readonly modelName: string;
   /**
    * Where flushes go; in a worker, `(m) => process.send!(m)`. Errors are caught and logged.
-   * `msg.points` is a view of a recycled buffer, valid until the next flush: send, serialize or
-   * copy it by then (`process.send` serializes before it returns).
+   * The typed arrays of `msg` are views of recycled buffers, valid until the next flush: send,
+   * serialize or copy them by then (`process.send` serializes before it returns).
    */
   readonly send: (msg: MetricsMessage) => void;
   /** Register undeclared metrics from their first use; defaults to `config.autoDetect`. */
@@ -162,8 +162,11 @@ export class WorkerMetrics implements MetricOwner {
       seq: this.seq++,
       metrics: this.pendingMetrics,
       series: this.pendingSeries,
-      points: taken.points,
+      seriesIds: taken.seriesIds,
+      values: taken.values,
+      requestRuns: taken.requestRuns,
       requestIds: taken.requestIds,
+      timeRuns: taken.timeRuns,
       dropped: this.delta,
     };
     this.pendingMetrics = [];

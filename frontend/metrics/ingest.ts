@@ -5,7 +5,7 @@
  * datapoint is then an array index and a `record`. A worker that dies takes only its series
  * table with it: what it flushed is already in the frontend's series, so counters never go down.
  */
-import { decodeMetricsMessage, isMetricsMessageType, POINT_STRIDE } from '../../schema/ipc';
+import { decodeMetricsMessage, forEachSegment, isMetricsMessageType } from '../../schema/ipc';
 import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc';
 import type { MetricSpec } from '../../schema/types';
 import { presetBuckets, presetForUnit } from '../../schema/config/presets';
@@ -106,21 +106,9 @@ export class MetricsIngest {
   private ingest(workerKey: string, state: WorkerState, msg: MetricsMessage): void {
     for (const decl of msg.metrics) this.declareMetric(workerKey, state, decl);
     for (const decl of msg.series) state.bounds[decl.id] = this.bindSeries(state, decl);
-    const bounds = state.bounds;
-    const ids = msg.requestIds;
-    const p = msg.points;
-    const n = p.length;
-    let unknown = 0;
-    for (let i = 0; i < n; i += POINT_STRIDE) {
-      const b = bounds[p[i]];
-      if (b === undefined) {
-        unknown++;
-        continue;
-      }
-      const ref = p[i + 2];
-      b.record(p[i + 1], ref < 0 ? undefined : ids[ref], p[i + 3]);
-    }
-    this.metrics.self.flushed(1, n / POINT_STRIDE);
+    const unknown = recordPoints(state.bounds, msg);
+    const n = msg.seriesIds.length;
+    this.metrics.self.flushed(1, n);
     if (unknown > 0) {
       this.metrics.self.dropped('malformed_message', unknown);
       if (!state.warnedUnknownSeries) {
@@ -174,6 +162,25 @@ export class MetricsIngest {
     // A declared metric: the worker ordered the values by the same config's dimension list.
     return metric.bind(decl.values);
   }
+}
+
+/**
+ * Records every datapoint of a decoded message into its bound series and returns how many
+ * named a series the worker never declared. Within a segment (one request id, one time) a
+ * datapoint is an array index and a `record`.
+ */
+function recordPoints(bounds: readonly BoundSeries[], msg: MetricsMessage): number {
+  const sids = msg.seriesIds;
+  const values = msg.values;
+  let unknown = 0;
+  forEachSegment(msg, (from, to, requestId, timeMs) => {
+    for (let i = from; i < to; i++) {
+      const b = bounds[sids[i]];
+      if (b === undefined) unknown++;
+      else b.record(values[i], requestId, timeMs);
+    }
+  });
+  return unknown;
 }
 
 /**

@@ -46,7 +46,7 @@ function line(bench: string, ours: number, baseline: number): string {
 
 function main(): void {
   let sent = 0;
-  const wm = new WorkerMetrics(CONFIG, { modelName: 'bench', send: (m) => { sent += m.points.length; }, log: () => undefined });
+  const wm = new WorkerMetrics(CONFIG, { modelName: 'bench', send: (m) => { sent += m.values.length; }, log: () => undefined });
   const metric = wm.getMetric('BenchCount', 'counter');
   const bound = metric.bind(['x', 'y', 'z']);
   const registry = new Registry();

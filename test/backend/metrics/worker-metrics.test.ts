@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { WorkerMetrics } from '../../../backend/metrics';
+import { expandDatapoints } from '../../../schema/ipc';
 import type { MetricsMessage } from '../../../schema/ipc';
 import { config, MODEL_SPECS, spec } from './config';
 
@@ -9,10 +10,21 @@ function setup(opts: { autoDetect?: boolean; maxPointsPerFlush?: number; maxSeri
   const logs: string[] = [];
   const clock = { now: 1_700_000_000_000 };
   const wm = new WorkerMetrics(config(MODEL_SPECS, opts), {
-    modelName: 'mlp', send: (m) => sent.push({ ...m, points: m.points.slice() }), log: (m) => logs.push(m), nowMs: () => clock.now,
+    modelName: 'mlp', send: (m) => sent.push(copy(m)), log: (m) => logs.push(m), nowMs: () => clock.now,
     autoDetect: opts.autoDetect,
   });
   return { wm, sent, logs, clock };
+}
+
+/** A message with its typed arrays copied (they are views of recycled buffers). */
+function copy(m: MetricsMessage): MetricsMessage {
+  return { ...m, seriesIds: m.seriesIds.slice(), values: m.values.slice(), requestRuns: m.requestRuns.slice(),
+    timeRuns: m.timeRuns.slice() };
+}
+
+/** The wire arrays of a message as plain arrays: seriesIds, values, requestRuns, timeRuns. */
+function wire(m: MetricsMessage): number[][] {
+  return [Array.from(m.seriesIds), Array.from(m.values), Array.from(m.requestRuns), Array.from(m.timeRuns)];
 }
 
 /** Datapoints of a message as [metric, values, value, requestId|null, timeMs], series resolved. */
@@ -21,10 +33,9 @@ function points(msgs: readonly MetricsMessage[]): Array<[string, string[], numbe
   const out: Array<[string, string[], number, string | null, number]> = [];
   for (const m of msgs) {
     for (const s of m.series) series.set(s.id, s);
-    for (let i = 0; i < m.points.length; i += 4) {
-      const s = series.get(m.points[i])!;
-      const ref = m.points[i + 2];
-      out.push([s.metric, [...s.values], m.points[i + 1], ref < 0 ? null : m.requestIds[ref], m.points[i + 3]]);
+    for (const p of expandDatapoints(m)) {
+      const s = series.get(p.seriesId)!;
+      out.push([s.metric, [...s.values], p.value, p.requestId, p.timeMs]);
     }
   }
   return out;
@@ -41,8 +52,7 @@ describe('WorkerMetrics', () => {
       expect(wm.flush()).to.equal(3);
       expect(sent).to.have.length(1);
       expect(sent[0].series).to.deep.equal([{ id: 0, metric: 'InferenceCount', values: ['mlp', 'Model', 'cpu'] }]);
-      expect(Array.from(sent[0].points)).to.deep.equal([
-        0, 1, -1, 1_700_000_000_000, 0, 2, -1, 1_700_000_000_000, 0, 3, -1, 1_700_000_000_000]);
+      expect(wire(sent[0])).to.deep.equal([[0, 0, 0], [1, 2, 3], [0, -1], [0, 1_700_000_000_000]]);
     });
 
     it('should drop missing, extra, misnamed and miscounted values as bad_dimensions and warn once', () => {
@@ -83,7 +93,7 @@ describe('WorkerMetrics', () => {
       for (const v of ['a', 'b', 'c', 'd']) m.addOrUpdate(1, [v]);
       wm.flush();
       expect(sent[0].series.map((s) => s.values)).to.deep.equal([['a'], ['b'], ['__overflow__']]);
-      expect(Array.from(sent[0].points).filter((_, i) => i % 4 === 0)).to.deep.equal([0, 1, 2, 2]);
+      expect(Array.from(sent[0].seriesIds)).to.deep.equal([0, 1, 2, 2]);
     });
   });
 
@@ -147,7 +157,7 @@ describe('WorkerMetrics', () => {
         "[METRICS]Metric 'HandlerTime' is declared as a gauge, not a counter; its datapoints are dropped and counted as type_mismatch",
       ]);
       wm.flush();
-      expect(sent[0].points.length).to.equal(0);
+      expect(wire(sent[0])).to.deep.equal([[], [], [], []]);
     });
 
     it('should answer a dimension mismatch with a no-op counting bad_dimensions', () => {
@@ -280,6 +290,9 @@ describe('WorkerMetrics', () => {
       wm.flush();
       expect(sent[0].requestIds).to.deep.equal(['req-a,req-b', 'req-x']);
       expect(sent[1].requestIds).to.deep.equal(['req-a,req-b']);
+      // An explicit id is a one-datapoint run in the middle of the batch's run, which resumes.
+      expect(wire(sent[0])[2]).to.deep.equal([0, -1, 1, 0, 2, 1, 3, 0]);
+      expect(wire(sent[1])[2]).to.deep.equal([0, 0, 1, -1]);
       expect(points(sent).map((p) => [p[2], p[3]])).to.deep.equal([
         [1, null], [2, 'req-a,req-b'], [3, 'req-x'], [4, 'req-a,req-b'], [5, 'req-a,req-b'], [6, null]]);
     });
@@ -301,6 +314,71 @@ describe('WorkerMetrics', () => {
       s.record(5);
       wm.flush();
       expect(points(sent).map((p) => p[4])).to.deep.equal([1_700_000_000_000, 1000, 1000, 1000, 3000]);
+      // The time changed mid-flush: a second run from datapoint 1; the next flush starts afresh.
+      expect(sent.map((m) => Array.from(m.timeRuns))).to.deep.equal([[0, 1_700_000_000_000, 1, 1000], [0, 3000]]);
+    });
+  });
+
+  describe('runs', () => {
+    it('should keep runs minimal: a repeated id or time opens none, and a run that got no datapoint is replaced', () => {
+      const { wm, sent, clock } = setup();
+      const s = wm.getMetric('NoDims').bind();
+      const m = wm.getMetric('NoDims');
+      wm.setRequestIds(['a']);
+      s.record(1);
+      wm.setRequestIds(['a']);                   // same batch ids, same clock: no new run
+      m.addOrUpdate(2, [], 'a');                 // the explicit id is the batch's: no new run
+      m.addOrUpdate(3, [], 'x');
+      m.addOrUpdate(4, [], 'x');                 // two explicit datapoints in a row: one run
+      clock.now = 5;
+      wm.setRequestIds(['b']);                   // no datapoint in this batch: its runs are replaced
+      clock.now = 6;
+      wm.setRequestIds(['c']);
+      s.record(5);
+      wm.flush();
+      expect(sent[0].requestIds).to.deep.equal(['a', 'x', 'b', 'c']);
+      expect(wire(sent[0])).to.deep.equal([[0, 0, 0, 0, 0], [1, 2, 3, 4, 5], [0, 0, 2, 1, 4, 3],
+        [0, 1_700_000_000_000, 4, 6]]);
+      expect(points(sent).map((p) => [p[2], p[3], p[4]])).to.deep.equal([[1, 'a', 1_700_000_000_000],
+        [2, 'a', 1_700_000_000_000], [3, 'x', 1_700_000_000_000], [4, 'x', 1_700_000_000_000], [5, 'c', 6]]);
+    });
+
+    it('should split runs at the cap: the batch id carries on into the next message, with the refreshed time', () => {
+      const { wm, sent, clock } = setup({ maxPointsPerFlush: 4 });
+      const s = wm.getMetric('NoDims').bind();
+      const m = wm.getMetric('NoDims');
+      clock.now = 100;
+      wm.setRequestIds(['b']);
+      s.record(1);
+      m.addOrUpdate(2, [], 'x');
+      s.record(3);
+      s.record(4);                               // full
+      clock.now = 200;
+      s.record(5);                               // flushes the four first, by itself
+      m.addOrUpdate(6, [], 'x');
+      s.record(7);
+      s.record(8);                               // full
+      m.addOrUpdate(9, [], 'y');                 // flushes by itself; an explicit id at the cap
+      s.record(10);
+      wm.flush();
+      expect(sent.map((x) => [x.requestIds, ...wire(x)])).to.deep.equal([
+        [['b', 'x'], [0, 0, 0, 0], [1, 2, 3, 4], [0, 0, 1, 1, 2, 0], [0, 100]],
+        [['b', 'x'], [0, 0, 0, 0], [5, 6, 7, 8], [0, 0, 1, 1, 2, 0], [0, 200]],
+        [['b', 'y'], [0, 0], [9, 10], [0, 1, 1, 0], [0, 200]],
+      ]);
+      expect(points(sent).map((p) => [p[2], p[3], p[4]])).to.deep.equal([[1, 'b', 100], [2, 'x', 100], [3, 'b', 100],
+        [4, 'b', 100], [5, 'b', 200], [6, 'x', 200], [7, 'b', 200], [8, 'b', 200], [9, 'y', 200], [10, 'b', 200]]);
+    });
+
+    it('should grow the run arrays past their first size when every datapoint has its own request id', () => {
+      const { wm, sent } = setup({ maxPointsPerFlush: 100 });
+      const m = wm.getMetric('NoDims');
+      wm.setRequestIds(['batch']);
+      for (let i = 0; i < 100; i++) m.addOrUpdate(i, [], `r${i % 2}`);
+      wm.flush();
+      expect(sent[0].requestIds).to.deep.equal(['batch', 'r0', 'r1']);
+      expect(Array.from(sent[0].requestRuns)).to.deep.equal(Array.from({ length: 100 }, (_, i) => [i, 1 + (i % 2)]).flat());
+      expect(points(sent).map((p) => p[3])).to.deep.equal(Array.from({ length: 100 }, (_, i) => `r${i % 2}`));
     });
   });
 
@@ -312,14 +390,14 @@ describe('WorkerMetrics', () => {
       expect(wm.flush()).to.equal(1);
       wm.getMetric('NoDims').bind().record(1);
       expect(wm.flush()).to.equal(1);
-      expect(sent.map((m) => [m.type, m.v, m.seq])).to.deep.equal([['tsserve.metrics', 1, 0], ['tsserve.metrics', 1, 1]]);
+      expect(sent.map((m) => [m.type, m.v, m.seq])).to.deep.equal([['tsserve.metrics', 2, 0], ['tsserve.metrics', 2, 1]]);
     });
 
     it('should grow by doubling up to maxPointsPerFlush, then flush by itself without losing a point', () => {
       const { wm, sent } = setup({ maxPointsPerFlush: 600 });
       const s = wm.getMetric('NoDims').bind();
       for (let i = 1; i <= 1500; i++) s.record(i);
-      expect(sent.map((m) => m.points.length / 4)).to.deep.equal([600, 600]);
+      expect(sent.map((m) => m.values.length)).to.deep.equal([600, 600]);
       expect(wm.flush()).to.equal(300);
       const values = points(sent).map((p) => p[2]);
       expect(values.length).to.equal(1500);
@@ -329,20 +407,29 @@ describe('WorkerMetrics', () => {
     });
 
     it('should swap two buffers: a sent view stays intact until the next flush, then its buffer is reused', () => {
-      const views: Float64Array[] = [];
+      const sent: MetricsMessage[] = [];
+      const clock = { now: 10 };
       const wm = new WorkerMetrics(config([spec('C', 'counter', 'Count', [])], { maxPointsPerFlush: 4 }), {
-        modelName: 'm', send: (m) => views.push(m.points), log: () => undefined });
+        modelName: 'm', send: (m) => sent.push(m), log: () => undefined, nowMs: () => clock.now });
       const s = wm.getMetric('C').bind();
+      wm.setRequestIds(['r']);
       s.record(1);
-      wm.flush();                                 // view of buffer A, length 1 point
-      for (let i = 0; i < 4; i++) s.record(2);    // fills buffer B exactly; A is untouched
-      expect(Array.from(views[0]).filter((_, i) => i % 4 === 1)).to.deep.equal([1]);
+      wm.flush();                                 // views of the A arrays, 1 datapoint
+      clock.now = 20;
+      wm.setRequestIds(['q']);
+      for (let i = 0; i < 4; i++) s.record(2);    // fills the B arrays exactly; A is untouched
+      expect(wire(sent[0])).to.deep.equal([[0], [1], [0, 0], [0, 10]]);
       wm.flush();                                 // hands over B, writes go to A again
+      clock.now = 30;
+      wm.setRequestIds(['p']);
       s.record(3);
-      expect(views.map((v) => v.length)).to.deep.equal([4, 16]);
-      expect(Array.from(views[1]).filter((_, i) => i % 4 === 1)).to.deep.equal([2, 2, 2, 2]);
-      expect(views[0].buffer).to.not.equal(views[1].buffer);
-      expect(Array.from(views[0]).filter((_, i) => i % 4 === 1)).to.deep.equal([3]); // A recycled
+      expect(wire(sent[1])).to.deep.equal([[0, 0, 0, 0], [2, 2, 2, 2], [0, 1], [0, 20]]);
+      const buffers = (m: MetricsMessage): ArrayBufferLike[] => [m.seriesIds.buffer, m.values.buffer, m.requestRuns.buffer,
+        m.timeRuns.buffer];
+      expect(buffers(sent[0]).map((b, i) => b === buffers(sent[1])[i])).to.deep.equal([false, false, false, false]);
+      wm.flush();
+      expect(buffers(sent[2]).map((b, i) => b === buffers(sent[0])[i])).to.deep.equal([true, true, true, true]);
+      expect(wire(sent[0])).to.deep.equal([[0], [3], [0, 1], [0, 30]]); // A recycled
     });
 
     it('should declare each series once, in the flush that first uses it', () => {

@@ -5,7 +5,7 @@ import * as path from 'path';
 import { parseMetricsConfig } from '../../../schema/config';
 import type { MetricsConfig } from '../../../schema/types';
 import type { InitMessage, ModelConfig } from '../../../schema/worker-protocol';
-import { decodeMetricsMessage, isMetricsMessageType, NO_REQUEST, POINT_STRIDE } from '../../../schema/ipc';
+import { decodeMetricsMessage, expandDatapoints, isMetricsMessageType } from '../../../schema/ipc';
 import type { MetricsMessage } from '../../../schema/ipc';
 
 /** dist/backend/worker/main.js, from dist/test/backend/worker. */
@@ -106,10 +106,9 @@ export class ForkedWorker {
       const d = decodeMetricsMessage(m);
       if ('error' in d) throw new Error(`bad metrics message: ${d.error}`);
       for (const s of d.series) this.series.set(s.id, { metric: s.metric, values: s.values });
-      for (let i = 0; i < d.points.length; i += POINT_STRIDE) {
-        const s = this.series.get(d.points[i]!)!;
-        const ref = d.points[i + 2]!;
-        this.points.push({ metric: s.metric, dims: s.values, value: d.points[i + 1]!, requestId: ref === NO_REQUEST ? null : d.requestIds[ref]! });
+      for (const p of expandDatapoints(d)) {
+        const s = this.series.get(p.seriesId)!;
+        this.points.push({ metric: s.metric, dims: s.values, value: p.value, requestId: p.requestId });
       }
     }
     const still: typeof this.waiters = [];

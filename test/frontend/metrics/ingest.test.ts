@@ -52,8 +52,16 @@ class FakeMetrics implements IngestTarget {
 }
 
 function msg(over: Partial<MetricsMessage>): MetricsMessage {
-  return { type: 'tsserve.metrics', v: 1, seq: 0, metrics: [], series: [], points: new Float64Array(0),
-    requestIds: [], dropped: {}, ...over };
+  return { type: 'tsserve.metrics', v: 2, seq: 0, metrics: [], series: [], seriesIds: new Uint32Array(0),
+    values: new Float64Array(0), requestRuns: new Int32Array(0), requestIds: [], timeRuns: new Float64Array(0),
+    dropped: {}, ...over };
+}
+
+/** The datapoint fields of a message: [seriesId, value] pairs and the two run lists. */
+function pts(points: ReadonlyArray<readonly [number, number]>, requestRuns: readonly number[] = [0, -1],
+  timeRuns: readonly number[] = [0, 0]): Partial<MetricsMessage> {
+  return { seriesIds: Uint32Array.from(points.map((p) => p[0])), values: Float64Array.from(points.map((p) => p[1])),
+    requestRuns: Int32Array.from(requestRuns), timeRuns: Float64Array.from(timeRuns) };
 }
 
 const SPECS = [spec('HandlerTime', 'gauge', 'ms', ['ModelName', 'Level']), spec('NoDims', 'counter', 'Count', [])];
@@ -64,10 +72,10 @@ describe('MetricsIngest', () => {
     const ingest = new MetricsIngest(fake, { log: () => undefined });
     expect(ingest.handle('w1', msg({
       series: [{ id: 0, metric: 'HandlerTime', values: ['mlp', 'Model'] }, { id: 1, metric: 'NoDims', values: [] }],
-      points: Float64Array.from([0, 12.5, 0, 1000, 1, 1, -1, 1001, 0, 3, 1, 1002]),
+      ...pts([[0, 12.5], [1, 1], [0, 3]], [0, 0, 1, -1, 2, 1], [0, 1000, 1, 1001, 2, 1002]),
       requestIds: ['a,b', 'c'],
     }))).to.equal(true);
-    expect(ingest.handle('w1', msg({ seq: 1, points: Float64Array.from([1, 2, -1, 2000]) }))).to.equal(true);
+    expect(ingest.handle('w1', msg({ seq: 1, ...pts([[1, 2]], [0, -1], [0, 2000]) }))).to.equal(true);
     expect(fake.binds).to.deep.equal([['HandlerTime', ['mlp', 'Model']], ['NoDims', []]]);
     expect(fake.records).to.deep.equal([
       ['HandlerTime', ['mlp', 'Model'], 12.5, 'a,b', 1000],
@@ -77,6 +85,19 @@ describe('MetricsIngest', () => {
     ]);
     expect(fake.flushes).to.deep.equal([[1, 3], [1, 1]]);
     expect(fake.drops).to.deep.equal([]);
+  });
+
+  it('should give each datapoint the request id and time of its runs when both change mid-flush', () => {
+    const fake = new FakeMetrics(SPECS);
+    const ingest = new MetricsIngest(fake, { log: () => undefined });
+    ingest.handle('w1', msg({
+      series: [{ id: 0, metric: 'NoDims', values: [] }],
+      ...pts([[0, 1], [0, 2], [0, 3], [0, 4], [0, 5], [0, 6]], [0, 0, 2, 1, 3, 0, 5, -1], [0, 100, 4, 200]),
+      requestIds: ['batch', 'explicit'],
+    }));
+    expect(fake.records.map((r) => [r[2], r[3], r[4]])).to.deep.equal([
+      [1, 'batch', 100], [2, 'batch', 100], [3, 'explicit', 100], [4, 'batch', 100], [5, 'batch', 200], [6, undefined, 200]]);
+    expect(fake.flushes).to.deep.equal([[1, 6]]);
   });
 
   it('should return false for other messages and leave them alone', () => {
@@ -91,14 +112,14 @@ describe('MetricsIngest', () => {
     const fake = new FakeMetrics(SPECS);
     const logs: string[] = [];
     const ingest = new MetricsIngest(fake, { log: (m) => logs.push(m) });
-    expect(ingest.handle('w1', { type: 'tsserve.metrics', v: 2 })).to.equal(true);
     expect(ingest.handle('w1', { type: 'tsserve.metrics', v: 1 })).to.equal(true);
-    expect(ingest.handle('w2', msg({ points: new Float64Array(3) }))).to.equal(true);
+    expect(ingest.handle('w1', { type: 'tsserve.metrics', v: 2 })).to.equal(true);
+    expect(ingest.handle('w2', msg({ ...pts([[0, 1]]), values: new Float64Array(3) }))).to.equal(true);
     expect(fake.drops).to.deep.equal([['malformed_message', 1, ''], ['malformed_message', 1, ''], ['malformed_message', 1, '']]);
     expect(logs).to.deep.equal([
-      'metrics: worker w1 sent a malformed metrics message (unsupported metrics protocol version 2 (this frontend speaks 1)); '
+      'metrics: worker w1 sent a malformed metrics message (unsupported metrics protocol version 1 (this frontend speaks 2)); '
       + 'it was dropped; further ones are only counted',
-      'metrics: worker w2 sent a malformed metrics message (points length 3 is not a multiple of 4); it was dropped; '
+      'metrics: worker w2 sent a malformed metrics message (values has 3 datapoints, seriesIds 1); it was dropped; '
       + 'further ones are only counted',
     ]);
   });
@@ -109,7 +130,7 @@ describe('MetricsIngest', () => {
     const ingest = new MetricsIngest(fake, { log: (m) => logs.push(m) });
     ingest.handle('w1', msg({
       series: [{ id: 0, metric: 'Nope', values: [] }],
-      points: Float64Array.from([0, 1, -1, 0, 0, 1, -1, 0, 7, 1, -1, 0]),
+      ...pts([[0, 1], [0, 1], [7, 1]]),
       dropped: { negative_counter: 2, not_finite: 1, bad_unit: 4 },
     }));
     expect(fake.drops).to.deep.equal([
@@ -127,9 +148,9 @@ describe('MetricsIngest', () => {
     const ingest = new MetricsIngest(fake, { log: () => undefined });
     const decl = { name: 'Hits', type: 'counter' as const, unit: 'Count', dimensions: ['ModelName', 'Level'] };
     ingest.handle('w1', msg({ metrics: [decl], series: [{ id: 0, metric: 'Hits', values: ['m', 'Model'] }],
-      points: Float64Array.from([0, 1, -1, 5]) }));
+      ...pts([[0, 1]], [0, -1], [0, 5]) }));
     ingest.handle('w2', msg({ metrics: [{ ...decl, dimensions: ['Level', 'ModelName'] }],
-      series: [{ id: 0, metric: 'Hits', values: ['Model', 'm'] }], points: Float64Array.from([0, 2, -1, 6]) }));
+      series: [{ id: 0, metric: 'Hits', values: ['Model', 'm'] }], ...pts([[0, 2]], [0, -1], [0, 6]) }));
     expect(fake.registered).to.deep.equal(['Hits:counter:Count:ModelName/Level:model_metrics:Hostname']);
     expect(fake.records).to.deep.equal([
       ['Hits', { ModelName: 'm', Level: 'Model' }, 1, undefined, 5],
@@ -148,7 +169,7 @@ describe('MetricsIngest', () => {
     const logs: string[] = [];
     const ingest = new MetricsIngest(fake, { log: (m) => logs.push(m) });
     ingest.handle('w1', msg({ metrics: [{ name: 'HandlerTime', type: 'counter', unit: 'Count', dimensions: [] }],
-      series: [{ id: 0, metric: 'HandlerTime', values: [] }], points: Float64Array.from([0, 1, -1, 0, 0, 1, -1, 0]) }));
+      series: [{ id: 0, metric: 'HandlerTime', values: [] }], ...pts([[0, 1], [0, 1]]) }));
     expect(fake.drops).to.deep.equal([['type_mismatch', 1, 'HandlerTime'], ['type_mismatch', 1, 'HandlerTime']]);
     expect(fake.records).to.deep.equal([]);
     expect(logs).to.deep.equal(['metrics: worker w1 auto-detected HandlerTime as a counter with dimensions [], but it is a gauge '
@@ -158,11 +179,11 @@ describe('MetricsIngest', () => {
   it('should keep series tables per worker and forget a dead worker without touching recorded data', () => {
     const fake = new FakeMetrics(SPECS);
     const ingest = new MetricsIngest(fake, { log: () => undefined });
-    ingest.handle('w1', msg({ series: [{ id: 0, metric: 'NoDims', values: [] }], points: Float64Array.from([0, 1, -1, 0]) }));
+    ingest.handle('w1', msg({ series: [{ id: 0, metric: 'NoDims', values: [] }], ...pts([[0, 1]]) }));
     ingest.handle('w2', msg({ series: [{ id: 0, metric: 'HandlerTime', values: ['m', 'Model'] }],
-      points: Float64Array.from([0, 2, -1, 0]) }));
+      ...pts([[0, 2]]) }));
     ingest.forget('w1');
-    ingest.handle('w1', msg({ points: Float64Array.from([0, 3, -1, 0]) }));
+    ingest.handle('w1', msg(pts([[0, 3]])));
     expect(fake.records.map((r) => [r[0], r[2]])).to.deep.equal([['NoDims', 1], ['HandlerTime', 2]]);
     expect(fake.drops).to.deep.equal([['malformed_message', 1, '']]);
   });
