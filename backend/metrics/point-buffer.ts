@@ -14,6 +14,8 @@ import { NO_REQUEST } from '../../schema/ipc';
 import { RunList } from './run-list';
 
 const INITIAL_POINTS = 256;
+/** Run starts travel as Int32; no realistic cap comes near (it would be 12 GiB of datapoints). */
+const MAX_POINTS = 2 ** 30;
 
 /** What `take()` hands to the flush: this flush's datapoints, their runs and request ids. */
 export interface TakenPoints {
@@ -53,7 +55,7 @@ export class PointBuffer {
     private readonly onFull: () => void,
     private readonly nowMs: () => number,
   ) {
-    this.max = Math.max(1, Math.floor(maxPoints));
+    this.max = Math.min(MAX_POINTS, Math.max(1, Math.floor(maxPoints)));
     this.cap = Math.min(INITIAL_POINTS, this.max);
     this.ids = new Uint32Array(this.cap);
     this.values = new Float64Array(this.cap);
