@@ -162,12 +162,14 @@ export class WorkerMetrics implements MetricOwner {
       seq: this.seq++,
       metrics: this.pendingMetrics,
       series: this.pendingSeries,
-      seriesIds: taken.seriesIds,
-      values: taken.values,
       requestRuns: taken.requestRuns,
       requestIds: taken.requestIds,
       timeRuns: taken.timeRuns,
       dropped: this.delta,
+      // The two big arrays last: V8's serializer then grows its buffer for them without
+      // copying them again for small fields behind them (about 1 ns per datapoint).
+      seriesIds: taken.seriesIds,
+      values: taken.values,
     };
     this.pendingMetrics = [];
     this.pendingSeries = [];
