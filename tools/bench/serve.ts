@@ -124,7 +124,7 @@ async function settle(server: Server): Promise<void> {
 }
 
 /** Served samples/s (one sample per request) under autocannon. */
-async function load(server: Server): Promise<number> {
+async function load(server: Server, tag: string): Promise<number> {
   const opts = {
     url: `${server.inference}/predictions/mlp-heavy`, method: 'POST', connections: CONNECTIONS,
     headers: { 'content-type': 'application/json' }, body: JSON.stringify(input(1)),
@@ -135,7 +135,7 @@ async function load(server: Server): Promise<number> {
   const cpu0 = pids.map(cpuSeconds);
   const r = await autocannon({ ...opts, duration: MEASURE_S });
   const busy = pids.map((p, i) => Math.round(((cpuSeconds(p) - cpu0[i]!) / MEASURE_S) * 100));
-  note(`  cpu busy: worker ${busy[0]}%, frontend ${busy[1]}%, autocannon ${busy[2]}%`);
+  note(`  [${tag}] cpu busy: worker ${busy[0]}%, frontend ${busy[1]}%, autocannon ${busy[2]}%`);
   if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
   return r.requests.total / MEASURE_S;
 }
@@ -151,7 +151,7 @@ async function served(store: string, root: string, tag: string, extra: readonly 
   const logDir = path.join(root, `logs-${tag}`);
   const server = await startServer(store, logDir, extra);
   try {
-    return await load(server);
+    return await load(server, tag);
   } finally {
     await server.stop();
   }
