@@ -1,6 +1,7 @@
 /**
  * Generation through the HTTP server (run after bench:generate): a real `tsserve start` serving
- * tiny-lm, 32 streaming `/v1/completions` requests at once vs the same 32 one at a time.
+ * tiny-lm, 32 streaming `/v1/completions` requests at once vs the same 32 one at a time
+ * (192-token prompts, 64 new tokens: contexts up to 256, as in bench:generate).
  * Figure: aggregate decode tokens/s (completion tokens after each stream's first token, over
  * the wall time from the first first-token to the last token) — what continuous batching buys
  * end to end, HTTP, SSE and IPC included. Goal ratio ≥ 3. One JSON line:
@@ -17,6 +18,13 @@ import { TINY_LM_MODEL } from '../models/demo-models';
 
 const STREAMS = 32;
 const MAX_TOKENS = 64;
+/** Prompt bytes: with BOS, 192 prompt tokens, so contexts reach 256 like bench:generate's. */
+const PROMPT_BYTES = 191;
+
+/** A distinct printable ASCII prompt of exactly PROMPT_BYTES bytes (one token per byte). */
+function promptFor(i: number): string {
+  return `Bench stream ${i}: ${'once upon a time, '.repeat(12)}`.slice(0, PROMPT_BYTES);
+}
 const CLI = resolve(__dirname, '..', '..', '..', 'bin', 'tsserve.js');
 
 function freePort(): Promise<number> {
@@ -42,7 +50,7 @@ async function stream(base: string, i: number): Promise<StreamRun> {
   const res = await fetch(`${base}/v1/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'tiny-lm', prompt: `Bench stream ${i}: once upon a time`, max_tokens: MAX_TOKENS, ignore_eos: true, temperature: 0, stream: true, stream_options: { include_usage: true } }),
+    body: JSON.stringify({ model: 'tiny-lm', prompt: promptFor(i), max_tokens: MAX_TOKENS, ignore_eos: true, temperature: 0, stream: true, stream_options: { include_usage: true } }),
   });
   if (!res.ok || res.body === null) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
   let firstMs = 0;
