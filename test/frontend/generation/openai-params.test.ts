@@ -28,15 +28,25 @@ describe('OpenAI request params', () => {
   });
 
   it('should reject bad params with 400 naming the parameter', () => {
-    expect(problem(() => parseCompletionRequest({ prompt: 'x' }))).to.include({ status: 400, param: 'model' });
-    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 3 }))).to.include({ status: 400, param: 'prompt' });
+    expect(problem(() => parseCompletionRequest({ prompt: 'x' }))).to.deep.equal({
+      status: 400, param: 'model', message: 'model is required: the name of a served generation model (GET /v1/models)',
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 3 }))).to.deep.equal({
+      status: 400, param: 'prompt', message: 'prompt must be a string or a list of token ids (one prompt per request)',
+    });
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', max_tokens: 0 }))).to.deep.equal({
       status: 400, param: 'max_tokens', message: 'max_tokens must be an integer between 1 and 9007199254740991, got 0',
     });
-    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', temperature: 3 }))).to.include({ status: 400, param: 'temperature' });
-    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stop: [''] }))).to.include({ status: 400, param: 'stop' });
-    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stream_options: { include_usage: true } }))).to.include({ status: 400, param: 'stream_options' });
-    expect(problem(() => parseCompletionRequest([1]))).to.include({ status: 400, param: null });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', temperature: 3 }))).to.deep.equal({
+      status: 400, param: 'temperature', message: 'temperature must be a number between 0 and 2, got 3',
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stop: [''] }))).to.deep.equal({
+      status: 400, param: 'stop', message: 'stop must be a non-empty string or a list of non-empty strings',
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stream_options: { include_usage: true } }))).to.deep.equal({
+      status: 400, param: 'stream_options', message: 'stream_options is only allowed when stream is true',
+    });
+    expect(problem(() => parseCompletionRequest([1]))).to.deep.equal({ status: 400, param: null, message: 'the request body must be a JSON object' });
   });
 
   it('should accept a prompt of token ids (OpenAI\'s prompt: number[]) and check it against the vocabulary', () => {
@@ -58,7 +68,9 @@ describe('OpenAI request params', () => {
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [[1], [2]] }))).to.deep.equal({
       status: 400, param: 'prompt', message: 'prompt must be a string or a list of token ids (one prompt per request)',
     });
-    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [1, 'a'] }))).to.include({ status: 400, param: 'prompt' });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [1, 'a'] }))).to.deep.equal({
+      status: 400, param: 'prompt', message: 'prompt must be a string or a list of token ids (one prompt per request)',
+    });
   });
 
   it('should apply the chat template and accept max_completion_tokens', () => {
@@ -68,7 +80,9 @@ describe('OpenAI request params', () => {
     });
     expect(p.prompt).to.equal('system: Be brief.\nuser: Hi!\nassistant:');
     expect(p.params.max_tokens).to.equal(4);
-    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'robot', content: 'x' }] }))).to.include({ status: 400, param: 'messages[0].role' });
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'robot', content: 'x' }] }))).to.deep.equal({
+      status: 400, param: 'messages[0].role', message: 'role must be one of system, developer, user, assistant, tool',
+    });
   });
 });
 
