@@ -31,8 +31,11 @@ describe('loadMetricsConfig (valid files)', () => {
       name: 'Requests2XX', section: 'ts_metrics', type: 'counter', unit: 'Count', dimensions: ['Level'],
       hostLabel: 'Hostname', help: 'Requests2XX (counter, unit: Count)', buckets: [], pos: { line: 10, col: 7 },
     });
-    expect(c.metrics[3]).to.include({ name: 'ts_inference_requests_total', hostLabel: 'hostname' });
-    expect(c.metrics[3]?.dimensions).to.deep.equal(['model_name', 'model_version']);
+    expect(c.metrics[3]).to.deep.equal({
+      name: 'ts_inference_requests_total', section: 'ts_metrics', type: 'counter', unit: 'Count',
+      dimensions: ['model_name', 'model_version'], hostLabel: 'hostname',
+      help: 'ts_inference_requests_total (counter, unit: Count)', buckets: [], pos: { line: 19, col: 7 },
+    });
     expect(c.metrics[8]?.dimensions).to.deep.equal(['WorkerName', 'Level']);
     expect(c.metrics[19]).to.deep.equal({
       name: 'HandlerTime', section: 'model_metrics', type: 'gauge', unit: 'ms', dimensions: ['ModelName', 'Level'],
@@ -51,8 +54,10 @@ describe('loadMetricsConfig (valid files)', () => {
     const c = mustLoad(file);
     expect(c.metrics.length).to.equal(27);
     const byName = new Map(c.metrics.map((m) => [m.name, m]));
-    expect(byName.get('InferenceRequestCount')).to.include({ unit: 'count', hostLabel: 'Hostname' });
-    expect(byName.get('InferenceRequestCount')?.dimensions).to.deep.equal([]);
+    expect(byName.get('InferenceRequestCount')).to.deep.equal({
+      name: 'InferenceRequestCount', section: 'model_metrics', type: 'counter', unit: 'count', dimensions: [],
+      hostLabel: 'Hostname', help: 'InferenceRequestCount (counter, unit: count)', buckets: [], pos: { line: 73, col: 7 },
+    });
     expect(byName.get('PostprocessCallCount')?.unit).to.equal('CallCount');
     expect(byName.get('SizeOfImage')?.unit).to.equal('kB');
   });
@@ -88,9 +93,14 @@ describe('loadMetricsConfig (valid files)', () => {
     expect(byName.get('TokensPerRequest')?.help).to.equal('Tokens generated per request.');
     expect(byName.get('StepTime')?.help).to.equal('StepTime (histogram, unit: Milliseconds)');
     expect(byName.get('OldCalls')?.help).to.equal('Calls, old name. DEPRECATED: use Calls instead.');
-    expect(byName.get('Calls')).to.include({ hostLabel: null });
-    expect(byName.get('ModelCalls')).to.include({ hostLabel: 'hostname' });
-    expect(byName.get('ModelCalls')?.dimensions).to.deep.equal(['ModelName']);
+    expect(byName.get('Calls')).to.deep.equal({
+      name: 'Calls', section: 'ts_metrics', type: 'counter', unit: 'Count', dimensions: [], hostLabel: null,
+      help: 'Calls (counter, unit: Count)', buckets: [], pos: { line: 33, col: 7 },
+    });
+    expect(byName.get('ModelCalls')).to.deep.equal({
+      name: 'ModelCalls', section: 'model_metrics', type: 'counter', unit: 'Count', dimensions: ['ModelName'],
+      hostLabel: 'hostname', help: 'ModelCalls (counter, unit: Count)', buckets: [], pos: { line: 42, col: 7 },
+    });
     expect(byName.get('Odd')?.pos).to.deep.equal({ line: 30, col: 7 });
   });
 
