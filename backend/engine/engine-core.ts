@@ -30,7 +30,8 @@ export class EngineCore {
   private readonly throttle: StatsThrottle;
   private readonly bannedAlways: readonly number[];
   private readonly bannedWithEos: readonly number[];
-  private lastCounters = { q: 0, h: 0, p: 0 };
+  /** Scheduler counters at the previous step (updated in place, once per step). */
+  private readonly lastCounters = { q: 0, h: 0, p: 0 };
   private stepping = false;
   /** Aborts that arrived while a step was running (the runner's rows must not move mid-run). */
   private deferredAborts: string[] = [];
@@ -175,7 +176,9 @@ export class EngineCore {
     if (failure !== undefined) this.lastError = `model run failed: ${failure instanceof Error ? failure.message : String(failure)}`;
     const c = this.scheduler.counters;
     this.throttle.add(c.prefixQueries - this.lastCounters.q, c.prefixHits - this.lastCounters.h, c.preemptions - this.lastCounters.p);
-    this.lastCounters = { q: c.prefixQueries, h: c.prefixHits, p: c.preemptions };
+    this.lastCounters.q = c.prefixQueries;
+    this.lastCounters.h = c.prefixHits;
+    this.lastCounters.p = c.preemptions;
     const stats = this.throttle.take(
       ts,
       { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.pool.usage() },

@@ -49,10 +49,8 @@ export class Scheduler {
 
   /** Removes a sequence from whichever queue holds it and frees its blocks (finish or abort). */
   remove(seq: Sequence): void {
-    for (const list of [this.running, this.waiting]) {
-      const i = list.indexOf(seq);
-      if (i >= 0) list.splice(i, 1);
-    }
+    removeFrom(this.running, seq);
+    removeFrom(this.waiting, seq);
     this.kv.free(seq);
   }
 
@@ -140,4 +138,10 @@ export class Scheduler {
     this.waiting.unshift(seq);
     this.counters.preemptions++;
   }
+}
+
+/** Removes `seq` from `list` if there (no array built per call: this runs per finished sequence). */
+function removeFrom(list: Sequence[], seq: Sequence): void {
+  const i = list.indexOf(seq);
+  if (i >= 0) list.splice(i, 1);
 }
