@@ -5,6 +5,8 @@
  */
 import { performance } from 'perf_hooks';
 import type { BatchRequest, ResultMessage } from '../../schema/worker-protocol';
+import type { Job, JobOutcome } from './job';
+import { errorOutcome } from './job';
 
 /** A batch's result and the frontend's wall time for it. */
 export interface BatchRunResult {
@@ -12,8 +14,6 @@ export interface BatchRunResult {
   /** Frontend wall time from when the worker could start the batch to its result. */
   readonly wallMs: number;
 }
-import type { Job, JobOutcome } from './job';
-import { errorOutcome } from './job';
 
 /** A worker that can take one batch. */
 export interface BatchWorker {
