@@ -63,6 +63,8 @@ export class Batcher {
   private queue: Slot[] = [];
   private inFlight = 0;
   private delayTimer: NodeJS.Timeout | null = null;
+  /** The queue head `delayTimer` was armed for: its deadline depends on that head alone. */
+  private delayHead: Slot | null = null;
   private closed = false;
   private draining = false;
   private drainWaiters: Array<() => void> = [];
@@ -87,6 +89,7 @@ export class Batcher {
   /** Changes batch settings for the batches formed from now on. */
   update(settings: Partial<BatcherSettings>): void {
     this.settings = { ...this.settings, ...settings };
+    this.clearDelay(); // armed for the old maxBatchDelay
     this.pump();
   }
 
@@ -118,24 +121,28 @@ export class Batcher {
   close(message: string): void {
     this.closed = true;
     this.target.off('idle', this.onIdle);
-    if (this.delayTimer) clearTimeout(this.delayTimer);
-    this.delayTimer = null;
+    this.clearDelay();
     for (const slot of this.queue.splice(0)) this.settle(slot, errorOutcome(503, 'ServiceUnavailableException', message));
     this.checkDrained();
   }
 
   /** Forms and sends as many batches as there are idle workers and ready batches. */
   pump(): void {
-    if (this.delayTimer) { clearTimeout(this.delayTimer); this.delayTimer = null; }
-    if (this.closed) return;
+    if (this.closed) return this.clearDelay();
     while (this.queue.length > 0) {
       const now = performance.now();
-      const waited = now - this.queue[0].job.arrivalMs;
+      const head = this.queue[0];
+      const waited = now - head.job.arrivalMs;
       const full = this.queue.length >= this.settings.batchSize;
       if (!this.draining && !full && waited < this.settings.maxBatchDelayMs) {
-        this.delayTimer = setTimeout(() => { this.delayTimer = null; this.pump(); }, Math.max(0, this.settings.maxBatchDelayMs - waited));
+        // Same head, same deadline: keep the armed timer rather than re-arm on every submit.
+        if (this.delayTimer !== null && this.delayHead === head) return;
+        this.clearDelay();
+        this.delayHead = head;
+        this.delayTimer = setTimeout(() => { this.delayTimer = null; this.delayHead = null; this.pump(); }, Math.max(0, this.settings.maxBatchDelayMs - waited));
         return;
       }
+      this.clearDelay();
       // A full batch may be sent ahead to a busy worker; a partial one only to a free worker,
       // so it keeps filling meanwhile (TorchServe's worker pulls its batch when it is free).
       const worker = this.target.idleWorker(!full && !this.draining);
@@ -143,6 +150,13 @@ export class Batcher {
       const slots = this.takeBatch();
       if (slots.length > 0) this.dispatch(worker, slots, now, waited);
     }
+    this.clearDelay();
+  }
+
+  private clearDelay(): void {
+    if (this.delayTimer !== null) clearTimeout(this.delayTimer);
+    this.delayTimer = null;
+    this.delayHead = null;
   }
 
   /** Up to batchSize queued jobs, skipping (and settling) those whose client has gone. */

@@ -63,6 +63,19 @@ describe('Batcher', () => {
     b.close('end');
   });
 
+  it('should send a waiting partial batch at the new maxBatchDelay after update, not the old one', async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 8, maxBatchDelayMs: 3_600_000, responseTimeoutSec: 60, queueCapacity: 10 });
+    b.submit(job('a', out));
+    b.submit(job('b', out)); // same head: the timer armed for 'a' stays
+    b.update({ maxBatchDelayMs: 10 });
+    b.submit(job('c', out));
+    while (t.batches.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(t.batches[0].requests.map((r) => r.requestId)).to.deep.equal(['a', 'b', 'c']);
+    b.close('end');
+  });
+
   it('should answer queue_full beyond the queue capacity and unavailable when the pool cannot serve', () => {
     const t = new FakeTarget();
     t.busy = true;
