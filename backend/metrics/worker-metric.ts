@@ -146,7 +146,7 @@ export class LiveMetric implements WorkerMetric {
   private lookup(given: DimensionValues | undefined): BoundSeries | undefined {
     const names = this.dimensions;
     const d = names.length;
-    if (d === 0) return given === undefined || (Array.isArray(given) && given.length === 0) ? (this.leaf0 ?? undefined) : undefined;
+    if (d === 0) return given === undefined || isEmptyValues(given) ? (this.leaf0 ?? undefined) : undefined;
     if (typeof given !== 'object' || given === null) return undefined;
     let node: TrieNode | BoundSeries | undefined = this.trie;
     if (Array.isArray(given)) {
@@ -244,4 +244,12 @@ export class NoopMetric implements WorkerMetric {
   bind(): WorkerBoundSeries {
     return this.bound;
   }
+}
+
+/** `[]` or `{}` (no own keys): the values of a metric without dimensions, without allocating. */
+function isEmptyValues(given: unknown): boolean {
+  if (Array.isArray(given)) return given.length === 0;
+  if (typeof given !== 'object' || given === null) return false;
+  for (const k in given) if (Object.prototype.hasOwnProperty.call(given, k)) return false;
+  return true;
 }

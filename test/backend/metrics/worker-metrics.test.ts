@@ -98,6 +98,19 @@ describe('WorkerMetrics', () => {
   });
 
   describe('values', () => {
+    it('should give a metric without dimensions one series whether values are omitted, [] or {}', () => {
+      const { wm, sent } = setup();
+      const m = wm.getMetric('NoDims');
+      m.addOrUpdate(1);
+      m.addOrUpdate(2, []);
+      m.addOrUpdate(3, {});
+      m.addOrUpdate(4, {});
+      wm.flush();
+      expect(sent[0]!.series).to.deep.equal([{ id: 0, metric: 'NoDims', values: [] }]);
+      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['NoDims', 1], ['NoDims', 2], ['NoDims', 3], ['NoDims', 4]]);
+      expect(wm.dropped).to.deep.equal({});
+    });
+
     it('should drop NaN, Infinity, non-numbers (not_finite) and negative counter increments', () => {
       const { wm, logs } = setup();
       const c = wm.getMetric('NoDims', 'counter').bind();
