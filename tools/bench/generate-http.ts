@@ -7,14 +7,13 @@
  * end to end, HTTP, SSE and IPC included. Goal ratio ≥ 3. One JSON line:
  * `{"bench":"decode_tok_s_32_vs_1_http","ours":…,"baseline":…,"unit":"tok/s","ratio":…}`.
  */
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { TINY_LM_MODEL } from '../models/demo-models';
+import { spawnServer } from './spawn-server';
 
 const STREAMS = 32;
 const MAX_TOKENS = 64;
@@ -25,18 +24,7 @@ const PROMPT_BYTES = 191;
 function promptFor(i: number): string {
   return `Bench stream ${i}: ${'once upon a time, '.repeat(12)}`.slice(0, PROMPT_BYTES);
 }
-const CLI = resolve(__dirname, '..', '..', '..', 'bin', 'tsserve.js');
 
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = net.createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => res(p));
-    });
-  });
-}
 
 interface StreamRun {
   /** performance.now() of the first token and of the last chunk. */
@@ -85,20 +73,8 @@ function decodeRate(runs: readonly StreamRun[], sequential: boolean): number {
 }
 
 async function startServer(dir: string): Promise<{ proc: ChildProcess; base: string }> {
-  const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
-  const proc = spawn(process.execPath, [
-    CLI, 'start', '--model-store', join(dir, 'store'), '--log-dir', join(dir, 'logs'), '--metrics-mode', 'prometheus', '--disable-system-metrics',
-    '--inference-address', `http://127.0.0.1:${ip}`, '--management-address', `http://127.0.0.1:${mp}`, '--metrics-address', `http://127.0.0.1:${xp}`,
-  ], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
-  proc.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
-  const t0 = Date.now();
-  while (!out.includes('Model server started.')) {
-    if (proc.exitCode !== null || Date.now() - t0 > 60_000) throw new Error(`server did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { proc, base: `http://127.0.0.1:${ip}` };
+  const s = await spawnServer(['--model-store', join(dir, 'store'), '--log-dir', join(dir, 'logs'), '--metrics-mode', 'prometheus', '--disable-system-metrics'], dir);
+  return { proc: s.proc, base: s.inference };
 }
 
 async function main(): Promise<void> {

@@ -10,18 +10,16 @@
  * shipped: the repo's metrics.yaml, tslog + prometheus), metrics_on_vs_off (all three sinks vs
  * `--metrics-mode off`). Notes (CPU split, per-process CPU busy) go to stderr.
  */
-import { spawn, spawnSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import type { ChildProcess } from 'child_process';
 import * as dgram from 'dgram';
 import * as fs from 'fs';
-import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { createSession, tensorF32 } from '../../backend/onnx/ort';
 import { writeMlpHeavy } from '../models/demo-models';
+import { spawnServer } from './spawn-server';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const CLI = path.join(ROOT, 'bin', 'tsserve.js');
 const WIDTH = 784;
 const WARMUP_S = 2;
 const MEASURE_S = Number(process.env.BENCH_SECONDS ?? 5);
@@ -45,13 +43,6 @@ function note(msg: string): void {
   process.stderr.write(`# ${msg}\n`);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-  });
-}
 
 function input(seed: number): number[] {
   return Array.from({ length: WIDTH }, (_v, i) => ((i * 31 + seed * 17) % 100) / 100);
@@ -87,24 +78,13 @@ function cpuSeconds(pid: number): number {
 }
 
 async function startServer(store: string, logDir: string, extra: readonly string[]): Promise<Server> {
-  const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
-  const args = [CLI, 'start', '--model-store', store, '--log-dir', logDir, '--disable-system-metrics', '--job-queue-size', '1024',
-    '--inference-address', `http://127.0.0.1:${ip}`, '--management-address', `http://127.0.0.1:${mp}`, '--metrics-address', `http://127.0.0.1:${xp}`, ...extra];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let out = '';
-  proc.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
-  proc.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
-  const t0 = Date.now();
-  while (!out.includes('Model server started.')) {
-    if (proc.exitCode !== null || Date.now() - t0 > 60_000) throw new Error(`server did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const management = `http://127.0.0.1:${mp}`;
+  const { proc, inference, management } = await spawnServer(
+    ['--model-store', store, '--log-dir', logDir, '--disable-system-metrics', '--job-queue-size', '1024', ...extra]);
   const desc = (await (await fetch(`${management}/models/mlp-heavy`)).json()) as Array<{ workers: Array<{ pid: number }> }>;
   if (proc.pid !== undefined) pin(proc.pid, 1);
   for (const w of desc[0]!.workers) pin(w.pid, 0);
   return {
-    proc, inference: `http://127.0.0.1:${ip}`, management, workerPid: desc[0]!.workers[0]!.pid,
+    proc, inference, management, workerPid: desc[0]!.workers[0]!.pid,
     stop: () => new Promise<void>((resolve) => {
       proc.once('exit', () => resolve());
       proc.kill('SIGTERM');
