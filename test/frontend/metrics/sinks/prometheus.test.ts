@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
