@@ -120,6 +120,11 @@ describe('tsserve start: workers, scaling and management (real server)', functio
     expect((await post(`${server.inference}/predictions/mlp2`, mlpInput(3))).status).to.equal(200);
     const escape = await call('POST', `${server.management}/models?url=../mlp&model_name=evil`);
     expect(escape.status).to.equal(400);
+    const badBatch = await call('POST', `${server.management}/models?url=mlp&model_name=bad&batch_size=abc`);
+    expect(badBatch).to.deep.equal({ status: 400, json: { code: 400, type: 'BadRequestException', message: "parameter batch_size must be an integer >= 1 (got 'abc')" } });
+    const badScale = await call('PUT', `${server.management}/models/mlp2?min_worker=-1`);
+    expect(badScale).to.deep.equal({ status: 400, json: { code: 400, type: 'BadRequestException', message: "parameter min_worker must be an integer >= 0 (got '-1')" } });
+    expect((await call('GET', `${server.management}/models/bad`)).status).to.equal(404);
     const dup = await call('POST', `${server.management}/models?url=mlp&model_name=mlp2`);
     expect(dup.status).to.equal(409);
     const del = await call('DELETE', `${server.management}/models/mlp2`);
