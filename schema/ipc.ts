@@ -8,7 +8,7 @@
  * time change per batch or per flush, not per point, so they travel run-length encoded: pairs
  * (start index, request ref) and (start index, epoch ms). See docs/ipc.md.
  */
-import type { MetricType } from './types';
+import type { MetricType } from './types.js';
 
 /** Protocol version; a message with another `v` is rejected with a reason. */
 export const METRICS_IPC_VERSION = 2;

@@ -4,7 +4,7 @@
  * Buffers cross the channel as bytes. Every message carries a `type` in the `tsserve.`
  * namespace so the frontend can route metrics, engine outputs and control apart.
  */
-import type { MetricsConfig } from './types';
+import type { MetricsConfig } from './types.js';
 
 export const WORKER_PROTOCOL_VERSION = 1;
 

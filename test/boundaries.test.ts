@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
 
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 /** Every .ts file under `dir` (relative to the repo root), recursively. */
 function tsFiles(dir: string): string[] {

@@ -6,15 +6,15 @@
  * doors drive this same class.
  */
 import { performance } from 'node:perf_hooks';
-import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc';
-import type { EngineConfig } from './config';
-import { KvCacheManager } from './kv-cache-manager';
-import type { ModelRunner, RunItem } from './runner';
-import { prngFor, resolveSamplingParams, sampleToken } from './sampling';
-import { Scheduler } from './scheduler';
-import { Sequence } from './sequence';
-import { StatsThrottle } from './stats';
-import type { ByteTokenizer } from './tokenizer';
+import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc.js';
+import type { EngineConfig } from './config.js';
+import { KvCacheManager } from './kv-cache-manager.js';
+import type { ModelRunner, RunItem } from './runner.js';
+import { prngFor, resolveSamplingParams, sampleToken } from './sampling.js';
+import { Scheduler } from './scheduler.js';
+import { Sequence } from './sequence.js';
+import { StatsThrottle } from './stats.js';
+import type { ByteTokenizer } from './tokenizer.js';
 
 /** A request the engine cannot take (bad prompt, too long, duplicate id). */
 export class RequestRejected extends Error {}

@@ -8,11 +8,11 @@
  * allocated per step.
  */
 import { performance } from 'node:perf_hooks';
-import type { OrtSession, OrtTensorInput } from '../onnx/ort';
-import { tensorF32, tensorI64 } from '../onnx/ort';
-import type { ModelSpec } from './config';
-import type { KvStore } from './kv-store';
-import type { ModelRunner, RunItem } from './runner';
+import type { OrtSession, OrtTensorInput } from '../onnx/ort.js';
+import { tensorF32, tensorI64 } from '../onnx/ort.js';
+import type { ModelSpec } from './config.js';
+import type { KvStore } from './kv-store.js';
+import type { ModelRunner, RunItem } from './runner.js';
 
 /** `rowSeq` entry of a released row not yet reused or closed. */
 const HOLE = -1;

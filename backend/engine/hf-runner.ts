@@ -6,11 +6,11 @@
  * every step, which is why the fast layout exists (see docs/engine.md).
  */
 import { performance } from 'node:perf_hooks';
-import type { OrtSession, OrtTensorInput } from '../onnx/ort';
-import { tensorF32, tensorI64 } from '../onnx/ort';
-import type { ModelSpec } from './config';
-import type { KvStore } from './kv-store';
-import type { ModelRunner, RunItem } from './runner';
+import type { OrtSession, OrtTensorInput } from '../onnx/ort.js';
+import { tensorF32, tensorI64 } from '../onnx/ort.js';
+import type { ModelSpec } from './config.js';
+import type { KvStore } from './kv-store.js';
+import type { ModelRunner, RunItem } from './runner.js';
 
 interface SeqCache {
   len: number;

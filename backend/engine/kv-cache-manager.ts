@@ -2,9 +2,9 @@
  * Per-sequence KV bookkeeping over the BlockPool: block tables, prefix-cache lookups along the
  * hash chain of full blocks, slot allocation for a step, and caching of newly filled blocks.
  */
-import { BlockPool } from './block-pool';
-import { blockHash } from './prefix-hash';
-import type { Sequence } from './sequence';
+import { BlockPool } from './block-pool.js';
+import { blockHash } from './prefix-hash.js';
+import type { Sequence } from './sequence.js';
 
 /** Result of a prefix lookup: cached blocks to reuse and the tokens they cover. */
 export interface PrefixHit {

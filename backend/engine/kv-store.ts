@@ -2,7 +2,7 @@
  * The block pool's backing store: the real K/V of every block, one Float32Array per layer for K
  * and one for V, laid out [block][head][slot][headDim] so a block's head is one contiguous run.
  */
-import type { ModelSpec } from './config';
+import type { ModelSpec } from './config.js';
 
 /** Per-layer K and V storage for `numBlocks` blocks of `blockSize` positions. */
 export class KvStore {

@@ -2,9 +2,9 @@
  * Offline generation (vLLM's `LLM` class): load a model directory, hand it a list of prompts,
  * get the completions back. It drives the same EngineCore the server's workers run, in-process.
  */
-import type { FinishReason, GenSamplingParams, PrefillStats } from '../../schema/engine-ipc';
-import type { EngineCore } from './engine-core';
-import { loadEngine, readModelDir } from './load';
+import type { FinishReason, GenSamplingParams, PrefillStats } from '../../schema/engine-ipc.js';
+import type { EngineCore } from './engine-core.js';
+import { loadEngine, readModelDir } from './load.js';
 
 /** One generated sequence. */
 export interface CompletionSequence {

@@ -5,15 +5,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
-import { createSession } from '../onnx/ort';
-import { resolveEngineConfig } from './config';
-import type { EngineConfig, KvLayout } from './config';
-import { EngineCore } from './engine-core';
-import { FastRunner } from './fast-runner';
-import { HfRunner } from './hf-runner';
-import { KvStore } from './kv-store';
-import type { ModelRunner } from './runner';
-import { ByteTokenizer } from './tokenizer';
+import { createSession } from '../onnx/ort.js';
+import { resolveEngineConfig } from './config.js';
+import type { EngineConfig, KvLayout } from './config.js';
+import { EngineCore } from './engine-core.js';
+import { FastRunner } from './fast-runner.js';
+import { HfRunner } from './hf-runner.js';
+import { KvStore } from './kv-store.js';
+import type { ModelRunner } from './runner.js';
+import { ByteTokenizer } from './tokenizer.js';
 
 /** Where the model is and how to run it. */
 export interface EngineLoadOptions {

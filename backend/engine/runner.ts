@@ -3,7 +3,7 @@
  * and return last-position logits. The runner owns the physical K/V (packed rows, KvStore);
  * the engine owns allocation (block tables) and decides what runs.
  */
-import type { ModelSpec } from './config';
+import type { ModelSpec } from './config.js';
 
 /** One sequence's work in a step. */
 export interface RunItem {

@@ -2,7 +2,7 @@
  * Sampling parameters resolved with defaults, a seeded PRNG per sequence, and the sampler:
  * greedy at temperature 0, otherwise temperature, top-k and top-p over a softmax.
  */
-import type { GenSamplingParams } from '../../schema/engine-ipc';
+import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 
 /** Sampling parameters with every default filled in. */
 export interface SamplingParams {

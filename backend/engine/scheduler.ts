@@ -6,9 +6,9 @@
  * budget. When the pool runs dry the NEWEST running sequence is preempted: its blocks are freed
  * and it waits at the head of the queue to be recomputed.
  */
-import type { EngineConfig } from './config';
-import type { KvCacheManager, PrefixHit } from './kv-cache-manager';
-import type { Sequence } from './sequence';
+import type { EngineConfig } from './config.js';
+import type { KvCacheManager, PrefixHit } from './kv-cache-manager.js';
+import type { Sequence } from './sequence.js';
 
 /** One sequence's share of a step: compute tokens `[start, start + count)`. */
 export interface ScheduledItem {

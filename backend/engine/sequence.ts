@@ -2,9 +2,9 @@
  * One engine sequence (a child of a request when n > 1): its tokens, KV bookkeeping, engine
  * events and clocks, and its incremental text with stop-string detection.
  */
-import type { EngineEvent, FinishReason, PrefillStats } from '../../schema/engine-ipc';
-import type { SamplingParams, Prng } from './sampling';
-import type { StreamDecoder } from './tokenizer';
+import type { EngineEvent, FinishReason, PrefillStats } from '../../schema/engine-ipc.js';
+import type { SamplingParams, Prng } from './sampling.js';
+import type { StreamDecoder } from './tokenizer.js';
 
 const NO_EVENTS: readonly EngineEvent[] = Object.freeze([]);
 

@@ -2,7 +2,7 @@
  * Scheduler stats with throttling that loses nothing: counters accumulate as deltas until a
  * stats record is sent; gauges are read fresh when it is.
  */
-import type { GenSchedulerStats } from '../../schema/engine-ipc';
+import type { GenSchedulerStats } from '../../schema/engine-ipc.js';
 
 /** Live gauges read when a stats record is built. */
 export interface StatsGauges {

@@ -7,11 +7,11 @@
  * then closes the model and resolves.
  */
 import { performance } from 'node:perf_hooks';
-import { decodeToGenWorkerMessage } from '../../schema/engine-ipc';
-import type { GenErrorMessage, GenStepMessage } from '../../schema/engine-ipc';
-import type { InitMessage } from '../../schema/worker-protocol';
-import type { EngineCore } from './engine-core';
-import { loadEngine } from './load';
+import { decodeToGenWorkerMessage } from '../../schema/engine-ipc.js';
+import type { GenErrorMessage, GenStepMessage } from '../../schema/engine-ipc.js';
+import type { InitMessage } from '../../schema/worker-protocol.js';
+import type { EngineCore } from './engine-core.js';
+import { loadEngine } from './load.js';
 
 /**
  * Runs a generation worker until `tsserve.shutdown`; resolves once the model is closed and

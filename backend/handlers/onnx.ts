@@ -4,8 +4,8 @@
  * run once; each answer is the JSON array of the model's first output row (10 probabilities).
  * A bad body fails its own request with 400 and leaves the rest of the batch running.
  */
-import { tensorF32 } from '../onnx/ort';
-import type { HandlerContext, HandlerRequest, HandlerSession, StagedHandler } from './types';
+import { tensorF32 } from '../onnx/ort.js';
+import type { HandlerContext, HandlerRequest, HandlerSession, StagedHandler } from './types.js';
 
 /** Input width when model-config gives none: a flattened 28×28 image, as the demo MLP takes. */
 export const DEFAULT_INPUT_WIDTH = 784;

@@ -6,9 +6,9 @@
  * whole pipeline as HandlerTime. A handler file may import only these types (erased at compile
  * time) and Node built-ins: everything else — metrics, ONNX sessions — comes from `context`.
  */
-import type { ModelConfig } from '../../schema/worker-protocol';
-import type { OrtSession, OrtTensorInput, OrtTensorOutput } from '../onnx/ort';
-import type { WorkerMetrics } from '../metrics/worker-metrics';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import type { OrtSession, OrtTensorInput, OrtTensorOutput } from '../onnx/ort.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 
 /** One request of a batch: the id the frontend gave it and its parsed JSON body. */
 export interface HandlerRequest {

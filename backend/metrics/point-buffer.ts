@@ -10,8 +10,8 @@
  * 1 s timer) only. A datapoint's time is therefore the start of its batch, or at most about a
  * second old outside batches — the tslog sink prints whole seconds.
  */
-import { NO_REQUEST } from '../../schema/ipc';
-import { RunList } from './run-list';
+import { NO_REQUEST } from '../../schema/ipc.js';
+import { RunList } from './run-list.js';
 
 const INITIAL_POINTS = 256;
 /** Run starts travel as Int32; no realistic cap comes near (it would be 12 GiB of datapoints). */

@@ -2,12 +2,12 @@
  * A model metric as handler code sees it in the worker: resolve dimensions once on `bind`,
  * then `record(value)` is a type check and an append into the shared point buffer.
  */
-import type { MetricType } from '../../schema/types';
-import { OVERFLOW_LABEL_VALUE } from '../../schema/types';
-import type { WorkerDropReason } from '../../schema/ipc';
-import type { PointBuffer } from './point-buffer';
-import { describeDimensionValues, orderDimensionValues } from './dimensions';
-import type { DimensionValues } from './dimensions';
+import type { MetricType } from '../../schema/types.js';
+import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
+import type { WorkerDropReason } from '../../schema/ipc.js';
+import type { PointBuffer } from './point-buffer.js';
+import { describeDimensionValues, orderDimensionValues } from './dimensions.js';
+import type { DimensionValues } from './dimensions.js';
 
 /** A series bound once; `record` does no lookup, no allocation and no clock read. */
 export interface WorkerBoundSeries {

@@ -3,14 +3,14 @@
  * `addCounter`/`addTime`/`addSize`/`addPercent`) built from the frontend's validated config,
  * buffering raw datapoints that `flush()` sends to the frontend as one `MetricsMessage`.
  */
-import type { MetricsConfig, MetricType } from '../../schema/types';
-import { METRICS_IPC_VERSION, METRICS_MESSAGE_TYPE } from '../../schema/ipc';
-import type { MetricDecl, MetricsMessage, SeriesDecl, WorkerDropReason } from '../../schema/ipc';
-import { PointBuffer } from './point-buffer';
-import { LiveMetric, NoopMetric } from './worker-metric';
-import type { MetricOwner, WorkerMetric } from './worker-metric';
-import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, isSizeUnit, isTimeUnit, mapUnit } from './units';
-import type { SizeUnit, TimeUnit } from './units';
+import type { MetricsConfig, MetricType } from '../../schema/types.js';
+import { METRICS_IPC_VERSION, METRICS_MESSAGE_TYPE } from '../../schema/ipc.js';
+import type { MetricDecl, MetricsMessage, SeriesDecl, WorkerDropReason } from '../../schema/ipc.js';
+import { PointBuffer } from './point-buffer.js';
+import { LiveMetric, NoopMetric } from './worker-metric.js';
+import type { MetricOwner, WorkerMetric } from './worker-metric.js';
+import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, isSizeUnit, isTimeUnit, mapUnit } from './units.js';
+import type { SizeUnit, TimeUnit } from './units.js';
 
 /** Options of a `WorkerMetrics`. */
 export interface WorkerMetricsOptions {

@@ -3,13 +3,13 @@
  * from `initialize` (as TorchServe handlers keep `self.context`) still sees the current batch's
  * request ids. ONNX sessions opened through it are tracked and released when the worker exits.
  */
-import type { ModelConfig } from '../../schema/worker-protocol';
-import { createSession } from '../onnx/ort';
-import type { OrtSession } from '../onnx/ort';
-import type { WorkerMetrics } from '../metrics/worker-metrics';
-import type { HandlerContext, HandlerSession } from '../handlers/types';
-import { makeRequestError } from '../handlers/request-error';
-import { resolveInModelDir } from './model-path';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import { createSession } from '../onnx/ort.js';
+import type { OrtSession } from '../onnx/ort.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import type { HandlerContext, HandlerSession } from '../handlers/types.js';
+import { makeRequestError } from '../handlers/request-error.js';
+import { resolveInModelDir } from './model-path.js';
 
 /** The context plus the worker's handles on it. */
 export class WorkerContext implements HandlerContext {

@@ -1,11 +1,12 @@
 /**
  * Turns a model-config `handler:` into a runnable handler: `onnx` is the built-in one, anything
- * else a CommonJS module inside the model directory. Whatever the module's export style, the
+ * else a module inside the model directory (ESM or CommonJS, loaded with `import()`). Whatever the module's export style, the
  * result is one of two shapes the batch runner knows: staged, or a single `handle`.
  */
-import { createOnnxHandler } from '../handlers/onnx';
-import type { HandleFunction, HandlerContext, HandlerModule, StagedHandler } from '../handlers/types';
-import { resolveInModelDir } from './model-path';
+import { pathToFileURL } from 'node:url';
+import { createOnnxHandler } from '../handlers/onnx.js';
+import type { HandleFunction, HandlerContext, HandlerModule, StagedHandler } from '../handlers/types.js';
+import { resolveInModelDir } from './model-path.js';
 
 /** A handler normalized for the batch runner. */
 export type LoadedHandler =
@@ -13,17 +14,16 @@ export type LoadedHandler =
   | { readonly kind: 'handle'; readonly source: string; readonly init?: (ctx: HandlerContext) => unknown; readonly handle: HandleFunction };
 
 /** Extensions tried when `handler:` names a module without one. */
-const MODULE_EXTENSIONS: readonly string[] = ['.js', '.cjs'];
+const MODULE_EXTENSIONS: readonly string[] = ['.js', '.mjs', '.cjs'];
 
 /** Loads the handler for `spec`; throws an Error with a message fit for `tsserve.load_failed`. */
-export function loadHandler(modelDir: string, spec: string): LoadedHandler {
+export async function loadHandler(modelDir: string, spec: string): Promise<LoadedHandler> {
   if (spec === 'onnx') return { kind: 'staged', source: 'built-in onnx', stages: createOnnxHandler() };
   const resolved = resolveInModelDir(modelDir, spec, MODULE_EXTENSIONS);
   if (!resolved.ok) throw new Error(`handler refused: ${resolved.error}`);
   let mod: unknown;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the handler path is only known at run time
-    mod = require(resolved.file);
+    mod = await import(pathToFileURL(resolved.file).href);
   } catch (e) {
     throw new Error(`handler ${resolved.file} failed to load: ${(e as Error).message ?? String(e)}`);
   }

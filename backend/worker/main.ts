@@ -3,8 +3,8 @@
  * process (IPC messages, disconnect, uncaught exceptions) to a `Worker`; exits only after every
  * message it sent has been handed to the channel, so the last metrics flush is never lost.
  */
-import { Worker } from './worker';
-import type { WorkerIo } from './worker';
+import { Worker } from './worker.js';
+import type { WorkerIo } from './worker.js';
 
 /** Bound on how long an exit waits for queued IPC messages to drain. */
 const EXIT_DRAIN_MS = 3000;

@@ -4,10 +4,10 @@
  * stage (PredictionTime); a single-function handler's whole `handle` is its inference.
  */
 import { performance } from 'perf_hooks';
-import type { BatchResponse } from '../../schema/worker-protocol';
-import type { HandlerContext, HandlerRequest } from '../handlers/types';
-import { isError, messageOf, statusOf } from '../handlers/request-error';
-import type { LoadedHandler } from './load-handler';
+import type { BatchResponse } from '../../schema/worker-protocol.js';
+import type { HandlerContext, HandlerRequest } from '../handlers/types.js';
+import { isError, messageOf, statusOf } from '../handlers/request-error.js';
+import type { LoadedHandler } from './load-handler.js';
 
 /** The answers to one batch and where the time went. */
 export interface BatchOutcome {

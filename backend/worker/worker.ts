@@ -7,15 +7,15 @@ import * as fs from 'fs';
 import { performance } from 'perf_hooks';
 import type {
   BatchMessage, FromWorkerMessage, InitMessage, ResultMessage,
-} from '../../schema/worker-protocol';
-import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol';
-import type { MetricsMessage } from '../../schema/ipc';
-import { WorkerMetrics } from '../metrics/worker-metrics';
-import { loadHandler } from './load-handler';
-import type { LoadedHandler } from './load-handler';
-import { WorkerContext } from './context';
-import { failAll, runBatch } from './run-batch';
-import { startGeneration } from './generation';
+} from '../../schema/worker-protocol.js';
+import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
+import type { MetricsMessage } from '../../schema/ipc.js';
+import { WorkerMetrics } from '../metrics/worker-metrics.js';
+import { loadHandler } from './load-handler.js';
+import type { LoadedHandler } from './load-handler.js';
+import { WorkerContext } from './context.js';
+import { failAll, runBatch } from './run-batch.js';
+import { startGeneration } from './generation.js';
 
 /** What the worker needs from its process. */
 export interface WorkerIo {
@@ -141,7 +141,7 @@ export class Worker {
     try {
       const ctx = new WorkerContext(init.model, realDir, metrics);
       this.context = ctx;
-      const handler = loadHandler(realDir, init.model.handler);
+      const handler = await loadHandler(realDir, init.model.handler);
       if (handler.kind === 'staged') await handler.stages.initialize?.(ctx);
       else await handler.init?.(ctx);
       this.handler = handler;

@@ -4,9 +4,9 @@
  * ms. Each request has its own response timeout (504); a full queue answers 503.
  */
 import { performance } from 'perf_hooks';
-import type { BatchRequest, ResultMessage } from '../../schema/worker-protocol';
-import type { Job, JobOutcome } from './job';
-import { errorOutcome } from './job';
+import type { BatchRequest, ResultMessage } from '../../schema/worker-protocol.js';
+import type { Job, JobOutcome } from './job.js';
+import { errorOutcome } from './job.js';
 
 /** A batch's result and the frontend's wall time for it. */
 export interface BatchRunResult {

@@ -4,7 +4,7 @@
  * kvCacheBytes (64 MiB) ÷ bytes per block; prefix caching on). The frontend cannot import the
  * backend, so the rule is mirrored here; it only labels `ts_cache_config_info`.
  */
-import type { CacheConfigInfo } from './engine-series';
+import type { CacheConfigInfo } from './engine-series.js';
 
 const DEFAULT_KV_CACHE_BYTES = 64 * 1024 * 1024;
 

@@ -4,9 +4,9 @@
  * from metrics.yaml is switched off (a no-op series); one declared with another type or other
  * dimensions is switched off with one warning naming what the frontend supplies.
  */
-import type { FinishReason } from '../../schema/engine-ipc';
-import type { MetricType } from '../../schema/types';
-import type { MetricsPort, SeriesHandle } from '../server/metrics-port';
+import type { FinishReason } from '../../schema/engine-ipc.js';
+import type { MetricType } from '../../schema/types.js';
+import type { MetricsPort, SeriesHandle } from '../server/metrics-port.js';
 
 /** The engine's KV-cache settings, exported as the labels of `ts_cache_config_info`. */
 export interface CacheConfigInfo {

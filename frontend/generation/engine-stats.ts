@@ -5,11 +5,11 @@
  * per finished request (all n sequences done) the params and max-generation histograms, and
  * the scheduler stats into gauges and counters. Plain data, one pass over the outputs.
  */
-import type { EngineCoreOutputs, FinishReason, GenRequestOutput } from '../../schema/engine-ipc';
-import type { EngineSeries } from './engine-series';
-import type { LoggingStatLogger } from './logging-stat-logger';
-import type { RequestState, SequenceState } from './request-state';
-import { newRequestState } from './request-state';
+import type { EngineCoreOutputs, FinishReason, GenRequestOutput } from '../../schema/engine-ipc.js';
+import type { EngineSeries } from './engine-series.js';
+import type { LoggingStatLogger } from './logging-stat-logger.js';
+import type { RequestState, SequenceState } from './request-state.js';
+import { newRequestState } from './request-state.js';
 
 /** Engine-clock milliseconds → seconds. */
 const S = 1 / 1000;

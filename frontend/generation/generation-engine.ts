@@ -3,12 +3,12 @@
  * its log line, and the sinks of the requests it runs. Step messages are counted first, then
  * handed to each request's sink, so a client that reads its answer finds the metrics updated.
  */
-import type { GenErrorMessage, GenRequestOutput, GenSamplingParams, GenStepMessage, ToGenWorkerMessage } from '../../schema/engine-ipc';
-import type { MetricsPort } from '../server/metrics-port';
-import type { CacheConfigInfo } from './engine-series';
-import { bindEngineSeries } from './engine-series';
-import { EngineStats } from './engine-stats';
-import { LoggingStatLogger } from './logging-stat-logger';
+import type { GenErrorMessage, GenRequestOutput, GenSamplingParams, GenStepMessage, ToGenWorkerMessage } from '../../schema/engine-ipc.js';
+import type { MetricsPort } from '../server/metrics-port.js';
+import type { CacheConfigInfo } from './engine-series.js';
+import { bindEngineSeries } from './engine-series.js';
+import { EngineStats } from './engine-stats.js';
+import { LoggingStatLogger } from './logging-stat-logger.js';
 
 /** Where one request's outputs go (the OpenAI layer). Every callback is terminal except onOutput. */
 export interface GenerationSink {

@@ -3,14 +3,14 @@
  * GenerationModels, their engines feed the periodic stat log, and the OpenAI routes
  * (`/v1/completions`, `/v1/chat/completions`, `/v1/models`) mount on the inference listener.
  */
-import type { ModelConfig } from '../../schema/worker-protocol';
-import type { ModelKind, ModelKindContext } from '../server/model-kinds';
-import { registerModelKind } from '../server/model-kinds';
-import type { ServedModel } from '../server/served-model';
-import { openaiRouter } from '../openai/router';
-import { GenerationModel } from './generation-model';
-import { StatLogTicker } from './stat-log-ticker';
-import { checkEngineMetrics } from './engine-series';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import type { ModelKind, ModelKindContext } from '../server/model-kinds.js';
+import { registerModelKind } from '../server/model-kinds.js';
+import type { ServedModel } from '../server/served-model.js';
+import { openaiRouter } from '../openai/router.js';
+import { GenerationModel } from './generation-model.js';
+import { StatLogTicker } from './stat-log-ticker.js';
+import { checkEngineMetrics } from './engine-series.js';
 
 /** Options of the generation frontend. */
 export interface GenerationFrontendOptions {

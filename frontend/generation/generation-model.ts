@@ -6,18 +6,18 @@
  */
 import { randomUUID } from 'crypto';
 import { performance } from 'perf_hooks';
-import type { GenSamplingParams } from '../../schema/engine-ipc';
-import { decodeFromGenWorkerMessage, isFromGenWorkerMessage } from '../../schema/engine-ipc';
-import type { ModelConfig } from '../../schema/worker-protocol';
-import type { ModelKindContext } from '../server/model-kinds';
-import type { ModelDescription, ServedModel } from '../server/served-model';
-import { WorkerPool } from '../workers/worker-pool';
-import type { CacheConfigInfo } from './engine-series';
-import { cacheConfigOf } from './cache-config';
-import type { GenerationSink } from './generation-engine';
-import { GenerationEngine } from './generation-engine';
-import type { StatLine } from './logging-stat-logger';
-import type { StatLineSource } from './stat-log-ticker';
+import type { GenSamplingParams } from '../../schema/engine-ipc.js';
+import { decodeFromGenWorkerMessage, isFromGenWorkerMessage } from '../../schema/engine-ipc.js';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import type { ModelKindContext } from '../server/model-kinds.js';
+import type { ModelDescription, ServedModel } from '../server/served-model.js';
+import { WorkerPool } from '../workers/worker-pool.js';
+import type { CacheConfigInfo } from './engine-series.js';
+import { cacheConfigOf } from './cache-config.js';
+import type { GenerationSink } from './generation-engine.js';
+import { GenerationEngine } from './generation-engine.js';
+import type { StatLine } from './logging-stat-logger.js';
+import type { StatLineSource } from './stat-log-ticker.js';
 
 /** One generation request as the OpenAI layer hands it over. */
 export interface GenerateRequest {

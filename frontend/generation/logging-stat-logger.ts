@@ -4,8 +4,8 @@
  * throughput counts only COMPUTED prompt tokens (prefix-cache hits excluded), as vLLM does.
  * After two consecutive idle intervals the line is demoted to debug.
  */
-import type { GenSchedulerStats } from '../../schema/engine-ipc';
-import { CachingWindow } from './caching-window';
+import type { GenSchedulerStats } from '../../schema/engine-ipc.js';
+import { CachingWindow } from './caching-window.js';
 
 /** One rendered line and the level to print it at. */
 export interface StatLine {

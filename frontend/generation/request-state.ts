@@ -3,7 +3,7 @@
  * RequestStateStats): the arrival time on the FRONTEND clock, and the engine-clock timestamps
  * of the sequence's events and tokens. The two clocks are never subtracted from each other.
  */
-import type { FinishReason } from '../../schema/engine-ipc';
+import type { FinishReason } from '../../schema/engine-ipc.js';
 
 /** One sequence (one of the request's n children). Engine-clock fields are worker ms. */
 export interface SequenceState {

@@ -3,7 +3,7 @@
  * a non-positive value falls back to 10). Info lines go to the server log; debug lines (idle
  * engines) only when debug logging is on. The timer is unref'd.
  */
-import type { StatLine } from './logging-stat-logger';
+import type { StatLine } from './logging-stat-logger.js';
 
 /** Something with stat loggers: a generation model. */
 export interface StatLineSource {

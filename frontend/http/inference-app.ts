@@ -10,12 +10,12 @@ import { randomUUID } from 'crypto';
 import { performance } from 'perf_hooks';
 import express from 'express';
 import type { Express, RequestHandler, Router } from 'express';
-import type { FrontendSeries, ModelSeries } from '../server/frontend-series';
-import type { ServedModel } from '../server/served-model';
-import { countResponses } from './count-responses';
-import { errorHandler, notFound, sendError } from './errors';
-import { jsonBody } from './json-body';
-import { requireToken } from './token-auth';
+import type { FrontendSeries, ModelSeries } from '../server/frontend-series.js';
+import type { ServedModel } from '../server/served-model.js';
+import { countResponses } from './count-responses.js';
+import { errorHandler, notFound, sendError } from './errors.js';
+import { jsonBody } from './json-body.js';
+import { requireToken } from './token-auth.js';
 
 /** What the inference app needs. */
 export interface InferenceAppOptions {

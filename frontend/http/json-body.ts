@@ -4,7 +4,7 @@
  * whatever its content type; over `limit` bytes → 413, invalid JSON → 400, none → undefined.
  */
 import type { RequestHandler } from 'express';
-import { sendError } from './errors';
+import { sendError } from './errors.js';
 
 /** Middleware setting `req.body` to the parsed JSON body (undefined when there is none). */
 export function jsonBody(limit: number): RequestHandler {

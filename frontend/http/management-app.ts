@@ -4,13 +4,13 @@
  */
 import express from 'express';
 import type { Express, Request, Response } from 'express';
-import type { FrontendSeries } from '../server/frontend-series';
-import type { ModelManager } from '../server/model-manager';
-import { RegistrationError } from '../server/model-manager';
-import type { ServedModel } from '../server/served-model';
-import { countResponses } from './count-responses';
-import { errorHandler, notFound, sendError } from './errors';
-import { requireToken } from './token-auth';
+import type { FrontendSeries } from '../server/frontend-series.js';
+import type { ModelManager } from '../server/model-manager.js';
+import { RegistrationError } from '../server/model-manager.js';
+import type { ServedModel } from '../server/served-model.js';
+import { countResponses } from './count-responses.js';
+import { errorHandler, notFound, sendError } from './errors.js';
+import { requireToken } from './token-auth.js';
 
 /** What the management app needs. */
 export interface ManagementAppOptions {

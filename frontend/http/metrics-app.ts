@@ -4,8 +4,8 @@
  */
 import express from 'express';
 import type { Express } from 'express';
-import type { MetricsPort } from '../server/metrics-port';
-import { errorHandler, notFound, sendError } from './errors';
+import type { MetricsPort } from '../server/metrics-port.js';
+import { errorHandler, notFound, sendError } from './errors.js';
 
 /** The `name[]` (or `name`) filter of a metrics URL; empty means every family. */
 export function metricNamesFilter(url: string): string[] {

@@ -6,7 +6,7 @@ import { randomBytes, timingSafeEqual } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { RequestHandler } from 'express';
-import { sendError } from './errors';
+import { sendError } from './errors.js';
 
 /** The keys of one server run. */
 export interface TokenKeys {

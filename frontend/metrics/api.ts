@@ -1,5 +1,5 @@
 /** The public shapes of the frontend metrics cache (re-exported by `frontend-metrics.ts`). */
-import type { MetricSpec } from '../../schema/types';
+import type { MetricSpec } from '../../schema/types.js';
 
 /** Dimension values by name, or in declared order; the hostname is never passed. */
 export type DimensionValues = readonly string[] | Readonly<Record<string, string>>;

@@ -1,6 +1,6 @@
 /** Turning a caller's dimension values (array or object) into the declared order, checked. */
-import type { MetricSpec } from '../../schema/types';
-import type { DimensionValues } from './api';
+import type { MetricSpec } from '../../schema/types.js';
+import type { DimensionValues } from './api.js';
 
 const EMPTY: readonly string[] = Object.freeze([]);
 

@@ -3,20 +3,20 @@
  * into the enabled sinks only. Sinks are chosen once, at construction.
  */
 import * as os from 'node:os';
-import type { MetricSpec, MetricsConfig, SinkMode, StatsdConfig } from '../../schema/types';
-import type { FrontendMetric } from './api';
-import { CachedMetric } from './metric';
-import type { MetricHooks } from './metric';
-import { SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics';
-import type { MetricsLog, Sink } from './sinks/sink';
-import { PROMETHEUS_CONTENT_TYPE, PrometheusSink } from './sinks/prometheus';
-import { StatsdSink } from './sinks/statsd';
-import { TslogSink } from './sinks/tslog';
+import type { MetricSpec, MetricsConfig, SinkMode, StatsdConfig } from '../../schema/types.js';
+import type { FrontendMetric } from './api.js';
+import { CachedMetric } from './metric.js';
+import type { MetricHooks } from './metric.js';
+import { SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
+import type { MetricsLog, Sink } from './sinks/sink.js';
+import { PROMETHEUS_CONTENT_TYPE, PrometheusSink } from './sinks/prometheus.js';
+import { StatsdSink } from './sinks/statsd.js';
+import { TslogSink } from './sinks/tslog.js';
 
-export type { BoundSeries, DimensionValues, FrontendMetric } from './api';
-export type { DropReason } from './drop-reason';
-export { DROP_REASONS } from './drop-reason';
-export { SELF_METRIC_SPECS, SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics';
+export type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
+export type { DropReason } from './drop-reason.js';
+export { DROP_REASONS } from './drop-reason.js';
+export { SELF_METRIC_SPECS, SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
 
 /** How the frontend metrics are set up; options override the yaml. */
 export interface FrontendMetricsOptions {

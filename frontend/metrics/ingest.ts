@@ -5,12 +5,12 @@
  * datapoint is then an array index and a `record`. A worker that dies takes only its series
  * table with it: what it flushed is already in the frontend's series, so counters never go down.
  */
-import { decodeMetricsMessage, forEachSegment, isMetricsMessageType } from '../../schema/ipc';
-import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc';
-import type { MetricSpec } from '../../schema/types';
-import { presetBuckets, presetForUnit } from '../../schema/config/presets';
-import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from './frontend-metrics';
-import { DROP_REASONS } from './frontend-metrics';
+import { decodeMetricsMessage, forEachSegment, isMetricsMessageType } from '../../schema/ipc.js';
+import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc.js';
+import type { MetricSpec } from '../../schema/types.js';
+import { presetBuckets, presetForUnit } from '../../schema/config/presets.js';
+import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from './frontend-metrics.js';
+import { DROP_REASONS } from './frontend-metrics.js';
 
 /** Options of a `MetricsIngest`. */
 export interface MetricsIngestOptions {

@@ -2,13 +2,13 @@
  * One metric in the frontend cache: its series (bounded by `maxSeriesPerMetric`, then folded
  * into one overflow series), each bound once to a child in every enabled sink.
  */
-import type { MetricSpec } from '../../schema/types';
-import { OVERFLOW_LABEL_VALUE } from '../../schema/types';
-import type { BoundSeries, DimensionValues, FrontendMetric } from './api';
-import type { DropReason } from './drop-reason';
-import type { SinkChild, SinkMetric } from './sinks/sink';
-import { resolveDimensions } from './dimension-values';
-import { seriesKey } from './series-key';
+import type { MetricSpec } from '../../schema/types.js';
+import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
+import type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
+import type { DropReason } from './drop-reason.js';
+import type { SinkChild, SinkMetric } from './sinks/sink.js';
+import { resolveDimensions } from './dimension-values.js';
+import { seriesKey } from './series-key.js';
 
 /** What a metric reports to the self-metrics. */
 export interface MetricHooks {

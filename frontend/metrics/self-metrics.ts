@@ -2,12 +2,12 @@
  * The pipeline's own metrics, declared here (not in metrics.yaml) and rendered by every
  * enabled sink like any other `ts_metrics` metric.
  */
-import type { MetricSpec, MetricType, SinkMode } from '../../schema/types';
-import type { BoundSeries } from './api';
-import type { DropReason } from './drop-reason';
-import { DROP_REASONS } from './drop-reason';
-import type { CachedMetric, MetricHooks } from './metric';
-import type { MetricsLog } from './sinks/sink';
+import type { MetricSpec, MetricType, SinkMode } from '../../schema/types.js';
+import type { BoundSeries } from './api.js';
+import type { DropReason } from './drop-reason.js';
+import { DROP_REASONS } from './drop-reason.js';
+import type { CachedMetric, MetricHooks } from './metric.js';
+import type { MetricsLog } from './sinks/sink.js';
 
 function selfSpec(name: string, type: MetricType, dimensions: readonly string[], help: string): MetricSpec {
   return Object.freeze({

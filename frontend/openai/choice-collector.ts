@@ -2,7 +2,7 @@
  * Collects one request's outputs per choice (sequence index): text, finish reason, stop reason,
  * and the usage counts. Streaming and non-streaming answers read the same collector.
  */
-import type { FinishReason, GenRequestOutput } from '../../schema/engine-ipc';
+import type { FinishReason, GenRequestOutput } from '../../schema/engine-ipc.js';
 
 /** One choice's state. */
 export interface Choice {

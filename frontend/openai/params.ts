@@ -4,10 +4,10 @@
  * OpenAI defines that we do not support (logprobs, echo, tools, …) are ignored, as vLLM
  * ignores what it does not use; `null` counts as absent (some clients send it).
  */
-import type { GenSamplingParams } from '../../schema/engine-ipc';
-import type { ChatMessage } from './chat-template';
-import { applyChatTemplate } from './chat-template';
-import { OpenAIError } from './errors';
+import type { GenSamplingParams } from '../../schema/engine-ipc.js';
+import type { ChatMessage } from './chat-template.js';
+import { applyChatTemplate } from './chat-template.js';
+import { OpenAIError } from './errors.js';
 
 /** Default max_tokens when the client gives none (OpenAI's completions default). */
 export const DEFAULT_MAX_TOKENS = 16;

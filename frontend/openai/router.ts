@@ -8,13 +8,13 @@
 import { performance } from 'perf_hooks';
 import express from 'express';
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
-import type { GenRequestOutput } from '../../schema/engine-ipc';
-import type { GenerationModel } from '../generation/generation-model';
-import { ChoiceCollector } from './choice-collector';
-import type { Choice } from './choice-collector';
-import { errorBody, OpenAIError, sendOpenAIError } from './errors';
-import type { ParsedRequest } from './params';
-import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from './params';
+import type { GenRequestOutput } from '../../schema/engine-ipc.js';
+import type { GenerationModel } from '../generation/generation-model.js';
+import { ChoiceCollector } from './choice-collector.js';
+import type { Choice } from './choice-collector.js';
+import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
+import type { ParsedRequest } from './params.js';
+import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from './params.js';
 
 /** What the routes need from the server. */
 export interface OpenAIRouterOptions {

@@ -1,12 +1,12 @@
 /** A handler-driven model (`onnx` or a handler module): a worker pool behind a batcher. */
-import type { ModelConfig } from '../../schema/worker-protocol';
-import { Batcher } from '../batching/batcher';
-import type { SubmitResult } from '../batching/batcher';
-import type { Job } from '../batching/job';
-import { WorkerPool } from '../workers/worker-pool';
-import type { WorkerPoolDeps } from '../workers/worker-pool';
-import type { FrontendSeries } from './frontend-series';
-import type { ModelDescription, ServedModel } from './served-model';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import { Batcher } from '../batching/batcher.js';
+import type { SubmitResult } from '../batching/batcher.js';
+import type { Job } from '../batching/job.js';
+import { WorkerPool } from '../workers/worker-pool.js';
+import type { WorkerPoolDeps } from '../workers/worker-pool.js';
+import type { FrontendSeries } from './frontend-series.js';
+import type { ModelDescription, ServedModel } from './served-model.js';
 
 /** Options beyond the model config. */
 export interface BatchedModelOptions {

@@ -4,8 +4,8 @@
  * (TorchServe); one declared with other dimensions or another type stops start-up with a
  * message naming what the server supplies (never a per-request failure).
  */
-import type { MetricType } from '../../schema/types';
-import type { MetricsPort, SeriesHandle } from './metrics-port';
+import type { MetricType } from '../../schema/types.js';
+import type { MetricsPort, SeriesHandle } from './metrics-port.js';
 
 interface Emitted {
   readonly dims: readonly string[];

@@ -2,7 +2,7 @@
  * The slice of `FrontendMetrics` (frontend/metrics) the server uses, as a structural type, so
  * the server's modules can be unit-tested with a recording fake.
  */
-import type { MetricSpec, SinkMode } from '../../schema/types';
+import type { MetricSpec, SinkMode } from '../../schema/types.js';
 
 /** A bound series: recording is an index and an add. */
 export interface SeriesHandle {

@@ -4,12 +4,12 @@
  * without one, such models are skipped at start-up with a logged note.
  */
 import type { Router } from 'express';
-import type { MetricsConfig } from '../../schema/types';
-import type { ModelConfig } from '../../schema/worker-protocol';
-import type { WorkerPoolDeps } from '../workers/worker-pool';
-import type { FrontendSeries } from './frontend-series';
-import type { MetricsPort } from './metrics-port';
-import type { ServedModel } from './served-model';
+import type { MetricsConfig } from '../../schema/types.js';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import type { WorkerPoolDeps } from '../workers/worker-pool.js';
+import type { FrontendSeries } from './frontend-series.js';
+import type { MetricsPort } from './metrics-port.js';
+import type { ServedModel } from './served-model.js';
 
 /** What a model kind gets from the server to build its models. */
 export interface ModelKindContext {

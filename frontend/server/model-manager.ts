@@ -1,12 +1,12 @@
 /** The registered models: register from the store, look up, scale, unregister, drain. */
-import type { ModelConfigOverrides } from '../store/model-config';
-import { loadModelConfig } from '../store/model-config';
-import { MODEL_NAME_RE } from '../store/model-store';
-import type { ModelStore } from '../store/model-store';
-import { BatchedModel } from './batched-model';
-import type { ModelKindContext } from './model-kinds';
-import { modelKindFor } from './model-kinds';
-import type { ServedModel } from './served-model';
+import type { ModelConfigOverrides } from '../store/model-config.js';
+import { loadModelConfig } from '../store/model-config.js';
+import { MODEL_NAME_RE } from '../store/model-store.js';
+import type { ModelStore } from '../store/model-store.js';
+import { BatchedModel } from './batched-model.js';
+import type { ModelKindContext } from './model-kinds.js';
+import { modelKindFor } from './model-kinds.js';
+import type { ServedModel } from './served-model.js';
 
 /** A registration refused, with the HTTP status the management API answers. */
 export class RegistrationError extends Error {

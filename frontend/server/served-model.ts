@@ -1,8 +1,8 @@
 /** What the server knows about a registered model, whatever kind of workers it runs. */
-import type { ModelConfig } from '../../schema/worker-protocol';
-import type { Job } from '../batching/job';
-import type { SubmitResult } from '../batching/batcher';
-import type { WorkerInfo } from '../workers/worker-pool';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import type { Job } from '../batching/job.js';
+import type { SubmitResult } from '../batching/batcher.js';
+import type { WorkerInfo } from '../workers/worker-pool.js';
 
 /** The management API's view of a model (TorchServe's describe-model fields). */
 export interface ModelDescription {

@@ -7,20 +7,20 @@ import * as http from 'http';
 import type { AddressInfo } from 'net';
 import * as path from 'path';
 import type { Express } from 'express';
-import type { MetricsConfig } from '../../schema/types';
-import { inferenceApp } from '../http/inference-app';
-import { managementApp } from '../http/management-app';
-import { metricsApp } from '../http/metrics-app';
-import type { TokenKeys } from '../http/token-auth';
-import { writeKeyFile } from '../http/token-auth';
-import { ModelStore } from '../store/model-store';
-import type { ListenAddress } from './address';
-import { formatAddress, isLoopback } from './address';
-import { FrontendSeries } from './frontend-series';
-import type { MetricsPort } from './metrics-port';
-import type { ModelKindContext } from './model-kinds';
-import { registeredModelKinds } from './model-kinds';
-import { ModelManager } from './model-manager';
+import type { MetricsConfig } from '../../schema/types.js';
+import { inferenceApp } from '../http/inference-app.js';
+import { managementApp } from '../http/management-app.js';
+import { metricsApp } from '../http/metrics-app.js';
+import type { TokenKeys } from '../http/token-auth.js';
+import { writeKeyFile } from '../http/token-auth.js';
+import { ModelStore } from '../store/model-store.js';
+import type { ListenAddress } from './address.js';
+import { formatAddress, isLoopback } from './address.js';
+import { FrontendSeries } from './frontend-series.js';
+import type { MetricsPort } from './metrics-port.js';
+import type { ModelKindContext } from './model-kinds.js';
+import { registeredModelKinds } from './model-kinds.js';
+import { ModelManager } from './model-manager.js';
 
 /** Everything the server is configured with (already parsed and checked). */
 export interface ServerConfig {
@@ -61,7 +61,7 @@ export interface RunningServer {
 }
 
 /** Default worker entry, relative to this compiled file (dist/frontend/server/). */
-export const DEFAULT_WORKER_ENTRY = path.resolve(__dirname, '..', '..', 'backend', 'worker', 'main.js');
+export const DEFAULT_WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', 'backend', 'worker', 'main.js');
 
 function listen(app: Express, addr: ListenAddress): Promise<http.Server> {
   return new Promise((resolve, reject) => {

@@ -5,8 +5,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as yaml from 'js-yaml';
-import type { ModelConfig } from '../../schema/worker-protocol';
-import { PathEscapeError, resolveInside } from './safe-path';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import { PathEscapeError, resolveInside } from './safe-path.js';
 
 /** The file every model directory holds. */
 export const MODEL_CONFIG_FILE = 'model-config.yaml';

@@ -1,8 +1,8 @@
 /** The model store: a directory holding one sub-directory (with `model-config.yaml`) per model. */
 import * as fs from 'fs';
 import * as path from 'path';
-import { MODEL_CONFIG_FILE } from './model-config';
-import { resolveInside } from './safe-path';
+import { MODEL_CONFIG_FILE } from './model-config.js';
+import { resolveInside } from './safe-path.js';
 
 /** Names a model may have: used in URLs and metric labels. */
 export const MODEL_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;

@@ -3,10 +3,10 @@
  * on an unref'd timer with the first tick at start. Gauges are looked up and bound once at
  * start; a name not declared in metrics.yaml is simply not recorded.
  */
-import { readCpuTimes, cpuPercent, readDisk, readMemory } from './host-stats';
-import type { CpuTimes } from './host-stats';
-import { findOnPath, queryNvidiaSmi } from './gpu-stats';
-import type { GpuStats } from './gpu-stats';
+import { readCpuTimes, cpuPercent, readDisk, readMemory } from './host-stats.js';
+import type { CpuTimes } from './host-stats.js';
+import { findOnPath, queryNvidiaSmi } from './gpu-stats.js';
+import type { GpuStats } from './gpu-stats.js';
 
 /** Dimension values by dimension name (hostname is added by the metrics layer). */
 export type SystemDimValues = Readonly<Record<string, string>>;

@@ -3,11 +3,11 @@
  * 4 s … capped), scales on request, and hands idle workers to the batcher.
  */
 import { EventEmitter } from 'events';
-import type { MetricsConfig } from '../../schema/types';
-import type { InitMessage, ModelConfig } from '../../schema/worker-protocol';
-import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol';
-import { WorkerProcess } from './worker-process';
-import type { WorkerStatus } from './worker-process';
+import type { MetricsConfig } from '../../schema/types.js';
+import type { InitMessage, ModelConfig } from '../../schema/worker-protocol.js';
+import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
+import { WorkerProcess } from './worker-process.js';
+import type { WorkerStatus } from './worker-process.js';
 
 /** What a pool needs from the server around it. */
 export interface WorkerPoolDeps {

@@ -9,8 +9,8 @@ import type { ChildProcess } from 'child_process';
 import { EventEmitter } from 'events';
 import type {
   BatchRequest, FromWorkerMessage, InitMessage, ReadyMessage, ResultMessage,
-} from '../../schema/worker-protocol';
-import { isFromWorkerMessage } from '../../schema/worker-protocol';
+} from '../../schema/worker-protocol.js';
+import { isFromWorkerMessage } from '../../schema/worker-protocol.js';
 
 /** Lifecycle states, as shown by the management API. */
 export type WorkerStatus = 'STARTING' | 'READY' | 'BUSY' | 'STOPPING' | 'DEAD';

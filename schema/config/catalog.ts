@@ -2,7 +2,7 @@
  * Renders the metric catalog of a loaded config as a text table, Markdown (docs/metrics.md)
  * or JSON. Pure functions: the CLI prints them, a test pins docs/metrics.md to them.
  */
-import type { MetricSpec, MetricsConfig } from '../types';
+import type { MetricSpec, MetricsConfig } from '../types.js';
 
 /** Output formats of `tsserve metrics list`. */
 export type CatalogFormat = 'table' | 'json' | 'markdown';

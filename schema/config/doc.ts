@@ -2,8 +2,8 @@
  * Small helpers over the raw (not yet validated) YAML document: safe access by path, and the
  * words used in messages to say where a problem is ("metric "Foo" in ts_metrics.counter").
  */
-import type { MetricType, Section } from '../types';
-import type { DocPath } from './yaml-source';
+import type { MetricType, Section } from '../types.js';
+import type { DocPath } from './yaml-source.js';
 
 /** The two metric sections, in the order the config lists them. */
 export const SECTIONS: readonly Section[] = ['ts_metrics', 'model_metrics'];

@@ -4,15 +4,15 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import type { ConfigProblem, LoadResult } from '../types';
-import type { Finding } from './doc';
-import { isRecord } from './doc';
-import { deepFreeze } from './freeze';
-import { normalize } from './normalize';
-import { ruleFindings } from './rules';
-import { schemaFindings } from './schema-check';
-import type { Locator } from './yaml-source';
-import { parseYaml } from './yaml-source';
+import type { ConfigProblem, LoadResult } from '../types.js';
+import type { Finding } from './doc.js';
+import { isRecord } from './doc.js';
+import { deepFreeze } from './freeze.js';
+import { normalize } from './normalize.js';
+import { ruleFindings } from './rules.js';
+import { schemaFindings } from './schema-check.js';
+import type { Locator } from './yaml-source.js';
+import { parseYaml } from './yaml-source.js';
 
 /** Reads and validates a metrics.yaml file. Problems name `file` exactly as passed. */
 export function loadMetricsConfig(file: string): LoadResult {
@@ -55,7 +55,7 @@ export function formatProblem(p: ConfigProblem): string {
 
 /** The repo's root metrics.yaml (this file runs from dist/schema/config). */
 export function defaultMetricsConfigPath(): string {
-  return path.resolve(__dirname, '..', '..', '..', 'metrics.yaml');
+  return path.resolve(import.meta.dirname, '..', '..', '..', 'metrics.yaml');
 }
 
 function check(doc: unknown, configFile: string, shownFile: string, loc: Locator, withPos = true): LoadResult {

@@ -1,5 +1,5 @@
 /** Parsing of the `mode:` value: a name, a comma list or a YAML list, case-insensitive. */
-import type { SinkMode } from '../types';
+import type { SinkMode } from '../types.js';
 
 /** Used when `mode` is absent: unlike TorchServe (log only) we can run both sinks at once. */
 export const DEFAULT_MODES: readonly SinkMode[] = ['tslog', 'prometheus'];

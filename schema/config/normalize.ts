@@ -2,12 +2,12 @@
  * Builds the typed MetricsConfig from a document that passed the schema and the rules.
  * Applies the defaults (modes, statsd, limits, help, buckets) and the hostname convention.
  */
-import type { MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types';
-import { SECTIONS, TYPES, getAt, isRecord } from './doc';
-import { parseModes } from './modes';
-import { HOSTNAME_RE } from './names';
-import { presetBuckets, presetForUnit } from './presets';
-import type { DocPath } from './yaml-source';
+import type { MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types.js';
+import { SECTIONS, TYPES, getAt, isRecord } from './doc.js';
+import { parseModes } from './modes.js';
+import { HOSTNAME_RE } from './names.js';
+import { presetBuckets, presetForUnit } from './presets.js';
+import type { DocPath } from './yaml-source.js';
 
 /** Where each metric entry sits, or null for configs built in memory. */
 export type PosOf = (path: DocPath) => SourcePos | null;

@@ -3,8 +3,8 @@
  * `buckets` the preset matching its unit is used, so a millisecond latency never gets
  * prom-client's 0.005..10 defaults (the TorchServe pitfall where every value lands in +Inf).
  */
-import type { UnitKind } from './units';
-import { unitKind } from './units';
+import type { UnitKind } from './units.js';
+import { unitKind } from './units.js';
 
 const ONE_TWO_FIVE = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 

@@ -4,12 +4,12 @@
  * words. Runs on the raw document even when the schema found problems (so every problem is
  * reported at once), hence the defensive type checks.
  */
-import type { Finding } from './doc';
-import { SECTIONS, TYPES, didYouMean, getAt, isRecord, metricWhere, showValue } from './doc';
-import { modeWords, parseModeWord } from './modes';
-import { HOSTNAME_RE, METRIC_NAME_RE, RESERVED_PREFIX } from './names';
-import { BUCKET_PRESET_NAMES } from './presets';
-import type { DocPath, Locator } from './yaml-source';
+import type { Finding } from './doc.js';
+import { SECTIONS, TYPES, didYouMean, getAt, isRecord, metricWhere, showValue } from './doc.js';
+import { modeWords, parseModeWord } from './modes.js';
+import { HOSTNAME_RE, METRIC_NAME_RE, RESERVED_PREFIX } from './names.js';
+import { BUCKET_PRESET_NAMES } from './presets.js';
+import type { DocPath, Locator } from './yaml-source.js';
 
 type Emit = (path: DocPath, message: string) => void;
 

@@ -4,13 +4,18 @@
  * `mode` and `buckets` errors are left to rules.ts: their schema uses anyOf (for editor
  * completion), whose raw errors would be noise, and the rules say exactly what is wrong.
  */
-import Ajv from 'ajv';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Ajv } from 'ajv';
 import type { ErrorObject } from 'ajv';
-import schemaJson from '../metrics.schema.json';
-import type { Finding } from './doc';
-import { getAt, isSection, showValue, whereOf, didYouMean } from './doc';
-import { LABEL_NAME_RE, suggestName } from './names';
-import type { DocPath, Locator } from './yaml-source';
+import type { Finding } from './doc.js';
+import { getAt, isSection, showValue, whereOf, didYouMean } from './doc.js';
+import { LABEL_NAME_RE, suggestName } from './names.js';
+import type { DocPath, Locator } from './yaml-source.js';
+
+/** Where the schema lives: read from the source tree (dist/schema/config/ is three levels below the repo). */
+const SCHEMA_FILE = resolve(import.meta.dirname, '..', '..', '..', 'schema', 'metrics.schema.json');
+const schemaJson = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as { readonly properties: Readonly<Record<string, unknown>> };
 
 /** The JSON Schema object, as shipped in schema/metrics.schema.json. */
 export const METRICS_SCHEMA: Readonly<Record<string, unknown>> = schemaJson;

@@ -1,11 +1,23 @@
 /**
  * The js-yaml adapter: parses metrics.yaml and keeps where every node came from, so a problem
  * found later (by ajv or by a rule) can point at the exact line and column of the offending
- * key or value. js-yaml 4 has no AST with positions, but its `listener` reports each node's
- * open and close offsets in properly nested order; we rebuild a light node tree from those.
+ * key or value. js-yaml 5 parses into a flat event stream whose events carry zero-based source
+ * offsets; we build a light node tree from that stream (for positions) and construct the value
+ * from the very same events (one parse).
  */
-import * as yaml from 'js-yaml';
-import type { SourcePos } from '../types';
+import {
+  COLLECTION_STYLE,
+  CORE_SCHEMA,
+  EVENT_ID,
+  SCALAR_STYLE,
+  YAMLException,
+  constructFromEvents,
+  getScalarValue,
+  mergeTag,
+  parseEvents,
+} from 'js-yaml';
+import type { DocumentEvent, Event, ScalarEvent } from 'js-yaml';
+import type { SourcePos } from '../types.js';
 
 /** A path into the parsed document: mapping keys and sequence indexes. */
 export type DocPath = readonly (string | number)[];
@@ -23,155 +35,314 @@ export type YamlParse =
   | { readonly ok: true; readonly value: unknown; readonly locator: Locator }
   | { readonly ok: false; readonly pos: SourcePos; readonly reason: string; readonly alias: string | null };
 
-interface Node {
-  readonly start: number;
-  end: number;
-  result: unknown;
-  readonly children: Node[];
-}
-
 // CORE (YAML 1.2: no dates, `yes` stays a string) plus merge keys, so `<<: *common` works.
-// (@types/js-yaml does not declare the exported `types` table.)
-const MERGE = (yaml as unknown as { readonly types: { readonly merge: yaml.Type } }).types.merge;
-const SCHEMA = yaml.CORE_SCHEMA.extend({ implicit: [MERGE] });
+const SCHEMA = CORE_SCHEMA.withTags(mergeTag);
+
+/** No offset (js-yaml's `-1`): an empty scalar without an anchor or a tag has no text at all. */
+const NONE = -1;
+
+interface NodeBase {
+  /** Offset of the node's first character (its `&anchor` or `!tag` if any), or NONE. */
+  readonly start: number;
+  /** Offset js-yaml reports errors about this node at (tag, else anchor name, else value). */
+  readonly mark: number;
+}
+interface ScalarNode extends NodeBase {
+  readonly kind: 'scalar';
+  readonly event: ScalarEvent;
+  readonly doc: DocumentEvent;
+  /** `String()` of the constructed key, filled in for mapping keys once the document is built. */
+  name: string | null;
+}
+interface AliasNode extends NodeBase {
+  readonly kind: 'alias';
+  /** The anchor name, without the `*`. */
+  readonly name: string;
+}
+interface SeqNode extends NodeBase {
+  readonly kind: 'seq';
+  /** A block sequence: offset of its first `-` (every item starts with a `-` in that column); else NONE. */
+  readonly dash: number;
+  readonly items: YNode[];
+}
+interface MapNode extends NodeBase {
+  readonly kind: 'map';
+  /** Alternating key, value, key, value… (a complete mapping has an even count). */
+  readonly kids: YNode[];
+}
+type YNode = ScalarNode | AliasNode | SeqNode | MapNode;
+
+/** The node tree of one parse: one root per document, plus every mapping key. */
+interface Tree {
+  readonly roots: (YNode | null)[];
+  readonly keys: YNode[];
+  readonly aliases: AliasNode[];
+}
 
 /** Parses YAML text; never throws. */
 export function parseYaml(text: string): YamlParse {
   const lines = lineStarts(text);
-  const stack: Node[] = [];
-  let root: Node | null = null;
-  const listener = (event: yaml.EventType, state: yaml.State): void => {
-    if (event === 'open') {
-      stack.push({ start: state.position, end: state.position, result: undefined, children: [] });
-      return;
-    }
-    const node = stack.pop();
-    if (node === undefined) return;
-    node.end = state.position;
-    node.result = state.result;
-    const parent = stack[stack.length - 1];
-    if (parent !== undefined) parent.children.push(node);
-    else root = node;
-  };
-  let value: unknown;
+  let events: Event[];
   try {
-    value = yaml.load(text, { schema: SCHEMA, listener });
+    events = parseEvents(text, {});
   } catch (err) {
-    return yamlError(err, text, lines);
+    return yamlError(err, text, lines, null);
   }
-  const locator = new TreeLocator(text, lines, root);
-  return { ok: true, value, locator };
+  const tree = buildTree(text, lines, events);
+  let docs: unknown[];
+  try {
+    docs = constructFromEvents(events, { source: text, schema: SCHEMA });
+  } catch (err) {
+    return yamlError(err, text, lines, tree);
+  }
+  if (docs.length > 1) {
+    return { ok: false, pos: { line: 1, col: 1 }, reason: 'expected a single document in the stream, but found more', alias: null };
+  }
+  nameKeys(text, tree.keys);
+  const locator = new TreeLocator(text, lines, tree.roots[0] ?? null);
+  return { ok: true, value: docs[0], locator };
 }
 
-function yamlError(err: unknown, text: string, lines: readonly number[]): YamlParse {
-  if (err instanceof yaml.YAMLException) {
-    const mark = err.mark as { line?: number; column?: number; position?: number } | undefined;
-    const pos = mark !== undefined && typeof mark.line === 'number' && typeof mark.column === 'number'
-      ? { line: mark.line + 1, col: mark.column + 1 }
-      : { line: 1, col: 1 };
-    const alias = /^unidentified alias "(.*)"$/.exec(err.reason);
-    if (alias !== null && mark !== undefined && typeof mark.position === 'number') {
-      // js-yaml marks the end of the alias token; point at its `*` instead.
-      const at = text.lastIndexOf('*' + alias[1], mark.position);
-      const p = at >= 0 ? toPos(lines, at) : pos;
-      return { ok: false, pos: p, reason: err.reason, alias: alias[1] ?? '' };
+/** Rebuilds the node nesting from the flat event stream (POP closes the latest open node). */
+function buildTree(text: string, lines: readonly number[], events: readonly Event[]): Tree {
+  const roots: (YNode | null)[] = [];
+  const keys: YNode[] = [];
+  const aliases: AliasNode[] = [];
+  // Open containers; `null` stands for the open document.
+  const stack: (SeqNode | MapNode | null)[] = [];
+  let doc: DocumentEvent | null = null;
+  let prevEnd = 0;
+  const add = (node: YNode): void => {
+    const parent = stack[stack.length - 1];
+    if (parent === undefined) return;
+    if (parent === null) {
+      roots[roots.length - 1] = node;
+    } else if (parent.kind === 'seq') {
+      parent.items.push(node);
+    } else {
+      if (parent.kids.length % 2 === 0) keys.push(node);
+      parent.kids.push(node);
     }
-    return { ok: false, pos, reason: err.reason, alias: null };
+  };
+  for (const ev of events) {
+    switch (ev.type) {
+      case EVENT_ID.DOCUMENT:
+        doc = ev;
+        roots.push(null);
+        stack.push(null);
+        break;
+      case EVENT_ID.SEQUENCE:
+      case EVENT_ID.MAPPING: {
+        const start = earliest(propsStart(text, ev.anchorStart, ev.tagStart), ev.start);
+        const mark = firstOf(ev.tagStart, ev.anchorStart, ev.start);
+        const node: SeqNode | MapNode = ev.type === EVENT_ID.SEQUENCE
+          ? { kind: 'seq', start, mark, dash: ev.style === COLLECTION_STYLE.BLOCK ? ev.start : NONE, items: [] }
+          : { kind: 'map', start, mark, kids: [] };
+        add(node);
+        stack.push(node);
+        prevEnd = Math.max(prevEnd, ev.start, ev.anchorEnd, ev.tagEnd);
+        break;
+      }
+      case EVENT_ID.SCALAR: {
+        let start = earliest(propsStart(text, ev.anchorStart, ev.tagStart), scalarStart(text, ev, prevEnd));
+        const parent = stack[stack.length - 1];
+        if (start === NONE && parent?.kind === 'seq' && parent.dash !== NONE) {
+          // An empty item (`-` alone on its line) has no text but its `-`.
+          const col = parent.dash - (lines[lineOf(lines, parent.dash)] as number);
+          start = findDash(text, lines, Math.max(prevEnd, parent.dash), col);
+          if (start !== NONE) prevEnd = start + 1;
+        }
+        const mark = firstOf(ev.tagStart, ev.anchorStart, ev.valueStart);
+        if (doc !== null) add({ kind: 'scalar', start, mark, event: ev, doc, name: null });
+        prevEnd = Math.max(prevEnd, ev.valueEnd, ev.anchorEnd, ev.tagEnd);
+        break;
+      }
+      case EVENT_ID.ALIAS: {
+        const star = ev.anchorStart > 0 && text[ev.anchorStart - 1] === '*' ? ev.anchorStart - 1 : ev.anchorStart;
+        const node: AliasNode = { kind: 'alias', start: star, mark: ev.anchorStart, name: text.slice(ev.anchorStart, ev.anchorEnd) };
+        aliases.push(node);
+        add(node);
+        prevEnd = Math.max(prevEnd, ev.anchorEnd);
+        break;
+      }
+      case EVENT_ID.POP:
+        stack.pop();
+        break;
+    }
   }
-  return { ok: false, pos: { line: 1, col: 1 }, reason: String(err), alias: null };
+  return { roots, keys, aliases };
+}
+
+/** Where a node's properties begin: the `&` of its anchor or the `!` of its tag, whichever is first. */
+function propsStart(text: string, anchorStart: number, tagStart: number): number {
+  // js-yaml's anchor range is the name only; the `&` sits just before it.
+  const amp = anchorStart > 0 && text[anchorStart - 1] === '&' ? anchorStart - 1 : anchorStart;
+  return earliest(amp, tagStart);
+}
+
+/** First character of a scalar's own text: the opening quote, or a block scalar's `|`/`>`. */
+function scalarStart(text: string, ev: ScalarEvent, prevEnd: number): number {
+  if (ev.valueStart === NONE) return NONE;
+  switch (ev.style) {
+    case SCALAR_STYLE.SINGLE_QUOTED:
+    case SCALAR_STYLE.DOUBLE_QUOTED:
+      // The value range excludes the quotes.
+      return ev.valueStart > 0 && text[ev.valueStart - 1] === (ev.style === SCALAR_STYLE.SINGLE_QUOTED ? "'" : '"')
+        ? ev.valueStart - 1
+        : ev.valueStart;
+    case SCALAR_STYLE.LITERAL_BLOCK:
+    case SCALAR_STYLE.FOLDED_BLOCK:
+      return blockHeader(text, ev, prevEnd);
+    default:
+      return ev.valueStart;
+  }
+}
+
+/**
+ * A block scalar's content starts on the line after its header (`|`, `>-`, `|2+ # comment`…),
+ * so the header is on the line holding `valueStart - 1`; find its indicator there, after
+ * everything that came before the scalar (its key, anchor and tag).
+ */
+function blockHeader(text: string, ev: ScalarEvent, prevEnd: number): number {
+  const lineEnd = ev.valueStart > 0 ? ev.valueStart - 1 : 0;
+  const lineStart = text.lastIndexOf('\n', lineEnd - 1) + 1;
+  const from = Math.max(lineStart, prevEnd, ev.anchorEnd, ev.tagEnd);
+  const line = text.slice(from, text[lineEnd] === '\n' ? lineEnd : ev.valueStart);
+  const m = /(?:^|[ \t])([|>])[0-9+-]*[ \t]*(?:#.*)?\r?$/.exec(line);
+  if (m === null) return ev.valueStart;
+  return from + m.index + m[0].indexOf(m[1] as string);
+}
+
+/** The next `-` item indicator in column `col` (zero-based) at or after `from`, or NONE. */
+function findDash(text: string, lines: readonly number[], from: number, col: number): number {
+  if (from < 0 || col < 0) return NONE;
+  for (let l = lineOf(lines, from); l < lines.length; l++) {
+    const at = (lines[l] as number) + col;
+    const end = l + 1 < lines.length ? (lines[l + 1] as number) - 1 : text.length;
+    if (at < from || at >= end) continue;
+    if (text[at] === '-' && /^[ \t\r\n]?$/.test(text[at + 1] ?? '')) return at;
+  }
+  return NONE;
+}
+
+function earliest(a: number, b: number): number {
+  if (a === NONE) return b;
+  if (b === NONE) return a;
+  return Math.min(a, b);
+}
+
+function firstOf(...offsets: number[]): number {
+  return offsets.find((o) => o !== NONE) ?? NONE;
+}
+
+/**
+ * Resolves every scalar mapping key as js-yaml does (`1.0` is the key "1", `~` is "null"), by
+ * constructing them all as one sequence per document. Aliases and collections as keys keep no
+ * name (the locator never matches them; js-yaml's `{}` mappings reject complex keys anyway).
+ */
+function nameKeys(text: string, keys: readonly YNode[]): void {
+  const byDoc = new Map<DocumentEvent, ScalarNode[]>();
+  for (const k of keys) {
+    if (k.kind !== 'scalar') continue;
+    const list = byDoc.get(k.doc);
+    if (list === undefined) byDoc.set(k.doc, [k]);
+    else list.push(k);
+  }
+  for (const [doc, list] of byDoc) {
+    let values: unknown[] | null = null;
+    try {
+      const seq: Event = { type: EVENT_ID.SEQUENCE, start: NONE, anchorStart: NONE, anchorEnd: NONE, tagStart: NONE, tagEnd: NONE, style: COLLECTION_STYLE.FLOW };
+      const pop: Event = { type: EVENT_ID.POP };
+      const built = constructFromEvents([doc, seq, ...list.map((k) => k.event), pop, pop], { source: text, schema: SCHEMA });
+      if (Array.isArray(built[0]) && built[0].length === list.length) values = built[0];
+    } catch {
+      values = null;
+    }
+    list.forEach((k, i) => {
+      k.name = values !== null ? String(values[i]) : getScalarValue(text, k.event);
+    });
+  }
+}
+
+function yamlError(err: unknown, text: string, lines: readonly number[], tree: Tree | null): YamlParse {
+  if (!(err instanceof YAMLException)) return { ok: false, pos: { line: 1, col: 1 }, reason: String(err), alias: null };
+  const at = err.mark !== undefined && typeof err.mark.position === 'number' ? err.mark.position : NONE;
+  const pos = at === NONE ? { line: 1, col: 1 } : toPos(text, lines, at);
+  if (/^unidentified alias "/.test(err.reason)) {
+    // js-yaml marks the alias name; point at its `*`.
+    const node = tree?.aliases.find((a) => a.mark === at);
+    if (node !== undefined) return { ok: false, pos: toPos(text, lines, node.start), reason: err.reason, alias: node.name };
+    const name = /^unidentified alias "(.*)"$/.exec(err.reason)?.[1] ?? '';
+    const star = at > 0 && text[at - 1] === '*' ? at - 1 : at;
+    return { ok: false, pos: star === NONE ? pos : toPos(text, lines, star), reason: err.reason, alias: name };
+  }
+  if (err.reason === 'duplicated mapping key') {
+    // js-yaml marks the second occurrence of the key but does not name it.
+    const key = tree?.keys.find((k) => k.mark === at);
+    if (key !== undefined) {
+      const name = key.kind === 'scalar' ? ` "${getScalarValue(text, key.event)}"` : key.kind === 'alias' ? ` "*${key.name}"` : '';
+      return { ok: false, pos: toPos(text, lines, key.start), reason: `duplicated mapping key${name}`, alias: null };
+    }
+  }
+  return { ok: false, pos, reason: err.reason, alias: null };
 }
 
 class TreeLocator implements Locator {
   constructor(
     private readonly text: string,
     private readonly lines: readonly number[],
-    private readonly root: Node | null,
+    private readonly root: YNode | null,
   ) {}
 
   value(path: DocPath): SourcePos {
     const found = this.walk(path);
     // An empty value (`help:` then a newline) has no text of its own: point at its key.
-    const value = found.value !== null && this.isEmpty(found.value) ? null : found.value;
-    return this.posOf(value ?? found.key ?? found.nearest);
+    return this.posOf(found.value, found.key, found.nearest);
   }
 
   key(path: DocPath): SourcePos {
     const found = this.walk(path);
-    return this.posOf(found.key ?? found.value ?? found.nearest);
+    return this.posOf(found.key, found.value, found.nearest);
   }
 
-  private walk(path: DocPath): { key: Node | null; value: Node | null; nearest: Node | null } {
-    let node = this.root === null ? null : unwrap(this.root);
-    let key: Node | null = null;
+  private walk(path: DocPath): { key: YNode | null; value: YNode | null; nearest: YNode | null } {
+    let node = this.root;
+    let key: YNode | null = null;
     for (const seg of path) {
       if (node === null) break;
-      const next = this.child(node, seg);
+      const next = child(node, seg);
       if (next === null) return { key: null, value: null, nearest: node };
       key = next.key;
-      node = next.value === null ? null : unwrap(next.value);
+      node = next.value;
       if (node === null) return { key, value: null, nearest: key };
     }
     return { key, value: node, nearest: node };
   }
 
-  private child(node: Node, seg: string | number): { key: Node | null; value: Node | null } | null {
-    const kids = node.children;
-    if (Array.isArray(node.result)) {
-      if (typeof seg !== 'number') return null;
-      // Each sequence item is one direct child, in order.
-      const item = kids.length === node.result.length ? kids[seg] : undefined;
-      return item === undefined ? null : { key: item, value: item };
-    }
-    for (let i = 0; i < kids.length; i++) {
-      const k = kids[i] as Node;
-      if (!this.isKey(k) || String(k.result) !== String(seg)) continue;
-      const v = kids[i + 1];
-      return { key: k, value: v !== undefined && !this.isKey(v) ? v : null };
-    }
-    return null;
-  }
-
-  private isEmpty(n: Node): boolean {
-    return (n.result === null || n.result === undefined) && skipBlank(this.text, n.start) >= n.end;
-  }
-
-  /** A mapping key is the only kind of node directly followed (same line) by `:`. */
-  private isKey(n: Node): boolean {
-    if (n.result !== null && typeof n.result === 'object') return false;
-    let i = n.end;
-    while (i < this.text.length && (this.text[i] === ' ' || this.text[i] === '\t')) i++;
-    return this.text[i] === ':';
-  }
-
-  private posOf(n: Node | null): SourcePos {
-    if (n === null) return { line: 1, col: 1 };
-    return toPos(this.lines, skipBlank(this.text, n.start));
+  /** The first candidate that has text of its own; 1:1 if none does. */
+  private posOf(...nodes: (YNode | null)[]): SourcePos {
+    const n = nodes.find((c) => c !== null && c.start !== NONE);
+    return n === undefined || n === null ? { line: 1, col: 1 } : toPos(this.text, this.lines, n.start);
   }
 }
 
 /**
- * js-yaml sometimes wraps a node in a second one with the same result (a flow collection or an
- * anchored scalar as a block-sequence item); descend to the node that holds the children.
+ * The key and value for one path segment. Aliases (and merged-in keys) are not followed: a
+ * path through them stops at the alias, which is where the document says it.
  */
-function unwrap(n: Node): Node {
-  let cur = n;
-  while (cur.children.length === 1 && typeof cur.result === 'object' && cur.result !== null && (cur.children[0] as Node).result === cur.result) {
-    cur = cur.children[0] as Node;
+function child(node: YNode, seg: string | number): { key: YNode | null; value: YNode | null } | null {
+  if (node.kind === 'seq') {
+    if (typeof seg !== 'number') return null;
+    const item = node.items[seg];
+    return item === undefined ? null : { key: item, value: item };
   }
-  return cur;
-}
-
-/** Skips spaces, line breaks and comments: js-yaml opens a node before its leading blanks. */
-function skipBlank(text: string, from: number): number {
-  let i = from;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\ufeff') i++;
-    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1] ?? ' '))) {
-      while (i < text.length && text[i] !== '\n') i++;
-    } else break;
+  if (node.kind !== 'map') return null;
+  for (let i = 0; i < node.kids.length; i += 2) {
+    const k = node.kids[i] as YNode;
+    if (k.kind !== 'scalar' || k.name !== String(seg)) continue;
+    return { key: k, value: node.kids[i + 1] ?? null };
   }
-  return i;
+  return null;
 }
 
 function lineStarts(text: string): number[] {
@@ -180,8 +351,8 @@ function lineStarts(text: string): number[] {
   return starts;
 }
 
-/** Offset → 1-based line and column. */
-function toPos(lines: readonly number[], offset: number): SourcePos {
+/** The zero-based line holding `offset`. */
+function lineOf(lines: readonly number[], offset: number): number {
   let lo = 0;
   let hi = lines.length - 1;
   while (lo < hi) {
@@ -189,5 +360,12 @@ function toPos(lines: readonly number[], offset: number): SourcePos {
     if ((lines[mid] as number) <= offset) lo = mid;
     else hi = mid - 1;
   }
-  return { line: lo + 1, col: offset - (lines[lo] as number) + 1 };
+  return lo;
+}
+
+/** Offset → 1-based line and column (a leading byte-order mark takes no column). */
+function toPos(text: string, lines: readonly number[], offset: number): SourcePos {
+  const lo = lineOf(lines, offset);
+  const bom = lo === 0 && text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  return { line: lo + 1, col: Math.max(1, offset - (lines[lo] as number) + 1 - bom) };
 }

@@ -6,10 +6,10 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as yaml from 'js-yaml';
-import { ENGINE_METRICS } from '../../frontend/generation/engine-series';
+import { ENGINE_METRICS } from '../../frontend/generation/engine-series.js';
 
-const REPO_YAML = path.resolve(__dirname, '../../../metrics.yaml');
-const TS_DEFAULT = path.resolve(__dirname, '../../../test/fixtures/torchserve/torchserve-default-metrics.yaml');
+const REPO_YAML = path.resolve(import.meta.dirname, '../../../metrics.yaml');
+const TS_DEFAULT = path.resolve(import.meta.dirname, '../../../test/fixtures/torchserve/torchserve-default-metrics.yaml');
 
 const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
 const ITL = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];

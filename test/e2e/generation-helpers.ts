@@ -7,8 +7,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as yaml from 'js-yaml';
 import OpenAI from 'openai';
-import { generateStore, scrape } from './harness';
-import type { Tsserve } from './harness';
+import { generateStore, scrape } from './harness.js';
+import type { Tsserve } from './harness.js';
 
 /** Writes `dir/<name>/` for each variant: tiny-lm's files with its engine settings overridden. */
 export function tinyLmVariants(dir: string, variants: Readonly<Record<string, Readonly<Record<string, unknown>>>>): string {

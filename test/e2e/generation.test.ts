@@ -8,11 +8,11 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as yaml from 'js-yaml';
 import type OpenAI from 'openai';
-import { generationConfigArgs } from './generation-config';
-import { delta, openaiClient, Scrape, tinyLmVariants } from './generation-helpers';
-import type { VllmExtras } from './generation-helpers';
-import { eventually, generateStore, post, removeStores, startTsserve, tempDir } from './harness';
-import type { Tsserve } from './harness';
+import { generationConfigArgs } from './generation-config.js';
+import { delta, openaiClient, Scrape, tinyLmVariants } from './generation-helpers.js';
+import type { VllmExtras } from './generation-helpers.js';
+import { eventually, generateStore, post, removeStores, startTsserve, tempDir } from './harness.js';
+import type { Tsserve } from './harness.js';
 
 const BLOCK = 16;
 const PER_REQUEST = [

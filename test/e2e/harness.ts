@@ -11,7 +11,7 @@ import * as os from 'os';
 import * as path from 'path';
 
 /** Repo root (this file runs from dist/test/e2e). */
-export const ROOT = path.resolve(__dirname, '..', '..', '..');
+export const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 export const CLI = path.join(ROOT, 'bin', 'tsserve.js');
 
 /** A port nobody listens on right now (listen on 0, close). */

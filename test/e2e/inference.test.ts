@@ -7,12 +7,12 @@ import { spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format';
+import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
 import {
   call, eventually, freePort, generateStore, haveBinary, mlpInput, post, sample, scrape, startTsserve, tempDir,
-} from './harness';
-import type { Tsserve } from './harness';
-import { configArgs } from './config-args';
+} from './harness.js';
+import type { Tsserve } from './harness.js';
+import { configArgs } from './config-args.js';
 
 const H = os.hostname();
 const N = 12;

@@ -6,10 +6,10 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format';
-import { call, eventually, generateStore, mlpInput, post, sample, scrape, startTsserve } from './harness';
-import type { Tsserve } from './harness';
-import { configArgs } from './config-args';
+import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
+import { call, eventually, generateStore, mlpInput, post, sample, scrape, startTsserve } from './harness.js';
+import type { Tsserve } from './harness.js';
+import { configArgs } from './config-args.js';
 
 const H = os.hostname();
 

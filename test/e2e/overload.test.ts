@@ -6,9 +6,9 @@
  */
 import { expect } from 'chai';
 import * as os from 'os';
-import { call, eventually, post, sample, scrape, slowModelStore, startTsserve } from './harness';
-import type { Tsserve } from './harness';
-import { configArgs } from './config-args';
+import { call, eventually, post, sample, scrape, slowModelStore, startTsserve } from './harness.js';
+import type { Tsserve } from './harness.js';
+import { configArgs } from './config-args.js';
 
 const H = os.hostname();
 

@@ -7,12 +7,12 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format';
-import type { TslogLine } from '../../frontend/metrics/sinks/tslog-format';
-import { eventually, generateStore, mlpInput, post, ROOT, sample, scrape, startTsserve } from './harness';
-import type { Tsserve } from './harness';
-import { startStatsd } from './statsd-daemon';
-import type { StatsdDaemon } from './statsd-daemon';
+import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
+import type { TslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
+import { eventually, generateStore, mlpInput, post, ROOT, sample, scrape, startTsserve } from './harness.js';
+import type { Tsserve } from './harness.js';
+import { startStatsd } from './statsd-daemon.js';
+import type { StatsdDaemon } from './statsd-daemon.js';
 
 const H = os.hostname();
 const N_MLP = 7;

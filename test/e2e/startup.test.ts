@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { CLI, tempDir } from './harness';
+import { CLI, tempDir } from './harness.js';
 
 describe('tsserve start (start-up checks)', function () {
   this.timeout(60_000);

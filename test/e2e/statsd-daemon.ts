@@ -4,7 +4,7 @@ import type { ChildProcess } from 'child_process';
 import * as dgram from 'dgram';
 import * as fs from 'fs';
 import * as path from 'path';
-import { freePort, ROOT, tempDir } from './harness';
+import { freePort, ROOT, tempDir } from './harness.js';
 
 /** A running statsd daemon. */
 export interface StatsdDaemon {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import * as v8 from 'v8';
-import { decodeMetricsMessage, expandDatapoints, forEachSegment, isMetricsMessageType } from '../../schema/ipc';
-import type { MetricsMessage } from '../../schema/ipc';
+import { decodeMetricsMessage, expandDatapoints, forEachSegment, isMetricsMessageType } from '../../schema/ipc.js';
+import type { MetricsMessage } from '../../schema/ipc.js';
 
 function valid(): MetricsMessage {
   return {

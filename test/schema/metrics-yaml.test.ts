@@ -2,11 +2,11 @@
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
-import type { MetricsConfig } from '../../schema/types';
-import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load';
-import { defaultHelp } from '../../schema/config/normalize';
+import type { MetricsConfig } from '../../schema/types.js';
+import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
+import { defaultHelp } from '../../schema/config/normalize.js';
 
-const TORCHSERVE_DEFAULT = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'torchserve', 'torchserve-default-metrics.yaml');
+const TORCHSERVE_DEFAULT = path.resolve(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'torchserve', 'torchserve-default-metrics.yaml');
 const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
 const ITL = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
 const REQUEST = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0];

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const VENDORED = path.join(ROOT, 'test', 'fixtures', 'torchserve');
 const SHARED = path.resolve(ROOT, '..', 'shared', 'fixtures');
 

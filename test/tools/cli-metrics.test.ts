@@ -3,10 +3,10 @@ import { expect } from 'chai';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { defaultMetricsConfigPath, loadMetricsConfig } from '../../schema/config/load';
+import { defaultMetricsConfigPath, loadMetricsConfig } from '../../schema/config/load.js';
 
 // Runs from dist/test/tools.
-const ROOT = path.resolve(__dirname, '..', '..', '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const BIN = path.join(ROOT, 'bin', 'tsserve.js');
 
 /** How many metrics the repo's metrics.yaml declares (others add metrics; the count is not pinned). */

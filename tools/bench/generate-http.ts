@@ -12,8 +12,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { TINY_LM_MODEL } from '../models/demo-models';
-import { spawnServer } from './spawn-server';
+import { TINY_LM_MODEL } from '../models/demo-models.js';
+import { spawnServer } from './spawn-server.js';
 
 const STREAMS = 32;
 const MAX_TOKENS = 64;

@@ -24,12 +24,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { EngineCore } from '../../backend/engine/engine-core';
-import { loadEngine, readModelDir } from '../../backend/engine/load';
-import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort';
-import type { OrtTensorInput } from '../../backend/onnx/ort';
-import { TINY_LM_MODEL } from '../../tools/models/demo-models';
-import { BOS_ID, HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../../tools/models/tiny-lm-spec';
+import type { EngineCore } from '../../backend/engine/engine-core.js';
+import { loadEngine, readModelDir } from '../../backend/engine/load.js';
+import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort.js';
+import type { OrtTensorInput } from '../../backend/onnx/ort.js';
+import { TINY_LM_MODEL } from '../../tools/models/demo-models.js';
+import { BOS_ID, HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../../tools/models/tiny-lm-spec.js';
 
 const BATCH = 32;
 const PROMPT = 192; // tokens, BOS included

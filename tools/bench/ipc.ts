@@ -19,11 +19,11 @@
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { WorkerMetrics } from '../../backend/metrics';
-import { MetricsIngest } from '../../frontend/metrics/ingest';
-import type { IngestTarget } from '../../frontend/metrics/ingest';
-import type { BoundSeries, FrontendMetric } from '../../frontend/metrics/frontend-metrics';
-import type { MetricSpec, MetricsConfig } from '../../schema/types';
+import { WorkerMetrics } from '../../backend/metrics/index.js';
+import { MetricsIngest } from '../../frontend/metrics/ingest.js';
+import type { IngestTarget } from '../../frontend/metrics/ingest.js';
+import type { BoundSeries, FrontendMetric } from '../../frontend/metrics/frontend-metrics.js';
+import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
 
 const SPEC: MetricSpec = {
   name: 'BenchCount', section: 'model_metrics', type: 'counter', unit: 'Count', dimensions: ['a', 'b', 'c'],
@@ -135,7 +135,7 @@ class Side {
   private onMessage: () => void = () => undefined;
 
   constructor(private readonly mode: Mode, naiveArray = 0) {
-    this.c = fork(__filename, ['child', mode, String(naiveArray)], {
+    this.c = fork(import.meta.filename, ['child', mode, String(naiveArray)], {
       serialization: mode === 'ours' ? 'advanced' : 'json', stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const ingest = new MetricsIngest(this.target, { log: (m) => process.stderr.write(`${m}\n`) });
@@ -215,4 +215,4 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === 'child') child(process.argv[3] as Mode, Number(process.argv[4]));
-else if (require.main === module) void main();
+else if (process.argv[1] === import.meta.filename) void main();

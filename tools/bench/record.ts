@@ -11,8 +11,8 @@
  * to a `send` that discards the message, as the IPC channel would take it away.
  */
 import { Counter, Registry } from 'prom-client';
-import { WorkerMetrics } from '../../backend/metrics';
-import type { MetricsConfig } from '../../schema/types';
+import { WorkerMetrics } from '../../backend/metrics/index.js';
+import type { MetricsConfig } from '../../schema/types.js';
 
 const CONFIG: MetricsConfig = {
   file: '',
@@ -67,4 +67,4 @@ function main(): void {
   if (sent === 0 || Object.keys(wm.dropped).length !== 0) throw new Error('bench: nothing was recorded');
 }
 
-if (require.main === module) main();
+if (process.argv[1] === import.meta.filename) main();

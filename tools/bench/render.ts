@@ -7,8 +7,8 @@
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { MetricSpec, MetricsConfig } from '../../schema/types';
-import { FrontendMetrics, SELF_METRIC_SPECS } from '../../frontend/metrics/frontend-metrics';
+import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
+import { FrontendMetrics, SELF_METRIC_SPECS } from '../../frontend/metrics/frontend-metrics.js';
 
 const SERIES = 100_000;
 const RUNS = 7;

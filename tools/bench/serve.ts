@@ -10,15 +10,16 @@
  * shipped: the repo's metrics.yaml, tslog + prometheus), metrics_on_vs_off (all three sinks vs
  * `--metrics-mode off`). Notes (CPU split, per-process CPU busy) go to stderr.
  */
+import autocannon from 'autocannon';
 import { spawnSync } from 'child_process';
 import type { ChildProcess } from 'child_process';
 import * as dgram from 'dgram';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { createSession, tensorF32 } from '../../backend/onnx/ort';
-import { writeMlpHeavy } from '../models/demo-models';
-import { spawnServer } from './spawn-server';
+import { createSession, tensorF32 } from '../../backend/onnx/ort.js';
+import { writeMlpHeavy } from '../models/demo-models.js';
+import { spawnServer } from './spawn-server.js';
 
 const WIDTH = 784;
 const WARMUP_S = 2;
@@ -27,11 +28,7 @@ const MEASURE_S = Number(process.env.BENCH_SECONDS ?? 5);
 const RAW_S = 4;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
-interface AutocannonResult { readonly requests: { readonly total: number }; readonly non2xx: number; readonly errors: number; readonly duration: number }
-type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
-// autocannon ships no types; this is the one call used.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as Autocannon;
+
 
 const HAVE_TASKSET = spawnSync('taskset', ['--version']).status === 0;
 

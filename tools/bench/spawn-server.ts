@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import * as net from 'node:net';
 import { resolve } from 'node:path';
 
-const CLI = resolve(__dirname, '..', '..', '..', 'bin', 'tsserve.js');
+const CLI = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'tsserve.js');
 
 /** A free TCP port on 127.0.0.1 (listen on 0, read it, close). */
 export function freePort(): Promise<number> {

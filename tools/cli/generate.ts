@@ -5,10 +5,10 @@
  * optional "id"); every prompt gives one output line, in input order.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { LLM } from '../../backend/engine/llm';
-import type { CompletionOutput } from '../../backend/engine/llm';
-import { decodeToGenWorkerMessage } from '../../schema/engine-ipc';
-import type { GenSamplingParams } from '../../schema/engine-ipc';
+import { LLM } from '../../backend/engine/llm.js';
+import type { CompletionOutput } from '../../backend/engine/llm.js';
+import { decodeToGenWorkerMessage } from '../../schema/engine-ipc.js';
+import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 
 const USAGE = `Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]
 

@@ -6,14 +6,14 @@
 
 interface Command {
   readonly summary: string;
-  readonly load: () => { run(argv: readonly string[]): Promise<number> };
+  readonly load: () => Promise<{ run(argv: readonly string[]): Promise<number> }>;
 }
 
 const COMMANDS: Readonly<Record<string, Command>> = {
-  start: { summary: 'serve models (inference, management and metrics APIs)', load: () => require('./start') },
-  metrics: { summary: 'validate metrics.yaml, list the metric catalog', load: () => require('./metrics') },
-  models: { summary: 'generate the demo model store', load: () => require('./models') },
-  generate: { summary: 'offline generation: prompts from a JSONL file through the engine', load: () => require('./generate') },
+  start: { summary: 'serve models (inference, management and metrics APIs)', load: () => import('./start.js') },
+  metrics: { summary: 'validate metrics.yaml, list the metric catalog', load: () => import('./metrics.js') },
+  models: { summary: 'generate the demo model store', load: () => import('./models.js') },
+  generate: { summary: 'offline generation: prompts from a JSONL file through the engine', load: () => import('./generate.js') },
 };
 
 /** Usage text listing every command. */
@@ -36,5 +36,5 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }
-  return cmd.load().run(rest);
+  return (await cmd.load()).run(rest);
 }

@@ -3,9 +3,9 @@
  * check a metrics.yaml with the server's own loader, and print the metric catalog.
  */
 import * as path from 'path';
-import type { CatalogFormat } from '../../schema/config/catalog';
-import { CATALOG_FORMATS, renderCatalog } from '../../schema/config/catalog';
-import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load';
+import type { CatalogFormat } from '../../schema/config/catalog.js';
+import { CATALOG_FORMATS, renderCatalog } from '../../schema/config/catalog.js';
+import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
 
 const USAGE = `Usage:
   tsserve metrics validate FILE [FILE...]

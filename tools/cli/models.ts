@@ -2,8 +2,8 @@
  * `tsserve models generate DIR [--force] [--only a,b]`: writes the demo model store (no
  * downloads: every weight comes from a seed).
  */
-import { generateStore } from '../models/store';
-import { STORE_MODELS } from '../models/store-models';
+import { generateStore } from '../models/store.js';
+import { STORE_MODELS } from '../models/store-models.js';
 
 function usage(): string {
   const lines = [

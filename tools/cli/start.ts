@@ -5,19 +5,19 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import type { SinkMode } from '../../schema/types';
-import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load';
-import { parseModeWord } from '../../schema/config/modes';
-import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics';
-import { MetricsIngest } from '../../frontend/metrics/ingest';
-import { startSystemMetrics } from '../../frontend/system/system-metrics';
-import { parseAddress } from '../../frontend/server/address';
-import { checkFrontendMetrics } from '../../frontend/server/frontend-series';
-import { startServer } from '../../frontend/server/server';
-import type { ServerConfig } from '../../frontend/server/server';
-import { parseStartOptions, startUsage } from '../../frontend/server/start-options';
-import { registerGenerationFrontend } from '../../frontend/generation/generation-kind';
-import type { StartOptions } from '../../frontend/server/start-options';
+import type { SinkMode } from '../../schema/types.js';
+import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
+import { parseModeWord } from '../../schema/config/modes.js';
+import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
+import { MetricsIngest } from '../../frontend/metrics/ingest.js';
+import { startSystemMetrics } from '../../frontend/system/system-metrics.js';
+import { parseAddress } from '../../frontend/server/address.js';
+import { checkFrontendMetrics } from '../../frontend/server/frontend-series.js';
+import { startServer } from '../../frontend/server/server.js';
+import type { ServerConfig } from '../../frontend/server/server.js';
+import { parseStartOptions, startUsage } from '../../frontend/server/start-options.js';
+import { registerGenerationFrontend } from '../../frontend/generation/generation-kind.js';
+import type { StartOptions } from '../../frontend/server/start-options.js';
 
 type Level = 'info' | 'warn' | 'error';
 
@@ -70,7 +70,7 @@ async function ensureStore(opts: StartOptions): Promise<string | null> {
     return null;
   }
   log('info', `model store ${dir} is missing: generating the demo store (tsserve models generate)`);
-  const models = require('./models') as { run(argv: readonly string[]): Promise<number> };
+  const models = await import('./models.js');
   const code = await models.run(['generate', dir]);
   return code === 0 ? dir : null;
 }

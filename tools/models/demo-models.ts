@@ -2,12 +2,12 @@
  * The built-in models of the demo store and `mlp-heavy` (bench only): model files plus their
  * model-config.yaml. Values here are the defaults a user sees after `tsserve models generate`.
  */
-import { MLP_HEAVY_HIDDEN, MLP_HEAVY_REPEAT, MLP_HEAVY_SEED, MLP_HIDDEN, MLP_SEED, writeMlp } from './mlp';
-import { writeModelConfig } from './model-config';
-import type { StoreModel } from './store-model';
-import { writeTinyLm } from './tiny-lm';
-import { tinyLmEngineSpec } from './tiny-lm-spec';
-import type { TinyLmLayout } from './tiny-lm-spec';
+import { MLP_HEAVY_HIDDEN, MLP_HEAVY_REPEAT, MLP_HEAVY_SEED, MLP_HIDDEN, MLP_SEED, writeMlp } from './mlp.js';
+import { writeModelConfig } from './model-config.js';
+import type { StoreModel } from './store-model.js';
+import { writeTinyLm } from './tiny-lm.js';
+import { tinyLmEngineSpec } from './tiny-lm-spec.js';
+import type { TinyLmLayout } from './tiny-lm-spec.js';
 
 /** `mlp`: the dynamic-batching demo classifier (784 → 1024 → 1024 → 10). */
 export const MLP_MODEL: StoreModel = {

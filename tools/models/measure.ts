@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort';
-import type { OrtSession, OrtTensorInput } from '../../backend/onnx/ort';
-import { writeMlpHeavy, MLP_MODEL } from './demo-models';
-import { writeTinyLm } from './tiny-lm';
-import { MLP_INPUT as MLP_INPUT_WIDTH } from './mlp';
-import { FAST_NAMES, HEAD_DIM, HF_NAMES, NUM_HEADS, NUM_LAYERS } from './tiny-lm-spec';
+import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort.js';
+import type { OrtSession, OrtTensorInput } from '../../backend/onnx/ort.js';
+import { writeMlpHeavy, MLP_MODEL } from './demo-models.js';
+import { writeTinyLm } from './tiny-lm.js';
+import { MLP_INPUT as MLP_INPUT_WIDTH } from './mlp.js';
+import { FAST_NAMES, HEAD_DIM, HF_NAMES, NUM_HEADS, NUM_LAYERS } from './tiny-lm-spec.js';
 
 async function median(s: OrtSession, feeds: Readonly<Record<string, OrtTensorInput>>, n: number): Promise<number> {
   for (let i = 0; i < 3; i++) await s.run(feeds);

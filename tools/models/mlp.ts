@@ -4,8 +4,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { GraphBuilder } from './onnx-builder';
-import { Prng } from './prng';
+import { GraphBuilder } from './onnx-builder.js';
+import { Prng } from './prng.js';
 
 /** Input width (a flattened 28×28 image) and number of classes. */
 export const MLP_INPUT = 784;

@@ -4,7 +4,11 @@
  * Serialization is deterministic: the same calls produce byte-identical files.
  */
 import { writeFileSync } from 'node:fs';
-import { onnx } from 'onnx-proto';
+import onnxProto from 'onnx-proto';
+import type { onnx as OnnxT } from 'onnx-proto';
+
+// onnx-proto is CommonJS whose named exports Node's ESM loader cannot detect; take them from the default.
+const { onnx } = onnxProto;
 
 /** Element types used in graph inputs, outputs and initializers. */
 export type ElemType = 'float32' | 'int64' | 'int32' | 'bool';
@@ -19,7 +23,7 @@ export type AttrValue =
   | { readonly s: string }
   | { readonly ints: readonly number[] }
   | { readonly floats: readonly number[] }
-  | { readonly t: onnx.ITensorProto };
+  | { readonly t: OnnxT.ITensorProto };
 
 /** The opset every generated model targets (LayerNormalization needs 17). */
 export const OPSET = 17;
@@ -38,7 +42,7 @@ function bytesOf(data: Float32Array | BigInt64Array | Int32Array): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
-function valueInfo(name: string, type: ElemType, dims: readonly Dim[]): onnx.IValueInfoProto {
+function valueInfo(name: string, type: ElemType, dims: readonly Dim[]): OnnxT.IValueInfoProto {
   return {
     name,
     type: {
@@ -50,7 +54,7 @@ function valueInfo(name: string, type: ElemType, dims: readonly Dim[]): onnx.IVa
   };
 }
 
-function attribute(name: string, v: AttrValue): onnx.IAttributeProto {
+function attribute(name: string, v: AttrValue): OnnxT.IAttributeProto {
   const T = onnx.AttributeProto.AttributeType;
   if ('i' in v) return { name, type: T.INT, i: v.i };
   if ('f' in v) return { name, type: T.FLOAT, f: v.f };
@@ -62,10 +66,10 @@ function attribute(name: string, v: AttrValue): onnx.IAttributeProto {
 
 /** Builds one graph; names of values are plain strings. */
 export class GraphBuilder {
-  private readonly nodes: onnx.INodeProto[] = [];
-  private readonly inits: onnx.ITensorProto[] = [];
-  private readonly inputs: onnx.IValueInfoProto[] = [];
-  private readonly outputs: onnx.IValueInfoProto[] = [];
+  private readonly nodes: OnnxT.INodeProto[] = [];
+  private readonly inits: OnnxT.ITensorProto[] = [];
+  private readonly inputs: OnnxT.IValueInfoProto[] = [];
+  private readonly outputs: OnnxT.IValueInfoProto[] = [];
   private readonly constCache = new Map<string, string>();
   /** Values renamed by `output()`: later nodes that name the old value get the new one. */
   private readonly alias = new Map<string, string>();
@@ -160,7 +164,7 @@ export class GraphBuilder {
 
   /** Serializes the model (opset 17) to bytes. */
   toBytes(docString = ''): Uint8Array {
-    const model: onnx.IModelProto = {
+    const model: OnnxT.IModelProto = {
       irVersion: IR_VERSION,
       producerName: 'tsserve-tools-models',
       producerVersion: '1',

@@ -5,8 +5,8 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { StoreModel } from './store-model';
-import { STORE_MODELS } from './store-models';
+import type { StoreModel } from './store-model.js';
+import { STORE_MODELS } from './store-models.js';
 
 /** Options of `generateStore`. */
 export interface GenerateStoreOptions {

@@ -3,8 +3,8 @@
  * peaked enough for context to matter, logits have a spread of a few units, printable ASCII is
  * favoured, PAD/BOS are never chosen and EOS is rare. Not trained: the text means nothing.
  */
-import { Prng } from './prng';
-import { BOS_ID, D_MODEL, EOS_ID, FFN_DIM, HEAD_DIM, MAX_CONTEXT, NUM_LAYERS, PAD_ID, VOCAB_SIZE } from './tiny-lm-spec';
+import { Prng } from './prng.js';
+import { BOS_ID, D_MODEL, EOS_ID, FFN_DIM, HEAD_DIM, MAX_CONTEXT, NUM_LAYERS, PAD_ID, VOCAB_SIZE } from './tiny-lm-spec.js';
 
 /** One transformer block's parameters; matrices are [in, out] (x @ W). */
 export interface TinyLmLayerWeights {

@@ -10,11 +10,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { GraphBuilder } from './onnx-builder';
-import { D_MODEL, FAST_NAMES, FFN_DIM, HEAD_DIM, HF_NAMES, LN_EPS, MASK_VALUE, MAX_CONTEXT, NUM_HEADS, NUM_LAYERS, TINY_LM_SEED, VOCAB_SIZE } from './tiny-lm-spec';
-import type { TinyLmLayout } from './tiny-lm-spec';
-import { tinyLmWeights } from './tiny-lm-weights';
-import type { TinyLmLayerWeights, TinyLmWeights } from './tiny-lm-weights';
+import { GraphBuilder } from './onnx-builder.js';
+import { D_MODEL, FAST_NAMES, FFN_DIM, HEAD_DIM, HF_NAMES, LN_EPS, MASK_VALUE, MAX_CONTEXT, NUM_HEADS, NUM_LAYERS, TINY_LM_SEED, VOCAB_SIZE } from './tiny-lm-spec.js';
+import type { TinyLmLayout } from './tiny-lm-spec.js';
+import { tinyLmWeights } from './tiny-lm-weights.js';
+import type { TinyLmLayerWeights, TinyLmWeights } from './tiny-lm-weights.js';
 
 /** Options of `writeTinyLm`. */
 export interface TinyLmOptions {

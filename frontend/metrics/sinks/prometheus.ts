@@ -4,10 +4,10 @@
  * sample. Label names are the spec's dimensions in yaml order, then `hostLabel` last.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { MetricSpec } from '../../../schema/types';
-import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink';
-import { NOOP_SINK_METRIC } from './sink';
-import { seriesKey } from '../series-key';
+import type { MetricSpec } from '../../../schema/types.js';
+import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
+import { NOOP_SINK_METRIC } from './sink.js';
+import { seriesKey } from '../series-key.js';
 
 /** Settings of the prometheus sink. */
 export interface PrometheusSinkOptions {

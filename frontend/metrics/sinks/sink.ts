@@ -3,7 +3,7 @@
  * ahead of time (prom-client child, log prefix, StatsD name and tags) it resolves in `metric`
  * and `bind`; `SinkChild.record` only formats and appends.
  */
-import type { MetricSpec, SinkMode } from '../../../schema/types';
+import type { MetricSpec, SinkMode } from '../../../schema/types.js';
 
 /** One series of one metric in one sink. */
 export interface SinkChild {

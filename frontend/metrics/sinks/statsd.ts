@@ -7,10 +7,10 @@
  */
 import StatsDClient from 'hot-shots';
 import type { StatsD } from 'hot-shots';
-import type { MetricSpec, StatsdConfig, StatsdTagStyle } from '../../../schema/types';
-import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink';
-import { NOOP_SINK_METRIC } from './sink';
-import { plainNumber } from '../number-format';
+import type { MetricSpec, StatsdConfig, StatsdTagStyle } from '../../../schema/types.js';
+import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
+import { NOOP_SINK_METRIC } from './sink.js';
+import { plainNumber } from '../number-format.js';
 
 /** Settings of the statsd sink. */
 export interface StatsdSinkOptions {

@@ -5,7 +5,7 @@
  * or on `close`. Writes are synchronous inside the flush so lines never interleave or reorder.
  */
 import * as fs from 'node:fs';
-import type { MetricsLog } from './sink';
+import type { MetricsLog } from './sink.js';
 
 /** Rotation and buffering settings of a `TslogFile`. */
 export interface TslogFileOptions {

@@ -5,7 +5,7 @@
  * contains a separator is percent-encoded (only `%`, `|`, `,`, `:`, `\n`, `\r`), so a line is
  * never corrupted and `decodeTslogField` restores the original losslessly.
  */
-import { decimalWithPoint } from '../number-format';
+import { decimalWithPoint } from '../number-format.js';
 
 const NEEDS_ESCAPE = /[%|,:\n\r]/;
 const ESCAPE_ALL = /[%|,:\n\r]/g;

@@ -5,10 +5,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { MetricSpec } from '../../../schema/types';
-import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink';
-import { TslogFile } from './tslog-file';
-import { encodeTslogField, formatTslogTimestamp, formatTslogValue } from './tslog-format';
+import type { MetricSpec } from '../../../schema/types.js';
+import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
+import { TslogFile } from './tslog-file.js';
+import { encodeTslogField, formatTslogTimestamp, formatTslogValue } from './tslog-format.js';
 
 /** Settings of the tslog sink. */
 export interface TslogSinkOptions {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BlockPool } from '../../../backend/engine/block-pool';
+import { BlockPool } from '../../../backend/engine/block-pool.js';
 
 describe('BlockPool', () => {
   it('should allocate all-or-nothing and report usage as referenced / total', () => {

@@ -4,10 +4,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { writeModels } from './real-harness';
+import { writeModels } from './real-harness.js';
 
 const run = promisify(execFile);
-const BIN = resolve(__dirname, '../../../../bin/tsserve.js');
+const BIN = resolve(import.meta.dirname, '../../../../bin/tsserve.js');
 
 describe('tsserve generate', function () {
   let root: string;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { RequestRejected } from '../../../backend/engine/engine-core';
-import { collect, drain, fakeEngine, totals } from './harness';
-import { fakeGreedy } from './fake-runner';
+import { RequestRejected } from '../../../backend/engine/engine-core.js';
+import { collect, drain, fakeEngine, totals } from './harness.js';
+import { fakeGreedy } from './fake-runner.js';
 
 const enc = (s: string): number[] => [256, ...Buffer.from(s, 'utf8')];
 const text = (ids: readonly number[]): string => Buffer.from(ids.filter((t) => t < 256)).toString('utf8');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { decodeFromGenWorkerMessage, decodeToGenWorkerMessage, isFromGenWorkerMessage } from '../../../schema/engine-ipc';
+import { decodeFromGenWorkerMessage, decodeToGenWorkerMessage, isFromGenWorkerMessage } from '../../../schema/engine-ipc.js';
 
 describe('schema/engine-ipc', () => {
   it('should accept add and abort messages and list every problem of a bad add', () => {

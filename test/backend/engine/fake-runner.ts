@@ -3,8 +3,8 @@
  * whole token history, and "K/V" is the token id itself, kept per row and in a block store, so a
  * wrong prefix hit or a wrong row after preemption changes the outputs.
  */
-import type { ModelSpec } from '../../../backend/engine/config';
-import type { ModelRunner, RunItem } from '../../../backend/engine/runner';
+import type { ModelSpec } from '../../../backend/engine/config.js';
+import type { ModelRunner, RunItem } from '../../../backend/engine/runner.js';
 
 /** The fake model's dimensions: byte vocab + BOS 256, EOS 257, PAD 258. */
 export const FAKE_SPEC: ModelSpec = Object.freeze({

@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EngineCore } from '../../../backend/engine/engine-core';
-import { loadEngine, readModelDir } from '../../../backend/engine/load';
-import { createSession } from '../../../backend/onnx/ort';
-import type { OrtSession } from '../../../backend/onnx/ort';
-import { collect, drain, totals } from './harness';
-import { promptIds, referenceGreedy, writeModels } from './real-harness';
+import type { EngineCore } from '../../../backend/engine/engine-core.js';
+import { loadEngine, readModelDir } from '../../../backend/engine/load.js';
+import { createSession } from '../../../backend/onnx/ort.js';
+import type { OrtSession } from '../../../backend/onnx/ort.js';
+import { collect, drain, totals } from './harness.js';
+import { promptIds, referenceGreedy, writeModels } from './real-harness.js';
 
 const greedy = { temperature: 0, ignore_eos: true };
 

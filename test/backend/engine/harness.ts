@@ -1,9 +1,9 @@
 /** Test helpers: build an EngineCore over the fake runner and drain it, collecting per-sequence results. */
-import { resolveEngineConfig } from '../../../backend/engine/config';
-import { EngineCore } from '../../../backend/engine/engine-core';
-import { ByteTokenizer } from '../../../backend/engine/tokenizer';
-import type { EngineCoreOutputs, EngineEvent, FinishReason, GenSchedulerStats, PrefillStats } from '../../../schema/engine-ipc';
-import { FAKE_SPEC, FakeRunner } from './fake-runner';
+import { resolveEngineConfig } from '../../../backend/engine/config.js';
+import { EngineCore } from '../../../backend/engine/engine-core.js';
+import { ByteTokenizer } from '../../../backend/engine/tokenizer.js';
+import type { EngineCoreOutputs, EngineEvent, FinishReason, GenSchedulerStats, PrefillStats } from '../../../schema/engine-ipc.js';
+import { FAKE_SPEC, FakeRunner } from './fake-runner.js';
 
 /** Everything one sequence produced across steps. */
 export interface SeqResult {

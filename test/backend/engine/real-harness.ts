@@ -1,10 +1,10 @@
 /** Helpers for engine tests on the real tiny LM: temp model dirs and a no-cache greedy reference. */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { OrtSession } from '../../../backend/onnx/ort';
-import { tensorF32, tensorI64 } from '../../../backend/onnx/ort';
-import { TINY_LM_HF_MODEL, TINY_LM_MODEL } from '../../../tools/models/demo-models';
-import { HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE, EOS_ID, BOS_ID, PAD_ID } from '../../../tools/models/tiny-lm-spec';
+import type { OrtSession } from '../../../backend/onnx/ort.js';
+import { tensorF32, tensorI64 } from '../../../backend/onnx/ort.js';
+import { TINY_LM_HF_MODEL, TINY_LM_MODEL } from '../../../tools/models/demo-models.js';
+import { HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE, EOS_ID, BOS_ID, PAD_ID } from '../../../tools/models/tiny-lm-spec.js';
 
 /** Writes the tiny LM in both layouts (model-config.yaml included) under `root`; returns the dirs. */
 export async function writeModels(root: string): Promise<{ fast: string; hf: string }> {

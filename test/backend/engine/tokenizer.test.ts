@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ByteTokenizer } from '../../../backend/engine/tokenizer';
+import { ByteTokenizer } from '../../../backend/engine/tokenizer.js';
 
 const tok = new ByteTokenizer({ bosId: 256, eosId: 257, padId: 258 });
 

@@ -2,14 +2,14 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readModelDir } from '../../../backend/engine/load';
-import { runGenerationWorker } from '../../../backend/engine/worker-loop';
-import { decodeFromGenWorkerMessage } from '../../../schema/engine-ipc';
-import type { GenStepMessage } from '../../../schema/engine-ipc';
-import type { MetricsConfig } from '../../../schema/types';
-import type { InitMessage } from '../../../schema/worker-protocol';
-import { collect } from './harness';
-import { writeModels } from './real-harness';
+import { readModelDir } from '../../../backend/engine/load.js';
+import { runGenerationWorker } from '../../../backend/engine/worker-loop.js';
+import { decodeFromGenWorkerMessage } from '../../../schema/engine-ipc.js';
+import type { GenStepMessage } from '../../../schema/engine-ipc.js';
+import type { MetricsConfig } from '../../../schema/types.js';
+import type { InitMessage } from '../../../schema/worker-protocol.js';
+import { collect } from './harness.js';
+import { writeModels } from './real-harness.js';
 
 function initFor(dir: string, engine: Readonly<Record<string, unknown>>, workerIndex = 3): InitMessage {
   return {

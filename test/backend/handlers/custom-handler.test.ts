@@ -2,17 +2,17 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { loadMetricsConfig } from '../../../schema/config';
-import type { ResultMessage } from '../../../schema/worker-protocol';
-import { MLP_MODEL } from '../../../tools/models/demo-models';
-import { CUSTOM_MODEL, CUSTOM_MODEL_COMMENT, CUSTOM_MODEL_CONFIG, requiredModules, storeHandlerText } from '../../../tools/models/store-custom';
-import { writeModelConfig } from '../../../tools/models/model-config';
-import { ForkedWorker, modelConfig } from '../worker/forked-worker';
+import { loadMetricsConfig } from '../../../schema/config.js';
+import type { ResultMessage } from '../../../schema/worker-protocol.js';
+import { MLP_MODEL } from '../../../tools/models/demo-models.js';
+import { CUSTOM_MODEL, CUSTOM_MODEL_COMMENT, CUSTOM_MODEL_CONFIG, requiredModules, storeHandlerText } from '../../../tools/models/store-custom.js';
+import { writeModelConfig } from '../../../tools/models/model-config.js';
+import { ForkedWorker, modelConfig } from '../worker/forked-worker.js';
 
 /** examples/custom-metrics/metrics.yaml, from dist/test/backend/handlers. */
-const EXAMPLE_YAML = path.resolve(__dirname, '..', '..', '..', '..', 'examples', 'custom-metrics', 'metrics.yaml');
+const EXAMPLE_YAML = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'examples', 'custom-metrics', 'metrics.yaml');
 
-describe('custom demo model (tools/models/custom/handler.ts, copied as handler.js)', () => {
+describe('custom demo model (tools/models/custom/handler.ts, copied as handler.mjs)', () => {
   let tmp: string;
   let dir: string;
   let worker: ForkedWorker | null = null;
@@ -33,17 +33,20 @@ describe('custom demo model (tools/models/custom/handler.ts, copied as handler.j
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('should write handler.js requiring only Node built-ins, without a source-map comment', () => {
-    const text = fs.readFileSync(path.join(dir, 'handler.js'), 'utf8');
+  it('should write handler.mjs importing only Node built-ins, without a source-map comment', () => {
+    const text = fs.readFileSync(path.join(dir, 'handler.mjs'), 'utf8');
     expect(requiredModules(text)).to.deep.equal([]);
     expect(text).to.not.include('sourceMappingURL');
     expect(text.split('\n')[0]).to.equal('// Generated from tools/models/custom/handler.ts by tools/models/store-custom.ts; edit the source.');
-    expect(fs.readdirSync(dir).sort()).to.deep.equal(['handler.js', 'model-config.yaml', 'model.onnx']);
+    expect(fs.readdirSync(dir).sort()).to.deep.equal(['handler.mjs', 'model-config.yaml', 'model.onnx']);
   });
 
-  it('should refuse to store a handler that requires a package', () => {
-    expect(() => storeHandlerText('const ort = require("onnxruntime-node");\nconst fs = require("node:fs");\n')).to.throw(
-      'custom handler must be self-contained, but it requires onnxruntime-node; get it from context instead',
+  it('should refuse to store a handler that imports a package, in any import form', () => {
+    expect(() => storeHandlerText('import * as ort from "onnxruntime-node";\nimport fs from "node:fs";\n')).to.throw(
+      'custom handler must be self-contained, but it imports onnxruntime-node; get it from context instead',
+    );
+    expect(() => storeHandlerText("import 'side-effect';\nconst x = await import('lodash');\nconst y = require('yaml');\n")).to.throw(
+      'custom handler must be self-contained, but it imports side-effect, lodash, yaml; get it from context instead',
     );
     expect(storeHandlerText('const fs = require("fs");\n//# sourceMappingURL=handler.js.map\n')).to.equal(
       '// Generated from tools/models/custom/handler.ts by tools/models/store-custom.ts; edit the source.\nconst fs = require("fs");\n',
@@ -62,7 +65,7 @@ describe('custom demo model (tools/models/custom/handler.ts, copied as handler.j
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
     const w = new ForkedWorker();
     worker = w;
-    w.init(modelConfig('custom', dir, 'handler.js'), loaded.config);
+    w.init(modelConfig('custom', dir, 'handler.mjs'), loaded.config);
     await w.waitType('tsserve.ready');
     const body = Array.from({ length: 784 }, (_, i) => (i % 10) / 10);
     w.send({ type: 'tsserve.batch', batchId: 1, requests: [
@@ -116,7 +119,7 @@ describe('examples/custom-metrics/model-config.yaml', () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-custom-cfg-'));
     try {
       writeModelConfig(tmp, CUSTOM_MODEL_CONFIG, CUSTOM_MODEL_COMMENT);
-      const example = path.resolve(__dirname, '..', '..', '..', '..', 'examples', 'custom-metrics', 'model-config.yaml');
+      const example = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'examples', 'custom-metrics', 'model-config.yaml');
       expect(fs.readFileSync(example, 'utf8')).to.equal(fs.readFileSync(path.join(tmp, 'model-config.yaml'), 'utf8'));
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { DEFAULT_INPUT_WIDTH, inputWidthOf, validateRow } from '../../../backend/handlers/onnx';
-import { makeRequestError, messageOf, statusOf } from '../../../backend/handlers/request-error';
+import { DEFAULT_INPUT_WIDTH, inputWidthOf, validateRow } from '../../../backend/handlers/onnx.js';
+import { makeRequestError, messageOf, statusOf } from '../../../backend/handlers/request-error.js';
 
 describe('onnx handler validateRow', () => {
   it('should copy a valid row into the stacked tensor at its offset', () => {

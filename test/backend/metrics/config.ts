@@ -1,5 +1,5 @@
 /** Builds in-memory MetricsConfig objects for the metrics tests (the loader is not under test). */
-import type { MetricSpec, MetricsConfig, MetricType, Section } from '../../../schema/types';
+import type { MetricSpec, MetricsConfig, MetricType, Section } from '../../../schema/types.js';
 
 /** A spec with TorchServe-like defaults for the fields a test does not care about. */
 export function spec(name: string, type: MetricType, unit: string, dimensions: readonly string[],

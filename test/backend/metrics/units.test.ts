@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isSizeUnit, isTimeUnit, mapUnit } from '../../../backend/metrics/units';
+import { isSizeUnit, isTimeUnit, mapUnit } from '../../../backend/metrics/units.js';
 
 describe('mapUnit', () => {
   it("should map TorchServe's shorthands and pass anything else through unchanged", () => {

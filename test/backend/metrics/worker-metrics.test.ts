@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { WorkerMetrics } from '../../../backend/metrics';
-import { expandDatapoints } from '../../../schema/ipc';
-import type { MetricsMessage } from '../../../schema/ipc';
-import { config, MODEL_SPECS, spec } from './config';
+import { WorkerMetrics } from '../../../backend/metrics/index.js';
+import { expandDatapoints } from '../../../schema/ipc.js';
+import type { MetricsMessage } from '../../../schema/ipc.js';
+import { config, MODEL_SPECS, spec } from './config.js';
 
 /** A cache wired to an array of sent messages, a log array and a settable clock. */
 function setup(opts: { autoDetect?: boolean; maxPointsPerFlush?: number; maxSeriesPerMetric?: number } = {}) {

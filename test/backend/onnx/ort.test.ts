@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSession, tensorF32, tensorI64 } from '../../../backend/onnx/ort';
-import { GraphBuilder } from '../../../tools/models/onnx-builder';
+import { createSession, tensorF32, tensorI64 } from '../../../backend/onnx/ort.js';
+import { GraphBuilder } from '../../../tools/models/onnx-builder.js';
 
 describe('backend/onnx/ort', () => {
   let dir: string;

@@ -2,14 +2,14 @@
 import { fork } from 'child_process';
 import type { ChildProcess } from 'child_process';
 import * as path from 'path';
-import { parseMetricsConfig } from '../../../schema/config';
-import type { MetricsConfig } from '../../../schema/types';
-import type { InitMessage, ModelConfig } from '../../../schema/worker-protocol';
-import { decodeMetricsMessage, expandDatapoints, isMetricsMessageType } from '../../../schema/ipc';
-import type { MetricsMessage } from '../../../schema/ipc';
+import { parseMetricsConfig } from '../../../schema/config.js';
+import type { MetricsConfig } from '../../../schema/types.js';
+import type { InitMessage, ModelConfig } from '../../../schema/worker-protocol.js';
+import { decodeMetricsMessage, expandDatapoints, isMetricsMessageType } from '../../../schema/ipc.js';
+import type { MetricsMessage } from '../../../schema/ipc.js';
 
 /** dist/backend/worker/main.js, from dist/test/backend/worker. */
-export const WORKER_ENTRY = path.resolve(__dirname, '..', '..', '..', 'backend', 'worker', 'main.js');
+export const WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', '..', 'backend', 'worker', 'main.js');
 
 /** The model metrics the worker tests declare. */
 export const TEST_METRICS_YAML = `

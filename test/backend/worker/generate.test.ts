@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { tinyLmEngineConfig } from '../../../tools/models/demo-models';
-import { writeTinyLm } from '../../../tools/models/tiny-lm';
-import type { ReadyMessage } from '../../../schema/worker-protocol';
-import { ForkedWorker, modelConfig } from './forked-worker';
+import { tinyLmEngineConfig } from '../../../tools/models/demo-models.js';
+import { writeTinyLm } from '../../../tools/models/tiny-lm.js';
+import type { ReadyMessage } from '../../../schema/worker-protocol.js';
+import { ForkedWorker, modelConfig } from './forked-worker.js';
 
 describe('backend/worker/main with handler: generate (forked)', () => {
   let tmp: string;

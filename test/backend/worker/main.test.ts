@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { writeMlp } from '../../../tools/models/mlp';
-import type { LoadFailedMessage, ReadyMessage, ResultMessage } from '../../../schema/worker-protocol';
-import { ForkedWorker, modelConfig } from './forked-worker';
+import { writeMlp } from '../../../tools/models/mlp.js';
+import type { LoadFailedMessage, ReadyMessage, ResultMessage } from '../../../schema/worker-protocol.js';
+import { ForkedWorker, modelConfig } from './forked-worker.js';
 
 const ONES = (n: number): number[] => Array.from({ length: n }, (_, i) => (i % 7) / 7);
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { isInside, resolveInModelDir } from '../../../backend/worker/model-path';
+import { isInside, resolveInModelDir } from '../../../backend/worker/model-path.js';
 
 describe('resolveInModelDir', () => {
   let tmp: string;

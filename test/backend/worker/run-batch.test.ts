@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { normalize } from '../../../backend/worker/load-handler';
-import { runBatch } from '../../../backend/worker/run-batch';
-import { makeRequestError } from '../../../backend/handlers/request-error';
-import type { HandlerContext, HandlerRequest } from '../../../backend/handlers/types';
+import { normalize } from '../../../backend/worker/load-handler.js';
+import { runBatch } from '../../../backend/worker/run-batch.js';
+import { makeRequestError } from '../../../backend/handlers/request-error.js';
+import type { HandlerContext, HandlerRequest } from '../../../backend/handlers/types.js';
 
 // runBatch only hands the context through to the handler; these handlers never touch it.
 const ctx = {} as HandlerContext;

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { EventEmitter } from 'events';
 import { performance } from 'perf_hooks';
-import type { BatchRequest, ResultMessage } from '../../../schema/worker-protocol';
-import { Batcher } from '../../../frontend/batching/batcher';
-import type { BatchRunResult, BatchWorker } from '../../../frontend/batching/batcher';
-import type { JobOutcome } from '../../../frontend/batching/job';
+import type { BatchRequest, ResultMessage } from '../../../schema/worker-protocol.js';
+import { Batcher } from '../../../frontend/batching/batcher.js';
+import type { BatchRunResult, BatchWorker } from '../../../frontend/batching/batcher.js';
+import type { JobOutcome } from '../../../frontend/batching/job.js';
 
 /** A fake pool whose single worker hands each batch to the test to answer. */
 class FakeTarget extends EventEmitter {

@@ -8,11 +8,11 @@ import * as dgram from 'node:dgram';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { EngineCoreOutputs } from '../../../schema/engine-ipc';
-import { defaultMetricsConfigPath, loadMetricsConfig } from '../../../schema/config';
-import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics';
-import { ENGINE_METRICS, bindEngineSeries } from '../../../frontend/generation/engine-series';
-import { EngineStats } from '../../../frontend/generation/engine-stats';
+import type { EngineCoreOutputs } from '../../../schema/engine-ipc.js';
+import { defaultMetricsConfigPath, loadMetricsConfig } from '../../../schema/config.js';
+import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
+import { ENGINE_METRICS, bindEngineSeries } from '../../../frontend/generation/engine-series.js';
+import { EngineStats } from '../../../frontend/generation/engine-stats.js';
 
 /** Waits (polling, no timing assertion) until `pred` holds; mocha's timeout bounds it. */
 async function until(pred: () => boolean): Promise<void> {

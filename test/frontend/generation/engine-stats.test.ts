@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import type { EngineCoreOutputs, GenRequestOutput } from '../../../schema/engine-ipc';
-import { bindEngineSeries } from '../../../frontend/generation/engine-series';
-import { EngineStats } from '../../../frontend/generation/engine-stats';
-import { FakeMetrics } from './fake-metrics';
+import type { EngineCoreOutputs, GenRequestOutput } from '../../../schema/engine-ipc.js';
+import { bindEngineSeries } from '../../../frontend/generation/engine-series.js';
+import { EngineStats } from '../../../frontend/generation/engine-stats.js';
+import { FakeMetrics } from './fake-metrics.js';
 
 const CACHE = { blockSize: 16, numBlocks: 64, enablePrefixCaching: true };
 

@@ -1,6 +1,6 @@
 /** A recording MetricsPort fake for the generation unit tests (engine families only). */
-import type { MetricSpec } from '../../../schema/types';
-import { ENGINE_METRICS } from '../../../frontend/generation/engine-series';
+import type { MetricSpec } from '../../../schema/types.js';
+import { ENGINE_METRICS } from '../../../frontend/generation/engine-series.js';
 
 /** Every record, keyed `name{k=v,...}` (dimension values in the order given). */
 export class FakeMetrics {

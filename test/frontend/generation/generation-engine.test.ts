@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import type { GenRequestOutput, ToGenWorkerMessage } from '../../../schema/engine-ipc';
-import { GenerationEngine } from '../../../frontend/generation/generation-engine';
-import type { GenerationSink } from '../../../frontend/generation/generation-engine';
-import { ChoiceCollector } from '../../../frontend/openai/choice-collector';
-import { FakeMetrics } from './fake-metrics';
+import type { GenRequestOutput, ToGenWorkerMessage } from '../../../schema/engine-ipc.js';
+import { GenerationEngine } from '../../../frontend/generation/generation-engine.js';
+import type { GenerationSink } from '../../../frontend/generation/generation-engine.js';
+import { ChoiceCollector } from '../../../frontend/openai/choice-collector.js';
+import { FakeMetrics } from './fake-metrics.js';
 
 const CACHE = { blockSize: 16, numBlocks: 64, enablePrefixCaching: true };
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import type { GenSchedulerStats } from '../../../schema/engine-ipc';
-import { CachingWindow } from '../../../frontend/generation/caching-window';
-import { LoggingStatLogger } from '../../../frontend/generation/logging-stat-logger';
+import type { GenSchedulerStats } from '../../../schema/engine-ipc.js';
+import { CachingWindow } from '../../../frontend/generation/caching-window.js';
+import { LoggingStatLogger } from '../../../frontend/generation/logging-stat-logger.js';
 
 function stats(s: Partial<GenSchedulerStats>): GenSchedulerStats {
   return { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 0, numPreemptions: 0, numSteps: 1, ...s };

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { applyChatTemplate } from '../../../frontend/openai/chat-template';
-import { OpenAIError } from '../../../frontend/openai/errors';
-import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params';
+import { applyChatTemplate } from '../../../frontend/openai/chat-template.js';
+import { OpenAIError } from '../../../frontend/openai/errors.js';
+import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params.js';
 
 function problem(f: () => unknown): { status: number; param: string | null; message: string } {
   try {

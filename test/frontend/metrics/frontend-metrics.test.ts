@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import * as os from 'node:os';
-import { DROP_REASONS, FrontendMetrics } from '../../../frontend/metrics/frontend-metrics';
-import { seriesKey } from '../../../frontend/metrics/series-key';
-import { captureLog, makeConfig, makeSpec } from './make-config';
+import { DROP_REASONS, FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
+import { seriesKey } from '../../../frontend/metrics/series-key.js';
+import { captureLog, makeConfig, makeSpec } from './make-config.js';
 
 function make(maxSeries = 1000): { fm: FrontendMetrics; logs: string[] } {
   const { lines, log } = captureLog();

@@ -4,12 +4,12 @@ import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics';
-import { MetricsIngest } from '../../../frontend/metrics/ingest';
-import { config, MODEL_SPECS } from '../../backend/metrics/config';
-import type { FixtureDone, FixtureInit } from './fixtures/metrics-worker';
+import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
+import { MetricsIngest } from '../../../frontend/metrics/ingest.js';
+import { config, MODEL_SPECS } from '../../backend/metrics/config.js';
+import type { FixtureDone, FixtureInit } from './fixtures/metrics-worker.js';
 
-const WORKER = path.join(__dirname, 'fixtures', 'metrics-worker.js');
+const WORKER = path.join(import.meta.dirname, 'fixtures', 'metrics-worker.js');
 const CONFIG = config(MODEL_SPECS, { autoDetect: true, maxPointsPerFlush: 1000 });
 const BATCHES = 5;
 const BULK = 25_000;

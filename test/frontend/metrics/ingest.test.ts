@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { MetricsIngest, autoDetectedSpec } from '../../../frontend/metrics/ingest';
-import type { IngestTarget } from '../../../frontend/metrics/ingest';
-import type { BoundSeries, DimensionValues, DropReason, FrontendMetric } from '../../../frontend/metrics/frontend-metrics';
-import type { MetricsMessage } from '../../../schema/ipc';
-import type { MetricSpec } from '../../../schema/types';
-import { spec } from '../../backend/metrics/config';
+import { MetricsIngest, autoDetectedSpec } from '../../../frontend/metrics/ingest.js';
+import type { IngestTarget } from '../../../frontend/metrics/ingest.js';
+import type { BoundSeries, DimensionValues, DropReason, FrontendMetric } from '../../../frontend/metrics/frontend-metrics.js';
+import type { MetricsMessage } from '../../../schema/ipc.js';
+import type { MetricSpec } from '../../../schema/types.js';
+import { spec } from '../../backend/metrics/config.js';
 
 type Rec = [string, readonly string[] | Readonly<Record<string, string>>, number, string | undefined, number | undefined];
 

@@ -1,5 +1,5 @@
 /** Hand-built `MetricsConfig` objects for the frontend metrics tests (no yaml loader needed). */
-import type { MetricSpec, MetricsConfig, MetricType, Section, SinkMode, StatsdConfig } from '../../../schema/types';
+import type { MetricSpec, MetricsConfig, MetricType, Section, SinkMode, StatsdConfig } from '../../../schema/types.js';
 
 /** A spec with TorchServe-like defaults; override any field. */
 export function makeSpec(

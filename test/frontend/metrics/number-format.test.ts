@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { decimalWithPoint, plainNumber } from '../../../frontend/metrics/number-format';
+import { decimalWithPoint, plainNumber } from '../../../frontend/metrics/number-format.js';
 
 describe('plainNumber', () => {
   it('should print large and small magnitudes without an exponent', () => {

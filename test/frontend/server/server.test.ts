@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import type { MetricSpec, MetricsConfig } from '../../../schema/types';
-import { FrontendSeries, checkFrontendMetrics } from '../../../frontend/server/frontend-series';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port';
-import { startServer } from '../../../frontend/server/server';
-import type { RunningServer } from '../../../frontend/server/server';
+import type { MetricSpec, MetricsConfig } from '../../../schema/types.js';
+import { FrontendSeries, checkFrontendMetrics } from '../../../frontend/server/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import { startServer } from '../../../frontend/server/server.js';
+import type { RunningServer } from '../../../frontend/server/server.js';
 
 const CONFIG: MetricsConfig = {
   file: '', modes: [], autoDetect: false, metrics: [],
@@ -75,7 +75,7 @@ describe('startServer (forked fixture workers, recording metrics)', function () 
     server = await startServer({
       inference: { host: '127.0.0.1', port: 0 }, management: { host: '127.0.0.1', port: 0 }, metrics: { host: '127.0.0.1', port: 0 },
       modelStore: store, models: 'all', logDir, enableTokenAuth: true, maxRequestSizeBytes: 100,
-      workerEntry: path.join(__dirname, '..', 'workers', 'fixtures', 'echo-worker.js'),
+      workerEntry: path.join(import.meta.dirname, '..', 'workers', 'fixtures', 'echo-worker.js'),
     }, { metrics, metricsConfig: CONFIG, ingest: { handle: () => false, forget: () => undefined }, log: () => undefined });
   });
   after(async () => {

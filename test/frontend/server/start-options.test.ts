@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { parseAddress } from '../../../frontend/server/address';
-import { parseStartOptions } from '../../../frontend/server/start-options';
-import { metricNamesFilter } from '../../../frontend/http/metrics-app';
+import { parseAddress } from '../../../frontend/server/address.js';
+import { parseStartOptions } from '../../../frontend/server/start-options.js';
+import { metricNamesFilter } from '../../../frontend/http/metrics-app.js';
 
 describe('parseStartOptions', () => {
   it('should take each option from its flag, then env TS_<NAME>, then the default', () => {

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { loadModelConfig } from '../../../frontend/store/model-config';
-import { ModelStore } from '../../../frontend/store/model-store';
-import { resolveInside } from '../../../frontend/store/safe-path';
+import { loadModelConfig } from '../../../frontend/store/model-config.js';
+import { ModelStore } from '../../../frontend/store/model-store.js';
+import { resolveInside } from '../../../frontend/store/safe-path.js';
 
 describe('Model store', () => {
   let root: string;

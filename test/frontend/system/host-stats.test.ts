@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { cpuPercent, parseMeminfo } from '../../../frontend/system/host-stats';
-import { findOnPath, parseNvidiaSmi } from '../../../frontend/system/gpu-stats';
+import { cpuPercent, parseMeminfo } from '../../../frontend/system/host-stats.js';
+import { findOnPath, parseNvidiaSmi } from '../../../frontend/system/gpu-stats.js';
 
 describe('cpuPercent', () => {
   it('should give the busy share of the time elapsed between two readings', () => {

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { startSystemMetrics, HOST_METRIC_NAMES } from '../../../frontend/system/system-metrics';
-import type { SystemDimValues, SystemGaugeSource } from '../../../frontend/system/system-metrics';
-import type { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics';
+import { startSystemMetrics, HOST_METRIC_NAMES } from '../../../frontend/system/system-metrics.js';
+import type { SystemDimValues, SystemGaugeSource } from '../../../frontend/system/system-metrics.js';
+import type { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
 
 // Compile-time check: the real FrontendMetrics is a valid source for startSystemMetrics.
 export const frontendMetricsFits = (m: FrontendMetrics): SystemGaugeSource => m;

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import * as path from 'path';
-import type { MetricsConfig } from '../../../schema/types';
-import type { ModelConfig } from '../../../schema/worker-protocol';
-import { WorkerPool } from '../../../frontend/workers/worker-pool';
-import type { WorkerPoolDeps } from '../../../frontend/workers/worker-pool';
+import type { MetricsConfig } from '../../../schema/types.js';
+import type { ModelConfig } from '../../../schema/worker-protocol.js';
+import { WorkerPool } from '../../../frontend/workers/worker-pool.js';
+import type { WorkerPoolDeps } from '../../../frontend/workers/worker-pool.js';
 
-const ENTRY = path.join(__dirname, 'fixtures', 'echo-worker.js');
+const ENTRY = path.join(import.meta.dirname, 'fixtures', 'echo-worker.js');
 const METRICS: MetricsConfig = {
   file: '', modes: [], autoDetect: false, metrics: [],
   statsd: { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' },
@@ -14,7 +14,7 @@ const METRICS: MetricsConfig = {
 
 function model(over: Partial<ModelConfig> = {}): ModelConfig {
   return {
-    name: 'm', version: '1.0', dir: __dirname, handler: 'onnx', modelFile: 'x', batchSize: 1, maxBatchDelayMs: 0,
+    name: 'm', version: '1.0', dir: import.meta.dirname, handler: 'onnx', modelFile: 'x', batchSize: 1, maxBatchDelayMs: 0,
     minWorkers: 2, maxWorkers: 4, responseTimeoutSec: 10, threads: 1, ...over,
   };
 }

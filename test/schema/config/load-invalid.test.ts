@@ -2,10 +2,10 @@
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
-import { formatProblem, loadMetricsConfig } from '../../../schema/config/load';
+import { formatProblem, loadMetricsConfig } from '../../../schema/config/load.js';
 
 // Runs from dist/test/schema/config; fixtures stay in the source tree.
-const DIR = path.resolve(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'metrics', 'invalid');
+const DIR = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'metrics', 'invalid');
 
 /** Expected `FILE:LINE:COL: message` lines, with FILE relative to the fixture folder. */
 const EXPECTED: Readonly<Record<string, readonly string[]>> = {

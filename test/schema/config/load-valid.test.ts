@@ -3,12 +3,12 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import type { MetricsConfig } from '../../../schema/types';
-import { buildMetricsConfig, defaultMetricsConfigPath, formatProblem, loadMetricsConfig, parseMetricsConfig } from '../../../schema/config/load';
+import type { MetricsConfig } from '../../../schema/types.js';
+import { buildMetricsConfig, defaultMetricsConfigPath, formatProblem, loadMetricsConfig, parseMetricsConfig } from '../../../schema/config/load.js';
 
 /** Copies of TorchServe's own files (../shared/fixtures), kept in the repo so a clone is self-contained. */
-const SHARED = path.resolve(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'torchserve');
-const VALID = path.resolve(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'metrics', 'valid');
+const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'torchserve');
+const VALID = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'metrics', 'valid');
 
 function mustLoad(file: string): MetricsConfig {
   const r = loadMetricsConfig(file);
@@ -184,7 +184,7 @@ describe('buildMetricsConfig', () => {
 
 describe('defaultMetricsConfigPath', () => {
   it('should point at the repo root metrics.yaml', () => {
-    expect(defaultMetricsConfigPath()).to.equal(path.resolve(__dirname, '..', '..', '..', '..', 'metrics.yaml'));
+    expect(defaultMetricsConfigPath()).to.equal(path.resolve(import.meta.dirname, '..', '..', '..', '..', 'metrics.yaml'));
   });
 });
 

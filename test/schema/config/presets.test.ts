@@ -1,8 +1,8 @@
 /** Bucket presets, unit classification, and the schema's mirror of the preset names. */
 import { expect } from 'chai';
-import { BUCKET_PRESET_NAMES, BUCKET_PRESETS, presetForUnit } from '../../../schema/config/presets';
-import { METRICS_SCHEMA } from '../../../schema/config/schema-check';
-import { getAt } from '../../../schema/config/doc';
+import { BUCKET_PRESET_NAMES, BUCKET_PRESETS, presetForUnit } from '../../../schema/config/presets.js';
+import { METRICS_SCHEMA } from '../../../schema/config/schema-check.js';
+import { getAt } from '../../../schema/config/doc.js';
 
 describe('presetForUnit', () => {
   it('should map each unit spelling to its preset', () => {

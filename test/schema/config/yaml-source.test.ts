@@ -1,7 +1,8 @@
 /** The js-yaml adapter: positions of keys and values, rebuilt from the parser's events. */
 import { expect } from 'chai';
-import type { DocPath, Locator } from '../../../schema/config/yaml-source';
-import { parseYaml } from '../../../schema/config/yaml-source';
+import type { DocPath, Locator } from '../../../schema/config/yaml-source.js';
+import { parseYaml } from '../../../schema/config/yaml-source.js';
+import { formatProblem, parseMetricsConfig } from '../../../schema/config/load.js';
 
 function locator(text: string): Locator {
   const r = parseYaml(text);
@@ -62,5 +63,69 @@ describe('parseYaml', () => {
   it('should resolve merge keys and keep `yes` a string (YAML 1.2 core)', () => {
     const r = parseYaml('base: &b {unit: ms}\nm:\n  <<: *b\n  name: A\nflag: yes\n');
     expect(r.ok && r.value).to.deep.equal({ base: { unit: 'ms' }, m: { unit: 'ms', name: 'A' }, flag: 'yes' });
+  });
+});
+
+describe('parseYaml on js-yaml 5 events', () => {
+  it('should name a duplicated mapping key and point at its second occurrence', () => {
+    const r = parseYaml([
+      'buckets:',
+      '  ts_queue_latency_seconds: [1, 2]',
+      '  ts_inference_latency_seconds: [1]',
+      '  ts_queue_latency_seconds: [3]',
+      '',
+    ].join('\n'));
+    expect(r).to.deep.equal({ ok: false, pos: { line: 4, col: 3 }, reason: 'duplicated mapping key "ts_queue_latency_seconds"', alias: null });
+  });
+
+  it('should report a duplicated metrics.yaml key as FILE:LINE:COL naming the key', () => {
+    const r = parseMetricsConfig('mode: prometheus\nts_metrics: {}\nmode: statsd\n', 'm.yaml');
+    expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
+      'm.yaml:3:1: YAML syntax error: duplicated mapping key "mode"; the file must be valid YAML',
+    ]);
+  });
+
+  it('should point a duplicated quoted key at its quote', () => {
+    const r = parseYaml('m:\n  - name: A\n    "unit": ms\n    unit: s\n');
+    expect(r).to.deep.equal({ ok: false, pos: { line: 4, col: 5 }, reason: 'duplicated mapping key "unit"', alias: null });
+  });
+
+  it('should point an undefined alias at its star, in flow and block sequences', () => {
+    const flow = parseYaml('dimensions:\n  - &level "Level"\nm:\n  dimensions: [*level, *hostname]\n');
+    expect(flow).to.deep.equal({ ok: false, pos: { line: 4, col: 24 }, reason: 'unidentified alias "hostname"', alias: 'hostname' });
+    const block = parseYaml('m:\n  dimensions:\n    -   *nope\n');
+    expect(block).to.deep.equal({ ok: false, pos: { line: 3, col: 9 }, reason: 'unidentified alias "nope"', alias: 'nope' });
+  });
+
+  it('should resolve merge keys (one or a list, local keys win) and locate the local keys', () => {
+    const text = [
+      'common: &common {unit: ms, help: shared}',
+      'extra: &extra {buckets: [1, 2]}',
+      'm:',
+      '  <<: [*common, *extra]',
+      '  name: A',
+      '  unit: s',
+      '',
+    ].join('\n');
+    const r = parseYaml(text);
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.value).to.deep.equal({
+      common: { unit: 'ms', help: 'shared' },
+      extra: { buckets: [1, 2] },
+      m: { unit: 's', help: 'shared', buckets: [1, 2], name: 'A' },
+    });
+    expect(keyAt(r.locator, ['m', 'unit'])).to.equal('6:3');
+    expect(at(r.locator, ['m', 'unit'])).to.equal('6:9');
+    expect(at(r.locator, ['m', '<<', 1])).to.equal('4:17');
+    // A merged-in key is not written under m: it points at m (its first key).
+    expect(at(r.locator, ['m', 'help'])).to.equal('4:3');
+  });
+
+  it('should place block scalars at their indicator and empty sequence items at their dash', () => {
+    const l = locator('a: |  # literal\n  x\nb: >-\nc:\n  - one\n  -\n  - two\n');
+    expect(at(l, ['a'])).to.equal('1:4');
+    expect(at(l, ['b'])).to.equal('3:4');
+    expect(at(l, ['c', 1])).to.equal('6:3');
+    expect(at(l, ['c', 2])).to.equal('7:5');
   });
 });

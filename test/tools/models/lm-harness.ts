@@ -2,9 +2,9 @@
  * Test harness for the tiny LM: per-row K/V caches kept in JS ([H, len, Dh] per layer) and
  * feed builders for both layouts, so tests can compare cached decoding with full runs.
  */
-import type { OrtSession, OrtTensorInput } from '../../../backend/onnx/ort';
-import { tensorF32, tensorI64 } from '../../../backend/onnx/ort';
-import { FAST_NAMES, HEAD_DIM, HF_NAMES, MASK_VALUE, NUM_HEADS, NUM_LAYERS, PAD_ID, VOCAB_SIZE } from '../../../tools/models/tiny-lm-spec';
+import type { OrtSession, OrtTensorInput } from '../../../backend/onnx/ort.js';
+import { tensorF32, tensorI64 } from '../../../backend/onnx/ort.js';
+import { FAST_NAMES, HEAD_DIM, HF_NAMES, MASK_VALUE, NUM_HEADS, NUM_LAYERS, PAD_ID, VOCAB_SIZE } from '../../../tools/models/tiny-lm-spec.js';
 
 const H = NUM_HEADS;
 const DH = HEAD_DIM;

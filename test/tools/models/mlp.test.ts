@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSession, tensorF32 } from '../../../backend/onnx/ort';
-import { MLP_CLASSES, MLP_HIDDEN, MLP_INPUT, writeMlp } from '../../../tools/models/mlp';
+import { createSession, tensorF32 } from '../../../backend/onnx/ort.js';
+import { MLP_CLASSES, MLP_HIDDEN, MLP_INPUT, writeMlp } from '../../../tools/models/mlp.js';
 
 describe('tools/models/mlp', () => {
   let dir: string;

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
-import { generateStore } from '../../../tools/models/store';
-import type { StoreModel } from '../../../tools/models/store-model';
-import { MLP_HEAVY_MODEL } from '../../../tools/models/demo-models';
-import { STORE_MODELS } from '../../../tools/models/store-models';
+import { generateStore } from '../../../tools/models/store.js';
+import type { StoreModel } from '../../../tools/models/store-model.js';
+import { MLP_HEAVY_MODEL } from '../../../tools/models/demo-models.js';
+import { STORE_MODELS } from '../../../tools/models/store-models.js';
 
-const BIN = join(__dirname, '..', '..', '..', '..', 'bin', 'tsserve.js');
+const BIN = join(import.meta.dirname, '..', '..', '..', '..', 'bin', 'tsserve.js');
 
 function hashTree(root: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSession } from '../../../backend/onnx/ort';
-import type { OrtSession } from '../../../backend/onnx/ort';
-import { writeTinyLm } from '../../../tools/models/tiny-lm';
-import { BOS_ID, EOS_ID, NUM_LAYERS, VOCAB_SIZE } from '../../../tools/models/tiny-lm-spec';
-import { appendKv, argmax, emptyCache, maxAbsDiff, runFast, runHf } from './lm-harness';
-import type { RowCache } from './lm-harness';
+import { createSession } from '../../../backend/onnx/ort.js';
+import type { OrtSession } from '../../../backend/onnx/ort.js';
+import { writeTinyLm } from '../../../tools/models/tiny-lm.js';
+import { BOS_ID, EOS_ID, NUM_LAYERS, VOCAB_SIZE } from '../../../tools/models/tiny-lm-spec.js';
+import { appendKv, argmax, emptyCache, maxAbsDiff, runFast, runHf } from './lm-harness.js';
+import type { RowCache } from './lm-harness.js';
 
 const TOL = 1e-4;
 

@@ -5,7 +5,7 @@
  * only (erased by tsc), no `require` of anything but Node built-ins; metrics and the ONNX
  * session come from `context`.
  */
-import type { HandlerContext, HandlerRequest, HandlerSession } from '../../../backend/handlers/types';
+import type { HandlerContext, HandlerRequest, HandlerSession } from '../../../backend/handlers/types.js';
 
 /** Flattened 28×28 input, as the MLP takes. */
 const WIDTH = 784;

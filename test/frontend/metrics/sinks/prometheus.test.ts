@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { MetricsConfig } from '../../../../schema/types';
-import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics';
-import { captureLog, makeConfig, makeSpec } from '../make-config';
+import type { MetricsConfig } from '../../../../schema/types.js';
+import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics.js';
+import { captureLog, makeConfig, makeSpec } from '../make-config.js';
 
 function promFor(config: MetricsConfig): FrontendMetrics {
   return new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });

@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
+
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { LoadResult, MetricSpec, MetricsConfig } from '../../../../schema/types';
-import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics';
-import { makeConfig, makeSpec } from '../make-config';
+import type { LoadResult, MetricSpec, MetricsConfig } from '../../../../schema/types.js';
+import { loadMetricsConfig } from '../../../../schema/config/load.js';
+import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics.js';
+import { makeConfig, makeSpec } from '../make-config.js';
 
-const REPO = path.resolve(__dirname, '..', '..', '..', '..', '..');
+const REPO = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..');
 
 function hasPromtool(): boolean {
   return spawnSync('promtool', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -15,13 +16,9 @@ function hasPromtool(): boolean {
 
 /** The repo's metrics.yaml through the real loader when both exist, else a large hand-built config. */
 function fullConfig(): { config: MetricsConfig; source: string } {
-  const loader = path.join(REPO, 'dist', 'schema', 'config', 'load.js');
   const yaml = path.join(REPO, 'metrics.yaml');
-  if (fs.existsSync(loader) && fs.existsSync(yaml)) {
-    // Loaded at run time: the loader is another helper's file and may not be built yet.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require(loader) as { loadMetricsConfig(file: string): LoadResult };
-    const res = mod.loadMetricsConfig(yaml);
+  {
+    const res: LoadResult = loadMetricsConfig(yaml);
     if (!res.ok) throw new Error(`metrics.yaml does not load: ${JSON.stringify(res.problems)}`);
     return { config: { ...res.config, modes: ['prometheus'] }, source: 'metrics.yaml' };
   }

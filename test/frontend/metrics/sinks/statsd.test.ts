@@ -6,11 +6,11 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { MetricSpec, StatsdConfig } from '../../../../schema/types';
-import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics';
-import { captureLog, makeConfig, makeSpec } from '../make-config';
+import type { MetricSpec, StatsdConfig } from '../../../../schema/types.js';
+import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics.js';
+import { captureLog, makeConfig, makeSpec } from '../make-config.js';
 
-const REPO = path.resolve(__dirname, '..', '..', '..', '..', '..');
+const REPO = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..');
 
 async function freeUdpPort(): Promise<number> {
   const s = dgram.createSocket('udp4');

@@ -2,15 +2,15 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics';
+import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics.js';
 import {
   decodeTslogField,
   encodeTslogField,
   formatTslogTimestamp,
   parseTslogLine,
-} from '../../../../frontend/metrics/sinks/tslog-format';
-import { TslogFile } from '../../../../frontend/metrics/sinks/tslog-file';
-import { FIXED_NOW_MS, captureLog, makeConfig, makeSpec } from '../make-config';
+} from '../../../../frontend/metrics/sinks/tslog-format.js';
+import { TslogFile } from '../../../../frontend/metrics/sinks/tslog-file.js';
+import { FIXED_NOW_MS, captureLog, makeConfig, makeSpec } from '../make-config.js';
 
 function readLines(file: string): string[] {
   return fs.readFileSync(file, 'utf8').split('\n').slice(0, -1);
