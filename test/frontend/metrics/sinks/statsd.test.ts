@@ -332,7 +332,7 @@ describe('StatsdSink with the real statsd daemon', () => {
         `warn: statsd 127.0.0.1:${port}: 2 sends failed since the last warning, latest: Error sending hot-shots message: Error: send EMSGSIZE 127.0.0.1:${port}`,
       ]);
       expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.equal([
-        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost) (unit: Count)',
+        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
         '# TYPE tsserve_sink_errors_total counter',
         'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 3',
         '',
