@@ -3,10 +3,10 @@
  * uses; this is the only file that imports it), with a bounded queue and size-based rotation
  * (`ts_metrics.log` → `.1` … `.keep`, like log4j's RollingFile).
  *
- * `append` only concatenates onto the queue. The queue goes to sonic-boom as one chunk, on a
- * short unref'd timer or at once when it passes `chunkChars`; the next chunk waits until
- * sonic-boom reports the last one written (`drain`), so lines are never interleaved or
- * reordered. Rotation happens between two chunks, when the next one would take the file past
+ * `append` only concatenates onto the queue, which is cut into chunks of about `chunkChars`
+ * (so no single encode or write holds the event loop for long). A chunk goes to sonic-boom as
+ * soon as it is full, or on a short unref'd timer; the next one waits until sonic-boom reports
+ * the last one written (`drain`), so lines are never interleaved or reordered. Rotation happens between two chunks, when the next one would take the file past
  * `maxBytes`: renames with fs.promises, then a fresh writer, so no line lands in the wrong file
  * and the event loop never waits on the disk.
  *
@@ -16,6 +16,7 @@
  * becomes writable again is written again.
  */
 import * as fs from 'node:fs';
+import * as nodePath from 'node:path';
 import sonicBoom from 'sonic-boom';
 import type { SonicBoom as Writer } from 'sonic-boom';
 import type { MetricsLog } from './sink.js';
@@ -26,7 +27,7 @@ export interface TslogFileOptions {
   readonly keep: number;
   /** How long a line may wait in the queue before its chunk is written, in ms. */
   readonly flushMs: number;
-  /** Write at once (not on the timer) when this many characters are queued. */
+  /** Chunk size in characters: a full chunk is written at once, without waiting for the timer. */
   readonly chunkChars: number;
   /** Most characters queued, waiting or being written; a line that would pass it is dropped. */
   readonly maxQueueChars: number;
@@ -46,11 +47,11 @@ export interface TslogFileOptions {
 /** Default least time between two warnings about lost lines (ms). */
 export const TSLOG_REWARN_MS = 60_000;
 
-/** The queue handed to the writer: its text, line count and size. */
+/** A piece of the queue handed to the writer: its bytes, lines and characters. */
 interface Chunk {
-  readonly text: string;
+  readonly bytes: Buffer;
   readonly lines: number;
-  readonly bytes: number;
+  readonly chars: number;
 }
 
 // sonic-boom is CommonJS (`module.exports = SonicBoom`): Node's ESM loader sees no named export.
@@ -59,6 +60,11 @@ const { SonicBoom } = sonicBoom;
 /** sonic-boom's fd, which its type definitions do not declare. */
 function fdOf(w: Writer): number {
   return (w as unknown as { fd: number }).fd;
+}
+
+/** `write` of a writer in `contentMode: 'buffer'` (typed for strings only). */
+function writeBytes(w: Writer, bytes: Buffer): void {
+  (w as unknown as { write(b: Buffer): boolean }).write(bytes);
 }
 
 async function renameIfExists(from: string, to: string): Promise<void> {
@@ -71,9 +77,15 @@ async function renameIfExists(from: string, to: string): Promise<void> {
 
 /** One queued, rotating log file written asynchronously. */
 export class TslogFile {
-  private pending = '';
+  /** Full chunks waiting, oldest first, and their line counts. */
+  private readonly parts: string[] = [];
+  private readonly partLines: number[] = [];
+  /** The chunk being filled. */
+  private current = '';
+  private currentLines = 0;
+  /** Lines waiting (in `parts` and `current`). */
   private pendingLines = 0;
-  /** Characters queued: `pending` plus the chunk being written. */
+  /** Characters queued: waiting plus the chunk being written. */
   private queuedChars = 0;
   private chunk: Chunk | null = null;
   private writer: Writer | null = null;
@@ -107,11 +119,19 @@ export class TslogFile {
       this.lose(1, `queue full (${this.opts.maxQueueChars} characters)`);
       return;
     }
-    this.pending += text;
+    this.current += text;
+    this.currentLines++;
     this.pendingLines++;
     this.queuedChars += text.length;
-    if (this.chunk === null && this.pending.length >= this.opts.chunkChars) this.pump();
-    else if (this.timer === null) this.startTimer();
+    if (this.current.length >= this.opts.chunkChars) {
+      this.parts.push(this.current);
+      this.partLines.push(this.currentLines);
+      this.current = '';
+      this.currentLines = 0;
+      if (this.chunk === null) this.pump();
+    } else if (this.timer === null && this.chunk === null) {
+      this.startTimer();
+    }
   }
 
   /** Resolves when every line appended so far is written or counted lost. */
@@ -150,7 +170,10 @@ export class TslogFile {
     this.timer = null;
     if (this.pendingLines > 0) {
       const n = this.pendingLines;
-      this.pending = '';
+      this.parts.length = 0;
+      this.partLines.length = 0;
+      this.current = '';
+      this.currentLines = 0;
       this.pendingLines = 0;
       this.lose(n, 'not written within the close timeout');
     }
@@ -175,17 +198,27 @@ export class TslogFile {
     this.pump();
   };
 
-  /** Hand the queue to the writer as one chunk, unless one is already on its way. */
+  /** Hand the oldest waiting chunk to the writer, unless one is already on its way. */
   private pump(): void {
     if (this.timer !== null) {
       clearTimeout(this.timer);
       this.timer = null;
     }
     if (this.chunk !== null || this.pendingLines === 0) return;
-    const text = this.pending;
-    this.chunk = { text, lines: this.pendingLines, bytes: Buffer.byteLength(text) };
-    this.pending = '';
-    this.pendingLines = 0;
+    let text: string;
+    let lines: number;
+    if (this.parts.length > 0) {
+      text = this.parts.shift() as string;
+      lines = this.partLines.shift() as number;
+    } else {
+      text = this.current;
+      lines = this.currentLines;
+      this.current = '';
+      this.currentLines = 0;
+    }
+    this.pendingLines -= lines;
+    // Encoded once here; sonic-boom in buffer mode writes these bytes as they are.
+    this.chunk = { bytes: Buffer.from(text, 'utf8'), lines, chars: text.length };
     this.rotateFailed = false;
     this.step();
   }
@@ -200,12 +233,12 @@ export class TslogFile {
         return;
       }
       if (!this.ready) return; // the open under way calls step() when the size is known
-      if (this.size > 0 && this.size + chunk.bytes > this.opts.maxBytes && !this.rotateFailed) {
+      if (this.size > 0 && this.size + chunk.bytes.length > this.opts.maxBytes && !this.rotateFailed) {
         void this.rotate();
         return;
       }
       this.writing = true;
-      this.writer.write(chunk.text);
+      writeBytes(this.writer, chunk.bytes);
     } catch (err) {
       // sonic-boom throws only on misuse (a destroyed writer); count rather than crash.
       this.failed(this.writer, err as Error);
@@ -213,7 +246,7 @@ export class TslogFile {
   }
 
   private open(): void {
-    const w = new SonicBoom({ dest: this.path, append: true, sync: false, mkdir: false });
+    const w = new SonicBoom({ dest: this.path, append: true, sync: false, mkdir: false, contentMode: 'buffer' });
     this.writer = w;
     this.ready = false;
     this.writing = false;
@@ -240,15 +273,15 @@ export class TslogFile {
     const chunk = this.chunk as Chunk;
     this.chunk = null;
     this.writing = false;
-    this.queuedChars -= chunk.text.length;
+    this.queuedChars -= chunk.chars;
     this.settle(chunk.lines);
     this.next();
   }
 
-  /** After a chunk: write the next at once if it is big or awaited, else on the timer. */
+  /** After a chunk: write the next at once if it is full or awaited, else on the timer. */
   private next(): void {
     if (this.pendingLines === 0) return;
-    if (this.pending.length >= this.opts.chunkChars || this.waiters.length > 0) this.pump();
+    if (this.parts.length > 0 || this.waiters.length > 0) this.pump();
     else if (this.timer === null) this.startTimer();
   }
 
@@ -266,7 +299,7 @@ export class TslogFile {
     const chunk = this.chunk;
     this.chunk = null;
     if (chunk !== null) {
-      this.queuedChars -= chunk.text.length;
+      this.queuedChars -= chunk.chars;
       this.lose(chunk.lines, String(err));
     }
     // Not at once: a file that stays unwritable would be retried in a loop.
@@ -290,7 +323,12 @@ export class TslogFile {
         await fs.promises.rm(p, { force: true });
       } else {
         await fs.promises.rm(`${p}.${keep}`, { force: true });
-        for (let i = keep - 1; i >= 1; i--) await renameIfExists(`${p}.${i}`, `${p}.${i + 1}`);
+        // One listing instead of keep-1 renames that mostly fail with ENOENT.
+        const names = new Set(await fs.promises.readdir(nodePath.dirname(p)));
+        const base = nodePath.basename(p);
+        for (let i = keep - 1; i >= 1; i--) {
+          if (names.has(`${base}.${i}`)) await renameIfExists(`${p}.${i}`, `${p}.${i + 1}`);
+        }
         await renameIfExists(p, `${p}.1`);
       }
     } catch (err) {

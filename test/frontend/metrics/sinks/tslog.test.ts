@@ -276,11 +276,9 @@ describe('TslogFile', () => {
 
   it('should lose, interleave or reorder no line across many rotations while lines keep coming', async () => {
     const file = path.join(dir, 'm.log');
-    const f = new TslogFile(file, { ...base, flushMs: 1, chunkChars: 300, maxBytes: 1000, keep: 64 });
+    const f = new TslogFile(file, { ...base, flushMs: 1, chunkChars: 300, maxBytes: 1000, keep: 200 });
     const lines: string[] = [];
-    // Batch b+1 is appended while batch b is written or rotated (only batch b-1 is awaited), so
-    // no chunk holds more than two batches: at least 20 chunks of over 1000 bytes, each after
-    // the first rotating the file first — at least 19 rotations.
+    // Batch b+1 is appended while batch b is written or rotated (only batch b-1 is awaited).
     let previous = Promise.resolve();
     for (let batch = 0; batch < 40; batch++) {
       for (let i = 0; i < 50; i++) {
@@ -295,7 +293,10 @@ describe('TslogFile', () => {
     await f.close();
     const files = fs.readdirSync(dir);
     const rotated = files.filter((n) => n !== 'm.log').map((n) => Number(n.slice('m.log.'.length))).sort((a, b) => b - a);
-    expect(rotated.length).to.be.at.least(19);
+    // Chunks are at most ~330 bytes, so no file passes maxBytes: at least total/1000 files.
+    const total = Buffer.byteLength(lines.join(''));
+    expect(rotated.length + 1).to.be.at.least(Math.ceil(total / 1000));
+    for (const k of rotated) expect(fs.statSync(`${file}.${k}`).size).to.be.at.most(1000);
     expect(rotated).to.deep.equal(Array.from({ length: rotated.length }, (_v, k) => rotated.length - k)); // .N … .1, no gap
     const text = [...rotated.map((k) => fs.readFileSync(`${file}.${k}`, 'utf8')), fs.readFileSync(file, 'utf8')].join('');
     expect(text).to.equal(lines.join(''));
