@@ -98,6 +98,8 @@ export class TslogFile {
   private rotateFailed = false;
   private timer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
+  /** `close()` has given up waiting: nothing more is opened, rotated or written. */
+  private finished = false;
   /** Lines appended, and lines settled (written or lost): what `flush()` waits on. */
   private appended = 0;
   private settled = 0;
@@ -166,16 +168,24 @@ export class TslogFile {
   }
 
   private finishClose(): void {
+    this.finished = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    if (this.pendingLines > 0) {
-      const n = this.pendingLines;
+    // A chunk still waiting for an open or a rotation will never be written; one handed to
+    // sonic-boom is written by end() below.
+    const stuck = this.chunk !== null && !this.writing ? this.chunk : null;
+    if (stuck !== null) {
+      this.chunk = null;
+      this.queuedChars -= stuck.chars;
+    }
+    const n = this.pendingLines + (stuck === null ? 0 : stuck.lines);
+    if (n > 0) {
       this.parts.length = 0;
       this.partLines.length = 0;
       this.current = '';
       this.currentLines = 0;
       this.pendingLines = 0;
-      this.lose(n, 'not written within the close timeout');
+      this.lose(n, `not written within the close timeout (${this.opts.closeTimeoutMs ?? 2000} ms)`);
     }
     const w = this.writer;
     this.writer = null;
@@ -226,7 +236,7 @@ export class TslogFile {
   /** Move the chunk on: open a writer, rotate, or write it. */
   private step(): void {
     const chunk = this.chunk;
-    if (chunk === null) return;
+    if (chunk === null || this.finished) return;
     try {
       if (this.writer === null) {
         this.open();

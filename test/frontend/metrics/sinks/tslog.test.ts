@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -378,6 +379,27 @@ describe('TslogFile', () => {
     await f.close();
     expect(lost).to.deep.equal([3, 1]);
     expect(fs.readFileSync(file, 'utf8')).to.equal('e\n');
+  });
+
+  it('should resolve close() at its bound when the open never completes, counting the unwritten lines', async () => {
+    const fifo = path.join(dir, 'fifo.log');
+    execFileSync('mkfifo', [fifo]); // opening a FIFO for writing blocks until a reader comes
+    const lost: number[] = [];
+    const log = captureLog();
+    const f = new TslogFile(fifo, { ...base, maxBytes: 1000, keep: 1, closeTimeoutMs: 50, log: log.log, onLost: (n) => lost.push(n) });
+    f.append('a\n');
+    const never = f.flush(); // its chunk waits on the open
+    f.append('b\n');
+    f.append('c\n');
+    await f.close();
+    await never; // resolved by close, not left hanging
+    expect(lost).to.deep.equal([3]);
+    expect(log.lines).to.deep.equal([
+      `warn: metrics log ${fifo}: not written within the close timeout (50 ms); 3 line(s) lost; every lost line is counted in the sink errors, and this warning repeats at most once every 60 s while lines are lost`,
+    ]);
+    // Release the thread blocked in open(): a reader arrives, the abandoned writer just closes.
+    const reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    fs.closeSync(reader);
   });
 
   it('should count the lines of a failed write (ENOSPC on /dev/full)', async function () {
