@@ -77,9 +77,11 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
       if (!received.some((l) => l.startsWith(`${n}:`))) missing.push(`statsd ${n}`);
     }
     expect(missing).to.deep.equal([]);
-    // Values, not just presence: the TTFT (frontend clock) and ITL (engine clock) of this request.
-    expect(received).to.include('ts_time_to_first_token_seconds:0.06|ms|#model_name:tiny,engine:0');
-    expect(received).to.include('ts_inter_token_latency_seconds:0.03|ms|#model_name:tiny,engine:0');
+    // Values, not just presence: the TTFT (frontend clock) and ITL (engine clock) of this request,
+    // as StatsD timers in milliseconds; token counts as DogStatsD histograms, never timers.
+    expect(received).to.include('ts_time_to_first_token_seconds:60|ms|#model_name:tiny,engine:0');
+    expect(received).to.include('ts_inter_token_latency_seconds:30|ms|#model_name:tiny,engine:0');
+    expect(received).to.include('ts_request_prompt_tokens:5|h|#model_name:tiny,engine:0');
     expect(text).to.contain('ts_request_success_total{model_name="tiny",engine="0",finished_reason="length"} 1');
     expect(tslog).to.match(/ - ts_request_inference_time_seconds\.Seconds:0\.06\|#model_name:tiny,engine:0\|#hostname:h,requestID:r1,timestamp:\d+\n/);
   });

@@ -96,7 +96,7 @@ describe('MetricsIngest with real forked workers', () => {
       + 'counted in tsserve_datapoints_dropped_total']);
 
     // tslog: one line per datapoint, with the batch's joined request ids or the explicit one.
-    fm.flush();
+    await fm.flush();
     const lines = fs.readFileSync(path.join(dir, 'model_metrics.log'), 'utf8').trimEnd().split('\n');
     const count = (name: string): number => lines.filter((l) => l.includes(` - ${name}.`)).length;
     expect([count('HandlerTime'), count('InferenceCount'), count('RaceHits'), count('PreTime'), count('NoDims')])

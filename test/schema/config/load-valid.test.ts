@@ -42,7 +42,7 @@ describe('loadMetricsConfig (valid files)', () => {
       hostLabel: 'Hostname', help: 'HandlerTime (gauge, unit: ms)', buckets: [], pos: { line: 73, col: 7 },
     });
     expect(c.modes).to.deep.equal(['tslog', 'prometheus']);
-    expect(c.statsd).to.deep.equal({ host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' });
+    expect(c.statsd).to.deep.equal({ host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'h' });
     expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536 });
     expect(c.autoDetect).to.equal(false);
     expect(c.file).to.equal(file);

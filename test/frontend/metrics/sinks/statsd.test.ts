@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MetricSpec, StatsdConfig } from '../../../../schema/types.js';
 import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics.js';
+import { statsdWireType } from '../../../../frontend/metrics/sinks/statsd.js';
 import { captureLog, makeConfig, makeSpec } from '../make-config.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..');
@@ -33,16 +34,59 @@ async function until(pred: () => boolean): Promise<void> {
   while (!pred()) await new Promise((r) => setTimeout(r, 20));
 }
 
+/** Sends `command` to the daemon's management port and returns its answer up to `END`. */
+async function mgmtCommand(port: number, command: string): Promise<string> {
+  const sock = net.connect(port, '127.0.0.1');
+  sock.setEncoding('utf8');
+  let text = '';
+  await new Promise<void>((resolve, reject) => {
+    sock.on('error', reject);
+    sock.on('data', (d: string) => {
+      text += d;
+      if (text.includes('END\n')) resolve();
+    });
+    sock.write(command + '\n');
+  });
+  sock.destroy();
+  return text;
+}
+
+describe('statsdWireType', () => {
+  const hist = (unit: string): ReturnType<typeof makeSpec> => makeSpec('X', 'histogram', [], { unit });
+
+  it('should send time histograms as ms timers scaled to milliseconds, whatever histogramType says', () => {
+    for (const type of ['ms', 'h', 'd'] as const) {
+      expect(['ms', 'Milliseconds', 'msec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', mul: 1, div: 1 }));
+      expect(['s', 'Seconds', 'sec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', mul: 1000, div: 1 }));
+      expect(['us', 'Microseconds', 'µs'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', mul: 1, div: 1000 }));
+    }
+  });
+
+  it('should never send a non-time histogram as a timer: h by default and for ms, d when configured', () => {
+    const units = ['Tokens', 'Count', 'percent', 'MB', 'GB', 'B', 'Widgets'];
+    expect(units.map((u) => statsdWireType(hist(u), 'ms').code)).to.deep.equal(Array(units.length).fill('h'));
+    expect(units.map((u) => statsdWireType(hist(u), 'h').code)).to.deep.equal(Array(units.length).fill('h'));
+    expect(units.map((u) => statsdWireType(hist(u), 'd').code)).to.deep.equal(Array(units.length).fill('d'));
+  });
+
+  it('should keep counters and gauges as c and g with their values unscaled, time units included', () => {
+    expect(statsdWireType(makeSpec('C', 'counter', [], { unit: 'Microseconds' }), 'ms')).to.deep.equal({ code: 'c', mul: 1, div: 1 });
+    expect(statsdWireType(makeSpec('G', 'gauge', [], { unit: 'Seconds' }), 'ms')).to.deep.equal({ code: 'g', mul: 1, div: 1 });
+  });
+});
+
 describe('StatsdSink with the real statsd daemon', () => {
   let daemon: ChildProcess;
   let dir: string;
   let port: number;
+  let mgmtPort: number;
   let received: string[] = [];
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-statsd-'));
     port = await freeUdpPort();
     const mgmt = await freeTcpPort();
+    mgmtPort = mgmt;
     const cfg = path.join(dir, 'statsd-config.js');
     fs.writeFileSync(
       cfg,
@@ -184,7 +228,55 @@ describe('StatsdSink with the real statsd daemon', () => {
       (fm) => fm.get('job:requests:rate5m')!.addOrUpdate(0.5, ['m1']),
       1,
     );
-    expect(telegraf).to.deep.equal(['ts.job_requests_rate5m,m=m1:0.5|ms']);
+    expect(telegraf).to.deep.equal(['ts.job_requests_rate5m,m=m1:0.5|h']);
+  });
+
+  it('should send one exact wire string per unit kind: time histograms as ms timers in milliseconds, others as h', async () => {
+    const lines = await send(
+      [
+        makeSpec('wire_ttft_seconds', 'histogram', [], { unit: 's' }),
+        makeSpec('wire_latency_us', 'histogram', [], { unit: 'Microseconds' }),
+        makeSpec('wire_handler_ms', 'histogram', [], { unit: 'ms' }),
+        makeSpec('wire_tokens', 'histogram', ['model_name'], { unit: 'Tokens' }),
+        makeSpec('wire_requests', 'counter', [], { unit: 'Count' }),
+        makeSpec('wire_queue_seconds', 'gauge', [], { unit: 'Seconds' }),
+      ],
+      { tagStyle: 'datadog' }, // histogramType 'ms' (makeConfig's): non-time histograms still go as h
+      (fm) => {
+        fm.get('wire_ttft_seconds')!.addOrUpdate(0.06);
+        fm.get('wire_latency_us')!.addOrUpdate(1234);
+        fm.get('wire_handler_ms')!.addOrUpdate(12.5);
+        fm.get('wire_tokens')!.addOrUpdate(17, ['m']);
+        fm.get('wire_requests')!.addOrUpdate(2);
+        fm.get('wire_queue_seconds')!.addOrUpdate(0.06);
+      },
+      6,
+    );
+    expect(lines).to.deep.equal([
+      'ts.wire_ttft_seconds:60|ms',
+      'ts.wire_latency_us:1.234|ms',
+      'ts.wire_handler_ms:12.5|ms',
+      'ts.wire_tokens:17|h|#model_name:m',
+      'ts.wire_requests:2|c',
+      'ts.wire_queue_seconds:0.06|g',
+    ]);
+    // What plain StatsD makes of them: timers in ms; `h` (and `d`) summed as counters.
+    expect(await mgmtCommand(mgmtPort, 'timers')).to.contain("'ts.wire_ttft_seconds': [ 60 ]");
+    expect(await mgmtCommand(mgmtPort, 'timers')).to.contain("'ts.wire_latency_us': [ 1.234 ]");
+    expect(await mgmtCommand(mgmtPort, 'counters')).to.contain("'ts.wire_tokens;model_name=m': 17");
+  });
+
+  it('should send non-time histograms as d when histogramType is d, time histograms still as ms', async () => {
+    const lines = await send(
+      [makeSpec('wire_tokens_d', 'histogram', [], { unit: 'Tokens' }), makeSpec('wire_e2e_seconds', 'histogram', [], { unit: 'Seconds' })],
+      { tagStyle: 'none', histogramType: 'd' },
+      (fm) => {
+        fm.get('wire_tokens_d')!.addOrUpdate(3);
+        fm.get('wire_e2e_seconds')!.addOrUpdate(1.5);
+      },
+      2,
+    );
+    expect(lines).to.deep.equal(['ts.wire_tokens_d:3|d', 'ts.wire_e2e_seconds:1500|ms']);
   });
 
   it('should send self-metrics like any other metric', async () => {
@@ -240,7 +332,7 @@ describe('StatsdSink with the real statsd daemon', () => {
         `warn: statsd 127.0.0.1:${port}: 2 sends failed since the last warning, latest: Error sending hot-shots message: Error: send EMSGSIZE 127.0.0.1:${port}`,
       ]);
       expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.equal([
-        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost) (unit: Count)',
+        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
         '# TYPE tsserve_sink_errors_total counter',
         'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 3',
         '',
