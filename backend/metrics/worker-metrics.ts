@@ -246,7 +246,7 @@ export class WorkerMetrics implements MetricOwner {
       || new Set(dimensionNames).size !== dimensionNames.length) {
       return this.noop(name, type, unit, [], 'bad_dimensions', '`dimension_names` should be a list of unique dimension name strings');
     }
-    const dims = Object.freeze(dimensionNames.slice());
+    const dims = Object.freeze((dimensionNames as readonly string[]).slice());
     const metric = new LiveMetric(this, name, type, unit, dims);
     this.metrics.set(name, metric);
     this.pendingMetrics.push({ name, type, unit, dimensions: dims });
@@ -279,7 +279,7 @@ export class WorkerMetrics implements MetricOwner {
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
   if (!Array.isArray(b) || a.length !== b.length) return false;
   const set = new Set(a);
-  for (const n of b) if (!set.has(n)) return false;
+  for (const n of b as readonly string[]) if (!set.has(n)) return false;
   return new Set(b).size === b.length;
 }
 

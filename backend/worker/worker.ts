@@ -110,7 +110,7 @@ export class Worker {
       this.state = 'failed';
       this.io.send({ type: 'tsserve.load_failed', workerId: init.workerId, error });
     };
-    if (init.v !== WORKER_PROTOCOL_VERSION) {
+    if ((init.v as number) !== WORKER_PROTOCOL_VERSION) {
       fail(`worker protocol version ${String(init.v)} is not supported (this worker speaks ${WORKER_PROTOCOL_VERSION})`);
       return;
     }
@@ -160,7 +160,7 @@ export class Worker {
     const handler = this.handler;
     const ctx = this.context;
     const metrics = this.metrics;
-    const requests = Array.isArray(b.requests) ? b.requests : [];
+    const requests = Array.isArray(b.requests) ? (b.requests as BatchMessage['requests']) : [];
     if (handler === null || ctx === null || metrics === null) {
       this.sendResult({ type: 'tsserve.result', batchId: b.batchId, responses: failAll(requests.length, 503, 'worker has no model loaded'), handlerMs: 0 });
       return;

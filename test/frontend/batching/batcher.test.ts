@@ -182,7 +182,7 @@ describe('Batcher', () => {
     let inFlight = 0;
     // One worker that accepts a batch ahead (depth 2), like WorkerProcess.
     t.idleWorker = (requireEmpty?: boolean) => (inFlight >= 2 || (requireEmpty === true && inFlight > 0) ? null : t.worker);
-    const run = t.worker.runBatch;
+    const run = t.worker.runBatch.bind(t.worker);
     (t.worker as { runBatch: BatchWorker['runBatch'] }).runBatch = (r) => { inFlight++; return run(r); };
     const out = new Map<string, JobOutcome>();
     const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 10 });
