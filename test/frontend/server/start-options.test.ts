@@ -11,14 +11,14 @@ describe('parseStartOptions', () => {
     expect(r).to.deep.equal({ ok: true, options: {
       help: false, inferenceAddress: 'http://127.0.0.1:8080', managementAddress: 'http://127.0.0.1:8081', metricsAddress: 'http://127.0.0.1:8082',
       modelStore: './model-store', modelStoreIsDefault: true, models: ['a=x', 'b=y'], metricsConfig: null, metricsMode: 'statsd',
-      statsdAddress: null, logDir: '/tmp/l', metricTimeInterval: 5, disableSystemMetrics: true, enableTokenAuth: false,
+      statsdAddress: null, logDir: '/tmp/l', logLevel: 'info', metricTimeInterval: 5, disableSystemMetrics: true, enableTokenAuth: false,
       maxRequestSize: 1048576, jobQueueSize: 0, logStatsInterval: 10,
     } });
   });
 
   it('should report unknown options and bad values together', () => {
     expect(parseStartOptions(['--nope', '--metric-time-interval=x', 'stray'], { TS_ENABLE_TOKEN_AUTH: 'maybe' })).to.deep.equal({ ok: false, problems: [
-      'unknown option --nope (see tsserve start --help)',
+      "unknown option '--nope' (see tsserve start --help)",
       "unexpected argument 'stray'",
       "--metric-time-interval: expected a non-negative integer, got 'x'",
       "--enable-token-auth: expected true or false, got 'maybe'",
