@@ -25,6 +25,33 @@ describe('parseStartOptions', () => {
     ] });
   });
 
+  it('should prefer the flag to env TS_<NAME> and env to the default', () => {
+    const env = { TS_METRICS_MODE: 'statsd', TS_MODEL_STORE: '/env/store', TS_LOG_LEVEL: 'debug' };
+    const fromFlag = parseStartOptions(['--metrics-mode', 'prometheus', '--log-level', 'warn'], env);
+    expect(fromFlag.ok && [fromFlag.options.metricsMode, fromFlag.options.modelStore, fromFlag.options.modelStoreIsDefault, fromFlag.options.logLevel])
+      .to.deep.equal(['prometheus', '/env/store', false, 'warn']);
+    const fromDefault = parseStartOptions([], {});
+    expect(fromDefault.ok && [fromDefault.options.metricsMode, fromDefault.options.modelStore, fromDefault.options.logLevel]).to.deep.equal([null, './model-store', 'info']);
+  });
+
+  it('should accept --models as a comma list, space-separated and repeated, like TS_MODELS', () => {
+    const models = (argv: string[], env: NodeJS.ProcessEnv = {}): readonly string[] | null => {
+      const r = parseStartOptions(argv, env);
+      return r.ok ? r.options.models : null;
+    };
+    expect(models(['--models', 'a=a,b=b'])).to.deep.equal(['a=a', 'b=b']);
+    expect(models(['--models', 'a=a', 'b=b'])).to.deep.equal(['a=a', 'b=b']);
+    expect(models(['--models', 'a=a', '--models', 'b=b'])).to.deep.equal(['a=a', 'b=b']);
+    expect(models([], { TS_MODELS: 'a=a,b=b' })).to.deep.equal(['a=a', 'b=b']);
+  });
+
+  it('should name the nearest flag for a misspelt one and reject an unknown log level', () => {
+    expect(parseStartOptions(['--metric-mode', 'tslog', '--log-level', 'loud'], {})).to.deep.equal({ ok: false, problems: [
+      "unknown option '--metric-mode'; did you mean '--metrics-mode'?",
+      "--log-level: expected one of trace, debug, info, warn, error, fatal, silent, got 'loud'",
+    ] });
+  });
+
   it('should mark an explicit model store as not the default', () => {
     const r = parseStartOptions(['--model-store', 's'], {});
     expect(r.ok && r.options.modelStoreIsDefault).to.equal(false);
