@@ -11,6 +11,7 @@
  * - `<log-dir>/access_log.log`: one JSON line per response, asynchronous with a bounded buffer:
  *   when the disk cannot keep up, lines are dropped and counted rather than blocking requests.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
@@ -86,7 +87,7 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
   const mode = opts.console ?? (process.stdout.isTTY === true ? 'pretty' : 'json');
   let consoleDest: Flushable | null = null;
   if (mode === 'pretty') {
-    streams.push({ level: 'trace', stream: pretty({ destination: 1, sync: true, colorize: pretty.isColorSupported, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l', ignore: 'pid,hostname' }) });
+    streams.push({ level: 'trace', stream: pretty({ destination: 1, sync: true, colorize: pretty.isColorSupported, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true }) });
   } else if (mode === 'json') {
     consoleDest = quiet(pino.destination({ dest: 1, sync: false }));
     streams.push({ level: 'trace', stream: consoleDest as unknown as DestinationStream });
@@ -98,8 +99,9 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
   }, pino.multistream(streams));
 
   let dropped = 0;
+  // Opened here, synchronously, so flush() at exit can write even the first lines.
   const accessDest = quiet(pino.destination({
-    dest: path.join(opts.logDir, ACCESS_LOG_FILE), sync: false, append: true,
+    dest: fs.openSync(path.join(opts.logDir, ACCESS_LOG_FILE), 'a'), sync: false,
     maxLength: opts.accessBufferBytes ?? ACCESS_BUFFER_BYTES,
   }));
   accessDest.on('drop', () => { dropped++; });
@@ -120,6 +122,7 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
     flush,
     close: () => {
       if (state.closed) return;
+      if (dropped > 0) root.warn(`access log: ${dropped} line(s) dropped because ${ACCESS_LOG_FILE} could not keep up`);
       state.closed = true;
       flush();
       process.off('exit', flush);
