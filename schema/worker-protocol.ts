@@ -90,7 +90,10 @@ export interface ResultMessage {
 }
 
 /** Levels a worker may log at (the frontend's logger has the same names). */
-export type WorkerLogLevel = 'debug' | 'info' | 'warn' | 'error';
+export const WORKER_LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** One of `WORKER_LOG_LEVELS`. */
+export type WorkerLogLevel = (typeof WORKER_LOG_LEVELS)[number];
 
 /**
  * One diagnostic line from a worker. The frontend writes it through its logger, as a record

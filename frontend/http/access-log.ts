@@ -15,6 +15,16 @@ function byteLength(chunk: unknown, encoding: unknown): number {
   return 0;
 }
 
+/** The `x-request-id` of writeHead's headers (an object or a flat [name, value, ...] array). */
+function requestIdOf(headers: object): string | undefined {
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'x-request-id') return String(headers[i + 1]);
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === 'x-request-id') return String(v);
+  return undefined;
+}
+
 /**
  * A `request` listener writing one access record per response: on 'finish', or on 'close'
  * when the response never finished (client gone; status 0 when no header was sent). The
@@ -35,11 +45,19 @@ export function accessLogListener(listener: string, access: AccessLog): (req: In
       if (args.length > 0 && typeof args[0] !== 'function') bytes += byteLength(args[0], args[1]);
       return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
     } as ServerResponse['end'];
+    // Headers passed to writeHead() are not visible to getHeader(): take the id from them too.
+    let answeredId: string | undefined;
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+      const headers = args.find((a) => typeof a === 'object' && a !== null);
+      if (headers !== undefined) answeredId = requestIdOf(headers);
+      return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+    } as ServerResponse['writeHead'];
     let logged = false;
     const record = (): void => {
       if (logged) return;
       logged = true;
-      const id = res.getHeader('x-request-id');
+      const id = res.getHeader('x-request-id') ?? answeredId;
       access({
         listener, port: req.socket.localPort ?? 0, method: req.method ?? '', path: req.url ?? '',
         status: res.headersSent ? res.statusCode : 0,

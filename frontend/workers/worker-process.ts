@@ -10,7 +10,7 @@ import { EventEmitter } from 'events';
 import type {
   BatchRequest, FromWorkerMessage, InitMessage, ReadyMessage, ResultMessage,
 } from '../../schema/worker-protocol.js';
-import { isFromWorkerMessage } from '../../schema/worker-protocol.js';
+import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
 
 /** Lifecycle states, as shown by the management API. */
@@ -180,7 +180,8 @@ export class WorkerProcess extends EventEmitter {
         this.loadWait = null;
         break;
       case 'tsserve.log': {
-        const at = this.opts.log[m.level] ?? this.opts.log.warn; // an unknown level still gets logged
+        // Checked here, at the edge: a bad level is logged at warn, never used as a method name.
+        const at = (WORKER_LOG_LEVELS as readonly unknown[]).includes(m.level) ? this.opts.log[m.level] : this.opts.log.warn;
         at(typeof m.msg === 'string' ? m.msg : String(m.msg));
         break;
       }
