@@ -23,7 +23,7 @@ export interface WorkerMetricsOptions {
   readonly send: (msg: MetricsMessage) => void;
   /** Register undeclared metrics from their first use; defaults to `config.autoDetect`. */
   readonly autoDetect?: boolean;
-  /** Warnings (once per metric and reason); defaults to `console.warn`. */
+  /** Warnings (once per metric and reason); the worker passes its log channel; dropped when absent. */
   readonly log?: (msg: string) => void;
   /** Epoch-ms clock; defaults to `Date.now`. */
   readonly nowMs?: () => number;
@@ -58,7 +58,7 @@ export class WorkerMetrics implements MetricOwner {
     this.modelName = opts.modelName;
     this.send = opts.send;
     this.autoDetect = opts.autoDetect ?? config.autoDetect;
-    this.log = opts.log ?? ((m) => console.warn(m));
+    this.log = opts.log ?? ((): void => undefined);
     this.maxSeriesPerMetric = config.limits.maxSeriesPerMetric;
     this.buffer = new PointBuffer(config.limits.maxPointsPerFlush, () => this.flush(), opts.nowMs ?? Date.now);
     const frontendNames = new Set<string>();

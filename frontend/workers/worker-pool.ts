@@ -6,6 +6,7 @@ import { EventEmitter } from 'events';
 import type { MetricsConfig } from '../../schema/types.js';
 import type { InitMessage, ModelConfig } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
+import type { Log } from '../log/log.js';
 import { WorkerProcess } from './worker-process.js';
 import type { WorkerStatus } from './worker-process.js';
 
@@ -20,7 +21,8 @@ export interface WorkerPoolDeps {
   readonly onWorkerGone: (workerId: string) => void;
   /** A worker loaded its model (`WorkerLoadTime`). */
   readonly onWorkerLoaded: (workerId: string, loadTimeMs: number) => void;
-  readonly log: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  /** The pool's logger; each worker logs through a child with `worker` and `model` bindings. */
+  readonly log: Log;
   readonly backoffBaseMs?: number;
   readonly backoffMaxMs?: number;
   readonly shutdownTimeoutMs?: number;
@@ -146,7 +148,8 @@ export class WorkerPool extends EventEmitter {
       workerIndex: this.indexSeq++,
       model: this.model, metrics: this.deps.metrics,
     };
-    const w = new WorkerProcess({ entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage });
+    const log = this.deps.log.child({ worker: init.workerId, model: this.model.name });
+    const w = new WorkerProcess({ entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage, log });
     this.live.add(w);
     w.on('idle', () => this.onIdle());
     w.on('exit', (code: number | null, signal: string | null) => this.onExit(w, code, signal));
@@ -156,13 +159,13 @@ export class WorkerPool extends EventEmitter {
         this.lastErrorValue = null;
         this.loadFailed = false;
         this.deps.onWorkerLoaded(w.id, ready.loadTimeMs);
-        this.deps.log('info', `worker ${w.id} (pid ${String(w.pid)}) ready in ${ready.loadTimeMs.toFixed(1)} ms`);
+        log.info(`worker ${w.id} (pid ${String(w.pid)}) ready in ${ready.loadTimeMs.toFixed(1)} ms`);
         this.emit('idle');
       },
       (err: Error) => {
         this.lastErrorValue = err.message;
         this.loadFailed = true;
-        this.deps.log('error', err.message);
+        log.error(err.message);
         void w.kill();
       },
     );
@@ -180,7 +183,7 @@ export class WorkerPool extends EventEmitter {
     const expected = this.stopping || this.retiring.has(w);
     if (expected) return;
     if (this.lastErrorValue === null) this.lastErrorValue = `worker ${w.id} died (${signal ?? `code ${String(code)}`})`;
-    this.deps.log('warn', `worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`);
+    this.deps.log.warn(`worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`, { worker: w.id, model: this.model.name });
     this.scheduleRestart();
   }
 

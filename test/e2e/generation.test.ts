@@ -300,7 +300,8 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
   });
 
   it('should log the stat line of a busy engine at INFO every --log-stats-interval', async () => {
-    const line = /\[INFO\] \[tiny-lm\] Engine 000: Avg prompt throughput: \d+\.\d tokens\/s, Avg generation throughput: [1-9]\d*\.\d tokens\/s, Running: \d+ reqs, Waiting: \d+ reqs, (Preemptions: \d+, )?KV cache usage: \d+\.\d%, Prefix cache hit rate: \d+\.\d%\n/;
+    // The console carries the JSON records of ts_log.log (stdout is not a TTY here).
+    const line = /\{"level":"info",[^\n]*"msg":"\[tiny-lm\] Engine 000: Avg prompt throughput: \d+\.\d tokens\/s, Avg generation throughput: [1-9]\d*\.\d tokens\/s, Running: \d+ reqs, Waiting: \d+ reqs, (Preemptions: \d+, )?KV cache usage: \d+\.\d%, Prefix cache hit rate: \d+\.\d%"\}\n/;
     await client.completions.create({ model: 'tiny-lm', prompt: 'Log me', max_tokens: 4, ignore_eos: true } as CompletionBody);
     await eventually(() => (line.test(server.output()) ? true : null), 'an INFO stat line for tiny-lm');
   });

@@ -113,8 +113,12 @@ export interface Tsserve {
   kill(): void;
 }
 
-/** Starts the real server with `args` (ports and log dir are filled in) and waits until it serves. */
-export async function startTsserve(opts: { store: string; args?: readonly string[]; env?: NodeJS.ProcessEnv; logDir?: string }): Promise<Tsserve> {
+/**
+ * Starts the real server with `args` (ports and log dir are filled in) and waits until it
+ * serves: until it logs `Model server started.`, or with `ready: 'ping'` (a log level that
+ * hides info) until GET /ping answers.
+ */
+export async function startTsserve(opts: { store: string; args?: readonly string[]; env?: NodeJS.ProcessEnv; logDir?: string; ready?: 'log' | 'ping' }): Promise<Tsserve> {
   const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
   const logDir = opts.logDir ?? tempDir('logs');
   const args = [
@@ -133,7 +137,10 @@ export async function startTsserve(opts: { store: string; args?: readonly string
     try { if (proc.pid !== undefined) process.kill(-proc.pid, 'SIGKILL'); } catch { /* already gone */ }
   };
   const started = Date.now();
-  while (!out.includes('Model server started.')) {
+  const pinged = async (): Promise<boolean> => {
+    try { return (await fetch(`http://127.0.0.1:${ip}/ping`)).status === 200; } catch { return false; }
+  };
+  while (opts.ready === 'ping' ? !(await pinged()) : !out.includes('Model server started.')) {
     if (!alive) throw new Error(`server exited during start-up:\n${out}`);
     if (Date.now() - started > 60_000) { killGroup(); throw new Error(`server did not start within 60 s:\n${out}`); }
     await new Promise((r) => setTimeout(r, 50));

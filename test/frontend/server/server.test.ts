@@ -7,6 +7,7 @@ import { FrontendSeries, checkFrontendMetrics } from '../../../frontend/server/f
 import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
 import { startServer } from '../../../frontend/server/server.js';
 import type { RunningServer } from '../../../frontend/server/server.js';
+import { recordingLog } from '../log/recording-log.js';
 
 const CONFIG: MetricsConfig = {
   file: '', modes: [], autoDetect: false, metrics: [],
@@ -76,7 +77,7 @@ describe('startServer (forked fixture workers, recording metrics)', function () 
       inference: { host: '127.0.0.1', port: 0 }, management: { host: '127.0.0.1', port: 0 }, metrics: { host: '127.0.0.1', port: 0 },
       modelStore: store, models: 'all', logDir, enableTokenAuth: true, maxRequestSizeBytes: 100,
       workerEntry: path.join(import.meta.dirname, '..', 'workers', 'fixtures', 'echo-worker.js'),
-    }, { metrics, metricsConfig: CONFIG, ingest: { handle: () => false, forget: () => undefined }, log: () => undefined });
+    }, { metrics, metricsConfig: CONFIG, ingest: { handle: () => false, forget: () => undefined }, log: recordingLog([]) });
   });
   after(async () => {
     await server?.stop();

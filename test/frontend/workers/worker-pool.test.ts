@@ -4,6 +4,7 @@ import type { MetricsConfig } from '../../../schema/types.js';
 import type { ModelConfig } from '../../../schema/worker-protocol.js';
 import { WorkerPool } from '../../../frontend/workers/worker-pool.js';
 import type { WorkerPoolDeps } from '../../../frontend/workers/worker-pool.js';
+import { recordingLog } from '../log/recording-log.js';
 
 const ENTRY = path.join(import.meta.dirname, 'fixtures', 'echo-worker.js');
 const METRICS: MetricsConfig = {
@@ -26,7 +27,7 @@ function deps(events: string[]): WorkerPoolDeps {
     onOtherMessage: () => undefined,
     onWorkerGone: (id) => events.push(`gone ${id}`),
     onWorkerLoaded: (id, ms) => events.push(`loaded ${id} ${ms}`),
-    log: () => undefined,
+    log: recordingLog([]),
     backoffBaseMs: 20,
   };
 }
@@ -89,7 +90,7 @@ describe('WorkerPool', () => {
 
   it('should not log a scale-down as a worker death nor schedule a restart (regression)', async () => {
     const logs: string[] = [];
-    const pool = new WorkerPool(model({ minWorkers: 3 }), { ...deps([]), log: (level, msg) => logs.push(`${level}: ${msg}`) });
+    const pool = new WorkerPool(model({ minWorkers: 3 }), { ...deps([]), log: recordingLog(logs) });
     await pool.start();
     try {
       await pool.scale(1, 4);
