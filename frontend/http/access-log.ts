@@ -35,23 +35,23 @@ export function accessLogListener(listener: string, access: AccessLog): (req: In
     const t0 = performance.now();
     let bytes = 0;
     // Count body bytes as they are written (content-length is absent on streamed answers).
-    const write = res.write;
-    const end = res.end;
-    res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+    const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
+    res.write = function (chunk: unknown, ...rest: unknown[]) {
       bytes += byteLength(chunk, rest[0]);
-      return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+      return write(chunk, ...rest);
     } as ServerResponse['write'];
-    res.end = function (this: ServerResponse, ...args: unknown[]) {
+    res.end = function (...args: unknown[]) {
       if (args.length > 0 && typeof args[0] !== 'function') bytes += byteLength(args[0], args[1]);
-      return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+      return end(...args);
     } as ServerResponse['end'];
     // Headers passed to writeHead() are not visible to getHeader(): take the id from them too.
     let answeredId: string | undefined;
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    const writeHead = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
+    res.writeHead = function (...args: unknown[]) {
       const headers = args.find((a) => typeof a === 'object' && a !== null);
       if (headers !== undefined) answeredId = requestIdOf(headers);
-      return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+      return writeHead(...args);
     } as ServerResponse['writeHead'];
     let logged = false;
     const record = (): void => {
