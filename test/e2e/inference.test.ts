@@ -9,8 +9,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
 import {
-  call, eventually, freePort, generateStore, haveBinary, mlpInput, post, sample, scrape, startTsserve, tempDir,
+  call, freePort, generateStore, haveBinary, mlpInput, post, sample, scrape, startTsserve, tempDir,
 } from './harness.js';
+import { until } from '../support/until.js';
 import type { Tsserve } from './harness.js';
 import { configArgs } from './config-args.js';
 
@@ -89,10 +90,10 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
   });
 
   it('should write one ts_inference_requests_total line per admitted request and HandlerTime lines with the answered request ids', async () => {
-    const tsLines = await eventually(() => {
+    const tsLines = await until(() => {
       const lines = fs.readFileSync(path.join(server.logDir, 'ts_metrics.log'), 'utf8').split('\n').filter((l) => l !== '');
       return lines.filter((l) => l.includes(' - ts_inference_requests_total.')).length === N + wrongLength ? lines : null;
-    }, 'ts_metrics.log lines');
+    }, { message: 'ts_metrics.log lines' });
     for (const l of tsLines) expect(parseTslogLine(l), l).to.not.equal(null);
     const req = tsLines.map((l) => parseTslogLine(l)!).filter((p) => p.name === 'ts_inference_requests_total');
     expect(req.map((p) => [p.unit, p.valueText, p.hostname, p.requestId])).to.deep.equal(Array(N + wrongLength).fill(['Count', '1.0', H, null]));
@@ -107,11 +108,11 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
       }
       return ids;
     };
-    const modelLines = await eventually(() => {
+    const modelLines = await until(() => {
       if (!fs.existsSync(modelFile)) return null;
       const lines = fs.readFileSync(modelFile, 'utf8').split('\n').filter((l) => l !== '');
       return admittedIds.every((id) => handlerIdsOf(lines).has(id)) ? lines : null;
-    }, 'HandlerTime lines for every admitted request');
+    }, { message: 'HandlerTime lines for every admitted request' });
     for (const l of modelLines) expect(parseTslogLine(l), l).to.not.equal(null);
     const handlerIds = handlerIdsOf(modelLines);
     expect([...handlerIds].sort()).to.deep.equal([...admittedIds].sort());
@@ -142,14 +143,14 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     ].join('\n'));
     const prom = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore', detached: true });
     try {
-      const value = await eventually(async () => {
+      const value = await until(async () => {
         try {
           const res = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent('sum(ts_inference_requests_total)')}`);
           const body = (await res.json()) as { data?: { result?: Array<{ value: [number, string] }> } };
           const r = body.data?.result ?? [];
           return r.length > 0 ? Number(r[0].value[1]) : null;
         } catch { return null; }
-      }, 'Prometheus to scrape tsserve', 60_000);
+      }, { message: 'Prometheus to scrape tsserve', timeoutMs: 60_000 });
       expect(value).to.equal(N + wrongLength);
     } finally {
       try { process.kill(-(prom.pid as number), 'SIGKILL'); } catch { /* gone */ }

@@ -9,7 +9,7 @@ export interface UntilOptions {
   readonly message: string;
   /** Deadline in ms (default 20000); the failure names it. */
   readonly timeoutMs?: number;
-  /** Pause between probes in ms (default 20). */
+  /** Pause between probes in ms (default 50). */
   readonly intervalMs?: number;
   /** What to report as the last observed value when `probe` returns only true/false. */
   readonly observe?: () => unknown;
@@ -41,6 +41,6 @@ export async function until<T>(probe: () => T | Promise<T>, opts: UntilOptions):
       const last = opts.observe !== undefined ? opts.observe() : v;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.message}; last observed: ${describe(last)}`);
     }
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 20));
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 50));
   }
 }
