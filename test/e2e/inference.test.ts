@@ -18,6 +18,11 @@ import { configArgs } from './config-args.js';
 const H = os.hostname();
 const N = 12;
 
+/** The sum of every ts_inference_requests_total series (every model version) in a scrape. */
+function requestsCounted(text: string): number {
+  return text.split('\n').filter((l) => l.startsWith('ts_inference_requests_total{')).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
+
 describe('tsserve start (tslog + prometheus, real workers)', function () {
   this.timeout(120_000);
   let server: Tsserve;
@@ -106,7 +111,7 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     const read = (file: string): string[] => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '') : []);
     const requestLines = (): string[] => read(tsFile).filter((l) => l.includes(' - ts_inference_requests_total.'));
     // Lines are buffered: wait until what the server counted so far is on disk, then count ours from there.
-    const counted = sample(await scrape(server), `ts_inference_requests_total{model_name="mlp",model_version="default",hostname="${H}"}`);
+    const counted = requestsCounted(await scrape(server));
     await until(() => requestLines().length === counted, { message: `${String(counted)} ts_inference_requests_total lines`, observe: () => requestLines().length });
     const from = requestLines().length;
     const K = 4;
@@ -150,7 +155,7 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     expect([0, 3], `exit ${String(r.status)}`).to.include(r.status);
   });
 
-  it('should be scraped by a real Prometheus: sum(ts_inference_requests_total) equals the admitted requests', async function () {
+  it('should be scraped by a real Prometheus: sum(ts_inference_requests_total) equals what tsserve counted', async function () {
     if (!haveBinary('prometheus')) {
       console.warn('SKIPPED: prometheus not found — install the Debian package `prometheus` (apt-get install -y prometheus)');
       this.skip();
@@ -162,8 +167,8 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
       '    static_configs:', `      - targets: ['${server.metrics.replace('http://', '')}']`, '',
     ].join('\n'));
     const query = 'ts_inference_requests_total';
-    // Every series of the family (other tests add model_version="1.0"): Prometheus sums the same.
-    const counted = (await scrape(server)).split('\n').filter((l) => l.startsWith(`${query}{`)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+    // Every series of the family (one test adds model_version="1.0"): Prometheus sums the same.
+    const counted = requestsCounted(await scrape(server));
     const prom = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore', detached: true });
     try {
       let value: number | null = null;
@@ -176,6 +181,7 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
         } catch { value = null; } // not serving yet
         return value === counted;
       }, { message: `Prometheus to read sum(${query}) = ${String(counted)}`, timeoutMs: 60_000, observe: () => value });
+      expect(value).to.equal(counted);
     } finally {
       try { process.kill(-(prom.pid as number), 'SIGKILL'); } catch { /* gone */ }
       fs.rmSync(dir, { recursive: true, force: true });
@@ -187,7 +193,7 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     expect(list).to.deep.equal({ status: 200, json: { models: [{ modelName: 'mlp', modelVersion: '1.0', modelUrl: 'mlp' }] } });
     const desc = (await call('GET', `${server.management}/models/mlp/1.0`)).json as Array<{ modelVersion: string; workers: Array<{ id: string }> }>;
     expect(desc[0].modelVersion).to.equal('1.0');
-    expect(desc[0].workers.map((w) => w.id)).to.deep.equal([desc[0].workers[0].id]);
+    expect(desc[0].workers.length).to.equal(1);
     expect(desc[0].workers[0].id).to.match(/^W-9\d{3}-mlp_1\.0$/);
     const before = await scrape(server);
     const V = 3;
