@@ -9,6 +9,8 @@ import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
 import { WorkerProcess } from './worker-process.js';
 import type { WorkerStatus } from './worker-process.js';
+import type { Clock, ClockTimer } from '../batching/clock.js';
+import { REAL_CLOCK } from '../batching/clock.js';
 
 /** What a pool needs from the server around it. */
 export interface WorkerPoolDeps {
@@ -26,6 +28,8 @@ export interface WorkerPoolDeps {
   readonly backoffBaseMs?: number;
   readonly backoffMaxMs?: number;
   readonly shutdownTimeoutMs?: number;
+  /** Timers for the restart backoff (default: Node's; a fake in unit tests). */
+  readonly clock?: Clock;
 }
 
 /** One worker as the management API shows it. */
@@ -42,7 +46,7 @@ export class WorkerPool extends EventEmitter {
   private target: number;
   private maxWorkersValue: number;
   private failures = 0;
-  private restartTimer: NodeJS.Timeout | null = null;
+  private restartTimer: ClockTimer | null = null;
   private stopping = false;
   private lastErrorValue: string | null = null;
   /** Workers this pool asked to stop: their exit is expected (the process marks itself DEAD first). */
@@ -106,7 +110,7 @@ export class WorkerPool extends EventEmitter {
   /** Stops every worker (each flushes its metrics and exits, bounded), no restarts after. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.restartTimer !== null) (this.deps.clock ?? REAL_CLOCK).clearTimeout(this.restartTimer);
     this.restartTimer = null;
     await Promise.all([...this.live].map((w) => this.retire(w)));
     for (const wake of this.waiters.splice(0)) wake();
@@ -193,12 +197,11 @@ export class WorkerPool extends EventEmitter {
     const max = this.deps.backoffMaxMs ?? 30_000;
     const delay = Math.min(max, base * 2 ** Math.min(this.failures, 20));
     this.failures++;
-    this.restartTimer = setTimeout(() => {
+    this.restartTimer = (this.deps.clock ?? REAL_CLOCK).setTimeout(() => {
       this.restartTimer = null;
       void this.reconcile().then(() => {
         if (this.live.size < this.target) this.scheduleRestart();
       });
-    }, delay);
-    this.restartTimer.unref();
+    }, delay, true);
   }
 }

@@ -6,7 +6,8 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { Tsserve } from './harness.js';
-import { call, eventually, post, startTsserve, tempDir } from './harness.js';
+import { until } from '../support/until.js';
+import { call, post, startTsserve, tempDir } from './harness.js';
 
 /** A handler that prints to stdout and stderr, and throws when a request asks it to. */
 const LOGGING_HANDLER = `'use strict';
@@ -65,7 +66,7 @@ describe('Server logs (real tsserve start)', function () {
       const scrapeBody = await scrape.text();
       const pred = await post(`${server.inference}/predictions/talker`, { x: 1 });
       expect(pred.status).to.equal(200);
-      const lines = await eventually(() => { const r = records(server, 'access_log.log'); return r.length >= 4 ? r : null; }, 'four access records');
+      const lines = await until(() => { const r = records(server, 'access_log.log'); return r.length >= 4 ? r : null; }, { message: 'four access records' });
       const [a, b, c, d] = lines.map(stable);
       expect(typeof a!.requestId === 'string' && typeof b!.requestId === 'string' && typeof c!.requestId === 'string').to.equal(true);
       expect([a, b, c, d].map((r) => ({ ...r, requestId: r!.listener === 'inference' && r!.path !== '/ping' ? r!.requestId : '(fresh)' }))).to.deep.equal([
@@ -78,12 +79,12 @@ describe('Server logs (real tsserve start)', function () {
 
     it('should log the worker\'s stdout, stderr and IPC lines with worker and model bindings', async () => {
       expect((await post(`${server.inference}/predictions/talker`, { fail: true })).status).to.equal(500);
-      const worker = await eventually(() => {
+      const worker = await until(() => {
         const r = records(server, 'ts_log.log').find((x) => x.msg === 'handled 1');
         return r === undefined ? null : r.worker as string;
-      }, 'the handler\'s stdout line in ts_log.log');
+      }, { message: 'the handler\'s stdout line in ts_log.log' });
       expect(worker).to.match(/^W-\d+-talker_1\.0$/);
-      const failed = await eventually(() => records(server, 'ts_log.log').find((x) => typeof x.msg === 'string' && x.msg.startsWith('batch ')) ?? null, 'the failed batch line');
+      const failed = await until(() => records(server, 'ts_log.log').find((x) => typeof x.msg === 'string' && x.msg.startsWith('batch ')) ?? null, { message: 'the failed batch line' });
       const byWorker = records(server, 'ts_log.log').filter((x) => x.worker === worker).map(stable);
       expect(byWorker.find((x) => x.msg === 'handled 1')).to.deep.equal({ level: 'info', worker, model: 'talker', stream: 'stdout', msg: 'handled 1' });
       expect(byWorker.find((x) => x.msg === 'a line on stderr')).to.deep.equal({ level: 'warn', worker, model: 'talker', stream: 'stderr', msg: 'a line on stderr' });
@@ -107,7 +108,7 @@ describe('Server logs (real tsserve start)', function () {
     it('should write warn and above only, to ts_log.log and the console', async () => {
       expect((await call('GET', `${server.management}/models`)).status).to.equal(200);
       expect((await post(`${server.inference}/predictions/talker`, { fail: true })).status).to.equal(500);
-      await eventually(() => (records(server, 'ts_log.log').some((x) => x.level === 'error') ? true : null), 'the error record');
+      await until(() => (records(server, 'ts_log.log').some((x) => x.level === 'error') ? true : null), { message: 'the error record' });
       expect(await server.stop('SIGTERM')).to.equal(0);
       const levels = new Set(records(server, 'ts_log.log').map((r) => r.level));
       expect([...levels].filter((l) => l !== 'warn' && l !== 'error')).to.deep.equal([]);

@@ -8,7 +8,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { configArgs } from './config-args.js';
-import { eventually, generateStore, mlpInput, post, sample, scrape, startTsserve, tempDir } from './harness.js';
+import { generateStore, mlpInput, post, sample, scrape, startTsserve, tempDir } from './harness.js';
+import { until } from '../support/until.js';
 import type { Tsserve } from './harness.js';
 
 const H = os.hostname();
@@ -37,18 +38,18 @@ describe('tsserve start with an unwritable ts_metrics.log', function () {
     // Each prediction records at least Requests2XX and ts_inference_requests_total, both
     // ts_metrics lines, and each of those lines is lost: at least 2N once they are flushed.
     const series = `tsserve_sink_errors_total{sink="tslog",Hostname="${H}"}`;
-    const lost = await eventually(async () => {
+    const lost = await until(async () => {
       const v = sample(await scrape(server, '?name[]=tsserve_sink_errors_total'), series);
       return v !== null && v >= 2 * N ? v : null;
-    }, 'lost tslog lines counted');
+    }, { message: 'lost tslog lines counted' });
     expect(lost).to.be.at.least(2 * N);
     expect(sample(await scrape(server, '?name[]=ts_inference_requests_total'), `ts_inference_requests_total{model_name="mlp",model_version="default",hostname="${H}"}`)).to.equal(N);
     expect(server.output()).to.contain(`metrics log ${path.join(logDir, 'ts_metrics.log')}: Error: EISDIR: illegal operation on a directory`);
     expect(fs.statSync(path.join(logDir, 'ts_metrics.log')).isDirectory()).to.equal(true);
-    const model = await eventually(() => {
+    const model = await until(() => {
       const p = path.join(logDir, 'model_metrics.log');
       return fs.existsSync(p) && fs.statSync(p).size > 0 ? fs.readFileSync(p, 'utf8') : null;
-    }, 'model_metrics.log written');
+    }, { message: 'model_metrics.log written' });
     expect(model).to.match(/ - \w+\.\w+:\d/);
   });
 

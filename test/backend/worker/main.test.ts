@@ -49,7 +49,7 @@ describe('backend/worker/main (forked)', () => {
     const ready = await w.waitFor<ReadyMessage>((m) => (m as { type: string }).type !== 'tsserve.metrics');
     expect(ready.type).to.equal('tsserve.ready');
     expect(ready.workerId).to.equal('W-test-mlp');
-    expect(ready.loadTimeMs).to.be.a('number').and.to.be.at.least(0);
+    expect(ready.loadTimeMs).to.be.a('number').and.to.be.above(0); // measured around a real model load
 
     w.send({
       type: 'tsserve.batch',

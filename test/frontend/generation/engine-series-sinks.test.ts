@@ -13,11 +13,8 @@ import { defaultMetricsConfigPath, loadMetricsConfig } from '../../../schema/con
 import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
 import { ENGINE_METRICS, bindEngineSeries } from '../../../frontend/generation/engine-series.js';
 import { EngineStats } from '../../../frontend/generation/engine-stats.js';
+import { until } from '../../support/until.js';
 
-/** Waits (polling, no timing assertion) until `pred` holds; mocha's timeout bounds it. */
-async function until(pred: () => boolean): Promise<void> {
-  while (!pred()) await new Promise((r) => setTimeout(r, 20));
-}
 
 describe('LLM families in every sink (repo metrics.yaml)', () => {
   let dir: string;
@@ -68,7 +65,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     expect(names.length).to.equal(24);
     const text = await fm.prometheusText(names);
     await fm.close();
-    await until(() => names.every((n) => received.some((l) => l.startsWith(`${n}:`))));
+    await until(() => names.every((n) => received.some((l) => l.startsWith(`${n}:`))), { message: 'a statsd line of every family', observe: () => received });
     const tslog = fs.readFileSync(path.join(dir, 'ts_metrics.log'), 'utf8');
     const missing: string[] = [];
     for (const n of names) {

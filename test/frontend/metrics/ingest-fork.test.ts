@@ -89,8 +89,11 @@ describe('MetricsIngest with real forked workers', () => {
         `tsserve_flush_batches_total{Hostname="h"} ${3 * (BATCHES + 25)}`,
         `tsserve_flush_datapoints_total{Hostname="h"} ${3 * perWorker}`,
       ]);
-    expect(text).to.contain('# TYPE RaceHits counter\n');
-    expect(text).to.contain('# TYPE PreTime gauge\n');
+    // Auto-detected types: RaceHits a counter, PreTime a gauge.
+    expect(text.split('\n').filter((l) => l.startsWith('# TYPE ') && !l.startsWith('# TYPE tsserve_'))).to.deep.equal([
+      '# TYPE Requests2XX counter', '# TYPE HandlerTime gauge', '# TYPE PredictionTime gauge', '# TYPE InferenceCount counter',
+      '# TYPE LatencyHist histogram', '# TYPE NoDims counter', '# TYPE RaceHits counter', '# TYPE PreTime gauge',
+    ]);
     expect(logs).to.deep.equal([]);
     expect(fmLogs).to.deep.equal(['warn: metrics: dropped a datapoint (negative_counter); further drops like it are only '
       + 'counted in tsserve_datapoints_dropped_total']);
