@@ -63,7 +63,7 @@ describe('Boundaries', () => {
 
   it('should import each outside library from one adapter folder only', () => {
     const adapters: Readonly<Record<string, RegExp>> = {
-      'prom-client': /^frontend\/metrics\/sinks\/prometheus/,
+      'prom-client': /^frontend\/metrics\/(sinks\/prometheus|exposition\/process-metrics)\.ts$/,
       'hot-shots': /^frontend\/metrics\/sinks\/statsd/,
       'onnxruntime-node': /^backend\/onnx\//,
     };
