@@ -135,3 +135,21 @@ describe('Exposition', () => {
     await fm.close();
   });
 });
+
+describe('Exposition with process metrics', () => {
+  it("should append prom-client's process families after ours, counters named once with _total in OpenMetrics", async () => {
+    const fm = new FrontendMetrics(makeConfig([makeSpec('C', 'counter', [])], { modes: ['prometheus'] }),
+      { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log, processMetrics: true });
+    const om = await fm.prometheusText(undefined, 'openmetrics');
+    const lines = om.split('\n');
+    expect(lines.indexOf('# TYPE C counter')).to.be.lessThan(lines.indexOf('# TYPE process_cpu_user_seconds counter'));
+    expect(om).to.contain('\nprocess_cpu_user_seconds_total ');
+    expect(om).to.contain('\n# UNIT process_cpu_user_seconds seconds\n');
+    expect(lines.filter((l) => /^# TYPE \S+_total counter$/.test(l))).to.deep.equal([]);
+    expect(om.endsWith('\n# EOF\n')).to.equal(true);
+    expect(om.split('# EOF').length).to.equal(2);
+    const text = await fm.prometheusText(['process_cpu_user_seconds_total']);
+    expect(text).to.match(/^# HELP process_cpu_user_seconds_total Total user CPU time spent in seconds\.\n# TYPE process_cpu_user_seconds_total counter\nprocess_cpu_user_seconds_total \d+(\.\d+)?\n$/);
+    await fm.close();
+  });
+});
