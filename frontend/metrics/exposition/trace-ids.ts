@@ -39,9 +39,16 @@ export class TraceIds {
     this.byRequest.set(requestId, traceId);
   }
 
-  /** The trace id of `requestId`; free when no request carried one. */
+  /**
+   * The trace id of `requestId` (for a worker batch's joined ids `a,b`, of the first one);
+   * free when no request carried one.
+   */
   get(requestId: string): string | undefined {
-    return this.byRequest.size === 0 ? undefined : this.byRequest.get(requestId);
+    if (this.byRequest.size === 0) return undefined;
+    const found = this.byRequest.get(requestId);
+    if (found !== undefined) return found;
+    const comma = requestId.indexOf(',');
+    return comma > 0 ? this.byRequest.get(requestId.slice(0, comma)) : undefined;
   }
 }
 

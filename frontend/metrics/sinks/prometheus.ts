@@ -14,8 +14,6 @@ import { openMetricsDocument, openMetricsForeign } from '../exposition/openmetri
 import { ProcessMetrics } from '../exposition/process-metrics.js';
 import { TEXT_CONTENT_TYPE, textDocument, textForeign } from '../exposition/text-renderer.js';
 
-export { prometheusHelp } from '../exposition/family.js';
-
 /** Settings of the prometheus sink. */
 export interface PrometheusSinkOptions {
   readonly hostname: string;
@@ -103,11 +101,6 @@ export class PrometheusSink implements Sink {
       }
     }
     return om ? openMetricsDocument(blocks) : textDocument(blocks, filter !== undefined);
-  }
-
-  /** The text-format exposition (kept for callers of the 0.0.4 format only). */
-  text(names?: readonly string[]): Promise<string> {
-    return this.render('text', names);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { contentType, negotiate } from '../../../../frontend/metrics/exposition/negotiate.js';
-import { parseTraceparent } from '../../../../frontend/metrics/exposition/trace-ids.js';
+import { parseTraceparent, TraceIds } from '../../../../frontend/metrics/exposition/trace-ids.js';
 
 describe('negotiate', () => {
   it("should answer Prometheus's scrape Accept header with OpenMetrics", () => {
@@ -31,5 +31,17 @@ describe('parseTraceparent', () => {
       '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra']) {
       expect(parseTraceparent(h), String(h)).to.equal(undefined);
     }
+  });
+});
+
+describe('TraceIds', () => {
+  it('should find the trace of a batch by its first request id and forget the oldest entry beyond its bound', () => {
+    const t = new TraceIds(2);
+    t.set('r1', 'a'.repeat(32));
+    t.set('r2', undefined);
+    t.set('r3', 'b'.repeat(32));
+    expect([t.get('r1'), t.get('r2'), t.get('r1,r3'), t.get('r3,r1')]).to.deep.equal(['a'.repeat(32), undefined, 'a'.repeat(32), 'b'.repeat(32)]);
+    t.set('r4', 'c'.repeat(32));
+    expect([t.get('r1'), t.get('r3'), t.get('r4')]).to.deep.equal([undefined, 'b'.repeat(32), 'c'.repeat(32)]);
   });
 });
