@@ -6,8 +6,11 @@ export type DimensionValues = readonly string[] | Readonly<Record<string, string
 
 /** One series bound once: `record` is a finite check and a loop over per-sink children. */
 export interface BoundSeries {
-  /** Record one datapoint; `timeMs` is epoch ms (default now). Never throws. */
-  record(value: number, requestId?: string, timeMs?: number): void;
+  /**
+   * Record one datapoint; `timeMs` is epoch ms (default now); `source` is the worker it came
+   * from (the ingest sets it; gauges keep one value per source). Never throws.
+   */
+  record(value: number, requestId?: string, timeMs?: number, source?: string): void;
 }
 
 /** A declared (or auto-detected) metric in the frontend cache. */

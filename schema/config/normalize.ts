@@ -2,7 +2,7 @@
  * Builds the typed MetricsConfig from a document that passed the schema and the rules.
  * Applies the defaults (modes, statsd, limits, help, buckets) and the hostname convention.
  */
-import type { MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types.js';
+import type { GaugeMerge, MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types.js';
 import { SECTIONS, TYPES, getAt, isRecord } from './doc.js';
 import { parseModes } from './modes.js';
 import { HOSTNAME_RE } from './names.js';
@@ -56,7 +56,8 @@ function spec(m: Record<string, unknown>, section: Section, type: MetricType, po
   const hostLabel = host ?? (section === 'model_metrics' ? 'Hostname' : null);
   let help = typeof m.help === 'string' && m.help.trim() !== '' ? m.help.trim() : defaultHelp(name, type, unit);
   if (typeof m.deprecated === 'string') help = `${help} DEPRECATED: ${m.deprecated.trim()}`.trim();
-  return { name, section, type, unit, dimensions, hostLabel, help, buckets: type === 'histogram' ? buckets(m.buckets, unit) : [], pos };
+  const out: MetricSpec = { name, section, type, unit, dimensions, hostLabel, help, buckets: type === 'histogram' ? buckets(m.buckets, unit) : [], pos };
+  return type === 'gauge' && typeof m.merge === 'string' ? { ...out, merge: m.merge as GaugeMerge } : out;
 }
 
 function buckets(value: unknown, unit: string): readonly number[] {
