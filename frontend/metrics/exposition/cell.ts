@@ -109,7 +109,7 @@ export class GaugeCell implements Cell {
       this.hasOwn = true;
       return;
     }
-    const others = (this.others ??= new Map());
+    const others = (this.others ??= new Map<string, Contribution>());
     const c = others.get(source);
     if (c !== undefined) {
       c.value = value;

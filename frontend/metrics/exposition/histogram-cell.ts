@@ -47,7 +47,7 @@ export class HistogramCell {
     }
     if (requestId !== undefined) {
       const n = bounds.length + 1;
-      const ex = (this.ex ??= { requestId: new Array(n).fill(undefined), traceId: new Array(n).fill(undefined), value: new Float64Array(n), timeMs: new Float64Array(n) });
+      const ex = (this.ex ??= { requestId: new Array<string | undefined>(n).fill(undefined), traceId: new Array<string | undefined>(n).fill(undefined), value: new Float64Array(n), timeMs: new Float64Array(n) });
       ex.requestId[i] = requestId;
       ex.traceId[i] = traceIds.get(requestId);
       ex.value[i] = value;
