@@ -82,6 +82,14 @@ export class BlockPool {
     this.byHash.set(hash, block);
   }
 
+  /** Drops a block's cache entry (its K/V never got computed: the run that owed them failed). */
+  uncache(block: number): void {
+    const h = this.hashOf[block];
+    if (h === undefined) return;
+    this.hashOf[block] = undefined;
+    if (this.byHash.get(h) === block) this.byHash.delete(h);
+  }
+
   /** Number of blocks currently holding a cached prefix. */
   get numCached(): number {
     return this.byHash.size;

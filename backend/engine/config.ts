@@ -98,7 +98,8 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
   const layoutRaw = r.layout ?? 'auto';
   if (layoutRaw !== 'auto' && layoutRaw !== 'fast' && layoutRaw !== 'hf') p.push(`engine.layout: must be auto, fast or hf`);
   const blockSize = num(r, ['blockSize'], 16, p, 1);
-  const chunked = bool(r, 'enableChunkedPrefill', false, p);
+  // vLLM v1's scheduler by default (running first, chunks and decodes in one step); false = v0's prefill-first.
+  const chunked = bool(r, 'enableChunkedPrefill', true, p);
   const maxModelLen = Math.min(num(r, ['maxModelLen'], model.maxContext, p, 2), model.maxContext);
   const kvBytes = num(r, ['kvCacheBytes'], DEFAULT_KV_CACHE_BYTES, p, 1);
   const numBlocks = r.numBlocks !== undefined ? num(r, ['numBlocks'], 1, p, 1) : Math.max(1, Math.floor(kvBytes / bytesPerBlock(model, blockSize)));

@@ -12,7 +12,7 @@ import type { OrtSession, OrtTensorInput } from '../onnx/ort.js';
 import { tensorF32, tensorI64 } from '../onnx/ort.js';
 import type { ModelSpec } from './config.js';
 import type { KvStore } from './kv-store.js';
-import type { ModelRunner, RunItem } from './runner.js';
+import type { ModelRunner, RunItem, RunResult } from './runner.js';
 
 /** `rowSeq` entry of a released row not yet reused or closed. */
 const HOLE = -1;
@@ -22,6 +22,10 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** Value of a masked `attn_bias` entry. */
 const MASK = -1e9;
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
 
 /** Sizing knobs of the packed batch buffer. */
 export interface FastRunnerOptions {
@@ -76,6 +80,8 @@ export class FastRunner implements ModelRunner {
   private readonly newKeyNames: string[];
   private readonly newValueNames: string[];
   private sessionMs = 0;
+  /** Newcomers of the current run whose row is still to be filled from blocks. */
+  private readonly pendingLoad = new Set<number>();
 
   constructor(
     private readonly session: OrtSession,
@@ -163,7 +169,7 @@ export class FastRunner implements ModelRunner {
     return Math.max(s, Math.ceil(n / s) * s);
   }
 
-  async run(items: readonly RunItem[]): Promise<(Float32Array | null)[]> {
+  async run(items: readonly RunItem[]): Promise<RunResult[]> {
     // Rows for newcomers (released rows first), then capacities.
     let reserve = 0;
     const fresh: RunItem[] = [];
@@ -192,18 +198,46 @@ export class FastRunner implements ModelRunner {
       this.rowSeq.push(fresh[f]!.seqId);
       this.rowLen.push(0);
     }
+    // A newcomer with a prefix hit gets its row from blocks just before its own run: the blocks
+    // may be filled by an earlier item of this very step (prefix sharing within a step).
+    const pending = this.pendingLoad;
+    pending.clear();
     for (const it of fresh) {
       const b = this.rowOf.get(it.seqId)!;
-      if (it.start > 0) this.loadFromBlocks(b, it);
+      if (it.start > 0) pending.add(it.seqId);
       this.rowLen[b] = it.start;
     }
-    const out: (Float32Array | null)[] = new Array<Float32Array | null>(items.length).fill(null);
-    // Single-token items share one batched run over the row prefix; longer ones run alone.
+    const out: RunResult[] = new Array<RunResult>(items.length).fill(null);
+    // Multi-token items (prefills, chunks) run alone, in plan order, so an owner of shared blocks
+    // runs before the items that adopt them; then single-token items share one batched run over
+    // the row prefix. Each run's failure fails only the items it carried.
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i]!;
+      if (it.count <= 1) continue;
+      try {
+        this.loadPending(it);
+        out[i] = await this.runPrefill(it);
+      } catch (err) {
+        out[i] = asError(err);
+      }
+    }
     let maxRow = -1;
     for (const it of items) if (it.count === 1) maxRow = Math.max(maxRow, this.rowOf.get(it.seqId)!);
-    if (maxRow >= 0) await this.runDecode(items, maxRow + 1, out);
-    for (let i = 0; i < items.length; i++) if (items[i]!.count > 1) out[i] = await this.runPrefill(items[i]!);
+    if (maxRow >= 0) {
+      try {
+        for (const it of items) if (it.count === 1) this.loadPending(it);
+        await this.runDecode(items, maxRow + 1, out);
+      } catch (err) {
+        const e = asError(err);
+        for (let i = 0; i < items.length; i++) if (items[i]!.count === 1) out[i] = e;
+      }
+    }
     return out;
+  }
+
+  private loadPending(it: RunItem): void {
+    if (!this.pendingLoad.delete(it.seqId)) return;
+    this.loadFromBlocks(this.rowOf.get(it.seqId)!, it);
   }
 
   private loadFromBlocks(b: number, it: RunItem): void {
@@ -232,7 +266,7 @@ export class FastRunner implements ModelRunner {
     return r;
   }
 
-  private async runDecode(items: readonly RunItem[], B: number, out: (Float32Array | null)[]): Promise<void> {
+  private async runDecode(items: readonly RunItem[], B: number, out: RunResult[]): Promise<void> {
     const P = this.pcap;
     const S = P + 1;
     // Rows without a token this step get PAD at slot 0, attend only to themselves, and are not written back.

@@ -1,6 +1,10 @@
 /**
  * Per-sequence KV bookkeeping over the BlockPool: block tables, prefix-cache lookups along the
- * hash chain of full blocks, slot allocation for a step, and caching of newly filled blocks.
+ * hash chain of full blocks, slot allocation for a step, and caching of full blocks. As in vLLM,
+ * the full blocks a multi-token item (prefill or chunk) will fill are registered when they are
+ * allocated, before the step runs, so a sequence admitted later in the same step (an n > 1
+ * sibling, an identical concurrent prompt) adopts them instead of computing them again; the
+ * runner computes the owner first. Single-token items register after their run.
  */
 import { BlockPool } from './block-pool.js';
 import { blockHash } from './prefix-hash.js';
@@ -17,6 +21,8 @@ const NO_HIT: PrefixHit = Object.freeze({ blocks: Object.freeze([]) as readonly 
 /** Allocates and frees a sequence's blocks; shares full blocks through the prefix cache. */
 export class KvCacheManager {
   readonly pool: BlockPool;
+  /** Blocks registered at allocation since the last `takeRegistered()`, with their owner. */
+  private registered: { readonly block: number; readonly seq: Sequence }[] = [];
 
   constructor(numBlocks: number, readonly blockSize: number, readonly enablePrefixCaching: boolean) {
     this.pool = new BlockPool(numBlocks);
@@ -70,20 +76,40 @@ export class KvCacheManager {
     // Adopted blocks are cached already.
     if (haveHit > 0) seq.blocksCached = haveHit;
     if (need > 0) for (const b of this.pool.allocate(need)!) seq.blockTable.push(b);
+    if (numNew > 1) this.register(seq, seq.numComputed + (haveHit > 0 ? hit.numTokens : 0) + numNew, true);
     return true;
+  }
+
+  /** Blocks registered ahead of their run since the last call (the engine uncaches them if it fails). */
+  takeRegistered(): readonly { readonly block: number; readonly seq: Sequence }[] {
+    const r = this.registered;
+    if (r.length > 0) this.registered = [];
+    return r;
+  }
+
+  /** Registers the sequence's full blocks up to position `upTo`. */
+  private register(seq: Sequence, upTo: number, ahead: boolean): void {
+    if (!this.enablePrefixCaching) return;
+    this.updateHashes(seq);
+    const full = Math.min(Math.floor(upTo / this.blockSize), seq.blockHashes.length);
+    for (let i = seq.blocksCached; i < full; i++) {
+      const b = seq.blockTable[i]!;
+      if (ahead && this.pool.lookup(seq.blockHashes[i]!) === undefined) this.registered.push({ block: b, seq });
+      this.pool.cache(b, seq.blockHashes[i]!);
+    }
+    if (full > seq.blocksCached) seq.blocksCached = full;
   }
 
   /** Registers the sequence's full, computed blocks in the prefix cache. */
   cacheComputed(seq: Sequence): void {
-    if (!this.enablePrefixCaching) return;
-    this.updateHashes(seq);
-    const full = Math.min(Math.floor(seq.numComputed / this.blockSize), seq.blockHashes.length);
-    for (let i = seq.blocksCached; i < full; i++) this.pool.cache(seq.blockTable[i]!, seq.blockHashes[i]!);
-    if (full > seq.blocksCached) seq.blocksCached = full;
+    this.register(seq, seq.numComputed, false);
   }
 
   /** Returns the sequence's blocks to the pool (cached ones stay reusable until evicted). */
   free(seq: Sequence): void {
+    // Blocks registered ahead whose K/V were never computed (preempted before its run) must not
+    // be found by a later lookup.
+    for (let i = Math.floor(seq.numComputed / this.blockSize); i < seq.blocksCached; i++) this.pool.uncache(seq.blockTable[i]!);
     this.pool.free(seq.blockTable);
     seq.blockTable = [];
     seq.blocksCached = 0;
