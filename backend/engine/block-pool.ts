@@ -26,6 +26,11 @@ export class BlockPool {
     return this.freeQueue.size;
   }
 
+  /** Blocks referenced by a sequence. */
+  get numUsed(): number {
+    return this.used;
+  }
+
   /** Fraction of blocks referenced by a sequence, 0..1 (vLLM's kv_cache_usage). */
   usage(): number {
     return this.numBlocks === 0 ? 0 : this.used / this.numBlocks;

@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc.js';
 import type { EngineConfig } from './config.js';
-import { KvCacheManager } from './kv-cache-manager.js';
+import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
 import { prngFor, resolveSamplingParams, sampleToken } from './sampling.js';
 import { Scheduler } from './scheduler.js';
@@ -39,7 +39,11 @@ export class EngineCore {
   private lastError: string | undefined;
 
   constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer) {
-    this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching);
+    this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching, {
+      numRowTokens: config.numRowTokens,
+      minRow: config.rowGrowStep,
+      maxModelLen: config.maxModelLen,
+    });
     this.scheduler = new Scheduler(config, this.kv);
     this.throttle = new StatsThrottle(config.statsIntervalMs);
     const m = config.model;
@@ -61,6 +65,10 @@ export class EngineCore {
     const longest = Math.min(ids.length + sp.maxTokens, this.config.maxModelLen);
     if (this.kv.blocksFor(longest) > this.config.numBlocks) {
       throw new RequestRejected(`${longest} tokens need ${this.kv.blocksFor(longest)} KV blocks; the pool has ${this.config.numBlocks}`);
+    }
+    const row = rowCapacityFor(longest, this.kv.rows);
+    if (row > this.config.numRowTokens) {
+      throw new RequestRejected(`${longest} tokens need a working row of ${row} positions; the KV budget leaves rows ${this.config.numRowTokens}`);
     }
     const now = performance.now();
     const seqs: Sequence[] = [];
@@ -137,6 +145,7 @@ export class EngineCore {
       blockTable: it.seq.blockTable,
       wantLogits: it.start + it.count === it.seq.tokens.length,
       reserve: it.seq.reserve,
+      rowCapacity: this.kv.rowCapacity(it.seq),
     }));
     let results: RunResult[] = [];
     if (items.length > 0) {
@@ -195,7 +204,7 @@ export class EngineCore {
     this.lastCounters.p = c.preemptions;
     const stats = this.throttle.take(
       ts,
-      { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.pool.usage() },
+      { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.usage() },
       // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.
       !this.hasWork() && this.deferredAborts.length === 0,
     );

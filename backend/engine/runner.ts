@@ -22,6 +22,11 @@ export interface RunItem {
   readonly wantLogits: boolean;
   /** The most positions this sequence can reach (prompt + max_tokens, capped): a sizing hint. */
   readonly reserve: number;
+  /**
+   * Positions of working row the KV budget has given this sequence (≥ start + count): the runner
+   * keeps its row at exactly this capacity, so the rows never outgrow the budget.
+   */
+  readonly rowCapacity: number;
 }
 
 /**

@@ -79,7 +79,7 @@ describe('EngineCore on the real tiny LM', function () {
   });
 
   it('should preempt under a tiny pool and still produce the unpreempted greedy tokens', async () => {
-    const e = await engine(dirs.fast, { numBlocks: 10, blockSize: 4 });
+    const e = await engine(dirs.fast, { numBlocks: 10, blockSize: 4, rowGrowStep: 4 });
     const ps = ['Hello', 'a', 'zz', 'tiny pool'];
     ps.forEach((p, i) => e.addRequest(`r${i}`, p, { ...greedy, max_tokens: 20 }));
     const steps = await drain(e);

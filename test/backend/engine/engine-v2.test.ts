@@ -35,6 +35,31 @@ describe('Scheduler (vLLM v1 by default)', () => {
   });
 });
 
+describe('KV budget (blocks and working rows)', () => {
+  it('should reject a request whose working row alone exceeds the rows\' share of the budget', () => {
+    // Fake model: 8 bytes per position; 16 blocks of 16 = 256 positions, so 3072 bytes leave rows 128.
+    const { engine } = fakeEngine({ numBlocks: 16, kvCacheBytes: 3072 });
+    expect(() => engine.addRequest('big', promptOf(100, 1), { max_tokens: 50 })).to.throw('150 tokens need a working row of 256 positions; the KV budget leaves rows 128');
+  });
+
+  it('should report usage 1.0 when blocks and rows are full, then preempt instead of growing a row', async () => {
+    // 8 blocks of 16 (128 positions) and, numBlocks alone, rows of 128 positions.
+    const { engine } = fakeEngine({ numBlocks: 8 });
+    engine.addRequest('a', promptOf(64, 1), { ...greedy, max_tokens: 2, ignore_eos: true });
+    engine.addRequest('b', promptOf(64, 2), { ...greedy, max_tokens: 2, ignore_eos: true });
+    const s1 = await engine.step();
+    expect(s1.stats).to.deep.include({ numRunning: 2, numWaiting: 0, kvCacheUsage: 1 });
+    expect(engine.kv.rowPositionsUsed).to.equal(128);
+    // Position 64 needs a fifth block and a row of 128 for 'a': the newest ('b') is preempted.
+    const s2 = await engine.step();
+    expect(s2.stats).to.deep.include({ numRunning: 0, numWaiting: 1, numPreemptions: 1 });
+    expect(s2.outputs.map((o) => [o.requestId, o.finishReason ?? null])).to.deep.equal([['a', 'length']]);
+    const res = collect([s1, s2, ...(await drain(engine))]);
+    expect(res.get('b/0')!.tokens).to.deep.equal(fakeGreedy(promptOf(64, 2), 2));
+    expect(engine.kv.usage()).to.equal(0);
+  });
+});
+
 describe('Prefix sharing within a step', () => {
   it('should compute a 64-token prompt once for n=4 (64 + 3×16 tokens, 3×48 hits of 256 queried)', async () => {
     const { engine, runner } = fakeEngine();

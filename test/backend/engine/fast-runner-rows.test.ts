@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineCore } from '../../../backend/engine/engine-core.js';
+import type { FastRunner } from '../../../backend/engine/fast-runner.js';
 import { loadEngine, readModelDir } from '../../../backend/engine/load.js';
 import { createSession } from '../../../backend/onnx/ort.js';
 import type { OrtSession } from '../../../backend/onnx/ort.js';
@@ -69,5 +70,28 @@ describe('FastRunner rows and blocks (real tiny LM)', function () {
     for (let i = 0; i < texts.length; i++) {
       expect(res.get(`r${i}/0`)!.tokens, texts[i]).to.deep.equal(await referenceGreedy(ref, promptIds(texts[i]!), 2 + ((i * 5) % 9), true));
     }
+  });
+
+  it('should group rows by capacity so 31 short rows and one of 900 stay within the row budget', async () => {
+    const e = await engine({ maxNumSeqs: 32 });
+    const short = Array.from({ length: 31 }, (_, i) => promptIds(`short ${i}`));
+    const long = [...promptIds('x'), ...Array.from({ length: 898 }, (_, i) => 97 + (i % 26))];
+    short.forEach((p, i) => e.addRequest(`s${i}`, p, { ...greedy, max_tokens: 12 }));
+    e.addRequest('long', long, { ...greedy, max_tokens: 2 });
+    const runner = e.runner as FastRunner;
+    const steps = [];
+    const seen = new Set<string>();
+    while (e.hasWork()) {
+      steps.push(await e.step());
+      expect(runner.capacity.positions).to.be.at.most(e.config.numRowTokens);
+      seen.add(JSON.stringify(runner.capacity.groups.map((g) => [g.positions, g.live])));
+    }
+    // The long prompt's chunks grow its row 128 → 256 → 512 → 1024 while the short rows stay at
+    // 64; its finish leaves an empty group that the next run drops.
+    expect([...seen].filter((x) => x.startsWith('[[64,31],'))).to.deep.equal(['[[64,31],[128,1]]', '[[64,31],[256,1]]', '[[64,31],[512,1]]', '[[64,31],[1024,1]]', '[[64,31],[1024,0]]']);
+    expect(seen.has('[[64,31]]')).to.equal(true);
+    const res = collect(steps);
+    expect(res.get('s3/0')!.tokens).to.deep.equal(await referenceGreedy(ref, short[3]!, 12, true));
+    expect(res.get('long/0')!.tokens).to.deep.equal(await referenceGreedy(ref, long, 2, true));
   });
 });
