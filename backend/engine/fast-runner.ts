@@ -128,8 +128,8 @@ export class FastRunner implements ModelRunner {
   /**
    * Gives every item a row of its capacity: newcomers a fresh one (filled from blocks just before
    * its run when it starts past 0 — the blocks may be filled earlier in this very step), grown
-   * sequences a copy of their row in the bigger group. Then closes holes, drops empty groups and
-   * gives back slack when the buffers hold more than the row budget.
+   * sequences a copy of their row in the bigger group. Then closes holes and, when the buffers
+   * hold more than the row budget, drops empty groups and gives back slack.
    */
   private place(items: readonly RunItem[]): void {
     this.pendingLoad.clear();
@@ -162,11 +162,15 @@ export class FastRunner implements ModelRunner {
         this.groupOf.set(it.seqId, g);
       }
     }
-    for (const [cap, g] of this.groups) {
-      g.compact();
-      if (g.rows === 0) this.groups.delete(cap);
+    for (const g of this.groups.values()) g.compact();
+    // An empty group keeps its buffers for the next sequence of its capacity (one arrival per step
+    // would otherwise allocate and fault in a fresh buffer every step) until the budget needs them.
+    if (this.totalPositions() > this.opts.numRowTokens) {
+      for (const [cap, g] of this.groups) {
+        if (g.rows === 0) this.groups.delete(cap);
+        else if (g.bcap > g.rows) g.resize(g.rows);
+      }
     }
-    if (this.totalPositions() > this.opts.numRowTokens) for (const g of this.groups.values()) if (g.bcap > g.rows) g.resize(g.rows);
   }
 
   private loadPending(it: RunItem): void {

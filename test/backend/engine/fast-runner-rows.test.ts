@@ -87,9 +87,14 @@ describe('FastRunner rows and blocks (real tiny LM)', function () {
       seen.add(JSON.stringify(runner.capacity.groups.map((g) => [g.positions, g.live])));
     }
     // The long prompt's chunks grow its row 128 → 256 → 512 → 1024 while the short rows stay at
-    // 64; its finish leaves an empty group that the next run drops.
-    expect([...seen].filter((x) => x.startsWith('[[64,31],'))).to.deep.equal(['[[64,31],[128,1]]', '[[64,31],[256,1]]', '[[64,31],[512,1]]', '[[64,31],[1024,1]]', '[[64,31],[1024,0]]']);
-    expect(seen.has('[[64,31]]')).to.equal(true);
+    // 64; emptied groups keep their buffers (within the row budget) for the next sequence.
+    expect([...seen].filter((x) => x.startsWith('[[64,31],'))).to.deep.equal([
+      '[[64,31],[128,1]]',
+      '[[64,31],[128,0],[256,1]]',
+      '[[64,31],[128,0],[256,0],[512,1]]',
+      '[[64,31],[128,0],[256,0],[512,0],[1024,1]]',
+      '[[64,31],[128,0],[256,0],[512,0],[1024,0]]',
+    ]);
     const res = collect(steps);
     expect(res.get('s3/0')!.tokens).to.deep.equal(await referenceGreedy(ref, short[3]!, 12, true));
     expect(res.get('long/0')!.tokens).to.deep.equal(await referenceGreedy(ref, long, 2, true));
