@@ -133,6 +133,19 @@ describe('EngineCore on the real tiny LM', function () {
     expect(collect(s2).get('b/0')!.tokens).to.deep.equal(await reference(long, 6));
   });
 
+  it('should share a prompt between n=3 children within one step in the hf runner too', async () => {
+    const long = PROMPTS[3]!;
+    const e = await engine(dirs.hf);
+    e.addRequest('n3', long, { ...greedy, n: 3, max_tokens: 4 });
+    const steps = await drain(e);
+    // 68 prompt tokens: the first child computes them all, its siblings adopt 4 blocks (64).
+    expect(steps[0]!.numPromptTokens).to.equal(68 + 2 * 4);
+    expect(totals(steps)).to.deep.include({ queries: 3 * 68, hits: 2 * 64 });
+    const want = await reference(long, 4);
+    const res = collect(steps);
+    expect([0, 1, 2].map((i) => res.get(`n3/${i}`)!.tokens)).to.deep.equal([want, want, want]);
+  });
+
   it('should sample n=2 reproducibly for a seed, stop at stop strings, and abort', async () => {
     const llm = new LLM(await engine(dirs.fast));
     const sampled = { temperature: 0.8, top_p: 0.95, top_k: 50, seed: 42, n: 2, max_tokens: 12, ignore_eos: true };

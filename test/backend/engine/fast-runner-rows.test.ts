@@ -99,4 +99,17 @@ describe('FastRunner rows and blocks (real tiny LM)', function () {
     expect(res.get('s3/0')!.tokens).to.deep.equal(await referenceGreedy(ref, short[3]!, 12, true));
     expect(res.get('long/0')!.tokens).to.deep.equal(await referenceGreedy(ref, long, 2, true));
   });
+
+  it('should give n=4 children of a 64-token prompt the reference tokens while computing its blocks once in the step', async () => {
+    const e = await engine();
+    const p = [...promptIds('Shared prefix! '), ...Array.from({ length: 48 }, (_, i) => 97 + ((i * 5) % 26))];
+    expect(p.length).to.equal(64);
+    e.addRequest('n4', p, { ...greedy, n: 4, max_tokens: 5 });
+    const steps = await drain(e);
+    expect(steps[0]!.numPromptTokens).to.equal(112);
+    expect(totals(steps)).to.deep.include({ queries: 256, hits: 144 });
+    const want = await referenceGreedy(ref, p, 5, true);
+    const res = collect(steps);
+    expect([0, 1, 2, 3].map((i) => res.get(`n4/${i}`)!.tokens)).to.deep.equal([want, want, want, want]);
+  });
 });
