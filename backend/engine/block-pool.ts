@@ -26,6 +26,11 @@ export class BlockPool {
     return this.freeQueue.size;
   }
 
+  /** Blocks referenced by a sequence. */
+  get numUsed(): number {
+    return this.used;
+  }
+
   /** Fraction of blocks referenced by a sequence, 0..1 (vLLM's kv_cache_usage). */
   usage(): number {
     return this.numBlocks === 0 ? 0 : this.used / this.numBlocks;
@@ -80,6 +85,14 @@ export class BlockPool {
     if (this.hashOf[block] !== undefined || this.byHash.has(hash)) return;
     this.hashOf[block] = hash;
     this.byHash.set(hash, block);
+  }
+
+  /** Drops a block's cache entry (its K/V never got computed: the run that owed them failed). */
+  uncache(block: number): void {
+    const h = this.hashOf[block];
+    if (h === undefined) return;
+    this.hashOf[block] = undefined;
+    if (this.byHash.get(h) === block) this.byHash.delete(h);
   }
 
   /** Number of blocks currently holding a cached prefix. */

@@ -26,8 +26,13 @@ export interface EngineConfig {
   readonly layout: KvLayout | 'auto';
   /** Tokens per KV block (the unit of allocation, usage, preemption and prefix sharing). */
   readonly blockSize: number;
-  /** Block count; when absent it is kvCacheBytes ÷ bytes per block. */
+  /** Block count; when absent, half of kvCacheBytes in blocks. */
   readonly numBlocks: number;
+  /**
+   * Positions the runner's working rows may hold (rows are allocated in power-of-two
+   * capacities); with the block store this is the whole KV budget.
+   */
+  readonly numRowTokens: number;
   readonly maxNumSeqs: number;
   /** Token budget of one step (prompt chunks + decode tokens). */
   readonly maxNumBatchedTokens: number;
@@ -98,10 +103,18 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
   const layoutRaw = r.layout ?? 'auto';
   if (layoutRaw !== 'auto' && layoutRaw !== 'fast' && layoutRaw !== 'hf') p.push(`engine.layout: must be auto, fast or hf`);
   const blockSize = num(r, ['blockSize'], 16, p, 1);
-  const chunked = bool(r, 'enableChunkedPrefill', false, p);
+  // vLLM v1's scheduler by default (running first, chunks and decodes in one step); false = v0's prefill-first.
+  const chunked = bool(r, 'enableChunkedPrefill', true, p);
   const maxModelLen = Math.min(num(r, ['maxModelLen'], model.maxContext, p, 2), model.maxContext);
   const kvBytes = num(r, ['kvCacheBytes'], DEFAULT_KV_CACHE_BYTES, p, 1);
-  const numBlocks = r.numBlocks !== undefined ? num(r, ['numBlocks'], 1, p, 1) : Math.max(1, Math.floor(kvBytes / bytesPerBlock(model, blockSize)));
+  // One budget holds every K/V: the block store and the working rows. kvCacheBytes alone splits
+  // it in halves (each running token lives in both); numBlocks alone gives the rows as many
+  // positions as the blocks hold (the budget is then twice the store).
+  const bytesPerPos = bytesPerBlock(model, 1);
+  const budgetPos = Math.floor(kvBytes / bytesPerPos);
+  const numBlocks = r.numBlocks !== undefined ? num(r, ['numBlocks'], 1, p, 1) : Math.max(1, Math.floor(budgetPos / 2 / blockSize));
+  const numRowTokens = r.kvCacheBytes === undefined && r.numBlocks !== undefined ? Math.floor(numBlocks) * Math.floor(blockSize) : budgetPos - Math.floor(numBlocks) * Math.floor(blockSize);
+  if (numRowTokens < 1) p.push(`engine.kvCacheBytes: ${kvBytes} bytes leave no room for working rows after ${Math.floor(numBlocks)} blocks`);
   const prefillChunkSize = num(r, ['prefillChunkSize'], 128, p, 1);
   // Without chunking a whole prompt must fit one step's budget.
   const budgetDefault = chunked ? 512 : Math.max(2048, maxModelLen);
@@ -113,6 +126,7 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
     layout: layoutRaw as KvLayout | 'auto',
     blockSize: Math.floor(blockSize),
     numBlocks: Math.floor(numBlocks),
+    numRowTokens,
     maxNumSeqs: Math.max(1, Math.floor(num(r, ['maxNumSeqs'], 32, p, 1))),
     maxNumBatchedTokens: Math.floor(maxNumBatchedTokens),
     enableChunkedPrefill: chunked,

@@ -8,10 +8,11 @@
 import { performance } from 'node:perf_hooks';
 import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc.js';
 import type { EngineConfig } from './config.js';
-import { KvCacheManager } from './kv-cache-manager.js';
-import type { ModelRunner, RunItem } from './runner.js';
+import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
+import type { ModelRunner, RunItem, RunResult } from './runner.js';
 import { prngFor, resolveSamplingParams, sampleToken } from './sampling.js';
 import { Scheduler } from './scheduler.js';
+import type { ScheduledItem } from './scheduler.js';
 import { Sequence } from './sequence.js';
 import { StatsThrottle } from './stats.js';
 import type { ByteTokenizer } from './tokenizer.js';
@@ -38,7 +39,11 @@ export class EngineCore {
   private lastError: string | undefined;
 
   constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer) {
-    this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching);
+    this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching, {
+      numRowTokens: config.numRowTokens,
+      minRow: config.rowGrowStep,
+      maxModelLen: config.maxModelLen,
+    });
     this.scheduler = new Scheduler(config, this.kv);
     this.throttle = new StatsThrottle(config.statsIntervalMs);
     const m = config.model;
@@ -60,6 +65,10 @@ export class EngineCore {
     const longest = Math.min(ids.length + sp.maxTokens, this.config.maxModelLen);
     if (this.kv.blocksFor(longest) > this.config.numBlocks) {
       throw new RequestRejected(`${longest} tokens need ${this.kv.blocksFor(longest)} KV blocks; the pool has ${this.config.numBlocks}`);
+    }
+    const row = rowCapacityFor(longest, this.kv.rows);
+    if (row > this.config.numRowTokens) {
+      throw new RequestRejected(`${longest} tokens need a working row of ${row} positions; the KV budget leaves rows ${this.config.numRowTokens}`);
     }
     const now = performance.now();
     const seqs: Sequence[] = [];
@@ -102,8 +111,12 @@ export class EngineCore {
     return this.byRequest.size;
   }
 
-  /** Runs one engine step. */
+  /**
+   * Runs one engine step. One loop drives an engine: a call while a step is running is refused
+   * (the runner's rows and the plan belong to the running step).
+   */
   async step(): Promise<EngineCoreOutputs> {
+    if (this.stepping) throw new Error('EngineCore.step() is already running: one loop must drive the engine');
     this.stepping = true;
     try {
       return await this.stepInner();
@@ -115,9 +128,15 @@ export class EngineCore {
     }
   }
 
+  /** True while `step()` runs. */
+  get isStepping(): boolean {
+    return this.stepping;
+  }
+
   private async stepInner(): Promise<EngineCoreOutputs> {
     const plan = this.scheduler.schedule(performance.now());
     for (const p of plan.preempted) this.runner.release(p.seqId);
+    const registered = this.kv.takeRegistered();
     const items: RunItem[] = plan.items.map((it) => ({
       seqId: it.seq.seqId,
       tokens: it.seq.tokens,
@@ -126,33 +145,37 @@ export class EngineCore {
       blockTable: it.seq.blockTable,
       wantLogits: it.start + it.count === it.seq.tokens.length,
       reserve: it.seq.reserve,
+      rowCapacity: this.kv.rowCapacity(it.seq),
     }));
-    let logits: (Float32Array | null)[] = [];
-    let failure: unknown;
+    let results: RunResult[] = [];
     if (items.length > 0) {
       try {
-        logits = await this.runner.run(items);
+        results = await this.runner.run(items);
       } catch (err) {
-        failure = err;
+        // A runner that throws instead of reporting per item: every item of the step failed.
+        const e = err instanceof Error ? err : new Error(String(err));
+        results = items.map(() => e);
       }
     }
+    const failed = this.failedItems(plan.items, results, registered);
     const sampled: Sequence[] = [];
+    const errored: Sequence[] = [];
     let promptTokens = 0;
     const eos = this.config.model.eosId;
     for (let i = 0; i < plan.items.length; i++) {
       const it = plan.items[i]!;
       const seq = it.seq;
       if (seq.status !== 'running') continue;
-      if (failure !== undefined) {
+      if (failed[i] !== undefined) {
         seq.finish('error');
-        sampled.push(seq);
+        errored.push(seq);
         continue;
       }
       seq.numComputed += it.count;
       if (it.isPrefill) promptTokens += it.count;
       this.kv.cacheComputed(seq);
-      const l = logits[i];
-      if (!items[i]!.wantLogits || l === null || l === undefined) continue;
+      const l = results[i];
+      if (!items[i]!.wantLogits || !(l instanceof Float32Array)) continue;
       const token = sampleToken(l, seq.params, seq.rng, seq.params.ignoreEos ? this.bannedWithEos : this.bannedAlways);
       seq.inPrefill = false;
       seq.append(token, eos, this.config.maxModelLen);
@@ -161,11 +184,8 @@ export class EngineCore {
     const ts = performance.now();
     const outputs: GenRequestOutput[] = [];
     let genTokens = 0;
+    for (const seq of errored) outputs.push(this.outputOf(seq, []));
     for (const seq of sampled) {
-      if (failure !== undefined) {
-        outputs.push(this.outputOf(seq, []));
-        continue;
-      }
       if (seq.firstTokenTs < 0) seq.firstTokenTs = ts;
       seq.lastTokenTs = ts;
       genTokens++;
@@ -173,7 +193,10 @@ export class EngineCore {
     }
     for (const seq of this.pendingFinished) outputs.push(this.outputOf(seq, []));
     this.pendingFinished = [];
-    if (failure !== undefined) this.lastError = `model run failed: ${failure instanceof Error ? failure.message : String(failure)}`;
+    if (errored.length > 0) {
+      const msgs = [...new Set(failed.filter((f) => f !== undefined))];
+      this.lastError = `model run failed: ${msgs.join('; ')} (requests ${[...new Set(errored.map((q) => q.requestId))].join(', ')} finished with error)`;
+    }
     const c = this.scheduler.counters;
     this.throttle.add(c.prefixQueries - this.lastCounters.q, c.prefixHits - this.lastCounters.h, c.preemptions - this.lastCounters.p);
     this.lastCounters.q = c.prefixQueries;
@@ -181,7 +204,7 @@ export class EngineCore {
     this.lastCounters.p = c.preemptions;
     const stats = this.throttle.take(
       ts,
-      { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.pool.usage() },
+      { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.usage() },
       // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.
       !this.hasWork() && this.deferredAborts.length === 0,
     );
@@ -189,6 +212,37 @@ export class EngineCore {
     return stats === undefined
       ? { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens }
       : { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens, stats };
+  }
+
+  /**
+   * Per plan item, the message of the failure that finishes it, if any: its own run failed, or it
+   * adopted a block that a failed item of this step was to fill (its row was built from garbage).
+   */
+  private failedItems(plan: readonly ScheduledItem[], results: readonly RunResult[], registered: readonly { readonly block: number; readonly seq: Sequence }[]): (string | undefined)[] {
+    const out: (string | undefined)[] = plan.map((_, i) => {
+      const r = results[i];
+      return r instanceof Error ? r.message : undefined;
+    });
+    if (registered.length === 0 || !out.some((m) => m !== undefined)) return out;
+    const bad = new Map<number, string>();
+    for (let i = 0; i < plan.length; i++) {
+      const m = out[i];
+      if (m === undefined) continue;
+      for (const r of registered) if (r.seq === plan[i]!.seq) bad.set(r.block, m);
+    }
+    for (let i = 0; i < plan.length; i++) {
+      if (out[i] !== undefined) continue;
+      const it = plan[i]!;
+      const adopted = Math.floor(it.start / this.config.blockSize);
+      for (let b = 0; b < adopted; b++) {
+        const m = bad.get(it.seq.blockTable[b]!);
+        if (m !== undefined) {
+          out[i] = `its prefix blocks came from a failed run (${m})`;
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   /** The message of the last failed model run (its sequences finished with `error`), once. */

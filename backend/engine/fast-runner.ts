@@ -1,34 +1,36 @@
 /**
  * Runner for the fast KV layout: past K/V are read-only inputs [B,H,P,Dh], only the new tokens'
- * K/V come out. Every running sequence owns a persistent row of one preallocated batch buffer
- * per layer ([Bcap,H,Pcap,Dh]); a decode step passes a prefix view of that buffer (no copy)
- * and writes each new token's K/V into its row; a KV block is copied from the row into the
- * block store when it fills. Rows are packed before each run: released rows go to newcomers,
- * or the last rows move into them. Capacities grow in steps, so no KV-sized buffer is
- * allocated per step.
+ * K/V come out. Every running sequence owns a persistent working row of the capacity the KV
+ * budget gave it (`RunItem.rowCapacity`, a power-of-two multiple of `rowGrowStep`); rows of one
+ * capacity share a `RowGroup` buffer, so a decode step is one run per capacity over a prefix view
+ * of that buffer (no copy) and a short sequence never attends over a long one's slots. Each new
+ * token's K/V is written into its row; a KV block is copied into the block store when it fills.
+ * The groups' buffers together stay within the row budget (`numRowTokens` positions).
  */
 import { performance } from 'node:perf_hooks';
 import type { OrtSession, OrtTensorInput } from '../onnx/ort.js';
 import { tensorF32, tensorI64 } from '../onnx/ort.js';
 import type { ModelSpec } from './config.js';
+import { rowCapacityFor } from './kv-cache-manager.js';
 import type { KvStore } from './kv-store.js';
-import type { ModelRunner, RunItem } from './runner.js';
-
-/** `rowSeq` entry of a released row not yet reused or closed. */
-const HOLE = -1;
+import { MASK, RowGroup } from './row-group.js';
+import type { ModelRunner, RunItem, RunResult } from './runner.js';
 
 /** int64 inputs are written as two int32 words, low word first on little-endian hosts. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-/** Value of a masked `attn_bias` entry. */
-const MASK = -1e9;
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
 
-/** Sizing knobs of the packed batch buffer. */
+/** Sizing knobs of the working rows. */
 export interface FastRunnerOptions {
-  /** Row capacity grows (and shrinks) in multiples of this many positions. */
+  /** Smallest row capacity; capacities are this times a power of two. */
   readonly rowGrowStep: number;
   /** Longest sequence; caps the row capacity. */
   readonly maxModelLen: number;
+  /** Positions all row buffers together may hold (the rows' share of the KV budget). */
+  readonly numRowTokens: number;
 }
 
 /** Input/output names of the fast layout. */
@@ -39,43 +41,20 @@ export class FastRunner implements ModelRunner {
   private readonly H: number;
   private readonly Dh: number;
   private readonly L: number;
-  private bcap = 0;
-  private pcap = 0;
-  private bufK: Float32Array[] = [];
-  private bufV: Float32Array[] = [];
-  /**
-   * A decode step's new K (or V) output is copied here first, so each head's Dh floats can be
-   * copied into its row through a `subarray` view made once (`headViews[b * H + h]`) instead of
-   * one per head per row per step (1024 view allocations a step at batch 32, 4 layers, 4 heads).
-   */
-  private stage = new Float32Array(0);
-  private headViews: Float32Array[] = [];
-  private readonly rowOf = new Map<number, number>();
-  private rowSeq: number[] = [];
-  private rowLen: number[] = [];
-  /** Decode inputs, one entry per row; written through int32 views (no BigInt per token). */
-  private ids = new BigInt64Array(0);
-  private pos = new BigInt64Array(0);
-  private ids32 = new Int32Array(0);
-  private pos32 = new Int32Array(0);
-  /**
-   * Decode `attn_bias` [bcap, 1, 1, pcap + 1], kept across steps: row b has its first
-   * `biasOpen[b]` past slots at 0, the rest masked, and its own slot (the last) at 0. A step
-   * rewrites only the slots whose state changes (one per decoding row).
-   */
-  private dbias = new Float32Array(0);
-  private biasOpen = new Int32Array(0);
-  private biasWant = new Int32Array(0);
+  /** Row groups by capacity. */
+  private readonly groups = new Map<number, RowGroup>();
+  private readonly groupOf = new Map<number, RowGroup>();
   /** Prefill `attn_bias` scratch. */
   private bias = new Float32Array(0);
-  /** Decode feeds for `decodeFeedsB` rows over the current buffers (views only; rebuilt on resize). */
-  private decodeFeeds: Record<string, OrtTensorInput> | null = null;
-  private decodeFeedsB = -1;
   private readonly pastKeyNames: string[];
   private readonly pastValueNames: string[];
   private readonly newKeyNames: string[];
   private readonly newValueNames: string[];
   private sessionMs = 0;
+  /** Newcomers of the current run whose row is still to be filled from blocks. */
+  private readonly pendingLoad = new Set<number>();
+  /** A row was released since the last placement (holes to close, maybe a group to drop). */
+  private released = false;
 
   constructor(
     private readonly session: OrtSession,
@@ -94,119 +73,113 @@ export class FastRunner implements ModelRunner {
     this.newValueNames = r((l) => `new_value.${l}`);
     const missing = [FAST_INPUTS.ids, FAST_INPUTS.pos, FAST_INPUTS.bias, ...this.pastKeyNames, ...this.pastValueNames].filter((n) => !session.inputNames.includes(n));
     if (missing.length > 0) throw new Error(`model is not in the fast KV layout: missing inputs ${missing.join(', ')}`);
-    this.resize(8, opts.rowGrowStep);
   }
 
-  /** Floats per row per layer. */
-  private get rowStride(): number {
-    return this.H * this.pcap * this.Dh;
+  /** Row groups (capacity, allocated rows, live rows) and the positions their buffers hold. */
+  get capacity(): { readonly groups: readonly { readonly positions: number; readonly rows: number; readonly live: number }[]; readonly positions: number } {
+    const groups = [...this.groups.values()].sort((a, b) => a.pcap - b.pcap).map((g) => ({ positions: g.pcap, rows: g.bcap, live: g.rowOf.size }));
+    return { groups, positions: groups.reduce((n, g) => n + g.positions * g.rows, 0) };
   }
 
-  /** Current capacities (rows, positions per row), for tests and the bench. */
-  get capacity(): { readonly rows: number; readonly positions: number } {
-    return { rows: this.bcap, positions: this.pcap };
+  private totalPositions(except?: RowGroup): number {
+    let n = 0;
+    for (const g of this.groups.values()) if (g !== except) n += g.positions;
+    return n;
   }
 
-  /** Reallocates the batch buffers to [bcap,H,pcap,Dh], copying every live row's valid slots. */
-  private resize(bcap: number, pcap: number): void {
-    const H = this.H;
-    const Dh = this.Dh;
-    const samePcap = pcap === this.pcap;
-    for (let l = 0; l < this.L; l++) {
-      const nk = new Float32Array(bcap * H * pcap * Dh);
-      const nv = new Float32Array(bcap * H * pcap * Dh);
-      const ok = this.bufK[l];
-      const ov = this.bufV[l];
-      if (ok !== undefined && ov !== undefined) {
-        const rows = this.rowSeq.length;
-        if (samePcap) {
-          // Rows are packed at the front: one contiguous copy.
-          nk.set(ok.subarray(0, rows * H * pcap * Dh));
-          nv.set(ov.subarray(0, rows * H * pcap * Dh));
-        } else {
-          for (let b = 0; b < rows; b++) {
-            const n = Math.min(this.rowLen[b]!, pcap) * Dh;
-            for (let h = 0; h < H; h++) {
-              const src = (b * H + h) * this.pcap * Dh;
-              const dst = (b * H + h) * pcap * Dh;
-              nk.set(ok.subarray(src, src + n), dst);
-              nv.set(ov.subarray(src, src + n), dst);
-            }
-          }
-        }
+  /** Makes `g` hold at least `rows` rows: doubling while the row budget allows, else exactly. */
+  private ensureRows(g: RowGroup, rows: number): void {
+    if (rows <= g.bcap) return;
+    const fit = Math.floor((this.opts.numRowTokens - this.totalPositions(g)) / g.pcap);
+    g.resize(Math.max(rows, Math.min(Math.max(2 * g.bcap, 4), fit)));
+  }
+
+  async run(items: readonly RunItem[]): Promise<RunResult[]> {
+    this.place(items);
+    const out: RunResult[] = new Array<RunResult>(items.length).fill(null);
+    // Multi-token items (prefills, chunks) run alone, in plan order, so an owner of shared blocks
+    // runs before the items that adopt them; then single-token items run batched, one run per
+    // row group. Each run's failure fails only the items it carried.
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i]!;
+      if (it.count <= 1) continue;
+      try {
+        this.loadPending(it);
+        out[i] = await this.runPrefill(it);
+      } catch (err) {
+        out[i] = asError(err);
       }
-      this.bufK[l] = nk;
-      this.bufV[l] = nv;
     }
-    this.bcap = bcap;
-    this.pcap = pcap;
-    this.ids = new BigInt64Array(bcap);
-    this.pos = new BigInt64Array(bcap);
-    this.ids32 = new Int32Array(this.ids.buffer);
-    this.pos32 = new Int32Array(this.pos.buffer);
-    const S = pcap + 1;
-    this.dbias = new Float32Array(bcap * S).fill(MASK);
-    for (let b = 0; b < bcap; b++) this.dbias[b * S + pcap] = 0;
-    this.biasOpen = new Int32Array(bcap);
-    this.biasWant = new Int32Array(bcap);
-    this.bias = new Float32Array(pcap * (2 * pcap));
-    this.decodeFeeds = null;
-    if (this.headViews.length !== bcap * H) {
-      const stage = new Float32Array(bcap * H * Dh);
-      this.stage = stage;
-      this.headViews = Array.from({ length: bcap * H }, (_, i) => stage.subarray(i * Dh, (i + 1) * Dh));
+    for (const g of this.groups.values()) {
+      let maxRow = -1;
+      for (const it of items) if (it.count === 1 && this.groupOf.get(it.seqId) === g) maxRow = Math.max(maxRow, g.rowOf.get(it.seqId)!);
+      if (maxRow < 0) continue;
+      try {
+        for (const it of items) if (it.count === 1 && this.groupOf.get(it.seqId) === g) this.loadPending(it);
+        await this.runDecode(g, items, maxRow + 1, out);
+      } catch (err) {
+        const e = asError(err);
+        for (let i = 0; i < items.length; i++) if (items[i]!.count === 1 && this.groupOf.get(items[i]!.seqId) === g) out[i] = e;
+      }
     }
-  }
-
-  private roundUp(n: number): number {
-    const s = this.opts.rowGrowStep;
-    return Math.max(s, Math.ceil(n / s) * s);
-  }
-
-  async run(items: readonly RunItem[]): Promise<(Float32Array | null)[]> {
-    // Rows for newcomers (released rows first), then capacities.
-    let reserve = 0;
-    const fresh: RunItem[] = [];
-    for (const it of items) {
-      reserve = Math.max(reserve, Math.min(it.reserve, this.opts.maxModelLen));
-      if (!this.rowOf.has(it.seqId)) fresh.push(it);
-    }
-    const inHoles = this.fillHoles(fresh);
-    let needP = 0;
-    for (let b = 0; b < this.rowLen.length; b++) needP = Math.max(needP, this.rowLen[b]!);
-    for (const it of items) needP = Math.max(needP, it.start + it.count);
-    const rowsNeeded = this.rowSeq.length + fresh.length - inHoles;
-    const tight = this.roundUp(needP);
-    const growP = tight > this.pcap;
-    if (rowsNeeded > this.bcap || growP || tight * 2 < this.pcap) {
-      const bcap = rowsNeeded > this.bcap ? Math.max(rowsNeeded, this.bcap * 2) : this.bcap;
-      // A re-pack costs milliseconds: when growing, look ahead by half the length (≥ one step),
-      // but never past what the scheduled sequences can still reach (prompt + max_tokens).
-      const ahead = Math.max(this.opts.rowGrowStep, Math.floor(needP / 2));
-      const pcap = growP ? Math.max(tight, Math.min(this.roundUp(needP + ahead), this.roundUp(reserve))) : tight * 2 < this.pcap ? tight : this.pcap;
-      this.resize(bcap, pcap);
-    }
-    for (let f = inHoles; f < fresh.length; f++) {
-      const b = this.rowSeq.length;
-      this.rowOf.set(fresh[f]!.seqId, b);
-      this.rowSeq.push(fresh[f]!.seqId);
-      this.rowLen.push(0);
-    }
-    for (const it of fresh) {
-      const b = this.rowOf.get(it.seqId)!;
-      if (it.start > 0) this.loadFromBlocks(b, it);
-      this.rowLen[b] = it.start;
-    }
-    const out: (Float32Array | null)[] = new Array<Float32Array | null>(items.length).fill(null);
-    // Single-token items share one batched run over the row prefix; longer ones run alone.
-    let maxRow = -1;
-    for (const it of items) if (it.count === 1) maxRow = Math.max(maxRow, this.rowOf.get(it.seqId)!);
-    if (maxRow >= 0) await this.runDecode(items, maxRow + 1, out);
-    for (let i = 0; i < items.length; i++) if (items[i]!.count > 1) out[i] = await this.runPrefill(items[i]!);
     return out;
   }
 
-  private loadFromBlocks(b: number, it: RunItem): void {
+  /**
+   * Gives every item a row of its capacity: newcomers a fresh one (filled from blocks just before
+   * its run when it starts past 0 — the blocks may be filled earlier in this very step), grown
+   * sequences a copy of their row in the bigger group. Then closes holes and, when the buffers
+   * hold more than the row budget, drops empty groups and gives back slack.
+   */
+  private place(items: readonly RunItem[]): void {
+    this.pendingLoad.clear();
+    let incoming: Map<RowGroup, RunItem[]> | undefined;
+    for (const it of items) {
+      const cap = it.rowCapacity > 0 ? it.rowCapacity : rowCapacityFor(it.start + it.count, { numRowTokens: this.opts.numRowTokens, minRow: this.opts.rowGrowStep, maxModelLen: this.opts.maxModelLen });
+      if (this.groupOf.get(it.seqId)?.pcap === cap) continue;
+      let g = this.groups.get(cap);
+      if (g === undefined) this.groups.set(cap, (g = new RowGroup(this.spec, cap)));
+      incoming ??= new Map();
+      const list = incoming.get(g);
+      if (list === undefined) incoming.set(g, [it]);
+      else list.push(it);
+    }
+    if (incoming === undefined && !this.released) return;
+    this.released = false;
+    for (const [g, list] of incoming ?? []) {
+      this.ensureRows(g, g.rows + Math.max(0, list.length - g.holes));
+      for (const it of list) {
+        const old = this.groupOf.get(it.seqId);
+        if (old === undefined) {
+          g.place(it.seqId, it.start);
+          if (it.start > 0) this.pendingLoad.add(it.seqId);
+        } else {
+          const ob = old.rowOf.get(it.seqId)!;
+          const n = old.rowLen[ob]!;
+          g.copyRowFrom(old, ob, g.place(it.seqId, n), n);
+          old.release(it.seqId);
+        }
+        this.groupOf.set(it.seqId, g);
+      }
+    }
+    for (const g of this.groups.values()) g.compact();
+    // An empty group keeps its buffers for the next sequence of its capacity (one arrival per step
+    // would otherwise allocate and fault in a fresh buffer every step) until the budget needs them.
+    if (this.totalPositions() > this.opts.numRowTokens) {
+      for (const [cap, g] of this.groups) {
+        if (g.rows === 0) this.groups.delete(cap);
+        else if (g.bcap > g.rows) g.resize(g.rows);
+      }
+    }
+  }
+
+  private loadPending(it: RunItem): void {
+    if (!this.pendingLoad.delete(it.seqId)) return;
+    const g = this.groupOf.get(it.seqId)!;
+    this.loadFromBlocks(g, g.rowOf.get(it.seqId)!, it);
+  }
+
+  private loadFromBlocks(g: RowGroup, b: number, it: RunItem): void {
     const store = this.store;
     if (store === null) throw new Error('prefix hit without a block store');
     const bs = store.blockSize;
@@ -217,9 +190,9 @@ export class FastRunner implements ModelRunner {
       for (let l = 0; l < this.L; l++) {
         for (let h = 0; h < this.H; h++) {
           const src = store.offset(blk, h, 0);
-          const dst = ((b * this.H + h) * this.pcap + i * bs) * Dh;
-          this.bufK[l]!.set(store.k[l]!.subarray(src, src + n), dst);
-          this.bufV[l]!.set(store.v[l]!.subarray(src, src + n), dst);
+          const dst = ((b * this.H + h) * g.pcap + i * bs) * Dh;
+          g.bufK[l]!.set(store.k[l]!.subarray(src, src + n), dst);
+          g.bufV[l]!.set(store.v[l]!.subarray(src, src + n), dst);
         }
       }
     }
@@ -232,32 +205,33 @@ export class FastRunner implements ModelRunner {
     return r;
   }
 
-  private async runDecode(items: readonly RunItem[], B: number, out: (Float32Array | null)[]): Promise<void> {
-    const P = this.pcap;
+  private async runDecode(g: RowGroup, items: readonly RunItem[], B: number, out: RunResult[]): Promise<void> {
+    const P = g.pcap;
     const S = P + 1;
     // Rows without a token this step get PAD at slot 0, attend only to themselves, and are not written back.
     const pad = this.spec.padId;
     for (let b = 0; b < B; b++) {
-      this.setI64(this.ids, this.ids32, b, pad);
-      this.setI64(this.pos, this.pos32, b, 0);
+      this.setI64(g.ids, g.ids32, b, pad);
+      this.setI64(g.pos, g.pos32, b, 0);
     }
-    const want = this.biasWant;
+    const want = g.biasWant;
     want.fill(0, 0, B);
     const active: number[] = [];
     const rows: number[] = [];
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!;
-      if (it.count !== 1) continue;
-      const b = this.rowOf.get(it.seqId)!;
-      this.setI64(this.ids, this.ids32, b, it.tokens[it.start]!);
-      this.setI64(this.pos, this.pos32, b, it.start);
+      if (it.count !== 1 || this.groupOf.get(it.seqId) !== g) continue;
+      const b = g.rowOf.get(it.seqId)!;
+      this.setI64(g.ids, g.ids32, b, it.tokens[it.start]!);
+      this.setI64(g.pos, g.pos32, b, it.start);
       want[b] = it.start;
       active.push(i);
       rows.push(b);
     }
-    // Bias rows: each active row sees its past up to its slot, every other row only itself.
-    const bias = this.dbias;
-    const open = this.biasOpen;
+    // Bias rows: each active row sees its past up to its slot, every other row only itself;
+    // only the slots whose state changed are rewritten.
+    const bias = g.dbias;
+    const open = g.biasOpen;
     for (let b = 0; b < B; b++) {
       const w = want[b]!;
       const have = open[b]!;
@@ -265,34 +239,34 @@ export class FastRunner implements ModelRunner {
       else if (w < have) bias.fill(MASK, b * S + w, b * S + have);
       open[b] = w;
     }
-    let feeds = this.decodeFeeds;
-    if (feeds === null || this.decodeFeedsB !== B) {
+    let feeds = g.decodeFeeds as Record<string, OrtTensorInput> | null;
+    if (feeds === null || g.decodeFeedsB !== B) {
       feeds = {
-        [FAST_INPUTS.ids]: tensorI64(this.ids.subarray(0, B), [B, 1]),
-        [FAST_INPUTS.pos]: tensorI64(this.pos.subarray(0, B), [B, 1]),
+        [FAST_INPUTS.ids]: tensorI64(g.ids.subarray(0, B), [B, 1]),
+        [FAST_INPUTS.pos]: tensorI64(g.pos.subarray(0, B), [B, 1]),
         [FAST_INPUTS.bias]: tensorF32(bias.subarray(0, B * S), [B, 1, 1, S]),
       };
-      const n = B * this.rowStride;
+      const n = B * g.rowStride;
       for (let l = 0; l < this.L; l++) {
-        feeds[this.pastKeyNames[l]!] = tensorF32(this.bufK[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
-        feeds[this.pastValueNames[l]!] = tensorF32(this.bufV[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
+        feeds[this.pastKeyNames[l]!] = tensorF32(g.bufK[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
+        feeds[this.pastValueNames[l]!] = tensorF32(g.bufV[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
       }
-      this.decodeFeeds = feeds;
-      this.decodeFeedsB = B;
+      g.decodeFeeds = feeds;
+      g.decodeFeedsB = B;
     }
     const r = await this.timedRun(feeds);
     const logits = r.logits!.data as Float32Array;
     const V = this.spec.vocabSize;
     for (let l = 0; l < this.L; l++) {
-      this.writeDecoded(this.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, items, active, rows);
-      this.writeDecoded(this.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, items, active, rows);
+      this.writeDecoded(g, g.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, items, active, rows);
+      this.writeDecoded(g, g.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, items, active, rows);
     }
     for (let a = 0; a < active.length; a++) {
       const i = active[a]!;
       const it = items[i]!;
       const b = rows[a]!;
-      this.rowLen[b] = it.start + 1;
-      this.storeFilledBlocks(b, it, it.start, it.start + 1);
+      g.rowLen[b] = it.start + 1;
+      this.storeFilledBlocks(g, b, it, it.start, it.start + 1);
       if (it.wantLogits) out[i] = logits.subarray(b * V, (b + 1) * V);
     }
   }
@@ -306,12 +280,14 @@ export class FastRunner implements ModelRunner {
   }
 
   private async runPrefill(it: RunItem): Promise<Float32Array | null> {
-    const b = this.rowOf.get(it.seqId)!;
-    const P = this.pcap;
+    const g = this.groupOf.get(it.seqId)!;
+    const b = g.rowOf.get(it.seqId)!;
+    const P = g.pcap;
     const T = it.count;
     const S = P + T;
     const ids = new BigInt64Array(T);
     const pos = new BigInt64Array(T);
+    if (this.bias.length < T * S) this.bias = new Float32Array(T * S);
     const bias = this.bias.subarray(0, T * S);
     bias.fill(MASK);
     for (let t = 0; t < T; t++) {
@@ -325,18 +301,18 @@ export class FastRunner implements ModelRunner {
       [FAST_INPUTS.pos]: tensorI64(pos, [1, T]),
       [FAST_INPUTS.bias]: tensorF32(bias, [1, 1, T, S]),
     };
-    const rs = this.rowStride;
+    const rs = g.rowStride;
     for (let l = 0; l < this.L; l++) {
-      feeds[this.pastKeyNames[l]!] = tensorF32(this.bufK[l]!.subarray(b * rs, (b + 1) * rs), [1, this.H, P, this.Dh]);
-      feeds[this.pastValueNames[l]!] = tensorF32(this.bufV[l]!.subarray(b * rs, (b + 1) * rs), [1, this.H, P, this.Dh]);
+      feeds[this.pastKeyNames[l]!] = tensorF32(g.bufK[l]!.subarray(b * rs, (b + 1) * rs), [1, this.H, P, this.Dh]);
+      feeds[this.pastValueNames[l]!] = tensorF32(g.bufV[l]!.subarray(b * rs, (b + 1) * rs), [1, this.H, P, this.Dh]);
     }
     const r = await this.timedRun(feeds);
     for (let l = 0; l < this.L; l++) {
-      this.writePrefilled(this.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, T, it.start, b);
-      this.writePrefilled(this.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, T, it.start, b);
+      this.writePrefilled(g, g.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, T, it.start, b);
+      this.writePrefilled(g, g.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, T, it.start, b);
     }
-    this.rowLen[b] = it.start + T;
-    this.storeFilledBlocks(b, it, it.start, it.start + T);
+    g.rowLen[b] = it.start + T;
+    this.storeFilledBlocks(g, b, it, it.start, it.start + T);
     return it.wantLogits ? (r.logits!.data as Float32Array).subarray(0, this.spec.vocabSize) : null;
   }
 
@@ -346,12 +322,12 @@ export class FastRunner implements ModelRunner {
    * the costliest JS of a step; `set()` (a memcpy) beats an element loop here (measured), and
    * going through the stage saves a view allocation per copy.
    */
-  private writeDecoded(buf: Float32Array, src: Float32Array, items: readonly RunItem[], active: readonly number[], rows: readonly number[]): void {
+  private writeDecoded(g: RowGroup, buf: Float32Array, src: Float32Array, items: readonly RunItem[], active: readonly number[], rows: readonly number[]): void {
     const H = this.H;
     const Dh = this.Dh;
-    const pcap = this.pcap;
-    const views = this.headViews;
-    this.stage.set(src);
+    const pcap = g.pcap;
+    const views = g.headViews;
+    g.stage.set(src);
     for (let a = 0; a < active.length; a++) {
       const b = rows[a]!;
       const start = items[active[a]!]!.start;
@@ -360,20 +336,19 @@ export class FastRunner implements ModelRunner {
   }
 
   /** Copies a B=1 run's new K or V ([1,H,T,Dh]) into row `b` at slots `[start, start+T)`. */
-  private writePrefilled(buf: Float32Array, src: Float32Array, T: number, start: number, b: number): void {
+  private writePrefilled(g: RowGroup, buf: Float32Array, src: Float32Array, T: number, start: number, b: number): void {
     const H = this.H;
     const Dh = this.Dh;
     const n = T * Dh;
-    for (let h = 0; h < H; h++) buf.set(src.subarray(h * n, (h + 1) * n), ((b * H + h) * this.pcap + start) * Dh);
+    for (let h = 0; h < H; h++) buf.set(src.subarray(h * n, (h + 1) * n), ((b * H + h) * g.pcap + start) * Dh);
   }
 
   /**
    * Copies the blocks of row `b` that became full with positions `[start, end)` into the block
    * store, one contiguous run per (layer, K/V, head). Only full blocks are ever read back (a
-   * prefix hit adopts full cached blocks), and a block is registered in the prefix cache in the
-   * step that fills it, so writing it once, when it fills, is enough.
+   * prefix hit adopts full cached blocks), so writing each once, when it fills, is enough.
    */
-  private storeFilledBlocks(b: number, it: RunItem, start: number, end: number): void {
+  private storeFilledBlocks(g: RowGroup, b: number, it: RunItem, start: number, end: number): void {
     const store = this.store;
     if (store === null) return;
     const bs = store.blockSize;
@@ -382,10 +357,10 @@ export class FastRunner implements ModelRunner {
     for (let i = Math.floor(start / bs); (i + 1) * bs <= end; i++) {
       const blk = it.blockTable[i]!;
       for (let l = 0; l < this.L; l++) {
-        const k = this.bufK[l]!;
-        const v = this.bufV[l]!;
+        const k = g.bufK[l]!;
+        const v = g.bufV[l]!;
         for (let h = 0; h < this.H; h++) {
-          const src = ((b * this.H + h) * this.pcap + i * bs) * Dh;
+          const src = ((b * this.H + h) * g.pcap + i * bs) * Dh;
           const dst = store.offset(blk, h, 0);
           store.k[l]!.set(k.subarray(src, src + n), dst);
           store.v[l]!.set(v.subarray(src, src + n), dst);
@@ -395,68 +370,16 @@ export class FastRunner implements ModelRunner {
   }
 
   /**
-   * Frees a sequence's row. Nothing moves here: the row becomes a hole (trailing holes are
-   * dropped at once), and the next `run()` gives holes to newcomers first and closes the rest by
-   * moving the last rows in. So when many sequences finish in one step, only rows that survive
-   * are moved (none when the batch ends together) instead of one move per release.
+   * Frees a sequence's row. Nothing moves here: the row becomes a hole, and the next `run()`
+   * gives holes to newcomers first and closes the rest, so a batch that finishes together
+   * moves nothing.
    */
   release(seqId: number): void {
-    const b = this.rowOf.get(seqId);
-    if (b === undefined) return;
-    this.rowOf.delete(seqId);
-    this.rowSeq[b] = HOLE;
-    this.rowLen[b] = 0;
-    this.dropTrailingHoles();
-  }
-
-  private dropTrailingHoles(): void {
-    while (this.rowSeq.length > 0 && this.rowSeq[this.rowSeq.length - 1] === HOLE) {
-      this.rowSeq.pop();
-      this.rowLen.pop();
-    }
-  }
-
-  /**
-   * Fills every hole: with a newcomer from `fresh` (taken from the front, its row index
-   * recorded in `rowOf`) while there are any, else by moving the last row into it.
-   * Returns how many newcomers got a hole.
-   */
-  private fillHoles(fresh: readonly RunItem[]): number {
-    let taken = 0;
-    for (let b = 0; b < this.rowSeq.length; b++) {
-      if (this.rowSeq[b] !== HOLE) continue;
-      if (taken < fresh.length) {
-        const id = fresh[taken++]!.seqId;
-        this.rowSeq[b] = id;
-        this.rowOf.set(id, b);
-        continue;
-      }
-      // The last row is never a hole (trailing holes are dropped), nor a newcomer placed above.
-      const last = this.rowSeq.length - 1;
-      this.moveRow(last, b);
-      this.rowSeq.pop();
-      this.rowLen.pop();
-      this.dropTrailingHoles();
-    }
-    return taken;
-  }
-
-  /** Copies row `from`'s valid slots to row `to` and re-points its sequence there. */
-  private moveRow(from: number, to: number): void {
-    const rs = this.rowStride;
-    const P = this.pcap;
-    const Dh = this.Dh;
-    const n = Math.min(this.rowLen[from]!, P);
-    for (let l = 0; l < this.L; l++) {
-      for (const buf of [this.bufK[l]!, this.bufV[l]!]) {
-        if (n * 2 >= P) buf.copyWithin(to * rs, from * rs, (from + 1) * rs);
-        else for (let h = 0; h < this.H; h++) buf.copyWithin((to * this.H + h) * P * Dh, (from * this.H + h) * P * Dh, ((from * this.H + h) * P + n) * Dh);
-      }
-    }
-    const moved = this.rowSeq[from]!;
-    this.rowSeq[to] = moved;
-    this.rowLen[to] = this.rowLen[from]!;
-    this.rowOf.set(moved, to);
+    const g = this.groupOf.get(seqId);
+    if (g === undefined) return;
+    this.groupOf.delete(seqId);
+    g.release(seqId);
+    this.released = true;
   }
 
   takeSessionMs(): number {

@@ -10,7 +10,7 @@ import type { OrtSession, OrtTensorInput } from '../onnx/ort.js';
 import { tensorF32, tensorI64 } from '../onnx/ort.js';
 import type { ModelSpec } from './config.js';
 import type { KvStore } from './kv-store.js';
-import type { ModelRunner, RunItem } from './runner.js';
+import type { ModelRunner, RunItem, RunResult } from './runner.js';
 
 interface SeqCache {
   len: number;
@@ -37,9 +37,17 @@ export class HfRunner implements ModelRunner {
     if (missing.length > 0) throw new Error(`model is not in the usual exported layout: missing inputs ${missing.join(', ')}`);
   }
 
-  async run(items: readonly RunItem[]): Promise<(Float32Array | null)[]> {
-    const out: (Float32Array | null)[] = [];
-    for (const it of items) out.push(await this.runOne(it));
+  async run(items: readonly RunItem[]): Promise<RunResult[]> {
+    const out: RunResult[] = [];
+    // Each item is its own run: a failure fails only that item (its cache is dropped).
+    for (const it of items) {
+      try {
+        out.push(await this.runOne(it));
+      } catch (err) {
+        this.release(it.seqId);
+        out.push(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
     return out;
   }
 

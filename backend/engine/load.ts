@@ -48,7 +48,7 @@ export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
   const store = new KvStore(cfg.model, cfg.numBlocks, cfg.blockSize);
   let runner: ModelRunner;
   try {
-    runner = layout === 'fast' ? new FastRunner(session, cfg.model, store, { rowGrowStep: cfg.rowGrowStep, maxModelLen: cfg.maxModelLen }) : new HfRunner(session, cfg.model, store);
+    runner = layout === 'fast' ? new FastRunner(session, cfg.model, store, { rowGrowStep: cfg.rowGrowStep, maxModelLen: cfg.maxModelLen, numRowTokens: cfg.numRowTokens }) : new HfRunner(session, cfg.model, store);
   } catch (err) {
     await session.release();
     throw err;

@@ -1,23 +1,21 @@
 /**
- * Hash chain over full KV blocks: a block's key covers its parent's key and its own tokens, so
- * equal keys mean equal token prefixes (and equal positions). Two independent 32-bit FNV-1a
- * style lanes give a 64-bit key; a collision would need both lanes to collide at once.
+ * Hash chain over full KV blocks, as vLLM's: a block's key is sha256 over its parent's key, its
+ * own tokens and (first block only, so the whole chain inherits it) the request's cache salt.
+ * Equal keys mean equal token prefixes at equal positions under the same salt; sha256 makes a
+ * crafted collision (one tenant reading another's K/V) impractical, which a 64-bit FNV was not.
  */
+import { createHash } from 'node:crypto';
 
 /** Key of the block holding `tokens[start, start+blockSize)` after a block keyed `parent` ('' for the first). */
-export function blockHash(parent: string, tokens: readonly number[], start: number, blockSize: number): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
-  for (let i = 0; i < parent.length; i++) {
-    const c = parent.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
-  }
-  for (let i = start; i < start + blockSize; i++) {
-    const t = tokens[i]! + 1;
-    a = Math.imul(a ^ t, 0x01000193);
-    a = Math.imul(a ^ (t >>> 8), 0x01000193);
-    b = Math.imul(b ^ t, 0x5bd1e995) ^ (b >>> 13);
-  }
-  return (a >>> 0).toString(36) + '.' + (b >>> 0).toString(36);
+export function blockHash(parent: string, tokens: readonly number[], start: number, blockSize: number, cacheSalt = ''): string {
+  const h = createHash('sha256');
+  h.update(parent);
+  // Tokens as one little-endian int32 run: unambiguous (fixed width), no string per token.
+  const buf = new Int32Array(blockSize);
+  for (let i = 0; i < blockSize; i++) buf[i] = tokens[start + i]!;
+  h.update(new Uint8Array(buf.buffer));
+  // Only the first block carries the salt; the chain carries it on. Length-prefixed so that
+  // salt bytes can never read as tokens.
+  if (parent === '' && cacheSalt !== '') h.update(`salt:${cacheSalt.length}:${cacheSalt}`);
+  return h.digest('base64');
 }

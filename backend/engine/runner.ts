@@ -22,13 +22,28 @@ export interface RunItem {
   readonly wantLogits: boolean;
   /** The most positions this sequence can reach (prompt + max_tokens, capped): a sizing hint. */
   readonly reserve: number;
+  /**
+   * Positions of working row the KV budget has given this sequence (≥ start + count): the runner
+   * keeps its row at exactly this capacity, so the rows never outgrow the budget.
+   */
+  readonly rowCapacity: number;
 }
 
-/** A model runner for one KV layout. */
+/**
+ * One item's result: its logits (vocab-sized) when `wantLogits`, null when not, or the Error of
+ * the model run that carried it (that run's items only; the others of the step go on).
+ */
+export type RunResult = Float32Array | null | Error;
+
+/**
+ * A model runner for one KV layout. Items run in plan order as far as their K/V depends on each
+ * other: an item that adopts blocks another item of the same step fills (prefix sharing within a
+ * step) reads them only after that item's run.
+ */
 export interface ModelRunner {
   readonly spec: ModelSpec;
-  /** Runs one step; returns per item its logits (vocab-sized, caller-owned) or null. */
-  run(items: readonly RunItem[]): Promise<(Float32Array | null)[]>;
+  /** Runs one step; returns per item its logits (caller-owned), null, or the failure of its run. */
+  run(items: readonly RunItem[]): Promise<RunResult[]>;
   /** Drops a sequence's row (finished, aborted or preempted); its blocks stay in the pool. */
   release(seqId: number): void;
   /** Time spent inside `session.run` since the last call (ms), for the JS-overhead bench. */

@@ -1,7 +1,7 @@
 /**
  * The KV-cache settings of a generation model, read from its model-config `engine:` block with
- * the engine's defaults (backend/engine/config.ts: blockSize 16; numBlocks given, else
- * kvCacheBytes (64 MiB) ÷ bytes per block; prefix caching on). The frontend cannot import the
+ * the engine's defaults (backend/engine/config.ts: blockSize 16; numBlocks given, else half of
+ * kvCacheBytes (64 MiB) in blocks, the other half being the working rows; prefix caching on). The frontend cannot import the
  * backend, so the rule is mirrored here; it only labels `ts_cache_config_info`.
  */
 import type { CacheConfigInfo } from './engine-series.js';
@@ -26,7 +26,8 @@ export function cacheConfigOf(engine: Readonly<Record<string, unknown>> | undefi
     const heads = pick(raw, ['numHeads', 'num_heads', 'heads']) ?? 1;
     const headDim = pick(raw, ['headDim', 'head_dim']) ?? 1;
     const bytes = pick(raw, ['kvCacheBytes']) ?? DEFAULT_KV_CACHE_BYTES;
-    numBlocks = Math.max(1, Math.floor(bytes / (2 * layers * heads * blockSize * headDim * 4)));
+    const positions = Math.floor(bytes / (2 * layers * heads * headDim * 4));
+    numBlocks = Math.max(1, Math.floor(positions / 2 / blockSize));
   }
   return { blockSize, numBlocks: Math.floor(numBlocks), enablePrefixCaching: raw.enablePrefixCaching !== false };
 }

@@ -39,7 +39,8 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     const store = tinyLmVariants(path.join(dir, 'store'), {
       'tiny-lm': {},
       'tiny-sat': { maxNumSeqs: 2 },
-      'tiny-small': { numBlocks: 8 },
+      // Rows of 16 × 2^k positions, so the 8 blocks, not the rows' half of the budget, run out first.
+      'tiny-small': { numBlocks: 8, rowGrowStep: 16 },
       'tiny-nocache': { enablePrefixCaching: false },
     });
     fs.mkdirSync(path.join(dir, 'logs'));

@@ -10,6 +10,18 @@
  *   in place, greedy). Goal ratio ≥ 0.8.
  * - ttft_prefix_cache: TTFT (ms, engine add → first token) of a repeated 512-token prompt with
  *   prefix caching vs without. Goal ratio ≤ 0.25.
+ * - decode_mixed_lengths: decode tokens/s of 31 short sequences (≤ 64 tokens of context) while
+ *   one sequence of 900+ tokens decodes beside them vs the same 31 alone; only the 31 short ones'
+ *   tokens count, in decode-only steps where all 31 got one. Goal ratio ≥ 0.8.
+ * - decode_share_under_arrivals: 16 decoding sequences, a distinct 100-token prompt (max_tokens 1)
+ *   added before each of 100 steps; the share of those steps in which all 16 decoders got a
+ *   token, ours (default scheduler) vs prefill-first (enableChunkedPrefill: false). Goal ≥ 0.95.
+ * - itl_p99_under_arrivals: p99 of the 16 decoders' inter-token latency (ms, step timestamps)
+ *   over those 100 steps vs the median decode-only step of the same 16 before any arrival.
+ *   Goal ratio ≤ 2.
+ * - prefix_shared_n4: prompt tokens computed for one n=4 request on a 64-token prompt (ours)
+ *   vs the 64 tokens of the prompt; ratio 4 without sharing, vLLM's 112/64 = 1.75 with it.
+ *   Goal ratio ≤ 1.75.
  * - step_js_ms_batch32: per-step JS time (step wall time minus session.run) at batch 32 vs the
  *   whole step time. Goal ours ≤ 0.5 ms. Counted: every decode-only step with all 32 sequences
  *   sampling, the step where they all finish included; its wall time around `await e.step()`
@@ -166,6 +178,77 @@ async function staticDecode(file: string, ps: readonly number[][]): Promise<numb
   return (tokens / ms) * 1000;
 }
 
+/**
+ * Decode tokens/s of 31 short sequences (16-token prompts, 40 new tokens), with one sequence of
+ * 900 tokens decoding beside them (`withLong`) or alone; only steps where all 31 decode count.
+ */
+async function mixedDecode(e: EngineCore, withLong: boolean, round: number): Promise<number> {
+  const params = { temperature: 0, ignore_eos: true };
+  if (withLong) {
+    e.addRequest(`long${round}`, prompts(1, 900, 50 + round)[0]!, { ...params, max_tokens: 100 });
+    while ((await e.step()).numGenerationTokens === 0); // its prefill, chunk by chunk
+  }
+  prompts(31, 16, 60 + round).forEach((p, i) => e.addRequest(`m${round}-${withLong}-${i}`, p, { ...params, max_tokens: 40 }));
+  let tokens = 0;
+  let ms = 0;
+  const want = withLong ? 32 : 31;
+  let shortsLeft = 31;
+  while (shortsLeft > 0) {
+    const t0 = performance.now();
+    const out = await e.step();
+    const dt = performance.now() - t0;
+    for (const o of out.outputs) if (o.finishReason !== undefined && o.requestId.startsWith('m')) shortsLeft--;
+    if (out.numPromptTokens === 0 && out.numGenerationTokens === want) {
+      tokens += 31;
+      ms += dt;
+    }
+  }
+  if (withLong) {
+    e.abort(`long${round}`);
+    while (e.hasWork()) await e.step();
+  }
+  return (tokens / ms) * 1000;
+}
+
+/**
+ * 16 decoders, then a distinct 100-token prompt before each of 100 steps: the share of those steps
+ * where every decoder got a token, the decoders' p99 ITL (ms) over them, and the median
+ * decode-only step (ms) of the same 16 before the arrivals.
+ */
+async function arrivals(e: EngineCore, round: number): Promise<{ share: number; p99Itl: number; decodeStep: number }> {
+  const params = { temperature: 0, ignore_eos: true };
+  prompts(16, 32, 80 + round).forEach((p, i) => e.addRequest(`d${round}-${i}`, p, { ...params, max_tokens: 400 }));
+  while ((await e.step()).numGenerationTokens < 16);
+  const alone: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const t0 = performance.now();
+    await e.step();
+    alone.push(performance.now() - t0);
+  }
+  const last = new Map<string, number>();
+  const gaps: number[] = [];
+  let full = 0;
+  const incoming = prompts(100, 100, 1000 + round * 100);
+  for (let s = 0; s < 100; s++) {
+    e.addRequest(`in${round}-${s}`, incoming[s]!, { ...params, max_tokens: 1 });
+    const out = await e.step();
+    let got = 0;
+    for (const o of out.outputs) {
+      if (!o.requestId.startsWith('d') || o.newTokenIds.length === 0) continue;
+      got++;
+      const prev = last.get(o.requestId);
+      if (prev !== undefined) gaps.push(out.timestamp - prev);
+      last.set(o.requestId, out.timestamp);
+    }
+    if (got === 16) full++;
+  }
+  for (let i = 0; i < 16; i++) e.abort(`d${round}-${i}`);
+  while (e.hasWork()) await e.step();
+  alone.sort((a, b) => a - b);
+  gaps.sort((a, b) => a - b);
+  return { share: full / 100, p99Itl: gaps[Math.floor(gaps.length * 0.99)] ?? NaN, decodeStep: alone[Math.floor(alone.length / 2)]! };
+}
+
 /** Median TTFT (ms) of a repeated prompt: each sample adds it again after the previous finished. */
 async function ttft(e: EngineCore, prompt: readonly number[], samples: number): Promise<number> {
   const out: number[] = [];
@@ -217,6 +300,36 @@ async function main(): Promise<void> {
     await cached.runner.close();
     await uncached.runner.close();
     line('ttft_prefix_cache', withCache, without, 'ms');
+
+    const mixedWith: number[] = [];
+    const mixedAlone: number[] = [];
+    const shares: number[] = [];
+    const sharesV0: number[] = [];
+    const itl: number[] = [];
+    const itlBase: number[] = [];
+    const fresh = await load({ enablePrefixCaching: false });
+    const v0 = await load({ enablePrefixCaching: false, enableChunkedPrefill: false });
+    for (let r = 0; r < ROUNDS; r++) {
+      mixedWith.push(await mixedDecode(fresh, true, r));
+      mixedAlone.push(await mixedDecode(fresh, false, r));
+      const a = await arrivals(fresh, r);
+      shares.push(a.share);
+      itl.push(a.p99Itl);
+      itlBase.push(a.decodeStep);
+      sharesV0.push((await arrivals(v0, r)).share);
+    }
+    await fresh.runner.close();
+    await v0.runner.close();
+    line('decode_mixed_lengths', med(mixedWith), med(mixedAlone), 'tok/s');
+    line('decode_share_under_arrivals', med(shares), med(sharesV0), 'share');
+    line('itl_p99_under_arrivals', med(itl), med(itlBase), 'ms');
+
+    const shared = await load({ enablePrefixCaching: true });
+    shared.addRequest('n4', prompts(1, 64, 5)[0]!, { temperature: 0.8, seed: 1, n: 4, max_tokens: 4 });
+    let computed = 0;
+    while (shared.hasWork()) computed += (await shared.step()).numPromptTokens;
+    await shared.runner.close();
+    line('prefix_shared_n4', computed, 64, 'tokens');
 
     line('step_js_ms_batch32', med(batched.map((b) => b.jsMs)), med(batched.map((b) => b.stepMs)), 'ms');
   } finally {

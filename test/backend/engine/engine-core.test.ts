@@ -43,7 +43,7 @@ describe('EngineCore (fake runner)', () => {
   });
 
   it('should preempt the newest sequence when the pool is full and still match greedy', async () => {
-    const { engine } = fakeEngine({ numBlocks: 12, blockSize: 4, enablePrefixCaching: false });
+    const { engine } = fakeEngine({ numBlocks: 12, blockSize: 4, rowGrowStep: 4, enablePrefixCaching: false });
     const prompts = ['abcdef', 'ghijk', 'lmnopqr', 'stu'];
     prompts.forEach((p, i) => engine.addRequest(`r${i}`, p, { ...greedy, max_tokens: 24 }));
     const steps = await drain(engine);
@@ -191,7 +191,7 @@ describe('EngineCore (fake runner)', () => {
 
   it('should keep counter totals when stats are throttled', async () => {
     const run = async (statsIntervalMs: number) => {
-      const { engine } = fakeEngine({ statsIntervalMs, numBlocks: 12, blockSize: 4 });
+      const { engine } = fakeEngine({ statsIntervalMs, numBlocks: 12, blockSize: 4, rowGrowStep: 4 });
       ['abcdef', 'abcdef', 'lmnopqr', 'stu'].forEach((p, i) => engine.addRequest(`r${i}`, p, { ...greedy, max_tokens: 24 }));
       const steps = await drain(engine);
       return { steps: steps.length, t: totals(steps) };
@@ -206,7 +206,7 @@ describe('EngineCore (fake runner)', () => {
   });
 
   it('should reject prompts that can never run', () => {
-    const { engine } = fakeEngine({ numBlocks: 4, blockSize: 4 });
+    const { engine } = fakeEngine({ numBlocks: 4, blockSize: 4, rowGrowStep: 4 });
     expect(() => engine.addRequest('x', 'a'.repeat(1100), {})).to.throw(RequestRejected, 'the prompt has 1101 tokens; this model accepts at most 1023 so one can be generated');
     expect(() => engine.addRequest('y', 'abc', { max_tokens: 20 })).to.throw(RequestRejected, '24 tokens need 6 KV blocks; the pool has 4');
     expect(() => engine.addRequest('z', [999], {})).to.throw(RequestRejected, 'token id 999 is outside the vocabulary (0..258)');

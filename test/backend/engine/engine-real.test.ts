@@ -79,7 +79,7 @@ describe('EngineCore on the real tiny LM', function () {
   });
 
   it('should preempt under a tiny pool and still produce the unpreempted greedy tokens', async () => {
-    const e = await engine(dirs.fast, { numBlocks: 10, blockSize: 4 });
+    const e = await engine(dirs.fast, { numBlocks: 10, blockSize: 4, rowGrowStep: 4 });
     const ps = ['Hello', 'a', 'zz', 'tiny pool'];
     ps.forEach((p, i) => e.addRequest(`r${i}`, p, { ...greedy, max_tokens: 20 }));
     const steps = await drain(e);
@@ -131,6 +131,19 @@ describe('EngineCore on the real tiny LM', function () {
     const s2 = await drain(e);
     expect(totals(s2).hits).to.equal(64);
     expect(collect(s2).get('b/0')!.tokens).to.deep.equal(await reference(long, 6));
+  });
+
+  it('should share a prompt between n=3 children within one step in the hf runner too', async () => {
+    const long = PROMPTS[3]!;
+    const e = await engine(dirs.hf);
+    e.addRequest('n3', long, { ...greedy, n: 3, max_tokens: 4 });
+    const steps = await drain(e);
+    // 68 prompt tokens: the first child computes them all, its siblings adopt 4 blocks (64).
+    expect(steps[0]!.numPromptTokens).to.equal(68 + 2 * 4);
+    expect(totals(steps)).to.deep.include({ queries: 3 * 68, hits: 2 * 64 });
+    const want = await reference(long, 4);
+    const res = collect(steps);
+    expect([0, 1, 2].map((i) => res.get(`n3/${i}`)!.tokens)).to.deep.equal([want, want, want]);
   });
 
   it('should sample n=2 reproducibly for a seed, stop at stop strings, and abort', async () => {

@@ -4,7 +4,7 @@
  * wrong prefix hit or a wrong row after preemption changes the outputs.
  */
 import type { ModelSpec } from '../../../backend/engine/config.js';
-import type { ModelRunner, RunItem } from '../../../backend/engine/runner.js';
+import type { ModelRunner, RunItem, RunResult } from '../../../backend/engine/runner.js';
 
 /** The fake model's dimensions: byte vocab + BOS 256, EOS 257, PAD 258. */
 export const FAKE_SPEC: ModelSpec = Object.freeze({
@@ -61,10 +61,18 @@ export class FakeRunner implements ModelRunner {
     this.blocks = new Int32Array(numBlocks * blockSize).fill(-1);
   }
 
-  async run(items: readonly RunItem[]): Promise<(Float32Array | null)[]> {
+  /** Sequences whose next run fails (each item is its own run, in plan order). */
+  readonly failNext = new Set<number>();
+
+  async run(items: readonly RunItem[]): Promise<RunResult[]> {
     this.runs++;
-    const out: (Float32Array | null)[] = [];
+    const out: RunResult[] = [];
     for (const it of items) {
+      if (this.failNext.delete(it.seqId)) {
+        this.rows.delete(it.seqId);
+        out.push(new Error(`injected failure for seq ${it.seqId}`));
+        continue;
+      }
       let row = this.rows.get(it.seqId);
       if (row === undefined) {
         row = [];
