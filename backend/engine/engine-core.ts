@@ -13,6 +13,7 @@ import type { ModelRunner, RunItem } from './runner.js';
 import { prngFor, resolveSamplingParams, sampleToken } from './sampling.js';
 import { Scheduler } from './scheduler.js';
 import { Sequence } from './sequence.js';
+import { stopRuleFor } from './stopping.js';
 import { StatsThrottle } from './stats.js';
 import type { ByteTokenizer } from './tokenizer.js';
 
@@ -28,8 +29,6 @@ export class EngineCore {
   private pendingFinished: Sequence[] = [];
   private nextSeqId = 0;
   private readonly throttle: StatsThrottle;
-  private readonly bannedAlways: readonly number[];
-  private readonly bannedWithEos: readonly number[];
   /** Scheduler counters at the previous step (updated in place, once per step). */
   private readonly lastCounters = { q: 0, h: 0, p: 0 };
   private stepping = false;
@@ -41,9 +40,6 @@ export class EngineCore {
     this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching);
     this.scheduler = new Scheduler(config, this.kv);
     this.throttle = new StatsThrottle(config.statsIntervalMs);
-    const m = config.model;
-    this.bannedAlways = [m.bosId, m.padId];
-    this.bannedWithEos = [m.bosId, m.padId, m.eosId];
   }
 
   /** Queues a request (n sequences); throws RequestRejected when it can never run. */
@@ -62,10 +58,11 @@ export class EngineCore {
       throw new RequestRejected(`${longest} tokens need ${this.kv.blocksFor(longest)} KV blocks; the pool has ${this.config.numBlocks}`);
     }
     const now = performance.now();
+    const stopRule = stopRuleFor(this.config, sp);
     const seqs: Sequence[] = [];
     for (let i = 0; i < sp.n; i++) {
       const rng = prngFor(sp.seed === undefined ? undefined : sp.seed + i);
-      const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, this.tokenizer.streamDecoder());
+      const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, this.tokenizer.streamDecoder(), stopRule);
       seq.queuedTs = now;
       seq.events.push({ type: 'QUEUED', ts: now });
       seqs.push(seq);
@@ -138,7 +135,6 @@ export class EngineCore {
     }
     const sampled: Sequence[] = [];
     let promptTokens = 0;
-    const eos = this.config.model.eosId;
     for (let i = 0; i < plan.items.length; i++) {
       const it = plan.items[i]!;
       const seq = it.seq;
@@ -153,9 +149,9 @@ export class EngineCore {
       this.kv.cacheComputed(seq);
       const l = logits[i];
       if (!items[i]!.wantLogits || l === null || l === undefined) continue;
-      const token = sampleToken(l, seq.params, seq.rng, seq.params.ignoreEos ? this.bannedWithEos : this.bannedAlways);
+      const token = sampleToken(l, seq.params, seq.rng, seq.banned());
       seq.inPrefill = false;
-      seq.append(token, eos, this.config.maxModelLen);
+      seq.append(token, this.config.maxModelLen);
       sampled.push(seq);
     }
     const ts = performance.now();

@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { LLM } from '../../backend/engine/llm.js';
 import type { CompletionOutput } from '../../backend/engine/llm.js';
 import { decodeToGenWorkerMessage } from '../../schema/engine-ipc.js';
+import { ENGINE_ARGS, engineArgOfFlag, parseEngineArgText, validateEngineArgs } from '../../schema/engine-args.js';
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 
 const USAGE = `Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]
@@ -18,11 +19,16 @@ directory with model-config.yaml and an engine: block) and prints one JSON line 
    "usage":{"prompt_tokens":...,"completion_tokens":...,"cached_tokens":...}}
 
 Input lines: {"prompt": "text", "max_tokens": 16, "temperature": 1, "top_p": 1, "top_k": -1,
-  "seed": 0, "n": 1, "stop": ["..."], "ignore_eos": false, "id": "optional"}
+  "seed": 0, "n": 1, "stop": ["..."], "ignore_eos": false, "stop_token_ids": [..], "min_tokens": 0,
+  "id": "optional"}
 --set overrides one engine setting (e.g. --set maxNumSeqs=8 --set enablePrefixCaching=false).
+
+Engine settings are also flags, under vLLM's names with '_' or '-' (or ours, camelCase):
+  ${ENGINE_ARGS.map((d) => `--${d.snake.replace(/_/g, '-')}${d.type === 'bool' ? '' : ' V'}`).join(' ')}
+  e.g. --max-num-seqs 64 --max_model_len 512 --no-enable-prefix-caching --eos-token-id 257,10
 `;
 
-const PARAM_KEYS = ['max_tokens', 'temperature', 'top_p', 'top_k', 'seed', 'n', 'stop', 'ignore_eos'] as const;
+const PARAM_KEYS = ['max_tokens', 'temperature', 'top_p', 'top_k', 'seed', 'n', 'stop', 'ignore_eos', 'stop_token_ids', 'min_tokens'] as const;
 
 interface Job {
   readonly id: unknown;
@@ -79,6 +85,34 @@ export function renderCompletion(id: unknown, c: CompletionOutput): string {
   });
 }
 
+// --- engine settings as flags (vLLM's spelling, schema/engine-args.ts) ---
+
+function flagName(a: string): string {
+  const eq = a.indexOf('=');
+  return (eq < 0 ? a : a.slice(0, eq)).replace(/^--(no-)?/, '');
+}
+
+/**
+ * Takes `--name V`, `--name=V`, a bare boolean `--enable-prefix-caching` or
+ * `--no-enable-prefix-caching` into `overrides` under vLLM's spelling; false when `a` is not an
+ * engine flag. Values are checked with the model-config rules after the loop.
+ */
+function engineFlag(a: string, next: string | undefined, overrides: Record<string, unknown>): boolean {
+  if (!a.startsWith('--')) return false;
+  const def = engineArgOfFlag(flagName(a));
+  if (def === undefined) return false;
+  const eq = a.indexOf('=');
+  if (a.startsWith('--no-')) {
+    if (def.type !== 'bool') return false;
+    overrides[def.snake] = false;
+  } else if (eq >= 0) overrides[def.snake] = parseEngineArgText(def, a.slice(eq + 1));
+  else if (def.type === 'bool') overrides[def.snake] = true;
+  else overrides[def.snake] = next === undefined ? '' : parseEngineArgText(def, next);
+  return true;
+}
+
+// --- end of engine flags ---
+
 /** Runs `tsserve generate`; resolves to the exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
   let model: string | undefined;
@@ -102,10 +136,18 @@ export async function run(argv: readonly string[]): Promise<number> {
         return 2;
       }
       overrides[kv.slice(0, eq)] = parseValue(kv.slice(eq + 1));
+    } else if (engineFlag(a, argv[i + 1], overrides)) {
+      // An engine setting given as a flag; it took its value when the flag needs one.
+      if (!a.includes('=') && engineArgOfFlag(flagName(a))?.type !== 'bool' && !a.startsWith('--no-')) i++;
     } else {
       process.stderr.write(`tsserve generate: unknown argument '${a}'\n\n${USAGE}`);
       return 2;
     }
+  }
+  const flagged = validateEngineArgs(overrides, '');
+  if (flagged.problems.length > 0) {
+    process.stderr.write(flagged.problems.map((p) => `tsserve generate: --${p.message}\n`).join(''));
+    return 2;
   }
   if (model === undefined || input === undefined) {
     process.stderr.write(`tsserve generate: --model and --input are required\n\n${USAGE}`);
