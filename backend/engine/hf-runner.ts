@@ -1,9 +1,13 @@
 /**
  * Runner for the usual exported layout (`input_ids`, `attention_mask`, `position_ids`,
  * `past_key_values.L.key/value` → `logits` [B,T,V], `present.L.key/value`), so a user's own
- * export of that shape runs. Each sequence keeps the `present` tensors of its last run as its
- * next past and runs alone (B=1): correct and compatible, but the graph copies the whole cache
- * every step, which is why the fast layout exists (see docs/engine.md).
+ * export of that shape runs. Decodes are batched: the decoding sequences form one left-padded
+ * batch ([B,H,P,Dh], row b's real slots at the end, `attention_mask` 0 on its padding), and the
+ * batch's `present` is fed back as the next step's past as it is, with no copy in JS. The batch
+ * is rebuilt (rows copied once) only when the set of decoding sequences changes. Prompts and
+ * chunks run alone (B=1) and keep their `present` until they join the batch. `logits` is only
+ * fetched when a row samples; blocks are copied to the store whole, in the step that fills them.
+ * The graph still copies the whole cache out every step (see docs/engine.md for what that costs).
  */
 import { performance } from 'node:perf_hooks';
 import type { OrtSession, OrtTensorInput } from '../onnx/ort.js';
@@ -12,16 +16,33 @@ import type { ModelSpec } from './config.js';
 import type { KvStore } from './kv-store.js';
 import type { ModelRunner, RunItem } from './runner.js';
 
-interface SeqCache {
-  len: number;
-  /** Per layer [1,H,len,Dh]. */
+/** int64 inputs are written as two int32 words, low word first on little-endian hosts. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** K/V of sequences: `rows` rows of `slots` slots per layer ([rows,H,slots,Dh]); row r's real slots start at `pad[r]`. */
+interface KvRows {
   keys: Float32Array[];
   values: Float32Array[];
+  slots: number;
+  pad: number[];
+}
+
+/** A sequence outside the batch (after its prompt ran, before it decodes): one row. */
+interface Solo extends KvRows {
+  readonly seqId: number;
+}
+
+/** The decoding batch. */
+interface Batch extends KvRows {
+  /** Sequence of each row; -1 once released (the row is dropped at the next rebuild). */
+  readonly seqIds: number[];
+  readonly rowOf: Map<number, number>;
 }
 
 /** The usual-layout runner. */
 export class HfRunner implements ModelRunner {
-  private readonly caches = new Map<number, SeqCache>();
+  private readonly solos = new Map<number, Solo>();
+  private batch: Batch | null = null;
   private readonly names: { pk: string[]; pv: string[]; ok: string[]; ov: string[] };
   private sessionMs = 0;
 
@@ -37,16 +58,75 @@ export class HfRunner implements ModelRunner {
     if (missing.length > 0) throw new Error(`model is not in the usual exported layout: missing inputs ${missing.join(', ')}`);
   }
 
+  /** Rows in the current decode batch (released ones included until the next rebuild), for tests. */
+  get batchRows(): number {
+    return this.batch?.seqIds.length ?? 0;
+  }
+
   async run(items: readonly RunItem[]): Promise<(Float32Array | null)[]> {
-    const out: (Float32Array | null)[] = [];
-    for (const it of items) out.push(await this.runOne(it));
+    const out: (Float32Array | null)[] = new Array<Float32Array | null>(items.length).fill(null);
+    const decode: number[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i]!;
+      const known = this.solos.has(it.seqId) || (this.batch?.rowOf.has(it.seqId) ?? false);
+      if (it.count === 1 && known) decode.push(i);
+      else out[i] = await this.runSolo(it);
+    }
+    if (decode.length > 0) await this.runBatch(items, decode, out);
     return out;
   }
 
-  private cacheFromBlocks(it: RunItem): SeqCache {
+  /** Length (real slots) of row `r` of `rows`. */
+  private static lenOf(rows: KvRows, r: number): number {
+    return rows.slots - rows.pad[r]!;
+  }
+
+  /** Takes a sequence out of the batch into its own row (it runs a chunk alone, or sits a step out). */
+  private extract(seqId: number): Solo {
+    const b = this.batch!;
+    const r = b.rowOf.get(seqId)!;
+    const len = HfRunner.lenOf(b, r);
+    const solo = this.copyRows([{ from: b, row: r }], len, seqId) as Solo;
+    b.rowOf.delete(seqId);
+    b.seqIds[r] = -1;
+    this.solos.set(seqId, solo);
+    return solo;
+  }
+
+  /**
+   * New left-padded rows of `slots` slots holding the given source rows' real slots; with
+   * `seqId` the result is a Solo of one row.
+   */
+  private copyRows(src: readonly { from: KvRows; row: number }[], slots: number, seqId?: number): KvRows | Solo {
+    const { numHeads: H, headDim: Dh, numLayers: L } = this.spec;
+    const B = src.length;
+    const keys: Float32Array[] = [];
+    const values: Float32Array[] = [];
+    const pad = src.map((s) => slots - HfRunner.lenOf(s.from, s.row));
+    for (let l = 0; l < L; l++) {
+      const k = new Float32Array(B * H * slots * Dh);
+      const v = new Float32Array(B * H * slots * Dh);
+      for (let b = 0; b < B; b++) {
+        const { from, row } = src[b]!;
+        const n = HfRunner.lenOf(from, row) * Dh;
+        for (let h = 0; h < H; h++) {
+          const s = ((row * H + h) * from.slots + from.pad[row]!) * Dh;
+          const d = ((b * H + h) * slots + pad[b]!) * Dh;
+          k.set(from.keys[l]!.subarray(s, s + n), d);
+          v.set(from.values[l]!.subarray(s, s + n), d);
+        }
+      }
+      keys.push(k);
+      values.push(v);
+    }
+    return seqId === undefined ? { keys, values, slots, pad } : { seqId, keys, values, slots, pad };
+  }
+
+  /** A row filled from the block store: positions `[0, len)` of a prefix hit. */
+  private soloFromBlocks(it: RunItem): Solo {
     const { numHeads: H, headDim: Dh, numLayers: L } = this.spec;
     const len = it.start;
-    const c: SeqCache = { len, keys: [], values: [] };
+    const c: Solo = { seqId: it.seqId, keys: [], values: [], slots: len, pad: [0] };
     for (let l = 0; l < L; l++) {
       c.keys.push(new Float32Array(H * len * Dh));
       c.values.push(new Float32Array(H * len * Dh));
@@ -69,15 +149,33 @@ export class HfRunner implements ModelRunner {
     return c;
   }
 
-  private async runOne(it: RunItem): Promise<Float32Array | null> {
+  /** Output names to fetch: every present, and logits only when someone samples. */
+  private fetches(wantLogits: boolean): string[] {
+    const f: string[] = [];
+    for (let l = 0; l < this.spec.numLayers; l++) f.push(this.names.ok[l]!, this.names.ov[l]!);
+    if (wantLogits) f.push('logits');
+    return f;
+  }
+
+  private async timedRun(feeds: Record<string, OrtTensorInput>, fetches: readonly string[]) {
+    const t0 = performance.now();
+    const r = await this.session.run(feeds, fetches);
+    this.sessionMs += performance.now() - t0;
+    return r;
+  }
+
+  /** Runs one sequence's tokens `[start, start + count)` alone (a prompt, a chunk, or a first token). */
+  private async runSolo(it: RunItem): Promise<Float32Array | null> {
     const { numHeads: H, headDim: Dh, numLayers: L, vocabSize: V } = this.spec;
-    let c = this.caches.get(it.seqId);
+    if (this.batch?.rowOf.has(it.seqId)) this.extract(it.seqId);
+    let c = this.solos.get(it.seqId);
     if (c === undefined) {
-      c = this.cacheFromBlocks(it);
-      this.caches.set(it.seqId, c);
+      c = this.soloFromBlocks(it);
+      this.solos.set(it.seqId, c);
     }
-    if (c.len !== it.start) throw new Error(`sequence ${it.seqId}: cache holds ${c.len} positions, step starts at ${it.start}`);
-    const P = c.len;
+    const have = HfRunner.lenOf(c, 0);
+    if (have !== it.start) throw new Error(`sequence ${it.seqId}: cache holds ${have} positions, step starts at ${it.start}`);
+    const P = c.slots;
     const T = it.count;
     const ids = new BigInt64Array(T);
     const pos = new BigInt64Array(T);
@@ -85,49 +183,130 @@ export class HfRunner implements ModelRunner {
       ids[t] = BigInt(it.tokens[it.start + t]!);
       pos[t] = BigInt(it.start + t);
     }
+    const mask = new BigInt64Array(P + T).fill(1n);
+    mask.fill(0n, 0, c.pad[0]!);
     const feeds: Record<string, OrtTensorInput> = {
       input_ids: tensorI64(ids, [1, T]),
-      attention_mask: tensorI64(new BigInt64Array(P + T).fill(1n), [1, P + T]),
+      attention_mask: tensorI64(mask, [1, P + T]),
       position_ids: tensorI64(pos, [1, T]),
     };
     for (let l = 0; l < L; l++) {
       feeds[this.names.pk[l]!] = tensorF32(c.keys[l]!, [1, H, P, Dh]);
       feeds[this.names.pv[l]!] = tensorF32(c.values[l]!, [1, H, P, Dh]);
     }
-    const t0 = performance.now();
-    const r = await this.session.run(feeds);
-    this.sessionMs += performance.now() - t0;
-    const S = P + T;
+    const r = await this.timedRun(feeds, this.fetches(it.wantLogits));
     for (let l = 0; l < L; l++) {
       c.keys[l] = r[this.names.ok[l]!]!.data as Float32Array;
       c.values[l] = r[this.names.ov[l]!]!.data as Float32Array;
     }
-    c.len = S;
-    if (this.store !== null) this.writeBlocks(c, it);
+    c.slots = P + T;
+    this.storeFilledBlocks(c, 0, it);
     if (!it.wantLogits) return null;
-    const logits = r.logits!.data as Float32Array;
-    return logits.subarray((T - 1) * V, T * V);
+    return (r.logits!.data as Float32Array).subarray((T - 1) * V, T * V);
   }
 
-  private writeBlocks(c: SeqCache, it: RunItem): void {
-    const store = this.store!;
+  /** Makes the batch hold exactly the sequences of `ids` (in that order when rebuilt). */
+  private ensureBatch(ids: readonly number[]): Batch {
+    const old = this.batch;
+    if (old !== null && old.rowOf.size === ids.length && old.seqIds.length === ids.length && ids.every((id) => old.rowOf.has(id))) return old;
+    // Rows of the old batch that do not decode this step (but live) step out into their own row.
+    const want = new Set(ids);
+    if (old !== null) for (const id of [...old.rowOf.keys()]) if (!want.has(id)) this.extract(id);
+    const src = ids.map((id) => {
+      const r = old?.rowOf.get(id);
+      return r !== undefined ? { from: old as KvRows, row: r } : { from: this.solos.get(id)! as KvRows, row: 0 };
+    });
+    let slots = 0;
+    for (const s of src) slots = Math.max(slots, HfRunner.lenOf(s.from, s.row));
+    const rows = this.copyRows(src, slots);
+    for (const id of ids) this.solos.delete(id);
+    const b: Batch = { ...rows, seqIds: [...ids], rowOf: new Map(ids.map((id, r) => [id, r])) };
+    this.batch = b;
+    return b;
+  }
+
+  private async runBatch(items: readonly RunItem[], decode: readonly number[], out: (Float32Array | null)[]): Promise<void> {
+    const { numHeads: H, headDim: Dh, numLayers: L, vocabSize: V } = this.spec;
+    const b = this.ensureBatch(decode.map((i) => items[i]!.seqId));
+    const B = b.seqIds.length;
+    const P = b.slots;
+    const S = P + 1;
+    const ids = new BigInt64Array(B);
+    const pos = new BigInt64Array(B);
+    const mask = new BigInt64Array(B * S);
+    const ids32 = new Int32Array(ids.buffer);
+    const pos32 = new Int32Array(pos.buffer);
+    const mask32 = new Int32Array(mask.buffer);
+    let wantLogits = false;
+    for (const i of decode) {
+      const it = items[i]!;
+      const r = b.rowOf.get(it.seqId)!;
+      const have = HfRunner.lenOf(b, r);
+      if (have !== it.start) throw new Error(`sequence ${it.seqId}: cache holds ${have} positions, step starts at ${it.start}`);
+      setI64(ids, ids32, r, it.tokens[it.start]!);
+      setI64(pos, pos32, r, it.start);
+      for (let s = b.pad[r]!; s < S; s++) setI64(mask, mask32, r * S + s, 1);
+      if (it.wantLogits) wantLogits = true;
+    }
+    const feeds: Record<string, OrtTensorInput> = {
+      input_ids: tensorI64(ids, [B, 1]),
+      attention_mask: tensorI64(mask, [B, S]),
+      position_ids: tensorI64(pos, [B, 1]),
+    };
+    for (let l = 0; l < L; l++) {
+      feeds[this.names.pk[l]!] = tensorF32(b.keys[l]!, [B, H, P, Dh]);
+      feeds[this.names.pv[l]!] = tensorF32(b.values[l]!, [B, H, P, Dh]);
+    }
+    const res = await this.timedRun(feeds, this.fetches(wantLogits));
+    // The present is the next past as it is: every row got one slot at the end.
+    for (let l = 0; l < L; l++) {
+      b.keys[l] = res[this.names.ok[l]!]!.data as Float32Array;
+      b.values[l] = res[this.names.ov[l]!]!.data as Float32Array;
+    }
+    b.slots = S;
+    const logits = wantLogits ? (res.logits!.data as Float32Array) : null;
+    for (const i of decode) {
+      const it = items[i]!;
+      const r = b.rowOf.get(it.seqId)!;
+      this.storeFilledBlocks(b, r, it);
+      if (it.wantLogits && logits !== null) out[i] = logits.subarray(r * V, (r + 1) * V);
+    }
+  }
+
+  /**
+   * Copies the blocks of row `r` that became full with positions `[start, start + count)` into
+   * the block store, whole: one contiguous run per (layer, K/V, head). Only full blocks are
+   * ever read back, and the engine registers a block in the prefix cache in the step that fills it.
+   */
+  private storeFilledBlocks(rows: KvRows, r: number, it: RunItem): void {
+    const store = this.store;
+    if (store === null) return;
     const { numHeads: H, headDim: Dh, numLayers: L } = this.spec;
     const bs = store.blockSize;
-    for (let p = it.start; p < it.start + it.count; p++) {
-      const blk = it.blockTable[Math.floor(p / bs)]!;
+    const end = it.start + it.count;
+    const n = bs * Dh;
+    for (let i = Math.floor(it.start / bs); (i + 1) * bs <= end; i++) {
+      const blk = it.blockTable[i]!;
       for (let l = 0; l < L; l++) {
         for (let h = 0; h < H; h++) {
-          const src = (h * c.len + p) * Dh;
-          const dst = store.offset(blk, h, p % bs);
-          store.k[l]!.set(c.keys[l]!.subarray(src, src + Dh), dst);
-          store.v[l]!.set(c.values[l]!.subarray(src, src + Dh), dst);
+          const src = ((r * H + h) * rows.slots + rows.pad[r]! + i * bs) * Dh;
+          const dst = store.offset(blk, h, 0);
+          store.k[l]!.set(rows.keys[l]!.subarray(src, src + n), dst);
+          store.v[l]!.set(rows.values[l]!.subarray(src, src + n), dst);
         }
       }
     }
   }
 
   release(seqId: number): void {
-    this.caches.delete(seqId);
+    this.solos.delete(seqId);
+    const b = this.batch;
+    if (b === null) return;
+    const r = b.rowOf.get(seqId);
+    if (r === undefined) return;
+    b.rowOf.delete(seqId);
+    b.seqIds[r] = -1;
+    if (b.rowOf.size === 0) this.batch = null;
   }
 
   takeSessionMs(): number {
@@ -139,4 +318,12 @@ export class HfRunner implements ModelRunner {
   close(): Promise<void> {
     return this.session.release();
   }
+}
+
+/** Writes a small non-negative int64: two int32 words on little-endian hosts, else a BigInt. */
+function setI64(a: BigInt64Array, w: Int32Array, i: number, v: number): void {
+  if (LITTLE_ENDIAN) {
+    w[2 * i] = v;
+    w[2 * i + 1] = 0;
+  } else a[i] = BigInt(v);
 }
