@@ -37,7 +37,21 @@ interface Batch extends KvRows {
   /** Sequence of each row; -1 once released (the row is dropped at the next rebuild). */
   readonly seqIds: number[];
   readonly rowOf: Map<number, number>;
+  /**
+   * Per row, the tokens run since the last commit, whose K/V are not in the rows yet (the same
+   * count for every row: the batch only defers while every row decodes every step).
+   */
+  readonly pending: number[][];
+  /** Per row, its block table at its last step (the blocks its pending positions fill). */
+  readonly tables: (readonly number[])[];
 }
+
+/**
+ * A decode step fetches `present` (the whole cache, copied out) only every this many steps;
+ * in between it fetches logits alone and re-runs the tokens since the last commit as new
+ * tokens (T grows 1, 2, … up to this), which costs far less than the copy at batch.
+ */
+export const HF_COMMIT_EVERY = 8;
 
 /** The usual-layout runner. */
 export class HfRunner implements ModelRunner {
@@ -65,6 +79,9 @@ export class HfRunner implements ModelRunner {
 
   async run(items: readonly RunItem[]): Promise<(Float32Array | null)[]> {
     const out: (Float32Array | null)[] = new Array<Float32Array | null>(items.length).fill(null);
+    // Deferred K/V is committed before anything else can read blocks or move rows.
+    const b0 = this.batch;
+    if (b0 !== null && (b0.pending[0]?.length ?? 0) > 0 && !this.isLockstep(items)) await this.commit(b0);
     const decode: number[] = [];
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!;
@@ -76,6 +93,67 @@ export class HfRunner implements ModelRunner {
     return out;
   }
 
+  /** True when the step decodes every row of the batch, and nothing else (deferring may go on). */
+  private isLockstep(items: readonly RunItem[]): boolean {
+    const b = this.batch!;
+    if (items.length !== b.seqIds.length || b.rowOf.size !== b.seqIds.length) return false;
+    for (const it of items) if (it.count !== 1 || !it.wantLogits || !b.rowOf.has(it.seqId)) return false;
+    return true;
+  }
+
+  /**
+   * Runs the batch's pending tokens (every row, released ones too: their full blocks may be in
+   * the prefix cache already) and keeps their K/V: the rows grow by the pending count and the
+   * blocks they fill are written. Fetches the presents only.
+   */
+  private async commit(b: Batch): Promise<void> {
+    const { numHeads: H, headDim: Dh, numLayers: L } = this.spec;
+    const B = b.seqIds.length;
+    const T = b.pending[0]!.length;
+    const P = b.slots;
+    const S = P + T;
+    const ids = new BigInt64Array(B * T);
+    const pos = new BigInt64Array(B * T);
+    const mask = new BigInt64Array(B * S);
+    const ids32 = new Int32Array(ids.buffer);
+    const pos32 = new Int32Array(pos.buffer);
+    const mask32 = new Int32Array(mask.buffer);
+    for (let r = 0; r < B; r++) {
+      const c = HfRunner.lenOf(b, r);
+      for (let t = 0; t < T; t++) {
+        setI64(ids, ids32, r * T + t, b.pending[r]![t]!);
+        setI64(pos, pos32, r * T + t, c + t);
+      }
+      for (let s = b.pad[r]!; s < S; s++) setI64(mask, mask32, r * S + s, 1);
+    }
+    const feeds: Record<string, OrtTensorInput> = {
+      input_ids: tensorI64(ids, [B, T]),
+      attention_mask: tensorI64(mask, [B, S]),
+      position_ids: tensorI64(pos, [B, T]),
+    };
+    for (let l = 0; l < L; l++) {
+      feeds[this.names.pk[l]!] = tensorF32(b.keys[l]!, [B, H, P, Dh]);
+      feeds[this.names.pv[l]!] = tensorF32(b.values[l]!, [B, H, P, Dh]);
+    }
+    const res = await this.timedRun(feeds, this.fetches(false));
+    this.keep(b, res, T);
+    if (b.rowOf.size === 0) this.batch = null;
+  }
+
+  /** Takes a run's presents as the batch's rows (T new slots each) and writes the blocks they fill. */
+  private keep(b: Batch, res: Record<string, { data: unknown }>, T: number): void {
+    const before = b.seqIds.map((_, r) => HfRunner.lenOf(b, r));
+    for (let l = 0; l < this.spec.numLayers; l++) {
+      b.keys[l] = res[this.names.ok[l]!]!.data as Float32Array;
+      b.values[l] = res[this.names.ov[l]!]!.data as Float32Array;
+    }
+    b.slots += T;
+    for (let r = 0; r < b.seqIds.length; r++) {
+      this.storeFilledBlocks(b, r, before[r]!, before[r]! + T, b.tables[r]!);
+      b.pending[r]!.length = 0;
+    }
+  }
+
   /** Length (real slots) of row `r` of `rows`. */
   private static lenOf(rows: KvRows, r: number): number {
     return rows.slots - rows.pad[r]!;
@@ -84,6 +162,7 @@ export class HfRunner implements ModelRunner {
   /** Takes a sequence out of the batch into its own row (it runs a chunk alone, or sits a step out). */
   private extract(seqId: number): Solo {
     const b = this.batch!;
+    if ((b.pending[0]?.length ?? 0) > 0) throw new Error('hf runner: a row left the batch with uncommitted K/V');
     const r = b.rowOf.get(seqId)!;
     const len = HfRunner.lenOf(b, r);
     const solo = this.copyRows([{ from: b, row: r }], len, seqId) as Solo;
@@ -200,7 +279,7 @@ export class HfRunner implements ModelRunner {
       c.values[l] = r[this.names.ov[l]!]!.data as Float32Array;
     }
     c.slots = P + T;
-    this.storeFilledBlocks(c, 0, it);
+    this.storeFilledBlocks(c, 0, it.start, it.start + T, it.blockTable);
     if (!it.wantLogits) return null;
     return (r.logits!.data as Float32Array).subarray((T - 1) * V, T * V);
   }
@@ -220,7 +299,7 @@ export class HfRunner implements ModelRunner {
     for (const s of src) slots = Math.max(slots, HfRunner.lenOf(s.from, s.row));
     const rows = this.copyRows(src, slots);
     for (const id of ids) this.solos.delete(id);
-    const b: Batch = { ...rows, seqIds: [...ids], rowOf: new Map(ids.map((id, r) => [id, r])) };
+    const b: Batch = { ...rows, seqIds: [...ids], rowOf: new Map(ids.map((id, r) => [id, r])), pending: ids.map(() => []), tables: ids.map(() => []) };
     this.batch = b;
     return b;
   }
@@ -230,9 +309,11 @@ export class HfRunner implements ModelRunner {
     const b = this.ensureBatch(decode.map((i) => items[i]!.seqId));
     const B = b.seqIds.length;
     const P = b.slots;
-    const S = P + 1;
-    const ids = new BigInt64Array(B);
-    const pos = new BigInt64Array(B);
+    const k = b.pending[0]!.length;
+    const T = k + 1;
+    const S = P + T;
+    const ids = new BigInt64Array(B * T);
+    const pos = new BigInt64Array(B * T);
     const mask = new BigInt64Array(B * S);
     const ids32 = new Int32Array(ids.buffer);
     const pos32 = new Int32Array(pos.buffer);
@@ -241,52 +322,53 @@ export class HfRunner implements ModelRunner {
     for (const i of decode) {
       const it = items[i]!;
       const r = b.rowOf.get(it.seqId)!;
-      const have = HfRunner.lenOf(b, r);
-      if (have !== it.start) throw new Error(`sequence ${it.seqId}: cache holds ${have} positions, step starts at ${it.start}`);
-      setI64(ids, ids32, r, it.tokens[it.start]!);
-      setI64(pos, pos32, r, it.start);
+      const c = HfRunner.lenOf(b, r);
+      if (c + k !== it.start) throw new Error(`sequence ${it.seqId}: cache holds ${c + k} positions, step starts at ${it.start}`);
+      const pend = b.pending[r]!;
+      for (let t = 0; t < k; t++) setI64(ids, ids32, r * T + t, pend[t]!);
+      setI64(ids, ids32, r * T + k, it.tokens[it.start]!);
+      for (let t = 0; t < T; t++) setI64(pos, pos32, r * T + t, c + t);
       for (let s = b.pad[r]!; s < S; s++) setI64(mask, mask32, r * S + s, 1);
+      b.tables[r] = it.blockTable;
       if (it.wantLogits) wantLogits = true;
     }
+    // Commit (fetch the presents) every HF_COMMIT_EVERY tokens, or when nobody samples.
+    const commit = T >= HF_COMMIT_EVERY || !wantLogits;
     const feeds: Record<string, OrtTensorInput> = {
-      input_ids: tensorI64(ids, [B, 1]),
+      input_ids: tensorI64(ids, [B, T]),
       attention_mask: tensorI64(mask, [B, S]),
-      position_ids: tensorI64(pos, [B, 1]),
+      position_ids: tensorI64(pos, [B, T]),
     };
     for (let l = 0; l < L; l++) {
       feeds[this.names.pk[l]!] = tensorF32(b.keys[l]!, [B, H, P, Dh]);
       feeds[this.names.pv[l]!] = tensorF32(b.values[l]!, [B, H, P, Dh]);
     }
-    const res = await this.timedRun(feeds, this.fetches(wantLogits));
-    // The present is the next past as it is: every row got one slot at the end.
-    for (let l = 0; l < L; l++) {
-      b.keys[l] = res[this.names.ok[l]!]!.data as Float32Array;
-      b.values[l] = res[this.names.ov[l]!]!.data as Float32Array;
-    }
-    b.slots = S;
-    const logits = wantLogits ? (res.logits!.data as Float32Array) : null;
+    const res = await this.timedRun(feeds, commit ? this.fetches(wantLogits) : ['logits']);
+    if (commit) this.keep(b, res, T);
+    else for (const i of decode) b.pending[b.rowOf.get(items[i]!.seqId)!]!.push(items[i]!.tokens[items[i]!.start]!);
+    if (!wantLogits) return;
+    const logits = res.logits!.data as Float32Array;
     for (const i of decode) {
       const it = items[i]!;
       const r = b.rowOf.get(it.seqId)!;
-      this.storeFilledBlocks(b, r, it);
-      if (it.wantLogits && logits !== null) out[i] = logits.subarray(r * V, (r + 1) * V);
+      // logits is [B, T, V]: the row's last position.
+      if (it.wantLogits) out[i] = logits.subarray((r * T + T - 1) * V, (r * T + T) * V);
     }
   }
 
   /**
-   * Copies the blocks of row `r` that became full with positions `[start, start + count)` into
+   * Copies the blocks of row `r` that became full with positions `[start, end)` into
    * the block store, whole: one contiguous run per (layer, K/V, head). Only full blocks are
    * ever read back, and the engine registers a block in the prefix cache in the step that fills it.
    */
-  private storeFilledBlocks(rows: KvRows, r: number, it: RunItem): void {
+  private storeFilledBlocks(rows: KvRows, r: number, start: number, end: number, table: readonly number[]): void {
     const store = this.store;
     if (store === null) return;
     const { numHeads: H, headDim: Dh, numLayers: L } = this.spec;
     const bs = store.blockSize;
-    const end = it.start + it.count;
     const n = bs * Dh;
-    for (let i = Math.floor(it.start / bs); (i + 1) * bs <= end; i++) {
-      const blk = it.blockTable[i]!;
+    for (let i = Math.floor(start / bs); (i + 1) * bs <= end; i++) {
+      const blk = table[i]!;
       for (let l = 0; l < L; l++) {
         for (let h = 0; h < H; h++) {
           const src = ((r * H + h) * rows.slots + rows.pad[r]! + i * bs) * Dh;
@@ -306,7 +388,8 @@ export class HfRunner implements ModelRunner {
     if (r === undefined) return;
     b.rowOf.delete(seqId);
     b.seqIds[r] = -1;
-    if (b.rowOf.size === 0) this.batch = null;
+    // A batch with uncommitted K/V stays until the next run commits it (its blocks may be cached).
+    if (b.rowOf.size === 0 && (b.pending[0]?.length ?? 0) === 0) this.batch = null;
   }
 
   takeSessionMs(): number {

@@ -67,9 +67,12 @@ describe('HfRunner (usual exported layout)', function () {
 
   it('should write the full blocks of batched rows to the store so a later prefix hit reads them', async () => {
     const e = await engine({ maxNumSeqs: 32, enablePrefixCaching: true });
-    // Two sequences decode together past a block boundary; a third repeats one's prompt + output.
-    e.addRequest('a', 'Block writer one', { ...greedy, max_tokens: 40 });
-    e.addRequest('b', 'x', { ...greedy, max_tokens: 40 });
+    // Two sequences decode together; a third repeats one's prompt + output. With 17 prompt
+    // tokens and 48 outputs, positions 0..63 are computed and the last block (48..63) fills
+    // while its K/V is still deferred (commits cover 17..24, …, 49..56; 57..63 are pending when
+    // the sequences finish): the next run must commit the released rows before the hit reads it.
+    e.addRequest('a', 'Block writer one', { ...greedy, max_tokens: 48 });
+    e.addRequest('b', 'x', { ...greedy, max_tokens: 48 });
     const first: EngineCoreOutputs[] = [];
     while (e.hasWork()) first.push(await e.step());
     const a = collect(first).get('a/0')!.tokens;
@@ -81,7 +84,7 @@ describe('HfRunner (usual exported layout)', function () {
     ref.addRequest('c', prompt, { ...greedy, max_tokens: 5 });
     const third: EngineCoreOutputs[] = [];
     while (ref.hasWork()) third.push(await ref.step());
-    expect(collect(second).get('c/0')!.prefill!.numCachedTokens).to.equal(48);
+    expect(collect(second).get('c/0')!.prefill!.numCachedTokens).to.equal(64);
     expect(collect(second).get('c/0')!.tokens).to.deep.equal(collect(third).get('c/0')!.tokens);
   });
 });
