@@ -3,11 +3,12 @@
  * `past_key_values.L.key/value` → `logits` [B,T,V], `present.L.key/value`), so a user's own
  * export of that shape runs. Decodes are batched: the decoding sequences form one left-padded
  * batch ([B,H,P,Dh], row b's real slots at the end, `attention_mask` 0 on its padding), and the
- * batch's `present` is fed back as the next step's past as it is, with no copy in JS. The batch
- * is rebuilt (rows copied once) only when the set of decoding sequences changes. Prompts and
- * chunks run alone (B=1) and keep their `present` until they join the batch. `logits` is only
- * fetched when a row samples; blocks are copied to the store whole, in the step that fills them.
- * The graph still copies the whole cache out every step (see docs/engine.md for what that costs).
+ * batch's `present` becomes the next step's past as it is, with no copy in JS; the batch is
+ * rebuilt (rows copied once) only when the set of decoding sequences changes. Because `present`
+ * is the whole cache copied out, most decode steps fetch `logits` alone and re-run the tokens
+ * since the last commit; presents are fetched every HF_COMMIT_EVERY tokens or before anything
+ * reads blocks or moves rows. Prompts and chunks run alone (B=1). Blocks are copied to the
+ * store whole, when their K/V is kept. See docs/engine.md.
  */
 import { performance } from 'node:perf_hooks';
 import type { OrtSession, OrtTensorInput } from '../onnx/ort.js';
@@ -47,11 +48,11 @@ interface Batch extends KvRows {
 }
 
 /**
- * A decode step fetches `present` (the whole cache, copied out) only every this many steps;
- * in between it fetches logits alone and re-runs the tokens since the last commit as new
+ * A decode step of two or more rows fetches `present` (the whole cache, copied out) only every
+ * this many steps; in between it fetches logits alone and re-runs the tokens since the last commit as new
  * tokens (T grows 1, 2, … up to this), which costs far less than the copy at batch.
  */
-export const HF_COMMIT_EVERY = 8;
+export const HF_COMMIT_EVERY = 4;
 
 /** The usual-layout runner. */
 export class HfRunner implements ModelRunner {
@@ -332,8 +333,9 @@ export class HfRunner implements ModelRunner {
       b.tables[r] = it.blockTable;
       if (it.wantLogits) wantLogits = true;
     }
-    // Commit (fetch the presents) every HF_COMMIT_EVERY tokens, or when nobody samples.
-    const commit = T >= HF_COMMIT_EVERY || !wantLogits;
+    // Commit (fetch the presents) every HF_COMMIT_EVERY tokens, or when nobody samples. A lone
+    // row's present is small: re-running its pending tokens would cost more than the copy.
+    const commit = T >= HF_COMMIT_EVERY || !wantLogits || B === 1;
     const feeds: Record<string, OrtTensorInput> = {
       input_ids: tensorI64(ids, [B, T]),
       attention_mask: tensorI64(mask, [B, S]),

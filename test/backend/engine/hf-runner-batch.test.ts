@@ -69,8 +69,9 @@ describe('HfRunner (usual exported layout)', function () {
     const e = await engine({ maxNumSeqs: 32, enablePrefixCaching: true });
     // Two sequences decode together; a third repeats one's prompt + output. With 17 prompt
     // tokens and 48 outputs, positions 0..63 are computed and the last block (48..63) fills
-    // while its K/V is still deferred (commits cover 17..24, …, 49..56; 57..63 are pending when
-    // the sequences finish): the next run must commit the released rows before the hit reads it.
+    // while its K/V is still deferred (HF_COMMIT_EVERY 4: commits cover 17..20, …, 57..60;
+    // 61..63 are pending when the sequences finish): the next run must commit the released rows
+    // before the hit reads it.
     e.addRequest('a', 'Block writer one', { ...greedy, max_tokens: 48 });
     e.addRequest('b', 'x', { ...greedy, max_tokens: 48 });
     const first: EngineCoreOutputs[] = [];
