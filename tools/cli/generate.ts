@@ -24,7 +24,7 @@ Input lines: {"prompt": "text", "max_tokens": 16, "temperature": 1, "top_p": 1, 
 --set overrides one engine setting (e.g. --set maxNumSeqs=8 --set enablePrefixCaching=false).
 
 Engine settings are also flags, under vLLM's names with '_' or '-' (or ours, camelCase):
-  ${ENGINE_ARGS.map((d) => `--${d.snake.replace(/_/g, '-')}${d.type === 'bool' ? '' : ' V'}`).join(' ')}
+${wrapFlags(ENGINE_ARGS.map((d) => `--${d.snake.replace(/_/g, '-')}${d.type === 'bool' ? '' : ' V'}`))}
   e.g. --max-num-seqs 64 --max_model_len 512 --no-enable-prefix-caching --eos-token-id 257,10
 `;
 
@@ -86,6 +86,20 @@ export function renderCompletion(id: unknown, c: CompletionOutput): string {
 }
 
 // --- engine settings as flags (vLLM's spelling, schema/engine-args.ts) ---
+
+/** The flag list as indented lines of at most 96 characters. */
+function wrapFlags(flags: readonly string[]): string {
+  const lines: string[] = [];
+  let cur = ' ';
+  for (const f of flags) {
+    if (cur.length + 1 + f.length > 96) {
+      lines.push(cur);
+      cur = ' ';
+    }
+    cur += ` ${f}`;
+  }
+  return [...lines, cur].join('\n');
+}
 
 function flagName(a: string): string {
   const eq = a.indexOf('=');
