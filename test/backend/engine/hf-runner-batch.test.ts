@@ -88,4 +88,24 @@ describe('HfRunner (usual exported layout)', function () {
     expect(collect(second).get('c/0')!.prefill!.numCachedTokens).to.equal(64);
     expect(collect(second).get('c/0')!.tokens).to.deep.equal(collect(third).get('c/0')!.tokens);
   });
+
+  it('should keep the tokens of the others when sequences are aborted with deferred K/V', async () => {
+    const alone = await tokensOf(await engine({ maxNumSeqs: 1, enablePrefixCaching: false }));
+    const e = await engine({ maxNumSeqs: 32, enablePrefixCaching: true });
+    PROMPTS.forEach((p, i) => e.addRequest(`r${i}`, p, { ...greedy, max_tokens: 6 + 5 * i }));
+    e.addRequest('gone', 'aborted while deferred', { ...greedy, max_tokens: 30 });
+    const steps: EngineCoreOutputs[] = [];
+    while (e.hasWork()) {
+      steps.push(await e.step());
+      if (steps.length === 4) e.abort('gone');
+    }
+    const res = collect(steps);
+    expect(res.get('gone/0')!.finishReason).to.equal('abort');
+    expect(PROMPTS.map((_, i) => res.get(`r${i}/0`)!.tokens)).to.deep.equal(alone.tokens);
+    // Every row released, some with deferred K/V: a new request still gets the tokens it gets alone.
+    e.addRequest('after', PROMPTS[3]!, { ...greedy, max_tokens: 6 });
+    const after: EngineCoreOutputs[] = [];
+    while (e.hasWork()) after.push(await e.step());
+    expect(collect(after).get('after/0')!.tokens).to.deep.equal(alone.tokens[3]!.slice(0, 6));
+  });
 });
