@@ -37,8 +37,12 @@ export interface GenSamplingParams {
   readonly n?: number;
   /** Finish with `stop` when the text contains one of these; the stop string is not returned. */
   readonly stop?: readonly string[];
-  /** Keep generating past EOS (default false). */
+  /** Keep generating past EOS: EOS is sampled like any token and does not stop (default false). */
   readonly ignore_eos?: boolean;
+  /** Token ids that finish the sequence with `stop`; the id becomes the stop reason. */
+  readonly stop_token_ids?: readonly number[];
+  /** No stop applies before this many outputs; EOS and stop ids are banned until then (default 0). */
+  readonly min_tokens?: number;
 }
 
 /** Frontend → worker: add a request. Give `prompt` (the worker tokenizes) or `promptTokenIds`. */
@@ -177,6 +181,9 @@ function checkParams(p: unknown, out: string[]): void {
     out.push('params.stop: must be a list of non-empty strings');
   }
   if (p.ignore_eos !== undefined && typeof p.ignore_eos !== 'boolean') out.push('params.ignore_eos: must be a boolean');
+  if (p.stop_token_ids !== undefined && !isTokenList(p.stop_token_ids)) out.push('params.stop_token_ids: must be a list of token ids');
+  intField('min_tokens', 0);
+  if (isInt(p.min_tokens) && isInt(p.max_tokens) && (p.min_tokens as number) > (p.max_tokens as number)) out.push('params.min_tokens: must be <= max_tokens');
 }
 
 /** Validates a frontend → worker generation message. */

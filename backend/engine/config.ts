@@ -2,6 +2,7 @@
  * Engine settings (the `engine:` block of a generative model's model-config.yaml) and the model
  * dimensions the engine needs, resolved once with defaults; nothing downstream re-checks them.
  */
+import { engineArgOfFlag, validateEngineArgs } from '../../schema/engine-args.js';
 
 /** Dimensions and special ids of a decoder model, as written by the model generator. */
 export interface ModelSpec {
@@ -50,6 +51,10 @@ export interface EngineConfig {
   readonly rowGrowStep: number;
   /** Prepend BOS when the engine tokenizes a prompt. */
   readonly addBos: boolean;
+  /** Every EOS id of the model (`eosTokenId` may be a list, as in generation_config); model.eosId is the first. */
+  readonly eosTokenIds: readonly number[];
+  /** Ids never sampled (`suppressTokens`); BOS and PAD are not banned unless listed here. */
+  readonly suppressTokenIds: readonly number[];
 }
 
 /** Default KV budget when neither numBlocks nor kvCacheBytes is given. */
@@ -62,80 +67,85 @@ export function bytesPerBlock(model: ModelSpec, blockSize: number): number {
 
 type Raw = Readonly<Record<string, unknown>>;
 
-function num(raw: Raw, keys: readonly string[], dflt: number | undefined, problems: string[], min = 0): number {
-  for (const k of keys) {
-    const v = raw[k];
-    if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min) {
-      problems.push(`engine.${k}: must be a number >= ${min}, got ${JSON.stringify(v)}`);
-      return dflt ?? min;
-    }
-    return v;
-  }
-  if (dflt === undefined) problems.push(`engine.${keys[0]}: required`);
-  return dflt ?? min;
-}
-
-function bool(raw: Raw, key: string, dflt: boolean, problems: string[]): boolean {
-  const v = raw[key];
-  if (v === undefined) return dflt;
-  if (typeof v !== 'boolean') problems.push(`engine.${key}: must be true or false`);
-  return v === true;
+/** Validated engine settings (our names), or an Error listing every problem. */
+function validated(raw: Raw, where: string, problems: string[]): Raw {
+  const r = validateEngineArgs(raw, where);
+  for (const p of r.problems) problems.push(p.message);
+  return r.args;
 }
 
 /**
  * Resolves the raw `engine:` block (model dims and special ids included, as the model generator
- * writes them) plus overrides into an EngineConfig; throws one Error listing every problem.
+ * writes them; our camelCase names or vLLM's snake_case ones) plus overrides into an
+ * EngineConfig; throws one Error listing every problem (unknown keys, bad values, conflicts).
  */
 export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig {
-  const r: Raw = { ...raw, ...overrides };
   const p: string[] = [];
+  const r: Raw = { ...validated(raw, 'engine', p), ...validated(overrides, 'override', p) };
+  // A key given with a bad value is already reported; only absent ones are 'required'.
+  const given = new Set([...Object.keys(raw), ...Object.keys(overrides)].map((k) => engineArgOfFlag(k)?.name));
+  const int = (k: string, dflt: number): number => (r[k] as number | undefined) ?? dflt;
+  for (const k of ['vocabSize', 'numLayers', 'numHeads', 'headDim', 'bosTokenId', 'eosTokenId', 'padTokenId']) {
+    if (r[k] === undefined && !given.has(k)) p.push(`engine.${k}: required (the model's own dims and special ids)`);
+  }
+  const eosRaw = r.eosTokenId;
+  const eosTokenIds: readonly number[] = Object.freeze(Array.isArray(eosRaw) ? [...(eosRaw as number[])] : eosRaw === undefined ? [] : [eosRaw as number]);
+  const maxModelLenRaw = r.maxModelLen as number | undefined;
+  const maxContext = int('maxContext', maxModelLenRaw ?? 1024);
   const model: ModelSpec = {
-    vocabSize: num(r, ['vocabSize', 'vocab_size'], undefined, p, 1),
-    numLayers: num(r, ['numLayers', 'num_layers', 'layers'], undefined, p, 1),
-    numHeads: num(r, ['numHeads', 'num_heads', 'heads'], undefined, p, 1),
-    headDim: num(r, ['headDim', 'head_dim'], undefined, p, 1),
-    maxContext: num(r, ['maxContext', 'max_context', 'maxPositions'], 1024, p, 2),
-    bosId: num(r, ['bosId', 'bos_id', 'bosTokenId'], undefined, p),
-    eosId: num(r, ['eosId', 'eos_id', 'eosTokenId'], undefined, p),
-    padId: num(r, ['padId', 'pad_id', 'padTokenId'], undefined, p),
+    vocabSize: int('vocabSize', 1),
+    numLayers: int('numLayers', 1),
+    numHeads: int('numHeads', 1),
+    headDim: int('headDim', 1),
+    maxContext,
+    bosId: int('bosTokenId', 0),
+    eosId: eosTokenIds[0] ?? 0,
+    padId: int('padTokenId', 0),
   };
-  const layoutRaw = r.layout ?? 'auto';
-  if (layoutRaw !== 'auto' && layoutRaw !== 'fast' && layoutRaw !== 'hf') p.push(`engine.layout: must be auto, fast or hf`);
-  const blockSize = num(r, ['blockSize'], 16, p, 1);
+  const maxModelLen = maxModelLenRaw ?? maxContext;
+  if (maxModelLen > maxContext) p.push(`engine.maxModelLen: ${maxModelLen} exceeds the model's maxContext (max_position_embeddings) ${maxContext}`);
+  const ids = (k: string, list: readonly number[]): void => {
+    for (const t of list) if (r.vocabSize !== undefined && t >= model.vocabSize) p.push(`engine.${k}: token id ${t} is outside the vocabulary (0..${model.vocabSize - 1})`);
+  };
+  ids('eosTokenId', eosTokenIds);
+  const suppressRaw = r.suppressTokens;
+  const suppressTokenIds: readonly number[] = Object.freeze(Array.isArray(suppressRaw) ? [...(suppressRaw as number[])] : suppressRaw === undefined ? [] : [suppressRaw as number]);
+  ids('suppressTokens', suppressTokenIds);
+  if (p.length > 0) throw new Error(`invalid engine settings:\n  ${p.join('\n  ')}`);
+  const blockSize = int('blockSize', 16);
   // vLLM v1's scheduler by default (running first, chunks and decodes in one step); false = v0's prefill-first.
-  const chunked = bool(r, 'enableChunkedPrefill', true, p);
-  const maxModelLen = Math.min(num(r, ['maxModelLen'], model.maxContext, p, 2), model.maxContext);
-  const kvBytes = num(r, ['kvCacheBytes'], DEFAULT_KV_CACHE_BYTES, p, 1);
+  const chunked = (r.enableChunkedPrefill as boolean | undefined) ?? true;
+  const kvBytes = int('kvCacheBytes', DEFAULT_KV_CACHE_BYTES);
   // One budget holds every K/V: the block store and the working rows. kvCacheBytes alone splits
   // it in halves (each running token lives in both); numBlocks alone gives the rows as many
   // positions as the blocks hold (the budget is then twice the store).
-  const bytesPerPos = bytesPerBlock(model, 1);
-  const budgetPos = Math.floor(kvBytes / bytesPerPos);
-  const numBlocks = r.numBlocks !== undefined ? num(r, ['numBlocks'], 1, p, 1) : Math.max(1, Math.floor(budgetPos / 2 / blockSize));
-  const numRowTokens = r.kvCacheBytes === undefined && r.numBlocks !== undefined ? Math.floor(numBlocks) * Math.floor(blockSize) : budgetPos - Math.floor(numBlocks) * Math.floor(blockSize);
-  if (numRowTokens < 1) p.push(`engine.kvCacheBytes: ${kvBytes} bytes leave no room for working rows after ${Math.floor(numBlocks)} blocks`);
-  const prefillChunkSize = num(r, ['prefillChunkSize'], 128, p, 1);
-  // Without chunking a whole prompt must fit one step's budget.
+  const budgetPos = Math.floor(kvBytes / bytesPerBlock(model, 1));
+  const numBlocks = int('numBlocks', Math.max(1, Math.floor(budgetPos / 2 / blockSize)));
+  const numRowTokens = r.kvCacheBytes === undefined && r.numBlocks !== undefined ? numBlocks * blockSize : budgetPos - numBlocks * blockSize;
+  if (numRowTokens < 1) throw new Error(`invalid engine settings:\n  engine.kvCacheBytes: ${kvBytes} bytes leave no room for working rows after ${numBlocks} blocks`);
+  // Without chunking a whole prompt must fit one step's budget, so the budget is raised to it.
   const budgetDefault = chunked ? 512 : Math.max(2048, maxModelLen);
-  let maxNumBatchedTokens = num(r, ['maxNumBatchedTokens'], budgetDefault, p, 1);
+  let maxNumBatchedTokens = int('maxNumBatchedTokens', budgetDefault);
   if (!chunked && maxNumBatchedTokens < maxModelLen) maxNumBatchedTokens = maxModelLen;
-  if (p.length > 0) throw new Error(`invalid engine settings:\n  ${p.join('\n  ')}`);
+  // vLLM's long_prefill_token_threshold: 0 means no cap beyond the step budget.
+  const chunk = int('prefillChunkSize', 128);
   return Object.freeze({
     model: Object.freeze(model),
-    layout: layoutRaw as KvLayout | 'auto',
-    blockSize: Math.floor(blockSize),
-    numBlocks: Math.floor(numBlocks),
+    layout: (r.layout as KvLayout | 'auto' | undefined) ?? 'auto',
+    blockSize,
+    numBlocks,
     numRowTokens,
-    maxNumSeqs: Math.max(1, Math.floor(num(r, ['maxNumSeqs'], 32, p, 1))),
-    maxNumBatchedTokens: Math.floor(maxNumBatchedTokens),
+    maxNumSeqs: int('maxNumSeqs', 32),
+    maxNumBatchedTokens,
     enableChunkedPrefill: chunked,
-    prefillChunkSize: Math.floor(prefillChunkSize),
-    enablePrefixCaching: bool(r, 'enablePrefixCaching', true, p),
-    maxModelLen: Math.floor(maxModelLen),
-    statsIntervalMs: num(r, ['statsIntervalMs'], 0, p),
-    threads: Math.max(1, Math.floor(num(r, ['threads'], 1, p, 1))),
-    rowGrowStep: Math.max(1, Math.floor(num(r, ['rowGrowStep'], 64, p, 1))),
-    addBos: bool(r, 'addBos', true, p),
+    prefillChunkSize: chunk === 0 ? maxNumBatchedTokens : chunk,
+    enablePrefixCaching: (r.enablePrefixCaching as boolean | undefined) ?? true,
+    maxModelLen,
+    statsIntervalMs: int('statsIntervalMs', 0),
+    threads: int('threads', 1),
+    rowGrowStep: int('rowGrowStep', 64),
+    addBos: (r.addBos as boolean | undefined) ?? true,
+    eosTokenIds,
+    suppressTokenIds,
   });
 }

@@ -14,6 +14,7 @@ import { prngFor, resolveSamplingParams, sampleToken } from './sampling.js';
 import { Scheduler } from './scheduler.js';
 import type { ScheduledItem } from './scheduler.js';
 import { Sequence } from './sequence.js';
+import { stopRuleFor } from './stopping.js';
 import { StatsThrottle } from './stats.js';
 import type { ByteTokenizer } from './tokenizer.js';
 
@@ -29,8 +30,6 @@ export class EngineCore {
   private pendingFinished: Sequence[] = [];
   private nextSeqId = 0;
   private readonly throttle: StatsThrottle;
-  private readonly bannedAlways: readonly number[];
-  private readonly bannedWithEos: readonly number[];
   /** Scheduler counters at the previous step (updated in place, once per step). */
   private readonly lastCounters = { q: 0, h: 0, p: 0 };
   private stepping = false;
@@ -46,9 +45,6 @@ export class EngineCore {
     });
     this.scheduler = new Scheduler(config, this.kv);
     this.throttle = new StatsThrottle(config.statsIntervalMs);
-    const m = config.model;
-    this.bannedAlways = [m.bosId, m.padId];
-    this.bannedWithEos = [m.bosId, m.padId, m.eosId];
   }
 
   /** Queues a request (n sequences); throws RequestRejected when it can never run. */
@@ -71,10 +67,11 @@ export class EngineCore {
       throw new RequestRejected(`${longest} tokens need a working row of ${row} positions; the KV budget leaves rows ${this.config.numRowTokens}`);
     }
     const now = performance.now();
+    const stopRule = stopRuleFor(this.config, sp);
     const seqs: Sequence[] = [];
     for (let i = 0; i < sp.n; i++) {
       const rng = prngFor(sp.seed === undefined ? undefined : sp.seed + i);
-      const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, this.tokenizer.streamDecoder());
+      const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, this.tokenizer.streamDecoder(), stopRule);
       seq.queuedTs = now;
       seq.events.push({ type: 'QUEUED', ts: now });
       seqs.push(seq);
@@ -161,7 +158,6 @@ export class EngineCore {
     const sampled: Sequence[] = [];
     const errored: Sequence[] = [];
     let promptTokens = 0;
-    const eos = this.config.model.eosId;
     for (let i = 0; i < plan.items.length; i++) {
       const it = plan.items[i]!;
       const seq = it.seq;
@@ -176,9 +172,9 @@ export class EngineCore {
       this.kv.cacheComputed(seq);
       const l = results[i];
       if (!items[i]!.wantLogits || !(l instanceof Float32Array)) continue;
-      const token = sampleToken(l, seq.params, seq.rng, seq.params.ignoreEos ? this.bannedWithEos : this.bannedAlways);
+      const token = sampleToken(l, seq.params, seq.rng, seq.banned());
       seq.inPrefill = false;
-      seq.append(token, eos, this.config.maxModelLen);
+      seq.append(token, this.config.maxModelLen);
       sampled.push(seq);
     }
     const ts = performance.now();

@@ -14,7 +14,12 @@ export interface SamplingParams {
   readonly seed: number | undefined;
   readonly n: number;
   readonly stop: readonly string[];
+  /** Sampling past EOS: EOS ids no longer stop the sequence (they are not banned). */
   readonly ignoreEos: boolean;
+  /** Ids that finish the sequence with `stop` (the id is the stop reason), ignore_eos or not. */
+  readonly stopTokenIds: readonly number[];
+  /** Outputs before any stop applies; EOS and stop ids are banned until then. */
+  readonly minTokens: number;
 }
 
 /** Defaults follow OpenAI's completions API (max_tokens 16, temperature 1). */
@@ -28,6 +33,8 @@ export function resolveSamplingParams(p: GenSamplingParams = {}): SamplingParams
     n: p.n ?? 1,
     stop: Object.freeze([...(p.stop ?? [])]),
     ignoreEos: p.ignore_eos ?? false,
+    stopTokenIds: Object.freeze([...(p.stop_token_ids ?? [])]),
+    minTokens: p.min_tokens ?? 0,
   });
 }
 
@@ -65,7 +72,8 @@ export function argmax(logits: Float32Array): number {
 }
 
 /**
- * Picks the next token; `banned` ids (BOS/PAD always, EOS with ignore_eos) never win. Writes
+ * Picks the next token; `banned` ids (the model's suppressed ids; EOS and stop ids before
+ * min_tokens) never win. Writes
  * -Infinity into `logits` at the banned ids, so pass a buffer the caller owns.
  */
 export function sampleToken(logits: Float32Array, params: SamplingParams, rng: Prng, banned: readonly number[]): number {

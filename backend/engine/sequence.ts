@@ -4,6 +4,7 @@
  */
 import type { EngineEvent, FinishReason, PrefillStats } from '../../schema/engine-ipc.js';
 import type { SamplingParams, Prng } from './sampling.js';
+import type { StopRule } from './stopping.js';
 import type { StreamDecoder } from './tokenizer.js';
 
 const NO_EVENTS: readonly EngineEvent[] = Object.freeze([]);
@@ -36,7 +37,8 @@ export class Sequence {
   firstTokenTs = -1;
   lastTokenTs = -1;
   finishReason: FinishReason | undefined;
-  stopReason: string | undefined;
+  /** The stop string or stop token id that finished the sequence. */
+  stopReason: string | number | undefined;
   /** Text generated so far (after a stop string matched: cut before it). */
   text = '';
   private emitted = 0;
@@ -51,6 +53,7 @@ export class Sequence {
     readonly params: SamplingParams,
     readonly rng: Prng,
     private readonly decoder: StreamDecoder,
+    readonly stopRule: StopRule,
   ) {
     this.tokens = [...promptTokenIds];
     this.promptLen = promptTokenIds.length;
@@ -68,16 +71,38 @@ export class Sequence {
     return this.tokens.length - this.promptLen;
   }
 
-  /** Appends a sampled token; finishes the sequence on EOS, a stop string or a length limit. */
-  append(token: number, eosId: number, maxModelLen: number): void {
+  /** Ids the next sample may not take (EOS and stop ids too while under min_tokens). */
+  banned(): readonly number[] {
+    return this.numOutput < this.stopRule.minTokens ? this.stopRule.bannedEarly : this.stopRule.bannedLate;
+  }
+
+  /**
+   * Appends a sampled token and finishes the sequence as vLLM's check_stop does: `length` at
+   * max_tokens or maxModelLen first; then, once min_tokens outputs exist, `stop` on an EOS id
+   * (unless ignore_eos) or a stop token id (its id is the stop reason). A stopping token is not
+   * rendered as text. Stop strings are looked for in the new text after min_tokens (vLLM's
+   * detokenizer) and win over `length`.
+   */
+  append(token: number, maxModelLen: number): void {
     this.tokens.push(token);
-    if (token === eosId && !this.params.ignoreEos) {
+    const n = this.numOutput;
+    const rule = this.stopRule;
+    let reason: FinishReason | undefined;
+    if (n >= this.params.maxTokens || this.tokens.length >= maxModelLen) reason = 'length';
+    else if (n >= rule.minTokens) {
+      if (rule.eosIds.has(token)) reason = 'stop';
+      else if (rule.stopTokenIds.has(token)) {
+        reason = 'stop';
+        this.stopReason = token;
+      }
+    }
+    if (reason === 'stop') {
       this.finish('stop');
       return;
     }
     const before = this.text.length;
     this.text += this.decoder.push(token);
-    if (this.params.stop.length > 0 && this.text.length > before) {
+    if (this.params.stop.length > 0 && this.text.length > before && n > rule.minTokens) {
       for (const s of this.params.stop) {
         const at = this.text.indexOf(s, Math.max(0, before - s.length + 1));
         if (at >= 0) {
@@ -88,7 +113,7 @@ export class Sequence {
         }
       }
     }
-    if (this.numOutput >= this.params.maxTokens || this.tokens.length >= maxModelLen) this.finish('length');
+    if (reason !== undefined) this.finish(reason);
   }
 
   /** Marks the sequence finished (idempotent: the first reason wins). */
@@ -97,7 +122,7 @@ export class Sequence {
     this.finishReason = reason;
     this.status = 'finished';
     // A dangling partial character is shown as U+FFFD, except after a stop string cut the text.
-    if (this.stopReason === undefined) this.text += this.decoder.end();
+    if (typeof this.stopReason !== 'string') this.text += this.decoder.end();
   }
 
   /** Text not yet sent; while running, the tail that could begin a stop string is held back. */

@@ -4,7 +4,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { loadYaml } from '../../schema/config/yaml-source.js';
+import { loadYaml, parseYaml } from '../../schema/config/yaml-source.js';
+import { validateEngineArgs } from '../../schema/engine-args.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { PathEscapeError, resolveInside } from './safe-path.js';
 
@@ -56,14 +57,34 @@ function modelVersion(v: unknown, bad: (msg: string) => void): string {
 }
 
 /**
+ * The `engine:` block validated (either spelling of each setting, see schema/engine-args.ts)
+ * and returned under our names, so the worker and the frontend read one spelling. Each problem
+ * is reported at its line and column: `<file>:<line>:<col>: engine.<key>: <what is wrong>`.
+ */
+function engineArgs(block: Readonly<Record<string, unknown>> | undefined, file: string, text: string, problems: string[]): Readonly<Record<string, unknown>> | undefined {
+  if (block === undefined) return undefined;
+  const r = validateEngineArgs(block, 'engine');
+  if (r.problems.length === 0) return r.args;
+  const parsed = parseYaml(text);
+  for (const p of r.problems) {
+    const at = ['engine', p.key];
+    const pos = !parsed.ok ? null : p.kind === 'value' ? parsed.locator.value(at) : parsed.locator.key(at);
+    problems.push(pos === null ? `${file}: ${p.message}` : `${file}:${pos.line}:${pos.col}: ${p.message}`);
+  }
+  return undefined;
+}
+
+/**
  * Reads and validates `<dir>/model-config.yaml` for model `name`. `dir` must already be a
  * resolved directory inside the store; the handler module and model file must stay inside it.
  */
 export function loadModelConfig(name: string, dir: string, overrides: ModelConfigOverrides = {}): ModelConfigResult {
   const file = path.join(dir, MODEL_CONFIG_FILE);
   let raw: unknown;
+  let text = '';
   try {
-    raw = loadYaml(fs.readFileSync(file, 'utf8'));
+    text = fs.readFileSync(file, 'utf8');
+    raw = loadYaml(text);
   } catch (e) {
     const msg = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message.split('\n')[0];
     return { ok: false, problems: [`${file}: ${msg}`] };
@@ -109,7 +130,7 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     if (typeof v !== 'object' || Array.isArray(v)) { bad(key, 'must be a mapping'); return undefined; }
     return v as Record<string, unknown>;
   };
-  const engine = objectOrUndef('engine');
+  const engine = engineArgs(objectOrUndef('engine'), file, text, problems);
   const handlerOptions = objectOrUndef('handlerOptions');
 
   // Files the worker will open must exist and stay inside the model directory.

@@ -8,13 +8,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { LLM } from '../../backend/engine/llm.js';
 import type { CompletionOutput } from '../../backend/engine/llm.js';
 import { decodeToGenWorkerMessage } from '../../schema/engine-ipc.js';
+import { ENGINE_ARG_FLAGS, ENGINE_ARGS, parseEngineArgText, validateEngineArgs } from '../../schema/engine-args.js';
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
-
-const FLAGS: readonly FlagDef[] = [
-  { flag: 'model', kind: 'string' }, { flag: 'input', kind: 'string' }, { flag: 'output', kind: 'string' }, { flag: 'set', kind: 'string' },
-];
 
 const USAGE = `Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]
 
@@ -24,11 +21,16 @@ directory with model-config.yaml and an engine: block) and prints one JSON line 
    "usage":{"prompt_tokens":...,"completion_tokens":...,"cached_tokens":...}}
 
 Input lines: {"prompt": "text", "max_tokens": 16, "temperature": 1, "top_p": 1, "top_k": -1,
-  "seed": 0, "n": 1, "stop": ["..."], "ignore_eos": false, "id": "optional"}
+  "seed": 0, "n": 1, "stop": ["..."], "ignore_eos": false, "stop_token_ids": [..], "min_tokens": 0,
+  "id": "optional"}
 --set overrides one engine setting (e.g. --set maxNumSeqs=8 --set enablePrefixCaching=false).
+
+Engine settings are also flags, under vLLM's names with '_' or '-' (or ours, camelCase):
+${wrapFlags(ENGINE_ARGS.map((d) => `--${d.snake.replace(/_/g, '-')}${d.type === 'bool' ? '' : ' V'}`))}
+  e.g. --max-num-seqs 64 --max_model_len 512 --no-enable-prefix-caching --eos-token-id 257,10
 `;
 
-const PARAM_KEYS = ['max_tokens', 'temperature', 'top_p', 'top_k', 'seed', 'n', 'stop', 'ignore_eos'] as const;
+const PARAM_KEYS = ['max_tokens', 'temperature', 'top_p', 'top_k', 'seed', 'n', 'stop', 'ignore_eos', 'stop_token_ids', 'min_tokens'] as const;
 
 interface Job {
   readonly id: unknown;
@@ -85,6 +87,44 @@ export function renderCompletion(id: unknown, c: CompletionOutput): string {
   });
 }
 
+// --- engine settings as flags (vLLM's spelling, schema/engine-args.ts) ---
+
+/** The flag list as indented lines of at most 96 characters. */
+function wrapFlags(flags: readonly string[]): string {
+  const lines: string[] = [];
+  let cur = ' ';
+  for (const f of flags) {
+    if (cur.length + 1 + f.length > 96) {
+      lines.push(cur);
+      cur = ' ';
+    }
+    cur += ` ${f}`;
+  }
+  return [...lines, cur].join('\n');
+}
+
+/**
+ * The command's flags for util.parseArgs: ours, then every spelling of every engine setting
+ * (`--max_num_seqs`, `--max-num-seqs`, `--maxNumSeqs`), booleans also as `--no-NAME`.
+ */
+const FLAGS: readonly FlagDef[] = [
+  { flag: 'model', kind: 'string' }, { flag: 'input', kind: 'string' }, { flag: 'output', kind: 'string' }, { flag: 'set', kind: 'string' },
+  ...ENGINE_ARG_FLAGS.flatMap((f): FlagDef[] => (f.parseArgsType === 'boolean'
+    ? [{ flag: f.flag, kind: 'bool' }, { flag: `no-${f.flag}`, kind: 'bool' }]
+    : [{ flag: f.flag, kind: 'string' }])),
+];
+
+/** Engine settings given as flags, under vLLM's spelling; values are checked by the validator after. */
+function engineOverrides(values: ReadonlyMap<string, readonly string[]>, overrides: Record<string, unknown>): void {
+  for (const f of ENGINE_ARG_FLAGS) {
+    const given = values.get(f.flag)?.at(-1);
+    if (given !== undefined) overrides[f.def.snake] = parseEngineArgText(f.def, given);
+    if (f.parseArgsType === 'boolean' && values.get(`no-${f.flag}`) !== undefined) overrides[f.def.snake] = false;
+  }
+}
+
+// --- end of engine flags ---
+
 /** Runs `tsserve generate`; resolves to the exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
   const parsed = parseFlags(argv, FLAGS, 'tsserve generate');
@@ -108,6 +148,12 @@ export async function run(argv: readonly string[]): Promise<number> {
       return 2;
     }
     overrides[kv.slice(0, eq)] = parseValue(kv.slice(eq + 1));
+  }
+  engineOverrides(parsed.given.values, overrides);
+  const flagged = validateEngineArgs(overrides, '');
+  if (flagged.problems.length > 0) {
+    process.stderr.write(flagged.problems.map((p) => `tsserve generate: --${p.message}\n`).join(''));
+    return 2;
   }
   if (model === undefined || input === undefined) {
     process.stderr.write(`tsserve generate: --model and --input are required\n\n${USAGE}`);

@@ -42,4 +42,17 @@ describe('tsserve generate', function () {
     expect(err?.code).to.equal(2);
     expect(err?.stderr).to.equal(`${input}:1: prompt: must be a string\n${input}:2: params.top_p: must be a number in (0, 1]\n`);
   });
+
+  it('should take engine settings as vLLM-named flags and refuse a bad one with its key and value', async () => {
+    const input = join(root, 'flags.jsonl');
+    writeFileSync(input, '{"prompt":"Hello","max_tokens":8,"temperature":0,"stop_token_ids":[59],"min_tokens":1}\n');
+    const r = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input, '--max-num-seqs', '4', '--max_model_len=64', '--no-enable-prefix-caching', '--block_size', '8']);
+    expect(r.stdout).to.equal('{"id":0,"prompt":"Hello","choices":[{"index":0,"text":"Iz","token_ids":[73,122,59],"finish_reason":"stop","stop_reason":59}],"usage":{"prompt_tokens":6,"completion_tokens":3,"cached_tokens":0}}\n');
+    const err = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input, '--max_num_seqs', 'many', '--enable-chunked-prefill']).then(
+      () => null,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(err?.code).to.equal(2);
+    expect(err?.stderr).to.equal('tsserve generate: --max_num_seqs: must be an integer >= 1, got "many"\n');
+  });
 });
