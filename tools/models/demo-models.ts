@@ -45,7 +45,7 @@ export function tinyLmEngineConfig(layout: TinyLmLayout): Readonly<Record<string
   return {
     ...tinyLmEngineSpec(layout),
     blockSize: 16,
-    numBlocks: 512, // 512 × 16 tokens × 128 KiB/block = 64 MiB of K/V
+    numBlocks: 512, // 512 × 16 tokens × 128 KiB/block = 64 MiB of block store; given alone, the working rows get as many positions (128 MiB of K/V in all)
     maxNumSeqs: 32,
     maxNumBatchedTokens: 512,
     enablePrefixCaching: true,
