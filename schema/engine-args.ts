@@ -134,7 +134,7 @@ export function validateEngineArgs(raw: unknown, where = 'engine'): EngineArgsRe
       continue;
     }
     from[d.name] = key;
-    out[d.name] = Array.isArray(value) ? Object.freeze([...value]) : value;
+    out[d.name] = Array.isArray(value) ? Object.freeze([...(value as unknown[])]) : value;
   }
   return { args: Object.freeze(out), problems };
 }

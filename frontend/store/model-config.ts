@@ -81,7 +81,7 @@ function engineArgs(block: Readonly<Record<string, unknown>> | undefined, file: 
 export function loadModelConfig(name: string, dir: string, overrides: ModelConfigOverrides = {}): ModelConfigResult {
   const file = path.join(dir, MODEL_CONFIG_FILE);
   let raw: unknown;
-  let text = '';
+  let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
     raw = loadYaml(text);

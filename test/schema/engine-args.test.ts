@@ -37,11 +37,11 @@ describe('validateEngineArgs', () => {
     });
     expect(cfg).to.deep.equal({
       model: { vocabSize: 259, numLayers: 4, numHeads: 4, headDim: 64, maxContext: 512, bosId: 256, eosId: 257, padId: 258 },
-      layout: 'fast', blockSize: 8, numBlocks: 40, maxNumSeqs: 64, maxNumBatchedTokens: 1024, enableChunkedPrefill: true,
+      layout: 'fast', blockSize: 8, numBlocks: 40, numRowTokens: 320, maxNumSeqs: 64, maxNumBatchedTokens: 1024, enableChunkedPrefill: true,
       prefillChunkSize: 64, enablePrefixCaching: false, maxModelLen: 300, statsIntervalMs: 5, threads: 2, rowGrowStep: 32,
       addBos: false, eosTokenIds: [257], suppressTokenIds: [256, 258],
     });
-    expect(resolveEngineConfig({ ...MODEL, kv_cache_memory_bytes: 131072 * 10, eos_token_id: [257, 10] })).to.deep.include({ numBlocks: 10, eosTokenIds: [257, 10] });
+    expect(resolveEngineConfig({ ...MODEL, kv_cache_memory_bytes: 131072 * 10, eos_token_id: [257, 10] })).to.deep.include({ numBlocks: 5, numRowTokens: 80, eosTokenIds: [257, 10] });
     // vLLM's long_prefill_token_threshold 0 = no cap: a chunk is bounded by the step budget only.
     expect(resolveEngineConfig({ ...MODEL, enable_chunked_prefill: true, long_prefill_token_threshold: 0 }).prefillChunkSize).to.equal(512);
   });

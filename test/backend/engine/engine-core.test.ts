@@ -50,7 +50,7 @@ describe('EngineCore (fake runner)', () => {
     const res = collect(steps);
     prompts.forEach((p, i) => expect(res.get(`r${i}/0`)!.tokens).to.deep.equal(fakeGreedy(enc(p), 24)));
     const t = totals(steps);
-    expect(t.preemptions).to.equal(5); // deterministic: fake runner, fixed prompts and pool
+    expect(t.preemptions).to.equal(4); // deterministic: fake runner, fixed prompts and pool (v1 scheduling, rows charged to the budget)
     const preemptedEvents = [...res.values()].reduce((n, r) => n + r.events.filter((e) => e.type === 'PREEMPTED').length, 0);
     expect(preemptedEvents).to.equal(t.preemptions);
     // The newest sequence is the first victim.
