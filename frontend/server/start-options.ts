@@ -28,6 +28,7 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'max-request-size', kind: 'int', def: 1048576, help: 'largest request body in bytes (larger: 413)' },
   { flag: 'job-queue-size', kind: 'int', def: 0, help: 'requests queued per model before 503 (0: 100 x batchSize)' },
   { flag: 'log-stats-interval', kind: 'int', def: 10, help: 'seconds between the generation engines\' stat lines (0: 10)' },
+  { flag: 'show-hidden-metrics-for-version', kind: 'string', def: null, help: 'X.Y, the previous minor version: show the deprecated metrics it showed' },
 ];
 
 /** Parsed options (strings unresolved; the caller resolves paths and addresses). */
@@ -49,6 +50,8 @@ export interface StartOptions {
   readonly maxRequestSize: number;
   readonly jobQueueSize: number;
   readonly logStatsInterval: number;
+  /** `--show-hidden-metrics-for-version X.Y` (checked against the server version by start). */
+  readonly showHiddenMetricsForVersion: string | null;
   readonly help: boolean;
 }
 

@@ -8,6 +8,7 @@ import * as path from 'path';
 import type { SinkMode } from '../../schema/types.js';
 import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
 import { parseModeWord } from '../../schema/config/modes.js';
+import { packageVersion, showHiddenProblem } from '../../schema/config/stability.js';
 import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
 import { MetricsIngest } from '../../frontend/metrics/ingest.js';
 import { startSystemMetrics } from '../../frontend/system/system-metrics.js';
@@ -104,6 +105,11 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const models = parseModels(opts.models);
   if (typeof models === 'object' && 'error' in models) problems.push(models.error);
+  // Metric deprecation: the server's version (TS_SERVER_VERSION simulates an upgrade in tests).
+  const serverVersion = process.env.TS_SERVER_VERSION || packageVersion();
+  const showHidden = opts.showHiddenMetricsForVersion;
+  const hiddenProblem = showHidden === null ? null : showHiddenProblem(serverVersion, showHidden);
+  if (hiddenProblem !== null) problems.push(hiddenProblem);
   if (problems.length > 0 || inference === null || management === null || metricsAddr === null) {
     for (const p of problems) process.stderr.write(`tsserve start: ${p}\n`);
     return 2;
@@ -124,7 +130,10 @@ export async function run(argv: readonly string[]): Promise<number> {
   const logDir = path.resolve(opts.logDir);
   fs.mkdirSync(logDir, { recursive: true });
 
-  const metrics = new FrontendMetrics(config, { logDir, processMetrics: true, log, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}) });
+  const metrics = new FrontendMetrics(config, {
+    logDir, processMetrics: true, log, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}),
+    serverVersion, showHiddenMetricsForVersion: showHidden,
+  });
   const wrong = checkFrontendMetrics(metrics);
   if (wrong.length > 0) {
     process.stderr.write(`tsserve start: metrics config ${configFile} declares frontend metrics the server cannot fill; not starting:\n`);
@@ -141,7 +150,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       inference, management, metrics: metricsAddr, modelStore: store, models: models as ServerConfig['models'], logDir,
       enableTokenAuth: opts.enableTokenAuth, maxRequestSizeBytes: opts.maxRequestSize,
       ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
-    }, { metrics, metricsConfig: config, ingest, log });
+    }, { metrics, metricsConfig: metrics.config, ingest, log });
   } catch (e) {
     log('error', `tsserve start: ${(e as Error).message}`);
     await metrics.close();

@@ -111,10 +111,11 @@ describe('FrontendMetrics', () => {
     expect(await fm.prometheusText(['AutoTime'])).to.equal(
       '# HELP AutoTime AutoTime (unit: Milliseconds)\n# TYPE AutoTime gauge\nAutoTime{ModelName="mnist",Hostname="h"} 4.5\n',
     );
-    expect(await dropped(fm)).to.equal('tsserve_datapoints_dropped_total{reason="type_mismatch",Hostname="h"} 3');
+    expect(await dropped(fm)).to.equal('tsserve_datapoints_dropped_total{reason="type_mismatch",Hostname="h"} 2\n'
+      + 'tsserve_datapoints_dropped_total{reason="forbidden_metric",Hostname="h"} 1');
     expect(logs).to.deep.equal([
       'warn: metrics: dropped a datapoint of AutoTime (type_mismatch); further drops like it are only counted in tsserve_datapoints_dropped_total',
-      'warn: metrics: dropped a datapoint of Req (type_mismatch); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      'warn: metrics: dropped a datapoint of Req (forbidden_metric); further drops like it are only counted in tsserve_datapoints_dropped_total',
     ]);
   });
 
@@ -135,7 +136,7 @@ describe('FrontendMetrics', () => {
     for (const v of ['1', '2', '3', '4']) fm.get('Req')!.addOrUpdate(1, [v, 'x']);
     const text = await fm.prometheusText(['tsserve_series']);
     expect(text).to.contain('tsserve_series{metric="Req",Hostname="h"} 3\n');
-    expect(text).to.contain('tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 9\n');
+    expect(text).to.contain('tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 13\n');
   });
 });
 

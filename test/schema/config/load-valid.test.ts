@@ -43,7 +43,7 @@ describe('loadMetricsConfig (valid files)', () => {
     });
     expect(c.modes).to.deep.equal(['tslog', 'prometheus']);
     expect(c.statsd).to.deep.equal({ host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' });
-    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536 });
+    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 });
     expect(c.autoDetect).to.equal(false);
     expect(c.file).to.equal(file);
   });
@@ -74,7 +74,7 @@ describe('loadMetricsConfig (valid files)', () => {
     const c = mustLoad(path.join(VALID, 'extended.yaml'));
     expect(c.modes).to.deep.equal(['tslog', 'statsd']);
     expect(c.statsd).to.deep.equal({ host: 'agent.local', port: 9125, prefix: 'tsserve.', tagStyle: 'telegraf', histogramType: 'd' });
-    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 50, maxPointsPerFlush: 65536 });
+    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 50, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 });
     expect(c.autoDetect).to.equal(true);
     expect(c.metrics.map((m) => [m.name, m.type, m.buckets.join(',')])).to.deep.equal([
       ['TokensPerRequest', 'histogram', '1,2,5,10,20,50,100,200,500,1000,2000,5000,10000'],

@@ -162,7 +162,7 @@ describe('TslogSink', () => {
     fm.self.flushed(2, 17);
     await fm.close();
     const lines = readLines(path.join(dir, 'ts_metrics.log'));
-    expect(lines.length).to.equal(22);
+    expect(lines.length).to.equal(26);
     for (const l of lines) expect(parseTslogLine(l), l).to.not.equal(null);
     expect(lines.filter((l) => /- tsserve_(flush|datapoints)/.test(l))).to.deep.equal([
       '2023-07-17T17:00:25,016 - tsserve_datapoints_dropped_total.Count:1.0|#reason:not_finite|#hostname:host-1,timestamp:1689613225',
