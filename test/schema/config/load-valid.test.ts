@@ -92,7 +92,7 @@ describe('loadMetricsConfig (valid files)', () => {
     const byName = new Map(c.metrics.map((m) => [m.name, m]));
     expect(byName.get('TokensPerRequest')?.help).to.equal('Tokens generated per request.');
     expect(byName.get('StepTime')?.help).to.equal('StepTime (histogram, unit: Milliseconds)');
-    expect(byName.get('OldCalls')?.help).to.equal('Calls, old name. DEPRECATED: use Calls instead.');
+    expect(byName.get('OldCalls')?.help).to.equal('(Deprecated: use Calls instead.) Calls, old name.');
     expect(byName.get('Calls')).to.deep.equal({
       name: 'Calls', section: 'ts_metrics', type: 'counter', unit: 'Count', dimensions: [], hostLabel: null,
       help: 'Calls (counter, unit: Count)', buckets: [], pos: { line: 33, col: 7 },
