@@ -15,7 +15,7 @@ export type SinkMode = 'tslog' | 'prometheus' | 'statsd';
 /** How StatsD tags are written: DogStatsD `|#k:v`, Telegraf `,k=v` in the name, or none. */
 export type StatsdTagStyle = 'datadog' | 'telegraf' | 'none';
 
-/** The StatsD type a histogram is sent as: timing `ms` (default), DogStatsD `h` or `d`. */
+/** StatsD type of a non-time histogram: DogStatsD `h` (default) or `d`; `ms` means `h` (time histograms are always `ms`). */
 export type StatsdHistogramType = 'ms' | 'h' | 'd';
 
 /** Where a piece of the yaml came from, for error messages that point at it. */

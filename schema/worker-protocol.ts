@@ -95,11 +95,27 @@ export interface ResultMessage {
   readonly handlerMs: number;
 }
 
-export type FromWorkerMessage = ReadyMessage | LoadFailedMessage | ResultMessage;
+/** Levels a worker may log at (the frontend's logger has the same names). */
+export const WORKER_LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** One of `WORKER_LOG_LEVELS`. */
+export type WorkerLogLevel = (typeof WORKER_LOG_LEVELS)[number];
+
+/**
+ * One diagnostic line from a worker. The frontend writes it through its logger, as a record
+ * carrying the worker's `worker` and `model` bindings (workers never format log records).
+ */
+export interface LogMessage {
+  readonly type: 'tsserve.log';
+  readonly level: WorkerLogLevel;
+  readonly msg: string;
+}
+
+export type FromWorkerMessage = ReadyMessage | LoadFailedMessage | ResultMessage | LogMessage;
 
 /** True when `msg` looks like a control message from a worker (type is in our namespace). */
 export function isFromWorkerMessage(msg: unknown): msg is FromWorkerMessage {
   if (typeof msg !== 'object' || msg === null) return false;
   const t = (msg as { type?: unknown }).type;
-  return t === 'tsserve.ready' || t === 'tsserve.load_failed' || t === 'tsserve.result';
+  return t === 'tsserve.ready' || t === 'tsserve.load_failed' || t === 'tsserve.result' || t === 'tsserve.log';
 }

@@ -62,7 +62,7 @@ export class LLM {
         this.engine.addRequest(id, prompt, p);
       } catch (e) {
         for (const added of ids) this.engine.abort(added);
-        throw new Error(`prompt ${i}: ${(e as Error).message}`);
+        throw new Error(`prompt ${i}: ${(e as Error).message}`, { cause: e });
       }
       const promptTokenIds = typeof prompt === 'string' ? this.engine.tokenizer.encode(prompt) : [...prompt];
       pending.set(id, { prompt, promptTokenIds, seqs: Array.from({ length: p.n ?? 1 }, () => ({ text: '', tokenIds: [] })) });

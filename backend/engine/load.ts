@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { load as loadYaml } from 'js-yaml';
+import { loadYaml } from '../../schema/config/yaml-source.js';
 import { createSession } from '../onnx/ort.js';
 import { resolveEngineConfig } from './config.js';
 import type { EngineConfig, KvLayout } from './config.js';

@@ -17,7 +17,11 @@ import { loadEngine } from './load.js';
  * Runs a generation worker until `tsserve.shutdown`; resolves once the model is closed and
  * every message has been handed to `send` (the caller then exits the process).
  */
-export async function runGenerationWorker(init: InitMessage, send: (msg: unknown) => void, onMessage: (handler: (msg: unknown) => void) => void): Promise<void> {
+export async function runGenerationWorker(
+  init: InitMessage, send: (msg: unknown) => void, onMessage: (handler: (msg: unknown) => void) => void,
+  /** Diagnostics (the worker's log channel); dropped when absent. */
+  logError: (line: string) => void = () => undefined,
+): Promise<void> {
   const engineIndex = init.workerIndex;
   const inbox: unknown[] = [];
   let wake: (() => void) | null = null;
@@ -34,7 +38,7 @@ export async function runGenerationWorker(init: InitMessage, send: (msg: unknown
     try {
       send(msg);
     } catch (e) {
-      process.stderr.write(`generation worker: could not send ${String(msg.type)}: ${(e as Error).message}\n`);
+      logError(`generation worker: could not send ${String(msg.type)}: ${(e as Error).message}`);
     }
   };
   const error = (message: string, requestId?: string): void =>

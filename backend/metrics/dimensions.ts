@@ -7,7 +7,7 @@ export function orderDimensionValues(names: readonly string[], given: DimensionV
   if (Array.isArray(given)) {
     if (given.length !== names.length) return null;
     for (const v of given) if (typeof v !== 'string') return null;
-    return given.slice();
+    return (given as readonly string[]).slice();
   }
   if (typeof given !== 'object') return null;
   const byName = given as Readonly<Record<string, unknown>>;

@@ -52,7 +52,7 @@ export interface WorkerMetricsOptions {
   readonly autoLabels?: AutoLabels;
   /** Register undeclared metrics from their first use; defaults to `config.autoDetect`. */
   readonly autoDetect?: boolean;
-  /** Warnings (once per metric and reason); defaults to `console.warn`. */
+  /** Warnings (once per metric and reason); the worker passes its log channel; dropped when absent. */
   readonly log?: (msg: string) => void;
   /** Epoch-ms clock; defaults to `Date.now`. */
   readonly nowMs?: () => number;
@@ -106,7 +106,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     this.autoLabels = Object.freeze({ ...(opts.autoLabels ?? {}) });
     this.autoDetect = opts.autoDetect ?? config.autoDetect;
     this.maxAutoDetected = config.limits.maxAutoDetectedMetrics ?? DEFAULT_LIMITS.maxAutoDetectedMetrics;
-    this.log = opts.log ?? ((m) => console.warn(m));
+    this.log = opts.log ?? ((): void => undefined);
     this.maxSeriesPerMetric = config.limits.maxSeriesPerMetric;
     this.buffer = new PointBuffer(config.limits.maxPointsPerFlush, () => this.flush(), opts.nowMs ?? Date.now,
       () => this.drop('ipc_backpressure', '', 'the IPC channel to the frontend is congested and the backlog is full'));
@@ -335,7 +335,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
         `Metric '${name}' cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached`);
     }
     this.detectedCount++;
-    const dims = Object.freeze(dimensionNames.slice() as string[]);
+    const dims = Object.freeze((dimensionNames as readonly string[]).slice());
     const metric = new LiveMetric(this, name, type, unit, dims);
     this.metrics.set(name, metric);
     this.pendingMetrics.push({ name, type, unit, dimensions: dims });
@@ -372,7 +372,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
   if (!Array.isArray(b) || a.length !== b.length) return false;
   const set = new Set(a);
-  for (const n of b) if (!set.has(n)) return false;
+  for (const n of b as readonly string[]) if (!set.has(n)) return false;
   return new Set(b).size === b.length;
 }
 

@@ -25,7 +25,7 @@ export async function loadHandler(modelDir: string, spec: string): Promise<Loade
   try {
     mod = await import(pathToFileURL(resolved.file).href);
   } catch (e) {
-    throw new Error(`handler ${resolved.file} failed to load: ${(e as Error).message ?? String(e)}`);
+    throw new Error(`handler ${resolved.file} failed to load: ${(e as Error).message ?? String(e)}`, { cause: e });
   }
   return normalize(mod, resolved.file);
 }

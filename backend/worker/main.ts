@@ -40,7 +40,15 @@ function main(): void {
       drained = done;
       setTimeout(done, EXIT_DRAIN_MS).unref();
     },
-    log(line) {
+    log(level, line) {
+      // Over IPC while the channel is up (the frontend logs it with this worker's bindings);
+      // else stderr, which the frontend captures too.
+      if (process.connected) {
+        try {
+          this.send({ type: 'tsserve.log', level, msg: line });
+          return;
+        } catch { /* fall through to stderr */ }
+      }
       process.stderr.write(`${line}\n`);
     },
   };

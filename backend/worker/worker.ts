@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import { performance } from 'perf_hooks';
 import type {
-  BatchMessage, FromWorkerMessage, InitMessage, ResultMessage,
+  BatchMessage, FromWorkerMessage, InitMessage, ResultMessage, WorkerLogLevel,
 } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
 import type { MetricsMessage } from '../../schema/ipc.js';
@@ -27,8 +27,8 @@ export interface WorkerIo {
   send(msg: FromWorkerMessage | MetricsMessage, onWritten?: () => void): boolean | void;
   /** Ends the worker after everything sent has been handed to the channel. */
   exit(code: number): void;
-  /** Diagnostics (the frontend prefixes and logs worker stderr). */
-  log(line: string): void;
+  /** Diagnostics: the frontend logs them with this worker's `worker` and `model` bindings. */
+  log(level: WorkerLogLevel, line: string): void;
 }
 
 /** Milliseconds between timer flushes, so long-running handler work still reports metrics. */
@@ -68,7 +68,7 @@ export class Worker {
         this.queue = this.queue.then(() => this.shutdown(0));
         break;
       default:
-        this.io.log(`ignoring unknown message type ${JSON.stringify(m.type)}`);
+        this.io.log('warn', `ignoring unknown message type ${JSON.stringify(m.type)}`);
     }
   }
 
@@ -90,7 +90,7 @@ export class Worker {
    */
   onFatal(err: unknown): void {
     const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    this.io.log(`fatal: uncaught exception in handler code: ${detail}`);
+    this.io.log('error', `fatal: uncaught exception in handler code: ${detail}`);
     const why = `worker crashed: ${err instanceof Error ? err.message : String(err)}`;
     const b = this.current;
     if (b !== null) {
@@ -105,7 +105,7 @@ export class Worker {
 
   private async init(init: InitMessage): Promise<void> {
     if (this.state !== 'new') {
-      this.io.log('ignoring a second tsserve.init');
+      this.io.log('warn', 'ignoring a second tsserve.init');
       return;
     }
     this.state = 'loading';
@@ -114,7 +114,7 @@ export class Worker {
       this.state = 'failed';
       this.io.send({ type: 'tsserve.load_failed', workerId: init.workerId, error });
     };
-    if (init.v !== WORKER_PROTOCOL_VERSION) {
+    if ((init.v as number) !== WORKER_PROTOCOL_VERSION) {
       fail(`worker protocol version ${String(init.v)} is not supported (this worker speaks ${WORKER_PROTOCOL_VERSION})`);
       return;
     }
@@ -135,7 +135,7 @@ export class Worker {
     const metrics = createWorkerMetrics(init.metrics, {
       modelName: init.model.name,
       send: (m, done) => this.io.send(m, done),
-      log: (line) => this.io.log(line),
+      log: (line) => this.io.log('warn', line),
       enabled: init.metricsEnabled !== false,
       autoLabels: init.autoLabels ?? {},
     });
@@ -166,7 +166,7 @@ export class Worker {
     const handler = this.handler;
     const ctx = this.context;
     const metrics = this.metrics;
-    const requests = Array.isArray(b.requests) ? b.requests : [];
+    const requests = Array.isArray(b.requests) ? (b.requests as BatchMessage['requests']) : [];
     if (handler === null || ctx === null || metrics === null) {
       this.sendResult({ type: 'tsserve.result', batchId: b.batchId, responses: failAll(requests.length, 503, 'worker has no model loaded'), handlerMs: 0 });
       return;
@@ -179,7 +179,7 @@ export class Worker {
     this.current = null;
     if (outcome.thrown !== undefined) {
       const e = outcome.thrown;
-      this.io.log(`batch ${b.batchId} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      this.io.log('error', `batch ${b.batchId} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     }
     // Default request id = the batch's ids joined by ',' (TorchServe's HandlerTime with idx=None).
     metrics.addTime('HandlerTime', outcome.handlerMs, undefined, 'ms');
@@ -195,7 +195,7 @@ export class Worker {
       this.io.send(r);
     } catch (e) {
       const why = `handler returned a value that cannot be sent to the frontend: ${(e as Error).message}`;
-      this.io.log(why);
+      this.io.log('error', why);
       this.io.send({ ...r, responses: failAll(r.responses.length, 500, why) });
     }
   }

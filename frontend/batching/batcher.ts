@@ -3,10 +3,11 @@
  * free worker when `batchSize` requests are waiting or the oldest has waited `maxBatchDelay`
  * ms. Each request has its own response timeout (504); a full queue answers 503.
  */
-import { performance } from 'perf_hooks';
 import type { BatchRequest, ResultMessage } from '../../schema/worker-protocol.js';
 import type { Job, JobOutcome } from './job.js';
 import { errorOutcome } from './job.js';
+import type { Clock, ClockTimer } from './clock.js';
+import { REAL_CLOCK } from './clock.js';
 
 /** A batch's result and the frontend's wall time for it. */
 export interface BatchRunResult {
@@ -54,7 +55,7 @@ export type SubmitResult = 'queued' | 'queue_full' | 'unavailable' | 'closed';
 interface Slot {
   readonly job: Job;
   settled: boolean;
-  timer: NodeJS.Timeout | null;
+  timer: ClockTimer | null;
   sentMs: number;
 }
 
@@ -62,7 +63,7 @@ interface Slot {
 export class Batcher {
   private queue: Slot[] = [];
   private inFlight = 0;
-  private delayTimer: NodeJS.Timeout | null = null;
+  private delayTimer: ClockTimer | null = null;
   /** The queue head `delayTimer` was armed for: its deadline depends on that head alone. */
   private delayHead: Slot | null = null;
   private closed = false;
@@ -74,6 +75,8 @@ export class Batcher {
     private readonly target: BatchTarget,
     private settings: BatcherSettings,
     private readonly onTiming: BatchTimingListener = () => undefined,
+    /** Time and timers (a fake in unit tests); jobs' `arrivalMs` must be on this clock. */
+    private readonly clock: Clock = REAL_CLOCK,
   ) {
     target.on('idle', this.onIdle);
   }
@@ -99,8 +102,7 @@ export class Batcher {
     if (this.target.unavailable) return 'unavailable';
     if (this.queue.length >= this.settings.queueCapacity) return 'queue_full';
     const slot: Slot = { job, settled: false, timer: null, sentMs: 0 };
-    slot.timer = setTimeout(() => this.timeout(slot), this.settings.responseTimeoutSec * 1000);
-    slot.timer.unref();
+    slot.timer = this.clock.setTimeout(() => this.timeout(slot), this.settings.responseTimeoutSec * 1000, true);
     this.queue.push(slot);
     this.pump();
     return 'queued';
@@ -130,7 +132,7 @@ export class Batcher {
   pump(): void {
     if (this.closed) return this.clearDelay();
     while (this.queue.length > 0) {
-      const now = performance.now();
+      const now = this.clock.now();
       const head = this.queue[0];
       const waited = now - head.job.arrivalMs;
       const full = this.queue.length >= this.settings.batchSize;
@@ -139,7 +141,7 @@ export class Batcher {
         if (this.delayTimer !== null && this.delayHead === head) return;
         this.clearDelay();
         this.delayHead = head;
-        this.delayTimer = setTimeout(() => { this.delayTimer = null; this.delayHead = null; this.pump(); }, Math.max(0, this.settings.maxBatchDelayMs - waited));
+        this.delayTimer = this.clock.setTimeout(() => { this.delayTimer = null; this.delayHead = null; this.pump(); }, Math.max(0, this.settings.maxBatchDelayMs - waited));
         return;
       }
       this.clearDelay();
@@ -154,7 +156,7 @@ export class Batcher {
   }
 
   private clearDelay(): void {
-    if (this.delayTimer !== null) clearTimeout(this.delayTimer);
+    if (this.delayTimer !== null) this.clock.clearTimeout(this.delayTimer);
     this.delayTimer = null;
     this.delayHead = null;
   }
@@ -224,7 +226,7 @@ export class Batcher {
   private settle(slot: Slot, outcome: JobOutcome): void {
     if (slot.settled) return;
     slot.settled = true;
-    if (slot.timer) clearTimeout(slot.timer);
+    if (slot.timer !== null) this.clock.clearTimeout(slot.timer);
     slot.timer = null;
     slot.job.done(outcome);
   }

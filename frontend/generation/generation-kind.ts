@@ -18,7 +18,7 @@ export interface GenerationFrontendOptions {
   readonly logStatsIntervalSec?: number;
   /** Print debug lines too (idle engines' stat lines); default: env TS_LOG_LEVEL=debug. */
   readonly debug?: boolean;
-  /** Where debug lines go (default stderr). */
+  /** Where debug lines go (default: the server's log at debug). */
   readonly debugLog?: (msg: string) => void;
 }
 
@@ -50,7 +50,7 @@ export class GenerationKind implements ModelKind {
       const envSec = Number(process.env.TS_LOG_STATS_INTERVAL ?? '');
       const sec = this.opts.logStatsIntervalSec ?? (Number.isFinite(envSec) && envSec > 0 ? envSec : 10);
       const debug = this.opts.debug ?? (process.env.TS_LOG_LEVEL ?? '').toLowerCase() === 'debug';
-      const debugLog = this.opts.debugLog ?? ((m: string): void => { process.stderr.write(`DEBUG ${m}\n`); });
+      const debugLog = this.opts.debugLog ?? ((m: string): void => ctx.log('debug', m));
       this.ticker = new StatLogTicker(sec, (l) => {
         if (l.level === 'info') ctx.log('info', l.line);
         else if (debug) debugLog(l.line);

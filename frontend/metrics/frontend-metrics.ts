@@ -49,6 +49,8 @@ export interface FrontendMetricsOptions {
   readonly logRotation?: { readonly maxBytes: number; readonly keep: number };
   /** tslog buffer flush period in ms (default 200). */
   readonly tslogFlushMs?: number;
+  /** Cap of each tslog file's queue in characters (default 4 Mi); lines beyond it are dropped and counted. */
+  readonly tslogMaxQueueChars?: number;
   /** StatsD buffer flush period in ms (default 100). */
   readonly statsdFlushMs?: number;
 }
@@ -145,6 +147,9 @@ export class FrontendMetrics {
         maxBytes: rot.maxBytes,
         keep: rot.keep,
         flushMs: opts.tslogFlushMs,
+        maxQueueChars: opts.tslogMaxQueueChars,
+        onLost: (lines) => this.self.sinkError('tslog', lines),
+        ownErrorMetric: SINK_ERRORS_METRIC,
       });
     }
     if (mode === 'prometheus') {
@@ -236,9 +241,9 @@ export class FrontendMetrics {
     }
   }
 
-  /** Write buffered tslog lines out now (shutdown, tests). */
-  flush(): void {
-    this.tslog?.flush();
+  /** Write queued tslog lines out now; resolves once they are written (or counted lost). */
+  flush(): Promise<void> {
+    return this.tslog?.flush() ?? Promise.resolve();
   }
 
   /** Flush tslog files, close StatsD (bounded wait). Idempotent; never rejects. */

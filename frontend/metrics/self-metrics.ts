@@ -39,7 +39,7 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     'tsserve_sink_errors_total',
     'counter',
     ['sink'],
-    'Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost)',
+    'Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost)',
   ),
 ]);
 
@@ -114,14 +114,14 @@ export class SelfMetrics implements MetricHooks {
     if (datapoints > 0) this.points.record(datapoints);
   }
 
-  /** Count one failed delivery of `sink` (bound on its first error, so a healthy sink shows no series). */
-  sinkError(sink: SinkMode): void {
+  /** Count `n` failed deliveries of `sink` (bound on its first error, so a healthy sink shows no series). */
+  sinkError(sink: SinkMode, n = 1): void {
     let s = this.sinkErrorsBySink.get(sink);
     if (s === undefined) {
       s = this.sinkErrors.bind([sink]);
       this.sinkErrorsBySink.set(sink, s);
     }
-    s.record(1);
+    s.record(n);
   }
 
   seriesCreated(metric: string, liveSeries: number): void {

@@ -23,7 +23,7 @@ export interface ModelKindContext {
    */
   readonly poolDeps: WorkerPoolDeps;
   readonly ingestMetrics: (workerId: string, msg: unknown) => boolean;
-  readonly log: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string) => void;
 }
 
 /** A kind of model, keyed by the `handler:` value of its model-config. */

@@ -11,8 +11,11 @@ import type { MetricsConfig } from '../../schema/types.js';
 import { inferenceApp } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
+import { accessLogListener } from '../http/access-log.js';
 import type { TokenKeys } from '../http/token-auth.js';
 import { writeKeyFile } from '../http/token-auth.js';
+import type { AccessLog, Log } from '../log/log.js';
+import { levelCallback } from '../log/log.js';
 import { ModelStore } from '../store/model-store.js';
 import type { ListenAddress } from './address.js';
 import { formatAddress, isLoopback } from './address.js';
@@ -47,7 +50,10 @@ export interface ServerDeps {
   readonly metrics: MetricsPort;
   readonly metricsConfig: MetricsConfig;
   readonly ingest: { handle(workerKey: string, msg: unknown): boolean; forget(workerKey: string): void };
-  readonly log: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  /** The server's logger; workers log through children of it (`worker`, `model` bindings). */
+  readonly log: Log;
+  /** One record per response on every listener; none when absent. */
+  readonly access?: AccessLog;
 }
 
 /** A running server. */
@@ -63,9 +69,12 @@ export interface RunningServer {
 /** Default worker entry, relative to this compiled file (dist/frontend/server/). */
 export const DEFAULT_WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', 'backend', 'worker', 'main.js');
 
-function listen(app: Express, addr: ListenAddress): Promise<http.Server> {
+function listen(app: Express, addr: ListenAddress, name: string, access: AccessLog | undefined): Promise<http.Server> {
   return new Promise((resolve, reject) => {
-    const server = http.createServer(app);
+    const server = http.createServer();
+    // The access listener goes first: it must wrap the response before the app can answer.
+    if (access !== undefined) server.on('request', accessLogListener(name, access));
+    server.on('request', app);
     server.keepAliveTimeout = 65_000;
     server.once('error', reject);
     server.listen(addr.port, addr.host, () => { server.off('error', reject); resolve(server); });
@@ -83,7 +92,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   let workerPort = 9000;
   const warnedUnknown = new Set<string>();
   const ctx: ModelKindContext = {
-    metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: deps.log,
+    metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: levelCallback(deps.log),
     ingestMetrics: (id, msg) => deps.ingest.handle(id, msg),
     poolDeps: {
       entry: cfg.workerEntry ?? DEFAULT_WORKER_ENTRY,
@@ -93,7 +102,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       nextWorkerPort: () => workerPort++,
       onOtherMessage: (id, msg) => {
         if (deps.ingest.handle(id, msg)) return;
-        if (!warnedUnknown.has(id)) { warnedUnknown.add(id); deps.log('warn', `worker ${id}: ignoring a message of unknown type`); }
+        if (!warnedUnknown.has(id)) { warnedUnknown.add(id); deps.log.warn(`worker ${id}: ignoring a message of unknown type`); }
       },
       onWorkerGone: (id) => deps.ingest.forget(id),
       onWorkerLoaded: (id, ms) => series.workerLoaded(id, ms),
@@ -117,7 +126,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         await manager.register({ name: m.name, url: m.url, loadedAtStartup: true });
       } catch (e) {
         if (cfg.models !== 'all') throw e;
-        deps.log('error', `model ${m.name} skipped: ${(e as Error).message}`);
+        deps.log.error(`model ${m.name} skipped: ${(e as Error).message}`);
       }
     }
     const authOn = cfg.enableTokenAuth || !isLoopback(cfg.management.host);
@@ -127,11 +136,11 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const inf = await listen(inferenceApp({
       lookup: (n) => manager.get(n), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes,
       ...(keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {}), extraRoutes,
-    }), cfg.inference);
+    }), cfg.inference, 'inference', deps.access);
     servers.push(inf);
-    const mgmt = await listen(managementApp({ manager, series, ...(keys !== null ? { token: keys.management } : {}) }), cfg.management);
+    const mgmt = await listen(managementApp({ manager, series, ...(keys !== null ? { token: keys.management } : {}) }), cfg.management, 'management', deps.access);
     servers.push(mgmt);
-    const met = await listen(metricsApp(deps.metrics), cfg.metrics);
+    const met = await listen(metricsApp(deps.metrics), cfg.metrics, 'metrics', deps.access);
     servers.push(met);
     let stopping: Promise<void> | null = null;
     return {

@@ -1,12 +1,15 @@
 /**
  * `tsserve start` options: each from its flag, then env `TS_<NAME>` (e.g. `TS_METRICS_MODE`),
- * then the default. Parsing never throws: it returns the options or every problem found.
+ * then the default. The command line is read by `util.parseArgs` (see `flags.ts`). Parsing
+ * never throws: it returns the options or every problem found.
  */
+import { LOG_LEVELS, isLogThreshold } from '../log/log.js';
+import type { LogThreshold } from '../log/log.js';
+import type { FlagDef } from './flags.js';
+import { envName, parseFlags } from './flags.js';
 
 /** One option's definition. */
-interface OptionDef {
-  readonly flag: string;
-  readonly kind: 'string' | 'list' | 'bool' | 'int';
+interface OptionDef extends FlagDef {
   readonly def: string | readonly string[] | boolean | number | null;
   readonly help: string;
 }
@@ -17,11 +20,12 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'management-address', kind: 'string', def: 'http://127.0.0.1:8081', help: 'management API listener (token auth is required when not loopback)' },
   { flag: 'metrics-address', kind: 'string', def: 'http://127.0.0.1:8082', help: 'metrics API listener (GET /metrics)' },
   { flag: 'model-store', kind: 'string', def: './model-store', help: 'model store directory (the default one is generated when missing)' },
-  { flag: 'models', kind: 'list', def: ['all'], help: 'models to load: NAME=DIR ... (DIR inside the store) or all' },
+  { flag: 'models', kind: 'list', def: ['all'], help: 'models to load: NAME=DIR ... or NAME=DIR,NAME=DIR (DIR inside the store) or all' },
   { flag: 'metrics-config', kind: 'string', def: null, help: "metrics.yaml (default: the repo's metrics.yaml)" },
   { flag: 'metrics-mode', kind: 'string', def: null, help: 'tslog,prometheus,statsd (comma list; overrides mode: in the yaml); off = no metrics' },
   { flag: 'statsd-address', kind: 'string', def: null, help: "HOST:PORT of the StatsD agent (default: the yaml's statsd block)" },
-  { flag: 'log-dir', kind: 'string', def: './logs', help: 'directory of ts_metrics.log, model_metrics.log and key_file.json' },
+  { flag: 'log-dir', kind: 'string', def: './logs', help: 'directory of ts_log.log, access_log.log, ts_metrics.log, model_metrics.log and key_file.json' },
+  { flag: 'log-level', kind: 'string', def: 'info', help: `${LOG_LEVELS.join('|')}|silent: least level written to ts_log.log and the console` },
   { flag: 'metric-time-interval', kind: 'int', def: 60, help: 'seconds between system metrics samples' },
   { flag: 'disable-system-metrics', kind: 'bool', def: false, help: 'do not collect CPU/memory/disk metrics' },
   { flag: 'enable-token-auth', kind: 'bool', def: false, help: 'require Authorization: Bearer <key> (keys in <log-dir>/key_file.json)' },
@@ -44,6 +48,7 @@ export interface StartOptions {
   readonly metricsMode: string | null;
   readonly statsdAddress: string | null;
   readonly logDir: string;
+  readonly logLevel: LogThreshold;
   readonly metricTimeInterval: number;
   readonly disableSystemMetrics: boolean;
   readonly enableTokenAuth: boolean;
@@ -60,10 +65,6 @@ export type StartOptionsResult =
   | { readonly ok: true; readonly options: StartOptions }
   | { readonly ok: false; readonly problems: readonly string[] };
 
-function envName(flag: string): string {
-  return `TS_${flag.replace(/-/g, '_').toUpperCase()}`;
-}
-
 function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
@@ -76,38 +77,25 @@ export function startUsage(): string {
     lines.push(`  --${o.flag}${o.kind === 'bool' ? '' : ' VALUE'}`.padEnd(34) + `${o.help}${def}`);
     lines.push(`${''.padEnd(34)}env ${envName(o.flag)}`);
   }
-  lines.push('  --help'.padEnd(34) + 'this text');
+  lines.push('  -h, --help'.padEnd(34) + 'this text');
   return lines.join('\n') + '\n';
 }
 
 /** Parses argv (after `start`) and env. */
 export function parseStartOptions(argv: readonly string[], env: NodeJS.ProcessEnv): StartOptionsResult {
-  const problems: string[] = [];
-  const given = new Map<string, string[]>();
-  let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--help' || a === '-h') { help = true; continue; }
-    if (!a.startsWith('--')) { problems.push(`unexpected argument '${a}'`); continue; }
-    const eq = a.indexOf('=');
-    const flag = eq > 0 ? a.slice(2, eq) : a.slice(2);
-    const def = START_OPTIONS.find((o) => o.flag === flag);
-    if (def === undefined) { problems.push(`unknown option --${flag} (see tsserve start --help)`); continue; }
-    const values: string[] = [];
-    if (eq > 0) values.push(a.slice(eq + 1));
-    else if (def.kind === 'bool') values.push('true');
-    else if (def.kind === 'list') { while (i + 1 < argv.length && !argv[i + 1].startsWith('--')) values.push(argv[++i]); }
-    else if (i + 1 < argv.length) values.push(argv[++i]);
-    if (values.length === 0) problems.push(`--${flag} needs a value`);
-    given.set(flag, [...(given.get(flag) ?? []), ...values]);
-  }
-  const out: Record<string, unknown> = { help };
+  const parsed = parseFlags(argv, START_OPTIONS, 'tsserve start');
+  const problems = [...parsed.problems];
+  const given = parsed.given.values;
+  const out: Record<string, unknown> = { help: parsed.given.help };
   for (const o of START_OPTIONS) {
     const fromEnv = env[envName(o.flag)];
-    const raw = given.get(o.flag) ?? (fromEnv !== undefined && fromEnv !== '' ? (o.kind === 'list' ? fromEnv.split(/[\s,]+/).filter((s) => s !== '') : [fromEnv]) : undefined);
+    const fromArgv = given.get(o.flag);
+    const raw = fromArgv !== undefined && fromArgv.length > 0
+      ? fromArgv
+      : (fromEnv !== undefined && fromEnv !== '' ? (o.kind === 'list' ? fromEnv.split(/[\s,]+/).filter((s) => s !== '') : [fromEnv]) : undefined);
     const key = camel(o.flag);
     if (raw === undefined) { out[key] = o.def; continue; }
-    const last = raw[raw.length - 1];
+    const last = raw[raw.length - 1]!;
     switch (o.kind) {
       case 'list': out[key] = raw; break;
       case 'string': out[key] = last; break;
@@ -125,6 +113,9 @@ export function parseStartOptions(argv: readonly string[], env: NodeJS.ProcessEn
       }
     }
   }
+  const level = String(out.logLevel).toLowerCase();
+  if (!isLogThreshold(level)) problems.push(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, silent, got '${String(out.logLevel)}'`);
+  out.logLevel = level;
   out.modelStoreIsDefault = !given.has('model-store') && (env.TS_MODEL_STORE ?? '') === '';
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, options: out as unknown as StartOptions };

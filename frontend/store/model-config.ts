@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import * as yaml from 'js-yaml';
+import { loadYaml } from '../../schema/config/yaml-source.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { PathEscapeError, resolveInside } from './safe-path.js';
 
@@ -63,7 +63,7 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   const file = path.join(dir, MODEL_CONFIG_FILE);
   let raw: unknown;
   try {
-    raw = yaml.load(fs.readFileSync(file, 'utf8'));
+    raw = loadYaml(fs.readFileSync(file, 'utf8'));
   } catch (e) {
     const msg = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message.split('\n')[0];
     return { ok: false, problems: [`${file}: ${msg}`] };

@@ -7,8 +7,11 @@ import type { MetricsConfig } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { InitMessage, ModelConfig } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
+import type { Log } from '../log/log.js';
 import { WorkerProcess } from './worker-process.js';
 import type { WorkerStatus } from './worker-process.js';
+import type { Clock, ClockTimer } from '../batching/clock.js';
+import { REAL_CLOCK } from '../batching/clock.js';
 
 /** What a pool needs from the server around it. */
 export interface WorkerPoolDeps {
@@ -25,10 +28,13 @@ export interface WorkerPoolDeps {
   readonly onWorkerGone: (workerId: string) => void;
   /** A worker loaded its model (`WorkerLoadTime`). */
   readonly onWorkerLoaded: (workerId: string, loadTimeMs: number) => void;
-  readonly log: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  /** The pool's logger; each worker logs through a child with `worker` and `model` bindings. */
+  readonly log: Log;
   readonly backoffBaseMs?: number;
   readonly backoffMaxMs?: number;
   readonly shutdownTimeoutMs?: number;
+  /** Timers for the restart backoff (default: Node's; a fake in unit tests). */
+  readonly clock?: Clock;
 }
 
 /** One worker as the management API shows it. */
@@ -45,7 +51,7 @@ export class WorkerPool extends EventEmitter {
   private target: number;
   private maxWorkersValue: number;
   private failures = 0;
-  private restartTimer: NodeJS.Timeout | null = null;
+  private restartTimer: ClockTimer | null = null;
   private stopping = false;
   private lastErrorValue: string | null = null;
   /** Workers this pool asked to stop: their exit is expected (the process marks itself DEAD first). */
@@ -109,7 +115,7 @@ export class WorkerPool extends EventEmitter {
   /** Stops every worker (each flushes its metrics and exits, bounded), no restarts after. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.restartTimer !== null) (this.deps.clock ?? REAL_CLOCK).clearTimeout(this.restartTimer);
     this.restartTimer = null;
     await Promise.all([...this.live].map((w) => this.retire(w)));
     for (const wake of this.waiters.splice(0)) wake();
@@ -152,7 +158,8 @@ export class WorkerPool extends EventEmitter {
       model: this.model, metrics: this.deps.metrics,
       metricsEnabled: this.deps.metricsEnabled ?? true, autoLabels: this.deps.autoLabels ?? {},
     };
-    const w = new WorkerProcess({ entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage });
+    const log = this.deps.log.child({ worker: init.workerId, model: this.model.name });
+    const w = new WorkerProcess({ entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage, log });
     this.live.add(w);
     w.on('idle', () => this.onIdle());
     w.on('exit', (code: number | null, signal: string | null) => this.onExit(w, code, signal));
@@ -162,13 +169,13 @@ export class WorkerPool extends EventEmitter {
         this.lastErrorValue = null;
         this.loadFailed = false;
         this.deps.onWorkerLoaded(w.id, ready.loadTimeMs);
-        this.deps.log('info', `worker ${w.id} (pid ${String(w.pid)}) ready in ${ready.loadTimeMs.toFixed(1)} ms`);
+        log.info(`worker ${w.id} (pid ${String(w.pid)}) ready in ${ready.loadTimeMs.toFixed(1)} ms`);
         this.emit('idle');
       },
       (err: Error) => {
         this.lastErrorValue = err.message;
         this.loadFailed = true;
-        this.deps.log('error', err.message);
+        log.error(err.message);
         void w.kill();
       },
     );
@@ -186,7 +193,7 @@ export class WorkerPool extends EventEmitter {
     const expected = this.stopping || this.retiring.has(w);
     if (expected) return;
     if (this.lastErrorValue === null) this.lastErrorValue = `worker ${w.id} died (${signal ?? `code ${String(code)}`})`;
-    this.deps.log('warn', `worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`);
+    this.deps.log.warn(`worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`, { worker: w.id, model: this.model.name });
     this.scheduleRestart();
   }
 
@@ -196,12 +203,11 @@ export class WorkerPool extends EventEmitter {
     const max = this.deps.backoffMaxMs ?? 30_000;
     const delay = Math.min(max, base * 2 ** Math.min(this.failures, 20));
     this.failures++;
-    this.restartTimer = setTimeout(() => {
+    this.restartTimer = (this.deps.clock ?? REAL_CLOCK).setTimeout(() => {
       this.restartTimer = null;
       void this.reconcile().then(() => {
         if (this.live.size < this.target) this.scheduleRestart();
       });
-    }, delay);
-    this.restartTimer.unref();
+    }, delay, true);
   }
 }

@@ -10,7 +10,8 @@ import { EventEmitter } from 'events';
 import type {
   BatchRequest, FromWorkerMessage, InitMessage, ReadyMessage, ResultMessage,
 } from '../../schema/worker-protocol.js';
-import { isFromWorkerMessage } from '../../schema/worker-protocol.js';
+import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-protocol.js';
+import type { Log } from '../log/log.js';
 
 /** Lifecycle states, as shown by the management API. */
 export type WorkerStatus = 'STARTING' | 'READY' | 'BUSY' | 'STOPPING' | 'DEAD';
@@ -22,8 +23,12 @@ export interface WorkerProcessOptions {
   readonly init: InitMessage;
   /** Every message that is not a control message (metrics, engine outputs). */
   readonly onOtherMessage: (workerId: string, msg: unknown) => void;
-  /** Worker stdout/stderr lines, already prefixed with the worker id. */
-  readonly onLog?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Where the worker's log lines go: its `tsserve.log` messages at their level, its stdout
+   * lines at info and its stderr lines (a crash's stack, node's own warnings) at warn, each
+   * with a `stream` field. Pass a child logger carrying the worker's bindings.
+   */
+  readonly log: Log;
   /**
    * Batches sent ahead (default 2): the next batch travels over IPC while the current one
    * computes, and the worker runs them one after the other.
@@ -174,6 +179,12 @@ export class WorkerProcess extends EventEmitter {
         this.loadWait?.reject(new Error(`worker ${this.id} failed to load: ${m.error}`));
         this.loadWait = null;
         break;
+      case 'tsserve.log': {
+        // Checked here, at the edge: a bad level is logged at warn, never used as a method name.
+        const at = (WORKER_LOG_LEVELS as readonly unknown[]).includes(m.level) ? this.opts.log[m.level] : this.opts.log.warn;
+        at(typeof m.msg === 'string' ? m.msg : String(m.msg));
+        break;
+      }
       case 'tsserve.result': {
         const p = this.pending.get(m.batchId);
         if (p === undefined) return;
@@ -204,8 +215,7 @@ export class WorkerProcess extends EventEmitter {
   }
 
   private emitLine(line: string, stream: 'stdout' | 'stderr'): void {
-    const out = `[${this.id}] ${line}`;
-    if (this.opts.onLog) this.opts.onLog(out, stream);
-    else (stream === 'stdout' ? process.stdout : process.stderr).write(out + '\n');
+    if (stream === 'stdout') this.opts.log.info(line, { stream });
+    else this.opts.log.warn(line, { stream });
   }
 }

@@ -14,7 +14,7 @@ import type { DocPath } from './yaml-source.js';
 export type PosOf = (path: DocPath) => SourcePos | null;
 
 /** Defaults, exported for docs and tests. */
-export const DEFAULT_STATSD: StatsdConfig = { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' };
+export const DEFAULT_STATSD: StatsdConfig = { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'h' };
 export const DEFAULT_LIMITS = { maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 } as const satisfies Required<MetricsLimits>;
 
 /** The default help text: names the type and the unit. */

@@ -14,6 +14,7 @@ import {
   constructFromEvents,
   getScalarValue,
   mergeTag,
+  load,
   parseEvents,
 } from 'js-yaml';
 import type { DocumentEvent, Event, ScalarEvent } from 'js-yaml';
@@ -368,4 +369,9 @@ function toPos(text: string, lines: readonly number[], offset: number): SourcePo
   const lo = lineOf(lines, offset);
   const bom = lo === 0 && text.charCodeAt(0) === 0xfeff ? 1 : 0;
   return { line: lo + 1, col: Math.max(1, offset - (lines[lo] as number) + 1 - bom) };
+}
+
+/** Plain parse of another YAML file (model-config.yaml), js-yaml's default schema, no positions; throws js-yaml's error. */
+export function loadYaml(text: string): unknown {
+  return load(text);
 }

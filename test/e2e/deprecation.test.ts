@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { CLI, eventually, generateStore, mlpInput, post, ROOT, scrape, startTsserve, tempDir } from './harness.js';
+import { until } from '../support/until.js';
+import { CLI, generateStore, mlpInput, post, ROOT, scrape, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 
 const N = 3;
@@ -26,6 +27,12 @@ function deprecatedConfig(): string {
   const file = path.join(dir, 'metrics.yaml');
   fs.writeFileSync(file, text.replace(entry, `${entry}      deprecated: {since: "0.1", replacement: PredictionTime}\n`));
   return file;
+}
+
+/** [level, msg] of the server's JSON log records about metrics. */
+function records(out: string): [string, string][] {
+  return out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level?: unknown; msg?: unknown })
+    .filter((x) => typeof x.msg === 'string' && x.msg.startsWith('metrics: ')).map((x) => [String(x.level), String(x.msg)]);
 }
 
 /** Names of the model_metrics.log lines, counted. */
@@ -55,10 +62,10 @@ describe('e2e: deprecated and hidden metrics', () => {
     const s = server;
     // One request at a time: one batch each, so exactly N datapoints per model metric.
     for (let i = 0; i < N; i++) expect((await post(`${s.inference}/predictions/mlp`, mlpInput(i))).status).to.equal(200);
-    const text = await eventually(async () => {
+    const text = await until(async () => {
       const t = await scrape(s);
       return t.includes('\nPredictionTime{') ? t : null;
-    }, 'PredictionTime on /metrics');
+    }, { message: 'PredictionTime on /metrics' });
     expect(await s.stop()).to.equal(0);
     return { text, logs: logged(s), out: s.output() };
   }
@@ -69,14 +76,14 @@ describe('e2e: deprecated and hidden metrics', () => {
     expect(r.text).to.include('\nPredictionTime{');
     expect(r.text).to.not.match(/tsserve_datapoints_dropped_total\{[^}]*\} [1-9]/);
     expect(r.logs).to.deep.equal({ PredictionTime: N });
-    expect(r.out).to.include('[WARN] metrics: hidden metrics (not exposed, logged or sent): HandlerTime\n');
+    expect(records(r.out)).to.deep.include(['warn', 'metrics: hidden metrics (not exposed, logged or sent): HandlerTime']);
   });
 
   it('should show it again, notice first in HELP, with --show-hidden-metrics-for-version 0.2', async () => {
     const r = await serve(['--show-hidden-metrics-for-version', '0.2']);
     expect(r.text).to.include(`# HELP HandlerTime ${NOTICE} Time the handler took for the last batch (preprocess, inference, postprocess), in milliseconds. (unit: ms)\n`);
     expect(r.logs).to.deep.equal({ HandlerTime: N, PredictionTime: N });
-    expect(r.out).to.include(`[WARN] metrics: deprecated metrics in use: HandlerTime ${NOTICE}\n`);
+    expect(records(r.out)).to.deep.include(['warn', `metrics: deprecated metrics in use: HandlerTime ${NOTICE}`]);
   });
 
   it('should refuse to start with a version other than the previous minor one', () => {

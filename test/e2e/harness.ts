@@ -9,6 +9,7 @@ import * as fs from 'fs';
 import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
+import { until } from '../support/until.js';
 
 /** Repo root (this file runs from dist/test/e2e). */
 export const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
@@ -113,8 +114,12 @@ export interface Tsserve {
   kill(): void;
 }
 
-/** Starts the real server with `args` (ports and log dir are filled in) and waits until it serves. */
-export async function startTsserve(opts: { store: string; args?: readonly string[]; env?: NodeJS.ProcessEnv; logDir?: string }): Promise<Tsserve> {
+/**
+ * Starts the real server with `args` (ports and log dir are filled in) and waits until it
+ * serves: until it logs `Model server started.`, or with `ready: 'ping'` (a log level that
+ * hides info) until GET /ping answers.
+ */
+export async function startTsserve(opts: { store: string; args?: readonly string[]; env?: NodeJS.ProcessEnv; logDir?: string; ready?: 'log' | 'ping' }): Promise<Tsserve> {
   const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
   const logDir = opts.logDir ?? tempDir('logs');
   const args = [
@@ -132,11 +137,19 @@ export async function startTsserve(opts: { store: string; args?: readonly string
   const killGroup = (): void => {
     try { if (proc.pid !== undefined) process.kill(-proc.pid, 'SIGKILL'); } catch { /* already gone */ }
   };
-  const started = Date.now();
-  while (!out.includes('Model server started.')) {
-    if (!alive) throw new Error(`server exited during start-up:\n${out}`);
-    if (Date.now() - started > 60_000) { killGroup(); throw new Error(`server did not start within 60 s:\n${out}`); }
-    await new Promise((r) => setTimeout(r, 50));
+  const pinged = async (): Promise<boolean> => {
+    try { return (await fetch(`http://127.0.0.1:${ip}/ping`)).status === 200; } catch { return false; }
+  };
+  const isReady = async (): Promise<boolean> => (opts.ready === 'ping' ? pinged() : out.includes('Model server started.'));
+  try {
+    await until(async () => {
+      if (await isReady()) return true;
+      if (!alive) throw new Error(`server exited during start-up:\n${out}`);
+      return false;
+    }, { message: opts.ready === 'ping' ? '/ping answering 200' : '"Model server started."', timeoutMs: 60_000, observe: () => out });
+  } catch (err) {
+    killGroup();
+    throw err;
   }
   return {
     proc, logDir,
@@ -191,17 +204,6 @@ export function sample(text: string, series: string): number | null {
     if (line.startsWith(series + ' ')) return Number(line.slice(series.length + 1));
   }
   return null;
-}
-
-/** Polls `probe` until it returns a non-null value (the server and its sinks are asynchronous). */
-export async function eventually<T>(probe: () => Promise<T | null> | T | null, what: string, timeoutMs = 20_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await probe();
-    if (v !== null) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** True when `bin` answers `--version`. */

@@ -6,7 +6,8 @@
  */
 import { expect } from 'chai';
 import * as os from 'os';
-import { call, eventually, post, sample, scrape, slowModelStore, startTsserve } from './harness.js';
+import { call, post, sample, scrape, slowModelStore, startTsserve } from './harness.js';
+import { until } from '../support/until.js';
 import type { Tsserve } from './harness.js';
 import { configArgs } from './config-args.js';
 
@@ -33,11 +34,11 @@ describe('tsserve start: queue full 503 and response timeout 504 (real server, s
     const SLEEP = 3000;
     const held = [0, 1, 2].map(() => post(`${server.inference}/predictions/slow`, { sleepMs: SLEEP }));
     let polls = 0;
-    await eventually(async () => {
+    await until(async () => {
       polls++;
       const d = (await call('GET', `${server.management}/models/slow`)).json as Array<{ jobQueueStatus: QueueStatus }>;
       return d[0].jobQueueStatus.remainingCapacity === 0 ? d[0].jobQueueStatus : null;
-    }, 'the queue of slow to fill');
+    }, { message: 'the queue of slow to fill' });
     const full = await post(`${server.inference}/predictions/slow`, { sleepMs: 0 });
     expect(full.status).to.equal(503);
     expect(full.json).to.deep.equal({
@@ -60,11 +61,11 @@ describe('tsserve start: queue full 503 and response timeout 504 (real server, s
     expect(late.json).to.deep.equal({ code: 504, type: 'RequestTimeoutException', message: 'no response within responseTimeout 1 s' });
     // The worker's answer arrives later and is dropped; once it is back, the next request is served.
     let polls = 0;
-    await eventually(async () => {
+    await until(async () => {
       polls++;
       const d = (await call('GET', `${server.management}/models/slow-timeout`)).json as Array<{ workers: Array<{ status: string }> }>;
       return d[0].workers.map((w) => w.status).join() === 'READY' ? true : null;
-    }, 'the worker of slow-timeout to finish the late batch');
+    }, { message: 'the worker of slow-timeout to finish the late batch' });
     const next = await post(`${server.inference}/predictions/slow-timeout`, { sleepMs: 0 });
     expect([next.status, next.json]).to.deep.equal([200, { slept: 0 }]);
     const after = await scrape(server);

@@ -9,7 +9,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
 import type { TslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
-import { eventually, generateStore, mlpInput, post, ROOT, sample, scrape, startTsserve } from './harness.js';
+import { generateStore, mlpInput, post, ROOT, sample, scrape, startTsserve } from './harness.js';
+import { until } from '../support/until.js';
 import type { Tsserve } from './harness.js';
 import { startStatsd } from './statsd-daemon.js';
 import type { StatsdDaemon } from './statsd-daemon.js';
@@ -58,7 +59,7 @@ describe('tsserve start (tslog + prometheus + statsd, custom handler)', function
 
   it('should send exactly one ts_inference_requests_total:1|c line per request to the statsd daemon', async () => {
     const count = (model: string): number => statsd.lines.filter((l) => l.startsWith('ts_inference_requests_total:1|c') && l.includes(`model_name:${model},`)).length;
-    await eventually(() => (count('mlp') === N_MLP && count('custom') === N_CUSTOM ? true : null), 'statsd lines');
+    await until(() => (count('mlp') === N_MLP && count('custom') === N_CUSTOM ? true : null), { message: 'statsd lines' });
     expect(statsd.lines.filter((l) => l.startsWith('ts_inference_requests_total:')).length).to.equal(N_MLP + N_CUSTOM);
     expect(statsd.lines.find((l) => l.startsWith('ts_inference_requests_total:') && l.includes('model_name:mlp,'))).to.equal(
       `ts_inference_requests_total:1|c|#model_name:mlp,model_version:default,hostname:${H}`,
@@ -66,36 +67,37 @@ describe('tsserve start (tslog + prometheus + statsd, custom handler)', function
   });
 
   it("should show the custom handler's counter with the value it recorded in prometheus, tslog and statsd", async () => {
-    const text = await eventually(async () => {
+    const text = await until(async () => {
       const t = await scrape(server);
       return sample(t, `InferenceRequestCount{Hostname="${H}"}`) === N_CUSTOM ? t : null;
-    }, 'InferenceRequestCount on /metrics');
+    }, { message: 'InferenceRequestCount on /metrics' });
     expect(sample(text, `InferenceRequestCount{Hostname="${H}"}`)).to.equal(N_CUSTOM);
-    const lines = await eventually(() => {
+    const lines = await until(() => {
       const ls = tslog(server, 'model_metrics.log').filter((l) => l.name === 'InferenceRequestCount');
       return ls.reduce((s, l) => s + l.value, 0) === N_CUSTOM ? ls : null;
-    }, 'InferenceRequestCount in model_metrics.log');
-    expect(lines.every((l) => l.hostname === H && l.dimensions.length === 0)).to.equal(true);
-    const sent = await eventually(() => {
+    }, { message: 'InferenceRequestCount in model_metrics.log' });
+    expect(lines.map((l) => [l.hostname, l.dimensions])).to.deep.equal(Array(lines.length).fill([H, []]));
+    const sent = await until(() => {
       const ls = statsd.lines.filter((l) => l.startsWith('InferenceRequestCount:'));
       return ls.reduce((s, l) => s + Number(/^InferenceRequestCount:([^|]+)\|c/.exec(l)?.[1] ?? NaN), 0) === N_CUSTOM ? ls : null;
-    }, 'InferenceRequestCount at the statsd daemon');
+    }, { message: 'InferenceRequestCount at the statsd daemon' });
     expect(sent.length).to.equal(lines.length);
   });
 
-  it("should record the custom handler's per-request SizeOfImage with each request's id in every sink", async () => {
-    const lines = await eventually(() => {
+  // Only tslog carries request ids (TorchServe's requestID field); Prometheus and StatsD carry the value.
+  it("should record the custom handler's per-request SizeOfImage with each request's id in tslog and its value in prometheus and statsd", async () => {
+    const lines = await until(() => {
       const ls = tslog(server, 'model_metrics.log').filter((l) => l.name === 'SizeOfImage');
       return ls.length === N_CUSTOM ? ls : null;
-    }, 'SizeOfImage lines');
+    }, { message: 'SizeOfImage lines' });
     expect(lines.map((l) => l.value)).to.deep.equal(Array(N_CUSTOM).fill(IMAGE_KB));
     expect(lines.map((l) => l.requestId).sort()).to.deep.equal([...customIds].sort());
     const text = await scrape(server, '?name[]=SizeOfImage');
-    expect(text).to.contain(`SizeOfImage{ModelName="custom",Level="Model",Hostname="${H}"} ${IMAGE_KB}`);
-    const sent = await eventually(() => {
+    expect(text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))).to.deep.equal([`SizeOfImage{ModelName="custom",Level="Model",Hostname="${H}"} ${IMAGE_KB}`]);
+    const sent = await until(() => {
       const ls = statsd.lines.filter((l) => l.startsWith('SizeOfImage:'));
       return ls.length === N_CUSTOM ? ls : null;
-    }, 'SizeOfImage at the statsd daemon');
-    expect(sent.every((l) => l.startsWith(`SizeOfImage:${IMAGE_KB}|g`))).to.equal(true);
+    }, { message: 'SizeOfImage at the statsd daemon' });
+    expect(sent).to.deep.equal(Array(N_CUSTOM).fill(`SizeOfImage:${IMAGE_KB}|g|#ModelName:custom,Level:Model,Hostname:${H}`));
   });
 });

@@ -15,26 +15,39 @@ describe('tsserve start (start-up checks)', function () {
     const bad = path.join(dir, 'bad.yaml');
     fs.writeFileSync(bad, 'ts_metrics:\n  counter:\n    - name: my-metric\n      unit: Count\n    - name: Dup\n      unit: Count\n    - name: Dup\n      unit: Count\n');
     const r = spawnSync(process.execPath, [CLI, 'start', '--metrics-config', bad, '--model-store', dir, '--log-dir', dir], { encoding: 'utf8' });
-    expect(r.status).to.equal(1);
-    const lines = r.stderr.split('\n').filter((l) => l.startsWith(`${bad}:`));
-    expect(lines.length).to.be.at.least(2);
-    expect(lines.some((l) => l.startsWith(`${bad}:3:`) && l.includes('my-metric'))).to.equal(true);
-    expect(lines.some((l) => l.includes('Dup'))).to.equal(true);
-    expect(r.stdout).to.not.contain('Model server started.');
+    expect([r.status, r.stdout]).to.deep.equal([1, '']);
+    expect(r.stderr).to.equal([
+      `tsserve start: invalid metrics config ${bad} (2 problem(s)); not starting:`,
+      `${bad}:3:13: metric "my-metric" in ts_metrics.counter: name "my-metric" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "my_metric"`,
+      `${bad}:7:13: metric "Dup" in ts_metrics.counter: name already used by the metric in ts_metrics.counter at line 5; names must be unique across the file (any section, any type), rename one`,
+      '',
+    ].join('\n'));
   });
 
   it('should refuse an explicit --model-store that does not exist', () => {
     const missing = path.join(dir, 'nope');
     const r = spawnSync(process.execPath, [CLI, 'start', '--model-store', missing, '--log-dir', dir], { encoding: 'utf8' });
-    expect(r.status).to.equal(1);
-    expect(r.stderr).to.contain(`--model-store: directory ${missing} does not exist`);
+    expect([r.status, r.stdout]).to.deep.equal([1, '']);
+    expect(r.stderr.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /, '<ts> ')).to.equal(
+      `<ts> [ERROR] --model-store: directory ${missing} does not exist (generate one with: tsserve models generate ${missing})\n`,
+    );
     expect(fs.existsSync(missing)).to.equal(false);
   });
 
   it('should list every option with its env name in --help', () => {
     const r = spawnSync(process.execPath, [CLI, 'start', '--help'], { encoding: 'utf8' });
-    expect(r.status).to.equal(0);
-    for (const flag of ['--inference-address', '--metrics-mode', '--statsd-address', '--metric-time-interval', '--enable-token-auth']) expect(r.stdout).to.contain(flag);
-    expect(r.stdout).to.contain('env TS_METRICS_MODE');
+    expect([r.status, r.stderr]).to.deep.equal([0, '']);
+    // Each option line, paired with the env line under it (--help has none).
+    const lines = r.stdout.split('\n');
+    const pairs = lines.flatMap((l, i) => {
+      const flag = /^  (--[a-z-]+) /.exec(l)?.[1];
+      return flag === undefined ? [] : [[flag, /^ +env (TS_[A-Z_]+)$/.exec(lines[i + 1] ?? '')?.[1] ?? null]];
+    });
+    const flags = [
+      '--inference-address', '--management-address', '--metrics-address', '--model-store', '--models', '--metrics-config',
+      '--metrics-mode', '--statsd-address', '--log-dir', '--metric-time-interval', '--disable-system-metrics',
+      '--enable-token-auth', '--max-request-size', '--job-queue-size', '--log-stats-interval',
+    ];
+    expect(pairs).to.deep.equal([...flags.map((f) => [f, `TS_${f.slice(2).replace(/-/g, '_').toUpperCase()}`]), ['--help', null]]);
   });
 });

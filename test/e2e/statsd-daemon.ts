@@ -5,10 +5,13 @@ import * as dgram from 'dgram';
 import * as fs from 'fs';
 import * as path from 'path';
 import { freePort, ROOT, tempDir } from './harness.js';
+import { until } from '../support/until.js';
 
 /** A running statsd daemon. */
 export interface StatsdDaemon {
   readonly port: number;
+  /** The daemon's TCP management port (`counters`, `timers`, `gauges` commands). */
+  readonly mgmtPort: number;
   /** Every metric line received so far, in order. */
   readonly lines: string[];
   stop(): void;
@@ -52,11 +55,14 @@ export async function startStatsd(): Promise<StatsdDaemon> {
   });
   const stop = (): void => { proc.kill('SIGKILL'); fs.rmSync(dir, { recursive: true, force: true }); };
   const waitFor = async (cond: () => boolean, what: string): Promise<void> => {
-    const t0 = Date.now();
-    while (!cond()) {
-      if (proc.exitCode !== null) { stop(); throw new Error(`statsd daemon exited during start-up (${what})`); }
-      if (Date.now() - t0 > 30_000) { stop(); throw new Error(`statsd daemon: no ${what} within 30 s`); }
-      await new Promise((r) => setTimeout(r, 20));
+    try {
+      await until(() => {
+        if (proc.exitCode !== null) throw new Error(`statsd daemon exited during start-up (${what})`);
+        return cond();
+      }, { message: `statsd daemon: ${what}`, timeoutMs: 30_000 });
+    } catch (err) {
+      stop();
+      throw err;
     }
   };
   await waitFor(() => up, '"server is up"');
@@ -70,5 +76,5 @@ export async function startStatsd(): Promise<StatsdDaemon> {
     clearInterval(timer);
     await new Promise<void>((resolve) => probe.close(resolve));
   }
-  return { port, lines, stop };
+  return { port, mgmtPort: mgmt, lines, stop };
 }

@@ -9,6 +9,12 @@ import { LLM } from '../../backend/engine/llm.js';
 import type { CompletionOutput } from '../../backend/engine/llm.js';
 import { decodeToGenWorkerMessage } from '../../schema/engine-ipc.js';
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
+import type { FlagDef } from '../../frontend/server/flags.js';
+import { parseFlags } from '../../frontend/server/flags.js';
+
+const FLAGS: readonly FlagDef[] = [
+  { flag: 'model', kind: 'string' }, { flag: 'input', kind: 'string' }, { flag: 'output', kind: 'string' }, { flag: 'set', kind: 'string' },
+];
 
 const USAGE = `Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]
 
@@ -81,31 +87,27 @@ export function renderCompletion(id: unknown, c: CompletionOutput): string {
 
 /** Runs `tsserve generate`; resolves to the exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
-  let model: string | undefined;
-  let input: string | undefined;
-  let output: string | undefined;
+  const parsed = parseFlags(argv, FLAGS, 'tsserve generate');
+  if (parsed.given.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (parsed.problems.length > 0) {
+    process.stderr.write(`${parsed.problems.map((p) => `tsserve generate: ${p}\n`).join('')}\n${USAGE}`);
+    return 2;
+  }
+  const last = (flag: string): string | undefined => parsed.given.values.get(flag)?.at(-1);
+  const model = last('model');
+  const input = last('input');
+  const output = last('output');
   const overrides: Record<string, unknown> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const next = (): string | undefined => argv[++i];
-    if (a === '--help' || a === '-h') {
-      process.stdout.write(USAGE);
-      return 0;
-    } else if (a === '--model') model = next();
-    else if (a === '--input') input = next();
-    else if (a === '--output') output = next();
-    else if (a === '--set') {
-      const kv = next() ?? '';
-      const eq = kv.indexOf('=');
-      if (eq <= 0) {
-        process.stderr.write(`tsserve generate: --set needs KEY=VALUE, got '${kv}'\n`);
-        return 2;
-      }
-      overrides[kv.slice(0, eq)] = parseValue(kv.slice(eq + 1));
-    } else {
-      process.stderr.write(`tsserve generate: unknown argument '${a}'\n\n${USAGE}`);
+  for (const kv of parsed.given.values.get('set') ?? []) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) {
+      process.stderr.write(`tsserve generate: --set needs KEY=VALUE, got '${kv}'\n`);
       return 2;
     }
+    overrides[kv.slice(0, eq)] = parseValue(kv.slice(eq + 1));
   }
   if (model === undefined || input === undefined) {
     process.stderr.write(`tsserve generate: --model and --input are required\n\n${USAGE}`);

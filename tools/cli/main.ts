@@ -3,6 +3,9 @@
  * `run(argv): Promise<number>` (the exit code), loaded only when used so `tsserve metrics
  * validate` never pays for onnxruntime or express.
  */
+import { readFileSync } from 'fs';
+import * as path from 'path';
+import { nearest, unknownOption } from '../../frontend/server/flags.js';
 
 interface Command {
   readonly summary: string;
@@ -20,8 +23,15 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 export function usage(): string {
   const lines = ['Usage: tsserve <command> [options]', '', 'Commands:'];
   for (const [name, cmd] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(10)} ${cmd.summary}`);
+  lines.push('', 'Options:', `  ${'-h, --help'.padEnd(16)} this text`, `  ${'-v, --version'.padEnd(16)} print the version`);
   lines.push('', 'Run `tsserve <command> --help` for the options of one command.');
   return lines.join('\n') + '\n';
+}
+
+/** The package version (package.json at the repo root; this file runs from dist/tools/cli). */
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
 }
 
 /** Runs the CLI; resolves to the process exit code. */
@@ -31,9 +41,18 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(usage());
     return name === undefined ? 2 : 0;
   }
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  if (name.startsWith('-')) {
+    process.stderr.write(`tsserve: ${unknownOption(name.replace(/=.*/, ''), [{ flag: 'version', kind: 'bool' }], 'tsserve')}\n`);
+    return 2;
+  }
   const cmd = COMMANDS[name];
   if (cmd === undefined) {
-    process.stderr.write(`tsserve: unknown command '${name}'\n\n${usage()}`);
+    const near = nearest(name, Object.keys(COMMANDS));
+    process.stderr.write(`tsserve: unknown command '${name}'${near !== null ? `; did you mean '${near}'?` : ''}\n\n${usage()}`);
     return 2;
   }
   return (await cmd.load()).run(rest);

@@ -7,6 +7,8 @@ import type { CatalogFormat } from '../../schema/config/catalog.js';
 import { CATALOG_FORMATS, renderCatalog } from '../../schema/config/catalog.js';
 import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
 import { packageVersion, resolveStability } from '../../schema/config/stability.js';
+import type { FlagDef } from '../../frontend/server/flags.js';
+import { parseFlags } from '../../frontend/server/flags.js';
 
 const USAGE = `Usage:
   tsserve metrics validate FILE [FILE...]
@@ -20,6 +22,8 @@ const USAGE = `Usage:
 Format reference: docs/metrics-yaml.md
 `;
 
+const LIST_FLAGS: readonly FlagDef[] = [{ flag: 'format', kind: 'string' }];
+
 /** Entry point called by the dispatcher; resolves to the exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -31,14 +35,22 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if (sub !== 'validate' && sub !== 'list') {
+    process.stderr.write(`tsserve metrics: unknown subcommand '${sub}'\n\n${USAGE}`);
+    return 2;
+  }
+  const command = `tsserve metrics ${sub}`;
+  const parsed = parseFlags(rest, sub === 'list' ? LIST_FLAGS : [], command, Infinity);
+  if (parsed.given.help) {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (sub === 'validate') return validate(rest);
-  if (sub === 'list') return list(rest);
-  process.stderr.write(`tsserve metrics: unknown subcommand '${sub}'\n\n${USAGE}`);
-  return 2;
+  if (parsed.problems.length > 0) {
+    process.stderr.write(parsed.problems.map((p) => `${command}: ${p}\n`).join(''));
+    return 2;
+  }
+  if (sub === 'validate') return validate(parsed.given.positionals);
+  return list(parsed.given.positionals, parsed.given.values.get('format'));
 }
 
 function validate(files: readonly string[]): number {
@@ -59,21 +71,10 @@ function validate(files: readonly string[]): number {
   return code;
 }
 
-function list(args: readonly string[]): number {
+function list(files: readonly string[], formats: readonly string[] | undefined): number {
   let format: CatalogFormat = 'table';
-  const files: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] as string;
-    let value: string | undefined;
-    if (a === '--format') value = args[++i];
-    else if (a.startsWith('--format=')) value = a.slice('--format='.length);
-    else if (a.startsWith('-')) {
-      process.stderr.write(`tsserve metrics list: unknown option '${a}'\n\n${USAGE}`);
-      return 2;
-    } else {
-      files.push(a);
-      continue;
-    }
+  if (formats !== undefined) {
+    const value = formats[formats.length - 1];
     if (value === undefined || !(CATALOG_FORMATS as readonly string[]).includes(value)) {
       process.stderr.write(`tsserve metrics list: --format must be one of ${CATALOG_FORMATS.join(', ')}\n`);
       return 2;

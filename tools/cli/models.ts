@@ -4,6 +4,10 @@
  */
 import { generateStore } from '../models/store.js';
 import { STORE_MODELS } from '../models/store-models.js';
+import type { FlagDef } from '../../frontend/server/flags.js';
+import { parseFlags } from '../../frontend/server/flags.js';
+
+const FLAGS: readonly FlagDef[] = [{ flag: 'force', kind: 'bool' }, { flag: 'only', kind: 'string' }];
 
 function usage(): string {
   const lines = [
@@ -30,30 +34,23 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve models: unknown subcommand '${sub}'\n\n${usage()}`);
     return 2;
   }
-  let dir: string | undefined;
-  let force = false;
+  const parsed = parseFlags(rest, FLAGS, 'tsserve models generate', 1);
+  if (parsed.given.help) {
+    process.stdout.write(usage());
+    return 0;
+  }
+  if (parsed.problems.length > 0) {
+    process.stderr.write(parsed.problems.map((p) => `tsserve models generate: ${p}\n`).join(''));
+    return 2;
+  }
+  const dir = parsed.given.positionals[0];
+  const force = parsed.given.values.has('force');
+  const onlyValue = parsed.given.values.get('only');
   let only: string[] | undefined;
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i]!;
-    if (a === '--help' || a === '-h') {
-      process.stdout.write(usage());
-      return 0;
-    } else if (a === '--force') {
-      force = true;
-    } else if (a === '--only' || a.startsWith('--only=')) {
-      const v = a === '--only' ? rest[++i] : a.slice('--only='.length);
-      if (v === undefined || v === '') {
-        process.stderr.write('tsserve models generate: --only needs a comma-separated list of model names\n');
-        return 2;
-      }
-      only = v.split(',').filter((s) => s !== '');
-    } else if (a.startsWith('-')) {
-      process.stderr.write(`tsserve models generate: unknown option '${a}'\n\n${usage()}`);
-      return 2;
-    } else if (dir === undefined) {
-      dir = a;
-    } else {
-      process.stderr.write(`tsserve models generate: unexpected argument '${a}'\n`);
+  if (onlyValue !== undefined) {
+    only = onlyValue.flatMap((v) => v.split(',')).filter((s) => s !== '');
+    if (only.length === 0) {
+      process.stderr.write('tsserve models generate: --only needs a comma-separated list of model names\n');
       return 2;
     }
   }

@@ -2,10 +2,14 @@
  * `tsserve start`: validates metrics.yaml once (any problem stops start-up, every one printed),
  * builds the frontend metrics and the worker ingest, starts the three listeners and the model
  * workers, and runs in the foreground until SIGINT/SIGTERM, then drains and exits 0.
+ *
+ * Refusals to start (bad flags, an invalid metrics.yaml, a missing --model-store) are command
+ * output: plain lines on stderr, like `metrics validate`. From the moment the log directory
+ * exists, everything goes through the one server logger created here (ts_log.log, console).
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import type { SinkMode } from '../../schema/types.js';
+import type { MetricsConfig, SinkMode } from '../../schema/types.js';
 import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
 import { parseModeWord } from '../../schema/config/modes.js';
 import { packageVersion, showHiddenProblem } from '../../schema/config/stability.js';
@@ -16,16 +20,14 @@ import { parseAddress } from '../../frontend/server/address.js';
 import { checkFrontendMetrics } from '../../frontend/server/frontend-series.js';
 import { startServer } from '../../frontend/server/server.js';
 import type { ServerConfig } from '../../frontend/server/server.js';
+import type { ListenAddress } from '../../frontend/server/address.js';
 import { parseStartOptions, startUsage } from '../../frontend/server/start-options.js';
 import { registerGenerationFrontend } from '../../frontend/generation/generation-kind.js';
+import type { AccessLog, Log } from '../../frontend/log/log.js';
+import { levelCallback } from '../../frontend/log/log.js';
+import { createServerLogger } from '../../frontend/log/logger.js';
 import type { StartOptions } from '../../frontend/server/start-options.js';
-
-type Level = 'info' | 'warn' | 'error';
-
-function log(level: Level, msg: string): void {
-  const line = `${new Date().toISOString()} [${level.toUpperCase()}] ${msg}\n`;
-  (level === 'info' ? process.stdout : process.stderr).write(line);
-}
+import { generateStore } from '../models/store.js';
 
 /** `--metrics-mode` value → modes; `off`/`none` → no sinks at all (metrics switched off). */
 export function parseModesFlag(value: string): { modes: SinkMode[] } | { error: string } {
@@ -63,17 +65,18 @@ function parseModels(values: readonly string[]): ServerConfig['models'] | { erro
   return out;
 }
 
-async function ensureStore(opts: StartOptions): Promise<string | null> {
-  const dir = path.resolve(opts.modelStore);
+/** Generates the default store when it is missing; null (logged) when that fails. */
+async function ensureStore(dir: string, log: Log): Promise<string | null> {
   if (fs.existsSync(dir)) return dir;
-  if (!opts.modelStoreIsDefault) {
-    log('error', `--model-store: directory ${dir} does not exist (generate one with: tsserve models generate ${opts.modelStore})`);
+  log.info(`model store ${dir} is missing: generating the demo store (tsserve models generate)`);
+  try {
+    const r = await generateStore(dir, { log: (line) => log.info(line) });
+    log.info(`model store ${dir}: ${r.written.length} written, ${r.skipped.length} kept`);
+    return dir;
+  } catch (e) {
+    log.error(`model store ${dir}: ${(e as Error).message}`);
     return null;
   }
-  log('info', `model store ${dir} is missing: generating the demo store (tsserve models generate)`);
-  const models = await import('./models.js');
-  const code = await models.run(['generate', dir]);
-  return code === 0 ? dir : null;
 }
 
 /** Runs `tsserve start`; resolves to the exit code once the server has stopped. */
@@ -124,15 +127,56 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const config = loaded.config;
-
-  const store = await ensureStore(opts);
-  if (store === null) return 1;
+  const storeDir = path.resolve(opts.modelStore);
+  if (!opts.modelStoreIsDefault && !fs.existsSync(storeDir)) {
+    process.stderr.write(`tsserve start: --model-store: directory ${storeDir} does not exist (generate one with: tsserve models generate ${opts.modelStore})\n`);
+    return 1;
+  }
   const logDir = path.resolve(opts.logDir);
   fs.mkdirSync(logDir, { recursive: true });
 
+  // The one logger of this process; everything below logs through it or a child of it.
+  const logger = createServerLogger({ level: opts.logLevel, logDir });
+  // A crash of the frontend itself is the last record of ts_log.log (written synchronously).
+  const onCrash = (err: unknown): void => {
+    logger.log.fatal(`uncaught exception: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    logger.flush();
+    process.exit(1);
+  };
+  process.on('uncaughtException', onCrash);
+  try {
+    return await serve(opts, { configFile, config, storeDir, logDir, modes, statsd, models: models as ServerConfig['models'], inference, management, metricsAddr, serverVersion, showHidden }, logger.log, logger.access);
+  } finally {
+    process.off('uncaughtException', onCrash);
+    logger.close();
+  }
+}
+
+interface Checked {
+  readonly configFile: string;
+  readonly config: MetricsConfig;
+  readonly storeDir: string;
+  readonly logDir: string;
+  readonly modes: SinkMode[] | undefined;
+  readonly statsd: { host: string; port: number } | undefined;
+  readonly models: ServerConfig['models'];
+  readonly inference: ListenAddress;
+  readonly management: ListenAddress;
+  readonly metricsAddr: ListenAddress;
+  /** The server's version and --show-hidden-metrics-for-version, for deprecated metrics. */
+  readonly serverVersion: string;
+  readonly showHidden: string | null;
+}
+
+/** Runs the server with checked options until a signal; resolves to the exit code. */
+async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog): Promise<number> {
+  const { configFile, config, logDir, modes, statsd, inference, management, metricsAddr } = c;
+  const store = await ensureStore(c.storeDir, log);
+  if (store === null) return 1;
+  const metricsLog = levelCallback(log);
   const metrics = new FrontendMetrics(config, {
-    logDir, processMetrics: true, log, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}),
-    serverVersion, showHiddenMetricsForVersion: showHidden,
+    logDir, processMetrics: true, log: metricsLog, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}),
+    serverVersion: c.serverVersion, showHiddenMetricsForVersion: c.showHidden,
   });
   const wrong = checkFrontendMetrics(metrics);
   if (wrong.length > 0) {
@@ -141,18 +185,18 @@ export async function run(argv: readonly string[]): Promise<number> {
     await metrics.close();
     return 1;
   }
-  const ingest = new MetricsIngest(metrics, { log: (m) => log('warn', m) });
+  const ingest = new MetricsIngest(metrics, { log: (m) => log.warn(m) });
 
-  registerGenerationFrontend({ logStatsIntervalSec: opts.logStatsInterval });
+  registerGenerationFrontend({ logStatsIntervalSec: opts.logStatsInterval, debug: log.isLevelEnabled('debug'), debugLog: (m) => log.debug(m) });
   let server;
   try {
     server = await startServer({
-      inference, management, metrics: metricsAddr, modelStore: store, models: models as ServerConfig['models'], logDir,
+      inference, management, metrics: metricsAddr, modelStore: store, models: c.models, logDir,
       enableTokenAuth: opts.enableTokenAuth, maxRequestSizeBytes: opts.maxRequestSize,
       ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
-    }, { metrics, metricsConfig: metrics.config, ingest, log });
+    }, { metrics, metricsConfig: metrics.config, ingest, log, access });
   } catch (e) {
-    log('error', `tsserve start: ${(e as Error).message}`);
+    log.error(`tsserve start: ${(e as Error).message}`);
     await metrics.close();
     return 1;
   }
@@ -161,21 +205,21 @@ export async function run(argv: readonly string[]): Promise<number> {
     : startSystemMetrics(metrics, { intervalSec: Math.max(1, opts.metricTimeInterval), diskPath: logDir });
 
   const activeModes = metrics.modes.length === 0 ? 'off' : metrics.modes.join(',');
-  log('info', `Inference API bind to: ${server.urls.inference}`);
-  log('info', `Management API bind to: ${server.urls.management}`);
-  log('info', `Metrics API bind to: ${server.urls.metrics}`);
-  log('info', `Metrics config: ${configFile}; metrics mode: ${activeModes}${metrics.modes.includes('tslog') ? `; metric logs in ${logDir}` : ''}${metrics.modes.includes('statsd') ? `; statsd ${statsd ? `${statsd.host}:${statsd.port}` : `${config.statsd.host}:${config.statsd.port}`}` : ''}`);
-  log('info', `System metrics: ${system === null ? 'off' : `every ${opts.metricTimeInterval} s`}`);
-  log('info', `Model store: ${store}; models: ${server.manager.list().map((m) => m.config.name).join(', ') || '(none)'}`);
-  if (server.keys !== null) log('info', `Token authorization on: keys in ${server.keys.file}`);
-  log('info', 'Model server started.');
+  log.info(`Inference API bind to: ${server.urls.inference}`);
+  log.info(`Management API bind to: ${server.urls.management}`);
+  log.info(`Metrics API bind to: ${server.urls.metrics}`);
+  log.info(`Metrics config: ${configFile}; metrics mode: ${activeModes}${metrics.modes.includes('tslog') ? `; metric logs in ${logDir}` : ''}${metrics.modes.includes('statsd') ? `; statsd ${statsd ? `${statsd.host}:${statsd.port}` : `${config.statsd.host}:${config.statsd.port}`}` : ''}`);
+  log.info(`System metrics: ${system === null ? 'off' : `every ${opts.metricTimeInterval} s`}`);
+  log.info(`Model store: ${store}; models: ${server.manager.list().map((m) => m.config.name).join(', ') || '(none)'}`);
+  if (server.keys !== null) log.info(`Token authorization on: keys in ${server.keys.file}`);
+  log.info('Model server started.');
 
   const running = server;
   await new Promise<void>((resolve) => {
     const onSignal = (sig: NodeJS.Signals): void => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      log('info', `${sig}: draining (finishing in-flight requests, stopping workers)`);
+      log.info(`${sig}: draining (finishing in-flight requests, stopping workers)`);
       resolve();
     };
     process.on('SIGINT', onSignal);
@@ -184,6 +228,6 @@ export async function run(argv: readonly string[]): Promise<number> {
   await running.stop();
   system?.stop();
   await metrics.close();
-  log('info', 'Model server stopped.');
+  log.info('Model server stopped.');
   return 0;
 }

@@ -4,10 +4,13 @@
  * buffer (`maxBufferSize`) packs lines into datagrams flushed on a short unref'd timer.
  * Sends never throw: socket errors go to an `errorHandler` that counts every one
  * (`onSendError`) and warns at most once per `rewarnMs`, so a later outage is heard too.
+ * The StatsD type and the unit scale of each metric are decided once, when it is built
+ * (`statsdWireType`): a histogram is a timer (`ms`) only when its unit is a time unit.
  */
 import StatsDClient from 'hot-shots';
 import type { StatsD } from 'hot-shots';
-import type { MetricSpec, StatsdConfig, StatsdTagStyle } from '../../../schema/types.js';
+import type { MetricSpec, StatsdConfig, StatsdHistogramType, StatsdTagStyle } from '../../../schema/types.js';
+import { unitKind } from '../../../schema/config/units.js';
 import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
 import { NOOP_SINK_METRIC } from './sink.js';
 import { plainNumber } from '../number-format.js';
@@ -54,6 +57,42 @@ export function sanitizeStatsdName(s: string): string {
   return s.replace(NAME_UNSAFE, '_');
 }
 
+/** How one metric goes on the wire: its StatsD type and `value * mul / div` for the value. */
+export interface StatsdWireType {
+  readonly code: 'c' | 'g' | 'ms' | 'h' | 'd';
+  readonly mul: number;
+  readonly div: number;
+}
+
+const COUNTER: StatsdWireType = Object.freeze({ code: 'c', mul: 1, div: 1 });
+const GAUGE: StatsdWireType = Object.freeze({ code: 'g', mul: 1, div: 1 });
+const TIMER_MS: StatsdWireType = Object.freeze({ code: 'ms', mul: 1, div: 1 });
+const TIMER_FROM_S: StatsdWireType = Object.freeze({ code: 'ms', mul: 1000, div: 1 });
+// Divided, not multiplied by 0.001: 7 µs / 1000 is 0.007, 7 * 0.001 is 0.007000000000000001.
+const TIMER_FROM_US: StatsdWireType = Object.freeze({ code: 'ms', mul: 1, div: 1000 });
+const HISTOGRAM: StatsdWireType = Object.freeze({ code: 'h', mul: 1, div: 1 });
+const DISTRIBUTION: StatsdWireType = Object.freeze({ code: 'd', mul: 1, div: 1 });
+
+/**
+ * The wire type of a metric: counters `c`, gauges `g` (value as is, like TorchServe), time
+ * histograms `ms` scaled to milliseconds (seconds ×1000, microseconds ÷1000), and every other
+ * histogram `histogramType` — `h` when that is `ms`, because a timer reads its value as ms.
+ */
+export function statsdWireType(spec: MetricSpec, histogramType: StatsdHistogramType): StatsdWireType {
+  if (spec.type === 'counter') return COUNTER;
+  if (spec.type === 'gauge') return GAUGE;
+  switch (unitKind(spec.unit)) {
+    case 'milliseconds':
+      return TIMER_MS;
+    case 'seconds':
+      return TIMER_FROM_S;
+    case 'microseconds':
+      return TIMER_FROM_US;
+    default:
+      return histogramType === 'd' ? DISTRIBUTION : HISTOGRAM;
+  }
+}
+
 type Send = (line: string) => void;
 
 class StatsdChild implements SinkChild {
@@ -65,16 +104,19 @@ class StatsdChild implements SinkChild {
     private readonly tail: string,
     /** Etsy/Telegraf read a signed gauge as a delta: set 0 first to send a negative level. */
     private readonly zeroBeforeNegative: boolean,
+    /** Unit scale to the wire type's unit (1 and 1 unless a time histogram not in ms). */
+    private readonly mul: number,
+    private readonly div: number,
   ) {}
 
   record(value: number): void {
     if (this.zeroBeforeNegative && value < 0) this.send(this.head + '0' + this.tail);
-    this.send(this.head + plainNumber(value) + this.tail);
+    this.send(this.head + plainNumber((value * this.mul) / this.div) + this.tail);
   }
 }
 
 class StatsdMetric implements SinkMetric {
-  private readonly typeCode: string;
+  private readonly wire: StatsdWireType;
   /** The wire name, sanitized once for every series of the metric. */
   private readonly name: string;
 
@@ -84,7 +126,7 @@ class StatsdMetric implements SinkMetric {
     private readonly config: StatsdConfig,
     private readonly hostname: string,
   ) {
-    this.typeCode = spec.type === 'counter' ? 'c' : spec.type === 'gauge' ? 'g' : config.histogramType;
+    this.wire = statsdWireType(spec, config.histogramType);
     this.name = sanitizeStatsdName(config.prefix + spec.name);
   }
 
@@ -103,9 +145,10 @@ class StatsdMetric implements SinkMetric {
     }
     const name = this.name;
     const head = style === 'telegraf' && tags.length > 0 ? `${name},${tags.join(',')}:` : `${name}:`;
-    const tail = style === 'datadog' && tags.length > 0 ? `|${this.typeCode}|#${tags.join(',')}` : `|${this.typeCode}`;
+    const code = this.wire.code;
+    const tail = style === 'datadog' && tags.length > 0 ? `|${code}|#${tags.join(',')}` : `|${code}`;
     const zeroFirst = this.spec.type === 'gauge' && style !== 'datadog';
-    return new StatsdChild(this.send, head, tail, zeroFirst);
+    return new StatsdChild(this.send, head, tail, zeroFirst, this.wire.mul, this.wire.div);
   }
 }
 

@@ -1,111 +1,386 @@
 /**
- * An append-only log file with an in-memory buffer and size-based rotation
- * (`ts_metrics.log` → `ts_metrics.log.1` … `.keep`, like log4j's RollingFile). `append` only
- * concatenates; the write happens on a short unref'd timer, when the buffer passes a bound,
- * or on `close`. Writes are synchronous inside the flush so lines never interleave or reorder.
+ * An append-only metric log file written off the event loop by sonic-boom (the writer pino
+ * uses; this is the only file that imports it), with a bounded queue and size-based rotation
+ * (`ts_metrics.log` → `.1` … `.keep`, like log4j's RollingFile).
+ *
+ * `append` only concatenates onto the queue, which is cut into chunks of about `chunkChars`
+ * (so no single encode or write holds the event loop for long). A chunk goes to sonic-boom as
+ * soon as it is full, or on a short unref'd timer; the next one waits until sonic-boom reports
+ * the last one written (`drain`), so lines are never interleaved or reordered. Rotation happens between two chunks, when the next one would take the file past
+ * `maxBytes`: renames with fs.promises, then a fresh writer, so no line lands in the wrong file
+ * and the event loop never waits on the disk.
+ *
+ * A line is lost — and counted through `onLost` — when the queue is full as it is appended, or
+ * when the open or the write carrying its chunk fails (EACCES, ENOSPC, EISDIR…); losses are
+ * warned about at most once per `rewarnMs`. The next chunk tries a fresh open, so a file that
+ * becomes writable again is written again.
  */
 import * as fs from 'node:fs';
+import * as nodePath from 'node:path';
+import sonicBoom from 'sonic-boom';
+import type { SonicBoom as Writer } from 'sonic-boom';
 import type { MetricsLog } from './sink.js';
 
-/** Rotation and buffering settings of a `TslogFile`. */
+/** Rotation, queue and error-reporting settings of a `TslogFile`. */
 export interface TslogFileOptions {
   readonly maxBytes: number;
   readonly keep: number;
-  /** Flush period of the buffer in ms. */
+  /** How long a line may wait in the queue before its chunk is written, in ms. */
   readonly flushMs: number;
-  /** Flush at once when this many characters are buffered (bounds memory). */
-  readonly maxBufferChars: number;
+  /** Chunk size in characters: a full chunk is written at once, without waiting for the timer. */
+  readonly chunkChars: number;
+  /** Most characters queued, waiting or being written; a line that would pass it is dropped. */
+  readonly maxQueueChars: number;
   readonly log: MetricsLog;
+  /** Called with the number of lines lost (queue full, failed open or write). */
+  readonly onLost?: (lines: number) => void;
+  /** Where lost lines are counted, for the warning (default `the sink errors`). */
+  readonly countedIn?: string;
+  /** Least time between two warnings in ms (default 60000). */
+  readonly rewarnMs?: number;
+  /** Clock for the warning interval (default Date.now). */
+  readonly nowMs?: () => number;
+  /** Upper bound on `close()` in ms (default 2000). */
+  readonly closeTimeoutMs?: number;
 }
 
-/** One buffered, rotating log file. */
+/** Default least time between two warnings about lost lines (ms). */
+export const TSLOG_REWARN_MS = 60_000;
+
+/** A piece of the queue handed to the writer: its bytes, lines and characters. */
+interface Chunk {
+  readonly bytes: Buffer;
+  readonly lines: number;
+  readonly chars: number;
+}
+
+// sonic-boom is CommonJS (`module.exports = SonicBoom`): Node's ESM loader sees no named export.
+const { SonicBoom } = sonicBoom;
+
+/** sonic-boom's fd, which its type definitions do not declare. */
+function fdOf(w: Writer): number {
+  return (w as unknown as { fd: number }).fd;
+}
+
+/** `write` of a writer in `contentMode: 'buffer'` (typed for strings only). */
+function writeBytes(w: Writer, bytes: Buffer): void {
+  (w as unknown as { write(b: Buffer): boolean }).write(bytes);
+}
+
+async function renameIfExists(from: string, to: string): Promise<void> {
+  try {
+    await fs.promises.rename(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+/** One queued, rotating log file written asynchronously. */
 export class TslogFile {
-  private buffer = '';
-  private fd: number | null = null;
+  /** Full chunks waiting, oldest first, and their line counts. */
+  private readonly parts: string[] = [];
+  private readonly partLines: number[] = [];
+  /** The chunk being filled. */
+  private current = '';
+  private currentLines = 0;
+  /** Lines waiting (in `parts` and `current`). */
+  private pendingLines = 0;
+  /** Characters queued: waiting plus the chunk being written. */
+  private queuedChars = 0;
+  private chunk: Chunk | null = null;
+  private writer: Writer | null = null;
+  /** The writer's file is open and `size` known. */
+  private ready = false;
+  /** The current chunk was handed to the writer (a `drain` before that is not about it). */
+  private writing = false;
   private size = 0;
+  /** Rotation failed for the current chunk: write it to the current file rather than lose it. */
+  private rotateFailed = false;
   private timer: NodeJS.Timeout | null = null;
-  private failed = false;
-  private closed = false;
+  private closing: Promise<void> | null = null;
+  /** `close()` has given up waiting: nothing more is opened, rotated or written. */
+  private finished = false;
+  /** Lines appended, and lines settled (written or lost): what `flush()` waits on. */
+  private appended = 0;
+  private settled = 0;
+  private readonly waiters: { readonly target: number; readonly resolve: () => void }[] = [];
+  private warnedAtMs: number | null = null;
+  private lostSinceWarning = 0;
+  private rotateWarnedAtMs: number | null = null;
 
   constructor(
     readonly path: string,
     private readonly opts: TslogFileOptions,
   ) {}
 
-  /** Append text (whole lines); never throws, never writes synchronously unless over the bound. */
+  /** Queue whole lines; never throws, never touches the disk. */
   append(text: string): void {
-    if (this.closed) return;
-    this.buffer += text;
-    if (this.buffer.length >= this.opts.maxBufferChars) {
-      this.flush();
-    } else if (this.timer === null) {
-      this.timer = setTimeout(this.onTimer, this.opts.flushMs);
-      this.timer.unref();
+    if (this.closing !== null) return;
+    this.appended++;
+    if (this.queuedChars + text.length > this.opts.maxQueueChars) {
+      this.lose(1, `queue full (${this.opts.maxQueueChars} characters)`);
+      return;
     }
+    this.current += text;
+    this.currentLines++;
+    this.pendingLines++;
+    this.queuedChars += text.length;
+    if (this.current.length >= this.opts.chunkChars) {
+      this.parts.push(this.current);
+      this.partLines.push(this.currentLines);
+      this.current = '';
+      this.currentLines = 0;
+      if (this.chunk === null) this.pump();
+    } else if (this.timer === null && this.chunk === null) {
+      this.startTimer();
+    }
+  }
+
+  /** Resolves when every line appended so far is written or counted lost. */
+  flush(): Promise<void> {
+    if (this.settled >= this.appended) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.waiters.push({ target: this.appended, resolve }));
+    this.pump();
+    return done;
+  }
+
+  /**
+   * Stop taking lines, write out the queue and close the file, within `closeTimeoutMs`; lines
+   * still queued after that are counted lost. Idempotent; never rejects.
+   */
+  close(): Promise<void> {
+    if (this.closing !== null) return this.closing;
+    const flushed = this.flush();
+    this.closing = new Promise<void>((resolve) => {
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(bound);
+        this.finishClose();
+        resolve();
+      };
+      const bound = setTimeout(finish, this.opts.closeTimeoutMs ?? 2000);
+      bound.unref();
+      void flushed.then(finish);
+    });
+    return this.closing;
+  }
+
+  private finishClose(): void {
+    this.finished = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    // A chunk still waiting for an open or a rotation will never be written; one handed to
+    // sonic-boom is written by end() below.
+    const stuck = this.chunk !== null && !this.writing ? this.chunk : null;
+    if (stuck !== null) {
+      this.chunk = null;
+      this.queuedChars -= stuck.chars;
+    }
+    const n = this.pendingLines + (stuck === null ? 0 : stuck.lines);
+    if (n > 0) {
+      this.parts.length = 0;
+      this.partLines.length = 0;
+      this.current = '';
+      this.currentLines = 0;
+      this.pendingLines = 0;
+      this.lose(n, `not written within the close timeout (${this.opts.closeTimeoutMs ?? 2000} ms)`);
+    }
+    const w = this.writer;
+    this.writer = null;
+    try {
+      // end() lets a write in flight finish, then closes the fd.
+      w?.end();
+    } catch {
+      // already destroyed
+    }
+    for (const waiter of this.waiters.splice(0)) waiter.resolve();
+  }
+
+  private startTimer(): void {
+    this.timer = setTimeout(this.onTimer, this.opts.flushMs);
+    this.timer.unref();
   }
 
   private readonly onTimer = (): void => {
     this.timer = null;
-    this.flush();
+    this.pump();
   };
 
-  /** Write the buffer out now, rotating first when it would pass `maxBytes`. */
-  flush(): void {
+  /** Hand the oldest waiting chunk to the writer, unless one is already on its way. */
+  private pump(): void {
     if (this.timer !== null) {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.buffer.length === 0) return;
-    const chunk = Buffer.from(this.buffer, 'utf8');
-    this.buffer = '';
-    try {
-      if (this.fd === null) this.open();
-      if (this.size > 0 && this.size + chunk.length > this.opts.maxBytes) this.rotate();
-      fs.writeSync(this.fd as number, chunk);
-      this.size += chunk.length;
-      this.failed = false;
-    } catch (err) {
-      // Losing a chunk beats blocking or crashing the server; say so once per failure streak.
-      if (!this.failed) this.opts.log('error', `metrics log ${this.path}: write failed: ${String(err)}`);
-      this.failed = true;
-      this.closeFd();
+    if (this.chunk !== null || this.pendingLines === 0) return;
+    let text: string;
+    let lines: number;
+    if (this.parts.length > 0) {
+      text = this.parts.shift() as string;
+      lines = this.partLines.shift() as number;
+    } else {
+      text = this.current;
+      lines = this.currentLines;
+      this.current = '';
+      this.currentLines = 0;
     }
+    this.pendingLines -= lines;
+    // Encoded once here; sonic-boom in buffer mode writes these bytes as they are.
+    this.chunk = { bytes: Buffer.from(text, 'utf8'), lines, chars: text.length };
+    this.rotateFailed = false;
+    this.step();
   }
 
-  /** Flush and close the file. */
-  close(): void {
-    this.flush();
-    this.closed = true;
-    this.closeFd();
+  /** Move the chunk on: open a writer, rotate, or write it. */
+  private step(): void {
+    const chunk = this.chunk;
+    if (chunk === null || this.finished) return;
+    try {
+      if (this.writer === null) {
+        this.open();
+        return;
+      }
+      if (!this.ready) return; // the open under way calls step() when the size is known
+      if (this.size > 0 && this.size + chunk.bytes.length > this.opts.maxBytes && !this.rotateFailed) {
+        void this.rotate();
+        return;
+      }
+      this.writing = true;
+      writeBytes(this.writer, chunk.bytes);
+    } catch (err) {
+      // sonic-boom throws only on misuse (a destroyed writer); count rather than crash.
+      this.failed(this.writer, err as Error);
+    }
   }
 
   private open(): void {
-    this.fd = fs.openSync(this.path, 'a');
-    this.size = fs.fstatSync(this.fd).size;
+    const w = new SonicBoom({ dest: this.path, append: true, sync: false, mkdir: false, contentMode: 'buffer' });
+    this.writer = w;
+    this.ready = false;
+    this.writing = false;
+    // Every writer keeps its error listener for life: an unheard 'error' would crash the server.
+    w.on('error', (err: Error) => this.failed(w, err));
+    w.on('ready', () => {
+      if (w !== this.writer) return;
+      fs.fstat(fdOf(w), (err, st) => {
+        if (w !== this.writer) return;
+        this.size = err === null ? st.size : 0;
+        this.ready = true;
+        this.step();
+      });
+    });
+    w.on('write', (n: number) => {
+      if (w === this.writer) this.size += n;
+    });
+    w.on('drain', () => {
+      if (w === this.writer && this.writing) this.written();
+    });
   }
 
-  private rotate(): void {
-    this.closeFd();
-    const keep = this.opts.keep;
-    if (keep <= 0) {
-      fs.rmSync(this.path, { force: true });
-    } else {
-      fs.rmSync(`${this.path}.${keep}`, { force: true });
-      for (let i = keep - 1; i >= 1; i--) {
-        if (fs.existsSync(`${this.path}.${i}`)) fs.renameSync(`${this.path}.${i}`, `${this.path}.${i + 1}`);
-      }
-      fs.renameSync(this.path, `${this.path}.1`);
-    }
-    this.open();
+  private written(): void {
+    const chunk = this.chunk as Chunk;
+    this.chunk = null;
+    this.writing = false;
+    this.queuedChars -= chunk.chars;
+    this.settle(chunk.lines);
+    this.next();
   }
 
-  private closeFd(): void {
-    if (this.fd === null) return;
+  /** After a chunk: write the next at once if it is full or awaited, else on the timer. */
+  private next(): void {
+    if (this.pendingLines === 0) return;
+    if (this.parts.length > 0 || this.waiters.length > 0) this.pump();
+    else if (this.timer === null) this.startTimer();
+  }
+
+  /** The writer failed to open or write: its chunk is lost; the next chunk opens a fresh one. */
+  private failed(w: Writer | null, err: Error): void {
+    if (w !== this.writer) return; // an abandoned writer: its chunk was settled already
+    this.writer = null;
+    this.ready = false;
+    this.writing = false;
     try {
-      fs.closeSync(this.fd);
+      w?.destroy();
     } catch {
-      // already gone; nothing to release
+      // nothing left to release
     }
-    this.fd = null;
+    const chunk = this.chunk;
+    this.chunk = null;
+    if (chunk !== null) {
+      this.queuedChars -= chunk.chars;
+      this.lose(chunk.lines, String(err));
+    }
+    // Not at once: a file that stays unwritable would be retried in a loop.
+    this.next();
+  }
+
+  /** Shift `.1` … `.keep` up, move the file to `.1`, then let `step()` open a fresh one. */
+  private async rotate(): Promise<void> {
+    const old = this.writer;
+    this.writer = null;
+    this.ready = false;
+    try {
+      old?.end(); // nothing is queued in it: rotation happens between chunks
+    } catch {
+      // already closed
+    }
+    const p = this.path;
+    const keep = this.opts.keep;
+    try {
+      if (keep <= 0) {
+        await fs.promises.rm(p, { force: true });
+      } else {
+        await fs.promises.rm(`${p}.${keep}`, { force: true });
+        // One listing instead of keep-1 renames that mostly fail with ENOENT.
+        const names = new Set(await fs.promises.readdir(nodePath.dirname(p)));
+        const base = nodePath.basename(p);
+        for (let i = keep - 1; i >= 1; i--) {
+          if (names.has(`${base}.${i}`)) await renameIfExists(`${p}.${i}`, `${p}.${i + 1}`);
+        }
+        await renameIfExists(p, `${p}.1`);
+      }
+    } catch (err) {
+      this.rotateFailed = true;
+      const now = (this.opts.nowMs ?? Date.now)();
+      if (this.rotateWarnedAtMs === null || now - this.rotateWarnedAtMs >= (this.opts.rewarnMs ?? TSLOG_REWARN_MS)) {
+        this.rotateWarnedAtMs = now;
+        this.opts.log('warn', `metrics log ${p}: rotation failed: ${String(err)}; writing on in the current file`);
+      }
+    }
+    this.step();
+  }
+
+  private settle(lines: number): void {
+    this.settled += lines;
+    while (this.waiters.length > 0 && (this.waiters[0] as { target: number }).target <= this.settled) {
+      (this.waiters.shift() as { resolve: () => void }).resolve();
+    }
+  }
+
+  /**
+   * Count `lines` lost; warn on the first loss and then at most once per `rewarnMs`, with how
+   * many were lost in between (a streak-once warning would keep a later outage silent).
+   */
+  private lose(lines: number, reason: string): void {
+    this.settle(lines);
+    try {
+      this.opts.onLost?.(lines);
+    } catch {
+      // counting must not turn a lost line into a thrown error
+    }
+    this.lostSinceWarning += lines;
+    const now = (this.opts.nowMs ?? Date.now)();
+    const every = this.opts.rewarnMs ?? TSLOG_REWARN_MS;
+    if (this.warnedAtMs === null) {
+      this.opts.log('warn', `metrics log ${this.path}: ${reason}; ${lines} line(s) lost; every lost line is counted in ${this.opts.countedIn ?? 'the sink errors'}, and this warning repeats at most once every ${Math.round(every / 1000)} s while lines are lost`);
+    } else if (now - this.warnedAtMs >= every) {
+      this.opts.log('warn', `metrics log ${this.path}: ${this.lostSinceWarning} lines lost since the last warning, latest: ${reason}`);
+    } else {
+      return;
+    }
+    this.warnedAtMs = now;
+    this.lostSinceWarning = 0;
   }
 }

@@ -2,11 +2,15 @@
  * The `tslog` sink: TorchServe's StatsD-like lines in `<logDir>/ts_metrics.log` (section
  * `ts_metrics`) and `<logDir>/model_metrics.log` (section `model_metrics`). Counters write the
  * increment of each record, gauges the value, histograms the observation (StatsD semantics).
+ * A record formats one line and queues it; the files are written asynchronously (tslog-file.ts).
+ * The sink never logs its own lost-line count (`ownErrorMetric{sink="tslog"}`): lines about a
+ * failing file would go to that file, fail and be counted again, forever.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { MetricSpec } from '../../../schema/types.js';
 import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
+import { NOOP_CHILD } from './sink.js';
 import { TslogFile } from './tslog-file.js';
 import { encodeTslogField, formatTslogTimestamp, formatTslogValue } from './tslog-format.js';
 
@@ -18,9 +22,25 @@ export interface TslogSinkOptions {
   readonly log: MetricsLog;
   readonly maxBytes: number;
   readonly keep: number;
-  /** Buffer flush period in ms (default 200). */
+  /** Longest wait of a queued line before it is written, in ms (default 200). */
   readonly flushMs?: number;
+  /** Most characters queued per file (default 4 Mi); lines beyond it are dropped and counted. */
+  readonly maxQueueChars?: number;
+  /** Called with the number of lines lost (queue full, a failed open or write). */
+  readonly onLost?: (lines: number) => void;
+  /** The metric `onLost` feeds: its `sink="tslog"` series is not written here. */
+  readonly ownErrorMetric?: string;
+  /** Least time between two lost-line warnings in ms (default 60000). */
+  readonly rewarnMs?: number;
+  /** Upper bound on `close()` in ms (default 2000). */
+  readonly closeTimeoutMs?: number;
 }
+
+/** Default cap of each file's queue, in characters (about 4 MiB of ASCII lines). */
+export const TSLOG_MAX_QUEUE_CHARS = 4 * 1024 * 1024;
+
+/** Characters queued before a chunk is written without waiting for the timer. */
+const CHUNK_CHARS = 64 * 1024;
 
 class TslogChild implements SinkChild {
   constructor(
@@ -83,8 +103,14 @@ export class TslogSink implements Sink {
       maxBytes: opts.maxBytes,
       keep: opts.keep,
       flushMs: opts.flushMs ?? 200,
-      maxBufferChars: 1 << 20,
+      chunkChars: CHUNK_CHARS,
+      maxQueueChars: opts.maxQueueChars ?? TSLOG_MAX_QUEUE_CHARS,
       log: opts.log,
+      ...(opts.onLost !== undefined ? { onLost: opts.onLost } : {}),
+      ...(opts.ownErrorMetric !== undefined ? { countedIn: `${opts.ownErrorMetric}{sink="tslog"}` } : {}),
+      ...(opts.rewarnMs !== undefined ? { rewarnMs: opts.rewarnMs } : {}),
+      ...(opts.closeTimeoutMs !== undefined ? { closeTimeoutMs: opts.closeTimeoutMs } : {}),
+      nowMs: opts.nowMs,
     };
     this.tsFile = new TslogFile(path.join(opts.logDir, 'ts_metrics.log'), fileOpts);
     this.modelFile = new TslogFile(path.join(opts.logDir, 'model_metrics.log'), fileOpts);
@@ -93,17 +119,19 @@ export class TslogSink implements Sink {
 
   metric(spec: MetricSpec): SinkMetric {
     const file = spec.section === 'ts_metrics' ? this.tsFile : this.modelFile;
-    return new TslogMetric(spec, file, this.opts, this.hostSegment);
+    const m = new TslogMetric(spec, file, this.opts, this.hostSegment);
+    const sinkAt = spec.dimensions.indexOf('sink');
+    if (spec.name !== this.opts.ownErrorMetric || sinkAt < 0) return m;
+    return { bind: (values) => (values[sinkAt] === 'tslog' ? NOOP_CHILD : m.bind(values)) };
   }
 
-  /** Write out buffered lines now (tests and shutdown). */
-  flush(): void {
-    this.tsFile.flush();
-    this.modelFile.flush();
+  /** Resolves when every line recorded so far is written (or counted lost). */
+  async flush(): Promise<void> {
+    await Promise.all([this.tsFile.flush(), this.modelFile.flush()]);
   }
 
+  /** Write out the queues and close both files, within the close bound; never rejects. */
   async close(): Promise<void> {
-    this.tsFile.close();
-    this.modelFile.close();
+    await Promise.all([this.tsFile.close(), this.modelFile.close()]);
   }
 }

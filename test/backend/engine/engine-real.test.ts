@@ -85,7 +85,7 @@ describe('EngineCore on the real tiny LM', function () {
     const steps = await drain(e);
     const res = collect(steps);
     for (let i = 0; i < ps.length; i++) expect(res.get(`r${i}/0`)!.tokens, ps[i]).to.deep.equal(await reference(ps[i]!, 20));
-    expect(totals(steps).preemptions).to.be.greaterThan(0);
+    expect(totals(steps).preemptions).to.equal(5); // scheduling is deterministic: fixed prompts, lengths and pool
     expect(steps[steps.length - 1]!.stats).to.deep.include({ numRunning: 0, numWaiting: 0, kvCacheUsage: 0 });
   });
 

@@ -82,7 +82,8 @@ describe('custom demo model (tools/models/custom/handler.ts, copied as handler.m
       expect(b.class).to.equal(b.probabilities.indexOf(Math.max(...b.probabilities)));
     }
     await w.waitFor(() => w.points.some((p) => p.metric === 'PredictionTime'));
-    expect(w.stderr.join('')).to.equal(''); // no drop warnings: every metric fits its declaration
+    expect(w.stderr.join('')).to.equal('');
+    expect(w.messages.filter((m) => (m as { type?: unknown }).type === 'tsserve.log')).to.deep.equal([]); // no drop warnings: every metric fits its declaration
     expect(w.points.map((p) => [p.metric, p.dims.join('|'), p.requestId])).to.deep.equal([
       ['InitializeCallCount', 'custom|Model', null],
       ['InferenceRequestCount', '', 'a,b,c'],

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { EventEmitter } from 'events';
-import { performance } from 'perf_hooks';
 import type { BatchRequest, ResultMessage } from '../../../schema/worker-protocol.js';
 import { Batcher } from '../../../frontend/batching/batcher.js';
 import type { BatchRunResult, BatchWorker } from '../../../frontend/batching/batcher.js';
 import type { JobOutcome } from '../../../frontend/batching/job.js';
+import { FakeClock } from '../../support/fake-clock.js';
 
 /** A fake pool whose single worker hands each batch to the test to answer. */
 class FakeTarget extends EventEmitter {
@@ -27,8 +27,12 @@ class FakeTarget extends EventEmitter {
   }
 }
 
+/** The clock every Batcher of this file runs on: time moves only when a test advances it. */
+let clock = new FakeClock();
+beforeEach(() => { clock = new FakeClock(); });
+
 function job(id: string, outcomes: Map<string, JobOutcome>): { requestId: string; body: unknown; arrivalMs: number; done(o: JobOutcome): void } {
-  return { requestId: id, body: id, arrivalMs: performance.now(), done: (o) => { outcomes.set(id, o); } };
+  return { requestId: id, body: id, arrivalMs: clock.now(), done: (o) => { outcomes.set(id, o); } };
 }
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -37,7 +41,7 @@ describe('Batcher', () => {
   it('should send batchSize requests as one batch as soon as that many are queued', async () => {
     const t = new FakeTarget();
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 3, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 });
+    const b = new Batcher(t, { batchSize: 3, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 }, undefined, clock);
     expect(b.submit(job('a', out))).to.equal('queued');
     expect(b.submit(job('b', out))).to.equal('queued');
     expect(t.batches.length).to.equal(0);
@@ -46,33 +50,43 @@ describe('Batcher', () => {
     expect(t.batches[0].requests.map((r) => r.requestId)).to.deep.equal(['a', 'b', 'c']);
     t.answer(0);
     await tick();
-    expect(out.get('b')?.status).to.equal(200);
-    expect(out.get('b')?.body).to.equal('b');
+    expect(Object.fromEntries(out)).to.deep.equal({
+      a: { status: 200, body: 'a', queueUs: 0 }, b: { status: 200, body: 'b', queueUs: 0 }, c: { status: 200, body: 'c', queueUs: 0 },
+    });
     b.close('end');
   });
 
   it('should send a partial batch once the oldest request has waited maxBatchDelay', async () => {
     const t = new FakeTarget();
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 8, maxBatchDelayMs: 20, responseTimeoutSec: 60, queueCapacity: 10 });
+    const b = new Batcher(t, { batchSize: 8, maxBatchDelayMs: 20, responseTimeoutSec: 60, queueCapacity: 10 }, undefined, clock);
     b.submit(job('a', out));
+    clock.advance(5);
     b.submit(job('b', out));
+    clock.advance(14); // 19 ms after 'a': one short of maxBatchDelay
     expect(t.batches.length).to.equal(0);
-    while (t.batches.length === 0) await new Promise((r) => setTimeout(r, 5));
-    expect(t.batches[0].requests.map((r) => r.requestId)).to.deep.equal(['a', 'b']);
+    clock.advance(1);
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a', 'b']]);
+    t.answer(0);
+    await tick();
+    expect([out.get('a')?.queueUs, out.get('b')?.queueUs]).to.deep.equal([20_000, 15_000]);
     b.close('end');
   });
 
   it('should send a waiting partial batch at the new maxBatchDelay after update, not the old one', async () => {
     const t = new FakeTarget();
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 8, maxBatchDelayMs: 3_600_000, responseTimeoutSec: 60, queueCapacity: 10 });
+    const b = new Batcher(t, { batchSize: 8, maxBatchDelayMs: 3_600_000, responseTimeoutSec: 60, queueCapacity: 10 }, undefined, clock);
     b.submit(job('a', out));
     b.submit(job('b', out)); // same head: the timer armed for 'a' stays
-    b.update({ maxBatchDelayMs: 10 });
+    clock.advance(4);
+    b.update({ maxBatchDelayMs: 10 }); // 'a' has waited 4 ms: 6 ms left
     b.submit(job('c', out));
-    while (t.batches.length === 0) await new Promise((r) => setTimeout(r, 5));
-    expect(t.batches[0].requests.map((r) => r.requestId)).to.deep.equal(['a', 'b', 'c']);
+    clock.advance(5);
+    expect(t.batches.length).to.equal(0);
+    clock.advance(1);
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a', 'b', 'c']]);
+    expect(clock.pending).to.equal(3); // the three response timeouts; no delay timer left armed
     b.close('end');
   });
 
@@ -80,7 +94,7 @@ describe('Batcher', () => {
     const t = new FakeTarget();
     t.busy = true;
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 2 });
+    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 2 }, undefined, clock);
     expect(b.submit(job('a', out))).to.equal('queued');
     expect(b.submit(job('b', out))).to.equal('queued');
     expect(b.submit(job('c', out))).to.equal('queue_full');
@@ -96,11 +110,13 @@ describe('Batcher', () => {
     const t = new FakeTarget();
     t.busy = true;
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 1, queueCapacity: 2 });
+    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 1, queueCapacity: 2 }, undefined, clock);
     b.submit(job('a', out));
-    while (!out.has('a')) await new Promise((r) => setTimeout(r, 50));
-    expect(out.get('a')?.status).to.equal(504);
-    expect(out.get('a')?.body).to.deep.equal({ code: 504, type: 'RequestTimeoutException', message: 'no response within responseTimeout 1 s' });
+    clock.advance(999);
+    expect(out.has('a')).to.equal(false);
+    expect(b.queueLength).to.equal(1);
+    clock.advance(1);
+    expect(out.get('a')).to.deep.equal({ status: 504, body: { code: 504, type: 'RequestTimeoutException', message: 'no response within responseTimeout 1 s' }, queueUs: 0 });
     expect(b.queueLength).to.equal(0);
     b.close('end');
   });
@@ -108,13 +124,14 @@ describe('Batcher', () => {
   it('should answer every request of a batch with 500 when its worker is lost', async () => {
     const t = new FakeTarget();
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 4 });
+    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 4 }, undefined, clock);
     b.submit(job('a', out));
+    clock.advance(3);
     b.submit(job('b', out));
     t.batches[0].reject(new Error('worker W-1 exited (signal SIGKILL)'));
     await tick();
-    expect(out.get('a')?.status).to.equal(500);
-    expect((out.get('b')?.body as { message: string }).message).to.equal('Worker died: worker W-1 exited (signal SIGKILL)');
+    const died = { code: 500, type: 'InternalServerException', message: 'Worker died: worker W-1 exited (signal SIGKILL)' };
+    expect(Object.fromEntries(out)).to.deep.equal({ a: { status: 500, body: died, queueUs: 3000 }, b: { status: 500, body: died, queueUs: 0 } });
     b.close('end');
   });
 
@@ -122,22 +139,27 @@ describe('Batcher', () => {
     const t = new FakeTarget();
     const out = new Map<string, JobOutcome>();
     const timings: Array<[number, number]> = [];
-    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 4 }, (q, w) => timings.push([q, w]));
+    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 4 }, (q, w) => timings.push([q, w]), clock);
     b.submit(job('a', out));
+    clock.advance(7);
     b.submit(job('b', out));
-    t.answer(0, 1e9);
+    t.answer(0, 1e9); // the fake's round trip is 2 ms
     await tick();
-    expect(timings.length).to.equal(1);
-    expect(timings[0][1]).to.equal(0); // clamped: the worker cannot take longer than the round trip
-    expect(timings[0][0]).to.be.at.least(0);
-    expect(out.get('a')?.queueUs).to.be.at.least(0);
+    clock.advance(5);
+    b.submit(job('c', out));
+    b.submit(job('d', out));
+    t.answer(1, 0.5);
+    await tick();
+    // Queue time is the oldest request's wait; worker time is clamped at 0 when handlerMs exceeds the round trip.
+    expect(timings).to.deep.equal([[7, 0], [0, 1.5]]);
+    expect(Object.fromEntries([...out].map(([id, o]) => [id, o.queueUs]))).to.deep.equal({ a: 7000, b: 0, c: 0, d: 0 });
     b.close('end');
   });
 
   it('should resolve drain only after queued and in-flight requests are answered', async () => {
     const t = new FakeTarget();
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 4 });
+    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 4 }, undefined, clock);
     b.submit(job('a', out));
     b.submit(job('b', out));
     let drained = false;
@@ -154,7 +176,7 @@ describe('Batcher', () => {
   it('should send a partial batch at once, without waiting maxBatchDelay, when draining', () => {
     const t = new FakeTarget();
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 8, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 });
+    const b = new Batcher(t, { batchSize: 8, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 }, undefined, clock);
     b.submit(job('a', out));
     expect(t.batches.length).to.equal(0);
     void b.drain();
@@ -166,7 +188,7 @@ describe('Batcher', () => {
     const t = new FakeTarget();
     t.busy = true;
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 4 });
+    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 4 }, undefined, clock);
     b.submit(job('a', out));
     b.submit({ ...job('gone', out), cancelled: () => true });
     b.submit(job('c', out));
@@ -182,10 +204,10 @@ describe('Batcher', () => {
     let inFlight = 0;
     // One worker that accepts a batch ahead (depth 2), like WorkerProcess.
     t.idleWorker = (requireEmpty?: boolean) => (inFlight >= 2 || (requireEmpty === true && inFlight > 0) ? null : t.worker);
-    const run = t.worker.runBatch;
+    const run = t.worker.runBatch.bind(t.worker);
     (t.worker as { runBatch: BatchWorker['runBatch'] }).runBatch = (r) => { inFlight++; return run(r); };
     const out = new Map<string, JobOutcome>();
-    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 10 });
+    const b = new Batcher(t, { batchSize: 2, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 10 }, undefined, clock);
     b.submit(job('a', out));                       // partial, worker free: sent at once
     b.submit(job('b', out));
     b.submit(job('c', out));                       // full batch [b, c]: sent ahead
@@ -204,8 +226,8 @@ describe('Batcher', () => {
   it('should answer a large batch in request order, a few per event-loop turn, then count it done', async () => {
     const t = new FakeTarget();
     const order: string[] = [];
-    const b = new Batcher(t, { batchSize: 6, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 });
-    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) b.submit({ requestId: id, body: id, arrivalMs: performance.now(), done: () => order.push(id) });
+    const b = new Batcher(t, { batchSize: 6, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 }, undefined, clock);
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) b.submit({ requestId: id, body: id, arrivalMs: clock.now(), done: () => order.push(id) });
     const drained = b.drain();
     t.answer(0);
     await new Promise((r) => setImmediate(r)); // the promise callback runs; the first chunk is answered

@@ -13,11 +13,8 @@ import { defaultMetricsConfigPath, loadMetricsConfig } from '../../../schema/con
 import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
 import { ENGINE_METRICS, bindEngineSeries } from '../../../frontend/generation/engine-series.js';
 import { EngineStats } from '../../../frontend/generation/engine-stats.js';
+import { until } from '../../support/until.js';
 
-/** Waits (polling, no timing assertion) until `pred` holds; mocha's timeout bounds it. */
-async function until(pred: () => boolean): Promise<void> {
-  while (!pred()) await new Promise((r) => setTimeout(r, 20));
-}
 
 describe('LLM families in every sink (repo metrics.yaml)', () => {
   let dir: string;
@@ -68,7 +65,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     expect(names.length).to.equal(24);
     const text = await fm.prometheusText(names);
     await fm.close();
-    await until(() => names.every((n) => received.some((l) => l.startsWith(`${n}:`))));
+    await until(() => names.every((n) => received.some((l) => l.startsWith(`${n}:`))), { message: 'a statsd line of every family', observe: () => received });
     const tslog = fs.readFileSync(path.join(dir, 'ts_metrics.log'), 'utf8');
     const missing: string[] = [];
     for (const n of names) {
@@ -77,9 +74,11 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
       if (!received.some((l) => l.startsWith(`${n}:`))) missing.push(`statsd ${n}`);
     }
     expect(missing).to.deep.equal([]);
-    // Values, not just presence: the TTFT (frontend clock) and ITL (engine clock) of this request.
-    expect(received).to.include('ts_time_to_first_token_seconds:0.06|ms|#model_name:tiny,engine:0');
-    expect(received).to.include('ts_inter_token_latency_seconds:0.03|ms|#model_name:tiny,engine:0');
+    // Values, not just presence: the TTFT (frontend clock) and ITL (engine clock) of this request,
+    // as StatsD timers in milliseconds; token counts as DogStatsD histograms, never timers.
+    expect(received).to.include('ts_time_to_first_token_seconds:60|ms|#model_name:tiny,engine:0');
+    expect(received).to.include('ts_inter_token_latency_seconds:30|ms|#model_name:tiny,engine:0');
+    expect(received).to.include('ts_request_prompt_tokens:5|h|#model_name:tiny,engine:0');
     expect(text).to.contain('ts_request_success_total{model_name="tiny",engine="0",finished_reason="length"} 1');
     expect(tslog).to.match(/ - ts_request_inference_time_seconds\.Seconds:0\.06\|#model_name:tiny,engine:0\|#hostname:h,requestID:r1,timestamp:\d+\n/);
   });

@@ -37,7 +37,7 @@ async function run(version: string, showHidden: string | null): Promise<{ text: 
   try {
     for (const name of ['OldRequests', 'Requests', 'Internal']) fm.get(name)!.bind().record(1);
     const text = await fm.prometheusText(['OldRequests', 'Requests', 'Internal', 'tsserve_datapoints_dropped_total']);
-    fm.flush();
+    await fm.close(); // the tslog file is written by then
     const tslog = fs.readFileSync(path.join(dir, 'ts_metrics.log'), 'utf8').split('\n')
       .filter((l) => / - (OldRequests|Requests|Internal)\./.test(l)).map((l) => l.replace(/^\S+ - /, '')).join('\n');
     return { text, tslog, logs: logs.filter((l) => !l.includes('dropped')), hidden: fm.config.metrics[0]?.hidden === true };

@@ -72,7 +72,10 @@ describe('FrontendMetrics', () => {
         'tsserve_datapoints_dropped_total{reason="unknown_metric",Hostname="h"} 3',
       ].join('\n'),
     );
-    expect(logs.length).to.equal(2);
+    expect(logs).to.deep.equal([
+      'warn: metrics: dropped a datapoint (malformed_message); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      'warn: metrics: dropped a datapoint of Nope (unknown_metric); further drops like it are only counted in tsserve_datapoints_dropped_total',
+    ]);
     expect(DROP_REASONS).to.include.members(['not_finite', 'negative_counter', 'bad_dimensions', 'unknown_metric', 'type_mismatch', 'malformed_message']);
   });
 
@@ -135,8 +138,18 @@ describe('FrontendMetrics', () => {
     const { fm } = make(2);
     for (const v of ['1', '2', '3', '4']) fm.get('Req')!.addOrUpdate(1, [v, 'x']);
     const text = await fm.prometheusText(['tsserve_series']);
-    expect(text).to.contain('tsserve_series{metric="Req",Hostname="h"} 3\n');
-    expect(text).to.contain('tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 13\n');
+    // Req: two own series and the overflow series; the self-metrics count their own series too.
+    expect(text).to.equal([
+      '# HELP tsserve_series Live series per metric in the frontend metrics cache (unit: Count)',
+      '# TYPE tsserve_series gauge',
+      'tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 13',
+      'tsserve_series{metric="tsserve_series",Hostname="h"} 6',
+      'tsserve_series{metric="tsserve_flush_batches_total",Hostname="h"} 1',
+      'tsserve_series{metric="tsserve_flush_datapoints_total",Hostname="h"} 1',
+      'tsserve_series{metric="Req",Hostname="h"} 3',
+      'tsserve_series{metric="tsserve_series_overflow_total",Hostname="h"} 1',
+      '',
+    ].join('\n'));
   });
 });
 

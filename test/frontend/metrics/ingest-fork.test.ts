@@ -89,14 +89,17 @@ describe('MetricsIngest with real forked workers', () => {
         `tsserve_flush_batches_total{Hostname="h"} ${3 * (BATCHES + 25)}`,
         `tsserve_flush_datapoints_total{Hostname="h"} ${3 * perWorker}`,
       ]);
-    expect(text).to.contain('# TYPE RaceHits counter\n');
-    expect(text).to.contain('# TYPE PreTime gauge\n');
+    // Auto-detected types: RaceHits a counter, PreTime a gauge.
+    expect(text.split('\n').filter((l) => l.startsWith('# TYPE ') && !l.startsWith('# TYPE tsserve_'))).to.deep.equal([
+      '# TYPE Requests2XX counter', '# TYPE HandlerTime gauge', '# TYPE PredictionTime gauge', '# TYPE InferenceCount counter',
+      '# TYPE LatencyHist histogram', '# TYPE NoDims counter', '# TYPE RaceHits counter', '# TYPE PreTime gauge',
+    ]);
     expect(logs).to.deep.equal([]);
     expect(fmLogs).to.deep.equal(['warn: metrics: dropped a datapoint (negative_counter); further drops like it are only '
       + 'counted in tsserve_datapoints_dropped_total']);
 
     // tslog: one line per datapoint, with the batch's joined request ids or the explicit one.
-    fm.flush();
+    await fm.flush();
     const lines = fs.readFileSync(path.join(dir, 'model_metrics.log'), 'utf8').trimEnd().split('\n');
     const count = (name: string): number => lines.filter((l) => l.includes(` - ${name}.`)).length;
     expect([count('HandlerTime'), count('InferenceCount'), count('RaceHits'), count('PreTime'), count('NoDims')])

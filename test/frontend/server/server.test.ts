@@ -7,6 +7,7 @@ import { FrontendSeries, checkFrontendMetrics } from '../../../frontend/server/f
 import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
 import { startServer } from '../../../frontend/server/server.js';
 import type { RunningServer } from '../../../frontend/server/server.js';
+import { recordingLog } from '../log/recording-log.js';
 
 const CONFIG: MetricsConfig = {
   file: '', modes: [], autoDetect: false, metrics: [],
@@ -56,17 +57,34 @@ describe('FrontendSeries.countResponse', () => {
   });
 });
 
+/** The requests both tests make: management without, with the wrong and with the right key; ping; a prediction; a body over the limit. */
+async function exercise(server: RunningServer, keys: { management: { key: string }; inference: { key: string } }): Promise<Array<{ status: number; body: unknown }>> {
+  const auth = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
+  const responses = [
+    await fetch(`${server.urls.management}/models`),
+    await fetch(`${server.urls.management}/models`, { headers: auth(keys.inference.key) }),
+    await fetch(`${server.urls.management}/models`, { headers: auth(keys.management.key) }),
+    await fetch(`${server.urls.inference}/ping`),
+    await fetch(`${server.urls.inference}/predictions/echo`, { method: 'POST', body: '[1]', headers: auth(keys.inference.key) }),
+    await fetch(`${server.urls.inference}/predictions/echo`, { method: 'POST', body: JSON.stringify('x'.repeat(200)), headers: auth(keys.inference.key) }),
+  ];
+  return Promise.all(responses.map(async (r) => ({ status: r.status, body: JSON.parse(await r.text()) as unknown })));
+}
+
 describe('startServer (forked fixture workers, recording metrics)', function () {
   this.timeout(30_000);
   let store: string;
   let logDir: string;
   let server: RunningServer;
-  const metrics = new RecordingMetrics([
-    spec('Requests2XX', 'counter', ['Level']), spec('Requests4XX', 'counter', ['Level']), spec('Requests5XX', 'counter', ['Level']),
-    spec('ts_inference_requests_total', 'counter', ['model_name', 'model_version']), spec('WorkerLoadTime', 'gauge', ['WorkerName', 'Level']),
-  ]);
+  let metrics: RecordingMetrics;
+  let keys: { management: { key: string }; inference: { key: string } };
 
-  before(async () => {
+  // Each test gets its own server, so what one records is never what another asserts.
+  beforeEach(async () => {
+    metrics = new RecordingMetrics([
+      spec('Requests2XX', 'counter', ['Level']), spec('Requests4XX', 'counter', ['Level']), spec('Requests5XX', 'counter', ['Level']),
+      spec('ts_inference_requests_total', 'counter', ['model_name', 'model_version']), spec('WorkerLoadTime', 'gauge', ['WorkerName', 'Level']),
+    ]);
     store = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-srv-'));
     logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-srvlog-'));
     fs.mkdirSync(path.join(store, 'echo'));
@@ -76,33 +94,31 @@ describe('startServer (forked fixture workers, recording metrics)', function () 
       inference: { host: '127.0.0.1', port: 0 }, management: { host: '127.0.0.1', port: 0 }, metrics: { host: '127.0.0.1', port: 0 },
       modelStore: store, models: 'all', logDir, enableTokenAuth: true, maxRequestSizeBytes: 100,
       workerEntry: path.join(import.meta.dirname, '..', 'workers', 'fixtures', 'echo-worker.js'),
-    }, { metrics, metricsConfig: CONFIG, ingest: { handle: () => false, forget: () => undefined }, log: () => undefined });
+    }, { metrics, metricsConfig: CONFIG, ingest: { handle: () => false, forget: () => undefined }, log: recordingLog([]) });
+    keys = JSON.parse(fs.readFileSync(path.join(logDir, 'key_file.json'), 'utf8')) as typeof keys;
   });
-  after(async () => {
+  afterEach(async () => {
     await server?.stop();
     fs.rmSync(store, { recursive: true, force: true });
     fs.rmSync(logDir, { recursive: true, force: true });
   });
 
-  it('should write key_file.json and answer 401 without the right bearer token', async () => {
-    const keys = JSON.parse(fs.readFileSync(path.join(logDir, 'key_file.json'), 'utf8')) as { management: { key: string }; inference: { key: string } };
-    expect(keys.management.key).to.equal(server.keys?.management);
-    const noKey = await fetch(`${server.urls.management}/models`);
-    expect(noKey.status).to.equal(401);
-    expect(await noKey.json()).to.deep.equal({ code: 401, type: 'InvalidKeyException', message: 'Token Authorization failed. Token either incorrect, expired, or not provided correctly' });
-    const wrongKey = await fetch(`${server.urls.management}/models`, { headers: { authorization: `Bearer ${keys.inference.key}` } });
-    expect(wrongKey.status).to.equal(401);
-    const ok = await fetch(`${server.urls.management}/models`, { headers: { authorization: `Bearer ${keys.management.key}` } });
-    expect(await ok.json()).to.deep.equal({ models: [{ modelName: 'echo', modelVersion: '1.0', modelUrl: 'echo' }] });
-    const ping = await fetch(`${server.urls.inference}/ping`);
-    expect(ping.status).to.equal(200);
-    const pred = await fetch(`${server.urls.inference}/predictions/echo`, { method: 'POST', body: '[1]', headers: { authorization: `Bearer ${keys.inference.key}` } });
-    expect(await pred.json()).to.deep.include({ echo: [1], batch: 1 });
-    const big = await fetch(`${server.urls.inference}/predictions/echo`, { method: 'POST', body: JSON.stringify('x'.repeat(200)), headers: { authorization: `Bearer ${keys.inference.key}` } });
-    expect(big.status).to.equal(413);
+  it('should write key_file.json, answer 401 without the right bearer token, and serve ping, a prediction and a 413 with their exact bodies', async () => {
+    expect([keys.management.key, keys.inference.key]).to.deep.equal([server.keys?.management, server.keys?.inference]);
+    const denied = { code: 401, type: 'InvalidKeyException', message: 'Token Authorization failed. Token either incorrect, expired, or not provided correctly' };
+    const [noKey, wrongKey, ok, ping, pred, big] = await exercise(server, keys);
+    expect(noKey).to.deep.equal({ status: 401, body: denied });
+    expect(wrongKey).to.deep.equal({ status: 401, body: denied });
+    expect(ok).to.deep.equal({ status: 200, body: { models: [{ modelName: 'echo', modelVersion: '1.0', modelUrl: 'echo' }] } });
+    expect(ping).to.deep.equal({ status: 200, body: { status: 'Healthy' } });
+    const { pid, ...echoed } = pred.body as { pid: number };
+    expect([pred.status, echoed]).to.deep.equal([200, { echo: [1], batch: 1, worker: 'W-9000-echo_1.0' }]);
+    expect(pid).to.be.a('number').and.not.equal(process.pid); // answered by the forked worker
+    expect(big).to.deep.equal({ status: 413, body: { code: 413, type: 'RequestEntityTooLargeException', message: 'request body exceeds the limit of 100 bytes (--max-request-size)' } });
   });
 
-  it('should record exactly one Requests series per response and the worker load and admission', () => {
+  it('should record exactly one Requests series per response and the worker load and admission', async () => {
+    expect((await exercise(server, keys)).map((r) => r.status)).to.deep.equal([401, 401, 200, 200, 200, 413]);
     expect(metrics.records).to.deep.equal([
       'WorkerLoadTime{"WorkerName":"W-9000-echo_1.0","Level":"Host"} 5',
       'Requests4XX{"Level":"Host"} 1',

@@ -11,17 +11,44 @@ describe('parseStartOptions', () => {
     expect(r).to.deep.equal({ ok: true, options: {
       help: false, inferenceAddress: 'http://127.0.0.1:8080', managementAddress: 'http://127.0.0.1:8081', metricsAddress: 'http://127.0.0.1:8082',
       modelStore: './model-store', modelStoreIsDefault: true, models: ['a=x', 'b=y'], metricsConfig: null, metricsMode: 'statsd',
-      statsdAddress: null, logDir: '/tmp/l', metricTimeInterval: 5, disableSystemMetrics: true, enableTokenAuth: false,
+      statsdAddress: null, logDir: '/tmp/l', logLevel: 'info', metricTimeInterval: 5, disableSystemMetrics: true, enableTokenAuth: false,
       maxRequestSize: 1048576, jobQueueSize: 0, logStatsInterval: 10, showHiddenMetricsForVersion: null,
     } });
   });
 
   it('should report unknown options and bad values together', () => {
     expect(parseStartOptions(['--nope', '--metric-time-interval=x', 'stray'], { TS_ENABLE_TOKEN_AUTH: 'maybe' })).to.deep.equal({ ok: false, problems: [
-      'unknown option --nope (see tsserve start --help)',
+      "unknown option '--nope' (see tsserve start --help)",
       "unexpected argument 'stray'",
       "--metric-time-interval: expected a non-negative integer, got 'x'",
       "--enable-token-auth: expected true or false, got 'maybe'",
+    ] });
+  });
+
+  it('should prefer the flag to env TS_<NAME> and env to the default', () => {
+    const env = { TS_METRICS_MODE: 'statsd', TS_MODEL_STORE: '/env/store', TS_LOG_LEVEL: 'debug' };
+    const fromFlag = parseStartOptions(['--metrics-mode', 'prometheus', '--log-level', 'warn'], env);
+    expect(fromFlag.ok && [fromFlag.options.metricsMode, fromFlag.options.modelStore, fromFlag.options.modelStoreIsDefault, fromFlag.options.logLevel])
+      .to.deep.equal(['prometheus', '/env/store', false, 'warn']);
+    const fromDefault = parseStartOptions([], {});
+    expect(fromDefault.ok && [fromDefault.options.metricsMode, fromDefault.options.modelStore, fromDefault.options.logLevel]).to.deep.equal([null, './model-store', 'info']);
+  });
+
+  it('should accept --models as a comma list, space-separated and repeated, like TS_MODELS', () => {
+    const models = (argv: string[], env: NodeJS.ProcessEnv = {}): readonly string[] | null => {
+      const r = parseStartOptions(argv, env);
+      return r.ok ? r.options.models : null;
+    };
+    expect(models(['--models', 'a=a,b=b'])).to.deep.equal(['a=a', 'b=b']);
+    expect(models(['--models', 'a=a', 'b=b'])).to.deep.equal(['a=a', 'b=b']);
+    expect(models(['--models', 'a=a', '--models', 'b=b'])).to.deep.equal(['a=a', 'b=b']);
+    expect(models([], { TS_MODELS: 'a=a,b=b' })).to.deep.equal(['a=a', 'b=b']);
+  });
+
+  it('should name the nearest flag for a misspelt one and reject an unknown log level', () => {
+    expect(parseStartOptions(['--metric-mode', 'tslog', '--log-level', 'loud'], {})).to.deep.equal({ ok: false, problems: [
+      "unknown option '--metric-mode'; did you mean '--metrics-mode'?",
+      "--log-level: expected one of trace, debug, info, warn, error, fatal, silent, got 'loud'",
     ] });
   });
 

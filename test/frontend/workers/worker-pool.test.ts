@@ -4,6 +4,9 @@ import type { MetricsConfig } from '../../../schema/types.js';
 import type { ModelConfig } from '../../../schema/worker-protocol.js';
 import { WorkerPool } from '../../../frontend/workers/worker-pool.js';
 import type { WorkerPoolDeps } from '../../../frontend/workers/worker-pool.js';
+import { recordingLog } from '../log/recording-log.js';
+import { FakeClock } from '../../support/fake-clock.js';
+import { until } from '../../support/until.js';
 
 const ENTRY = path.join(import.meta.dirname, 'fixtures', 'echo-worker.js');
 const METRICS: MetricsConfig = {
@@ -26,13 +29,9 @@ function deps(events: string[]): WorkerPoolDeps {
     onOtherMessage: () => undefined,
     onWorkerGone: (id) => events.push(`gone ${id}`),
     onWorkerLoaded: (id, ms) => events.push(`loaded ${id} ${ms}`),
-    log: () => undefined,
+    log: recordingLog([]),
     backoffBaseMs: 20,
   };
-}
-
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 10));
 }
 
 describe('WorkerPool', () => {
@@ -62,7 +61,7 @@ describe('WorkerPool', () => {
       const oldPid = w.pid;
       const lost = await w.runBatch([{ requestId: 'r', body: 'crash' }]).then(() => 'answered', (e: Error) => e.message);
       expect(lost).to.equal('worker W-9000-m_1.0 exited (code 3)');
-      await until(() => pool.readyCount === 1);
+      await until(() => pool.readyCount === 1, { message: 'one READY worker', observe: () => pool.workers().map((x) => [x.id, x.status]) });
       const ws = pool.workers();
       expect(ws.map((x) => x.id)).to.deep.equal(['W-9001-m_1.0']);
       expect(ws[0].pid).to.not.equal(oldPid);
@@ -89,11 +88,12 @@ describe('WorkerPool', () => {
 
   it('should not log a scale-down as a worker death nor schedule a restart (regression)', async () => {
     const logs: string[] = [];
-    const pool = new WorkerPool(model({ minWorkers: 3 }), { ...deps([]), log: (level, msg) => logs.push(`${level}: ${msg}`) });
+    const clock = new FakeClock();
+    const pool = new WorkerPool(model({ minWorkers: 3 }), { ...deps([]), clock, log: recordingLog(logs) });
     await pool.start();
     try {
-      await pool.scale(1, 4);
-      await new Promise((r) => setTimeout(r, 100)); // past the 20 ms backoff a wrong restart would use
+      await pool.scale(1, 4); // resolves after the retired workers' exit events have been handled
+      expect(clock.pending).to.equal(0); // no restart armed
       expect(pool.workers().length).to.equal(1);
       expect(logs.filter((l) => !l.startsWith('info: '))).to.deep.equal([]);
       expect(pool.lastError).to.equal(null);

@@ -37,7 +37,7 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '# HELP tsserve_flush_datapoints_total Datapoints received from workers in flush batches (unit: Count)',
     '# TYPE tsserve_flush_datapoints_total counter',
     '',
-    '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost) (unit: Count)',
+    '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
     '# TYPE tsserve_sink_errors_total counter',
   ].join('\n');
 

@@ -1,6 +1,4 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import * as dgram from 'node:dgram';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -8,9 +6,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MetricSpec, StatsdConfig } from '../../../../schema/types.js';
 import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics.js';
+import { statsdWireType } from '../../../../frontend/metrics/sinks/statsd.js';
 import { captureLog, makeConfig, makeSpec } from '../make-config.js';
-
-const REPO = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..');
+import { startStatsd } from '../../../e2e/statsd-daemon.js';
+import type { StatsdDaemon } from '../../../e2e/statsd-daemon.js';
+import { until } from '../../../support/until.js';
 
 async function freeUdpPort(): Promise<number> {
   const s = dgram.createSocket('udp4');
@@ -20,67 +20,70 @@ async function freeUdpPort(): Promise<number> {
   return port;
 }
 
-async function freeTcpPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
+/** Sends `command` to the daemon's management port and returns its answer up to `END`. */
+async function mgmtCommand(port: number, command: string): Promise<string> {
+  const sock = net.connect(port, '127.0.0.1');
+  sock.setEncoding('utf8');
+  let text = '';
+  await new Promise<void>((resolve, reject) => {
+    sock.on('error', reject);
+    sock.on('data', (d: string) => {
+      text += d;
+      if (text.includes('END\n')) resolve();
+    });
+    sock.write(command + '\n');
+  });
+  sock.destroy();
+  return text;
 }
 
-/** Waits (polling, no timing assertion) until `pred` holds; mocha's timeout bounds it. */
-async function until(pred: () => boolean): Promise<void> {
-  while (!pred()) await new Promise((r) => setTimeout(r, 20));
-}
+describe('statsdWireType', () => {
+  const hist = (unit: string): ReturnType<typeof makeSpec> => makeSpec('X', 'histogram', [], { unit });
+
+  it('should send time histograms as ms timers scaled to milliseconds, whatever histogramType says', () => {
+    for (const type of ['ms', 'h', 'd'] as const) {
+      expect(['ms', 'Milliseconds', 'msec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', mul: 1, div: 1 }));
+      expect(['s', 'Seconds', 'sec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', mul: 1000, div: 1 }));
+      expect(['us', 'Microseconds', 'µs'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', mul: 1, div: 1000 }));
+    }
+  });
+
+  it('should never send a non-time histogram as a timer: h by default and for ms, d when configured', () => {
+    const units = ['Tokens', 'Count', 'percent', 'MB', 'GB', 'B', 'Widgets'];
+    expect(units.map((u) => statsdWireType(hist(u), 'ms').code)).to.deep.equal(Array(units.length).fill('h'));
+    expect(units.map((u) => statsdWireType(hist(u), 'h').code)).to.deep.equal(Array(units.length).fill('h'));
+    expect(units.map((u) => statsdWireType(hist(u), 'd').code)).to.deep.equal(Array(units.length).fill('d'));
+  });
+
+  it('should keep counters and gauges as c and g with their values unscaled, time units included', () => {
+    expect(statsdWireType(makeSpec('C', 'counter', [], { unit: 'Microseconds' }), 'ms')).to.deep.equal({ code: 'c', mul: 1, div: 1 });
+    expect(statsdWireType(makeSpec('G', 'gauge', [], { unit: 'Seconds' }), 'ms')).to.deep.equal({ code: 'g', mul: 1, div: 1 });
+  });
+});
 
 describe('StatsdSink with the real statsd daemon', () => {
-  let daemon: ChildProcess;
+  let daemon: StatsdDaemon;
+  /** What the daemon received since the current test began. */
+  let received: string[] = [];
   let dir: string;
   let port: number;
-  let received: string[] = [];
+  let mgmtPort: number;
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-statsd-'));
-    port = await freeUdpPort();
-    const mgmt = await freeTcpPort();
-    const cfg = path.join(dir, 'statsd-config.js');
-    fs.writeFileSync(
-      cfg,
-      `{ port: ${port}, address: '127.0.0.1', mgmt_port: ${mgmt}, mgmt_address: '127.0.0.1', ` +
-        `backends: ['./backends/console'], dumpMessages: true, flushInterval: 100000 }\n`,
-    );
-    daemon = spawn(process.execPath, [path.join(REPO, 'node_modules', 'statsd', 'stats.js'), cfg], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    let up = false;
-    let pending = '';
-    daemon.stdout!.setEncoding('utf8');
-    daemon.stdout!.on('data', (chunk: string) => {
-      pending += chunk;
-      const lines = pending.split('\n');
-      pending = lines.pop() as string;
-      for (const line of lines) {
-        if (line.includes('server is up')) up = true;
-        const m = / - DEBUG: (.*)$/.exec(line);
-        if (m !== null) received.push(m[1] as string);
-      }
-    });
-    await until(() => up);
-    // "server is up" can precede the UDP bind: probe until the daemon echoes a packet.
-    const probe = dgram.createSocket('udp4');
-    const timer = setInterval(() => probe.send('probe:1|c', port, '127.0.0.1'), 50);
-    await until(() => received.includes('probe:1|c'));
-    clearInterval(timer);
-    await new Promise<void>((resolve) => probe.close(resolve));
+    daemon = await startStatsd();
+    port = daemon.port;
+    received = daemon.lines;
+    mgmtPort = daemon.mgmtPort;
   });
 
   after(() => {
-    daemon.kill();
+    daemon.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
   beforeEach(() => {
-    received = [];
+    received.length = 0;
   });
 
   async function send(
@@ -99,7 +102,7 @@ describe('StatsdSink with the real statsd daemon', () => {
     act(fm);
     await fm.close();
     const mine = (): string[] => received.filter((l) => l.startsWith('ts.') && !l.startsWith('ts.tsserve_'));
-    await until(() => mine().length >= expected);
+    await until(() => mine().length >= expected, { message: `${expected} lines at the statsd daemon`, observe: mine });
     return mine();
   }
 
@@ -172,23 +175,70 @@ describe('StatsdSink with the real statsd daemon', () => {
       0,
     );
     const mine = (): string[] => received.filter((l) => /rate5m|ok_name/.test(l) && !l.includes('tsserve_'));
-    await until(() => mine().length >= 2);
+    await until(() => mine().length >= 2, { message: 'the two sanitized lines at the statsd daemon', observe: mine });
     expect(mine()).to.deep.equal([
       'my_app_x_y_z_w_job_requests_rate5m:2|c|#m:a_b',
       'my_app_x_y_z_w_ok_name:1|g',
     ]);
-    received = [];
+    received.length = 0;
     const telegraf = await send(
       [makeSpec('job:requests:rate5m', 'histogram', ['m'])],
       { tagStyle: 'telegraf', prefix: 'ts.' },
       (fm) => fm.get('job:requests:rate5m')!.addOrUpdate(0.5, ['m1']),
       1,
     );
-    expect(telegraf).to.deep.equal(['ts.job_requests_rate5m,m=m1:0.5|ms']);
+    expect(telegraf).to.deep.equal(['ts.job_requests_rate5m,m=m1:0.5|h']);
+  });
+
+  it('should send one exact wire string per unit kind: time histograms as ms timers in milliseconds, others as h', async () => {
+    const lines = await send(
+      [
+        makeSpec('wire_ttft_seconds', 'histogram', [], { unit: 's' }),
+        makeSpec('wire_latency_us', 'histogram', [], { unit: 'Microseconds' }),
+        makeSpec('wire_handler_ms', 'histogram', [], { unit: 'ms' }),
+        makeSpec('wire_tokens', 'histogram', ['model_name'], { unit: 'Tokens' }),
+        makeSpec('wire_requests', 'counter', [], { unit: 'Count' }),
+        makeSpec('wire_queue_seconds', 'gauge', [], { unit: 'Seconds' }),
+      ],
+      { tagStyle: 'datadog' }, // histogramType 'ms' (makeConfig's): non-time histograms still go as h
+      (fm) => {
+        fm.get('wire_ttft_seconds')!.addOrUpdate(0.06);
+        fm.get('wire_latency_us')!.addOrUpdate(1234);
+        fm.get('wire_handler_ms')!.addOrUpdate(12.5);
+        fm.get('wire_tokens')!.addOrUpdate(17, ['m']);
+        fm.get('wire_requests')!.addOrUpdate(2);
+        fm.get('wire_queue_seconds')!.addOrUpdate(0.06);
+      },
+      6,
+    );
+    expect(lines).to.deep.equal([
+      'ts.wire_ttft_seconds:60|ms',
+      'ts.wire_latency_us:1.234|ms',
+      'ts.wire_handler_ms:12.5|ms',
+      'ts.wire_tokens:17|h|#model_name:m',
+      'ts.wire_requests:2|c',
+      'ts.wire_queue_seconds:0.06|g',
+    ]);
+    // What plain StatsD makes of them: timers in ms; `h` (and `d`) summed as counters.
+    expect(await mgmtCommand(mgmtPort, 'timers')).to.contain("'ts.wire_ttft_seconds': [ 60 ]");
+    expect(await mgmtCommand(mgmtPort, 'timers')).to.contain("'ts.wire_latency_us': [ 1.234 ]");
+    expect(await mgmtCommand(mgmtPort, 'counters')).to.contain("'ts.wire_tokens;model_name=m': 17");
+  });
+
+  it('should send non-time histograms as d when histogramType is d, time histograms still as ms', async () => {
+    const lines = await send(
+      [makeSpec('wire_tokens_d', 'histogram', [], { unit: 'Tokens' }), makeSpec('wire_e2e_seconds', 'histogram', [], { unit: 'Seconds' })],
+      { tagStyle: 'none', histogramType: 'd' },
+      (fm) => {
+        fm.get('wire_tokens_d')!.addOrUpdate(3);
+        fm.get('wire_e2e_seconds')!.addOrUpdate(1.5);
+      },
+      2,
+    );
+    expect(lines).to.deep.equal(['ts.wire_tokens_d:3|d', 'ts.wire_e2e_seconds:1500|ms']);
   });
 
   it('should send self-metrics like any other metric', async () => {
-    received = [];
     const config = makeConfig([], { modes: ['statsd'], statsd: { prefix: 'ts.' } });
     const fm = new FrontendMetrics(config, { logDir: dir, hostname: 'h1', statsd: { host: '127.0.0.1', port }, log: () => {} });
     fm.self.flushed(2, 40);
@@ -199,7 +249,7 @@ describe('StatsdSink with the real statsd daemon', () => {
       'ts.tsserve_flush_datapoints_total:40|c|#Hostname:h1',
       'ts.tsserve_datapoints_dropped_total:3|c|#reason:malformed_message,Hostname:h1',
     ];
-    await until(() => want.every((w) => received.includes(w)));
+    await until(() => want.every((w) => received.includes(w)), { message: 'the self-metric lines at the statsd daemon', observe: () => received });
     expect(received.filter((l) => l.startsWith('ts.') && !l.startsWith('ts.tsserve_series:'))).to.deep.equal(want);
   });
 
@@ -218,10 +268,7 @@ describe('StatsdSink with the real statsd daemon', () => {
     const failUntil = async (n: number): Promise<void> => {
       fm.get('Big')!.addOrUpdate(1, [huge]);
       let seen: number | null = null;
-      while (seen !== n) {
-        await new Promise((r) => setTimeout(r, 10));
-        seen = await errors();
-      }
+      await until(async () => (seen = await errors()) === n, { message: `tsserve_sink_errors_total at ${n}`, observe: () => seen });
     };
     const first = `warn: statsd 127.0.0.1:${port}: Error sending hot-shots message: Error: send EMSGSIZE 127.0.0.1:${port}; every failed send is counted in tsserve_sink_errors_total{sink="statsd"}, and this warning repeats at most once every 60 s while sends fail`;
     try {
@@ -232,7 +279,7 @@ describe('StatsdSink with the real statsd daemon', () => {
       await failUntil(2);
       expect(log.lines).to.deep.equal([first]);
       fm.get('Small')!.addOrUpdate(1); // the sink keeps delivering what fits
-      await until(() => received.includes('ts.Small:1|c'));
+      await until(() => received.includes('ts.Small:1|c'), { message: 'ts.Small:1|c at the statsd daemon', observe: () => received });
       now = 61_000;
       await failUntil(3);
       expect(log.lines).to.deep.equal([
@@ -240,7 +287,7 @@ describe('StatsdSink with the real statsd daemon', () => {
         `warn: statsd 127.0.0.1:${port}: 2 sends failed since the last warning, latest: Error sending hot-shots message: Error: send EMSGSIZE 127.0.0.1:${port}`,
       ]);
       expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.equal([
-        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost) (unit: Count)',
+        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
         '# TYPE tsserve_sink_errors_total counter',
         'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 3',
         '',
@@ -251,18 +298,29 @@ describe('StatsdSink with the real statsd daemon', () => {
     expect(received.filter((l) => l.startsWith('ts.tsserve_sink_errors_total'))).to.deep.equal([]);
   });
 
-  it('should never throw when nothing listens, and close within its bound', async () => {
+  it('should never throw when nothing listens, before or after close, and resolve every close', async () => {
     const dead = await freeUdpPort();
-    const fm = new FrontendMetrics(makeConfig([makeSpec('X', 'counter', [])], { modes: ['statsd'] }), {
+    const log = captureLog();
+    const fm = new FrontendMetrics(makeConfig([makeSpec('X', 'counter', [])], { modes: ['statsd', 'prometheus'] }), {
       logDir: dir,
+      hostname: 'h1',
       statsd: { host: '127.0.0.1', port: dead },
-      log: () => {},
+      log: log.log,
     });
     for (let i = 0; i < 1000; i++) fm.get('X')!.addOrUpdate(i);
     await fm.close();
-    // Records after close are dropped quietly by the closed client, never thrown.
+    expect(log.lines).to.deep.equal([]); // UDP to a closed port: nothing to hear, nothing fails
+    // Records after close are never thrown: the closed client's failed sends are counted and warned once.
     for (let i = 0; i < 3000; i++) fm.get('X')!.addOrUpdate(i);
     await fm.close();
-    expect(fm.get('X')!.spec.name).to.equal('X');
+    expect(log.lines).to.deep.equal([
+      `warn: statsd 127.0.0.1:${dead}: Error sending hot-shots message: Error [ERR_SOCKET_DGRAM_NOT_RUNNING]: Not running; every failed send is counted in tsserve_sink_errors_total{sink="statsd"}, and this warning repeats at most once every 60 s while sends fail`,
+    ]);
+    // Every record still counts in the other sinks (0+…+999 + 0+…+2999); the 3000 lines filled 19 datagrams.
+    expect(await fm.prometheusText(['X', 'tsserve_sink_errors_total'])).to.equal([
+      '# HELP X X (unit: Count)', '# TYPE X counter', 'X 4998000', '',
+      '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost) (unit: Count)',
+      '# TYPE tsserve_sink_errors_total counter', 'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 19', '',
+    ].join('\n'));
   });
 });

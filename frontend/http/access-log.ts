@@ -1,0 +1,71 @@
+/**
+ * The access log: one record per HTTP response on a listener (inference, management or
+ * metrics), with method, path, status, duration, body bytes and request id, as TorchServe's
+ * access_log.log has. It is a `request` listener on the node server placed before the app, so
+ * it sees every request, including those express answers synchronously.
+ */
+import { randomUUID } from 'crypto';
+import type { IncomingMessage, ServerResponse } from 'http';
+import { performance } from 'perf_hooks';
+import type { AccessLog } from '../log/log.js';
+
+function byteLength(chunk: unknown, encoding: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  if (chunk instanceof Uint8Array) return chunk.byteLength;
+  return 0;
+}
+
+/** The `x-request-id` of writeHead's headers (an object or a flat [name, value, ...] array). */
+function requestIdOf(headers: object): string | undefined {
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'x-request-id') return String(headers[i + 1]);
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === 'x-request-id') return String(v);
+  return undefined;
+}
+
+/**
+ * A `request` listener writing one access record per response: on 'finish', or on 'close'
+ * when the response never finished (client gone; status 0 when no header was sent). The
+ * request id is the `x-request-id` the app answered (the inference path's), else a fresh one.
+ */
+export function accessLogListener(listener: string, access: AccessLog): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const t0 = performance.now();
+    let bytes = 0;
+    // Count body bytes as they are written (content-length is absent on streamed answers).
+    const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
+    res.write = function (chunk: unknown, ...rest: unknown[]) {
+      bytes += byteLength(chunk, rest[0]);
+      return write(chunk, ...rest);
+    } as ServerResponse['write'];
+    res.end = function (...args: unknown[]) {
+      if (args.length > 0 && typeof args[0] !== 'function') bytes += byteLength(args[0], args[1]);
+      return end(...args);
+    } as ServerResponse['end'];
+    // Headers passed to writeHead() are not visible to getHeader(): take the id from them too.
+    let answeredId: string | undefined;
+    const writeHead = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
+    res.writeHead = function (...args: unknown[]) {
+      const headers = args.find((a) => typeof a === 'object' && a !== null);
+      if (headers !== undefined) answeredId = requestIdOf(headers);
+      return writeHead(...args);
+    } as ServerResponse['writeHead'];
+    let logged = false;
+    const record = (): void => {
+      if (logged) return;
+      logged = true;
+      const id = res.getHeader('x-request-id') ?? answeredId;
+      access({
+        listener, port: req.socket.localPort ?? 0, method: req.method ?? '', path: req.url ?? '',
+        status: res.headersSent ? res.statusCode : 0,
+        durationMs: Math.round((performance.now() - t0) * 1000) / 1000, bytes,
+        requestId: typeof id === 'string' ? id : randomUUID(),
+      });
+    };
+    res.once('finish', record);
+    res.once('close', record);
+  };
+}

@@ -1,0 +1,64 @@
+/** The `tsserve` command line as a user runs it: help, version, unknown flags (bin/tsserve.js). */
+import { expect } from 'chai';
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+const CLI = path.join(ROOT, 'bin', 'tsserve.js');
+
+function tsserve(...args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('tsserve CLI', function () {
+  this.timeout(60_000);
+
+  it('should print the package version for --version and -v', () => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(tsserve('--version')).to.deep.equal({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(tsserve('-v')).to.deep.equal({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('should open each command\'s --help with its usage line', () => {
+    const first = (...args: string[]): [number | null, string[]] => {
+      const r = tsserve(...args);
+      return [r.code, r.stdout.split('\n').slice(0, 2)];
+    };
+    expect(first('--help')).to.deep.equal([0, ['Usage: tsserve <command> [options]', '']]);
+    expect(first('start', '--help')).to.deep.equal([0, ['Usage: tsserve start [options]', '']]);
+    expect(first('start', '-h')).to.deep.equal([0, ['Usage: tsserve start [options]', '']]);
+    expect(first('metrics', 'validate', '--help')).to.deep.equal([0, ['Usage:', '  tsserve metrics validate FILE [FILE...]']]);
+    expect(first('metrics', 'list', '--help')).to.deep.equal([0, ['Usage:', '  tsserve metrics validate FILE [FILE...]']]);
+    expect(first('models', 'generate', '--help')).to.deep.equal([0, ['Usage: tsserve models generate [DIR] [--force] [--only NAME[,NAME...]]', '']]);
+    expect(first('generate', '--help')).to.deep.equal([0, ['Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]', '']]);
+  });
+
+  it('should list the log options in start --help', () => {
+    const lines = tsserve('start', '--help').stdout.split('\n');
+    expect(lines.filter((l) => l.startsWith('  --log-'))).to.deep.equal([
+      '  --log-dir VALUE                 directory of ts_log.log, access_log.log, ts_metrics.log, model_metrics.log and key_file.json (default ./logs)',
+      '  --log-level VALUE               trace|debug|info|warn|error|fatal|silent: least level written to ts_log.log and the console (default info)',
+      '  --log-stats-interval VALUE      seconds between the generation engines\' stat lines (0: 10) (default 10)',
+    ]);
+  });
+
+  it('should refuse an unknown flag with exit 2, naming the nearest known flag', () => {
+    expect(tsserve('start', '--metric-mode', 'tslog')).to.deep.equal({
+      code: 2, stdout: '', stderr: "tsserve start: unknown option '--metric-mode'; did you mean '--metrics-mode'?\n",
+    });
+    expect(tsserve('metrics', 'list', '--fromat', 'json')).to.deep.equal({
+      code: 2, stdout: '', stderr: "tsserve metrics list: unknown option '--fromat'; did you mean '--format'?\n",
+    });
+    expect(tsserve('models', 'generate', '--frce')).to.deep.equal({
+      code: 2, stdout: '', stderr: "tsserve models generate: unknown option '--frce'; did you mean '--force'?\n",
+    });
+    expect(tsserve('--verison')).to.deep.equal({ code: 2, stdout: '', stderr: "tsserve: unknown option '--verison'; did you mean '--version'?\n" });
+  });
+
+  it('should name the nearest command for an unknown one', () => {
+    const r = tsserve('strat');
+    expect([r.code, r.stderr.split('\n')[0]]).to.deep.equal([2, "tsserve: unknown command 'strat'; did you mean 'start'?"]);
+  });
+});
