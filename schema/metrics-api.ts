@@ -65,11 +65,12 @@ export type DimensionValues = readonly string[] | Readonly<Record<string, string
 
 /**
  * A series bound once: `record` does no lookup and no allocation. `requestId` stamps the
- * datapoint (the worker's bound records otherwise carry the batch's ids); `timeMs` is epoch ms,
- * honoured by the frontend (the worker stamps its own cached clock). Never throws.
+ * datapoint (the worker's bound records otherwise carry the batch's ids); `timeMs` is epoch ms
+ * and `source` the worker a datapoint came from (the ingest sets it; gauges keep one value per
+ * source), both honoured by the frontend only (the worker stamps its own cached clock). Never throws.
  */
 export interface BoundSeries {
-  record(value: number, requestId?: string, timeMs?: number): void;
+  record(value: number, requestId?: string, timeMs?: number, source?: string): void;
 }
 
 /**

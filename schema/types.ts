@@ -18,6 +18,15 @@ export type StatsdTagStyle = 'datadog' | 'telegraf' | 'none';
 /** StatsD type of a non-time histogram: DogStatsD `h` (default) or `d`; `ms` means `h` (time histograms are always `ms`). */
 export type StatsdHistogramType = 'ms' | 'h' | 'd';
 
+/**
+ * How a gauge written by several processes (frontend, workers) merges at render, in
+ * prometheus_client's multi-process vocabulary; `live*` modes drop an exited process's value.
+ */
+export type GaugeMerge = 'sum' | 'max' | 'min' | 'last' | 'livesum' | 'livemax' | 'livemin' | 'livelast';
+
+/** Every `GaugeMerge`, in documentation order. */
+export const GAUGE_MERGES: readonly GaugeMerge[] = Object.freeze(['livelast', 'livesum', 'livemax', 'livemin', 'last', 'sum', 'max', 'min']);
+
 /** Where a piece of the yaml came from, for error messages that point at it. */
 export interface SourcePos {
   readonly line: number;
@@ -56,6 +65,8 @@ export interface MetricSpec {
   readonly help: string;
   /** Histogram bucket upper bounds, sorted ascending, without +Inf; empty for other types. */
   readonly buckets: readonly number[];
+  /** Gauges only: how values from several processes merge (absent: `livelast`). */
+  readonly merge?: GaugeMerge;
   /** Position of the entry in the yaml (0-based line/col are never used: these are 1-based). */
   readonly pos: SourcePos | null;
   /** Declared deprecation; absent or null when the metric is not deprecated. */

@@ -1,8 +1,8 @@
 /** The time source of the batcher: real timers in the server, a manual clock in unit tests. */
 import { performance } from 'perf_hooks';
 
-/** An armed timer, opaque to its user. */
-export type ClockTimer = unknown;
+/** An armed timer, opaque to its user (a Node Timeout object, or the fake clock's number). */
+export type ClockTimer = object | number;
 
 /** Monotonic time in ms and one-shot timers (what `Batcher` waits on: maxBatchDelay, responseTimeout). */
 export interface Clock {

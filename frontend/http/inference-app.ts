@@ -10,6 +10,7 @@ import { randomUUID } from 'crypto';
 import { performance } from 'perf_hooks';
 import express from 'express';
 import type { Express, RequestHandler, Router } from 'express';
+import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import type { FrontendSeries, ModelSeries } from '../server/frontend-series.js';
 import type { ServedModel } from '../server/served-model.js';
 import { countResponses } from './count-responses.js';
@@ -56,6 +57,8 @@ function predict(opts: InferenceAppOptions): RequestHandler {
     const arrivalMs = performance.now();
     const requestId = randomUUID();
     res.set('x-request-id', requestId);
+    // Exemplars of this request's metrics carry its W3C trace id, when it sent one.
+    traceIds.set(requestId, parseTraceparent(req.headers.traceparent));
     const name = String(req.params.model);
     const model = opts.lookup(name);
     if (model === undefined) return sendError(res, 404, `Model not found: ${name}`);

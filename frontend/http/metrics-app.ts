@@ -1,10 +1,12 @@
 /**
- * Metrics API: `GET /metrics[?name[]=A&name[]=B]` → the Prometheus exposition. No auth, and
- * scrapes are not counted in Requests2XX (so a scraper does not inflate the request counts).
+ * Metrics API: `GET /metrics[?name[]=A&name[]=B]` → the Prometheus exposition, OpenMetrics 1.0
+ * when the `Accept` header asks for it, else the text format 0.0.4. No auth, and scrapes are
+ * not counted in Requests2XX (so a scraper does not inflate the request counts).
  */
 import express from 'express';
 import type { Express } from 'express';
 import type { MetricsPort } from '../server/metrics-port.js';
+import { contentType, negotiate } from '../metrics/exposition/negotiate.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 
 /** The `name[]` (or `name`) filter of a metrics URL; empty means every family. */
@@ -20,8 +22,10 @@ export function metricsApp(metrics: MetricsPort): Express {
   app.set('etag', false);
   app.get(['/metrics', '/metrics/{*rest}'], (req, res) => {
     const names = metricNamesFilter(req.originalUrl);
-    metrics.prometheusText(names.length > 0 ? names : undefined).then(
-      (text) => { res.status(200).set('content-type', metrics.prometheusContentType).send(text); },
+    // With the sink off the answer is a comment, which only the text format allows.
+    const format = metrics.modes.includes('prometheus') ? negotiate(req.get('accept')) : 'text';
+    metrics.prometheusText(names.length > 0 ? names : undefined, format).then(
+      (text) => { res.status(200).set('content-type', format === 'text' ? metrics.prometheusContentType : contentType(format)).send(text); },
       (e: unknown) => sendError(res, 500, `could not render metrics: ${String(e)}`),
     );
   });

@@ -15,6 +15,7 @@ import type { MetricHooks } from './metric.js';
 import { SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
 import type { MetricsLog, Sink } from './sinks/sink.js';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusSink } from './sinks/prometheus.js';
+import type { ExpositionFormat } from './exposition/negotiate.js';
 import { StatsdSink } from './sinks/statsd.js';
 import { TslogSink } from './sinks/tslog.js';
 
@@ -228,17 +229,22 @@ export class FrontendMetrics {
     return this.create(Object.freeze({ ...spec, dimensions: Object.freeze([...spec.dimensions]) }), this.self, this.config.limits.maxSeriesPerMetric);
   }
 
-  /** Prometheus exposition; `names` filters families (`?name[]=`). */
-  async prometheusText(names?: readonly string[]): Promise<string> {
+  /** Prometheus exposition (text 0.0.4 or OpenMetrics); `names` filters families (`?name[]=`). */
+  async prometheusText(names?: readonly string[], format: ExpositionFormat = 'text'): Promise<string> {
     if (this.prometheus === null) {
       const on = this.modes.length > 0 ? this.modes.join(', ') : 'none';
       return `# the prometheus sink is off (metrics modes: ${on}); enable it with --metrics-mode prometheus (comma list allowed) or add prometheus to mode: in metrics.yaml\n`;
     }
     try {
-      return await this.prometheus.text(names);
+      return await this.prometheus.render(format, names);
     } catch (err) {
       return `# metrics rendering failed: ${String(err).replace(/\n/g, ' ')}\n`;
     }
+  }
+
+  /** Worker `source` exited: its values leave the gauges that merge live processes only. */
+  processGone(source: string): void {
+    this.prometheus?.processGone(source);
   }
 
   /** Write queued tslog lines out now; resolves once they are written (or counted lost). */

@@ -18,7 +18,7 @@ export interface MetricsIngestOptions {
 }
 
 /** The part of `FrontendMetrics` the ingest uses (a structural type, so tests can fake it). */
-export type IngestTarget = Pick<FrontendMetrics, 'get' | 'admit' | 'self'>;
+export type IngestTarget = Pick<FrontendMetrics, 'get' | 'admit' | 'self'> & Partial<Pick<FrontendMetrics, 'processGone'>>;
 
 /** Every datapoint of a series that could not be bound is a counted drop. */
 class DroppingBound implements BoundSeries {
@@ -78,9 +78,13 @@ export class MetricsIngest {
     return true;
   }
 
-  /** Forgets a worker incarnation's series table (call when it exits). */
+  /**
+   * Forgets a worker incarnation's series table (call when it exits); gauges merged over live
+   * processes drop its values.
+   */
   forget(workerKey: string): void {
     this.workers.delete(workerKey);
+    this.metrics.processGone?.(workerKey);
   }
 
   private stateOf(workerKey: string): WorkerState {
@@ -103,7 +107,7 @@ export class MetricsIngest {
   private ingest(workerKey: string, state: WorkerState, msg: MetricsMessage): void {
     for (const decl of msg.metrics) this.declareMetric(workerKey, state, decl);
     for (const decl of msg.series) state.bounds[decl.id] = this.bindSeries(workerKey, state, decl);
-    const unknown = recordPoints(state.bounds, msg);
+    const unknown = recordPoints(state.bounds, msg, workerKey);
     const n = msg.seriesIds.length;
     this.metrics.self.flushed(1, n);
     if (unknown > 0) {
@@ -183,9 +187,9 @@ export class MetricsIngest {
 /**
  * Records every datapoint of a decoded message into its bound series and returns how many
  * named a series the worker never declared. Within a segment (one request id, one time) a
- * datapoint is an array index and a `record`.
+ * datapoint is an array index and a `record`; `source` (the worker) keeps gauges per process.
  */
-function recordPoints(bounds: readonly BoundSeries[], msg: MetricsMessage): number {
+function recordPoints(bounds: readonly BoundSeries[], msg: MetricsMessage, source: string): number {
   const sids = msg.seriesIds;
   const values = msg.values;
   let unknown = 0;
@@ -193,7 +197,7 @@ function recordPoints(bounds: readonly BoundSeries[], msg: MetricsMessage): numb
     for (let i = from; i < to; i++) {
       const b = bounds[sids[i]];
       if (b === undefined) unknown++;
-      else b.record(values[i], requestId, timeMs);
+      else b.record(values[i], requestId, timeMs, source);
     }
   });
   return unknown;

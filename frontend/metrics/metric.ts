@@ -27,7 +27,7 @@ class Series implements BoundSeries {
     private readonly hooks: MetricHooks,
   ) {}
 
-  record(value: number, requestId?: string, timeMs?: number): void {
+  record(value: number, requestId?: string, timeMs?: number, source?: string): void {
     if (typeof value !== 'number' || value - value !== 0) {
       this.hooks.dropped('not_finite', 1, this.name);
       return;
@@ -48,7 +48,7 @@ class Series implements BoundSeries {
     const children = this.children;
     for (let i = 0; i < children.length; i++) {
       try {
-        (children[i] as SinkChild).record(value, rid, at);
+        (children[i] as SinkChild).record(value, rid, at, source);
       } catch (err) {
         this.hooks.sinkFailed(this.name, err);
       }

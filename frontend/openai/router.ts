@@ -10,6 +10,7 @@ import express from 'express';
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
 import type { GenRequestOutput } from '../../schema/engine-ipc.js';
 import type { GenerationModel } from '../generation/generation-model.js';
+import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { ChoiceCollector } from './choice-collector.js';
 import type { Choice } from './choice-collector.js';
 import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
@@ -125,6 +126,8 @@ function serve(model: GenerationModel, p: ParsedRequest, kind: Kind, arrivalMs: 
   }
   id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${started.requestId}`;
   res.setHeader('x-request-id', started.requestId);
+  // Exemplars of this request's metrics carry its W3C trace id, when it sent one.
+  traceIds.set(started.requestId, parseTraceparent(res.req.headers.traceparent));
   stream?.start();
   res.on('close', () => {
     if (!ended) {

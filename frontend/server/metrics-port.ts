@@ -17,7 +17,8 @@ export interface MetricHandle {
 /** What the server needs from the metrics cache. */
 export interface MetricsPort {
   get(name: string): MetricHandle | null;
-  prometheusText(names?: readonly string[]): Promise<string>;
+  /** The exposition; `format` defaults to the text format 0.0.4. */
+  prometheusText(names?: readonly string[], format?: 'text' | 'openmetrics'): Promise<string>;
   readonly prometheusContentType: string;
   /** No modes: metrics are off, and the workers get a no-op cache. */
   readonly modes: readonly SinkMode[];

@@ -74,7 +74,8 @@ export function startUsage(): string {
   const lines = ['Usage: tsserve start [options]', '', 'Serves the models of a model store until SIGINT/SIGTERM, then drains and exits 0.', '', 'Options (flag, then env, then default):'];
   for (const o of START_OPTIONS) {
     const def = o.def === null ? '' : ` (default ${Array.isArray(o.def) ? o.def.join(' ') : String(o.def)})`;
-    lines.push(`  --${o.flag}${o.kind === 'bool' ? '' : ' VALUE'}`.padEnd(34) + `${o.help}${def}`);
+    // A flag longer than the column (--show-hidden-metrics-for-version) still gets two spaces.
+    lines.push(`  --${o.flag}${o.kind === 'bool' ? '' : ' VALUE'}  `.padEnd(34) + `${o.help}${def}`);
     lines.push(`${''.padEnd(34)}env ${envName(o.flag)}`);
   }
   lines.push('  -h, --help'.padEnd(34) + 'this text');

@@ -2,7 +2,7 @@
  * Builds the typed MetricsConfig from a document that passed the schema and the rules.
  * Applies the defaults (modes, statsd, limits, help, buckets) and the hostname convention.
  */
-import type { Deprecation, MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types.js';
+import type { Deprecation, GaugeMerge, MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types.js';
 import { SECTIONS, TYPES, getAt, isRecord } from './doc.js';
 import { parseModes } from './modes.js';
 import { HOSTNAME_RE } from './names.js';
@@ -62,6 +62,7 @@ function spec(m: Record<string, unknown>, section: Section, type: MetricType, po
     buckets: type === 'histogram' ? buckets(m.buckets, unit) : [], pos,
     // Only when declared, so the catalog's JSON of an ordinary metric is unchanged.
     ...(deprecated !== null ? { deprecated } : {}), ...(m.hidden === true ? { hidden: true } : {}),
+    ...(type === 'gauge' && typeof m.merge === 'string' ? { merge: m.merge as GaugeMerge } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import { declarationProblems } from './declaration.js';
 import { HOSTNAME_RE, METRIC_NAME_RE } from './names.js';
 import { BUCKET_PRESET_NAMES } from './presets.js';
 import type { DocPath, Locator } from './yaml-source.js';
+import { GAUGE_MERGES } from '../types.js';
 
 type Emit = (path: DocPath, message: string) => void;
 
@@ -40,6 +41,7 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
         checkReserved(metric, type, where, base, emit);
         checkReplacement(metric, where, base, names, emit);
         if (type === 'histogram' && metric.buckets !== undefined) checkBuckets(metric.buckets, where, [...base, 'buckets'], emit);
+        if (metric.merge !== undefined) checkMerge(metric.merge, type, where, [...base, 'merge'], emit);
       });
     }
   }
@@ -180,4 +182,17 @@ function checkBuckets(buckets: unknown, where: string, path: DocPath, emit: Emit
     seen.add(b);
     max = Math.max(max, b);
   });
+}
+
+/** `merge:` is a gauge's, and one of the modes (a typo gets a did-you-mean). */
+function checkMerge(merge: unknown, type: string, where: string, path: DocPath, emit: Emit): void {
+  if (type !== 'gauge') {
+    // Histograms refuse the key in the schema already; a counter's is caught here.
+    if (type === 'counter') emit(path, `${where}: "merge" only applies to gauges (counters and histograms always sum across processes); remove it`);
+    return;
+  }
+  if (typeof merge !== 'string' || (GAUGE_MERGES as readonly string[]).includes(merge)) return;
+  const guess = didYouMean(merge, GAUGE_MERGES);
+  const list = GAUGE_MERGES.join(', ');
+  emit(path, `${where}: unknown merge mode "${merge}"; ${guess !== null ? `did you mean "${guess}"? Modes` : 'use one of'}: ${list}`);
 }

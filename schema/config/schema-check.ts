@@ -24,7 +24,7 @@ const ajv = new Ajv({ allErrors: true, strict: true });
 const validate = ajv.compile(schemaJson);
 
 const TOP_KEYS = Object.keys(schemaJson.properties);
-const METRIC_FIELDS = ['name', 'unit', 'dimensions', 'help', 'deprecated', 'hidden'];
+const METRIC_FIELDS = ['name', 'unit', 'dimensions', 'help', 'deprecated', 'hidden', 'merge'];
 
 /** Hints for keys people carry over from TorchServe, vLLM or other metric configs. */
 const TOP_HINTS: Readonly<Record<string, string>> = {
@@ -37,6 +37,7 @@ const FIELD_HINTS: Readonly<Record<string, string>> = {
   labels: 'use dimensions: for label names',
   type: 'the type is the list the metric sits in (counter:, gauge: or histogram:)',
   buckets: 'buckets only apply to histograms; remove it or move the metric under histogram:',
+  merge: 'merge only applies to gauges (counters and histograms always sum); remove it',
 };
 
 /** Checks `doc` against the schema; one finding per real problem, in no particular order. */

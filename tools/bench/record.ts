@@ -6,12 +6,17 @@
  *   `counter.labels(a,b,c).inc()` (the child taken once).
  * - record_labels: dimension values on every call: `metric.addOrUpdate(1, [a,b,c])` vs
  *   `counter.inc({a,b,c}, 1)`.
+ * - frontend_record_bound: a record into a bound frontend series (FrontendMetrics with the
+ *   prometheus sink: the finite check, then an add into the exposition cell) vs prom-client's
+ *   `labels(a,b,c).inc()` child (taken once).
  *
  * Our side includes its share of flushing: the buffer fills to `maxPointsPerFlush` and is sent
  * to a `send` that discards the message, as the IPC channel would take it away.
  */
 import { Counter, Registry } from 'prom-client';
+import * as os from 'node:os';
 import { WorkerMetrics } from '../../backend/metrics/index.js';
+import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
 import type { MetricsConfig } from '../../schema/types.js';
 
 const CONFIG: MetricsConfig = {
@@ -62,6 +67,13 @@ function main(): void {
   const oursLabels = nsPerOp((n) => { for (let i = 0; i < n; i++) metric.addOrUpdate(1, dims); }, 1_000_000);
   const promLabels = nsPerOp((n) => { for (let i = 0; i < n; i++) counter.inc(labels, 1); }, 500_000);
   console.log(line('record_labels', oursLabels, promLabels));
+
+  const fm = new FrontendMetrics({ ...CONFIG, metrics: [{ ...CONFIG.metrics[0]!, section: 'ts_metrics' }] },
+    { logDir: os.tmpdir(), hostname: 'bench-host', modes: ['prometheus'] });
+  const frontBound = fm.get('BenchCount')!.bind(['x', 'y', 'z']);
+  const oursFront = nsPerOp((n) => { for (let i = 0; i < n; i++) frontBound.record(1); }, 10_000_000);
+  const promFront = nsPerOp((n) => { for (let i = 0; i < n; i++) child.inc(); }, 2_000_000);
+  console.log(line('frontend_record_bound', oursFront, promFront));
 
   wm.flush();
   if (sent === 0 || Object.keys(wm.dropped).length !== 0) throw new Error('bench: nothing was recorded');

@@ -1,14 +1,17 @@
 /**
- * bench:render — time the Prometheus exposition of 100k series through our cache
- * (`FrontendMetrics.prometheusText()`) against prom-client used directly (a fresh Registry
- * with the same families and series, `registry.metrics()`). Median of several runs each,
- * interleaved in one process after a warm-up. Prints one JSON line.
+ * bench:render — time the exposition of 100k series through our cache
+ * (`FrontendMetrics.prometheusText(undefined, format)`) against prom-client used directly (a
+ * fresh Registry with the same families and series, `registry.metrics()`, in the same content
+ * type), for the text format 0.0.4 and for OpenMetrics. Median of several runs each,
+ * interleaved in one process after a warm-up. Prints one JSON line per format.
  */
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Registry } from 'prom-client';
+import type { OpenMetricsContentType, RegistryContentType } from 'prom-client';
 import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
 import { FrontendMetrics, SELF_METRIC_SPECS } from '../../frontend/metrics/frontend-metrics.js';
+import type { ExpositionFormat } from '../../frontend/metrics/exposition/negotiate.js';
 
 const SERIES = 100_000;
 const RUNS = 7;
@@ -53,8 +56,9 @@ function buildOurs(): FrontendMetrics {
 }
 
 /** The same families in a plain prom-client Registry: the self-metrics and the bench counter. */
-function buildBaseline(): Registry {
-  const registry = new Registry();
+function buildBaseline(format: ExpositionFormat): Registry<RegistryContentType> {
+  const registry: Registry<RegistryContentType> = format === 'text' ? new Registry() : new Registry<OpenMetricsContentType>();
+  if (format === 'openmetrics') registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
   for (const s of SELF_METRIC_SPECS) {
     const labelNames = s.hostLabel === null ? [...s.dimensions] : [...s.dimensions, s.hostLabel];
     const opts = { name: s.name, help: `${s.help} (unit: ${s.unit})`, labelNames, registers: [registry] };
@@ -75,35 +79,40 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
 
-async function main(): Promise<void> {
-  const ours = buildOurs();
-  const baseline = buildBaseline();
-  const oursText = await ours.prometheusText();
+async function bench(ours: FrontendMetrics, format: ExpositionFormat): Promise<string> {
+  const baseline = buildBaseline(format);
+  const oursText = await ours.prometheusText(undefined, format);
   const baseText = await baseline.metrics();
+  // Counter samples keep `_total` in both formats.
   const lines = (t: string): number => t.split('\n').filter((l) => l.startsWith('bench_requests_total{')).length;
   if (lines(oursText) !== SERIES || lines(baseText) !== SERIES) {
-    throw new Error(`expected ${SERIES} series in both renders, got ${lines(oursText)} and ${lines(baseText)}`);
+    throw new Error(`${format}: expected ${SERIES} series in both renders, got ${lines(oursText)} and ${lines(baseText)}`);
   }
   const o: number[] = [];
   const b: number[] = [];
   for (let run = 0; run < WARMUP + RUNS; run++) {
     let t = performance.now();
-    await ours.prometheusText();
+    // Flattened, as the HTTP response would (a concatenated string is a rope until written).
+    Buffer.byteLength(await ours.prometheusText(undefined, format));
     const dOurs = performance.now() - t;
     t = performance.now();
-    await baseline.metrics();
+    Buffer.byteLength(await baseline.metrics());
     const dBase = performance.now() - t;
     if (run >= WARMUP) {
       o.push(dOurs);
       b.push(dBase);
     }
   }
-  await ours.close();
   const oursMs = Number(median(o).toFixed(2));
   const baseMs = Number(median(b).toFixed(2));
-  console.log(
-    JSON.stringify({ bench: 'render_100k_series', ours: oursMs, baseline: baseMs, unit: 'ms', ratio: Number((oursMs / baseMs).toFixed(3)) }),
-  );
+  return JSON.stringify({ bench: `render_100k_series_${format}`, ours: oursMs, baseline: baseMs, unit: 'ms', ratio: Number((oursMs / baseMs).toFixed(3)) });
+}
+
+async function main(): Promise<void> {
+  const ours = buildOurs();
+  console.log(await bench(ours, 'text'));
+  console.log(await bench(ours, 'openmetrics'));
+  await ours.close();
 }
 
 main().catch((err: unknown) => {

@@ -1,13 +1,18 @@
 /**
- * The `prometheus` sink — the only file that imports prom-client. A private Registry holds
- * every metric from construction on, so each family has `# HELP` and `# TYPE` before any
- * sample. Label names are the spec's dimensions in yaml order, then `hostLabel` last.
+ * The `prometheus` sink: our own exposition (frontend/metrics/exposition) of every declared
+ * family, in the text format 0.0.4 or OpenMetrics 1.0, with prom-client's process and runtime
+ * metrics (read through its public API) appended when asked for.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MetricSpec } from '../../../schema/types.js';
-import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
+import type { MetricsLog, Sink, SinkMetric } from './sink.js';
 import { NOOP_SINK_METRIC } from './sink.js';
-import { seriesKey } from '../series-key.js';
+import type { GaugeCell } from '../exposition/cell.js';
+import { CounterFamily, GaugeFamily, HistogramFamily } from '../exposition/family.js';
+import type { Family } from '../exposition/family.js';
+import type { ExpositionFormat } from '../exposition/negotiate.js';
+import { openMetricsDocument, openMetricsForeign } from '../exposition/openmetrics-renderer.js';
+import { ProcessMetrics } from '../exposition/process-metrics.js';
+import { TEXT_CONTENT_TYPE, textDocument, textForeign } from '../exposition/text-renderer.js';
 
 /** Settings of the prometheus sink. */
 export interface PrometheusSinkOptions {
@@ -18,157 +23,87 @@ export interface PrometheusSinkOptions {
 }
 
 /** The exposition content type (text format 0.0.4). */
-export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+export const PROMETHEUS_CONTENT_TYPE = TEXT_CONTENT_TYPE;
 
-type Labels = Record<string, string>;
-type AnyMetric = Counter<string> | Gauge<string> | Histogram<string>;
+const METRIC_NAME_RE = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const LABEL_NAME_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-/**
- * prom-client's internal series map, reached only when two label sets collide under its
- * `k:v,` key (e.g. {a:'x,b:y',b:''} vs {a:'x',b:'y,b:'}): the second series then gets its own
- * entry, keyed by our unambiguous key, in the same shape prom-client renders.
- */
-interface ValueEntry {
-  value: number;
-  labels: Labels;
-}
-interface HistogramEntry {
-  labels: Labels;
-  bucketValues: Record<string, number>;
-  sum: number;
-  count: number;
-}
-interface WithHashMap {
-  hashMap: Record<string, ValueEntry | HistogramEntry>;
-}
-
-/** Mirrors prom-client 15's `fastHashObject` over sorted label names. */
-function promClientHash(sortedNames: readonly string[], labels: Labels): string {
-  let hash = '';
-  for (const k of sortedNames) hash += `${k}:${labels[k]},`;
-  return hash;
-}
-
-class PromMetric implements SinkMetric {
-  private readonly sortedNames: readonly string[];
-  /** prom-client hash → our series key, to detect its collisions. */
-  private readonly seen = new Map<string, string>();
-
-  constructor(
-    private readonly spec: MetricSpec,
-    private readonly metric: AnyMetric,
-    private readonly labelNames: readonly string[],
-    private readonly hostname: string,
-  ) {
-    this.sortedNames = [...labelNames].sort();
+/** Why Prometheus would refuse this metric's names, or null when they are fine. */
+function badNames(spec: MetricSpec, labelNames: readonly string[]): string | null {
+  if (!METRIC_NAME_RE.test(spec.name)) return `invalid metric name ${JSON.stringify(spec.name)}`;
+  const seen = new Set<string>();
+  for (const l of labelNames) {
+    if (!LABEL_NAME_RE.test(l) || l.startsWith('__')) return `invalid label name ${JSON.stringify(l)}`;
+    if (spec.type === 'histogram' && l === 'le') return 'a histogram cannot have a label named le';
+    if (seen.has(l)) return `label ${l} appears twice`;
+    seen.add(l);
   }
-
-  bind(values: readonly string[]): SinkChild {
-    const labels: Labels = {};
-    const dims = this.spec.dimensions;
-    for (let i = 0; i < dims.length; i++) labels[dims[i] as string] = values[i] as string;
-    if (this.spec.hostLabel !== null) labels[this.spec.hostLabel] = this.hostname;
-    if (this.labelNames.length > 0) {
-      const hash = promClientHash(this.sortedNames, labels);
-      const key = seriesKey(values);
-      const owner = this.seen.get(hash);
-      if (owner === undefined) this.seen.set(hash, key);
-      else if (owner !== key) return this.privateChild(key, labels);
-    }
-    const m = this.metric;
-    if (m instanceof Counter) {
-      const c = this.labelNames.length > 0 ? m.labels(labels) : m;
-      return { record: (v: number): void => c.inc(v) };
-    }
-    if (m instanceof Gauge) {
-      const g = this.labelNames.length > 0 ? m.labels(labels) : m;
-      return { record: (v: number): void => g.set(v) };
-    }
-    const h = this.labelNames.length > 0 ? m.labels(labels) : m;
-    return { record: (v: number): void => h.observe(v) };
-  }
-
-  /** A series kept in its own hashMap entry (see `WithHashMap`). */
-  private privateChild(key: string, labels: Labels): SinkChild {
-    // eslint-disable-next-line no-restricted-properties -- collision fallback; goes when the exposition rewrite (issue 7) drops prom-client's series map
-    const map = (this.metric as unknown as WithHashMap).hashMap;
-    const slot = '\u0000' + key;
-    if (this.spec.type === 'histogram') {
-      const bounds = this.spec.buckets.length > 0 ? this.spec.buckets : HISTOGRAM_DEFAULT_BUCKETS;
-      const bucketValues: Record<string, number> = {};
-      for (const b of bounds) bucketValues[b] = 0;
-      const entry: HistogramEntry = { labels, bucketValues, sum: 0, count: 0 };
-      map[slot] = entry;
-      return {
-        record(v: number): void {
-          for (const b of bounds) {
-            if (v <= b) {
-              (entry.bucketValues[b] as number)++;
-              break;
-            }
-          }
-          entry.sum += v;
-          entry.count += 1;
-        },
-      };
-    }
-    const entry: ValueEntry = { value: 0, labels };
-    map[slot] = entry;
-    return this.spec.type === 'counter'
-      ? { record: (v: number): void => void (entry.value += v) }
-      : { record: (v: number): void => void (entry.value = v) };
-  }
+  return null;
 }
 
-/** prom-client's default buckets, used when a histogram declares none. */
-const HISTOGRAM_DEFAULT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
-/** Help text with the unit, as Prometheus has no unit field in text format 0.0.4. */
-export function prometheusHelp(spec: MetricSpec): string {
-  const help = spec.help.trim();
-  return help.length > 0 ? `${help} (unit: ${spec.unit})` : `${spec.name} (unit: ${spec.unit})`;
-}
-
-/** Keeps every metric in a private prom-client Registry and renders the exposition text. */
+/** Keeps one family per metric and renders the exposition. */
 export class PrometheusSink implements Sink {
   readonly mode = 'prometheus' as const;
-  private readonly registry = new Registry();
+  private readonly families = new Map<string, Family>();
+  private readonly process: ProcessMetrics | null;
+  /** Gauge cells of live-merge families each worker wrote, dropped when it exits. */
+  private readonly liveCells = new Map<string, Set<GaugeCell>>();
+  private readonly track = (source: string, cell: GaugeCell): void => {
+    let set = this.liveCells.get(source);
+    if (set === undefined) this.liveCells.set(source, (set = new Set()));
+    set.add(cell);
+  };
 
   constructor(private readonly opts: PrometheusSinkOptions) {
-    if (opts.processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.process = opts.processMetrics ? new ProcessMetrics() : null;
   }
 
   metric(spec: MetricSpec): SinkMetric {
-    const labelNames = spec.hostLabel === null ? [...spec.dimensions] : [...spec.dimensions, spec.hostLabel];
-    const base = { name: spec.name, help: prometheusHelp(spec), labelNames, registers: [this.registry] };
-    try {
-      const m: AnyMetric =
-        spec.type === 'counter'
-          ? new Counter(base)
-          : spec.type === 'gauge'
-            ? new Gauge(base)
-            : new Histogram(spec.buckets.length > 0 ? { ...base, buckets: [...spec.buckets] } : base);
-      return new PromMetric(spec, m, labelNames, this.opts.hostname);
-    } catch (err) {
-      // A name prom-client refuses (or one already taken) must not take the other sinks down.
-      this.opts.log('error', `prometheus: cannot register ${spec.name}: ${String(err)}`);
+    const labelNames = spec.hostLabel === null ? spec.dimensions : [...spec.dimensions, spec.hostLabel];
+    const bad = this.families.has(spec.name) ? `${spec.name} is already registered` : badNames(spec, labelNames);
+    if (bad !== null) {
+      // A name Prometheus refuses must not take the other sinks down.
+      this.opts.log('error', `prometheus: cannot register ${spec.name}: ${bad}`);
       return NOOP_SINK_METRIC;
     }
+    const f: Family = spec.type === 'counter'
+      ? new CounterFamily(spec, this.opts.hostname)
+      : spec.type === 'gauge'
+        ? new GaugeFamily(spec, this.opts.hostname, this.track)
+        : new HistogramFamily(spec, this.opts.hostname);
+    this.families.set(spec.name, f);
+    return f;
   }
 
-  /** The exposition text; `names` keeps only those families (unknown names render nothing). */
-  async text(names?: readonly string[]): Promise<string> {
-    if (names === undefined || names.length === 0) return this.registry.metrics();
-    const parts: string[] = [];
-    for (const name of new Set(names)) {
-      if (this.registry.getSingleMetric(name) !== undefined) {
-        parts.push(await this.registry.getSingleMetricAsString(name));
+  /** A process (worker) exited: drop what it wrote into live-merge gauges. */
+  processGone(source: string): void {
+    const cells = this.liveCells.get(source);
+    if (cells === undefined) return;
+    this.liveCells.delete(source);
+    for (const c of cells) c.forget(source);
+  }
+
+  /** The exposition in `format`; `names` keeps only those families (unknown names render nothing). */
+  async render(format: ExpositionFormat, names?: readonly string[]): Promise<string> {
+    const om = format === 'openmetrics';
+    const blocks: string[] = [];
+    const filter = names === undefined || names.length === 0 ? undefined : new Set(names);
+    if (filter === undefined) {
+      for (const f of this.families.values()) blocks.push(om ? f.openMetrics() : f.text());
+      if (this.process !== null) for (const p of await this.process.families()) blocks.push(om ? openMetricsForeign(p) : textForeign(p));
+    } else {
+      for (const name of filter) {
+        const f = this.families.get(name);
+        if (f !== undefined) blocks.push(om ? f.openMetrics() : f.text());
+        else if (this.process !== null && this.process.has(name)) {
+          for (const p of await this.process.families(new Set([name]))) blocks.push(om ? openMetricsForeign(p) : textForeign(p));
+        }
       }
     }
-    return parts.length === 0 ? '' : parts.join('\n\n') + '\n';
+    return om ? openMetricsDocument(blocks) : textDocument(blocks, filter !== undefined);
   }
 
   async close(): Promise<void> {
-    // Nothing to flush: the registry is read on scrape. It stays readable after close.
+    // Nothing to flush: families are read on scrape. They stay readable after close.
   }
 }

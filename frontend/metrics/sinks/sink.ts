@@ -7,8 +7,11 @@ import type { MetricSpec, SinkMode } from '../../../schema/types.js';
 
 /** One series of one metric in one sink. */
 export interface SinkChild {
-  /** `value` is already checked (finite; counters ≥ 0). `timeMs` undefined means now. */
-  record(value: number, requestId: string | undefined, timeMs: number | undefined): void;
+  /**
+   * `value` is already checked (finite; counters ≥ 0). `timeMs` undefined means now. `source`
+   * names the worker that recorded it (undefined: the frontend itself); only gauges use it.
+   */
+  record(value: number, requestId: string | undefined, timeMs: number | undefined, source?: string): void;
 }
 
 /** One metric in one sink. */

@@ -36,8 +36,13 @@ export interface TslogSinkOptions {
   readonly closeTimeoutMs?: number;
 }
 
-/** Default cap of each file's queue, in characters (about 4 MiB of ASCII lines). */
-export const TSLOG_MAX_QUEUE_CHARS = 4 * 1024 * 1024;
+/**
+ * Default cap of each file's queue, in characters (about 32 MiB of ASCII lines): room for three
+ * full worker flushes (maxPointsPerFlush 65 536 points × about 160 characters a line) arriving
+ * back to back, so a burst the ingest delivers in one tick is never cut (4 Mi lost lines of a
+ * single 25 000-point flush under load).
+ */
+export const TSLOG_MAX_QUEUE_CHARS = 32 * 1024 * 1024;
 
 /** Characters queued before a chunk is written without waiting for the timer. */
 const CHUNK_CHARS = 64 * 1024;

@@ -65,6 +65,13 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
     'several-problems.yaml:16:20: metric "bad name" in model_metrics.histogram: buckets must be in increasing order, but 1 comes after 5; sort the list',
     'several-problems.yaml:17:7: mode: unknown mode "carrier-pigeon"; use tslog (alias log), prometheus or statsd',
   ],
+  'merge-not-on-gauge': [
+    'merge-not-on-gauge.yaml:5:14: metric "Requests" in ts_metrics.counter: "merge" only applies to gauges (counters and histograms always sum across processes); remove it',
+    'merge-not-on-gauge.yaml:10:7: metric "Latency" in model_metrics.histogram: unknown field "merge"; merge only applies to gauges (counters and histograms always sum); remove it',
+  ],
+  'merge-unknown-mode': [
+    'merge-unknown-mode.yaml:5:14: metric "Running" in ts_metrics.gauge: unknown merge mode "livesumm"; did you mean "livesum"? Modes: livelast, livesum, livemax, livemin, last, sum, max, min',
+  ],
   'undefined-alias': [
     'undefined-alias.yaml:8:28: undefined alias "*hostname": no anchor &hostname is defined above it; declare it in the top-level dimensions list (e.g. - &hostname "Name") or fix the spelling',
   ],

@@ -319,7 +319,7 @@ describe('StatsdSink with the real statsd daemon', () => {
     // Every record still counts in the other sinks (0+…+999 + 0+…+2999); the 3000 lines filled 19 datagrams.
     expect(await fm.prometheusText(['X', 'tsserve_sink_errors_total'])).to.equal([
       '# HELP X X (unit: Count)', '# TYPE X counter', 'X 4998000', '',
-      '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost) (unit: Count)',
+      '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
       '# TYPE tsserve_sink_errors_total counter', 'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 19', '',
     ].join('\n'));
   });

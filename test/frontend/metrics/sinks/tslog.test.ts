@@ -211,7 +211,7 @@ describe('TslogSink with an unwritable file', () => {
     try {
       // Every line the control wrote, plus the two tsserve_series lines that binding the error
       // series makes (its own series count, and tsserve_series' count, which grows by that one).
-      expect(written).to.equal(24);
+      expect(written).to.equal(28);
       expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.contain(`tsserve_sink_errors_total{sink="tslog",Hostname="h1"} ${written + 2}\n`);
       const file = path.join(bad, 'ts_metrics.log');
       expect(log).to.have.length(1);

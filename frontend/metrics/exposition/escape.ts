@@ -1,0 +1,35 @@
+/**
+ * Escaping and number formatting of the exposition formats. Label text is escaped once, when a
+ * cell is bound; values are formatted at render.
+ */
+
+/** `# HELP` text in format 0.0.4: backslash and newline escaped (quotes stay). */
+export function escapeHelpText(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+/** `# HELP` text in OpenMetrics: backslash, newline and double quote escaped. */
+export function escapeHelpOpenMetrics(s: string): string {
+  return escapeHelpText(s).replace(/"/g, '\\"');
+}
+
+/** A label value in either format: backslash, newline and double quote escaped. */
+export function escapeLabelValue(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+/** `a="x",b="y"` for names and values in order (no braces); '' when there are none. */
+export function labelPairs(names: readonly string[], values: readonly string[]): string {
+  let out = '';
+  for (let i = 0; i < names.length; i++) {
+    if (i > 0) out += ',';
+    out += names[i] + '="' + escapeLabelValue(values[i] as string) + '"';
+  }
+  return out;
+}
+
+/** A sample value: JavaScript's shortest round-trip form, `+Inf`, `-Inf` or `NaN`. */
+export function formatValue(v: number): string {
+  if (v - v === 0) return '' + v;
+  return v !== v ? 'NaN' : v > 0 ? '+Inf' : '-Inf';
+}

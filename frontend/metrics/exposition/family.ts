@@ -1,0 +1,168 @@
+/**
+ * One declared metric in the exposition: its cells (one per bound series) and the header
+ * text of both formats, built once. Label names are the spec's dimensions in yaml order, then
+ * the host label last.
+ */
+import type { GaugeMerge, MetricSpec } from '../../../schema/types.js';
+import type { SinkChild, SinkMetric } from '../sinks/sink.js';
+import { CounterCell, GaugeCell } from './cell.js';
+import { escapeLabelValue, formatValue, labelPairs } from './escape.js';
+import { HistogramCell } from './histogram-cell.js';
+import { DEFAULT_GAUGE_MERGE, isLive, mergeKind } from './merge.js';
+import { openMetricsHeader } from './openmetrics-renderer.js';
+import { textHeader } from './text-renderer.js';
+import { counterFamilyName } from './units.js';
+
+/** Bounds of a histogram declared without buckets (prom-client's defaults, as before). */
+const DEFAULT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Help text with the unit, as Prometheus has no unit field in text format 0.0.4. */
+export function prometheusHelp(spec: MetricSpec): string {
+  const help = spec.help.trim();
+  return help.length > 0 ? `${help} (unit: ${spec.unit})` : `${spec.name} (unit: ${spec.unit})`;
+}
+
+/** Tracks which gauge cells a process wrote, so its exit can drop them (live modes). */
+export type GaugeWriteTracker = (source: string, cell: GaugeCell) => void;
+
+/** A family of one declared metric. */
+export abstract class Family implements SinkMetric {
+  readonly name: string;
+  protected readonly labelNames: readonly string[];
+  private readonly textHead: string;
+  private readonly omHead: string;
+
+  constructor(
+    readonly spec: MetricSpec,
+    private readonly hostname: string,
+    omFamilyName: string,
+  ) {
+    this.name = spec.name;
+    this.labelNames = spec.hostLabel === null ? spec.dimensions : [...spec.dimensions, spec.hostLabel];
+    const help = prometheusHelp(spec);
+    this.textHead = textHeader(spec.name, help, spec.type);
+    this.omHead = openMetricsHeader(omFamilyName, help, spec.type);
+  }
+
+  abstract bind(values: readonly string[]): SinkChild;
+
+  /** `a="x",…,Hostname="h"` for dimension values in yaml order. */
+  protected pairs(values: readonly string[]): string {
+    const pairs = labelPairs(this.spec.dimensions, values);
+    if (this.spec.hostLabel === null) return pairs;
+    const host = this.spec.hostLabel + '="' + escapeLabelValue(this.hostname) + '"';
+    return pairs === '' ? host : pairs + ',' + host;
+  }
+
+  /** The sample lines, each preceded by a newline. */
+  protected abstract samples(openMetrics: boolean): string;
+
+  /** The family's block in text format 0.0.4 (no trailing newline). */
+  text(): string {
+    return this.textHead + this.samples(false);
+  }
+
+  /** The family's block in OpenMetrics (no trailing newline). */
+  openMetrics(): string {
+    return this.omHead + this.samples(true);
+  }
+}
+
+/** A counter family: samples `name` (text) or `family_total` (OpenMetrics) with exemplars. */
+export class CounterFamily extends Family {
+  private readonly cells: CounterCell[] = [];
+  private readonly omSample: string;
+  private readonly unlabelled: CounterCell | null;
+
+  constructor(spec: MetricSpec, hostname: string) {
+    super(spec, hostname, counterFamilyName(spec.name));
+    this.omSample = counterFamilyName(spec.name) + '_total';
+    this.unlabelled = this.labelNames.length === 0 ? this.cell([]) : null;
+    // A series without labels exists from the start, at 0 (as prom-client rendered it).
+    if (this.unlabelled !== null) {
+      this.unlabelled.present = true;
+      this.cells.push(this.unlabelled);
+    }
+  }
+
+  private cell(values: readonly string[]): CounterCell {
+    const pairs = this.pairs(values);
+    return new CounterCell(pairs === '' ? '' : '{' + pairs + '}', this.cells);
+  }
+
+  bind(values: readonly string[]): SinkChild {
+    return this.unlabelled ?? this.cell(values);
+  }
+
+  protected samples(openMetrics: boolean): string {
+    const name = openMetrics ? this.omSample : this.name;
+    let out = '';
+    for (const c of this.cells) if (c.present) out += '\n' + name + c.block + c.sample(openMetrics);
+    return out;
+  }
+}
+
+/** A gauge family: each cell merges its processes' values by the declared mode. */
+export class GaugeFamily extends Family {
+  private readonly cells: GaugeCell[] = [];
+  private readonly unlabelled: GaugeCell | null;
+  readonly merge: GaugeMerge;
+
+  constructor(spec: MetricSpec, hostname: string, private readonly tracker: GaugeWriteTracker) {
+    super(spec, hostname, spec.name);
+    this.merge = spec.merge ?? DEFAULT_GAUGE_MERGE;
+    this.unlabelled = this.labelNames.length === 0 ? this.cell([], true) : null;
+  }
+
+  private cell(values: readonly string[], alwaysPresent: boolean): GaugeCell {
+    const pairs = this.pairs(values);
+    return new GaugeCell(pairs === '' ? '' : '{' + pairs + '}', this.cells, mergeKind(this.merge), isLive(this.merge) ? this.tracker : null, alwaysPresent);
+  }
+
+  bind(values: readonly string[]): SinkChild {
+    return this.unlabelled ?? this.cell(values, false);
+  }
+
+  protected samples(): string {
+    let out = '';
+    for (const c of this.cells) if (c.present) out += '\n' + this.name + c.block + c.sample();
+    return out;
+  }
+}
+
+/** A histogram family: bucket lines with `le` first, then `_sum` and `_count`. */
+export class HistogramFamily extends Family {
+  private readonly cells: HistogramCell[] = [];
+  private readonly bounds: Float64Array;
+  private readonly bucketPrefixes: readonly string[];
+  private readonly unlabelled: HistogramCell | null;
+
+  constructor(spec: MetricSpec, hostname: string) {
+    super(spec, hostname, spec.name);
+    const bounds = spec.buckets.length > 0 ? spec.buckets : DEFAULT_BUCKETS;
+    this.bounds = Float64Array.from(bounds);
+    this.bucketPrefixes = Object.freeze([...bounds.map((b) => `${spec.name}_bucket{le="${formatValue(b)}"`), `${spec.name}_bucket{le="+Inf"`]);
+    this.unlabelled = this.labelNames.length === 0 ? this.cell([]) : null;
+    if (this.unlabelled !== null) {
+      this.unlabelled.present = true;
+      this.cells.push(this.unlabelled);
+    }
+  }
+
+  private cell(values: readonly string[]): HistogramCell {
+    const pairs = this.pairs(values);
+    return pairs === '' ? new HistogramCell('', '}', this.bounds, this.cells) : new HistogramCell('{' + pairs + '}', ',' + pairs + '}', this.bounds, this.cells);
+  }
+
+  bind(values: readonly string[]): SinkChild {
+    return this.unlabelled ?? this.cell(values);
+  }
+
+  protected samples(openMetrics: boolean): string {
+    let out = '';
+    const sum = this.name + '_sum';
+    const count = this.name + '_count';
+    for (const c of this.cells) if (c.present) out += c.lines(this.bucketPrefixes, sum, count, openMetrics);
+    return out;
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Node process and runtime metrics (prom-client's default metrics) — the only file that imports
+ * prom-client. They live in their own Registry and are read through its public
+ * `getMetricsAsJSON()`, then rendered by our renderers after the declared families.
+ */
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { labelPairs } from './escape.js';
+import type { ForeignFamily, ForeignSample } from './foreign-family.js';
+
+type LabelSet = Readonly<Record<string, string | number>>;
+
+/** prom-client's process and Node.js runtime metrics, as foreign families. */
+export class ProcessMetrics {
+  private readonly registry = new Registry();
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Every family now, or those named in `names`. */
+  async families(names?: ReadonlySet<string>): Promise<ForeignFamily[]> {
+    const out: ForeignFamily[] = [];
+    for (const m of await this.registry.getMetricsAsJSON()) {
+      if (names !== undefined && !names.has(m.name)) continue;
+      const samples: ForeignSample[] = [];
+      for (const v of m.values) {
+        const val = v as { labels?: LabelSet; sharedLabels?: LabelSet; metricName?: string; value: number };
+        samples.push({ name: val.metricName ?? m.name, block: block(val.labels ?? {}, val.sharedLabels ?? {}), value: val.value });
+      }
+      out.push({ name: m.name, help: m.help, type: String(m.type), samples });
+    }
+    return out;
+  }
+
+  /** Whether `name` is one of the process families (for the `?name[]=` filter). */
+  has(name: string): boolean {
+    return this.registry.getSingleMetric(name) !== undefined;
+  }
+}
+
+/** `{own labels, then shared ones}` as prom-client orders them (a histogram's `le` first). */
+function block(labels: LabelSet, shared: LabelSet): string {
+  const names: string[] = [];
+  const values: string[] = [];
+  for (const [k, v] of Object.entries(labels)) {
+    if (Object.prototype.hasOwnProperty.call(shared, k)) continue;
+    names.push(k);
+    values.push(String(v));
+  }
+  for (const [k, v] of Object.entries(shared)) {
+    names.push(k);
+    values.push(String(v));
+  }
+  return names.length === 0 ? '' : '{' + labelPairs(names, values) + '}';
+}

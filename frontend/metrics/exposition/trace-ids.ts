@@ -1,0 +1,56 @@
+/**
+ * W3C trace context for exemplars: the HTTP layer notes the trace id of a request that carried
+ * a `traceparent` header; cells look it up when they keep an exemplar. Bounded: the oldest
+ * entries go first, so the map never grows with traffic.
+ */
+
+/** Most request ids remembered (in-flight requests plus a margin for late worker flushes). */
+const MAX_ENTRIES = 4096;
+
+const TRACEPARENT_RE = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_PARENT = '0'.repeat(16);
+
+/** The trace id of a W3C `traceparent` header value, or undefined when absent or invalid. */
+export function parseTraceparent(header: string | readonly string[] | undefined): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const m = TRACEPARENT_RE.exec(header.trim().toLowerCase());
+  if (m === null) return undefined;
+  const [, version, traceId, parentId] = m as unknown as [string, string, string, string];
+  // Version ff is invalid; version 00 has exactly four fields.
+  if (version === 'ff' || (version === '00' && m[5] !== undefined)) return undefined;
+  if (traceId === ZERO_TRACE || parentId === ZERO_PARENT) return undefined;
+  return traceId;
+}
+
+/** Request id → trace id, for the requests that carried a trace context. */
+export class TraceIds {
+  private readonly byRequest = new Map<string, string>();
+
+  constructor(private readonly max = MAX_ENTRIES) {}
+
+  /** Remember that `requestId` belongs to trace `traceId` (no-op when traceId is undefined). */
+  set(requestId: string, traceId: string | undefined): void {
+    if (traceId === undefined) return;
+    if (this.byRequest.size >= this.max) {
+      const oldest = this.byRequest.keys().next();
+      if (oldest.done !== true) this.byRequest.delete(oldest.value);
+    }
+    this.byRequest.set(requestId, traceId);
+  }
+
+  /**
+   * The trace id of `requestId` (for a worker batch's joined ids `a,b`, of the first one);
+   * free when no request carried one.
+   */
+  get(requestId: string): string | undefined {
+    if (this.byRequest.size === 0) return undefined;
+    const found = this.byRequest.get(requestId);
+    if (found !== undefined) return found;
+    const comma = requestId.indexOf(',');
+    return comma > 0 ? this.byRequest.get(requestId.slice(0, comma)) : undefined;
+  }
+}
+
+/** The process-wide table the HTTP layer writes and the exposition cells read. */
+export const traceIds = new TraceIds();

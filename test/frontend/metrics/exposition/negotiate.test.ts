@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import { contentType, negotiate } from '../../../../frontend/metrics/exposition/negotiate.js';
+import { parseTraceparent, TraceIds } from '../../../../frontend/metrics/exposition/trace-ids.js';
+
+describe('negotiate', () => {
+  it("should answer Prometheus's scrape Accept header with OpenMetrics", () => {
+    const accept = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+    expect(negotiate(accept)).to.equal('openmetrics');
+    expect(negotiate('application/openmetrics-text; version=1.0.0')).to.equal('openmetrics');
+    expect(contentType('openmetrics')).to.equal('application/openmetrics-text; version=1.0.0; charset=utf-8');
+  });
+
+  it('should answer the text format 0.0.4 to anything else', () => {
+    for (const accept of [undefined, '', '*/*', 'text/plain', 'application/json', 'application/openmetrics-text;version=0.0.1',
+      'application/openmetrics-text;version=1.0.0;q=0', 'text/plain;q=1,application/openmetrics-text;version=1.0.0;q=0.5']) {
+      expect(negotiate(accept), String(accept)).to.equal('text');
+    }
+    expect(contentType('text')).to.equal('text/plain; version=0.0.4; charset=utf-8');
+  });
+});
+
+describe('parseTraceparent', () => {
+  it('should return the trace id of a valid W3C traceparent', () => {
+    expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra')).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
+  });
+
+  it('should return undefined for a missing or invalid one', () => {
+    for (const h of [undefined, '', 'garbage', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra']) {
+      expect(parseTraceparent(h), String(h)).to.equal(undefined);
+    }
+  });
+});
+
+describe('TraceIds', () => {
+  it('should find the trace of a batch by its first request id and forget the oldest entry beyond its bound', () => {
+    const t = new TraceIds(2);
+    t.set('r1', 'a'.repeat(32));
+    t.set('r2', undefined);
+    t.set('r3', 'b'.repeat(32));
+    expect([t.get('r1'), t.get('r2'), t.get('r1,r3'), t.get('r3,r1')]).to.deep.equal(['a'.repeat(32), undefined, 'a'.repeat(32), 'b'.repeat(32)]);
+    t.set('r4', 'c'.repeat(32));
+    expect([t.get('r1'), t.get('r3'), t.get('r4')]).to.deep.equal([undefined, 'b'.repeat(32), 'c'.repeat(32)]);
+  });
+});
