@@ -9,9 +9,11 @@
  * (start index, request ref) and (start index, epoch ms). See docs/ipc.md.
  */
 import type { MetricType } from './types.js';
+import type { DropReason } from './metrics-api.js';
+import { isDropReason } from './metrics-api.js';
 
 /** Protocol version; a message with another `v` is rejected with a reason. */
-export const METRICS_IPC_VERSION = 2;
+export const METRICS_IPC_VERSION = 3;
 
 /** The message `type`, in the `tsserve.` namespace shared with the control messages. */
 export const METRICS_MESSAGE_TYPE = 'tsserve.metrics';
@@ -21,25 +23,6 @@ export const RUN_STRIDE = 2;
 
 /** Request ref of datapoints that carry no request id. */
 export const NO_REQUEST = -1;
-
-/** Why a worker dropped a datapoint (travels as a delta in each flush). */
-export type WorkerDropReason =
-  | 'not_finite'
-  | 'negative_counter'
-  | 'bad_dimensions'
-  | 'unknown_metric'
-  | 'type_mismatch'
-  | 'bad_unit';
-
-/** Every `WorkerDropReason`, for validation and iteration. */
-export const WORKER_DROP_REASONS: readonly WorkerDropReason[] = Object.freeze([
-  'not_finite',
-  'negative_counter',
-  'bad_dimensions',
-  'unknown_metric',
-  'type_mismatch',
-  'bad_unit',
-]);
 
 /** An auto-detected model metric, declared once by the worker that first used it. */
 export interface MetricDecl {
@@ -85,7 +68,12 @@ export interface MetricsMessage {
   /** Time runs, `RUN_STRIDE` numbers each: first datapoint index, epoch ms. Same rules. */
   readonly timeRuns: Float64Array;
   /** Datapoints the worker dropped since the previous flush, by reason (only non-zero ones). */
-  readonly dropped: Readonly<Partial<Record<WorkerDropReason, number>>>;
+  readonly dropped: Readonly<Partial<Record<DropReason, number>>>;
+  /**
+   * New series the worker folded into a metric's overflow series since the previous flush, by
+   * metric name (only non-zero ones); the frontend adds them to `tsserve_series_overflow_total`.
+   */
+  readonly overflowed: Readonly<Record<string, number>>;
 }
 
 /** True when `msg` claims to be a metrics message (its `type`); it may still be malformed. */
@@ -94,7 +82,6 @@ export function isMetricsMessageType(msg: unknown): boolean {
 }
 
 const METRIC_TYPES: ReadonlySet<string> = new Set(['counter', 'gauge', 'histogram']);
-const DROP_REASONS: ReadonlySet<string> = new Set(WORKER_DROP_REASONS);
 
 function isNonNegInt(x: unknown): x is number {
   return typeof x === 'number' && Number.isInteger(x) && x >= 0;
@@ -169,7 +156,7 @@ function checkPoints(m: Record<string, unknown>, nRequests: number): string | nu
 
 /**
  * Validates a message received from a worker. Never throws: anything that is not a complete,
- * well-typed version-2 metrics message comes back as `{ error }` naming the first problem.
+ * well-typed version-3 metrics message comes back as `{ error }` naming the first problem.
  */
 export function decodeMetricsMessage(msg: unknown): MetricsMessage | { readonly error: string } {
   if (typeof msg !== 'object' || msg === null) return { error: 'message is not an object' };
@@ -196,8 +183,14 @@ export function decodeMetricsMessage(msg: unknown): MetricsMessage | { readonly 
     return { error: 'dropped must be an object' };
   }
   for (const [k, n] of Object.entries(m.dropped)) {
-    if (!DROP_REASONS.has(k)) return { error: `dropped has unknown reason ${JSON.stringify(k)}` };
+    if (!isDropReason(k)) return { error: `dropped has unknown reason ${JSON.stringify(k)}` };
     if (!isNonNegInt(n)) return { error: `dropped.${k} must be a non-negative integer` };
+  }
+  if (typeof m.overflowed !== 'object' || m.overflowed === null || Array.isArray(m.overflowed)) {
+    return { error: 'overflowed must be an object' };
+  }
+  for (const [k, n] of Object.entries(m.overflowed)) {
+    if (!isNonNegInt(n)) return { error: `overflowed.${k} must be a non-negative integer` };
   }
   return m as unknown as MetricsMessage;
 }

@@ -33,6 +33,16 @@ export interface SourcePos {
   readonly col: number;
 }
 
+/** A metric's deprecation, as declared by `deprecated:` (see schema/config/stability.ts). */
+export interface Deprecation {
+  /** `X.Y`: the minor version that deprecated it; null for the notice-only string form. */
+  readonly since: string | null;
+  /** The metric to use instead, or null. */
+  readonly replacement: string | null;
+  /** The text of the string form (`deprecated: "use Foo"`), else null. */
+  readonly note: string | null;
+}
+
 /** One declared metric, normalized. */
 export interface MetricSpec {
   readonly name: string;
@@ -59,6 +69,14 @@ export interface MetricSpec {
   readonly merge?: GaugeMerge;
   /** Position of the entry in the yaml (0-based line/col are never used: these are 1-based). */
   readonly pos: SourcePos | null;
+  /** Declared deprecation; absent or null when the metric is not deprecated. */
+  readonly deprecated?: Deprecation | null;
+  /**
+   * Hidden: not exposed, not logged, not sent; records are no-ops. From the loader: `hidden: true`
+   * in the yaml. After `resolveStability` (what the caches are given): also a deprecation older
+   * than the server's version allows, unless shown by `--show-hidden-metrics-for-version`.
+   */
+  readonly hidden?: boolean;
 }
 
 export interface StatsdConfig {
@@ -75,6 +93,8 @@ export interface MetricsLimits {
   readonly maxSeriesPerMetric: number;
   /** A worker flushes on its own when this many datapoints are buffered. */
   readonly maxPointsPerFlush: number;
+  /** Most metrics auto-detection may register (per worker, and in the frontend overall). */
+  readonly maxAutoDetectedMetrics?: number;
 }
 
 /** The whole validated configuration. */

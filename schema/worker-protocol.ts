@@ -5,6 +5,7 @@
  * namespace so the frontend can route metrics, engine outputs and control apart.
  */
 import type { MetricsConfig } from './types.js';
+import type { AutoLabels } from './metrics-api.js';
 
 export const WORKER_PROTOCOL_VERSION = 1;
 
@@ -41,7 +42,12 @@ export interface InitMessage {
   /** Index of this worker within its model (0-based); the `engine` label for generation. */
   readonly workerIndex: number;
   readonly model: ModelConfig;
+  /** The frontend's validated config, with hidden metrics resolved (`resolveStability`). */
   readonly metrics: MetricsConfig;
+  /** False when metrics are off (`--metrics-mode off`): the worker's cache is a no-op. Default true. */
+  readonly metricsEnabled?: boolean;
+  /** The labels the server fills in for this worker's series (`hostname` today). Default none. */
+  readonly autoLabels?: AutoLabels;
 }
 
 /** One request of a batch. `body` is the parsed JSON body of the HTTP request. */

@@ -8,7 +8,7 @@
  */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { OrtSession, OrtTensorInput, OrtTensorOutput } from '../onnx/ort.js';
-import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import type { WorkerMetricsApi } from '../metrics/worker-metrics.js';
 
 /** One request of a batch: the id the frontend gave it and its parsed JSON body. */
 export interface HandlerRequest {
@@ -25,7 +25,7 @@ export type HandlerTensorOutput = OrtTensorOutput;
 export type HandlerSession = Omit<OrtSession, 'release'>;
 
 /** The metrics cache a handler records through (TorchServe's `context.metrics`). */
-export type HandlerMetrics = WorkerMetrics;
+export type HandlerMetrics = WorkerMetricsApi;
 
 /** What every stage receives. `requestIds` is the current batch's ids (empty in initialize). */
 export interface HandlerContext {

@@ -1,7 +1,5 @@
 /** Orders caller-supplied dimension values into a metric's declared order. */
-
-/** Dimension values as callers pass them: by name (any order) or in declared order. */
-export type DimensionValues = readonly string[] | Readonly<Record<string, string>>;
+import type { DimensionValues } from '../../schema/metrics-api.js';
 
 /** The ordered values, or `null` when they do not match the declared names exactly. */
 export function orderDimensionValues(names: readonly string[], given: DimensionValues | undefined): string[] | null {

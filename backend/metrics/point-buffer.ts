@@ -48,12 +48,14 @@ export class PointBuffer {
 
   /**
    * @param maxPoints the cap (`limits.maxPointsPerFlush`); at the cap `onFull` is called, which
-   *   must `take()` (the worker's flush), so nothing is ever lost.
+   *   normally `take()`s (the worker's flush). While the IPC channel is congested it cannot, and
+   *   the buffer is the bounded backlog: a point that finds it full is dropped and `onDrop` called.
    */
   constructor(
     maxPoints: number,
     private readonly onFull: () => void,
     private readonly nowMs: () => number,
+    private readonly onDrop: () => void = () => {},
   ) {
     this.max = Math.min(MAX_POINTS, Math.max(1, Math.floor(maxPoints)));
     this.cap = Math.min(INITIAL_POINTS, this.max);
@@ -76,7 +78,7 @@ export class PointBuffer {
 
   /** Appends one datapoint; the runs in force give it the batch's request ids and the time. */
   push(seriesId: number, value: number): void {
-    if (this.n === this.cap) this.makeRoom();
+    if (this.n === this.cap && !this.makeRoom()) return;
     const i = this.n++;
     this.ids[i] = seriesId;
     this.values[i] = value;
@@ -87,7 +89,7 @@ export class PointBuffer {
    * run of that id (or extends one just before it), and the batch's run resumes after it.
    */
   pushWithRequest(seriesId: number, value: number, requestId: string): void {
-    if (this.n === this.cap) this.makeRoom();
+    if (this.n === this.cap && !this.makeRoom()) return;
     this.refRuns.open(this.n, this.refOf(requestId));
     const i = this.n++;
     this.ids[i] = seriesId;
@@ -153,7 +155,8 @@ export class PointBuffer {
     return ref;
   }
 
-  private makeRoom(): void {
+  /** Grows, or flushes at the cap; false when the point must be dropped (the backlog is full). */
+  private makeRoom(): boolean {
     if (this.cap < this.max) {
       const cap = Math.min(this.cap * 2, this.max);
       const ids = new Uint32Array(cap);
@@ -163,11 +166,11 @@ export class PointBuffer {
       this.ids = ids;
       this.values = values;
       this.cap = cap;
-    } else {
-      this.onFull();
-      // onFull is the owner's flush and empties the buffer; should it ever not, start over
-      // rather than write past the end.
-      if (this.n === this.cap) this.take();
+      return true;
     }
+    this.onFull();
+    if (this.n < this.cap) return true;
+    this.onDrop();
+    return false;
   }
 }

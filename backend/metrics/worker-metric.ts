@@ -4,15 +4,9 @@
  */
 import type { MetricType } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
-import type { WorkerDropReason } from '../../schema/ipc.js';
+import type { BoundSeries, DimensionValues, DropReason } from '../../schema/metrics-api.js';
 import type { PointBuffer } from './point-buffer.js';
 import { describeDimensionValues, orderDimensionValues } from './dimensions.js';
-import type { DimensionValues } from './dimensions.js';
-
-/** A series bound once; `record` does no lookup, no allocation and no clock read. */
-export interface WorkerBoundSeries {
-  record(value: number): void;
-}
 
 /** A model metric in the worker cache. Never throws: bad input is dropped and counted. */
 export interface WorkerMetric {
@@ -21,7 +15,7 @@ export interface WorkerMetric {
   readonly unit: string;
   readonly dimensions: readonly string[];
   addOrUpdate(value: number, dimensionValues?: DimensionValues, requestId?: string): void;
-  bind(dimensionValues?: DimensionValues): WorkerBoundSeries;
+  bind(dimensionValues?: DimensionValues): BoundSeries;
 }
 
 /** What a metric needs from the cache that owns it. */
@@ -31,15 +25,17 @@ export interface MetricOwner {
   /** Allocates a series id and queues its declaration for the next flush. */
   newSeries(metric: string, values: readonly string[]): number;
   /** Counts one dropped datapoint and warns once per (metric, reason). */
-  drop(reason: WorkerDropReason, metric: string, detail: string): void;
+  drop(reason: DropReason, metric: string, detail: string): void;
+  /** Counts one new series folded into `metric`'s overflow series (sent with the next flush). */
+  overflowed(metric: string): void;
 }
 
 /** Counts a drop for each record; used for a series whose dimensions did not resolve. */
-class DroppingSeries implements WorkerBoundSeries {
+class DroppingSeries implements BoundSeries {
   constructor(
     private readonly owner: MetricOwner,
     private readonly metric: string,
-    private readonly reason: WorkerDropReason,
+    private readonly reason: DropReason,
     private readonly detail: string,
   ) {}
 
@@ -49,7 +45,7 @@ class DroppingSeries implements WorkerBoundSeries {
 }
 
 /** The live bound series: checks the value and appends it. */
-class BoundSeries implements WorkerBoundSeries {
+class LiveSeries implements BoundSeries {
   constructor(
     private readonly owner: MetricOwner,
     private readonly buffer: PointBuffer,
@@ -61,7 +57,8 @@ class BoundSeries implements WorkerBoundSeries {
     private readonly counter: boolean,
   ) {}
 
-  record(value: number): void {
+  /** `requestId` overrides the batch's ids for this datapoint; a worker has no `timeMs` (its clock is cached). */
+  record(value: number, requestId?: string): void {
     // `v - v !== 0` is true for NaN, ±Infinity; the typeof keeps strings from coercing.
     if (typeof value !== 'number' || value - value !== 0) {
       this.owner.drop('not_finite', this.metric, `value ${String(value)} is not a finite number`);
@@ -71,12 +68,13 @@ class BoundSeries implements WorkerBoundSeries {
       this.owner.drop('negative_counter', this.metric, 'Counter metric update value cannot be negative');
       return;
     }
-    this.buffer.push(this.id, value);
+    if (requestId === undefined || requestId === null || requestId === '') this.buffer.push(this.id, value);
+    else this.buffer.pushWithRequest(this.id, value, String(requestId));
   }
 }
 
 /** Trie of series by dimension value, one level per dimension; leaves are series. */
-type TrieNode = Map<string, TrieNode | BoundSeries>;
+type TrieNode = Map<string, TrieNode | LiveSeries>;
 
 /** A declared or auto-detected model metric. */
 export class LiveMetric implements WorkerMetric {
@@ -85,12 +83,12 @@ export class LiveMetric implements WorkerMetric {
    * building a key string or copying them (the unbound path runs on every call).
    */
   private readonly trie: TrieNode = new Map();
-  private leaf0: BoundSeries | null = null;
+  private leaf0: LiveSeries | null = null;
   private seriesCount = 0;
-  private overflow: BoundSeries | null = null;
+  private overflow: LiveSeries | null = null;
   /** One-entry cache of the last series resolved: handlers mostly repeat the same values. */
   private lastValues: readonly string[] = [];
-  private lastSeries: BoundSeries | null = null;
+  private lastSeries: LiveSeries | null = null;
 
   constructor(
     private readonly owner: MetricOwner,
@@ -101,7 +99,7 @@ export class LiveMetric implements WorkerMetric {
   ) {}
 
   /** Resolves the values to a series (declared to the frontend on first use). */
-  bind(dimensionValues?: DimensionValues): WorkerBoundSeries {
+  bind(dimensionValues?: DimensionValues): BoundSeries {
     const s = this.resolve(dimensionValues);
     if (s === null) return new DroppingSeries(this.owner, this.name, 'bad_dimensions', this.badDimensions(dimensionValues));
     return s;
@@ -114,56 +112,45 @@ export class LiveMetric implements WorkerMetric {
       this.owner.drop('bad_dimensions', this.name, this.badDimensions(dimensionValues));
       return;
     }
-    const buffer = this.owner.buffer;
-    if (requestId === undefined || requestId === null || requestId === '') {
-      s.record(value);
-      return;
-    }
-    if (typeof value !== 'number' || value - value !== 0) {
-      this.owner.drop('not_finite', this.name, `value ${String(value)} is not a finite number`);
-      return;
-    }
-    if (this.type === 'counter' && value < 0) {
-      this.owner.drop('negative_counter', this.name, 'Counter metric update value cannot be negative');
-      return;
-    }
-    buffer.pushWithRequest(s.id, value, String(requestId));
+    s.record(value, requestId);
   }
 
   /** The series for `given`, or null when the values do not match the declared names. */
-  private resolve(given: DimensionValues | undefined): BoundSeries | null {
+  private resolve(given: DimensionValues | undefined): LiveSeries | null {
     const hit = this.lookup(given);
     if (hit !== undefined) return hit;
     const values = orderDimensionValues(this.dimensions, given);
     if (values === null) return null;
     const s = this.insert(values);
+    // A fold is not cached: each one is counted, as the frontend counts each bind it folds.
+    if (s === this.overflow) return s;
     this.lastValues = values;
     this.lastSeries = s;
     return s;
   }
 
   /** Fast path: an existing series, found without allocating; undefined sends to the slow path. */
-  private lookup(given: DimensionValues | undefined): BoundSeries | undefined {
+  private lookup(given: DimensionValues | undefined): LiveSeries | undefined {
     const names = this.dimensions;
     const d = names.length;
     if (d === 0) return given === undefined || isEmptyValues(given) ? (this.leaf0 ?? undefined) : undefined;
     if (typeof given !== 'object' || given === null) return undefined;
-    let node: TrieNode | BoundSeries | undefined = this.trie;
+    let node: TrieNode | LiveSeries | undefined = this.trie;
     if (Array.isArray(given)) {
       if (given.length !== d) return undefined;
       const last = this.lastValues;
       let same = this.lastSeries !== null;
       for (let i = 0; same && i < d; i++) same = given[i] === last[i];
-      if (same) return this.lastSeries as BoundSeries;
+      if (same) return this.lastSeries as LiveSeries;
       for (let i = 0; i < d; i++) {
         const v: unknown = given[i];
         if (typeof v !== 'string') return undefined;
         node = (node as TrieNode).get(v);
         if (node === undefined) return undefined;
       }
-      this.lastValues = (node as BoundSeries).values;
-      this.lastSeries = node as BoundSeries;
-      return node as BoundSeries;
+      this.lastValues = (node as LiveSeries).values;
+      this.lastSeries = node as LiveSeries;
+      return node as LiveSeries;
     }
     const byName = given as Readonly<Record<string, unknown>>;
     for (let i = 0; i < d; i++) {
@@ -175,11 +162,11 @@ export class LiveMetric implements WorkerMetric {
     }
     let keys = 0;
     for (const k in byName) if (Object.prototype.hasOwnProperty.call(byName, k)) keys++;
-    return keys === d ? (node as BoundSeries) : undefined;
+    return keys === d ? (node as LiveSeries) : undefined;
   }
 
   /** Slow path: a new series (or the overflow one past `maxSeriesPerMetric`). */
-  private insert(values: readonly string[]): BoundSeries {
+  private insert(values: readonly string[]): LiveSeries {
     const d = values.length;
     if (d === 0) {
       if (this.leaf0 === null) this.leaf0 = this.newBound(values);
@@ -194,26 +181,29 @@ export class LiveMetric implements WorkerMetric {
       }
       node = next;
     }
-    const found = node.get(values[d - 1]) as BoundSeries | undefined;
+    const found = node.get(values[d - 1]) as LiveSeries | undefined;
     if (found !== undefined) return found;
-    if (this.seriesCount >= this.owner.maxSeriesPerMetric) return this.overflowSeries();
+    if (this.seriesCount >= this.owner.maxSeriesPerMetric) {
+      this.owner.overflowed(this.name);
+      return this.overflowSeries();
+    }
     const s = this.newBound(values);
     node.set(values[d - 1], s);
     this.seriesCount++;
     return s;
   }
 
-  private overflowSeries(): BoundSeries {
+  private overflowSeries(): LiveSeries {
     if (this.overflow === null) {
       this.overflow = this.newBound(this.dimensions.map(() => OVERFLOW_LABEL_VALUE));
     }
     return this.overflow;
   }
 
-  private newBound(values: readonly string[]): BoundSeries {
+  private newBound(values: readonly string[]): LiveSeries {
     const own = Object.freeze(values.slice());
     const id = this.owner.newSeries(this.name, own);
-    return new BoundSeries(this.owner, this.owner.buffer, this.name, id, own, this.type === 'counter');
+    return new LiveSeries(this.owner, this.owner.buffer, this.name, id, own, this.type === 'counter');
   }
 
   private badDimensions(given: unknown): string {
@@ -231,7 +221,7 @@ export class NoopMetric implements WorkerMetric {
     readonly type: MetricType,
     readonly unit: string,
     readonly dimensions: readonly string[],
-    private readonly reason: WorkerDropReason,
+    private readonly reason: DropReason,
     private readonly detail: string,
   ) {
     this.bound = new DroppingSeries(owner, name, reason, detail);
@@ -241,7 +231,7 @@ export class NoopMetric implements WorkerMetric {
     this.owner.drop(this.reason, this.name, this.detail);
   }
 
-  bind(): WorkerBoundSeries {
+  bind(): BoundSeries {
     return this.bound;
   }
 }
@@ -253,3 +243,24 @@ function isEmptyValues(given: unknown): boolean {
   for (const k in given) if (Object.prototype.hasOwnProperty.call(given, k)) return false;
   return true;
 }
+
+/**
+ * A metric that records nothing and counts nothing: a hidden metric (deprecated past its grace,
+ * or `hidden: true`), or every metric when metrics are off. Chosen once, when it is looked up.
+ */
+export class SilentMetric implements WorkerMetric {
+  constructor(
+    readonly name: string,
+    readonly type: MetricType,
+    readonly unit: string,
+    readonly dimensions: readonly string[],
+  ) {}
+
+  addOrUpdate(): void {}
+
+  bind(): BoundSeries {
+    return SILENT_SERIES;
+  }
+}
+
+const SILENT_SERIES: BoundSeries = Object.freeze({ record(): void {} });

@@ -5,22 +5,51 @@
  */
 import type { MetricsConfig, MetricType } from '../../schema/types.js';
 import { METRICS_IPC_VERSION, METRICS_MESSAGE_TYPE } from '../../schema/ipc.js';
-import type { MetricDecl, MetricsMessage, SeriesDecl, WorkerDropReason } from '../../schema/ipc.js';
+import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc.js';
+import type { AutoLabels, DropReason } from '../../schema/metrics-api.js';
+import { declarationProblems } from '../../schema/config/declaration.js';
+import { DEFAULT_LIMITS } from '../../schema/config/normalize.js';
+import { DisabledWorkerMetrics } from './disabled-metrics.js';
 import { PointBuffer } from './point-buffer.js';
-import { LiveMetric, NoopMetric } from './worker-metric.js';
+import { LiveMetric, NoopMetric, SilentMetric } from './worker-metric.js';
 import type { MetricOwner, WorkerMetric } from './worker-metric.js';
 import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, isSizeUnit, isTimeUnit, mapUnit } from './units.js';
 import type { SizeUnit, TimeUnit } from './units.js';
 
+/** The handler-facing API of the worker metrics cache (live or switched off). */
+export interface WorkerMetricsApi {
+  /** Datapoints dropped since start, by reason (cumulative; flushes carry deltas). */
+  readonly dropped: Readonly<Record<string, number>>;
+  /** The labels the server fills in for this worker (from its init message). */
+  readonly autoLabels: AutoLabels;
+  setRequestIds(ids: readonly string[]): void;
+  addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric;
+  getMetric(name: string, type?: MetricType): WorkerMetric;
+  addCounter(name: string, value: number, requestId?: string, dimensions?: Readonly<Record<string, string>>): void;
+  addTime(name: string, value: number, requestId?: string, unit?: TimeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
+  addSize(name: string, value: number, requestId?: string, unit?: SizeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
+  addPercent(name: string, value: number, requestId?: string, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
+  /** Sends what is buffered; `force` sends even while the channel is congested (shutdown). */
+  flush(force?: boolean): number;
+}
+
+/**
+ * Where flushes go. In a worker: `process.send(m, cb)`, whose `false` means the channel's
+ * backlog is full; then nothing more is sent until `done` is called (the message was written).
+ * Returning nothing means "not congested". Errors are caught and logged. The typed arrays of
+ * `msg` are views of recycled buffers, valid until the next flush: send, serialize or copy them
+ * by then (`process.send` serializes before it returns).
+ */
+export type MetricsSend = (msg: MetricsMessage, done: () => void) => unknown;
+
 /** Options of a `WorkerMetrics`. */
 export interface WorkerMetricsOptions {
   readonly modelName: string;
-  /**
-   * Where flushes go; in a worker, `(m) => process.send!(m)`. Errors are caught and logged.
-   * The typed arrays of `msg` are views of recycled buffers, valid until the next flush: send,
-   * serialize or copy them by then (`process.send` serializes before it returns).
-   */
-  readonly send: (msg: MetricsMessage) => void;
+  readonly send: MetricsSend;
+  /** False (`--metrics-mode off`): a cache that records nothing and never sends. Default true. */
+  readonly enabled?: boolean;
+  /** Labels the server fills in for this worker; default none. */
+  readonly autoLabels?: AutoLabels;
   /** Register undeclared metrics from their first use; defaults to `config.autoDetect`. */
   readonly autoDetect?: boolean;
   /** Warnings (once per metric and reason); the worker passes its log channel; dropped when absent. */
@@ -34,40 +63,63 @@ const MODEL_NAME_DIM = 'ModelName';
 const LEVEL_DIM = 'Level';
 const LEVEL_MODEL = 'Model';
 
+/** Most distinct (metric, reason) pairs warned about, and no-op metrics kept; later ones are only counted. */
+export const MAX_WARNED = 1000;
+
+/** The cache `opts` asks for: live, or (metrics off) one that does nothing. Decided here, once. */
+export function createWorkerMetrics(config: MetricsConfig, opts: WorkerMetricsOptions): WorkerMetricsApi {
+  return opts.enabled === false ? new DisabledWorkerMetrics(opts.autoLabels ?? {}) : new WorkerMetrics(config, opts);
+}
+
 /** The worker-side model metrics cache. Nothing here throws into handler code. */
-export class WorkerMetrics implements MetricOwner {
+export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   readonly buffer: PointBuffer;
   readonly maxSeriesPerMetric: number;
+  readonly autoLabels: AutoLabels;
   private readonly modelName: string;
-  private readonly send: (msg: MetricsMessage) => void;
+  private readonly send: MetricsSend;
   private readonly autoDetect: boolean;
+  private readonly maxAutoDetected: number;
+  private detectedCount = 0;
   private readonly log: (msg: string) => void;
-  private readonly metrics = new Map<string, LiveMetric>();
+  /** Declared (live, or silent when hidden) and auto-detected metrics. */
+  private readonly metrics = new Map<string, LiveMetric | SilentMetric>();
   private readonly frontendNames: ReadonlySet<string>;
   private readonly noops = new Map<string, NoopMetric>();
   private readonly warned = new Set<string>();
   private readonly totals: Record<string, number> = {};
-  private delta: Partial<Record<WorkerDropReason, number>> = {};
+  private delta: Partial<Record<DropReason, number>> = {};
   private deltaCount = 0;
+  private overflowDelta: Record<string, number> = {};
+  private overflowCount = 0;
   private pendingMetrics: MetricDecl[] = [];
   private pendingSeries: SeriesDecl[] = [];
   private nextSeriesId = 0;
   private seq = 0;
+  /** Sequence number of the send whose completion we wait for (0: the channel is not congested). */
+  private congestedOn = 0;
+  private sends = 0;
 
   constructor(config: MetricsConfig, opts: WorkerMetricsOptions) {
     this.modelName = opts.modelName;
     this.send = opts.send;
+    this.autoLabels = Object.freeze({ ...(opts.autoLabels ?? {}) });
     this.autoDetect = opts.autoDetect ?? config.autoDetect;
+    this.maxAutoDetected = config.limits.maxAutoDetectedMetrics ?? DEFAULT_LIMITS.maxAutoDetectedMetrics;
     this.log = opts.log ?? ((): void => undefined);
     this.maxSeriesPerMetric = config.limits.maxSeriesPerMetric;
-    this.buffer = new PointBuffer(config.limits.maxPointsPerFlush, () => this.flush(), opts.nowMs ?? Date.now);
+    this.buffer = new PointBuffer(config.limits.maxPointsPerFlush, () => this.flush(), opts.nowMs ?? Date.now,
+      () => this.drop('ipc_backpressure', '', 'the IPC channel to the frontend is congested and the backlog is full'));
     const frontendNames = new Set<string>();
     for (const spec of config.metrics) {
       if (spec.section !== 'model_metrics') {
         frontendNames.add(spec.name);
         continue;
       }
-      this.metrics.set(spec.name, new LiveMetric(this, spec.name, spec.type, spec.unit, spec.dimensions));
+      // A hidden metric records nothing and counts nothing, decided here once.
+      this.metrics.set(spec.name, spec.hidden === true
+        ? new SilentMetric(spec.name, spec.type, spec.unit, spec.dimensions)
+        : new LiveMetric(this, spec.name, spec.type, spec.unit, spec.dimensions));
     }
     this.frontendNames = frontendNames;
   }
@@ -89,6 +141,7 @@ export class WorkerMetrics implements MetricOwner {
    */
   addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric {
     const known = this.metrics.get(name);
+    if (known instanceof SilentMetric) return known;
     if (known !== undefined) {
       if (type !== undefined && type !== known.type) return this.typeMismatch(known, type);
       if (dimensionNames !== undefined && !sameNames(known.dimensions, dimensionNames)) {
@@ -107,6 +160,7 @@ export class WorkerMetrics implements MetricOwner {
       return this.noop(name, type ?? 'counter', '', [], 'unknown_metric',
         `Metric of type '${type ?? 'counter'}' and name '${name}' doesn't exist`);
     }
+    if (known instanceof SilentMetric) return known;
     if (type !== undefined && type !== known.type) return this.typeMismatch(known, type);
     return known;
   }
@@ -147,10 +201,11 @@ export class WorkerMetrics implements MetricOwner {
    * declarations, the datapoints, their request ids, the drop deltas) and returns how many
    * datapoints it carried. Sends nothing when there is nothing to say.
    */
-  flush(): number {
+  flush(force = false): number {
     const nothing = this.buffer.count === 0 && this.pendingSeries.length === 0
-      && this.pendingMetrics.length === 0 && this.deltaCount === 0;
-    if (nothing) {
+      && this.pendingMetrics.length === 0 && this.deltaCount === 0 && this.overflowCount === 0;
+    if (nothing || (this.congestedOn !== 0 && !force)) {
+      // Congested: everything stays buffered (points up to the cap, then counted drops) until the channel drains.
       this.buffer.tick();
       return 0;
     }
@@ -166,6 +221,7 @@ export class WorkerMetrics implements MetricOwner {
       requestIds: taken.requestIds,
       timeRuns: taken.timeRuns,
       dropped: this.delta,
+      overflowed: this.overflowDelta,
       // The two big arrays last: V8's serializer then grows its buffer for them without
       // copying them again for small fields behind them (about 1 ns per datapoint).
       seriesIds: taken.seriesIds,
@@ -175,8 +231,16 @@ export class WorkerMetrics implements MetricOwner {
     this.pendingSeries = [];
     this.delta = {};
     this.deltaCount = 0;
+    this.overflowDelta = {};
+    this.overflowCount = 0;
+    const token = ++this.sends;
+    let written = false;
     try {
-      this.send(msg);
+      const ok = this.send(msg, () => {
+        written = true;
+        if (this.congestedOn === token) this.drained();
+      });
+      if (ok === false && !written) this.congestedOn = token;
     } catch (e) {
       this.log(`[METRICS]Failed to send ${taken.count} datapoints to the frontend: ${(e as Error).message}`);
     }
@@ -190,22 +254,36 @@ export class WorkerMetrics implements MetricOwner {
     return id;
   }
 
-  /** @internal MetricOwner: counts a drop; warns once per (metric, reason). */
-  drop(reason: WorkerDropReason, metric: string, detail: string): void {
+  /** The send we waited for was written: send what piled up meanwhile. */
+  private drained(): void {
+    this.congestedOn = 0;
+    this.flush();
+  }
+
+  /** @internal MetricOwner: counts a drop; warns once per (metric, reason), for at most MAX_WARNED pairs. */
+  drop(reason: DropReason, metric: string, detail: string): void {
     this.totals[reason] = (this.totals[reason] ?? 0) + 1;
     this.delta[reason] = (this.delta[reason] ?? 0) + 1;
     this.deltaCount++;
     const key = `${reason}\u0000${metric}`;
-    if (!this.warned.has(key)) {
+    if (this.warned.size < MAX_WARNED && !this.warned.has(key)) {
       this.warned.add(key);
-      this.log(`[METRICS]Failed to update metric with name:${metric}: ${detail} (${reason}; further drops of this kind are counted, not logged)`);
+      const what = metric === '' ? 'Dropped a datapoint' : `Failed to update metric with name:${metric}`;
+      this.log(`[METRICS]${what}: ${detail} (${reason}; further drops of this kind are counted, not logged)`);
     }
+  }
+
+  /** @internal MetricOwner: counts a fold into `metric`'s overflow series. */
+  overflowed(metric: string): void {
+    this.overflowDelta[metric] = (this.overflowDelta[metric] ?? 0) + 1;
+    this.overflowCount++;
   }
 
   /** Shared body of the four TorchServe helpers. */
   private helper(name: string, unit: string, type: MetricType, typeIsExplicit: boolean, value: number,
     requestId: string | undefined, dimensions: Readonly<Record<string, string>> | undefined): void {
     let metric: WorkerMetric | undefined = this.metrics.get(name);
+    if (metric instanceof SilentMetric) return;
     if (metric !== undefined) {
       // An omitted type means "as declared" (addCounter always means counter).
       if (typeIsExplicit && metric.type !== type) metric = this.typeMismatch(metric, type);
@@ -230,22 +308,33 @@ export class WorkerMetrics implements MetricOwner {
     return out;
   }
 
-  /** Registers an undeclared metric when auto-detect is on; its declaration rides the next flush. */
+  /**
+   * Registers an undeclared metric when auto-detect is on, under the loader's own naming rules
+   * and within `limits.maxAutoDetectedMetrics`; its declaration rides the next flush.
+   */
   private detect(name: string, unit: string, dimensionNames: readonly string[], type: MetricType): WorkerMetric {
     if (typeof name !== 'string' || name === '') {
       return this.noop(String(name), type, unit, [], 'unknown_metric', '`metric_name` must be a non-empty string');
     }
     if (this.frontendNames.has(name)) {
-      return this.noop(name, type, unit, [], 'unknown_metric', `'${name}' is a frontend (ts_metrics) metric, not a model metric`);
+      return this.noop(name, type, unit, [], 'forbidden_metric', `'${name}' is a frontend (ts_metrics) metric; a worker records model metrics only`);
     }
     if (!this.autoDetect) {
       return this.noop(name, type, unit, [], 'unknown_metric',
         `Metric '${name}' is not declared under model_metrics and auto-detect is off`);
     }
-    if (!Array.isArray(dimensionNames) || dimensionNames.some((d) => typeof d !== 'string')
-      || new Set(dimensionNames).size !== dimensionNames.length) {
+    if (!Array.isArray(dimensionNames)) {
       return this.noop(name, type, unit, [], 'bad_dimensions', '`dimension_names` should be a list of unique dimension name strings');
     }
+    const problem = declarationProblems({ name, type, dimensions: dimensionNames }, true)[0];
+    if (problem !== undefined) {
+      return this.noop(name, type, unit, [], 'invalid_name', `Metric '${name}' cannot be auto-detected: ${problem.message}`);
+    }
+    if (this.detectedCount >= this.maxAutoDetected) {
+      return this.noop(name, type, unit, [], 'auto_detect_cap',
+        `Metric '${name}' cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached`);
+    }
+    this.detectedCount++;
     const dims = Object.freeze((dimensionNames as readonly string[]).slice());
     const metric = new LiveMetric(this, name, type, unit, dims);
     this.metrics.set(name, metric);
@@ -258,16 +347,20 @@ export class WorkerMetrics implements MetricOwner {
       `Metric '${known.name}' is declared as a ${known.type}, not a ${type}`);
   }
 
-  /** One no-op per (name, type, reason), so the warning is given once at creation. */
+  /**
+   * One no-op per (name, type, reason), so the warning is given once at creation; past
+   * MAX_WARNED of them (a handler inventing names) a fresh one each time, neither kept nor logged.
+   */
   private noop(name: string, type: MetricType, unit: string, dims: readonly string[],
-    reason: WorkerDropReason, detail: string): NoopMetric {
+    reason: DropReason, detail: string): NoopMetric {
     const key = `${reason}\u0000${type}\u0000${name}`;
     let m = this.noops.get(key);
     if (m === undefined) {
       m = new NoopMetric(this, name, type, unit, dims, reason, detail);
+      if (this.noops.size >= MAX_WARNED) return m;
       this.noops.set(key, m);
       const warnKey = `${reason}\u0000${name}`;
-      if (!this.warned.has(warnKey)) {
+      if (this.warned.size < MAX_WARNED && !this.warned.has(warnKey)) {
         this.warned.add(warnKey);
         this.log(`[METRICS]${detail}; its datapoints are dropped and counted as ${reason}`);
       }

@@ -6,7 +6,7 @@
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { createSession } from '../onnx/ort.js';
 import type { OrtSession } from '../onnx/ort.js';
-import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import type { WorkerMetricsApi } from '../metrics/worker-metrics.js';
 import type { HandlerContext, HandlerSession } from '../handlers/types.js';
 import { makeRequestError } from '../handlers/request-error.js';
 import { resolveInModelDir } from './model-path.js';
@@ -22,7 +22,7 @@ export class WorkerContext implements HandlerContext {
     readonly manifest: ModelConfig,
     /** Real path of the model directory. */
     readonly modelDir: string,
-    readonly metrics: WorkerMetrics,
+    readonly metrics: WorkerMetricsApi,
   ) {
     this.modelName = manifest.name;
     this.handlerOptions = manifest.handlerOptions ?? {};

@@ -18,13 +18,15 @@ function main(): void {
   let drained: (() => void) | null = null;
 
   const io: WorkerIo = {
-    send(msg) {
-      if (!process.connected) return;
+    send(msg, onWritten) {
+      if (!process.connected) return false;
       inFlight++;
       try {
-        // The callback fires once the message is written to the channel (or failed to be).
-        process.send!(msg, undefined, {}, () => {
+        // The callback fires once the message is written to the channel (or failed to be);
+        // false back means the channel's backlog is full (the message is still queued).
+        return process.send!(msg, undefined, {}, () => {
           inFlight--;
+          onWritten?.();
           if (inFlight === 0 && drained) drained();
         });
       } catch (e) {

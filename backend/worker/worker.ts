@@ -10,7 +10,8 @@ import type {
 } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
 import type { MetricsMessage } from '../../schema/ipc.js';
-import { WorkerMetrics } from '../metrics/worker-metrics.js';
+import { createWorkerMetrics } from '../metrics/worker-metrics.js';
+import type { WorkerMetricsApi } from '../metrics/worker-metrics.js';
 import { loadHandler } from './load-handler.js';
 import type { LoadedHandler } from './load-handler.js';
 import { WorkerContext } from './context.js';
@@ -19,8 +20,11 @@ import { startGeneration } from './generation.js';
 
 /** What the worker needs from its process. */
 export interface WorkerIo {
-  /** Sends one message to the frontend (control or metrics). */
-  send(msg: FromWorkerMessage | MetricsMessage): void;
+  /**
+   * Sends one message to the frontend (control or metrics); `onWritten` runs once it is handed
+   * to the channel. Returns false when the channel's backlog is full (`process.send`'s answer).
+   */
+  send(msg: FromWorkerMessage | MetricsMessage, onWritten?: () => void): boolean | void;
   /** Ends the worker after everything sent has been handed to the channel. */
   exit(code: number): void;
   /** Diagnostics: the frontend logs them with this worker's `worker` and `model` bindings. */
@@ -32,7 +36,7 @@ export const FLUSH_INTERVAL_MS = 1000;
 
 /** One worker incarnation's state machine. */
 export class Worker {
-  private metrics: WorkerMetrics | null = null;
+  private metrics: WorkerMetricsApi | null = null;
   private context: WorkerContext | null = null;
   private handler: LoadedHandler | null = null;
   private workerId = '';
@@ -128,10 +132,12 @@ export class Worker {
       fail(`model directory ${init.model.dir} does not exist`);
       return;
     }
-    const metrics = new WorkerMetrics(init.metrics, {
+    const metrics = createWorkerMetrics(init.metrics, {
       modelName: init.model.name,
-      send: (m) => this.io.send(m),
+      send: (m, done) => this.io.send(m, done),
       log: (line) => this.io.log('warn', line),
+      enabled: init.metricsEnabled !== false,
+      autoLabels: init.autoLabels ?? {},
     });
     this.metrics = metrics;
     this.flushTimer = setInterval(() => metrics.flush(), FLUSH_INTERVAL_MS);
@@ -199,7 +205,7 @@ export class Worker {
     this.exiting = true;
     if (this.flushTimer !== null) clearInterval(this.flushTimer);
     try {
-      this.metrics?.flush();
+      this.metrics?.flush(true);
     } catch {
       // flush never throws by contract; exiting matters more than a last datapoint
     }

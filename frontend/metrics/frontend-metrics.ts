@@ -4,8 +4,13 @@
  */
 import * as os from 'node:os';
 import type { MetricSpec, MetricsConfig, SinkMode, StatsdConfig } from '../../schema/types.js';
+import type { AutoLabels, DropReason } from '../../schema/metrics-api.js';
+import { HOSTNAME_AUTO_LABEL, defaultAutoLabels } from '../../schema/metrics-api.js';
+import { declarationProblems } from '../../schema/config/declaration.js';
+import { DEFAULT_LIMITS } from '../../schema/config/normalize.js';
+import { packageVersion, resolveStability, showHiddenProblem, stabilitySummary } from '../../schema/config/stability.js';
 import type { FrontendMetric } from './api.js';
-import { CachedMetric } from './metric.js';
+import { CachedMetric, HiddenMetric } from './metric.js';
 import type { MetricHooks } from './metric.js';
 import { SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
 import type { MetricsLog, Sink } from './sinks/sink.js';
@@ -15,8 +20,8 @@ import { StatsdSink } from './sinks/statsd.js';
 import { TslogSink } from './sinks/tslog.js';
 
 export type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
-export type { DropReason } from './drop-reason.js';
-export { DROP_REASONS } from './drop-reason.js';
+export type { DropReason } from '../../schema/metrics-api.js';
+export { DROP_REASONS } from '../../schema/metrics-api.js';
 export { SELF_METRIC_SPECS, SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
 
 /** How the frontend metrics are set up; options override the yaml. */
@@ -25,6 +30,12 @@ export interface FrontendMetricsOptions {
   readonly logDir: string;
   /** Default `os.hostname()`. */
   readonly hostname?: string;
+  /** The labels the server fills in (ordered); default `{hostname}` from `hostname`. */
+  readonly autoLabels?: AutoLabels;
+  /** The server's version, for deprecations; default package.json's. Injectable for tests. */
+  readonly serverVersion?: string;
+  /** `--show-hidden-metrics-for-version X.Y`: show what the previous minor version showed. */
+  readonly showHiddenMetricsForVersion?: string | null;
   /** Overrides config.modes (CLI --metrics-mode). */
   readonly modes?: readonly SinkMode[];
   /** Overrides config.statsd host and port. */
@@ -58,26 +69,49 @@ function sameShape(a: MetricSpec, b: MetricSpec): boolean {
   );
 }
 
+/** Why the frontend refused a metric a worker auto-detected. */
+export interface Refusal {
+  readonly reason: DropReason;
+  readonly why: string;
+}
+
 /** The frontend's metric cache and sink fan-out. */
 export class FrontendMetrics {
   readonly self: SelfMetrics;
   readonly modes: readonly SinkMode[];
   readonly prometheusContentType = PROMETHEUS_CONTENT_TYPE;
-  private readonly metrics = new Map<string, CachedMetric>();
+  /** The config with hidden metrics resolved: what the workers must be given. */
+  readonly config: MetricsConfig;
+  /** The labels the server fills in; the workers get them in their init message. */
+  readonly autoLabels: AutoLabels;
+  /** False when no sink runs (`--metrics-mode off`): the workers' caches are no-ops then. */
+  readonly enabled: boolean;
+  private readonly metrics = new Map<string, CachedMetric | HiddenMetric>();
+  private readonly maxAutoDetected: number;
+  private autoDetected = 0;
   private readonly sinks: readonly Sink[];
   private readonly prometheus: PrometheusSink | null;
   private readonly tslog: TslogSink | null;
   private readonly log: MetricsLog;
   private closing: Promise<void> | null = null;
 
-  constructor(
-    private readonly config: MetricsConfig,
-    opts: FrontendMetricsOptions,
-  ) {
+  constructor(config: MetricsConfig, opts: FrontendMetricsOptions) {
     this.log = opts.log ?? defaultLog;
-    const hostname = opts.hostname ?? os.hostname();
+    const version = opts.serverVersion ?? packageVersion();
+    let showHidden = opts.showHiddenMetricsForVersion ?? null;
+    const badFlag = showHidden === null ? null : showHiddenProblem(version, showHidden);
+    if (badFlag !== null) {
+      this.log('warn', `metrics: ${badFlag}; hidden metrics stay hidden`);
+      showHidden = null;
+    }
+    this.config = resolveStability(config, { version, showHiddenForVersion: showHidden });
+    this.autoLabels = Object.freeze({ ...(opts.autoLabels ?? defaultAutoLabels(opts.hostname ?? os.hostname())) });
+    // The sinks still take the host name alone; it is today's only automatic label.
+    const hostname = this.autoLabels[HOSTNAME_AUTO_LABEL] ?? opts.hostname ?? os.hostname();
     const nowMs = opts.nowMs ?? Date.now;
+    this.maxAutoDetected = config.limits.maxAutoDetectedMetrics ?? DEFAULT_LIMITS.maxAutoDetectedMetrics;
     this.modes = Object.freeze([...new Set(opts.modes ?? config.modes)]);
+    this.enabled = this.modes.length > 0;
     const sinks: Sink[] = [];
     for (const mode of this.modes) {
       try {
@@ -91,13 +125,16 @@ export class FrontendMetrics {
     this.prometheus = (sinks.find((s) => s instanceof PrometheusSink) as PrometheusSink | undefined) ?? null;
     this.tslog = (sinks.find((s) => s instanceof TslogSink) as TslogSink | undefined) ?? null;
     this.self = new SelfMetrics((spec, hooks, max) => this.create(spec, hooks, max), this.log);
-    for (const spec of config.metrics) {
+    for (const spec of this.config.metrics) {
       if (this.metrics.has(spec.name)) {
         this.log('warn', `metrics: ${spec.name} is a built-in self-metric or already declared; the yaml entry is ignored`);
         continue;
       }
-      this.create(spec, this.self, config.limits.maxSeriesPerMetric);
+      if (spec.hidden === true) this.metrics.set(spec.name, new HiddenMetric(spec));
+      else this.create(spec, this.self, config.limits.maxSeriesPerMetric);
     }
+    const summary = stabilitySummary(this.config);
+    if (summary !== null) this.log('warn', summary);
   }
 
   private makeSink(mode: SinkMode, opts: FrontendMetricsOptions, hostname: string, nowMs: () => number): Sink {
@@ -160,15 +197,35 @@ export class FrontendMetrics {
 
   /**
    * Register an auto-detected model metric (first wins; same name again returns the existing
-   * one if type and dimensions match, else null and a counted `type_mismatch` drop).
+   * one if type and dimensions match); else null and one drop counted with the refusal's reason.
    */
   register(spec: MetricSpec): FrontendMetric | null {
+    const r = this.admit(spec);
+    if (!('reason' in r)) return r;
+    this.self.dropped(r.reason, 1, spec.name);
+    return null;
+  }
+
+  /**
+   * The metric an auto-detected declaration may record into, or why not: a frontend metric or a
+   * self-metric (`forbidden_metric`), another shape (`type_mismatch`), a name the loader would
+   * refuse (`invalid_name`), or one metric past `limits.maxAutoDetectedMetrics` (`auto_detect_cap`).
+   */
+  admit(spec: MetricSpec): FrontendMetric | Refusal {
     const existing = this.metrics.get(spec.name);
     if (existing !== undefined) {
+      if (existing.spec.section !== 'model_metrics' || SelfMetrics.isReserved(spec.name)) {
+        return { reason: 'forbidden_metric', why: `${spec.name} is a frontend metric; workers record model metrics only` };
+      }
       if (sameShape(existing.spec, spec)) return existing;
-      this.self.dropped('type_mismatch', 1, spec.name);
-      return null;
+      return { reason: 'type_mismatch', why: `${spec.name} is a ${existing.spec.type} with dimensions [${existing.spec.dimensions.join(', ')}]` };
     }
+    const problem = declarationProblems(spec, true)[0];
+    if (problem !== undefined) return { reason: 'invalid_name', why: `${spec.name} cannot be auto-detected: ${problem.message}` };
+    if (this.autoDetected >= this.maxAutoDetected) {
+      return { reason: 'auto_detect_cap', why: `${spec.name} cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached` };
+    }
+    this.autoDetected++;
     return this.create(Object.freeze({ ...spec, dimensions: Object.freeze([...spec.dimensions]) }), this.self, this.config.limits.maxSeriesPerMetric);
   }
 

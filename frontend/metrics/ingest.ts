@@ -10,7 +10,6 @@ import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc.js
 import type { MetricSpec } from '../../schema/types.js';
 import { presetBuckets, presetForUnit } from '../../schema/config/presets.js';
 import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from './frontend-metrics.js';
-import { DROP_REASONS } from './frontend-metrics.js';
 
 /** Options of a `MetricsIngest`. */
 export interface MetricsIngestOptions {
@@ -19,7 +18,7 @@ export interface MetricsIngestOptions {
 }
 
 /** The part of `FrontendMetrics` the ingest uses (a structural type, so tests can fake it). */
-export type IngestTarget = Pick<FrontendMetrics, 'get' | 'register' | 'self'> & Partial<Pick<FrontendMetrics, 'processGone'>>;
+export type IngestTarget = Pick<FrontendMetrics, 'get' | 'admit' | 'self'> & Partial<Pick<FrontendMetrics, 'processGone'>>;
 
 /** Every datapoint of a series that could not be bound is a counted drop. */
 class DroppingBound implements BoundSeries {
@@ -38,19 +37,17 @@ class DroppingBound implements BoundSeries {
 interface WorkerState {
   /** Bound series by the worker's dense series id. */
   readonly bounds: BoundSeries[];
-  /** Auto-detected metrics this worker declared: its dimension order, and the frontend metric. */
-  readonly detected: Map<string, { readonly names: readonly string[]; readonly metric: FrontendMetric | null }>;
+  /** Auto-detected metrics this worker declared: its dimension order, and the frontend metric or why not. */
+  readonly detected: Map<string, { readonly names: readonly string[]; readonly metric: FrontendMetric | DropReason }>;
   warnedMalformed: boolean;
   warnedUnknownSeries: boolean;
+  warnedForbidden: boolean;
 }
-
-const KNOWN_REASONS: ReadonlySet<string> = new Set(DROP_REASONS);
 
 /** Receives `tsserve.metrics` messages from workers and records them in the frontend cache. */
 export class MetricsIngest {
   private readonly workers = new Map<string, WorkerState>();
   private readonly log: (msg: string) => void;
-  private readonly warnedReasons = new Set<string>();
 
   constructor(
     private readonly metrics: IngestTarget,
@@ -93,7 +90,7 @@ export class MetricsIngest {
   private stateOf(workerKey: string): WorkerState {
     let s = this.workers.get(workerKey);
     if (s === undefined) {
-      s = { bounds: [], detected: new Map(), warnedMalformed: false, warnedUnknownSeries: false };
+      s = { bounds: [], detected: new Map(), warnedMalformed: false, warnedUnknownSeries: false, warnedForbidden: false };
       this.workers.set(workerKey, s);
     }
     return s;
@@ -109,7 +106,7 @@ export class MetricsIngest {
 
   private ingest(workerKey: string, state: WorkerState, msg: MetricsMessage): void {
     for (const decl of msg.metrics) this.declareMetric(workerKey, state, decl);
-    for (const decl of msg.series) state.bounds[decl.id] = this.bindSeries(state, decl);
+    for (const decl of msg.series) state.bounds[decl.id] = this.bindSeries(workerKey, state, decl);
     const unknown = recordPoints(state.bounds, msg, workerKey);
     const n = msg.seriesIds.length;
     this.metrics.self.flushed(1, n);
@@ -120,14 +117,13 @@ export class MetricsIngest {
         this.log(`metrics: worker ${workerKey} sent ${unknown} datapoints for series it never declared; they were dropped`);
       }
     }
+    // The decoder admits known reasons only.
     for (const [reason, count] of Object.entries(msg.dropped)) {
-      if (count === undefined || count === 0) continue;
-      if (KNOWN_REASONS.has(reason)) {
-        this.metrics.self.dropped(reason as DropReason, count);
-      } else if (!this.warnedReasons.has(reason)) {
-        this.warnedReasons.add(reason);
-        this.log(`metrics: workers dropped datapoints for reason ${reason}, which tsserve_datapoints_dropped_total has no label for; the worker logged them`);
-      }
+      if (count !== undefined && count > 0) this.metrics.self.dropped(reason as DropReason, count);
+    }
+    for (const [metric, count] of Object.entries(msg.overflowed)) {
+      // Only a model metric has a worker-side overflow; anything else would mint label values at will.
+      if (count > 0 && this.metrics.get(metric)?.spec.section === 'model_metrics') this.metrics.self.overflowed(metric, count);
     }
   }
 
@@ -138,24 +134,40 @@ export class MetricsIngest {
   private declareMetric(workerKey: string, state: WorkerState, decl: MetricDecl): void {
     if (state.detected.has(decl.name)) return;
     const existing = this.metrics.get(decl.name);
-    let metric: FrontendMetric | null;
-    if (existing !== null) {
-      metric = existing.spec.type === decl.type && sameNames(existing.spec.dimensions, decl.dimensions) ? existing : null;
-      if (metric === null) {
+    let metric: FrontendMetric | DropReason;
+    if (existing !== null && existing.spec.section === 'model_metrics') {
+      metric = existing.spec.type === decl.type && sameNames(existing.spec.dimensions, decl.dimensions) ? existing : 'type_mismatch';
+      if (metric === 'type_mismatch') {
         this.log(`metrics: worker ${workerKey} auto-detected ${decl.name} as a ${decl.type} with dimensions `
           + `[${decl.dimensions.join(', ')}], but it is a ${existing.spec.type} with [${existing.spec.dimensions.join(', ')}]; `
           + 'its datapoints are dropped (type_mismatch)');
       }
     } else {
-      metric = this.metrics.register(autoDetectedSpec(decl));
+      // Validated again here: the worker's checks are not a boundary the frontend can trust.
+      const admitted = this.metrics.admit(autoDetectedSpec(decl));
+      if ('reason' in admitted) {
+        metric = admitted.reason;
+        if (admitted.reason === 'forbidden_metric') this.forbidden(workerKey, state, decl.name);
+        else this.log(`metrics: worker ${workerKey}: ${admitted.why}; its datapoints are dropped (${admitted.reason})`);
+      } else {
+        metric = admitted;
+      }
     }
     state.detected.set(decl.name, { names: decl.dimensions, metric });
   }
 
-  private bindSeries(state: WorkerState, decl: SeriesDecl): BoundSeries {
+  /** A worker reached for a frontend metric or a self-metric: logged once per worker. */
+  private forbidden(workerKey: string, state: WorkerState, metric: string): void {
+    if (state.warnedForbidden) return;
+    state.warnedForbidden = true;
+    this.log(`metrics: worker ${workerKey} sent datapoints for ${metric}, which is not a model metric; `
+      + 'workers record model metrics only: they are dropped (forbidden_metric); further ones are only counted');
+  }
+
+  private bindSeries(workerKey: string, state: WorkerState, decl: SeriesDecl): BoundSeries {
     const detected = state.detected.get(decl.metric);
     if (detected !== undefined) {
-      if (detected.metric === null) return new DroppingBound(this.metrics, 'type_mismatch', decl.metric);
+      if (typeof detected.metric === 'string') return new DroppingBound(this.metrics, detected.metric, decl.metric);
       if (detected.names.length !== decl.values.length) return new DroppingBound(this.metrics, 'bad_dimensions', decl.metric);
       const byName: Record<string, string> = {};
       for (let i = 0; i < detected.names.length; i++) byName[detected.names[i]] = decl.values[i];
@@ -163,6 +175,10 @@ export class MetricsIngest {
     }
     const metric = this.metrics.get(decl.metric);
     if (metric === null) return new DroppingBound(this.metrics, 'unknown_metric', decl.metric);
+    if (metric.spec.section !== 'model_metrics') {
+      this.forbidden(workerKey, state, decl.metric);
+      return new DroppingBound(this.metrics, 'forbidden_metric', decl.metric);
+    }
     // A declared metric: the worker ordered the values by the same config's dimension list.
     return metric.bind(decl.values);
   }

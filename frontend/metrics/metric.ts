@@ -5,7 +5,7 @@
 import type { MetricSpec } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
-import type { DropReason } from './drop-reason.js';
+import type { DropReason } from '../../schema/metrics-api.js';
 import type { SinkChild, SinkMetric } from './sinks/sink.js';
 import { resolveDimensions } from './dimension-values.js';
 import { seriesKey } from './series-key.js';
@@ -14,7 +14,7 @@ import { seriesKey } from './series-key.js';
 export interface MetricHooks {
   dropped(reason: DropReason, n: number, metric: string): void;
   seriesCreated(metric: string, liveSeries: number): void;
-  overflowed(metric: string): void;
+  overflowed(metric: string, n?: number): void;
   sinkFailed(metric: string, err: unknown): void;
 }
 
@@ -125,5 +125,21 @@ export class CachedMetric implements FrontendMetric {
   private newSeries(values: readonly string[]): Series {
     const children = this.sinkMetrics.map((m) => m.bind(values));
     return new Series(this.spec.name, this.spec.type === 'counter', children, this.hooks);
+  }
+}
+
+const SILENT: BoundSeries = Object.freeze({ record(): void {} });
+
+/**
+ * A hidden metric (deprecated past its grace, or `hidden: true`): bound to no sink, so it is not
+ * exposed, logged or sent, and its records are no-ops — never drops. Chosen at construction.
+ */
+export class HiddenMetric implements FrontendMetric {
+  constructor(readonly spec: MetricSpec) {}
+
+  addOrUpdate(): void {}
+
+  bind(): BoundSeries {
+    return SILENT;
   }
 }

@@ -4,8 +4,8 @@
  */
 import type { MetricSpec, MetricType, SinkMode } from '../../schema/types.js';
 import type { BoundSeries } from './api.js';
-import type { DropReason } from './drop-reason.js';
-import { DROP_REASONS } from './drop-reason.js';
+import type { DropReason } from '../../schema/metrics-api.js';
+import { DROP_REASONS } from '../../schema/metrics-api.js';
 import type { CachedMetric, MetricHooks } from './metric.js';
 import type { MetricsLog } from './sinks/sink.js';
 
@@ -142,13 +142,14 @@ export class SelfMetrics implements MetricHooks {
     }
   }
 
-  overflowed(metric: string): void {
+  /** Count `n` binds folded into `metric`'s overflow series (a worker's folds arrive in its flushes). */
+  overflowed(metric: string, n = 1): void {
     let s = this.overflowByMetric.get(metric);
     if (s === undefined) {
       s = this.overflowCounter.bind([metric]);
       this.overflowByMetric.set(metric, s);
     }
-    s.record(1);
+    s.record(n);
   }
 
   sinkFailed(metric: string, err: unknown): void {

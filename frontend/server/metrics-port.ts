@@ -3,16 +3,15 @@
  * the server's modules can be unit-tested with a recording fake.
  */
 import type { MetricSpec, SinkMode } from '../../schema/types.js';
+import type { AutoLabels, BoundSeries, DimensionValues } from '../../schema/metrics-api.js';
 
 /** A bound series: recording is an index and an add. */
-export interface SeriesHandle {
-  record(value: number, requestId?: string): void;
-}
+export type SeriesHandle = BoundSeries;
 
 /** One declared metric. Dimension values exclude the hostname (filled automatically). */
 export interface MetricHandle {
   readonly spec: MetricSpec;
-  bind(dimensionValues?: readonly string[] | Readonly<Record<string, string>>): SeriesHandle;
+  bind(dimensionValues?: DimensionValues): SeriesHandle;
 }
 
 /** What the server needs from the metrics cache. */
@@ -21,6 +20,9 @@ export interface MetricsPort {
   /** The exposition; `format` defaults to the text format 0.0.4. */
   prometheusText(names?: readonly string[], format?: 'text' | 'openmetrics'): Promise<string>;
   readonly prometheusContentType: string;
+  /** No modes: metrics are off, and the workers get a no-op cache. */
   readonly modes: readonly SinkMode[];
+  /** The labels the server fills in; handed to each worker in its init message. */
+  readonly autoLabels?: AutoLabels;
   close(): Promise<void>;
 }

@@ -97,6 +97,8 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     poolDeps: {
       entry: cfg.workerEntry ?? DEFAULT_WORKER_ENTRY,
       metrics: deps.metricsConfig,
+      metricsEnabled: deps.metrics.modes.length > 0,
+      autoLabels: deps.metrics.autoLabels ?? {},
       nextWorkerPort: () => workerPort++,
       onOtherMessage: (id, msg) => {
         if (deps.ingest.handle(id, msg)) return;

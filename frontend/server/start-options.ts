@@ -32,6 +32,7 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'max-request-size', kind: 'int', def: 1048576, help: 'largest request body in bytes (larger: 413)' },
   { flag: 'job-queue-size', kind: 'int', def: 0, help: 'requests queued per model before 503 (0: 100 x batchSize)' },
   { flag: 'log-stats-interval', kind: 'int', def: 10, help: 'seconds between the generation engines\' stat lines (0: 10)' },
+  { flag: 'show-hidden-metrics-for-version', kind: 'string', def: null, help: 'X.Y, the previous minor version: show the deprecated metrics it showed' },
 ];
 
 /** Parsed options (strings unresolved; the caller resolves paths and addresses). */
@@ -54,6 +55,8 @@ export interface StartOptions {
   readonly maxRequestSize: number;
   readonly jobQueueSize: number;
   readonly logStatsInterval: number;
+  /** `--show-hidden-metrics-for-version X.Y` (checked against the server version by start). */
+  readonly showHiddenMetricsForVersion: string | null;
   readonly help: boolean;
 }
 
@@ -71,7 +74,8 @@ export function startUsage(): string {
   const lines = ['Usage: tsserve start [options]', '', 'Serves the models of a model store until SIGINT/SIGTERM, then drains and exits 0.', '', 'Options (flag, then env, then default):'];
   for (const o of START_OPTIONS) {
     const def = o.def === null ? '' : ` (default ${Array.isArray(o.def) ? o.def.join(' ') : String(o.def)})`;
-    lines.push(`  --${o.flag}${o.kind === 'bool' ? '' : ' VALUE'}`.padEnd(34) + `${o.help}${def}`);
+    // A flag longer than the column (--show-hidden-metrics-for-version) still gets two spaces.
+    lines.push(`  --${o.flag}${o.kind === 'bool' ? '' : ' VALUE'}  `.padEnd(34) + `${o.help}${def}`);
     lines.push(`${''.padEnd(34)}env ${envName(o.flag)}`);
   }
   lines.push('  -h, --help'.padEnd(34) + 'this text');

@@ -4,6 +4,7 @@
  */
 import { EventEmitter } from 'events';
 import type { MetricsConfig } from '../../schema/types.js';
+import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { InitMessage, ModelConfig } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
@@ -16,6 +17,10 @@ import { REAL_CLOCK } from '../batching/clock.js';
 export interface WorkerPoolDeps {
   readonly entry: string;
   readonly metrics: MetricsConfig;
+  /** False when metrics are off: the workers' caches are no-ops (default true). */
+  readonly metricsEnabled?: boolean;
+  /** The labels the server fills in, carried to each worker (default none). */
+  readonly autoLabels?: AutoLabels;
   /** TorchServe-style worker port numbers, unique per incarnation (9000, 9001, …). */
   readonly nextWorkerPort: () => number;
   readonly onOtherMessage: (workerId: string, msg: unknown) => void;
@@ -151,6 +156,7 @@ export class WorkerPool extends EventEmitter {
       workerId: `W-${port}-${this.model.name}_${this.model.version}`,
       workerIndex: this.indexSeq++,
       model: this.model, metrics: this.deps.metrics,
+      metricsEnabled: this.deps.metricsEnabled ?? true, autoLabels: this.deps.autoLabels ?? {},
     };
     const log = this.deps.log.child({ worker: init.workerId, model: this.model.name });
     const w = new WorkerProcess({ entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage, log });

@@ -16,6 +16,11 @@ export function dimensionsText(m: MetricSpec): string {
   return dims.length === 0 ? '-' : dims.join(', ');
 }
 
+/** Help as the catalog shows it: the deprecation notice is already first; a hidden metric says so before it. */
+export function catalogHelp(m: MetricSpec): string {
+  return m.hidden === true ? `(Hidden) ${m.help}` : m.help;
+}
+
 /** A short bucket summary for the table: `0.001..2560 (22)`. */
 function bucketsShort(m: MetricSpec): string {
   const b = m.buckets;
@@ -26,7 +31,7 @@ function bucketsShort(m: MetricSpec): string {
 /** A fixed-width text table, one metric a line. */
 export function renderTable(config: MetricsConfig): string {
   const head = ['NAME', 'SECTION', 'TYPE', 'UNIT', 'DIMENSIONS', 'BUCKETS', 'HELP'];
-  const rows = config.metrics.map((m) => [m.name, m.section, m.type, m.unit, dimensionsText(m), bucketsShort(m), m.help]);
+  const rows = config.metrics.map((m) => [m.name, m.section, m.type, m.unit, dimensionsText(m), bucketsShort(m), catalogHelp(m)]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   const line = (cells: readonly string[]): string =>
     cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] as number))).join('  ');
@@ -64,7 +69,7 @@ export function renderMarkdown(config: MetricsConfig, shownFile: string): string
     for (const m of metrics) {
       const buckets = m.buckets.length === 0 ? '' : m.buckets.join(', ');
       const dims = dimensionsText(m).replace(/ \(auto\)/, ' *(auto)*');
-      out.push(`| \`${m.name}\` | ${m.section} | ${m.type} | ${cell(m.unit)} | ${cell(dims)} | ${cell(m.help)} | ${buckets} |`);
+      out.push(`| \`${m.name}\` | ${m.section} | ${m.type} | ${cell(m.unit)} | ${cell(dims)} | ${cell(catalogHelp(m))} | ${buckets} |`);
     }
   }
   return out.join('\n') + '\n';

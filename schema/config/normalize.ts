@@ -2,11 +2,12 @@
  * Builds the typed MetricsConfig from a document that passed the schema and the rules.
  * Applies the defaults (modes, statsd, limits, help, buckets) and the hostname convention.
  */
-import type { GaugeMerge, MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types.js';
+import type { Deprecation, GaugeMerge, MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types.js';
 import { SECTIONS, TYPES, getAt, isRecord } from './doc.js';
 import { parseModes } from './modes.js';
 import { HOSTNAME_RE } from './names.js';
 import { presetBuckets, presetForUnit } from './presets.js';
+import { withNotice } from './stability.js';
 import type { DocPath } from './yaml-source.js';
 
 /** Where each metric entry sits, or null for configs built in memory. */
@@ -14,7 +15,7 @@ export type PosOf = (path: DocPath) => SourcePos | null;
 
 /** Defaults, exported for docs and tests. */
 export const DEFAULT_STATSD: StatsdConfig = { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'h' };
-export const DEFAULT_LIMITS: MetricsLimits = { maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536 };
+export const DEFAULT_LIMITS = { maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 } as const satisfies Required<MetricsLimits>;
 
 /** The default help text: names the type and the unit. */
 export function defaultHelp(name: string, type: MetricType, unit: string): string {
@@ -54,10 +55,25 @@ function spec(m: Record<string, unknown>, section: Section, type: MetricType, po
   const dimensions = declared.filter((d) => !HOSTNAME_RE.test(d));
   // TorchServe appends Hostname to every model metric; frontend metrics only get one if declared.
   const hostLabel = host ?? (section === 'model_metrics' ? 'Hostname' : null);
-  let help = typeof m.help === 'string' && m.help.trim() !== '' ? m.help.trim() : defaultHelp(name, type, unit);
-  if (typeof m.deprecated === 'string') help = `${help} DEPRECATED: ${m.deprecated.trim()}`.trim();
-  const out: MetricSpec = { name, section, type, unit, dimensions, hostLabel, help, buckets: type === 'histogram' ? buckets(m.buckets, unit) : [], pos };
-  return type === 'gauge' && typeof m.merge === 'string' ? { ...out, merge: m.merge as GaugeMerge } : out;
+  const help = typeof m.help === 'string' && m.help.trim() !== '' ? m.help.trim() : defaultHelp(name, type, unit);
+  const deprecated = deprecation(m.deprecated);
+  return {
+    name, section, type, unit, dimensions, hostLabel, help: withNotice(help, deprecated),
+    buckets: type === 'histogram' ? buckets(m.buckets, unit) : [], pos,
+    // Only when declared, so the catalog's JSON of an ordinary metric is unchanged.
+    ...(deprecated !== null ? { deprecated } : {}), ...(m.hidden === true ? { hidden: true } : {}),
+    ...(type === 'gauge' && typeof m.merge === 'string' ? { merge: m.merge as GaugeMerge } : {}),
+  };
+}
+
+function deprecation(value: unknown): Deprecation | null {
+  if (typeof value === 'string') return { since: null, replacement: null, note: value.trim() };
+  if (!isRecord(value)) return null;
+  return {
+    since: typeof value.since === 'string' ? value.since : null,
+    replacement: typeof value.replacement === 'string' ? value.replacement : null,
+    note: null,
+  };
 }
 
 function buckets(value: unknown, unit: string): readonly number[] {
@@ -80,8 +96,10 @@ function statsd(value: unknown): StatsdConfig {
 function limits(value: unknown): MetricsLimits {
   const max = getAt(value, ['max_series_per_metric']);
   const points = getAt(value, ['max_points_per_flush']);
+  const auto = getAt(value, ['max_auto_detected_metrics']);
   return {
     maxSeriesPerMetric: typeof max === 'number' ? max : DEFAULT_LIMITS.maxSeriesPerMetric,
     maxPointsPerFlush: typeof points === 'number' ? points : DEFAULT_LIMITS.maxPointsPerFlush,
+    maxAutoDetectedMetrics: typeof auto === 'number' ? auto : DEFAULT_LIMITS.maxAutoDetectedMetrics,
   };
 }

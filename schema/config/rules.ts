@@ -4,10 +4,12 @@
  * words. Runs on the raw document even when the schema found problems (so every problem is
  * reported at once), hence the defensive type checks.
  */
+import type { MetricType } from '../types.js';
 import type { Finding } from './doc.js';
 import { SECTIONS, TYPES, didYouMean, getAt, isRecord, metricWhere, showValue } from './doc.js';
 import { modeWords, parseModeWord } from './modes.js';
-import { HOSTNAME_RE, METRIC_NAME_RE, RESERVED_PREFIX } from './names.js';
+import { declarationProblems } from './declaration.js';
+import { HOSTNAME_RE, METRIC_NAME_RE } from './names.js';
 import { BUCKET_PRESET_NAMES } from './presets.js';
 import type { DocPath, Locator } from './yaml-source.js';
 import { GAUGE_MERGES } from '../types.js';
@@ -25,6 +27,7 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
   checkCentralDimensions(doc, loc, emit);
   checkMode(doc, emit);
   const seen = new Map<string, { where: string; line: number }>();
+  const names = allNames(doc);
   for (const section of SECTIONS) {
     for (const type of TYPES) {
       const list = getAt(doc, [section, type]);
@@ -34,7 +37,9 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
         const where = metricWhere(doc, section, type, i);
         const base: DocPath = [section, type, i];
         checkName(metric, where, base, loc, emit, seen, `${section}.${type}`);
-        checkDimensions(metric, where, base, type === 'histogram', emit);
+        checkDimensions(metric, where, base, emit);
+        checkReserved(metric, type, where, base, emit);
+        checkReplacement(metric, where, base, names, emit);
         if (type === 'histogram' && metric.buckets !== undefined) checkBuckets(metric.buckets, where, [...base, 'buckets'], emit);
         if (metric.merge !== undefined) checkMerge(metric.merge, type, where, [...base, 'merge'], emit);
       });
@@ -83,17 +88,50 @@ function checkName(
   const name = metric.name;
   if (typeof name !== 'string' || !METRIC_NAME_RE.test(name)) return; // the schema reports it
   const path = [...base, 'name'];
-  if (name.startsWith(RESERVED_PREFIX)) {
-    const rest = name.slice(RESERVED_PREFIX.length);
-    emit(path, `${where}: names starting with "${RESERVED_PREFIX}" are reserved for tsserve's self-metrics; rename it (e.g. "${rest === '' ? 'my_metric' : rest}")`);
-  }
   const prev = seen.get(name);
   const line = loc.value(path).line;
   if (prev === undefined) seen.set(name, { where: list, line });
   else emit(path, `${where}: name already used by the metric in ${prev.where} at line ${prev.line}; names must be unique across the file (any section, any type), rename one`);
 }
 
-function checkDimensions(metric: Record<string, unknown>, where: string, base: DocPath, histogram: boolean, emit: Emit): void {
+/** Every metric name of the file, for `deprecated.replacement`. */
+function allNames(doc: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const section of SECTIONS) {
+    for (const type of TYPES) {
+      const list = getAt(doc, [section, type]);
+      if (Array.isArray(list)) for (const m of list) if (isRecord(m) && typeof m.name === 'string') out.push(m.name);
+    }
+  }
+  return out;
+}
+
+/** A replacement must be a metric users can move to: another one of this file. */
+function checkReplacement(metric: Record<string, unknown>, where: string, base: DocPath, names: readonly string[], emit: Emit): void {
+  const d = metric.deprecated;
+  if (d !== undefined && typeof d !== 'string' && !isRecord(d)) {
+    emit([...base, 'deprecated'], `${where}: "deprecated" must be a notice string or a mapping {since: "X.Y", replacement: NAME}, not ${showValue(d)}`);
+    return;
+  }
+  const r = getAt(metric, ['deprecated', 'replacement']);
+  if (typeof r !== 'string' || !METRIC_NAME_RE.test(r)) return; // the schema reports it
+  const path = [...base, 'deprecated', 'replacement'];
+  if (r === metric.name) emit(path, `${where}: deprecated.replacement names the metric itself; name the metric to use instead`);
+  else if (!names.includes(r)) {
+    const guess = didYouMean(r, names);
+    emit(path, `${where}: deprecated.replacement "${r}" is not declared in this file; ${guess !== null ? `did you mean "${guess}"?` : 'declare the new metric too'}`);
+  }
+}
+
+/** The reserved-name rules shared with auto-detection (declaration.ts); grammar is the schema's. */
+function checkReserved(metric: Record<string, unknown>, type: MetricType, where: string, base: DocPath, emit: Emit): void {
+  const dims = Array.isArray(metric.dimensions) ? metric.dimensions : [];
+  for (const p of declarationProblems({ name: metric.name, type, dimensions: dims }, false)) {
+    if (p.kind === 'reserved') emit(p.at === 'name' ? [...base, 'name'] : [...base, 'dimensions', p.at], `${where}: ${p.message}`);
+  }
+}
+
+function checkDimensions(metric: Record<string, unknown>, where: string, base: DocPath, emit: Emit): void {
   const dims = metric.dimensions;
   if (!Array.isArray(dims)) return;
   const seen = new Set<string>();
@@ -106,7 +144,6 @@ function checkDimensions(metric: Record<string, unknown>, where: string, base: D
     if (HOSTNAME_RE.test(d) && j !== last) {
       emit(path, `${where}: dimension "${d}" must be the last one (the hostname is filled in automatically and rendered last); move it to the end of the list`);
     }
-    if (histogram && d === 'le') emit(path, `${where}: dimension "le" is reserved for histogram bucket bounds in Prometheus; rename it`);
   });
 }
 

@@ -24,7 +24,7 @@ const ajv = new Ajv({ allErrors: true, strict: true });
 const validate = ajv.compile(schemaJson);
 
 const TOP_KEYS = Object.keys(schemaJson.properties);
-const METRIC_FIELDS = ['name', 'unit', 'dimensions', 'help', 'deprecated', 'merge'];
+const METRIC_FIELDS = ['name', 'unit', 'dimensions', 'help', 'deprecated', 'hidden', 'merge'];
 
 /** Hints for keys people carry over from TorchServe, vLLM or other metric configs. */
 const TOP_HINTS: Readonly<Record<string, string>> = {
@@ -67,6 +67,8 @@ function ruleOwned(path: DocPath): boolean {
 function translate(doc: unknown, loc: Locator, err: ErrorObject): Finding | null {
   const path = decodePath(err.instancePath);
   if (err.keyword === 'anyOf' || err.keyword === 'oneOf' || ruleOwned(path)) return null;
+  // `deprecated` is a string or a mapping: the branch it is not would report a type error; rules.ts says it once.
+  if (err.keyword === 'type' && path.length === 4 && isSection(path[0]) && path[3] === 'deprecated') return null;
   // A top-level scalar (`mode`, `model_metrics_auto_detect`) needs no "where:" lead.
   const where = whereOf(doc, path);
   const pre = path.length === 1 && !isSection(path[0]) ? '' : `${where}: `;
@@ -95,6 +97,9 @@ function translate(doc: unknown, loc: Locator, err: ErrorObject): Finding | null
         const hint = FIELD_HINTS[prop] ?? hintFor(prop, allowed);
         return make(keyPath, `${pre}unknown field "${prop}"; ${hint}`, true);
       }
+      if (path.length === 4 && isSection(path[0]) && path[3] === 'deprecated') {
+        return make(keyPath, `${pre}unknown field "deprecated.${prop}"; ${hintFor(prop, ['since', 'replacement'])}`, true);
+      }
       const parent = getAt(schemaJson.properties, [String(path[0]), 'properties']);
       const allowed = typeof parent === 'object' && parent !== null ? Object.keys(parent) : [];
       return make(keyPath, `${where}: unknown field "${prop}"; ${hintFor(prop, allowed)}`, true);
@@ -109,7 +114,9 @@ function translate(doc: unknown, loc: Locator, err: ErrorObject): Finding | null
         return make(path, `the top level must be a mapping (keys such as ts_metrics:, model_metrics:), not ${showValue(value)}`);
       }
       const wanted = typeWords(String(params.type));
-      return make(path, `${pre}${fieldWords(path)} must be ${wanted}, not ${showValue(value)}`);
+      // YAML reads `since: 0.1` as a number (and `0.10` as 0.1): a version must be quoted.
+      const quote = path[path.length - 1] === 'since' && typeof value === 'number' ? `; quote it ("${String(value)}") so YAML keeps it a version` : '';
+      return make(path, `${pre}${fieldWords(path)} must be ${wanted}, not ${showValue(value)}${quote}`);
     }
     case 'pattern':
     case 'minLength':

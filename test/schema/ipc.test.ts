@@ -6,7 +6,7 @@ import type { MetricsMessage } from '../../schema/ipc.js';
 function valid(): MetricsMessage {
   return {
     type: 'tsserve.metrics',
-    v: 2,
+    v: 3,
     seq: 3,
     metrics: [{ name: 'Hits', type: 'counter', unit: 'Count', dimensions: ['ModelName', 'Level'] }],
     series: [{ id: 0, metric: 'Hits', values: ['mlp', 'Model'] }, { id: 1, metric: 'HandlerTime', values: ['a,b:c|', ''] }],
@@ -16,6 +16,7 @@ function valid(): MetricsMessage {
     requestIds: ['req-a,req-b', 'req-x'],
     timeRuns: Float64Array.from([0, 1_700_000_000_123, 2, 1_700_000_000_124]),
     dropped: { not_finite: 2 },
+    overflowed: { Hits: 4 },
   };
 }
 
@@ -53,9 +54,9 @@ describe('decodeMetricsMessage', () => {
   });
 
   it('should accept an empty flush', () => {
-    const r = decodeMetricsMessage({ type: 'tsserve.metrics', v: 2, seq: 0, metrics: [], series: [],
+    const r = decodeMetricsMessage({ type: 'tsserve.metrics', v: 3, seq: 0, metrics: [], series: [],
       seriesIds: new Uint32Array(0), values: new Float64Array(0), requestRuns: new Int32Array(0), requestIds: [],
-      timeRuns: new Float64Array(0), dropped: {} });
+      timeRuns: new Float64Array(0), dropped: {}, overflowed: {} });
     expect('error' in r).to.equal(false);
   });
 
@@ -66,9 +67,9 @@ describe('decodeMetricsMessage', () => {
   });
 
   it('should reject an unknown version', () => {
-    expect(errorOf((m) => { m.v = 1; })).to.equal('unsupported metrics protocol version 1 (this frontend speaks 2)');
-    expect(errorOf((m) => { m.v = 3; })).to.equal('unsupported metrics protocol version 3 (this frontend speaks 2)');
-    expect(errorOf((m) => { delete m.v; })).to.equal('unsupported metrics protocol version undefined (this frontend speaks 2)');
+    expect(errorOf((m) => { m.v = 1; })).to.equal('unsupported metrics protocol version 1 (this frontend speaks 3)');
+    expect(errorOf((m) => { m.v = 2; })).to.equal('unsupported metrics protocol version 2 (this frontend speaks 3)');
+    expect(errorOf((m) => { delete m.v; })).to.equal('unsupported metrics protocol version undefined (this frontend speaks 3)');
   });
 
   it('should reject each malformed field with a reason naming it', () => {

@@ -22,7 +22,7 @@ import type { ChildProcess } from 'node:child_process';
 import { WorkerMetrics } from '../../backend/metrics/index.js';
 import { MetricsIngest } from '../../frontend/metrics/ingest.js';
 import type { IngestTarget } from '../../frontend/metrics/ingest.js';
-import type { BoundSeries, FrontendMetric } from '../../frontend/metrics/frontend-metrics.js';
+import type { BoundSeries, FrontendMetric, Refusal } from '../../frontend/metrics/frontend-metrics.js';
 import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
 
 const SPEC: MetricSpec = {
@@ -118,8 +118,8 @@ class SummingTarget implements IngestTarget {
     return name === SPEC.name ? this.metric : null;
   }
 
-  register(): FrontendMetric | null {
-    return null;
+  admit(): Refusal {
+    return { reason: 'unknown_metric', why: 'the bench declares its one metric' };
   }
 }
 

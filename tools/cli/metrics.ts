@@ -6,6 +6,7 @@ import * as path from 'path';
 import type { CatalogFormat } from '../../schema/config/catalog.js';
 import { CATALOG_FORMATS, renderCatalog } from '../../schema/config/catalog.js';
 import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
+import { packageVersion, resolveStability } from '../../schema/config/stability.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
 
@@ -92,6 +93,8 @@ function list(files: readonly string[], formats: readonly string[] | undefined):
   }
   // The default file is named by its basename so the generated docs do not depend on the checkout path.
   const shown = files[0] ?? path.basename(file);
-  process.stdout.write(renderCatalog(r.config, format, shown));
+  // Hidden as this version hides them (a deprecation past its grace), so the catalog matches /metrics.
+  const version = process.env.TS_SERVER_VERSION || packageVersion();
+  process.stdout.write(renderCatalog(resolveStability(r.config, { version }), format, shown));
   return 0;
 }

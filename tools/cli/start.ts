@@ -12,6 +12,7 @@ import * as path from 'path';
 import type { MetricsConfig, SinkMode } from '../../schema/types.js';
 import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
 import { parseModeWord } from '../../schema/config/modes.js';
+import { packageVersion, showHiddenProblem } from '../../schema/config/stability.js';
 import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
 import { MetricsIngest } from '../../frontend/metrics/ingest.js';
 import { startSystemMetrics } from '../../frontend/system/system-metrics.js';
@@ -107,6 +108,11 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const models = parseModels(opts.models);
   if (typeof models === 'object' && 'error' in models) problems.push(models.error);
+  // Metric deprecation: the server's version (TS_SERVER_VERSION simulates an upgrade in tests).
+  const serverVersion = process.env.TS_SERVER_VERSION || packageVersion();
+  const showHidden = opts.showHiddenMetricsForVersion;
+  const hiddenProblem = showHidden === null ? null : showHiddenProblem(serverVersion, showHidden);
+  if (hiddenProblem !== null) problems.push(hiddenProblem);
   if (problems.length > 0 || inference === null || management === null || metricsAddr === null) {
     for (const p of problems) process.stderr.write(`tsserve start: ${p}\n`);
     return 2;
@@ -139,7 +145,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   };
   process.on('uncaughtException', onCrash);
   try {
-    return await serve(opts, { configFile, config, storeDir, logDir, modes, statsd, models: models as ServerConfig['models'], inference, management, metricsAddr }, logger.log, logger.access);
+    return await serve(opts, { configFile, config, storeDir, logDir, modes, statsd, models: models as ServerConfig['models'], inference, management, metricsAddr, serverVersion, showHidden }, logger.log, logger.access);
   } finally {
     process.off('uncaughtException', onCrash);
     logger.close();
@@ -157,6 +163,9 @@ interface Checked {
   readonly inference: ListenAddress;
   readonly management: ListenAddress;
   readonly metricsAddr: ListenAddress;
+  /** The server's version and --show-hidden-metrics-for-version, for deprecated metrics. */
+  readonly serverVersion: string;
+  readonly showHidden: string | null;
 }
 
 /** Runs the server with checked options until a signal; resolves to the exit code. */
@@ -165,7 +174,10 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
   const store = await ensureStore(c.storeDir, log);
   if (store === null) return 1;
   const metricsLog = levelCallback(log);
-  const metrics = new FrontendMetrics(config, { logDir, processMetrics: true, log: metricsLog, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}) });
+  const metrics = new FrontendMetrics(config, {
+    logDir, processMetrics: true, log: metricsLog, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}),
+    serverVersion: c.serverVersion, showHiddenMetricsForVersion: c.showHidden,
+  });
   const wrong = checkFrontendMetrics(metrics);
   if (wrong.length > 0) {
     process.stderr.write(`tsserve start: metrics config ${configFile} declares frontend metrics the server cannot fill; not starting:\n`);
@@ -182,7 +194,7 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
       inference, management, metrics: metricsAddr, modelStore: store, models: c.models, logDir,
       enableTokenAuth: opts.enableTokenAuth, maxRequestSizeBytes: opts.maxRequestSize,
       ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
-    }, { metrics, metricsConfig: config, ingest, log, access });
+    }, { metrics, metricsConfig: metrics.config, ingest, log, access });
   } catch (e) {
     log.error(`tsserve start: ${(e as Error).message}`);
     await metrics.close();

@@ -189,11 +189,11 @@ describe('WorkerMetrics', () => {
       m.bind().record(1);
       wm.addMetric('AlsoMissing', 'ms').addOrUpdate(1);
       wm.addCounter('Requests2XX', 1);
-      expect(wm.dropped).to.deep.equal({ unknown_metric: 4 });
+      expect(wm.dropped).to.deep.equal({ unknown_metric: 3, forbidden_metric: 1 });
       expect(logs).to.deep.equal([
         "[METRICS]Metric of type 'gauge' and name 'Missing' doesn't exist; its datapoints are dropped and counted as unknown_metric",
         "[METRICS]Metric 'AlsoMissing' is not declared under model_metrics and auto-detect is off; its datapoints are dropped and counted as unknown_metric",
-        "[METRICS]'Requests2XX' is a frontend (ts_metrics) metric, not a model metric; its datapoints are dropped and counted as unknown_metric",
+        "[METRICS]'Requests2XX' is a frontend (ts_metrics) metric; a worker records model metrics only; its datapoints are dropped and counted as forbidden_metric",
       ]);
       expect(wm.getMetric('Missing', 'gauge')).to.equal(m);
     });
@@ -403,7 +403,7 @@ describe('WorkerMetrics', () => {
       expect(wm.flush()).to.equal(1);
       wm.getMetric('NoDims').bind().record(1);
       expect(wm.flush()).to.equal(1);
-      expect(sent.map((m) => [m.type, m.v, m.seq])).to.deep.equal([['tsserve.metrics', 2, 0], ['tsserve.metrics', 2, 1]]);
+      expect(sent.map((m) => [m.type, m.v, m.seq])).to.deep.equal([['tsserve.metrics', 3, 0], ['tsserve.metrics', 3, 1]]);
     });
 
     it('should grow by doubling up to maxPointsPerFlush, then flush by itself without losing a point', () => {

@@ -4,7 +4,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { writeMlp } from '../../../tools/models/mlp.js';
 import type { LoadFailedMessage, LogMessage, ReadyMessage, ResultMessage } from '../../../schema/worker-protocol.js';
-import { ForkedWorker, modelConfig } from './forked-worker.js';
+import { ForkedWorker, modelConfig, testMetricsConfig } from './forked-worker.js';
 
 const ONES = (n: number): number[] => Array.from({ length: n }, (_, i) => (i % 7) / 7);
 
@@ -86,6 +86,20 @@ describe('backend/worker/main (forked)', () => {
     ]);
     expect(timing[0]!.value).to.equal(result.handlerMs);
     expect(timing[1]!.value).to.be.within(0, timing[0]!.value);
+  });
+
+  it('should send no metrics message at all when the init message says metrics are off', async () => {
+    const w = start();
+    const dir = handlerModel('quiet', "exports.handle = async (reqs, ctx) => { ctx.metrics.addCounter('Hits', 1); return reqs.map(() => 1); };\n");
+    w.send({ type: 'tsserve.init', v: 1, workerId: 'W-test-quiet', workerIndex: 0, model: modelConfig('quiet', dir, 'handler.js'),
+      metrics: testMetricsConfig(), metricsEnabled: false, autoLabels: { hostname: 'h' } });
+    await w.waitType<ReadyMessage>('tsserve.ready');
+    w.send({ type: 'tsserve.batch', batchId: 1, requests: [{ requestId: 'r1', body: 1 }] });
+    const result = await w.waitType<ResultMessage>('tsserve.result');
+    expect(result.responses).to.deep.equal([{ ok: true, body: 1 }]);
+    w.send({ type: 'tsserve.shutdown' });
+    expect(await w.exited).to.equal(0);
+    expect(w.messages.map((m) => (m as { type: string }).type)).to.deep.equal(['tsserve.ready', 'tsserve.result']);
   });
 
   it('should answer 400 for non-numbers and run the rest of the batch', async () => {

@@ -114,10 +114,11 @@ describe('FrontendMetrics', () => {
     expect(await fm.prometheusText(['AutoTime'])).to.equal(
       '# HELP AutoTime AutoTime (unit: Milliseconds)\n# TYPE AutoTime gauge\nAutoTime{ModelName="mnist",Hostname="h"} 4.5\n',
     );
-    expect(await dropped(fm)).to.equal('tsserve_datapoints_dropped_total{reason="type_mismatch",Hostname="h"} 3');
+    expect(await dropped(fm)).to.equal('tsserve_datapoints_dropped_total{reason="type_mismatch",Hostname="h"} 2\n'
+      + 'tsserve_datapoints_dropped_total{reason="forbidden_metric",Hostname="h"} 1');
     expect(logs).to.deep.equal([
       'warn: metrics: dropped a datapoint of AutoTime (type_mismatch); further drops like it are only counted in tsserve_datapoints_dropped_total',
-      'warn: metrics: dropped a datapoint of Req (type_mismatch); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      'warn: metrics: dropped a datapoint of Req (forbidden_metric); further drops like it are only counted in tsserve_datapoints_dropped_total',
     ]);
   });
 
@@ -141,7 +142,7 @@ describe('FrontendMetrics', () => {
     expect(text).to.equal([
       '# HELP tsserve_series Live series per metric in the frontend metrics cache (unit: Count)',
       '# TYPE tsserve_series gauge',
-      'tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 9',
+      'tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 13',
       'tsserve_series{metric="tsserve_series",Hostname="h"} 6',
       'tsserve_series{metric="tsserve_flush_batches_total",Hostname="h"} 1',
       'tsserve_series{metric="tsserve_flush_datapoints_total",Hostname="h"} 1',

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { MetricsIngest, autoDetectedSpec } from '../../../frontend/metrics/ingest.js';
 import type { IngestTarget } from '../../../frontend/metrics/ingest.js';
-import type { BoundSeries, DimensionValues, DropReason, FrontendMetric } from '../../../frontend/metrics/frontend-metrics.js';
+import type { BoundSeries, DimensionValues, DropReason, FrontendMetric, Refusal } from '../../../frontend/metrics/frontend-metrics.js';
 import type { MetricsMessage } from '../../../schema/ipc.js';
 import type { MetricSpec } from '../../../schema/types.js';
 import { spec } from '../../backend/metrics/config.js';
@@ -29,8 +29,8 @@ class FakeMetrics implements IngestTarget {
     return this.byName.get(name) ?? null;
   }
 
-  register(s: MetricSpec): FrontendMetric | null {
-    if (this.byName.has(s.name)) return null;
+  admit(s: MetricSpec): FrontendMetric | Refusal {
+    if (this.byName.has(s.name)) return { reason: 'type_mismatch', why: 'taken' };
     this.registered.push(`${s.name}:${s.type}:${s.unit}:${s.dimensions.join('/')}:${s.section}:${s.hostLabel}`);
     const m = this.make(s);
     this.byName.set(s.name, m);
@@ -52,9 +52,9 @@ class FakeMetrics implements IngestTarget {
 }
 
 function msg(over: Partial<MetricsMessage>): MetricsMessage {
-  return { type: 'tsserve.metrics', v: 2, seq: 0, metrics: [], series: [], seriesIds: new Uint32Array(0),
+  return { type: 'tsserve.metrics', v: 3, seq: 0, metrics: [], series: [], seriesIds: new Uint32Array(0),
     values: new Float64Array(0), requestRuns: new Int32Array(0), requestIds: [], timeRuns: new Float64Array(0),
-    dropped: {}, ...over };
+    dropped: {}, overflowed: {}, ...over };
 }
 
 /** The datapoint fields of a message: [seriesId, value] pairs and the two run lists. */
@@ -117,7 +117,7 @@ describe('MetricsIngest', () => {
     expect(ingest.handle('w2', msg({ ...pts([[0, 1]]), values: new Float64Array(3) }))).to.equal(true);
     expect(fake.drops).to.deep.equal([['malformed_message', 1, ''], ['malformed_message', 1, ''], ['malformed_message', 1, '']]);
     expect(logs).to.deep.equal([
-      'metrics: worker w1 sent a malformed metrics message (unsupported metrics protocol version 1 (this frontend speaks 2)); '
+      'metrics: worker w1 sent a malformed metrics message (unsupported metrics protocol version 1 (this frontend speaks 3)); '
       + 'it was dropped; further ones are only counted',
       'metrics: worker w2 sent a malformed metrics message (values has 3 datapoints, seriesIds 1); it was dropped; '
       + 'further ones are only counted',

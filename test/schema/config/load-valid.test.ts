@@ -42,7 +42,7 @@ describe('loadMetricsConfig (valid files)', () => {
     });
     expect(c.modes).to.deep.equal(['tslog', 'prometheus']);
     expect(c.statsd).to.deep.equal({ host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'h' });
-    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536 });
+    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 });
     expect(c.autoDetect).to.equal(false);
     expect(c.file).to.equal(file);
   });
@@ -72,7 +72,7 @@ describe('loadMetricsConfig (valid files)', () => {
     const c = mustLoad(path.join(VALID, 'extended.yaml'));
     expect(c.modes).to.deep.equal(['tslog', 'statsd']);
     expect(c.statsd).to.deep.equal({ host: 'agent.local', port: 9125, prefix: 'tsserve.', tagStyle: 'telegraf', histogramType: 'd' });
-    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 50, maxPointsPerFlush: 65536 });
+    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 50, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 });
     expect(c.autoDetect).to.equal(true);
     expect(c.metrics.map((m) => [m.name, m.type, m.buckets.join(',')])).to.deep.equal([
       ['TokensPerRequest', 'histogram', '1,2,5,10,20,50,100,200,500,1000,2000,5000,10000'],
@@ -90,7 +90,7 @@ describe('loadMetricsConfig (valid files)', () => {
     const byName = new Map(c.metrics.map((m) => [m.name, m]));
     expect(byName.get('TokensPerRequest')?.help).to.equal('Tokens generated per request.');
     expect(byName.get('StepTime')?.help).to.equal('StepTime (histogram, unit: Milliseconds)');
-    expect(byName.get('OldCalls')?.help).to.equal('Calls, old name. DEPRECATED: use Calls instead.');
+    expect(byName.get('OldCalls')?.help).to.equal('(Deprecated: use Calls instead.) Calls, old name.');
     expect(byName.get('Calls')).to.deep.equal({
       name: 'Calls', section: 'ts_metrics', type: 'counter', unit: 'Count', dimensions: [], hostLabel: null,
       help: 'Calls (counter, unit: Count)', buckets: [], pos: { line: 33, col: 7 },

@@ -54,7 +54,7 @@ describe('PrometheusSink', () => {
     const text = await fm.prometheusText();
     expect(text).to.equal(
       SELF_TEXT({
-        tsserve_datapoints_dropped_total: 9,
+        tsserve_datapoints_dropped_total: 13,
         tsserve_series: 7,
         tsserve_flush_batches_total: 1,
         tsserve_flush_datapoints_total: 1,
