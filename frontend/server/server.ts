@@ -156,8 +156,9 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   const servers: http.Server[] = [];
   let draining = false;
   const stopAll = async (): Promise<void> => {
+    // The listeners stay open while draining: a new request gets a 503 with Retry-After (and a
+    // readiness probe fails), which a client or load balancer acts on; a refused connection says less.
     draining = true;
-    for (const s of servers) s.close();
     const graceful = manager.stopAll();
     const limit = cfg.shutdownTimeoutMs;
     if (limit !== undefined) {
@@ -175,7 +176,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       }
     }
     await graceful;
-    for (const s of servers) s.closeAllConnections();
+    for (const s of servers) { s.close(); s.closeAllConnections(); }
   };
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => (stopping ??= stopAll());
