@@ -170,6 +170,9 @@ export class WorkerPool extends EventEmitter {
   private async retire(w: WorkerProcess): Promise<void> {
     const timeout = this.deps.shutdownTimeoutMs ?? 10_000;
     this.retiring.add(w);
+    // Still loading: it holds no request and answers nothing until its load ends, so it is killed
+    // rather than waited on (a SIGTERM during a long load must not take the worker timeout).
+    if (w.status === 'STARTING') return w.kill();
     w.retire();
     while (w.busy && w.alive) await new Promise<void>((resolve) => { w.once('idle', resolve); w.once('exit', resolve); });
     await w.shutdown(timeout);

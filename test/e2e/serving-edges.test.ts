@@ -49,6 +49,21 @@ describe('tsserve start: listeners open while models load; /ping and /health fol
   });
 });
 
+describe('tsserve start: SIGTERM while models load (real server)', function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+  after(() => server?.kill());
+
+  it('should drain from the moment the listeners are up: stop the loading workers and exit 0 without having started', async () => {
+    server = await startTsserve({ store: slowModelStore({ late: { loadMs: 600_000 } }), args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics'], ready: 'listening' });
+    expect(await probe(`${server.inference}/ping`)).to.deep.equal({ status: 500, body: '{"status":"Unhealthy"}' });
+    expect(await server.stop('SIGTERM')).to.equal(0);
+    expect(server.output()).to.contain('SIGTERM: draining');
+    expect(server.output()).to.contain('Model server stopped.');
+    expect(server.output()).to.not.contain('Model server started.');
+  });
+});
+
 describe('tsserve start: worker bounds, load timeout and a stuck batch (real server)', function () {
   this.timeout(120_000);
   let server: Tsserve;
