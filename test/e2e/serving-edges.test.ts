@@ -74,7 +74,7 @@ describe('tsserve start: worker bounds, load timeout and a stuck batch (real ser
   });
   after(() => server?.kill());
 
-  it('should refuse min_worker above the model maxWorkers with 400 naming it, and start nothing', async () => {
+  it('should refuse min_worker above the model maxWorkers with 400 naming it, and start nothing (regression: min_worker=24 forked 24 workers)', async () => {
     const r = await call('PUT', `${server.management}/models/slow?min_worker=24`);
     expect(r).to.deep.equal({ status: 400, json: { code: 400, type: 'BadRequestException', message: 'min_worker 24 exceeds maxWorkers 1 of model slow (raise it with max_worker)' } });
     expect((await workersOf(server, 'slow')).length).to.equal(1);
@@ -116,7 +116,7 @@ describe('tsserve start: SIGTERM drain answers 503 with Retry-After (real server
   let server: Tsserve;
   after(() => server?.kill());
 
-  it('should answer new requests 503 with Retry-After while every admitted request completes, then exit 0', async () => {
+  it('should answer new requests 503 with Retry-After (regression: they got 404 Model not found) while every admitted request completes, then exit 0', async () => {
     server = await startTsserve({ store: slowModelStore({ slow: {} }), args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics'] });
     // One batch runs, one is sent ahead and one waits: all three are admitted before SIGTERM.
     const admitted = [0, 1, 2].map(() => post(`${server.inference}/predictions/slow`, { sleepMs: 1500 }));
