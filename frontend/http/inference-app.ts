@@ -15,6 +15,8 @@ import type { FrontendSeries, ModelSeries } from '../server/frontend-series.js';
 import type { ServedModel } from '../server/served-model.js';
 import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError } from './errors.js';
+import { healthRoutes } from './health-routes.js';
+import type { HealthReport } from '../server/health.js';
 import { jsonBody } from './json-body.js';
 import { requireToken } from './token-auth.js';
 
@@ -27,6 +29,8 @@ export interface InferenceAppOptions {
   readonly token?: string;
   /** Extra routers (e.g. OpenAI `/v1/*` from a generation model kind). */
   readonly extraRoutes?: readonly Router[];
+  /** What `/ping` and `/health` report (default: always healthy). */
+  readonly health?: () => HealthReport;
 }
 
 /** Builds the inference express app. */
@@ -35,8 +39,8 @@ export function inferenceApp(opts: InferenceAppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(countResponses((s) => opts.series.countResponse(s)));
-  if (opts.token !== undefined) app.use(requireToken(opts.token, ['/ping']));
-  app.get('/ping', (_req, res) => { res.json({ status: 'Healthy' }); });
+  if (opts.token !== undefined) app.use(requireToken(opts.token, ['/ping', '/health']));
+  app.use(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))));
   // Every body is JSON whatever its content type (curl -d sends form-urlencoded by default).
   app.post('/predictions/:model{/:version}', jsonBody(opts.maxRequestSizeBytes), predict(opts));
   for (const r of opts.extraRoutes ?? []) app.use(r);

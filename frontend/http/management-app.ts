@@ -111,7 +111,10 @@ export function managementApp(opts: ManagementAppOptions): Express {
     const newMin = min ?? m.config.minWorkers;
     // An explicit max below the min is a client error (TorchServe's 400), not something to clamp silently.
     if (max !== undefined && max < newMin) return sendError(res, 400, `max_worker cannot be less than min_worker (${max} < ${newMin})`);
-    const newMax = Math.max(max ?? m.config.maxWorkers, newMin);
+    const newMax = max ?? m.config.maxWorkers;
+    // Bounded by the model's maxWorkers and the server's --max-workers: a 400 naming the bound.
+    const refused = manager.scaleRefusal(m.config.name, newMin, newMax);
+    if (refused !== null) return sendError(res, 400, refused);
     const sync = boolParam(req, 'synchronous', false);
     const done = m.scale(newMin, newMax);
     if (!sync) {

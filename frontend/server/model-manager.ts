@@ -30,7 +30,27 @@ export class ModelManager {
     private readonly store: ModelStore,
     private readonly ctx: ModelKindContext,
     private readonly queueCapacity: number | undefined,
+    /** Server-wide bound on the workers of all models together (`--max-workers`). */
+    readonly maxWorkers = Infinity,
   ) {}
+
+  /** Workers the models other than `except` are scaled to (their minWorkers). */
+  private workersBesides(except: string | null): number {
+    let n = 0;
+    for (const m of this.models.values()) if (m.config.name !== except) n += m.describe().minWorkers;
+    return n;
+  }
+
+  /**
+   * Why scaling `name` to `min` workers (at most `max`) is refused, or null: `min` above the
+   * model's maxWorkers, or the server's total above `--max-workers`.
+   */
+  scaleRefusal(name: string, min: number, max: number): string | null {
+    if (min > max) return `min_worker ${min} exceeds maxWorkers ${max} of model ${name} (raise it with max_worker)`;
+    const total = this.workersBesides(name) + min;
+    if (total > this.maxWorkers) return `${min} workers for model ${name} would bring the server to ${total} workers, over --max-workers ${this.maxWorkers}`;
+    return null;
+  }
 
   get(name: string): ServedModel | undefined { return this.models.get(name); }
   list(): ServedModel[] { return [...this.models.values()].sort((a, b) => a.config.name.localeCompare(b.config.name)); }
@@ -40,6 +60,16 @@ export class ModelManager {
    * note) for a kind no frontend is registered for. Throws RegistrationError.
    */
   async register(opts: RegisterOptions): Promise<ServedModel | null> {
+    const model = this.prepare(opts);
+    if (model !== null) await model.start();
+    return model;
+  }
+
+  /**
+   * Validates and registers a model without starting its workers (`start()` them next; the
+   * server registers every start-up model first, so /ping counts them all while they load).
+   */
+  prepare(opts: RegisterOptions): ServedModel | null {
     if (!MODEL_NAME_RE.test(opts.name)) throw new RegistrationError(400, `invalid model name '${opts.name}': use letters, digits, '_', '.', '-'`);
     if (this.models.has(opts.name)) throw new RegistrationError(409, `Model ${opts.name} is already registered.`);
     let dir: string;
@@ -52,6 +82,8 @@ export class ModelManager {
     if (!res.ok) throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
     for (const w of res.warnings) this.ctx.log('warn', w);
     const config = res.config;
+    const refused = this.scaleRefusal(opts.name, config.minWorkers, config.maxWorkers);
+    if (refused !== null) throw new RegistrationError(400, refused);
     let model: ServedModel;
     if (config.handler === 'generate') {
       const kind = modelKindFor('generate');
@@ -67,7 +99,6 @@ export class ModelManager {
         : new BatchedModel(config, { pool: this.ctx.poolDeps, series: this.ctx.series, queueCapacity: this.queueCapacity, modelUrl: opts.url, loadedAtStartup: opts.loadedAtStartup });
     }
     this.models.set(opts.name, model);
-    await model.start();
     return model;
   }
 
@@ -80,11 +111,23 @@ export class ModelManager {
     return true;
   }
 
-  /** Graceful stop of everything: finish queued and in-flight work, then stop workers. */
+  /**
+   * Graceful stop of everything: finish queued and in-flight work, then stop workers. The
+   * models stay registered until stopped, so a request that slipped in meanwhile gets the
+   * model's 503, never a 404.
+   */
   async stopAll(): Promise<void> {
     const all = [...this.models.values()];
     await Promise.all(all.map((m) => m.drain()));
-    this.models.clear();
     await Promise.all(all.map((m) => m.stop()));
+    this.models.clear();
+  }
+
+  /**
+   * The shutdown deadline passed: stop every model now (queued requests get 503, no worker is
+   * restarted); the caller kills the workers, whose batches then fail, which ends the drain.
+   */
+  abortAll(): Promise<void> {
+    return Promise.all([...this.models.values()].map((m) => m.stop())).then(() => undefined);
   }
 }

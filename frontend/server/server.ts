@@ -1,12 +1,14 @@
 /**
  * The model server: three listeners (inference, management, metrics), the model manager, the
- * worker pools. `startServer` resolves once models are registered and every listener is up;
- * `stop()` drains: stop accepting, finish queued and in-flight requests, workers flush and exit.
+ * worker pools. The listeners open first (so `/ping` reports the models while they load);
+ * `startServer` resolves once every start-up model has loaded or failed. `stop()` drains: new
+ * requests get 503 with Retry-After, queued and in-flight ones finish, workers flush and exit;
+ * past the shutdown deadline the workers are killed.
  */
 import * as http from 'http';
+import * as os from 'os';
 import type { AddressInfo } from 'net';
 import * as path from 'path';
-import type { Express } from 'express';
 import type { MetricsConfig } from '../../schema/types.js';
 import { inferenceApp } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
@@ -24,6 +26,9 @@ import type { MetricsPort } from './metrics-port.js';
 import type { ModelKindContext } from './model-kinds.js';
 import { registeredModelKinds } from './model-kinds.js';
 import { ModelManager } from './model-manager.js';
+import { healthOf } from './health.js';
+import { StartGate } from '../workers/start-gate.js';
+import type { WorkerProcess } from '../workers/worker-process.js';
 
 /** Everything the server is configured with (already parsed and checked). */
 export interface ServerConfig {
@@ -43,7 +48,19 @@ export interface ServerConfig {
   readonly workerEntry?: string;
   /** Bound on each worker's shutdown (flush and exit). */
   readonly workerShutdownTimeoutMs?: number;
+  /** Server-wide bound on workers over all models (`--max-workers`); default unbounded. */
+  readonly maxWorkers?: number;
+  /** Bound on one worker's model load (`--model-load-timeout`); default none. */
+  readonly modelLoadTimeoutMs?: number;
+  /** Overall bound on `stop()` (`--shutdown-timeout`): past it workers are killed; default none. */
+  readonly shutdownTimeoutMs?: number;
 }
+
+/** Seconds a client is told to wait (Retry-After) when it reaches a draining server. */
+export const DRAIN_RETRY_AFTER_SEC = 5;
+
+/** Workers loading their model at once, server-wide: a few, as many as the CPUs up to 4. */
+export const WORKER_START_CONCURRENCY = Math.max(2, Math.min(4, os.availableParallelism()));
 
 /** The parts the server records into and forwards worker metrics to. */
 export interface ServerDeps {
@@ -54,6 +71,8 @@ export interface ServerDeps {
   readonly log: Log;
   /** One record per response on every listener; none when absent. */
   readonly access?: AccessLog;
+  /** Called once the three listeners are up, before the models load (`stop` works from then on). */
+  readonly onListening?: (early: { readonly urls: RunningServer['urls']; stop(): Promise<void> }) => void;
 }
 
 /** A running server. */
@@ -69,7 +88,26 @@ export interface RunningServer {
 /** Default worker entry, relative to this compiled file (dist/frontend/server/). */
 export const DEFAULT_WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', 'backend', 'worker', 'main.js');
 
-function listen(app: Express, addr: ListenAddress, name: string, access: AccessLog | undefined): Promise<http.Server> {
+/** The 503 answer's message while draining. */
+export const DRAIN_MESSAGE = 'The server is shutting down and accepts no new requests; retry later (or on another instance).';
+
+type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/**
+ * `app` until the drain starts; from then on, the requests `refused` picks are answered 503
+ * with Retry-After and `Connection: close` (a keep-alive client reconnects, through its load
+ * balancer, to an instance that is not leaving) and counted like any other answer.
+ */
+function drainGate(app: Listener, draining: () => boolean, refused: (req: http.IncomingMessage) => boolean, count: (status: number) => void): Listener {
+  return (req, res) => {
+    if (!draining() || !refused(req)) { app(req, res); return; }
+    count(503);
+    res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(DRAIN_RETRY_AFTER_SEC), connection: 'close' });
+    res.end(JSON.stringify({ code: 503, type: 'ServiceUnavailableException', message: DRAIN_MESSAGE }));
+  };
+}
+
+function listen(app: Listener, addr: ListenAddress, name: string, access: AccessLog | undefined): Promise<http.Server> {
   return new Promise((resolve, reject) => {
     const server = http.createServer();
     // The access listener goes first: it must wrap the response before the app can answer.
@@ -91,6 +129,8 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   const series = new FrontendSeries(deps.metrics);
   let workerPort = 9000;
   const warnedUnknown = new Set<string>();
+  // Every live worker of every model: the shutdown deadline kills them all.
+  const registry = new Set<WorkerProcess>();
   const ctx: ModelKindContext = {
     metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: levelCallback(deps.log),
     ingestMetrics: (id, msg) => deps.ingest.handle(id, msg),
@@ -108,48 +148,79 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       onWorkerLoaded: (id, ms) => series.workerLoaded(id, ms),
       log: deps.log,
       shutdownTimeoutMs: cfg.workerShutdownTimeoutMs ?? 10_000,
+      startGate: new StartGate(WORKER_START_CONCURRENCY),
+      registry,
+      ...(cfg.modelLoadTimeoutMs !== undefined ? { loadTimeoutMs: cfg.modelLoadTimeoutMs } : {}),
     },
   };
   const store = new ModelStore(cfg.modelStore);
-  const manager = new ModelManager(store, ctx, cfg.queueCapacity);
+  const manager = new ModelManager(store, ctx, cfg.queueCapacity, cfg.maxWorkers);
   const servers: http.Server[] = [];
+  let draining = false;
   const stopAll = async (): Promise<void> => {
-    for (const s of servers) s.close();
-    await manager.stopAll();
-    for (const s of servers) s.closeAllConnections();
+    // The listeners stay open while draining: a new request gets a 503 with Retry-After (and a
+    // readiness probe fails), which a client or load balancer acts on; a refused connection says less.
+    draining = true;
+    const graceful = manager.stopAll();
+    const limit = cfg.shutdownTimeoutMs;
+    if (limit !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        graceful.then(() => false),
+        new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), limit); }),
+      ]);
+      clearTimeout(timer);
+      if (late) {
+        deps.log.warn(`shutdown: still draining after --shutdown-timeout ${limit / 1000} s; killing ${registry.size} worker(s)`);
+        const aborted = manager.abortAll(); // first: no worker is restarted, queued requests get 503
+        for (const w of registry) void w.kill();
+        await aborted;
+      }
+    }
+    await graceful;
+    for (const s of servers) { s.close(); s.closeAllConnections(); }
   };
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => (stopping ??= stopAll());
 
   try {
+    const authOn = cfg.enableTokenAuth || !isLoopback(cfg.management.host);
+    const keys = authOn ? writeKeyFile(cfg.logDir) : null;
+    const kinds = [...registeredModelKinds().values()];
+    const extraRoutes = kinds.flatMap((k) => (k.routes ? [k.routes(ctx, (n) => manager.get(n), () => manager.list())] : []));
+    const isDraining = (): boolean => draining;
+    const count = (status: number): void => series.countResponse(status);
+    const inf = await listen(drainGate(inferenceApp({
+      lookup: (n) => manager.get(n), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes,
+      ...(keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {}), extraRoutes,
+      health: () => healthOf(manager.list()),
+    }), isDraining, () => true, count), cfg.inference, 'inference', deps.access);
+    servers.push(inf);
+    // Management reads keep working while draining; changes are refused.
+    const mgmt = await listen(drainGate(managementApp({ manager, series, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), cfg.management, 'management', deps.access);
+    servers.push(mgmt);
+    const met = await listen(metricsApp(deps.metrics), cfg.metrics, 'metrics', deps.access);
+    servers.push(met);
+    const urls = { inference: boundAddress(inf, cfg.inference.host), management: boundAddress(mgmt, cfg.management.host), metrics: boundAddress(met, cfg.metrics.host) };
+    deps.onListening?.({ urls, stop });
+
+    // Register every start-up model first (configs read, so /ping counts them all), then start
+    // them together: the start gate lets a few workers load at a time, server-wide.
     const wanted = cfg.models === 'all' ? store.list().map((e) => ({ name: e.name, url: e.name })) : cfg.models;
+    const prepared = [];
     for (const m of wanted) {
       try {
-        await manager.register({ name: m.name, url: m.url, loadedAtStartup: true });
+        const model = manager.prepare({ name: m.name, url: m.url, loadedAtStartup: true });
+        if (model !== null) prepared.push(model);
       } catch (e) {
         if (cfg.models !== 'all') throw e;
         deps.log.error(`model ${m.name} skipped: ${(e as Error).message}`);
       }
     }
-    const authOn = cfg.enableTokenAuth || !isLoopback(cfg.management.host);
-    const keys = authOn ? writeKeyFile(cfg.logDir) : null;
-    const kinds = [...registeredModelKinds().values()];
-    const extraRoutes = kinds.flatMap((k) => (k.routes ? [k.routes(ctx, (n) => manager.get(n), () => manager.list())] : []));
-    const inf = await listen(inferenceApp({
-      lookup: (n) => manager.get(n), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes,
-      ...(keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {}), extraRoutes,
-    }), cfg.inference, 'inference', deps.access);
-    servers.push(inf);
-    const mgmt = await listen(managementApp({ manager, series, ...(keys !== null ? { token: keys.management } : {}) }), cfg.management, 'management', deps.access);
-    servers.push(mgmt);
-    const met = await listen(metricsApp(deps.metrics), cfg.metrics, 'metrics', deps.access);
-    servers.push(met);
-    let stopping: Promise<void> | null = null;
-    return {
-      urls: { inference: boundAddress(inf, cfg.inference.host), management: boundAddress(mgmt, cfg.management.host), metrics: boundAddress(met, cfg.metrics.host) },
-      manager, keys,
-      stop: () => (stopping ??= stopAll()),
-    };
+    if (!draining) await Promise.all(prepared.map((m) => m.start()));
+    return { urls, manager, keys, stop };
   } catch (e) {
-    await stopAll();
+    await stop();
     throw e;
   }
 }

@@ -32,6 +32,9 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'max-request-size', kind: 'int', def: 1048576, help: 'largest request body in bytes (larger: 413)' },
   { flag: 'job-queue-size', kind: 'int', def: 0, help: 'requests queued per model before 503 (0: 100 x batchSize)' },
   { flag: 'log-stats-interval', kind: 'int', def: 10, help: 'seconds between the generation engines\' stat lines (0: 10)' },
+  { flag: 'max-workers', kind: 'int', def: 0, help: 'workers over all models together; more is refused with 400 (0: 4 x CPUs)' },
+  { flag: 'model-load-timeout', kind: 'int', def: 120, help: 'seconds a worker may take to load its model before it is killed (0: no limit)' },
+  { flag: 'shutdown-timeout', kind: 'int', def: 25, help: 'seconds the SIGTERM drain may take before workers are killed; sinks are flushed after (0: no limit)' },
   { flag: 'show-hidden-metrics-for-version', kind: 'string', def: null, help: 'X.Y, the previous minor version: show the deprecated metrics it showed' },
 ];
 
@@ -55,6 +58,9 @@ export interface StartOptions {
   readonly maxRequestSize: number;
   readonly jobQueueSize: number;
   readonly logStatsInterval: number;
+  readonly maxWorkers: number;
+  readonly modelLoadTimeout: number;
+  readonly shutdownTimeout: number;
   /** `--show-hidden-metrics-for-version X.Y` (checked against the server version by start). */
   readonly showHiddenMetricsForVersion: string | null;
   readonly help: boolean;

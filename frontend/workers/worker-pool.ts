@@ -12,6 +12,7 @@ import { WorkerProcess } from './worker-process.js';
 import type { WorkerStatus } from './worker-process.js';
 import type { Clock, ClockTimer } from '../batching/clock.js';
 import { REAL_CLOCK } from '../batching/clock.js';
+import type { StartGate } from './start-gate.js';
 
 /** What a pool needs from the server around it. */
 export interface WorkerPoolDeps {
@@ -35,6 +36,12 @@ export interface WorkerPoolDeps {
   readonly shutdownTimeoutMs?: number;
   /** Timers for the restart backoff (default: Node's; a fake in unit tests). */
   readonly clock?: Clock;
+  /** Server-wide bound on workers loading at once (none when absent). */
+  readonly startGate?: StartGate;
+  /** Bound on each worker's load (init → ready), ms; past it the worker is killed as a failed load. */
+  readonly loadTimeoutMs?: number;
+  /** Every live worker of the server, so the shutdown deadline can kill them all. */
+  readonly registry?: { add(w: WorkerProcess): unknown; delete(w: WorkerProcess): unknown };
 }
 
 /** One worker as the management API shows it. */
@@ -58,6 +65,8 @@ export class WorkerPool extends EventEmitter {
   private readonly retiring = new WeakSet<WorkerProcess>();
   private loadFailed = false;
   private indexSeq = 0;
+  /** Spawns waiting for the start gate (counted as alive, so a second reconcile does not add more). */
+  private queuedStarts = 0;
   private readonly waiters: Array<() => void> = [];
 
   constructor(readonly model: ModelConfig, private readonly deps: WorkerPoolDeps) {
@@ -137,13 +146,38 @@ export class WorkerPool extends EventEmitter {
       return;
     }
     const starts: Promise<void>[] = [];
-    for (let i = alive.length; i < this.target; i++) starts.push(this.spawn());
+    // Queued starts count as alive; each re-checks the target when its turn comes.
+    for (let i = alive.length + this.queuedStarts; i < this.target; i++) starts.push(this.gatedSpawn());
     await Promise.all(starts);
+  }
+
+  private aliveCount(): number {
+    let n = 0;
+    for (const w of this.live) if (w.status !== 'STOPPING' && w.status !== 'DEAD') n++;
+    return n;
+  }
+
+  /** Waits for a start slot, then spawns unless stopping or the target was met meanwhile. */
+  private async gatedSpawn(): Promise<void> {
+    const gate = this.deps.startGate;
+    if (gate === undefined) return this.spawn();
+    this.queuedStarts++;
+    const release = await gate.acquire();
+    this.queuedStarts--;
+    try {
+      if (this.stopping || this.aliveCount() >= this.target) return;
+      await this.spawn();
+    } finally {
+      release();
+    }
   }
 
   private async retire(w: WorkerProcess): Promise<void> {
     const timeout = this.deps.shutdownTimeoutMs ?? 10_000;
     this.retiring.add(w);
+    // Still loading: it holds no request and answers nothing until its load ends, so it is killed
+    // rather than waited on (a SIGTERM during a long load must not take the worker timeout).
+    if (w.status === 'STARTING') return w.kill();
     w.retire();
     while (w.busy && w.alive) await new Promise<void>((resolve) => { w.once('idle', resolve); w.once('exit', resolve); });
     await w.shutdown(timeout);
@@ -159,8 +193,13 @@ export class WorkerPool extends EventEmitter {
       metricsEnabled: this.deps.metricsEnabled ?? true, autoLabels: this.deps.autoLabels ?? {},
     };
     const log = this.deps.log.child({ worker: init.workerId, model: this.model.name });
-    const w = new WorkerProcess({ entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage, log });
+    const w = new WorkerProcess({
+      entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage, log,
+      batchTimeoutMs: this.model.responseTimeoutSec * 1000,
+      ...(this.deps.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.deps.loadTimeoutMs } : {}),
+    });
     this.live.add(w);
+    this.deps.registry?.add(w);
     w.on('idle', () => this.onIdle());
     w.on('exit', (code: number | null, signal: string | null) => this.onExit(w, code, signal));
     return w.load().then(
@@ -188,11 +227,12 @@ export class WorkerPool extends EventEmitter {
 
   private onExit(w: WorkerProcess, code: number | null, signal: string | null): void {
     this.live.delete(w);
+    this.deps.registry?.delete(w);
     this.deps.onWorkerGone(w.id);
     this.onIdle();
     const expected = this.stopping || this.retiring.has(w);
     if (expected) return;
-    if (this.lastErrorValue === null) this.lastErrorValue = `worker ${w.id} died (${signal ?? `code ${String(code)}`})`;
+    if (this.lastErrorValue === null) this.lastErrorValue = w.killReason ?? `worker ${w.id} died (${signal ?? `code ${String(code)}`})`;
     this.deps.log.warn(`worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`, { worker: w.id, model: this.model.name });
     this.scheduleRestart();
   }

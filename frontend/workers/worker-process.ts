@@ -34,6 +34,13 @@ export interface WorkerProcessOptions {
    * computes, and the worker runs them one after the other.
    */
   readonly depth?: number;
+  /** Bound on the load (init → ready), ms: past it the worker is killed and `load()` rejects. None when absent. */
+  readonly loadTimeoutMs?: number;
+  /**
+   * Bound on one batch (TorchServe's responseTimeout), ms, counted from when the worker could
+   * start it: past it the worker is killed (its batches fail) so the pool replaces it.
+   */
+  readonly batchTimeoutMs?: number;
 }
 
 /** A batch's result and the frontend's wall time for it (from when the worker could start it). */
@@ -64,6 +71,10 @@ export class WorkerProcess extends EventEmitter {
   private nextBatchId = 1;
   private exited = false;
   private readonly exitPromise: Promise<void>;
+  /** Armed while a batch is at the worker: fires when the one it can be running outlives batchTimeoutMs. */
+  private watchdog: NodeJS.Timeout | null = null;
+  /** Why the frontend killed this worker (load or batch timeout), for the errors it answers. */
+  private killedFor: string | null = null;
 
   constructor(private readonly opts: WorkerProcessOptions) {
     super();
@@ -83,7 +94,8 @@ export class WorkerProcess extends EventEmitter {
       this.child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
         this.exited = true;
         this.statusValue = 'DEAD';
-        const why = `worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`})`;
+        this.disarm();
+        const why = this.killedFor ?? `worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`})`;
         this.loadWait?.reject(new WorkerLostError(why));
         this.loadWait = null;
         for (const p of this.pending.values()) p.reject(new WorkerLostError(why));
@@ -109,10 +121,22 @@ export class WorkerProcess extends EventEmitter {
   }
   get alive(): boolean { return !this.exited; }
 
-  /** Sends init; resolves on `ready`, rejects on `load_failed` or exit. */
+  /** Why the frontend killed this worker (a load or batch timeout), or null. */
+  get killReason(): string | null { return this.killedFor; }
+
+  /** Sends init; resolves on `ready`, rejects on `load_failed`, exit or the load timeout. */
   load(): Promise<ReadyMessage> {
     return new Promise<ReadyMessage>((resolve, reject) => {
-      this.loadWait = { resolve, reject };
+      const limit = this.opts.loadTimeoutMs;
+      const timer = limit === undefined ? null : setTimeout(() => {
+        // The rejection names the timeout; the kill that follows finds loadWait already gone.
+        this.loadWait = null;
+        this.killFor(`worker ${this.id} did not load within the model load timeout of ${limit / 1000} s; killed`, false);
+        reject(new Error(this.killedFor ?? ''));
+      }, limit);
+      timer?.unref();
+      const done = (): void => { if (timer !== null) clearTimeout(timer); };
+      this.loadWait = { resolve: (r) => { done(); resolve(r); }, reject: (e) => { done(); reject(e); } };
       this.send(this.opts.init);
     });
   }
@@ -126,6 +150,7 @@ export class WorkerProcess extends EventEmitter {
     this.statusValue = 'BUSY';
     return new Promise<BatchRun>((resolve, reject) => {
       this.pending.set(batchId, { sentMs: performance.now(), resolve, reject });
+      if (this.pending.size === 1) this.arm();
       this.send({ type: 'tsserve.batch', batchId, requests });
     });
   }
@@ -148,10 +173,41 @@ export class WorkerProcess extends EventEmitter {
     clearTimeout(timer);
   }
 
-  /** Kills the process right away (used when a load failed). */
+  /** Kills the process right away (used when a load failed, and at the shutdown deadline). */
   kill(): Promise<void> {
     if (!this.exited) this.child.kill('SIGKILL');
     return this.exitPromise;
+  }
+
+  /** Kills the worker, answering what it held with `why` (a timeout the frontend enforces). */
+  private killFor(why: string, log = true): void {
+    if (this.exited) return;
+    this.killedFor ??= why;
+    if (log) this.opts.log.error(why);
+    this.child.kill('SIGKILL');
+  }
+
+  /**
+   * Arms the watchdog for the oldest batch in flight, from when the worker could start it (its
+   * send, or the previous result for a batch sent ahead): TorchServe kills a worker whose batch
+   * outlives responseTimeout and starts a new one, so one stuck handler cannot hold the model.
+   */
+  private arm(): void {
+    this.disarm();
+    const limit = this.opts.batchTimeoutMs;
+    const oldest = this.pending.values().next();
+    if (limit === undefined || oldest.done === true) return;
+    const startedMs = Math.max(oldest.value.sentMs, this.lastResultMs);
+    this.watchdog = setTimeout(() => {
+      this.watchdog = null;
+      this.killFor(`worker ${this.id}: a batch outlived responseTimeout ${limit / 1000} s; killed (it is replaced)`);
+    }, Math.max(0, startedMs + limit - performance.now()));
+    this.watchdog.unref();
+  }
+
+  private disarm(): void {
+    if (this.watchdog !== null) clearTimeout(this.watchdog);
+    this.watchdog = null;
   }
 
   private send(msg: object): void {
@@ -194,6 +250,7 @@ export class WorkerProcess extends EventEmitter {
         const wallMs = now - Math.max(p.sentMs, this.lastResultMs);
         this.lastResultMs = now;
         if (this.statusValue === 'BUSY' && this.pending.size === 0) this.statusValue = 'READY';
+        this.arm(); // the next batch in flight starts now
         p.resolve({ result: m, wallMs });
         this.emit('idle');
         break;

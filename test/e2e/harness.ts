@@ -65,6 +65,10 @@ export interface SlowModelSettings {
   readonly responseTimeout?: number;
   readonly batchSize?: number;
   readonly workers?: number;
+  /** ms `initialize` sleeps (a slow model load); none when absent. */
+  readonly loadMs?: number;
+  /** model-config maxWorkers (default: `workers`). */
+  readonly maxWorkers?: number;
 }
 
 /**
@@ -79,11 +83,12 @@ export function slowModelStore(models: Readonly<Record<string, SlowModelSettings
   for (const [name, m] of Object.entries(models)) {
     const dir = path.join(store, name);
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, 'handler.js'), SLOW_HANDLER);
+    const init = m.loadMs === undefined ? '' : `exports.initialize = () => new Promise((resolve) => setTimeout(resolve, ${m.loadMs}));\n`;
+    fs.writeFileSync(path.join(dir, 'handler.js'), SLOW_HANDLER + init);
     const workers = m.workers ?? 1;
     fs.writeFileSync(path.join(dir, 'model-config.yaml'), [
       'handler: handler.js', `batchSize: ${m.batchSize ?? 1}`, 'maxBatchDelay: 0',
-      `minWorkers: ${workers}`, `maxWorkers: ${workers}`, `responseTimeout: ${m.responseTimeout ?? 60}`, '',
+      `minWorkers: ${workers}`, `maxWorkers: ${m.maxWorkers ?? workers}`, `responseTimeout: ${m.responseTimeout ?? 60}`, '',
     ].join('\n'));
   }
   return store;
@@ -117,9 +122,10 @@ export interface Tsserve {
 /**
  * Starts the real server with `args` (ports and log dir are filled in) and waits until it
  * serves: until it logs `Model server started.`, or with `ready: 'ping'` (a log level that
- * hides info) until GET /ping answers.
+ * hides info) until GET /ping answers, or with `ready: 'listening'` until it logs its
+ * listeners (before the models have loaded).
  */
-export async function startTsserve(opts: { store: string; args?: readonly string[]; env?: NodeJS.ProcessEnv; logDir?: string; ready?: 'log' | 'ping' }): Promise<Tsserve> {
+export async function startTsserve(opts: { store: string; args?: readonly string[]; env?: NodeJS.ProcessEnv; logDir?: string; ready?: 'log' | 'ping' | 'listening' }): Promise<Tsserve> {
   const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
   const logDir = opts.logDir ?? tempDir('logs');
   const args = [
@@ -140,7 +146,8 @@ export async function startTsserve(opts: { store: string; args?: readonly string
   const pinged = async (): Promise<boolean> => {
     try { return (await fetch(`http://127.0.0.1:${ip}/ping`)).status === 200; } catch { return false; }
   };
-  const isReady = async (): Promise<boolean> => (opts.ready === 'ping' ? pinged() : out.includes('Model server started.'));
+  // 'listening': the listeners are up (they open before the models load).
+  const isReady = async (): Promise<boolean> => (opts.ready === 'ping' ? pinged() : out.includes(opts.ready === 'listening' ? 'Metrics API bind to' : 'Model server started.'));
   try {
     await until(async () => {
       if (await isReady()) return true;

@@ -8,6 +8,7 @@
  * exists, everything goes through the one server logger created here (ts_log.log, console).
  */
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import type { MetricsConfig, SinkMode } from '../../schema/types.js';
 import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
@@ -188,13 +189,41 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
   const ingest = new MetricsIngest(metrics, { log: (m) => log.warn(m) });
 
   registerGenerationFrontend({ logStatsIntervalSec: opts.logStatsInterval, debug: log.isLevelEnabled('debug'), debugLog: (m) => log.debug(m) });
+  // From the moment the listeners are up (before the models load), a signal drains.
+  let stopEarly: (() => Promise<void>) | null = null;
+  let signalled: NodeJS.Signals | null = null;
+  const stopped = new Promise<void>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals): void => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      signalled = sig;
+      log.info(`${sig}: draining (finishing in-flight requests, stopping workers)`);
+      resolve();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  void stopped.then(() => stopEarly?.());
+  const maxWorkers = opts.maxWorkers > 0 ? opts.maxWorkers : 4 * os.availableParallelism();
   let server;
   try {
     server = await startServer({
       inference, management, metrics: metricsAddr, modelStore: store, models: c.models, logDir,
       enableTokenAuth: opts.enableTokenAuth, maxRequestSizeBytes: opts.maxRequestSize,
       ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
-    }, { metrics, metricsConfig: metrics.config, ingest, log, access });
+      maxWorkers,
+      ...(opts.modelLoadTimeout > 0 ? { modelLoadTimeoutMs: opts.modelLoadTimeout * 1000 } : {}),
+      ...(opts.shutdownTimeout > 0 ? { shutdownTimeoutMs: opts.shutdownTimeout * 1000 } : {}),
+    }, {
+      metrics, metricsConfig: metrics.config, ingest, log, access,
+      onListening: (early) => {
+        log.info(`Inference API bind to: ${early.urls.inference}`);
+        log.info(`Management API bind to: ${early.urls.management}`);
+        log.info(`Metrics API bind to: ${early.urls.metrics}`);
+        stopEarly = () => early.stop();
+        if (signalled !== null) void early.stop();
+      },
+    });
   } catch (e) {
     log.error(`tsserve start: ${(e as Error).message}`);
     await metrics.close();
@@ -205,26 +234,15 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
     : startSystemMetrics(metrics, { intervalSec: Math.max(1, opts.metricTimeInterval), diskPath: logDir });
 
   const activeModes = metrics.modes.length === 0 ? 'off' : metrics.modes.join(',');
-  log.info(`Inference API bind to: ${server.urls.inference}`);
-  log.info(`Management API bind to: ${server.urls.management}`);
-  log.info(`Metrics API bind to: ${server.urls.metrics}`);
   log.info(`Metrics config: ${configFile}; metrics mode: ${activeModes}${metrics.modes.includes('tslog') ? `; metric logs in ${logDir}` : ''}${metrics.modes.includes('statsd') ? `; statsd ${statsd ? `${statsd.host}:${statsd.port}` : `${config.statsd.host}:${config.statsd.port}`}` : ''}`);
   log.info(`System metrics: ${system === null ? 'off' : `every ${opts.metricTimeInterval} s`}`);
   log.info(`Model store: ${store}; models: ${server.manager.list().map((m) => m.config.name).join(', ') || '(none)'}`);
+  log.info(`Workers: at most ${maxWorkers} over all models (--max-workers); model load timeout ${opts.modelLoadTimeout > 0 ? `${opts.modelLoadTimeout} s` : 'none'}; shutdown timeout ${opts.shutdownTimeout > 0 ? `${opts.shutdownTimeout} s` : 'none'}`);
   if (server.keys !== null) log.info(`Token authorization on: keys in ${server.keys.file}`);
-  log.info('Model server started.');
+  if (signalled === null) log.info('Model server started.');
 
   const running = server;
-  await new Promise<void>((resolve) => {
-    const onSignal = (sig: NodeJS.Signals): void => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      log.info(`${sig}: draining (finishing in-flight requests, stopping workers)`);
-      resolve();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
+  await stopped;
   await running.stop();
   system?.stop();
   await metrics.close();

@@ -12,8 +12,14 @@ describe('parseStartOptions', () => {
       help: false, inferenceAddress: 'http://127.0.0.1:8080', managementAddress: 'http://127.0.0.1:8081', metricsAddress: 'http://127.0.0.1:8082',
       modelStore: './model-store', modelStoreIsDefault: true, models: ['a=x', 'b=y'], metricsConfig: null, metricsMode: 'statsd',
       statsdAddress: null, logDir: '/tmp/l', logLevel: 'info', metricTimeInterval: 5, disableSystemMetrics: true, enableTokenAuth: false,
-      maxRequestSize: 1048576, jobQueueSize: 0, logStatsInterval: 10, showHiddenMetricsForVersion: null,
+      maxRequestSize: 1048576, jobQueueSize: 0, logStatsInterval: 10, maxWorkers: 0, modelLoadTimeout: 120, shutdownTimeout: 25, showHiddenMetricsForVersion: null,
     } });
+  });
+
+  it('should read --max-workers, --model-load-timeout and --shutdown-timeout from flags and TS_ env', () => {
+    const r = parseStartOptions(['--max-workers', '6', '--shutdown-timeout=3'], { TS_MODEL_LOAD_TIMEOUT: '9', TS_SHUTDOWN_TIMEOUT: '7' });
+    expect(r.ok && [r.options.maxWorkers, r.options.modelLoadTimeout, r.options.shutdownTimeout]).to.deep.equal([6, 9, 3]);
+    expect(parseStartOptions(['--max-workers', '-1'], {})).to.deep.equal({ ok: false, problems: ["--max-workers: expected a non-negative integer, got '-1'"] });
   });
 
   it('should report unknown options and bad values together', () => {

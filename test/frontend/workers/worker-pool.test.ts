@@ -6,6 +6,7 @@ import { WorkerPool } from '../../../frontend/workers/worker-pool.js';
 import type { WorkerPoolDeps } from '../../../frontend/workers/worker-pool.js';
 import { recordingLog } from '../log/recording-log.js';
 import { FakeClock } from '../../support/fake-clock.js';
+import { StartGate } from '../../../frontend/workers/start-gate.js';
 import { until } from '../../support/until.js';
 
 const ENTRY = path.join(import.meta.dirname, 'fixtures', 'echo-worker.js');
@@ -108,6 +109,51 @@ describe('WorkerPool', () => {
     try {
       expect(pool.unavailable).to.equal(true);
       expect(pool.lastError).to.equal('worker W-9000-m_1.0 failed to load: told to fail');
+    } finally {
+      await pool.stop();
+    }
+  });
+});
+
+describe('WorkerPool (hard edges)', () => {
+  it('should start workers through the start gate, at most its limit loading at once', async () => {
+    const gate = new StartGate(2);
+    const pool = new WorkerPool(model({ minWorkers: 1 }), { ...deps([]), startGate: gate });
+    await pool.start();
+    try {
+      await pool.scale(5, 5);
+      expect(pool.workers().map((w) => w.status)).to.deep.equal(['READY', 'READY', 'READY', 'READY', 'READY']);
+      expect([gate.peak, gate.held]).to.deep.equal([2, 0]);
+    } finally {
+      await pool.stop();
+    }
+  });
+
+  it('should kill a worker that does not load within the load timeout and report it as the load failure', async () => {
+    const logs: string[] = [];
+    const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { neverReady: true } }), { ...deps([]), log: recordingLog(logs), loadTimeoutMs: 300, clock: new FakeClock() });
+    await pool.start();
+    try {
+      expect(pool.unavailable).to.equal(true);
+      expect(pool.lastError).to.equal('worker W-9000-m_1.0 did not load within the model load timeout of 0.3 s; killed');
+      await until(() => pool.workers().length === 0, { message: 'the killed worker to exit', observe: () => pool.workers() });
+      expect(logs.filter((l) => l.startsWith('error: '))).to.deep.equal(['error: worker W-9000-m_1.0 did not load within the model load timeout of 0.3 s; killed {"worker":"W-9000-m_1.0","model":"m"}']);
+    } finally {
+      await pool.stop();
+    }
+  });
+
+  it('should kill a worker whose batch outlives responseTimeout, fail the batch with the reason and replace the worker', async () => {
+    const events: string[] = [];
+    const pool = new WorkerPool(model({ minWorkers: 1, responseTimeoutSec: 0.3, handlerOptions: { delayMs: 60_000 } }), deps(events));
+    await pool.start();
+    try {
+      const w = pool.idleWorker()!;
+      const lost = await w.runBatch([{ requestId: 'r', body: 1 }]).then(() => 'answered', (e: Error) => e.message);
+      expect(lost).to.equal('worker W-9000-m_1.0: a batch outlived responseTimeout 0.3 s; killed (it is replaced)');
+      await until(() => pool.readyCount === 1, { message: 'a replacement worker', observe: () => pool.workers() });
+      expect(pool.workers().map((x) => x.id)).to.deep.equal(['W-9001-m_1.0']);
+      expect(events).to.deep.equal(['loaded W-9000-m_1.0 5', 'gone W-9000-m_1.0', 'loaded W-9001-m_1.0 5']);
     } finally {
       await pool.stop();
     }
