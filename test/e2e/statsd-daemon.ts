@@ -35,7 +35,9 @@ export async function startStatsd(): Promise<StatsdDaemon> {
   const mgmt = await freePort();
   const cfg = path.join(dir, 'config.js');
   fs.writeFileSync(cfg, `{ port: ${port}, address: '127.0.0.1', mgmt_port: ${mgmt}, mgmt_address: '127.0.0.1', backends: ['./backends/console'], dumpMessages: true, flushInterval: 1000000 }\n`);
-  const proc: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'node_modules', 'statsd', 'stats.js'), cfg], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // The shim gives the daemon back util.log, which Node 23+ removed (see the file).
+  const shim = path.join(ROOT, 'test', 'e2e', 'fixtures', 'statsd-util-log.cjs');
+  const proc: ChildProcess = spawn(process.execPath, ['--require', shim, path.join(ROOT, 'node_modules', 'statsd', 'stats.js'), cfg], { stdio: ['ignore', 'pipe', 'ignore'] });
   const lines: string[] = [];
   let up = false;
   let echoed = false;
