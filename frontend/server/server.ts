@@ -132,7 +132,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const kinds = [...registeredModelKinds().values()];
     const extraRoutes = kinds.flatMap((k) => (k.routes ? [k.routes(ctx, (n) => manager.get(n), () => manager.list())] : []));
     const inf = await listen(inferenceApp({
-      lookup: (n) => manager.get(n), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes,
+      lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes,
       ...(keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {}), extraRoutes,
     }), cfg.inference, 'inference', deps.access);
     servers.push(inf);
