@@ -55,6 +55,12 @@ export interface HttpMetricsOptions {
   readonly exclude?: readonly string[];
 }
 
+function byteLength(chunk: unknown, encoding: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  if (chunk instanceof Uint8Array) return chunk.byteLength;
+  return 0;
+}
+
 function sizeOf(v: unknown): number {
   const n = Number(v);
   return Number.isFinite(n) && n >= 0 ? n : 0;
@@ -74,13 +80,26 @@ export class HttpMetrics {
     const exclude = new Set(opts.exclude ?? []);
     return (req, res, next) => {
       const startMs = performance.now();
+      let bytes = 0;
+      // Count body bytes as written: a streamed answer has no Content-Length, and headers
+      // given to writeHead() are invisible to getHeader().
+      const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+      const end = res.end.bind(res) as (...a: unknown[]) => Response;
+      res.write = function (chunk: unknown, ...rest: unknown[]) {
+        bytes += byteLength(chunk, rest[0]);
+        return write(chunk, ...rest);
+      } as Response['write'];
+      res.end = function (...args: unknown[]) {
+        if (args.length > 0 && typeof args[0] !== 'function') bytes += byteLength(args[0], args[1]);
+        return end(...args);
+      } as Response['end'];
       let done = false;
       const record = (): void => {
         if (done) return;
         done = true;
         const handler = handlerOf(req);
         if (exclude.has(handler)) return;
-        this.record(req, res, handler, (performance.now() - startMs) / 1000);
+        this.record(req, res.statusCode, handler, (performance.now() - startMs) / 1000, bytes);
       };
       res.once('finish', record);
       res.once('close', () => { if (res.headersSent) record(); });
@@ -88,7 +107,7 @@ export class HttpMetrics {
     };
   }
 
-  private record(req: Request, res: Response, handler: string, seconds: number): void {
+  private record(req: Request, statusCode: number, handler: string, seconds: number, responseBytes: number): void {
     let h = this.handlers.get(handler);
     if (h === undefined) {
       h = {
@@ -104,7 +123,7 @@ export class HttpMetrics {
       m = { duration: this.bind('http_request_duration_seconds', { handler, method }), byStatus: new Map() };
       h.byMethod.set(method, m);
     }
-    const status = statusClass(res.statusCode);
+    const status = statusClass(statusCode);
     let count = m.byStatus.get(status);
     if (count === undefined) {
       count = this.bind('http_requests_total', { handler, method, status });
@@ -112,7 +131,7 @@ export class HttpMetrics {
     }
     count.record(1);
     h.requestSize.record(sizeOf(req.headers['content-length']));
-    h.responseSize.record(sizeOf(res.getHeader('content-length')));
+    h.responseSize.record(responseBytes);
     m.duration.record(seconds);
     this.highr.record(seconds);
   }

@@ -100,9 +100,8 @@ function predict(opts: InferenceAppOptions): RequestHandler {
         // Straight to node's response (express's send machinery costs more than the JSON).
         if (res.headersSent || res.destroyed) return;
         res.setHeader('server-timing', predictionTiming(outcome.queueUs, outcome.handlerUs, totalUs));
-        const text = JSON.stringify(outcome.body);
-        res.writeHead(outcome.status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(text) });
-        res.end(text);
+        res.writeHead(outcome.status, JSON_HEADERS);
+        res.end(JSON.stringify(outcome.body));
       },
     });
     switch (admitted) {
