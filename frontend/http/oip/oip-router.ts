@@ -146,8 +146,9 @@ function infer(
           return o;
         });
       } catch (e) {
+        // Inside a promise callback: a rethrow would be an unhandled rejection, so answer 500.
         if (e instanceof OipError) return sendOipError(res, e.status, e.message);
-        throw e;
+        return sendOipError(res, 500, String(e));
       }
       const version = req.params.version === undefined ? undefined : String(req.params.version);
       let bound = seriesCache.get(model);
