@@ -104,7 +104,7 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
     expect(a.body.subarray(header.length).equals(want)).to.equal(true);
   });
 
-  it('should answer what the model cannot take with {"error"} and 400, an unknown model or version with 404', async () => {
+  it('should answer what the model cannot take with {"error"} and 400, an unknown model or version with 404, a body over the limit with 413', async () => {
     const row = mlpInput(3);
     const cases: [string, string][] = [
       ['/v2/models/mlp/infer', JSON.stringify({ inputs: [{ name: 'pixels', shape: [1, 784], datatype: 'FP32', data: row }] })],
@@ -115,6 +115,7 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
       ['/v2/models/tiny-lm/infer', inferBody([row])],
       ['/v2/models/nope/infer', inferBody([row])],
       ['/v2/models/mlp/versions/2.0/infer', inferBody([row])],
+      ['/v2/models/mlp/infer', ' '.repeat(1048577)],
     ];
     const answers = [];
     for (const [p, body] of cases) { const a = await send(base + p, { method: 'POST', body }); answers.push([a.status, json(a)]); }
@@ -127,6 +128,7 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
       [400, { error: 'model tiny-lm does not serve inference requests (kind generate)' }],
       [404, { error: 'Model not found: nope' }],
       [404, { error: 'Model version 2.0 not found for model mlp' }],
+      [413, { error: 'request body exceeds the limit of 1048576 bytes (--max-request-size)' }],
     ]);
   });
 

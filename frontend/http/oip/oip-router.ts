@@ -19,6 +19,7 @@ import type { ServedModel } from '../../server/served-model.js';
 import { predictionTiming } from '../server-timing.js';
 import type { ModelIo } from './onnx-io.js';
 import { readOnnxIo } from './onnx-io.js';
+import { rawBody } from './raw-body.js';
 import type { EncodedResponse, OutputTensor } from './tensor-codec.js';
 import { decodeInferRequest, encodeInferResponse, OipError } from './tensor-codec.js';
 
@@ -102,7 +103,7 @@ export function oipRouter(opts: OipRouterOptions): Router {
     });
   });
   r.post('/v2/models/:model{/versions/:version}/infer',
-    express.raw({ limit: opts.maxRequestSizeBytes, type: () => true }),
+    rawBody(opts.maxRequestSizeBytes),
     infer(opts, named, ioOf));
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
     if (!req.path.startsWith('/v2/')) { next(err); return; }
