@@ -91,8 +91,11 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
     return { name, datatype, shape, data };
   }
   if (!('data' in raw)) throw new OipError(400, `input '${name}': no data and no binary_data_size`);
-  const flat: unknown[] = [];
-  flatten(raw['data'], flat);
+  const data = raw['data'];
+  // The usual flat array is taken as it is; nested data is flattened row major.
+  let flat: unknown[];
+  if (Array.isArray(data) && !data.some((x) => Array.isArray(x))) flat = data;
+  else { flat = []; flatten(data, flat); }
   if (flat.length !== count) throw new OipError(400, `input '${name}': shape [${shape.join(',')}] needs ${count} elements, data has ${flat.length}`);
   const want = datatype === 'BOOL' ? 'boolean' : 'number';
   if (fixed === undefined) throw new OipError(400, `input '${name}': datatype ${datatype} is not supported`);
