@@ -206,7 +206,7 @@ export class Batcher {
       const r = result.responses[i];
       const queueUs = (s.sentMs - s.job.arrivalMs) * 1000;
       if (r === undefined) this.settle(s, errorOutcome(500, 'InternalServerException', `worker ${worker.id} returned no response for this request`, queueUs));
-      else if (r.ok) this.settle(s, { status: 200, body: r.body, queueUs });
+      else if (r.ok) this.settle(s, { status: 200, body: r.body, queueUs, handlerUs: result.handlerMs * 1000 });
       else this.settle(s, errorOutcome(r.status, r.status < 500 ? 'BadRequestException' : 'InternalServerException', r.message, queueUs));
     }
     if (to < slots.length) setImmediate(() => this.answerInChunks(worker, slots, result, to, finished));

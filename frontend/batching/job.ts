@@ -6,6 +6,8 @@ export interface JobOutcome {
   readonly body: unknown;
   /** Time spent in the queue (admission → sent to a worker), µs; 0 when never sent. */
   readonly queueUs: number;
+  /** Time the worker's handler took for the batch this job was in, µs (absent when it never ran). */
+  readonly handlerUs?: number;
 }
 
 /** TorchServe's JSON error body. */

@@ -14,9 +14,20 @@ import { newRequestState } from './request-state.js';
 /** Engine-clock milliseconds → seconds. */
 const S = 1 / 1000;
 
+/** A finished request's phases in ms, as its histograms got them (the longest of its n sequences). */
+export interface RequestTimings {
+  readonly queueMs: number;
+  readonly prefillMs: number;
+  readonly decodeMs: number;
+  /** Arrival to the last output, frontend clock (the e2e histogram's value). */
+  readonly totalMs: number;
+}
+
 /** The stats side of one engine. */
 export class EngineStats {
   private readonly requests = new Map<string, RequestState>();
+  /** Timings of requests finished in the step being processed, taken by the engine (Server-Timing). */
+  private readonly finishedTimings = new Map<string, RequestTimings>();
 
   /** `nowMs` is the frontend's monotonic clock (performance.now), the one arrivals use. */
   constructor(
@@ -40,8 +51,16 @@ export class EngineStats {
     this.requests.delete(requestId);
   }
 
+  /** The timings of a request that finished in the last step, once (then forgotten). */
+  takeTimings(requestId: string): RequestTimings | undefined {
+    const t = this.finishedTimings.get(requestId);
+    this.finishedTimings.delete(requestId);
+    return t;
+  }
+
   /** Processes one step message. */
   onStep(step: EngineCoreOutputs): void {
+    this.finishedTimings.clear();
     const now = this.nowMs();
     const sr = this.series;
     let promptTokens = 0;
@@ -127,10 +146,25 @@ export class EngineStats {
     req.finished++;
     if (gen > req.maxGenerationTokens) req.maxGenerationTokens = gen;
     if (req.finished === req.n) {
+      this.finishedTimings.set(rid, timingsOf(req, now));
       sr.paramsN.record(req.n, rid);
       sr.paramsMaxTokens.record(req.maxTokens, rid);
       sr.maxNumGenerationTokens.record(req.maxGenerationTokens, rid);
       this.requests.delete(rid);
     }
   }
+}
+
+/** The longest phase of each kind over a request's sequences; 0 for phases none of them had. */
+function timingsOf(req: RequestState, now: number): RequestTimings {
+  let queueMs = 0;
+  let prefillMs = 0;
+  let decodeMs = 0;
+  for (const q of req.seqs) {
+    if (q.scheduledTs === undefined || q.firstTokenTs === undefined || q.lastTokenTs === undefined) continue;
+    if (q.queuedTs !== undefined) queueMs = Math.max(queueMs, q.scheduledTs - q.queuedTs);
+    prefillMs = Math.max(prefillMs, q.firstTokenTs - q.scheduledTs);
+    decodeMs = Math.max(decodeMs, q.lastTokenTs - q.firstTokenTs);
+  }
+  return { queueMs, prefillMs, decodeMs, totalMs: now - req.arrivalMs };
 }

@@ -8,6 +8,7 @@ import type { MetricsPort } from '../server/metrics-port.js';
 import type { CacheConfigInfo } from './engine-series.js';
 import { bindEngineSeries } from './engine-series.js';
 import { EngineStats } from './engine-stats.js';
+import type { RequestTimings } from './engine-stats.js';
 import { LoggingStatLogger } from './logging-stat-logger.js';
 
 /** Where one request's outputs go (the OpenAI layer). Every callback is terminal except onOutput. */
@@ -16,6 +17,8 @@ export interface GenerationSink {
   onOutput(o: GenRequestOutput): void;
   /** The request failed: `status` 400 when the engine refused it, 500/503 when the engine failed. */
   onError(status: number, message: string): void;
+  /** Its phases, just before the output that finishes its last sequence (for Server-Timing). */
+  onTimings?(t: RequestTimings): void;
 }
 
 interface Entry {
@@ -76,8 +79,13 @@ export class GenerationEngine {
       const e = this.sinks.get(o.requestId);
       if (e === undefined) continue;
       e.seenOutput = true;
-      if (o.finishReason !== undefined && ++e.finished === e.n) this.sinks.delete(o.requestId);
+      let timings: RequestTimings | undefined;
+      if (o.finishReason !== undefined && ++e.finished === e.n) {
+        this.sinks.delete(o.requestId);
+        timings = this.stats.takeTimings(o.requestId);
+      }
       try {
+        if (timings !== undefined) e.sink.onTimings?.(timings);
         e.sink.onOutput(o);
       } catch {
         // A broken client connection must not stop the other requests' outputs.

@@ -121,6 +121,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     const wrapped: GenerationSink = {
       onOutput: (o) => { sink.onOutput(o); this.checkDrained(); },
       onError: (s, m) => { sink.onError(s, m); this.checkDrained(); },
+      onTimings: (t) => sink.onTimings?.(t),
     };
     if (!engine.add(requestId, req.arrivalMs, req.prompt, req.params, wrapped)) {
       return { status: 503, message: `engine ${engine.index} of model ${this.configValue.name} is not reachable` };

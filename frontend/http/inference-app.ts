@@ -17,12 +17,17 @@ import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 import { healthRoutes } from './health-routes.js';
 import type { HealthReport } from '../server/health.js';
+import { HttpMetrics } from './http-metrics.js';
 import { jsonBody } from './json-body.js';
+import { oipRouter } from './oip/oip-router.js';
+import { predictionTiming } from './server-timing.js';
 import { requireToken } from './token-auth.js';
 
 /** What the inference app needs. */
 export interface InferenceAppOptions {
   readonly lookup: (name: string) => ServedModel | undefined;
+  /** Every registered model (the Open Inference Protocol's server readiness); none when absent. */
+  readonly list?: () => readonly ServedModel[];
   readonly series: FrontendSeries;
   readonly maxRequestSizeBytes: number;
   /** Bearer key required on every path but /ping, when token auth is on. */
@@ -39,10 +44,12 @@ export function inferenceApp(opts: InferenceAppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(countResponses((s) => opts.series.countResponse(s)));
+  app.use(new HttpMetrics((n, d) => opts.series.bind(n, d)).middleware());
   if (opts.token !== undefined) app.use(requireToken(opts.token, ['/ping', '/health']));
   app.use(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))));
   // Every body is JSON whatever its content type (curl -d sends form-urlencoded by default).
   app.post('/predictions/:model{/:version}', jsonBody(opts.maxRequestSizeBytes), predict(opts));
+  app.use(oipRouter({ lookup: opts.lookup, list: opts.list, series: opts.series, maxRequestSizeBytes: opts.maxRequestSizeBytes }));
   for (const r of opts.extraRoutes ?? []) app.use(r);
   app.use(notFound);
   app.use(errorHandler);
@@ -91,10 +98,12 @@ function predict(opts: InferenceAppOptions): RequestHandler {
       requestId, body: req.body as unknown, arrivalMs,
       cancelled: () => gone,
       done: (outcome) => {
-        s.latencyUs.record((performance.now() - arrivalMs) * 1000);
+        const totalUs = (performance.now() - arrivalMs) * 1000;
+        s.latencyUs.record(totalUs);
         s.queueUs.record(outcome.queueUs);
         // Straight to node's response (express's send machinery costs more than the JSON).
         if (res.headersSent || res.destroyed) return;
+        res.setHeader('server-timing', predictionTiming(outcome.queueUs, outcome.handlerUs, totalUs));
         res.writeHead(outcome.status, JSON_HEADERS);
         res.end(JSON.stringify(outcome.body));
       },

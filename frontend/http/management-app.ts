@@ -10,6 +10,7 @@ import { RegistrationError } from '../server/model-manager.js';
 import type { ServedModel } from '../server/served-model.js';
 import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError } from './errors.js';
+import { HttpMetrics } from './http-metrics.js';
 import { requireToken } from './token-auth.js';
 
 /** What the management app needs. */
@@ -49,6 +50,7 @@ export function managementApp(opts: ManagementAppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(countResponses((s) => opts.series.countResponse(s)));
+  app.use(new HttpMetrics((n, d) => opts.series.bind(n, d)).middleware());
   if (opts.token !== undefined) app.use(requireToken(opts.token));
 
   app.get('/models', (_req, res) => {

@@ -8,6 +8,7 @@ import type { Express } from 'express';
 import type { MetricsPort } from '../server/metrics-port.js';
 import { contentType, negotiate } from '../metrics/exposition/negotiate.js';
 import { errorHandler, notFound, sendError } from './errors.js';
+import { HttpMetrics } from './http-metrics.js';
 
 /** The `name[]` (or `name`) filter of a metrics URL; empty means every family. */
 export function metricNamesFilter(url: string): string[] {
@@ -20,6 +21,9 @@ export function metricsApp(metrics: MetricsPort): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Scrapes themselves are not counted (as in Requests2XX); 404s on this port are.
+  const noop = { record: (): void => undefined };
+  app.use(new HttpMetrics((n, d) => metrics.get(n)?.bind(d) ?? noop).middleware({ exclude: ['/metrics'] }));
   app.get(['/metrics', '/metrics/{*rest}'], (req, res) => {
     const names = metricNamesFilter(req.originalUrl);
     // With the sink off the answer is a comment, which only the text format allows.

@@ -10,6 +10,7 @@ import express from 'express';
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
 import type { GenRequestOutput } from '../../schema/engine-ipc.js';
 import type { GenerationModel } from '../generation/generation-model.js';
+import { generationTiming } from '../http/server-timing.js';
 import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { ChoiceCollector } from './choice-collector.js';
 import type { Choice } from './choice-collector.js';
@@ -87,7 +88,10 @@ function serve(model: GenerationModel, p: ParsedRequest, kind: Kind, arrivalMs: 
   let ended = false;
   const end = (): void => { ended = true; };
   const stream = p.stream ? new SseAnswer(res, kind, p.model, created, p.includeUsage) : null;
+  let timing: string | undefined;
   const started = model.generate({ prompt: p.prompt, params: p.params, arrivalMs }, {
+    // Before the last output: a plain answer sends it as a header, a stream as a trailer.
+    onTimings: (t) => { timing = generationTiming(t); },
     onOutput: (o: GenRequestOutput) => {
       const c = collector.add(o);
       if (c === undefined || ended) return;
@@ -95,13 +99,14 @@ function serve(model: GenerationModel, p: ParsedRequest, kind: Kind, arrivalMs: 
         stream.output(id, o, c);
         if (collector.done) {
           if (collector.error) stream.error(500, 'the engine failed while generating');
-          else stream.finish(id, collector);
+          else stream.finish(id, collector, timing);
           end();
         }
         return;
       }
       if (!collector.done) return;
       end();
+      if (timing !== undefined) res.setHeader('Server-Timing', timing);
       if (collector.error) {
         res.status(500).json(errorBody(500, 'the engine failed while generating'));
         return;
@@ -166,6 +171,8 @@ class SseAnswer {
     this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     this.res.setHeader('Cache-Control', 'no-cache');
     this.res.setHeader('Connection', 'keep-alive');
+    // The timings are known only at the end: announced here, sent as a trailer by finish().
+    this.res.setHeader('Trailer', 'Server-Timing');
     this.res.flushHeaders();
   }
 
@@ -184,8 +191,9 @@ class SseAnswer {
     this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index: o.index, text: o.text, logprobs: null, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }] });
   }
 
-  finish(id: string, collector: ChoiceCollector): void {
+  finish(id: string, collector: ChoiceCollector, timing?: string): void {
     if (this.includeUsage) this.send({ id, object: this.object, created: this.created, model: this.model, choices: [], usage: collector.usage() });
+    if (timing !== undefined) this.res.addTrailers({ 'Server-Timing': timing });
     this.res.end('data: [DONE]\n\n');
   }
 

@@ -23,6 +23,11 @@ export const EMITTED_METRICS: Readonly<Record<string, Emitted>> = {
   QueueTime: { dims: ['Level'], types: ['gauge', 'histogram'] },
   WorkerThreadTime: { dims: ['Level'], types: ['gauge', 'histogram'] },
   WorkerLoadTime: { dims: ['WorkerName', 'Level'], types: ['gauge', 'histogram'] },
+  http_requests_total: { dims: ['handler', 'method', 'status'], types: ['counter'] },
+  http_request_size_bytes: { dims: ['handler'], types: ['histogram'] },
+  http_response_size_bytes: { dims: ['handler'], types: ['histogram'] },
+  http_request_duration_seconds: { dims: ['handler', 'method'], types: ['histogram'] },
+  http_request_duration_highr_seconds: { dims: [], types: ['histogram'] },
 };
 
 /** Problems with how metrics.yaml declares the frontend metrics (empty when fine). */
@@ -81,6 +86,11 @@ export class FrontendSeries {
       latencyUs: bindOrNoop(this.metrics, 'ts_inference_latency_microseconds', dims),
       queueUs: bindOrNoop(this.metrics, 'ts_queue_latency_microseconds', dims),
     };
+  }
+
+  /** Binds one series of a frontend metric by name; a no-op when metrics.yaml lacks it. */
+  bind(name: string, dims: Readonly<Record<string, string>>): SeriesHandle {
+    return bindOrNoop(this.metrics, name, dims);
   }
 
   /** Records `WorkerLoadTime` for one worker load. */

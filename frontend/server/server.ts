@@ -191,7 +191,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const isDraining = (): boolean => draining;
     const count = (status: number): void => series.countResponse(status);
     const inf = await listen(drainGate(inferenceApp({
-      lookup: (n) => manager.get(n), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes,
+      lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes,
       ...(keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {}), extraRoutes,
       health: () => healthOf(manager.list()),
     }), isDraining, () => true, count), cfg.inference, 'inference', deps.access);

@@ -48,10 +48,11 @@ describe('Batcher', () => {
     expect(b.submit(job('c', out))).to.equal('queued');
     expect(t.batches.length).to.equal(1);
     expect(t.batches[0].requests.map((r) => r.requestId)).to.deep.equal(['a', 'b', 'c']);
-    t.answer(0);
+    t.answer(0, 2.5);
     await tick();
+    // handlerUs: the batch's handler time, for the Server-Timing header.
     expect(Object.fromEntries(out)).to.deep.equal({
-      a: { status: 200, body: 'a', queueUs: 0 }, b: { status: 200, body: 'b', queueUs: 0 }, c: { status: 200, body: 'c', queueUs: 0 },
+      a: { status: 200, body: 'a', queueUs: 0, handlerUs: 2500 }, b: { status: 200, body: 'b', queueUs: 0, handlerUs: 2500 }, c: { status: 200, body: 'c', queueUs: 0, handlerUs: 2500 },
     });
     b.close('end');
   });

@@ -1,0 +1,138 @@
+/**
+ * HTTP metrics, the families prometheus_fastapi_instrumentator gives vLLM's pod:
+ * `http_requests_total{handler,method,status}`, `http_request_size_bytes{handler}`,
+ * `http_response_size_bytes{handler}`, `http_request_duration_seconds{handler,method}` and
+ * `http_request_duration_highr_seconds`. `handler` is the route template, so the series are
+ * bounded: every path no route took shares `none` (the instrumentator's value), and methods
+ * outside the usual seven share `other`. Series are bound once per (handler, method, status
+ * class) and kept; a response records into bound series only.
+ */
+import { performance } from 'perf_hooks';
+import type { Request, RequestHandler, Response } from 'express';
+import type { SeriesHandle } from '../server/metrics-port.js';
+
+/** Binds one series of a declared metric (a no-op series when the yaml lacks it). */
+export type BindSeries = (name: string, dims: Readonly<Record<string, string>>) => SeriesHandle;
+
+/** The `handler` value of a request no route took. */
+export const UNMATCHED_HANDLER = 'none';
+
+const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'PATCH']);
+
+/**
+ * An express route path as the instrumentator's FastAPI template: `:model` → `{model}`, an
+ * optional group `{/:version}` → `[/{version}]`, a wildcard `*rest` → `{rest...}`.
+ */
+export function routeTemplate(path: string): string {
+  return path
+    .replace(/\{([^{}]*)\}/g, '[$1]')
+    .replace(/:([A-Za-z_$][\w$]*)/g, '{$1}')
+    .replace(/\*([A-Za-z_$][\w$]*)/g, '{$1...}');
+}
+
+/** The route template of the route that answered `req`, or `none`. */
+export function handlerOf(req: Request): string {
+  const route = (req as { route?: { path?: unknown } }).route;
+  if (route === undefined) return UNMATCHED_HANDLER;
+  const p = Array.isArray(route.path) ? (route.path as unknown[])[0] : route.path;
+  return typeof p === 'string' ? routeTemplate(req.baseUrl + p) : UNMATCHED_HANDLER;
+}
+
+/** `2xx`, `4xx`… (the instrumentator's grouped status codes). */
+export function statusClass(status: number): string {
+  return `${Math.floor(status / 100)}xx`;
+}
+
+interface HandlerSeries {
+  readonly requestSize: SeriesHandle;
+  readonly responseSize: SeriesHandle;
+  readonly byMethod: Map<string, { readonly duration: SeriesHandle; readonly byStatus: Map<string, SeriesHandle> }>;
+}
+
+/** Options of the middleware. */
+export interface HttpMetricsOptions {
+  /** Route templates not recorded at all (e.g. `/metrics`, so scrapes do not count themselves). */
+  readonly exclude?: readonly string[];
+}
+
+function byteLength(chunk: unknown, encoding: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  if (chunk instanceof Uint8Array) return chunk.byteLength;
+  return 0;
+}
+
+function sizeOf(v: unknown): number {
+  const n = Number(v);
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+}
+
+/** The HTTP metrics of one or more listeners (share one instance across ports). */
+export class HttpMetrics {
+  private readonly handlers = new Map<string, HandlerSeries>();
+  private readonly highr: SeriesHandle;
+
+  constructor(private readonly bind: BindSeries) {
+    this.highr = bind('http_request_duration_highr_seconds', {});
+  }
+
+  /** Middleware recording every response once, on 'finish' or on a 'close' after headers went out. */
+  middleware(opts: HttpMetricsOptions = {}): RequestHandler {
+    const exclude = new Set(opts.exclude ?? []);
+    return (req, res, next) => {
+      const startMs = performance.now();
+      let bytes = 0;
+      // Count body bytes as written: a streamed answer has no Content-Length, and headers
+      // given to writeHead() are invisible to getHeader().
+      const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+      const end = res.end.bind(res) as (...a: unknown[]) => Response;
+      res.write = function (chunk: unknown, ...rest: unknown[]) {
+        bytes += byteLength(chunk, rest[0]);
+        return write(chunk, ...rest);
+      } as Response['write'];
+      res.end = function (...args: unknown[]) {
+        if (args.length > 0 && typeof args[0] !== 'function') bytes += byteLength(args[0], args[1]);
+        return end(...args);
+      } as Response['end'];
+      let done = false;
+      const record = (): void => {
+        if (done) return;
+        done = true;
+        const handler = handlerOf(req);
+        if (exclude.has(handler)) return;
+        this.record(req, res.statusCode, handler, (performance.now() - startMs) / 1000, bytes);
+      };
+      res.once('finish', record);
+      res.once('close', () => { if (res.headersSent) record(); });
+      next();
+    };
+  }
+
+  private record(req: Request, statusCode: number, handler: string, seconds: number, responseBytes: number): void {
+    let h = this.handlers.get(handler);
+    if (h === undefined) {
+      h = {
+        requestSize: this.bind('http_request_size_bytes', { handler }),
+        responseSize: this.bind('http_response_size_bytes', { handler }),
+        byMethod: new Map(),
+      };
+      this.handlers.set(handler, h);
+    }
+    const method = METHODS.has(req.method) ? req.method : 'other';
+    let m = h.byMethod.get(method);
+    if (m === undefined) {
+      m = { duration: this.bind('http_request_duration_seconds', { handler, method }), byStatus: new Map() };
+      h.byMethod.set(method, m);
+    }
+    const status = statusClass(statusCode);
+    let count = m.byStatus.get(status);
+    if (count === undefined) {
+      count = this.bind('http_requests_total', { handler, method, status });
+      m.byStatus.set(status, count);
+    }
+    count.record(1);
+    h.requestSize.record(sizeOf(req.headers['content-length']));
+    h.responseSize.record(responseBytes);
+    m.duration.record(seconds);
+    this.highr.record(seconds);
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * The Open Inference Protocol's REST bodies: an inference request as JSON, or as a JSON header
+ * followed by raw tensor bytes (the binary tensor data extension: `Inference-Header-Content-Length`
+ * gives the header's length, `parameters.binary_data_size` each input's bytes, little-endian,
+ * row major, in input order); and the response, JSON or JSON + binary outputs the same way.
+ * Everything a client can get wrong is an `OipError` (400) with the protocol's `{"error"}` text.
+ */
+
+/** A request the protocol rejects: HTTP status and the `error` message. */
+export class OipError extends Error {
+  constructor(readonly status: number, message: string) { super(message); }
+}
+
+/** Bytes per element of each fixed-size datatype, and how to read one little-endian. */
+const FIXED: Readonly<Record<string, { readonly size: number; readonly read: (b: Buffer, at: number) => number | boolean }>> = {
+  BOOL: { size: 1, read: (b, at) => b[at] !== 0 },
+  UINT8: { size: 1, read: (b, at) => b.readUInt8(at) },
+  UINT16: { size: 2, read: (b, at) => b.readUInt16LE(at) },
+  UINT32: { size: 4, read: (b, at) => b.readUInt32LE(at) },
+  UINT64: { size: 8, read: (b, at) => Number(b.readBigUInt64LE(at)) },
+  INT8: { size: 1, read: (b, at) => b.readInt8(at) },
+  INT16: { size: 2, read: (b, at) => b.readInt16LE(at) },
+  INT32: { size: 4, read: (b, at) => b.readInt32LE(at) },
+  INT64: { size: 8, read: (b, at) => Number(b.readBigInt64LE(at)) },
+  FP32: { size: 4, read: (b, at) => b.readFloatLE(at) },
+  FP64: { size: 8, read: (b, at) => b.readDoubleLE(at) },
+};
+
+/** One decoded input tensor; `data` is flat, row major. */
+export interface InputTensor {
+  readonly name: string;
+  readonly datatype: string;
+  readonly shape: readonly number[];
+  readonly data: readonly (number | boolean)[];
+}
+
+/** One requested output and whether it should come back as binary. */
+export interface RequestedOutput {
+  readonly name: string;
+  /** The output's own `binary_data`, else the request's `binary_data_output`. */
+  readonly binary: boolean;
+}
+
+/** A decoded inference request. */
+export interface InferRequest {
+  readonly id?: string;
+  readonly inputs: readonly InputTensor[];
+  /** Absent when the request names none (every output, as JSON unless `binary_data_output`). */
+  readonly outputs?: readonly RequestedOutput[];
+  /** The request's `binary_data_output` parameter. */
+  readonly binaryOutput: boolean;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function flatten(v: unknown, out: unknown[]): void {
+  if (Array.isArray(v)) for (const x of v) flatten(x, out);
+  else out.push(v);
+}
+
+function elementCount(shape: readonly number[]): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: number }): InputTensor {
+  if (!isObject(raw)) throw new OipError(400, `inputs[${i}] must be an object`);
+  const name = raw['name'];
+  if (typeof name !== 'string') throw new OipError(400, `inputs[${i}].name must be a string`);
+  const datatype = raw['datatype'];
+  if (typeof datatype !== 'string') throw new OipError(400, `input '${name}': datatype must be a string`);
+  const shapeRaw = raw['shape'];
+  if (!Array.isArray(shapeRaw) || !shapeRaw.every((d) => Number.isSafeInteger(d) && (d as number) >= 0)) {
+    throw new OipError(400, `input '${name}': shape must be an array of non-negative integers`);
+  }
+  const shape = shapeRaw as number[];
+  const count = elementCount(shape);
+  const fixed = FIXED[datatype];
+  const params = raw['parameters'];
+  const size = isObject(params) ? params['binary_data_size'] : undefined;
+  if (size !== undefined) {
+    if (!Number.isSafeInteger(size) || (size as number) < 0) throw new OipError(400, `input '${name}': binary_data_size must be a non-negative integer`);
+    if (fixed === undefined) throw new OipError(400, `input '${name}': datatype ${datatype} is not supported`);
+    const n = size as number;
+    if (n !== count * fixed.size) throw new OipError(400, `input '${name}': binary_data_size ${n} does not match shape [${shape.join(',')}] of ${datatype} (${count * fixed.size} bytes)`);
+    if (offset.at + n > binary.length) throw new OipError(400, `input '${name}': the body holds ${binary.length - offset.at} bytes of binary data, binary_data_size says ${n}`);
+    const data: (number | boolean)[] = new Array<number | boolean>(count);
+    for (let k = 0; k < count; k++) data[k] = fixed.read(binary, offset.at + k * fixed.size);
+    offset.at += n;
+    return { name, datatype, shape, data };
+  }
+  if (!('data' in raw)) throw new OipError(400, `input '${name}': no data and no binary_data_size`);
+  const data = raw['data'];
+  // The usual flat array is taken as it is; nested data is flattened row major.
+  let flat: unknown[];
+  if (Array.isArray(data) && !data.some((x) => Array.isArray(x))) flat = data;
+  else { flat = []; flatten(data, flat); }
+  if (flat.length !== count) throw new OipError(400, `input '${name}': shape [${shape.join(',')}] needs ${count} elements, data has ${flat.length}`);
+  const want = datatype === 'BOOL' ? 'boolean' : 'number';
+  if (fixed === undefined) throw new OipError(400, `input '${name}': datatype ${datatype} is not supported`);
+  for (let k = 0; k < flat.length; k++) {
+    if (typeof flat[k] !== want) throw new OipError(400, `input '${name}': element ${k} is not a ${want}`);
+  }
+  return { name, datatype, shape, data: flat as (number | boolean)[] };
+}
+
+/**
+ * Decodes a request body. `headerLength` is the `Inference-Header-Content-Length` value (absent
+ * for a JSON-only body): the JSON is the body's first `headerLength` bytes, the rest is binary data.
+ */
+export function decodeInferRequest(body: Buffer, headerLength?: number): InferRequest {
+  if (headerLength !== undefined && (!Number.isSafeInteger(headerLength) || headerLength < 0 || headerLength > body.length)) {
+    throw new OipError(400, `Inference-Header-Content-Length ${String(headerLength)} is not within the body's ${body.length} bytes`);
+  }
+  const end = headerLength ?? body.length;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.subarray(0, end).toString('utf8'));
+  } catch (e) {
+    throw new OipError(400, `invalid JSON in the inference request: ${(e as Error).message}`);
+  }
+  if (!isObject(parsed)) throw new OipError(400, 'the inference request must be a JSON object');
+  const id = parsed['id'];
+  if (id !== undefined && typeof id !== 'string') throw new OipError(400, 'id must be a string');
+  const inputs = parsed['inputs'];
+  if (!Array.isArray(inputs) || inputs.length === 0) throw new OipError(400, 'inputs must be a non-empty array');
+  const params = parsed['parameters'];
+  const binaryOutput = isObject(params) && params['binary_data_output'] === true;
+  const binary = body.subarray(end);
+  const offset = { at: 0 };
+  const decoded = inputs.map((raw, i) => decodeInput(raw, i, binary, offset));
+  if (offset.at !== binary.length) throw new OipError(400, `the body has ${binary.length - offset.at} bytes of binary data no input claims`);
+  const outputsRaw = parsed['outputs'];
+  let outputs: RequestedOutput[] | undefined;
+  if (outputsRaw !== undefined) {
+    if (!Array.isArray(outputsRaw)) throw new OipError(400, 'outputs must be an array');
+    outputs = outputsRaw.map((o, i) => {
+      if (!isObject(o) || typeof o['name'] !== 'string') throw new OipError(400, `outputs[${i}].name must be a string`);
+      const p = o['parameters'];
+      const own = isObject(p) ? p['binary_data'] : undefined;
+      return { name: o['name'], binary: typeof own === 'boolean' ? own : binaryOutput };
+    });
+  }
+  return { ...(id !== undefined ? { id } : {}), inputs: decoded, ...(outputs !== undefined ? { outputs } : {}), binaryOutput };
+}
+
+/** One output tensor of a response (FP32: the server's models answer float32). */
+export interface OutputTensor {
+  readonly name: string;
+  readonly shape: readonly number[];
+  readonly datatype: 'FP32';
+  readonly data: ArrayLike<number>;
+  readonly binary: boolean;
+}
+
+/** A response to encode. */
+export interface InferResponse {
+  readonly model_name?: string;
+  readonly model_version?: string;
+  readonly id?: string;
+  readonly outputs: readonly OutputTensor[];
+}
+
+/** An encoded response: the body, and the JSON header's length when binary data follows it. */
+export interface EncodedResponse {
+  readonly body: Buffer;
+  readonly headerLength: number | null;
+}
+
+/** Encodes a response: outputs with `binary` go after the JSON as little-endian bytes, in order. */
+export function encodeInferResponse(r: InferResponse): EncodedResponse {
+  const chunks: Buffer[] = [];
+  const outputs = r.outputs.map((o) => {
+    if (!o.binary) return { name: o.name, shape: o.shape, datatype: o.datatype, data: Array.from(o.data) };
+    const bytes = Buffer.alloc(o.data.length * 4);
+    for (let k = 0; k < o.data.length; k++) bytes.writeFloatLE(o.data[k] as number, k * 4);
+    chunks.push(bytes);
+    return { name: o.name, shape: o.shape, datatype: o.datatype, parameters: { binary_data_size: bytes.length } };
+  });
+  const json = Buffer.from(JSON.stringify({
+    ...(r.model_name !== undefined ? { model_name: r.model_name } : {}),
+    ...(r.model_version !== undefined ? { model_version: r.model_version } : {}),
+    ...(r.id !== undefined ? { id: r.id } : {}),
+    outputs,
+  }), 'utf8');
+  if (chunks.length === 0) return { body: json, headerLength: null };
+  return { body: Buffer.concat([json, ...chunks]), headerLength: json.length };
+}

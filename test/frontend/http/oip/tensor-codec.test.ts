@@ -1,0 +1,114 @@
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
+import { decodeInferRequest, encodeInferResponse, OipError } from '../../../../frontend/http/oip/tensor-codec.js';
+
+/** test/fixtures/oip at the repo root (this file runs from dist/test/frontend/http/oip). */
+const FIXTURES = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'test', 'fixtures', 'oip');
+const fixture = (name: string): Buffer => fs.readFileSync(path.join(FIXTURES, name));
+
+/** The binary part of the extension's request example: UINT32 [1,2,3,4] then BOOL [true,false,true]. */
+const REQUEST_BYTES = Buffer.from([1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 1, 0, 1]);
+/** The spec's output0, FP32 [3,2] little-endian. */
+const OUTPUT0 = [1.0, 1.1, 2.0, 2.1, 3.0, 3.1];
+const OUTPUT0_BYTES = Buffer.from([
+  0x00, 0x00, 0x80, 0x3f, 0xcd, 0xcc, 0x8c, 0x3f, 0x00, 0x00, 0x00, 0x40,
+  0x66, 0x66, 0x06, 0x40, 0x00, 0x00, 0x40, 0x40, 0x66, 0x66, 0x46, 0x40,
+]);
+
+function decodeError(body: Buffer, headerLength?: number): [number, string] {
+  try {
+    decodeInferRequest(body, headerLength);
+  } catch (e) {
+    if (e instanceof OipError) return [e.status, e.message];
+    throw e;
+  }
+  return [200, ''];
+}
+
+describe('decodeInferRequest', () => {
+  it('should refuse the specification\'s JSON example as printed: input1 has shape [3] and one element', () => {
+    expect(decodeError(fixture('kserve-infer-request.json'))).to.deep.equal([400, "input 'input1': shape [3] needs 3 elements, data has 1"]);
+  });
+
+  it('should decode the specification\'s JSON example with input1 given its three elements', () => {
+    const text = fixture('kserve-infer-request.json').toString('utf8').replace('"data" : [ true ]', '"data" : [ true, false, true ]');
+    expect(decodeInferRequest(Buffer.from(text))).to.deep.equal({
+      id: '42',
+      inputs: [
+        { name: 'input0', datatype: 'UINT32', shape: [2, 2], data: [1, 2, 3, 4] },
+        { name: 'input1', datatype: 'BOOL', shape: [3], data: [true, false, true] },
+      ],
+      outputs: [{ name: 'output0', binary: false }],
+      binaryOutput: false,
+    });
+  });
+
+  it('should flatten nested data in row-major order (the spec\'s [[1,2],[4,5]])', () => {
+    const body = Buffer.from(JSON.stringify({ inputs: [{ name: 'x', shape: [2, 2], datatype: 'FP32', data: [[1, 2], [4, 5]] }] }));
+    expect(decodeInferRequest(body).inputs[0]?.data).to.deep.equal([1, 2, 4, 5]);
+  });
+
+  it('should decode the binary extension\'s request example: JSON header, then 16 + 3 bytes', () => {
+    const header = fixture('triton-binary-request.json');
+    const body = Buffer.concat([header, REQUEST_BYTES]);
+    expect(decodeInferRequest(body, header.length)).to.deep.equal({
+      inputs: [
+        { name: 'input0', datatype: 'UINT32', shape: [2, 2], data: [1, 2, 3, 4] },
+        { name: 'input1', datatype: 'BOOL', shape: [3], data: [true, false, true] },
+      ],
+      outputs: [{ name: 'output0', binary: true }],
+      binaryOutput: false,
+    });
+  });
+
+  it('should answer 400 with the protocol\'s reason for every malformed binary request', () => {
+    const header = fixture('triton-binary-request.json');
+    expect([
+      decodeError(Buffer.concat([header, REQUEST_BYTES.subarray(0, 18)]), header.length),
+      decodeError(Buffer.concat([header, REQUEST_BYTES, Buffer.from([9])]), header.length),
+      decodeError(Buffer.concat([header, REQUEST_BYTES]), header.length + 100),
+      decodeError(Buffer.concat([header, REQUEST_BYTES])),
+      decodeError(Buffer.from('{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":4}}]}\0\0\0\0'), 91),
+      decodeError(Buffer.from('{"inputs":[]}')),
+      decodeError(Buffer.from('{"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]}')),
+    ]).to.deep.equal([
+      [400, "input 'input1': the body holds 2 bytes of binary data, binary_data_size says 3"],
+      [400, 'the body has 1 bytes of binary data no input claims'],
+      [400, 'Inference-Header-Content-Length 575 is not within the body\'s 494 bytes'],
+      [400, 'invalid JSON in the inference request: Unexpected non-whitespace character after JSON at position 475'],
+      [400, "input 'x': binary_data_size 4 does not match shape [2] of FP32 (8 bytes)"],
+      [400, 'inputs must be a non-empty array'],
+      [400, "input 'x': datatype BYTES is not supported"],
+    ]);
+  });
+
+  it('should take binary_data_output for every output, unless an output says otherwise', () => {
+    const body = Buffer.from(JSON.stringify({
+      parameters: { binary_data_output: true },
+      inputs: [{ name: 'x', shape: [1], datatype: 'FP32', data: [1] }],
+      outputs: [{ name: 'a' }, { name: 'b', parameters: { binary_data: false } }],
+    }));
+    const r = decodeInferRequest(body);
+    expect([r.binaryOutput, r.outputs]).to.deep.equal([true, [{ name: 'a', binary: true }, { name: 'b', binary: false }]]);
+  });
+});
+
+describe('encodeInferResponse', () => {
+  it('should encode the specification\'s JSON response example to the same JSON', () => {
+    const enc = encodeInferResponse({ id: '42', outputs: [{ name: 'output0', shape: [3, 2], datatype: 'FP32', data: OUTPUT0, binary: false }] });
+    expect(enc.headerLength).to.equal(null);
+    expect(enc.body.toString('utf8')).to.equal('{"id":"42","outputs":[{"name":"output0","shape":[3,2],"datatype":"FP32","data":[1,1.1,2,2.1,3,3.1]}]}');
+    expect(JSON.parse(enc.body.toString('utf8'))).to.deep.equal(JSON.parse(fixture('kserve-infer-response.json').toString('utf8')));
+  });
+
+  it('should encode the binary extension\'s response example: its JSON header, then exactly the 24 bytes of output0', () => {
+    const enc = encodeInferResponse({ outputs: [{ name: 'output0', shape: [3, 2], datatype: 'FP32', data: OUTPUT0, binary: true }] });
+    const header = '{"outputs":[{"name":"output0","shape":[3,2],"datatype":"FP32","parameters":{"binary_data_size":24}}]}';
+    expect(enc.headerLength).to.equal(Buffer.byteLength(header));
+    expect(enc.body.subarray(0, enc.headerLength ?? 0).toString('utf8')).to.equal(header);
+    expect(JSON.parse(header)).to.deep.equal(JSON.parse(fixture('triton-binary-response.json').toString('utf8')));
+    expect(enc.body.subarray(enc.headerLength ?? 0).equals(OUTPUT0_BYTES)).to.equal(true);
+    expect(enc.body.length).to.equal(header.length + 24);
+  });
+});
