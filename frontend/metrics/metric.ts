@@ -83,8 +83,10 @@ export class CachedMetric implements FrontendMetric {
   private readonly overflowValues: readonly string[];
   private readonly overflowKey: string;
   private readonly badDimensions: DroppingSeries;
-  /** This metric's automatic labels with each process's values, resolved on first bind. */
+  /** This metric's automatic labels with each worker's values, resolved on first bind. */
   private readonly autoBound = new WeakMap<AutoLabels, BoundAutoLabels>();
+  /** With the frontend's own values, resolved here once. */
+  private readonly ownAuto: BoundAutoLabels;
 
   constructor(
     readonly spec: MetricSpec,
@@ -92,8 +94,9 @@ export class CachedMetric implements FrontendMetric {
     private readonly maxSeries: number,
     private readonly hooks: MetricHooks,
     /** The frontend's own automatic labels, for series it records itself. */
-    private readonly ownAutoLabels: AutoLabels = {},
+    ownAutoLabels: AutoLabels = {},
   ) {
+    this.ownAuto = bindAutoLabels(spec, ownAutoLabels);
     this.overflowValues = Object.freeze(spec.dimensions.map(() => OVERFLOW_LABEL_VALUE));
     this.overflowKey = seriesKey(this.overflowValues);
     this.badDimensions = new DroppingSeries(spec.name, 'bad_dimensions', hooks);
@@ -111,7 +114,7 @@ export class CachedMetric implements FrontendMetric {
   bind(dimensionValues?: DimensionValues, autoLabels?: AutoLabels): BoundSeries {
     const values = resolveDimensions(this.spec, dimensionValues);
     if (values === null) return this.badDimensions;
-    const auto = this.autoFor(autoLabels ?? this.ownAutoLabels);
+    const auto = autoLabels === undefined ? this.ownAuto : this.autoFor(autoLabels);
     const dimKey = seriesKey(values);
     const key = auto.key + dimKey;
     const found = this.series.get(key);
