@@ -20,7 +20,10 @@ import type { SizeUnit, TimeUnit } from './units.js';
 export interface WorkerMetricsApi {
   /** Datapoints dropped since start, by reason (cumulative; flushes carry deltas). */
   readonly dropped: Readonly<Record<string, number>>;
-  /** The labels the server fills in for this worker (from its init message). */
+  /**
+   * The labels the server fills in for this worker (from its init message). The frontend adds
+   * them to this worker's series; here they only reserve their names (a handler never passes them).
+   */
   readonly autoLabels: AutoLabels;
   setRequestIds(ids: readonly string[]): void;
   addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric;
@@ -326,9 +329,10 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     if (!Array.isArray(dimensionNames)) {
       return this.noop(name, type, unit, [], 'bad_dimensions', '`dimension_names` should be a list of unique dimension name strings');
     }
-    const problem = declarationProblems({ name, type, dimensions: dimensionNames }, true)[0];
+    const problem = declarationProblems({ name, type, dimensions: dimensionNames }, true)[0]?.message
+      ?? this.autoLabelProblem(dimensionNames as readonly string[]);
     if (problem !== undefined) {
-      return this.noop(name, type, unit, [], 'invalid_name', `Metric '${name}' cannot be auto-detected: ${problem.message}`);
+      return this.noop(name, type, unit, [], 'invalid_name', `Metric '${name}' cannot be auto-detected: ${problem}`);
     }
     if (this.detectedCount >= this.maxAutoDetected) {
       return this.noop(name, type, unit, [], 'auto_detect_cap',
@@ -340,6 +344,15 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     this.metrics.set(name, metric);
     this.pendingMetrics.push({ name, type, unit, dimensions: dims });
     return metric;
+  }
+
+  /**
+   * A dimension named like one of this worker's automatic labels (beyond the hostname, which
+   * `declarationProblems` covers): the frontend fills it in, so a handler may not pass it.
+   */
+  private autoLabelProblem(dimensionNames: readonly string[]): string | undefined {
+    const d = dimensionNames.find((n) => Object.prototype.hasOwnProperty.call(this.autoLabels, n));
+    return d === undefined ? undefined : `dimension "${d}" is an automatic label, filled in by the server; leave it out`;
   }
 
   private typeMismatch(known: WorkerMetric, type: MetricType): WorkerMetric {

@@ -1,6 +1,6 @@
 /** The public shapes of the frontend metrics cache (re-exported by `frontend-metrics.ts`). */
 import type { MetricSpec } from '../../schema/types.js';
-import type { BoundSeries, DimensionValues } from '../../schema/metrics-api.js';
+import type { AutoLabels, BoundSeries, DimensionValues } from '../../schema/metrics-api.js';
 
 export type { BoundSeries, DimensionValues } from '../../schema/metrics-api.js';
 
@@ -9,6 +9,10 @@ export interface FrontendMetric {
   readonly spec: MetricSpec;
   /** Record one datapoint on the series named by `dimensionValues`. Never throws. */
   addOrUpdate(value: number, dimensionValues?: DimensionValues, requestId?: string): void;
-  /** Bind a series once; the bound record path does no lookup and no allocation. */
-  bind(dimensionValues?: DimensionValues): BoundSeries;
+  /**
+   * Bind a series once; the bound record path does no lookup and no allocation. `autoLabels`
+   * are the recording process's automatic labels: the ingest passes a worker's (from its init
+   * message); omitted, the frontend's own.
+   */
+  bind(dimensionValues?: DimensionValues, autoLabels?: AutoLabels): BoundSeries;
 }

@@ -5,7 +5,7 @@
 import * as os from 'node:os';
 import type { MetricSpec, MetricsConfig, SinkMode, StatsdConfig } from '../../schema/types.js';
 import type { AutoLabels, DropReason } from '../../schema/metrics-api.js';
-import { HOSTNAME_AUTO_LABEL, defaultAutoLabels } from '../../schema/metrics-api.js';
+import { defaultAutoLabels } from '../../schema/metrics-api.js';
 import { declarationProblems } from '../../schema/config/declaration.js';
 import { DEFAULT_LIMITS } from '../../schema/config/normalize.js';
 import { packageVersion, resolveStability, showHiddenProblem, stabilitySummary } from '../../schema/config/stability.js';
@@ -106,8 +106,6 @@ export class FrontendMetrics {
     }
     this.config = resolveStability(config, { version, showHiddenForVersion: showHidden });
     this.autoLabels = Object.freeze({ ...(opts.autoLabels ?? defaultAutoLabels(opts.hostname ?? os.hostname())) });
-    // The sinks still take the host name alone; it is today's only automatic label.
-    const hostname = this.autoLabels[HOSTNAME_AUTO_LABEL] ?? opts.hostname ?? os.hostname();
     const nowMs = opts.nowMs ?? Date.now;
     this.maxAutoDetected = config.limits.maxAutoDetectedMetrics ?? DEFAULT_LIMITS.maxAutoDetectedMetrics;
     this.modes = Object.freeze([...new Set(opts.modes ?? config.modes)]);
@@ -115,7 +113,7 @@ export class FrontendMetrics {
     const sinks: Sink[] = [];
     for (const mode of this.modes) {
       try {
-        sinks.push(this.makeSink(mode, opts, hostname, nowMs));
+        sinks.push(this.makeSink(mode, opts, nowMs));
       } catch (err) {
         // One sink failing to start must not leave the server without the others.
         this.log('error', `metrics: cannot start the ${mode} sink: ${String(err)}`);
@@ -137,12 +135,11 @@ export class FrontendMetrics {
     if (summary !== null) this.log('warn', summary);
   }
 
-  private makeSink(mode: SinkMode, opts: FrontendMetricsOptions, hostname: string, nowMs: () => number): Sink {
+  private makeSink(mode: SinkMode, opts: FrontendMetricsOptions, nowMs: () => number): Sink {
     if (mode === 'tslog') {
       const rot = opts.logRotation ?? { maxBytes: 100 * 1024 * 1024, keep: 5 };
       return new TslogSink({
         logDir: opts.logDir,
-        hostname,
         nowMs,
         log: this.log,
         maxBytes: rot.maxBytes,
@@ -154,12 +151,12 @@ export class FrontendMetrics {
       });
     }
     if (mode === 'prometheus') {
-      return new PrometheusSink({ hostname, log: this.log, processMetrics: opts.processMetrics ?? false });
+      return new PrometheusSink({ log: this.log, processMetrics: opts.processMetrics ?? false });
     }
     const config: StatsdConfig =
       opts.statsd === undefined ? this.config.statsd : { ...this.config.statsd, host: opts.statsd.host, port: opts.statsd.port };
     return new StatsdSink({
-      config, hostname, log: this.log, flushMs: opts.statsdFlushMs, nowMs,
+      config, log: this.log, flushMs: opts.statsdFlushMs, nowMs,
       // Send errors are asynchronous, so `self` exists by the time one is counted.
       onSendError: () => this.self.sinkError('statsd'),
       ownErrorMetric: SINK_ERRORS_METRIC,
@@ -167,7 +164,7 @@ export class FrontendMetrics {
   }
 
   private create(spec: MetricSpec, hooks: MetricHooks, maxSeries: number): CachedMetric {
-    const m = new CachedMetric(spec, this.sinks.map((s) => s.metric(spec)), maxSeries, hooks);
+    const m = new CachedMetric(spec, this.sinks.map((s) => s.metric(spec)), maxSeries, hooks, this.autoLabels);
     this.metrics.set(spec.name, m);
     return m;
   }

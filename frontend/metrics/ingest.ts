@@ -4,10 +4,14 @@
  * Each (worker, seriesId) is bound once to a `BoundSeries` when the worker declares it; a
  * datapoint is then an array index and a `record`. A worker that dies takes only its series
  * table with it: what it flushed is already in the frontend's series, so counters never go down.
+ * A worker's series carry the automatic labels of its init message, which the frontend wrote:
+ * `started` hands them over, and every series of that worker is bound with them (the worker
+ * never sends them, so it cannot forge them).
  */
 import { decodeMetricsMessage, forEachSegment, isMetricsMessageType } from '../../schema/ipc.js';
 import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc.js';
 import type { MetricSpec } from '../../schema/types.js';
+import type { AutoLabels } from '../../schema/metrics-api.js';
 import { presetBuckets, presetForUnit } from '../../schema/config/presets.js';
 import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from './frontend-metrics.js';
 
@@ -47,6 +51,8 @@ interface WorkerState {
 /** Receives `tsserve.metrics` messages from workers and records them in the frontend cache. */
 export class MetricsIngest {
   private readonly workers = new Map<string, WorkerState>();
+  /** Automatic labels by worker, as its init message gave them; absent: the frontend's own. */
+  private readonly autoLabels = new Map<string, AutoLabels>();
   private readonly log: (msg: string) => void;
 
   constructor(
@@ -79,11 +85,20 @@ export class MetricsIngest {
   }
 
   /**
+   * Worker `workerKey` was started with `autoLabels` in its init message: its series are bound
+   * with them (call before its first message; a worker never announced gets the frontend's own).
+   */
+  started(workerKey: string, autoLabels: AutoLabels): void {
+    this.autoLabels.set(workerKey, Object.freeze({ ...autoLabels }));
+  }
+
+  /**
    * Forgets a worker incarnation's series table (call when it exits); gauges merged over live
    * processes drop its values.
    */
   forget(workerKey: string): void {
     this.workers.delete(workerKey);
+    this.autoLabels.delete(workerKey);
     this.metrics.processGone?.(workerKey);
   }
 
@@ -171,7 +186,7 @@ export class MetricsIngest {
       if (detected.names.length !== decl.values.length) return new DroppingBound(this.metrics, 'bad_dimensions', decl.metric);
       const byName: Record<string, string> = {};
       for (let i = 0; i < detected.names.length; i++) byName[detected.names[i]] = decl.values[i];
-      return detected.metric.bind(byName);
+      return detected.metric.bind(byName, this.autoLabels.get(workerKey));
     }
     const metric = this.metrics.get(decl.metric);
     if (metric === null) return new DroppingBound(this.metrics, 'unknown_metric', decl.metric);
@@ -180,7 +195,7 @@ export class MetricsIngest {
       return new DroppingBound(this.metrics, 'forbidden_metric', decl.metric);
     }
     // A declared metric: the worker ordered the values by the same config's dimension list.
-    return metric.bind(decl.values);
+    return metric.bind(decl.values, this.autoLabels.get(workerKey));
   }
 }
 

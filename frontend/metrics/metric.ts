@@ -5,7 +5,9 @@
 import type { MetricSpec } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
-import type { DropReason } from '../../schema/metrics-api.js';
+import type { AutoLabels, DropReason } from '../../schema/metrics-api.js';
+import { bindAutoLabels } from '../../schema/auto-labels.js';
+import type { BoundAutoLabels } from '../../schema/auto-labels.js';
 import type { SinkChild, SinkMetric } from './sinks/sink.js';
 import { resolveDimensions } from './dimension-values.js';
 import { seriesKey } from './series-key.js';
@@ -69,20 +71,32 @@ class DroppingSeries implements BoundSeries {
   }
 }
 
-/** The cache's implementation of `FrontendMetric`. */
+/**
+ * The cache's implementation of `FrontendMetric`. A series is its dimension values plus the
+ * automatic labels of the process that records it, resolved once per process's label set.
+ */
 export class CachedMetric implements FrontendMetric {
+  /** Series by automatic-label key + dimension key (both prefix codes: no collisions). */
   private readonly series = new Map<string, Series>();
-  private overflow: Series | null = null;
+  /** One overflow series per automatic-label set. */
+  private readonly overflow = new Map<string, Series>();
   private readonly overflowValues: readonly string[];
   private readonly overflowKey: string;
   private readonly badDimensions: DroppingSeries;
+  /** This metric's automatic labels with each worker's values, resolved on first bind. */
+  private readonly autoBound = new WeakMap<AutoLabels, BoundAutoLabels>();
+  /** With the frontend's own values, resolved here once. */
+  private readonly ownAuto: BoundAutoLabels;
 
   constructor(
     readonly spec: MetricSpec,
     private readonly sinkMetrics: readonly SinkMetric[],
     private readonly maxSeries: number,
     private readonly hooks: MetricHooks,
+    /** The frontend's own automatic labels, for series it records itself. */
+    ownAutoLabels: AutoLabels = {},
   ) {
+    this.ownAuto = bindAutoLabels(spec, ownAutoLabels);
     this.overflowValues = Object.freeze(spec.dimensions.map(() => OVERFLOW_LABEL_VALUE));
     this.overflowKey = seriesKey(this.overflowValues);
     this.badDimensions = new DroppingSeries(spec.name, 'bad_dimensions', hooks);
@@ -90,40 +104,50 @@ export class CachedMetric implements FrontendMetric {
 
   /** Live series, the overflow series included. */
   get seriesCount(): number {
-    return this.series.size + (this.overflow === null ? 0 : 1);
+    return this.series.size + this.overflow.size;
   }
 
   addOrUpdate(value: number, dimensionValues?: DimensionValues, requestId?: string): void {
     this.bind(dimensionValues).record(value, requestId);
   }
 
-  bind(dimensionValues?: DimensionValues): BoundSeries {
+  bind(dimensionValues?: DimensionValues, autoLabels?: AutoLabels): BoundSeries {
     const values = resolveDimensions(this.spec, dimensionValues);
     if (values === null) return this.badDimensions;
-    const key = seriesKey(values);
+    const auto = autoLabels === undefined ? this.ownAuto : this.autoFor(autoLabels);
+    const dimKey = seriesKey(values);
+    const key = auto.key + dimKey;
     const found = this.series.get(key);
     if (found !== undefined) return found;
-    if (key === this.overflowKey) return this.overflowSeries();
+    if (dimKey === this.overflowKey) return this.overflowSeries(auto);
     if (this.series.size >= this.maxSeries) {
       this.hooks.overflowed(this.spec.name);
-      return this.overflowSeries();
+      return this.overflowSeries(auto);
     }
-    const s = this.newSeries(values);
+    const s = this.newSeries(values, auto);
     this.series.set(key, s);
     this.hooks.seriesCreated(this.spec.name, this.seriesCount);
     return s;
   }
 
-  private overflowSeries(): Series {
-    if (this.overflow === null) {
-      this.overflow = this.newSeries(this.overflowValues);
-      this.hooks.seriesCreated(this.spec.name, this.seriesCount);
-    }
-    return this.overflow;
+  private autoFor(labels: AutoLabels): BoundAutoLabels {
+    let b = this.autoBound.get(labels);
+    if (b === undefined) this.autoBound.set(labels, (b = bindAutoLabels(this.spec, labels)));
+    return b;
   }
 
-  private newSeries(values: readonly string[]): Series {
-    const children = this.sinkMetrics.map((m) => m.bind(values));
+  private overflowSeries(auto: BoundAutoLabels): Series {
+    let s = this.overflow.get(auto.key);
+    if (s === undefined) {
+      s = this.newSeries(this.overflowValues, auto);
+      this.overflow.set(auto.key, s);
+      this.hooks.seriesCreated(this.spec.name, this.seriesCount);
+    }
+    return s;
+  }
+
+  private newSeries(values: readonly string[], auto: BoundAutoLabels): Series {
+    const children = this.sinkMetrics.map((m) => m.bind(values, auto));
     return new Series(this.spec.name, this.spec.type === 'counter', children, this.hooks);
   }
 }

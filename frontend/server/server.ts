@@ -10,6 +10,7 @@ import * as os from 'os';
 import type { AddressInfo } from 'net';
 import * as path from 'path';
 import type { MetricsConfig } from '../../schema/types.js';
+import type { AutoLabels } from '../../schema/metrics-api.js';
 import { inferenceApp } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
@@ -66,7 +67,12 @@ export const WORKER_START_CONCURRENCY = Math.max(2, Math.min(4, os.availablePara
 export interface ServerDeps {
   readonly metrics: MetricsPort;
   readonly metricsConfig: MetricsConfig;
-  readonly ingest: { handle(workerKey: string, msg: unknown): boolean; forget(workerKey: string): void };
+  readonly ingest: {
+    handle(workerKey: string, msg: unknown): boolean;
+    forget(workerKey: string): void;
+    /** A worker is forked with these automatic labels: its series carry them. */
+    started?(workerKey: string, autoLabels: AutoLabels): void;
+  };
   /** The server's logger; workers log through children of it (`worker`, `model` bindings). */
   readonly log: Log;
   /** One record per response on every listener; none when absent. */
@@ -144,6 +150,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         if (deps.ingest.handle(id, msg)) return;
         if (!warnedUnknown.has(id)) { warnedUnknown.add(id); deps.log.warn(`worker ${id}: ignoring a message of unknown type`); }
       },
+      onWorkerStarting: (id, labels) => deps.ingest.started?.(id, labels),
       onWorkerGone: (id) => deps.ingest.forget(id),
       onWorkerLoaded: (id, ms) => series.workerLoaded(id, ms),
       log: deps.log,

@@ -25,6 +25,8 @@ export interface WorkerPoolDeps {
   /** TorchServe-style worker port numbers, unique per incarnation (9000, 9001, …). */
   readonly nextWorkerPort: () => number;
   readonly onOtherMessage: (workerId: string, msg: unknown) => void;
+  /** A worker is being forked with these automatic labels in its init (the ingest's `started`). */
+  readonly onWorkerStarting?: (workerId: string, autoLabels: AutoLabels) => void;
   /** A worker is gone for good: drop per-worker state (the ingest's `forget`). */
   readonly onWorkerGone: (workerId: string) => void;
   /** A worker loaded its model (`WorkerLoadTime`). */
@@ -192,6 +194,7 @@ export class WorkerPool extends EventEmitter {
       model: this.model, metrics: this.deps.metrics,
       metricsEnabled: this.deps.metricsEnabled ?? true, autoLabels: this.deps.autoLabels ?? {},
     };
+    this.deps.onWorkerStarting?.(init.workerId, init.autoLabels ?? {});
     const log = this.deps.log.child({ worker: init.workerId, model: this.model.name });
     const w = new WorkerProcess({
       entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage, log,

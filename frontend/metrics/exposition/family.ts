@@ -1,9 +1,10 @@
 /**
  * One declared metric in the exposition: its cells (one per bound series) and the header
  * text of both formats, built once. Label names are the spec's dimensions in yaml order, then
- * the host label last.
+ * the recording process's automatic labels (the host label first: today's only one).
  */
 import type { GaugeMerge, MetricSpec } from '../../../schema/types.js';
+import type { BoundAutoLabels } from '../../../schema/auto-labels.js';
 import type { SinkChild, SinkMetric } from '../sinks/sink.js';
 import { CounterCell, GaugeCell } from './cell.js';
 import { escapeLabelValue, formatValue, labelPairs } from './escape.js';
@@ -15,6 +16,9 @@ import { counterFamilyName } from './units.js';
 
 /** Bounds of a histogram declared without buckets (prom-client's defaults, as before). */
 const DEFAULT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** No automatic labels: the series a family without any label holds from the start. */
+const NO_AUTO: BoundAutoLabels = Object.freeze({ hostname: '', names: [], values: [], isHostname: [], key: '' });
 
 /** Help text with the unit, as Prometheus has no unit field in text format 0.0.4. */
 export function prometheusHelp(spec: MetricSpec): string {
@@ -34,7 +38,6 @@ export abstract class Family implements SinkMetric {
 
   constructor(
     readonly spec: MetricSpec,
-    private readonly hostname: string,
     omFamilyName: string,
   ) {
     this.name = spec.name;
@@ -44,14 +47,16 @@ export abstract class Family implements SinkMetric {
     this.omHead = openMetricsHeader(omFamilyName, help, spec.type);
   }
 
-  abstract bind(values: readonly string[]): SinkChild;
+  abstract bind(values: readonly string[], auto: BoundAutoLabels): SinkChild;
 
-  /** `a="x",…,Hostname="h"` for dimension values in yaml order. */
-  protected pairs(values: readonly string[]): string {
-    const pairs = labelPairs(this.spec.dimensions, values);
-    if (this.spec.hostLabel === null) return pairs;
-    const host = this.spec.hostLabel + '="' + escapeLabelValue(this.hostname) + '"';
-    return pairs === '' ? host : pairs + ',' + host;
+  /** `a="x",…,Hostname="h"` for dimension values in yaml order, then the automatic labels. */
+  protected pairs(values: readonly string[], auto: BoundAutoLabels): string {
+    let pairs = labelPairs(this.spec.dimensions, values);
+    for (let i = 0; i < auto.names.length; i++) {
+      const p = (auto.names[i] as string) + '="' + escapeLabelValue(auto.values[i] as string) + '"';
+      pairs = pairs === '' ? p : pairs + ',' + p;
+    }
+    return pairs;
   }
 
   /** The sample lines, each preceded by a newline. */
@@ -74,10 +79,10 @@ export class CounterFamily extends Family {
   private readonly omSample: string;
   private readonly unlabelled: CounterCell | null;
 
-  constructor(spec: MetricSpec, hostname: string) {
-    super(spec, hostname, counterFamilyName(spec.name));
+  constructor(spec: MetricSpec) {
+    super(spec, counterFamilyName(spec.name));
     this.omSample = counterFamilyName(spec.name) + '_total';
-    this.unlabelled = this.labelNames.length === 0 ? this.cell([]) : null;
+    this.unlabelled = this.labelNames.length === 0 ? this.cell([], NO_AUTO) : null;
     // A series without labels exists from the start, at 0 (as prom-client rendered it).
     if (this.unlabelled !== null) {
       this.unlabelled.present = true;
@@ -85,13 +90,13 @@ export class CounterFamily extends Family {
     }
   }
 
-  private cell(values: readonly string[]): CounterCell {
-    const pairs = this.pairs(values);
+  private cell(values: readonly string[], auto: BoundAutoLabels): CounterCell {
+    const pairs = this.pairs(values, auto);
     return new CounterCell(pairs === '' ? '' : '{' + pairs + '}', this.cells);
   }
 
-  bind(values: readonly string[]): SinkChild {
-    return this.unlabelled ?? this.cell(values);
+  bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
+    return this.unlabelled !== null && auto.names.length === 0 ? this.unlabelled : this.cell(values, auto);
   }
 
   protected samples(openMetrics: boolean): string {
@@ -108,19 +113,19 @@ export class GaugeFamily extends Family {
   private readonly unlabelled: GaugeCell | null;
   readonly merge: GaugeMerge;
 
-  constructor(spec: MetricSpec, hostname: string, private readonly tracker: GaugeWriteTracker) {
-    super(spec, hostname, spec.name);
+  constructor(spec: MetricSpec, private readonly tracker: GaugeWriteTracker) {
+    super(spec, spec.name);
     this.merge = spec.merge ?? DEFAULT_GAUGE_MERGE;
-    this.unlabelled = this.labelNames.length === 0 ? this.cell([], true) : null;
+    this.unlabelled = this.labelNames.length === 0 ? this.cell([], NO_AUTO, true) : null;
   }
 
-  private cell(values: readonly string[], alwaysPresent: boolean): GaugeCell {
-    const pairs = this.pairs(values);
+  private cell(values: readonly string[], auto: BoundAutoLabels, alwaysPresent: boolean): GaugeCell {
+    const pairs = this.pairs(values, auto);
     return new GaugeCell(pairs === '' ? '' : '{' + pairs + '}', this.cells, mergeKind(this.merge), isLive(this.merge) ? this.tracker : null, alwaysPresent);
   }
 
-  bind(values: readonly string[]): SinkChild {
-    return this.unlabelled ?? this.cell(values, false);
+  bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
+    return this.unlabelled !== null && auto.names.length === 0 ? this.unlabelled : this.cell(values, auto, false);
   }
 
   protected samples(): string {
@@ -137,25 +142,25 @@ export class HistogramFamily extends Family {
   private readonly bucketPrefixes: readonly string[];
   private readonly unlabelled: HistogramCell | null;
 
-  constructor(spec: MetricSpec, hostname: string) {
-    super(spec, hostname, spec.name);
+  constructor(spec: MetricSpec) {
+    super(spec, spec.name);
     const bounds = spec.buckets.length > 0 ? spec.buckets : DEFAULT_BUCKETS;
     this.bounds = Float64Array.from(bounds);
     this.bucketPrefixes = Object.freeze([...bounds.map((b) => `${spec.name}_bucket{le="${formatValue(b)}"`), `${spec.name}_bucket{le="+Inf"`]);
-    this.unlabelled = this.labelNames.length === 0 ? this.cell([]) : null;
+    this.unlabelled = this.labelNames.length === 0 ? this.cell([], NO_AUTO) : null;
     if (this.unlabelled !== null) {
       this.unlabelled.present = true;
       this.cells.push(this.unlabelled);
     }
   }
 
-  private cell(values: readonly string[]): HistogramCell {
-    const pairs = this.pairs(values);
+  private cell(values: readonly string[], auto: BoundAutoLabels): HistogramCell {
+    const pairs = this.pairs(values, auto);
     return pairs === '' ? new HistogramCell('', '}', this.bounds, this.cells) : new HistogramCell('{' + pairs + '}', ',' + pairs + '}', this.bounds, this.cells);
   }
 
-  bind(values: readonly string[]): SinkChild {
-    return this.unlabelled ?? this.cell(values);
+  bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
+    return this.unlabelled !== null && auto.names.length === 0 ? this.unlabelled : this.cell(values, auto);
   }
 
   protected samples(openMetrics: boolean): string {

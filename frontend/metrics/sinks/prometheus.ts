@@ -16,7 +16,6 @@ import { TEXT_CONTENT_TYPE, textDocument, textForeign } from '../exposition/text
 
 /** Settings of the prometheus sink. */
 export interface PrometheusSinkOptions {
-  readonly hostname: string;
   readonly log: MetricsLog;
   /** Also expose Node process metrics (prom-client's defaults). */
   readonly processMetrics: boolean;
@@ -67,10 +66,10 @@ export class PrometheusSink implements Sink {
       return NOOP_SINK_METRIC;
     }
     const f: Family = spec.type === 'counter'
-      ? new CounterFamily(spec, this.opts.hostname)
+      ? new CounterFamily(spec)
       : spec.type === 'gauge'
-        ? new GaugeFamily(spec, this.opts.hostname, this.track)
-        : new HistogramFamily(spec, this.opts.hostname);
+        ? new GaugeFamily(spec, this.track)
+        : new HistogramFamily(spec);
     this.families.set(spec.name, f);
     return f;
   }

@@ -4,6 +4,7 @@
  * and `bind`; `SinkChild.record` only formats and appends.
  */
 import type { MetricSpec, SinkMode } from '../../../schema/types.js';
+import type { BoundAutoLabels } from '../../../schema/auto-labels.js';
 
 /** One series of one metric in one sink. */
 export interface SinkChild {
@@ -16,8 +17,11 @@ export interface SinkChild {
 
 /** One metric in one sink. */
 export interface SinkMetric {
-  /** Bind a series; `values` are in `spec.dimensions` order, hostname excluded. */
-  bind(values: readonly string[]): SinkChild;
+  /**
+   * Bind a series; `values` are in `spec.dimensions` order, automatic labels excluded: those
+   * come resolved in `auto` (the recording process's, hostname included) and render after them.
+   */
+  bind(values: readonly string[], auto: BoundAutoLabels): SinkChild;
 }
 
 /** An output sink (tslog, prometheus, statsd). */

@@ -10,6 +10,7 @@
 import StatsDClient from 'hot-shots';
 import type { StatsD } from 'hot-shots';
 import type { MetricSpec, StatsdConfig, StatsdHistogramType, StatsdTagStyle } from '../../../schema/types.js';
+import type { BoundAutoLabels } from '../../../schema/auto-labels.js';
 import { unitKind } from '../../../schema/config/units.js';
 import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
 import { NOOP_SINK_METRIC } from './sink.js';
@@ -18,7 +19,6 @@ import { plainNumber } from '../number-format.js';
 /** Settings of the statsd sink. */
 export interface StatsdSinkOptions {
   readonly config: StatsdConfig;
-  readonly hostname: string;
   readonly log: MetricsLog;
   /** Buffer flush period in ms (default 100). */
   readonly flushMs?: number;
@@ -124,13 +124,12 @@ class StatsdMetric implements SinkMetric {
     private readonly spec: MetricSpec,
     private readonly send: Send,
     private readonly config: StatsdConfig,
-    private readonly hostname: string,
   ) {
     this.wire = statsdWireType(spec, config.histogramType);
     this.name = sanitizeStatsdName(config.prefix + spec.name);
   }
 
-  bind(values: readonly string[]): SinkChild {
+  bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
     const style = this.config.tagStyle;
     const tags: string[] = [];
     if (style !== 'none') {
@@ -139,8 +138,8 @@ class StatsdMetric implements SinkMetric {
       for (let i = 0; i < names.length; i++) {
         tags.push(sanitizeStatsdTag(names[i] as string, style) + sep + sanitizeStatsdTag(values[i] as string, style));
       }
-      if (this.spec.hostLabel !== null) {
-        tags.push(sanitizeStatsdTag(this.spec.hostLabel, style) + sep + sanitizeStatsdTag(this.hostname, style));
+      for (let i = 0; i < auto.names.length; i++) {
+        tags.push(sanitizeStatsdTag(auto.names[i] as string, style) + sep + sanitizeStatsdTag(auto.values[i] as string, style));
       }
     }
     const name = this.name;
@@ -181,7 +180,7 @@ export class StatsdSink implements Sink {
 
   metric(spec: MetricSpec): SinkMetric {
     if (spec.name === this.opts.ownErrorMetric) return NOOP_SINK_METRIC;
-    return new StatsdMetric(spec, this.send, this.opts.config, this.opts.hostname);
+    return new StatsdMetric(spec, this.send, this.opts.config);
   }
 
   /**

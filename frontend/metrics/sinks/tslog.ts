@@ -9,6 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { MetricSpec } from '../../../schema/types.js';
+import type { BoundAutoLabels } from '../../../schema/auto-labels.js';
 import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
 import { NOOP_CHILD } from './sink.js';
 import { TslogFile } from './tslog-file.js';
@@ -17,7 +18,6 @@ import { encodeTslogField, formatTslogTimestamp, formatTslogValue } from './tslo
 /** Settings of the tslog sink. */
 export interface TslogSinkOptions {
   readonly logDir: string;
-  readonly hostname: string;
   readonly nowMs: () => number;
   readonly log: MetricsLog;
   readonly maxBytes: number;
@@ -53,7 +53,7 @@ class TslogChild implements SinkChild {
     private readonly nowMs: () => number,
     /** ` - NAME.UNIT:` */
     private readonly head: string,
-    /** `|#D1:V1,...|#hostname:H` */
+    /** `|#D1:V1,...,A1:X1,...|#hostname:H` (declared dimensions, then automatic labels but the hostname) */
     private readonly tail: string,
   ) {}
 
@@ -75,19 +75,24 @@ class TslogMetric implements SinkMetric {
     private readonly spec: MetricSpec,
     private readonly file: TslogFile,
     private readonly opts: TslogSinkOptions,
-    private readonly hostSegment: string,
   ) {
     this.head = ' - ' + encodeTslogField(spec.name) + '.' + encodeTslogField(spec.unit) + ':';
   }
 
-  bind(values: readonly string[]): SinkChild {
+  bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
     let dims = '';
     const names = this.spec.dimensions;
     for (let i = 0; i < names.length; i++) {
       if (i > 0) dims += ',';
       dims += encodeTslogField(names[i] as string) + ':' + encodeTslogField(values[i] as string);
     }
-    return new TslogChild(this.file, this.opts.nowMs, this.head, '|#' + dims + this.hostSegment);
+    // TorchServe prints the host in a segment of its own, for every metric; the other automatic labels go with the dimensions.
+    for (let i = 0; i < auto.names.length; i++) {
+      if (auto.isHostname[i] === true) continue;
+      if (dims !== '') dims += ',';
+      dims += encodeTslogField(auto.names[i] as string) + ':' + encodeTslogField(auto.values[i] as string);
+    }
+    return new TslogChild(this.file, this.opts.nowMs, this.head, '|#' + dims + '|#hostname:' + encodeTslogField(auto.hostname));
   }
 }
 
@@ -96,7 +101,6 @@ export class TslogSink implements Sink {
   readonly mode = 'tslog' as const;
   private readonly tsFile: TslogFile;
   private readonly modelFile: TslogFile;
-  private readonly hostSegment: string;
 
   constructor(private readonly opts: TslogSinkOptions) {
     try {
@@ -119,15 +123,14 @@ export class TslogSink implements Sink {
     };
     this.tsFile = new TslogFile(path.join(opts.logDir, 'ts_metrics.log'), fileOpts);
     this.modelFile = new TslogFile(path.join(opts.logDir, 'model_metrics.log'), fileOpts);
-    this.hostSegment = '|#hostname:' + encodeTslogField(opts.hostname);
   }
 
   metric(spec: MetricSpec): SinkMetric {
     const file = spec.section === 'ts_metrics' ? this.tsFile : this.modelFile;
-    const m = new TslogMetric(spec, file, this.opts, this.hostSegment);
+    const m = new TslogMetric(spec, file, this.opts);
     const sinkAt = spec.dimensions.indexOf('sink');
     if (spec.name !== this.opts.ownErrorMetric || sinkAt < 0) return m;
-    return { bind: (values) => (values[sinkAt] === 'tslog' ? NOOP_CHILD : m.bind(values)) };
+    return { bind: (values, auto) => (values[sinkAt] === 'tslog' ? NOOP_CHILD : m.bind(values, auto)) };
   }
 
   /** Resolves when every line recorded so far is written (or counted lost). */

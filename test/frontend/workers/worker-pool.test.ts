@@ -53,6 +53,21 @@ describe('WorkerPool', () => {
     expect(events.filter((e) => e.startsWith('gone')).sort()).to.deep.equal(['gone W-9000-m_1.0', 'gone W-9001-m_1.0']);
   });
 
+  it('should announce each worker with the automatic labels of its init message before it loads', async () => {
+    const events: string[] = [];
+    const pool = new WorkerPool(model(), {
+      ...deps(events), autoLabels: { hostname: 'h', replica: '1' },
+      onWorkerStarting: (id, labels) => events.push(`starting ${id} ${JSON.stringify(labels)}`),
+    });
+    await pool.start();
+    await pool.stop();
+    expect(events.filter((e) => !e.startsWith('gone')).sort()).to.deep.equal([
+      'loaded W-9000-m_1.0 5', 'loaded W-9001-m_1.0 5',
+      'starting W-9000-m_1.0 {"hostname":"h","replica":"1"}', 'starting W-9001-m_1.0 {"hostname":"h","replica":"1"}',
+    ]);
+    expect(events.indexOf('starting W-9000-m_1.0 {"hostname":"h","replica":"1"}')).to.be.below(events.indexOf('loaded W-9000-m_1.0 5'));
+  });
+
   it('should replace a killed worker with a new process and reject the batch it held', async () => {
     const events: string[] = [];
     const pool = new WorkerPool(model({ minWorkers: 1 }), deps(events));
