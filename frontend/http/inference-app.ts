@@ -13,9 +13,12 @@ import type { Express, RequestHandler, Router } from 'express';
 import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import type { FrontendSeries, ModelSeries } from '../server/frontend-series.js';
 import type { ServedModel } from '../server/served-model.js';
+import type { BodyLimits } from './body-limits.js';
+import { bodyLimits } from './body-limits.js';
+import { bodyGuard } from './body-guard.js';
 import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError } from './errors.js';
-import { jsonBody } from './json-body.js';
+import { predictionBody, tensorOf } from './prediction-body.js';
 import { requireToken } from './token-auth.js';
 
 /** What the inference app needs. */
@@ -23,6 +26,8 @@ export interface InferenceAppOptions {
   readonly lookup: (name: string) => ServedModel | undefined;
   readonly series: FrontendSeries;
   readonly maxRequestSizeBytes: number;
+  /** JSON depth and element bounds and the body timeouts (defaults: DEFAULT_BODY_LIMITS); maxBytes is maxRequestSizeBytes. */
+  readonly bodyLimits?: Partial<BodyLimits>;
   /** Bearer key required on every path but /ping, when token auth is on. */
   readonly token?: string;
   /** Extra routers (e.g. OpenAI `/v1/*` from a generation model kind). */
@@ -36,9 +41,13 @@ export function inferenceApp(opts: InferenceAppOptions): Express {
   app.set('etag', false);
   app.use(countResponses((s) => opts.series.countResponse(s)));
   if (opts.token !== undefined) app.use(requireToken(opts.token, ['/ping']));
+  const limits = bodyLimits({ ...opts.bodyLimits, maxBytes: opts.maxRequestSizeBytes });
+  app.use(bodyGuard(limits));
   app.get('/ping', (_req, res) => { res.json({ status: 'Healthy' }); });
-  // Every body is JSON whatever its content type (curl -d sends form-urlencoded by default).
-  app.post('/predictions/:model{/:version}', jsonBody(opts.maxRequestSizeBytes), predict(opts));
+  // Every body is JSON whatever its content type (curl -d sends form-urlencoded by default),
+  // except application/octet-stream: a binary float32 tensor.
+  const takesTensors = (name: string): boolean => opts.lookup(name)?.config.handler === 'onnx';
+  app.post('/predictions/:model{/:version}', predictionBody({ limits, takesTensors }), predict(opts));
   for (const r of opts.extraRoutes ?? []) app.use(r);
   app.use(notFound);
   app.use(errorHandler);
@@ -67,7 +76,8 @@ function predict(opts: InferenceAppOptions): RequestHandler {
       return sendError(res, 404, `Model version ${version} not found for model ${name}`);
     }
     if (model.submit === undefined) return sendError(res, 400, `model ${name} does not serve /predictions (kind ${model.kind})`);
-    if (req.body === undefined) {
+    const input = tensorOf(req);
+    if (req.body === undefined && input === undefined) {
       return sendError(res, 400, 'missing request body: send the model input as JSON');
     }
     let bound = seriesCache.get(model);
@@ -84,7 +94,7 @@ function predict(opts: InferenceAppOptions): RequestHandler {
     let gone = false;
     res.once('close', () => { if (!res.writableFinished) gone = true; });
     const admitted = model.submit({
-      requestId, body: req.body as unknown, arrivalMs,
+      requestId, body: req.body as unknown, input, arrivalMs,
       cancelled: () => gone,
       done: (outcome) => {
         s.latencyUs.record((performance.now() - arrivalMs) * 1000);

@@ -8,6 +8,8 @@ import type { AddressInfo } from 'net';
 import * as path from 'path';
 import type { Express } from 'express';
 import type { MetricsConfig } from '../../schema/types.js';
+import type { BodyLimits } from '../http/body-limits.js';
+import { bodyLimits } from '../http/body-limits.js';
 import { inferenceApp } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
@@ -37,6 +39,8 @@ export interface ServerConfig {
   readonly logDir: string;
   readonly enableTokenAuth: boolean;
   readonly maxRequestSizeBytes: number;
+  /** JSON bounds and body timeouts on every listener (defaults: DEFAULT_BODY_LIMITS). */
+  readonly bodyLimits?: Partial<BodyLimits>;
   /** Queue bound per model; default 100 × batchSize. */
   readonly queueCapacity?: number;
   /** Worker entry script; default the compiled `backend/worker/main.js`. */
@@ -90,9 +94,10 @@ function boundAddress(server: http.Server, host: string): string {
 export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<RunningServer> {
   const series = new FrontendSeries(deps.metrics);
   let workerPort = 9000;
+  const limits = bodyLimits({ ...cfg.bodyLimits, maxBytes: cfg.maxRequestSizeBytes });
   const warnedUnknown = new Set<string>();
   const ctx: ModelKindContext = {
-    metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: levelCallback(deps.log),
+    metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: levelCallback(deps.log), bodyLimits: limits,
     ingestMetrics: (id, msg) => deps.ingest.handle(id, msg),
     poolDeps: {
       entry: cfg.workerEntry ?? DEFAULT_WORKER_ENTRY,
@@ -132,11 +137,11 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const kinds = [...registeredModelKinds().values()];
     const extraRoutes = kinds.flatMap((k) => (k.routes ? [k.routes(ctx, (n) => manager.get(n), () => manager.list())] : []));
     const inf = await listen(inferenceApp({
-      lookup: (n) => manager.get(n), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes,
+      lookup: (n) => manager.get(n), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
       ...(keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {}), extraRoutes,
     }), cfg.inference, 'inference', deps.access);
     servers.push(inf);
-    const mgmt = await listen(managementApp({ manager, series, ...(keys !== null ? { token: keys.management } : {}) }), cfg.management, 'management', deps.access);
+    const mgmt = await listen(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), cfg.management, 'management', deps.access);
     servers.push(mgmt);
     const met = await listen(metricsApp(deps.metrics), cfg.metrics, 'metrics', deps.access);
     servers.push(met);

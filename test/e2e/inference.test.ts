@@ -58,7 +58,7 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     const r = await post(`${server.inference}/predictions/mlp`, '{"not json');
     expect([r.status, r.json]).to.deep.equal([400, { code: 400, type: 'BadRequestException', message: 'invalid JSON body: Unterminated string in JSON at position 10' }]);
     const w = await post(`${server.inference}/predictions/mlp`, [1, 2, 3]);
-    expect([w.status, w.json]).to.deep.equal([400, { code: 400, type: 'BadRequestException', message: 'expected a JSON array of 784 numbers, got 3 elements' }]);
+    expect([w.status, w.json]).to.deep.equal([400, { code: 400, type: 'BadRequestException', message: 'expected 784 numbers, got 3' }]);
   });
 
   it('should answer an unknown model with 404 and /ping with Healthy', async () => {
