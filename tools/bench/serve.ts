@@ -51,6 +51,13 @@ function input(seed: number): number[] {
 }
 
 /** Raw onnxruntime, in this process: samples/s at `batch`, 1 thread. */
+/**
+ * CPU seconds per item of the last measurement: per request of the server (its worker and
+ * frontend together), or per sample of the raw baseline. On a loaded shared machine the
+ * throughputs fall with the CPU share each run gets; the CPU cost per item much less.
+ */
+let lastCpuPerItem = Number.NaN;
+
 async function rawOrt(modelFile: string, batch: number): Promise<number> {
   const session = await createSession(modelFile, { threads: 1 });
   const data = new Float32Array(batch * WIDTH);
@@ -60,8 +67,11 @@ async function rawOrt(modelFile: string, batch: number): Promise<number> {
   for (const end = until(1); performance.now() < end;) await session.run(feeds);
   let runs = 0;
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   for (const end = until(RAW_S); performance.now() < end; runs++) await session.run(feeds);
   const secs = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  lastCpuPerItem = (c.user + c.system) / 1e6 / (runs * batch);
   await session.release();
   return (runs * batch) / secs;
 }
@@ -121,7 +131,9 @@ async function load(server: Server, tag: string, binary: boolean): Promise<numbe
   const pids = [server.workerPid, server.proc.pid ?? 0, process.pid];
   const cpu0 = pids.map(cpuSeconds);
   const r = await autocannon({ ...opts, duration: MEASURE_S });
-  const busy = pids.map((p, i) => Math.round(((cpuSeconds(p) - cpu0[i]!) / MEASURE_S) * 100));
+  const used = pids.map((p, i) => cpuSeconds(p) - cpu0[i]!);
+  const busy = used.map((s) => Math.round((s / MEASURE_S) * 100));
+  lastCpuPerItem = (used[0]! + used[1]!) / r.requests.total;
   note(`  [${tag}] cpu busy: worker ${busy[0]}%, frontend ${busy[1]}%, autocannon ${busy[2]}%`);
   if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
   return r.requests.total / MEASURE_S;
@@ -192,16 +204,24 @@ async function main(): Promise<void> {
       note('light: demo mlp, batch 32, 5 ms; whole server (frontend + worker) on core 0, autocannon on core 1');
       await served(light, root, 'light-warm-up', [], LIGHT);
       const raw1 = await rawRun(file);
+      const rawCpu1 = lastCpuPerItem;
       const json = await served(light, root, 'light-json', [], LIGHT);
-      note(`light served, JSON bodies: ${json.toFixed(1)} req/s`);
+      const jsonCpu = lastCpuPerItem;
+      note(`light served, JSON bodies: ${json.toFixed(1)} req/s, ${(jsonCpu * 1e6).toFixed(0)} µs server CPU per request`);
       const bin = await served(light, root, 'light-binary', [], { ...LIGHT, binary: true });
-      note(`light served, binary bodies: ${bin.toFixed(1)} req/s`);
+      const binCpu = lastCpuPerItem;
+      note(`light served, binary bodies: ${bin.toFixed(1)} req/s, ${(binCpu * 1e6).toFixed(0)} µs server CPU per request`);
       const on = await served(light, root, 'light-on', allSinks, LIGHT);
       const off = await served(light, root, 'light-off', ['--metrics-mode', 'off'], LIGHT);
       note(`light served, all sinks ${on.toFixed(1)}, metrics off ${off.toFixed(1)} req/s`);
       const raw = (raw1 + (await rawRun(file))) / 2;
+      const rawCpu = (rawCpu1 + lastCpuPerItem) / 2;
+      note(`raw onnxruntime: ${(rawCpu * 1e6).toFixed(1)} µs CPU per sample`);
       line('serve_light_vs_raw_ort', json, raw, 'samples/s');
+      // The same per CPU-second used (what each would do with the core to itself).
+      line('serve_light_vs_raw_ort_cpu', 1 / jsonCpu, 1 / rawCpu, 'samples per CPU-second');
       line('serve_binary_vs_json', bin, json, 'req/s');
+      line('serve_binary_vs_json_cpu', 1 / binCpu, 1 / jsonCpu, 'req per CPU-second');
       line('metrics_on_vs_off_light', on, off, 'req/s');
     }
     if (only === 'light') return;
