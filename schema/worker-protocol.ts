@@ -50,16 +50,31 @@ export interface InitMessage {
   readonly autoLabels?: AutoLabels;
 }
 
-/** One request of a batch. `body` is the parsed JSON body of the HTTP request. */
+/**
+ * One request of a batch. `body` is the parsed JSON body of the HTTP request, or null when the
+ * frontend decoded the input into the batch's `tensors`.
+ */
 export interface BatchRequest {
   readonly requestId: string;
   readonly body: unknown;
+}
+
+/**
+ * The float32 inputs of a batch's requests in one buffer (models with the built-in onnx
+ * handler): request i's values are `data[offsets[i] .. offsets[i + 1])`, an empty range for a
+ * request whose input is its JSON `body`.
+ */
+export interface BatchTensors {
+  readonly data: Float32Array;
+  readonly offsets: Uint32Array;
 }
 
 export interface BatchMessage {
   readonly type: 'tsserve.batch';
   readonly batchId: number;
   readonly requests: readonly BatchRequest[];
+  /** Present when at least one request's input was decoded in the frontend. */
+  readonly tensors?: BatchTensors;
 }
 
 /** Ask the worker to flush its metrics and exit 0. */

@@ -34,6 +34,16 @@ export function inputWidthOf(options: Readonly<Record<string, unknown>>): number
   return typeof w === 'number' && Number.isInteger(w) && w > 0 ? w : DEFAULT_INPUT_WIDTH;
 }
 
+/** Largest finite float32. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+/** Checks a row the frontend decoded; writes it into `dst` at `offset` and returns null, or returns why not. */
+export function validateInput(input: Float32Array, width: number, dst: Float32Array, offset: number): string | null {
+  if (input.length !== width) return `expected ${width} numbers, got ${input.length}`;
+  dst.set(input, offset);
+  return null;
+}
+
 /**
  * Checks one body; writes it into `dst` at `offset` and returns null, or returns why not.
  * Accepts a plain array, or `{"data": [...]}` / `{"input": [...]}` like TorchServe clients send.
@@ -49,6 +59,7 @@ export function validateRow(body: unknown, width: number, dst: Float32Array, off
   for (let i = 0; i < width; i++) {
     const v: unknown = arr[i];
     if (typeof v !== 'number' || !Number.isFinite(v)) return `element ${i} is ${describe(v)}, not a finite number`;
+    if (Math.abs(v) > FLOAT32_MAX && !Number.isFinite(Math.fround(v))) return `element ${i} (${v}) is not finite in float32`;
     dst[offset + i] = v;
   }
   return null;
@@ -82,7 +93,10 @@ export function createOnnxHandler(): StagedHandler {
       const rows: number[] = [];
       const errors: (Error | null)[] = [];
       for (let i = 0; i < requests.length; i++) {
-        const why = validateRow(requests[i]!.body, width, input, rows.length * width);
+        const r = requests[i]!;
+        const why = r.input !== undefined
+          ? validateInput(r.input, width, input, rows.length * width)
+          : validateRow(r.body, width, input, rows.length * width);
         if (why === null) {
           rows.push(i);
           errors.push(null);

@@ -14,6 +14,11 @@ import type { WorkerMetricsApi } from '../metrics/worker-metrics.js';
 export interface HandlerRequest {
   readonly requestId: string;
   readonly body: unknown;
+  /**
+   * The input as float32 values, decoded by the frontend (then `body` is null). Only the
+   * built-in `onnx` handler's requests carry it; a user handler always gets `body`.
+   */
+  readonly input?: Float32Array;
 }
 
 /** A tensor handed to `session.run`: a typed array and its shape (no onnxruntime import needed). */

@@ -6,12 +6,13 @@
 import * as fs from 'fs';
 import { performance } from 'perf_hooks';
 import type {
-  BatchMessage, FromWorkerMessage, InitMessage, ResultMessage, WorkerLogLevel,
+  BatchMessage, BatchTensors, FromWorkerMessage, InitMessage, ResultMessage, WorkerLogLevel,
 } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
 import type { MetricsMessage } from '../../schema/ipc.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
 import type { WorkerMetricsApi } from '../metrics/worker-metrics.js';
+import type { HandlerRequest } from '../handlers/types.js';
 import { loadHandler } from './load-handler.js';
 import type { LoadedHandler } from './load-handler.js';
 import { WorkerContext } from './context.js';
@@ -29,6 +30,17 @@ export interface WorkerIo {
   exit(code: number): void;
   /** Diagnostics: the frontend logs them with this worker's `worker` and `model` bindings. */
   log(level: WorkerLogLevel, line: string): void;
+}
+
+/** The batch's requests, each with its slice of the batch's float32 buffer when it has one. */
+function withInputs(requests: BatchMessage['requests'], tensors: BatchTensors | undefined): readonly HandlerRequest[] {
+  if (tensors === undefined) return requests;
+  const { data, offsets } = tensors;
+  return requests.map((r, i): HandlerRequest => {
+    const from = offsets[i] ?? 0;
+    const to = offsets[i + 1] ?? from;
+    return to > from ? { requestId: r.requestId, body: r.body, input: data.subarray(from, to) } : r;
+  });
 }
 
 /** Milliseconds between timer flushes, so long-running handler work still reports metrics. */
@@ -166,7 +178,7 @@ export class Worker {
     const handler = this.handler;
     const ctx = this.context;
     const metrics = this.metrics;
-    const requests = Array.isArray(b.requests) ? (b.requests as BatchMessage['requests']) : [];
+    const requests = withInputs(Array.isArray(b.requests) ? (b.requests as BatchMessage['requests']) : [], b.tensors);
     if (handler === null || ctx === null || metrics === null) {
       this.sendResult({ type: 'tsserve.result', batchId: b.batchId, responses: failAll(requests.length, 503, 'worker has no model loaded'), handlerMs: 0 });
       return;

@@ -3,7 +3,7 @@
  * free worker when `batchSize` requests are waiting or the oldest has waited `maxBatchDelay`
  * ms. Each request has its own response timeout (504); a full queue answers 503.
  */
-import type { BatchRequest, ResultMessage } from '../../schema/worker-protocol.js';
+import type { BatchRequest, BatchTensors, ResultMessage } from '../../schema/worker-protocol.js';
 import type { Job, JobOutcome } from './job.js';
 import { errorOutcome } from './job.js';
 import type { Clock, ClockTimer } from './clock.js';
@@ -19,7 +19,7 @@ export interface BatchRunResult {
 /** A worker that can take one batch. */
 export interface BatchWorker {
   readonly id: string;
-  runBatch(requests: readonly BatchRequest[]): Promise<BatchRunResult>;
+  runBatch(requests: readonly BatchRequest[], tensors?: BatchTensors): Promise<BatchRunResult>;
 }
 
 /** The pool seen from the batcher (the real `WorkerPool`, or a fake in unit tests). */
@@ -48,6 +48,28 @@ export type BatchTimingListener = (queueMs: number, workerThreadMs: number) => v
 
 /** Responses written per event-loop turn when a batch comes back. */
 const ANSWER_CHUNK = 4;
+
+/**
+ * The batch's decoded inputs copied into one buffer, so they cross to the worker as one block
+ * of bytes; undefined when no job of the batch has one.
+ */
+function batchTensors(slots: readonly Slot[]): BatchTensors | undefined {
+  let total = 0;
+  for (const s of slots) total += s.job.input?.length ?? 0;
+  if (total === 0) return undefined;
+  const data = new Float32Array(total);
+  const offsets = new Uint32Array(slots.length + 1);
+  let at = 0;
+  for (let i = 0; i < slots.length; i++) {
+    const input = slots[i]!.job.input;
+    if (input !== undefined) {
+      data.set(input, at);
+      at += input.length;
+    }
+    offsets[i + 1] = at;
+  }
+  return { data, offsets };
+}
 
 /** Why `submit` did not queue a job. */
 export type SubmitResult = 'queued' | 'queue_full' | 'unavailable' | 'closed';
@@ -176,13 +198,14 @@ export class Batcher {
   private dispatch(worker: BatchWorker, slots: Slot[], now: number, oldestWaitMs: number): void {
     for (const s of slots) s.sentMs = now;
     this.inFlight++;
-    const requests = slots.map((s) => ({ requestId: s.job.requestId, body: s.job.body }));
+    const requests = slots.map((s) => ({ requestId: s.job.requestId, body: s.job.input === undefined ? s.job.body : null }));
+    const tensors = batchTensors(slots);
     const finished = (): void => {
       this.inFlight--;
       this.pump();
       this.checkDrained();
     };
-    worker.runBatch(requests).then(
+    worker.runBatch(requests, tensors).then(
       ({ result, wallMs }) => {
         this.onTiming(oldestWaitMs, Math.max(0, wallMs - result.handlerMs));
         this.answerInChunks(worker, slots, result, 0, finished);

@@ -27,6 +27,8 @@ export function errorOutcome(status: number, type: string, message: string, queu
 export interface Job {
   readonly requestId: string;
   readonly body: unknown;
+  /** The input decoded into float32 in the frontend (tensor models); `body` is then unused. */
+  readonly input?: Float32Array;
   /** `performance.now()` at admission. */
   readonly arrivalMs: number;
   readonly done: (outcome: JobOutcome) => void;

@@ -37,11 +37,12 @@ export class GenerationKind implements ModelKind {
     return new GenerationModel(config, ctx, { modelUrl, loadedAtStartup, statLog: this.tickerFor(ctx) });
   }
 
-  routes(_ctx: ModelKindContext, lookup: (name: string) => ServedModel | undefined, list: () => readonly ServedModel[]): ReturnType<typeof openaiRouter> {
+  routes(ctx: ModelKindContext, lookup: (name: string) => ServedModel | undefined, list: () => readonly ServedModel[]): ReturnType<typeof openaiRouter> {
     const asGen = (m: ServedModel | undefined): GenerationModel | undefined => (m instanceof GenerationModel ? m : undefined);
     return openaiRouter({
       lookup: (name) => asGen(lookup(name)),
       list: () => list().flatMap((m) => (m instanceof GenerationModel ? [m] : [])),
+      ...(ctx.bodyLimits !== undefined ? { bodyLimits: ctx.bodyLimits } : {}),
     });
   }
 

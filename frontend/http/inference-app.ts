@@ -13,14 +13,17 @@ import type { Express, RequestHandler, Router } from 'express';
 import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import type { FrontendSeries, ModelSeries } from '../server/frontend-series.js';
 import type { ServedModel } from '../server/served-model.js';
+import type { BodyLimits } from './body-limits.js';
+import { bodyLimits } from './body-limits.js';
+import { bodyGuard } from './body-guard.js';
 import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 import { healthRoutes } from './health-routes.js';
 import type { HealthReport } from '../server/health.js';
 import { HttpMetrics } from './http-metrics.js';
-import { jsonBody } from './json-body.js';
 import { oipRouter } from './oip/oip-router.js';
 import { predictionTiming } from './server-timing.js';
+import { predictionBody, tensorOf } from './prediction-body.js';
 import { requireToken } from './token-auth.js';
 
 /** What the inference app needs. */
@@ -30,6 +33,8 @@ export interface InferenceAppOptions {
   readonly list?: () => readonly ServedModel[];
   readonly series: FrontendSeries;
   readonly maxRequestSizeBytes: number;
+  /** JSON depth and element bounds and the body timeouts (defaults: DEFAULT_BODY_LIMITS); maxBytes is maxRequestSizeBytes. */
+  readonly bodyLimits?: Partial<BodyLimits>;
   /** Bearer key required on every path but /ping, when token auth is on. */
   readonly token?: string;
   /** Extra routers (e.g. OpenAI `/v1/*` from a generation model kind). */
@@ -46,9 +51,13 @@ export function inferenceApp(opts: InferenceAppOptions): Express {
   app.use(countResponses((s) => opts.series.countResponse(s)));
   app.use(new HttpMetrics((n, d) => opts.series.bind(n, d)).middleware());
   if (opts.token !== undefined) app.use(requireToken(opts.token, ['/ping', '/health']));
+  const limits = bodyLimits({ ...opts.bodyLimits, maxBytes: opts.maxRequestSizeBytes });
+  app.use(bodyGuard(limits));
   app.use(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))));
-  // Every body is JSON whatever its content type (curl -d sends form-urlencoded by default).
-  app.post('/predictions/:model{/:version}', jsonBody(opts.maxRequestSizeBytes), predict(opts));
+  // Every body is JSON whatever its content type (curl -d sends form-urlencoded by default),
+  // except application/octet-stream: a binary float32 tensor.
+  const takesTensors = (name: string): boolean => opts.lookup(name)?.config.handler === 'onnx';
+  app.post('/predictions/:model{/:version}', predictionBody({ limits, takesTensors }), predict(opts));
   app.use(oipRouter({ lookup: opts.lookup, list: opts.list, series: opts.series, maxRequestSizeBytes: opts.maxRequestSizeBytes }));
   for (const r of opts.extraRoutes ?? []) app.use(r);
   app.use(notFound);
@@ -78,7 +87,8 @@ function predict(opts: InferenceAppOptions): RequestHandler {
       return sendError(res, 404, `Model version ${version} not found for model ${name}`);
     }
     if (model.submit === undefined) return sendError(res, 400, `model ${name} does not serve /predictions (kind ${model.kind})`);
-    if (req.body === undefined) {
+    const input = tensorOf(req);
+    if (req.body === undefined && input === undefined) {
       return sendError(res, 400, 'missing request body: send the model input as JSON');
     }
     let bound = seriesCache.get(model);
@@ -95,7 +105,7 @@ function predict(opts: InferenceAppOptions): RequestHandler {
     let gone = false;
     res.once('close', () => { if (!res.writableFinished) gone = true; });
     const admitted = model.submit({
-      requestId, body: req.body as unknown, arrivalMs,
+      requestId, body: req.body as unknown, input, arrivalMs,
       cancelled: () => gone,
       done: (outcome) => {
         const totalUs = (performance.now() - arrivalMs) * 1000;

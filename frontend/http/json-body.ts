@@ -1,43 +1,51 @@
 /**
- * A lean JSON body reader for the prediction hot path (express.json's chain — content-type
- * negotiation, iconv, raw-body — costs more than the parse itself). Every body is JSON
- * whatever its content type; over `limit` bytes → 413, invalid JSON → 400, none → undefined.
+ * A lean JSON body reader (express.json's chain — content-type negotiation, iconv, raw-body —
+ * costs more than the parse itself, and reads a too-large body to its end before its 413).
+ * Every body is JSON whatever its content type. The body is read under `BodyLimits`
+ * (read-body.ts: 413, 415, 408), bounded in depth and elements before it is parsed (400), and
+ * invalid JSON is a 400; none → `req.body` undefined.
  */
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import type { BodyLimits } from './body-limits.js';
+import { bodyLimits } from './body-limits.js';
 import { sendError } from './errors.js';
+import { jsonBoundsProblem } from './json-bounds.js';
+import type { BodyFailure } from './read-body.js';
+import { closeIfUnread, readBody } from './read-body.js';
 
-/** Middleware setting `req.body` to the parsed JSON body (undefined when there is none). */
-export function jsonBody(limit: number): RequestHandler {
+/** How a refused body is answered (TorchServe's `{code, type, message}` by default). */
+export type BodyErrorSender = (res: Response, status: number, message: string) => void;
+
+/** Parses a body read under `limits`: the value (undefined when empty), or why not. */
+export function parseJsonBody(body: Buffer, limits: BodyLimits): { readonly value: unknown } | BodyFailure {
+  if (body.length === 0) return { value: undefined };
+  const problem = jsonBoundsProblem(body, limits.maxDepth, limits.maxElements);
+  if (problem !== null) return { status: 400, message: problem };
+  try {
+    return { value: JSON.parse(body.toString('utf8')) as unknown };
+  } catch (e) {
+    return { status: 400, message: `invalid JSON body: ${(e as Error).message}` };
+  }
+}
+
+/** Answers a refused body, closing the connection when the body was not read to its end. */
+export function refuseBody(req: Request, res: Response, f: BodyFailure, send: BodyErrorSender = sendError): void {
+  closeIfUnread(req, res);
+  send(res, f.status, f.message);
+}
+
+/**
+ * Middleware setting `req.body` to the parsed JSON body (undefined when there is none).
+ * `limits`: a byte limit alone, or the bounds (each defaulting to DEFAULT_BODY_LIMITS).
+ */
+export function jsonBody(limits?: number | Partial<BodyLimits>, send: BodyErrorSender = sendError): RequestHandler {
+  const l = bodyLimits(limits);
   return (req, res, next) => {
-    const declared = Number(req.headers['content-length'] ?? Number.NaN);
-    if (declared > limit) {
-      req.resume(); // drain, so the connection can be reused for the 413
-      return sendError(res, 413, `request body exceeds the limit of ${limit} bytes (--max-request-size)`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (c: Buffer) => {
-      if (failed) return;
-      size += c.length;
-      if (size > limit) {
-        failed = true;
-        chunks.length = 0;
-        sendError(res, 413, `request body exceeds the limit of ${limit} bytes (--max-request-size)`);
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('error', () => { failed = true; });
-    req.on('end', () => {
-      if (failed) return;
-      if (size === 0) { req.body = undefined; return next(); }
-      const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8');
-      try {
-        req.body = JSON.parse(text) as unknown;
-      } catch (e) {
-        return sendError(res, 400, `invalid JSON body: ${(e as Error).message}`);
-      }
+    readBody(req, l, (failure, body) => {
+      if (failure !== null) return refuseBody(req, res, failure, send);
+      const parsed = parseJsonBody(body, l);
+      if ('status' in parsed) return refuseBody(req, res, parsed, send);
+      req.body = parsed.value;
       next();
     });
   };

@@ -8,6 +8,9 @@ import type { FrontendSeries } from '../server/frontend-series.js';
 import type { ModelManager } from '../server/model-manager.js';
 import { RegistrationError } from '../server/model-manager.js';
 import type { ServedModel } from '../server/served-model.js';
+import type { BodyLimits } from './body-limits.js';
+import { bodyLimits } from './body-limits.js';
+import { bodyGuard } from './body-guard.js';
 import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 import { HttpMetrics } from './http-metrics.js';
@@ -18,6 +21,8 @@ export interface ManagementAppOptions {
   readonly manager: ModelManager;
   readonly series: FrontendSeries;
   readonly token?: string;
+  /** Bounds on request bodies (management routes take none: a body is read and dropped). */
+  readonly bodyLimits?: BodyLimits;
 }
 
 function q(req: Request, key: string): string | undefined {
@@ -51,6 +56,7 @@ export function managementApp(opts: ManagementAppOptions): Express {
   app.set('etag', false);
   app.use(countResponses((s) => opts.series.countResponse(s)));
   app.use(new HttpMetrics((n, d) => opts.series.bind(n, d)).middleware());
+  app.use(bodyGuard(bodyLimits(opts.bodyLimits), { discard: true }));
   if (opts.token !== undefined) app.use(requireToken(opts.token));
 
   app.get('/models', (_req, res) => {

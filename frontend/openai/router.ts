@@ -11,6 +11,8 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } f
 import type { GenRequestOutput } from '../../schema/engine-ipc.js';
 import type { GenerationModel } from '../generation/generation-model.js';
 import { generationTiming } from '../http/server-timing.js';
+import type { BodyLimits } from '../http/body-limits.js';
+import { jsonBody } from '../http/json-body.js';
 import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { ChoiceCollector } from './choice-collector.js';
 import type { Choice } from './choice-collector.js';
@@ -22,8 +24,10 @@ import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from './pa
 export interface OpenAIRouterOptions {
   readonly lookup: (name: string) => GenerationModel | undefined;
   readonly list: () => readonly GenerationModel[];
-  /** Largest body in bytes (default 1 MiB). */
+  /** Largest body in bytes (default 1 MiB); `bodyLimits.maxBytes` wins when both are given. */
   readonly maxRequestSizeBytes?: number;
+  /** Bounds on bodies: size, JSON depth and elements, timeouts (default: DEFAULT_BODY_LIMITS). */
+  readonly bodyLimits?: BodyLimits;
 }
 
 type Kind = 'completion' | 'chat';
@@ -35,7 +39,8 @@ type Stamped = Request & { [ARRIVAL]?: number };
 export function openaiRouter(opts: OpenAIRouterOptions): Router {
   const r = express.Router();
   const stamp: RequestHandler = (req, _res, next) => { (req as Stamped)[ARRIVAL] = performance.now(); next(); };
-  const json = express.json({ limit: opts.maxRequestSizeBytes ?? 1024 * 1024, type: () => true, strict: false });
+  // Read under the server's body limits (413 before the body is read, 415, 408, JSON bounds).
+  const json = jsonBody(opts.bodyLimits ?? opts.maxRequestSizeBytes, (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message)));
   r.post('/v1/completions', stamp, json, handler(opts, 'completion'));
   r.post('/v1/chat/completions', stamp, json, handler(opts, 'chat'));
   r.get('/v1/models', (_req, res) => {

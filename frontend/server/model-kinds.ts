@@ -5,6 +5,7 @@
  */
 import type { Router } from 'express';
 import type { MetricsConfig } from '../../schema/types.js';
+import type { BodyLimits } from '../http/body-limits.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { WorkerPoolDeps } from '../workers/worker-pool.js';
 import type { FrontendSeries } from './frontend-series.js';
@@ -24,6 +25,8 @@ export interface ModelKindContext {
   readonly poolDeps: WorkerPoolDeps;
   readonly ingestMetrics: (workerId: string, msg: unknown) => boolean;
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string) => void;
+  /** Bounds on request bodies, for the kind's own routes (default: DEFAULT_BODY_LIMITS). */
+  readonly bodyLimits?: BodyLimits;
 }
 
 /** A kind of model, keyed by the `handler:` value of its model-config. */

@@ -11,6 +11,8 @@ import type { AddressInfo } from 'net';
 import * as path from 'path';
 import type { MetricsConfig } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
+import type { BodyLimits } from '../http/body-limits.js';
+import { bodyLimits } from '../http/body-limits.js';
 import { inferenceApp } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
@@ -43,6 +45,8 @@ export interface ServerConfig {
   readonly logDir: string;
   readonly enableTokenAuth: boolean;
   readonly maxRequestSizeBytes: number;
+  /** JSON bounds and body timeouts on every listener (defaults: DEFAULT_BODY_LIMITS). */
+  readonly bodyLimits?: Partial<BodyLimits>;
   /** Queue bound per model; default 100 × batchSize. */
   readonly queueCapacity?: number;
   /** Worker entry script; default the compiled `backend/worker/main.js`. */
@@ -134,11 +138,12 @@ function boundAddress(server: http.Server, host: string): string {
 export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<RunningServer> {
   const series = new FrontendSeries(deps.metrics);
   let workerPort = 9000;
+  const limits = bodyLimits({ ...cfg.bodyLimits, maxBytes: cfg.maxRequestSizeBytes });
   const warnedUnknown = new Set<string>();
   // Every live worker of every model: the shutdown deadline kills them all.
   const registry = new Set<WorkerProcess>();
   const ctx: ModelKindContext = {
-    metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: levelCallback(deps.log),
+    metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: levelCallback(deps.log), bodyLimits: limits,
     ingestMetrics: (id, msg) => deps.ingest.handle(id, msg),
     poolDeps: {
       entry: cfg.workerEntry ?? DEFAULT_WORKER_ENTRY,
@@ -198,13 +203,13 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const isDraining = (): boolean => draining;
     const count = (status: number): void => series.countResponse(status);
     const inf = await listen(drainGate(inferenceApp({
-      lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes,
+      lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
       ...(keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {}), extraRoutes,
       health: () => healthOf(manager.list()),
     }), isDraining, () => true, count), cfg.inference, 'inference', deps.access);
     servers.push(inf);
     // Management reads keep working while draining; changes are refused.
-    const mgmt = await listen(drainGate(managementApp({ manager, series, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), cfg.management, 'management', deps.access);
+    const mgmt = await listen(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), cfg.management, 'management', deps.access);
     servers.push(mgmt);
     const met = await listen(metricsApp(deps.metrics), cfg.metrics, 'metrics', deps.access);
     servers.push(met);

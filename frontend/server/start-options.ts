@@ -29,7 +29,11 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'metric-time-interval', kind: 'int', def: 60, help: 'seconds between system metrics samples' },
   { flag: 'disable-system-metrics', kind: 'bool', def: false, help: 'do not collect CPU/memory/disk metrics' },
   { flag: 'enable-token-auth', kind: 'bool', def: false, help: 'require Authorization: Bearer <key> (keys in <log-dir>/key_file.json)' },
-  { flag: 'max-request-size', kind: 'int', def: 1048576, help: 'largest request body in bytes (larger: 413)' },
+  { flag: 'max-request-size', kind: 'int', def: 1048576, help: 'largest request body in bytes, as sent and once inflated (larger: 413)' },
+  { flag: 'max-json-depth', kind: 'int', def: 32, help: 'deepest nesting of JSON arrays and objects in a body (deeper: 400)' },
+  { flag: 'max-json-elements', kind: 'int', def: 262144, help: 'most JSON values (or tensor elements) in a body (more: 400)' },
+  { flag: 'request-timeout', kind: 'int', def: 30000, help: 'ms for a request body to arrive in full (later: 408)' },
+  { flag: 'request-idle-timeout', kind: 'int', def: 10000, help: 'ms a request body may stall between two pieces (longer: 408)' },
   { flag: 'job-queue-size', kind: 'int', def: 0, help: 'requests queued per model before 503 (0: 100 x batchSize)' },
   { flag: 'log-stats-interval', kind: 'int', def: 10, help: 'seconds between the generation engines\' stat lines (0: 10)' },
   { flag: 'max-workers', kind: 'int', def: 0, help: 'workers over all models together; more is refused with 400 (0: 4 x CPUs)' },
@@ -56,6 +60,10 @@ export interface StartOptions {
   readonly disableSystemMetrics: boolean;
   readonly enableTokenAuth: boolean;
   readonly maxRequestSize: number;
+  readonly maxJsonDepth: number;
+  readonly maxJsonElements: number;
+  readonly requestTimeout: number;
+  readonly requestIdleTimeout: number;
   readonly jobQueueSize: number;
   readonly logStatsInterval: number;
   readonly maxWorkers: number;

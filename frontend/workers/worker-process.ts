@@ -8,7 +8,7 @@ import { performance } from 'perf_hooks';
 import type { ChildProcess } from 'child_process';
 import { EventEmitter } from 'events';
 import type {
-  BatchRequest, FromWorkerMessage, InitMessage, ReadyMessage, ResultMessage,
+  BatchRequest, BatchTensors, FromWorkerMessage, InitMessage, ReadyMessage, ResultMessage,
 } from '../../schema/worker-protocol.js';
 import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
@@ -142,7 +142,7 @@ export class WorkerProcess extends EventEmitter {
   }
 
   /** Sends one batch; resolves with the worker's result, rejects if the worker is lost. */
-  runBatch(requests: readonly BatchRequest[]): Promise<BatchRun> {
+  runBatch(requests: readonly BatchRequest[], tensors?: BatchTensors): Promise<BatchRun> {
     if (!this.canTake) {
       return Promise.reject(new Error(`worker ${this.id} is ${this.statusValue} with ${this.pending.size} batch(es) in flight`));
     }
@@ -151,7 +151,7 @@ export class WorkerProcess extends EventEmitter {
     return new Promise<BatchRun>((resolve, reject) => {
       this.pending.set(batchId, { sentMs: performance.now(), resolve, reject });
       if (this.pending.size === 1) this.arm();
-      this.send({ type: 'tsserve.batch', batchId, requests });
+      this.send(tensors === undefined ? { type: 'tsserve.batch', batchId, requests } : { type: 'tsserve.batch', batchId, requests, tensors });
     });
   }
 

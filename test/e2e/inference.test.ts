@@ -60,7 +60,7 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     const parseError = ((): string => { try { JSON.parse('{"not json'); return ''; } catch (e) { return (e as Error).message; } })();
     expect([r.status, r.json]).to.deep.equal([400, { code: 400, type: 'BadRequestException', message: `invalid JSON body: ${parseError}` }]);
     const w = await post(`${server.inference}/predictions/mlp`, [1, 2, 3]);
-    expect([w.status, w.json]).to.deep.equal([400, { code: 400, type: 'BadRequestException', message: 'expected a JSON array of 784 numbers, got 3 elements' }]);
+    expect([w.status, w.json]).to.deep.equal([400, { code: 400, type: 'BadRequestException', message: 'expected 784 numbers, got 3' }]);
   });
 
   it('should answer an unknown model with 404 and /ping with Healthy', async () => {

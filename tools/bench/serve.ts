@@ -1,14 +1,17 @@
 /**
- * bench:serve — the model server under load (autocannon, in-process, 64 connections) on the
- * compute-bound `mlp-heavy`, against raw in-process onnxruntime on the same thread budget.
+ * bench:serve — the model server under load (autocannon, in-process, 64 connections) against
+ * raw in-process onnxruntime at batch 32 on the same thread budget, on two models:
  *
- * CPU split on the 2-core machine (with `taskset` when present): the server's one worker
- * (onnxruntime, 1 thread) on core 0; the frontend (express, batching, metrics) and this
- * process (autocannon) on core 1. The raw baseline runs alone, pinned to core 0.
+ * - `mlp-heavy` (compute-bound): the server's one worker (onnxruntime, 1 thread) on core 0;
+ *   the frontend and this process (autocannon) on core 1; the raw baseline alone on core 0.
+ * - the demo `mlp` (light: the frontend's cost per request shows): the whole server (frontend
+ *   and its one worker) on core 0, autocannon on core 1; the raw baseline alone on core 0.
  *
- * Prints one JSON line per figure: serve_vs_raw_ort and batch32_vs_batch1 (the server as
- * shipped: the repo's metrics.yaml, tslog + prometheus), metrics_on_vs_off (all three sinks vs
- * `--metrics-mode off`). Notes (CPU split, per-process CPU busy) go to stderr.
+ * Prints one JSON line per figure: serve_vs_raw_ort, batch32_vs_batch1, metrics_on_vs_off
+ * (mlp-heavy); serve_light_vs_raw_ort, serve_binary_vs_json, metrics_on_vs_off_light (mlp).
+ * The server as shipped: the repo's metrics.yaml, tslog + prometheus; "on" is all three sinks,
+ * "off" `--metrics-mode off`. Notes (CPU split, per-process CPU busy) go to stderr.
+ * `BENCH_ONLY=light|heavy` runs one half.
  */
 import autocannon from 'autocannon';
 import { spawnSync } from 'child_process';
@@ -19,6 +22,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { createSession, tensorF32 } from '../../backend/onnx/ort.js';
 import { writeMlpHeavy } from '../models/demo-models.js';
+import { MLP_HIDDEN, MLP_SEED, writeMlp } from '../models/mlp.js';
+import { writeModelConfig } from '../models/model-config.js';
 import { spawnServer } from './spawn-server.js';
 
 const WIDTH = 784;
@@ -46,6 +51,13 @@ function input(seed: number): number[] {
 }
 
 /** Raw onnxruntime, in this process: samples/s at `batch`, 1 thread. */
+/**
+ * CPU seconds per item of the last measurement: per request of the server (its worker and
+ * frontend together), or per sample of the raw baseline. On a loaded shared machine the
+ * throughputs fall with the CPU share each run gets; the CPU cost per item much less.
+ */
+let lastCpuPerItem = Number.NaN;
+
 async function rawOrt(modelFile: string, batch: number): Promise<number> {
   const session = await createSession(modelFile, { threads: 1 });
   const data = new Float32Array(batch * WIDTH);
@@ -55,13 +67,19 @@ async function rawOrt(modelFile: string, batch: number): Promise<number> {
   for (const end = until(1); performance.now() < end;) await session.run(feeds);
   let runs = 0;
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   for (const end = until(RAW_S); performance.now() < end; runs++) await session.run(feeds);
   const secs = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  lastCpuPerItem = (c.user + c.system) / 1e6 / (runs * batch);
   await session.release();
   return (runs * batch) / secs;
 }
 
-interface Server { readonly proc: ChildProcess; readonly inference: string; readonly management: string; readonly workerPid: number; stop(): Promise<void> }
+interface Server { readonly proc: ChildProcess; readonly model: string; readonly inference: string; readonly management: string; readonly workerPid: number; stop(): Promise<void> }
+
+/** Where the server's processes run: `split` worker core 0, frontend core 1; `one` both on core 0. */
+type Placement = 'split' | 'one';
 
 /** CPU seconds (user + system) a process has used so far, from /proc; NaN where unavailable. */
 function cpuSeconds(pid: number): number {
@@ -74,14 +92,14 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-async function startServer(store: string, logDir: string, extra: readonly string[]): Promise<Server> {
+async function startServer(store: string, model: string, logDir: string, extra: readonly string[], placement: Placement): Promise<Server> {
   const { proc, inference, management } = await spawnServer(
     ['--model-store', store, '--log-dir', logDir, '--disable-system-metrics', '--job-queue-size', '1024', ...extra]);
-  const desc = (await (await fetch(`${management}/models/mlp-heavy`)).json()) as Array<{ workers: Array<{ pid: number }> }>;
-  if (proc.pid !== undefined) pin(proc.pid, 1);
+  const desc = (await (await fetch(`${management}/models/${model}`)).json()) as Array<{ workers: Array<{ pid: number }> }>;
+  if (proc.pid !== undefined) pin(proc.pid, placement === 'split' ? 1 : 0);
   for (const w of desc[0]!.workers) pin(w.pid, 0);
   return {
-    proc, inference, management, workerPid: desc[0]!.workers[0]!.pid,
+    proc, model, inference, management, workerPid: desc[0]!.workers[0]!.pid,
     stop: () => new Promise<void>((resolve) => {
       proc.once('exit', () => resolve());
       proc.kill('SIGTERM');
@@ -93,25 +111,29 @@ async function startServer(store: string, logDir: string, extra: readonly string
 /** Waits until requests left over from the previous run (autocannon stops without them) are served. */
 async function settle(server: Server): Promise<void> {
   for (;;) {
-    const d = (await (await fetch(`${server.management}/models/mlp-heavy`)).json()) as Array<{ jobQueueStatus: { pendingRequests: number } }>;
+    const d = (await (await fetch(`${server.management}/models/${server.model}`)).json()) as Array<{ jobQueueStatus: { pendingRequests: number } }>;
     if (d[0]!.jobQueueStatus.pendingRequests === 0) break;
     await new Promise((r) => setTimeout(r, 50));
   }
   await new Promise((r) => setTimeout(r, 200));
 }
 
-/** Served samples/s (one sample per request) under autocannon. */
-async function load(server: Server, tag: string): Promise<number> {
+/** Served samples/s (one sample per request) under autocannon; `binary`: float32 bodies. */
+async function load(server: Server, tag: string, binary: boolean): Promise<number> {
   const opts = {
-    url: `${server.inference}/predictions/mlp-heavy`, method: 'POST', connections: CONNECTIONS,
-    headers: { 'content-type': 'application/json' }, body: JSON.stringify(input(1)),
+    url: `${server.inference}/predictions/${server.model}`, method: 'POST', connections: CONNECTIONS,
+    ...(binary
+      ? { headers: { 'content-type': 'application/octet-stream', 'x-tensor-shape': `1,${WIDTH}` }, body: Buffer.from(Float32Array.from(input(1)).buffer) }
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(input(1)) }),
   };
   await autocannon({ ...opts, duration: WARMUP_S });
   await settle(server);
   const pids = [server.workerPid, server.proc.pid ?? 0, process.pid];
   const cpu0 = pids.map(cpuSeconds);
   const r = await autocannon({ ...opts, duration: MEASURE_S });
-  const busy = pids.map((p, i) => Math.round(((cpuSeconds(p) - cpu0[i]!) / MEASURE_S) * 100));
+  const used = pids.map((p, i) => cpuSeconds(p) - cpu0[i]!);
+  const busy = used.map((s) => Math.round((s / MEASURE_S) * 100));
+  lastCpuPerItem = (used[0]! + used[1]!) / r.requests.total;
   note(`  [${tag}] cpu busy: worker ${busy[0]}%, frontend ${busy[1]}%, autocannon ${busy[2]}%`);
   if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
   return r.requests.total / MEASURE_S;
@@ -124,11 +146,25 @@ function makeStore(root: string, batchSize: number): string {
   return store;
 }
 
-async function served(store: string, root: string, tag: string, extra: readonly string[]): Promise<number> {
+/** A store with the demo `mlp` on the issue's settings: batch 32, 5 ms, one worker, 1 thread. */
+function makeLightStore(root: string): string {
+  const dir = path.join(root, 'store-light', 'mlp');
+  fs.mkdirSync(dir, { recursive: true });
+  writeMlp(dir, { hidden: MLP_HIDDEN, seed: MLP_SEED });
+  writeModelConfig(dir, { handler: 'onnx', model: 'model.onnx', batchSize: 32, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 1, responseTimeout: 60, threads: 1 }, 'bench:serve light model');
+  return path.dirname(dir);
+}
+
+interface Run { readonly model: string; readonly placement: Placement; readonly binary?: boolean }
+
+const HEAVY: Run = { model: 'mlp-heavy', placement: 'split' };
+const LIGHT: Run = { model: 'mlp', placement: 'one' };
+
+async function served(store: string, root: string, tag: string, extra: readonly string[], run: Run = HEAVY): Promise<number> {
   const logDir = path.join(root, `logs-${tag}`);
-  const server = await startServer(store, logDir, extra);
+  const server = await startServer(store, run.model, logDir, extra, run.placement);
   try {
-    return await load(server, tag);
+    return await load(server, tag, run.binary === true);
   } finally {
     await server.stop();
   }
@@ -150,27 +186,57 @@ async function main(): Promise<void> {
       : 'CPU split: taskset not found, processes unpinned (worker 1 thread; frontend and autocannon share the other core by the scheduler)');
     note(`autocannon: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up, ${MEASURE_S} s measured per run`);
     pin(process.pid, 1);
-    const b32 = makeStore(root, 32);
-    const b1 = makeStore(root, 1);
-
+    const only = process.env.BENCH_ONLY ?? '';
+    const allSinks = ['--metrics-mode', 'tslog,prometheus,statsd', '--statsd-address', `127.0.0.1:${sink.address().port}`];
     // Raw baseline before and after the served runs (mean of both), so drift on this shared
     // machine hits ours and the baseline alike.
-    const rawRun = async (): Promise<number> => {
+    const rawRun = async (file: string): Promise<number> => {
       pin(process.pid, 0);
-      const r = await rawOrt(path.join(b32, 'mlp-heavy', 'model.onnx'), 32);
+      const r = await rawOrt(file, 32);
       pin(process.pid, 1);
-      note(`raw onnxruntime batch 32: ${r.toFixed(1)} samples/s`);
+      note(`raw onnxruntime batch 32 (${path.basename(path.dirname(file))}): ${r.toFixed(1)} samples/s`);
       return r;
     };
+
+    if (only !== 'heavy') {
+      const light = makeLightStore(root);
+      const file = path.join(light, 'mlp', 'model.onnx');
+      note('light: demo mlp, batch 32, 5 ms; whole server (frontend + worker) on core 0, autocannon on core 1');
+      await served(light, root, 'light-warm-up', [], LIGHT);
+      const raw1 = await rawRun(file);
+      const rawCpu1 = lastCpuPerItem;
+      const json = await served(light, root, 'light-json', [], LIGHT);
+      const jsonCpu = lastCpuPerItem;
+      note(`light served, JSON bodies: ${json.toFixed(1)} req/s, ${(jsonCpu * 1e6).toFixed(0)} µs server CPU per request`);
+      const bin = await served(light, root, 'light-binary', [], { ...LIGHT, binary: true });
+      const binCpu = lastCpuPerItem;
+      note(`light served, binary bodies: ${bin.toFixed(1)} req/s, ${(binCpu * 1e6).toFixed(0)} µs server CPU per request`);
+      const on = await served(light, root, 'light-on', allSinks, LIGHT);
+      const off = await served(light, root, 'light-off', ['--metrics-mode', 'off'], LIGHT);
+      note(`light served, all sinks ${on.toFixed(1)}, metrics off ${off.toFixed(1)} req/s`);
+      const raw = (raw1 + (await rawRun(file))) / 2;
+      const rawCpu = (rawCpu1 + lastCpuPerItem) / 2;
+      note(`raw onnxruntime: ${(rawCpu * 1e6).toFixed(1)} µs CPU per sample`);
+      line('serve_light_vs_raw_ort', json, raw, 'samples/s');
+      // The same per CPU-second used (what each would do with the core to itself).
+      line('serve_light_vs_raw_ort_cpu', 1 / jsonCpu, 1 / rawCpu, 'samples per CPU-second');
+      line('serve_binary_vs_json', bin, json, 'req/s');
+      line('serve_binary_vs_json_cpu', 1 / binCpu, 1 / jsonCpu, 'req per CPU-second');
+      line('metrics_on_vs_off_light', on, off, 'req/s');
+    }
+    if (only === 'light') return;
+
+    const b32 = makeStore(root, 32);
+    const b1 = makeStore(root, 1);
+    const heavyFile = path.join(b32, 'mlp-heavy', 'model.onnx');
     // One discarded served run first: the in-process load generator and the first server start
     // are cold otherwise, which handicapped whichever served run came first.
     await served(b32, root, 'warm-up', []);
-    const raw1 = await rawRun();
+    const raw1 = await rawRun(heavyFile);
 
     // ours = the server as shipped (the repo's metrics.yaml: tslog + prometheus).
     const dflt = await served(b32, root, 'default', []);
     note(`served batch 32, default metrics (tslog,prometheus): ${dflt.toFixed(1)} samples/s`);
-    const allSinks = ['--metrics-mode', 'tslog,prometheus,statsd', '--statsd-address', `127.0.0.1:${sink.address().port}`];
     const on = await served(b32, root, 'on', allSinks);
     note(`served batch 32, all three sinks: ${on.toFixed(1)} samples/s`);
     const off = await served(b32, root, 'off', ['--metrics-mode', 'off']);
@@ -178,7 +244,7 @@ async function main(): Promise<void> {
     const one = await served(b1, root, 'b1', []);
     note(`served batch 1, default metrics: ${one.toFixed(1)} samples/s`);
 
-    const raw = (raw1 + (await rawRun())) / 2;
+    const raw = (raw1 + (await rawRun(heavyFile))) / 2;
     line('serve_vs_raw_ort', dflt, raw, 'samples/s');
     line('batch32_vs_batch1', dflt, one, 'samples/s');
     line('metrics_on_vs_off', on, off, 'samples/s');

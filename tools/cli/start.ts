@@ -210,6 +210,7 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
     server = await startServer({
       inference, management, metrics: metricsAddr, modelStore: store, models: c.models, logDir,
       enableTokenAuth: opts.enableTokenAuth, maxRequestSizeBytes: opts.maxRequestSize,
+      bodyLimits: { maxDepth: opts.maxJsonDepth, maxElements: opts.maxJsonElements, timeoutMs: opts.requestTimeout, idleTimeoutMs: opts.requestIdleTimeout },
       ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
       maxWorkers,
       ...(opts.modelLoadTimeout > 0 ? { modelLoadTimeoutMs: opts.modelLoadTimeout * 1000 } : {}),

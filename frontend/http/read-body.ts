@@ -1,0 +1,112 @@
+/**
+ * Reads one request body under `BodyLimits`: 415 for a `Content-Encoding` other than identity
+ * or gzip, 413 from `Content-Length` before a byte is read and from the bytes read (a gzip body
+ * counts once inflated too), 408 when the body takes longer than the request timeout or stalls
+ * longer than the idle timeout. An early answer closes the connection, so the unread rest of a
+ * body is never taken for the next request.
+ */
+import type { IncomingMessage, ServerResponse } from 'http';
+import * as zlib from 'zlib';
+import type { BodyLimits } from './body-limits.js';
+
+/** Why a body was refused: the HTTP status and the message to answer. */
+export interface BodyFailure {
+  readonly status: number;
+  readonly message: string;
+}
+
+/** Called once: a failure, or the (inflated) body, empty when there was none. */
+export type BodyCallback = (failure: BodyFailure | null, body: Buffer) => void;
+
+const EMPTY = Buffer.alloc(0);
+
+function tooLarge(limit: number, inflated: boolean): BodyFailure {
+  return { status: 413, message: `${inflated ? 'inflated request body' : 'request body'} exceeds the limit of ${limit} bytes (--max-request-size)` };
+}
+
+/** `gzip`, `identity`, or the failure for an encoding we do not take. */
+function encodingOf(req: IncomingMessage): 'gzip' | 'identity' | BodyFailure {
+  const raw = req.headers['content-encoding'];
+  if (raw === undefined) return 'identity';
+  const v = raw.trim().toLowerCase();
+  if (v === '' || v === 'identity') return 'identity';
+  if (v === 'gzip' || v === 'x-gzip') return 'gzip';
+  return { status: 415, message: `unsupported Content-Encoding "${raw}" (send identity or gzip)` };
+}
+
+/** The checks decided from the headers alone (415, 413 from Content-Length), or null. */
+export function checkBodyHeaders(req: IncomingMessage, limits: BodyLimits): BodyFailure | null {
+  const enc = encodingOf(req);
+  if (typeof enc === 'object') return enc;
+  const declared = Number(req.headers['content-length'] ?? Number.NaN);
+  if (declared > limits.maxBytes) return tooLarge(limits.maxBytes, false);
+  return null;
+}
+
+/**
+ * Marks the answer to a refused body as the connection's last when the body is not read to
+ * its end (the rest would be parsed as the next request).
+ */
+export function closeIfUnread(req: IncomingMessage, res: ServerResponse): void {
+  if (!req.complete && !res.headersSent) res.setHeader('connection', 'close');
+}
+
+/** Reads `req`'s body under `limits` and calls `done` exactly once. */
+export function readBody(req: IncomingMessage, limits: BodyLimits, done: BodyCallback): void {
+  const early = checkBodyHeaders(req, limits);
+  if (early !== null) return done(early, EMPTY);
+  const gzip = encodingOf(req) === 'gzip';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let settled = false;
+  const startMs = Date.now();
+  let lastMs = startMs;
+  let timer: NodeJS.Timeout | null = null;
+  const finish = (failure: BodyFailure | null, body: Buffer): void => {
+    if (settled) return;
+    settled = true;
+    if (timer !== null) clearTimeout(timer);
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onError);
+    if (failure !== null) chunks.length = 0;
+    done(failure, body);
+  };
+  // One timer per body: it re-arms for whichever deadline (whole body, idle gap) comes first.
+  const check = (): void => {
+    timer = null;
+    const now = Date.now();
+    if (now - startMs >= limits.timeoutMs) {
+      return finish({ status: 408, message: `request body not received within ${limits.timeoutMs} ms (--request-timeout)` }, EMPTY);
+    }
+    if (now - lastMs >= limits.idleTimeoutMs) {
+      return finish({ status: 408, message: `no request body bytes for ${limits.idleTimeoutMs} ms (--request-idle-timeout)` }, EMPTY);
+    }
+    arm(now);
+  };
+  const arm = (now: number): void => {
+    const wait = Math.min(startMs + limits.timeoutMs, lastMs + limits.idleTimeoutMs) - now;
+    timer = setTimeout(check, Math.max(1, wait));
+    timer.unref();
+  };
+  const onData = (c: Buffer): void => {
+    size += c.length;
+    lastMs = Date.now();
+    if (size > limits.maxBytes) return finish(tooLarge(limits.maxBytes, false), EMPTY);
+    chunks.push(c);
+  };
+  const onEnd = (): void => {
+    const body = size === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    if (!gzip || size === 0) return finish(null, body);
+    zlib.gunzip(body, { maxOutputLength: limits.maxBytes }, (err, out) => {
+      if (err === null) return finish(null, out);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return finish(tooLarge(limits.maxBytes, true), EMPTY);
+      finish({ status: 400, message: `invalid gzip body: ${err.message}` }, EMPTY);
+    });
+  };
+  const onError = (): void => finish({ status: 400, message: 'request body aborted by the client' }, EMPTY);
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
+  arm(startMs);
+}
