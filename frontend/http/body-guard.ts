@@ -7,17 +7,26 @@
 import type { RequestHandler } from 'express';
 import type { BodyLimits } from './body-limits.js';
 import { refuseBody } from './json-body.js';
+import type { BodyErrorSender } from './json-body.js';
 import { checkBodyHeaders, readBody } from './read-body.js';
 
 /** Middleware refusing bodies past `limits` (and, with `discard`, reading and dropping them). */
-export function bodyGuard(limits: BodyLimits, opts: { readonly discard?: boolean } = {}): RequestHandler {
+export function bodyGuard(
+  limits: BodyLimits,
+  opts: {
+    readonly discard?: boolean;
+    /** The error shape of the route a path belongs to (OIP's `{error}`, OpenAI's); default TorchServe's. */
+    readonly senderFor?: (path: string) => BodyErrorSender | undefined;
+  } = {},
+): RequestHandler {
   return (req, res, next) => {
+    const send = opts.senderFor?.(req.path);
     if (opts.discard === true) {
-      readBody(req, limits, (failure) => (failure !== null ? refuseBody(req, res, failure) : next()));
+      readBody(req, limits, (failure) => (failure !== null ? refuseBody(req, res, failure, send) : next()));
       return;
     }
     const failure = checkBodyHeaders(req, limits);
-    if (failure !== null) return refuseBody(req, res, failure);
+    if (failure !== null) return refuseBody(req, res, failure, send);
     next();
   };
 }

@@ -21,7 +21,9 @@ import { errorHandler, notFound, sendError } from './errors.js';
 import { healthRoutes } from './health-routes.js';
 import type { HealthReport } from '../server/health.js';
 import { HttpMetrics } from './http-metrics.js';
-import { oipRouter } from './oip/oip-router.js';
+import { oipRouter, sendOipError } from './oip/oip-router.js';
+import { OpenAIError, sendOpenAIError } from '../openai/errors.js';
+import type { BodyErrorSender } from './json-body.js';
 import { predictionTiming } from './server-timing.js';
 import { predictionBody, tensorOf } from './prediction-body.js';
 import { requireToken } from './token-auth.js';
@@ -52,7 +54,7 @@ export function inferenceApp(opts: InferenceAppOptions): Express {
   app.use(new HttpMetrics((n, d) => opts.series.bind(n, d)).middleware());
   if (opts.token !== undefined) app.use(requireToken(opts.token, ['/ping', '/health']));
   const limits = bodyLimits({ ...opts.bodyLimits, maxBytes: opts.maxRequestSizeBytes });
-  app.use(bodyGuard(limits));
+  app.use(bodyGuard(limits, { senderFor: errorShapeOf }));
   app.use(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))));
   // Every body is JSON whatever its content type (curl -d sends form-urlencoded by default),
   // except application/octet-stream: a binary float32 tensor.
@@ -63,6 +65,14 @@ export function inferenceApp(opts: InferenceAppOptions): Express {
   app.use(notFound);
   app.use(errorHandler);
   return app;
+}
+
+/** Each API family answers a refused body in its own error shape. */
+const sendOpenAIBodyError: BodyErrorSender = (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message));
+function errorShapeOf(path: string): BodyErrorSender | undefined {
+  if (path.startsWith('/v2/')) return sendOipError;
+  if (path.startsWith('/v1/')) return sendOpenAIBodyError;
+  return undefined;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;

@@ -41,7 +41,8 @@ const PLATFORM = 'onnxruntime_onnx';
 /** The header giving the JSON part's length in a binary body. */
 const HEADER_LENGTH = 'inference-header-content-length';
 
-function sendOipError(res: Response, status: number, message: string): void {
+/** An error in the protocol's shape: `{"error": message}`. */
+export function sendOipError(res: Response, status: number, message: string): void {
   if (res.headersSent) return;
   res.status(status).json({ error: message });
 }
