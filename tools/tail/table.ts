@@ -24,7 +24,12 @@ export function formatCell(x: number): string {
 
 /** A dimension name or value for a cell: JSON-quoted when it holds `,` `=` `"` `\\`, a control character or nothing, so a row is one line and unambiguous. */
 export function showPart(s: string): string {
-  return s === '' || /[,="\\\u0000-\u001f]/.test(s) ? JSON.stringify(s) : s;
+  let plain = s !== '';
+  for (let i = 0; i < s.length && plain; i++) {
+    const c = s.charCodeAt(i);
+    plain = c >= 0x20 && c !== 0x2c && c !== 0x3d && c !== 0x22 && c !== 0x5c; // , = " \\
+  }
+  return plain ? s : JSON.stringify(s);
 }
 
 /** Series windows keyed by metric and dimensions. */
