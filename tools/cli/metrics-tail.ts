@@ -148,34 +148,57 @@ async function tail(opts: TailOptions, isTty: boolean): Promise<number> {
   let unparsed = 0;
   let lastKeptMs = Number.NaN;
   const take = (file: string, raws: readonly string[], into: TailRecord[]): void => {
-    for (const raw of raws) {
-      if (raw === '') continue;
-      const r = toRecord(file, raw);
-      if (r === null) unparsed++;
-      else if (keep(r)) into.push(r);
+    for (const r of kept(file, [raws])) into.push(r);
+  };
+  /** The kept records of `file`'s lines, parsed one at a time as the merge asks for them. */
+  function* kept(file: string, chunks: Iterable<readonly string[]>): Generator<TailRecord> {
+    for (const raws of chunks) {
+      for (const raw of raws) {
+        if (raw === '') continue;
+        const r = toRecord(file, raw);
+        if (r === null) unparsed++;
+        else if (keep(r)) yield r;
+      }
+    }
+  }
+  let out = '';
+  const flush = (): void => {
+    if (out !== '') process.stdout.write(out);
+    out = '';
+  };
+  const emitOne = (r: TailRecord): void => {
+    lastKeptMs = r.timeMs;
+    if (opts.format === 'table') table.add(r);
+    else {
+      out += opts.format === 'json' ? jsonLine(r) : `${r.file}: ${r.raw}\n`;
+      if (out.length >= 64 * 1024) flush();
     }
   };
   const emit = (records: readonly TailRecord[]): void => {
-    let out = '';
-    for (const r of records) {
-      lastKeptMs = r.timeMs;
-      if (opts.format === 'table') table.add(r);
-      else out += opts.format === 'json' ? jsonLine(r) : `${r.file}: ${r.raw}\n`;
-    }
-    if (out !== '') process.stdout.write(out);
+    for (const r of records) emitOne(r);
+    flush();
   };
 
   const followers = TAIL_FILES.map((name) => new FileFollower(path.join(opts.logDir, name)));
-  const first: TailRecord[] = [];
-  TAIL_FILES.forEach((name, i) => {
-    const current = followers[i] as FileFollower;
-    if (opts.history) {
-      for (const p of rotatedPaths(current.path)) take(name, fs.readFileSync(p, 'utf8').split('\n'), first);
-    }
-    take(name, current.poll(), first);
-  });
-  // One time line across both files; on a tie ts_metrics.log first (sort is stable).
-  emit(first.sort((a, b) => a.timeMs - b.timeMs));
+  /** One file's lines: its rotated copies (one at a time, so one is held in memory), then the current file. */
+  function* chunks(f: FileFollower): Generator<readonly string[]> {
+    if (opts.history) for (const p of rotatedPaths(f.path)) yield fs.readFileSync(p, 'utf8').split('\n');
+    yield f.poll();
+  }
+  // One time line across both files, merged as read (each file is in time order); on a tie
+  // ts_metrics.log first.
+  const streams = TAIL_FILES.map((name, i) => kept(name, chunks(followers[i] as FileFollower)));
+  const heads = streams.map((st) => st.next());
+  for (;;) {
+    let best = -1;
+    heads.forEach((h, j) => {
+      if (h.done !== true && (best < 0 || h.value.timeMs < (heads[best] as IteratorYieldResult<TailRecord>).value.timeMs)) best = j;
+    });
+    if (best < 0) break;
+    emitOne((heads[best] as IteratorYieldResult<TailRecord>).value);
+    heads[best] = (streams[best] as Generator<TailRecord>).next();
+  }
+  flush();
   const footer = (): string => (unparsed > 0 ? `${unparsed} lines were not metric lines\n` : '');
 
   if (opts.once) {
