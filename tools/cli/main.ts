@@ -14,7 +14,7 @@ interface Command {
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   start: { summary: 'serve models (inference, management and metrics APIs)', load: () => import('./start.js') },
-  metrics: { summary: 'validate metrics.yaml, list the metric catalog', load: () => import('./metrics.js') },
+  metrics: { summary: 'validate metrics.yaml, list the metric catalog, tail the metric logs', load: () => import('./metrics.js') },
   models: { summary: 'generate the demo model store', load: () => import('./models.js') },
   generate: { summary: 'offline generation: prompts from a JSONL file through the engine', load: () => import('./generate.js') },
 };

@@ -18,6 +18,9 @@ const USAGE = `Usage:
       Print the metric catalog (default FILE: the repo's metrics.yaml; default format: table).
       Columns: name, section, type, unit, dimensions ("(auto)" marks the hostname label),
       buckets, help. \`npm run docs:metrics\` writes the markdown to docs/metrics.md.
+  tsserve metrics tail [--log-dir DIR] [--metric NAME] [--request ID] [--once] [--json] ...
+      Follow ts_metrics.log and model_metrics.log: a live table per metric and series, or JSON
+      lines (see tsserve metrics tail --help).
 
 Format reference: docs/metrics-yaml.md
 `;
@@ -35,6 +38,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  if (sub === 'tail') return (await import('./metrics-tail.js')).run(rest);
   if (sub !== 'validate' && sub !== 'list') {
     process.stderr.write(`tsserve metrics: unknown subcommand '${sub}'\n\n${USAGE}`);
     return 2;
