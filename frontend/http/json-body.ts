@@ -10,6 +10,7 @@ import type { BodyLimits } from './body-limits.js';
 import { bodyLimits } from './body-limits.js';
 import { sendError } from './errors.js';
 import { jsonBoundsProblem } from './json-bounds.js';
+import { jsonErrorReason } from './json-error.js';
 import type { BodyFailure } from './read-body.js';
 import { closeIfUnread, readBody } from './read-body.js';
 
@@ -24,13 +25,13 @@ export function parseJsonBody(body: Buffer, limits: BodyLimits): { readonly valu
   try {
     return { value: JSON.parse(body.toString('utf8')) as unknown };
   } catch (e) {
-    return { status: 400, message: `invalid JSON body: ${(e as Error).message}` };
+    return { status: 400, message: `invalid JSON body: ${jsonErrorReason(e)}` };
   }
 }
 
 /** Answers a refused body, closing the connection when the body was not read to its end. */
 export function refuseBody(req: Request, res: Response, f: BodyFailure, send: BodyErrorSender = sendError): void {
-  closeIfUnread(req, res);
+  closeIfUnread(req, res, f.status);
   send(res, f.status, f.message);
 }
 

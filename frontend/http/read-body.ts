@@ -43,12 +43,25 @@ export function checkBodyHeaders(req: IncomingMessage, limits: BodyLimits): Body
   return null;
 }
 
+/** Largest declared body a refused request still has drained after its answer (16 MiB). */
+export const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
+
 /**
- * Marks the answer to a refused body as the connection's last when the body is not read to
- * its end (the rest would be parsed as the next request).
+ * Settles the unread rest of a refused body. A declared length up to DRAIN_MAX_BYTES is read
+ * and dropped after the answer, so a client still sending (fetch, curl) gets to read its 4xx
+ * instead of EPIPE, and the connection stays usable. Anything larger or of unknown length
+ * (chunked, stalled) makes the answer the connection's last: the rest is never read, and never
+ * parsed as the next request.
  */
-export function closeIfUnread(req: IncomingMessage, res: ServerResponse): void {
-  if (!req.complete && !res.headersSent) res.setHeader('connection', 'close');
+export function closeIfUnread(req: IncomingMessage, res: ServerResponse, status: number): void {
+  if (req.complete || res.headersSent) return;
+  // A body refused for being slow (408) is never waited for.
+  const declared = Number(req.headers['content-length'] ?? Number.NaN);
+  if (status !== 408 && req.headers['transfer-encoding'] === undefined && Number.isFinite(declared) && declared <= DRAIN_MAX_BYTES && !req.readableEnded && req.listenerCount('data') === 0) {
+    req.resume();
+    return;
+  }
+  res.setHeader('connection', 'close');
 }
 
 /** Reads `req`'s body under `limits` and calls `done` exactly once. */

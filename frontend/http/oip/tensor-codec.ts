@@ -5,6 +5,7 @@
  * row major, in input order); and the response, JSON or JSON + binary outputs the same way.
  * Everything a client can get wrong is an `OipError` (400) with the protocol's `{"error"}` text.
  */
+import { jsonErrorReason } from '../json-error.js';
 
 /** A request the protocol rejects: HTTP status and the `error` message. */
 export class OipError extends Error {
@@ -118,7 +119,7 @@ export function decodeInferRequest(body: Buffer, headerLength?: number): InferRe
   try {
     parsed = JSON.parse(body.subarray(0, end).toString('utf8'));
   } catch (e) {
-    throw new OipError(400, `invalid JSON in the inference request: ${(e as Error).message}`);
+    throw new OipError(400, `invalid JSON in the inference request: ${jsonErrorReason(e)}`);
   }
   if (!isObject(parsed)) throw new OipError(400, 'the inference request must be a JSON object');
   const id = parsed['id'];
