@@ -8,12 +8,7 @@ import { randomUUID } from 'crypto';
 import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import type { AccessLog } from '../log/log.js';
-
-function byteLength(chunk: unknown, encoding: unknown): number {
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-  if (chunk instanceof Uint8Array) return chunk.byteLength;
-  return 0;
-}
+import { responseBytes } from './response-bytes.js';
 
 /** The `x-request-id` of writeHead's headers (an object or a flat [name, value, ...] array). */
 function requestIdOf(headers: object): string | undefined {
@@ -33,18 +28,7 @@ function requestIdOf(headers: object): string | undefined {
 export function accessLogListener(listener: string, access: AccessLog): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const t0 = performance.now();
-    let bytes = 0;
-    // Count body bytes as they are written (content-length is absent on streamed answers).
-    const write = res.write.bind(res) as (...a: unknown[]) => boolean;
-    const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
-    res.write = function (chunk: unknown, ...rest: unknown[]) {
-      bytes += byteLength(chunk, rest[0]);
-      return write(chunk, ...rest);
-    } as ServerResponse['write'];
-    res.end = function (...args: unknown[]) {
-      if (args.length > 0 && typeof args[0] !== 'function') bytes += byteLength(args[0], args[1]);
-      return end(...args);
-    } as ServerResponse['end'];
+    const written = responseBytes(res);
     // Headers passed to writeHead() are not visible to getHeader(): take the id from them too.
     let answeredId: string | undefined;
     const writeHead = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
@@ -61,7 +45,7 @@ export function accessLogListener(listener: string, access: AccessLog): (req: In
       access({
         listener, port: req.socket.localPort ?? 0, method: req.method ?? '', path: req.url ?? '',
         status: res.headersSent ? res.statusCode : 0,
-        durationMs: Math.round((performance.now() - t0) * 1000) / 1000, bytes,
+        durationMs: Math.round((performance.now() - t0) * 1000) / 1000, bytes: written.bytes,
         requestId: typeof id === 'string' ? id : randomUUID(),
       });
     };

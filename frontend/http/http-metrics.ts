@@ -8,8 +8,9 @@
  * class) and kept; a response records into bound series only.
  */
 import { performance } from 'perf_hooks';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { SeriesHandle } from '../server/metrics-port.js';
+import { responseBytes } from './response-bytes.js';
 
 /** Binds one series of a declared metric (a no-op series when the yaml lacks it). */
 export type BindSeries = (name: string, dims: Readonly<Record<string, string>>) => SeriesHandle;
@@ -55,12 +56,6 @@ export interface HttpMetricsOptions {
   readonly exclude?: readonly string[];
 }
 
-function byteLength(chunk: unknown, encoding: unknown): number {
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-  if (chunk instanceof Uint8Array) return chunk.byteLength;
-  return 0;
-}
-
 function sizeOf(v: unknown): number {
   const n = Number(v);
   return Number.isFinite(n) && n >= 0 ? n : 0;
@@ -80,26 +75,15 @@ export class HttpMetrics {
     const exclude = new Set(opts.exclude ?? []);
     return (req, res, next) => {
       const startMs = performance.now();
-      let bytes = 0;
-      // Count body bytes as written: a streamed answer has no Content-Length, and headers
-      // given to writeHead() are invisible to getHeader().
-      const write = res.write.bind(res) as (...a: unknown[]) => boolean;
-      const end = res.end.bind(res) as (...a: unknown[]) => Response;
-      res.write = function (chunk: unknown, ...rest: unknown[]) {
-        bytes += byteLength(chunk, rest[0]);
-        return write(chunk, ...rest);
-      } as Response['write'];
-      res.end = function (...args: unknown[]) {
-        if (args.length > 0 && typeof args[0] !== 'function') bytes += byteLength(args[0], args[1]);
-        return end(...args);
-      } as Response['end'];
+      // Shared with the access log: write/end are wrapped once per response.
+      const written = responseBytes(res);
       let done = false;
       const record = (): void => {
         if (done) return;
         done = true;
         const handler = handlerOf(req);
         if (exclude.has(handler)) return;
-        this.record(req, res.statusCode, handler, (performance.now() - startMs) / 1000, bytes);
+        this.record(req, res.statusCode, handler, (performance.now() - startMs) / 1000, written.bytes);
       };
       res.once('finish', record);
       res.once('close', () => { if (res.headersSent) record(); });
