@@ -3,6 +3,7 @@ import { spawn } from 'child_process';
 import type { ChildProcess } from 'child_process';
 import * as dgram from 'dgram';
 import * as fs from 'fs';
+import * as net from 'net';
 import * as path from 'path';
 import { freePort, ROOT, tempDir } from './harness.js';
 import { until } from '../support/until.js';
@@ -20,7 +21,8 @@ export interface StatsdDaemon {
 /** The start-up probe line (kept out of `lines`). */
 const PROBE = 'tsserve_e2e_probe:1|c';
 
-async function freeUdpPort(): Promise<number> {
+/** A UDP port on 127.0.0.1 that was free a moment ago (bind 0, read, close). */
+export async function freeUdpPort(): Promise<number> {
   const s = dgram.createSocket('udp4');
   await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
   const port = s.address().port;
@@ -79,4 +81,21 @@ export async function startStatsd(): Promise<StatsdDaemon> {
     await new Promise<void>((resolve) => probe.close(resolve));
   }
   return { port, mgmtPort: mgmt, lines, stop };
+}
+
+/** Sends `command` (`counters`, `gauges`, `timers`) to the daemon's management port; its answer up to `END`. */
+export async function mgmtCommand(port: number, command: string): Promise<string> {
+  const sock = net.connect(port, '127.0.0.1');
+  sock.setEncoding('utf8');
+  let text = '';
+  await new Promise<void>((resolve, reject) => {
+    sock.on('error', reject);
+    sock.on('data', (d: string) => {
+      text += d;
+      if (text.includes('END\n')) resolve();
+    });
+    sock.write(command + '\n');
+  });
+  sock.destroy();
+  return text;
 }

@@ -11,7 +11,8 @@
  * (mlp-heavy); serve_light_vs_raw_ort, serve_binary_vs_json, metrics_on_vs_off_light (mlp).
  * The server as shipped: the repo's metrics.yaml, tslog + prometheus; "on" is all three sinks,
  * "off" `--metrics-mode off`. Notes (CPU split, per-process CPU busy) go to stderr.
- * `BENCH_ONLY=light|heavy` runs one half.
+ * `BENCH_ONLY=light|heavy` runs one half, `BENCH_ONLY=metrics` only the light on/off pairs;
+ * `BENCH_PAIRS=N` measures on/off N times (alternating which goes first) and takes medians.
  */
 import autocannon from 'autocannon';
 import { spawnSync } from 'child_process';
@@ -174,6 +175,33 @@ function line(bench: string, ours: number, baseline: number, unit: string): void
   process.stdout.write(JSON.stringify({ bench, ours: Math.round(ours * 10) / 10, baseline: Math.round(baseline * 10) / 10, unit, ratio: Math.round((ours / baseline) * 1000) / 1000 }) + '\n');
 }
 
+/** On/off pairs measured back to back (`BENCH_PAIRS`, default 1), alternating which goes first. */
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 1);
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/**
+ * Metrics on (all three sinks) vs `--metrics-mode off`: each figure is the median over the
+ * pairs, so one noisy server start on this shared machine does not decide the ratio.
+ */
+async function onOff(run: (tag: string, extra: readonly string[]) => Promise<number>, allSinks: readonly string[]): Promise<{ on: number; off: number; onCpu: number; offCpu: number }> {
+  const on: number[] = [], off: number[] = [], onCpu: number[] = [], offCpu: number[] = [];
+  for (let i = 0; i < PAIRS; i++) {
+    const first = i % 2 === 0 ? 'on' : 'off';
+    for (const which of first === 'on' ? ['on', 'off'] : ['off', 'on']) {
+      const r = await run(`${which}-${i}`, which === 'on' ? allSinks : ['--metrics-mode', 'off']);
+      (which === 'on' ? on : off).push(r);
+      (which === 'on' ? onCpu : offCpu).push(lastCpuPerItem);
+    }
+  }
+  if (PAIRS > 1) note(`on/off pairs: ${on.map((x, i) => `${x.toFixed(0)}/${off[i]!.toFixed(0)}`).join(', ')}`);
+  return { on: median(on), off: median(off), onCpu: median(onCpu), offCpu: median(offCpu) };
+}
+
 async function main(): Promise<void> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bench-serve-'));
   // A StatsD socket that receives and discards, so the statsd sink does real sends.
@@ -198,7 +226,7 @@ async function main(): Promise<void> {
       return r;
     };
 
-    if (only !== 'heavy') {
+    if (only !== 'heavy' && only !== 'metrics') {
       const light = makeLightStore(root);
       const file = path.join(light, 'mlp', 'model.onnx');
       note('light: demo mlp, batch 32, 5 ms; whole server (frontend + worker) on core 0, autocannon on core 1');
@@ -211,9 +239,8 @@ async function main(): Promise<void> {
       const bin = await served(light, root, 'light-binary', [], { ...LIGHT, binary: true });
       const binCpu = lastCpuPerItem;
       note(`light served, binary bodies: ${bin.toFixed(1)} req/s, ${(binCpu * 1e6).toFixed(0)} µs server CPU per request`);
-      const on = await served(light, root, 'light-on', allSinks, LIGHT);
-      const off = await served(light, root, 'light-off', ['--metrics-mode', 'off'], LIGHT);
-      note(`light served, all sinks ${on.toFixed(1)}, metrics off ${off.toFixed(1)} req/s`);
+      const { on, off, onCpu, offCpu } = await onOff((tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT), allSinks);
+      note(`light served, all sinks ${on.toFixed(1)}, metrics off ${off.toFixed(1)} req/s; server CPU per request ${(onCpu * 1e6).toFixed(0)} vs ${(offCpu * 1e6).toFixed(0)} µs`);
       const raw = (raw1 + (await rawRun(file))) / 2;
       const rawCpu = (rawCpu1 + lastCpuPerItem) / 2;
       note(`raw onnxruntime: ${(rawCpu * 1e6).toFixed(1)} µs CPU per sample`);
@@ -223,6 +250,15 @@ async function main(): Promise<void> {
       line('serve_binary_vs_json', bin, json, 'req/s');
       line('serve_binary_vs_json_cpu', 1 / binCpu, 1 / jsonCpu, 'req per CPU-second');
       line('metrics_on_vs_off_light', on, off, 'req/s');
+      line('metrics_on_vs_off_light_cpu', 1 / onCpu, 1 / offCpu, 'req per CPU-second');
+    }
+    if (only === 'metrics') {
+      const light = makeLightStore(root);
+      await served(light, root, 'light-warm-up', [], LIGHT);
+      const { on, off, onCpu, offCpu } = await onOff((tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT), allSinks);
+      line('metrics_on_vs_off_light', on, off, 'req/s');
+      line('metrics_on_vs_off_light_cpu', 1 / onCpu, 1 / offCpu, 'req per CPU-second');
+      return;
     }
     if (only === 'light') return;
 
@@ -237,10 +273,9 @@ async function main(): Promise<void> {
     // ours = the server as shipped (the repo's metrics.yaml: tslog + prometheus).
     const dflt = await served(b32, root, 'default', []);
     note(`served batch 32, default metrics (tslog,prometheus): ${dflt.toFixed(1)} samples/s`);
-    const on = await served(b32, root, 'on', allSinks);
-    note(`served batch 32, all three sinks: ${on.toFixed(1)} samples/s`);
-    const off = await served(b32, root, 'off', ['--metrics-mode', 'off']);
-    note(`served batch 32, metrics off: ${off.toFixed(1)} samples/s`);
+    const { on, off, onCpu, offCpu } = await onOff((tag, extra) => served(b32, root, tag, extra), allSinks);
+    note(`served batch 32, all three sinks: ${on.toFixed(1)} samples/s, ${(onCpu * 1e6).toFixed(0)} µs server CPU per request`);
+    note(`served batch 32, metrics off: ${off.toFixed(1)} samples/s, ${(offCpu * 1e6).toFixed(0)} µs server CPU per request`);
     const one = await served(b1, root, 'b1', []);
     note(`served batch 1, default metrics: ${one.toFixed(1)} samples/s`);
 
@@ -248,6 +283,7 @@ async function main(): Promise<void> {
     line('serve_vs_raw_ort', dflt, raw, 'samples/s');
     line('batch32_vs_batch1', dflt, one, 'samples/s');
     line('metrics_on_vs_off', on, off, 'samples/s');
+    line('metrics_on_vs_off_cpu', 1 / onCpu, 1 / offCpu, 'samples per CPU-second');
   } finally {
     sink.close();
     fs.rmSync(root, { recursive: true, force: true });

@@ -1,7 +1,9 @@
 /**
  * The `statsd` sink — the only file that imports hot-shots. Each series pre-builds its wire
- * name and tags at bind time; a record is one string concatenation handed to hot-shots, whose
- * buffer (`maxBufferSize`) packs lines into datagrams flushed on a short unref'd timer.
+ * name and tags at bind time. A histogram record is one string concatenation handed to
+ * hot-shots; counters and gauges are aggregated per series for one flush interval (a sum, a
+ * last level) and sent as one line each. hot-shots' buffer (`maxBufferSize`) packs lines into
+ * datagrams flushed on a short unref'd timer.
  * Sends never throw: socket errors go to an `errorHandler` that counts every one
  * (`onSendError`) and warns at most once per `rewarnMs`, so a later outage is heard too.
  * The StatsD type and the unit scale of each metric are decided once, when it is built
@@ -95,23 +97,94 @@ export function statsdWireType(spec: MetricSpec, histogramType: StatsdHistogramT
 
 type Send = (line: string) => void;
 
+/** A histogram series: every observation goes out as it comes (the agent computes the stats). */
 class StatsdChild implements SinkChild {
   constructor(
     private readonly send: Send,
     /** `prefix.name[,k=v...]:` */
     private readonly head: string,
-    /** `|c[|#k:v,...]` */
+    /** `|ms[|#k:v,...]` */
     private readonly tail: string,
-    /** Etsy/Telegraf read a signed gauge as a delta: set 0 first to send a negative level. */
-    private readonly zeroBeforeNegative: boolean,
     /** Unit scale to the wire type's unit (1 and 1 unless a time histogram not in ms). */
     private readonly mul: number,
     private readonly div: number,
   ) {}
 
   record(value: number): void {
-    if (this.zeroBeforeNegative && value < 0) this.send(this.head + '0' + this.tail);
     this.send(this.head + plainNumber((value * this.mul) / this.div) + this.tail);
+  }
+}
+
+/**
+ * A counter or gauge series, aggregated in the client until the next flush (datagram count
+ * falls from one per record to one per series per interval): a counter sends the sum of its
+ * increments, a gauge its last level — what the agent would have made of the separate lines,
+ * as datadog-go's client-side aggregation does. The first record of an interval queues the
+ * series on its sink's dirty list; the flush drains it.
+ */
+class AggregatedChild implements SinkChild {
+  private pending = 0;
+  private queued = false;
+
+  constructor(
+    private readonly dirty: DirtyList,
+    private readonly head: string,
+    private readonly tail: string,
+    private readonly gauge: boolean,
+    /** Etsy/Telegraf read a signed gauge as a delta: set 0 first to send a negative level. */
+    private readonly zeroBeforeNegative: boolean,
+  ) {}
+
+  record(value: number): void {
+    this.pending = this.gauge ? value : this.pending + value;
+    if (!this.queued) {
+      this.queued = true;
+      this.dirty.add(this);
+    }
+  }
+
+  /** Send the interval's line and reset. */
+  drain(send: Send): void {
+    const v = this.pending;
+    this.pending = 0;
+    this.queued = false;
+    if (this.zeroBeforeNegative && v < 0) send(this.head + '0' + this.tail);
+    send(this.head + plainNumber(v) + this.tail);
+  }
+}
+
+/** The series with a value waiting, drained on a short unref'd timer and at close. */
+class DirtyList {
+  private list: AggregatedChild[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  /** After close, nothing waits: each record is sent (and fails, counted) at once. */
+  private closed = false;
+
+  constructor(
+    private readonly send: Send,
+    private readonly flushMs: number,
+  ) {}
+
+  add(child: AggregatedChild): void {
+    if (this.closed) {
+      child.drain(this.send);
+      return;
+    }
+    this.list.push(child);
+    if (this.timer === null) {
+      this.timer = setTimeout(() => this.drain(), this.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Send every waiting series' line now; with `close`, every later record goes out at once. */
+  drain(close = false): void {
+    if (close) this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const list = this.list;
+    this.list = [];
+    for (let i = 0; i < list.length; i++) (list[i] as AggregatedChild).drain(this.send);
   }
 }
 
@@ -123,6 +196,7 @@ class StatsdMetric implements SinkMetric {
   constructor(
     private readonly spec: MetricSpec,
     private readonly send: Send,
+    private readonly dirty: DirtyList,
     private readonly config: StatsdConfig,
   ) {
     this.wire = statsdWireType(spec, config.histogramType);
@@ -146,8 +220,9 @@ class StatsdMetric implements SinkMetric {
     const head = style === 'telegraf' && tags.length > 0 ? `${name},${tags.join(',')}:` : `${name}:`;
     const code = this.wire.code;
     const tail = style === 'datadog' && tags.length > 0 ? `|${code}|#${tags.join(',')}` : `|${code}`;
-    const zeroFirst = this.spec.type === 'gauge' && style !== 'datadog';
-    return new StatsdChild(this.send, head, tail, zeroFirst, this.wire.mul, this.wire.div);
+    if (this.spec.type === 'histogram') return new StatsdChild(this.send, head, tail, this.wire.mul, this.wire.div);
+    const gauge = this.spec.type === 'gauge';
+    return new AggregatedChild(this.dirty, head, tail, gauge, gauge && style !== 'datadog');
   }
 }
 
@@ -156,6 +231,8 @@ export class StatsdSink implements Sink {
   readonly mode = 'statsd' as const;
   private readonly client: StatsD;
   private readonly send: Send;
+  /** Counter and gauge series with a value waiting for the next flush. */
+  private readonly dirty: DirtyList;
   /** When the last send-error warning was logged (null: never). */
   private warnedAtMs: number | null = null;
   /** Send errors since that warning (the one it reported included). */
@@ -176,11 +253,12 @@ export class StatsdSink implements Sink {
     // `send(message, tags)`, which appends global tags (none) and enqueues into the buffer.
     const client = this.client as unknown as { send(message: string, tags: undefined): void };
     this.send = (line: string): void => client.send(line, undefined);
+    this.dirty = new DirtyList(this.send, opts.flushMs ?? 100);
   }
 
   metric(spec: MetricSpec): SinkMetric {
     if (spec.name === this.opts.ownErrorMetric) return NOOP_SINK_METRIC;
-    return new StatsdMetric(spec, this.send, this.opts.config);
+    return new StatsdMetric(spec, this.send, this.dirty, this.opts.config);
   }
 
   /**
@@ -211,6 +289,7 @@ export class StatsdSink implements Sink {
   close(): Promise<void> {
     if (this.closing !== null) return this.closing;
     const bound = this.opts.closeTimeoutMs ?? 2000;
+    this.dirty.drain(true);
     this.closing = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, bound);
       timer.unref();

@@ -3,12 +3,15 @@
  * uses; this is the only file that imports it), with a bounded queue and size-based rotation
  * (`ts_metrics.log` → `.1` … `.keep`, like log4j's RollingFile).
  *
- * `append` only concatenates onto the queue, which is cut into chunks of about `chunkChars`
- * (so no single encode or write holds the event loop for long). A chunk goes to sonic-boom as
- * soon as it is full, or on a short unref'd timer; the next one waits until sonic-boom reports
- * the last one written (`drain`), so lines are never interleaved or reordered. Rotation happens between two chunks, when the next one would take the file past
- * `maxBytes`: renames with fs.promises, then a fresh writer, so no line lands in the wrong file
- * and the event loop never waits on the disk.
+ * `append` encodes the line straight into the chunk being filled: a buffer, taken from a small
+ * pool, that is full at `chunkChars` bytes. No string is concatenated, flattened or encoded
+ * again later (those copies and their garbage were most of the sink's cost). A chunk goes to
+ * sonic-boom as soon as it is full, or on a short unref'd timer; the next one waits until
+ * sonic-boom reports the last one written (`drain`), so lines are never interleaved or
+ * reordered, and a written chunk's buffer goes back to the pool. Rotation happens between two
+ * chunks, when the next one would take the file past `maxBytes`: renames with fs.promises,
+ * then a fresh writer, so no line lands in the wrong file and the event loop never waits on
+ * the disk.
  *
  * A line is lost — and counted through `onLost` — when the queue is full as it is appended, or
  * when the open or the write carrying its chunk fails (EACCES, ENOSPC, EISDIR…); losses are
@@ -27,7 +30,7 @@ export interface TslogFileOptions {
   readonly keep: number;
   /** How long a line may wait in the queue before its chunk is written, in ms. */
   readonly flushMs: number;
-  /** Chunk size in characters: a full chunk is written at once, without waiting for the timer. */
+  /** Chunk size in bytes (a pooled buffer each): a full chunk is written at once, without waiting for the timer. */
   readonly chunkChars: number;
   /** Most characters queued, waiting or being written; a line that would pass it is dropped. */
   readonly maxQueueChars: number;
@@ -52,7 +55,12 @@ interface Chunk {
   readonly bytes: Buffer;
   readonly lines: number;
   readonly chars: number;
+  /** The pooled buffer `bytes` is a view of (null: a one-off for an oversized line). */
+  readonly pooled: Buffer | null;
 }
+
+/** Chunk buffers kept for reuse per file (one being filled, one being written, spares). */
+const POOL_SIZE = 4;
 
 // sonic-boom is CommonJS (`module.exports = SonicBoom`): Node's ESM loader sees no named export.
 const { SonicBoom } = sonicBoom;
@@ -77,12 +85,15 @@ async function renameIfExists(from: string, to: string): Promise<void> {
 
 /** One queued, rotating log file written asynchronously. */
 export class TslogFile {
-  /** Full chunks waiting, oldest first, and their line counts. */
-  private readonly parts: string[] = [];
-  private readonly partLines: number[] = [];
-  /** The chunk being filled. */
-  private current = '';
+  /** Full chunks waiting, oldest first. */
+  private readonly parts: Chunk[] = [];
+  /** The chunk being filled: a pooled buffer, its bytes used, lines and characters. */
+  private current: Buffer | null = null;
+  private currentBytes = 0;
   private currentLines = 0;
+  private currentChars = 0;
+  /** Written chunk buffers ready for reuse. */
+  private readonly pool: Buffer[] = [];
   /** Lines waiting (in `parts` and `current`). */
   private pendingLines = 0;
   /** Characters queued: waiting plus the chunk being written. */
@@ -121,19 +132,40 @@ export class TslogFile {
       this.lose(1, `queue full (${this.opts.maxQueueChars} characters)`);
       return;
     }
-    this.current += text;
-    this.currentLines++;
     this.pendingLines++;
     this.queuedChars += text.length;
-    if (this.current.length >= this.opts.chunkChars) {
-      this.parts.push(this.current);
-      this.partLines.push(this.currentLines);
-      this.current = '';
-      this.currentLines = 0;
+    // A chunk is full at `chunkChars` bytes; its buffer has room for twice that, so a line
+    // started before the mark always fits unless it is longer than a whole chunk.
+    const cap = this.opts.chunkChars * 2;
+    let need = text.length * 3; // at most 3 bytes per UTF-16 unit; exact only near the end
+    if (this.currentBytes + need > cap) need = Buffer.byteLength(text, 'utf8');
+    if (need > cap) {
+      this.seal();
+      this.parts.push({ bytes: Buffer.from(text, 'utf8'), lines: 1, chars: text.length, pooled: null });
+    } else {
+      if (this.currentBytes + need > cap) this.seal();
+      if (this.current === null) this.current = this.pool.pop() ?? Buffer.allocUnsafe(cap);
+      this.currentBytes += this.current.write(text, this.currentBytes, 'utf8');
+      this.currentLines++;
+      this.currentChars += text.length;
+      if (this.currentBytes >= this.opts.chunkChars) this.seal();
+    }
+    if (this.parts.length > 0) {
       if (this.chunk === null) this.pump();
     } else if (this.timer === null && this.chunk === null) {
       this.startTimer();
     }
+  }
+
+  /** Move the chunk being filled (if any) to the waiting list. */
+  private seal(): void {
+    const cur = this.current;
+    if (cur === null || this.currentLines === 0) return;
+    this.parts.push({ bytes: cur.subarray(0, this.currentBytes), lines: this.currentLines, chars: this.currentChars, pooled: cur });
+    this.current = null;
+    this.currentBytes = 0;
+    this.currentLines = 0;
+    this.currentChars = 0;
   }
 
   /** Resolves when every line appended so far is written or counted lost. */
@@ -181,9 +213,10 @@ export class TslogFile {
     const n = this.pendingLines + (stuck === null ? 0 : stuck.lines);
     if (n > 0) {
       this.parts.length = 0;
-      this.partLines.length = 0;
-      this.current = '';
+      this.current = null;
+      this.currentBytes = 0;
       this.currentLines = 0;
+      this.currentChars = 0;
       this.pendingLines = 0;
       this.lose(n, `not written within the close timeout (${this.opts.closeTimeoutMs ?? 2000} ms)`);
     }
@@ -215,20 +248,11 @@ export class TslogFile {
       this.timer = null;
     }
     if (this.chunk !== null || this.pendingLines === 0) return;
-    let text: string;
-    let lines: number;
-    if (this.parts.length > 0) {
-      text = this.parts.shift() as string;
-      lines = this.partLines.shift() as number;
-    } else {
-      text = this.current;
-      lines = this.currentLines;
-      this.current = '';
-      this.currentLines = 0;
-    }
-    this.pendingLines -= lines;
-    // Encoded once here; sonic-boom in buffer mode writes these bytes as they are.
-    this.chunk = { bytes: Buffer.from(text, 'utf8'), lines, chars: text.length };
+    if (this.parts.length === 0) this.seal();
+    const chunk = this.parts.shift() as Chunk;
+    this.pendingLines -= chunk.lines;
+    // sonic-boom in buffer mode writes these bytes as they are; the buffer is reused after its drain.
+    this.chunk = chunk;
     this.rotateFailed = false;
     this.step();
   }
@@ -284,6 +308,7 @@ export class TslogFile {
     this.chunk = null;
     this.writing = false;
     this.queuedChars -= chunk.chars;
+    if (chunk.pooled !== null && this.pool.length < POOL_SIZE) this.pool.push(chunk.pooled);
     this.settle(chunk.lines);
     this.next();
   }

@@ -1,41 +1,14 @@
 import { expect } from 'chai';
-import * as dgram from 'node:dgram';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MetricSpec, StatsdConfig } from '../../../../schema/types.js';
 import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics.js';
 import { statsdWireType } from '../../../../frontend/metrics/sinks/statsd.js';
 import { captureLog, makeConfig, makeSpec } from '../make-config.js';
-import { startStatsd } from '../../../e2e/statsd-daemon.js';
+import { freeUdpPort, mgmtCommand, startStatsd } from '../../../e2e/statsd-daemon.js';
 import type { StatsdDaemon } from '../../../e2e/statsd-daemon.js';
 import { until } from '../../../support/until.js';
-
-async function freeUdpPort(): Promise<number> {
-  const s = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
-  const port = s.address().port;
-  await new Promise<void>((resolve) => s.close(resolve));
-  return port;
-}
-
-/** Sends `command` to the daemon's management port and returns its answer up to `END`. */
-async function mgmtCommand(port: number, command: string): Promise<string> {
-  const sock = net.connect(port, '127.0.0.1');
-  sock.setEncoding('utf8');
-  let text = '';
-  await new Promise<void>((resolve, reject) => {
-    sock.on('error', reject);
-    sock.on('data', (d: string) => {
-      text += d;
-      if (text.includes('END\n')) resolve();
-    });
-    sock.write(command + '\n');
-  });
-  sock.destroy();
-  return text;
-}
 
 describe('statsdWireType', () => {
   const hist = (unit: string): ReturnType<typeof makeSpec> => makeSpec('X', 'histogram', [], { unit });
@@ -117,17 +90,37 @@ describe('StatsdSink with the real statsd daemon', () => {
       (fm) => {
         fm.get('Requests2XX')!.addOrUpdate(1, ['Host']);
         fm.get('QueueTime')!.addOrUpdate(1e21, ['Host']);
-        fm.get('QueueTime')!.addOrUpdate(-3, ['Host']);
+        fm.get('QueueTime')!.addOrUpdate(-3, ['Worker']);
         fm.get('HandlerTime')!.addOrUpdate(1e-7, { ModelName: 'a|b,c:d@e#f', Level: 'Model' });
       },
       4,
     );
+    // Histogram observations go out as recorded; counters and gauges at the interval's flush.
     expect(lines).to.deep.equal([
+      'ts.HandlerTime:0.0000001|ms|#ModelName:a_b_c_d_e_f,Level:Model,Hostname:h1',
       'ts.Requests2XX:1|c|#Level:Host,Hostname:h1',
       'ts.QueueTime:1000000000000000000000|g|#Level:Host',
-      'ts.QueueTime:-3|g|#Level:Host',
-      'ts.HandlerTime:0.0000001|ms|#ModelName:a_b_c_d_e_f,Level:Model,Hostname:h1',
+      'ts.QueueTime:-3|g|#Level:Worker',
     ]);
+  });
+
+  it('should aggregate counters (the sum) and gauges (the last level) per series over a flush interval, and send every histogram observation', async () => {
+    const lines = await send(
+      [makeSpec('Reqs', 'counter', ['m']), makeSpec('Depth', 'gauge', ['m']), makeSpec('Size', 'histogram', ['m'], { unit: 'Bytes' })],
+      { tagStyle: 'datadog' },
+      (fm) => {
+        for (let i = 1; i <= 100; i++) {
+          fm.get('Reqs')!.addOrUpdate(i, ['a']);
+          fm.get('Reqs')!.addOrUpdate(1, ['b']);
+          fm.get('Depth')!.addOrUpdate(i, ['a']);
+        }
+        fm.get('Size')!.addOrUpdate(7, ['a']);
+        fm.get('Size')!.addOrUpdate(7, ['a']);
+      },
+      5,
+    );
+    expect(lines).to.deep.equal(['ts.Size:7|h|#m:a', 'ts.Size:7|h|#m:a', 'ts.Reqs:5050|c|#m:a', 'ts.Reqs:100|c|#m:b', 'ts.Depth:100|g|#m:a']);
+    expect(await mgmtCommand(mgmtPort, 'counters')).to.contain("'ts.Reqs;m=a': 5050");
   });
 
   it('should put Telegraf tags after the name and zero a gauge before a negative level', async () => {
@@ -146,9 +139,9 @@ describe('StatsdSink with the real statsd daemon', () => {
       4,
     );
     expect(lines).to.deep.equal([
+      'ts.Lat,m=m1:12.25|h',
       'ts.Depth,q=a_b_c,host=h1:0|g',
       'ts.Depth,q=a_b_c,host=h1:-2.5|g',
-      'ts.Lat,m=m1:12.25|h',
       'ts.Hits:3|c',
     ]);
   });

@@ -329,6 +329,21 @@ describe('TslogFile', () => {
     await f.close();
   });
 
+  it('should write multi-byte lines and a line longer than a whole chunk byte for byte, in order, across chunk buffers reused from the pool', async () => {
+    const file = path.join(dir, 'u.log');
+    const f = new TslogFile(file, { ...base, flushMs: 1, chunkChars: 16, maxBytes: 1 << 20, keep: 1 });
+    const lines: string[] = [];
+    for (let round = 0; round < 20; round++) {
+      for (const l of [`é€😀-${round}\n`, `ascii-${round}\n`, `${'long-'.repeat(10)}${round}\n`]) {
+        lines.push(l);
+        f.append(l);
+      }
+      await f.flush();
+    }
+    await f.close();
+    expect(fs.readFileSync(file, 'utf8')).to.equal(lines.join(''));
+  });
+
   it('should drop and count exactly the lines that would pass maxQueueChars, and warn at most once a minute', async () => {
     const file = path.join(dir, 'q.log');
     const log = captureLog();
