@@ -180,7 +180,7 @@ function generationAlerts(f: Families, rec: ReadonlyMap<string, string>, out: Al
     const by = ['instance', modelLabel(waiting) ?? 'instance'].filter((v, i, a) => a.indexOf(v) === i);
     out.push(alert('TsserveGenerationQueueSaturated', `${sumBy(by, waiting.name)} > ${THRESHOLDS.waitingRequests}`, '5m', 'warning',
       '{{ $value }} requests wait for {{ $labels.model_name }} on {{ $labels.instance }}',
-      `More than ${THRESHOLDS.waitingRequests} requests have waited in the engine's scheduler for 5 minutes: it admits no more because the running batch or the KV cache is full. This is the signal vLLM's production stack autoscales on. Runbook: add instances (or let the autoscaler do it), lower max_num_seqs pressure by lowering max_tokens, or give the engine more KV blocks.`));
+      `More than ${THRESHOLDS.waitingRequests} requests have waited in the engine's scheduler for 5 minutes: it admits no more because the running batch or the KV cache is full. This is the signal vLLM's production stack autoscales on. Runbook: add instances (or let the autoscaler do it), cap max_tokens, or give the engine more KV blocks.`));
   }
   const kv = f.get('kv_cache_usage_ratio', 'kv_cache_usage_perc', 'gpu_cache_usage_perc');
   if (kv !== null) {
