@@ -48,6 +48,11 @@ describe('tsserve metrics rules', () => {
     expect([r.status, r.stdout + r.stderr]).to.deep.equal([0, 'Unit Testing:  tsserve.rules.test.yml\n  SUCCESS\n\n']);
   });
 
+  it('should be loaded by the shipped tools/prometheus/prometheus.yml (promtool check config)', () => {
+    const r = spawnSync('promtool', ['check', 'config', 'prometheus.yml'], { cwd: path.join(ROOT, 'tools', 'prometheus'), encoding: 'utf8' });
+    expect([r.status, r.stdout.split('\n').slice(0, 2)]).to.deep.equal([0, ['Checking prometheus.yml', '  SUCCESS: 1 rule files found']]);
+  });
+
   it("should follow the yaml's names: vLLM's names rename the rules, a family left out drops them", () => {
     let text = fs.readFileSync(defaultMetricsConfigPath(), 'utf8');
     text = text.replaceAll('name: ts_time_to_first_token_seconds', 'name: vllm:time_to_first_token_seconds');
