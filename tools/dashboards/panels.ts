@@ -12,15 +12,19 @@ import { groupLabels, heatmap, legend, mean, quantile, rate, selector } from './
 /** The quantiles a latency panel draws. */
 export const QUANTILES: readonly number[] = [0.5, 0.9, 0.99];
 
-/** Grafana's unit id for a yaml unit (values as recorded, not rates). */
-export function grafanaUnit(unit: string): string {
+/**
+ * Grafana's unit id for a family's values (as recorded, not rates). A ratio shows as a
+ * percentage only when its name says it is a share (`_ratio`, `_perc`): a real-time factor is
+ * a ratio too, and 1.5 is not "150%".
+ */
+export function grafanaUnit(unit: string, name = ''): string {
   const u = unit.trim().toLowerCase();
   switch (unitKind(unit)) {
     case 'seconds': return 's';
     case 'milliseconds': return 'ms';
     case 'microseconds': return 'µs';
     case 'percent': return 'percent';
-    case 'ratio': return 'percentunit';
+    case 'ratio': return /_(ratio|perc)$/.test(name) ? 'percentunit' : 'short';
     case 'bytes': return 'bytes';
     case 'scaled_bytes': return u.startsWith('k') ? 'deckbytes' : u.startsWith('m') ? 'decmbytes' : u.startsWith('g') ? 'decgbytes' : 'short';
     default: return 'short';
@@ -48,7 +52,7 @@ export function quantileQueries(spec: MetricSpec, vars: readonly VarName[], by: 
 
 /** A histogram's quantile panel and heatmap panel. */
 export function histogramPanels(spec: MetricSpec, vars: readonly VarName[], title: string): PanelSpec[] {
-  const unit = grafanaUnit(spec.unit);
+  const unit = grafanaUnit(spec.unit, spec.name);
   return [
     { type: 'timeseries', title: `${title}: p50 / p90 / p99`, description: describe(spec), unit, queries: quantileQueries(spec, vars) },
     { type: 'heatmap', title: `${title}: heatmap`, description: describe(spec, 'Observations per bucket and interval.'), unit, queries: [{ expr: heatmap(spec, vars), legend: '{{le}}', format: 'heatmap' }] },
@@ -63,7 +67,7 @@ export function counterPanel(spec: MetricSpec, vars: readonly VarName[], title =
 
 /** A gauge's value panel, one line per series. */
 export function gaugePanel(spec: MetricSpec, vars: readonly VarName[], title = spec.name): PanelSpec {
-  return { type: 'timeseries', title, description: describe(spec), unit: grafanaUnit(spec.unit), queries: [{ expr: selector(spec, vars), legend: legend(groupLabels(spec)) }] };
+  return { type: 'timeseries', title, description: describe(spec), unit: grafanaUnit(spec.unit, spec.name), queries: [{ expr: selector(spec, vars), legend: legend(groupLabels(spec)) }] };
 }
 
 /** The panels a family gets by its type alone. */
