@@ -155,6 +155,19 @@ describe('tsserve metrics dashboard', () => {
     expect(g.panels.map((p) => p.title)).to.not.include('Preemptions (per second)');
   });
 
+  it("should find a family by the yaml's key: (llm.time_to_first_token) whatever its name, so a renamed family keeps its panels", () => {
+    const base = config(REPO_YAML);
+    const renamed = {
+      ...base,
+      metrics: base.metrics.map((m) => (m.name === 'ts_time_to_first_token_seconds' ? { ...m, name: 'my_ttft', key: 'llm.time_to_first_token' } : m)),
+    } as MetricsConfig;
+    const g = JSON.parse(renderDashboards(renamed)[1]!.text) as Dashboard;
+    expect(panel(g, 'Time to first token: heatmap').targets!.map((t) => t.expr)).to.deep.equal([
+      'sum by (le) (increase(my_ttft_bucket{instance=~"$instance", model_name=~"$model_name", engine=~"$engine"}[$__rate_interval]))',
+    ]);
+    expect(g.panels.map((p) => p.title)).to.not.include('my_ttft: heatmap');
+  });
+
   it('should give custom model metrics panels by type: counter as a rate (stored with _total), gauge as its value, histogram as quantiles and a heatmap', () => {
     const s = dashboards(REPO_YAML)['tsserve-serving.json']!;
     expect(panel(s, 'PreprocessCallCount (per second)').targets!.map((t) => t.expr)).to.deep.equal([

@@ -6,7 +6,10 @@
 import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
 
 /** Name prefixes that are not part of a family's key (ours and vLLM's). */
-const KEY_PREFIXES: readonly string[] = ['ts_', 'vllm:'];
+const NAME_PREFIXES: readonly string[] = ['ts_', 'vllm:'];
+
+/** Suffixes a key is compared without: `_total`, then a unit (`kv_cache_usage_ratio` and `_perc` are one family). */
+const KEY_SUFFIXES: readonly RegExp[] = [/_total$/, /_(seconds|ratio|perc)$/];
 
 /** Label names that carry the model (ours and vLLM's `model_name`, TorchServe's `ModelName`). */
 const MODEL_LABELS: readonly string[] = ['model_name', 'ModelName'];
@@ -15,15 +18,31 @@ const MODEL_LABELS: readonly string[] = ['model_name', 'ModelName'];
 export const STAGE_LABELS: readonly string[] = ['stage', 'replica', 'from_stage', 'to_stage'];
 
 /**
- * A family's stable key: the yaml's `key:` when it declares one, else its name without the
- * `ts_` / `vllm:` prefix (`ts_time_to_first_token_seconds` and
- * `vllm:time_to_first_token_seconds` are both `time_to_first_token_seconds`).
+ * A key in the form lookups compare: without a `namespace.` (`llm.`), without the `ts_` /
+ * `vllm:` prefix, without `_total` and a unit suffix. `llm.time_to_first_token`,
+ * `ts_time_to_first_token_seconds` and `vllm:time_to_first_token_seconds` are all
+ * `time_to_first_token`.
+ */
+export function normalizeKey(raw: string): string {
+  let k = raw.replace(/^[a-z0-9_]+\./, '');
+  const prefix = NAME_PREFIXES.find((p) => k.startsWith(p));
+  if (prefix !== undefined) k = k.slice(prefix.length);
+  for (const re of KEY_SUFFIXES) k = k.replace(re, '');
+  return k;
+}
+
+/** The yaml's `key:` of a family, when it declares one. */
+function declaredKey(spec: MetricSpec): string | null {
+  const k = (spec as MetricSpec & { readonly key?: unknown }).key;
+  return typeof k === 'string' && k !== '' ? k : null;
+}
+
+/**
+ * A family's stable key, normalized: from the yaml's `key:` when it declares one (the key the
+ * server binds the family by), else from its name.
  */
 export function familyKey(spec: MetricSpec): string {
-  const declared = (spec as MetricSpec & { readonly key?: unknown }).key;
-  const raw = typeof declared === 'string' && declared !== '' ? declared : spec.name;
-  const prefix = KEY_PREFIXES.find((p) => raw.startsWith(p));
-  return prefix === undefined ? raw : raw.slice(prefix.length);
+  return normalizeKey(declaredKey(spec) ?? spec.name);
 }
 
 /** The label carrying the model name, or null. */
@@ -31,12 +50,13 @@ export function modelLabel(spec: MetricSpec): string | null {
   return spec.dimensions.find((d) => MODEL_LABELS.includes(d)) ?? null;
 }
 
-/** Which dashboard a family belongs to: pipelines (stage labels or `omni_` keys), generation (`engine`), serving. */
+/** Which dashboard a family belongs to: pipelines (`omni` names or keys, stage labels), generation (`engine`), serving. */
 export type FamilyGroup = 'serving' | 'generation' | 'pipelines';
 
 /** The group of one family. */
 export function familyGroup(spec: MetricSpec): FamilyGroup {
-  if (familyKey(spec).startsWith('omni_') || spec.dimensions.some((d) => STAGE_LABELS.includes(d))) return 'pipelines';
+  const omni = /(^|[._:])omni[._]/;
+  if (omni.test(spec.name) || omni.test(declaredKey(spec) ?? '') || spec.dimensions.some((d) => STAGE_LABELS.includes(d))) return 'pipelines';
   if (spec.dimensions.includes('engine')) return 'generation';
   return 'serving';
 }
@@ -53,10 +73,10 @@ export class Families {
     for (const m of this.all) if (!this.byKey.has(familyKey(m))) this.byKey.set(familyKey(m), m);
   }
 
-  /** The first declared family among `keys` (a key and its aliases), marked as used; null when none is. */
+  /** The first declared family among `keys` (a key and its aliases, compared normalized), marked as used; null when none is. */
   get(...keys: readonly string[]): MetricSpec | null {
     for (const k of keys) {
-      const m = this.byKey.get(k);
+      const m = this.byKey.get(normalizeKey(k));
       if (m !== undefined) {
         this.claimed.add(m.name);
         return m;
