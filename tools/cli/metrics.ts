@@ -21,6 +21,10 @@ const USAGE = `Usage:
   tsserve metrics tail [--log-dir DIR] [--metric NAME] [--request ID] [--once] [--json] ...
       Follow ts_metrics.log and model_metrics.log: a live table per metric and series, or JSON
       lines (see tsserve metrics tail --help).
+  tsserve metrics dashboard [--metrics-config FILE] [--out DIR]
+      Write the Grafana dashboards generated from FILE into DIR (docs/dashboards.md).
+  tsserve metrics rules [--metrics-config FILE] [--out FILE]
+      Print the Prometheus recording and alerting rules generated from FILE.
 
 Format reference: docs/metrics-yaml.md
 `;
@@ -39,6 +43,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (sub === 'tail') return (await import('./metrics-tail.js')).run(rest);
+  if (sub === 'dashboard' || sub === 'rules') return (await import('./metrics-dashboard.js')).run(sub, rest);
   if (sub !== 'validate' && sub !== 'list') {
     process.stderr.write(`tsserve metrics: unknown subcommand '${sub}'\n\n${USAGE}`);
     return 2;

@@ -1,0 +1,161 @@
+/**
+ * Every query of every generated dashboard, proven on a real Prometheus: the real server serves
+ * mlp, custom and tiny-lm; Prometheus scrapes its metrics port every second and evaluates the
+ * generated rules; after known traffic, each dashboard variable's `label_values` and each
+ * panel's PromQL (variables substituted with the real label values, `$__rate_interval` with
+ * 1m) run through /api/v1/query. Each parses and returns data, except the families listed in
+ * MAY_BE_EMPTY (no traffic reaches them by design); the "since start" stats equal the traffic.
+ */
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
+import { loadMetricsConfig, defaultMetricsConfigPath } from '../../schema/config/load.js';
+import { dashboardQueries } from '../../tools/dashboards/grafana.js';
+import { renderDashboards } from '../../tools/dashboards/render.js';
+import { generateStore, mlpInput, post, removeStores, ROOT, startTsserve, tempDir } from './harness.js';
+import type { Tsserve } from './harness.js';
+import { startPrometheus } from './prometheus.js';
+import type { Prometheus, PromSample } from './prometheus.js';
+import { until } from '../support/until.js';
+
+const N_MLP = 7;
+const N_CUSTOM = 3;
+const PROMPTS = ['hello world', 'the quick brown fox', 'tsserve'];
+
+/** Families no traffic of this test reaches, by design: their queries must parse, and may return nothing. */
+const MAY_BE_EMPTY: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\bGPU\w+/, 'no GPU on the test machine'],
+  [/\bRequests5XX_total\b/, 'no request fails with a 5xx (a /ping before the models load may or may not count one)'],
+  [/\btsserve_datapoints_dropped_total\b/, 'no datapoint is dropped (a reason\'s series is rendered from its first drop)'],
+  [/\btsserve_sink_errors_total\b/, 'bound on a sink\'s first error; the sinks are healthy'],
+  [/\btsserve_series_overflow_total\b/, 'bound on a metric\'s first overflow; no metric reaches its limit'],
+  [/\b\w*omni_\w*|\bstage\b|\breplica\b/, 'no pipeline model is served'],
+  [/\b\w*spec_decode_\w*/, 'speculative decoding is off in the demo tiny-lm'],
+  [/\b\w*kv_block_\w*/, 'KV residency sampling is off by default'],
+];
+
+/** A label value as a regex inside a PromQL string, as Grafana writes a multi-value variable: regex-escaped, then string-escaped. */
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('\\', '\\\\');
+}
+
+describe('tsserve metrics dashboard (every query on a real Prometheus)', function () {
+  let dir = '';
+  let server: Tsserve | undefined;
+  let prom: Prometheus | undefined;
+  let promptTokens = 0;
+  let completionTokens = 0;
+  const dashboards = (() => {
+    const r = loadMetricsConfig(defaultMetricsConfigPath());
+    if (!r.ok) throw new Error('the repo metrics.yaml does not load');
+    return renderDashboards(r.config).map((f) => ({ file: f.file, json: JSON.parse(f.text) as { templating: { list: Array<{ name: string; type: string; definition?: string }> } } }));
+  })();
+
+  before(async function () {
+    this.timeout(180_000);
+    dir = tempDir('dashboards');
+    server = await startTsserve({ store: generateStore(['mlp', 'custom', 'tiny-lm']), args: ['--metrics-mode', 'prometheus', '--metric-time-interval', '1'] });
+    prom = await startPrometheus(path.join(dir, 'prom'), [
+      'global:', '  scrape_interval: 1s', '  evaluation_interval: 1s',
+      'rule_files:', `  - ${path.join(ROOT, 'tools', 'prometheus', 'tsserve.rules.yml')}`,
+      'scrape_configs:', '  - job_name: tsserve',
+      '    static_configs:', `      - targets: ['${server.metrics.replace('http://', '')}']`, '',
+    ].join('\n'));
+    for (let i = 0; i < N_MLP; i++) expect((await post(`${server.inference}/predictions/mlp`, mlpInput(i))).status).to.equal(200);
+    for (let i = 0; i < N_CUSTOM; i++) expect((await post(`${server.inference}/predictions/custom`, mlpInput(i))).status).to.equal(200);
+    expect((await post(`${server.inference}/predictions/no-such-model`, mlpInput(0))).status).to.equal(404);
+    for (const prompt of PROMPTS) {
+      const r = await post(`${server.inference}/v1/completions`, { model: 'tiny-lm', prompt, max_tokens: 5 });
+      expect(r.status).to.equal(200);
+      const usage = (r.json as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+      promptTokens += usage.prompt_tokens;
+      completionTokens += usage.completion_tokens;
+    }
+    // Scraped after the traffic, then two more scrapes, so every rate has two samples of the final values.
+    const seen = await until(async () => {
+      const [req, done] = [await prom!.query('sum(ts_inference_requests_total)'), await prom!.query('sum(ts_request_success_total)')];
+      return req[0]?.value === String(N_MLP + N_CUSTOM) && done[0]?.value === String(PROMPTS.length) ? await prom!.query('count_over_time(up[10m])') : null;
+    }, { message: 'Prometheus to scrape the traffic', timeoutMs: 60_000 });
+    const scrapes = Number(seen[0]?.value);
+    await until(async () => Number((await prom!.query('count_over_time(up[10m])'))[0]?.value) >= scrapes + 2, { message: 'two more scrapes', timeoutMs: 30_000 });
+  });
+
+  after(() => {
+    prom?.stop();
+    server?.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+    removeStores();
+  });
+
+  /** The real values of each query variable of a dashboard, from its own label_values query. */
+  async function variableValues(d: (typeof dashboards)[number]): Promise<Map<string, string[]>> {
+    const values = new Map<string, string[]>();
+    for (const v of d.json.templating.list.filter((t) => t.type === 'query')) {
+      const m = /^label_values\((.+), (\w+)\)$/.exec(v.definition ?? '');
+      expect(m, `${d.file} variable ${v.name}: ${v.definition}`).to.not.equal(null);
+      const res = await fetch(`${prom!.url}/api/v1/label/${m![2]}/values?match[]=${encodeURIComponent(m![1] as string)}`);
+      const body = (await res.json()) as { status: string; data: string[] };
+      expect([body.status, body.data.length > 0], `${d.file} variable ${v.name}: ${v.definition}`).to.deep.equal(['success', true]);
+      values.set(v.name, body.data);
+    }
+    return values;
+  }
+
+  function substitute(expr: string, values: ReadonlyMap<string, readonly string[]>): string {
+    let out = expr.replaceAll('$__rate_interval', '1m');
+    for (const [name, vals] of values) out = out.replace(new RegExp(`\\$${name}\\b`, 'g'), `(${vals.map(escapeRegex).join('|')})`);
+    return out;
+  }
+
+  it('should have Prometheus evaluate every generated rule without an error', async () => {
+    const res = await fetch(`${prom!.url}/api/v1/rules`);
+    const body = (await res.json()) as { data: { groups: Array<{ name: string; rules: Array<{ name: string; health: string; lastError?: string }> }> } };
+    const unhealthy = body.data.groups.flatMap((g) => g.rules.filter((r) => r.health !== 'ok').map((r) => `${r.name}: ${r.health} ${r.lastError ?? ''}`));
+    expect(unhealthy).to.deep.equal([]);
+    expect(body.data.groups.map((g) => g.name).sort()).to.deep.equal(['tsserve.alerts', 'tsserve.records']);
+    expect((await prom!.query('model_name:ts_inference_requests:rate5m')).map((s) => s.metric.model_name).sort()).to.deep.equal(['custom', 'mlp']);
+  });
+
+  for (const d of dashboards) {
+    it(`should run every query of ${d.file} on Prometheus: each parses and returns data (or is listed as empty by design)`, async function () {
+      this.timeout(120_000);
+      const values = await variableValues(d);
+      const empty: string[] = [];
+      let answered = 0;
+      for (const q of dashboardQueries(d.json)) {
+        const expr = substitute(q.expr, values);
+        expect(expr, `${q.panel}: a variable left unsubstituted`).to.not.match(/\$\w/);
+        const result = await prom!.query(expr);
+        if (result.length > 0) {
+          answered++;
+          continue;
+        }
+        const why = MAY_BE_EMPTY.find(([re]) => re.test(q.expr));
+        if (why === undefined) empty.push(`${q.panel}: ${expr}`);
+      }
+      expect(empty, 'queries that returned no data').to.deep.equal([]);
+      expect(answered > 0 || d.file === 'tsserve-pipelines.json').to.equal(true);
+    });
+  }
+
+  async function panelValues(file: string, title: string): Promise<PromSample[]> {
+    const d = dashboards.find((x) => x.file === file)!;
+    const q = dashboardQueries(d.json).find((x) => x.panel === title);
+    expect(q, `${file}: panel ${title}`).to.not.equal(undefined);
+    return prom!.query(substitute(q!.expr, await variableValues(d)));
+  }
+
+  it('should show exactly the requests sent in the serving dashboard\'s "Inference requests (since start)"', async () => {
+    const got = await panelValues('tsserve-serving.json', 'Inference requests (since start)');
+    expect(Object.fromEntries(got.map((s) => [s.metric.model_name, s.value]))).to.deep.equal({ mlp: String(N_MLP), custom: String(N_CUSTOM) });
+  });
+
+  it('should show exactly the completions and their tokens in the generation dashboard\'s totals', async () => {
+    const values = async (title: string): Promise<Record<string, string>> =>
+      Object.fromEntries((await panelValues('tsserve-generation.json', title)).map((s) => [s.metric.model_name, s.value]));
+    expect(await values('Finished requests (since start)')).to.deep.equal({ 'tiny-lm': String(PROMPTS.length) });
+    expect(await values('Prompt tokens (since start)')).to.deep.equal({ 'tiny-lm': String(promptTokens) });
+    expect(await values('Generated tokens (since start)')).to.deep.equal({ 'tiny-lm': String(completionTokens) });
+    expect(completionTokens).to.equal(PROMPTS.length * 5);
+  });
+});

@@ -1,0 +1,223 @@
+/**
+ * The generated Grafana dashboards: the committed tools/grafana/*.json equal a regenerate, the
+ * JSON has Grafana's shape, queries follow the yaml's names (a rename changes them, a removal
+ * drops the panels), custom and unknown families get panels by type, and the pipelines
+ * dashboard says so when the yaml declares no pipeline family.
+ */
+import { expect } from 'chai';
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { defaultMetricsConfigPath, loadMetricsConfig, parseMetricsConfig } from '../../schema/config/load.js';
+import type { MetricsConfig } from '../../schema/types.js';
+import { dashboardQueries } from '../../tools/dashboards/grafana.js';
+import { renderDashboards } from '../../tools/dashboards/render.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+const BIN = path.join(ROOT, 'bin', 'tsserve.js');
+const REPO_YAML = fs.readFileSync(defaultMetricsConfigPath(), 'utf8');
+
+interface Panel {
+  readonly id: number;
+  readonly type: string;
+  readonly title: string;
+  readonly gridPos: { h: number; w: number; x: number; y: number };
+  readonly datasource?: { type: string; uid: string };
+  readonly options?: { content?: string };
+  readonly targets?: ReadonlyArray<{ expr: string; refId: string; format?: string; datasource: { uid: string } }>;
+}
+interface Dashboard {
+  readonly uid: string;
+  readonly schemaVersion: number;
+  readonly panels: readonly Panel[];
+  readonly templating: { list: ReadonlyArray<{ name: string; type: string; query: unknown; definition?: string }> };
+}
+
+function config(text: string): MetricsConfig {
+  const r = parseMetricsConfig(text, 'metrics.yaml');
+  if (!r.ok) throw new Error(r.problems.map((p) => p.message).join('\n'));
+  return r.config;
+}
+
+function dashboards(text: string): Record<string, Dashboard> {
+  return Object.fromEntries(renderDashboards(config(text)).map((f) => [f.file, JSON.parse(f.text) as Dashboard]));
+}
+
+function panel(d: Dashboard, title: string): Panel {
+  const p = d.panels.find((x) => x.title === title);
+  if (p === undefined) throw new Error(`no panel "${title}" in ${d.uid}: ${d.panels.map((x) => x.title).join(', ')}`);
+  return p;
+}
+
+/** The repo's metrics.yaml with `entries` put first in the list of one section's type. */
+function withEntries(section: 'ts_metrics' | 'model_metrics', type: 'counter' | 'gauge' | 'histogram', entries: string): string {
+  const start = REPO_YAML.indexOf(`\n${section}:\n`);
+  const head = `\n  ${type}:\n`;
+  const at = REPO_YAML.indexOf(head, start);
+  if (start < 0 || at < 0) throw new Error(`no ${section}.${type} in metrics.yaml`);
+  return REPO_YAML.slice(0, at + head.length) + entries + REPO_YAML.slice(at + head.length);
+}
+
+/** `text` with `entries` put first in ts_metrics' list of `type`. */
+function withEntriesIn(text: string, type: 'counter' | 'gauge' | 'histogram', entries: string): string {
+  const head = `\n  ${type}:\n`;
+  const at = text.indexOf(head, text.indexOf('\nts_metrics:\n'));
+  return text.slice(0, at + head.length) + entries + text.slice(at + head.length);
+}
+
+describe('tsserve metrics dashboard', () => {
+  it('should regenerate exactly the committed tools/grafana/*.json (npm run dashboards rewrites them)', () => {
+    const r = loadMetricsConfig(defaultMetricsConfigPath());
+    if (!r.ok) throw new Error('the repo metrics.yaml does not load');
+    const files = renderDashboards(r.config);
+    expect(files.map((f) => f.file)).to.deep.equal(['tsserve-serving.json', 'tsserve-generation.json', 'tsserve-pipelines.json']);
+    for (const f of files) expect(fs.readFileSync(path.join(ROOT, 'tools', 'grafana', f.file), 'utf8'), f.file).to.equal(f.text);
+  });
+
+  it('should write the three files with --out and --metrics-config, as the CLI', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-dashboards-'));
+    try {
+      const r = spawnSync(process.execPath, [BIN, 'metrics', 'dashboard', '--metrics-config', 'metrics.yaml', '--out', dir], { cwd: ROOT, encoding: 'utf8' });
+      expect([r.status, r.stderr]).to.deep.equal([0, '']);
+      const names = ['tsserve-serving.json', 'tsserve-generation.json', 'tsserve-pipelines.json'];
+      expect(r.stdout).to.equal(names.map((n) => `wrote ${path.join(dir, n)}\n`).join(''));
+      for (const n of names) expect(fs.readFileSync(path.join(dir, n), 'utf8'), n).to.equal(fs.readFileSync(path.join(ROOT, 'tools', 'grafana', n), 'utf8'));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should refuse an unknown option with exit 2 and an invalid metrics.yaml with its problems and exit 1', () => {
+    const bad = spawnSync(process.execPath, [BIN, 'metrics', 'dashboard', '--outt', 'x'], { cwd: ROOT, encoding: 'utf8' });
+    expect(bad.status).to.equal(2);
+    expect(bad.stderr).to.match(/^tsserve metrics dashboard: unknown option '--outt'/);
+    const invalid = spawnSync(process.execPath, [BIN, 'metrics', 'dashboard', '--metrics-config', 'test/fixtures/metrics/invalid/several-problems.yaml', '--out', os.tmpdir()], { cwd: ROOT, encoding: 'utf8' });
+    expect(invalid.status).to.equal(1);
+    expect(invalid.stdout).to.equal('');
+    expect(invalid.stderr.split('\n')[0]).to.match(/^test\/fixtures\/metrics\/invalid\/several-problems\.yaml:\d+:\d+: /);
+  });
+
+  it("should be Grafana's classic dashboard model: schemaVersion 41, the DS_PROMETHEUS datasource variable on every panel and query, unique ids, a 24-column grid", () => {
+    for (const d of Object.values(dashboards(REPO_YAML))) {
+      expect(d.schemaVersion).to.equal(41);
+      expect(d.templating.list[0]).to.deep.equal({ current: {}, hide: 0, includeAll: false, label: 'Prometheus', multi: false, name: 'DS_PROMETHEUS', options: [], query: 'prometheus', refresh: 1, regex: '', type: 'datasource' });
+      const ids = d.panels.map((p) => p.id);
+      expect(new Set(ids).size).to.equal(ids.length);
+      for (const p of d.panels) {
+        expect(p.gridPos.x + p.gridPos.w, p.title).to.be.at.most(24);
+        if (p.type === 'row' || p.type === 'text') continue;
+        expect(p.datasource, p.title).to.deep.equal({ type: 'prometheus', uid: '${DS_PROMETHEUS}' });
+        for (const t of p.targets ?? []) expect(t.datasource.uid).to.equal('${DS_PROMETHEUS}');
+      }
+    }
+  });
+
+  it('should give the serving dashboard instance and model_name variables, and the generation dashboard engine too', () => {
+    const d = dashboards(REPO_YAML);
+    const vars = (x: Dashboard): string[] => x.templating.list.map((v) => `${v.name}=${v.definition ?? ''}`);
+    expect(vars(d['tsserve-serving.json']!)).to.deep.equal([
+      'DS_PROMETHEUS=', 'instance=label_values(ts_inference_requests_total, instance)', 'model_name=label_values(ts_inference_requests_total, model_name)',
+    ]);
+    expect(vars(d['tsserve-generation.json']!)).to.deep.equal([
+      'DS_PROMETHEUS=', 'instance=label_values(ts_request_success_total, instance)', 'model_name=label_values(ts_request_success_total, model_name)',
+      'engine=label_values(ts_request_success_total, engine)',
+    ]);
+  });
+
+  it('should draw a histogram as p50/p90/p99 and mean, and as a heatmap of its buckets', () => {
+    const g = dashboards(REPO_YAML)['tsserve-generation.json']!;
+    const sel = '{instance=~"$instance", model_name=~"$model_name", engine=~"$engine"}';
+    expect(panel(g, 'Time to first token: p50 / p90 / p99').targets!.map((t) => t.expr)).to.deep.equal([
+      `histogram_quantile(0.5, sum by (le) (rate(ts_time_to_first_token_seconds_bucket${sel}[$__rate_interval])))`,
+      `histogram_quantile(0.9, sum by (le) (rate(ts_time_to_first_token_seconds_bucket${sel}[$__rate_interval])))`,
+      `histogram_quantile(0.99, sum by (le) (rate(ts_time_to_first_token_seconds_bucket${sel}[$__rate_interval])))`,
+      `sum(rate(ts_time_to_first_token_seconds_sum${sel}[$__rate_interval])) / sum(rate(ts_time_to_first_token_seconds_count${sel}[$__rate_interval]))`,
+    ]);
+    const heat = panel(g, 'Time to first token: heatmap');
+    expect(heat.type).to.equal('heatmap');
+    expect(heat.targets!.map((t) => [t.expr, t.format])).to.deep.equal([[`sum by (le) (increase(ts_time_to_first_token_seconds_bucket${sel}[$__rate_interval]))`, 'heatmap']]);
+    expect(panel(g, 'Prefix cache hit rate').targets!.map((t) => t.expr)).to.deep.equal([
+      `sum by (model_name) (rate(ts_prefix_cache_hits_total${sel}[$__rate_interval])) / sum by (model_name) (rate(ts_prefix_cache_queries_total${sel}[$__rate_interval]))`,
+    ]);
+  });
+
+  it("should query the yaml's names: vLLM's names change every query, a family left out takes its panels with it", () => {
+    let text = REPO_YAML;
+    for (const n of ['time_to_first_token_seconds', 'num_requests_waiting', 'prompt_tokens_total']) text = text.replaceAll(`name: ts_${n}`, `name: vllm:${n}`);
+    text = text.replace(/ {4}- name: ts_num_preemptions_total\n(?: {6}.*\n)+/, '');
+    const g = dashboards(text)['tsserve-generation.json']!;
+    const exprs = dashboardQueries(g).map((q) => q.expr).join('\n');
+    expect(exprs).to.contain('rate(vllm:time_to_first_token_seconds_bucket{');
+    expect(exprs).to.contain('sum by (model_name) (vllm:num_requests_waiting{');
+    expect(exprs).to.contain('rate(vllm:prompt_tokens_total{');
+    expect(exprs).to.not.match(/ts_time_to_first_token_seconds|ts_num_requests_waiting|ts_prompt_tokens_total|preemptions/);
+    expect(g.panels.map((p) => p.title)).to.not.include('Preemptions (per second)');
+  });
+
+  it("should find a family by the yaml's key: (llm.time_to_first_token) whatever its name, so a renamed family keeps its panels", () => {
+    const base = config(REPO_YAML);
+    const renamed = {
+      ...base,
+      metrics: base.metrics.map((m) => (m.name === 'ts_time_to_first_token_seconds' ? { ...m, name: 'my_ttft', key: 'llm.time_to_first_token' } : m)),
+    } as MetricsConfig;
+    const g = JSON.parse(renderDashboards(renamed)[1]!.text) as Dashboard;
+    expect(panel(g, 'Time to first token: heatmap').targets!.map((t) => t.expr)).to.deep.equal([
+      'sum by (le) (increase(my_ttft_bucket{instance=~"$instance", model_name=~"$model_name", engine=~"$engine"}[$__rate_interval]))',
+    ]);
+    expect(g.panels.map((p) => p.title)).to.not.include('my_ttft: heatmap');
+  });
+
+  it('should give custom model metrics panels by type: counter as a rate (stored with _total), gauge as its value, histogram as quantiles and a heatmap', () => {
+    const s = dashboards(REPO_YAML)['tsserve-serving.json']!;
+    expect(panel(s, 'PreprocessCallCount (per second)').targets!.map((t) => t.expr)).to.deep.equal([
+      'sum by (instance, ModelName) (rate(PreprocessCallCount_total{instance=~"$instance", ModelName=~"$model_name"}[$__rate_interval]))',
+    ]);
+    expect(panel(s, 'HandlerTime').targets!.map((t) => t.expr)).to.deep.equal(['HandlerTime{instance=~"$instance", ModelName=~"$model_name"}']);
+    expect(panel(s, 'ExamplePercentMetric: heatmap').targets!.map((t) => t.expr)).to.deep.equal([
+      'sum by (le) (increase(ExamplePercentMetric_bucket{instance=~"$instance", ModelName=~"$model_name"}[$__rate_interval]))',
+    ]);
+    expect(panel(s, 'ExamplePercentMetric: p50 / p90 / p99').targets!.length).to.equal(4);
+  });
+
+  it('should give an engine family no curated panel takes a generic panel in the generation dashboard', () => {
+    const text = withEntries('ts_metrics', 'counter', [
+      '    - name: ts_spec_decode_num_drafts_total', '      unit: Count', '      dimensions: [*llm_model, *engine]', '      help: "Drafts proposed."', '',
+    ].join('\n'));
+    const g = dashboards(text)['tsserve-generation.json']!;
+    expect(panel(g, 'ts_spec_decode_num_drafts_total (per second)').targets!.map((t) => t.expr)).to.deep.equal([
+      'sum by (instance, model_name, engine) (rate(ts_spec_decode_num_drafts_total{instance=~"$instance", model_name=~"$model_name", engine=~"$engine"}[$__rate_interval]))',
+    ]);
+    expect(dashboardQueries(dashboards(text)['tsserve-serving.json']!).map((q) => q.expr).join('\n')).to.not.contain('spec_decode');
+  });
+
+  it('should say so in a text panel when metrics.yaml declares no pipeline family', () => {
+    const p = dashboards(REPO_YAML)['tsserve-pipelines.json']!;
+    expect(p.panels.map((x) => [x.type, x.title])).to.deep.equal([['row', 'Pipelines'], ['text', 'No pipeline metrics declared']]);
+    expect(p.panels[1]!.options!.content).to.equal('metrics.yaml declares no pipeline families (names starting `ts_omni_`, or labelled `stage` / `replica`). Declare them and regenerate with `npm run dashboards`.');
+    expect(p.templating.list.map((v) => v.name)).to.deep.equal(['DS_PROMETHEUS']);
+  });
+
+  it('should put ts_omni_* and stage-labelled families in the pipelines dashboard, with stage and replica variables', () => {
+    let text = withEntries('ts_metrics', 'gauge', [
+      '    - name: ts_omni_num_requests_running', '      unit: Count', '      dimensions: [*llm_model]', '      help: "Pipeline requests running."', '      merge: livesum', '',
+    ].join('\n'));
+    text = text.replace('  - &finished_reason "finished_reason"\n', '  - &finished_reason "finished_reason"\n  - &stage "stage"\n  - &replica "replica"\n');
+    text = withEntriesIn(text, 'histogram', [
+      '    - name: ts_omni_stage_gen_time_seconds', '      unit: Seconds', '      dimensions: [*llm_model, *stage, *replica]', '      help: "Stage time."', '      buckets: [0.1, 1]', '',
+    ].join('\n'));
+    const all = dashboards(text);
+    const p = all['tsserve-pipelines.json']!;
+    expect(p.panels.map((x) => x.title)).to.deep.equal([
+      'Pipeline requests', 'ts_omni_num_requests_running',
+      'Stages', 'ts_omni_stage_gen_time_seconds: p50 / p90 / p99', 'ts_omni_stage_gen_time_seconds: heatmap',
+    ]);
+    expect(p.templating.list.map((v) => `${v.name}=${v.definition ?? ''}`)).to.deep.equal([
+      'DS_PROMETHEUS=', 'instance=label_values(ts_omni_num_requests_running, instance)', 'model_name=label_values(ts_omni_num_requests_running, model_name)',
+      'stage=label_values(ts_omni_stage_gen_time_seconds_count, stage)', 'replica=label_values(ts_omni_stage_gen_time_seconds_count, replica)',
+    ]);
+    expect(panel(p, 'ts_omni_stage_gen_time_seconds: heatmap').targets![0]!.expr)
+      .to.equal('sum by (le) (increase(ts_omni_stage_gen_time_seconds_bucket{instance=~"$instance", model_name=~"$model_name", stage=~"$stage", replica=~"$replica"}[$__rate_interval]))');
+    expect(dashboardQueries(all['tsserve-generation.json']!).map((q) => q.expr).join('\n')).to.not.contain('omni');
+  });
+});

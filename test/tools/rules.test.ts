@@ -1,0 +1,85 @@
+/**
+ * The generated Prometheus rules: the committed tools/prometheus/tsserve.rules.yml equals a
+ * regenerate, reads back as the rule groups it was written from, passes `promtool check rules`
+ * and the hand-written `promtool test rules` unit tests, and follows the yaml's names.
+ */
+import { expect } from 'chai';
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { defaultMetricsConfigPath, loadMetricsConfig, parseMetricsConfig } from '../../schema/config/load.js';
+import { loadYaml } from '../../schema/config/yaml-source.js';
+import type { MetricsConfig } from '../../schema/types.js';
+import { renderRules } from '../../tools/rules/render.js';
+import { ruleGroups } from '../../tools/rules/rules.js';
+import { isPlain, toYaml } from '../../tools/rules/yaml.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+const BIN = path.join(ROOT, 'bin', 'tsserve.js');
+const RULES = path.join(ROOT, 'tools', 'prometheus', 'tsserve.rules.yml');
+
+function repoConfig(): MetricsConfig {
+  const r = loadMetricsConfig(defaultMetricsConfigPath());
+  if (!r.ok) throw new Error('the repo metrics.yaml does not load');
+  return r.config;
+}
+
+describe('tsserve metrics rules', () => {
+  it('should regenerate exactly the committed tools/prometheus/tsserve.rules.yml, and print it from the CLI', () => {
+    const text = renderRules(repoConfig());
+    expect(fs.readFileSync(RULES, 'utf8')).to.equal(text);
+    const r = spawnSync(process.execPath, [BIN, 'metrics', 'rules'], { cwd: ROOT, encoding: 'utf8' });
+    expect([r.status, r.stderr, r.stdout]).to.deep.equal([0, '', text]);
+  });
+
+  it('should read back (YAML) as exactly the rule groups it was written from', () => {
+    const groups = ruleGroups(repoConfig());
+    expect(loadYaml(fs.readFileSync(RULES, 'utf8'))).to.deep.equal(JSON.parse(JSON.stringify({ groups })));
+  });
+
+  it('should pass promtool check rules', () => {
+    const r = spawnSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8' });
+    const count = ruleGroups(repoConfig()).reduce((n, g) => n + g.rules.length, 0);
+    expect([r.status, r.stderr, r.stdout]).to.deep.equal([0, '', `Checking ${RULES}\n  SUCCESS: ${count} rules found\n\n`]);
+  });
+
+  it('should pass the promtool unit tests of tools/prometheus/tests (exact recorded values and alerts)', () => {
+    const r = spawnSync('promtool', ['test', 'rules', 'tsserve.rules.test.yml'], { cwd: path.join(ROOT, 'tools', 'prometheus', 'tests'), encoding: 'utf8' });
+    expect([r.status, r.stdout + r.stderr]).to.deep.equal([0, 'Unit Testing:  tsserve.rules.test.yml\n  SUCCESS\n\n']);
+  });
+
+  it('should be loaded by the shipped tools/prometheus/prometheus.yml (promtool check config)', () => {
+    const r = spawnSync('promtool', ['check', 'config', 'prometheus.yml'], { cwd: path.join(ROOT, 'tools', 'prometheus'), encoding: 'utf8' });
+    expect([r.status, r.stdout.split('\n').slice(0, 2)]).to.deep.equal([0, ['Checking prometheus.yml', '  SUCCESS: 1 rule files found']]);
+  });
+
+  it("should follow the yaml's names: vLLM's names rename the rules, a family left out drops them", () => {
+    let text = fs.readFileSync(defaultMetricsConfigPath(), 'utf8');
+    text = text.replaceAll('name: ts_time_to_first_token_seconds', 'name: vllm:time_to_first_token_seconds');
+    text = text.replace(/ {4}- name: ts_kv_cache_usage_ratio\n(?: {6}.*\n)+/, '');
+    const r = parseMetricsConfig(text, 'metrics.yaml');
+    if (!r.ok) throw new Error(r.problems.map((p) => p.message).join('\n'));
+    const rules = ruleGroups(r.config).flatMap((g) => g.rules);
+    const names = rules.map((x) => ('record' in x ? x.record : x.alert));
+    expect(names).to.include('model_name:vllm:time_to_first_token_seconds:p99_5m');
+    expect(names).to.not.include('TsserveKVCacheNearFull');
+    const ttft = rules.find((x) => 'alert' in x && x.alert === 'TsserveTimeToFirstTokenHigh');
+    expect(ttft?.expr).to.equal('model_name:vllm:time_to_first_token_seconds:p99_5m > 5');
+    expect(rules.find((x) => 'record' in x && x.record === 'model_name:vllm:time_to_first_token_seconds:p99_5m')?.expr)
+      .to.equal('histogram_quantile(0.99, sum by (le, model_name) (rate(vllm:time_to_first_token_seconds_bucket[5m])))');
+  });
+});
+
+describe('toYaml (rule files)', () => {
+  it('should write a string plain only when YAML reads it back unchanged, else double-quoted', () => {
+    expect(['sum(x) > 0', 'a{b="c"}', '{{ $value }} left', 'a: b', 'x #y', 'true', '5', '- x', ''].map(isPlain))
+      .to.deep.equal([true, true, false, false, false, false, false, false, false]);
+    const doc = { groups: [{ name: 'g', rules: [{ alert: 'A', expr: 'up == 0', annotations: { summary: '{{ $labels.instance }} is down', description: 'Runbook: restart it.' } }] }] };
+    const text = toYaml(doc, ['a comment']);
+    expect(text).to.equal([
+      '# a comment', 'groups:', '  - name: g', '    rules:', '      - alert: A', '        expr: up == 0', '        annotations:',
+      '          summary: "{{ $labels.instance }} is down"', '          description: "Runbook: restart it."', '',
+    ].join('\n'));
+    expect(loadYaml(text)).to.deep.equal(doc);
+  });
+});
