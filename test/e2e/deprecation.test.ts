@@ -81,7 +81,7 @@ describe('e2e: deprecated and hidden metrics', () => {
 
   it('should show it again, notice first in HELP, with --show-hidden-metrics-for-version 0.2', async () => {
     const r = await serve(['--show-hidden-metrics-for-version', '0.2']);
-    expect(r.text).to.include(`# HELP HandlerTime ${NOTICE} Time the handler took for the last batch (preprocess, inference, postprocess), in milliseconds. (unit: ms)\n`);
+    expect(r.text).to.include(`# HELP HandlerTime ${NOTICE} Time the handler took for the last batch (preprocess, inference, postprocess). (unit: ms)\n`);
     expect(r.logs).to.deep.equal({ HandlerTime: N, PredictionTime: N });
     expect(records(r.out)).to.deep.include(['warn', `metrics: deprecated metrics in use: HandlerTime ${NOTICE}`]);
   });
