@@ -32,7 +32,10 @@ async function refusal(p: Promise<unknown>): Promise<{ status: number | undefine
   try {
     await p;
   } catch (e) {
-    if (e instanceof OpenAI.APIError) return { status: e.status, error: e.error as unknown };
+    if (e instanceof OpenAI.APIError) {
+      const err = e as { readonly status: number | undefined; readonly error: unknown };
+      return { status: err.status, error: err.error };
+    }
     throw e;
   }
   throw new Error('expected the request to be refused');
