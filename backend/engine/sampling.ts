@@ -111,23 +111,30 @@ export function sampleToken(logits: Float32Array, params: SamplingParams, rng: P
   const floor = params.minP > 0 ? maxL + t * Math.log(params.minP) : -Infinity;
   if (params.topK === 0 && params.topP >= 1) return sampleAll(logits, t, maxL, floor, rng);
   const V = logits.length;
-  let k = params.topK > 0 ? Math.min(params.topK, V) : Math.min(CANDIDATES, V);
-  for (;;) {
-    const ids = topKIds(logits, k, floor);
-    const probs = new Float64Array(ids.length);
-    let sum = 0;
-    for (let i = 0; i < ids.length; i++) sum += probs[i] = Math.exp((logits[ids[i]!]! - maxL) / t);
-    // top_p without top_k: the candidates must hold top_p of the whole (min_p-kept) mass; if not, widen.
-    if (params.topK === 0 && ids.length === k && k < V) {
-      const total = massAbove(logits, t, maxL, floor);
-      if (sum < params.topP * total) {
-        k = Math.min(V, k * 4);
-        continue;
-      }
-      return nucleus(ids, probs, total, params.topP, rng);
-    }
-    return nucleus(ids, probs, sum, params.topP, rng);
+  if (params.topK > 0) {
+    const ids = topKIds(logits, params.topK, floor);
+    const probs = probsOf(logits, ids, t, maxL);
+    return nucleus(ids, probs, sumOf(probs), params.topP, rng);
   }
+  // top_p alone: the candidates must hold top_p of the whole (min_p-kept) mass; if not, widen.
+  const total = massAbove(logits, t, maxL, floor);
+  for (let k = Math.min(CANDIDATES, V); ; k = Math.min(V, k * 4)) {
+    const ids = topKIds(logits, k, floor);
+    const probs = probsOf(logits, ids, t, maxL);
+    if (ids.length < k || k === V || sumOf(probs) >= params.topP * total) return nucleus(ids, probs, total, params.topP, rng);
+  }
+}
+
+function probsOf(logits: Float32Array, ids: Int32Array, t: number, maxL: number): Float64Array {
+  const probs = new Float64Array(ids.length);
+  for (let i = 0; i < ids.length; i++) probs[i] = Math.exp((logits[ids[i]!]! - maxL) / t);
+  return probs;
+}
+
+function sumOf(xs: Float64Array): number {
+  let s = 0;
+  for (const x of xs) s += x;
+  return s;
 }
 
 /** First candidate set of top_p without top_k (widened x4 until it holds the mass). */
