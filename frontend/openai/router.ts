@@ -1,8 +1,10 @@
 /**
  * The OpenAI-compatible routes on the inference listener: `POST /v1/completions`,
  * `POST /v1/chat/completions` (both with `stream: true` as server-sent events) and
- * `GET /v1/models`. The arrival time is stamped before the body is parsed (TTFT and e2e start
- * there, as in vLLM). A client that disconnects before the answer is complete has its request
+ * `GET /v1/models`, plus vLLM's `/tokenize`, `/detokenize` and `/version` (utility-routes.ts).
+ * Prompts are tokenized here (request-prompts.ts), so max_tokens defaults to what is left of
+ * max_model_len; a list of prompts runs as one engine request each (fan-out.ts). The arrival
+ * time is stamped before the body is parsed (TTFT and e2e start there, as in vLLM). A client that disconnects before the answer is complete has its request
  * aborted in the engine, where it finishes with `abort` (and counts).
  */
 import { performance } from 'perf_hooks';
@@ -190,12 +192,10 @@ class SseAnswer {
   /** Per choice: where its next logprobs' text_offset starts (completions). */
   private readonly offsets = new Map<number, number>();
   private readonly object: string;
-  private readonly res: Response;
   private readonly kind: Kind;
   private readonly model: string;
 
-  constructor(res: Response, private readonly ctx: AnswerContext, private readonly created: number, private readonly collector: ChoiceCollector) {
-    this.res = res;
+  constructor(private readonly res: Response, private readonly ctx: AnswerContext, private readonly created: number, private readonly collector: ChoiceCollector) {
     this.kind = ctx.kind;
     this.model = ctx.p.model;
     this.object = ctx.kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
