@@ -43,6 +43,8 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     if (n + maxTokens > L) {
       throw new OpenAIError(400, `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${L} tokens and your request has ${n} input tokens (${maxTokens} > ${L} - ${n}).`, 'max_tokens');
     }
+    const minTokens = p.params.min_tokens ?? 0;
+    if (minTokens > maxTokens) throw new OpenAIError(400, `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens}, what is left of max_model_len ${L})`, 'min_tokens');
     return { ids, text: typeof prompt === 'string' ? prompt : vocab.decode(ids), maxTokens };
   });
 }

@@ -98,6 +98,9 @@ describe('OpenAI request params', () => {
     expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'a', logit_bias: { 300: 1, 5: 1, 259: 2 } }), vocab))).to.deep.equal({
       status: 400, param: 'logit_bias', message: 'token_id(s) [259, 300] in logit_bias contain out-of-vocab token ids. Vocabulary size: 259',
     });
+    expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'a', min_tokens: 9 }), vocab))).to.deep.equal({
+      status: 400, param: 'min_tokens', message: 'min_tokens (9) must be <= max_tokens (8, what is left of max_model_len 10)',
+    });
     expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'a', stop_token_ids: [1, 400] }), vocab))).to.deep.equal({
       status: 400, param: 'stop_token_ids', message: "stop_token_ids token id 400 at index 1 is outside the model's vocabulary (0..258)",
     });
