@@ -43,6 +43,28 @@ export interface GenSamplingParams {
   readonly stop_token_ids?: readonly number[];
   /** No stop applies before this many outputs; EOS and stop ids are banned until then (default 0). */
   readonly min_tokens?: number;
+  /** Keep tokens with probability >= min_p × the best one's, in [0, 1] (default 0 = off). */
+  readonly min_p?: number;
+  /** Subtracted once from each token already in the output, in [-2, 2] (default 0). */
+  readonly presence_penalty?: number;
+  /** Subtracted per occurrence in the output, in [-2, 2] (default 0). */
+  readonly frequency_penalty?: number;
+  /** > 0; tokens of prompt and output: positive logits / it, negative × it (default 1 = off). */
+  readonly repetition_penalty?: number;
+  /** Token id (as a string key, like OpenAI's) → bias added to its logit, in [-100, 100]. */
+  readonly logit_bias?: Readonly<Record<string, number>>;
+  /** Return logprobs with this many top alternatives per sampled token (absent = no logprobs). */
+  readonly logprobs?: number;
+  /** Keep the stop string (or stop token's text) that finished the sequence in its text. */
+  readonly include_stop_str_in_output?: boolean;
+}
+
+/** Logprobs of one sampled token: its own, and the top alternatives (largest first). */
+export interface GenTokenLogprobs {
+  readonly id: number;
+  /** Log-probability; -9999 stands for -Infinity (a banned id). */
+  readonly logprob: number;
+  readonly top: readonly { readonly id: number; readonly logprob: number }[];
 }
 
 /** Frontend → worker: add a request. Give `prompt` (the worker tokenizes) or `promptTokenIds`. */
@@ -94,6 +116,8 @@ export interface GenRequestOutput {
   readonly events: readonly EngineEvent[];
   /** Only on the sequence's first output. */
   readonly prefill?: PrefillStats;
+  /** One per new token, only when the request asked for logprobs. */
+  readonly logprobs?: readonly GenTokenLogprobs[];
   /** Set when the sequence finished in this step. */
   readonly finishReason?: FinishReason;
   /** The stop string that matched (absent when EOS stopped the sequence). */
@@ -183,6 +207,19 @@ function checkParams(p: unknown, out: string[]): void {
   if (p.ignore_eos !== undefined && typeof p.ignore_eos !== 'boolean') out.push('params.ignore_eos: must be a boolean');
   if (p.stop_token_ids !== undefined && !isTokenList(p.stop_token_ids)) out.push('params.stop_token_ids: must be a list of token ids');
   intField('min_tokens', 0);
+  const range = (k: string, lo: number, hi: number, loOpen = false): void => {
+    const v = p[k];
+    if (v !== undefined && !(isNum(v) && (loOpen ? v > lo : v >= lo) && v <= hi)) out.push(`params.${k}: must be a number in ${loOpen ? '(' : '['}${lo}, ${hi}]`);
+  };
+  range('min_p', 0, 1);
+  range('presence_penalty', -2, 2);
+  range('frequency_penalty', -2, 2);
+  range('repetition_penalty', 0, 2 ** 31, true);
+  if (p.logit_bias !== undefined && !(isObj(p.logit_bias) && Object.entries(p.logit_bias).every(([k, v]) => /^(0|[1-9][0-9]*)$/.test(k) && isNum(v) && v >= -100 && v <= 100))) {
+    out.push('params.logit_bias: must map token ids to numbers in [-100, 100]');
+  }
+  intField('logprobs', 0);
+  if (p.include_stop_str_in_output !== undefined && typeof p.include_stop_str_in_output !== 'boolean') out.push('params.include_stop_str_in_output: must be a boolean');
   if (isInt(p.min_tokens) && isInt(p.max_tokens) && (p.min_tokens as number) > (p.max_tokens as number)) out.push('params.min_tokens: must be <= max_tokens');
 }
 
@@ -205,6 +242,9 @@ export function decodeToGenWorkerMessage(msg: unknown): DecodeResult<ToGenWorker
   return problems.length === 0 ? { ok: true, msg: msg as unknown as GenAddMessage } : { ok: false, problems };
 }
 
+const isIdLogprob = (e: unknown): boolean => isObj(e) && isInt(e.id) && isNum(e.logprob);
+const isTokenLogprobs = (e: unknown): boolean => isIdLogprob(e) && Array.isArray((e as Obj).top) && ((e as Obj).top as unknown[]).every(isIdLogprob);
+
 function checkOutput(o: unknown, i: number, out: string[]): void {
   const at = `outputs[${i}]`;
   if (!isObj(o)) {
@@ -223,6 +263,7 @@ function checkOutput(o: unknown, i: number, out: string[]): void {
     const p = o.prefill;
     if (!isObj(p) || !isInt(p.numPromptTokens) || !isInt(p.numCachedTokens) || !isInt(p.numComputedTokens)) out.push(`${at}.prefill: must hold integer token counts`);
   }
+  if (o.logprobs !== undefined && !(Array.isArray(o.logprobs) && o.logprobs.every(isTokenLogprobs))) out.push(`${at}.logprobs: must be a list of {id, logprob, top}`);
 }
 
 /** Validates a worker → frontend generation message. */

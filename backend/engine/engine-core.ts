@@ -10,12 +10,13 @@ import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams } from '../
 import type { EngineConfig } from './config.js';
 import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
-import { prngFor, resolveSamplingParams, sampleToken } from './sampling.js';
+import { prngFor, resolveSamplingParams } from './sampling.js';
 import { Scheduler } from './scheduler.js';
 import type { ScheduledItem } from './scheduler.js';
 import { Sequence } from './sequence.js';
 import { stopRuleFor } from './stopping.js';
 import { StatsThrottle } from './stats.js';
+import { sampleFor } from './token-sampler.js';
 import type { ByteTokenizer } from './tokenizer.js';
 
 /** A request the engine cannot take (bad prompt, too long, duplicate id). */
@@ -172,7 +173,7 @@ export class EngineCore {
       this.kv.cacheComputed(seq);
       const l = results[i];
       if (!items[i]!.wantLogits || !(l instanceof Float32Array)) continue;
-      const token = sampleToken(l, seq.params, seq.rng, seq.banned());
+      const token = sampleFor(seq, l);
       seq.inPrefill = false;
       seq.append(token, this.config.maxModelLen);
       sampled.push(seq);
@@ -256,6 +257,7 @@ export class EngineCore {
       text: seq.takeText(),
       events: seq.takeEvents(),
     };
+    if (seq.params.logprobs !== undefined && newTokenIds.length > 0) o.logprobs = seq.takeLogprobs();
     if (!seq.prefillSent && seq.prefill !== undefined && newTokenIds.length > 0) {
       o.prefill = seq.prefill;
       seq.prefillSent = true;

@@ -2,7 +2,7 @@
  * Offline generation (vLLM's `LLM` class): load a model directory, hand it a list of prompts,
  * get the completions back. It drives the same EngineCore the server's workers run, in-process.
  */
-import type { FinishReason, GenSamplingParams, PrefillStats } from '../../schema/engine-ipc.js';
+import type { FinishReason, GenSamplingParams, GenTokenLogprobs, PrefillStats } from '../../schema/engine-ipc.js';
 import type { EngineCore } from './engine-core.js';
 import { loadEngine, readModelDir } from './load.js';
 
@@ -13,6 +13,8 @@ export interface CompletionSequence {
   readonly tokenIds: readonly number[];
   readonly finishReason: FinishReason;
   readonly stopReason?: string | number;
+  /** One per token, only when params asked for `logprobs`. */
+  readonly logprobs?: readonly GenTokenLogprobs[];
 }
 
 /** The result for one prompt (n sequences). */
@@ -29,7 +31,7 @@ interface Pending {
   readonly prompt: string | readonly number[];
   readonly promptTokenIds: readonly number[];
   prefill?: PrefillStats;
-  readonly seqs: { text: string; tokenIds: number[]; finishReason?: FinishReason; stopReason?: string | number }[];
+  readonly seqs: { text: string; tokenIds: number[]; finishReason?: FinishReason; stopReason?: string | number; logprobs?: GenTokenLogprobs[] }[];
   /** Sequences not yet finished. */
   open: number;
   /** Set when the engine itself threw (not a model-run failure, which finishes with `error`). */
@@ -93,7 +95,7 @@ export class LLM {
         prompt: p.prompt,
         promptTokenIds: p.promptTokenIds,
         numCachedTokens: p.prefill?.numCachedTokens ?? 0,
-        outputs: p.seqs.map((s, index) => ({ index, text: s.text, tokenIds: s.tokenIds, finishReason: s.finishReason ?? 'error', ...(s.stopReason !== undefined ? { stopReason: s.stopReason } : {}) })),
+        outputs: p.seqs.map((s, index) => ({ index, text: s.text, tokenIds: s.tokenIds, finishReason: s.finishReason ?? 'error', ...(s.stopReason !== undefined ? { stopReason: s.stopReason } : {}), ...(s.logprobs !== undefined ? { logprobs: s.logprobs } : {}) })),
       };
     });
   }
@@ -115,6 +117,7 @@ export class LLM {
           const s = p.seqs[o.index]!;
           s.text += o.text;
           s.tokenIds.push(...o.newTokenIds);
+          if (o.logprobs !== undefined) (s.logprobs ??= []).push(...o.logprobs);
           if (o.prefill !== undefined && p.prefill === undefined) p.prefill = o.prefill;
           if (o.finishReason !== undefined && s.finishReason === undefined) {
             s.finishReason = o.finishReason;

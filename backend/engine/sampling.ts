@@ -1,8 +1,9 @@
 /**
  * Sampling parameters resolved with defaults, a seeded PRNG per sequence, and the sampler:
- * greedy at temperature 0, otherwise temperature, top-k and top-p over a softmax.
+ * greedy at temperature 0, otherwise temperature, min-p, top-k and top-p over a softmax.
  */
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
+import { topKIds } from './top-candidates.js';
 
 /** Sampling parameters with every default filled in. */
 export interface SamplingParams {
@@ -20,6 +21,21 @@ export interface SamplingParams {
   readonly stopTokenIds: readonly number[];
   /** Outputs before any stop applies; EOS and stop ids are banned until then. */
   readonly minTokens: number;
+  /** Keeps tokens whose probability is at least minP times the best one's (0 = off). */
+  readonly minP: number;
+  /** Subtracted once from the logit of every token the output already holds (0 = off). */
+  readonly presencePenalty: number;
+  /** Subtracted per occurrence in the output (0 = off). */
+  readonly frequencyPenalty: number;
+  /** Divides positive / multiplies negative logits of tokens in prompt or output (1 = off). */
+  readonly repetitionPenalty: number;
+  /** Added to the logits of these ids (ids and biases in the same order). */
+  readonly logitBiasIds: readonly number[];
+  readonly logitBiasValues: readonly number[];
+  /** Top logprobs per sampled token to return; undefined = no logprobs at all. */
+  readonly logprobs: number | undefined;
+  /** Keep the matched stop string (or stop token's text) in the output text. */
+  readonly includeStopStrInOutput: boolean;
 }
 
 /** Defaults follow OpenAI's completions API (max_tokens 16, temperature 1). */
@@ -35,6 +51,14 @@ export function resolveSamplingParams(p: GenSamplingParams = {}): SamplingParams
     ignoreEos: p.ignore_eos ?? false,
     stopTokenIds: Object.freeze([...(p.stop_token_ids ?? [])]),
     minTokens: p.min_tokens ?? 0,
+    minP: p.min_p ?? 0,
+    presencePenalty: p.presence_penalty ?? 0,
+    frequencyPenalty: p.frequency_penalty ?? 0,
+    repetitionPenalty: p.repetition_penalty ?? 1,
+    logitBiasIds: Object.freeze(Object.keys(p.logit_bias ?? {}).map(Number)),
+    logitBiasValues: Object.freeze(Object.values(p.logit_bias ?? {})),
+    logprobs: p.logprobs,
+    includeStopStrInOutput: p.include_stop_str_in_output ?? false,
   });
 }
 
@@ -73,43 +97,95 @@ export function argmax(logits: Float32Array): number {
 
 /**
  * Picks the next token; `banned` ids (the model's suppressed ids; EOS and stop ids before
- * min_tokens) never win. Writes
- * -Infinity into `logits` at the banned ids, so pass a buffer the caller owns.
+ * min_tokens) never win. Writes -Infinity into `logits` at the banned ids, so pass a buffer the
+ * caller owns. Greedy at temperature 0; otherwise min_p (a threshold relative to the best
+ * token), top-k (partial selection) and top-p (over a candidate set that grows until it holds
+ * the mass), never a sort of the whole vocabulary.
  */
 export function sampleToken(logits: Float32Array, params: SamplingParams, rng: Prng, banned: readonly number[]): number {
   for (const b of banned) if (b < logits.length) logits[b] = -Infinity;
   if (params.temperature === 0) return argmax(logits);
+  const t = params.temperature;
+  const maxL = logits[argmax(logits)]!;
+  // min_p keeps p_i >= min_p * p_max, i.e. logit_i / T >= max / T + ln(min_p).
+  const floor = params.minP > 0 ? maxL + t * Math.log(params.minP) : -Infinity;
+  if (params.topK === 0 && params.topP >= 1) return sampleAll(logits, t, maxL, floor, rng);
   const V = logits.length;
-  const idx: number[] = [];
-  for (let i = 0; i < V; i++) if (logits[i] !== -Infinity) idx.push(i);
-  idx.sort((x, y) => logits[y]! - logits[x]! || x - y);
-  const k = params.topK > 0 ? Math.min(params.topK, idx.length) : idx.length;
-  const maxL = logits[idx[0]!]! / params.temperature;
-  const probs: number[] = [];
-  let sum = 0;
-  for (let i = 0; i < k; i++) {
-    const p = Math.exp(logits[idx[i]!]! / params.temperature - maxL);
-    probs.push(p);
-    sum += p;
+  if (params.topK > 0) {
+    const ids = topKIds(logits, params.topK, floor);
+    const probs = probsOf(logits, ids, t, maxL);
+    return nucleus(ids, probs, sumOf(probs), params.topP, rng);
   }
-  // Nucleus: the smallest head of the sorted list whose mass reaches top_p.
-  let keep = k;
-  if (params.topP < 1) {
-    let acc = 0;
-    for (let i = 0; i < k; i++) {
-      acc += probs[i]! / sum;
-      if (acc >= params.topP) {
+  // top_p alone: the candidates must hold top_p of the whole (min_p-kept) mass; if not, widen.
+  const total = massAbove(logits, t, maxL, floor);
+  for (let k = Math.min(CANDIDATES, V); ; k = Math.min(V, k * 4)) {
+    const ids = topKIds(logits, k, floor);
+    const probs = probsOf(logits, ids, t, maxL);
+    if (ids.length < k || k === V || sumOf(probs) >= params.topP * total) return nucleus(ids, probs, total, params.topP, rng);
+  }
+}
+
+function probsOf(logits: Float32Array, ids: Int32Array, t: number, maxL: number): Float64Array {
+  const probs = new Float64Array(ids.length);
+  for (let i = 0; i < ids.length; i++) probs[i] = Math.exp((logits[ids[i]!]! - maxL) / t);
+  return probs;
+}
+
+function sumOf(xs: Float64Array): number {
+  let s = 0;
+  for (const x of xs) s += x;
+  return s;
+}
+
+/** First candidate set of top_p without top_k (widened x4 until it holds the mass). */
+const CANDIDATES = 64;
+
+/** Sum of exp((l - max) / T) over ids at or above the floor. */
+function massAbove(logits: Float32Array, t: number, maxL: number, floor: number): number {
+  let s = 0;
+  for (let i = 0; i < logits.length; i++) {
+    const l = logits[i]!;
+    if (l !== -Infinity && l >= floor) s += Math.exp((l - maxL) / t);
+  }
+  return s;
+}
+
+/** Samples over the whole row (no truncation but the floor), in id order: O(V), no sort. */
+function sampleAll(logits: Float32Array, t: number, maxL: number, floor: number, rng: Prng): number {
+  let r = rng.next() * massAbove(logits, t, maxL, floor);
+  let last = -1;
+  for (let i = 0; i < logits.length; i++) {
+    const l = logits[i]!;
+    if (l === -Infinity || l < floor) continue;
+    last = i;
+    r -= Math.exp((l - maxL) / t);
+    if (r < 0) return i;
+  }
+  return last;
+}
+
+/**
+ * Nucleus over candidates sorted largest first: the smallest head whose mass reaches top_p of
+ * `total` (the candidates' own sum, or the whole row's when they were a prefix of it).
+ */
+function nucleus(ids: Int32Array, probs: Float64Array, total: number, topP: number, rng: Prng): number {
+  let keep = ids.length;
+  let mass = 0;
+  if (topP < 1) {
+    for (let i = 0; i < ids.length; i++) {
+      mass += probs[i]!;
+      if (mass >= topP * total) {
         keep = i + 1;
         break;
       }
     }
   }
-  let mass = 0;
+  mass = 0;
   for (let i = 0; i < keep; i++) mass += probs[i]!;
   let r = rng.next() * mass;
   for (let i = 0; i < keep; i++) {
     r -= probs[i]!;
-    if (r < 0) return idx[i]!;
+    if (r < 0) return ids[i]!;
   }
-  return idx[keep - 1]!;
+  return ids[keep - 1]!;
 }

@@ -2,7 +2,7 @@
  * One engine sequence (a child of a request when n > 1): its tokens, KV bookkeeping, engine
  * events and clocks, and its incremental text with stop-string detection.
  */
-import type { EngineEvent, FinishReason, PrefillStats } from '../../schema/engine-ipc.js';
+import type { EngineEvent, FinishReason, GenTokenLogprobs, PrefillStats } from '../../schema/engine-ipc.js';
 import type { SamplingParams, Prng } from './sampling.js';
 import type { StopRule } from './stopping.js';
 import type { StreamDecoder } from './tokenizer.js';
@@ -41,6 +41,8 @@ export class Sequence {
   stopReason: string | number | undefined;
   /** Text generated so far (after a stop string matched: cut before it). */
   text = '';
+  /** Logprobs of the tokens not yet sent (only when the request asked for them). */
+  logprobs: GenTokenLogprobs[] = [];
   private emitted = 0;
   private readonly holdBack: number;
 
@@ -57,7 +59,8 @@ export class Sequence {
   ) {
     this.tokens = [...promptTokenIds];
     this.promptLen = promptTokenIds.length;
-    this.holdBack = params.stop.reduce((m, s) => Math.max(m, s.length - 1), 0);
+    // A stop string kept in the output needs no held-back tail (vLLM's stop_buffer_length).
+    this.holdBack = params.includeStopStrInOutput ? 0 : params.stop.reduce((m, s) => Math.max(m, s.length - 1), 0);
     this.reserve = promptTokenIds.length + params.maxTokens;
   }
 
@@ -97,6 +100,8 @@ export class Sequence {
       }
     }
     if (reason === 'stop') {
+      // include_stop_str_in_output renders the stopping token (EOS decodes to nothing anyway).
+      if (this.params.includeStopStrInOutput) this.text += this.decoder.push(token);
       this.finish('stop');
       return;
     }
@@ -106,7 +111,7 @@ export class Sequence {
       for (const s of this.params.stop) {
         const at = this.text.indexOf(s, Math.max(0, before - s.length + 1));
         if (at >= 0) {
-          this.text = this.text.slice(0, at);
+          this.text = this.text.slice(0, this.params.includeStopStrInOutput ? at + s.length : at);
           this.stopReason = s;
           this.finish('stop');
           return;
@@ -131,6 +136,13 @@ export class Sequence {
     const out = this.text.slice(this.emitted, end);
     this.emitted = end;
     return out;
+  }
+
+  /** Drains the pending logprobs. */
+  takeLogprobs(): GenTokenLogprobs[] {
+    const l = this.logprobs;
+    this.logprobs = [];
+    return l;
   }
 
   /** Drains the pending events. */

@@ -1,40 +1,65 @@
 /**
- * Collects one request's outputs per choice (sequence index): text, finish reason, stop reason,
- * and the usage counts. Streaming and non-streaming answers read the same collector.
+ * Collects one request's outputs per choice: text, finish reason, stop reason, token ids and
+ * logprobs, and the usage counts. A completions request with several prompts is one engine
+ * request per prompt; its choices are indexed prompt × n + sequence index. Streaming and
+ * non-streaming answers read the same collector.
  */
-import type { FinishReason, GenRequestOutput } from '../../schema/engine-ipc.js';
+import type { FinishReason, GenRequestOutput, GenTokenLogprobs } from '../../schema/engine-ipc.js';
 
 /** One choice's state. */
 export interface Choice {
   text: string;
   finishReason: FinishReason | null;
   stopReason: string | number | null;
+  /** Generated token ids so far. */
+  readonly tokenIds: number[];
+  /** Logprobs of those tokens (only when asked for). */
+  readonly logprobs: GenTokenLogprobs[];
+  /** Which prompt of the request it answers. */
+  readonly prompt: number;
 }
 
-/** Usage in OpenAI's shape. */
+/** Usage in OpenAI's shape, with vLLM's prompt_tokens_details. */
 export interface Usage {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
   readonly total_tokens: number;
+  readonly prompt_tokens_details: { readonly cached_tokens: number };
 }
 
 /** The outputs of one request, folded. */
 export class ChoiceCollector {
   readonly choices: Choice[] = [];
-  private promptTokens = 0;
+  /** Per prompt: prefix-cache hits of its first sequence's prefill (undefined until known). */
+  private readonly cached: (number | undefined)[];
   private completionTokens = 0;
   private finished = 0;
 
-  constructor(readonly n: number) {
-    for (let i = 0; i < n; i++) this.choices.push({ text: '', finishReason: null, stopReason: null });
+  /**
+   * @param promptTokens the token count of each prompt (known before the engine runs)
+   * @param n choices per prompt
+   */
+  constructor(private readonly promptTokens: readonly number[], readonly n: number) {
+    this.cached = promptTokens.map(() => undefined);
+    for (let p = 0; p < promptTokens.length; p++) {
+      for (let i = 0; i < n; i++) this.choices.push({ text: '', finishReason: null, stopReason: null, tokenIds: [], logprobs: [], prompt: p });
+    }
   }
 
-  /** Folds one output in; returns its choice (undefined for an index out of range). */
-  add(o: GenRequestOutput): Choice | undefined {
-    const c = this.choices[o.index];
+  /** Choices in all (prompts × n). */
+  get size(): number {
+    return this.choices.length;
+  }
+
+  /** Folds one output of prompt `prompt`'s request in; returns its choice (undefined for an index out of range). */
+  add(o: GenRequestOutput, prompt = 0): Choice | undefined {
+    if (o.index < 0 || o.index >= this.n) return undefined;
+    const c = this.choices[prompt * this.n + o.index];
     if (c === undefined) return undefined;
-    if (o.prefill !== undefined) this.promptTokens = o.prefill.numPromptTokens;
+    if (o.prefill !== undefined && this.cached[prompt] === undefined) this.cached[prompt] = o.prefill.numCachedTokens;
     this.completionTokens += o.newTokenIds.length;
+    c.tokenIds.push(...o.newTokenIds);
+    if (o.logprobs !== undefined) c.logprobs.push(...o.logprobs);
     c.text += o.text;
     if (o.finishReason !== undefined && c.finishReason === null) {
       c.finishReason = o.finishReason;
@@ -46,7 +71,7 @@ export class ChoiceCollector {
 
   /** True once every choice has finished. */
   get done(): boolean {
-    return this.finished === this.n;
+    return this.finished === this.choices.length;
   }
 
   /** The finish reason that makes the request an error, if any choice ended with one. */
@@ -54,7 +79,19 @@ export class ChoiceCollector {
     return this.choices.some((c) => c.finishReason === 'error');
   }
 
+  /** The whole request's usage; cached_tokens sums each prompt's prefix-cache hits. */
   usage(): Usage {
-    return { prompt_tokens: this.promptTokens, completion_tokens: this.completionTokens, total_tokens: this.promptTokens + this.completionTokens };
+    let prompt = 0;
+    for (const t of this.promptTokens) prompt += t;
+    let cached = 0;
+    for (const c of this.cached) cached += c ?? 0;
+    return { prompt_tokens: prompt, completion_tokens: this.completionTokens, total_tokens: prompt + this.completionTokens, prompt_tokens_details: { cached_tokens: cached } };
+  }
+
+  /** One choice's usage so far (vLLM's continuous_usage_stats: its prompt, its tokens). */
+  choiceUsage(c: Choice): Usage {
+    const prompt = this.promptTokens[c.prompt] ?? 0;
+    const done = c.tokenIds.length;
+    return { prompt_tokens: prompt, completion_tokens: done, total_tokens: prompt + done, prompt_tokens_details: { cached_tokens: this.cached[c.prompt] ?? 0 } };
   }
 }

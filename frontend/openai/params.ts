@@ -1,27 +1,38 @@
 /**
  * Request bodies of `/v1/completions` and `/v1/chat/completions`, validated into the engine's
- * sampling params. Every problem is a 400 in OpenAI's error shape naming the parameter. Fields
- * OpenAI defines that we do not support (logprobs, echo, tools, …) are ignored, as vLLM
- * ignores what it does not use; `null` counts as absent (some clients send it).
+ * sampling params. Every problem is a 400 in OpenAI's error shape naming the parameter; a field
+ * we do not implement is refused by name (allowed-fields.ts), never ignored; `null` counts as
+ * absent (some clients send it). What needs the model (its vocabulary, max_model_len) is checked
+ * by request-prompts.ts once the model is known.
  */
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
+import { CHAT_FIELDS, COMPLETION_FIELDS, MESSAGE_FIELDS, STREAM_OPTION_FIELDS, unsupportedFields } from './allowed-fields.js';
 import type { ChatMessage } from './chat-template.js';
 import { applyChatTemplate } from './chat-template.js';
 import { OpenAIError } from './errors.js';
 
-/** Default max_tokens when the client gives none (OpenAI's completions default). */
-export const DEFAULT_MAX_TOKENS = 16;
 /** Largest n we accept. */
 export const MAX_N = 16;
+/** Most prompts in one completions request. */
+export const MAX_PROMPTS = 64;
+/** Most logprobs alternatives per token (vLLM's default max_logprobs). */
+export const MAX_LOGPROBS = 20;
 
 /** A validated request. */
 export interface ParsedRequest {
   readonly model: string;
-  /** Text (the worker tokenizes it) or token ids (sent as they are; `/v1/completions` only). */
-  readonly prompt: string | readonly number[];
-  readonly params: GenSamplingParams & { readonly max_tokens: number; readonly n: number };
+  /** One entry per prompt: text, or token ids (sent as they are; `/v1/completions` only). Chat has one. */
+  readonly prompts: readonly (string | readonly number[])[];
+  /** The engine's params, without max_tokens (defaulted per prompt once the prompt is tokenized). */
+  readonly params: GenSamplingParams & { readonly n: number };
+  /** The client's max_tokens; undefined = what is left of max_model_len. */
+  readonly maxTokens: number | undefined;
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  /** `stream_options.continuous_usage_stats`: usage on every chunk. */
+  readonly continuousUsage: boolean;
+  /** Completions' `echo`: the prompt text is sent before the output. */
+  readonly echo: boolean;
 }
 
 type Obj = Readonly<Record<string, unknown>>;
@@ -55,6 +66,35 @@ function bool(body: Obj, key: string): boolean | undefined {
   return v;
 }
 
+/** Refuses (400, by name) every set field of `body` not in `allowed`. */
+export function refuseUnsupported(body: Obj, allowed: ReadonlySet<string>, prefix = ''): void {
+  const extra = unsupportedFields(body, allowed);
+  if (extra.length === 0) return;
+  const names = extra.map((k) => `'${prefix}${k}'`).join(', ');
+  throw new OpenAIError(400, `Unsupported parameter${extra.length > 1 ? 's' : ''}: ${names} ${extra.length > 1 ? 'are' : 'is'} not supported by this server.`, `${prefix}${extra[0]!}`, 'unsupported_parameter');
+}
+
+function idList(body: Obj, key: string): number[] | undefined {
+  const v = body[key];
+  if (!present(v)) return undefined;
+  if (!Array.isArray(v) || !v.every((x) => Number.isInteger(x) && (x as number) >= 0)) bad(key, `${key} must be a list of token ids (integers >= 0)`);
+  return v as number[];
+}
+
+/** OpenAI's `logit_bias`: token id (a string key) → bias; clamped to [-100, 100] as vLLM does. */
+function logitBias(body: Obj): Record<string, number> | undefined {
+  const v = body.logit_bias;
+  if (!present(v)) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) bad('logit_bias', 'logit_bias must be an object mapping token ids to biases');
+  const out: Record<string, number> = {};
+  for (const [k, b] of Object.entries(v as Obj)) {
+    if (!/^(0|[1-9][0-9]*)$/.test(k)) bad('logit_bias', `logit_bias keys must be token ids, got ${JSON.stringify(k)}`);
+    if (typeof b !== 'number' || !Number.isFinite(b)) bad('logit_bias', `logit_bias values must be numbers, got ${JSON.stringify(b)} for ${k}`);
+    out[k] = Math.min(100, Math.max(-100, b));
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
 function stopList(body: Obj): string[] | undefined {
   const v = body.stop;
   if (!present(v)) return undefined;
@@ -65,7 +105,7 @@ function stopList(body: Obj): string[] | undefined {
   return list.length === 0 ? undefined : list;
 }
 
-function common(body: Obj, prompt: string | readonly number[], maxTokensKeys: readonly string[]): ParsedRequest {
+function common(body: Obj, prompts: readonly (string | readonly number[])[], maxTokensKeys: readonly string[], logprobs: number | undefined): ParsedRequest {
   const model = body.model;
   if (typeof model !== 'string' || model === '') bad('model', 'model is required: the name of a served generation model (GET /v1/models)');
   let maxTokens: number | undefined;
@@ -74,31 +114,52 @@ function common(body: Obj, prompt: string | readonly number[], maxTokensKeys: re
   const temperature = num(body, 'temperature', (x) => x >= 0 && x <= 2, 'a number between 0 and 2');
   const topP = num(body, 'top_p', (x) => x > 0 && x <= 1, 'a number in (0, 1]');
   const topK = int(body, 'top_k', -1);
+  const minP = num(body, 'min_p', (x) => x >= 0 && x <= 1, 'a number between 0 and 1');
+  const presence = num(body, 'presence_penalty', (x) => x >= -2 && x <= 2, 'a number between -2 and 2');
+  const frequency = num(body, 'frequency_penalty', (x) => x >= -2 && x <= 2, 'a number between -2 and 2');
+  const repetition = num(body, 'repetition_penalty', (x) => x > 0 && x <= 2 ** 31, 'a number > 0');
+  const bias = logitBias(body);
   const seed = int(body, 'seed', 0);
   const stop = stopList(body);
+  const stopTokenIds = idList(body, 'stop_token_ids');
+  const minTokens = int(body, 'min_tokens', 0);
+  if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) bad('min_tokens', `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens})`);
   const ignoreEos = bool(body, 'ignore_eos');
+  const includeStop = bool(body, 'include_stop_str_in_output');
   const stream = bool(body, 'stream') ?? false;
   const so = body.stream_options;
   let includeUsage = false;
+  let continuousUsage = false;
   if (present(so)) {
     if (typeof so !== 'object' || Array.isArray(so)) bad('stream_options', 'stream_options must be an object');
     if (!stream) bad('stream_options', 'stream_options is only allowed when stream is true');
+    refuseUnsupported(so as Obj, STREAM_OPTION_FIELDS, 'stream_options.');
     includeUsage = bool(so as Obj, 'include_usage') ?? false;
+    continuousUsage = bool(so as Obj, 'continuous_usage_stats') ?? false;
   }
-  const params: GenSamplingParams & { max_tokens: number; n: number } = {
-    max_tokens: maxTokens ?? DEFAULT_MAX_TOKENS,
+  const params: GenSamplingParams & { n: number } = {
     n,
     ...(temperature !== undefined ? { temperature } : {}),
     ...(topP !== undefined ? { top_p: topP } : {}),
     ...(topK !== undefined ? { top_k: topK } : {}),
+    ...(minP !== undefined ? { min_p: minP } : {}),
+    ...(presence !== undefined ? { presence_penalty: presence } : {}),
+    ...(frequency !== undefined ? { frequency_penalty: frequency } : {}),
+    ...(repetition !== undefined ? { repetition_penalty: repetition } : {}),
+    ...(bias !== undefined ? { logit_bias: bias } : {}),
     ...(seed !== undefined ? { seed } : {}),
     ...(stop !== undefined ? { stop } : {}),
+    ...(stopTokenIds !== undefined ? { stop_token_ids: stopTokenIds } : {}),
+    ...(minTokens !== undefined ? { min_tokens: minTokens } : {}),
     ...(ignoreEos !== undefined ? { ignore_eos: ignoreEos } : {}),
+    ...(includeStop !== undefined ? { include_stop_str_in_output: includeStop } : {}),
+    ...(logprobs !== undefined ? { logprobs } : {}),
   };
-  return { model, prompt, params, stream, includeUsage };
+  return { model, prompts, params, maxTokens, stream, includeUsage, continuousUsage, echo: false };
 }
 
-function asObject(body: unknown): Obj {
+/** The body as an object, else 400. */
+export function asObject(body: unknown): Obj {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new OpenAIError(400, 'the request body must be a JSON object');
   }
@@ -110,41 +171,45 @@ function isIdList(v: unknown): v is readonly unknown[] {
   return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'number');
 }
 
-/**
- * `prompt` as OpenAI allows it for one prompt: a string, a list of token ids, or a one-element
- * list of either. Ids must be integers >= 0 here; the vocabulary bound needs the model
- * (`checkPromptVocab`).
- */
-function parsePrompt(raw: unknown): string | readonly number[] {
-  let prompt = raw;
-  if (Array.isArray(prompt) && prompt.length === 1 && (typeof prompt[0] === 'string' || Array.isArray(prompt[0]))) prompt = prompt[0];
+/** One prompt: a non-empty string or a non-empty list of integer ids >= 0. */
+function onePrompt(prompt: unknown, at: string): string | readonly number[] {
   if (typeof prompt === 'string') {
-    if (prompt === '') bad('prompt', 'prompt must not be empty');
+    if (prompt === '') bad('prompt', `${at} must not be empty`);
     return prompt;
   }
-  if (Array.isArray(prompt) && prompt.length === 0) bad('prompt', 'prompt must not be empty');
-  if (!isIdList(prompt)) bad('prompt', 'prompt must be a string or a list of token ids (one prompt per request)');
+  if (Array.isArray(prompt) && prompt.length === 0) bad('prompt', `${at} must not be empty`);
+  if (!isIdList(prompt)) bad('prompt', 'prompt must be a string, a list of token ids, or a list of either');
   prompt.forEach((id, i) => {
     if (!Number.isInteger(id) || (id as number) < 0) bad('prompt', `prompt token ids must be integers >= 0, got ${JSON.stringify(id)} at index ${i}`);
   });
   return prompt as readonly number[];
 }
 
+/**
+ * `prompt` as OpenAI allows it: a string, a list of token ids, or a list of either (one engine
+ * request per prompt, at most MAX_PROMPTS). The vocabulary bound needs the model (request-prompts.ts).
+ */
+function parsePrompts(raw: unknown): (string | readonly number[])[] {
+  if (typeof raw === 'string' || isIdList(raw)) return [onePrompt(raw, 'prompt')];
+  if (!Array.isArray(raw) || raw.length === 0) bad('prompt', 'prompt must be a string, a list of token ids, or a non-empty list of either');
+  if (raw.length > MAX_PROMPTS) bad('prompt', `at most ${MAX_PROMPTS} prompts per request, got ${raw.length}`);
+  return raw.map((p, i) => onePrompt(p, `prompt[${i}]`));
+}
+
+/** Completions' `logprobs`: how many alternatives per token (0..MAX_LOGPROBS). */
+function completionLogprobs(body: Obj): number | undefined {
+  return int(body, 'logprobs', 0, MAX_LOGPROBS);
+}
+
 /** Validates a `/v1/completions` body. Throws OpenAIError(400). */
 export function parseCompletionRequest(raw: unknown): ParsedRequest {
   const body = asObject(raw);
-  return common(body, parsePrompt(body.prompt), ['max_tokens']);
-}
-
-/**
- * Checks a token-id prompt against the served model's vocabulary size (when its model-config
- * gives one; the engine checks again either way). Throws OpenAIError(400).
- */
-export function checkPromptVocab(p: ParsedRequest, vocabSize: number | undefined): void {
-  if (typeof p.prompt === 'string' || vocabSize === undefined) return;
-  p.prompt.forEach((id, i) => {
-    if (id >= vocabSize) bad('prompt', `prompt token id ${id} at index ${i} is outside the model's vocabulary (0..${vocabSize - 1})`);
-  });
+  refuseUnsupported(body, COMPLETION_FIELDS);
+  const echo = bool(body, 'echo') ?? false;
+  const logprobs = completionLogprobs(body);
+  // Echoed prompt logprobs need the model's logits at every prompt position, which the runners do not return.
+  if (echo && logprobs !== undefined) bad('echo', 'echo with logprobs is not supported: tsserve does not compute prompt logprobs');
+  return { ...common(body, parsePrompts(body.prompt), ['max_tokens'], logprobs), echo };
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
@@ -165,16 +230,25 @@ function messageContent(c: unknown, i: number): string {
   return bad(`messages[${i}].content`, 'content must be a string or a list of text parts');
 }
 
-/** Validates a `/v1/chat/completions` body and applies the chat template. Throws OpenAIError(400). */
-export function parseChatRequest(raw: unknown): ParsedRequest & { readonly messages: readonly ChatMessage[] } {
-  const body = asObject(raw);
-  const msgs = body.messages;
+/** Validates chat `messages` (a non-empty list of {role, content}). Throws OpenAIError(400). */
+export function parseMessages(msgs: unknown): ChatMessage[] {
   if (!Array.isArray(msgs) || msgs.length === 0) bad('messages', 'messages must be a non-empty list of {role, content}');
-  const messages: ChatMessage[] = msgs.map((m: unknown, i) => {
+  return msgs.map((m: unknown, i) => {
     const o = m as Obj;
     if (typeof m !== 'object' || m === null) bad(`messages[${i}]`, 'each message must be an object {role, content}');
+    refuseUnsupported(o, MESSAGE_FIELDS, `messages[${i}].`);
     if (typeof o.role !== 'string' || !ROLES.has(o.role)) bad(`messages[${i}].role`, `role must be one of ${[...ROLES].join(', ')}`);
     return { role: o.role as string, content: messageContent(o.content, i) };
   });
-  return { ...common(body, applyChatTemplate(messages), ['max_completion_tokens', 'max_tokens']), messages };
+}
+
+/** Validates a `/v1/chat/completions` body and applies the chat template. Throws OpenAIError(400). */
+export function parseChatRequest(raw: unknown): ParsedRequest & { readonly messages: readonly ChatMessage[] } {
+  const body = asObject(raw);
+  refuseUnsupported(body, CHAT_FIELDS);
+  const wantLogprobs = bool(body, 'logprobs') ?? false;
+  const top = int(body, 'top_logprobs', 0, MAX_LOGPROBS);
+  if (top !== undefined && !wantLogprobs) bad('top_logprobs', 'top_logprobs needs logprobs set to true');
+  const messages = parseMessages(body.messages);
+  return { ...common(body, [applyChatTemplate(messages)], ['max_completion_tokens', 'max_tokens'], wantLogprobs ? top ?? 0 : undefined), messages };
 }

@@ -1,14 +1,16 @@
 /**
  * The OpenAI-compatible routes on the inference listener: `POST /v1/completions`,
  * `POST /v1/chat/completions` (both with `stream: true` as server-sent events) and
- * `GET /v1/models`. The arrival time is stamped before the body is parsed (TTFT and e2e start
- * there, as in vLLM). A client that disconnects before the answer is complete has its request
+ * `GET /v1/models`, plus vLLM's `/tokenize`, `/detokenize` and `/version` (utility-routes.ts).
+ * Prompts are tokenized here (request-prompts.ts), so max_tokens defaults to what is left of
+ * max_model_len; a list of prompts runs as one engine request each (fan-out.ts). The arrival
+ * time is stamped before the body is parsed (TTFT and e2e start there, as in vLLM). A client that disconnects before the answer is complete has its request
  * aborted in the engine, where it finishes with `abort` (and counts).
  */
 import { performance } from 'perf_hooks';
 import express from 'express';
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
-import type { GenRequestOutput } from '../../schema/engine-ipc.js';
+import type { GenRequestOutput, GenTokenLogprobs } from '../../schema/engine-ipc.js';
 import type { GenerationModel } from '../generation/generation-model.js';
 import { generationTiming } from '../http/server-timing.js';
 import type { BodyLimits } from '../http/body-limits.js';
@@ -17,8 +19,15 @@ import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { ChoiceCollector } from './choice-collector.js';
 import type { Choice } from './choice-collector.js';
 import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
+import { generateAll } from './fan-out.js';
+import { chatLogprobs, completionLogprobs, endOffset } from './logprobs-format.js';
+import type { ModelVocab } from './model-vocab.js';
+import { vocabOf } from './model-vocab.js';
 import type { ParsedRequest } from './params.js';
-import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from './params.js';
+import { parseChatRequest, parseCompletionRequest } from './params.js';
+import type { ReadyPrompt } from './request-prompts.js';
+import { readyPrompts } from './request-prompts.js';
+import { utilityRoutes } from './utility-routes.js';
 
 /** What the routes need from the server. */
 export interface OpenAIRouterOptions {
@@ -47,11 +56,14 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
     const created = Math.floor(Date.now() / 1000);
     res.json({
       object: 'list',
-      data: opts.list().map((m) => ({ id: m.config.name, object: 'model', created, owned_by: 'tsserve', root: m.config.name, parent: null })),
+      data: opts.list().map((m) => ({
+        id: m.config.name, object: 'model', created, owned_by: 'tsserve', root: m.config.name, parent: null, max_model_len: vocabOf(m).maxModelLen,
+      })),
     });
   });
+  r.use(utilityRoutes({ lookup: opts.lookup, list: opts.list, json }));
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
-    if (!req.path.startsWith('/v1/')) return next(err);
+    if (!req.path.startsWith('/v1/') && req.path !== '/tokenize' && req.path !== '/detokenize') return next(err);
     const e = (typeof err === 'object' && err !== null ? err : {}) as { type?: string; message?: string; limit?: number };
     if (e.type === 'entity.too.large') return sendOpenAIError(res, new OpenAIError(413, `request body exceeds the limit of ${String(e.limit)} bytes`));
     if (e.type === 'entity.parse.failed') return sendOpenAIError(res, new OpenAIError(400, `invalid JSON body: ${e.message ?? ''}`));
@@ -75,36 +87,47 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
     if (model === undefined) {
       return sendOpenAIError(res, new OpenAIError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found'));
     }
+    const vocab = vocabOf(model);
+    let prompts: ReadyPrompt[];
     try {
-      checkPromptVocab(parsed, model.vocabSize);
+      prompts = readyPrompts(parsed, vocab);
     } catch (e) {
       if (e instanceof OpenAIError) return sendOpenAIError(res, e);
       throw e;
     }
-    serve(model, parsed, kind, arrivalMs, res);
+    serve(model, { vocab, p: parsed, prompts, kind }, arrivalMs, res);
   };
 }
 
-function serve(model: GenerationModel, p: ParsedRequest, kind: Kind, arrivalMs: number, res: Response): void {
-  const collector = new ChoiceCollector(p.params.n);
+/** What rendering an answer needs besides the outputs. */
+interface AnswerContext {
+  readonly vocab: ModelVocab;
+  readonly p: ParsedRequest;
+  readonly prompts: readonly ReadyPrompt[];
+  readonly kind: Kind;
+}
+
+function serve(model: GenerationModel, ctx: AnswerContext, arrivalMs: number, res: Response): void {
+  const { p, kind } = ctx;
+  const collector = new ChoiceCollector(ctx.prompts.map((r) => r.ids.length), p.params.n);
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
   let id = '';
   let ended = false;
   const end = (): void => { ended = true; };
-  const stream = p.stream ? new SseAnswer(res, kind, p.model, created, p.includeUsage) : null;
+  const stream = p.stream ? new SseAnswer(res, ctx, created, collector) : null;
   let timing: string | undefined;
-  const started = model.generate({ prompt: p.prompt, params: p.params, arrivalMs }, {
+  const started = generateAll(model, ctx.prompts, p.params, arrivalMs, {
     // Before the last output: a plain answer sends it as a header, a stream as a trailer.
     onTimings: (t) => { timing = generationTiming(t); },
-    onOutput: (o: GenRequestOutput) => {
-      const c = collector.add(o);
+    onOutput: (o: GenRequestOutput, prompt: number) => {
+      const c = collector.add(o, prompt);
       if (c === undefined || ended) return;
       if (stream !== null) {
-        stream.output(id, o, c);
+        stream.output(id, o, c, prompt * p.params.n + o.index);
         if (collector.done) {
           if (collector.error) stream.error(500, 'the engine failed while generating');
-          else stream.finish(id, collector, timing);
+          else stream.finish(id, timing);
           end();
         }
         return;
@@ -118,7 +141,7 @@ function serve(model: GenerationModel, p: ParsedRequest, kind: Kind, arrivalMs: 
       }
       res.json({
         id, object, created, model: p.model,
-        choices: collector.choices.map((ch, index) => choiceBody(kind, ch, index)),
+        choices: collector.choices.map((ch, index) => choiceBody(ctx, ch, index)),
         usage: collector.usage(),
       });
     },
@@ -147,27 +170,35 @@ function serve(model: GenerationModel, p: ParsedRequest, kind: Kind, arrivalMs: 
   });
 }
 
-function choiceBody(kind: Kind, c: Choice, index: number): object {
-  if (kind === 'chat') {
-    return { index, message: { role: 'assistant', content: c.text }, logprobs: null, finish_reason: c.finishReason, stop_reason: c.stopReason };
+/** A choice's logprobs in the route's shape, or null when the request did not ask for them. */
+function logprobsBody(ctx: AnswerContext, entries: readonly GenTokenLogprobs[], offset: number): object | null {
+  if (ctx.p.params.logprobs === undefined) return null;
+  return ctx.kind === 'chat' ? chatLogprobs(entries, ctx.vocab) : completionLogprobs(entries, ctx.vocab, offset);
+}
+
+function choiceBody(ctx: AnswerContext, c: Choice, index: number): object {
+  const logprobs = logprobsBody(ctx, c.logprobs, 0);
+  if (ctx.kind === 'chat') {
+    return { index, message: { role: 'assistant', content: c.text }, logprobs, finish_reason: c.finishReason, stop_reason: c.stopReason };
   }
-  return { index, text: c.text, logprobs: null, finish_reason: c.finishReason, stop_reason: c.stopReason };
+  const text = ctx.p.echo ? ctx.prompts[c.prompt]!.text + c.text : c.text;
+  return { index, text, logprobs, finish_reason: c.finishReason, stop_reason: c.stopReason };
 }
 
 /** Server-sent events in OpenAI's chunk format; `data: [DONE]` ends the stream. */
 class SseAnswer {
   started = false;
   private readonly roleSent = new Set<number>();
+  /** Per choice: where its next logprobs' text_offset starts (completions). */
+  private readonly offsets = new Map<number, number>();
   private readonly object: string;
+  private readonly kind: Kind;
+  private readonly model: string;
 
-  constructor(
-    private readonly res: Response,
-    private readonly kind: Kind,
-    private readonly model: string,
-    private readonly created: number,
-    private readonly includeUsage: boolean,
-  ) {
-    this.object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+  constructor(private readonly res: Response, private readonly ctx: AnswerContext, private readonly created: number, private readonly collector: ChoiceCollector) {
+    this.kind = ctx.kind;
+    this.model = ctx.p.model;
+    this.object = ctx.kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   }
 
   start(): void {
@@ -181,23 +212,35 @@ class SseAnswer {
     this.res.flushHeaders();
   }
 
-  output(id: string, o: GenRequestOutput, c: Choice): void {
+  /** One output of choice `index` (global: prompt × n + sequence index). */
+  output(id: string, o: GenRequestOutput, c: Choice, index: number): void {
     const finish = o.finishReason ?? null;
-    if (o.text === '' && finish === null) return;
+    const entries = o.logprobs ?? [];
+    if (o.text === '' && finish === null && entries.length === 0) return;
+    const offset = this.offsets.get(index) ?? 0;
+    const logprobs = logprobsBody(this.ctx, entries, offset);
+    if (logprobs !== null && this.kind === 'completion') this.offsets.set(index, endOffset(entries, this.ctx.vocab, offset));
+    const usage = this.ctx.p.continuousUsage && this.ctx.p.includeUsage ? { usage: this.collector.choiceUsage(c) } : {};
     if (this.kind === 'chat') {
-      if (!this.roleSent.has(o.index)) {
-        this.roleSent.add(o.index);
-        this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index: o.index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
+      if (!this.roleSent.has(index)) {
+        this.roleSent.add(index);
+        this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], ...usage });
       }
       const delta = o.text === '' ? {} : { content: o.text };
-      this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index: o.index, delta, logprobs: null, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }] });
+      this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index, delta, logprobs, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }], ...usage });
       return;
     }
-    this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index: o.index, text: o.text, logprobs: null, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }] });
+    let text = o.text;
+    // echo: the prompt's text leads the choice's first chunk.
+    if (this.ctx.p.echo && !this.roleSent.has(index)) {
+      this.roleSent.add(index);
+      text = this.ctx.prompts[c.prompt]!.text + text;
+    }
+    this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index, text, logprobs, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }], ...usage });
   }
 
-  finish(id: string, collector: ChoiceCollector, timing?: string): void {
-    if (this.includeUsage) this.send({ id, object: this.object, created: this.created, model: this.model, choices: [], usage: collector.usage() });
+  finish(id: string, timing?: string): void {
+    if (this.ctx.p.includeUsage) this.send({ id, object: this.object, created: this.created, model: this.model, choices: [], usage: this.collector.usage() });
     if (timing !== undefined) this.res.addTrailers({ 'Server-Timing': timing });
     this.res.end('data: [DONE]\n\n');
   }

@@ -154,7 +154,7 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     expect(r.choices[0].message.role).to.equal('assistant');
     expect(r.choices[0].finish_reason).to.equal('length');
     // "user: Hi\nassistant:" is 19 bytes, plus BOS.
-    expect(r.usage).to.deep.equal({ prompt_tokens: 20, completion_tokens: 3, total_tokens: 23 });
+    expect(r.usage).to.deep.equal({ prompt_tokens: 20, completion_tokens: 3, total_tokens: 23, prompt_tokens_details: { cached_tokens: 0 } });
   });
 
   it('should give a prompt sent as byte-level token ids (BOS + UTF-8 bytes) the same greedy tokens and prompt_tokens as the string', async () => {
@@ -165,8 +165,9 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     const body = { model: 'tiny-lm', max_tokens: 10, temperature: 0, ignore_eos: true };
     const asText = await client.completions.create({ ...body, prompt: text } as CompletionBody);
     const asIds = await client.completions.create({ ...body, prompt: ids } as CompletionBody);
-    expect(asText.usage).to.deep.equal({ prompt_tokens: 18, completion_tokens: 10, total_tokens: 28 });
-    expect(asIds.usage).to.deep.equal(asText.usage);
+    expect(asText.usage).to.deep.equal({ prompt_tokens: 18, completion_tokens: 10, total_tokens: 28, prompt_tokens_details: { cached_tokens: 0 } });
+    // The second send finds the first's full block (16 tokens) in the prefix cache.
+    expect(asIds.usage).to.deep.equal({ ...asText.usage, prompt_tokens_details: { cached_tokens: 16 } });
     expect(asIds.choices[0].text).to.equal(asText.choices[0].text);
     expect(asIds.choices[0].finish_reason).to.equal('length');
     const outside = await post(`${server.inference}/v1/completions`, { model: 'tiny-lm', prompt: [engine.bosTokenId, engine.vocabSize] });

@@ -20,6 +20,24 @@ describe('schema/engine-ipc', () => {
     expect(decodeToGenWorkerMessage({ type: 'tsserve.batch' })).to.deep.equal({ ok: false, problems: ['type: expected tsserve.gen.add or tsserve.gen.abort, got tsserve.batch'] });
   });
 
+  it('should check the penalty, bias, min_p and logprobs params of an add', () => {
+    const ok = { min_p: 0.1, presence_penalty: -2, frequency_penalty: 2, repetition_penalty: 1.3, logit_bias: { 65: -100, 66: 7.5 }, logprobs: 5, include_stop_str_in_output: true };
+    expect(decodeToGenWorkerMessage({ type: 'tsserve.gen.add', requestId: 'r', prompt: 'hi', params: ok }).ok).to.equal(true);
+    const bad = { min_p: 1.5, presence_penalty: 3, frequency_penalty: -2.5, repetition_penalty: 0, logit_bias: { x: 1 }, logprobs: -1, include_stop_str_in_output: 'yes' };
+    expect(decodeToGenWorkerMessage({ type: 'tsserve.gen.add', requestId: 'r', prompt: 'hi', params: bad })).to.deep.equal({
+      ok: false,
+      problems: [
+        'params.min_p: must be a number in [0, 1]',
+        'params.presence_penalty: must be a number in [-2, 2]',
+        'params.frequency_penalty: must be a number in [-2, 2]',
+        'params.repetition_penalty: must be a number in (0, 2147483648]',
+        'params.logit_bias: must map token ids to numbers in [-100, 100]',
+        'params.logprobs: must be an integer >= 0',
+        'params.include_stop_str_in_output: must be a boolean',
+      ],
+    });
+  });
+
   it('should validate step and error messages from the worker', () => {
     const step = {
       type: 'tsserve.gen.step', engine: 0, timestamp: 12.5, numPromptTokens: 6, numGenerationTokens: 1,
@@ -31,6 +49,11 @@ describe('schema/engine-ipc', () => {
     expect(decodeFromGenWorkerMessage({ ...step, outputs: [{ ...step.outputs[0], finishReason: 'done', events: [{ type: 'X', ts: 1 }] }] })).to.deep.equal({
       ok: false,
       problems: ['outputs[0].events: must be a list of {type, ts}', 'outputs[0].finishReason: unknown reason done'],
+    });
+    const withLogprobs = { ...step.outputs[0], logprobs: [{ id: 65, logprob: -0.5, top: [{ id: 65, logprob: -0.5 }, { id: 66, logprob: -1.5 }] }] };
+    expect(decodeFromGenWorkerMessage({ ...step, outputs: [withLogprobs] }).ok).to.equal(true);
+    expect(decodeFromGenWorkerMessage({ ...step, outputs: [{ ...withLogprobs, logprobs: [{ id: 65, logprob: null, top: [] }] }] })).to.deep.equal({
+      ok: false, problems: ['outputs[0].logprobs: must be a list of {id, logprob, top}'],
     });
     expect(decodeFromGenWorkerMessage({ type: 'tsserve.gen.error', engine: 1, requestId: 'r', message: 'no' }).ok).to.equal(true);
     expect(isFromGenWorkerMessage({ type: 'tsserve.result' })).to.equal(false);

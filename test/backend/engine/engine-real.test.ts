@@ -53,6 +53,21 @@ describe('EngineCore on the real tiny LM', function () {
     expect(r.finishReason).to.equal('length');
   });
 
+  it('should return, offline, greedy logprobs whose best alternative is each reference token, with its logprob', async () => {
+    const llm = new LLM(await engine(dirs.fast));
+    const [out] = await llm.generate([PROMPTS[1]!], { ...greedy, max_tokens: 12, logprobs: 3 });
+    const s = out!.outputs[0]!;
+    expect(s.tokenIds).to.deep.equal(await reference(PROMPTS[1]!, 12));
+    expect(s.logprobs!.map((l) => l.id)).to.deep.equal(s.tokenIds);
+    for (const l of s.logprobs!) {
+      expect(l.top.length).to.equal(3);
+      expect(l.top[0]).to.deep.equal({ id: l.id, logprob: l.logprob });
+      expect(l.top[1]!.logprob).to.be.at.most(l.logprob);
+    }
+    const [plain] = await llm.generate([PROMPTS[1]!], { ...greedy, max_tokens: 2 });
+    expect(plain!.outputs[0]!.logprobs).to.equal(undefined);
+  });
+
   it('should give every sequence of a mixed-length batch the tokens it gets alone', async () => {
     const e = await engine(dirs.fast);
     PROMPTS.forEach((p, i) => e.addRequest(`r${i}`, p, { ...greedy, max_tokens: 8 + 3 * i }));

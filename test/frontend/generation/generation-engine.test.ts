@@ -78,7 +78,7 @@ describe('GenerationEngine', () => {
 
 describe('ChoiceCollector', () => {
   it('should fold texts, finish reasons and usage per choice', () => {
-    const c = new ChoiceCollector(2);
+    const c = new ChoiceCollector([6], 2);
     const pf = { numPromptTokens: 6, numCachedTokens: 0, numComputedTokens: 6 };
     c.add({ requestId: 'r', index: 0, newTokenIds: [72], text: 'H', events: [], prefill: pf });
     c.add({ requestId: 'r', index: 1, newTokenIds: [73], text: 'I', events: [], prefill: pf });
@@ -88,9 +88,23 @@ describe('ChoiceCollector', () => {
     expect(c.done).to.equal(true);
     expect(c.error).to.equal(false);
     expect(c.choices).to.deep.equal([
-      { text: 'H', finishReason: 'stop', stopReason: '\n' },
-      { text: 'IJ', finishReason: 'length', stopReason: null },
+      { text: 'H', finishReason: 'stop', stopReason: '\n', tokenIds: [72, 10], logprobs: [], prompt: 0 },
+      { text: 'IJ', finishReason: 'length', stopReason: null, tokenIds: [73, 74], logprobs: [], prompt: 0 },
     ]);
-    expect(c.usage()).to.deep.equal({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 });
+    expect(c.usage()).to.deep.equal({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10, prompt_tokens_details: { cached_tokens: 0 } });
+  });
+
+  it('should index the choices of several prompts prompt × n + i and sum prompt and cached tokens', () => {
+    const c = new ChoiceCollector([5, 40], 2);
+    const pf = (p: number, cached: number): { numPromptTokens: number; numCachedTokens: number; numComputedTokens: number } => ({ numPromptTokens: p, numCachedTokens: cached, numComputedTokens: p - cached });
+    c.add({ requestId: 'b', index: 1, newTokenIds: [66], text: 'B', events: [], prefill: pf(40, 32), finishReason: 'length' }, 1);
+    c.add({ requestId: 'b', index: 0, newTokenIds: [65], text: 'A', events: [], prefill: pf(40, 32), finishReason: 'length' }, 1);
+    c.add({ requestId: 'a', index: 0, newTokenIds: [97, 98], text: 'ab', events: [], prefill: pf(5, 0), finishReason: 'length' }, 0);
+    expect(c.done).to.equal(false);
+    c.add({ requestId: 'a', index: 1, newTokenIds: [99], text: 'c', events: [], prefill: pf(5, 0), finishReason: 'stop' }, 0);
+    expect(c.done).to.equal(true);
+    expect(c.choices.map((x) => [x.prompt, x.text])).to.deep.equal([[0, 'ab'], [0, 'c'], [1, 'A'], [1, 'B']]);
+    expect(c.usage()).to.deep.equal({ prompt_tokens: 45, completion_tokens: 5, total_tokens: 50, prompt_tokens_details: { cached_tokens: 32 } });
+    expect(c.choiceUsage(c.choices[3]!)).to.deep.equal({ prompt_tokens: 40, completion_tokens: 1, total_tokens: 41, prompt_tokens_details: { cached_tokens: 32 } });
   });
 });

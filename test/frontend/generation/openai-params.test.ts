@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { applyChatTemplate } from '../../../frontend/openai/chat-template.js';
 import { OpenAIError } from '../../../frontend/openai/errors.js';
-import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params.js';
+import { modelVocab } from '../../../frontend/openai/model-vocab.js';
+import { parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params.js';
+import { readyPrompts } from '../../../frontend/openai/request-prompts.js';
 
 function problem(f: () => unknown): { status: number; param: string | null; message: string } {
   try {
@@ -15,15 +17,22 @@ function problem(f: () => unknown): { status: number; param: string | null; mess
 
 describe('OpenAI request params', () => {
   it('should map a completions body to engine params with the documented defaults', () => {
+    const plain = { stream: false, includeUsage: false, continuousUsage: false, echo: false };
     expect(parseCompletionRequest({ model: 'tiny-lm', prompt: 'Hi' })).to.deep.equal({
-      model: 'tiny-lm', prompt: 'Hi', params: { max_tokens: 16, n: 1 }, stream: false, includeUsage: false,
+      model: 'tiny-lm', prompts: ['Hi'], params: { n: 1 }, maxTokens: undefined, ...plain,
     });
     expect(parseCompletionRequest({
       model: 'm', prompt: ['x'], max_tokens: 5, temperature: 0, top_p: 0.5, top_k: 3, seed: 7, n: 2, stop: 'zz',
-      ignore_eos: true, stream: true, stream_options: { include_usage: true }, logprobs: null,
+      ignore_eos: true, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true }, logprobs: 2, user: 'u1',
+      min_p: 0.1, presence_penalty: 0.5, frequency_penalty: -0.5, repetition_penalty: 1.2, logit_bias: { 65: 500, 66: -3 },
+      stop_token_ids: [10], min_tokens: 2, include_stop_str_in_output: true, echo: false,
     })).to.deep.equal({
-      model: 'm', prompt: 'x', stream: true, includeUsage: true,
-      params: { max_tokens: 5, n: 2, temperature: 0, top_p: 0.5, top_k: 3, seed: 7, stop: ['zz'], ignore_eos: true },
+      model: 'm', prompts: ['x'], maxTokens: 5, stream: true, includeUsage: true, continuousUsage: true, echo: false,
+      params: {
+        n: 2, temperature: 0, top_p: 0.5, top_k: 3, min_p: 0.1, presence_penalty: 0.5, frequency_penalty: -0.5, repetition_penalty: 1.2,
+        logit_bias: { 65: 100, 66: -3 }, seed: 7, stop: ['zz'], stop_token_ids: [10], min_tokens: 2, ignore_eos: true,
+        include_stop_str_in_output: true, logprobs: 2,
+      },
     });
   });
 
@@ -32,7 +41,7 @@ describe('OpenAI request params', () => {
       status: 400, param: 'model', message: 'model is required: the name of a served generation model (GET /v1/models)',
     });
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 3 }))).to.deep.equal({
-      status: 400, param: 'prompt', message: 'prompt must be a string or a list of token ids (one prompt per request)',
+      status: 400, param: 'prompt', message: 'prompt must be a string, a list of token ids, or a non-empty list of either',
     });
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', max_tokens: 0 }))).to.deep.equal({
       status: 400, param: 'max_tokens', message: 'max_tokens must be an integer between 1 and 9007199254740991, got 0',
@@ -49,28 +58,79 @@ describe('OpenAI request params', () => {
     expect(problem(() => parseCompletionRequest([1]))).to.deep.equal({ status: 400, param: null, message: 'the request body must be a JSON object' });
   });
 
-  it('should accept a prompt of token ids (OpenAI\'s prompt: number[]) and check it against the vocabulary', () => {
+  it('should accept a prompt of token ids, or a list of prompts, and check ids against the vocabulary', () => {
     const p = parseCompletionRequest({ model: 'm', prompt: [256, 72, 105] });
-    expect(p.prompt).to.deep.equal([256, 72, 105]);
-    expect(parseCompletionRequest({ model: 'm', prompt: [[256, 72]] }).prompt).to.deep.equal([256, 72]);
-    expect(() => checkPromptVocab(p, 259)).to.not.throw();
-    expect(() => checkPromptVocab(p, undefined)).to.not.throw();
-    expect(problem(() => checkPromptVocab(p, 256))).to.deep.equal({
-      status: 400, param: 'prompt', message: "prompt token id 256 at index 0 is outside the model's vocabulary (0..255)",
+    expect(p.prompts).to.deep.equal([[256, 72, 105]]);
+    expect(parseCompletionRequest({ model: 'm', prompt: [[256, 72]] }).prompts).to.deep.equal([[256, 72]]);
+    expect(parseCompletionRequest({ model: 'm', prompt: ['a', [1, 2], 'b'] }).prompts).to.deep.equal(['a', [1, 2], 'b']);
+    const vocab = modelVocab({ vocabSize: 256, bosTokenId: 0, maxModelLen: 64 });
+    expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: ['a', [7, 256]] }), vocab))).to.deep.equal({
+      status: 400, param: 'prompt', message: "prompt token id 256 at index 1 is outside the model's vocabulary (0..255)",
     });
-    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [] }))).to.deep.equal({ status: 400, param: 'prompt', message: 'prompt must not be empty' });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [] }))).to.deep.equal({ status: 400, param: 'prompt', message: 'prompt must be a string, a list of token ids, or a non-empty list of either' });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: ['a', ''] }))).to.deep.equal({ status: 400, param: 'prompt', message: 'prompt[1] must not be empty' });
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [1, 2.5] }))).to.deep.equal({
       status: 400, param: 'prompt', message: 'prompt token ids must be integers >= 0, got 2.5 at index 1',
     });
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [3, -1] }))).to.deep.equal({
       status: 400, param: 'prompt', message: 'prompt token ids must be integers >= 0, got -1 at index 1',
     });
-    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [[1], [2]] }))).to.deep.equal({
-      status: 400, param: 'prompt', message: 'prompt must be a string or a list of token ids (one prompt per request)',
-    });
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: [1, 'a'] }))).to.deep.equal({
-      status: 400, param: 'prompt', message: 'prompt must be a string or a list of token ids (one prompt per request)',
+      status: 400, param: 'prompt', message: 'prompt must be a string, a list of token ids, or a list of either',
     });
+  });
+
+  it('should default max_tokens to what is left of max_model_len and refuse an overflow with vLLM\'s messages', () => {
+    const vocab = modelVocab({ vocab_size: 259, bos_token_id: 256, max_model_len: 10 });
+    expect(readyPrompts(parseCompletionRequest({ model: 'm', prompt: ['Hi', 'Hello'] }), vocab)).to.deep.equal([
+      { ids: [256, 72, 105], text: 'Hi', maxTokens: 7 },
+      { ids: [256, 72, 101, 108, 108, 111], text: 'Hello', maxTokens: 4 },
+    ]);
+    expect(readyPrompts(parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }] }), modelVocab({ vocabSize: 259, bosTokenId: 256 }))[0]!.maxTokens).to.equal(1024 - 19);
+    expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'Hello', max_tokens: 5 }), vocab))).to.deep.equal({
+      status: 400, param: 'max_tokens',
+      message: "'max_tokens' or 'max_completion_tokens' is too large: 5. This model's maximum context length is 10 tokens and your request has 6 input tokens (5 > 10 - 6).",
+    });
+    expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'Hello, you' }), vocab))).to.deep.equal({
+      status: 400, param: null,
+      message: "This model's maximum context length is 10 tokens. However, your request has 11 input tokens. Please reduce the length of the input messages.",
+    });
+    expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'a', logit_bias: { 300: 1, 5: 1, 259: 2 } }), vocab))).to.deep.equal({
+      status: 400, param: 'logit_bias', message: 'token_id(s) [259, 300] in logit_bias contain out-of-vocab token ids. Vocabulary size: 259',
+    });
+    expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'a', min_tokens: 9 }), vocab))).to.deep.equal({
+      status: 400, param: 'min_tokens', message: 'min_tokens (9) must be <= max_tokens (8, what is left of max_model_len 10)',
+    });
+    expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'a', stop_token_ids: [1, 400] }), vocab))).to.deep.equal({
+      status: 400, param: 'stop_token_ids', message: "stop_token_ids token id 400 at index 1 is outside the model's vocabulary (0..258)",
+    });
+  });
+
+  it('should refuse every field it does not implement by name, null counting as absent', () => {
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', suffix: 'y', best_of: null }))).to.deep.equal({
+      status: 400, param: 'suffix', message: "Unsupported parameter: 'suffix' is not supported by this server.",
+    });
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [], response_format: { type: 'json_object' } }))).to.deep.equal({
+      status: 400, param: 'tools', message: "Unsupported parameters: 'tools', 'response_format' are not supported by this server.",
+    });
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x', name: 'bob' }] }))).to.deep.equal({
+      status: 400, param: 'messages[0].name', message: "Unsupported parameter: 'messages[0].name' is not supported by this server.",
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stream: true, stream_options: { foo: 1 } }))).to.deep.equal({
+      status: 400, param: 'stream_options.foo', message: "Unsupported parameter: 'stream_options.foo' is not supported by this server.",
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', echo: true, logprobs: 1 }))).to.deep.equal({
+      status: 400, param: 'echo', message: 'echo with logprobs is not supported: tsserve does not compute prompt logprobs',
+    });
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], top_logprobs: 2 }))).to.deep.equal({
+      status: 400, param: 'top_logprobs', message: 'top_logprobs needs logprobs set to true',
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', logprobs: 21 }))).to.deep.equal({
+      status: 400, param: 'logprobs', message: 'logprobs must be an integer between 0 and 20, got 21',
+    });
+    expect(parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], logprobs: true, top_logprobs: 3 }).params.logprobs).to.equal(3);
+    expect(parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], logprobs: true }).params.logprobs).to.equal(0);
+    expect(parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], logprobs: false }).params.logprobs).to.equal(undefined);
   });
 
   it('should apply the chat template and accept max_completion_tokens', () => {
@@ -78,8 +138,8 @@ describe('OpenAI request params', () => {
       model: 'm', max_completion_tokens: 4,
       messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: '!' }] }],
     });
-    expect(p.prompt).to.equal('system: Be brief.\nuser: Hi!\nassistant:');
-    expect(p.params.max_tokens).to.equal(4);
+    expect(p.prompts).to.deep.equal(['system: Be brief.\nuser: Hi!\nassistant:']);
+    expect(p.maxTokens).to.equal(4);
     expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'robot', content: 'x' }] }))).to.deep.equal({
       status: 400, param: 'messages[0].role', message: 'role must be one of system, developer, user, assistant, tool',
     });

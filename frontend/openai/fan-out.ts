@@ -1,0 +1,54 @@
+/**
+ * One OpenAI request as several engine requests: a completions call with a list of prompts
+ * starts one per prompt (as vLLM does), each with its own max_tokens. Outputs come back tagged
+ * with their prompt; the first failure aborts the others and is reported once.
+ */
+import type { GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc.js';
+import type { RequestTimings } from '../generation/engine-stats.js';
+import type { GenerateRefused, GenerationModel } from '../generation/generation-model.js';
+import type { ReadyPrompt } from './request-prompts.js';
+
+/** Where the outputs of all prompts go. */
+export interface FanOutSink {
+  onOutput(o: GenRequestOutput, prompt: number): void;
+  onError(status: number, message: string): void;
+  /** Each prompt's timings, before the output that finishes it. */
+  onTimings(t: RequestTimings): void;
+}
+
+/** The started requests. */
+export interface FanOut {
+  /** The first prompt's request id (the answer's id and `x-request-id`). */
+  readonly requestId: string;
+  /** Aborts every request still running. */
+  abort(): void;
+}
+
+/** Starts one engine request per prompt; refused as a whole when any cannot start. */
+export function generateAll(model: GenerationModel, prompts: readonly ReadyPrompt[], params: GenSamplingParams, arrivalMs: number, sink: FanOutSink): FanOut | GenerateRefused {
+  const handles: { abort(): void }[] = [];
+  let failed = false;
+  const abortAll = (): void => { for (const h of handles) h.abort(); };
+  let requestId = '';
+  for (let p = 0; p < prompts.length; p++) {
+    const r = prompts[p]!;
+    const started = model.generate({ prompt: r.ids, params: { ...params, max_tokens: r.maxTokens }, arrivalMs }, {
+      onTimings: (t) => sink.onTimings(t),
+      onOutput: (o) => { if (!failed) sink.onOutput(o, p); },
+      onError: (status, message) => {
+        if (failed) return;
+        failed = true;
+        abortAll();
+        sink.onError(status, message);
+      },
+    });
+    if ('status' in started) {
+      failed = true;
+      abortAll();
+      return started;
+    }
+    if (p === 0) requestId = started.requestId;
+    handles.push(started);
+  }
+  return { requestId, abort: abortAll };
+}

@@ -1,0 +1,50 @@
+/**
+ * A parsed request's prompts made ready for the engine once the model is known: tokenized as
+ * the model's engine would (model-vocab.ts), ids checked against its vocabulary, and max_tokens
+ * defaulted to what is left of max_model_len or refused when prompt + max_tokens exceeds it,
+ * with vLLM's messages.
+ */
+import { OpenAIError } from './errors.js';
+import type { ModelVocab } from './model-vocab.js';
+import type { ParsedRequest } from './params.js';
+
+/** One prompt ready for the engine. */
+export interface ReadyPrompt {
+  readonly ids: readonly number[];
+  /** The prompt as text (echo): the string sent, or the ids decoded. */
+  readonly text: string;
+  /** The effective max_tokens of this prompt's request. */
+  readonly maxTokens: number;
+}
+
+function checkIds(ids: readonly number[], vocabSize: number, what: string, param: string): void {
+  ids.forEach((id, i) => {
+    if (id >= vocabSize) throw new OpenAIError(400, `${what} token id ${id} at index ${i} is outside the model's vocabulary (0..${vocabSize - 1})`, param);
+  });
+}
+
+/** Tokenizes and checks every prompt of `p` for the model of `vocab`. Throws OpenAIError(400). */
+export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[] {
+  const V = vocab.vocabSize;
+  checkIds(p.params.stop_token_ids ?? [], V, 'stop_token_ids', 'stop_token_ids');
+  const biased = Object.keys(p.params.logit_bias ?? {}).map(Number).filter((id) => id >= V);
+  if (biased.length > 0) {
+    throw new OpenAIError(400, `token_id(s) [${biased.join(', ')}] in logit_bias contain out-of-vocab token ids. Vocabulary size: ${V}`, 'logit_bias');
+  }
+  const L = vocab.maxModelLen;
+  return p.prompts.map((prompt) => {
+    const ids = typeof prompt === 'string' ? vocab.encode(prompt) : prompt;
+    if (typeof prompt !== 'string') checkIds(ids, V, 'prompt', 'prompt');
+    const n = ids.length;
+    if (p.maxTokens === undefined && n >= L) {
+      throw new OpenAIError(400, `This model's maximum context length is ${L} tokens. However, your request has ${n} input tokens. Please reduce the length of the input messages.`);
+    }
+    const maxTokens = p.maxTokens ?? L - n;
+    if (n + maxTokens > L) {
+      throw new OpenAIError(400, `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${L} tokens and your request has ${n} input tokens (${maxTokens} > ${L} - ${n}).`, 'max_tokens');
+    }
+    const minTokens = p.params.min_tokens ?? 0;
+    if (minTokens > maxTokens) throw new OpenAIError(400, `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens}, what is left of max_model_len ${L})`, 'min_tokens');
+    return { ids, text: typeof prompt === 'string' ? prompt : vocab.decode(ids), maxTokens };
+  });
+}

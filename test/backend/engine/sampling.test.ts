@@ -1,0 +1,120 @@
+import { expect } from 'chai';
+import { tokenLogprobs } from '../../../backend/engine/logprobs.js';
+import { PenaltyState, processLogits } from '../../../backend/engine/logits-processors.js';
+import { Prng, resolveSamplingParams, sampleToken } from '../../../backend/engine/sampling.js';
+import { sortedIds, topKIds } from '../../../backend/engine/top-candidates.js';
+
+/** A reproducible logit row of `v` entries (the Prng, scaled to [-8, 8)). */
+function row(v: number, seed: number): Float32Array {
+  const r = new Prng(seed);
+  return Float32Array.from({ length: v }, () => (r.next() - 0.5) * 16);
+}
+
+/** The sampler before issue 11: a full sort, then top-k, then top-p over the sorted list. */
+function referenceSample(logits: Float32Array, temperature: number, topK: number, topP: number, rng: Prng): number {
+  const idx = sortedIds(logits);
+  const k = topK > 0 ? Math.min(topK, idx.length) : idx.length;
+  const maxL = logits[idx[0]!]!;
+  const probs: number[] = [];
+  let sum = 0;
+  for (let i = 0; i < k; i++) {
+    const p = Math.exp((logits[idx[i]!]! - maxL) / temperature);
+    probs.push(p);
+    sum += p;
+  }
+  let keep = k;
+  if (topP < 1) {
+    let acc = 0;
+    for (let i = 0; i < k; i++) {
+      acc += probs[i]!;
+      if (acc >= topP * sum) {
+        keep = i + 1;
+        break;
+      }
+    }
+  }
+  let mass = 0;
+  for (let i = 0; i < keep; i++) mass += probs[i]!;
+  let r = rng.next() * mass;
+  for (let i = 0; i < keep; i++) {
+    r -= probs[i]!;
+    if (r < 0) return idx[i]!;
+  }
+  return idx[keep - 1]!;
+}
+
+describe('topKIds', () => {
+  it('should select the k largest ids largest first, ties to the lower id, as a full sort orders them', () => {
+    const v = Float32Array.from([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, -Infinity]);
+    expect([...topKIds(v, 4)]).to.deep.equal([5, 7, 4, 8]);
+    expect([...topKIds(v, 20)]).to.deep.equal(sortedIds(v));
+    expect([...topKIds(v, 3, 5)]).to.deep.equal([5, 7, 4]);
+    expect([...topKIds(v, 0)]).to.deep.equal([]);
+    const big = row(32000, 9);
+    expect([...topKIds(big, 50)]).to.deep.equal(sortedIds(big).slice(0, 50));
+  });
+});
+
+describe('sampleToken', () => {
+  it('should pick the same tokens as a full sort for top-k, top-p and both, seed by seed', () => {
+    const logits = row(4096, 3);
+    for (const [topK, topP] of [[50, 1], [0, 0.9], [0, 0.99], [40, 0.8]] as const) {
+      const params = resolveSamplingParams({ temperature: 0.8, top_k: topK, top_p: topP });
+      for (let seed = 0; seed < 50; seed++) {
+        const ours = sampleToken(Float32Array.from(logits), params, new Prng(seed), []);
+        expect(ours, `top_k ${topK} top_p ${topP} seed ${seed}`).to.equal(referenceSample(logits, 0.8, topK, topP, new Prng(seed)));
+      }
+    }
+  });
+
+  it('should keep only tokens with p >= min_p × p_max', () => {
+    // At temperature 1: p ∝ e^l; min_p 0.5 keeps l >= max + ln 0.5, i.e. ids 0 (l=2) and 1 (l=1.5).
+    const logits = Float32Array.from([2, 1.5, 1.2, -1]);
+    const params = resolveSamplingParams({ temperature: 1, min_p: 0.5 });
+    const seen = new Set<number>();
+    for (let seed = 0; seed < 200; seed++) seen.add(sampleToken(Float32Array.from(logits), params, new Prng(seed), []));
+    expect([...seen].sort()).to.deep.equal([0, 1]);
+    const all = new Set<number>();
+    for (let seed = 0; seed < 200; seed++) all.add(sampleToken(Float32Array.from(logits), resolveSamplingParams({ temperature: 1 }), new Prng(seed), []));
+    expect([...all].sort()).to.deep.equal([0, 1, 2, 3]);
+  });
+
+  it('should never sample a banned id', () => {
+    const params = resolveSamplingParams({ temperature: 2 });
+    for (let seed = 0; seed < 100; seed++) expect(sampleToken(Float32Array.from([5, 5, 5]), params, new Prng(seed), [1])).to.not.equal(1);
+  });
+});
+
+describe('processLogits', () => {
+  it('should apply logit_bias, then the repetition penalty over prompt and output and frequency / presence over the output (vLLM)', () => {
+    const p = resolveSamplingParams({ repetition_penalty: 2, frequency_penalty: 0.5, presence_penalty: 0.25, logit_bias: { 4: 10 } });
+    const state = new PenaltyState(2);
+    // Prompt [0, 1]; output [2, 2, 1].
+    state.update([0, 1, 2, 2, 1]);
+    const l = Float32Array.from([4, -4, 6, 1, 0, 3]);
+    processLogits(l, p, [5], state);
+    // 0: prompt only → 4/2. 1: prompt and output once → -4×2 − 0.5 − 0.25. 2: output twice → 6/2 − 1 − 0.25.
+    // 3: unseen. 4: bias +10, unseen. 5: banned.
+    expect([...l]).to.deep.equal([2, -8.75, 1.75, 1, 10, -Infinity]);
+  });
+
+  it('should fold several appended tokens at once', () => {
+    const s = new PenaltyState(1);
+    s.update([7, 3]);
+    s.update([7, 3, 3, 9]);
+    expect([...s.outputCounts]).to.deep.equal([[3, 2], [9, 1]]);
+    expect([...s.seen].sort()).to.deep.equal([3, 7, 9]);
+  });
+});
+
+describe('tokenLogprobs', () => {
+  it('should give the log-softmax of the chosen id and the k best, -Infinity as -9999', () => {
+    const l = Float32Array.from([Math.log(0.5), Math.log(0.3), Math.log(0.2), -Infinity]);
+    const r = tokenLogprobs(l, 1, 2);
+    expect(r.id).to.equal(1);
+    expect(r.logprob).to.be.closeTo(Math.log(0.3), 1e-6);
+    expect(r.top.map((t) => t.id)).to.deep.equal([0, 1]);
+    expect(r.top[0]!.logprob).to.be.closeTo(Math.log(0.5), 1e-6);
+    expect(tokenLogprobs(l, 3, 0)).to.deep.equal({ id: 3, logprob: -9999, top: [] });
+  });
+});
