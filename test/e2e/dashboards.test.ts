@@ -9,9 +9,8 @@
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
-import { loadMetricsConfig, defaultMetricsConfigPath } from '../../schema/config/load.js';
 import { dashboardQueries } from '../../tools/dashboards/grafana.js';
-import { renderDashboards } from '../../tools/dashboards/render.js';
+import { MAY_BE_EMPTY, repoDashboards, runDashboard, substitute, variableValues } from './dashboard-queries.js';
 import { generateStore, mlpInput, post, removeStores, ROOT, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 import { startPrometheus } from './prometheus.js';
@@ -22,22 +21,6 @@ const N_MLP = 7;
 const N_CUSTOM = 3;
 const PROMPTS = ['hello world', 'the quick brown fox', 'tsserve'];
 
-/** Families no traffic of this test reaches, by design: their queries must parse, and may return nothing. */
-const MAY_BE_EMPTY: ReadonlyArray<readonly [RegExp, string]> = [
-  [/\bGPU\w+/, 'no GPU on the test machine'],
-  [/\bRequests5XX_total\b/, 'no request fails with a 5xx (a /ping before the models load may or may not count one)'],
-  [/\btsserve_datapoints_dropped_total\b/, 'no datapoint is dropped (a reason\'s series is rendered from its first drop)'],
-  [/\btsserve_sink_errors_total\b/, 'bound on a sink\'s first error; the sinks are healthy'],
-  [/\btsserve_series_overflow_total\b/, 'bound on a metric\'s first overflow; no metric reaches its limit'],
-  [/\b\w*omni_\w*|\bstage\b|\breplica\b/, 'no pipeline model is served'],
-  [/\b\w*spec_decode_\w*/, 'speculative decoding is off in the demo tiny-lm'],
-  [/\b\w*kv_block_\w*/, 'KV residency sampling is off by default'],
-];
-
-/** A label value as a regex inside a PromQL string, as Grafana writes a multi-value variable: regex-escaped, then string-escaped. */
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('\\', '\\\\');
-}
 
 describe('tsserve metrics dashboard (every query on a real Prometheus)', function () {
   let dir = '';
@@ -45,11 +28,7 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
   let prom: Prometheus | undefined;
   let promptTokens = 0;
   let completionTokens = 0;
-  const dashboards = (() => {
-    const r = loadMetricsConfig(defaultMetricsConfigPath());
-    if (!r.ok) throw new Error('the repo metrics.yaml does not load');
-    return renderDashboards(r.config).map((f) => ({ file: f.file, json: JSON.parse(f.text) as { templating: { list: Array<{ name: string; type: string; definition?: string }> } } }));
-  })();
+  const dashboards = repoDashboards();
 
   before(async function () {
     this.timeout(180_000);
@@ -87,26 +66,6 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
     removeStores();
   });
 
-  /** The real values of each query variable of a dashboard, from its own label_values query. */
-  async function variableValues(d: (typeof dashboards)[number]): Promise<Map<string, string[]>> {
-    const values = new Map<string, string[]>();
-    for (const v of d.json.templating.list.filter((t) => t.type === 'query')) {
-      const m = /^label_values\((.+), (\w+)\)$/.exec(v.definition ?? '');
-      expect(m, `${d.file} variable ${v.name}: ${v.definition}`).to.not.equal(null);
-      const res = await fetch(`${prom!.url}/api/v1/label/${m![2]}/values?match[]=${encodeURIComponent(m![1] as string)}`);
-      const body = (await res.json()) as { status: string; data: string[] };
-      expect([body.status, body.data.length > 0], `${d.file} variable ${v.name}: ${v.definition}`).to.deep.equal(['success', true]);
-      values.set(v.name, body.data);
-    }
-    return values;
-  }
-
-  function substitute(expr: string, values: ReadonlyMap<string, readonly string[]>): string {
-    let out = expr.replaceAll('$__rate_interval', '1m');
-    for (const [name, vals] of values) out = out.replace(new RegExp(`\\$${name}\\b`, 'g'), `(${vals.map(escapeRegex).join('|')})`);
-    return out;
-  }
-
   it('should have Prometheus evaluate every generated rule without an error', async () => {
     const res = await fetch(`${prom!.url}/api/v1/rules`);
     const body = (await res.json()) as { data: { groups: Array<{ name: string; rules: Array<{ name: string; health: string; lastError?: string }> }> } };
@@ -119,20 +78,7 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
   for (const d of dashboards) {
     it(`should run every query of ${d.file} on Prometheus: each parses and returns data (or is listed as empty by design)`, async function () {
       this.timeout(120_000);
-      const values = await variableValues(d);
-      const empty: string[] = [];
-      let answered = 0;
-      for (const q of dashboardQueries(d.json)) {
-        const expr = substitute(q.expr, values);
-        expect(expr, `${q.panel}: a variable left unsubstituted`).to.not.match(/\$\w/);
-        const result = await prom!.query(expr);
-        if (result.length > 0) {
-          answered++;
-          continue;
-        }
-        const why = MAY_BE_EMPTY.find(([re]) => re.test(q.expr));
-        if (why === undefined) empty.push(`${q.panel}: ${expr}`);
-      }
+      const { answered, empty } = await runDashboard(prom!, d, MAY_BE_EMPTY);
       expect(empty, 'queries that returned no data').to.deep.equal([]);
       expect(answered > 0 || d.file === 'tsserve-pipelines.json').to.equal(true);
     });
@@ -142,7 +88,7 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
     const d = dashboards.find((x) => x.file === file)!;
     const q = dashboardQueries(d.json).find((x) => x.panel === title);
     expect(q, `${file}: panel ${title}`).to.not.equal(undefined);
-    return prom!.query(substitute(q!.expr, await variableValues(d)));
+    return prom!.query(substitute(q!.expr, await variableValues(prom!, d)));
   }
 
   it('should show exactly the requests sent in the serving dashboard\'s "Inference requests (since start)"', async () => {
