@@ -70,7 +70,7 @@ describe('tsserve start: worker bounds, load timeout and a stuck batch (real ser
 
   before(async () => {
     const store = slowModelStore({ slow: {}, stuck: { responseTimeout: 2 }, never: { loadMs: 600_000 }, wide: { maxWorkers: 8 } });
-    server = await startTsserve({ store, args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics', '--max-workers', '5', '--model-load-timeout', '2'] });
+    server = await startTsserve({ store, args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics', '--max-workers', '5', '--model-load-timeout', '10'] });
   });
   after(() => server?.kill());
 
@@ -91,13 +91,17 @@ describe('tsserve start: worker bounds, load timeout and a stuck batch (real ser
   });
 
   it('should kill a worker that does not load within --model-load-timeout and answer its requests 503', async () => {
-    await until(() => /worker W-\d+-never_1\.0 did not load within the model load timeout of 2 s; killed/.test(server.output()), { message: 'the load timeout', observe: () => server.output() });
+    await until(() => /worker W-\d+-never_1\.0 did not load within the model load timeout of 10 s; killed/.test(server.output()), { message: 'the load timeout', timeoutMs: 60_000, observe: () => server.output() });
     const r = await post(`${server.inference}/predictions/never`, { sleepMs: 0 });
     expect([r.status, r.json]).to.deep.equal([503, { code: 503, type: 'ServiceUnavailableException', message: 'Model "never" has no worker to serve inference request. Please use scale workers API to add workers.' }]);
   });
 
   it('should kill and replace a worker whose batch outlives responseTimeout (504 for its request), then serve', async () => {
-    const [before] = await workersOf(server, 'stuck');
+    // Loaded first: a request before that would get 503 (no worker), not the timeout under test.
+    const before = await until(async () => {
+      const ws = await workersOf(server, 'stuck');
+      return ws.length === 1 && ws[0].status === 'READY' ? ws[0] : null;
+    }, { message: 'the stuck worker loaded', timeoutMs: 60_000 });
     const r = await post(`${server.inference}/predictions/stuck`, { sleepMs: 600_000 });
     expect([r.status, r.json]).to.deep.equal([504, { code: 504, type: 'RequestTimeoutException', message: 'no response within responseTimeout 2 s' }]);
     const replaced = await until(async () => {
