@@ -31,6 +31,28 @@ export function metricAutoLabels(spec: Pick<MetricSpec, 'dimensions' | 'hostLabe
   return Object.freeze(out);
 }
 
+/**
+ * Declared dimensions that an automatic label set stands in for: an engine that is a replica of
+ * a pipeline stage is named by its `stage` and `replica` labels, so its families carry those
+ * instead of `engine` (vLLM-Omni's relabelling, decided here at bind — one label set per series).
+ */
+export const SUPERSEDED_DIMENSIONS: Readonly<Record<string, readonly string[]>> = Object.freeze({ engine: Object.freeze(['stage', 'replica']) });
+
+/** Indices of `dimensions` whose superseding automatic labels are all among `keys`. */
+export function supersededDimensions(dimensions: readonly string[], keys: readonly string[]): readonly number[] {
+  const out: number[] = [];
+  dimensions.forEach((d, i) => {
+    const by = SUPERSEDED_DIMENSIONS[d];
+    if (by !== undefined && by.every((k) => keys.includes(k))) out.push(i);
+  });
+  return Object.freeze(out);
+}
+
+/** `items` (a metric's declared dimension names or values) without the superseded positions. */
+export function keptDimensions<T>(items: readonly T[], auto: Pick<BoundAutoLabels, 'omitted'>): readonly T[] {
+  return auto.omitted.length === 0 ? items : items.filter((_, i) => !auto.omitted.includes(i));
+}
+
 /** A metric's automatic labels with one process's values: what a sink appends at bind. */
 export interface BoundAutoLabels {
   /** The process's host name, '' when it has none (tslog prints it in `|#hostname:` for every metric). */
@@ -43,6 +65,8 @@ export interface BoundAutoLabels {
   readonly isHostname: readonly boolean[];
   /** An unambiguous key of names and values: series of processes with other labels stay apart. */
   readonly key: string;
+  /** Declared dimensions (indices) these labels supersede: sinks do not render them. Usually empty. */
+  readonly omitted: readonly number[];
 }
 
 /** Binds `spec`'s automatic labels to the values of one process (`auto`, ordered). */
@@ -62,5 +86,6 @@ export function bindAutoLabels(spec: Pick<MetricSpec, 'dimensions' | 'hostLabel'
     values: Object.freeze(values),
     isHostname: Object.freeze(labels.map((l) => l.key === HOSTNAME_AUTO_LABEL)),
     key,
+    omitted: supersededDimensions(spec.dimensions, names),
   });
 }

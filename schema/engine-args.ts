@@ -45,6 +45,7 @@ export const ENGINE_ARGS: readonly EngineArgDef[] = Object.freeze([
   { name: 'prefillChunkSize', snake: 'long_prefill_token_threshold', aliases: ['prefill_chunk_size'], type: 'int', min: 0, help: 'largest prefill chunk (0 = the step budget)' },
   { name: 'enablePrefixCaching', snake: 'enable_prefix_caching', type: 'bool', help: 'prefix caching' },
   { name: 'statsIntervalMs', snake: 'stats_interval_ms', type: 'number', min: 0, help: 'scheduler stats at most once per interval (0 = every step)' },
+  { name: 'disableLogStats', snake: 'disable_log_stats', type: 'bool', help: 'produce no scheduler stats at all (the server sets it with --disable-log-stats)' },
   { name: 'threads', snake: 'threads', type: 'int', min: 1, help: 'onnxruntime intraOpNumThreads' },
   { name: 'rowGrowStep', snake: 'row_grow_step', type: 'int', min: 1, help: 'fast runner row capacity step' },
   { name: 'addBos', snake: 'add_bos', type: 'bool', help: 'prepend BOS to text prompts' },

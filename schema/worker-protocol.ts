@@ -6,6 +6,7 @@
  */
 import type { MetricsConfig } from './types.js';
 import type { AutoLabels } from './metrics-api.js';
+import type { PipelineSpec } from './pipeline-config.js';
 
 export const WORKER_PROTOCOL_VERSION = 1;
 
@@ -31,6 +32,8 @@ export interface ModelConfig {
   readonly engine?: Readonly<Record<string, unknown>>;
   /** Anything else the handler reads from model-config.yaml (`handlerOptions:`). */
   readonly handlerOptions?: Readonly<Record<string, unknown>>;
+  /** The stages of a `handler: pipeline` model (run by the frontend's orchestrator, never by a worker). */
+  readonly pipeline?: PipelineSpec;
 }
 
 /** First message to a worker: everything it needs; it never reads config files itself. */

@@ -199,7 +199,7 @@ export class EngineCore {
     this.lastCounters.q = c.prefixQueries;
     this.lastCounters.h = c.prefixHits;
     this.lastCounters.p = c.preemptions;
-    const stats = this.throttle.take(
+    const stats = this.config.disableLogStats ? undefined : this.throttle.take(
       ts,
       { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.usage() },
       // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.

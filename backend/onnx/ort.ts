@@ -8,13 +8,14 @@
 import * as ort from 'onnxruntime-node';
 
 /** Element types the project's models use. */
-export type OrtDType = 'float32' | 'int64' | 'int32';
+export type OrtDType = 'float32' | 'int64' | 'int32' | 'int16';
 
 /** Typed array for each element type. */
 export interface OrtDataOf {
   readonly float32: Float32Array;
   readonly int64: BigInt64Array;
   readonly int32: Int32Array;
+  readonly int16: Int16Array;
 }
 
 /** A tensor fed to `run()`: a typed array (or a view of one) and its shape. */
@@ -24,7 +25,7 @@ export type OrtTensorInput =
   | { readonly type: 'int32'; readonly data: Int32Array; readonly dims: readonly number[] };
 
 /** A tensor returned by `run()`; `data` is owned by the caller (a fresh buffer per run). */
-export type OrtTensorOutput = OrtTensorInput;
+export type OrtTensorOutput = OrtTensorInput | { readonly type: 'int16'; readonly data: Int16Array; readonly dims: readonly number[] };
 
 /** Session options chosen by the caller; everything else is fixed by this adapter. */
 export interface OrtSessionOptions {

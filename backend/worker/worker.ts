@@ -18,6 +18,7 @@ import type { LoadedHandler } from './load-handler.js';
 import { WorkerContext } from './context.js';
 import { failAll, runBatch } from './run-batch.js';
 import { startGeneration } from './generation.js';
+import { startVocoder } from './vocoder.js';
 
 /** What the worker needs from its process. */
 export interface WorkerIo {
@@ -135,6 +136,11 @@ export class Worker {
       const listener = startGeneration(init, this.io);
       if (listener === null) this.state = 'failed';
       else this.delegated = listener;
+      return;
+    }
+    if (init.model.handler === 'vocoder') {
+      // A pipeline's code2wav stage: its loop answers ready itself and records no handler metrics.
+      this.delegated = startVocoder(init, this.io);
       return;
     }
     let realDir: string;

@@ -6,6 +6,7 @@
  */
 import type { FinishReason } from '../../schema/engine-ipc.js';
 import type { MetricType } from '../../schema/types.js';
+import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { MetricsPort, SeriesHandle } from '../server/metrics-port.js';
 
 /** The engine's KV-cache settings, exported as the labels of `ts_cache_config_info`. */
@@ -101,11 +102,15 @@ export function bindEngineSeries(
   modelName: string,
   engine: string,
   cache: CacheConfigInfo,
+  /** A pipeline stage's replica: `{hostname, stage, replica}`, which stand in for `engine` (schema/auto-labels.ts). */
+  autoLabels?: AutoLabels,
+  /** False with --disable-log-stats: every series is a no-op, none is created. */
+  enabled = true,
 ): EngineSeries {
   const bad = checkEngineMetrics(metrics);
   const bind = (name: string, extra: Readonly<Record<string, string>> = {}): SeriesHandle => {
-    const m = bad.has(name) ? null : metrics.get(name);
-    return m === null ? NOOP : m.bind({ model_name: modelName, engine, ...extra });
+    const m = !enabled || bad.has(name) ? null : metrics.get(name);
+    return m === null ? NOOP : m.bind({ model_name: modelName, engine, ...extra }, autoLabels);
   };
   const counter = (name: string, extra?: Readonly<Record<string, string>>): SeriesHandle => {
     const s = bind(name, extra);

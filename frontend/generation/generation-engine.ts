@@ -4,6 +4,7 @@
  * handed to each request's sink, so a client that reads its answer finds the metrics updated.
  */
 import type { GenErrorMessage, GenRequestOutput, GenSamplingParams, GenStepMessage, ToGenWorkerMessage } from '../../schema/engine-ipc.js';
+import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { MetricsPort } from '../server/metrics-port.js';
 import type { CacheConfigInfo } from './engine-series.js';
 import { bindEngineSeries } from './engine-series.js';
@@ -43,9 +44,13 @@ export class GenerationEngine {
     cache: CacheConfigInfo,
     nowMs: () => number,
     private readonly post: (msg: ToGenWorkerMessage) => boolean,
+    /** A pipeline stage's replica: its automatic labels (`stage`, `replica` instead of `engine`). */
+    autoLabels?: AutoLabels,
+    /** False with --disable-log-stats: the engine's series are no-ops. */
+    statsEnabled = true,
   ) {
     this.logger = new LoggingStatLogger(index, nowMs);
-    this.stats = new EngineStats(bindEngineSeries(metrics, modelName, String(index), cache), nowMs, this.logger);
+    this.stats = new EngineStats(bindEngineSeries(metrics, modelName, String(index), cache, autoLabels, statsEnabled), nowMs, this.logger);
   }
 
   /** Requests in flight on this engine. */

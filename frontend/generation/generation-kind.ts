@@ -20,6 +20,8 @@ export interface GenerationFrontendOptions {
   readonly debug?: boolean;
   /** Where debug lines go (default: the server's log at debug). */
   readonly debugLog?: (msg: string) => void;
+  /** False with --disable-log-stats: engines build no scheduler stats and their families are no-ops (default true). */
+  readonly statsEnabled?: boolean;
 }
 
 /** The ModelKind for `handler: generate`. */
@@ -33,6 +35,10 @@ export class GenerationKind implements ModelKind {
     if (!this.warned) {
       this.warned = true;
       for (const p of checkEngineMetrics(ctx.metrics).values()) ctx.log('warn', `metrics.yaml: ${p}`);
+    }
+    if (this.opts.statsEnabled === false) {
+      const engine = { ...config.engine, disableLogStats: true };
+      return new GenerationModel({ ...config, engine }, ctx, { modelUrl, loadedAtStartup, statLog: this.tickerFor(ctx), statsEnabled: false });
     }
     return new GenerationModel(config, ctx, { modelUrl, loadedAtStartup, statLog: this.tickerFor(ctx) });
   }

@@ -7,6 +7,7 @@
 import { randomUUID } from 'crypto';
 import { performance } from 'perf_hooks';
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
+import type { AutoLabels } from '../../schema/metrics-api.js';
 import { decodeFromGenWorkerMessage, isFromGenWorkerMessage } from '../../schema/engine-ipc.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { ModelKindContext } from '../server/model-kinds.js';
@@ -27,6 +28,8 @@ export interface GenerateRequest {
   readonly params: GenSamplingParams & { readonly max_tokens: number };
   /** Frontend `performance.now()` when the HTTP request arrived. */
   readonly arrivalMs: number;
+  /** Run it on this engine (a pipeline's sticky replica); default: the least loaded one. */
+  readonly engine?: number;
 }
 
 /** A started request. */
@@ -48,6 +51,12 @@ export interface GenerationModelOptions {
   readonly loadedAtStartup: boolean;
   /** The periodic stat log this model's engines print to (joined at construction, left on stop). */
   readonly statLog?: { add(source: StatLineSource): void; remove(source: StatLineSource): void };
+  /** The automatic labels of engine `index` (a pipeline stage's `{hostname, stage, replica}`); default the frontend's. */
+  readonly autoLabelsFor?: (index: number) => AutoLabels;
+  /** False with --disable-log-stats: engine series are no-ops (default true). */
+  readonly statsEnabled?: boolean;
+  /** An engine came up or went away (a pipeline tracks its replicas). */
+  readonly onEnginesChanged?: () => void;
 }
 
 /** A served generation model. */
@@ -114,7 +123,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
   generate(req: GenerateRequest, sink: GenerationSink): GenerationHandle | GenerateRefused {
     if (this.closed) return { status: 503, message: `model ${this.configValue.name} is being unregistered or the server is stopping` };
     let best: GenerationEngine | null = null;
-    for (const e of this.enginesById.values()) if (best === null || e.load < best.load) best = e;
+    for (const e of this.enginesById.values()) if ((req.engine === undefined || e.index === req.engine) && (best === null || e.load < best.load)) best = e;
     if (best === null) return { status: 503, message: `model ${this.configValue.name} has no engine ready; scale its workers with the management API` };
     const engine = best;
     const requestId = `${this.configValue.name}-${randomUUID()}`;
@@ -173,7 +182,11 @@ export class GenerationModel implements ServedModel, StatLineSource {
     let index = 0;
     while (used.has(index)) index++;
     const post = (msg: object): boolean => this.pool.worker(workerId)?.post(msg) ?? false;
-    this.enginesById.set(workerId, new GenerationEngine(workerId, index, this.configValue.name, this.ctx.metrics, this.cache, () => performance.now(), post));
+    this.enginesById.set(workerId, new GenerationEngine(
+      workerId, index, this.configValue.name, this.ctx.metrics, this.cache, () => performance.now(), post,
+      this.opts.autoLabelsFor?.(index), this.opts.statsEnabled ?? true,
+    ));
+    this.opts.onEnginesChanged?.();
   }
 
   private engineGone(workerId: string, why: string): void {
@@ -182,6 +195,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     this.enginesById.delete(workerId);
     e.fail(503, why);
     this.checkDrained();
+    this.opts.onEnginesChanged?.();
   }
 
   private onEngineMessage(workerId: string, raw: unknown): void {

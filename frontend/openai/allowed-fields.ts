@@ -19,6 +19,9 @@ export const COMPLETION_FIELDS: ReadonlySet<string> = new Set([...COMMON, 'promp
 /** `POST /v1/chat/completions`. */
 export const CHAT_FIELDS: ReadonlySet<string> = new Set([...COMMON, 'messages', 'max_completion_tokens', 'top_logprobs']);
 
+/** A chat request to a model that speaks (a pipeline): audio output's two fields as well. */
+export const SPOKEN_CHAT_FIELDS: ReadonlySet<string> = new Set([...CHAT_FIELDS, 'modalities', 'audio']);
+
 /** `stream_options`. */
 export const STREAM_OPTION_FIELDS: ReadonlySet<string> = new Set(['include_usage', 'continuous_usage_stats']);
 

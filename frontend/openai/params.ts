@@ -243,9 +243,9 @@ export function parseMessages(msgs: unknown): ChatMessage[] {
 }
 
 /** Validates a `/v1/chat/completions` body and applies the chat template. Throws OpenAIError(400). */
-export function parseChatRequest(raw: unknown): ParsedRequest & { readonly messages: readonly ChatMessage[] } {
+export function parseChatRequest(raw: unknown, allowed: ReadonlySet<string> = CHAT_FIELDS): ParsedRequest & { readonly messages: readonly ChatMessage[] } {
   const body = asObject(raw);
-  refuseUnsupported(body, CHAT_FIELDS);
+  refuseUnsupported(body, allowed);
   const wantLogprobs = bool(body, 'logprobs') ?? false;
   const top = int(body, 'top_logprobs', 0, MAX_LOGPROBS);
   if (top !== undefined && !wantLogprobs) bad('top_logprobs', 'top_logprobs needs logprobs set to true');

@@ -16,6 +16,7 @@ import { generationTiming } from '../http/server-timing.js';
 import type { BodyLimits } from '../http/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
+import { chatHookTook } from './chat-hooks.js';
 import { ChoiceCollector } from './choice-collector.js';
 import type { Choice } from './choice-collector.js';
 import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
@@ -76,6 +77,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
 function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
   return (req, res) => {
     const arrivalMs = (req as Stamped)[ARRIVAL] ?? performance.now();
+    if (kind === 'chat' && chatHookTook(req, res, arrivalMs)) return;
     let parsed: ParsedRequest;
     try {
       parsed = kind === 'chat' ? parseChatRequest(req.body) : parseCompletionRequest(req.body);

@@ -11,7 +11,8 @@ export type SeriesHandle = BoundSeries;
 /** One declared metric. Dimension values exclude the hostname (filled automatically). */
 export interface MetricHandle {
   readonly spec: MetricSpec;
-  bind(dimensionValues?: DimensionValues): SeriesHandle;
+  /** `autoLabels`: the recording process's automatic labels (default the frontend's own). */
+  bind(dimensionValues?: DimensionValues, autoLabels?: AutoLabels): SeriesHandle;
 }
 
 /** What the server needs from the metrics cache. */

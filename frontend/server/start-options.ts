@@ -35,6 +35,7 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'request-timeout', kind: 'int', def: 30000, help: 'ms for a request body to arrive in full (later: 408)' },
   { flag: 'request-idle-timeout', kind: 'int', def: 10000, help: 'ms a request body may stall between two pieces (longer: 408)' },
   { flag: 'job-queue-size', kind: 'int', def: 0, help: 'requests queued per model before 503 (0: 100 x batchSize)' },
+  { flag: 'disable-log-stats', kind: 'bool', def: false, help: 'no engine, pipeline, audio or transfer stats (vLLM\'s flag): /metrics keeps the serving families' },
   { flag: 'log-stats-interval', kind: 'int', def: 10, help: 'seconds between the generation engines\' stat lines (0: 10)' },
   { flag: 'max-workers', kind: 'int', def: 0, help: 'workers over all models together; more is refused with 400 (0: 4 x CPUs)' },
   { flag: 'model-load-timeout', kind: 'int', def: 120, help: 'seconds a worker may take to load its model before it is killed (0: no limit)' },
@@ -66,6 +67,7 @@ export interface StartOptions {
   readonly requestIdleTimeout: number;
   readonly jobQueueSize: number;
   readonly logStatsInterval: number;
+  readonly disableLogStats: boolean;
   readonly maxWorkers: number;
   readonly modelLoadTimeout: number;
   readonly shutdownTimeout: number;

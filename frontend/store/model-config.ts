@@ -6,6 +6,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { loadYaml, parseYaml } from '../../schema/config/yaml-source.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
+import { parsePipelineSpec } from '../../schema/pipeline-config.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { PathEscapeError, resolveInside } from './safe-path.js';
 
@@ -28,8 +29,11 @@ export type ModelConfigResult =
 
 const KNOWN_KEYS = new Set([
   'handler', 'model', 'version', 'batchSize', 'maxBatchDelay', 'minWorkers', 'maxWorkers',
-  'responseTimeout', 'threads', 'engine', 'handlerOptions', 'description',
+  'responseTimeout', 'threads', 'engine', 'handlerOptions', 'description', 'pipeline',
 ]);
+
+/** Handlers the server provides itself (no module file in the model directory). */
+const BUILT_IN_HANDLERS: ReadonlySet<string> = new Set(['onnx', 'generate', 'vocoder', 'pipeline']);
 
 interface IntRule { readonly key: string; readonly min: number; readonly def: number }
 
@@ -142,9 +146,13 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
       bad(key, e instanceof PathEscapeError ? e.message : String(e));
     }
   };
-  if (typeof handler === 'string' && handler !== 'onnx' && handler !== 'generate' && handler.trim() !== '') inside('handler', handler);
+  if (typeof handler === 'string' && !BUILT_IN_HANDLERS.has(handler) && handler.trim() !== '') inside('handler', handler);
   if (typeof model === 'string' && model !== '') inside('model', model);
-  else if (handler === 'onnx' || handler === 'generate') bad('model', `required for handler '${String(handler)}'`);
+  else if (handler === 'onnx' || handler === 'generate' || handler === 'vocoder') bad('model', `required for handler '${String(handler)}'`);
+  // A pipeline's stages are other models of the store: the pipeline kind loads their configs.
+  const pipelineProblems: string[] = [];
+  const pipeline = handler === 'pipeline' ? parsePipelineSpec(doc.pipeline, pipelineProblems) : undefined;
+  for (const p of pipelineProblems) problems.push(`${file}: ${p}`);
 
   if (problems.length > 0) return { ok: false, problems };
   const config: ModelConfig = Object.freeze({
@@ -152,6 +160,7 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     minWorkers, maxWorkers, responseTimeoutSec, threads,
     ...(engine !== undefined ? { engine } : {}),
     ...(handlerOptions !== undefined ? { handlerOptions } : {}),
+    ...(pipeline !== undefined ? { pipeline } : {}),
   });
   return { ok: true, config, warnings };
 }

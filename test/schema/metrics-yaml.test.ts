@@ -38,7 +38,7 @@ describe('metrics.yaml (repo root)', () => {
   });
 
   it('should declare the LLM block with vLLM\'s labels and bucket lists', () => {
-    const llm = config.metrics.filter((m) => m.name.startsWith('ts_') && !m.name.startsWith('ts_inference') && !m.name.startsWith('ts_queue'));
+    const llm = config.metrics.filter((m) => m.name.startsWith('ts_') && !m.name.startsWith('ts_inference') && !m.name.startsWith('ts_queue') && !m.name.startsWith('ts_omni_'));
     expect(llm.map((m) => `${m.type} ${m.name} ${m.unit} [${m.dimensions.join(',')}] ${m.buckets.join(',')}`)).to.deep.equal([
       'counter ts_prompt_tokens_total Tokens [model_name,engine] ',
       'counter ts_generation_tokens_total Tokens [model_name,engine] ',

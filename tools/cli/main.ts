@@ -17,6 +17,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   metrics: { summary: 'validate metrics.yaml, list the metric catalog, tail the metric logs', load: () => import('./metrics.js') },
   models: { summary: 'generate the demo model store', load: () => import('./models.js') },
   generate: { summary: 'offline generation: prompts from a JSONL file through the engine', load: () => import('./generate.js') },
+  speak: { summary: 'offline spoken answers of a pipeline model (WAV files) through its orchestrator', load: () => import('./speak.js') },
 };
 
 /** Usage text listing every command. */

@@ -24,6 +24,7 @@ import type { ServerConfig } from '../../frontend/server/server.js';
 import type { ListenAddress } from '../../frontend/server/address.js';
 import { parseStartOptions, startUsage } from '../../frontend/server/start-options.js';
 import { registerGenerationFrontend } from '../../frontend/generation/generation-kind.js';
+import { registerPipelineFrontend } from '../../frontend/pipeline/pipeline-kind.js';
 import type { AccessLog, Log } from '../../frontend/log/log.js';
 import { levelCallback } from '../../frontend/log/log.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
@@ -188,7 +189,12 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
   }
   const ingest = new MetricsIngest(metrics, { log: (m) => log.warn(m) });
 
-  registerGenerationFrontend({ logStatsIntervalSec: opts.logStatsInterval, debug: log.isLevelEnabled('debug'), debugLog: (m) => log.debug(m) });
+  // handler: pipeline models (spoken answers through a chat hook, /v1/audio/speech).
+  registerPipelineFrontend({
+    statsEnabled: !opts.disableLogStats, logStatsIntervalSec: opts.logStatsInterval,
+    ...(log.isLevelEnabled('debug') ? { debugLog: (m: string) => log.debug(m) } : {}),
+  });
+  registerGenerationFrontend({ logStatsIntervalSec: opts.logStatsInterval, debug: log.isLevelEnabled('debug'), debugLog: (m) => log.debug(m), statsEnabled: !opts.disableLogStats });
   // From the moment the listeners are up (before the models load), a signal drains.
   let stopEarly: (() => Promise<void>) | null = null;
   let signalled: NodeJS.Signals | null = null;

@@ -8,6 +8,7 @@ import type { StoreModel } from './store-model.js';
 import { writeTinyLm } from './tiny-lm.js';
 import { tinyLmEngineSpec } from './tiny-lm-spec.js';
 import type { TinyLmLayout } from './tiny-lm-spec.js';
+import { FRAMES_PER_TOKEN, VOCODER_SAMPLE_RATE, VOCODER_VOCAB, writeTinyVocoder } from './tiny-vocoder.js';
 
 /** `mlp`: the dynamic-batching demo classifier (784 → 1024 → 1024 → 10). */
 export const MLP_MODEL: StoreModel = {
@@ -71,3 +72,40 @@ function tinyLm(name: string, layout: TinyLmLayout, what: string): StoreModel {
 export const TINY_LM_MODEL: StoreModel = tinyLm('tiny-lm', 'fast', 'fast KV layout');
 /** `tiny-lm-hf`: the same weights in the usual exported layout (the engine's compatible path). */
 export const TINY_LM_HF_MODEL: StoreModel = tinyLm('tiny-lm-hf', 'hf', 'usual exported layout (past_key_values/present)');
+
+/** `tiny-vocoder`: codec tokens → 24 kHz PCM16 (a pipeline's code2wav stage, handler vocoder). */
+export const TINY_VOCODER_MODEL: StoreModel = {
+  name: 'tiny-vocoder',
+  summary: `codec tokens -> ${VOCODER_SAMPLE_RATE} Hz PCM16, ${FRAMES_PER_TOKEN} frames per token (handler vocoder)`,
+  write(dir) {
+    writeTinyVocoder(dir);
+    writeModelConfig(
+      dir,
+      { handler: 'vocoder', model: 'model.onnx', batchSize: 1, maxBatchDelay: 0, minWorkers: 1, maxWorkers: 1, responseTimeout: 60, threads: 1,
+        handlerOptions: { sampleRate: VOCODER_SAMPLE_RATE, framesPerToken: FRAMES_PER_TOKEN, vocabSize: VOCODER_VOCAB } },
+      `tiny-vocoder: codes int64 [N] -> pcm int16 [N, ${FRAMES_PER_TOKEN}] at ${VOCODER_SAMPLE_RATE} Hz; a pitch and an envelope per token.\nServed as a stage of a pipeline (see tiny-omni and docs/pipelines.md).`,
+    );
+  },
+};
+
+/** The stages of `tiny-omni`, as its model-config.yaml declares them. */
+export const TINY_OMNI_PIPELINE = {
+  chunkTokens: 4,
+  stages: [
+    { name: 'thinker', model: 'tiny-lm', replicas: 1 },
+    { name: 'code2wav', model: 'tiny-vocoder', replicas: 1 },
+  ],
+} as const;
+
+/** `tiny-omni`: tiny-lm as the thinker, tiny-vocoder as code2wav (handler pipeline; a config only). */
+export const TINY_OMNI_MODEL: StoreModel = {
+  name: 'tiny-omni',
+  summary: 'spoken pipeline: tiny-lm thinker -> tiny-vocoder code2wav (handler pipeline)',
+  write(dir) {
+    writeModelConfig(
+      dir,
+      { handler: 'pipeline', model: '', batchSize: 1, maxBatchDelay: 0, minWorkers: 1, maxWorkers: 1, responseTimeout: 120, threads: 1, pipeline: TINY_OMNI_PIPELINE },
+      'tiny-omni: a two-stage pipeline over models of the same store (tiny-lm, tiny-vocoder must be there too).\nOpenAI audio output on /v1/chat/completions and POST /v1/audio/speech; see docs/pipelines.md.',
+    );
+  },
+};

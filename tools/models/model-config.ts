@@ -20,6 +20,7 @@ export interface ModelConfigFile {
   readonly threads: number;
   readonly engine?: Readonly<Record<string, unknown>>;
   readonly handlerOptions?: Readonly<Record<string, unknown>>;
+  readonly pipeline?: Readonly<Record<string, unknown>>;
 }
 
 /** Renders a model-config.yaml with `comment` as a header (one `#` line per line). */

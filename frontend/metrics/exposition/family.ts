@@ -5,6 +5,7 @@
  */
 import type { GaugeMerge, MetricSpec } from '../../../schema/types.js';
 import type { BoundAutoLabels } from '../../../schema/auto-labels.js';
+import { keptDimensions } from '../../../schema/auto-labels.js';
 import type { SinkChild, SinkMetric } from '../sinks/sink.js';
 import { CounterCell, GaugeCell } from './cell.js';
 import { escapeLabelValue, formatValue, labelPairs } from './escape.js';
@@ -18,7 +19,7 @@ import { counterFamilyName } from './units.js';
 const DEFAULT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** No automatic labels: the series a family without any label holds from the start. */
-const NO_AUTO: BoundAutoLabels = Object.freeze({ hostname: '', names: [], values: [], isHostname: [], key: '' });
+const NO_AUTO: BoundAutoLabels = Object.freeze({ hostname: '', names: [], values: [], isHostname: [], key: '', omitted: [] });
 
 /** Help text with the unit, as Prometheus has no unit field in text format 0.0.4. */
 export function prometheusHelp(spec: MetricSpec): string {
@@ -51,7 +52,7 @@ export abstract class Family implements SinkMetric {
 
   /** `a="x",…,Hostname="h"` for dimension values in yaml order, then the automatic labels. */
   protected pairs(values: readonly string[], auto: BoundAutoLabels): string {
-    let pairs = labelPairs(this.spec.dimensions, values);
+    let pairs = auto.omitted.length === 0 ? labelPairs(this.spec.dimensions, values) : labelPairs(keptDimensions(this.spec.dimensions, auto), keptDimensions(values, auto));
     for (let i = 0; i < auto.names.length; i++) {
       const p = (auto.names[i] as string) + '="' + escapeLabelValue(auto.values[i] as string) + '"';
       pairs = pairs === '' ? p : pairs + ',' + p;

@@ -210,6 +210,7 @@ class StatsdMetric implements SinkMetric {
       const names = this.spec.dimensions;
       const sep = style === 'telegraf' ? '=' : ':';
       for (let i = 0; i < names.length; i++) {
+        if (auto.omitted.includes(i)) continue;
         tags.push(sanitizeStatsdTag(names[i] as string, style) + sep + sanitizeStatsdTag(values[i] as string, style));
       }
       for (let i = 0; i < auto.names.length; i++) {

@@ -83,7 +83,8 @@ class TslogMetric implements SinkMetric {
     let dims = '';
     const names = this.spec.dimensions;
     for (let i = 0; i < names.length; i++) {
-      if (i > 0) dims += ',';
+      if (auto.omitted.includes(i)) continue;
+      if (dims !== '') dims += ',';
       dims += encodeTslogField(names[i] as string) + ':' + encodeTslogField(values[i] as string);
     }
     // TorchServe prints the host in a segment of its own, for every metric; the other automatic labels go with the dimensions.

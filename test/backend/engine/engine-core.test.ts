@@ -205,6 +205,14 @@ describe('EngineCore (fake runner)', () => {
     expect(every.t.preemptions).to.equal(4);
   });
 
+  it('should build no scheduler stats at all with disableLogStats (--disable-log-stats)', async () => {
+    const { engine } = fakeEngine({ disableLogStats: true, numBlocks: 12, blockSize: 4, rowGrowStep: 4 });
+    ['abcdef', 'lmnopqr'].forEach((p, i) => engine.addRequest(`r${i}`, p, { ...greedy, max_tokens: 6 }));
+    const steps = await drain(engine);
+    expect(steps.length).to.be.greaterThan(0);
+    expect(steps.filter((s) => s.stats !== undefined).length).to.equal(0);
+  });
+
   it('should reject prompts that can never run', () => {
     const { engine } = fakeEngine({ numBlocks: 4, blockSize: 4, rowGrowStep: 4 });
     expect(() => engine.addRequest('x', 'a'.repeat(1100), {})).to.throw(RequestRejected, 'the prompt has 1101 tokens; this model accepts at most 1023 so one can be generated');

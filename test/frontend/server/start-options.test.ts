@@ -13,7 +13,7 @@ describe('parseStartOptions', () => {
       modelStore: './model-store', modelStoreIsDefault: true, models: ['a=x', 'b=y'], metricsConfig: null, metricsMode: 'statsd',
       statsdAddress: null, logDir: '/tmp/l', logLevel: 'info', metricTimeInterval: 5, disableSystemMetrics: true, enableTokenAuth: false,
       maxRequestSize: 1048576, maxJsonDepth: 32, maxJsonElements: 262144, requestTimeout: 30000, requestIdleTimeout: 10000,
-      jobQueueSize: 0, logStatsInterval: 10, maxWorkers: 0, modelLoadTimeout: 120, shutdownTimeout: 25, showHiddenMetricsForVersion: null,
+      jobQueueSize: 0, logStatsInterval: 10, disableLogStats: false, maxWorkers: 0, modelLoadTimeout: 120, shutdownTimeout: 25, showHiddenMetricsForVersion: null,
     } });
   });
 

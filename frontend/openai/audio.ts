@@ -1,0 +1,199 @@
+/**
+ * Spoken answers of pipeline models in OpenAI's shapes: `/v1/chat/completions` with
+ * `modalities: ["text", "audio"]` and `audio: {voice, format: "wav" | "pcm16"}` answers
+ * `message.audio.{id, data, transcript, expires_at}` (base64 audio), or with `stream: true`
+ * `delta.audio` chunks (`pcm16` only, as OpenAI requires); `POST /v1/audio/speech` speaks its
+ * `input` (a WAV or raw PCM body). The request is offered to this module through a chat hook,
+ * so the text path in router.ts is untouched for every other model.
+ */
+import { performance } from 'node:perf_hooks';
+import express from 'express';
+import type { Request, Response, Router } from 'express';
+import type { BodyLimits } from '../http/body-limits.js';
+import { jsonBody } from '../http/json-body.js';
+import type { SpeakHandle, SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/orchestrator.js';
+import type { ChatHook } from './chat-hooks.js';
+import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
+import { SPOKEN_CHAT_FIELDS } from './allowed-fields.js';
+import type { ModelVocab } from './model-vocab.js';
+import { parseChatRequest } from './params.js';
+import { readyPrompts } from './request-prompts.js';
+import { wavFile } from './wav.js';
+
+/** A model that speaks (a pipeline). */
+export interface SpeakingModel {
+  readonly config: { readonly name: string };
+  readonly sampleRate: number;
+  /** The thinker's vocabulary and context length: prompts are tokenized and checked with it. */
+  readonly vocab: ModelVocab;
+  speak(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string };
+}
+
+/** Audio formats of chat answers. */
+export type ChatAudioFormat = 'wav' | 'pcm16';
+
+/** Seconds an answer's audio id is said to stay valid (`expires_at`); nothing is stored server-side. */
+export const AUDIO_EXPIRY_SEC = 3600;
+
+type Obj = Readonly<Record<string, unknown>>;
+
+/** `modalities` and `audio` of a chat body, validated; null when audio is not asked for. */
+export function parseAudioOptions(body: Obj, stream: boolean): { readonly format: ChatAudioFormat; readonly voice: string } | null {
+  const mods = body.modalities ?? ['text'];
+  if (!Array.isArray(mods) || mods.length === 0 || !mods.every((m) => m === 'text' || m === 'audio')) {
+    throw new OpenAIError(400, `modalities must be a list of "text" and "audio", got ${JSON.stringify(mods)}`, 'modalities');
+  }
+  if (!mods.includes('audio')) return null;
+  const a = body.audio as Obj | undefined;
+  if (typeof a !== 'object' || a === null) throw new OpenAIError(400, 'audio {voice, format} is required when modalities includes "audio"', 'audio');
+  if (typeof a.voice !== 'string' || a.voice === '') throw new OpenAIError(400, 'audio.voice must be a non-empty string', 'audio.voice');
+  if (a.format !== 'wav' && a.format !== 'pcm16') throw new OpenAIError(400, `audio.format must be "wav" or "pcm16", got ${JSON.stringify(a.format)}`, 'audio.format');
+  if (stream && a.format !== 'pcm16') throw new OpenAIError(400, 'streamed audio needs audio.format "pcm16"', 'audio.format');
+  return { format: a.format, voice: a.voice };
+}
+
+/** The chat hook: takes requests naming a model `lookup` finds. */
+export function chatAudioHook(lookup: (name: string) => SpeakingModel | undefined): ChatHook {
+  return (req, res, arrivalMs) => {
+    const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Obj;
+    const model = typeof body.model === 'string' ? lookup(body.model) : undefined;
+    if (model === undefined) return false;
+    try {
+      const p = parseChatRequest(body, SPOKEN_CHAT_FIELDS);
+      if (p.params.n !== 1) throw new OpenAIError(400, 'n must be 1 for a spoken answer', 'n');
+      const [ready] = readyPrompts(p, model.vocab);
+      const audio = parseAudioOptions(body, p.stream);
+      const speak: SpeakRequest = { prompt: ready!.ids, params: { ...p.params, max_tokens: ready!.maxTokens }, arrivalMs, streamed: p.stream };
+      if (p.stream) streamChat(model, speak, audio !== null, res);
+      else answerChat(model, speak, audio?.format ?? null, res);
+    } catch (e) {
+      if (!(e instanceof OpenAIError)) throw e;
+      sendOpenAIError(res, e);
+    }
+    return true;
+  };
+}
+
+function usageOf(r: SpeakResult): object {
+  return { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, total_tokens: r.promptTokens + r.completionTokens };
+}
+
+/** Starts the request; answers the refusal and returns null when it cannot start. Aborts on client close. */
+function start(model: SpeakingModel, req: SpeakRequest, sink: SpeakSink, res: Response, isDone: () => boolean): SpeakHandle | null {
+  const h = model.speak(req, sink);
+  if ('status' in h) {
+    sendOpenAIError(res, new OpenAIError(h.status, h.message));
+    return null;
+  }
+  res.setHeader('x-request-id', h.requestId);
+  res.on('close', () => { if (!isDone()) h.abort(); });
+  return h;
+}
+
+function answerChat(model: SpeakingModel, req: SpeakRequest, format: ChatAudioFormat | null, res: Response): void {
+  const chunks: Uint8Array[] = [];
+  let done = false;
+  let id = '';
+  const created = Math.floor(Date.now() / 1000);
+  const h = start(model, req, {
+    onText: () => undefined,
+    onAudio: (pcm) => { if (format !== null) chunks.push(pcm); },
+    onDone: (r) => {
+      done = true;
+      const pcm = Buffer.concat(chunks);
+      const message = format === null
+        ? { role: 'assistant', content: r.transcript, refusal: null }
+        : {
+          role: 'assistant', content: null, refusal: null,
+          audio: { id: `audio_${id}`, data: (format === 'wav' ? wavFile(pcm, model.sampleRate) : pcm).toString('base64'), transcript: r.transcript, expires_at: created + AUDIO_EXPIRY_SEC },
+        };
+      res.json({ id: `chatcmpl-${id}`, object: 'chat.completion', created, model: model.config.name, choices: [{ index: 0, message, logprobs: null, finish_reason: r.finishReason }], usage: usageOf(r) });
+    },
+    onError: (status, message) => {
+      done = true;
+      if (!res.headersSent) res.status(status).json(errorBody(status, message));
+    },
+  }, res, () => done);
+  id = h?.requestId ?? '';
+}
+
+function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean, res: Response): void {
+  let done = false;
+  let id = '';
+  const created = Math.floor(Date.now() / 1000);
+  const send = (delta: object, finish: string | null = null): void => {
+    res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
+  };
+  const h = start(model, req, {
+    onText: (text) => send(withAudio ? { audio: { id: `audio_${id}`, transcript: text } } : { content: text }),
+    onAudio: (pcm) => { if (withAudio) send({ audio: { id: `audio_${id}`, data: Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64') } }); },
+    onDone: (r) => {
+      done = true;
+      send(withAudio ? { audio: { id: `audio_${id}`, expires_at: created + AUDIO_EXPIRY_SEC } } : {}, r.finishReason);
+      res.end('data: [DONE]\n\n');
+    },
+    onError: (status, message) => {
+      done = true;
+      res.write(`data: ${JSON.stringify(errorBody(status, message))}\n\n`);
+      res.end('data: [DONE]\n\n');
+    },
+  }, res, () => done);
+  if (h === null) return;
+  id = h.requestId;
+  if (done) return; // failed synchronously (e.g. nothing to speak); already answered
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache');
+  res.flushHeaders();
+  send({ role: 'assistant', content: '' });
+}
+
+/** Options of the speech route. */
+export interface SpeechRouteOptions {
+  readonly lookup: (name: string) => SpeakingModel | undefined;
+  readonly bodyLimits?: BodyLimits;
+}
+
+/** Longest `input` of `/v1/audio/speech`, as OpenAI's. */
+export const MAX_SPEECH_INPUT = 4096;
+
+/** `POST /v1/audio/speech`: the input's UTF-8 bytes are the codec tokens; `response_format` wav (default) or pcm. */
+export function speechRouter(opts: SpeechRouteOptions): Router {
+  const r = express.Router();
+  const stamp = (req: Request, _res: Response, next: () => void): void => { (req as Request & { arrivalMs?: number }).arrivalMs = performance.now(); next(); };
+  const json = jsonBody(opts.bodyLimits, (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message)));
+  r.post('/v1/audio/speech', stamp, json, (req, res) => {
+    const arrivalMs = (req as Request & { arrivalMs?: number }).arrivalMs ?? performance.now();
+    const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Obj;
+    try {
+      if (typeof body.model !== 'string') throw new OpenAIError(400, 'model is required', 'model');
+      const model = opts.lookup(body.model);
+      if (model === undefined) throw new OpenAIError(404, `The model \`${body.model}\` does not exist or does not speak.`, 'model', 'model_not_found');
+      if (typeof body.input !== 'string' || body.input === '' || body.input.length > MAX_SPEECH_INPUT) throw new OpenAIError(400, `input must be a string of 1 to ${MAX_SPEECH_INPUT} characters`, 'input');
+      if (typeof body.voice !== 'string' || body.voice === '') throw new OpenAIError(400, 'voice must be a non-empty string', 'voice');
+      const format = body.response_format ?? 'wav';
+      if (format !== 'wav' && format !== 'pcm') throw new OpenAIError(400, `response_format must be "wav" or "pcm", got ${JSON.stringify(format)}`, 'response_format');
+      const codes = [...Buffer.from(body.input, 'utf8')];
+      const chunks: Uint8Array[] = [];
+      let done = false;
+      start(model, { prompt: '', params: { max_tokens: 1 }, arrivalMs, streamed: false, codes }, {
+        onText: () => undefined,
+        onAudio: (pcm) => chunks.push(pcm),
+        onDone: () => {
+          done = true;
+          const pcm = Buffer.concat(chunks);
+          res.setHeader('Content-Type', format === 'wav' ? 'audio/wav' : 'audio/pcm');
+          res.end(format === 'wav' ? wavFile(pcm, model.sampleRate) : pcm);
+        },
+        onError: (status, message) => {
+          done = true;
+          if (!res.headersSent) res.status(status).json(errorBody(status, message));
+        },
+      }, res, () => done);
+    } catch (e) {
+      if (!(e instanceof OpenAIError)) throw e;
+      sendOpenAIError(res, e);
+    }
+  });
+  return r;
+}

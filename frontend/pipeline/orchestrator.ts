@@ -1,0 +1,319 @@
+/**
+ * Moves each request of a pipeline through its stages (vLLM-Omni's Orchestrator): binds it to
+ * one replica per stage (the least loaded when it starts, then sticky), forwards the thinker's
+ * tokens to the code2wav replica in chunks of `chunkTokens` as they are produced (the vocoder
+ * starts before the thinker finishes), hands audio back in order, and ends the request once:
+ * on completion, on a client abort (every stage is cancelled), or on an error in any stage
+ * (the other stages are cancelled). Every record goes to the pipeline, audio and transfer
+ * families and to the logging aggregator from the same data.
+ */
+import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
+import type { FinishReason, GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc.js';
+import type { FromVocoderMessage, VocoderChunkMessage } from '../../schema/vocoder-ipc.js';
+import { epochNowMs } from '../../schema/vocoder-ipc.js';
+import type { GenerationHandle, GenerationModel } from '../generation/generation-model.js';
+import type { PipelineAggregator, RequestTrace } from './aggregator.js';
+import type { AudioMetrics, SkipReason } from './audio-metrics.js';
+import type { PipelineMetrics } from './pipeline-metrics.js';
+import type { TransferMetrics } from './transfer-metrics.js';
+import { pcm16Seconds, worstUnderrunSec } from './underrun.js';
+import type { VocoderStage } from './vocoder-stage.js';
+
+/** One spoken request. */
+export interface SpeakRequest {
+  readonly prompt: string | readonly number[];
+  readonly params: GenSamplingParams & { readonly max_tokens: number };
+  /** Frontend `performance.now()` when the request arrived. */
+  readonly arrivalMs: number;
+  /** Streamed to a player: the underrun simulation runs on its chunks. */
+  readonly streamed: boolean;
+  /**
+   * Speak these codec tokens as they are (`/v1/audio/speech`: the input's bytes): the thinker is
+   * skipped and the frontend feeds code2wav itself, so no thinker→code2wav transfer is recorded.
+   */
+  readonly codes?: readonly number[];
+}
+
+/** How a spoken request ended well. */
+export interface SpeakResult {
+  readonly finishReason: FinishReason;
+  readonly transcript: string;
+  readonly frames: number;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+/** Where a spoken request's outputs go. `onDone` and `onError` are terminal, exactly one is called. */
+export interface SpeakSink {
+  onText(text: string): void;
+  /** One chunk of mono PCM16 at the stage's sample rate, in order. */
+  onAudio(pcm: Uint8Array): void;
+  onDone(result: SpeakResult): void;
+  onError(status: number, message: string): void;
+}
+
+/** A started spoken request. */
+export interface SpeakHandle {
+  readonly requestId: string;
+  /** The client went away: cancels every stage; the request counts as `abort`. */
+  abort(): void;
+}
+
+/** What the orchestrator works with. */
+export interface OrchestratorParts {
+  readonly modelName: string;
+  readonly thinker: GenerationModel;
+  readonly thinkerStage: string;
+  readonly vocoder: VocoderStage;
+  readonly vocoderStage: string;
+  readonly chunkTokens: number;
+  readonly sampleRate: number;
+  readonly pipeline: PipelineMetrics;
+  readonly audio: AudioMetrics;
+  readonly transfer: TransferMetrics;
+  readonly aggregator: PipelineAggregator;
+}
+
+/** Drives every request of one pipeline. */
+export class Orchestrator {
+  private running = 0;
+  private waiting = 0;
+
+  constructor(private readonly p: OrchestratorParts) {}
+
+  /** Requests admitted and not finished. */
+  get inFlight(): number {
+    return this.running + this.waiting;
+  }
+
+  /** Counts of the gauges (running: the thinker has produced output). */
+  counts(): { readonly running: number; readonly waiting: number } {
+    return { running: this.running, waiting: this.waiting };
+  }
+
+  /** Starts a request, or says why it cannot start (503: a stage has no replica up). */
+  start(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string } {
+    const p = this.p;
+    const thinkerReplica = leastLoaded(p.thinker.engines().map((e) => [e.index, e.load]));
+    const vocoderReplica = leastLoaded(p.vocoder.replicas().map((i) => [i, p.vocoder.load(i)]));
+    if (thinkerReplica === null || vocoderReplica === null) {
+      return { status: 503, message: `model ${p.modelName}: stage ${thinkerReplica === null ? p.thinkerStage : p.vocoderStage} has no replica ready` };
+    }
+    const run = new PipelineRun(this, p, `${p.modelName}-${randomUUID()}`, req, sink, thinkerReplica, vocoderReplica);
+    return run.begin();
+  }
+
+  /** A run was admitted (waiting until the thinker's first output). */
+  admitted(): void {
+    this.waiting++;
+    this.p.pipeline.setCounts(this.running, this.waiting);
+  }
+
+  /** A run's thinker produced its first output. */
+  promoted(): void {
+    this.waiting--;
+    this.running++;
+    this.p.pipeline.setCounts(this.running, this.waiting);
+  }
+
+  /** A run ended (`wasRunning`: it had been promoted). */
+  ended(wasRunning: boolean): void {
+    if (wasRunning) this.running--;
+    else this.waiting--;
+    this.p.pipeline.setCounts(this.running, this.waiting);
+    if (this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private readonly idleWaiters: (() => void)[] = [];
+
+  /** Resolves once no request is in flight. */
+  whenIdle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+}
+
+function leastLoaded(candidates: readonly (readonly [number, number])[]): number | null {
+  let best: readonly [number, number] | null = null;
+  for (const c of candidates) if (best === null || c[1] < best[1]) best = c;
+  return best === null ? null : best[0];
+}
+
+/** One request's way through the stages. */
+class PipelineRun {
+  private thinkerHandle: GenerationHandle | null = null;
+  private buffer: number[] = [];
+  private nextSeq = 0;
+  private audioSeq = 0;
+  private thinkerDone = false;
+  private thinkerReason: FinishReason = 'stop';
+  private done = false;
+  private promoted = false;
+  private frames = 0;
+  private computeMs = 0;
+  private transcript = '';
+  private promptTokens = 0;
+  private completionTokens = 0;
+  /** Per audio chunk: frontend monotonic arrival (s) and playable length (s), for the player simulation. */
+  private readonly chunkArrivalsSec: number[] = [];
+  private readonly chunkSeconds: number[] = [];
+  private readonly trace: RequestTrace;
+
+  constructor(
+    private readonly orch: Orchestrator,
+    private readonly p: OrchestratorParts,
+    readonly requestId: string,
+    private readonly req: SpeakRequest,
+    private readonly sink: SpeakSink,
+    private readonly thinkerReplica: number,
+    private readonly vocoderReplica: number,
+  ) {
+    this.trace = p.aggregator.newTrace(requestId, req.arrivalMs, thinkerReplica, vocoderReplica);
+  }
+
+  begin(): SpeakHandle | { readonly status: number; readonly message: string } {
+    const p = this.p;
+    const bound = p.vocoder.bind(this.vocoderReplica, this.requestId, {
+      onMessage: (m) => this.onVocoder(m),
+      onReplicaGone: (why) => this.fail(503, why, null),
+    });
+    if (!bound) return { status: 503, message: `model ${p.modelName}: ${p.vocoderStage} replica ${this.vocoderReplica} is not reachable` };
+    const codes = this.req.codes;
+    if (codes !== undefined) {
+      this.orch.admitted();
+      const handle = { requestId: this.requestId, abort: (): void => this.abort() };
+      this.onThinker({ requestId: this.requestId, index: 0, newTokenIds: codes, text: '', events: [], finishReason: 'stop' });
+      return handle;
+    }
+    const started = p.thinker.generate({ prompt: this.req.prompt, params: this.req.params, arrivalMs: this.req.arrivalMs, engine: this.thinkerReplica }, {
+      onOutput: (o) => this.onThinker(o),
+      onError: (status, message) => this.fail(status, `${p.thinkerStage}: ${message}`, null),
+    });
+    if ('status' in started) {
+      p.vocoder.release(this.requestId, false);
+      return started;
+    }
+    this.thinkerHandle = started;
+    this.orch.admitted();
+    return { requestId: this.requestId, abort: () => this.abort() };
+  }
+
+  private onThinker(o: GenRequestOutput): void {
+    if (this.done) return;
+    if (!this.promoted) {
+      this.promoted = true;
+      this.trace.thinkerFirstMs = performance.now();
+      this.orch.promoted();
+    }
+    if (o.prefill !== undefined) this.promptTokens = o.prefill.numPromptTokens;
+    this.completionTokens += o.newTokenIds.length;
+    for (const t of o.newTokenIds) this.buffer.push(t);
+    if (o.text !== '') {
+      this.transcript += o.text;
+      this.sink.onText(o.text);
+    }
+    while (this.buffer.length >= this.p.chunkTokens) this.sendChunk(this.buffer.splice(0, this.p.chunkTokens));
+    if (o.finishReason === undefined) return;
+    this.thinkerDone = true;
+    this.thinkerHandle = null;
+    this.trace.thinkerDoneMs = performance.now();
+    if (o.finishReason === 'abort' || o.finishReason === 'error') {
+      this.fail(500, `${this.p.thinkerStage} finished with ${o.finishReason}`, null, o.finishReason);
+      return;
+    }
+    this.thinkerReason = o.finishReason;
+    if (this.buffer.length > 0) this.sendChunk(this.buffer.splice(0));
+    if (this.nextSeq === 0) {
+      this.fail(500, `${this.p.vocoderStage} rejected the request: the ${this.p.thinkerStage} produced no codec tokens`, 'no_codec_tokens');
+      return;
+    }
+    this.maybeComplete();
+  }
+
+  private sendChunk(tokens: number[]): void {
+    const t0 = performance.now();
+    const codes = Int32Array.from(tokens);
+    const seq = this.nextSeq++;
+    const msg: VocoderChunkMessage = { type: 'tsserve.voc.chunk', requestId: this.requestId, seq, codes };
+    const ok = this.p.vocoder.send(this.requestId, msg);
+    // Sender done: tx ends here (frontend monotonic); in flight starts here (epoch, compared with the worker's epoch reading).
+    const txSec = (performance.now() - t0) / 1000;
+    const sentEpochMs = epochNowMs();
+    if (!ok) {
+      this.fail(503, `${this.p.vocoderStage} replica ${this.vocoderReplica} is not reachable`, null);
+      return;
+    }
+    if (this.req.codes !== undefined) return;
+    this.p.transfer.sent(this.thinkerReplica, this.vocoderReplica, codes.byteLength, txSec);
+    this.trace.hops.push({ seq, bytes: codes.byteLength, txMs: txSec * 1000, rxMs: NaN, inFlightMs: NaN, sentEpochMs });
+  }
+
+  private onVocoder(m: FromVocoderMessage): void {
+    if (this.done) return;
+    if (m.type === 'tsserve.voc.error') {
+      this.fail(500, `${this.p.vocoderStage} rejected the request: ${m.message}`, m.reason);
+      return;
+    }
+    if (m.seq !== this.audioSeq) return; // chunks of one replica arrive in order; anything else is stale
+    this.audioSeq++;
+    const now = performance.now();
+    const hop = this.trace.hops[m.seq];
+    // Two epoch readings of one host's processes; a delivery faster than the sender's own return
+    // from post() can read a few µs negative, which is clamped to 0 (docs/pipelines.md, "Clocks").
+    const inFlightMs = Math.max(0, m.rxStartEpochMs - (hop?.sentEpochMs ?? m.rxStartEpochMs));
+    if (this.req.codes === undefined) this.p.transfer.received(this.thinkerReplica, this.vocoderReplica, m.rxMs / 1000, inFlightMs / 1000);
+    if (hop !== undefined) {
+      hop.rxMs = m.rxMs;
+      hop.inFlightMs = inFlightMs;
+    }
+    if (this.frames === 0) {
+      this.trace.firstAudioMs = now;
+      this.p.audio.firstPacket(this.vocoderReplica, (now - this.req.arrivalMs) / 1000);
+    }
+    this.frames += m.frames;
+    this.computeMs += m.computeMs;
+    this.chunkArrivalsSec.push(now / 1000);
+    this.chunkSeconds.push(pcm16Seconds(m.pcm.byteLength, this.p.sampleRate));
+    this.sink.onAudio(m.pcm);
+    this.maybeComplete();
+  }
+
+  private maybeComplete(): void {
+    if (this.done || !this.thinkerDone || this.audioSeq < this.nextSeq) return;
+    const p = this.p;
+    p.audio.finalize(this.vocoderReplica, this.frames, p.sampleRate, this.computeMs / 1000);
+    if (this.req.streamed) {
+      p.audio.streamed(this.vocoderReplica, worstUnderrunSec(this.chunkArrivalsSec.map((a, i) => ({ arrivalSec: a, durationSec: this.chunkSeconds[i]! }))));
+    }
+    this.finish(this.thinkerReason, false);
+    this.sink.onDone({ finishReason: this.thinkerReason, transcript: this.transcript, frames: this.frames, promptTokens: this.promptTokens, completionTokens: this.completionTokens });
+  }
+
+  private abort(): void {
+    if (this.done) return;
+    this.finish('abort', true);
+  }
+
+  /** A stage failed (or rejected the input: `skip` names why): every other stage is cancelled. */
+  private fail(status: number, message: string, skip: SkipReason | null, reason: FinishReason = 'error'): void {
+    if (this.done) return;
+    if (skip !== null) this.p.audio.skipped(this.vocoderReplica, skip);
+    this.finish(reason, true);
+    this.sink.onError(status, message);
+  }
+
+  private finish(reason: FinishReason, cancel: boolean): void {
+    this.done = true;
+    if (cancel && this.thinkerHandle !== null) this.thinkerHandle.abort();
+    this.thinkerHandle = null;
+    this.p.vocoder.release(this.requestId, cancel);
+    const now = performance.now();
+    this.p.pipeline.finished(reason, (now - this.req.arrivalMs) / 1000);
+    this.trace.endMs = now;
+    this.trace.reason = reason;
+    this.trace.frames = this.frames;
+    this.p.aggregator.finished(this.trace);
+    this.orch.ended(this.promoted);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * A `handler: pipeline` model: its stages (a generation model as the thinker, a vocoder stage
+ * as code2wav), each a model directory of the same store run by its own replicas, and the
+ * orchestrator that moves requests through them. The thinker's engines carry `stage` and
+ * `replica` as automatic labels, which stand in for `engine` on every engine family.
+ */
+import * as path from 'node:path';
+import type { AutoLabels } from '../../schema/metrics-api.js';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import { GenerationModel } from '../generation/generation-model.js';
+import type { StatLine } from '../generation/logging-stat-logger.js';
+import type { StatLineSource } from '../generation/stat-log-ticker.js';
+import type { ModelKindContext } from '../server/model-kinds.js';
+import { RegistrationError } from '../server/model-manager.js';
+import type { ModelDescription, ServedModel } from '../server/served-model.js';
+import type { ModelVocab } from '../openai/model-vocab.js';
+import { vocabOf } from '../openai/model-vocab.js';
+import { loadModelConfig } from '../store/model-config.js';
+import { PipelineAggregator } from './aggregator.js';
+import { AudioMetrics } from './audio-metrics.js';
+import { Orchestrator } from './orchestrator.js';
+import type { SpeakHandle, SpeakRequest, SpeakSink } from './orchestrator.js';
+import { PipelineMetrics } from './pipeline-metrics.js';
+import { TransferMetrics } from './transfer-metrics.js';
+import { VocoderStage } from './vocoder-stage.js';
+
+/** Scheduler stats of a stage's engine: at most once a second per (stage, replica), deltas kept. */
+export const STAGE_STATS_INTERVAL_MS = 1000;
+
+/** Options beyond the model config. */
+export interface PipelineModelOptions {
+  readonly modelUrl: string;
+  readonly loadedAtStartup: boolean;
+  /** False with --disable-log-stats: every pipeline, audio, transfer and engine record is a no-op. */
+  readonly statsEnabled: boolean;
+  /** The periodic stat log (engine lines and the pipeline's line). */
+  readonly statLog?: { add(source: StatLineSource): void; remove(source: StatLineSource): void };
+  /** Where per-request DEBUG tables go; null when DEBUG is off. */
+  readonly debugLog: ((line: string) => void) | null;
+}
+
+/** Loads a stage's model config from the store (a sibling directory of the pipeline's). */
+function stageConfig(pipeline: ModelConfig, model: string, handler: string, replicas: number): ModelConfig {
+  const res = loadModelConfig(pipeline.name, path.join(path.dirname(pipeline.dir), model));
+  if (!res.ok) throw new RegistrationError(400, `pipeline ${pipeline.name}: stage model ${model}:\n  ${res.problems.join('\n  ')}`);
+  if (res.config.handler !== handler) throw new RegistrationError(400, `pipeline ${pipeline.name}: stage model ${model} has handler '${res.config.handler}', this stage needs '${handler}'`);
+  return { ...res.config, name: pipeline.name, version: pipeline.version, minWorkers: replicas, maxWorkers: replicas };
+}
+
+/** A served pipeline. */
+export class PipelineModel implements ServedModel, StatLineSource {
+  readonly kind = 'pipeline';
+  readonly thinker: GenerationModel;
+  readonly vocoder: VocoderStage;
+  readonly orchestrator: Orchestrator;
+  readonly sampleRate: number;
+  private readonly aggregator: PipelineAggregator;
+  private closed = false;
+
+  constructor(readonly config: ModelConfig, ctx: ModelKindContext, private readonly opts: PipelineModelOptions) {
+    const spec = config.pipeline;
+    if (spec === undefined) throw new RegistrationError(400, `model ${config.name}: handler pipeline needs a pipeline: block`);
+    const [t, v] = spec.stages as readonly [typeof spec.stages[0], typeof spec.stages[0]];
+    const lm = stageConfig(config, t.model, 'generate', t.replicas);
+    const engine = { ...lm.engine, statsIntervalMs: lm.engine?.statsIntervalMs ?? STAGE_STATS_INTERVAL_MS, ...(opts.statsEnabled ? {} : { disableLogStats: true }) };
+    const auto = new Map<number, AutoLabels>();
+    const autoLabelsFor = (replica: number): AutoLabels => {
+      let a = auto.get(replica);
+      if (a === undefined) auto.set(replica, (a = Object.freeze({ ...(ctx.metrics.autoLabels ?? {}), stage: t.name, replica: String(replica) })));
+      return a;
+    };
+    this.thinker = new GenerationModel({ ...lm, engine }, ctx, {
+      modelUrl: opts.modelUrl, loadedAtStartup: opts.loadedAtStartup, autoLabelsFor, statsEnabled: opts.statsEnabled,
+      ...(opts.statLog !== undefined ? { statLog: opts.statLog } : {}),
+    });
+    const voc = stageConfig(config, v.model, 'vocoder', v.replicas);
+    const rate = voc.handlerOptions?.sampleRate;
+    this.sampleRate = typeof rate === 'number' && rate > 0 ? rate : 24000;
+    this.vocoder = new VocoderStage(voc, ctx);
+    const m = ctx.metrics;
+    const on = opts.statsEnabled;
+    let orchestrator: Orchestrator | null = null;
+    this.aggregator = new PipelineAggregator(config.name, [t.name, v.name], this.sampleRate, opts.debugLog, () => orchestrator?.counts() ?? { running: 0, waiting: 0 });
+    orchestrator = new Orchestrator({
+      modelName: config.name, thinker: this.thinker, thinkerStage: t.name, vocoder: this.vocoder, vocoderStage: v.name,
+      chunkTokens: spec.chunkTokens, sampleRate: this.sampleRate,
+      pipeline: new PipelineMetrics(m, config.name, on), audio: new AudioMetrics(m, config.name, v.name, on),
+      transfer: new TransferMetrics(m, config.name, t.name, v.name, on), aggregator: this.aggregator,
+    });
+    this.orchestrator = orchestrator;
+    opts.statLog?.add(this);
+  }
+
+  /** The thinker's vocabulary and context length (prompts are tokenized and checked with it). */
+  get vocab(): ModelVocab { return vocabOf(this.thinker); }
+
+  async start(): Promise<void> {
+    await Promise.all([this.thinker.start(), this.vocoder.start()]);
+  }
+
+  /** Starts a spoken request, or says why it cannot start. */
+  speak(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string } {
+    if (this.closed) return { status: 503, message: `model ${this.config.name} is being unregistered or the server is stopping` };
+    return this.orchestrator.start(req, sink);
+  }
+
+  /** The pipeline's INFO line (the thinker's engines print their own). */
+  statLines(): StatLine[] {
+    return this.aggregator.statLines();
+  }
+
+  describe(): ModelDescription {
+    const c = this.config;
+    const workers = [...this.thinker.describe().workers, ...this.vocoder.workers()];
+    return {
+      modelName: c.name, modelVersion: c.version, modelUrl: this.opts.modelUrl, handler: c.handler, kind: this.kind,
+      minWorkers: workers.length, maxWorkers: workers.length, batchSize: c.batchSize, maxBatchDelay: c.maxBatchDelayMs,
+      responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup, workers,
+      jobQueueStatus: { remainingCapacity: Number.MAX_SAFE_INTEGER, pendingRequests: this.orchestrator.inFlight },
+    };
+  }
+
+  /** Replicas come from the stages' counts in model-config.yaml; scaling a pipeline is not supported. */
+  scale(): Promise<void> {
+    return Promise.reject(new RegistrationError(400, `model ${this.config.name} is a pipeline: its stages' replicas are set in its model-config.yaml`));
+  }
+
+  drain(): Promise<void> { return this.orchestrator.whenIdle(); }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    this.opts.statLog?.remove(this);
+    await Promise.all([this.thinker.stop(), this.vocoder.stop()]);
+  }
+}

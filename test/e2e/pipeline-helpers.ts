@@ -1,0 +1,46 @@
+/**
+ * Helpers of the pipeline e2e tests: a store holding tiny-omni (and variants with other replica
+ * counts) next to its stage models, WAV decoding with the wavefile package, and the chat body
+ * of a spoken request.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as yaml from 'js-yaml';
+import wavefile from 'wavefile';
+import { generateStore } from './harness.js';
+
+/** The pipeline models of the store and their thinker/code2wav replica counts. */
+export type PipelineVariants = Readonly<Record<string, { readonly thinker: number; readonly code2wav: number; readonly chunkTokens?: number }>>;
+
+/** Copies the generated tiny-lm, tiny-vocoder and tiny-omni into `dir`, plus one pipeline per variant. */
+export function omniStore(dir: string, variants: PipelineVariants): string {
+  const src = generateStore(['tiny-lm', 'tiny-vocoder', 'tiny-omni']);
+  fs.cpSync(src, dir, { recursive: true });
+  const cfg = yaml.load(fs.readFileSync(path.join(dir, 'tiny-omni', 'model-config.yaml'), 'utf8')) as Record<string, unknown>;
+  for (const [name, v] of Object.entries(variants)) {
+    fs.mkdirSync(path.join(dir, name), { recursive: true });
+    const pipeline = {
+      chunkTokens: v.chunkTokens ?? 4,
+      stages: [{ name: 'thinker', model: 'tiny-lm', replicas: v.thinker }, { name: 'code2wav', model: 'tiny-vocoder', replicas: v.code2wav }],
+    };
+    fs.writeFileSync(path.join(dir, name, 'model-config.yaml'), yaml.dump({ ...cfg, pipeline }));
+  }
+  return dir;
+}
+
+/** A decoded WAV: its format and its samples. */
+export interface DecodedWav {
+  readonly sampleRate: number;
+  readonly channels: number;
+  readonly bitsPerSample: number;
+  readonly frames: number;
+  readonly samples: Float64Array;
+}
+
+/** Decodes a WAV file with the wavefile package. */
+export function decodeWav(bytes: Uint8Array): DecodedWav {
+  const w = new wavefile.WaveFile(bytes);
+  const fmt = w.fmt as { sampleRate: number; numChannels: number; bitsPerSample: number };
+  const samples = w.getSamples(false, Float64Array) as unknown as Float64Array;
+  return { sampleRate: fmt.sampleRate, channels: fmt.numChannels, bitsPerSample: fmt.bitsPerSample, frames: samples.length / fmt.numChannels, samples };
+}

@@ -1,0 +1,237 @@
+/**
+ * Pipelines end to end (docs/pipelines.md): a REAL `tsserve start` serving tiny-omni (tiny-lm
+ * thinker → tiny-vocoder code2wav) with real workers, the official `openai` client, WAVs decoded
+ * with wavefile, and exact deltas of the pipeline, audio, transfer and stage-relabelled engine
+ * families on /metrics.
+ */
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
+import type OpenAI from 'openai';
+import { configArgs } from './config-args.js';
+import { delta, openaiClient, Scrape } from './generation-helpers.js';
+import { call, removeStores, scrape, startTsserve, tempDir } from './harness.js';
+import type { Tsserve } from './harness.js';
+import { decodeWav, omniStore } from './pipeline-helpers.js';
+import { until } from '../support/until.js';
+
+const RATE = 24000;
+const FRAMES_PER_TOKEN = 960;
+const CHUNK = 4;
+const M = (model: string): Record<string, string> => ({ model_name: model });
+const AUDIO = (model: string, replica = '0'): Record<string, string> => ({ model_name: model, stage: 'code2wav', replica });
+const HOP = (model: string, from = '0', to = '0'): Record<string, string> => ({ model_name: model, from_stage: 'thinker', from_replica: from, to_stage: 'code2wav', to_replica: to });
+const THINKER = (model: string, replica = '0'): Record<string, string> => ({ model_name: model, stage: 'thinker', replica });
+
+/** A spoken chat body (the client's types do not know vLLM's ignore_eos). */
+function spoken(model: string, content: string, maxTokens: number, format: 'wav' | 'pcm16', stream: boolean): OpenAI.Chat.ChatCompletionCreateParams {
+  return {
+    model, messages: [{ role: 'user', content }], max_tokens: maxTokens, temperature: 0, stream,
+    modalities: ['text', 'audio'], audio: { voice: 'alloy', format },
+    ...({ ignore_eos: true } as object),
+  } as OpenAI.Chat.ChatCompletionCreateParams;
+}
+
+/** The pids of a model's workers, as the management API lists them (thinker replicas first). */
+async function workerPids(server: Tsserve, model: string): Promise<number[]> {
+  const r = await call('GET', `${server.management}/models/${model}`);
+  const d = (r.json as { workers: { pid: number | null; status: string }[] }[])[0]!;
+  return d.workers.map((w) => w.pid ?? -1);
+}
+
+describe('pipelines (real tsserve start, tiny-omni, openai client)', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let server: Tsserve;
+  let client: OpenAI;
+
+  before(async () => {
+    dir = tempDir('omni');
+    const store = omniStore(path.join(dir, 'store'), { omni2: { thinker: 2, code2wav: 1 }, omnik: { thinker: 1, code2wav: 1 } });
+    server = await startTsserve({
+      store,
+      args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics', '--models', 'tiny-omni=tiny-omni', 'omni2=omni2', 'omnik=omnik'],
+    });
+    client = openaiClient(server);
+  });
+
+  after(() => {
+    server?.kill();
+    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+    removeStores();
+  });
+
+  it('should speak N requests as WAVs and count every family exactly', async () => {
+    const N = 3;
+    const K = 10; // tokens per request (ignore_eos): chunks of 4, 4, 2
+    const before = await Scrape.of(server);
+    const frames: number[] = [];
+    const elapsed: number[] = [];
+    for (let i = 0; i < N; i++) {
+      const t0 = performance.now();
+      const r = await client.chat.completions.create(spoken('tiny-omni', `say ${i}`, K, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+      elapsed.push((performance.now() - t0) / 1000);
+      const a = r.choices[0]!.message.audio!;
+      expect(r.choices[0]!.finish_reason).to.equal('length');
+      expect(a.id).to.match(/^audio_tiny-omni-/);
+      expect(a.transcript.length).to.be.greaterThan(0);
+      expect(a.expires_at).to.equal(r.created + 3600);
+      const wav = decodeWav(Buffer.from(a.data, 'base64'));
+      expect([wav.sampleRate, wav.channels, wav.bitsPerSample]).to.deep.equal([RATE, 1, 16]);
+      expect(wav.frames).to.equal(r.usage!.completion_tokens * FRAMES_PER_TOKEN);
+      frames.push(wav.frames);
+    }
+    const after = await Scrape.of(server);
+    const d = (name: string, labels: Record<string, string>): number => delta(before, after, name, labels);
+    expect(d('ts_omni_requests_success_total', { ...M('tiny-omni'), finished_reason: 'length' })).to.equal(N);
+    expect(d('ts_omni_requests_success_total', { ...M('tiny-omni'), finished_reason: 'error' })).to.equal(0);
+    expect(d('ts_omni_e2e_request_latency_seconds_count', M('tiny-omni'))).to.equal(N);
+    expect(d('ts_omni_audio_frames_total', AUDIO('tiny-omni'))).to.equal(frames.reduce((s, f) => s + f, 0));
+    expect(d('ts_omni_audio_duration_seconds_count', AUDIO('tiny-omni'))).to.equal(N);
+    // duration = frames / 24000 exactly (the series is new here: the sum is folded in this order from 0).
+    expect(before.has('ts_omni_audio_duration_seconds_sum', AUDIO('tiny-omni'))).to.equal(false);
+    expect(after.get('ts_omni_audio_duration_seconds_sum', AUDIO('tiny-omni'))).to.equal(frames.reduce((s, f) => s + f / RATE, 0));
+    expect(d('ts_omni_audio_rtf_count', AUDIO('tiny-omni'))).to.equal(N);
+    expect(d('ts_omni_audio_ttfp_seconds_count', AUDIO('tiny-omni'))).to.equal(N);
+    // Each request's first packet came before its whole answer reached the client.
+    expect(d('ts_omni_audio_ttfp_seconds_sum', AUDIO('tiny-omni'))).to.be.at.most(elapsed.reduce((s, e) => s + e, 0));
+    // Non-streamed: no player simulation.
+    expect(d('ts_omni_audio_underrun_seconds_count', AUDIO('tiny-omni'))).to.equal(0);
+    const chunks = N * Math.ceil(K / CHUNK);
+    for (const f of ['ts_omni_transfer_size_bytes', 'ts_omni_transfer_tx_seconds', 'ts_omni_transfer_rx_seconds', 'ts_omni_transfer_in_flight_seconds']) {
+      expect(d(`${f}_count`, HOP('tiny-omni')), f).to.equal(chunks);
+    }
+    expect(d('ts_omni_transfer_size_bytes_sum', HOP('tiny-omni'))).to.equal(N * K * 4); // int32 codec tokens
+    // The thinker's engine families carry stage and replica instead of engine.
+    expect(d('ts_request_success_total', { ...THINKER('tiny-omni'), finished_reason: 'length' })).to.equal(N);
+    expect(after.has('ts_request_success_total', { ...M('tiny-omni'), engine: '0' })).to.equal(false);
+    expect(after.get('ts_omni_num_requests_running', M('tiny-omni'))).to.equal(0);
+    expect(after.get('ts_omni_num_requests_waiting', M('tiny-omni'))).to.equal(0);
+  });
+
+  it('should stream pcm16 delta.audio chunks, with TTFP before the client saw the first one and one underrun per request', async () => {
+    const K = 12;
+    const before = await Scrape.of(server);
+    const t0 = performance.now();
+    let firstAudioSec = NaN;
+    const pcm: Buffer[] = [];
+    let transcript = '';
+    let finish: string | null = null;
+    const stream = await client.chat.completions.create(spoken('tiny-omni', 'stream me', K, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    for await (const c of stream) {
+      const ch = c.choices[0];
+      const audio = (ch?.delta as { audio?: { data?: string; transcript?: string } } | undefined)?.audio;
+      if (audio?.data !== undefined) {
+        if (pcm.length === 0) firstAudioSec = (performance.now() - t0) / 1000;
+        pcm.push(Buffer.from(audio.data, 'base64'));
+      }
+      if (audio?.transcript !== undefined) transcript += audio.transcript;
+      if (ch?.finish_reason !== null && ch?.finish_reason !== undefined) finish = ch.finish_reason;
+    }
+    const after = await Scrape.of(server);
+    const d = (name: string, labels: Record<string, string>): number => delta(before, after, name, labels);
+    const bytes = pcm.reduce((s, b) => s + b.length, 0);
+    expect(finish).to.equal('length');
+    expect(transcript.length).to.be.greaterThan(0);
+    expect(pcm.length).to.equal(Math.ceil(K / CHUNK));
+    expect(bytes).to.equal(K * FRAMES_PER_TOKEN * 2);
+    expect(d('ts_omni_audio_frames_total', AUDIO('tiny-omni'))).to.equal(bytes / 2);
+    expect(d('ts_omni_audio_ttfp_seconds_count', AUDIO('tiny-omni'))).to.equal(1);
+    expect(d('ts_omni_audio_ttfp_seconds_sum', AUDIO('tiny-omni'))).to.be.at.most(firstAudioSec);
+    expect(d('ts_omni_audio_underrun_seconds_count', AUDIO('tiny-omni'))).to.equal(1);
+    const worst = d('ts_omni_audio_underrun_seconds_sum', AUDIO('tiny-omni'));
+    for (const ms of [20, 50, 100, 250]) {
+      expect(d('ts_omni_audio_continuity_ok_total', { ...AUDIO('tiny-omni'), threshold_ms: String(ms) }), `${ms} ms`).to.equal(worst * 1000 < ms ? 1 : 0);
+    }
+  });
+
+  it('should speak /v1/audio/speech input as WAV through the official client', async () => {
+    const before = await Scrape.of(server);
+    const r = await client.audio.speech.create({ model: 'tiny-omni', voice: 'alloy', input: 'hello', response_format: 'wav' });
+    const wav = decodeWav(new Uint8Array(await r.arrayBuffer()));
+    expect(wav.frames).to.equal(5 * FRAMES_PER_TOKEN);
+    const after = await Scrape.of(server);
+    expect(delta(before, after, 'ts_omni_requests_success_total', { ...M('tiny-omni'), finished_reason: 'stop' })).to.equal(1);
+    expect(delta(before, after, 'ts_omni_audio_frames_total', AUDIO('tiny-omni'))).to.equal(5 * FRAMES_PER_TOKEN);
+    // The input is fed to code2wav directly: no thinker → code2wav hop.
+    expect(delta(before, after, 'ts_omni_transfer_size_bytes_count', HOP('tiny-omni'))).to.equal(0);
+  });
+
+  it('should spread requests over 2 thinker replicas, each with its own series, and deliver every throttled count', async () => {
+    const N = 6;
+    const before = await Scrape.of(server);
+    const answers = await Promise.all(Array.from({ length: N }, (_, i) =>
+      client.chat.completions.create(spoken('omni2', `replica ${i} ${'x'.repeat(i)}`, 6, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming)));
+    const prompt = answers.reduce((s, a) => s + a.usage!.prompt_tokens, 0);
+    const after = await Scrape.of(server);
+    const d = (name: string, labels: Record<string, string>): number => delta(before, after, name, labels);
+    const per = [d('ts_request_success_total', { ...THINKER('omni2', '0'), finished_reason: 'length' }), d('ts_request_success_total', { ...THINKER('omni2', '1'), finished_reason: 'length' })];
+    expect(per[0]! + per[1]!).to.equal(N);
+    expect(per[0]).to.be.greaterThan(0);
+    expect(per[1]).to.be.greaterThan(0);
+    expect(d('ts_omni_transfer_size_bytes_count', HOP('omni2', '0'))).to.equal(per[0]! * 2);
+    expect(d('ts_omni_transfer_size_bytes_count', HOP('omni2', '1'))).to.equal(per[1]! * 2);
+    // Scheduler stats come at most once a second per replica, deltas kept: nothing is lost.
+    const queries = d('ts_prefix_cache_queries_total', THINKER('omni2', '0')) + d('ts_prefix_cache_queries_total', THINKER('omni2', '1'));
+    expect(queries).to.equal(prompt);
+    expect(d('ts_prompt_tokens_total', THINKER('omni2', '0')) + d('ts_prompt_tokens_total', THINKER('omni2', '1'))).to.equal(prompt);
+  });
+
+  it('should count a client abort mid-stream once as abort and cancel every stage', async () => {
+    const before = await Scrape.of(server);
+    const stream = await client.chat.completions.create(spoken('tiny-omni', 'abort me', 400, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    for await (const c of stream) {
+      if ((c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data !== undefined) break; // leaving the loop aborts the request
+    }
+    const labels = { ...M('tiny-omni'), finished_reason: 'abort' };
+    await until(async () => delta(before, await Scrape.of(server), 'ts_request_success_total', { ...THINKER('tiny-omni'), finished_reason: 'abort' }) === 1, { message: 'the thinker finished the request with abort' });
+    const after = await Scrape.of(server);
+    expect(delta(before, after, 'ts_omni_requests_success_total', labels)).to.equal(1);
+    expect(delta(before, after, 'ts_omni_requests_success_total', { ...M('tiny-omni'), finished_reason: 'length' })).to.equal(0);
+    expect(delta(before, after, 'ts_omni_audio_frames_total', AUDIO('tiny-omni'))).to.equal(0);
+    expect(after.get('ts_omni_num_requests_running', M('tiny-omni'))).to.equal(0);
+    expect(after.get('ts_num_requests_running', THINKER('tiny-omni'))).to.equal(0);
+  });
+
+  it('should fail a SIGKILLed thinker replica\'s request with error and keep serving', async () => {
+    const before = await Scrape.of(server);
+    const [thinkerPid] = await workerPids(server, 'omnik');
+    const stream = await client.chat.completions.create(spoken('omnik', 'kill me', 400, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    let failed = false;
+    try {
+      for await (const c of stream) {
+        if ((c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data !== undefined && thinkerPid !== undefined) {
+          process.kill(thinkerPid, 'SIGKILL');
+        }
+      }
+    } catch {
+      failed = true; // the error event of the stream
+    }
+    expect(failed).to.equal(true);
+    const mid = await Scrape.of(server);
+    expect(delta(before, mid, 'ts_omni_requests_success_total', { ...M('omnik'), finished_reason: 'error' })).to.equal(1);
+    expect(delta(before, mid, 'ts_request_success_total', { ...THINKER('omnik'), finished_reason: 'error' })).to.equal(1);
+    // The other pipelines never noticed; omnik serves again once its replica is back.
+    const other = await client.chat.completions.create(spoken('tiny-omni', 'still here', 4, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+    expect(other.choices[0]!.finish_reason).to.equal('length');
+    const again = await until(async () => {
+      try {
+        return await client.chat.completions.create(spoken('omnik', 'back', 4, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+      } catch {
+        return null;
+      }
+    }, { message: 'omnik answering after its thinker restarted', timeoutMs: 60_000, intervalMs: 250 });
+    expect(again.choices[0]!.finish_reason).to.equal('length');
+    expect(decodeWav(Buffer.from(again.choices[0]!.message.audio!.data, 'base64')).frames).to.equal(4 * FRAMES_PER_TOKEN);
+  });
+
+  it('should render every pipeline family in the exposition with its declared labels', async () => {
+    const text = await scrape(server);
+    for (const f of ['ts_omni_num_requests_running', 'ts_omni_num_requests_waiting', 'ts_omni_requests_success_total', 'ts_omni_e2e_request_latency_seconds',
+      'ts_omni_audio_ttfp_seconds', 'ts_omni_audio_duration_seconds', 'ts_omni_audio_rtf', 'ts_omni_audio_frames_total', 'ts_omni_audio_underrun_seconds',
+      'ts_omni_audio_continuity_ok_total', 'ts_omni_transfer_size_bytes', 'ts_omni_transfer_tx_seconds', 'ts_omni_transfer_rx_seconds', 'ts_omni_transfer_in_flight_seconds']) {
+      expect(text, f).to.include(`# TYPE ${f} `);
+    }
+    expect(text).to.include('ts_omni_transfer_size_bytes_bucket{le="64",model_name="tiny-omni",from_stage="thinker",from_replica="0",to_stage="code2wav",to_replica="0"}');
+  });
+});
