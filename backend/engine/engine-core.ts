@@ -6,7 +6,7 @@
  * doors drive this same class.
  */
 import { performance } from 'node:perf_hooks';
-import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc.js';
+import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams, GenSchedulerStats } from '../../schema/engine-ipc.js';
 import type { EngineConfig } from './config.js';
 import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
@@ -14,6 +14,7 @@ import { prngFor, resolveSamplingParams, sampleToken } from './sampling.js';
 import { Scheduler } from './scheduler.js';
 import type { ScheduledItem } from './scheduler.js';
 import { Sequence } from './sequence.js';
+import { SpecDecodingCounters, verifyDrafts } from './spec-decode.js';
 import { stopRuleFor } from './stopping.js';
 import { StatsThrottle } from './stats.js';
 import type { ByteTokenizer } from './tokenizer.js';
@@ -36,8 +37,14 @@ export class EngineCore {
   /** Aborts that arrived while a step was running (the runner's rows must not move mid-run). */
   private deferredAborts: string[] = [];
   private lastError: string | undefined;
+  /** Speculative decoding counters since the last stats (null when speculation is off). */
+  private readonly spec: SpecDecodingCounters | null;
 
   constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer) {
+    if (config.speculative !== null && runner.multiLogits !== true) {
+      throw new Error('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate the model with `npm run models`)');
+    }
+    this.spec = config.speculative === null ? null : new SpecDecodingCounters(config.speculative.numSpeculativeTokens);
     this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching, {
       numRowTokens: config.numRowTokens,
       minRow: config.rowGrowStep,
@@ -134,13 +141,24 @@ export class EngineCore {
     const plan = this.scheduler.schedule(performance.now());
     for (const p of plan.preempted) this.runner.release(p.seqId);
     const registered = this.kv.takeRegistered();
-    const items: RunItem[] = plan.items.map((it) => ({
+    const items: RunItem[] = plan.items.map((it) => (it.drafts === undefined ? {
       seqId: it.seq.seqId,
       tokens: it.seq.tokens,
       start: it.start,
       count: it.count,
       blockTable: it.seq.blockTable,
       wantLogits: it.start + it.count === it.seq.tokens.length,
+      reserve: it.seq.reserve,
+      rowCapacity: this.kv.rowCapacity(it.seq),
+    } : {
+      // A verify: the last token and the drafts, one run, logits after each of them.
+      seqId: it.seq.seqId,
+      tokens: [...it.seq.tokens, ...it.drafts],
+      start: it.start,
+      count: it.count,
+      blockTable: it.seq.blockTable,
+      wantLogits: true,
+      numLogits: it.count,
       reserve: it.seq.reserve,
       rowCapacity: this.kv.rowCapacity(it.seq),
     }));
@@ -156,6 +174,8 @@ export class EngineCore {
     }
     const failed = this.failedItems(plan.items, results, registered);
     const sampled: Sequence[] = [];
+    /** Tokens emitted by each verify (accepted drafts and the bonus), in `sampled` order. */
+    const emittedOf = new Map<Sequence, number[]>();
     const errored: Sequence[] = [];
     let promptTokens = 0;
     for (let i = 0; i < plan.items.length; i++) {
@@ -167,12 +187,23 @@ export class EngineCore {
         errored.push(seq);
         continue;
       }
+      if (it.drafts !== undefined) {
+        const v = verifyDrafts(seq, it.drafts, results[i] as Float32Array, this.config.model.vocabSize, (l) => this.sampleNext(seq, l), this.config.maxModelLen);
+        this.spec!.observe(it.drafts.length, v.accepted);
+        // The last token and the accepted drafts are computed; rejected slots are given back.
+        seq.numComputed += 1 + v.accepted;
+        if (seq.status === 'running') this.kv.trim(seq);
+        this.kv.cacheComputed(seq);
+        emittedOf.set(seq, v.emitted);
+        sampled.push(seq);
+        continue;
+      }
       seq.numComputed += it.count;
       if (it.isPrefill) promptTokens += it.count;
       this.kv.cacheComputed(seq);
       const l = results[i];
       if (!items[i]!.wantLogits || !(l instanceof Float32Array)) continue;
-      const token = sampleToken(l, seq.params, seq.rng, seq.banned());
+      const token = this.sampleNext(seq, l);
       seq.inPrefill = false;
       seq.append(token, this.config.maxModelLen);
       sampled.push(seq);
@@ -184,8 +215,9 @@ export class EngineCore {
     for (const seq of sampled) {
       if (seq.firstTokenTs < 0) seq.firstTokenTs = ts;
       seq.lastTokenTs = ts;
-      genTokens++;
-      outputs.push(this.outputOf(seq, [seq.tokens[seq.tokens.length - 1]!]));
+      const emitted = emittedOf.get(seq);
+      genTokens += emitted === undefined ? 1 : emitted.length;
+      outputs.push(this.outputOf(seq, emitted ?? [seq.tokens[seq.tokens.length - 1]!]));
     }
     for (const seq of this.pendingFinished) outputs.push(this.outputOf(seq, []));
     this.pendingFinished = [];
@@ -198,12 +230,13 @@ export class EngineCore {
     this.lastCounters.q = c.prefixQueries;
     this.lastCounters.h = c.prefixHits;
     this.lastCounters.p = c.preemptions;
-    const stats = this.throttle.take(
+    let stats: GenSchedulerStats | undefined = this.throttle.take(
       ts,
       { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.usage() },
       // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.
       !this.hasWork() && this.deferredAborts.length === 0,
     );
+    if (stats !== undefined && this.spec !== null) stats = { ...stats, specDecoding: this.spec.take() };
     // Two literals rather than a spread: cloning the object was a measurable part of the step.
     return stats === undefined
       ? { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens }
@@ -239,6 +272,11 @@ export class EngineCore {
       }
     }
     return out;
+  }
+
+  /** The next token of `seq` from `logits` (caller-owned: banned ids are overwritten). */
+  private sampleNext(seq: Sequence, logits: Float32Array): number {
+    return sampleToken(logits, seq.params, seq.rng, seq.banned());
   }
 
   /** The message of the last failed model run (its sequences finished with `error`), once. */
