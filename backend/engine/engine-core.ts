@@ -42,7 +42,7 @@ export class EngineCore {
 
   constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer) {
     if (config.speculative !== null && runner.multiLogits !== true) {
-      throw new Error('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate the model with `npm run models`)');
+      throw new Error('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)');
     }
     this.spec = config.speculative === null ? null : new SpecDecodingCounters(config.speculative.numSpeculativeTokens);
     this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching, {
