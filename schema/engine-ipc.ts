@@ -86,7 +86,7 @@ export interface GenRequestOutput {
   readonly requestId: string;
   /** Sequence index within the request (0..n−1). */
   readonly index: number;
-  /** Token ids sampled for this sequence in this step (usually one; none on abort/error). */
+  /** Token ids sampled for this sequence in this step (one; with speculation the accepted drafts and the bonus token; none on abort/error). */
   readonly newTokenIds: readonly number[];
   /** New text since the previous output (UTF-8 safe; text that may start a stop string is held back). */
   readonly text: string;
