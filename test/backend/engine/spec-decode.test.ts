@@ -1,7 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import type { EngineCore } from '../../../backend/engine/engine-core.js';
 import { loadEngine, readModelDir } from '../../../backend/engine/load.js';
 import { NgramProposer } from '../../../backend/engine/ngram-proposer.js';
@@ -192,5 +194,33 @@ describe('speculative decoding on the real tiny LM', function () {
       err = e;
     }
     expect((err as Error).message).to.equal('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)');
+  });
+});
+
+describe('tsserve generate --speculative-config', function () {
+  const run = promisify(execFile);
+  const BIN = resolve(import.meta.dirname, '../../../../bin/tsserve.js');
+  let root: string;
+  let model: string;
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'tsserve-cli-spec-'));
+    model = (await writeModels(root)).fast;
+  });
+
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('should take vLLM\'s JSON flag, print the plain run\'s output, and refuse a bad key with a did-you-mean', async () => {
+    const input = join(root, 'in.jsonl');
+    writeFileSync(input, '{"prompt":"abcabcabcabcabc","max_tokens":12,"temperature":0,"ignore_eos":true}\n');
+    const plain = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input]);
+    const spec = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input, '--speculative-config', '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":3}']);
+    expect(spec.stdout).to.equal(plain.stdout);
+    const err = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input, '--speculative-config', '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_mx":3}']).then(
+      () => null,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(err?.code).to.equal(2);
+    expect(err?.stderr).to.equal('tsserve generate: --speculative_config.prompt_lookup_mx: unknown speculative_config key (value 3); did you mean "prompt_lookup_max"?\n');
   });
 });
