@@ -7,7 +7,7 @@
 import { didYouMean, showValue } from './config/doc.js';
 
 /** How a setting's value is checked (and parsed from a command-line flag). */
-export type EngineArgType = 'int' | 'number' | 'bool' | 'layout' | 'ids';
+export type EngineArgType = 'int' | 'number' | 'bool' | 'layout' | 'ids' | 'speculative';
 
 /** One engine setting. */
 export interface EngineArgDef {
@@ -49,6 +49,7 @@ export const ENGINE_ARGS: readonly EngineArgDef[] = Object.freeze([
   { name: 'threads', snake: 'threads', type: 'int', min: 1, help: 'onnxruntime intraOpNumThreads' },
   { name: 'rowGrowStep', snake: 'row_grow_step', type: 'int', min: 1, help: 'fast runner row capacity step' },
   { name: 'addBos', snake: 'add_bos', type: 'bool', help: 'prepend BOS to text prompts' },
+  { name: 'speculativeConfig', snake: 'speculative_config', type: 'speculative', help: 'speculative decoding: {method: ngram, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min}' },
 ] satisfies EngineArgDef[]);
 
 /** One problem with one key of an engine block: the key as written, its value, what is wrong. */
@@ -82,6 +83,7 @@ function expected(d: EngineArgDef): string {
     case 'bool': return 'true or false';
     case 'layout': return 'auto, fast or hf';
     case 'ids': return `a token id or a non-empty list of token ids (integers >= ${d.min ?? 0})`;
+    case 'speculative': return 'a mapping {method: ngram, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min}';
   }
 }
 
@@ -94,7 +96,72 @@ function valid(d: EngineArgDef, v: unknown): boolean {
     case 'bool': return typeof v === 'boolean';
     case 'layout': return v === 'auto' || v === 'fast' || v === 'hf';
     case 'ids': return isInt(v) || (Array.isArray(v) && v.length > 0 && v.every(isInt));
+    case 'speculative': return typeof v === 'object' && v !== null && !Array.isArray(v);
   }
+}
+
+/** vLLM's `ngram` speculative method, resolved (our names; defaults filled in). */
+export interface NgramSpeculativeConfig {
+  readonly method: 'ngram';
+  /** Drafts proposed per step at most (vLLM's num_speculative_tokens). */
+  readonly numSpeculativeTokens: number;
+  /** Longest n-gram looked up (vLLM's prompt_lookup_max). */
+  readonly promptLookupMax: number;
+  /** Shortest n-gram looked up (vLLM's prompt_lookup_min). */
+  readonly promptLookupMin: number;
+}
+
+/** The keys of `speculative_config`: vLLM's spelling, then ours. */
+const SPEC_KEYS: readonly (readonly [string, string])[] = [
+  ['method', 'method'],
+  ['num_speculative_tokens', 'numSpeculativeTokens'],
+  ['prompt_lookup_max', 'promptLookupMax'],
+  ['prompt_lookup_min', 'promptLookupMin'],
+];
+const SPEC_KEY_OF: ReadonlyMap<string, string> = new Map(SPEC_KEYS.flatMap(([snake, camel]) => [[snake, camel], [camel, camel]] as const));
+
+/**
+ * Checks a `speculative_config` mapping (vLLM's keys or ours) and resolves it as vLLM does:
+ * method `ngram` (the only one), num_speculative_tokens required; with neither lookup bound both
+ * are 5, with one the other takes its value; 1 <= min <= max. Messages are prefixed with `at`.
+ */
+export function checkSpeculativeConfig(raw: Readonly<Record<string, unknown>>, at: string): { readonly config?: NgramSpeculativeConfig; readonly problems: readonly string[] } {
+  const problems: string[] = [];
+  const got: Record<string, unknown> = {};
+  const from: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const name = SPEC_KEY_OF.get(key);
+    if (name === undefined) {
+      const guess = didYouMean(key, [...SPEC_KEY_OF.keys()]);
+      problems.push(`${at}.${key}: unknown speculative_config key (value ${show(value)}); ${guess !== null ? `did you mean "${guess}"?` : `known keys: ${SPEC_KEYS.map(([k]) => k).join(', ')}`}`);
+      continue;
+    }
+    if (name === 'method') {
+      if (value !== 'ngram') problems.push(`${at}.${key}: only "ngram" (prompt lookup) is supported, got ${show(value)}`);
+    } else if (!(typeof value === 'number' && Number.isInteger(value) && value >= 1)) {
+      problems.push(`${at}.${key}: must be an integer >= 1, got ${show(value)}`);
+      continue;
+    }
+    if (from[name] !== undefined && got[name] !== value) {
+      problems.push(`${at}.${key}: ${show(value)} conflicts with ${at}.${from[name]}: ${show(got[name])} (the same key spelled two ways)`);
+      continue;
+    }
+    from[name] = key;
+    got[name] = value;
+  }
+  if (!('method' in from)) problems.push(`${at}.method: required (the only method is "ngram")`);
+  if (!('numSpeculativeTokens' in from) && !problems.some((p) => p.startsWith(`${at}.num_speculative_tokens:`) || p.startsWith(`${at}.numSpeculativeTokens:`))) {
+    problems.push(`${at}.num_speculative_tokens: required (drafts per step, an integer >= 1)`);
+  }
+  if (problems.length > 0) return { problems };
+  let min = got.promptLookupMin as number | undefined;
+  let max = got.promptLookupMax as number | undefined;
+  // vLLM's defaults: neither bound → 5 and 5; one bound → the other equals it.
+  if (min === undefined && max === undefined) min = max = 5;
+  min ??= max!;
+  max ??= min;
+  if (min > max) return { problems: [`${at}.prompt_lookup_min: ${min} is greater than prompt_lookup_max ${max}`] };
+  return { config: Object.freeze({ method: 'ngram', numSpeculativeTokens: got.numSpeculativeTokens as number, promptLookupMax: max, promptLookupMin: min }), problems };
 }
 
 function show(v: unknown): string {
@@ -115,7 +182,8 @@ export function validateEngineArgs(raw: unknown, where = 'engine'): EngineArgsRe
   const problems: EngineArgProblem[] = [];
   const out: Record<string, unknown> = {};
   const from: Record<string, string> = {};
-  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+  for (const [key, given] of Object.entries(raw as Record<string, unknown>)) {
+    let value = given;
     const d = BY_SPELLING.get(key);
     if (d === undefined) {
       const guess = didYouMean(key, SPELLINGS);
@@ -126,6 +194,12 @@ export function validateEngineArgs(raw: unknown, where = 'engine'): EngineArgsRe
     if (!valid(d, value)) {
       problems.push({ key, value, kind: 'value', message: `${at}${key}: must be ${expected(d)}, got ${show(value)}` });
       continue;
+    }
+    if (d.type === 'speculative') {
+      const spec = checkSpeculativeConfig(value as Record<string, unknown>, `${at}${key}`);
+      for (const message of spec.problems) problems.push({ key, value, kind: 'value', message });
+      if (spec.config === undefined) continue;
+      value = spec.config;
     }
     const prev = from[d.name];
     if (prev !== undefined) {
@@ -173,6 +247,14 @@ export function parseEngineArgText(def: EngineArgDef, text: string): unknown {
     case 'number': return num(text);
     case 'bool': return text === 'true' ? true : text === 'false' ? false : text;
     case 'layout': return text;
+    // vLLM's --speculative-config takes JSON.
+    case 'speculative': {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return text;
+      }
+    }
     case 'ids': {
       const parts = text.split(',').map(num);
       return parts.length === 1 ? parts[0] : parts;

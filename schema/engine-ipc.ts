@@ -108,7 +108,7 @@ export interface GenRequestOutput {
   readonly requestId: string;
   /** Sequence index within the request (0..n−1). */
   readonly index: number;
-  /** Token ids sampled for this sequence in this step (usually one; none on abort/error). */
+  /** Token ids sampled for this sequence in this step (one; with speculation the accepted drafts and the bonus token; none on abort/error). */
   readonly newTokenIds: readonly number[];
   /** New text since the previous output (UTF-8 safe; text that may start a stop string is held back). */
   readonly text: string;
@@ -128,6 +128,16 @@ export interface GenRequestOutput {
   readonly timings?: FinishedTimings;
 }
 
+/** Speculative decoding counts since the previous stats (vLLM's SpecDecodingStats, deltas). */
+export interface SpecDecodingStats {
+  /** Verifies run with at least one draft. */
+  readonly numDrafts: number;
+  readonly numDraftTokens: number;
+  readonly numAcceptedTokens: number;
+  /** Accepted drafts by position 0..num_speculative_tokens−1 (they sum to numAcceptedTokens). */
+  readonly numAcceptedTokensPerPos: readonly number[];
+}
+
 /** Scheduler state after a step plus counters accumulated since the previous stats (deltas). */
 export interface GenSchedulerStats {
   readonly numRunning: number;
@@ -141,6 +151,8 @@ export interface GenSchedulerStats {
   readonly numPreemptions: number;
   /** Engine steps folded into these stats. */
   readonly numSteps: number;
+  /** Only when the engine speculates (`speculative_config`). */
+  readonly specDecoding?: SpecDecodingStats;
 }
 
 /** What one engine step returns: plain data, ready to send as it is. */
@@ -286,6 +298,12 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
     const s = msg.stats;
     const keys = ['numRunning', 'numWaiting', 'kvCacheUsage', 'prefixCacheQueries', 'prefixCacheHits', 'numPreemptions', 'numSteps'];
     if (!isObj(s) || !keys.every((k) => isNum(s[k]))) problems.push(`stats: must hold numbers ${keys.join(', ')}`);
+    else if (s.specDecoding !== undefined) {
+      const d = s.specDecoding;
+      if (!isObj(d) || !['numDrafts', 'numDraftTokens', 'numAcceptedTokens'].every((k) => isInt(d[k])) || !isTokenList(d.numAcceptedTokensPerPos)) {
+        problems.push('stats.specDecoding: must hold integer counts numDrafts, numDraftTokens, numAcceptedTokens and a list numAcceptedTokensPerPos');
+      }
+    }
   }
   return problems.length === 0 ? { ok: true, msg: msg as unknown as GenStepMessage } : { ok: false, problems };
 }

@@ -3,6 +3,7 @@
  * dimensions the engine needs, resolved once with defaults; nothing downstream re-checks them.
  */
 import { engineArgOfFlag, validateEngineArgs } from '../../schema/engine-args.js';
+import type { NgramSpeculativeConfig } from '../../schema/engine-args.js';
 
 /** Dimensions and special ids of a decoder model, as written by the model generator. */
 export interface ModelSpec {
@@ -57,6 +58,8 @@ export interface EngineConfig {
   readonly eosTokenIds: readonly number[];
   /** Ids never sampled (`suppressTokens`); BOS and PAD are not banned unless listed here. */
   readonly suppressTokenIds: readonly number[];
+  /** n-gram speculative decoding (vLLM's `speculative_config`), or null when off. */
+  readonly speculative: NgramSpeculativeConfig | null;
 }
 
 /** Default KV budget when neither numBlocks nor kvCacheBytes is given. */
@@ -150,5 +153,6 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
     addBos: (r.addBos as boolean | undefined) ?? true,
     eosTokenIds,
     suppressTokenIds,
+    speculative: (r.speculativeConfig as NgramSpeculativeConfig | undefined) ?? null,
   });
 }

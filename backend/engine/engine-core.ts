@@ -6,7 +6,7 @@
  * doors drive this same class.
  */
 import { performance } from 'node:perf_hooks';
-import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc.js';
+import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams, GenSchedulerStats } from '../../schema/engine-ipc.js';
 import type { EngineConfig } from './config.js';
 import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
@@ -14,6 +14,7 @@ import { prngFor, resolveSamplingParams } from './sampling.js';
 import { Scheduler } from './scheduler.js';
 import type { ScheduledItem } from './scheduler.js';
 import { Sequence } from './sequence.js';
+import { SpecDecodingCounters, verifyDrafts } from './spec-decode.js';
 import { stopRuleFor } from './stopping.js';
 import { StatsThrottle } from './stats.js';
 import { sampleFor } from './token-sampler.js';
@@ -37,8 +38,14 @@ export class EngineCore {
   /** Aborts that arrived while a step was running (the runner's rows must not move mid-run). */
   private deferredAborts: string[] = [];
   private lastError: string | undefined;
+  /** Speculative decoding counters since the last stats (null when speculation is off). */
+  private readonly spec: SpecDecodingCounters | null;
 
   constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer) {
+    if (config.speculative !== null && runner.multiLogits !== true) {
+      throw new Error('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)');
+    }
+    this.spec = config.speculative === null ? null : new SpecDecodingCounters(config.speculative.numSpeculativeTokens);
     this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching, {
       numRowTokens: config.numRowTokens,
       minRow: config.rowGrowStep,
@@ -135,13 +142,24 @@ export class EngineCore {
     const plan = this.scheduler.schedule(performance.now());
     for (const p of plan.preempted) this.runner.release(p.seqId);
     const registered = this.kv.takeRegistered();
-    const items: RunItem[] = plan.items.map((it) => ({
+    const items: RunItem[] = plan.items.map((it) => (it.drafts === undefined ? {
       seqId: it.seq.seqId,
       tokens: it.seq.tokens,
       start: it.start,
       count: it.count,
       blockTable: it.seq.blockTable,
       wantLogits: it.start + it.count === it.seq.tokens.length,
+      reserve: it.seq.reserve,
+      rowCapacity: this.kv.rowCapacity(it.seq),
+    } : {
+      // A verify: the last token and the drafts, one run, logits after each of them.
+      seqId: it.seq.seqId,
+      tokens: [...it.seq.tokens, ...it.drafts],
+      start: it.start,
+      count: it.count,
+      blockTable: it.seq.blockTable,
+      wantLogits: true,
+      numLogits: it.count,
       reserve: it.seq.reserve,
       rowCapacity: this.kv.rowCapacity(it.seq),
     }));
@@ -157,6 +175,8 @@ export class EngineCore {
     }
     const failed = this.failedItems(plan.items, results, registered);
     const sampled: Sequence[] = [];
+    /** Tokens emitted by each verify (accepted drafts and the bonus), in `sampled` order. */
+    const emittedOf = new Map<Sequence, number[]>();
     const errored: Sequence[] = [];
     let promptTokens = 0;
     for (let i = 0; i < plan.items.length; i++) {
@@ -166,6 +186,17 @@ export class EngineCore {
       if (failed[i] !== undefined) {
         seq.finish('error');
         errored.push(seq);
+        continue;
+      }
+      if (it.drafts !== undefined) {
+        const v = verifyDrafts(seq, it.drafts, results[i] as Float32Array, this.config.model.vocabSize, (l) => sampleFor(seq, l), this.config.maxModelLen);
+        this.spec!.observe(it.drafts.length, v.accepted);
+        // The last token and the accepted drafts are computed; rejected slots are given back.
+        seq.numComputed += 1 + v.accepted;
+        if (seq.status === 'running') this.kv.trim(seq);
+        this.kv.cacheComputed(seq);
+        emittedOf.set(seq, v.emitted);
+        sampled.push(seq);
         continue;
       }
       seq.numComputed += it.count;
@@ -185,8 +216,9 @@ export class EngineCore {
     for (const seq of sampled) {
       if (seq.firstTokenTs < 0) seq.firstTokenTs = ts;
       seq.lastTokenTs = ts;
-      genTokens++;
-      outputs.push(this.outputOf(seq, [seq.tokens[seq.tokens.length - 1]!]));
+      const emitted = emittedOf.get(seq);
+      genTokens += emitted === undefined ? 1 : emitted.length;
+      outputs.push(this.outputOf(seq, emitted ?? [seq.tokens[seq.tokens.length - 1]!]));
     }
     for (const seq of this.pendingFinished) outputs.push(this.outputOf(seq, []));
     this.pendingFinished = [];
@@ -199,12 +231,13 @@ export class EngineCore {
     this.lastCounters.q = c.prefixQueries;
     this.lastCounters.h = c.prefixHits;
     this.lastCounters.p = c.preemptions;
-    const stats = this.config.disableLogStats ? undefined : this.throttle.take(
+    let stats: GenSchedulerStats | undefined = this.config.disableLogStats ? undefined : this.throttle.take(
       ts,
       { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.usage() },
       // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.
       !this.hasWork() && this.deferredAborts.length === 0,
     );
+    if (stats !== undefined && this.spec !== null) stats = { ...stats, specDecoding: this.spec.take() };
     // Two literals rather than a spread: cloning the object was a measurable part of the step.
     return stats === undefined
       ? { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens }

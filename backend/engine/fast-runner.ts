@@ -34,7 +34,7 @@ export interface FastRunnerOptions {
 }
 
 /** Input/output names of the fast layout. */
-export const FAST_INPUTS = { ids: 'input_ids', pos: 'position_ids', bias: 'attn_bias' } as const;
+export const FAST_INPUTS = { ids: 'input_ids', pos: 'position_ids', bias: 'attn_bias', numLogits: 'num_logits' } as const;
 
 /** The fast-layout runner. */
 export class FastRunner implements ModelRunner {
@@ -55,6 +55,10 @@ export class FastRunner implements ModelRunner {
   private readonly pendingLoad = new Set<number>();
   /** A row was released since the last placement (holes to close, maybe a group to drop). */
   private released = false;
+  /** The graph takes `num_logits` (logits for the last N positions): drafts can be verified. */
+  readonly multiLogits: boolean;
+  /** `num_logits` = 1, fed to every run of a graph that takes it (one tensor, made once). */
+  private readonly oneLogit: OrtTensorInput | null;
 
   constructor(
     private readonly session: OrtSession,
@@ -73,6 +77,8 @@ export class FastRunner implements ModelRunner {
     this.newValueNames = r((l) => `new_value.${l}`);
     const missing = [FAST_INPUTS.ids, FAST_INPUTS.pos, FAST_INPUTS.bias, ...this.pastKeyNames, ...this.pastValueNames].filter((n) => !session.inputNames.includes(n));
     if (missing.length > 0) throw new Error(`model is not in the fast KV layout: missing inputs ${missing.join(', ')}`);
+    this.multiLogits = session.inputNames.includes(FAST_INPUTS.numLogits);
+    this.oneLogit = this.multiLogits ? tensorI64(BigInt64Array.of(1n), [1]) : null;
   }
 
   /** Row groups (capacity, allocated rows, live rows) and the positions their buffers hold. */
@@ -246,6 +252,7 @@ export class FastRunner implements ModelRunner {
         [FAST_INPUTS.pos]: tensorI64(g.pos.subarray(0, B), [B, 1]),
         [FAST_INPUTS.bias]: tensorF32(bias.subarray(0, B * S), [B, 1, 1, S]),
       };
+      if (this.oneLogit !== null) feeds[FAST_INPUTS.numLogits] = this.oneLogit;
       const n = B * g.rowStride;
       for (let l = 0; l < this.L; l++) {
         feeds[this.pastKeyNames[l]!] = tensorF32(g.bufK[l]!.subarray(0, n), [B, this.H, P, this.Dh]);
@@ -301,6 +308,8 @@ export class FastRunner implements ModelRunner {
       [FAST_INPUTS.pos]: tensorI64(pos, [1, T]),
       [FAST_INPUTS.bias]: tensorF32(bias, [1, 1, T, S]),
     };
+    const nl = it.wantLogits ? Math.min(it.numLogits ?? 1, T) : 1;
+    if (this.oneLogit !== null) feeds[FAST_INPUTS.numLogits] = nl === 1 ? this.oneLogit : tensorI64(BigInt64Array.of(BigInt(nl)), [1]);
     const rs = g.rowStride;
     for (let l = 0; l < this.L; l++) {
       feeds[this.pastKeyNames[l]!] = tensorF32(g.bufK[l]!.subarray(b * rs, (b + 1) * rs), [1, this.H, P, this.Dh]);
@@ -313,7 +322,7 @@ export class FastRunner implements ModelRunner {
     }
     g.rowLen[b] = it.start + T;
     this.storeFilledBlocks(g, b, it, it.start, it.start + T);
-    return it.wantLogits ? (r.logits!.data as Float32Array).subarray(0, this.spec.vocabSize) : null;
+    return it.wantLogits ? (r.logits!.data as Float32Array).subarray(0, nl * this.spec.vocabSize) : null;
   }
 
   /**

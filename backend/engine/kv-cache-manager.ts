@@ -154,6 +154,19 @@ export class KvCacheManager {
     this.register(seq, seq.numComputed, false);
   }
 
+  /**
+   * Gives back the blocks past `seq.numComputed` (the slots of rejected speculative drafts), so the
+   * table covers exactly the computed positions, as after a plain decode. Those blocks hold no
+   * cached prefix: only blocks full of real tokens are ever registered. The row keeps its
+   * capacity (rows only grow; the drafts never reach past what the request may use).
+   */
+  trim(seq: Sequence): void {
+    const keep = this.blocksFor(seq.numComputed);
+    if (seq.blockTable.length <= keep) return;
+    this.pool.free(seq.blockTable.slice(keep));
+    seq.blockTable.length = keep;
+  }
+
   /** Returns the sequence's blocks to the pool (cached ones stay reusable until evicted) and its row. */
   free(seq: Sequence): void {
     // Blocks registered ahead whose K/V were never computed (preempted before its run) must not

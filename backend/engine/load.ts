@@ -53,7 +53,12 @@ export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
     await session.release();
     throw err;
   }
-  return new EngineCore({ ...cfg, layout }, runner, tokenizerFor(cfg));
+  try {
+    return new EngineCore({ ...cfg, layout }, runner, tokenizerFor(cfg));
+  } catch (err) {
+    await runner.close();
+    throw err;
+  }
 }
 
 /** The byte tokenizer for a model's special ids. */

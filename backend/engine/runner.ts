@@ -20,6 +20,12 @@ export interface RunItem {
   readonly blockTable: readonly number[];
   /** Whether the logits after the last computed token are needed (the step samples). */
   readonly wantLogits: boolean;
+  /**
+   * With `wantLogits`, logits after each of the last this many computed tokens, in order,
+   * `numLogits × vocab` floats (default 1). A speculative verify asks for all its positions;
+   * only a runner with `multiLogits` is given more than 1.
+   */
+  readonly numLogits?: number;
   /** The most positions this sequence can reach (prompt + max_tokens, capped): a sizing hint. */
   readonly reserve: number;
   /**
@@ -42,6 +48,8 @@ export type RunResult = Float32Array | null | Error;
  */
 export interface ModelRunner {
   readonly spec: ModelSpec;
+  /** True when an item may ask for `numLogits` > 1 (the graph returns logits for several positions). */
+  readonly multiLogits?: boolean;
   /** Runs one step; returns per item its logits (caller-owned), null, or the failure of its run. */
   run(items: readonly RunItem[]): Promise<RunResult[]>;
   /** Drops a sequence's row (finished, aborted or preempted); its blocks stay in the pool. */

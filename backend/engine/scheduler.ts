@@ -8,6 +8,7 @@
  */
 import type { EngineConfig } from './config.js';
 import type { KvCacheManager, PrefixHit } from './kv-cache-manager.js';
+import { NgramProposer } from './ngram-proposer.js';
 import type { Sequence } from './sequence.js';
 
 /** One sequence's share of a step: compute tokens `[start, start + count)`. */
@@ -17,6 +18,11 @@ export interface ScheduledItem {
   readonly count: number;
   /** Counted as prompt tokens (first prefill, its chunks, or a recompute after preemption). */
   readonly isPrefill: boolean;
+  /**
+   * Speculative drafts to verify (n-gram proposals): the item then computes the sequence's last
+   * token and these, `count` = 1 + drafts.length positions, and wants logits at every one.
+   */
+  readonly drafts?: readonly number[];
 }
 
 /** The plan of one step. */
@@ -39,7 +45,11 @@ export class Scheduler {
   readonly running: Sequence[] = [];
   readonly counters: SchedulerCounters = { prefixQueries: 0, prefixHits: 0, preemptions: 0 };
 
-  constructor(private readonly cfg: EngineConfig, private readonly kv: KvCacheManager) {}
+  private readonly proposer: NgramProposer | null;
+
+  constructor(private readonly cfg: EngineConfig, private readonly kv: KvCacheManager) {
+    this.proposer = cfg.speculative === null ? null : new NgramProposer(cfg.speculative);
+  }
 
   /** Queues a new sequence. */
   add(seq: Sequence): void {
@@ -81,6 +91,14 @@ export class Scheduler {
     for (let i = 0; i < this.running.length && budget > 0; i++) {
       const seq = this.running[i]!;
       const n = Math.min(seq.tokens.length - seq.numComputed, budget, chunk);
+      const drafts = this.draftsFor(seq, n, budget);
+      // Drafts are optional work: when their slots do not fit, the sequence decodes plainly
+      // rather than preempting anyone for them.
+      if (drafts.length > 0 && this.kv.allocate(seq, 1 + drafts.length)) {
+        items.push({ seq, start: seq.numComputed, count: 1 + drafts.length, isPrefill: false, drafts });
+        budget -= 1 + drafts.length;
+        continue;
+      }
       let self = false;
       while (!this.kv.allocate(seq, n)) {
         const victim = this.running.pop()!;
@@ -96,6 +114,22 @@ export class Scheduler {
       budget -= n;
     }
     return budget;
+  }
+
+  /**
+   * The n-gram drafts of a decoding sequence (one token to compute, not in prefill): at most
+   * num_speculative_tokens, within the step budget, and never past max_tokens or maxModelLen
+   * (the last emitted token is the bonus one).
+   */
+  private draftsFor(seq: Sequence, n: number, budget: number): readonly number[] {
+    if (this.proposer === null || n !== 1 || seq.inPrefill) return NO_DRAFTS;
+    const k = Math.min(
+      this.cfg.speculative!.numSpeculativeTokens,
+      budget - 1,
+      seq.params.maxTokens - seq.numOutput - 1,
+      this.cfg.maxModelLen - seq.tokens.length - 1,
+    );
+    return k > 0 ? this.proposer.propose(seq.tokens, k) : NO_DRAFTS;
   }
 
   private admit(now: number, budget: number, items: ScheduledItem[]): number {
@@ -139,6 +173,8 @@ export class Scheduler {
     this.counters.preemptions++;
   }
 }
+
+const NO_DRAFTS: readonly number[] = Object.freeze([]);
 
 /** Removes `seq` from `list` if there (no array built per call: this runs per finished sequence). */
 function removeFrom(list: Sequence[], seq: Sequence): void {

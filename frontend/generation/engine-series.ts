@@ -44,6 +44,12 @@ export interface EngineSeries {
   readonly paramsN: SeriesHandle;
   readonly paramsMaxTokens: SeriesHandle;
   readonly maxNumGenerationTokens: SeriesHandle;
+  // Speculative decoding: bound here, created by the first stats of a speculating engine.
+  readonly specDrafts: SeriesHandle;
+  readonly specDraftTokens: SeriesHandle;
+  readonly specAcceptedTokens: SeriesHandle;
+  /** `ts_spec_decode_num_accepted_tokens_per_pos_total` of one draft position (bound once per position). */
+  specAcceptedPerPos(position: number): SeriesHandle;
 }
 
 const NOOP: SeriesHandle = { record: () => undefined };
@@ -75,6 +81,10 @@ export const ENGINE_METRICS: Readonly<Record<string, { readonly type: MetricType
   ts_request_params_n: { type: 'histogram', extra: [] },
   ts_request_params_max_tokens: { type: 'histogram', extra: [] },
   ts_request_max_num_generation_tokens: { type: 'histogram', extra: [] },
+  ts_spec_decode_num_drafts_total: { type: 'counter', extra: [] },
+  ts_spec_decode_num_draft_tokens_total: { type: 'counter', extra: [] },
+  ts_spec_decode_num_accepted_tokens_total: { type: 'counter', extra: [] },
+  ts_spec_decode_num_accepted_tokens_per_pos_total: { type: 'counter', extra: ['position'] },
 };
 
 /** Problems with how metrics.yaml declares the engine families, by metric name (empty when fine). */
@@ -129,6 +139,7 @@ export function bindEngineSeries(
   }).record(1);
   const success = {} as Record<FinishReason, SeriesHandle>;
   for (const r of FINISH_REASONS) success[r] = counter('ts_request_success_total', { finished_reason: r });
+  const perPos: SeriesHandle[] = [];
   return {
     running: gauge('ts_num_requests_running'),
     waiting: gauge('ts_num_requests_waiting'),
@@ -153,5 +164,9 @@ export function bindEngineSeries(
     paramsN: bind('ts_request_params_n'),
     paramsMaxTokens: bind('ts_request_params_max_tokens'),
     maxNumGenerationTokens: bind('ts_request_max_num_generation_tokens'),
+    specDrafts: bind('ts_spec_decode_num_drafts_total'),
+    specDraftTokens: bind('ts_spec_decode_num_draft_tokens_total'),
+    specAcceptedTokens: bind('ts_spec_decode_num_accepted_tokens_total'),
+    specAcceptedPerPos: (position) => (perPos[position] ??= bind('ts_spec_decode_num_accepted_tokens_per_pos_total', { position: String(position) })),
   };
 }

@@ -105,6 +105,15 @@ export class EngineStats {
       if (st.prefixCacheQueries > 0) sr.prefixCacheQueries.record(st.prefixCacheQueries);
       if (st.prefixCacheHits > 0) sr.prefixCacheHits.record(st.prefixCacheHits);
       if (st.numPreemptions > 0) sr.preemptions.record(st.numPreemptions);
+      const sd = st.specDecoding;
+      if (sd !== undefined) {
+        // Recorded even at 0: the first record creates the series (vLLM has them from start-up
+        // on a speculating engine; ours appear with its first stats).
+        sr.specDrafts.record(sd.numDrafts);
+        sr.specDraftTokens.record(sd.numDraftTokens);
+        sr.specAcceptedTokens.record(sd.numAcceptedTokens);
+        sd.numAcceptedTokensPerPos.forEach((n, i) => sr.specAcceptedPerPos(i).record(n));
+      }
       this.logger?.recordStats(st);
     }
   }

@@ -111,12 +111,9 @@ export class GenerationModel implements ServedModel, StatLineSource {
 
   start(): Promise<void> { return this.pool.start(); }
 
-  /** One stat line per engine, prefixed with the model name (starts each engine's next interval). */
+  /** The stat lines of each engine (a SpecDecoding line too when it drafted), prefixed with the model name (starts each engine's next interval). */
   statLines(): StatLine[] {
-    return this.engines().map((e) => {
-      const l = e.logger.log();
-      return { level: l.level, line: `[${this.configValue.name}] ${l.line}` };
-    });
+    return this.engines().flatMap((e) => e.logger.logLines().map((l) => ({ level: l.level, line: `[${this.configValue.name}] ${l.line}` })));
   }
 
   /** Starts a request on the least loaded engine, or says why it cannot start. */

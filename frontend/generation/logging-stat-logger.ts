@@ -2,7 +2,8 @@
  * The periodic log line of one engine (vLLM's LoggingStatLogger): throughputs are averages
  * over the time since the previous line, on the frontend's monotonic clock; the prompt
  * throughput counts only COMPUTED prompt tokens (prefix-cache hits excluded), as vLLM does.
- * After two consecutive idle intervals the line is demoted to debug.
+ * After two consecutive idle intervals the line is demoted to debug. A speculating engine adds
+ * vLLM's SpecDecodingLogging line for intervals that had drafts.
  */
 import type { GenSchedulerStats } from '../../schema/engine-ipc.js';
 import { CachingWindow } from './caching-window.js';
@@ -25,6 +26,10 @@ export class LoggingStatLogger {
   private lastGenerationThroughput = 0;
   private readonly caching = new CachingWindow(1000);
   private readonly prefix: string;
+  private specDrafts = 0;
+  private specDraftTokens = 0;
+  private specAccepted = 0;
+  private specPerPos: number[] = [];
 
   /** `nowMs` is a monotonic clock in ms (performance.now in production, a fake in tests). */
   constructor(engineIndex: number, private readonly nowMs: () => number) {
@@ -43,11 +48,47 @@ export class LoggingStatLogger {
   recordStats(stats: GenSchedulerStats): void {
     this.last = stats;
     this.preemptions += stats.numPreemptions;
+    const sd = stats.specDecoding;
+    if (sd !== undefined) {
+      this.specDrafts += sd.numDrafts;
+      this.specDraftTokens += sd.numDraftTokens;
+      this.specAccepted += sd.numAcceptedTokens;
+      sd.numAcceptedTokensPerPos.forEach((n, i) => (this.specPerPos[i] = (this.specPerPos[i] ?? 0) + n));
+    }
     this.caching.observe(this.newRequests, stats.prefixCacheQueries, stats.prefixCacheHits);
     this.newRequests = 0;
   }
 
-  /** Renders the interval's line and starts a new interval. */
+  /**
+   * The interval's lines (the stat line, then the SpecDecoding line when there were drafts) and
+   * starts a new interval.
+   */
+  logLines(): StatLine[] {
+    const elapsedS = (this.nowMs() - this.lastLogMs) / 1000;
+    const main = this.log();
+    if (this.specDrafts === 0) return [main];
+    const spec = { level: main.level, line: this.prefix + this.specLine(elapsedS) };
+    this.specDrafts = this.specDraftTokens = this.specAccepted = 0;
+    this.specPerPos = [];
+    return [main, spec];
+  }
+
+  /**
+   * vLLM's SpecDecodingLogging line: mean acceptance length 1 + accepted / drafts (the bonus
+   * token counted), throughputs over the interval, per-position rate = accepted at position i /
+   * drafts, average rate = accepted / drafted tokens.
+   */
+  private specLine(elapsedS: number): string {
+    const perS = (n: number): string => (elapsedS > 0 ? n / elapsedS : 0).toFixed(2);
+    const rates = this.specPerPos.map((n) => (n / this.specDrafts).toFixed(3)).join(', ');
+    const rate = this.specDraftTokens > 0 ? ((this.specAccepted / this.specDraftTokens) * 100).toFixed(1) : 'nan';
+    return `SpecDecoding metrics: Mean acceptance length: ${(1 + this.specAccepted / this.specDrafts).toFixed(2)}, ` +
+      `Accepted throughput: ${perS(this.specAccepted)} tokens/s, Drafted throughput: ${perS(this.specDraftTokens)} tokens/s, ` +
+      `Accepted: ${this.specAccepted} tokens, Drafted: ${this.specDraftTokens} tokens, ` +
+      `Per-position acceptance rate: ${rates}, Avg Draft acceptance rate: ${rate}%`;
+  }
+
+  /** Renders the interval's stat line and starts a new interval (the spec counters are `logLines`'). */
   log(): StatLine {
     const now = this.nowMs();
     const elapsedS = (now - this.lastLogMs) / 1000;

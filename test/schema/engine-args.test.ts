@@ -15,6 +15,7 @@ function sample(d: EngineArgDef): unknown {
     case 'bool': return false;
     case 'layout': return 'hf';
     case 'ids': return [3, 4];
+    case 'speculative': return { method: 'ngram', numSpeculativeTokens: 3, promptLookupMax: 4, promptLookupMin: 2 };
   }
 }
 
@@ -39,7 +40,7 @@ describe('validateEngineArgs', () => {
       model: { vocabSize: 259, numLayers: 4, numHeads: 4, headDim: 64, maxContext: 512, bosId: 256, eosId: 257, padId: 258 },
       layout: 'fast', blockSize: 8, numBlocks: 40, numRowTokens: 320, maxNumSeqs: 64, maxNumBatchedTokens: 1024, enableChunkedPrefill: true,
       prefillChunkSize: 64, enablePrefixCaching: false, maxModelLen: 300, statsIntervalMs: 5, disableLogStats: true, threads: 2, rowGrowStep: 32,
-      addBos: false, eosTokenIds: [257], suppressTokenIds: [256, 258],
+      addBos: false, eosTokenIds: [257], suppressTokenIds: [256, 258], speculative: null,
     });
     expect(resolveEngineConfig({ ...MODEL, kv_cache_memory_bytes: 131072 * 10, eos_token_id: [257, 10] })).to.deep.include({ numBlocks: 5, numRowTokens: 80, eosTokenIds: [257, 10] });
     // vLLM's long_prefill_token_threshold 0 = no cap: a chunk is bounded by the step budget only.

@@ -115,6 +115,7 @@ async function staticDecode(file: string, ps: readonly number[][]): Promise<numb
       input_ids: tensorI64(ids, [nb, T]),
       position_ids: tensorI64(pos, [nb, T]),
       attn_bias: tensorF32(bias, [nb, 1, T, P + T]),
+      num_logits: tensorI64(BigInt64Array.of(1n), [1]),
     };
     for (let l = 0; l < NUM_LAYERS; l++) {
       f[`past_key.${l}`] = tensorF32(K[l]!.subarray(b0 * rowStride, (b0 + nb) * rowStride), [nb, H, P, Dh]);

@@ -38,6 +38,7 @@ function decodeFeeds(layout: 'fast' | 'hf', B: number, P: number): Record<string
     f[FAST_NAMES.inputIds] = ids;
     f[FAST_NAMES.positionIds] = pos;
     f[FAST_NAMES.attnBias] = tensorF32(new Float32Array(B * (P + 1)), [B, 1, 1, P + 1]);
+    f[FAST_NAMES.numLogits] = tensorI64(BigInt64Array.of(1n), [1]);
     for (let l = 0; l < NUM_LAYERS; l++) {
       f[FAST_NAMES.pastKey(l)] = tensorF32(past, [B, NUM_HEADS, P, HEAD_DIM]);
       f[FAST_NAMES.pastValue(l)] = tensorF32(past, [B, NUM_HEADS, P, HEAD_DIM]);

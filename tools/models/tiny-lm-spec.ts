@@ -35,6 +35,8 @@ export const FAST_NAMES = {
   inputIds: 'input_ids',
   positionIds: 'position_ids',
   attnBias: 'attn_bias',
+  /** How many last positions get logits ([1] int64; the runner feeds 1 except to verify drafts). */
+  numLogits: 'num_logits',
   pastKey: (l: number): string => `past_key.${l}`,
   pastValue: (l: number): string => `past_value.${l}`,
   logits: 'logits',

@@ -106,9 +106,12 @@ export function buildTinyLmFast(w: TinyLmWeights): GraphBuilder {
     g.output(n.newKey(l), 'float32', [B, NUM_HEADS, T, HEAD_DIM], r.k);
     g.output(n.newValue(l), 'float32', [B, NUM_HEADS, T, HEAD_DIM], r.v);
   }
-  // Slice to the last position before the final norm and head: [B,T,D] → [B,D].
-  const last = g.op('Gather', [x, g.initI64('last_position', [-1], [])], { axis: { i: 1 } });
-  g.output(n.logits, 'float32', [B, VOCAB_SIZE], head(g, w, last));
+  // Slice to the last `num_logits` positions before the final norm and head: [B,T,D] → [B,N,D].
+  // A decode or prefill asks for 1; a speculative verify for its k+1 positions. (An input with
+  // a default initializer would be optional, but onnxruntime folds it and ignores the feed.)
+  const numLogits = g.input(n.numLogits, 'int64', [1]);
+  const lastN = g.op('Slice', [x, g.op('Neg', [numLogits]), g.constI64([Number.MAX_SAFE_INTEGER]), g.constI64([1])]);
+  g.output(n.logits, 'float32', [B, 'logit_positions', VOCAB_SIZE], head(g, w, lastN));
   return g;
 }
 

@@ -26,6 +26,7 @@ export async function fullRunLogits(s: OrtSession, tokens: readonly number[]): P
     input_ids: tensorI64(BigInt64Array.from(tokens, (t) => BigInt(t)), [1, T]),
     position_ids: tensorI64(BigInt64Array.from(tokens, (_, i) => BigInt(i)), [1, T]),
     attn_bias: tensorF32(bias, [1, 1, T, T]),
+    num_logits: tensorI64(BigInt64Array.of(1n), [1]),
   };
   for (let l = 0; l < NUM_LAYERS; l++) {
     feeds[`past_key.${l}`] = tensorF32(new Float32Array(0), [1, NUM_HEADS, 0, HEAD_DIM]);

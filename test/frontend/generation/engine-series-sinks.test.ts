@@ -33,7 +33,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('should render each of the 24 families in tslog, prometheus and statsd', async () => {
+  it('should render each of the 28 families in tslog, prometheus and statsd', async () => {
     const loaded = loadMetricsConfig(defaultMetricsConfigPath());
     if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
     const fm = new FrontendMetrics(loaded.config, {
@@ -49,7 +49,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
       outputs: [{ requestId: 'r1', index: 0, newTokenIds: [65], text: 'A',
         events: [{ type: 'QUEUED', ts: 10 }, { type: 'SCHEDULED', ts: 20 }],
         prefill: { numPromptTokens: 5, numCachedTokens: 0, numComputedTokens: 5 } }],
-      stats: gauges,
+      stats: { ...gauges, specDecoding: { numDrafts: 1, numDraftTokens: 2, numAcceptedTokens: 1, numAcceptedTokensPerPos: [1, 0] } },
     };
     const step2: EngineCoreOutputs = {
       timestamp: 80, numPromptTokens: 0, numGenerationTokens: 1,
@@ -62,7 +62,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     stats.onStep(step2);
 
     const names = Object.keys(ENGINE_METRICS);
-    expect(names.length).to.equal(24);
+    expect(names.length).to.equal(28);
     const text = await fm.prometheusText(names);
     await fm.close();
     await until(() => names.every((n) => received.some((l) => l.startsWith(`${n}:`))), { message: 'a statsd line of every family', observe: () => received });

@@ -93,6 +93,7 @@ export async function runFast(s: OrtSession, rows: readonly number[][], caches: 
     [n.inputIds]: tensorI64(ids, [B, T]),
     [n.positionIds]: tensorI64(pos, [B, T]),
     [n.attnBias]: tensorF32(bias, [B, 1, T, S]),
+    [n.numLogits]: tensorI64(BigInt64Array.of(1n), [1]),
   };
   for (let l = 0; l < NUM_LAYERS; l++) {
     feeds[n.pastKey(l)] = tensorF32(batchPast(caches, P, (c) => c.keys[l]!, false), [B, H, P, DH]);

@@ -41,7 +41,7 @@ describe('tools/models/tiny-lm', function () {
   });
 
   it('should declare the fast layout inputs and outputs in order', () => {
-    expect(fast.inputNames).to.deep.equal(['input_ids', 'position_ids', 'attn_bias', 'past_key.0', 'past_value.0', 'past_key.1', 'past_value.1', 'past_key.2', 'past_value.2', 'past_key.3', 'past_value.3']);
+    expect(fast.inputNames).to.deep.equal(['input_ids', 'position_ids', 'attn_bias', 'past_key.0', 'past_value.0', 'past_key.1', 'past_value.1', 'past_key.2', 'past_value.2', 'past_key.3', 'past_value.3', 'num_logits']);
     expect(fast.outputNames).to.deep.equal(['new_key.0', 'new_value.0', 'new_key.1', 'new_value.1', 'new_key.2', 'new_value.2', 'new_key.3', 'new_value.3', 'logits']);
   });
 
