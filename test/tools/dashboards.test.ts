@@ -196,13 +196,13 @@ describe('tsserve metrics dashboard', () => {
 
   it('should give an engine family no curated panel takes a generic panel in the generation dashboard', () => {
     const text = withEntries('ts_metrics', 'counter', [
-      '    - name: ts_spec_decode_num_drafts_total', '      unit: Count', '      dimensions: [*llm_model, *engine]', '      help: "Drafts proposed."', '',
+      '    - name: ts_example_engine_events_total', '      unit: Count', '      dimensions: [*llm_model, *engine]', '      help: "Events of an engine no panel knows."', '',
     ].join('\n'));
     const g = dashboards(text)['tsserve-generation.json']!;
-    expect(panel(g, 'ts_spec_decode_num_drafts_total (per second)').targets!.map((t) => t.expr)).to.deep.equal([
-      'sum by (instance, model_name, engine) (rate(ts_spec_decode_num_drafts_total{instance=~"$instance", model_name=~"$model_name", engine=~"$engine"}[$__rate_interval]))',
+    expect(panel(g, 'ts_example_engine_events_total (per second)').targets!.map((t) => t.expr)).to.deep.equal([
+      'sum by (instance, model_name, engine) (rate(ts_example_engine_events_total{instance=~"$instance", model_name=~"$model_name", engine=~"$engine"}[$__rate_interval]))',
     ]);
-    expect(dashboardQueries(dashboards(text)['tsserve-serving.json']!).map((q) => q.expr).join('\n')).to.not.contain('spec_decode');
+    expect(dashboardQueries(dashboards(text)['tsserve-serving.json']!).map((q) => q.expr).join('\n')).to.not.contain('ts_example_engine_events');
   });
 
   it('should say so in a text panel when metrics.yaml declares no pipeline family (the repo\'s yaml without its ts_omni_ entries)', () => {
