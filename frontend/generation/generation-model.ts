@@ -27,6 +27,8 @@ export interface GenerateRequest {
   readonly params: GenSamplingParams & { readonly max_tokens: number };
   /** Frontend `performance.now()` when the HTTP request arrived. */
   readonly arrivalMs: number;
+  /** The id to run it under (a front process names its relayed requests); default a fresh one. */
+  readonly requestId?: string;
 }
 
 /** A started request. */
@@ -117,7 +119,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     for (const e of this.enginesById.values()) if (best === null || e.load < best.load) best = e;
     if (best === null) return { status: 503, message: `model ${this.configValue.name} has no engine ready; scale its workers with the management API` };
     const engine = best;
-    const requestId = `${this.configValue.name}-${randomUUID()}`;
+    const requestId = req.requestId ?? `${this.configValue.name}-${randomUUID()}`;
     const wrapped: GenerationSink = {
       onOutput: (o) => { sink.onOutput(o); this.checkDrained(); },
       onError: (s, m) => { sink.onError(s, m); this.checkDrained(); },

@@ -20,10 +20,13 @@ import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
 import type { ParsedRequest } from './params.js';
 import { checkPromptVocab, parseChatRequest, parseCompletionRequest } from './params.js';
 
+/** The part of a generation model the routes use (a front process relays it to the primary's). */
+export type GenerationTarget = Pick<GenerationModel, 'config' | 'vocabSize' | 'generate'>;
+
 /** What the routes need from the server. */
 export interface OpenAIRouterOptions {
-  readonly lookup: (name: string) => GenerationModel | undefined;
-  readonly list: () => readonly GenerationModel[];
+  readonly lookup: (name: string) => GenerationTarget | undefined;
+  readonly list: () => readonly GenerationTarget[];
   /** Largest body in bytes (default 1 MiB); `bodyLimits.maxBytes` wins when both are given. */
   readonly maxRequestSizeBytes?: number;
   /** Bounds on bodies: size, JSON depth and elements, timeouts (default: DEFAULT_BODY_LIMITS). */
@@ -85,7 +88,7 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
   };
 }
 
-function serve(model: GenerationModel, p: ParsedRequest, kind: Kind, arrivalMs: number, res: Response): void {
+function serve(model: GenerationTarget, p: ParsedRequest, kind: Kind, arrivalMs: number, res: Response): void {
   const collector = new ChoiceCollector(p.params.n);
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
