@@ -86,6 +86,7 @@ function serve(init: FrontInit): void {
     const m = raw as ToFront;
     switch (m.type) {
       case 'tsserve.front.done': link.done(m); break;
+      case 'tsserve.front.dones': for (const d of m.done) link.done(d); break;
       case 'tsserve.front.gen': link.gen(m); break;
       case 'tsserve.front.models': setModels(m.models); health = m.health; break;
       case 'tsserve.front.drain': draining = true; break;

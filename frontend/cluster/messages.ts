@@ -54,6 +54,15 @@ export interface FrontJobDone {
   readonly outcome: JobOutcome;
 }
 
+/**
+ * Primary → front: the jobs answered in one turn of the primary's event loop, together: one
+ * message (one wake-up of the front) for a batch's answers instead of one per request.
+ */
+export interface FrontJobsDone {
+  readonly type: 'tsserve.front.dones';
+  readonly done: readonly FrontJobDone[];
+}
+
 /** Primary → front: one event of a generation request. */
 export interface FrontGenEvent {
   readonly type: 'tsserve.front.gen';
@@ -100,6 +109,12 @@ export interface FrontJob {
   readonly input?: Float32Array;
   /** Arrival as epoch ms (performance.timeOrigin + now): each process has its own time origin. */
   readonly arrivalEpochMs: number;
+}
+
+/** Front → primary: the jobs read in one turn of the front's event loop, together. */
+export interface FrontJobs {
+  readonly type: 'tsserve.front.jobs';
+  readonly jobs: readonly FrontJob[];
 }
 
 /** Front → primary: the client of job or generation `id` went away. */
@@ -154,9 +169,9 @@ export interface FrontProcessMetrics {
 }
 
 /** Any message from the primary. */
-export type ToFront = FrontInit | FrontModels | FrontJobDone | FrontGenEvent | FrontControl | FrontScrape;
+export type ToFront = FrontInit | FrontModels | FrontJobDone | FrontJobsDone | FrontGenEvent | FrontControl | FrontScrape;
 /** Any message from a front. */
-export type FromFront = FrontHello | FrontListening | FrontStopped | FrontJob | FrontCancel | FrontGenerate | FrontMetrics | FrontProcessMetrics;
+export type FromFront = FrontHello | FrontListening | FrontStopped | FrontJob | FrontJobs | FrontCancel | FrontGenerate | FrontMetrics | FrontProcessMetrics;
 
 /** True for a message of this protocol (either direction). */
 export function isFrontMessage(msg: unknown): msg is { readonly type: string } {

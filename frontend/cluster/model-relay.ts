@@ -9,7 +9,8 @@ import { performance } from 'perf_hooks';
 import { errorOutcome } from '../batching/job.js';
 import { GenerationModel } from '../generation/generation-model.js';
 import type { ServedModel } from '../server/served-model.js';
-import type { FrontGenerate, FrontJob, ToFront } from './messages.js';
+import type { JobOutcome } from '../batching/job.js';
+import type { FrontGenerate, FrontJob, FrontJobDone, ToFront } from './messages.js';
 
 /** What the refusals of a relayed job say (the words `/predictions` answers with). */
 function refusal(name: string, admitted: 'queue_full' | 'unavailable' | 'closed'): string {
@@ -23,16 +24,28 @@ export class ModelRelay {
   private readonly cancelled = new Set<number>();
   private readonly aborts = new Map<number, () => void>();
   private gone = false;
+  /** Answers given in this turn of the event loop: they leave together, in one message. */
+  private answers: FrontJobDone[] = [];
+  private readonly flushAnswers = (): void => {
+    const done = this.answers;
+    this.answers = [];
+    if (done.length === 0 || this.gone || this.send({ type: 'tsserve.front.dones', done })) return;
+    // Something in them cannot be serialised: each alone, and one that still fails gets a 500.
+    for (const d of done) {
+      if (this.send(d)) continue;
+      this.send({ type: 'tsserve.front.done', id: d.id, outcome: errorOutcome(500, 'InternalServerException', 'the answer could not be sent to the front process', d.outcome.queueUs) });
+    }
+  };
 
   constructor(private readonly lookup: (name: string) => ServedModel | undefined, private readonly send: (m: ToFront) => boolean) {}
 
   job(m: FrontJob): void {
     const model = this.lookup(m.model);
-    const answer = (outcome: Parameters<Parameters<NonNullable<ServedModel['submit']>>[0]['done']>[0]): void => {
+    const answer = (outcome: JobOutcome): void => {
       this.cancelled.delete(m.id);
-      if (this.gone || this.send({ type: 'tsserve.front.done', id: m.id, outcome })) return;
-      // An answer that cannot be serialised fails that request alone.
-      this.send({ type: 'tsserve.front.done', id: m.id, outcome: errorOutcome(500, 'InternalServerException', 'the answer could not be sent to the front process', outcome.queueUs) });
+      if (this.gone) return;
+      if (this.answers.length === 0) setImmediate(this.flushAnswers);
+      this.answers.push({ type: 'tsserve.front.done', id: m.id, outcome });
     };
     if (model?.submit === undefined) return answer(errorOutcome(404, 'ResourceNotFoundException', `Model not found: ${m.model}`));
     const admitted = model.submit({

@@ -14,7 +14,7 @@ import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../gene
 import type { GenerationSink } from '../generation/generation-engine.js';
 import type { GenerationTarget } from '../openai/router.js';
 import type { ModelDescription, ServedModel } from '../server/served-model.js';
-import type { FrontGenEvent, FrontJobDone, FromFront, ModelSnapshot } from './messages.js';
+import type { FrontGenEvent, FrontJob, FrontJobDone, FromFront, ModelSnapshot } from './messages.js';
 
 /** How often a front looks for jobs whose client went away (to cancel them at the primary). */
 const CANCEL_SCAN_MS = 200;
@@ -31,6 +31,13 @@ export class PrimaryLink {
   private readonly jobs = new Map<number, Job>();
   private readonly gens = new Map<number, { readonly sink: GenerationSink; left: number }>();
   private readonly timer: NodeJS.Timeout;
+  /** Jobs read in this turn of the event loop: they leave together, in one message. */
+  private outbox: FrontJob[] = [];
+  private readonly flushJobs = (): void => {
+    const jobs = this.outbox;
+    this.outbox = [];
+    if (jobs.length > 0) this.send({ type: 'tsserve.front.jobs', jobs });
+  };
 
   constructor(private readonly send: (m: FromFront) => void) {
     this.timer = setInterval(() => this.scanCancelled(), CANCEL_SCAN_MS);
@@ -43,7 +50,8 @@ export class PrimaryLink {
   submit(model: string, job: Job): void {
     const id = this.nextId++;
     this.jobs.set(id, job);
-    this.send({
+    if (this.outbox.length === 0) setImmediate(this.flushJobs);
+    this.outbox.push({
       type: 'tsserve.front.job', id, model, requestId: job.requestId, body: job.input === undefined ? job.body : null,
       ...(job.input !== undefined ? { input: job.input } : {}),
       arrivalEpochMs: performance.timeOrigin + job.arrivalMs,
