@@ -8,6 +8,7 @@ import type { Job, JobOutcome } from './job.js';
 import { errorOutcome } from './job.js';
 import type { Clock, ClockTimer } from './clock.js';
 import { REAL_CLOCK } from './clock.js';
+import { UnsendableBatchError, whyUnsendable } from './unsendable.js';
 
 /** A batch's result and the frontend's wall time for it. */
 export interface BatchRunResult {
@@ -211,6 +212,7 @@ export class Batcher {
         this.answerInChunks(worker, slots, result, 0, finished);
       },
       (err: Error) => {
+        if (err instanceof UnsendableBatchError) { this.unsendable(slots, err); finished(); return; }
         for (const s of slots) this.settle(s, errorOutcome(500, 'InternalServerException', `Worker died: ${err.message}`, (s.sentMs - s.job.arrivalMs) * 1000));
         finished();
       },
@@ -234,6 +236,25 @@ export class Batcher {
     }
     if (to < slots.length) setImmediate(() => this.answerInChunks(worker, slots, result, to, finished));
     else finished();
+  }
+
+  /**
+   * A batch could not be serialised to its worker: each request that cannot cross fails alone
+   * with 500; the others go back to the head of the queue, in order, and are sent again.
+   */
+  private unsendable(slots: readonly Slot[], err: UnsendableBatchError): void {
+    const keep: Slot[] = [];
+    for (const s of slots) {
+      const why = whyUnsendable({ requestId: s.job.requestId, body: s.job.input === undefined ? s.job.body : null });
+      if (why !== null) this.settle(s, errorOutcome(500, 'InternalServerException', `the request cannot be sent to a worker: ${why}`, (s.sentMs - s.job.arrivalMs) * 1000));
+      else keep.push(s);
+    }
+    // None alone is at fault (only the batch as a whole): fail them all rather than loop.
+    if (keep.length === slots.length) {
+      for (const s of keep) this.settle(s, errorOutcome(500, 'InternalServerException', `the batch cannot be sent to a worker: ${err.message}`, (s.sentMs - s.job.arrivalMs) * 1000));
+      return;
+    }
+    this.queue.unshift(...keep.filter((s) => !s.settled));
   }
 
   private timeout(slot: Slot): void {

@@ -30,6 +30,8 @@ export interface GenerateRequest {
   readonly arrivalMs: number;
   /** Run it on this engine (a pipeline's sticky replica); default: the least loaded one. */
   readonly engine?: number;
+  /** The id to run it under (a front process names its relayed requests); default a fresh one. */
+  readonly requestId?: string;
 }
 
 /** A started request. */
@@ -123,7 +125,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     for (const e of this.enginesById.values()) if ((req.engine === undefined || e.index === req.engine) && (best === null || e.load < best.load)) best = e;
     if (best === null) return { status: 503, message: `model ${this.configValue.name} has no engine ready; scale its workers with the management API` };
     const engine = best;
-    const requestId = `${this.configValue.name}-${randomUUID()}`;
+    const requestId = req.requestId ?? `${this.configValue.name}-${randomUUID()}`;
     const wrapped: GenerationSink = {
       onOutput: (o) => { sink.onOutput(o); this.checkDrained(); },
       onError: (s, m) => { sink.onError(s, m); this.checkDrained(); },

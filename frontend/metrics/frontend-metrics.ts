@@ -16,6 +16,7 @@ import { SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
 import type { MetricsLog, Sink } from './sinks/sink.js';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusSink } from './sinks/prometheus.js';
 import type { ExpositionFormat } from './exposition/negotiate.js';
+import type { ProcessPeers } from './exposition/process-metrics.js';
 import { StatsdSink } from './sinks/statsd.js';
 import { TslogSink } from './sinks/tslog.js';
 
@@ -42,6 +43,8 @@ export interface FrontendMetricsOptions {
   readonly statsd?: { readonly host: string; readonly port: number };
   /** Node process metrics (prom-client defaults) on /metrics; default false. */
   readonly processMetrics?: boolean;
+  /** Other processes' process metrics (front processes), shown with a `pid` label. */
+  readonly processPeers?: ProcessPeers;
   /** Injectable epoch-ms clock for tests. */
   readonly nowMs?: () => number;
   /** Default: stderr. */
@@ -151,7 +154,7 @@ export class FrontendMetrics {
       });
     }
     if (mode === 'prometheus') {
-      return new PrometheusSink({ log: this.log, processMetrics: opts.processMetrics ?? false });
+      return new PrometheusSink({ log: this.log, processMetrics: opts.processMetrics ?? false, ...(opts.processPeers !== undefined ? { processPeers: opts.processPeers } : {}) });
     }
     const config: StatsdConfig =
       opts.statsd === undefined ? this.config.statsd : { ...this.config.statsd, host: opts.statsd.host, port: opts.statsd.port };

@@ -5,7 +5,8 @@
  */
 import type { GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc.js';
 import type { RequestTimings } from '../generation/engine-stats.js';
-import type { GenerateRefused, GenerationModel } from '../generation/generation-model.js';
+import type { GenerateRefused } from '../generation/generation-model.js';
+import type { GenerationTarget } from './generation-target.js';
 import type { ReadyPrompt } from './request-prompts.js';
 
 /** Where the outputs of all prompts go. */
@@ -25,7 +26,7 @@ export interface FanOut {
 }
 
 /** Starts one engine request per prompt; refused as a whole when any cannot start. */
-export function generateAll(model: GenerationModel, prompts: readonly ReadyPrompt[], params: GenSamplingParams, arrivalMs: number, sink: FanOutSink): FanOut | GenerateRefused {
+export function generateAll(model: GenerationTarget, prompts: readonly ReadyPrompt[], params: GenSamplingParams, arrivalMs: number, sink: FanOutSink): FanOut | GenerateRefused {
   const handles: { abort(): void }[] = [];
   let failed = false;
   const abortAll = (): void => { for (const h of handles) h.abort(); };

@@ -11,7 +11,7 @@ import { performance } from 'perf_hooks';
 import express from 'express';
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
 import type { GenRequestOutput, GenTokenLogprobs } from '../../schema/engine-ipc.js';
-import type { GenerationModel } from '../generation/generation-model.js';
+import type { GenerationTarget } from './generation-target.js';
 import { generationTiming } from '../http/server-timing.js';
 import type { BodyLimits } from '../http/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
@@ -32,8 +32,8 @@ import { utilityRoutes } from './utility-routes.js';
 
 /** What the routes need from the server. */
 export interface OpenAIRouterOptions {
-  readonly lookup: (name: string) => GenerationModel | undefined;
-  readonly list: () => readonly GenerationModel[];
+  readonly lookup: (name: string) => GenerationTarget | undefined;
+  readonly list: () => readonly GenerationTarget[];
   /** Largest body in bytes (default 1 MiB); `bodyLimits.maxBytes` wins when both are given. */
   readonly maxRequestSizeBytes?: number;
   /** Bounds on bodies: size, JSON depth and elements, timeouts (default: DEFAULT_BODY_LIMITS). */
@@ -109,7 +109,7 @@ interface AnswerContext {
   readonly kind: Kind;
 }
 
-function serve(model: GenerationModel, ctx: AnswerContext, arrivalMs: number, res: Response): void {
+function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, res: Response): void {
   const { p, kind } = ctx;
   const collector = new ChoiceCollector(ctx.prompts.map((r) => r.ids.length), p.params.n);
   const created = Math.floor(Date.now() / 1000);

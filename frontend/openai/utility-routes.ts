@@ -7,7 +7,7 @@
 import express from 'express';
 import type { RequestHandler, Response, Router } from 'express';
 import { packageVersion } from '../../schema/config/stability.js';
-import type { GenerationModel } from '../generation/generation-model.js';
+import type { GenerationTarget } from './generation-target.js';
 import { applyChatTemplate } from './chat-template.js';
 import { OpenAIError, sendOpenAIError } from './errors.js';
 import { vocabOf } from './model-vocab.js';
@@ -15,8 +15,8 @@ import { asObject, parseMessages, refuseUnsupported } from './params.js';
 
 /** What the routes need from the server. */
 export interface UtilityRoutesOptions {
-  readonly lookup: (name: string) => GenerationModel | undefined;
-  readonly list: () => readonly GenerationModel[];
+  readonly lookup: (name: string) => GenerationTarget | undefined;
+  readonly list: () => readonly GenerationTarget[];
   /** The JSON body reader of the `/v1` routes (same limits). */
   readonly json: RequestHandler;
 }
@@ -26,7 +26,7 @@ const DETOKENIZE_FIELDS: ReadonlySet<string> = new Set(['model', 'tokens']);
 
 type Obj = Readonly<Record<string, unknown>>;
 
-function modelOf(body: Obj, opts: UtilityRoutesOptions): GenerationModel {
+function modelOf(body: Obj, opts: UtilityRoutesOptions): GenerationTarget {
   const name = body.model;
   if (name === undefined || name === null) {
     const all = opts.list();

@@ -31,6 +31,12 @@ import { registeredModelKinds } from './model-kinds.js';
 import { ModelManager } from './model-manager.js';
 import { healthOf } from './health.js';
 import { StartGate } from '../workers/start-gate.js';
+import { FrontIngest } from '../cluster/front-ingest.js';
+import { FrontSupervisor } from '../cluster/front-supervisor.js';
+import { snapshotOf } from '../cluster/snapshot.js';
+import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
+import { EMITTED_METRICS } from './frontend-series.js';
+import { headerTimeoutOptions } from './header-timeout.js';
 import type { WorkerProcess } from '../workers/worker-process.js';
 
 /** Everything the server is configured with (already parsed and checked). */
@@ -59,6 +65,14 @@ export interface ServerConfig {
   readonly modelLoadTimeoutMs?: number;
   /** Overall bound on `stop()` (`--shutdown-timeout`): past it workers are killed; default none. */
   readonly shutdownTimeoutMs?: number;
+  /** ms a client has to send its request line and headers (`--header-timeout`); default 30 s. */
+  readonly headerTimeoutMs?: number;
+  /**
+   * Front processes serving the inference port (`--api-server-count`); default 1: this process
+   * serves it itself. Above 1 they are forked through node:cluster and this process keeps the
+   * models, the workers, the sinks and the management and metrics listeners.
+   */
+  readonly apiServerCount?: number;
 }
 
 /** Seconds a client is told to wait (Retry-After) when it reaches a draining server. */
@@ -81,6 +95,8 @@ export interface ServerDeps {
   readonly log: Log;
   /** One record per response on every listener; none when absent. */
   readonly access?: AccessLog;
+  /** Receives the fronts' process metrics source (`--api-server-count` above 1). */
+  readonly processPeers?: { source: (() => Promise<readonly ForeignFamily[]>) | null };
   /** Called once the three listeners are up, before the models load (`stop` works from then on). */
   readonly onListening?: (early: { readonly urls: RunningServer['urls']; stop(): Promise<void> }) => void;
 }
@@ -108,7 +124,7 @@ type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
  * with Retry-After and `Connection: close` (a keep-alive client reconnects, through its load
  * balancer, to an instance that is not leaving) and counted like any other answer.
  */
-function drainGate(app: Listener, draining: () => boolean, refused: (req: http.IncomingMessage) => boolean, count: (status: number) => void): Listener {
+export function drainGate(app: Listener, draining: () => boolean, refused: (req: http.IncomingMessage) => boolean, count: (status: number) => void): Listener {
   return (req, res) => {
     if (!draining() || !refused(req)) { app(req, res); return; }
     count(503);
@@ -117,9 +133,9 @@ function drainGate(app: Listener, draining: () => boolean, refused: (req: http.I
   };
 }
 
-function listen(app: Listener, addr: ListenAddress, name: string, access: AccessLog | undefined): Promise<http.Server> {
+function listen(app: Listener, addr: ListenAddress, name: string, access: AccessLog | undefined, headerTimeoutMs: number | undefined): Promise<http.Server> {
   return new Promise((resolve, reject) => {
-    const server = http.createServer();
+    const server = http.createServer(headerTimeoutOptions(headerTimeoutMs));
     // The access listener goes first: it must wrap the response before the app can answer.
     if (access !== undefined) server.on('request', accessLogListener(name, access));
     server.on('request', app);
@@ -132,6 +148,23 @@ function listen(app: Listener, addr: ListenAddress, name: string, access: Access
 function boundAddress(server: http.Server, host: string): string {
   const a = server.address() as AddressInfo;
   return formatAddress({ host, port: a.port });
+}
+
+/** The front processes of `--api-server-count N`, relaying to this process's models. */
+function startFronts(cfg: ServerConfig, deps: ServerDeps, manager: ModelManager, limits: BodyLimits, token: { token?: string }): FrontSupervisor {
+  return new FrontSupervisor({
+    count: cfg.apiServerCount ?? 1,
+    init: {
+      host: cfg.inference.host, port: cfg.inference.port, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
+      headerTimeoutMs: cfg.headerTimeoutMs ?? 0, ...token,
+      metrics: Object.keys(EMITTED_METRICS).flatMap((n) => { const m = deps.metrics.get(n); return m === null ? [] : [m.spec]; }),
+      processMetrics: deps.metrics.modes.includes('prometheus'),
+    },
+    models: () => ({ models: manager.list().map(snapshotOf), health: healthOf(manager.list()) }),
+    lookup: (n) => manager.get(n),
+    ingest: new FrontIngest(deps.metrics, deps.log, deps.access),
+    log: deps.log,
+  });
 }
 
 /** Starts the server; rejects (after cleaning up) when a model or a listener cannot start. */
@@ -168,11 +201,13 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   const store = new ModelStore(cfg.modelStore);
   const manager = new ModelManager(store, ctx, cfg.queueCapacity, cfg.maxWorkers);
   const servers: http.Server[] = [];
+  let fronts: FrontSupervisor | null = null;
   let draining = false;
   const stopAll = async (): Promise<void> => {
     // The listeners stay open while draining: a new request gets a 503 with Retry-After (and a
     // readiness probe fails), which a client or load balancer acts on; a refused connection says less.
     draining = true;
+    fronts?.drain();
     const graceful = manager.stopAll();
     const limit = cfg.shutdownTimeoutMs;
     if (limit !== undefined) {
@@ -190,6 +225,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       }
     }
     await graceful;
+    await fronts?.stop(); // their last metrics flush is in before the sinks close
     for (const s of servers) { s.close(); s.closeAllConnections(); }
   };
   let stopping: Promise<void> | null = null;
@@ -202,18 +238,28 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const extraRoutes = kinds.flatMap((k) => (k.routes ? [k.routes(ctx, (n) => manager.get(n), () => manager.list())] : []));
     const isDraining = (): boolean => draining;
     const count = (status: number): void => series.countResponse(status);
-    const inf = await listen(drainGate(inferenceApp({
-      lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
-      ...(keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {}), extraRoutes,
-      health: () => healthOf(manager.list()),
-    }), isDraining, () => true, count), cfg.inference, 'inference', deps.access);
-    servers.push(inf);
+    const token = keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {};
+    let inferenceUrl: string;
+    if ((cfg.apiServerCount ?? 1) > 1) {
+      fronts = startFronts(cfg, deps, manager, limits, token);
+      inferenceUrl = formatAddress({ host: cfg.inference.host, port: await fronts.start() });
+      const sup = fronts;
+      if (deps.processPeers !== undefined) deps.processPeers.source = () => sup.processFamilies();
+    } else {
+      const inf = await listen(drainGate(inferenceApp({
+        lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
+        ...token, extraRoutes,
+        health: () => healthOf(manager.list()),
+      }), isDraining, () => true, count), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs);
+      servers.push(inf);
+      inferenceUrl = boundAddress(inf, cfg.inference.host);
+    }
     // Management reads keep working while draining; changes are refused.
-    const mgmt = await listen(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), cfg.management, 'management', deps.access);
+    const mgmt = await listen(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), cfg.management, 'management', deps.access, cfg.headerTimeoutMs);
     servers.push(mgmt);
-    const met = await listen(metricsApp(deps.metrics), cfg.metrics, 'metrics', deps.access);
+    const met = await listen(metricsApp(deps.metrics), cfg.metrics, 'metrics', deps.access, cfg.headerTimeoutMs);
     servers.push(met);
-    const urls = { inference: boundAddress(inf, cfg.inference.host), management: boundAddress(mgmt, cfg.management.host), metrics: boundAddress(met, cfg.metrics.host) };
+    const urls = { inference: inferenceUrl, management: boundAddress(mgmt, cfg.management.host), metrics: boundAddress(met, cfg.metrics.host) };
     deps.onListening?.({ urls, stop });
 
     // Register every start-up model first (configs read, so /ping counts them all), then start
@@ -229,7 +275,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         deps.log.error(`model ${m.name} skipped: ${(e as Error).message}`);
       }
     }
-    if (!draining) await Promise.all(prepared.map((m) => m.start()));
+    if (!draining) await Promise.all(prepared.map((m) => m.start().finally(() => fronts?.announce())));
     return { urls, manager, keys, stop };
   } catch (e) {
     await stop();

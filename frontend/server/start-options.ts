@@ -3,10 +3,17 @@
  * then the default. The command line is read by `util.parseArgs` (see `flags.ts`). Parsing
  * never throws: it returns the options or every problem found.
  */
+import * as os from 'os';
 import { LOG_LEVELS, isLogThreshold } from '../log/log.js';
+import { MAX_HEADER_TIMEOUT_MS } from './header-timeout.js';
 import type { LogThreshold } from '../log/log.js';
 import type { FlagDef } from './flags.js';
 import { envName, parseFlags } from './flags.js';
+
+/** Most front processes `--api-server-count` takes: twice the CPUs. */
+export function maxApiServers(): number {
+  return 2 * os.availableParallelism();
+}
 
 /** One option's definition. */
 interface OptionDef extends FlagDef {
@@ -33,6 +40,7 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'max-json-depth', kind: 'int', def: 32, help: 'deepest nesting of JSON arrays and objects in a body (deeper: 400)' },
   { flag: 'max-json-elements', kind: 'int', def: 262144, help: 'most JSON values (or tensor elements) in a body (more: 400)' },
   { flag: 'request-timeout', kind: 'int', def: 30000, help: 'ms for a request body to arrive in full (later: 408)' },
+  { flag: 'header-timeout', kind: 'int', def: 30000, help: 'ms for the request line and headers to arrive (later: 408 and the connection closed; at most 300000)' },
   { flag: 'request-idle-timeout', kind: 'int', def: 10000, help: 'ms a request body may stall between two pieces (longer: 408)' },
   { flag: 'job-queue-size', kind: 'int', def: 0, help: 'requests queued per model before 503 (0: 100 x batchSize)' },
   { flag: 'disable-log-stats', kind: 'bool', def: false, help: 'no engine, pipeline, audio or transfer stats (vLLM\'s flag): /metrics keeps the serving families' },
@@ -40,6 +48,7 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'max-workers', kind: 'int', def: 0, help: 'workers over all models together; more is refused with 400 (0: 4 x CPUs)' },
   { flag: 'model-load-timeout', kind: 'int', def: 120, help: 'seconds a worker may take to load its model before it is killed (0: no limit)' },
   { flag: 'shutdown-timeout', kind: 'int', def: 25, help: 'seconds the SIGTERM drain may take before workers are killed; sinks are flushed after (0: no limit)' },
+  { flag: 'api-server-count', kind: 'int', def: 1, help: `HTTP front processes sharing the inference port (1..${maxApiServers()}); one process keeps the workers and sinks` },
   { flag: 'show-hidden-metrics-for-version', kind: 'string', def: null, help: 'X.Y, the previous minor version: show the deprecated metrics it showed' },
 ];
 
@@ -65,6 +74,9 @@ export interface StartOptions {
   readonly maxJsonElements: number;
   readonly requestTimeout: number;
   readonly requestIdleTimeout: number;
+  readonly headerTimeout: number;
+  /** Front processes on the inference port (1: none, this process serves it). */
+  readonly apiServerCount: number;
   readonly jobQueueSize: number;
   readonly logStatsInterval: number;
   readonly disableLogStats: boolean;
@@ -133,6 +145,12 @@ export function parseStartOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const level = String(out.logLevel).toLowerCase();
   if (!isLogThreshold(level)) problems.push(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, silent, got '${String(out.logLevel)}'`);
   out.logLevel = level;
+  const fronts = Number(out.apiServerCount);
+  if (Number.isInteger(fronts) && (fronts < 1 || fronts > maxApiServers())) {
+    problems.push(`--api-server-count: expected 1..${maxApiServers()} (2 x the ${os.availableParallelism()} CPUs), got ${fronts}`);
+  }
+  const headerMs = Number(out.headerTimeout);
+  if (Number.isInteger(headerMs) && headerMs > MAX_HEADER_TIMEOUT_MS) problems.push(`--header-timeout: at most ${MAX_HEADER_TIMEOUT_MS} ms, got ${headerMs}`);
   out.modelStoreIsDefault = !given.has('model-store') && (env.TS_MODEL_STORE ?? '') === '';
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, options: out as unknown as StartOptions };

@@ -12,6 +12,7 @@ import type {
 } from '../../schema/worker-protocol.js';
 import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
+import { UnsendableBatchError } from '../batching/unsendable.js';
 
 /** Lifecycle states, as shown by the management API. */
 export type WorkerStatus = 'STARTING' | 'READY' | 'BUSY' | 'STOPPING' | 'DEAD';
@@ -151,7 +152,18 @@ export class WorkerProcess extends EventEmitter {
     return new Promise<BatchRun>((resolve, reject) => {
       this.pending.set(batchId, { sentMs: performance.now(), resolve, reject });
       if (this.pending.size === 1) this.arm();
-      this.send(tensors === undefined ? { type: 'tsserve.batch', batchId, requests } : { type: 'tsserve.batch', batchId, requests, tensors });
+      const msg = tensors === undefined ? { type: 'tsserve.batch', batchId, requests } : { type: 'tsserve.batch', batchId, requests, tensors };
+      if (this.exited || !this.child.connected) return;
+      try {
+        this.child.send(msg, (err) => { if (err) this.child.kill('SIGKILL'); });
+      } catch (e) {
+        // Serialisation throws before anything is written: the channel is intact, the worker
+        // keeps serving, and the batcher fails the requests that cannot cross, alone.
+        this.pending.delete(batchId);
+        if (this.pending.size === 0) { this.disarm(); if (this.statusValue === 'BUSY') this.statusValue = 'READY'; }
+        else this.arm();
+        reject(new UnsendableBatchError(e instanceof Error ? e.message : String(e)));
+      }
     });
   }
 

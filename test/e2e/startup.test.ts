@@ -46,9 +46,9 @@ describe('tsserve start (start-up checks)', function () {
     const flags = [
       '--inference-address', '--management-address', '--metrics-address', '--model-store', '--models', '--metrics-config',
       '--metrics-mode', '--statsd-address', '--log-dir', '--log-level', '--metric-time-interval', '--disable-system-metrics',
-      '--enable-token-auth', '--max-request-size', '--max-json-depth', '--max-json-elements', '--request-timeout', '--request-idle-timeout',
+      '--enable-token-auth', '--max-request-size', '--max-json-depth', '--max-json-elements', '--request-timeout', '--header-timeout', '--request-idle-timeout',
       '--job-queue-size', '--disable-log-stats', '--log-stats-interval',
-      '--max-workers', '--model-load-timeout', '--shutdown-timeout', '--show-hidden-metrics-for-version',
+      '--max-workers', '--model-load-timeout', '--shutdown-timeout', '--api-server-count', '--show-hidden-metrics-for-version',
     ];
     expect(pairs).to.deep.equal([...flags.map((f) => [f, `TS_${f.slice(2).replace(/-/g, '_').toUpperCase()}`]), ['--help', null]]);
   });

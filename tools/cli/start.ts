@@ -30,6 +30,7 @@ import { levelCallback } from '../../frontend/log/log.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
 import type { StartOptions } from '../../frontend/server/start-options.js';
 import { generateStore } from '../models/store.js';
+import type { ForeignFamily } from '../../frontend/metrics/exposition/foreign-family.js';
 
 /** `--metrics-mode` value → modes; `off`/`none` → no sinks at all (metrics switched off). */
 export function parseModesFlag(value: string): { modes: SinkMode[] } | { error: string } {
@@ -176,8 +177,10 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
   const store = await ensureStore(c.storeDir, log);
   if (store === null) return 1;
   const metricsLog = levelCallback(log);
+  // Above one front, /metrics shows every process's runtime metrics, each with its pid.
+  const peers: { source: (() => Promise<readonly ForeignFamily[]>) | null } = { source: null };
   const metrics = new FrontendMetrics(config, {
-    logDir, processMetrics: true, log: metricsLog, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}),
+    logDir, processMetrics: true, ...(opts.apiServerCount > 1 ? { processPeers: () => peers.source?.() ?? Promise.resolve([]) } : {}), log: metricsLog, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}),
     serverVersion: c.serverVersion, showHiddenMetricsForVersion: c.showHidden,
   });
   const wrong = checkFrontendMetrics(metrics);
@@ -221,8 +224,9 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
       maxWorkers,
       ...(opts.modelLoadTimeout > 0 ? { modelLoadTimeoutMs: opts.modelLoadTimeout * 1000 } : {}),
       ...(opts.shutdownTimeout > 0 ? { shutdownTimeoutMs: opts.shutdownTimeout * 1000 } : {}),
+      headerTimeoutMs: opts.headerTimeout, apiServerCount: opts.apiServerCount,
     }, {
-      metrics, metricsConfig: metrics.config, ingest, log, access,
+      metrics, metricsConfig: metrics.config, ingest, log, access, processPeers: peers,
       onListening: (early) => {
         log.info(`Inference API bind to: ${early.urls.inference}`);
         log.info(`Management API bind to: ${early.urls.management}`);
@@ -245,6 +249,7 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
   log.info(`System metrics: ${system === null ? 'off' : `every ${opts.metricTimeInterval} s`}`);
   log.info(`Model store: ${store}; models: ${server.manager.list().map((m) => m.config.name).join(', ') || '(none)'}`);
   log.info(`Workers: at most ${maxWorkers} over all models (--max-workers); model load timeout ${opts.modelLoadTimeout > 0 ? `${opts.modelLoadTimeout} s` : 'none'}; shutdown timeout ${opts.shutdownTimeout > 0 ? `${opts.shutdownTimeout} s` : 'none'}`);
+  if (opts.apiServerCount > 1) log.info(`API servers: ${opts.apiServerCount} front processes share ${server.urls.inference}; this process (pid ${process.pid}) keeps the workers and sinks`);
   if (server.keys !== null) log.info(`Token authorization on: keys in ${server.keys.file}`);
   if (signalled === null) log.info('Model server started.');
 

@@ -12,6 +12,7 @@ import type { Family } from '../exposition/family.js';
 import type { ExpositionFormat } from '../exposition/negotiate.js';
 import { openMetricsDocument, openMetricsForeign } from '../exposition/openmetrics-renderer.js';
 import { ProcessMetrics } from '../exposition/process-metrics.js';
+import type { ProcessPeers } from '../exposition/process-metrics.js';
 import { TEXT_CONTENT_TYPE, textDocument, textForeign } from '../exposition/text-renderer.js';
 
 /** Settings of the prometheus sink. */
@@ -19,6 +20,8 @@ export interface PrometheusSinkOptions {
   readonly log: MetricsLog;
   /** Also expose Node process metrics (prom-client's defaults). */
   readonly processMetrics: boolean;
+  /** Other processes' process metrics, merged in with a `pid` label (`--api-server-count N`). */
+  readonly processPeers?: ProcessPeers;
 }
 
 /** The exposition content type (text format 0.0.4). */
@@ -55,6 +58,7 @@ export class PrometheusSink implements Sink {
 
   constructor(private readonly opts: PrometheusSinkOptions) {
     this.process = opts.processMetrics ? new ProcessMetrics() : null;
+    if (opts.processPeers !== undefined) this.process?.withPeers(opts.processPeers);
   }
 
   metric(spec: MetricSpec): SinkMetric {

@@ -5,6 +5,7 @@ import { Batcher } from '../../../frontend/batching/batcher.js';
 import type { BatchRunResult, BatchWorker } from '../../../frontend/batching/batcher.js';
 import type { JobOutcome } from '../../../frontend/batching/job.js';
 import { FakeClock } from '../../support/fake-clock.js';
+import { UnsendableBatchError } from '../../../frontend/batching/unsendable.js';
 
 /** A fake pool whose single worker hands each batch to the test to answer. */
 class FakeTarget extends EventEmitter {
@@ -237,6 +238,30 @@ describe('Batcher', () => {
     await drained;
     expect(order).to.deep.equal(['a', 'b', 'c', 'd', 'e', 'f']);
     expect(b.batchesInFlight).to.equal(0);
+    b.close('end');
+  });
+});
+
+describe('Batcher (a batch that cannot be serialised)', () => {
+  it('should fail the request that cannot cross to the worker alone and send the others again', async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 3, maxBatchDelayMs: 60_000, responseTimeoutSec: 600, queueCapacity: 10 }, undefined, clock);
+    b.submit(job('a', out));
+    b.submit({ ...job('bad', out), body: { f: () => 1 } });
+    b.submit(job('c', out));
+    // What the real worker does: structured clone refuses the batch, nothing is sent.
+    t.busy = false;
+    t.batches[0].reject(new UnsendableBatchError('() => 1 could not be cloned.'));
+    await tick();
+    expect(Object.fromEntries(out)).to.deep.equal({
+      bad: { status: 500, body: { code: 500, type: 'InternalServerException', message: 'the request cannot be sent to a worker: () => 1 could not be cloned.' }, queueUs: 0 },
+    });
+    clock.advance(60_000);
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a', 'bad', 'c'], ['a', 'c']]);
+    t.answer(1);
+    await tick();
+    expect([out.get('a')?.status, out.get('c')?.status]).to.deep.equal([200, 200]);
     b.close('end');
   });
 });

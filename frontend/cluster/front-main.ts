@@ -1,0 +1,119 @@
+/**
+ * Entry of one front process (`--api-server-count N`, forked by the primary through
+ * node:cluster): it serves the inference listener on the shared port — body guards, JSON
+ * bounds, tensor decoding, the OpenAI and Open Inference Protocol routes — and relays each
+ * decoded request to the primary, which owns the models, the workers and the sinks. Its
+ * metrics, access records and log lines are shipped to the primary (one writer per file).
+ */
+import * as http from 'http';
+import type { AddressInfo } from 'net';
+import { accessLogListener } from '../http/access-log.js';
+import { inferenceApp } from '../http/inference-app.js';
+import { ProcessMetrics } from '../metrics/exposition/process-metrics.js';
+import { openaiRouter } from '../openai/router.js';
+import { FrontendSeries } from '../server/frontend-series.js';
+import { drainGate } from '../server/server.js';
+import { headerTimeoutOptions } from '../server/header-timeout.js';
+import type { ServedModel } from '../server/served-model.js';
+import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js';
+import { isFrontMessage } from './messages.js';
+import { PrimaryLink, RemoteBatchedModel, RemoteGenerationModel } from './remote-models.js';
+import { ShippedMetrics } from './shipped-metrics.js';
+
+/** Bound on the final close: past it, connections still open are cut. */
+const CLOSE_TIMEOUT_MS = 10_000;
+
+const send = (m: FromFront, cb?: () => void): void => {
+  if (process.connected) process.send?.(m, undefined, {}, () => cb?.());
+  else cb?.();
+};
+
+function serve(init: FrontInit): void {
+  const shipped = new ShippedMetrics(init.metrics, init.processMetrics ? ['prometheus'] : [], (m) => send(m));
+  const series = new FrontendSeries(shipped);
+  const link = new PrimaryLink((m) => send(m));
+  const models = new Map<string, RemoteBatchedModel | RemoteGenerationModel>();
+  let health = init.health;
+  const setModels = (list: readonly ModelSnapshot[]): void => {
+    const seen = new Set<string>();
+    for (const s of list) {
+      seen.add(s.config.name);
+      const m = models.get(s.config.name);
+      if (m !== undefined && m.kind === s.kind) { m.snapshot = s; continue; }
+      models.set(s.config.name, s.kind === 'generate' ? new RemoteGenerationModel(s, link) : new RemoteBatchedModel(s, link));
+    }
+    for (const name of [...models.keys()]) if (!seen.has(name)) models.delete(name);
+  };
+  setModels(init.models);
+  const list = (): ServedModel[] => [...models.values()].sort((a, b) => a.config.name.localeCompare(b.config.name));
+  const generation = openaiRouter({
+    lookup: (n) => { const m = models.get(n); return m instanceof RemoteGenerationModel ? m : undefined; },
+    list: () => list().flatMap((m) => (m instanceof RemoteGenerationModel ? [m] : [])),
+    bodyLimits: init.bodyLimits,
+  });
+  const app = inferenceApp({
+    lookup: (n) => models.get(n), list, series, maxRequestSizeBytes: init.maxRequestSizeBytes, bodyLimits: init.bodyLimits,
+    ...(init.token !== undefined ? { token: init.token } : {}),
+    extraRoutes: [generation], health: () => health,
+  });
+  let draining = false;
+  const server = http.createServer(headerTimeoutOptions(init.headerTimeoutMs));
+  server.on('request', accessLogListener('inference', (r) => shipped.accessRecord(r)));
+  server.on('request', drainGate(app, () => draining, () => true, (s) => series.countResponse(s)));
+  server.keepAliveTimeout = 65_000;
+  const processMetrics = init.processMetrics ? new ProcessMetrics() : null;
+  processMetrics?.withPeers(() => Promise.resolve([]));
+
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    draining = true;
+    const finish = (): void => {
+      link.close();
+      void shipped.close();
+      // The last flush is on the channel before `stopped` (IPC keeps order): the primary has it.
+      send({ type: 'tsserve.front.stopped' }, () => process.exit(0));
+    };
+    const timer = setTimeout(() => { server.closeAllConnections(); }, CLOSE_TIMEOUT_MS);
+    timer.unref();
+    server.close(() => { clearTimeout(timer); finish(); });
+    server.closeIdleConnections();
+  };
+
+  process.on('message', (raw: unknown) => {
+    if (!isFrontMessage(raw)) return;
+    const m = raw as ToFront;
+    switch (m.type) {
+      case 'tsserve.front.done': link.done(m); break;
+      case 'tsserve.front.dones': for (const d of m.done) link.done(d); break;
+      case 'tsserve.front.gen': link.gen(m); break;
+      case 'tsserve.front.models': setModels(m.models); health = m.health; break;
+      case 'tsserve.front.drain': draining = true; break;
+      case 'tsserve.front.stop': stop(); break;
+      case 'tsserve.front.scrape':
+        void (processMetrics?.families() ?? Promise.resolve([])).then((families) => send({ type: 'tsserve.front.process', id: m.id, families }));
+        break;
+      case 'tsserve.front.init': break;
+    }
+  });
+  process.on('uncaughtException', (err) => {
+    shipped.logLine('fatal', `uncaught exception: ${err.stack ?? err.message}`);
+    shipped.flush();
+    send({ type: 'tsserve.front.stopped' }, () => process.exit(1));
+  });
+  server.listen(init.port, init.host, () => {
+    send({ type: 'tsserve.front.listening', port: (server.address() as AddressInfo).port });
+  });
+}
+
+const onInit = (raw: unknown): void => {
+  if (!isFrontMessage(raw) || raw.type !== 'tsserve.front.init') return;
+  process.off('message', onInit);
+  serve(raw as FrontInit);
+};
+process.on('message', onInit);
+send({ type: 'tsserve.front.hello' });
+// SIGINT/SIGTERM reach the whole process group: the primary decides when a front stops.
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);

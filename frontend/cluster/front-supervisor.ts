@@ -1,0 +1,192 @@
+/**
+ * The primary's fronts (`--api-server-count N`): forks N front processes through node:cluster
+ * (they share the inference port; the cluster module hands connections round-robin), sends
+ * each its init and the model table (on every change and twice a second), runs their relayed
+ * requests on the primary's models, folds in their metrics, restarts one that dies (counted
+ * and logged), and on shutdown drains them, then stops them once the models are idle.
+ */
+import cluster from 'cluster';
+import type { Worker } from 'cluster';
+import * as path from 'path';
+import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
+import type { Log } from '../log/log.js';
+import type { ServedModel } from '../server/served-model.js';
+import type { FrontIngest } from './front-ingest.js';
+import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js';
+import { isFrontMessage } from './messages.js';
+import { ModelRelay } from './model-relay.js';
+
+/** The front entry, next to this compiled file. */
+export const FRONT_ENTRY = path.join(import.meta.dirname, 'front-main.js');
+
+/** How often the fronts get the model table even when nothing was announced. */
+const MODEL_TABLE_MS = 500;
+/** A scrape waits this long for a front's process metrics, then renders without them. */
+const SCRAPE_TIMEOUT_MS = 1_000;
+/** A stopping front that has not exited by then is killed. */
+const STOP_TIMEOUT_MS = 15_000;
+
+/** What the supervisor needs from the server. */
+export interface FrontSupervisorOptions {
+  readonly count: number;
+  /** The init message, without the model table (filled in per fork). */
+  readonly init: Omit<FrontInit, 'type' | 'models' | 'health'>;
+  readonly models: () => { readonly models: readonly ModelSnapshot[]; readonly health: FrontInit['health'] };
+  readonly lookup: (name: string) => ServedModel | undefined;
+  readonly ingest: FrontIngest;
+  readonly log: Log;
+  /** Front entry script (default FRONT_ENTRY). */
+  readonly entry?: string;
+}
+
+interface Front {
+  readonly worker: Worker;
+  readonly key: string;
+  readonly relay: ModelRelay;
+  readonly scrapes: Map<number, (f: readonly ForeignFamily[]) => void>;
+  /** Its init was sent: broadcasts reach it from then on. */
+  inited: boolean;
+}
+
+/** Forks and supervises the front processes. */
+export class FrontSupervisor {
+  private readonly fronts = new Set<Front>();
+  private stopping = false;
+  private draining = false;
+  private nextScrape = 1;
+  private timer: NodeJS.Timeout | null = null;
+  private portValue = -1;
+  /** Fronts restarted after an unexpected exit. */
+  restarts = 0;
+
+  constructor(private readonly opts: FrontSupervisorOptions) {}
+
+  /** The shared inference port (-1 until the first front listens). */
+  get port(): number { return this.portValue; }
+
+  /** Live front processes' pids. */
+  pids(): number[] { return [...this.fronts].map((f) => f.worker.process.pid ?? -1); }
+
+  /** Forks every front; resolves with the shared port once all listen (rejects if one exits first). */
+  start(): Promise<number> {
+    cluster.setupPrimary({ exec: this.opts.entry ?? path.resolve(FRONT_ENTRY), args: [], serialization: 'advanced' });
+    const all: Promise<number>[] = [];
+    for (let i = 0; i < this.opts.count; i++) all.push(this.fork());
+    this.timer = setInterval(() => this.announce(), MODEL_TABLE_MS);
+    this.timer.unref();
+    return Promise.all(all).then((ports) => ports[0] ?? -1);
+  }
+
+  /** Sends the model table to every front now (after a registration or a scale). */
+  announce(): void {
+    const t = this.opts.models();
+    this.broadcast({ type: 'tsserve.front.models', models: t.models, health: t.health });
+  }
+
+  /** New requests at the fronts get 503 with Retry-After from now on. */
+  drain(): void {
+    this.draining = true;
+    this.broadcast({ type: 'tsserve.front.drain' });
+  }
+
+  /** Every front flushes and exits (call once the models are idle); killed past the bound. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    const exits = [...this.fronts].map((f) => new Promise<void>((resolve) => {
+      if (f.worker.isDead()) { resolve(); return; }
+      const kill = setTimeout(() => f.worker.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      kill.unref();
+      f.worker.once('exit', () => { clearTimeout(kill); resolve(); });
+      this.sendTo(f, { type: 'tsserve.front.stop' });
+    }));
+    await Promise.all(exits);
+  }
+
+  /** Every live front's process metrics (each sample with its `pid`); a late front is left out. */
+  async processFamilies(): Promise<ForeignFamily[]> {
+    const answers = await Promise.all([...this.fronts].map((f) => new Promise<readonly ForeignFamily[]>((resolve) => {
+      const id = this.nextScrape++;
+      const timer = setTimeout(() => { f.scrapes.delete(id); resolve([]); }, SCRAPE_TIMEOUT_MS);
+      f.scrapes.set(id, (families) => { clearTimeout(timer); resolve(families); });
+      if (!this.sendTo(f, { type: 'tsserve.front.scrape', id })) { clearTimeout(timer); f.scrapes.delete(id); resolve([]); }
+    })));
+    return answers.flat();
+  }
+
+  private fork(): Promise<number> {
+    const worker = cluster.fork({ TS_FRONT: '1' });
+    const key = `front-${worker.id}`;
+    const front: Front = { worker, key, relay: new ModelRelay(this.opts.lookup, (m) => this.sendTo(front, m)), scrapes: new Map(), inited: false };
+    this.fronts.add(front);
+    return new Promise<number>((resolve, reject) => {
+      let listening = false;
+      const init = (): void => {
+        const t = this.opts.models();
+        front.inited = true;
+        this.sendTo(front, { type: 'tsserve.front.init', ...this.opts.init, ...(this.portValue > 0 ? { port: this.portValue } : {}), models: t.models, health: t.health });
+        if (this.draining) this.sendTo(front, { type: 'tsserve.front.drain' });
+      };
+      worker.on('message', (raw: unknown) => {
+        if (!isFrontMessage(raw)) return;
+        const m = raw as FromFront;
+        if (m.type === 'tsserve.front.hello') { init(); return; }
+        if (m.type === 'tsserve.front.listening') {
+          listening = true;
+          if (this.portValue < 0) this.portValue = m.port;
+          resolve(m.port);
+          return;
+        }
+        this.onMessage(front, m);
+      });
+      worker.on('error', () => { /* surfaced through 'exit' */ });
+      worker.on('exit', (code, signal) => {
+        this.fronts.delete(front);
+        front.relay.frontGone();
+        this.opts.ingest.forget(key);
+        for (const done of front.scrapes.values()) done([]);
+        if (!listening) reject(new Error(`front process ${String(worker.process.pid)} exited before listening (${signal ?? `code ${String(code)}`})`));
+        if (this.stopping) return;
+        this.restarts++;
+        this.opts.log.error(`front process ${String(worker.process.pid)} exited (${signal ?? `code ${String(code)}`}); starting another (restart ${this.restarts})`);
+        void this.fork().catch((e: unknown) => this.opts.log.error(String(e)));
+      });
+    });
+  }
+
+  private onMessage(front: Front, m: FromFront): void {
+    switch (m.type) {
+      case 'tsserve.front.job': front.relay.job(m); break;
+      case 'tsserve.front.jobs': for (const j of m.jobs) front.relay.job(j); break;
+      case 'tsserve.front.generate': front.relay.generate(m); break;
+      case 'tsserve.front.cancel': front.relay.cancel(m.id); break;
+      case 'tsserve.front.metrics': this.opts.ingest.handle(front.key, m); break;
+      case 'tsserve.front.process': {
+        const done = front.scrapes.get(m.id);
+        front.scrapes.delete(m.id);
+        done?.(m.families);
+        break;
+      }
+      case 'tsserve.front.stopped':
+      case 'tsserve.front.hello':
+      case 'tsserve.front.listening':
+        break;
+    }
+  }
+
+  private broadcast(m: ToFront): void {
+    for (const f of this.fronts) if (f.inited) this.sendTo(f, m);
+  }
+
+  private sendTo(f: Front, m: ToFront): boolean {
+    if (f.worker.isDead() || !f.worker.isConnected()) return false;
+    try {
+      f.worker.send(m);
+      return true;
+    } catch (e) {
+      // A message that cannot be serialised fails alone; the front stays up.
+      this.opts.log.error(`${f.key}: a message could not be sent: ${String(e)}`);
+      return false;
+    }
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * What the primary and its front processes (`--api-server-count N`) say to each other over the
+ * cluster IPC channel (advanced serialization: typed arrays cross as bytes, not JSON). Every
+ * type is namespaced `tsserve.front.*`, so a stray message is recognised and ignored.
+ */
+import type { MetricSpec } from '../../schema/types.js';
+import type { GenSamplingParams, GenRequestOutput } from '../../schema/engine-ipc.js';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import type { BodyLimits } from '../http/body-limits.js';
+import type { AccessRecord, LogLevel } from '../log/log.js';
+import type { ModelDescription } from '../server/served-model.js';
+import type { HealthReport } from '../server/health.js';
+import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
+import type { JobOutcome } from '../batching/job.js';
+import type { RequestTimings } from '../generation/engine-stats.js';
+
+/** One registered model as the fronts see it. */
+export interface ModelSnapshot {
+  readonly kind: string;
+  readonly config: ModelConfig;
+  readonly description: ModelDescription;
+  /** Generation models: the vocabulary size the OpenAI layer checks prompts against. */
+  readonly vocabSize?: number;
+}
+
+/** Primary → front: everything a front needs to serve (sent once, after it is forked). */
+export interface FrontInit {
+  readonly type: 'tsserve.front.init';
+  readonly host: string;
+  readonly port: number;
+  readonly maxRequestSizeBytes: number;
+  readonly bodyLimits: BodyLimits;
+  readonly headerTimeoutMs: number;
+  readonly token?: string;
+  /** The frontend metrics the primary records (missing = switched off in metrics.yaml). */
+  readonly metrics: readonly MetricSpec[];
+  /** Process metrics wanted (prometheus mode on). */
+  readonly processMetrics: boolean;
+  readonly models: readonly ModelSnapshot[];
+  readonly health: HealthReport;
+}
+
+/** Primary → fronts: the model table changed (or the periodic refresh). */
+export interface FrontModels {
+  readonly type: 'tsserve.front.models';
+  readonly models: readonly ModelSnapshot[];
+  readonly health: HealthReport;
+}
+
+/** Primary → front: an inference job is done. */
+export interface FrontJobDone {
+  readonly type: 'tsserve.front.done';
+  readonly id: number;
+  readonly outcome: JobOutcome;
+}
+
+/**
+ * Primary → front: the jobs answered in one turn of the primary's event loop, together: one
+ * message (one wake-up of the front) for a batch's answers instead of one per request.
+ */
+export interface FrontJobsDone {
+  readonly type: 'tsserve.front.dones';
+  readonly done: readonly FrontJobDone[];
+}
+
+/** Primary → front: one event of a generation request. */
+export interface FrontGenEvent {
+  readonly type: 'tsserve.front.gen';
+  readonly id: number;
+  readonly output?: GenRequestOutput;
+  readonly timings?: RequestTimings;
+  readonly error?: { readonly status: number; readonly message: string };
+}
+
+/** Primary → front: stop admitting (503, as the primary's own drain), or close and exit. */
+export interface FrontControl {
+  readonly type: 'tsserve.front.drain' | 'tsserve.front.stop';
+}
+
+/** Primary → front: send your process metrics (answered with `FrontProcessMetrics`). */
+export interface FrontScrape {
+  readonly type: 'tsserve.front.scrape';
+  readonly id: number;
+}
+
+/** Front → primary: listening on the shared port. */
+export interface FrontListening {
+  readonly type: 'tsserve.front.listening';
+  readonly port: number;
+}
+
+/** Front → primary: its message listener is up (an init sent before it would be lost). */
+export interface FrontHello {
+  readonly type: 'tsserve.front.hello';
+}
+
+/** Front → primary: its last flush is sent; it exits now. */
+export interface FrontStopped {
+  readonly type: 'tsserve.front.stopped';
+}
+
+/** Front → primary: one inference job (a /predictions body or one OIP row). */
+export interface FrontJob {
+  readonly type: 'tsserve.front.job';
+  readonly id: number;
+  readonly model: string;
+  readonly requestId: string;
+  readonly body: unknown;
+  readonly input?: Float32Array;
+  /** Arrival as epoch ms (performance.timeOrigin + now): each process has its own time origin. */
+  readonly arrivalEpochMs: number;
+}
+
+/** Front → primary: the jobs read in one turn of the front's event loop, together. */
+export interface FrontJobs {
+  readonly type: 'tsserve.front.jobs';
+  readonly jobs: readonly FrontJob[];
+}
+
+/** Front → primary: the client of job or generation `id` went away. */
+export interface FrontCancel {
+  readonly type: 'tsserve.front.cancel';
+  readonly id: number;
+}
+
+/** Front → primary: one generation request. */
+export interface FrontGenerate {
+  readonly type: 'tsserve.front.generate';
+  readonly id: number;
+  readonly model: string;
+  readonly requestId: string;
+  readonly prompt: string | readonly number[];
+  readonly params: GenSamplingParams & { readonly max_tokens: number };
+  readonly arrivalEpochMs: number;
+}
+
+/** One frontend series a front records into, declared once per front incarnation. */
+export interface ShippedSeriesDecl {
+  readonly id: number;
+  readonly name: string;
+  readonly dims: Readonly<Record<string, string>>;
+}
+
+/**
+ * Front → primary: what the front recorded since its last flush. Counters travel as sums,
+ * histograms as their observations, gauges as the last value; every id was declared in this
+ * or an earlier message of the same front.
+ */
+export interface FrontMetrics {
+  readonly type: 'tsserve.front.metrics';
+  readonly decls: readonly ShippedSeriesDecl[];
+  /** [id, sum, id, sum, …] */
+  readonly counters: Float64Array;
+  /** Per histogram series id, its observations. */
+  readonly observations: readonly (readonly [number, Float64Array])[];
+  /** [id, value, …] */
+  readonly gauges: Float64Array;
+  /** Observations dropped because a flush's buffer was full. */
+  readonly dropped: number;
+  readonly access: readonly AccessRecord[];
+  readonly logs: readonly (readonly [LogLevel, string])[];
+}
+
+/** Front → primary: the answer to a scrape. */
+export interface FrontProcessMetrics {
+  readonly type: 'tsserve.front.process';
+  readonly id: number;
+  readonly families: readonly ForeignFamily[];
+}
+
+/** Any message from the primary. */
+export type ToFront = FrontInit | FrontModels | FrontJobDone | FrontJobsDone | FrontGenEvent | FrontControl | FrontScrape;
+/** Any message from a front. */
+export type FromFront = FrontHello | FrontListening | FrontStopped | FrontJob | FrontJobs | FrontCancel | FrontGenerate | FrontMetrics | FrontProcessMetrics;
+
+/** True for a message of this protocol (either direction). */
+export function isFrontMessage(msg: unknown): msg is { readonly type: string } {
+  return typeof msg === 'object' && msg !== null && typeof (msg as { type?: unknown }).type === 'string'
+    && (msg as { type: string }).type.startsWith('tsserve.front.');
+}

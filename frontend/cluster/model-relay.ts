@@ -1,0 +1,92 @@
+/**
+ * The primary's side of the fronts' requests: a job or a generation request relayed by a
+ * front runs on the primary's own model (its batcher, its workers) exactly as a request the
+ * primary read itself, and its answer goes back to that front. The front's arrival time
+ * (epoch ms) is moved onto this process's clock, so queue times and TTFT count from when the
+ * front read the request.
+ */
+import { performance } from 'perf_hooks';
+import { errorOutcome } from '../batching/job.js';
+import { GenerationModel } from '../generation/generation-model.js';
+import type { ServedModel } from '../server/served-model.js';
+import type { JobOutcome } from '../batching/job.js';
+import type { FrontGenerate, FrontJob, FrontJobDone, ToFront } from './messages.js';
+
+/** What the refusals of a relayed job say (the words `/predictions` answers with). */
+function refusal(name: string, admitted: 'queue_full' | 'unavailable' | 'closed'): string {
+  if (admitted === 'closed') return `Model "${name}" is being unregistered`;
+  const base = `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers.`;
+  return admitted === 'queue_full' ? `${base} (job queue full)` : base;
+}
+
+/** Runs one front's relayed requests on the primary's models. */
+export class ModelRelay {
+  private readonly cancelled = new Set<number>();
+  private readonly aborts = new Map<number, () => void>();
+  private gone = false;
+  /** Answers given in this turn of the event loop: they leave together, in one message. */
+  private answers: FrontJobDone[] = [];
+  private readonly flushAnswers = (): void => {
+    const done = this.answers;
+    this.answers = [];
+    if (done.length === 0 || this.gone || this.send({ type: 'tsserve.front.dones', done })) return;
+    // Something in them cannot be serialised: each alone, and one that still fails gets a 500.
+    for (const d of done) {
+      if (this.send(d)) continue;
+      this.send({ type: 'tsserve.front.done', id: d.id, outcome: errorOutcome(500, 'InternalServerException', 'the answer could not be sent to the front process', d.outcome.queueUs) });
+    }
+  };
+
+  constructor(private readonly lookup: (name: string) => ServedModel | undefined, private readonly send: (m: ToFront) => boolean) {}
+
+  job(m: FrontJob): void {
+    const model = this.lookup(m.model);
+    const answer = (outcome: JobOutcome): void => {
+      this.cancelled.delete(m.id);
+      if (this.gone) return;
+      if (this.answers.length === 0) setImmediate(this.flushAnswers);
+      this.answers.push({ type: 'tsserve.front.done', id: m.id, outcome });
+    };
+    if (model?.submit === undefined) return answer(errorOutcome(404, 'ResourceNotFoundException', `Model not found: ${m.model}`));
+    const admitted = model.submit({
+      requestId: m.requestId, body: m.body, ...(m.input !== undefined ? { input: m.input } : {}),
+      arrivalMs: m.arrivalEpochMs - performance.timeOrigin,
+      cancelled: () => this.gone || this.cancelled.has(m.id),
+      done: answer,
+    });
+    if (admitted !== 'queued') answer(errorOutcome(503, 'ServiceUnavailableException', refusal(m.model, admitted)));
+  }
+
+  generate(m: FrontGenerate): void {
+    const model = this.lookup(m.model);
+    const send = (ev: Omit<Extract<ToFront, { type: 'tsserve.front.gen' }>, 'type' | 'id'>): void => {
+      if (!this.gone) this.send({ type: 'tsserve.front.gen', id: m.id, ...ev });
+    };
+    if (!(model instanceof GenerationModel)) return send({ error: { status: 404, message: `The model \`${m.model}\` does not exist.` } });
+    let left = m.params.n ?? 1;
+    const started = model.generate({ prompt: m.prompt, params: m.params, arrivalMs: m.arrivalEpochMs - performance.timeOrigin, requestId: m.requestId }, {
+      onTimings: (timings) => send({ timings }),
+      onOutput: (output) => {
+        if (output.finishReason !== undefined && --left <= 0) this.aborts.delete(m.id);
+        send({ output });
+      },
+      onError: (status, message) => { this.aborts.delete(m.id); send({ error: { status, message } }); },
+    });
+    if ('status' in started) return send({ error: { status: started.status, message: started.message } });
+    const handle = started;
+    this.aborts.set(m.id, () => handle.abort());
+  }
+
+  cancel(id: number): void {
+    const abort = this.aborts.get(id);
+    if (abort !== undefined) { this.aborts.delete(id); abort(); return; }
+    this.cancelled.add(id);
+  }
+
+  /** The front exited: its queued jobs are dropped, its generations aborted. */
+  frontGone(): void {
+    this.gone = true;
+    for (const abort of this.aborts.values()) abort();
+    this.aborts.clear();
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * A front process's view of the primary's models: each registered model is a proxy whose
+ * `submit` (batched models) or `generate` (generation models) sends the request to the
+ * primary over IPC and calls back when the answer arrives. The proxies answer `describe()`
+ * from the last model table the primary sent, so `/ping`, `/v2/.../ready` and the "no worker"
+ * refusals read the same state the primary would.
+ */
+import { randomUUID } from 'crypto';
+import { performance } from 'perf_hooks';
+import type { ModelConfig } from '../../schema/worker-protocol.js';
+import type { SubmitResult } from '../batching/batcher.js';
+import type { Job } from '../batching/job.js';
+import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../generation/generation-model.js';
+import type { GenerationSink } from '../generation/generation-engine.js';
+import type { GenerationTarget } from '../openai/generation-target.js';
+import type { ModelDescription, ServedModel } from '../server/served-model.js';
+import type { FrontGenEvent, FrontJob, FrontJobDone, FromFront, ModelSnapshot } from './messages.js';
+
+/** How often a front looks for jobs whose client went away (to cancel them at the primary). */
+const CANCEL_SCAN_MS = 200;
+
+function readyWorkers(d: ModelDescription): number {
+  let n = 0;
+  for (const w of d.workers) if (w.status === 'READY' || w.status === 'BUSY') n++;
+  return n;
+}
+
+/** The IPC link to the primary: numbered requests and their callbacks. */
+export class PrimaryLink {
+  private nextId = 1;
+  private readonly jobs = new Map<number, Job>();
+  private readonly gens = new Map<number, { readonly sink: GenerationSink; left: number }>();
+  private readonly timer: NodeJS.Timeout;
+  /** Jobs read in this turn of the event loop: they leave together, in one message. */
+  private outbox: FrontJob[] = [];
+  private readonly flushJobs = (): void => {
+    const jobs = this.outbox;
+    this.outbox = [];
+    if (jobs.length > 0) this.send({ type: 'tsserve.front.jobs', jobs });
+  };
+
+  constructor(private readonly send: (m: FromFront) => void) {
+    this.timer = setInterval(() => this.scanCancelled(), CANCEL_SCAN_MS);
+    this.timer.unref();
+  }
+
+  /** Requests sent and not answered yet. */
+  get pending(): number { return this.jobs.size + this.gens.size; }
+
+  submit(model: string, job: Job): void {
+    const id = this.nextId++;
+    this.jobs.set(id, job);
+    if (this.outbox.length === 0) setImmediate(this.flushJobs);
+    this.outbox.push({
+      type: 'tsserve.front.job', id, model, requestId: job.requestId, body: job.input === undefined ? job.body : null,
+      ...(job.input !== undefined ? { input: job.input } : {}),
+      arrivalEpochMs: performance.timeOrigin + job.arrivalMs,
+    });
+  }
+
+  generate(model: string, req: GenerateRequest, requestId: string, sink: GenerationSink): () => void {
+    const id = this.nextId++;
+    this.gens.set(id, { sink, left: req.params.n ?? 1 });
+    this.send({ type: 'tsserve.front.generate', id, model, requestId, prompt: req.prompt, params: req.params, arrivalEpochMs: performance.timeOrigin + req.arrivalMs });
+    return () => { if (this.gens.delete(id)) this.send({ type: 'tsserve.front.cancel', id }); };
+  }
+
+  done(m: FrontJobDone): void {
+    const job = this.jobs.get(m.id);
+    if (job === undefined) return;
+    this.jobs.delete(m.id);
+    job.done(m.outcome);
+  }
+
+  gen(m: FrontGenEvent): void {
+    const g = this.gens.get(m.id);
+    if (g === undefined) return;
+    if (m.timings !== undefined) g.sink.onTimings?.(m.timings);
+    if (m.output !== undefined) {
+      // The last output of its last sequence ends the request here (no abort is sent after it).
+      if (m.output.finishReason !== undefined && --g.left <= 0) this.gens.delete(m.id);
+      g.sink.onOutput(m.output);
+    }
+    if (m.error !== undefined) { this.gens.delete(m.id); g.sink.onError(m.error.status, m.error.message); }
+  }
+
+  close(): void { clearInterval(this.timer); }
+
+  private scanCancelled(): void {
+    for (const [id, job] of this.jobs) {
+      if (job.cancelled?.() === true) {
+        this.jobs.delete(id);
+        this.send({ type: 'tsserve.front.cancel', id });
+        job.done({ status: 503, body: { code: 503, type: 'ServiceUnavailableException', message: 'client closed the connection before the request was served' }, queueUs: 0 });
+      }
+    }
+  }
+}
+
+/** A batched model served by the primary. */
+export class RemoteBatchedModel implements ServedModel {
+  readonly kind = 'batch';
+
+  constructor(public snapshot: ModelSnapshot, private readonly link: PrimaryLink) {}
+
+  get config(): ModelConfig { return this.snapshot.config; }
+
+  submit(job: Job): SubmitResult {
+    // The primary may still refuse (a full queue): that answer comes back as a 503 outcome.
+    if (readyWorkers(this.snapshot.description) === 0) return 'unavailable';
+    this.link.submit(this.snapshot.config.name, job);
+    return 'queued';
+  }
+
+  describe(): ModelDescription { return this.snapshot.description; }
+  start(): Promise<void> { return Promise.resolve(); }
+  scale(): Promise<void> { return Promise.reject(new Error('models are scaled on the primary (management API)')); }
+  drain(): Promise<void> { return Promise.resolve(); }
+  stop(): Promise<void> { return Promise.resolve(); }
+}
+
+/** A generation model served by the primary. */
+export class RemoteGenerationModel implements ServedModel, GenerationTarget {
+  readonly kind = 'generate';
+
+  constructor(public snapshot: ModelSnapshot, private readonly link: PrimaryLink) {}
+
+  get config(): ModelConfig { return this.snapshot.config; }
+  get vocabSize(): number | undefined { return this.snapshot.vocabSize; }
+
+  generate(req: GenerateRequest, sink: GenerationSink): GenerationHandle | GenerateRefused {
+    const name = this.snapshot.config.name;
+    if (readyWorkers(this.snapshot.description) === 0) return { status: 503, message: `model ${name} has no engine ready; scale its workers with the management API` };
+    const requestId = `${name}-${randomUUID()}`;
+    const abort = this.link.generate(name, req, requestId, sink);
+    return { requestId, abort };
+  }
+
+  describe(): ModelDescription { return this.snapshot.description; }
+  start(): Promise<void> { return Promise.resolve(); }
+  scale(): Promise<void> { return Promise.reject(new Error('models are scaled on the primary (management API)')); }
+  drain(): Promise<void> { return Promise.resolve(); }
+  stop(): Promise<void> { return Promise.resolve(); }
+}

@@ -1,0 +1,10 @@
+/** A registered model as the front processes see it (config, description, vocabulary size). */
+import { GenerationModel } from '../generation/generation-model.js';
+import type { ServedModel } from '../server/served-model.js';
+import type { ModelSnapshot } from './messages.js';
+
+/** The snapshot of `m` sent to the fronts. */
+export function snapshotOf(m: ServedModel): ModelSnapshot {
+  const vocab = m instanceof GenerationModel ? m.vocabSize : undefined;
+  return { kind: m.kind, config: m.config, description: m.describe(), ...(vocab !== undefined ? { vocabSize: vocab } : {}) };
+}

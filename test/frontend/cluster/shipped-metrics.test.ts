@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import type { MetricSpec } from '../../../schema/types.js';
+import type { Log } from '../../../frontend/log/log.js';
+import type { AccessRecord } from '../../../frontend/log/log.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import { FrontIngest } from '../../../frontend/cluster/front-ingest.js';
+import type { FrontMetrics } from '../../../frontend/cluster/messages.js';
+import { ShippedMetrics } from '../../../frontend/cluster/shipped-metrics.js';
+
+function spec(name: string, type: MetricSpec['type'], dimensions: readonly string[]): MetricSpec {
+  return { name, section: 'ts_metrics', type, unit: 'Count', dimensions, hostLabel: 'Hostname', help: '', buckets: [], pos: null };
+}
+
+const SPECS = [spec('http_requests_total', 'counter', ['handler', 'method', 'status']), spec('http_request_size_bytes', 'histogram', ['handler']), spec('Busy', 'gauge', [])];
+
+/** The primary's metrics port as a recorder: every record as `name{dims} value [source]`. */
+function recordingPort(): { port: MetricsPort; records: string[] } {
+  const records: string[] = [];
+  const port: MetricsPort = {
+    get: (name): MetricHandle | null => {
+      const s = SPECS.find((x) => x.name === name);
+      if (s === undefined) return null;
+      return { spec: s, bind: (dims) => ({ record: (v: number, _r?: string, _t?: number, source?: string) => { records.push(`${name}${JSON.stringify(dims)} ${v}${source !== undefined ? ` ${source}` : ''}`); } }) };
+    },
+    prometheusText: () => Promise.resolve(''), prometheusContentType: '', modes: ['prometheus'], close: () => Promise.resolve(),
+  };
+  return { port, records };
+}
+
+const SILENT: Log = { trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, fatal: () => undefined, child: () => SILENT, isLevelEnabled: () => false };
+
+describe('ShippedMetrics → FrontIngest', () => {
+  it('should ship counters as sums, histograms as observations and gauges as last values, each once', async () => {
+    const sent: FrontMetrics[] = [];
+    const front = new ShippedMetrics(SPECS, ['prometheus'], (m) => sent.push(m), 60_000);
+    const ok = front.get('http_requests_total')!.bind({ handler: '/ping', method: 'GET', status: '2xx' });
+    const size = front.get('http_request_size_bytes')!.bind({ handler: '/ping' });
+    const busy = front.get('Busy')!.bind({});
+    ok.record(1); ok.record(1); ok.record(1);
+    size.record(10); size.record(20);
+    busy.record(3); busy.record(5);
+    expect(front.get('not_declared')).to.equal(null);
+    front.flush();
+    front.flush(); // nothing new: nothing sent
+    ok.record(1);
+    await front.close();
+    expect(sent.length).to.equal(2);
+    const { port, records } = recordingPort();
+    const access: AccessRecord[] = [];
+    const ingest = new FrontIngest(port, SILENT, (r) => access.push(r));
+    for (const m of sent) ingest.handle('front-1', m);
+    expect(records).to.deep.equal([
+      'http_requests_total{"handler":"/ping","method":"GET","status":"2xx"} 3',
+      'Busy{} 5 front-1',
+      'http_request_size_bytes{"handler":"/ping"} 10',
+      'http_request_size_bytes{"handler":"/ping"} 20',
+      'http_requests_total{"handler":"/ping","method":"GET","status":"2xx"} 1',
+    ]);
+  });
+
+  it('should carry access records and log lines to the primary with the next flush', async () => {
+    const sent: FrontMetrics[] = [];
+    const front = new ShippedMetrics(SPECS, ['prometheus'], (m) => sent.push(m), 60_000);
+    const rec: AccessRecord = { listener: 'inference', port: 8080, method: 'GET', path: '/ping', status: 200, durationMs: 1.5, bytes: 20, requestId: 'r1' };
+    front.accessRecord(rec);
+    front.logLine('warn', 'something');
+    await front.close();
+    const lines: string[] = [];
+    const log: Log = { ...SILENT, warn: (m) => { lines.push(`warn ${m}`); } };
+    const access: AccessRecord[] = [];
+    new FrontIngest(recordingPort().port, log, (r) => access.push(r)).handle('front-2', sent[0]!);
+    expect([access, lines]).to.deep.equal([[rec], ['warn front-2: something']]);
+  });
+});
