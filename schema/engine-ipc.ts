@@ -100,8 +100,20 @@ export interface GenRequestOutput {
   readonly stopReason?: string | number;
   /** Only when finished: generated tokens in total (after preemptions, no double counting). */
   readonly numGenerationTokens?: number;
+  /** Only when finished: the prompt length (also for a sequence that finished without a token). */
+  readonly numPromptTokens?: number;
   /** Only when finished with at least one token: the engine-clock intervals. */
   readonly timings?: FinishedTimings;
+}
+
+/** One sampled KV block's residency at its eviction (vLLM's KVCacheEvictionEvent), engine-clock ms. */
+export interface KvEvictionEvent {
+  /** Allocation → eviction. */
+  readonly lifetimeMs: number;
+  /** Last access (prefix-cache hit, else allocation) → eviction. */
+  readonly idleMs: number;
+  /** Gaps between its last (at most 4) accesses: at most 3. */
+  readonly reuseGapsMs: readonly number[];
 }
 
 /** Scheduler state after a step plus counters accumulated since the previous stats (deltas). */
@@ -117,6 +129,8 @@ export interface GenSchedulerStats {
   readonly numPreemptions: number;
   /** Engine steps folded into these stats. */
   readonly numSteps: number;
+  /** Sampled KV block evictions since the previous stats (only with kvCacheMetricsSample > 0, and only when there were some). */
+  readonly kvEvictions?: readonly KvEvictionEvent[];
 }
 
 /** What one engine step returns: plain data, ready to send as it is. */
@@ -219,10 +233,15 @@ function checkOutput(o: unknown, i: number, out: string[]): void {
     out.push(`${at}.events: must be a list of {type, ts}`);
   }
   if (o.finishReason !== undefined && !FINISH.has(o.finishReason as string)) out.push(`${at}.finishReason: unknown reason ${String(o.finishReason)}`);
+  if (o.numPromptTokens !== undefined && !isInt(o.numPromptTokens)) out.push(`${at}.numPromptTokens: must be an integer`);
   if (o.prefill !== undefined) {
     const p = o.prefill;
     if (!isObj(p) || !isInt(p.numPromptTokens) || !isInt(p.numCachedTokens) || !isInt(p.numComputedTokens)) out.push(`${at}.prefill: must hold integer token counts`);
   }
+}
+
+function isEviction(e: unknown): boolean {
+  return isObj(e) && isNum(e.lifetimeMs) && isNum(e.idleMs) && Array.isArray(e.reuseGapsMs) && e.reuseGapsMs.every(isNum);
 }
 
 /** Validates a worker → frontend generation message. */
@@ -245,6 +264,9 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
     const s = msg.stats;
     const keys = ['numRunning', 'numWaiting', 'kvCacheUsage', 'prefixCacheQueries', 'prefixCacheHits', 'numPreemptions', 'numSteps'];
     if (!isObj(s) || !keys.every((k) => isNum(s[k]))) problems.push(`stats: must hold numbers ${keys.join(', ')}`);
+    else if (s.kvEvictions !== undefined && !(Array.isArray(s.kvEvictions) && s.kvEvictions.every(isEviction))) {
+      problems.push('stats.kvEvictions: must be a list of {lifetimeMs, idleMs, reuseGapsMs}');
+    }
   }
   return problems.length === 0 ? { ok: true, msg: msg as unknown as GenStepMessage } : { ok: false, problems };
 }

@@ -45,6 +45,8 @@ export interface EngineConfig {
   readonly maxModelLen: number;
   /** 0 = scheduler stats on every step; else at most once per interval (deltas accumulate). */
   readonly statsIntervalMs: number;
+  /** Share of KV blocks whose residency is sampled (vLLM's --kv-cache-metrics-sample), 0..1; 0 = off. */
+  readonly kvCacheMetricsSample: number;
   /** onnxruntime intraOpNumThreads. */
   readonly threads: number;
   /** Packed-row capacity grows in multiples of this many positions (fast runner). */
@@ -142,6 +144,7 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
     enablePrefixCaching: (r.enablePrefixCaching as boolean | undefined) ?? true,
     maxModelLen,
     statsIntervalMs: int('statsIntervalMs', 0),
+    kvCacheMetricsSample: int('kvCacheMetricsSample', 0),
     threads: int('threads', 1),
     rowGrowStep: int('rowGrowStep', 64),
     addBos: (r.addBos as boolean | undefined) ?? true,

@@ -107,7 +107,7 @@ describe('metric stability (deprecated / hidden)', () => {
       '5:27: metric "A" in model_metrics.counter: "since" must be a string, not 0.1; quote it ("0.1") so YAML keeps it a version',
       '5:45: metric "A" in model_metrics.counter: deprecated.replacement "Nope" is not declared in this file; declare the new metric too',
       '8:27: metric "B" in model_metrics.counter: "since" is not valid ("1")',
-      '8:32: metric "B" in model_metrics.counter: unknown field "deprecated.also"; remove it (allowed: since, replacement)',
+      '8:32: metric "B" in model_metrics.counter: unknown field "deprecated.also"; remove it (allowed: since, replacement, hidden_since)',
       '11:19: metric "C" in model_metrics.counter: "deprecated" must be a notice string or a mapping {since: "X.Y", replacement: NAME}, not 3',
     ]);
   });
