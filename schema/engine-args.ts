@@ -20,6 +20,8 @@ export interface EngineArgDef {
   readonly type: EngineArgType;
   /** Smallest value for numbers. */
   readonly min?: number;
+  /** Largest value for numbers (`number` type only). */
+  readonly max?: number;
   readonly help: string;
 }
 
@@ -46,6 +48,7 @@ export const ENGINE_ARGS: readonly EngineArgDef[] = Object.freeze([
   { name: 'enablePrefixCaching', snake: 'enable_prefix_caching', type: 'bool', help: 'prefix caching' },
   { name: 'statsIntervalMs', snake: 'stats_interval_ms', type: 'number', min: 0, help: 'scheduler stats at most once per interval (0 = every step)' },
   { name: 'disableLogStats', snake: 'disable_log_stats', type: 'bool', help: 'produce no scheduler stats at all (the server sets it with --disable-log-stats)' },
+  { name: 'kvCacheMetricsSample', snake: 'kv_cache_metrics_sample', type: 'number', min: 0, max: 1, help: 'share of KV blocks whose residency is sampled, 0..1 (0 = off)' },
   { name: 'threads', snake: 'threads', type: 'int', min: 1, help: 'onnxruntime intraOpNumThreads' },
   { name: 'rowGrowStep', snake: 'row_grow_step', type: 'int', min: 1, help: 'fast runner row capacity step' },
   { name: 'addBos', snake: 'add_bos', type: 'bool', help: 'prepend BOS to text prompts' },
@@ -79,7 +82,7 @@ const SPELLINGS: readonly string[] = [...BY_SPELLING.keys()];
 function expected(d: EngineArgDef): string {
   switch (d.type) {
     case 'int': return `an integer >= ${d.min ?? 0}`;
-    case 'number': return `a number >= ${d.min ?? 0}`;
+    case 'number': return d.max === undefined ? `a number >= ${d.min ?? 0}` : `a number from ${d.min ?? 0} to ${d.max}`;
     case 'bool': return 'true or false';
     case 'layout': return 'auto, fast or hf';
     case 'ids': return `a token id or a non-empty list of token ids (integers >= ${d.min ?? 0})`;
@@ -92,7 +95,7 @@ function valid(d: EngineArgDef, v: unknown): boolean {
   const isInt = (x: unknown): boolean => typeof x === 'number' && Number.isInteger(x) && x >= min;
   switch (d.type) {
     case 'int': return isInt(v);
-    case 'number': return typeof v === 'number' && Number.isFinite(v) && v >= min;
+    case 'number': return typeof v === 'number' && Number.isFinite(v) && v >= min && v <= (d.max ?? Infinity);
     case 'bool': return typeof v === 'boolean';
     case 'layout': return v === 'auto' || v === 'fast' || v === 'hf';
     case 'ids': return isInt(v) || (Array.isArray(v) && v.length > 0 && v.every(isInt));

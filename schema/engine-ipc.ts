@@ -124,6 +124,8 @@ export interface GenRequestOutput {
   readonly stopReason?: string | number;
   /** Only when finished: generated tokens in total (after preemptions, no double counting). */
   readonly numGenerationTokens?: number;
+  /** Only when finished: the prompt length (also for a sequence that finished without a token). */
+  readonly numPromptTokens?: number;
   /** Only when finished with at least one token: the engine-clock intervals. */
   readonly timings?: FinishedTimings;
 }
@@ -136,6 +138,16 @@ export interface SpecDecodingStats {
   readonly numAcceptedTokens: number;
   /** Accepted drafts by position 0..num_speculative_tokens−1 (they sum to numAcceptedTokens). */
   readonly numAcceptedTokensPerPos: readonly number[];
+}
+
+/** One sampled KV block's residency at its eviction (vLLM's KVCacheEvictionEvent), engine-clock ms. */
+export interface KvEvictionEvent {
+  /** Allocation → eviction. */
+  readonly lifetimeMs: number;
+  /** Last access (prefix-cache hit, else allocation) → eviction. */
+  readonly idleMs: number;
+  /** Gaps between its last (at most 4) accesses: at most 3. */
+  readonly reuseGapsMs: readonly number[];
 }
 
 /** Scheduler state after a step plus counters accumulated since the previous stats (deltas). */
@@ -153,6 +165,8 @@ export interface GenSchedulerStats {
   readonly numSteps: number;
   /** Only when the engine speculates (`speculative_config`). */
   readonly specDecoding?: SpecDecodingStats;
+  /** Sampled KV block evictions since the previous stats (only with kvCacheMetricsSample > 0, and only when there were some). */
+  readonly kvEvictions?: readonly KvEvictionEvent[];
 }
 
 /** What one engine step returns: plain data, ready to send as it is. */
@@ -271,11 +285,16 @@ function checkOutput(o: unknown, i: number, out: string[]): void {
     out.push(`${at}.events: must be a list of {type, ts}`);
   }
   if (o.finishReason !== undefined && !FINISH.has(o.finishReason as string)) out.push(`${at}.finishReason: unknown reason ${String(o.finishReason)}`);
+  if (o.numPromptTokens !== undefined && !isInt(o.numPromptTokens)) out.push(`${at}.numPromptTokens: must be an integer`);
   if (o.prefill !== undefined) {
     const p = o.prefill;
     if (!isObj(p) || !isInt(p.numPromptTokens) || !isInt(p.numCachedTokens) || !isInt(p.numComputedTokens)) out.push(`${at}.prefill: must hold integer token counts`);
   }
   if (o.logprobs !== undefined && !(Array.isArray(o.logprobs) && o.logprobs.every(isTokenLogprobs))) out.push(`${at}.logprobs: must be a list of {id, logprob, top}`);
+}
+
+function isEviction(e: unknown): boolean {
+  return isObj(e) && isNum(e.lifetimeMs) && isNum(e.idleMs) && Array.isArray(e.reuseGapsMs) && e.reuseGapsMs.every(isNum);
 }
 
 /** Validates a worker → frontend generation message. */
@@ -298,10 +317,15 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
     const s = msg.stats;
     const keys = ['numRunning', 'numWaiting', 'kvCacheUsage', 'prefixCacheQueries', 'prefixCacheHits', 'numPreemptions', 'numSteps'];
     if (!isObj(s) || !keys.every((k) => isNum(s[k]))) problems.push(`stats: must hold numbers ${keys.join(', ')}`);
-    else if (s.specDecoding !== undefined) {
-      const d = s.specDecoding;
-      if (!isObj(d) || !['numDrafts', 'numDraftTokens', 'numAcceptedTokens'].every((k) => isInt(d[k])) || !isTokenList(d.numAcceptedTokensPerPos)) {
-        problems.push('stats.specDecoding: must hold integer counts numDrafts, numDraftTokens, numAcceptedTokens and a list numAcceptedTokensPerPos');
+    else {
+      if (s.specDecoding !== undefined) {
+        const d = s.specDecoding;
+        if (!isObj(d) || !['numDrafts', 'numDraftTokens', 'numAcceptedTokens'].every((k) => isInt(d[k])) || !isTokenList(d.numAcceptedTokensPerPos)) {
+          problems.push('stats.specDecoding: must hold integer counts numDrafts, numDraftTokens, numAcceptedTokens and a list numAcceptedTokensPerPos');
+        }
+      }
+      if (s.kvEvictions !== undefined && !(Array.isArray(s.kvEvictions) && s.kvEvictions.every(isEviction))) {
+        problems.push('stats.kvEvictions: must be a list of {lifetimeMs, idleMs, reuseGapsMs}');
       }
     }
   }

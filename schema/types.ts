@@ -41,11 +41,18 @@ export interface Deprecation {
   readonly replacement: string | null;
   /** The text of the string form (`deprecated: "use Foo"`), else null. */
   readonly note: string | null;
+  /** `hidden_since: "X.Y"`: hidden from that minor version on (default since + 2); absent when not declared. */
+  readonly hiddenSince?: string;
 }
 
 /** One declared metric, normalized. */
 export interface MetricSpec {
   readonly name: string;
+  /**
+   * The stable key the server's code binds the metric by (`llm.time_to_first_token`), so its
+   * name, help and buckets are the yaml's; absent for metrics bound by name (or not by the server).
+   */
+  readonly key?: string;
   readonly section: Section;
   readonly type: MetricType;
   /** Unit as written in the yaml (TorchServe prints it verbatim: `HandlerTime.ms`). */

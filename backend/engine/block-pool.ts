@@ -4,6 +4,16 @@
  * values themselves live in the runner's KvStore, indexed by the same block ids.
  */
 
+/** Where the pool reports block lifecycle events (the sampled residency tracker). */
+export interface BlockEvents {
+  /** The block left the free queue for a sequence (after onEvicted for its previous life). */
+  onAllocated(block: number): void;
+  /** A prefix-cache hit added a reference. */
+  onAccessed(block: number): void;
+  /** The block is taken from the free queue again: what it held is gone. */
+  onEvicted(block: number): void;
+}
+
 /** Allocation, reference counting and LRU eviction of cached blocks. */
 export class BlockPool {
   readonly numBlocks: number;
@@ -14,7 +24,7 @@ export class BlockPool {
   private readonly freeQueue = new Map<number, true>();
   private used = 0;
 
-  constructor(numBlocks: number) {
+  constructor(numBlocks: number, private readonly events: BlockEvents | null = null) {
     this.numBlocks = numBlocks;
     this.refs = new Int32Array(numBlocks);
     this.hashOf = new Array<string | undefined>(numBlocks).fill(undefined);
@@ -50,6 +60,10 @@ export class BlockPool {
         this.hashOf[b] = undefined;
       }
       this.refs[b] = 1;
+      if (this.events !== null) {
+        this.events.onEvicted(b);
+        this.events.onAllocated(b);
+      }
     }
     this.used += count;
     return out;
@@ -67,6 +81,7 @@ export class BlockPool {
       this.used++;
     }
     this.refs[block]!++;
+    this.events?.onAccessed(block);
   }
 
   /** Releases a sequence's blocks; the tail goes first in the queue so shared heads live longest. */

@@ -48,6 +48,8 @@ export interface EngineConfig {
   readonly statsIntervalMs: number;
   /** vLLM's disable_log_stats: the engine builds no scheduler stats at all. */
   readonly disableLogStats: boolean;
+  /** Share of KV blocks whose residency is sampled (vLLM's --kv-cache-metrics-sample), 0..1; 0 = off. */
+  readonly kvCacheMetricsSample: number;
   /** onnxruntime intraOpNumThreads. */
   readonly threads: number;
   /** Packed-row capacity grows in multiples of this many positions (fast runner). */
@@ -148,6 +150,7 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
     maxModelLen,
     statsIntervalMs: int('statsIntervalMs', 0),
     disableLogStats: (r.disableLogStats as boolean | undefined) ?? false,
+    kvCacheMetricsSample: int('kvCacheMetricsSample', 0),
     threads: int('threads', 1),
     rowGrowStep: int('rowGrowStep', 64),
     addBos: (r.addBos as boolean | undefined) ?? true,

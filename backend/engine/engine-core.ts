@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams, GenSchedulerStats } from '../../schema/engine-ipc.js';
 import type { EngineConfig } from './config.js';
 import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
+import { KvResidency } from './kv-residency.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
 import { prngFor, resolveSamplingParams } from './sampling.js';
 import { Scheduler } from './scheduler.js';
@@ -40,17 +41,23 @@ export class EngineCore {
   private lastError: string | undefined;
   /** Speculative decoding counters since the last stats (null when speculation is off). */
   private readonly spec: SpecDecodingCounters | null;
+  /** Sampled KV block residency (kvCacheMetricsSample > 0), else null. */
+  readonly residency: KvResidency | null;
+  private readonly drainEvictions: (() => ReturnType<KvResidency['drain']>) | undefined;
 
-  constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer) {
+  constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer, random?: () => number) {
     if (config.speculative !== null && runner.multiLogits !== true) {
       throw new Error('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)');
     }
     this.spec = config.speculative === null ? null : new SpecDecodingCounters(config.speculative.numSpeculativeTokens);
+    this.residency = config.kvCacheMetricsSample > 0 ? new KvResidency(config.kvCacheMetricsSample, () => performance.now(), random) : null;
+    const residency = this.residency;
+    this.drainEvictions = residency === null ? undefined : () => residency.drain();
     this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching, {
       numRowTokens: config.numRowTokens,
       minRow: config.rowGrowStep,
       maxModelLen: config.maxModelLen,
-    });
+    }, this.residency);
     this.scheduler = new Scheduler(config, this.kv);
     this.throttle = new StatsThrottle(config.statsIntervalMs);
   }
@@ -236,6 +243,7 @@ export class EngineCore {
       { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.usage() },
       // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.
       !this.hasWork() && this.deferredAborts.length === 0,
+      this.drainEvictions,
     );
     if (stats !== undefined && this.spec !== null) stats = { ...stats, specDecoding: this.spec.take() };
     // Two literals rather than a spread: cloning the object was a measurable part of the step.
@@ -299,6 +307,7 @@ export class EngineCore {
       o.finishReason = seq.finishReason;
       if (seq.stopReason !== undefined) o.stopReason = seq.stopReason;
       o.numGenerationTokens = seq.numOutput;
+      o.numPromptTokens = seq.promptLen;
       if (seq.firstTokenTs >= 0) {
         o.timings = {
           queueMs: seq.firstScheduledTs - seq.queuedTs,

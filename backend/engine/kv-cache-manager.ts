@@ -7,6 +7,7 @@
  * runner computes the owner first. Single-token items register after their run.
  */
 import { BlockPool } from './block-pool.js';
+import type { BlockEvents } from './block-pool.js';
 import { blockHash } from './prefix-hash.js';
 import type { Sequence } from './sequence.js';
 
@@ -46,8 +47,8 @@ export class KvCacheManager {
   private rowUsed = 0;
   private readonly budgetPositions: number;
 
-  constructor(numBlocks: number, readonly blockSize: number, readonly enablePrefixCaching: boolean, readonly rows: RowBudget) {
-    this.pool = new BlockPool(numBlocks);
+  constructor(numBlocks: number, readonly blockSize: number, readonly enablePrefixCaching: boolean, readonly rows: RowBudget, events: BlockEvents | null = null) {
+    this.pool = new BlockPool(numBlocks, events);
     this.budgetPositions = numBlocks * blockSize + rows.numRowTokens;
   }
 

@@ -2,7 +2,7 @@
  * Scheduler stats with throttling that loses nothing: counters accumulate as deltas until a
  * stats record is sent; gauges are read fresh when it is.
  */
-import type { GenSchedulerStats } from '../../schema/engine-ipc.js';
+import type { GenSchedulerStats, KvEvictionEvent } from '../../schema/engine-ipc.js';
 
 /** Live gauges read when a stats record is built. */
 export interface StatsGauges {
@@ -29,10 +29,14 @@ export class StatsThrottle {
     this.steps++;
   }
 
-  /** A stats record when due (or forced, e.g. when the engine goes idle), resetting the deltas. */
-  take(now: number, gauges: StatsGauges, force: boolean): GenSchedulerStats | undefined {
+  /**
+   * A stats record when due (or forced, e.g. when the engine goes idle), resetting the deltas;
+   * `evictions` drains the sampled KV evictions into it (only when due, so none is lost).
+   */
+  take(now: number, gauges: StatsGauges, force: boolean, evictions?: () => readonly KvEvictionEvent[]): GenSchedulerStats | undefined {
     if (!force && this.intervalMs > 0 && now - this.lastSent < this.intervalMs) return undefined;
     this.lastSent = now;
+    const ev = evictions?.();
     const s: GenSchedulerStats = {
       numRunning: gauges.numRunning,
       numWaiting: gauges.numWaiting,
@@ -41,6 +45,7 @@ export class StatsThrottle {
       prefixCacheHits: this.hits,
       numPreemptions: this.preemptions,
       numSteps: this.steps,
+      ...(ev !== undefined && ev.length > 0 ? { kvEvictions: ev } : {}),
     };
     this.queries = this.hits = this.preemptions = this.steps = 0;
     return s;

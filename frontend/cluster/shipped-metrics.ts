@@ -42,6 +42,7 @@ export class ShippedMetrics implements MetricsPort {
   observationCount = 0;
   droppedCount = 0;
   private readonly specs: Map<string, MetricSpec>;
+  private readonly specsByKey: Map<string, MetricSpec>;
   private readonly seriesByKey = new Map<string, ShippedSeries>();
   private pendingDecls: ShippedSeriesDecl[] = [];
   private access: AccessRecord[] = [];
@@ -51,6 +52,7 @@ export class ShippedMetrics implements MetricsPort {
   /** `send` ships one flush; `flushMs` is the interval between flushes. */
   constructor(specs: readonly MetricSpec[], modes: readonly SinkMode[], private readonly send: (m: FrontMetrics) => void, flushMs = 100) {
     this.specs = new Map(specs.map((s) => [s.name, s]));
+    this.specsByKey = new Map(specs.flatMap((s): [string, MetricSpec][] => (s.key === undefined ? [] : [[s.key, s]])));
     this.modes = modes;
     this.timer = setInterval(() => this.flush(), flushMs);
     this.timer.unref();
@@ -60,6 +62,11 @@ export class ShippedMetrics implements MetricsPort {
     const spec = this.specs.get(name);
     if (spec === undefined) return null;
     return { spec, bind: (dims) => this.bind(spec, dims) };
+  }
+
+  byKey(key: string): MetricHandle | null {
+    const spec = this.specsByKey.get(key);
+    return spec === undefined ? null : this.get(spec.name);
   }
 
   /** An access record, shipped with the next flush (the primary writes access_log.log). */

@@ -1,15 +1,17 @@
 /**
  * The vLLM-style metric series of one engine (one generation worker of one model), bound once
- * when the engine starts: recording is then a property access and an add. A family missing
- * from metrics.yaml is switched off (a no-op series); one declared with another type or other
+ * when the engine starts: recording is then a property access and an add. Families are found by
+ * their metrics.yaml `key:` (names, help and buckets are the yaml's: the default file says
+ * `ts_time_to_first_token_seconds`, metrics-vllm.yaml `vllm:time_to_first_token_seconds`). A key
+ * no entry carries is switched off (a no-op series); one declared with another type or other
  * dimensions is switched off with one warning naming what the frontend supplies.
  */
 import type { FinishReason } from '../../schema/engine-ipc.js';
-import type { MetricType } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
-import type { MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricType } from '../../schema/types.js';
+import type { MetricHandle, MetricsPort, SeriesHandle } from '../server/metrics-port.js';
 
-/** The engine's KV-cache settings, exported as the labels of `ts_cache_config_info`. */
+/** The engine's KV-cache settings, exported as the labels of the cache-config info gauge. */
 export interface CacheConfigInfo {
   readonly blockSize: number;
   readonly numBlocks: number;
@@ -19,12 +21,22 @@ export interface CacheConfigInfo {
 /** Every finish reason, each pre-created at 0 so dashboards see the series before traffic. */
 export const FINISH_REASONS: readonly FinishReason[] = ['stop', 'length', 'abort', 'error'];
 
+/** Where a prompt token's K/V came from (vLLM's `source` label; no KV connector here, so no external_kv_transfer). */
+export type PromptSource = 'local_compute' | 'local_cache_hit';
+
+/** Every prompt-token source, each pre-created at 0. */
+export const PROMPT_SOURCES: readonly PromptSource[] = ['local_compute', 'local_cache_hit'];
+
 /** Every series the stat processor records into. */
 export interface EngineSeries {
   readonly running: SeriesHandle;
   readonly waiting: SeriesHandle;
   readonly kvCacheUsage: SeriesHandle;
+  /** The deprecated alias of kvCacheUsage (vLLM's `gpu_cache_usage_perc`); off unless declared. */
+  readonly gpuCacheUsage: SeriesHandle;
   readonly promptTokens: SeriesHandle;
+  readonly promptTokensBySource: Readonly<Record<PromptSource, SeriesHandle>>;
+  readonly promptTokensCached: SeriesHandle;
   readonly generationTokens: SeriesHandle;
   readonly preemptions: SeriesHandle;
   readonly prefixCacheQueries: SeriesHandle;
@@ -40,67 +52,102 @@ export interface EngineSeries {
   readonly tpot: SeriesHandle;
   readonly requestPromptTokens: SeriesHandle;
   readonly requestGenerationTokens: SeriesHandle;
+  readonly requestPrefillKvComputedTokens: SeriesHandle;
   readonly iterationTokens: SeriesHandle;
   readonly paramsN: SeriesHandle;
   readonly paramsMaxTokens: SeriesHandle;
   readonly maxNumGenerationTokens: SeriesHandle;
+  readonly kvBlockLifetime: SeriesHandle;
+  readonly kvBlockIdleBeforeEvict: SeriesHandle;
+  readonly kvBlockReuseGap: SeriesHandle;
   // Speculative decoding: bound here, created by the first stats of a speculating engine.
   readonly specDrafts: SeriesHandle;
   readonly specDraftTokens: SeriesHandle;
   readonly specAcceptedTokens: SeriesHandle;
-  /** `ts_spec_decode_num_accepted_tokens_per_pos_total` of one draft position (bound once per position). */
+  /** The accepted-tokens-per-position family's series of one draft position (bound once per position). */
   specAcceptedPerPos(position: number): SeriesHandle;
+}
+
+/** How the frontend fills one family: its type and the labels it supplies beyond model_name and engine. */
+export interface EngineFamily {
+  readonly type: MetricType;
+  readonly extra: readonly string[];
+  /**
+   * An info gauge: the labels are a menu, the yaml declares any subset of model_name, engine and
+   * `extra` (vLLM's `cache_config_info` has no model_name and names the block count num_gpu_blocks).
+   */
+  readonly info?: true;
 }
 
 const NOOP: SeriesHandle = { record: () => undefined };
 const BASE = ['model_name', 'engine'];
+const CACHE_LABELS = ['block_size', 'num_blocks', 'num_gpu_blocks', 'enable_prefix_caching'];
 
-/** Metric name → (type, extra dimensions beyond model_name and engine). */
-export const ENGINE_METRICS: Readonly<Record<string, { readonly type: MetricType; readonly extra: readonly string[] }>> = {
-  ts_num_requests_running: { type: 'gauge', extra: [] },
-  ts_num_requests_waiting: { type: 'gauge', extra: [] },
-  ts_kv_cache_usage_ratio: { type: 'gauge', extra: [] },
-  ts_cache_config_info: { type: 'gauge', extra: ['block_size', 'num_blocks', 'enable_prefix_caching'] },
-  ts_prompt_tokens_total: { type: 'counter', extra: [] },
-  ts_generation_tokens_total: { type: 'counter', extra: [] },
-  ts_request_success_total: { type: 'counter', extra: ['finished_reason'] },
-  ts_num_preemptions_total: { type: 'counter', extra: [] },
-  ts_prefix_cache_queries_total: { type: 'counter', extra: [] },
-  ts_prefix_cache_hits_total: { type: 'counter', extra: [] },
-  ts_time_to_first_token_seconds: { type: 'histogram', extra: [] },
-  ts_inter_token_latency_seconds: { type: 'histogram', extra: [] },
-  ts_e2e_request_latency_seconds: { type: 'histogram', extra: [] },
-  ts_request_queue_time_seconds: { type: 'histogram', extra: [] },
-  ts_request_prefill_time_seconds: { type: 'histogram', extra: [] },
-  ts_request_decode_time_seconds: { type: 'histogram', extra: [] },
-  ts_request_inference_time_seconds: { type: 'histogram', extra: [] },
-  ts_request_time_per_output_token_seconds: { type: 'histogram', extra: [] },
-  ts_request_prompt_tokens: { type: 'histogram', extra: [] },
-  ts_request_generation_tokens: { type: 'histogram', extra: [] },
-  ts_iteration_tokens: { type: 'histogram', extra: [] },
-  ts_request_params_n: { type: 'histogram', extra: [] },
-  ts_request_params_max_tokens: { type: 'histogram', extra: [] },
-  ts_request_max_num_generation_tokens: { type: 'histogram', extra: [] },
-  ts_spec_decode_num_drafts_total: { type: 'counter', extra: [] },
-  ts_spec_decode_num_draft_tokens_total: { type: 'counter', extra: [] },
-  ts_spec_decode_num_accepted_tokens_total: { type: 'counter', extra: [] },
-  ts_spec_decode_num_accepted_tokens_per_pos_total: { type: 'counter', extra: ['position'] },
+/** metrics.yaml key → how the frontend fills it. */
+export const ENGINE_METRICS: Readonly<Record<string, EngineFamily>> = {
+  'llm.num_requests_running': { type: 'gauge', extra: [] },
+  'llm.num_requests_waiting': { type: 'gauge', extra: [] },
+  'llm.kv_cache_usage': { type: 'gauge', extra: [] },
+  'llm.gpu_cache_usage': { type: 'gauge', extra: [] },
+  'llm.cache_config_info': { type: 'gauge', extra: CACHE_LABELS, info: true },
+  'llm.prompt_tokens': { type: 'counter', extra: [] },
+  'llm.prompt_tokens_by_source': { type: 'counter', extra: ['source'] },
+  'llm.prompt_tokens_cached': { type: 'counter', extra: [] },
+  'llm.generation_tokens': { type: 'counter', extra: [] },
+  'llm.request_success': { type: 'counter', extra: ['finished_reason'] },
+  'llm.num_preemptions': { type: 'counter', extra: [] },
+  'llm.prefix_cache_queries': { type: 'counter', extra: [] },
+  'llm.prefix_cache_hits': { type: 'counter', extra: [] },
+  'llm.time_to_first_token': { type: 'histogram', extra: [] },
+  'llm.inter_token_latency': { type: 'histogram', extra: [] },
+  'llm.e2e_request_latency': { type: 'histogram', extra: [] },
+  'llm.request_queue_time': { type: 'histogram', extra: [] },
+  'llm.request_prefill_time': { type: 'histogram', extra: [] },
+  'llm.request_decode_time': { type: 'histogram', extra: [] },
+  'llm.request_inference_time': { type: 'histogram', extra: [] },
+  'llm.request_time_per_output_token': { type: 'histogram', extra: [] },
+  'llm.request_prompt_tokens': { type: 'histogram', extra: [] },
+  'llm.request_generation_tokens': { type: 'histogram', extra: [] },
+  'llm.request_prefill_kv_computed_tokens': { type: 'histogram', extra: [] },
+  'llm.iteration_tokens': { type: 'histogram', extra: [] },
+  'llm.request_params_n': { type: 'histogram', extra: [] },
+  'llm.request_params_max_tokens': { type: 'histogram', extra: [] },
+  'llm.request_max_num_generation_tokens': { type: 'histogram', extra: [] },
+  'llm.kv_block_lifetime': { type: 'histogram', extra: [] },
+  'llm.kv_block_idle_before_evict': { type: 'histogram', extra: [] },
+  'llm.kv_block_reuse_gap': { type: 'histogram', extra: [] },
+  'llm.spec_decode_num_drafts': { type: 'counter', extra: [] },
+  'llm.spec_decode_num_draft_tokens': { type: 'counter', extra: [] },
+  'llm.spec_decode_num_accepted_tokens': { type: 'counter', extra: [] },
+  'llm.spec_decode_num_accepted_tokens_per_pos': { type: 'counter', extra: ['position'] },
 };
 
-/** Problems with how metrics.yaml declares the engine families, by metric name (empty when fine). */
-export function checkEngineMetrics(metrics: Pick<MetricsPort, 'get'>): ReadonlyMap<string, string> {
+/** Problems with how metrics.yaml declares the engine families, by key (empty when fine). */
+export function checkEngineMetrics(metrics: Pick<MetricsPort, 'byKey'>): ReadonlyMap<string, string> {
   const problems = new Map<string, string>();
-  for (const [name, e] of Object.entries(ENGINE_METRICS)) {
-    const m = metrics.get(name);
+  for (const [key, e] of Object.entries(ENGINE_METRICS)) {
+    const m = metrics.byKey(key);
     if (m === null) continue;
+    const name = `metric ${m.spec.name} (key ${key})`;
     const want = [...BASE, ...e.extra];
+    const declared = m.spec.dimensions;
     if (m.spec.type !== e.type) {
-      problems.set(name, `metric ${name} must be a ${e.type} (declared ${m.spec.type}); it is switched off`);
-    } else if ([...m.spec.dimensions].sort().join(',') !== [...want].sort().join(',')) {
-      problems.set(name, `metric ${name} must have dimensions [${want.join(', ')}] (+ the hostname), declared [${m.spec.dimensions.join(', ')}]; it is switched off`);
+      problems.set(key, `${name} must be a ${e.type} (declared ${m.spec.type}); it is switched off`);
+    } else if (e.info === true) {
+      const unknown = declared.filter((d) => !want.includes(d));
+      if (unknown.length > 0) problems.set(key, `${name} may only have dimensions among [${want.join(', ')}] (+ the hostname), declared [${declared.join(', ')}]; it is switched off`);
+    } else if ([...declared].sort().join(',') !== [...want].sort().join(',')) {
+      problems.set(key, `${name} must have dimensions [${want.join(', ')}] (+ the hostname), declared [${declared.join(', ')}]; it is switched off`);
     }
   }
   return problems;
+}
+
+/** The declared dimensions' values out of what the frontend supplies. */
+function pick(m: MetricHandle, all: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const d of m.spec.dimensions) out[d] = all[d] ?? '';
+  return out;
 }
 
 /**
@@ -108,7 +155,7 @@ export function checkEngineMetrics(metrics: Pick<MetricsPort, 'get'>): ReadonlyM
  * 0 (cache info to 1) so every series exists from start-up, as vLLM pre-creates its children.
  */
 export function bindEngineSeries(
-  metrics: Pick<MetricsPort, 'get'>,
+  metrics: Pick<MetricsPort, 'byKey'>,
   modelName: string,
   engine: string,
   cache: CacheConfigInfo,
@@ -118,55 +165,66 @@ export function bindEngineSeries(
   enabled = true,
 ): EngineSeries {
   const bad = checkEngineMetrics(metrics);
-  const bind = (name: string, extra: Readonly<Record<string, string>> = {}): SeriesHandle => {
-    const m = !enabled || bad.has(name) ? null : metrics.get(name);
-    return m === null ? NOOP : m.bind({ model_name: modelName, engine, ...extra }, autoLabels);
+  const bind = (key: string, extra: Readonly<Record<string, string>> = {}): SeriesHandle => {
+    const m = !enabled || bad.has(key) ? null : metrics.byKey(key);
+    return m === null ? NOOP : m.bind(pick(m, { model_name: modelName, engine, ...extra }), autoLabels);
   };
-  const counter = (name: string, extra?: Readonly<Record<string, string>>): SeriesHandle => {
-    const s = bind(name, extra);
+  const counter = (key: string, extra?: Readonly<Record<string, string>>): SeriesHandle => {
+    const s = bind(key, extra);
     s.record(0);
     return s;
   };
-  const gauge = (name: string): SeriesHandle => {
-    const s = bind(name);
+  const gauge = (key: string): SeriesHandle => {
+    const s = bind(key);
     s.record(0);
     return s;
   };
-  bind('ts_cache_config_info', {
+  const blocks = String(cache.numBlocks);
+  bind('llm.cache_config_info', {
     block_size: String(cache.blockSize),
-    num_blocks: String(cache.numBlocks),
+    num_blocks: blocks,
+    num_gpu_blocks: blocks,
     enable_prefix_caching: String(cache.enablePrefixCaching),
   }).record(1);
   const success = {} as Record<FinishReason, SeriesHandle>;
-  for (const r of FINISH_REASONS) success[r] = counter('ts_request_success_total', { finished_reason: r });
+  for (const r of FINISH_REASONS) success[r] = counter('llm.request_success', { finished_reason: r });
+  const bySource = {} as Record<PromptSource, SeriesHandle>;
+  for (const s of PROMPT_SOURCES) bySource[s] = counter('llm.prompt_tokens_by_source', { source: s });
   const perPos: SeriesHandle[] = [];
   return {
-    running: gauge('ts_num_requests_running'),
-    waiting: gauge('ts_num_requests_waiting'),
-    kvCacheUsage: gauge('ts_kv_cache_usage_ratio'),
-    promptTokens: counter('ts_prompt_tokens_total'),
-    generationTokens: counter('ts_generation_tokens_total'),
-    preemptions: counter('ts_num_preemptions_total'),
-    prefixCacheQueries: counter('ts_prefix_cache_queries_total'),
-    prefixCacheHits: counter('ts_prefix_cache_hits_total'),
+    running: gauge('llm.num_requests_running'),
+    waiting: gauge('llm.num_requests_waiting'),
+    kvCacheUsage: gauge('llm.kv_cache_usage'),
+    gpuCacheUsage: gauge('llm.gpu_cache_usage'),
+    promptTokens: counter('llm.prompt_tokens'),
+    promptTokensBySource: bySource,
+    promptTokensCached: counter('llm.prompt_tokens_cached'),
+    generationTokens: counter('llm.generation_tokens'),
+    preemptions: counter('llm.num_preemptions'),
+    prefixCacheQueries: counter('llm.prefix_cache_queries'),
+    prefixCacheHits: counter('llm.prefix_cache_hits'),
     success,
-    ttft: bind('ts_time_to_first_token_seconds'),
-    itl: bind('ts_inter_token_latency_seconds'),
-    e2e: bind('ts_e2e_request_latency_seconds'),
-    queue: bind('ts_request_queue_time_seconds'),
-    prefill: bind('ts_request_prefill_time_seconds'),
-    decode: bind('ts_request_decode_time_seconds'),
-    inference: bind('ts_request_inference_time_seconds'),
-    tpot: bind('ts_request_time_per_output_token_seconds'),
-    requestPromptTokens: bind('ts_request_prompt_tokens'),
-    requestGenerationTokens: bind('ts_request_generation_tokens'),
-    iterationTokens: bind('ts_iteration_tokens'),
-    paramsN: bind('ts_request_params_n'),
-    paramsMaxTokens: bind('ts_request_params_max_tokens'),
-    maxNumGenerationTokens: bind('ts_request_max_num_generation_tokens'),
-    specDrafts: bind('ts_spec_decode_num_drafts_total'),
-    specDraftTokens: bind('ts_spec_decode_num_draft_tokens_total'),
-    specAcceptedTokens: bind('ts_spec_decode_num_accepted_tokens_total'),
-    specAcceptedPerPos: (position) => (perPos[position] ??= bind('ts_spec_decode_num_accepted_tokens_per_pos_total', { position: String(position) })),
+    ttft: bind('llm.time_to_first_token'),
+    itl: bind('llm.inter_token_latency'),
+    e2e: bind('llm.e2e_request_latency'),
+    queue: bind('llm.request_queue_time'),
+    prefill: bind('llm.request_prefill_time'),
+    decode: bind('llm.request_decode_time'),
+    inference: bind('llm.request_inference_time'),
+    tpot: bind('llm.request_time_per_output_token'),
+    requestPromptTokens: bind('llm.request_prompt_tokens'),
+    requestGenerationTokens: bind('llm.request_generation_tokens'),
+    requestPrefillKvComputedTokens: bind('llm.request_prefill_kv_computed_tokens'),
+    iterationTokens: bind('llm.iteration_tokens'),
+    paramsN: bind('llm.request_params_n'),
+    paramsMaxTokens: bind('llm.request_params_max_tokens'),
+    maxNumGenerationTokens: bind('llm.request_max_num_generation_tokens'),
+    kvBlockLifetime: bind('llm.kv_block_lifetime'),
+    kvBlockIdleBeforeEvict: bind('llm.kv_block_idle_before_evict'),
+    kvBlockReuseGap: bind('llm.kv_block_reuse_gap'),
+    specDrafts: bind('llm.spec_decode_num_drafts'),
+    specDraftTokens: bind('llm.spec_decode_num_draft_tokens'),
+    specAcceptedTokens: bind('llm.spec_decode_num_accepted_tokens'),
+    specAcceptedPerPos: (position) => (perPos[position] ??= bind('llm.spec_decode_num_accepted_tokens_per_pos', { position: String(position) })),
   };
 }

@@ -41,9 +41,9 @@ export class EngineStats {
     return this.requests.size;
   }
 
-  /** Starts tracking a request sent to the engine. */
-  addRequest(requestId: string, arrivalMs: number, n: number, maxTokens: number): void {
-    this.requests.set(requestId, newRequestState(requestId, arrivalMs, n, maxTokens));
+  /** Starts tracking a request sent to the engine; `promptLen` when the frontend knows it (token ids). */
+  addRequest(requestId: string, arrivalMs: number, n: number, maxTokens: number, promptLen?: number): void {
+    this.requests.set(requestId, newRequestState(requestId, arrivalMs, n, maxTokens, promptLen));
   }
 
   /** Forgets a request the engine refused (it never ran: nothing is counted). */
@@ -64,6 +64,7 @@ export class EngineStats {
     const now = this.nowMs();
     const sr = this.series;
     let promptTokens = 0;
+    let cachedTokens = 0;
     let generationTokens = 0;
     let firstOutputs = 0;
     for (const o of step.outputs) {
@@ -76,7 +77,9 @@ export class EngineStats {
       }
       if (o.prefill !== undefined && seq.numPromptTokens === undefined) {
         seq.numPromptTokens = o.prefill.numPromptTokens;
+        seq.numComputedPromptTokens = o.prefill.numComputedTokens;
         promptTokens += o.prefill.numPromptTokens;
+        cachedTokens += o.prefill.numCachedTokens;
         firstOutputs++;
       }
       const k = o.newTokenIds.length;
@@ -93,15 +96,25 @@ export class EngineStats {
       }
       if (o.finishReason !== undefined) this.finish(req, seq, o, now);
     }
-    if (promptTokens > 0) sr.promptTokens.record(promptTokens);
+    if (promptTokens > 0) {
+      sr.promptTokens.record(promptTokens);
+      // Computed + cache hits = prompt tokens, counted at the same moment (vLLM's PromptTokenStats).
+      if (promptTokens > cachedTokens) sr.promptTokensBySource.local_compute.record(promptTokens - cachedTokens);
+      if (cachedTokens > 0) {
+        sr.promptTokensBySource.local_cache_hit.record(cachedTokens);
+        sr.promptTokensCached.record(cachedTokens);
+      }
+    }
     if (generationTokens > 0) sr.generationTokens.record(generationTokens);
     if (promptTokens + generationTokens > 0) sr.iterationTokens.record(promptTokens + generationTokens);
-    this.logger?.recordStep(step.numPromptTokens, generationTokens, firstOutputs);
+    // The log's prompt throughput: prompt minus cached tokens, once per sequence (vLLM's computed count).
+    this.logger?.recordStep(promptTokens - cachedTokens, generationTokens, firstOutputs);
     const st = step.stats;
     if (st !== undefined) {
       sr.running.record(st.numRunning);
       sr.waiting.record(st.numWaiting);
       sr.kvCacheUsage.record(st.kvCacheUsage);
+      sr.gpuCacheUsage.record(st.kvCacheUsage);
       if (st.prefixCacheQueries > 0) sr.prefixCacheQueries.record(st.prefixCacheQueries);
       if (st.prefixCacheHits > 0) sr.prefixCacheHits.record(st.prefixCacheHits);
       if (st.numPreemptions > 0) sr.preemptions.record(st.numPreemptions);
@@ -115,6 +128,14 @@ export class EngineStats {
         sd.numAcceptedTokensPerPos.forEach((n, i) => sr.specAcceptedPerPos(i).record(n));
       }
       this.logger?.recordStats(st);
+      const ev = st.kvEvictions;
+      if (ev !== undefined) {
+        for (const e of ev) {
+          sr.kvBlockLifetime.record(e.lifetimeMs * S);
+          sr.kvBlockIdleBeforeEvict.record(e.idleMs * S);
+          for (const g of e.reuseGapsMs) sr.kvBlockReuseGap.record(g * S);
+        }
+      }
     }
   }
 
@@ -141,7 +162,14 @@ export class EngineStats {
     sr.e2e.record((now - req.arrivalMs) * S, rid);
     const gen = seq.numGenerationTokens;
     sr.requestGenerationTokens.record(gen, rid);
-    if (seq.numPromptTokens !== undefined) sr.requestPromptTokens.record(seq.numPromptTokens, rid);
+    // The prompt length of every finished sequence, with or without a token (vLLM observes each);
+    // unknown only for a text prompt on an engine that died before reporting it.
+    const prompt = o.numPromptTokens ?? seq.numPromptTokens ?? req.promptLen;
+    if (prompt !== undefined) sr.requestPromptTokens.record(prompt, rid);
+    // New K/V of its prefill: prompt minus cache hits; 0 when it was never prefilled.
+    sr.requestPrefillKvComputedTokens.record(seq.numComputedPromptTokens ?? 0, rid);
+    // Per child, as vLLM observes max_tokens for each finished engine request.
+    sr.paramsMaxTokens.record(req.maxTokens, rid);
     const { queuedTs, scheduledTs, firstTokenTs, lastTokenTs } = seq;
     // The engine-clock intervals exist only for a sequence that produced a token.
     if (scheduledTs !== undefined && firstTokenTs !== undefined && lastTokenTs !== undefined) {
@@ -157,7 +185,6 @@ export class EngineStats {
     if (req.finished === req.n) {
       this.finishedTimings.set(rid, timingsOf(req, now));
       sr.paramsN.record(req.n, rid);
-      sr.paramsMaxTokens.record(req.maxTokens, rid);
       sr.maxNumGenerationTokens.record(req.maxGenerationTokens, rid);
       this.requests.delete(rid);
     }

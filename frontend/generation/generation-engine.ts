@@ -40,7 +40,7 @@ export class GenerationEngine {
     /** The `engine` label: the lowest slot free when the worker became ready. */
     readonly index: number,
     modelName: string,
-    metrics: Pick<MetricsPort, 'get'>,
+    metrics: Pick<MetricsPort, 'byKey'>,
     cache: CacheConfigInfo,
     nowMs: () => number,
     private readonly post: (msg: ToGenWorkerMessage) => boolean,
@@ -61,7 +61,7 @@ export class GenerationEngine {
   /** Sends a request (text, or token ids as `promptTokenIds`) to the engine; false when the worker cannot be reached. */
   add(requestId: string, arrivalMs: number, prompt: string | readonly number[], params: GenSamplingParams & { readonly max_tokens: number }, sink: GenerationSink): boolean {
     const n = params.n ?? 1;
-    this.stats.addRequest(requestId, arrivalMs, n, params.max_tokens);
+    this.stats.addRequest(requestId, arrivalMs, n, params.max_tokens, typeof prompt === 'string' ? undefined : prompt.length);
     this.sinks.set(requestId, { sink, n, finished: 0, seenOutput: false });
     const add: ToGenWorkerMessage = typeof prompt === 'string'
       ? { type: 'tsserve.gen.add', requestId, prompt, params }

@@ -1,7 +1,8 @@
 /**
  * The periodic log line of one engine (vLLM's LoggingStatLogger): throughputs are averages
  * over the time since the previous line, on the frontend's monotonic clock; the prompt
- * throughput counts only COMPUTED prompt tokens (prefix-cache hits excluded), as vLLM does.
+ * throughput counts prompt minus prefix-cache hits, once per sequence at its first output (a
+ * recompute after a preemption is not counted again), as vLLM does.
  * After two consecutive idle intervals the line is demoted to debug. A speculating engine adds
  * vLLM's SpecDecodingLogging line for intervals that had drafts.
  */
@@ -37,7 +38,7 @@ export class LoggingStatLogger {
     this.lastLogMs = nowMs();
   }
 
-  /** One step's token counts: computed prompt tokens and sampled tokens. */
+  /** One step's token counts: prompt minus cached tokens of first outputs, and sampled tokens. */
   recordStep(computedPromptTokens: number, generationTokens: number, firstOutputs: number): void {
     this.promptTokens += computedPromptTokens;
     this.generationTokens += generationTokens;

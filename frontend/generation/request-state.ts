@@ -15,6 +15,8 @@ export interface SequenceState {
   numGenerationTokens: number;
   /** Full prompt length from the prefill stats of the first output (cached tokens included). */
   numPromptTokens: number | undefined;
+  /** Prompt tokens whose K/V its prefill computed (prompt minus prefix-cache hits), from the same stats. */
+  numComputedPromptTokens: number | undefined;
   finishReason: FinishReason | undefined;
 }
 
@@ -26,19 +28,21 @@ export interface RequestState {
   readonly n: number;
   /** The effective max_tokens sent to the engine. */
   readonly maxTokens: number;
+  /** The prompt length when the frontend sent token ids (else the engine reports it). */
+  readonly promptLen: number | undefined;
   readonly seqs: SequenceState[];
   finished: number;
   maxGenerationTokens: number;
 }
 
 /** A fresh request state with n empty sequences. */
-export function newRequestState(requestId: string, arrivalMs: number, n: number, maxTokens: number): RequestState {
+export function newRequestState(requestId: string, arrivalMs: number, n: number, maxTokens: number, promptLen?: number): RequestState {
   const seqs: SequenceState[] = [];
   for (let i = 0; i < n; i++) {
     seqs.push({
       queuedTs: undefined, scheduledTs: undefined, firstTokenTs: undefined, lastTokenTs: undefined,
-      numGenerationTokens: 0, numPromptTokens: undefined, finishReason: undefined,
+      numGenerationTokens: 0, numPromptTokens: undefined, numComputedPromptTokens: undefined, finishReason: undefined,
     });
   }
-  return { requestId, arrivalMs, n, maxTokens, seqs, finished: 0, maxGenerationTokens: 0 };
+  return { requestId, arrivalMs, n, maxTokens, promptLen, seqs, finished: 0, maxGenerationTokens: 0 };
 }

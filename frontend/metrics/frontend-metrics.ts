@@ -90,6 +90,8 @@ export class FrontendMetrics {
   /** False when no sink runs (`--metrics-mode off`): the workers' caches are no-ops then. */
   readonly enabled: boolean;
   private readonly metrics = new Map<string, CachedMetric | HiddenMetric>();
+  /** The yaml's `key:` → its metric (the code binds the families it fills by key). */
+  private readonly keyed = new Map<string, CachedMetric | HiddenMetric>();
   private readonly maxAutoDetected: number;
   private autoDetected = 0;
   private readonly sinks: readonly Sink[];
@@ -133,6 +135,7 @@ export class FrontendMetrics {
       }
       if (spec.hidden === true) this.metrics.set(spec.name, new HiddenMetric(spec));
       else this.create(spec, this.self, config.limits.maxSeriesPerMetric);
+      if (spec.key !== undefined) this.keyed.set(spec.key, this.metrics.get(spec.name)!);
     }
     const summary = stabilitySummary(this.config);
     if (summary !== null) this.log('warn', summary);
@@ -175,6 +178,11 @@ export class FrontendMetrics {
   /** The metric named `name`, of any type; null if undeclared. */
   get(name: string): FrontendMetric | null {
     return this.metrics.get(name) ?? null;
+  }
+
+  /** The metric whose yaml entry has `key: KEY`; null if no entry has it. */
+  byKey(key: string): FrontendMetric | null {
+    return this.keyed.get(key) ?? null;
   }
 
   /** The counter named `name`; null if undeclared or not a counter. */

@@ -18,6 +18,8 @@ export interface MetricHandle {
 /** What the server needs from the metrics cache. */
 export interface MetricsPort {
   get(name: string): MetricHandle | null;
+  /** The metric declared with `key: KEY` in the yaml (the families the server fills bind so). */
+  byKey(key: string): MetricHandle | null;
   /** The exposition; `format` defaults to the text format 0.0.4. */
   prometheusText(names?: readonly string[], format?: 'text' | 'openmetrics'): Promise<string>;
   readonly prometheusContentType: string;

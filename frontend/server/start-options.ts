@@ -29,6 +29,7 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'model-store', kind: 'string', def: './model-store', help: 'model store directory (the default one is generated when missing)' },
   { flag: 'models', kind: 'list', def: ['all'], help: 'models to load: NAME=DIR ... or NAME=DIR,NAME=DIR (DIR inside the store) or all' },
   { flag: 'metrics-config', kind: 'string', def: null, help: "metrics.yaml (default: the repo's metrics.yaml)" },
+  { flag: 'metrics-profile', kind: 'string', def: null, help: "vllm: vLLM's metric names on /metrics (the repo's metrics-vllm.yaml); instead of --metrics-config" },
   { flag: 'metrics-mode', kind: 'string', def: null, help: 'tslog,prometheus,statsd (comma list; overrides mode: in the yaml); off = no metrics' },
   { flag: 'statsd-address', kind: 'string', def: null, help: "HOST:PORT of the StatsD agent (default: the yaml's statsd block)" },
   { flag: 'log-dir', kind: 'string', def: './logs', help: 'directory of ts_log.log, access_log.log, ts_metrics.log, model_metrics.log and key_file.json' },
@@ -62,6 +63,8 @@ export interface StartOptions {
   readonly modelStoreIsDefault: boolean;
   readonly models: readonly string[];
   readonly metricsConfig: string | null;
+  /** `--metrics-profile NAME`: a shipped metrics configuration (only `vllm`). */
+  readonly metricsProfile: string | null;
   readonly metricsMode: string | null;
   readonly statsdAddress: string | null;
   readonly logDir: string;

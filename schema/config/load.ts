@@ -53,6 +53,15 @@ export function formatProblem(p: ConfigProblem): string {
   return p.line > 0 ? `${file}:${p.line}:${p.col}: ${p.message}` : `${file}: ${p.message}`;
 }
 
+/** Shipped metrics configurations by `--metrics-profile` name, as files at the repo root. */
+export const METRICS_PROFILES: Readonly<Record<string, string>> = { vllm: 'metrics-vllm.yaml' };
+
+/** The file of a shipped profile, or null for an unknown name. */
+export function profileConfigPath(name: string): string | null {
+  const f = METRICS_PROFILES[name];
+  return f === undefined ? null : path.resolve(import.meta.dirname, '..', '..', '..', f);
+}
+
 /** The repo's root metrics.yaml (this file runs from dist/schema/config). */
 export function defaultMetricsConfigPath(): string {
   return path.resolve(import.meta.dirname, '..', '..', '..', 'metrics.yaml');

@@ -58,7 +58,7 @@ function spec(m: Record<string, unknown>, section: Section, type: MetricType, po
   const help = typeof m.help === 'string' && m.help.trim() !== '' ? m.help.trim() : defaultHelp(name, type, unit);
   const deprecated = deprecation(m.deprecated);
   return {
-    name, section, type, unit, dimensions, hostLabel, help: withNotice(help, deprecated),
+    name, ...(typeof m.key === 'string' ? { key: m.key } : {}), section, type, unit, dimensions, hostLabel, help: withNotice(help, deprecated),
     buckets: type === 'histogram' ? buckets(m.buckets, unit) : [], pos,
     // Only when declared, so the catalog's JSON of an ordinary metric is unchanged.
     ...(deprecated !== null ? { deprecated } : {}), ...(m.hidden === true ? { hidden: true } : {}),
@@ -73,6 +73,7 @@ function deprecation(value: unknown): Deprecation | null {
     since: typeof value.since === 'string' ? value.since : null,
     replacement: typeof value.replacement === 'string' ? value.replacement : null,
     note: null,
+    ...(typeof value.hidden_since === 'string' ? { hiddenSince: value.hidden_since } : {}),
   };
 }
 

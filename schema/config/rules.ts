@@ -27,6 +27,7 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
   checkCentralDimensions(doc, loc, emit);
   checkMode(doc, emit);
   const seen = new Map<string, { where: string; line: number }>();
+  const keys = new Map<string, { where: string; line: number }>();
   const names = allNames(doc);
   for (const section of SECTIONS) {
     for (const type of TYPES) {
@@ -37,6 +38,7 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
         const where = metricWhere(doc, section, type, i);
         const base: DocPath = [section, type, i];
         checkName(metric, where, base, loc, emit, seen, `${section}.${type}`);
+        checkKey(metric, where, base, loc, emit, keys);
         checkDimensions(metric, where, base, emit);
         checkReserved(metric, type, where, base, emit);
         checkReplacement(metric, where, base, names, emit);
@@ -94,6 +96,20 @@ function checkName(
   else emit(path, `${where}: name already used by the metric in ${prev.where} at line ${prev.line}; names must be unique across the file (any section, any type), rename one`);
 }
 
+/** A key names one metric: the code binds by it, so two entries with one key would be ambiguous. */
+function checkKey(
+  metric: Record<string, unknown>, where: string, base: DocPath, loc: Locator, emit: Emit,
+  keys: Map<string, { where: string; line: number }>,
+): void {
+  const key = metric.key;
+  if (typeof key !== 'string') return; // absent, or the schema reports it
+  const path = [...base, 'key'];
+  const prev = keys.get(key);
+  const line = loc.value(path).line;
+  if (prev === undefined) keys.set(key, { where, line });
+  else emit(path, `${where}: key "${key}" already names ${prev.where} at line ${prev.line}; keys must be unique across the file (the server binds each to one metric), remove or change one`);
+}
+
 /** Every metric name of the file, for `deprecated.replacement`. */
 function allNames(doc: Record<string, unknown>): string[] {
   const out: string[] = [];
@@ -113,6 +129,7 @@ function checkReplacement(metric: Record<string, unknown>, where: string, base: 
     emit([...base, 'deprecated'], `${where}: "deprecated" must be a notice string or a mapping {since: "X.Y", replacement: NAME}, not ${showValue(d)}`);
     return;
   }
+  checkHiddenSince(metric, where, base, emit);
   const r = getAt(metric, ['deprecated', 'replacement']);
   if (typeof r !== 'string' || !METRIC_NAME_RE.test(r)) return; // the schema reports it
   const path = [...base, 'deprecated', 'replacement'];
@@ -121,6 +138,18 @@ function checkReplacement(metric: Record<string, unknown>, where: string, base: 
     const guess = didYouMean(r, names);
     emit(path, `${where}: deprecated.replacement "${r}" is not declared in this file; ${guess !== null ? `did you mean "${guess}"?` : 'declare the new metric too'}`);
   }
+}
+
+/** `hidden_since` cannot come before `since`: a metric is deprecated (with its notice) before it hides. */
+function checkHiddenSince(metric: Record<string, unknown>, where: string, base: DocPath, emit: Emit): void {
+  const since = getAt(metric, ['deprecated', 'since']);
+  const hide = getAt(metric, ['deprecated', 'hidden_since']);
+  if (typeof since !== 'string' || typeof hide !== 'string') return;
+  const a = /^(\d+)\.(\d+)$/.exec(since);
+  const b = /^(\d+)\.(\d+)$/.exec(hide);
+  if (a === null || b === null) return; // the schema reports it
+  const before = Number(b[1]) < Number(a[1]) || (Number(b[1]) === Number(a[1]) && Number(b[2]) < Number(a[2]));
+  if (before) emit([...base, 'deprecated', 'hidden_since'], `${where}: deprecated.hidden_since ${hide} comes before since ${since}; a metric is hidden at the earliest in the version that deprecates it`);
 }
 
 /** The reserved-name rules shared with auto-detection (declaration.ts); grammar is the schema's. */

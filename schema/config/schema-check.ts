@@ -24,7 +24,7 @@ const ajv = new Ajv({ allErrors: true, strict: true });
 const validate = ajv.compile(schemaJson);
 
 const TOP_KEYS = Object.keys(schemaJson.properties);
-const METRIC_FIELDS = ['name', 'unit', 'dimensions', 'help', 'deprecated', 'hidden', 'merge'];
+const METRIC_FIELDS = ['name', 'key', 'unit', 'dimensions', 'help', 'deprecated', 'hidden', 'merge'];
 
 /** Hints for keys people carry over from TorchServe, vLLM or other metric configs. */
 const TOP_HINTS: Readonly<Record<string, string>> = {
@@ -98,7 +98,7 @@ function translate(doc: unknown, loc: Locator, err: ErrorObject): Finding | null
         return make(keyPath, `${pre}unknown field "${prop}"; ${hint}`, true);
       }
       if (path.length === 4 && isSection(path[0]) && path[3] === 'deprecated') {
-        return make(keyPath, `${pre}unknown field "deprecated.${prop}"; ${hintFor(prop, ['since', 'replacement'])}`, true);
+        return make(keyPath, `${pre}unknown field "deprecated.${prop}"; ${hintFor(prop, ['since', 'replacement', 'hidden_since'])}`, true);
       }
       const parent = getAt(schemaJson.properties, [String(path[0]), 'properties']);
       const allowed = typeof parent === 'object' && parent !== null ? Object.keys(parent) : [];
@@ -173,6 +173,7 @@ function nameMessage(pre: string, path: DocPath, value: unknown): string {
     if (v === '') return `${pre}"name" is empty; give the metric a name matching [a-zA-Z_:][a-zA-Z0-9_:]*`;
     return `${pre}name "${v}" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "${suggestName(v, false)}"`;
   }
+  if (last === 'key') return `${pre}key "${String(value)}" is not a valid key; use dotted lowercase words, e.g. "llm.time_to_first_token"`;
   if (last === 'unit' && value === '') return `${pre}"unit" is empty; write the unit, e.g. Count, Milliseconds or Percent`;
   if (value === '') return `${pre}${fieldWords(path)} is empty; give it a value`;
   return `${pre}${fieldWords(path)} is not valid (${showValue(value)})`;

@@ -3,7 +3,9 @@
  * `deprecated: {since: "X.Y", replacement: NAME}` says so first in its HELP; it is still shown in
  * X.Y and X.(Y+1), then hidden (not exposed, not logged, not sent) unless the operator passes
  * `--show-hidden-metrics-for-version` naming the previous minor version, which shows what that
- * version showed — one more minor version to migrate dashboards. `hidden: true` hides a metric
+ * version showed — one more minor version to migrate dashboards. `hidden_since: "X.Y"` hides it
+ * earlier (vLLM's policy: hidden the version after; the vLLM profile's `vllm:gpu_cache_usage_perc`
+ * is hidden in the version that deprecates it). `hidden: true` hides a metric
  * outright. Decided once, before the caches are built: both sides get the resolved config.
  */
 import { readFileSync } from 'node:fs';
@@ -72,10 +74,15 @@ function minorsBetween(a: MinorVersion, b: MinorVersion): number {
   return b.minor - a.minor;
 }
 
-/** Whether a deprecation is past its grace at `at`: shown in `since` and the next minor only. */
+/**
+ * Whether a deprecation is past its grace at `at`: shown in `since` and the next minor only, or
+ * up to the minor before `hiddenSince` when one is declared (vLLM hides the version after).
+ */
 function expired(d: Deprecation | null | undefined, at: MinorVersion): boolean {
   const since = d?.since === null || d?.since === undefined ? null : parseMinorVersion(d.since);
-  return since !== null && minorsBetween(since, at) > 1;
+  if (since === null) return false;
+  const hide = d?.hiddenSince === undefined ? null : parseMinorVersion(d.hiddenSince);
+  return hide !== null ? minorsBetween(hide, at) >= 0 : minorsBetween(since, at) > 1;
 }
 
 /**

@@ -44,7 +44,7 @@ describe('tsserve start (start-up checks)', function () {
       return flag === undefined ? [] : [[flag, /^ +env (TS_[A-Z_]+)$/.exec(lines[i + 1] ?? '')?.[1] ?? null]];
     });
     const flags = [
-      '--inference-address', '--management-address', '--metrics-address', '--model-store', '--models', '--metrics-config',
+      '--inference-address', '--management-address', '--metrics-address', '--model-store', '--models', '--metrics-config', '--metrics-profile',
       '--metrics-mode', '--statsd-address', '--log-dir', '--log-level', '--metric-time-interval', '--disable-system-metrics',
       '--enable-token-auth', '--max-request-size', '--max-json-depth', '--max-json-elements', '--request-timeout', '--header-timeout', '--request-idle-timeout',
       '--job-queue-size', '--disable-log-stats', '--log-stats-interval',

@@ -11,7 +11,7 @@ import type { EngineArgDef } from '../../schema/engine-args.js';
 function sample(d: EngineArgDef): unknown {
   switch (d.type) {
     case 'int': return (d.min ?? 0) + 7;
-    case 'number': return 2.5;
+    case 'number': return d.max === undefined ? 2.5 : d.max / 2;
     case 'bool': return false;
     case 'layout': return 'hf';
     case 'ids': return [3, 4];
@@ -34,12 +34,12 @@ describe('validateEngineArgs', () => {
     const cfg = resolveEngineConfig({
       ...MODEL, max_position_embeddings: 512, max_model_len: 300, block_size: 8, num_gpu_blocks_override: 40, max_num_seqs: 64,
       max_num_batched_tokens: 1024, enable_chunked_prefill: true, long_prefill_token_threshold: 64, enable_prefix_caching: false,
-      stats_interval_ms: 5, disable_log_stats: true, threads: 2, row_grow_step: 32, add_bos: false, layout: 'fast', suppress_tokens: [256, 258],
+      stats_interval_ms: 5, disable_log_stats: true, kv_cache_metrics_sample: 0.5, threads: 2, row_grow_step: 32, add_bos: false, layout: 'fast', suppress_tokens: [256, 258],
     });
     expect(cfg).to.deep.equal({
       model: { vocabSize: 259, numLayers: 4, numHeads: 4, headDim: 64, maxContext: 512, bosId: 256, eosId: 257, padId: 258 },
       layout: 'fast', blockSize: 8, numBlocks: 40, numRowTokens: 320, maxNumSeqs: 64, maxNumBatchedTokens: 1024, enableChunkedPrefill: true,
-      prefillChunkSize: 64, enablePrefixCaching: false, maxModelLen: 300, statsIntervalMs: 5, disableLogStats: true, threads: 2, rowGrowStep: 32,
+      prefillChunkSize: 64, enablePrefixCaching: false, maxModelLen: 300, statsIntervalMs: 5, disableLogStats: true, kvCacheMetricsSample: 0.5, threads: 2, rowGrowStep: 32,
       addBos: false, eosTokenIds: [257], suppressTokenIds: [256, 258], speculative: null,
     });
     expect(resolveEngineConfig({ ...MODEL, kv_cache_memory_bytes: 131072 * 10, eos_token_id: [257, 10] })).to.deep.include({ numBlocks: 5, numRowTokens: 80, eosTokenIds: [257, 10] });

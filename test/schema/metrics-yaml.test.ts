@@ -46,6 +46,8 @@ describe('metrics.yaml (repo root)', () => {
       'counter ts_num_preemptions_total Count [model_name,engine] ',
       'counter ts_prefix_cache_queries_total Tokens [model_name,engine] ',
       'counter ts_prefix_cache_hits_total Tokens [model_name,engine] ',
+      'counter ts_prompt_tokens_by_source_total Tokens [model_name,engine,source] ',
+      'counter ts_prompt_tokens_cached_total Tokens [model_name,engine] ',
       'counter ts_spec_decode_num_drafts_total Count [model_name,engine] ',
       'counter ts_spec_decode_num_draft_tokens_total Tokens [model_name,engine] ',
       'counter ts_spec_decode_num_accepted_tokens_total Tokens [model_name,engine] ',
@@ -68,6 +70,10 @@ describe('metrics.yaml (repo root)', () => {
       `histogram ts_request_max_num_generation_tokens Tokens [model_name,engine] ${ONE_TWO_FIVE.join(',')}`,
       'histogram ts_iteration_tokens Tokens [model_name,engine] 1,8,16,32,64,128,256,512,1024,2048,4096,8192,16384',
       'histogram ts_request_params_n Count [model_name,engine] 1,2,5,10,20',
+      'histogram ts_request_prefill_kv_computed_tokens Tokens [model_name,engine] 1,2,5,10,20,50,100,200,500,1000,2000,5000,10000',
+      'histogram ts_kv_block_lifetime_seconds Seconds [model_name,engine] 0.001,0.002,0.005,0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10,20,30,60,120,300,600,1200,1800',
+      'histogram ts_kv_block_idle_before_evict_seconds Seconds [model_name,engine] 0.001,0.002,0.005,0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10,20,30,60,120,300,600,1200,1800',
+      'histogram ts_kv_block_reuse_gap_seconds Seconds [model_name,engine] 0.001,0.002,0.005,0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10,20,30,60,120,300,600,1200,1800',
     ]);
     expect(llm.every((m) => m.hostLabel === null && m.section === 'ts_metrics')).to.equal(true);
   });

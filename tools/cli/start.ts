@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { MetricsConfig, SinkMode } from '../../schema/types.js';
-import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
+import { METRICS_PROFILES, defaultMetricsConfigPath, formatProblem, loadMetricsConfig, profileConfigPath } from '../../schema/config/load.js';
 import { parseModeWord } from '../../schema/config/modes.js';
 import { packageVersion, showHiddenProblem } from '../../schema/config/stability.js';
 import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
@@ -116,13 +116,19 @@ export async function run(argv: readonly string[]): Promise<number> {
   const showHidden = opts.showHiddenMetricsForVersion;
   const hiddenProblem = showHidden === null ? null : showHiddenProblem(serverVersion, showHidden);
   if (hiddenProblem !== null) problems.push(hiddenProblem);
+  let profileFile: string | null = null;
+  if (opts.metricsProfile !== null) {
+    profileFile = profileConfigPath(opts.metricsProfile);
+    if (profileFile === null) problems.push(`--metrics-profile: unknown profile '${opts.metricsProfile}' (known: ${Object.keys(METRICS_PROFILES).join(', ')})`);
+    else if (opts.metricsConfig !== null) problems.push('--metrics-profile and --metrics-config both name the metrics configuration; give one');
+  }
   if (problems.length > 0 || inference === null || management === null || metricsAddr === null) {
     for (const p of problems) process.stderr.write(`tsserve start: ${p}\n`);
     return 2;
   }
 
   // Validate metrics.yaml once, completely; the parsed config goes to every worker as is.
-  const configFile = path.resolve(opts.metricsConfig ?? defaultMetricsConfigPath());
+  const configFile = path.resolve(opts.metricsConfig ?? profileFile ?? defaultMetricsConfigPath());
   const loaded = loadMetricsConfig(configFile);
   if (!loaded.ok) {
     process.stderr.write(`tsserve start: invalid metrics config ${configFile} (${loaded.problems.length} problem(s)); not starting:\n`);

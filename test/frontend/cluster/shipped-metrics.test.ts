@@ -22,6 +22,7 @@ function recordingPort(): { port: MetricsPort; records: string[] } {
       if (s === undefined) return null;
       return { spec: s, bind: (dims) => ({ record: (v: number, _r?: string, _t?: number, source?: string) => { records.push(`${name}${JSON.stringify(dims)} ${v}${source !== undefined ? ` ${source}` : ''}`); } }) };
     },
+    byKey: () => null,
     prometheusText: () => Promise.resolve(''), prometheusContentType: '', modes: ['prometheus'], close: () => Promise.resolve(),
   };
   return { port, records };

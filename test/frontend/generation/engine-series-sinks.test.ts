@@ -33,7 +33,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('should render each of the 28 families in tslog, prometheus and statsd', async () => {
+  it('should render each of the 34 keyed families in tslog, prometheus and statsd', async () => {
     const loaded = loadMetricsConfig(defaultMetricsConfigPath());
     if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
     const fm = new FrontendMetrics(loaded.config, {
@@ -54,15 +54,17 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     const step2: EngineCoreOutputs = {
       timestamp: 80, numPromptTokens: 0, numGenerationTokens: 1,
       outputs: [{ requestId: 'r1', index: 0, newTokenIds: [66], text: 'B', events: [], finishReason: 'length' }],
-      stats: { ...gauges, numRunning: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 16 },
+      stats: { ...gauges, numRunning: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 16, kvEvictions: [{ lifetimeMs: 500, idleMs: 200, reuseGapsMs: [100] }] },
     };
     now = 1060;
     stats.onStep(step1);
     now = 1090;
     stats.onStep(step2);
 
-    const names = Object.keys(ENGINE_METRICS);
-    expect(names.length).to.equal(28);
+    // The families the code fills, as the yaml names them (every key but the vLLM profile's deprecated alias).
+    const names = loaded.config.metrics.filter((m) => m.key !== undefined && ENGINE_METRICS[m.key] !== undefined).map((m) => m.name);
+    expect(names.length).to.equal(34);
+    expect(Object.keys(ENGINE_METRICS).filter((k) => !loaded.config.metrics.some((m) => m.key === k))).to.deep.equal(['llm.gpu_cache_usage']);
     const text = await fm.prometheusText(names);
     await fm.close();
     await until(() => names.every((n) => received.some((l) => l.startsWith(`${n}:`))), { message: 'a statsd line of every family', observe: () => received });
@@ -80,6 +82,9 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     expect(received).to.include('ts_inter_token_latency_seconds:30|ms|#model_name:tiny,engine:0');
     expect(received).to.include('ts_request_prompt_tokens:5|h|#model_name:tiny,engine:0');
     expect(text).to.contain('ts_request_success_total{model_name="tiny",engine="0",finished_reason="length"} 1');
+    expect(received).to.include('ts_kv_block_lifetime_seconds:500|ms|#model_name:tiny,engine:0');
+    expect(received).to.include('ts_kv_block_reuse_gap_seconds:100|ms|#model_name:tiny,engine:0');
+    expect(text).to.contain('ts_prompt_tokens_by_source_total{model_name="tiny",engine="0",source="local_compute"} 5');
     expect(tslog).to.match(/ - ts_request_inference_time_seconds\.Seconds:0\.06\|#model_name:tiny,engine:0\|#hostname:h,requestID:r1,timestamp:\d+\n/);
   });
 });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { EngineCoreOutputs, GenRequestOutput } from '../../../schema/engine-ipc.js';
 import { bindEngineSeries } from '../../../frontend/generation/engine-series.js';
 import { EngineStats } from '../../../frontend/generation/engine-stats.js';
+import type { LoggingStatLogger } from '../../../frontend/generation/logging-stat-logger.js';
 import { FakeMetrics } from './fake-metrics.js';
 
 const CACHE = { blockSize: 16, numBlocks: 64, enablePrefixCaching: true };
@@ -73,14 +74,14 @@ describe('EngineStats', () => {
     expect(m.values('ts_request_decode_time_seconds')).to.deep.equal([0]);
   });
 
-  it('should count n once per request with value n, and success once per sequence', () => {
+  it('should count n once per request with value n, max_tokens once per sequence, and success once per sequence', () => {
     stats.addRequest('r', 1000, 2, 2);
     const pf = { numPromptTokens: 5, numCachedTokens: 0, numComputedTokens: 5 };
     const ev = [{ type: 'QUEUED' as const, ts: 1 }, { type: 'SCHEDULED' as const, ts: 2 }];
     stats.onStep(step(10, [out('r', 0, 1, { prefill: pf, events: ev }), out('r', 1, 1, { prefill: pf, events: ev })]));
     stats.onStep(step(20, [out('r', 0, 1, { finishReason: 'length' }), out('r', 1, 0, { finishReason: 'stop' })]));
     expect(m.values('ts_request_params_n')).to.deep.equal([2]);
-    expect(m.values('ts_request_params_max_tokens')).to.deep.equal([2]);
+    expect(m.values('ts_request_params_max_tokens')).to.deep.equal([2, 2]);
     expect(m.values('ts_request_max_num_generation_tokens')).to.deep.equal([2]);
     expect(m.sum('ts_request_success_total{finished_reason=length}')).to.equal(1);
     expect(m.sum('ts_request_success_total{finished_reason=stop}')).to.equal(1);
@@ -131,5 +132,49 @@ describe('EngineStats', () => {
     stats.failAll('error');
     expect(m.sum('ts_request_success_total{finished_reason=error}')).to.equal(2);
     expect(stats.inFlight).to.equal(0);
+  });
+  it('should observe the prompt length of a sequence that finished with no token (from the engine, or from the token ids given)', () => {
+    stats.addRequest('t', 1000, 1, 5);
+    stats.onStep(step(10, [out('t', 0, 0, { events: [{ type: 'QUEUED', ts: 1 }], finishReason: 'abort', numPromptTokens: 9 })]));
+    stats.addRequest('ids', 1000, 2, 5, 4);
+    stats.failAll('error');
+    expect(m.values('ts_request_prompt_tokens')).to.deep.equal([9, 4, 4]);
+    expect(m.values('ts_request_prefill_kv_computed_tokens')).to.deep.equal([0, 0, 0]);
+    expect(m.values('ts_prompt_tokens_total')).to.deep.equal([0]);
+  });
+
+  it('should split prompt tokens by source (compute + cache hit = prompt) and observe the prefill KV computed per sequence', () => {
+    stats.addRequest('r', 1000, 2, 3);
+    const ev = [{ type: 'QUEUED' as const, ts: 1 }, { type: 'SCHEDULED' as const, ts: 2 }];
+    stats.onStep(step(10, [
+      out('r', 0, 1, { events: ev, prefill: { numPromptTokens: 40, numCachedTokens: 0, numComputedTokens: 40 } }),
+      out('r', 1, 1, { events: ev, prefill: { numPromptTokens: 40, numCachedTokens: 32, numComputedTokens: 8 } }),
+    ]));
+    stats.onStep(step(20, [out('r', 0, 1, { finishReason: 'stop', numPromptTokens: 40 }), out('r', 1, 1, { finishReason: 'stop', numPromptTokens: 40 })]));
+    expect(m.values('ts_prompt_tokens_total')).to.deep.equal([0, 80]);
+    expect(m.values('ts_prompt_tokens_by_source_total{source=local_compute}')).to.deep.equal([0, 48]);
+    expect(m.values('ts_prompt_tokens_by_source_total{source=local_cache_hit}')).to.deep.equal([0, 32]);
+    expect(m.values('ts_prompt_tokens_cached_total')).to.deep.equal([0, 32]);
+    expect(m.values('ts_request_prefill_kv_computed_tokens')).to.deep.equal([40, 8]);
+    expect(m.values('ts_request_prompt_tokens')).to.deep.equal([40, 40]);
+    expect(m.values('ts_request_params_max_tokens')).to.deep.equal([3, 3]);
+  });
+
+  it('should observe each sampled KV eviction in the three residency histograms, in seconds', () => {
+    const base = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 0, numPreemptions: 0, numSteps: 1 };
+    stats.onStep(step(1, [], { stats: { ...base, kvEvictions: [{ lifetimeMs: 1500, idleMs: 250, reuseGapsMs: [100, 200, 300] }, { lifetimeMs: 20, idleMs: 20, reuseGapsMs: [] }] } }));
+    expect(m.values('ts_kv_block_lifetime_seconds')).to.deep.equal([1.5, 0.02]);
+    expect(m.values('ts_kv_block_idle_before_evict_seconds')).to.deep.equal([0.25, 0.02]);
+    expect(m.values('ts_kv_block_reuse_gap_seconds')).to.deep.equal([0.1, 0.2, 0.3]);
+  });
+
+  it('should give the stat log the prompt minus cached tokens of first outputs, not the step\'s recomputed tokens', () => {
+    const logged: number[][] = [];
+    const s2 = new EngineStats(bindEngineSeries(m, 'tiny', '1', CACHE), () => now, { recordStep: (p: number, g: number, f: number) => logged.push([p, g, f]), recordStats: () => undefined } as unknown as LoggingStatLogger);
+    s2.addRequest('r', 1000, 1, 3);
+    s2.onStep(step(10, [out('r', 0, 1, { prefill: { numPromptTokens: 40, numCachedTokens: 32, numComputedTokens: 8 } })], { numPromptTokens: 8 }));
+    // A recompute after a preemption: the step computed 41 prompt tokens, none is a first output.
+    s2.onStep(step(20, [out('r', 0, 1)], { numPromptTokens: 41 }));
+    expect(logged).to.deep.equal([[8, 1, 1], [0, 1, 0]]);
   });
 });

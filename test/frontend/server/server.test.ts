@@ -30,6 +30,7 @@ class RecordingMetrics implements MetricsPort {
     if (s === undefined) return null;
     return { spec: s, bind: (dims) => ({ record: (v: number) => { this.records.push(`${name}${JSON.stringify(dims)} ${v}`); } }) };
   }
+  byKey(): MetricHandle | null { return null; }
   prometheusText(): Promise<string> { return Promise.resolve('# fake\n'); }
   close(): Promise<void> { return Promise.resolve(); }
 }

@@ -10,7 +10,7 @@ describe('parseStartOptions', () => {
     });
     expect(r).to.deep.equal({ ok: true, options: {
       help: false, inferenceAddress: 'http://127.0.0.1:8080', managementAddress: 'http://127.0.0.1:8081', metricsAddress: 'http://127.0.0.1:8082',
-      modelStore: './model-store', modelStoreIsDefault: true, models: ['a=x', 'b=y'], metricsConfig: null, metricsMode: 'statsd',
+      modelStore: './model-store', modelStoreIsDefault: true, models: ['a=x', 'b=y'], metricsConfig: null, metricsProfile: null, metricsMode: 'statsd',
       statsdAddress: null, logDir: '/tmp/l', logLevel: 'info', metricTimeInterval: 5, disableSystemMetrics: true, enableTokenAuth: false,
       maxRequestSize: 1048576, maxJsonDepth: 32, maxJsonElements: 262144, requestTimeout: 30000, requestIdleTimeout: 10000, headerTimeout: 30000, apiServerCount: 1,
       jobQueueSize: 0, logStatsInterval: 10, disableLogStats: false, maxWorkers: 0, modelLoadTimeout: 120, shutdownTimeout: 25, showHiddenMetricsForVersion: null,

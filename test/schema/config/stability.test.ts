@@ -59,6 +59,23 @@ describe('metric stability (deprecated / hidden)', () => {
     expect(metricState(c.metrics[3]!, '0.1.0', '0.0')).to.equal('hidden');
   });
 
+  it('should hide from hidden_since on, show it again with the previous minor version, and refuse one before since', () => {
+    const c = load('model_metrics:\n  counter:\n    - {name: New, unit: Count}\n    - name: Old\n      unit: Count\n      deprecated: {since: "0.1", replacement: New, hidden_since: "0.1"}\n');
+    const old = c.metrics[1]!;
+    expect(old.deprecated).to.deep.equal({ since: '0.1', replacement: 'New', note: null, hiddenSince: '0.1' });
+    expect([metricState(old, '0.1.0'), metricState(old, '0.1.0', '0.0'), metricState(old, '0.2.0', '0.1')]).to.deep.equal(['hidden', 'deprecated', 'hidden']);
+    expect(problems('model_metrics:\n  counter:\n    - name: A\n      unit: Count\n      deprecated: {since: "0.2", hidden_since: "0.1"}\n')).to.deep.equal([
+      '5:48: metric "A" in model_metrics.counter: deprecated.hidden_since 0.1 comes before since 0.2; a metric is hidden at the earliest in the version that deprecates it',
+    ]);
+  });
+
+  it('should refuse a key used twice and a key that is not dotted lowercase words, with line and column', () => {
+    expect(problems('model_metrics:\n  counter:\n    - {name: A, key: llm.x, unit: Count}\n    - {name: B, key: llm.x, unit: Count}\n    - {name: C, key: Bad, unit: Count}\n')).to.deep.equal([
+      '4:22: metric "B" in model_metrics.counter: key "llm.x" already names metric "A" in model_metrics.counter at line 3; keys must be unique across the file (the server binds each to one metric), remove or change one',
+      '5:22: metric "C" in model_metrics.counter: key "Bad" is not a valid key; use dotted lowercase words, e.g. "llm.time_to_first_token"',
+    ]);
+  });
+
   it('should accept only the previous minor version for --show-hidden-metrics-for-version', () => {
     expect(showHiddenProblem('0.3.0', '0.2')).to.equal(null);
     expect(showHiddenProblem('0.3.0', '0.1')).to.equal('--show-hidden-metrics-for-version: 0.1 is not accepted; only 0.2, the previous minor version of tsserve 0.3, is accepted');
@@ -107,7 +124,7 @@ describe('metric stability (deprecated / hidden)', () => {
       '5:27: metric "A" in model_metrics.counter: "since" must be a string, not 0.1; quote it ("0.1") so YAML keeps it a version',
       '5:45: metric "A" in model_metrics.counter: deprecated.replacement "Nope" is not declared in this file; declare the new metric too',
       '8:27: metric "B" in model_metrics.counter: "since" is not valid ("1")',
-      '8:32: metric "B" in model_metrics.counter: unknown field "deprecated.also"; remove it (allowed: since, replacement)',
+      '8:32: metric "B" in model_metrics.counter: unknown field "deprecated.also"; remove it (allowed: since, replacement, hidden_since)',
       '11:19: metric "C" in model_metrics.counter: "deprecated" must be a notice string or a mapping {since: "X.Y", replacement: NAME}, not 3',
     ]);
   });
