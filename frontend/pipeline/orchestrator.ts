@@ -87,6 +87,9 @@ export class Orchestrator {
     return this.running + this.waiting;
   }
 
+  /** Requests started so far: where ties between equally loaded replicas start looking. */
+  private turn = 0;
+
   /** Counts of the gauges (running: the thinker has produced output). */
   counts(): { readonly running: number; readonly waiting: number } {
     return { running: this.running, waiting: this.waiting };
@@ -95,8 +98,9 @@ export class Orchestrator {
   /** Starts a request, or says why it cannot start (503: a stage has no replica up). */
   start(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string } {
     const p = this.p;
-    const thinkerReplica = leastLoaded(p.thinker.engines().map((e) => [e.index, e.load]));
-    const vocoderReplica = leastLoaded(p.vocoder.replicas().map((i) => [i, p.vocoder.load(i)]));
+    const turn = this.turn++;
+    const thinkerReplica = leastLoaded(p.thinker.engines().map((e) => [e.index, e.load]), turn);
+    const vocoderReplica = leastLoaded(p.vocoder.replicas().map((i) => [i, p.vocoder.load(i)]), turn);
     if (thinkerReplica === null || vocoderReplica === null) {
       return { status: 503, message: `model ${p.modelName}: stage ${thinkerReplica === null ? p.thinkerStage : p.vocoderStage} has no replica ready` };
     }
@@ -134,9 +138,17 @@ export class Orchestrator {
   }
 }
 
-function leastLoaded(candidates: readonly (readonly [number, number])[]): number | null {
+/**
+ * The replica with the least load; ties go round-robin from `turn` (a counter the caller
+ * advances), so requests that arrive one after another on an idle pool still spread over it.
+ */
+function leastLoaded(candidates: readonly (readonly [number, number])[], turn: number): number | null {
+  const n = candidates.length;
   let best: readonly [number, number] | null = null;
-  for (const c of candidates) if (best === null || c[1] < best[1]) best = c;
+  for (let k = 0; k < n; k++) {
+    const c = candidates[(turn + k) % n]!;
+    if (best === null || c[1] < best[1]) best = c;
+  }
   return best === null ? null : best[0];
 }
 
