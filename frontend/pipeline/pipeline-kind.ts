@@ -61,6 +61,6 @@ export function registerPipelineFrontend(opts: PipelineFrontendOptions = {}): Pi
 /** `handler: vocoder` models serve only as a pipeline's stage: registering one alone is refused (with `all`, skipped with a note). */
 const VOCODER_ALONE: ModelKind = {
   create(config) {
-    throw new RegistrationError(400, `model ${config.name} has handler vocoder: it serves as the code2wav stage of a pipeline model (handler pipeline), not alone`);
+    throw new RegistrationError(400, `model ${config.name} has handler vocoder: it serves as the code2wav stage of a pipeline model (handler pipeline), not alone`, true);
   },
 };

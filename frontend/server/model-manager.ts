@@ -10,7 +10,8 @@ import type { ServedModel } from './served-model.js';
 
 /** A registration refused, with the HTTP status the management API answers. */
 export class RegistrationError extends Error {
-  constructor(readonly status: number, message: string) { super(message); }
+  /** `stageOnly`: the model only serves inside another (a pipeline's stage): with `--models all` that is a note, not an error. */
+  constructor(readonly status: number, message: string, readonly stageOnly = false) { super(message); }
 }
 
 /** Options for one registration. */

@@ -28,7 +28,7 @@ import { FrontendSeries } from './frontend-series.js';
 import type { MetricsPort } from './metrics-port.js';
 import type { ModelKindContext } from './model-kinds.js';
 import { registeredModelKinds } from './model-kinds.js';
-import { ModelManager } from './model-manager.js';
+import { ModelManager, RegistrationError } from './model-manager.js';
 import { healthOf } from './health.js';
 import { StartGate } from '../workers/start-gate.js';
 import { FrontIngest } from '../cluster/front-ingest.js';
@@ -272,7 +272,9 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         if (model !== null) prepared.push(model);
       } catch (e) {
         if (cfg.models !== 'all') throw e;
-        deps.log.error(`model ${m.name} skipped: ${(e as Error).message}`);
+        // A pipeline's stage model is not a broken model: say so without an error line on every start.
+        if (e instanceof RegistrationError && e.stageOnly) deps.log.info(`model ${m.name} not served alone: ${e.message}`);
+        else deps.log.error(`model ${m.name} skipped: ${(e as Error).message}`);
       }
     }
     if (!draining) await Promise.all(prepared.map((m) => m.start().finally(() => fronts?.announce())));

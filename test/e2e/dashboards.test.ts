@@ -76,6 +76,12 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
     removeStores();
   });
 
+  it('should start the whole store (--models all) without an error line: the vocoder stage is noted at info, not skipped as broken', () => {
+    const lines = server!.output().split('\n').filter((l) => l.includes('tiny-vocoder'));
+    expect(lines.filter((l) => l.includes('not served alone')).map((l) => (JSON.parse(l) as { level: string }).level)).to.deep.equal(['info']);
+    expect(server!.output()).to.not.contain('"level":"error"');
+  });
+
   it('should have Prometheus evaluate every generated rule without an error', async () => {
     const res = await fetch(`${prom!.url}/api/v1/rules`);
     const body = (await res.json()) as { data: { groups: Array<{ name: string; rules: Array<{ name: string; health: string; lastError?: string }> }> } };
