@@ -17,8 +17,11 @@ export async function writeModels(root: string): Promise<{ fast: string; hf: str
   return { fast, hf };
 }
 
-/** Logits after the full `tokens`, computed by a fast-layout run with an empty past (no cache). */
-export async function fullRunLogits(s: OrtSession, tokens: readonly number[]): Promise<Float32Array> {
+/**
+ * Logits of the last `numLogits` positions of `tokens` (`[numLogits × vocab]`, the last position
+ * last), computed by a fast-layout run with an empty past (no cache).
+ */
+export async function fullRunLogits(s: OrtSession, tokens: readonly number[], numLogits = 1): Promise<Float32Array> {
   const T = tokens.length;
   const bias = new Float32Array(T * T);
   for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) bias[i * T + j] = j <= i ? 0 : MASK_VALUE;
@@ -26,14 +29,15 @@ export async function fullRunLogits(s: OrtSession, tokens: readonly number[]): P
     input_ids: tensorI64(BigInt64Array.from(tokens, (t) => BigInt(t)), [1, T]),
     position_ids: tensorI64(BigInt64Array.from(tokens, (_, i) => BigInt(i)), [1, T]),
     attn_bias: tensorF32(bias, [1, 1, T, T]),
-    num_logits: tensorI64(BigInt64Array.of(1n), [1]),
+    num_logits: tensorI64(BigInt64Array.of(BigInt(numLogits)), [1]),
   };
   for (let l = 0; l < NUM_LAYERS; l++) {
     feeds[`past_key.${l}`] = tensorF32(new Float32Array(0), [1, NUM_HEADS, 0, HEAD_DIM]);
     feeds[`past_value.${l}`] = tensorF32(new Float32Array(0), [1, NUM_HEADS, 0, HEAD_DIM]);
   }
   const out = await s.run(feeds);
-  return (out.logits!.data as Float32Array).slice(0, VOCAB_SIZE);
+  if (out.logits!.dims.join(',') !== `1,${numLogits},${VOCAB_SIZE}`) throw new Error(`logits dims ${out.logits!.dims.join(',')}, expected 1,${numLogits},${VOCAB_SIZE}`);
+  return (out.logits!.data as Float32Array).slice(0, numLogits * VOCAB_SIZE);
 }
 
 /** Greedy continuation by the reference loop: the whole sequence through the model every step. */
