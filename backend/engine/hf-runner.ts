@@ -141,7 +141,6 @@ export class HfRunner implements ModelRunner {
    * blocks they fill are written. Fetches the presents only.
    */
   private async commit(b: Batch): Promise<void> {
-    const { numHeads: H, headDim: Dh, numLayers: L } = this.spec;
     const B = b.seqIds.length;
     const T = b.pending[0]!.length;
     const P = b.slots;
@@ -160,6 +159,17 @@ export class HfRunner implements ModelRunner {
       }
       for (let s = b.pad[r]!; s < S; s++) setI64(mask, mask32, r * S + s, 1);
     }
+    const feeds = this.feedsOf(b, ids, mask, pos, T, S);
+    const res = await this.timedRun(feeds, this.fetches(false));
+    this.keep(b, res, T);
+    if (b.rowOf.size === 0) this.batch = null;
+  }
+
+  /** The graph's feeds for batch `b`: T new tokens per row, S mask positions, the past as it is. */
+  private feedsOf(b: Batch, ids: BigInt64Array, mask: BigInt64Array, pos: BigInt64Array, T: number, S: number): Record<string, OrtTensorInput> {
+    const { numHeads: H, headDim: Dh, numLayers: L } = this.spec;
+    const B = b.seqIds.length;
+    const P = b.slots;
     const feeds: Record<string, OrtTensorInput> = {
       input_ids: tensorI64(ids, [B, T]),
       attention_mask: tensorI64(mask, [B, S]),
@@ -169,9 +179,7 @@ export class HfRunner implements ModelRunner {
       feeds[this.names.pk[l]!] = tensorF32(b.keys[l]!, [B, H, P, Dh]);
       feeds[this.names.pv[l]!] = tensorF32(b.values[l]!, [B, H, P, Dh]);
     }
-    const res = await this.timedRun(feeds, this.fetches(false));
-    this.keep(b, res, T);
-    if (b.rowOf.size === 0) this.batch = null;
+    return feeds;
   }
 
   /** Takes a run's presents as the batch's rows (T new slots each) and writes the blocks they fill. */
@@ -339,7 +347,7 @@ export class HfRunner implements ModelRunner {
   }
 
   private async runBatch(items: readonly RunItem[], decode: readonly number[], out: (Float32Array | null)[]): Promise<void> {
-    const { numHeads: H, headDim: Dh, numLayers: L, vocabSize: V } = this.spec;
+    const V = this.spec.vocabSize;
     const b = this.ensureBatch(decode.map((i) => items[i]!.seqId));
     const B = b.seqIds.length;
     const P = b.slots;
@@ -369,15 +377,7 @@ export class HfRunner implements ModelRunner {
     // Commit (fetch the presents) every HF_COMMIT_EVERY tokens, or when nobody samples. A lone
     // row's present is small: re-running its pending tokens would cost more than the copy.
     const commit = T >= HF_COMMIT_EVERY || !wantLogits || B === 1;
-    const feeds: Record<string, OrtTensorInput> = {
-      input_ids: tensorI64(ids, [B, T]),
-      attention_mask: tensorI64(mask, [B, S]),
-      position_ids: tensorI64(pos, [B, T]),
-    };
-    for (let l = 0; l < L; l++) {
-      feeds[this.names.pk[l]!] = tensorF32(b.keys[l]!, [B, H, P, Dh]);
-      feeds[this.names.pv[l]!] = tensorF32(b.values[l]!, [B, H, P, Dh]);
-    }
+    const feeds = this.feedsOf(b, ids, mask, pos, T, S);
     const res = await this.timedRun(feeds, commit ? this.fetches(wantLogits) : ['logits']);
     if (commit) this.keep(b, res, T);
     else for (const i of decode) b.pending[b.rowOf.get(items[i]!.seqId)!]!.push(items[i]!.tokens[items[i]!.start]!);
