@@ -12,7 +12,8 @@
  * The server as shipped: the repo's metrics.yaml, tslog + prometheus; "on" is all three sinks,
  * "off" `--metrics-mode off`. Notes (CPU split, per-process CPU busy) go to stderr.
  * `BENCH_ONLY=light|heavy` runs one half, `BENCH_ONLY=metrics` only the light on/off pairs;
- * `BENCH_PAIRS=N` measures on/off N times (alternating which goes first) and takes medians.
+ * `BENCH_PAIRS=N` measures on/off as N pairs (alternating which goes first) and reports the
+ * pair with the median ratio; `BENCH_ONLY=sinks` notes each sink's CPU alone (a diagnosis).
  */
 import autocannon from 'autocannon';
 import { spawnSync } from 'child_process';
@@ -58,6 +59,8 @@ function input(seed: number): number[] {
  * throughputs fall with the CPU share each run gets; the CPU cost per item much less.
  */
 let lastCpuPerItem = Number.NaN;
+/** The same split by process: [worker, frontend] CPU seconds per request of the last served run. */
+let lastCpuSplit: [number, number] = [Number.NaN, Number.NaN];
 
 async function rawOrt(modelFile: string, batch: number): Promise<number> {
   const session = await createSession(modelFile, { threads: 1 });
@@ -135,6 +138,7 @@ async function load(server: Server, tag: string, binary: boolean): Promise<numbe
   const used = pids.map((p, i) => cpuSeconds(p) - cpu0[i]!);
   const busy = used.map((s) => Math.round((s / MEASURE_S) * 100));
   lastCpuPerItem = (used[0]! + used[1]!) / r.requests.total;
+  lastCpuSplit = [used[0]! / r.requests.total, used[1]! / r.requests.total];
   note(`  [${tag}] cpu busy: worker ${busy[0]}%, frontend ${busy[1]}%, autocannon ${busy[2]}%`);
   if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
   return r.requests.total / MEASURE_S;
@@ -175,31 +179,31 @@ function line(bench: string, ours: number, baseline: number, unit: string): void
   process.stdout.write(JSON.stringify({ bench, ours: Math.round(ours * 10) / 10, baseline: Math.round(baseline * 10) / 10, unit, ratio: Math.round((ours / baseline) * 1000) / 1000 }) + '\n');
 }
 
-/** On/off pairs measured back to back (`BENCH_PAIRS`, default 1), alternating which goes first. */
-const PAIRS = Number(process.env.BENCH_PAIRS ?? 1);
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
+/** On/off pairs measured back to back (`BENCH_PAIRS`, default 3), alternating which goes first. */
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
 
 /**
- * Metrics on (all three sinks) vs `--metrics-mode off`: each figure is the median over the
- * pairs, so one noisy server start on this shared machine does not decide the ratio.
+ * Metrics on (all three sinks) vs `--metrics-mode off`, as paired runs: each pair is an on run
+ * and an off run back to back (alternating which goes first), and the figure is the pair whose
+ * on/off ratio is the median of the pairs' (the lower middle one for an even count), so
+ * `ours / baseline` is that pair's own two throughputs. Paired because on this shared VM a
+ * server start lands in a fast or a slow state (the same setting measured 3,400 and 3,900
+ * samples/s in consecutive starts), which a median of ons over a median of offs mixes in.
  */
 async function onOff(run: (tag: string, extra: readonly string[]) => Promise<number>, allSinks: readonly string[]): Promise<{ on: number; off: number; onCpu: number; offCpu: number }> {
-  const on: number[] = [], off: number[] = [], onCpu: number[] = [], offCpu: number[] = [];
+  const pairs: Array<{ on: number; off: number; onCpu: number; offCpu: number }> = [];
   for (let i = 0; i < PAIRS; i++) {
     const first = i % 2 === 0 ? 'on' : 'off';
+    const p = { on: 0, off: 0, onCpu: 0, offCpu: 0 };
     for (const which of first === 'on' ? ['on', 'off'] : ['off', 'on']) {
       const r = await run(`${which}-${i}`, which === 'on' ? allSinks : ['--metrics-mode', 'off']);
-      (which === 'on' ? on : off).push(r);
-      (which === 'on' ? onCpu : offCpu).push(lastCpuPerItem);
+      if (which === 'on') { p.on = r; p.onCpu = lastCpuPerItem; } else { p.off = r; p.offCpu = lastCpuPerItem; }
     }
+    pairs.push(p);
   }
-  if (PAIRS > 1) note(`on/off pairs: ${on.map((x, i) => `${x.toFixed(0)}/${off[i]!.toFixed(0)}`).join(', ')}`);
-  return { on: median(on), off: median(off), onCpu: median(onCpu), offCpu: median(offCpu) };
+  const byRatio = [...pairs].sort((a, b) => a.on / a.off - b.on / b.off);
+  if (PAIRS > 1) note(`on/off pairs: ${pairs.map((x) => `${x.on.toFixed(0)}/${x.off.toFixed(0)} (${(x.on / x.off).toFixed(3)})`).join(', ')}`);
+  return byRatio[(byRatio.length - 1) >> 1]!;
 }
 
 async function main(): Promise<void> {
@@ -226,7 +230,7 @@ async function main(): Promise<void> {
       return r;
     };
 
-    if (only !== 'heavy' && only !== 'metrics') {
+    if (only !== 'heavy' && only !== 'metrics' && only !== 'sinks') {
       const light = makeLightStore(root);
       const file = path.join(light, 'mlp', 'model.onnx');
       note('light: demo mlp, batch 32, 5 ms; whole server (frontend + worker) on core 0, autocannon on core 1');
@@ -258,6 +262,26 @@ async function main(): Promise<void> {
       const { on, off, onCpu, offCpu } = await onOff((tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT), allSinks);
       line('metrics_on_vs_off_light', on, off, 'req/s');
       line('metrics_on_vs_off_light_cpu', 1 / onCpu, 1 / offCpu, 'req per CPU-second');
+      return;
+    }
+    if (only === 'sinks') {
+      // Each sink alone vs off on the light model, repeated: where the metrics' CPU goes, by
+      // process. Notes only (no figure line): a diagnosis, not a goal.
+      const light = makeLightStore(root);
+      await served(light, root, 'light-warm-up', [], LIGHT);
+      const modes: Array<[string, readonly string[]]> = [
+        ['off', ['--metrics-mode', 'off']],
+        ['prometheus', ['--metrics-mode', 'prometheus']],
+        ['tslog', ['--metrics-mode', 'tslog']],
+        ['statsd', ['--metrics-mode', 'statsd', '--statsd-address', `127.0.0.1:${sink.address().port}`]],
+        ['all', allSinks],
+      ];
+      for (let i = 0; i < PAIRS; i++) {
+        for (const [name, extra] of modes) {
+          const r = await served(light, root, `sinks-${name}-${i}`, extra, LIGHT);
+          note(`sinks ${name}: ${r.toFixed(0)} req/s; µs CPU a request: worker ${(lastCpuSplit[0] * 1e6).toFixed(0)}, frontend ${(lastCpuSplit[1] * 1e6).toFixed(0)}`);
+        }
+      }
       return;
     }
     if (only === 'light') return;
