@@ -1,9 +1,9 @@
 /**
  * The `statsd` sink — the only file that imports hot-shots. Each series pre-builds its wire
- * name and tags at bind time. A histogram record is one string concatenation handed to
- * hot-shots; counters and gauges are aggregated per series for one flush interval (a sum, a
- * last level) and sent as one line each. hot-shots' buffer (`maxBufferSize`) packs lines into
- * datagrams flushed on a short unref'd timer.
+ * name and tags at bind time. A histogram record is one string concatenation; counters and
+ * gauges are aggregated per series for one flush interval (a sum, a last level) and sent as one
+ * line each. Lines are packed into datagrams here (statsd-packer.ts: 8 KiB to an agent on this
+ * host, 1400 bytes across a network), each handed to hot-shots unbuffered, for its socket.
  * Sends never throw: socket errors go to an `errorHandler` that counts every one
  * (`onSendError`) and warns at most once per `rewarnMs`, so a later outage is heard too.
  * The StatsD type and the unit scale of each metric are decided once, when it is built
@@ -17,6 +17,7 @@ import { unitKind } from '../../../schema/config/units.js';
 import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
 import { NOOP_SINK_METRIC } from './sink.js';
 import { plainNumber } from '../number-format.js';
+import { DatagramPacker, isLoopbackHost, LOOPBACK_DATAGRAM_BYTES, NETWORK_DATAGRAM_BYTES } from './statsd-packer.js';
 
 /** Settings of the statsd sink. */
 export interface StatsdSinkOptions {
@@ -239,22 +240,31 @@ export class StatsdSink implements Sink {
   /** Send errors since that warning (the one it reported included). */
   private errorsSinceWarning = 0;
   private closing: Promise<void> | null = null;
+  private readonly packer: DatagramPacker;
 
   constructor(private readonly opts: StatsdSinkOptions) {
     this.client = new StatsDClient({
       host: opts.config.host,
       port: opts.config.port,
-      maxBufferSize: 1400, // stays under a typical MTU, so datagrams are not fragmented
-      bufferFlushInterval: opts.flushMs ?? 100,
+      maxBufferSize: 0, // datagrams come packed (DatagramPacker): hot-shots sends each as is
       includeDataDogTags: false,
       errorHandler: (err: Error): void => this.sendFailed(err),
     });
     // hot-shots' typed helpers format the value with `${value}` (scientific for 1e21) and
-    // sanitize tags their own way, so lines are built here and handed to its untyped
-    // `send(message, tags)`, which appends global tags (none) and enqueues into the buffer.
+    // sanitize tags their own way, so lines are built here, packed, and each datagram handed
+    // to its untyped `send(message, tags)`, which appends global tags (none) and sends.
     const client = this.client as unknown as { send(message: string, tags: undefined): void };
-    this.send = (line: string): void => client.send(line, undefined);
-    this.dirty = new DirtyList(this.send, opts.flushMs ?? 100);
+    const flushMs = opts.flushMs ?? 100;
+    const size = isLoopbackHost(opts.config.host) ? LOOPBACK_DATAGRAM_BYTES : NETWORK_DATAGRAM_BYTES;
+    this.packer = new DatagramPacker(size, flushMs, (datagram) => {
+      try {
+        client.send(datagram, undefined);
+      } catch (err) {
+        this.sendFailed(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+    this.send = (line: string): void => this.packer.add(line);
+    this.dirty = new DirtyList(this.send, flushMs);
   }
 
   metric(spec: MetricSpec): SinkMetric {
@@ -288,9 +298,10 @@ export class StatsdSink implements Sink {
 
   /** Flush hot-shots' buffer and close its socket, waiting at most `closeTimeoutMs`. */
   close(): Promise<void> {
+    this.dirty.drain(true);
+    this.packer.flush(); // lines recorded after an earlier close go out (and fail, counted) now
     if (this.closing !== null) return this.closing;
     const bound = this.opts.closeTimeoutMs ?? 2000;
-    this.dirty.drain(true);
     this.closing = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, bound);
       timer.unref();

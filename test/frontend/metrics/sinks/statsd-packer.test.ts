@@ -1,0 +1,42 @@
+import { expect } from 'chai';
+import { DatagramPacker, isLoopbackHost } from '../../../../frontend/metrics/sinks/statsd-packer.js';
+
+describe('DatagramPacker', () => {
+  function packer(maxBytes: number): { p: DatagramPacker; sent: string[] } {
+    const sent: string[] = [];
+    return { p: new DatagramPacker(maxBytes, 60_000, (d) => sent.push(d)), sent };
+  }
+
+  it('should pack whole lines up to maxBytes, newline-separated, and send the rest on flush', () => {
+    const { p, sent } = packer(20);
+    for (const l of ['a:1|c', 'b:22|c', 'c:333|c', 'd:4|c']) p.add(l); // 5 + 1 + 6 = 12; + 1 + 7 = 20 fits; d would make 26
+    expect(sent).to.deep.equal(['a:1|c\nb:22|c\nc:333|c']);
+    p.flush();
+    expect(sent).to.deep.equal(['a:1|c\nb:22|c\nc:333|c', 'd:4|c']);
+    p.flush(); // nothing packed: nothing sent
+    expect(sent).to.have.length(2);
+  });
+
+  it('should count UTF-8 bytes, not characters, and send a line longer than maxBytes alone', () => {
+    const { p, sent } = packer(10);
+    p.add('é:1|c'); // 6 bytes in UTF-8 (5 characters)
+    p.add('x:1|c'); // 6 + 1 + 5 = 12 > 10: the first goes alone
+    p.add('long_name:12345|c'); // 17 bytes: flushes x, then waits alone
+    p.flush();
+    expect(sent).to.deep.equal(['é:1|c', 'x:1|c', 'long_name:12345|c']);
+  });
+
+  it('should send what waits when the timer fires', async () => {
+    let sent!: (d: string) => void;
+    const first = new Promise<string>((resolve) => { sent = resolve; });
+    const p = new DatagramPacker(8192, 5, (d) => sent(d));
+    p.add('a:1|c');
+    p.add('b:2|c');
+    expect(await first).to.equal('a:1|c\nb:2|c');
+  });
+
+  it('should treat only addresses that never leave the host as loopback', () => {
+    expect(['127.0.0.1', '127.1.2.3', 'localhost', '::1'].map(isLoopbackHost)).to.deep.equal([true, true, true, true]);
+    expect(['10.0.0.1', 'statsd.local', '0.0.0.0', '128.0.0.1', '127.0.0.1.example.com'].map(isLoopbackHost)).to.deep.equal([false, false, false, false, false]);
+  });
+});
