@@ -8,8 +8,9 @@
  *   a crash is on disk);
  * - the console: readable lines (pino-pretty) when stdout is a TTY, else the same JSON lines,
  *   which is what a container's log collector reads; written asynchronously, flushed at exit;
- * - `<log-dir>/access_log.log`: one JSON line per response, asynchronous with a bounded buffer:
- *   when the disk cannot keep up, lines are dropped and counted rather than blocking requests.
+ * - `<log-dir>/access_log.log`: one JSON line per response, asynchronous with a bounded buffer,
+ *   written in 8 KiB blocks or every 200 ms: when the disk cannot keep up, lines are dropped and
+ *   counted rather than blocking requests.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -24,6 +25,11 @@ export const ACCESS_LOG_FILE = 'access_log.log';
 
 /** Default bound on the access log's unwritten bytes. */
 export const ACCESS_BUFFER_BYTES = 16 * 1024 * 1024;
+
+/** The access log is written in blocks of at least this many bytes… */
+export const ACCESS_WRITE_BYTES = 8 * 1024;
+/** …or what has waited this long (ms), so a quiet server's lines still reach the file promptly. */
+export const ACCESS_FLUSH_MS = 200;
 
 /** How `createServerLogger` is configured. */
 export interface ServerLoggerOptions {
@@ -100,12 +106,17 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
 
   let dropped = 0;
   // Opened here, synchronously, so flush() at exit can write even the first lines.
+  // Lines are written in blocks of ACCESS_WRITE_BYTES (or every ACCESS_FLUSH_MS when quieter):
+  // one write per line cost a request about 7 µs of the event loop under load.
   const accessDest = quiet(pino.destination({
     dest: fs.openSync(path.join(opts.logDir, ACCESS_LOG_FILE), 'a'), sync: false,
+    minLength: ACCESS_WRITE_BYTES,
     maxLength: opts.accessBufferBytes ?? ACCESS_BUFFER_BYTES,
-  }));
+  })) as Flushable & { flush(): void };
   accessDest.on('drop', () => { dropped++; });
   files.push(accessDest);
+  const accessTimer = setInterval(() => { try { accessDest.flush(); } catch { /* closed */ } }, ACCESS_FLUSH_MS);
+  accessTimer.unref();
 
   const state = { closed: false };
   const flush = (): void => {
@@ -124,6 +135,7 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
       if (state.closed) return;
       if (dropped > 0) root.warn(`access log: ${dropped} line(s) dropped because ${ACCESS_LOG_FILE} could not keep up`);
       state.closed = true;
+      clearInterval(accessTimer);
       flush();
       process.off('exit', flush);
       for (const d of files) {
