@@ -1,13 +1,15 @@
 /**
  * Runs one batch through a loaded handler and turns what it returned (or threw) into one
  * response per request, in order. Times the whole pipeline (HandlerTime) and its inference
- * stage (PredictionTime); a single-function handler's whole `handle` is its inference.
+ * stage (PredictionTime); a single-function handler's whole `handle` is its inference. Times
+ * are rounded to whole nanoseconds (schema/elapsed.ts).
  */
 import { performance } from 'perf_hooks';
 import type { BatchResponse } from '../../schema/worker-protocol.js';
 import type { HandlerContext, HandlerRequest } from '../handlers/types.js';
 import { isError, messageOf, statusOf } from '../handlers/request-error.js';
 import type { LoadedHandler } from './load-handler.js';
+import { msToNs } from '../../schema/elapsed.js';
 
 /** The answers to one batch and where the time went. */
 export interface BatchOutcome {
@@ -26,20 +28,20 @@ export async function runBatch(h: LoadedHandler, requests: readonly HandlerReque
   try {
     if (h.kind === 'handle') {
       out = await h.handle(requests, ctx);
-      predictionMs = performance.now() - t0;
+      predictionMs = msToNs(performance.now() - t0);
     } else {
       const s = h.stages;
       const batch = s.preprocess ? await s.preprocess(requests, ctx) : requests;
       const t1 = performance.now();
       const raw = s.inference ? await s.inference(batch, ctx) : batch;
-      predictionMs = performance.now() - t1;
+      predictionMs = msToNs(performance.now() - t1);
       out = s.postprocess ? await s.postprocess(raw, ctx) : raw;
     }
   } catch (err) {
-    const handlerMs = performance.now() - t0;
+    const handlerMs = msToNs(performance.now() - t0);
     return { responses: failAll(requests.length, statusOf(err), messageOf(err)), handlerMs, predictionMs, thrown: err };
   }
-  const handlerMs = performance.now() - t0;
+  const handlerMs = msToNs(performance.now() - t0);
   if (!Array.isArray(out) || out.length !== requests.length) {
     const got = Array.isArray(out) ? `${out.length} answers` : typeof out;
     const msg = `handler returned ${got} for a batch of ${requests.length} (it must return one answer per request)`;

@@ -9,6 +9,7 @@ import { errorOutcome } from './job.js';
 import type { Clock, ClockTimer } from './clock.js';
 import { REAL_CLOCK } from './clock.js';
 import { UnsendableBatchError, whyUnsendable } from './unsendable.js';
+import { msAsUs, msToNs } from '../../schema/elapsed.js';
 
 /** A batch's result and the frontend's wall time for it. */
 export interface BatchRunResult {
@@ -208,12 +209,12 @@ export class Batcher {
     };
     worker.runBatch(requests, tensors).then(
       ({ result, wallMs }) => {
-        this.onTiming(oldestWaitMs, Math.max(0, wallMs - result.handlerMs));
+        this.onTiming(msToNs(oldestWaitMs), msToNs(Math.max(0, wallMs - result.handlerMs)));
         this.answerInChunks(worker, slots, result, 0, finished);
       },
       (err: Error) => {
         if (err instanceof UnsendableBatchError) { this.unsendable(slots, err); finished(); return; }
-        for (const s of slots) this.settle(s, errorOutcome(500, 'InternalServerException', `Worker died: ${err.message}`, (s.sentMs - s.job.arrivalMs) * 1000));
+        for (const s of slots) this.settle(s, errorOutcome(500, 'InternalServerException', `Worker died: ${err.message}`, msAsUs(s.sentMs - s.job.arrivalMs)));
         finished();
       },
     );
@@ -229,9 +230,9 @@ export class Batcher {
     for (let i = from; i < to; i++) {
       const s = slots[i];
       const r = result.responses[i];
-      const queueUs = (s.sentMs - s.job.arrivalMs) * 1000;
+      const queueUs = msAsUs(s.sentMs - s.job.arrivalMs);
       if (r === undefined) this.settle(s, errorOutcome(500, 'InternalServerException', `worker ${worker.id} returned no response for this request`, queueUs));
-      else if (r.ok) this.settle(s, { status: 200, body: r.body, queueUs, handlerUs: result.handlerMs * 1000 });
+      else if (r.ok) this.settle(s, { status: 200, body: r.body, queueUs, handlerUs: msAsUs(result.handlerMs) });
       else this.settle(s, errorOutcome(r.status, r.status < 500 ? 'BadRequestException' : 'InternalServerException', r.message, queueUs));
     }
     if (to < slots.length) setImmediate(() => this.answerInChunks(worker, slots, result, to, finished));
@@ -246,12 +247,12 @@ export class Batcher {
     const keep: Slot[] = [];
     for (const s of slots) {
       const why = whyUnsendable({ requestId: s.job.requestId, body: s.job.input === undefined ? s.job.body : null });
-      if (why !== null) this.settle(s, errorOutcome(500, 'InternalServerException', `the request cannot be sent to a worker: ${why}`, (s.sentMs - s.job.arrivalMs) * 1000));
+      if (why !== null) this.settle(s, errorOutcome(500, 'InternalServerException', `the request cannot be sent to a worker: ${why}`, msAsUs(s.sentMs - s.job.arrivalMs)));
       else keep.push(s);
     }
     // None alone is at fault (only the batch as a whole): fail them all rather than loop.
     if (keep.length === slots.length) {
-      for (const s of keep) this.settle(s, errorOutcome(500, 'InternalServerException', `the batch cannot be sent to a worker: ${err.message}`, (s.sentMs - s.job.arrivalMs) * 1000));
+      for (const s of keep) this.settle(s, errorOutcome(500, 'InternalServerException', `the batch cannot be sent to a worker: ${err.message}`, msAsUs(s.sentMs - s.job.arrivalMs)));
       return;
     }
     this.queue.unshift(...keep.filter((s) => !s.settled));
@@ -262,7 +263,7 @@ export class Batcher {
     if (slot.settled) return;
     const i = this.queue.indexOf(slot);
     if (i >= 0) this.queue.splice(i, 1);
-    const queueUs = slot.sentMs > 0 ? (slot.sentMs - slot.job.arrivalMs) * 1000 : 0;
+    const queueUs = slot.sentMs > 0 ? msAsUs(slot.sentMs - slot.job.arrivalMs) : 0;
     this.settle(slot, errorOutcome(504, 'RequestTimeoutException', `no response within responseTimeout ${this.settings.responseTimeoutSec} s`, queueUs));
     this.checkDrained();
   }

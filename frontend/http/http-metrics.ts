@@ -11,6 +11,7 @@ import { performance } from 'perf_hooks';
 import type { Request, RequestHandler } from 'express';
 import type { SeriesHandle } from '../server/metrics-port.js';
 import { responseBytes } from './response-bytes.js';
+import { msAsSeconds } from '../../schema/elapsed.js';
 
 /** Binds one series of a declared metric (a no-op series when the yaml lacks it). */
 export type BindSeries = (name: string, dims: Readonly<Record<string, string>>) => SeriesHandle;
@@ -83,7 +84,7 @@ export class HttpMetrics {
         done = true;
         const handler = handlerOf(req);
         if (exclude.has(handler)) return;
-        this.record(req, res.statusCode, handler, (performance.now() - startMs) / 1000, written.bytes);
+        this.record(req, res.statusCode, handler, msAsSeconds(performance.now() - startMs), written.bytes);
       };
       res.once('finish', record);
       res.once('close', () => { if (res.headersSent) record(); });

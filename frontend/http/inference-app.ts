@@ -27,6 +27,7 @@ import type { BodyErrorSender } from './json-body.js';
 import { predictionTiming } from './server-timing.js';
 import { predictionBody, tensorOf } from './prediction-body.js';
 import { requireToken } from './token-auth.js';
+import { msAsUs } from '../../schema/elapsed.js';
 
 /** What the inference app needs. */
 export interface InferenceAppOptions {
@@ -118,7 +119,7 @@ function predict(opts: InferenceAppOptions): RequestHandler {
       requestId, body: req.body as unknown, input, arrivalMs,
       cancelled: () => gone,
       done: (outcome) => {
-        const totalUs = (performance.now() - arrivalMs) * 1000;
+        const totalUs = msAsUs(performance.now() - arrivalMs);
         s.latencyUs.record(totalUs);
         s.queueUs.record(outcome.queueUs);
         // Straight to node's response (express's send machinery costs more than the JSON).
