@@ -29,8 +29,22 @@ export interface SpawnedServer {
   readonly metrics: string;
 }
 
-/** Spawns `tsserve start <args>` with fresh ports; rejects with its output if it does not start in 60 s. */
+/**
+ * Spawns `tsserve start <args>` with fresh ports; rejects with its output if it does not start
+ * in 60 s. A port taken by another process between our probe and the server's listen
+ * (EADDRINUSE) is a race, not a failure: up to three tries with fresh ports.
+ */
 export async function spawnServer(args: readonly string[], cwd?: string): Promise<SpawnedServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOnce(args, cwd);
+    } catch (e) {
+      if (attempt >= 3 || !(e instanceof Error) || !e.message.includes('EADDRINUSE')) throw e;
+    }
+  }
+}
+
+async function spawnOnce(args: readonly string[], cwd?: string): Promise<SpawnedServer> {
   const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
   const urls = { inference: `http://127.0.0.1:${ip}`, management: `http://127.0.0.1:${mp}`, metrics: `http://127.0.0.1:${xp}` };
   const proc = spawn(process.execPath, [
