@@ -167,6 +167,8 @@ export interface GenSchedulerStats {
   readonly specDecoding?: SpecDecodingStats;
   /** Sampled KV block evictions since the previous stats (only with kvCacheMetricsSample > 0, and only when there were some). */
   readonly kvEvictions?: readonly KvEvictionEvent[];
+  /** Sampled evictions since the previous stats that did not fit the engine's bounded event queue (only when some did not). */
+  readonly kvEvictionsDropped?: number;
 }
 
 /** What one engine step returns: plain data, ready to send as it is. */
@@ -326,6 +328,9 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
       }
       if (s.kvEvictions !== undefined && !(Array.isArray(s.kvEvictions) && s.kvEvictions.every(isEviction))) {
         problems.push('stats.kvEvictions: must be a list of {lifetimeMs, idleMs, reuseGapsMs}');
+      }
+      if (s.kvEvictionsDropped !== undefined && !(isInt(s.kvEvictionsDropped) && s.kvEvictionsDropped > 0)) {
+        problems.push('stats.kvEvictionsDropped: must be a positive integer');
       }
     }
   }

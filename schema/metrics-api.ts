@@ -34,7 +34,9 @@ export type DropReason =
   /** A worker datapoint into a frontend (`ts_metrics`) metric or a self-metric. */
   | 'forbidden_metric'
   /** A worker datapoint that did not fit its bounded backlog while the IPC channel was full. */
-  | 'ipc_backpressure';
+  | 'ipc_backpressure'
+  /** An event that did not fit a bounded queue between two reports (an engine's sampled KV block evictions). */
+  | 'queue_full';
 
 /** Every drop reason, in a stable order (the self-metric binds one series per reason). */
 export const DROP_REASONS: readonly DropReason[] = Object.freeze([
@@ -51,6 +53,7 @@ export const DROP_REASONS: readonly DropReason[] = Object.freeze([
   'auto_detect_cap',
   'forbidden_metric',
   'ipc_backpressure',
+  'queue_full',
 ]);
 
 const REASON_SET: ReadonlySet<string> = new Set(DROP_REASONS);

@@ -18,6 +18,7 @@ import { Sequence } from './sequence.js';
 import { SpecDecodingCounters, verifyDrafts } from './spec-decode.js';
 import { stopRuleFor } from './stopping.js';
 import { StatsThrottle } from './stats.js';
+import type { EvictionsTaken } from './stats.js';
 import { sampleFor } from './token-sampler.js';
 import type { ByteTokenizer } from './tokenizer.js';
 
@@ -43,7 +44,7 @@ export class EngineCore {
   private readonly spec: SpecDecodingCounters | null;
   /** Sampled KV block residency (kvCacheMetricsSample > 0), else null. */
   readonly residency: KvResidency | null;
-  private readonly drainEvictions: (() => ReturnType<KvResidency['drain']>) | undefined;
+  private readonly drainEvictions: (() => EvictionsTaken) | undefined;
 
   constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer, random?: () => number) {
     if (config.speculative !== null && runner.multiLogits !== true) {
@@ -52,7 +53,7 @@ export class EngineCore {
     this.spec = config.speculative === null ? null : new SpecDecodingCounters(config.speculative.numSpeculativeTokens);
     this.residency = config.kvCacheMetricsSample > 0 ? new KvResidency(config.kvCacheMetricsSample, () => performance.now(), random) : null;
     const residency = this.residency;
-    this.drainEvictions = residency === null ? undefined : () => residency.drain();
+    this.drainEvictions = residency === null ? undefined : () => ({ events: residency.drain(), dropped: residency.takeDropped() });
     this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching, {
       numRowTokens: config.numRowTokens,
       minRow: config.rowGrowStep,

@@ -26,6 +26,7 @@ export class KvResidency {
   private readonly blocks = new Map<number, BlockState>();
   private pending: KvEvictionEvent[] = [];
   private droppedCount = 0;
+  private reportedDropped = 0;
 
   /** `sampleRate` in (0, 1]; `random` and `now` are injectable for tests. */
   constructor(
@@ -74,8 +75,15 @@ export class KvResidency {
     return out;
   }
 
-  /** Events dropped because the queue was full. */
+  /** Events dropped because the queue was full, since start. */
   get dropped(): number {
     return this.droppedCount;
+  }
+
+  /** Events dropped since the previous call (what the next stats record reports). */
+  takeDropped(): number {
+    const n = this.droppedCount - this.reportedDropped;
+    this.reportedDropped = this.droppedCount;
+    return n;
   }
 }

@@ -11,6 +11,12 @@ export interface StatsGauges {
   readonly kvCacheUsage: number;
 }
 
+/** The sampled KV evictions since the previous stats, and how many did not fit their bounded queue. */
+export interface EvictionsTaken {
+  readonly events: readonly KvEvictionEvent[];
+  readonly dropped: number;
+}
+
 /** Accumulates counter deltas and hands them out at most once per interval. */
 export class StatsThrottle {
   private queries = 0;
@@ -33,10 +39,12 @@ export class StatsThrottle {
    * A stats record when due (or forced, e.g. when the engine goes idle), resetting the deltas;
    * `evictions` drains the sampled KV evictions into it (only when due, so none is lost).
    */
-  take(now: number, gauges: StatsGauges, force: boolean, evictions?: () => readonly KvEvictionEvent[]): GenSchedulerStats | undefined {
+  take(now: number, gauges: StatsGauges, force: boolean, evictions?: () => EvictionsTaken): GenSchedulerStats | undefined {
     if (!force && this.intervalMs > 0 && now - this.lastSent < this.intervalMs) return undefined;
     this.lastSent = now;
-    const ev = evictions?.();
+    const taken = evictions?.();
+    const ev = taken?.events;
+    const lost = taken?.dropped ?? 0;
     const s: GenSchedulerStats = {
       numRunning: gauges.numRunning,
       numWaiting: gauges.numWaiting,
@@ -46,6 +54,7 @@ export class StatsThrottle {
       numPreemptions: this.preemptions,
       numSteps: this.steps,
       ...(ev !== undefined && ev.length > 0 ? { kvEvictions: ev } : {}),
+      ...(lost > 0 ? { kvEvictionsDropped: lost } : {}),
     };
     this.queries = this.hits = this.preemptions = this.steps = 0;
     return s;

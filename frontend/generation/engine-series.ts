@@ -58,6 +58,8 @@ export interface EngineSeries {
   readonly paramsMaxTokens: SeriesHandle;
   readonly maxNumGenerationTokens: SeriesHandle;
   readonly kvBlockLifetime: SeriesHandle;
+  /** `tsserve_datapoints_dropped_total{reason="queue_full"}`: sampled evictions the engine's bounded queue dropped. */
+  readonly kvEvictionsDropped: SeriesHandle;
   readonly kvBlockIdleBeforeEvict: SeriesHandle;
   readonly kvBlockReuseGap: SeriesHandle;
   // Speculative decoding: bound here, created by the first stats of a speculating engine.
@@ -155,7 +157,7 @@ function pick(m: MetricHandle, all: Readonly<Record<string, string>>): Record<st
  * 0 (cache info to 1) so every series exists from start-up, as vLLM pre-creates its children.
  */
 export function bindEngineSeries(
-  metrics: Pick<MetricsPort, 'byKey'>,
+  metrics: Pick<MetricsPort, 'byKey'> & Partial<Pick<MetricsPort, 'get'>>,
   modelName: string,
   engine: string,
   cache: CacheConfigInfo,
@@ -191,7 +193,10 @@ export function bindEngineSeries(
   const bySource = {} as Record<PromptSource, SeriesHandle>;
   for (const s of PROMPT_SOURCES) bySource[s] = counter('llm.prompt_tokens_by_source', { source: s });
   const perPos: SeriesHandle[] = [];
+  // The self-metric (no key: the server's own), for evictions the engine's bounded queue dropped.
+  const dropped = enabled ? metrics.get?.('tsserve_datapoints_dropped_total') ?? null : null;
   return {
+    kvEvictionsDropped: dropped === null ? NOOP : dropped.bind(pick(dropped, { reason: 'queue_full' })),
     running: gauge('llm.num_requests_running'),
     waiting: gauge('llm.num_requests_waiting'),
     kvCacheUsage: gauge('llm.kv_cache_usage'),

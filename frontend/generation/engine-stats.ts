@@ -128,6 +128,7 @@ export class EngineStats {
         sd.numAcceptedTokensPerPos.forEach((n, i) => sr.specAcceptedPerPos(i).record(n));
       }
       this.logger?.recordStats(st);
+      if (st.kvEvictionsDropped !== undefined) sr.kvEvictionsDropped.record(st.kvEvictionsDropped);
       const ev = st.kvEvictions;
       if (ev !== undefined) {
         for (const e of ev) {

@@ -55,6 +55,11 @@ describe('schema/engine-ipc', () => {
     expect(decodeFromGenWorkerMessage({ ...step, outputs: [{ ...withLogprobs, logprobs: [{ id: 65, logprob: null, top: [] }] }] })).to.deep.equal({
       ok: false, problems: ['outputs[0].logprobs: must be a list of {id, logprob, top}'],
     });
+    const stats = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 0, numPreemptions: 0, numSteps: 1 };
+    expect(decodeFromGenWorkerMessage({ ...step, stats: { ...stats, kvEvictionsDropped: 4 } }).ok).to.equal(true);
+    for (const bad of [0, -1, 1.5, '4']) {
+      expect(decodeFromGenWorkerMessage({ ...step, stats: { ...stats, kvEvictionsDropped: bad } })).to.deep.equal({ ok: false, problems: ['stats.kvEvictionsDropped: must be a positive integer'] });
+    }
     expect(decodeFromGenWorkerMessage({ type: 'tsserve.gen.error', engine: 1, requestId: 'r', message: 'no' }).ok).to.equal(true);
     expect(isFromGenWorkerMessage({ type: 'tsserve.result' })).to.equal(false);
   });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { BlockPool } from '../../../backend/engine/block-pool.js';
-import { KvResidency } from '../../../backend/engine/kv-residency.js';
+import { KvResidency, MAX_PENDING_EVICTIONS } from '../../../backend/engine/kv-residency.js';
 
 describe('KvResidency', () => {
   it('should emit one event per evicted sampled block, with exact lifetime, idle time and reuse gaps (sample 1.0)', () => {
@@ -34,5 +34,14 @@ describe('KvResidency', () => {
     pool.free(got);
     pool.allocate(2);
     expect(r.drain()).to.deep.equal([{ lifetimeMs: 0, idleMs: 0, reuseGapsMs: [] }]);
+  });
+
+  it('should keep at most MAX_PENDING_EVICTIONS events between two drains and report each dropped one once', () => {
+    const r = new KvResidency(1, () => 0);
+    const pool = new BlockPool(1, r);
+    const cycle = (): void => { pool.free(pool.allocate(1)!); };
+    cycle(); // the first allocation is tracked; each later one evicts the previous tracking
+    for (let i = 0; i < MAX_PENDING_EVICTIONS + 3; i++) cycle();
+    expect([r.drain().length, r.takeDropped(), r.takeDropped(), r.dropped]).to.deep.equal([MAX_PENDING_EVICTIONS, 3, 0, 3]);
   });
 });

@@ -87,4 +87,17 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     expect(text).to.contain('ts_prompt_tokens_by_source_total{model_name="tiny",engine="0",source="local_compute"} 5');
     expect(tslog).to.match(/ - ts_request_inference_time_seconds\.Seconds:0\.06\|#model_name:tiny,engine:0\|#hostname:h,requestID:r1,timestamp:\d+\n/);
   });
+
+  it('should count sampled KV evictions the engine\'s bounded queue dropped in tsserve_datapoints_dropped_total{reason="queue_full"}', async () => {
+    const loaded = loadMetricsConfig(defaultMetricsConfigPath());
+    if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
+    const fm = new FrontendMetrics(loaded.config, { logDir: dir, hostname: 'h', modes: ['prometheus'], log: () => undefined });
+    const stats = new EngineStats(bindEngineSeries(fm, 'tiny', '0', { blockSize: 16, numBlocks: 8, enablePrefixCaching: true }), () => 0);
+    const gauges = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 0, numPreemptions: 0, numSteps: 1 };
+    stats.onStep({ timestamp: 1, numPromptTokens: 0, numGenerationTokens: 0, outputs: [], stats: { ...gauges, kvEvictionsDropped: 3 } });
+    stats.onStep({ timestamp: 2, numPromptTokens: 0, numGenerationTokens: 0, outputs: [], stats: { ...gauges, kvEvictionsDropped: 2 } });
+    const text = await fm.prometheusText(['tsserve_datapoints_dropped_total']);
+    await fm.close();
+    expect(text.split('\n').filter((l) => l.includes('queue_full'))).to.deep.equal(['tsserve_datapoints_dropped_total{reason="queue_full",Hostname="h"} 5']);
+  });
 });
