@@ -9,45 +9,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Prng, resolveSamplingParams, sampleToken } from '../../backend/engine/sampling.js';
-import type { SamplingParams } from '../../backend/engine/sampling.js';
-import { sortedIds } from '../../backend/engine/top-candidates.js';
+import { fullSortSample } from './full-sort-sampler.js';
 
 const VOCAB = 32000;
 const ROWS = 16;
 const ROUNDS = Number(process.env.SAMPLING_BENCH_ROUNDS ?? 400);
-
-/** The pre-issue-11 sampler: a full sort of the vocabulary per token. */
-function fullSortSample(logits: Float32Array, p: SamplingParams, rng: Prng): number {
-  const idx = sortedIds(logits);
-  const k = p.topK > 0 ? Math.min(p.topK, idx.length) : idx.length;
-  const maxL = logits[idx[0]!]! / p.temperature;
-  const probs: number[] = [];
-  let sum = 0;
-  for (let i = 0; i < k; i++) {
-    const x = Math.exp(logits[idx[i]!]! / p.temperature - maxL);
-    probs.push(x);
-    sum += x;
-  }
-  let keep = k;
-  if (p.topP < 1) {
-    let acc = 0;
-    for (let i = 0; i < k; i++) {
-      acc += probs[i]! / sum;
-      if (acc >= p.topP) {
-        keep = i + 1;
-        break;
-      }
-    }
-  }
-  let mass = 0;
-  for (let i = 0; i < keep; i++) mass += probs[i]!;
-  let r = rng.next() * mass;
-  for (let i = 0; i < keep; i++) {
-    r -= probs[i]!;
-    if (r < 0) return idx[i]!;
-  }
-  return idx[keep - 1]!;
-}
 
 /** Logit rows shaped like a trained model's: a few strong candidates over a long low tail. */
 function rows(): Float32Array[] {
@@ -82,7 +48,7 @@ for (const [name, raw] of [
     if (i >= 0) ours.push(performance.now() - t);
     buf.set(row);
     t = performance.now();
-    sink += fullSortSample(buf, p, new Prng(i));
+    sink += fullSortSample(buf, p.temperature, p.topK, p.topP, new Prng(i));
     if (i >= 0) base.push(performance.now() - t);
   }
   const o = median(ours) * 1000;

@@ -3,44 +3,12 @@ import { tokenLogprobs } from '../../../backend/engine/logprobs.js';
 import { PenaltyState, processLogits } from '../../../backend/engine/logits-processors.js';
 import { Prng, resolveSamplingParams, sampleToken } from '../../../backend/engine/sampling.js';
 import { sortedIds, topKIds } from '../../../backend/engine/top-candidates.js';
+import { fullSortSample } from '../../../tools/bench/full-sort-sampler.js';
 
 /** A reproducible logit row of `v` entries (the Prng, scaled to [-8, 8)). */
 function row(v: number, seed: number): Float32Array {
   const r = new Prng(seed);
   return Float32Array.from({ length: v }, () => (r.next() - 0.5) * 16);
-}
-
-/** The sampler before issue 11: a full sort, then top-k, then top-p over the sorted list. */
-function referenceSample(logits: Float32Array, temperature: number, topK: number, topP: number, rng: Prng): number {
-  const idx = sortedIds(logits);
-  const k = topK > 0 ? Math.min(topK, idx.length) : idx.length;
-  const maxL = logits[idx[0]!]!;
-  const probs: number[] = [];
-  let sum = 0;
-  for (let i = 0; i < k; i++) {
-    const p = Math.exp((logits[idx[i]!]! - maxL) / temperature);
-    probs.push(p);
-    sum += p;
-  }
-  let keep = k;
-  if (topP < 1) {
-    let acc = 0;
-    for (let i = 0; i < k; i++) {
-      acc += probs[i]!;
-      if (acc >= topP * sum) {
-        keep = i + 1;
-        break;
-      }
-    }
-  }
-  let mass = 0;
-  for (let i = 0; i < keep; i++) mass += probs[i]!;
-  let r = rng.next() * mass;
-  for (let i = 0; i < keep; i++) {
-    r -= probs[i]!;
-    if (r < 0) return idx[i]!;
-  }
-  return idx[keep - 1]!;
 }
 
 describe('topKIds', () => {
@@ -62,7 +30,7 @@ describe('sampleToken', () => {
       const params = resolveSamplingParams({ temperature: 0.8, top_k: topK, top_p: topP });
       for (let seed = 0; seed < 50; seed++) {
         const ours = sampleToken(Float32Array.from(logits), params, new Prng(seed), []);
-        expect(ours, `top_k ${topK} top_p ${topP} seed ${seed}`).to.equal(referenceSample(logits, 0.8, topK, topP, new Prng(seed)));
+        expect(ours, `top_k ${topK} top_p ${topP} seed ${seed}`).to.equal(fullSortSample(logits, 0.8, topK, topP, new Prng(seed)));
       }
     }
   });
