@@ -11,11 +11,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import type { EngineCore } from '../../backend/engine/engine-core.js';
 import { loadEngine, readModelDir } from '../../backend/engine/load.js';
 import { TINY_LM_HF_MODEL } from '../../tools/models/demo-models.js';
-import { BOS_ID } from '../../tools/models/tiny-lm-spec.js';
+import { engineDecode, prompts } from './engine-decode.js';
 
 const BATCH = 32;
 const PROMPT = Number(process.env.HF_BENCH_PROMPT ?? 32);
@@ -28,39 +26,6 @@ function line(bench: string, ours: number, baseline: number, unit: string, extra
   process.stdout.write(JSON.stringify({ bench, ours: r(ours), baseline: r(baseline), unit, ratio: r(ours / baseline), ...extra }) + '\n');
 }
 
-/** Deterministic printable prompts of `len` tokens (BOS + bytes), distinct per index. */
-function prompts(count: number, len: number, seed: number): number[][] {
-  let s = seed >>> 0;
-  return Array.from({ length: count }, () => {
-    const p = [BOS_ID];
-    while (p.length < len) {
-      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-      p.push(32 + (s >>> 24) % 95);
-    }
-    return p;
-  });
-}
-
-/** Decode tokens/s of `ps` run `concurrent` at a time (decode-only steps where all sample). */
-async function decodeTokS(e: EngineCore, ps: readonly number[][], concurrent: number): Promise<number> {
-  let tokens = 0;
-  let ms = 0;
-  let next = 0;
-  let id = 0;
-  const params = { temperature: 0, ignore_eos: true, max_tokens: GEN };
-  while (next < ps.length || e.hasWork()) {
-    while (next < ps.length && e.numRequests < concurrent) e.addRequest(`h${id++}`, ps[next++]!, params);
-    const t0 = performance.now();
-    const out = await e.step();
-    const dt = performance.now() - t0;
-    if (out.numPromptTokens === 0 && out.numGenerationTokens === concurrent) {
-      tokens += out.numGenerationTokens;
-      ms += dt;
-    }
-  }
-  return (tokens / ms) * 1000;
-}
-
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'tsserve-bench-hf-'));
   try {
@@ -70,12 +35,12 @@ async function main(): Promise<void> {
     const m = readModelDir(dir);
     const e = await loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides: { numBlocks: 1024, threads: 1, enablePrefixCaching: false } });
     const ps = prompts(BATCH, PROMPT, 11);
-    await decodeTokS(e, ps.slice(0, 4), 4); // warm-up
+    await engineDecode(e, ps.slice(0, 4), 4, GEN); // warm-up
     const batched: number[] = [];
     const single: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      batched.push(await decodeTokS(e, ps, BATCH));
-      single.push(await decodeTokS(e, ps.slice(0, SINGLE), 1));
+      batched.push((await engineDecode(e, ps, BATCH, GEN)).tokS);
+      single.push((await engineDecode(e, ps.slice(0, SINGLE), 1, GEN)).tokS);
     }
     await e.runner.close();
     const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -41,7 +41,9 @@ import { loadEngine, readModelDir } from '../../backend/engine/load.js';
 import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort.js';
 import type { OrtTensorInput } from '../../backend/onnx/ort.js';
 import { TINY_LM_MODEL } from '../../tools/models/demo-models.js';
-import { BOS_ID, HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../../tools/models/tiny-lm-spec.js';
+import { engineDecode, prompts } from './engine-decode.js';
+import type { DecodeRun } from './engine-decode.js';
+import { HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../../tools/models/tiny-lm-spec.js';
 
 const BATCH = 32;
 const PROMPT = 192; // tokens, BOS included
@@ -54,50 +56,6 @@ function line(bench: string, ours: number, baseline: number, unit: string): void
   process.stdout.write(JSON.stringify({ bench, ours: r(ours), baseline: r(baseline), unit, ratio: r(ours / baseline) }) + '\n');
 }
 
-/** Deterministic printable prompts of `len` tokens (BOS + bytes), distinct per index. */
-function prompts(count: number, len: number, seed: number): number[][] {
-  let s = seed >>> 0;
-  return Array.from({ length: count }, () => {
-    const p = [BOS_ID];
-    while (p.length < len) {
-      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-      p.push(32 + (s >>> 24) % 95);
-    }
-    return p;
-  });
-}
-
-interface DecodeRun {
-  tokS: number;
-  stepMs: number;
-  jsMs: number;
-}
-
-/** Runs `ps` through the engine, `concurrent` at a time; decode-only steps give the figures. */
-async function engineDecode(e: EngineCore, ps: readonly number[][], concurrent: number): Promise<DecodeRun> {
-  let tokens = 0;
-  let ms = 0;
-  let js = 0;
-  let steps = 0;
-  let next = 0;
-  let id = 0;
-  const params = { temperature: 0, ignore_eos: true, max_tokens: GEN };
-  while (next < ps.length || e.hasWork()) {
-    while (next < ps.length && e.numRequests < concurrent) e.addRequest(`b${id++}`, ps[next++]!, params);
-    e.runner.takeSessionMs();
-    const t0 = performance.now();
-    const out = await e.step();
-    const dt = performance.now() - t0;
-    const sess = e.runner.takeSessionMs();
-    if (out.numPromptTokens === 0 && out.numGenerationTokens === concurrent) {
-      tokens += out.numGenerationTokens;
-      ms += dt;
-      js += dt - sess;
-      steps++;
-    }
-  }
-  return { tokS: (tokens / ms) * 1000, stepMs: ms / steps, jsMs: js / steps };
-}
 
 /** The static-batch baseline: prefill each row, then decode all rows in lockstep in one buffer. */
 async function staticDecode(file: string, ps: readonly number[][]): Promise<number> {
@@ -278,13 +236,13 @@ async function main(): Promise<void> {
     const ps = prompts(BATCH, PROMPT, 7);
 
     const e = await load({ enablePrefixCaching: false });
-    await engineDecode(e, ps.slice(0, 4), 4); // warm-up
+    await engineDecode(e, ps.slice(0, 4), 4, GEN); // warm-up
     const batched: DecodeRun[] = [];
     const single: DecodeRun[] = [];
     const statics: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      batched.push(await engineDecode(e, ps, BATCH));
-      single.push(await engineDecode(e, ps.slice(0, 4), 1));
+      batched.push(await engineDecode(e, ps, BATCH, GEN));
+      single.push(await engineDecode(e, ps.slice(0, 4), 1, GEN));
       statics.push(await staticDecode(join(dir, m.modelFile), ps));
     }
     await e.runner.close();
