@@ -37,6 +37,8 @@ export interface FrontSupervisorOptions {
   readonly log: Log;
   /** Front entry script (default FRONT_ENTRY). */
   readonly entry?: string;
+  /** `tsserve_front_restarts_total`: recorded at 0 at construction, 1 per unexpected exit. */
+  readonly restartCounter?: { record(n: number): void };
 }
 
 interface Front {
@@ -59,7 +61,9 @@ export class FrontSupervisor {
   /** Fronts restarted after an unexpected exit. */
   restarts = 0;
 
-  constructor(private readonly opts: FrontSupervisorOptions) {}
+  constructor(private readonly opts: FrontSupervisorOptions) {
+    opts.restartCounter?.record(0);
+  }
 
   /** The shared inference port (-1 until the first front listens). */
   get port(): number { return this.portValue; }
@@ -148,6 +152,7 @@ export class FrontSupervisor {
         if (!listening) reject(new Error(`front process ${String(worker.process.pid)} exited before listening (${signal ?? `code ${String(code)}`})`));
         if (this.stopping) return;
         this.restarts++;
+        this.opts.restartCounter?.record(1);
         this.opts.log.error(`front process ${String(worker.process.pid)} exited (${signal ?? `code ${String(code)}`}); starting another (restart ${this.restarts})`);
         void this.fork().catch((e: unknown) => this.opts.log.error(String(e)));
       });

@@ -41,6 +41,8 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     ['sink'],
     'Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost)',
   ),
+  selfSpec('tsserve_worker_restarts_total', 'counter', ['model_name'], 'Workers that exited unexpectedly (a crash, a kill, a failed or timed-out load), per model; each is replaced after a backoff'),
+  selfSpec('tsserve_front_restarts_total', 'counter', [], 'Front processes of --api-server-count that exited unexpectedly and were started again'),
 ]);
 
 /** The self-metric counting sink delivery errors (a sink never sends its own error count). */

@@ -94,6 +94,16 @@ export class FrontendSeries {
   }
 
   /** Records `WorkerLoadTime` for one worker load. */
+  /** `tsserve_worker_restarts_total` of one model (a self-metric). */
+  workerRestarts(modelName: string): SeriesHandle {
+    return bindOrNoop(this.metrics, 'tsserve_worker_restarts_total', { model_name: modelName });
+  }
+
+  /** `tsserve_front_restarts_total` (a self-metric). */
+  frontRestarts(): SeriesHandle {
+    return bindOrNoop(this.metrics, 'tsserve_front_restarts_total', {});
+  }
+
   workerLoaded(workerName: string, loadTimeMs: number): void {
     bindOrNoop(this.metrics, 'WorkerLoadTime', { WorkerName: workerName, Level: 'Host' }).record(loadTimeMs);
   }

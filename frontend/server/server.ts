@@ -151,7 +151,7 @@ function boundAddress(server: http.Server, host: string): string {
 }
 
 /** The front processes of `--api-server-count N`, relaying to this process's models. */
-function startFronts(cfg: ServerConfig, deps: ServerDeps, manager: ModelManager, limits: BodyLimits, token: { token?: string }): FrontSupervisor {
+function startFronts(cfg: ServerConfig, deps: ServerDeps, manager: ModelManager, limits: BodyLimits, token: { token?: string }, series: FrontendSeries): FrontSupervisor {
   return new FrontSupervisor({
     count: cfg.apiServerCount ?? 1,
     init: {
@@ -164,6 +164,7 @@ function startFronts(cfg: ServerConfig, deps: ServerDeps, manager: ModelManager,
     lookup: (n) => manager.get(n),
     ingest: new FrontIngest(deps.metrics, deps.log, deps.access),
     log: deps.log,
+    restartCounter: series.frontRestarts(),
   });
 }
 
@@ -191,6 +192,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       onWorkerStarting: (id, labels) => deps.ingest.started?.(id, labels),
       onWorkerGone: (id) => deps.ingest.forget(id),
       onWorkerLoaded: (id, ms) => series.workerLoaded(id, ms),
+      restartCounter: (model) => series.workerRestarts(model),
       log: deps.log,
       shutdownTimeoutMs: cfg.workerShutdownTimeoutMs ?? 10_000,
       startGate: new StartGate(WORKER_START_CONCURRENCY),
@@ -241,7 +243,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const token = keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {};
     let inferenceUrl: string;
     if ((cfg.apiServerCount ?? 1) > 1) {
-      fronts = startFronts(cfg, deps, manager, limits, token);
+      fronts = startFronts(cfg, deps, manager, limits, token, series);
       inferenceUrl = formatAddress({ host: cfg.inference.host, port: await fronts.start() });
       const sup = fronts;
       if (deps.processPeers !== undefined) deps.processPeers.source = () => sup.processFamilies();

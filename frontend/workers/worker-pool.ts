@@ -42,6 +42,11 @@ export interface WorkerPoolDeps {
   readonly startGate?: StartGate;
   /** Bound on each worker's load (init → ready), ms; past it the worker is killed as a failed load. */
   readonly loadTimeoutMs?: number;
+  /**
+   * The pool's unexpected-exit counter, bound once per pool (`tsserve_worker_restarts_total`
+   * for the model); recorded at 0 when bound, so the series exists before the first crash.
+   */
+  readonly restartCounter?: (modelName: string) => { record(n: number): void };
   /** Every live worker of the server, so the shutdown deadline can kill them all. */
   readonly registry?: { add(w: WorkerProcess): unknown; delete(w: WorkerProcess): unknown };
 }
@@ -71,10 +76,14 @@ export class WorkerPool extends EventEmitter {
   private queuedStarts = 0;
   private readonly waiters: Array<() => void> = [];
 
+  private readonly restarts: { record(n: number): void };
+
   constructor(readonly model: ModelConfig, private readonly deps: WorkerPoolDeps) {
     super();
     this.target = model.minWorkers;
     this.maxWorkersValue = model.maxWorkers;
+    this.restarts = deps.restartCounter?.(model.name) ?? { record: () => undefined };
+    this.restarts.record(0);
   }
 
   get minWorkers(): number { return this.target; }
@@ -237,6 +246,7 @@ export class WorkerPool extends EventEmitter {
     if (expected) return;
     if (this.lastErrorValue === null) this.lastErrorValue = w.killReason ?? `worker ${w.id} died (${signal ?? `code ${String(code)}`})`;
     this.deps.log.warn(`worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`, { worker: w.id, model: this.model.name });
+    this.restarts.record(1);
     this.scheduleRestart();
   }
 

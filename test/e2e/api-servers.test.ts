@@ -130,6 +130,7 @@ describe('api servers (--api-server-count 2)', function () {
     for (let i = 0; i < 10; i++) expect((await post(`${server.inference}/predictions/mlp`, mlpInput(i))).status).to.equal(200);
     await until(async () => sample(await scrape(), infer) === sample(t0, infer) + 10, { message: '10 more requests counted' });
     expect(server.output()).to.match(/front process \d+ exited \(SIGKILL\); starting another \(restart 1\)/);
+    expect([sample(t0, 'tsserve_front_restarts_total{Hostname="' + host + '"}'), sample(await scrape(), 'tsserve_front_restarts_total{Hostname="' + host + '"}')]).to.deep.equal([0, 1]);
   });
 
   it('should finish admitted requests on SIGTERM and exit 0', async () => {

@@ -89,6 +89,9 @@ describe('tsserve start: workers, scaling and management (real server)', functio
     expect(delta(`ts_inference_requests_total{model_name="mlp",model_version="default",hostname="${H}"}`)).to.equal(predictions.length);
     expect(delta(`Requests2XX{Level="Host",Hostname="${H}"}`)).to.equal(statuses.filter((s) => s >= 200 && s < 300).length);
     expect(delta(`Requests5XX{Level="Host",Hostname="${H}"}`)).to.equal(statuses.filter((s) => s >= 500).length);
+    // The crash is counted once, for its model (the series existed at 0 before it).
+    expect(sample(base, `tsserve_worker_restarts_total{model_name="mlp",Hostname="${H}"}`)).to.equal(0);
+    expect(delta(`tsserve_worker_restarts_total{model_name="mlp",Hostname="${H}"}`)).to.equal(1);
   });
 
   it('should scale mlp up and down through the management API', async () => {

@@ -142,7 +142,7 @@ describe('FrontendMetrics', () => {
     expect(text).to.equal([
       '# HELP tsserve_series Live series per metric in the frontend metrics cache (unit: Count)',
       '# TYPE tsserve_series gauge',
-      'tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 13',
+      'tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 14',
       'tsserve_series{metric="tsserve_series",Hostname="h"} 6',
       'tsserve_series{metric="tsserve_flush_batches_total",Hostname="h"} 1',
       'tsserve_series{metric="tsserve_flush_datapoints_total",Hostname="h"} 1',

@@ -39,6 +39,12 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '',
     '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
     '# TYPE tsserve_sink_errors_total counter',
+    '',
+    '# HELP tsserve_worker_restarts_total Workers that exited unexpectedly (a crash, a kill, a failed or timed-out load), per model; each is replaced after a backoff (unit: Count)',
+    '# TYPE tsserve_worker_restarts_total counter',
+    '',
+    '# HELP tsserve_front_restarts_total Front processes of --api-server-count that exited unexpectedly and were started again (unit: Count)',
+    '# TYPE tsserve_front_restarts_total counter',
   ].join('\n');
 
 describe('PrometheusSink', () => {
@@ -54,7 +60,7 @@ describe('PrometheusSink', () => {
     const text = await fm.prometheusText();
     expect(text).to.equal(
       SELF_TEXT({
-        tsserve_datapoints_dropped_total: 13,
+        tsserve_datapoints_dropped_total: 14,
         tsserve_series: 7,
         tsserve_flush_batches_total: 1,
         tsserve_flush_datapoints_total: 1,
@@ -108,6 +114,8 @@ describe('PrometheusSink', () => {
       'tsserve_flush_batches_total',
       'tsserve_flush_datapoints_total',
       'tsserve_sink_errors_total',
+      'tsserve_worker_restarts_total',
+      'tsserve_front_restarts_total',
       'Requests2XX',
       'QueueDepth',
       'HandlerTime',
