@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { dashboardQueries } from '../../tools/dashboards/grafana.js';
 import { MAY_BE_EMPTY, repoDashboards, runDashboard, substitute, variableValues } from './dashboard-queries.js';
-import { generateStore, mlpInput, post, removeStores, ROOT, startTsserve, tempDir } from './harness.js';
+import { generateStore, mlpInput, post, removeStores, ROOT, skipWithout, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 import { startPrometheus } from './prometheus.js';
 import type { Prometheus, PromSample } from './prometheus.js';
@@ -32,6 +32,7 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
 
   before(async function () {
     this.timeout(180_000);
+    skipWithout(this, 'prometheus', 'prometheus');
     dir = tempDir('dashboards');
     server = await startTsserve({ store: generateStore(['mlp', 'custom', 'tiny-lm', 'tiny-vocoder', 'tiny-omni']), args: ['--metrics-mode', 'prometheus', '--metric-time-interval', '1'] });
     prom = await startPrometheus(path.join(dir, 'prom'), [

@@ -217,3 +217,13 @@ export function sample(text: string, series: string): number | null {
 export function haveBinary(bin: string): boolean {
   return spawnSync(bin, ['--version'], { encoding: 'utf8' }).status === 0;
 }
+
+/**
+ * Skips the running test (or hook) loudly when `bin` is not installed, naming the Debian
+ * package that provides it (`.ci/run` installs them, so CI never skips).
+ */
+export function skipWithout(ctx: Mocha.Context, bin: string, pkg: string): void {
+  if (haveBinary(bin)) return;
+  console.warn(`SKIPPED: ${bin} not found — install the Debian package \`${pkg}\` (apt-get install -y ${pkg})`);
+  ctx.skip();
+}

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadMetricsConfig, profileConfigPath } from '../../schema/config/load.js';
 import { openaiClient, tinyLmVariants } from './generation-helpers.js';
-import { haveBinary, removeStores, scrape, startTsserve, tempDir } from './harness.js';
+import { removeStores, scrape, skipWithout, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 
 /** A family as the gateway's text parser sees it: its TYPE and its series in exposition order. */
@@ -84,7 +84,7 @@ describe('vLLM profile (real tsserve start --metrics-profile vllm)', function ()
   });
 
   it('should pass promtool check metrics but for the naming lint vLLM\'s own names draw (colons, a histogram named _total)', function () {
-    if (!haveBinary('promtool')) throw new Error('promtool is not installed');
+    skipWithout(this, 'promtool', 'prometheus');
     const res = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
     const findings = (res.stdout + res.stderr).split('\n').filter((l) => l.startsWith('vllm:'));
     // promtool lints the families that have samples (the residency histograms have none: no block was evicted).

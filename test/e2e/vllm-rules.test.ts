@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { openaiClient, tinyLmVariants } from './generation-helpers.js';
-import { ROOT, haveBinary, removeStores, scrape, startTsserve, tempDir } from './harness.js';
+import { ROOT, removeStores, scrape, skipWithout, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 
 const RULES = path.join(ROOT, 'tools', 'prometheus', 'vllm-names.rules.yml');
@@ -27,8 +27,8 @@ describe('vLLM recording rules (promtool, real scrape)', function () {
   let server: Tsserve;
   let text: string;
 
-  before(async () => {
-    if (!haveBinary('promtool')) throw new Error('promtool is not installed');
+  before(async function () {
+    skipWithout(this, 'promtool', 'prometheus');
     dir = tempDir('vllm-rules');
     const store = tinyLmVariants(path.join(dir, 'store'), { 'tiny-lm': {} });
     fs.mkdirSync(path.join(dir, 'logs'));

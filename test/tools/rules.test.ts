@@ -13,6 +13,7 @@ import type { MetricsConfig } from '../../schema/types.js';
 import { renderRules } from '../../tools/rules/render.js';
 import { ruleGroups } from '../../tools/rules/rules.js';
 import { isPlain, toYaml } from '../../tools/rules/yaml.js';
+import { skipWithout } from '../e2e/harness.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const BIN = path.join(ROOT, 'bin', 'tsserve.js');
@@ -37,18 +38,21 @@ describe('tsserve metrics rules', () => {
     expect(loadYaml(fs.readFileSync(RULES, 'utf8'))).to.deep.equal(JSON.parse(JSON.stringify({ groups })));
   });
 
-  it('should pass promtool check rules', () => {
+  it('should pass promtool check rules', function () {
+    skipWithout(this, 'promtool', 'prometheus');
     const r = spawnSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8' });
     const count = ruleGroups(repoConfig()).reduce((n, g) => n + g.rules.length, 0);
     expect([r.status, r.stderr, r.stdout]).to.deep.equal([0, '', `Checking ${RULES}\n  SUCCESS: ${count} rules found\n\n`]);
   });
 
-  it('should pass the promtool unit tests of tools/prometheus/tests (exact recorded values and alerts)', () => {
+  it('should pass the promtool unit tests of tools/prometheus/tests (exact recorded values and alerts)', function () {
+    skipWithout(this, 'promtool', 'prometheus');
     const r = spawnSync('promtool', ['test', 'rules', 'tsserve.rules.test.yml'], { cwd: path.join(ROOT, 'tools', 'prometheus', 'tests'), encoding: 'utf8' });
     expect([r.status, r.stdout + r.stderr]).to.deep.equal([0, 'Unit Testing:  tsserve.rules.test.yml\n  SUCCESS\n\n']);
   });
 
-  it('should be loaded by the shipped tools/prometheus/prometheus.yml (promtool check config)', () => {
+  it('should be loaded by the shipped tools/prometheus/prometheus.yml (promtool check config)', function () {
+    skipWithout(this, 'promtool', 'prometheus');
     const r = spawnSync('promtool', ['check', 'config', 'prometheus.yml'], { cwd: path.join(ROOT, 'tools', 'prometheus'), encoding: 'utf8' });
     expect([r.status, r.stdout.split('\n').slice(0, 2)]).to.deep.equal([0, ['Checking prometheus.yml', '  SUCCESS: 1 rule files found']]);
   });
