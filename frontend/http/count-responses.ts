@@ -1,5 +1,20 @@
 /** Counts every HTTP response of a listener in Requests2XX/4XX/5XX (exactly one each). */
+import type { ServerResponse } from 'http';
 import type { RequestHandler } from 'express';
+
+/** Calls `count(status)` once for `res`: on 'finish', or on 'close' after its headers went out. */
+export function countResponse(res: ServerResponse, count: (status: number) => void): void {
+  let counted = false;
+  const countOnce = (): void => {
+    if (counted) return;
+    counted = true;
+    count(res.statusCode);
+  };
+  res.once('finish', countOnce);
+  res.once('close', () => {
+    if (res.headersSent) countOnce();
+  });
+}
 
 /**
  * Middleware calling `count(status)` exactly once per response sent: on 'finish', or on 'close'
@@ -9,16 +24,7 @@ import type { RequestHandler } from 'express';
  */
 export function countResponses(count: (status: number) => void): RequestHandler {
   return (_req, res, next) => {
-    let counted = false;
-    const countOnce = (): void => {
-      if (counted) return;
-      counted = true;
-      count(res.statusCode);
-    };
-    res.once('finish', countOnce);
-    res.once('close', () => {
-      if (res.headersSent) countOnce();
-    });
+    countResponse(res, count);
     next();
   };
 }

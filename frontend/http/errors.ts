@@ -1,5 +1,6 @@
 /** JSON error answers in TorchServe's shape `{code, type, message}`, and the express fallbacks. */
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'http';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 
 /** TorchServe's exception names by status. */
 const TYPES: Readonly<Record<number, string>> = {
@@ -16,10 +17,17 @@ const TYPES: Readonly<Record<number, string>> = {
   504: 'RequestTimeoutException',
 };
 
-/** Sends `{code, type, message}` with `status`. */
-export function sendError(res: Response, status: number, message: string, type?: string): void {
+/**
+ * Sends `{code, type, message}` with `status`, as express's `res.status().json()` would (the
+ * same headers and bytes) but on node's response, so the routes outside express use it too.
+ */
+export function sendError(res: ServerResponse, status: number, message: string, type?: string): void {
   if (res.headersSent) return;
-  res.status(status).json({ code: status, type: type ?? TYPES[status] ?? 'InternalServerException', message });
+  const body = JSON.stringify({ code: status, type: type ?? TYPES[status] ?? 'InternalServerException', message });
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(res.req?.method === 'HEAD' ? undefined : body);
 }
 
 /** 404 for every path no route took (TorchServe's wording). */

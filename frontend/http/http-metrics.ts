@@ -7,6 +7,7 @@
  * outside the usual seven share `other`. Series are bound once per (handler, method, status
  * class) and kept; a response records into bound series only.
  */
+import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import type { Request, RequestHandler } from 'express';
 import type { SeriesHandle } from '../server/metrics-port.js';
@@ -75,24 +76,32 @@ export class HttpMetrics {
   middleware(opts: HttpMetricsOptions = {}): RequestHandler {
     const exclude = new Set(opts.exclude ?? []);
     return (req, res, next) => {
-      const startMs = performance.now();
-      // Shared with the access log: write/end are wrapped once per response.
-      const written = responseBytes(res);
-      let done = false;
-      const record = (): void => {
-        if (done) return;
-        done = true;
-        const handler = handlerOf(req);
-        if (exclude.has(handler)) return;
-        this.record(req, res.statusCode, handler, msAsSeconds(performance.now() - startMs), written.bytes);
-      };
-      res.once('finish', record);
-      res.once('close', () => { if (res.headersSent) record(); });
+      this.track(req, res, () => handlerOf(req), exclude);
       next();
     };
   }
 
-  private record(req: Request, statusCode: number, handler: string, seconds: number, responseBytes: number): void {
+  /**
+   * Records `res` once, on 'finish' or on a 'close' after its headers went out, under the route
+   * template `handler()` gives then (express knows the route only once it has matched).
+   */
+  track(req: IncomingMessage, res: ServerResponse, handler: () => string, exclude?: ReadonlySet<string>): void {
+    const startMs = performance.now();
+    // Shared with the access log: write/end are wrapped once per response.
+    const written = responseBytes(res);
+    let done = false;
+    const record = (): void => {
+      if (done) return;
+      done = true;
+      const h = handler();
+      if (exclude?.has(h) === true) return;
+      this.record(req, res.statusCode, h, msAsSeconds(performance.now() - startMs), written.bytes);
+    };
+    res.once('finish', record);
+    res.once('close', () => { if (res.headersSent) record(); });
+  }
+
+  private record(req: IncomingMessage, statusCode: number, handler: string, seconds: number, responseBytes: number): void {
     let h = this.handlers.get(handler);
     if (h === undefined) {
       h = {
@@ -102,7 +111,7 @@ export class HttpMetrics {
       };
       this.handlers.set(handler, h);
     }
-    const method = METHODS.has(req.method) ? req.method : 'other';
+    const method = req.method !== undefined && METHODS.has(req.method) ? req.method : 'other';
     let m = h.byMethod.get(method);
     if (m === undefined) {
       m = { duration: this.bind('http_request_duration_seconds', { handler, method }), byStatus: new Map() };

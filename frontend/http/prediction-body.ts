@@ -6,59 +6,48 @@
  * every body of a user handler, is parsed as bounded JSON (json-body.ts) and reaches the
  * handler as its parsed value.
  */
-import type { Request, RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'http';
 import type { BodyLimits } from './body-limits.js';
 import { decodeBinaryTensor, isBinaryTensor, shapeSize, SHAPE_HEADER } from './binary-tensor.js';
-import { parseJsonBody, refuseBody } from './json-body.js';
+import { sendError } from './errors.js';
+import { parseJsonBody } from './json-body.js';
 import { decodeJsonTensor } from './json-tensor.js';
-import { readBody } from './read-body.js';
+import { closeIfUnread, readBody } from './read-body.js';
+import type { BodyFailure } from './read-body.js';
 
-const TENSOR = Symbol('tensor');
-type WithTensor = Request & { [TENSOR]?: Float32Array };
+/** A prediction's body: a float32 tensor for a tensor model, else the parsed JSON (undefined when empty). */
+export type PredictionBody = { readonly input: Float32Array; readonly value?: undefined } | { readonly input?: undefined; readonly value: unknown };
 
-/** The request's decoded float32 input, when the body was decoded as a tensor. */
-export function tensorOf(req: Request): Float32Array | undefined {
-  return (req as WithTensor)[TENSOR];
+function refuse(req: IncomingMessage, res: ServerResponse, f: BodyFailure): void {
+  closeIfUnread(req, res, f.status);
+  sendError(res, f.status, f.message);
 }
 
-/** What the middleware needs to know about the model a request names. */
-export interface PredictionBodyOptions {
-  readonly limits: BodyLimits;
-  /** True when the model's worker takes float32 tensors (`handler: onnx`); false for unknown models. */
-  readonly takesTensors: (modelName: string) => boolean;
-}
-
-/** Middleware: `tensorOf(req)` for tensor models' number bodies, else `req.body` as parsed JSON. */
-export function predictionBody(opts: PredictionBodyOptions): RequestHandler {
-  const limits = opts.limits;
-  return (req, res, next) => {
-    readBody(req, limits, (failure, body) => {
-      if (failure !== null) return refuseBody(req, res, failure);
-      const tensors = opts.takesTensors(String(req.params.model));
-      if (isBinaryTensor(req.headers['content-type'])) {
-        if (!tensors) {
-          return refuseBody(req, res, { status: 415, message: `model ${String(req.params.model)} takes JSON bodies: binary tensors (Content-Type application/octet-stream) go to models with the built-in onnx handler` });
-        }
-        const header = req.headers[SHAPE_HEADER];
-        const size = shapeSize(header, limits.maxElements);
-        if (typeof size !== 'number') return refuseBody(req, res, size);
-        const data = decodeBinaryTensor(body, String(header), size);
-        if (!(data instanceof Float32Array)) return refuseBody(req, res, data);
-        (req as WithTensor)[TENSOR] = data;
-        return next();
+/**
+ * Reads `req`'s body under `limits` and decodes it for `model` (`tensors`: its worker takes
+ * float32 tensors); calls `done` with it, or answers the refusal (4xx) itself.
+ */
+export function readPredictionBody(req: IncomingMessage, res: ServerResponse, limits: BodyLimits, model: string, tensors: boolean, done: (body: PredictionBody) => void): void {
+  readBody(req, limits, (failure, body) => {
+    if (failure !== null) return refuse(req, res, failure);
+    if (isBinaryTensor(req.headers['content-type'])) {
+      if (!tensors) {
+        return refuse(req, res, { status: 415, message: `model ${model} takes JSON bodies: binary tensors (Content-Type application/octet-stream) go to models with the built-in onnx handler` });
       }
-      if (tensors && body.length > 0) {
-        const t = decodeJsonTensor(body, limits.maxElements);
-        if (t.kind === 'error') return refuseBody(req, res, { status: 400, message: t.message });
-        if (t.kind === 'tensor') {
-          (req as WithTensor)[TENSOR] = t.data;
-          return next();
-        }
-      }
-      const parsed = parseJsonBody(body, limits);
-      if ('status' in parsed) return refuseBody(req, res, parsed);
-      req.body = parsed.value;
-      next();
-    });
-  };
+      const header = req.headers[SHAPE_HEADER];
+      const size = shapeSize(header, limits.maxElements);
+      if (typeof size !== 'number') return refuse(req, res, size);
+      const data = decodeBinaryTensor(body, String(header), size);
+      if (!(data instanceof Float32Array)) return refuse(req, res, data);
+      return done({ input: data });
+    }
+    if (tensors && body.length > 0) {
+      const t = decodeJsonTensor(body, limits.maxElements);
+      if (t.kind === 'error') return refuse(req, res, { status: 400, message: t.message });
+      if (t.kind === 'tensor') return done({ input: t.data });
+    }
+    const parsed = parseJsonBody(body, limits);
+    if ('status' in parsed) return refuse(req, res, parsed);
+    done({ value: parsed.value });
+  });
 }

@@ -36,13 +36,20 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** True when an `Authorization` header value is `Bearer <key>`. */
+export function bearerMatches(header: string | undefined, key: string): boolean {
+  const m = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  return m !== null && same(m[1], key);
+}
+
+/** TorchServe's answer to a missing or wrong key. */
+export const TOKEN_FAILED = 'Token Authorization failed. Token either incorrect, expired, or not provided correctly';
+
 /** Middleware answering 401 unless `Authorization: Bearer <key>` matches; `skip` paths pass. */
 export function requireToken(key: string, skip: readonly string[] = []): RequestHandler {
   return (req, res, next) => {
     if (skip.includes(req.path)) return next();
-    const h = req.get('authorization') ?? '';
-    const m = /^Bearer\s+(\S+)$/i.exec(h);
-    if (m !== null && same(m[1], key)) return next();
-    sendError(res, 401, 'Token Authorization failed. Token either incorrect, expired, or not provided correctly');
+    if (bearerMatches(req.headers.authorization, key)) return next();
+    sendError(res, 401, TOKEN_FAILED);
   };
 }
