@@ -24,8 +24,9 @@ import type { BodyLimits } from './body-limits.js';
 import { countResponse } from './count-responses.js';
 import { sendError } from './errors.js';
 import type { HttpMetrics } from './http-metrics.js';
-import { routeTemplate } from './http-metrics.js';
+import { routeTemplate, UNMATCHED_HANDLER } from './http-metrics.js';
 import { readPredictionBody } from './prediction-body.js';
+import { checkBodyHeaders, closeIfUnread } from './read-body.js';
 import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
 import { bearerMatches, TOKEN_FAILED } from './token-auth.js';
@@ -72,9 +73,18 @@ export function predictionsRoute(opts: PredictionsRouteOptions): (req: IncomingM
     const m = ROUTE.exec(q < 0 ? url : url.slice(0, q));
     if (m === null) return false;
     countResponse(res, (s) => opts.series.countResponse(s));
-    opts.httpMetrics.track(req, res, () => PREDICTIONS_HANDLER);
+    // As under express: what is refused before the route matched (token, body headers, a
+    // malformed parameter) counts under `handler="none"`, the rest under the route's template.
+    let handler = UNMATCHED_HANDLER;
+    opts.httpMetrics.track(req, res, () => handler);
     if (opts.token !== undefined && !bearerMatches(req.headers.authorization, opts.token)) {
       sendError(res, 401, TOKEN_FAILED);
+      return true;
+    }
+    const early = checkBodyHeaders(req, opts.limits);
+    if (early !== null) {
+      closeIfUnread(req, res, early.status);
+      sendError(res, early.status, early.message);
       return true;
     }
     const model = decodeParam(m[1] as string);
@@ -83,6 +93,7 @@ export function predictionsRoute(opts: PredictionsRouteOptions): (req: IncomingM
       sendError(res, 400, `Failed to decode param '${model === null ? m[1] : m[2]}'`);
       return true;
     }
+    handler = PREDICTIONS_HANDLER;
     readPredictionBody(req, res, opts.limits, model, takesTensors(model), (body) => predict(req, res, model, version, body));
     return true;
   };

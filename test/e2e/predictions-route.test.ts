@@ -1,0 +1,80 @@
+/**
+ * `POST /predictions/{model}[/{version}]` is served on node's request outside express
+ * (frontend/http/predictions-route.ts). Against the real server with token auth on: the
+ * route's edges answer exactly as the express chain did — the token first, then the body's
+ * headers, then a malformed parameter, all under `handler="none"`; case, a trailing slash and
+ * a query string still match; any other method falls through to express's 404 — and every
+ * answer counts once in Requests2XX/4XX and in http_requests_total under its handler.
+ */
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
+import { delta, Scrape } from './generation-helpers.js';
+import { generateStore, mlpInput, removeStores, startTsserve, tempDir } from './harness.js';
+import type { Tsserve } from './harness.js';
+
+const ROUTE = '/predictions/{model}[/{version}]';
+
+describe('the /predictions route outside express (real tsserve start, token auth on)', function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+  let key = '';
+
+  before(async () => {
+    const logDir = tempDir('route-logs');
+    server = await startTsserve({ store: generateStore(['mlp']), logDir, args: ['--enable-token-auth', '--metrics-mode', 'prometheus', '--disable-system-metrics', '--max-request-size', '100000'] });
+    key = (JSON.parse(fs.readFileSync(path.join(logDir, 'key_file.json'), 'utf8')) as { inference: { key: string } }).inference.key;
+  });
+
+  after(async () => {
+    await server.stop('SIGTERM');
+    removeStores();
+  });
+
+  async function send(url: string, init: RequestInit & { auth?: boolean } = {}): Promise<{ status: number; body: unknown }> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(init.auth === false ? {} : { authorization: `Bearer ${key}` }), ...(init.headers as Record<string, string> | undefined) };
+    const res = await fetch(`${server.inference}${url}`, { method: 'POST', body: JSON.stringify(mlpInput(3)), ...init, headers });
+    const text = await res.text();
+    return { status: res.status, body: text === '' ? null : JSON.parse(text) as unknown };
+  }
+
+  it('should answer each edge as the express chain did and count each answer once under its handler', async () => {
+    const before = await Scrape.of(server);
+    const answers = [
+      await send('/predictions/mlp', { auth: false }),
+      await send('/predictions/mlp', { headers: { 'content-encoding': 'br' } }),
+      await send('/predictions/%E0%A4%A'),
+      await send('/predictions/mlp', { body: '[1, 2' }),
+      await send('/predictions/nope'),
+      await send('/predictions/mlp/9.9'),
+      await send('/PREDICTIONS/mlp/'),
+      await send('/predictions/mlp/1.0?trace=1'),
+      await send('/predictions/mlp', { method: 'PUT' }),
+    ];
+    const after = await Scrape.of(server);
+    const probs = (i: number): number => (answers[i]!.body as number[]).length;
+    expect(answers.map((a, i) => (a.status === 200 ? [200, probs(i)] : [a.status, a.body]))).to.deep.equal([
+      [401, { code: 401, type: 'InvalidKeyException', message: 'Token Authorization failed. Token either incorrect, expired, or not provided correctly' }],
+      [415, { code: 415, type: 'UnsupportedMediaTypeException', message: 'unsupported Content-Encoding "br" (send identity or gzip)' }],
+      [400, { code: 400, type: 'BadRequestException', message: "Failed to decode param '%E0%A4%A'" }],
+      [400, { code: 400, type: 'BadRequestException', message: 'invalid JSON body: Expected \',\' or \']\' after array element in JSON at position 5' }],
+      [404, { code: 404, type: 'ResourceNotFoundException', message: 'Model not found: nope' }],
+      [404, { code: 404, type: 'ResourceNotFoundException', message: 'Model version 9.9 not found for model mlp' }],
+      [200, 10],
+      [200, 10],
+      [404, { code: 404, type: 'ResourceNotFoundException', message: 'Requested resource is not found, please refer to API document.' }],
+    ]);
+    const d = (labels: Record<string, string>): number => delta(before, after, 'http_requests_total', labels);
+    expect({
+      none4xx: d({ handler: 'none', method: 'POST', status: '4xx' }),
+      nonePut: d({ handler: 'none', method: 'PUT', status: '4xx' }),
+      route4xx: d({ handler: ROUTE, method: 'POST', status: '4xx' }),
+      route2xx: d({ handler: ROUTE, method: 'POST', status: '2xx' }),
+      all: d({}),
+      requests2xx: delta(before, after, 'Requests2XX', {}),
+      requests4xx: delta(before, after, 'Requests4XX', {}),
+      admitted: delta(before, after, 'ts_inference_requests_total', { model_name: 'mlp' }),
+      admittedNamed: delta(before, after, 'ts_inference_requests_total', { model_name: 'mlp', model_version: '1.0' }),
+    }).to.deep.equal({ none4xx: 3, nonePut: 1, route4xx: 3, route2xx: 2, all: 9, requests2xx: 2, requests4xx: 7, admitted: 2, admittedNamed: 1 });
+  });
+});
