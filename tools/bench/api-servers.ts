@@ -21,6 +21,12 @@ function note(msg: string): void {
   process.stderr.write(`# ${msg}\n`);
 }
 
+/** The machine's CPU time so far, all cores, in clock ticks (/proc/stat's `cpu` line): idle (idle + iowait) and total. */
+function machineCpu(): { idle: number; total: number } {
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { idle: f[3]! + f[4]!, total: f.reduce((a, b) => a + b, 0) };
+}
+
 /** req/s of `mlp` served with `count` API servers. */
 async function served(store: string, count: number): Promise<number> {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bench-api-'));
@@ -29,10 +35,17 @@ async function served(store: string, count: number): Promise<number> {
     const body = JSON.stringify(Array.from({ length: WIDTH }, (_v, i) => ((i * 31 + 17) % 100) / 100));
     const opts = { url: `${server.inference}/predictions/mlp`, method: 'POST' as const, connections: CONNECTIONS, headers: { 'content-type': 'application/json' }, body };
     await autocannon({ ...opts, duration: WARMUP_S });
+    const cpu0 = machineCpu();
+    const self0 = process.cpuUsage();
     const r = await autocannon({ ...opts, duration: MEASURE_S });
+    const cpu1 = machineCpu();
+    const self = process.cpuUsage(self0);
     if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
     const rps = r.requests.total / MEASURE_S;
-    note(`api servers ${count}: ${Math.round(rps)} req/s`);
+    // How full the two cores were: whether a second front had any CPU left to use.
+    const busy = (1 - (cpu1.idle - cpu0.idle) / (cpu1.total - cpu0.total)) * 100;
+    const loadGen = ((self.user + self.system) / 1e6 / MEASURE_S) * 100;
+    note(`api servers ${count}: ${Math.round(rps)} req/s; both cores ${busy.toFixed(0)}% busy, of which autocannon ${loadGen.toFixed(0)}% of one core`);
     return rps;
   } finally {
     const exited = new Promise((resolve) => server.proc.once('exit', resolve));
