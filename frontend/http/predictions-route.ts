@@ -38,7 +38,7 @@ const ROUTE = /^\/predictions\/([^/]+)(?:\/([^/]+))?\/?$/i;
 /** The `handler` label of the route's HTTP metrics (the instrumentator's template). */
 export const PREDICTIONS_HANDLER = routeTemplate('/predictions/:model{/:version}');
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The `model_version` label of a request that names no version (TorchServe's). */
 const UNNAMED_VERSION_LABEL = 'default';
@@ -140,8 +140,10 @@ function predictor(opts: PredictionsRouteOptions): (req: IncomingMessage, res: S
         s.queueUs.record(outcome.queueUs);
         if (res.headersSent || res.destroyed) return;
         res.setHeader('server-timing', predictionTiming(outcome.queueUs, outcome.handlerUs, totalUs));
-        res.writeHead(outcome.status, JSON_HEADERS);
-        res.end(JSON.stringify(outcome.body));
+        const text = JSON.stringify(outcome.body);
+        // A Content-Length rather than chunked framing: the answer is whole at this point.
+        res.writeHead(outcome.status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
+        res.end(text);
       },
     });
     switch (admitted) {
