@@ -101,6 +101,8 @@ export class Batcher {
     private readonly onTiming: BatchTimingListener = () => undefined,
     /** Time and timers (a fake in unit tests); jobs' `arrivalMs` must be on this clock. */
     private readonly clock: Clock = REAL_CLOCK,
+    /** A job's `done` threw (a bug in a route); the batch's other jobs are still answered. */
+    private readonly onDoneError: (err: unknown) => void = () => undefined,
   ) {
     target.on('idle', this.onIdle);
   }
@@ -273,7 +275,13 @@ export class Batcher {
     slot.settled = true;
     if (slot.timer !== null) this.clock.clearTimeout(slot.timer);
     slot.timer = null;
-    slot.job.done(outcome);
+    try {
+      slot.job.done(outcome);
+    } catch (err) {
+      // A route's answer that throws must not cost the batch's other requests their answers
+      // (the loop settling them would stop here) nor the process (this runs in a promise).
+      this.onDoneError(err);
+    }
   }
 
   private checkDrained(): void {

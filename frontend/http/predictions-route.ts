@@ -53,6 +53,20 @@ export interface PredictionsRouteOptions {
   readonly token?: string;
 }
 
+/**
+ * A handler's answer as JSON text. What crossed from the worker may not be JSON (a BigInt, a
+ * cycle: the IPC channel carries both): that request gets a 500 naming why, and the server
+ * keeps serving (it used to throw here, outside any handler, and end the process). A request
+ * the handler answered with `undefined` gets an empty body, as before.
+ */
+function answerText(body: unknown): string | { readonly error: string } {
+  try {
+    return JSON.stringify(body) ?? '';
+  } catch (e) {
+    return { error: `the handler's answer cannot be sent as JSON: ${e instanceof Error ? e.message : String(e)}` };
+  }
+}
+
 /** A path segment decoded as express decodes a route parameter; null when it is malformed. */
 function decodeParam(s: string): string | null {
   try {
@@ -140,7 +154,8 @@ function predictor(opts: PredictionsRouteOptions): (req: IncomingMessage, res: S
         s.queueUs.record(outcome.queueUs);
         if (res.headersSent || res.destroyed) return;
         res.setHeader('server-timing', predictionTiming(outcome.queueUs, outcome.handlerUs, totalUs));
-        const text = JSON.stringify(outcome.body);
+        const text = answerText(outcome.body);
+        if (typeof text !== 'string') return sendError(res, 500, text.error);
         // A Content-Length rather than chunked framing: the answer is whole at this point.
         res.writeHead(outcome.status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
         res.end(text);

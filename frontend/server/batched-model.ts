@@ -36,7 +36,7 @@ export class BatchedModel implements ServedModel {
     }, (queueMs, workerThreadMs) => {
       opts.series.queueTime.record(queueMs);
       opts.series.workerThreadTime.record(workerThreadMs);
-    });
+    }, undefined, (err) => opts.pool.log.error(`model ${config.name}: answering a request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`));
   }
 
   get config(): ModelConfig { return this.configValue; }

@@ -223,7 +223,13 @@ function run(
       const b = failed.body as { message?: unknown };
       return sendOipError(res, failed.status, typeof b.message === 'string' ? b.message : `inference failed with status ${failed.status}`);
     }
-    const enc = finish(outcomes.map((o) => (o?.body ?? []) as number[]));
+    let enc: EncodedResponse;
+    try {
+      enc = finish(outcomes.map((o) => (o?.body ?? []) as number[]));
+    } catch (e) {
+      // A handler's answer the protocol cannot encode fails this request, not the server.
+      return sendOipError(res, 500, `the handler's answer cannot be encoded: ${e instanceof Error ? e.message : String(e)}`);
+    }
     const length = String(enc.body.length);
     if (enc.headerLength === null) res.writeHead(200, { 'content-type': 'application/json', 'content-length': length });
     else res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': length, [HEADER_LENGTH]: String(enc.headerLength) });

@@ -58,6 +58,21 @@ describe('Batcher', () => {
     b.close('end');
   });
 
+  it('should answer the rest of a batch and report the error when one job\'s done throws', async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const errors: string[] = [];
+    const b = new Batcher(t, { batchSize: 3, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10 }, undefined, clock, (e) => errors.push((e as Error).message));
+    b.submit(job('a', out));
+    b.submit({ ...job('b', out), done: () => { throw new Error('Do not know how to serialize a BigInt'); } });
+    b.submit(job('c', out));
+    t.answer(0);
+    await tick();
+    await tick();
+    expect([[...out.keys()], errors, b.batchesInFlight]).to.deep.equal([['a', 'c'], ['Do not know how to serialize a BigInt'], 0]);
+    b.close('end');
+  });
+
   it('should send a partial batch once the oldest request has waited maxBatchDelay', async () => {
     const t = new FakeTarget();
     const out = new Map<string, JobOutcome>();
