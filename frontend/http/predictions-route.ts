@@ -86,6 +86,11 @@ export function predictionsRoute(opts: PredictionsRouteOptions): (req: IncomingM
     const q = url.indexOf('?');
     const m = ROUTE.exec(q < 0 ? url : url.slice(0, q));
     if (m === null) return false;
+    guarded(res, () => route(req, res, m));
+    return true;
+  };
+
+  function route(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
     countResponse(res, (s) => opts.series.countResponse(s));
     // As under express: what is refused before the route matched (token, body headers, a
     // malformed parameter) counts under `handler="none"`, the rest under the route's template.
@@ -93,24 +98,36 @@ export function predictionsRoute(opts: PredictionsRouteOptions): (req: IncomingM
     opts.httpMetrics.track(req, res, () => handler);
     if (opts.token !== undefined && !bearerMatches(req.headers.authorization, opts.token)) {
       sendError(res, 401, TOKEN_FAILED);
-      return true;
+      return;
     }
     const early = checkBodyHeaders(req, opts.limits);
     if (early !== null) {
       closeIfUnread(req, res, early.status);
       sendError(res, early.status, early.message);
-      return true;
+      return;
     }
     const model = decodeParam(m[1] as string);
     const version = m[2] === undefined ? undefined : decodeParam(m[2]);
     if (model === null || version === null) {
       sendError(res, 400, `Failed to decode param '${model === null ? m[1] : m[2]}'`);
-      return true;
+      return;
     }
     handler = PREDICTIONS_HANDLER;
-    readPredictionBody(req, res, opts.limits, model, takesTensors(model), (body) => predict(req, res, model, version, body));
-    return true;
-  };
+    readPredictionBody(req, res, opts.limits, model, takesTensors(model), (body) => guarded(res, () => predict(req, res, model, version, body)));
+  }
+}
+
+/**
+ * Runs `fn`, answering 500 with the error's message if it throws, as express's error handler
+ * did for this route: outside express nothing else would catch it, and a throw in a request
+ * listener or a body callback ends the process.
+ */
+function guarded(res: ServerResponse, fn: () => void): void {
+  try {
+    fn();
+  } catch (e) {
+    sendError(res, 500, e instanceof Error ? e.message : String(e));
+  }
 }
 
 function predictor(opts: PredictionsRouteOptions): (req: IncomingMessage, res: ServerResponse, name: string, version: string | undefined, body: PredictionBody) => void {
