@@ -67,6 +67,22 @@ function answerText(body: unknown): string | { readonly error: string } {
   }
 }
 
+/**
+ * The path of a request target: origin-form (`/predictions/mlp?x=1`) without its query, or the
+ * path of an absolute-form one (`http://host/predictions/mlp`), which HTTP/1.1 servers must take.
+ */
+function pathOf(url: string): string {
+  if (url.charCodeAt(0) !== 47 /* / */) {
+    try {
+      return new URL(url).pathname;
+    } catch {
+      return '';
+    }
+  }
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
 /** A path segment decoded as express decodes a route parameter; null when it is malformed. */
 function decodeParam(s: string): string | null {
   try {
@@ -82,9 +98,7 @@ export function predictionsRoute(opts: PredictionsRouteOptions): (req: IncomingM
   const takesTensors = (name: string): boolean => opts.lookup(name)?.config.handler === 'onnx';
   return (req, res) => {
     if (req.method !== 'POST') return false;
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    const m = ROUTE.exec(q < 0 ? url : url.slice(0, q));
+    const m = ROUTE.exec(pathOf(req.url ?? ''));
     if (m === null) return false;
     guarded(res, () => route(req, res, m));
     return true;

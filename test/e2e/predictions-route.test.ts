@@ -4,10 +4,13 @@
  * route's edges answer exactly as the express chain did — the token first, then the body's
  * headers, then a malformed parameter, all under `handler="none"`; case, a trailing slash and
  * a query string still match; any other method falls through to express's 404 — and every
- * answer counts once in Requests2XX/4XX and in http_requests_total under its handler.
+ * answer counts once in Requests2XX/4XX and in http_requests_total under its handler. One
+ * difference on purpose: an absolute-form request target (`POST http://host/predictions/mlp`,
+ * which HTTP/1.1 servers must take) is served; express answered it 404.
  */
 import { expect } from 'chai';
 import * as fs from 'fs';
+import * as net from 'net';
 import * as path from 'path';
 import { delta, Scrape } from './generation-helpers.js';
 import { generateStore, mlpInput, removeStores, startTsserve, tempDir } from './harness.js';
@@ -37,6 +40,21 @@ describe('the /predictions route outside express (real tsserve start, token auth
     const text = await res.text();
     return { status: res.status, body: text === '' ? null : JSON.parse(text) as unknown };
   }
+
+  it('should take an absolute-form request target (as a proxy sends it) like its path', async () => {
+    const body = JSON.stringify(mlpInput(3));
+    const raw = await new Promise<string>((resolve, reject) => {
+      const sock = net.connect(Number(new URL(server.inference).port), '127.0.0.1', () => {
+        sock.write(`POST ${server.inference}/predictions/mlp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+      });
+      let got = '';
+      sock.on('data', (d: Buffer) => { got += d.toString('utf8'); });
+      sock.on('end', () => resolve(got));
+      sock.on('error', reject);
+    });
+    const [head, payload] = raw.split('\r\n\r\n');
+    expect([head!.split('\r\n')[0], (JSON.parse(payload!) as number[]).length]).to.deep.equal(['HTTP/1.1 200 OK', 10]);
+  });
 
   it('should answer each edge as the express chain did and count each answer once under its handler', async () => {
     const before = await Scrape.of(server);
