@@ -48,6 +48,7 @@ export class GenerationKind implements ModelKind {
     return openaiRouter({
       lookup: (name) => asGen(lookup(name)),
       list: () => list().flatMap((m) => (m instanceof GenerationModel ? [m] : [])),
+      listOthers: () => list().flatMap((m) => (m.openaiListing !== undefined ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [])),
       ...(ctx.bodyLimits !== undefined ? { bodyLimits: ctx.bodyLimits } : {}),
     });
   }

@@ -34,6 +34,8 @@ import { utilityRoutes } from './utility-routes.js';
 export interface OpenAIRouterOptions {
   readonly lookup: (name: string) => GenerationTarget | undefined;
   readonly list: () => readonly GenerationTarget[];
+  /** Models of other kinds that answer on these routes (a pipeline's chat), listed by `GET /v1/models` too. */
+  readonly listOthers?: () => ReadonlyArray<{ readonly id: string; readonly maxModelLen: number }>;
   /** Largest body in bytes (default 1 MiB); `bodyLimits.maxBytes` wins when both are given. */
   readonly maxRequestSizeBytes?: number;
   /** Bounds on bodies: size, JSON depth and elements, timeouts (default: DEFAULT_BODY_LIMITS). */
@@ -57,9 +59,10 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
     const created = Math.floor(Date.now() / 1000);
     res.json({
       object: 'list',
-      data: opts.list().map((m) => ({
-        id: m.config.name, object: 'model', created, owned_by: 'tsserve', root: m.config.name, parent: null, max_model_len: vocabOf(m).maxModelLen,
-      })),
+      data: [
+        ...opts.list().map((m) => ({ id: m.config.name, maxModelLen: vocabOf(m).maxModelLen })),
+        ...(opts.listOthers?.() ?? []),
+      ].map((m) => ({ id: m.id, object: 'model', created, owned_by: 'tsserve', root: m.id, parent: null, max_model_len: m.maxModelLen })),
     });
   });
   r.use(utilityRoutes({ lookup: opts.lookup, list: opts.list, json }));

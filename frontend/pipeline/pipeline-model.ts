@@ -94,6 +94,9 @@ export class PipelineModel implements ServedModel, StatLineSource {
   /** The thinker's vocabulary and context length (prompts are tokenized and checked with it). */
   get vocab(): ModelVocab { return vocabOf(this.thinker); }
 
+  /** Listed by `GET /v1/models` (it answers `/v1/chat/completions`), with the thinker's context length. */
+  get openaiListing(): { readonly maxModelLen: number } { return { maxModelLen: this.vocab.maxModelLen }; }
+
   async start(): Promise<void> {
     await Promise.all([this.thinker.start(), this.vocoder.start()]);
   }

@@ -26,6 +26,11 @@ export interface ServedModel {
   readonly config: ModelConfig;
   /** `batch` for handler-driven models; other kinds come from `registerModelKind`. */
   readonly kind: string;
+  /**
+   * Set by a kind whose model answers on the OpenAI routes without being a generation model (a
+   * pipeline's spoken chat): `GET /v1/models` lists it with this context length.
+   */
+  readonly openaiListing?: { readonly maxModelLen: number };
   /** Starts the initial workers; resolves when each is ready or has failed. */
   start(): Promise<void>;
   submit?(job: Job): SubmitResult;

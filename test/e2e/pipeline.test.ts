@@ -61,6 +61,11 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     removeStores();
   });
 
+  it('should list the pipelines in /v1/models (they answer /v1/chat/completions) with the thinker\'s max_model_len', async () => {
+    const models = await client.models.list();
+    expect(models.data.map((m) => [m.id, (m as unknown as { max_model_len: number }).max_model_len]).sort()).to.deep.equal([['omni2', 1024], ['omnik', 1024], ['tiny-omni', 1024]]);
+  });
+
   it('should speak N requests as WAVs and count every family exactly', async () => {
     const N = 3;
     const K = 10; // tokens per request (ignore_eos): chunks of 4, 4, 2
