@@ -11,7 +11,7 @@ import { GenerationModel } from '../generation/generation-model.js';
 import type { StatLine } from '../generation/logging-stat-logger.js';
 import type { StatLineSource } from '../generation/stat-log-ticker.js';
 import type { ModelKindContext } from '../server/model-kinds.js';
-import { RegistrationError } from '../server/model-manager.js';
+import { pipelineWorkers, RegistrationError } from '../server/model-manager.js';
 import type { ModelDescription, ServedModel } from '../server/served-model.js';
 import type { ModelVocab } from '../openai/model-vocab.js';
 import { vocabOf } from '../openai/model-vocab.js';
@@ -115,9 +115,11 @@ export class PipelineModel implements ServedModel, StatLineSource {
   describe(): ModelDescription {
     const c = this.config;
     const workers = [...this.thinker.describe().workers, ...this.vocoder.workers()];
+    // The configured replicas, not the live workers: what --max-workers counts for the other models.
+    const replicas = pipelineWorkers(c.pipeline!);
     return {
       modelName: c.name, modelVersion: c.version, modelUrl: this.opts.modelUrl, handler: c.handler, kind: this.kind,
-      minWorkers: workers.length, maxWorkers: workers.length, batchSize: c.batchSize, maxBatchDelay: c.maxBatchDelayMs,
+      minWorkers: replicas, maxWorkers: replicas, batchSize: c.batchSize, maxBatchDelay: c.maxBatchDelayMs,
       responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup, workers,
       jobQueueStatus: { remainingCapacity: Number.MAX_SAFE_INTEGER, pendingRequests: this.orchestrator.inFlight },
     };

@@ -1,4 +1,5 @@
 /** The registered models: register from the store, look up, scale, unregister, drain. */
+import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { ModelConfigOverrides } from '../store/model-config.js';
 import { loadModelConfig } from '../store/model-config.js';
 import { MODEL_NAME_RE } from '../store/model-store.js';
@@ -24,6 +25,13 @@ export interface RegisterOptions {
 }
 
 /** Holds every registered model. */
+/** The workers a pipeline runs: one per replica of each stage. */
+export function pipelineWorkers(pipeline: NonNullable<ModelConfig['pipeline']>): number {
+  let n = 0;
+  for (const s of pipeline.stages) n += s.replicas;
+  return n;
+}
+
 export class ModelManager {
   private readonly models = new Map<string, ServedModel>();
 
@@ -83,7 +91,9 @@ export class ModelManager {
     if (!res.ok) throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
     for (const w of res.warnings) this.ctx.log('warn', w);
     const config = res.config;
-    const refused = this.scaleRefusal(opts.name, config.minWorkers, config.maxWorkers);
+    // A pipeline runs a worker per replica of each stage: those count against --max-workers.
+    const needed = config.pipeline !== undefined ? pipelineWorkers(config.pipeline) : config.minWorkers;
+    const refused = this.scaleRefusal(opts.name, needed, Math.max(needed, config.maxWorkers));
     if (refused !== null) throw new RegistrationError(400, refused);
     let model: ServedModel;
     if (config.handler === 'generate') {

@@ -1,0 +1,39 @@
+/**
+ * A pipeline runs one worker per replica of each stage, and `--max-workers` counts them all:
+ * registering a pipeline whose replicas would take the server over the bound is refused with
+ * the sum named, and the management API describes a pipeline with its configured total.
+ */
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
+import { call, removeStores, startTsserve, tempDir } from './harness.js';
+import type { Tsserve } from './harness.js';
+import { omniStore } from './pipeline-helpers.js';
+
+describe('pipelines and --max-workers (real tsserve start)', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let server: Tsserve;
+
+  before(async () => {
+    dir = tempDir('omni-workers');
+    const store = omniStore(path.join(dir, 'store'), { omni3: { thinker: 2, code2wav: 1 } });
+    server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics', '--max-workers', '4', '--models', 'tiny-omni=tiny-omni'] });
+  });
+
+  after(() => {
+    server?.kill();
+    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+    removeStores();
+  });
+
+  it('should count every stage replica against --max-workers and describe the pipeline with its total', async () => {
+    const described = await call('GET', `${server.management}/models/tiny-omni`);
+    const d = (described.json as Array<{ minWorkers: number; maxWorkers: number; workers: unknown[] }>)[0]!;
+    const refused = await call('POST', `${server.management}/models?url=omni3&model_name=omni3`);
+    expect([described.status, d.minWorkers, d.maxWorkers, d.workers.length, refused]).to.deep.equal([
+      200, 2, 2, 2,
+      { status: 400, json: { code: 400, type: 'BadRequestException', message: '3 workers for model omni3 would bring the server to 5 workers, over --max-workers 4' } },
+    ]);
+  });
+});
