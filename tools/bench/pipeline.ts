@@ -14,7 +14,8 @@
  * ratios (the two setups of a ratio ran seconds apart, so a busy machine's slow spell hits
  * both). Goals: pipeline / in-process ≥ 0.9; stats on / --disable-log-stats ≥ 0.98. Two JSON
  * lines: `{"bench":"pipeline_overhead",…}` and `{"bench":"pipeline_metrics_on_vs_off",…}`.
- * BENCH_ROUNDS and BENCH_REQUESTS override the defaults.
+ * BENCH_ROUNDS and BENCH_REQUESTS override the defaults; BENCH_VERBOSE=1 prints every round's
+ * figures to stderr. Measured figures and where the time goes: docs/pipelines.md, Benchmark.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
