@@ -2,11 +2,20 @@
  * `pipeline_overhead` and the pipeline's `metrics_on_vs_off`: spoken requests (tiny-omni,
  * 32 new tokens each, ignore_eos, WAV answers) through a REAL `tsserve start` — thinker and
  * code2wav in their own workers, chunks of 4 tokens streamed between them — against the same
- * two stages called back to back in one process (the engine's offline LLM, then the vocoder's
- * ONNX session on the same 4-token chunks), at the same concurrency. Figures: requests/s, the
- * best of 2 alternating rounds per setup.
- * Goals: pipeline / in-process ≥ 0.9; stats on / --disable-log-stats ≥ 0.98. Two JSON lines:
- * `{"bench":"pipeline_overhead",…}` and `{"bench":"pipeline_metrics_on_vs_off",…}`.
+ * two stages called back to back in one process, at the same concurrency. The in-process
+ * baseline does the work the server does for each request: the same prompt token ids (the chat
+ * template applied, checked against the server's `usage.prompt_tokens`), the engine's offline
+ * LLM, the vocoder's ONNX session on every 4-token chunk, the chunks joined and WAV-encoded.
+ *
+ * Method: both servers (stats on, --disable-log-stats) and the in-process engine are started
+ * once and warmed up; then ROUNDS rounds each run the three setups back to back (the order
+ * rotating per round) on a fresh set of REQUESTS prompts shared by the three. A figure is the
+ * median over the rounds of the setup's requests/s; a ratio is the median of the per-round
+ * ratios (the two setups of a ratio ran seconds apart, so a busy machine's slow spell hits
+ * both). Goals: pipeline / in-process ≥ 0.9; stats on / --disable-log-stats ≥ 0.98. Two JSON
+ * lines: `{"bench":"pipeline_overhead",…}` and `{"bench":"pipeline_metrics_on_vs_off",…}`.
+ * BENCH_ROUNDS and BENCH_REQUESTS override the defaults; BENCH_VERBOSE=1 prints every round's
+ * figures to stderr. Measured figures and where the time goes: docs/pipelines.md, Benchmark.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,91 +23,125 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LLM } from '../../backend/engine/llm.js';
 import { createSession, tensorI64 } from '../../backend/onnx/ort.js';
+import { applyChatTemplate } from '../../frontend/openai/chat-template.js';
+import { wavFile } from '../../frontend/openai/wav.js';
 import { TINY_LM_MODEL, TINY_OMNI_MODEL, TINY_VOCODER_MODEL } from '../models/demo-models.js';
+import { VOCODER_SAMPLE_RATE } from '../models/tiny-vocoder.js';
 import { spawnServer } from './spawn-server.js';
 import type { SpawnedServer } from './spawn-server.js';
 
-const REQUESTS = 32;
+const envInt = (name: string, dflt: number): number => {
+  const v = Number(process.env[name]);
+  return Number.isInteger(v) && v > 0 ? v : dflt;
+};
+const REQUESTS = envInt('BENCH_REQUESTS', 256);
+const ROUNDS = envInt('BENCH_ROUNDS', 9);
 const CONCURRENCY = 8;
 const MAX_TOKENS = 32;
 const CHUNK = 4;
-const ROUNDS = 2;
 
-const prompt = (i: number): string => `Tell story ${i} about the sea`;
+const content = (i: number): string => `Tell story ${i} about the sea`;
 
-/** Runs `REQUESTS` jobs `CONCURRENCY` at a time; returns requests/s over the wall time. */
-async function throughput(job: (i: number) => Promise<void>): Promise<number> {
+/** Runs `REQUESTS` jobs (ids `first…`) `CONCURRENCY` at a time; returns requests/s over the wall time. */
+async function throughput(first: number, job: (i: number) => Promise<unknown>): Promise<number> {
   let next = 0;
   const t0 = performance.now();
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < REQUESTS) await job(next++);
+    while (next < REQUESTS) await job(first + next++);
   }));
   return REQUESTS / ((performance.now() - t0) / 1000);
 }
 
-async function spoken(base: string, i: number): Promise<void> {
+/** One spoken chat request; resolves to its prompt token count. */
+async function spoken(base: string, i: number): Promise<number> {
   const res = await fetch(`${base}/v1/chat/completions`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'tiny-omni', messages: [{ role: 'user', content: prompt(i) }], max_tokens: MAX_TOKENS, temperature: 0, ignore_eos: true, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }),
+    body: JSON.stringify({ model: 'tiny-omni', messages: [{ role: 'user', content: content(i) }], max_tokens: MAX_TOKENS, temperature: 0, ignore_eos: true, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }),
   });
   if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
-  await res.arrayBuffer();
+  const body = await res.json() as { usage: { prompt_tokens: number } };
+  return body.usage.prompt_tokens;
 }
 
-async function serverRate(dir: string, extra: readonly string[]): Promise<number> {
-  let s: SpawnedServer | null = null;
-  try {
-    s = await spawnServer(['--model-store', join(dir, 'store'), '--models', 'tiny-omni=tiny-omni', '--log-dir', join(dir, 'logs'), '--metrics-mode', 'prometheus', '--disable-system-metrics', ...extra], dir);
-    const base = s.inference;
-    await throughput((i) => spoken(base, 1000 + i)); // warm-up
-    return await throughput((i) => spoken(base, i));
-  } finally {
-    if (s?.proc.pid !== undefined) {
-      try { process.kill(-s.proc.pid, 'SIGKILL'); } catch { /* gone */ }
-    }
-  }
+interface InProcess {
+  job(i: number): Promise<number>;
+  close(): Promise<void>;
 }
 
-async function inProcessRate(dir: string): Promise<number> {
+/** Thinker then code2wav in this process; `job` resolves to the prompt token count. */
+async function inProcess(dir: string): Promise<InProcess> {
   const llm = await LLM.load(join(dir, 'store', 'tiny-lm'));
   const voc = await createSession(join(dir, 'store', 'tiny-vocoder', 'model.onnx'));
-  const job = async (i: number): Promise<void> => {
-    const [out] = await llm.generate(prompt(i), { max_tokens: MAX_TOKENS, temperature: 0, ignore_eos: true });
+  const job = async (i: number): Promise<number> => {
+    const [out] = await llm.generate(applyChatTemplate([{ role: 'user', content: content(i) }]), { max_tokens: MAX_TOKENS, temperature: 0, ignore_eos: true });
     const tokens = out!.outputs[0]!.tokenIds;
+    const chunks: Uint8Array[] = [];
     for (let k = 0; k < tokens.length; k += CHUNK) {
       const codes = BigInt64Array.from(tokens.slice(k, k + CHUNK), (t) => BigInt(t));
-      await voc.run({ codes: tensorI64(codes, [codes.length]) });
+      const pcm = (await voc.run({ codes: tensorI64(codes, [codes.length]) }))['pcm']!.data;
+      chunks.push(new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength));
     }
+    wavFile(Buffer.concat(chunks), VOCODER_SAMPLE_RATE);
+    return out!.promptTokenIds.length;
   };
-  await throughput((i) => job(1000 + i)); // warm-up
-  const rate = await throughput(job);
-  await voc.release();
-  await llm.engine.runner.close();
-  return rate;
+  return { job, close: async () => { await voc.release(); await llm.close(); } };
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tsserve-bench-pipeline-'));
+  const servers: SpawnedServer[] = [];
+  let local: InProcess | null = null;
   try {
     for (const m of [TINY_LM_MODEL, TINY_VOCODER_MODEL, TINY_OMNI_MODEL]) {
       mkdirSync(join(dir, 'store', m.name), { recursive: true });
       await m.write(join(dir, 'store', m.name));
     }
-    mkdirSync(join(dir, 'logs'));
-    const r = (x: number): number => Math.round(x * 1000) / 1000;
-    // Rounds alternate the three setups and each keeps its best: a busy machine's slow spells
-    // then hit every setup alike instead of whichever ran during them.
-    let baseline = 0;
-    let on = 0;
-    let off = 0;
+    const start = async (name: string, extra: readonly string[]): Promise<string> => {
+      mkdirSync(join(dir, name));
+      const s = await spawnServer(['--model-store', join(dir, 'store'), '--models', 'tiny-omni=tiny-omni', '--log-dir', join(dir, name), '--metrics-mode', 'prometheus', '--disable-system-metrics', ...extra], dir);
+      servers.push(s);
+      return s.inference;
+    };
+    const onUrl = await start('on', []);
+    const offUrl = await start('off', ['--disable-log-stats']);
+    local = await inProcess(dir);
+    const lp = local;
+    // The same prompt ids on both sides: the server's prompt_tokens equal the in-process prompt's.
+    const [a, b] = [await spoken(onUrl, 0), await lp.job(0)];
+    if (a !== b) throw new Error(`prompt tokens differ: server ${a}, in-process ${b}`);
+    const setups: readonly ((first: number) => Promise<number>)[] = [
+      (first) => throughput(first, (i) => lp.job(i)),
+      (first) => throughput(first, (i) => spoken(onUrl, i)),
+      (first) => throughput(first, (i) => spoken(offUrl, i)),
+    ];
+    for (const run of setups) await run(1_000_000); // warm-up (its own prompts)
+    const rates: number[][] = [[], [], []];
     for (let round = 0; round < ROUNDS; round++) {
-      baseline = Math.max(baseline, await inProcessRate(dir));
-      on = Math.max(on, await serverRate(dir, []));
-      off = Math.max(off, await serverRate(dir, ['--disable-log-stats']));
+      for (let k = 0; k < setups.length; k++) {
+        const s = (round + k) % setups.length;
+        rates[s]!.push(await setups[s]!((round + 1) * REQUESTS));
+      }
     }
-    process.stdout.write(JSON.stringify({ bench: 'pipeline_overhead', ours: r(on), baseline: r(baseline), unit: 'req/s', ratio: r(on / baseline) }) + '\n');
-    process.stdout.write(JSON.stringify({ bench: 'pipeline_metrics_on_vs_off', ours: r(on), baseline: r(off), unit: 'req/s', ratio: r(on / off) }) + '\n');
+    const [baseline, on, off] = rates as [number[], number[], number[]];
+    const r = (x: number): number => Math.round(x * 1000) / 1000;
+    const line = (bench: string, ours: number[], base: number[]): string =>
+      JSON.stringify({ bench, ours: r(median(ours)), baseline: r(median(base)), unit: 'req/s', ratio: r(median(ours.map((x, i) => x / base[i]!))) });
+    if (process.env.BENCH_VERBOSE !== undefined) process.stderr.write(`rounds (req/s): in-process ${baseline.map(r).join(' ')} | on ${on.map(r).join(' ')} | off ${off.map(r).join(' ')}\n`);
+    process.stdout.write(line('pipeline_overhead', on, baseline) + '\n');
+    process.stdout.write(line('pipeline_metrics_on_vs_off', on, off) + '\n');
   } finally {
+    for (const s of servers) {
+      if (s.proc.pid !== undefined) {
+        try { process.kill(-s.proc.pid, 'SIGKILL'); } catch { /* gone */ }
+      }
+    }
+    await local?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
