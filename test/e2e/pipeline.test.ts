@@ -97,6 +97,11 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     expect(before.has('ts_omni_audio_duration_seconds_sum', AUDIO('tiny-omni'))).to.equal(false);
     expect(after.get('ts_omni_audio_duration_seconds_sum', AUDIO('tiny-omni'))).to.equal(frames.reduce((s, f) => s + f / RATE, 0));
     expect(d('ts_omni_audio_rtf_count', AUDIO('tiny-omni'))).to.equal(N);
+    // RTF = the code2wav stage's generation time / the audio's duration; that time lies within
+    // the client's wait for the request, so each RTF is at most wait / duration.
+    const rtf = d('ts_omni_audio_rtf_sum', AUDIO('tiny-omni'));
+    expect(rtf).to.be.greaterThan(0);
+    expect(rtf).to.be.at.most(elapsed.reduce((s, e, i) => s + e / (frames[i]! / RATE), 0));
     expect(d('ts_omni_audio_ttfp_seconds_count', AUDIO('tiny-omni'))).to.equal(N);
     // Each request's first packet came before its whole answer reached the client.
     expect(d('ts_omni_audio_ttfp_seconds_sum', AUDIO('tiny-omni'))).to.be.at.most(elapsed.reduce((s, e) => s + e, 0));
