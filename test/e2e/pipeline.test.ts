@@ -235,6 +235,46 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     expect(decodeWav(Buffer.from(again.choices[0]!.message.audio!.data, 'base64')).frames).to.equal(4 * FRAMES_PER_TOKEN);
   });
 
+  it('should fail a SIGKILLed code2wav replica\'s request with error, stop its thinker work, and keep serving', async () => {
+    const before = await Scrape.of(server);
+    const pids = await workerPids(server, 'omnik'); // thinker replica first, then code2wav
+    const vocoderPid = pids[1];
+    const stream = await client.chat.completions.create(spoken('omnik', 'kill the vocoder', 400, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    let failed = false;
+    let chunks = 0;
+    try {
+      for await (const c of stream) {
+        if ((c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data !== undefined && chunks++ === 0 && vocoderPid !== undefined) {
+          process.kill(vocoderPid, 'SIGKILL');
+        }
+      }
+    } catch {
+      failed = true; // the error event of the stream
+    }
+    const mid = await until(async () => {
+      const m = await Scrape.of(server);
+      return m.get('ts_omni_num_requests_running', M('omnik')) === 0 ? m : null;
+    }, { message: 'omnik with nothing running' });
+    const thinkerFinished = ['stop', 'length', 'abort', 'error'].map((r) => delta(before, mid, 'ts_request_success_total', { ...THINKER('omnik'), finished_reason: r }));
+    expect({
+      failed,
+      pipelineError: delta(before, mid, 'ts_omni_requests_success_total', { ...M('omnik'), finished_reason: 'error' }),
+      pipelineOther: ['stop', 'length', 'abort'].map((r) => delta(before, mid, 'ts_omni_requests_success_total', { ...M('omnik'), finished_reason: r })),
+      // The thinker stopped generating for it (400 tokens were asked): it finished once, not with length.
+      thinkerFinishedOnce: thinkerFinished.reduce((a, b) => a + b, 0),
+      thinkerLength: thinkerFinished[1],
+    }).to.deep.equal({ failed: true, pipelineError: 1, pipelineOther: [0, 0, 0], thinkerFinishedOnce: 1, thinkerLength: 0 });
+    const again = await until(async () => {
+      try {
+        return await client.chat.completions.create(spoken('omnik', 'vocoder back', 4, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+      } catch {
+        return null;
+      }
+    }, { message: 'omnik answering after its code2wav restarted', timeoutMs: 60_000, intervalMs: 250 });
+    expect([again.choices[0]!.finish_reason, decodeWav(Buffer.from(again.choices[0]!.message.audio!.data, 'base64')).frames]).to.deep.equal(['length', 4 * FRAMES_PER_TOKEN]);
+    expect((await workerPids(server, 'omnik'))[1]).to.not.equal(vocoderPid);
+  });
+
   it('should render every pipeline family in the exposition with its declared labels', async () => {
     const text = await scrape(server);
     for (const f of ['ts_omni_num_requests_running', 'ts_omni_num_requests_waiting', 'ts_omni_requests_success_total', 'ts_omni_e2e_request_latency_seconds',
