@@ -14,6 +14,14 @@ import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-prot
 import type { Log } from '../log/log.js';
 import { UnsendableBatchError } from '../batching/unsendable.js';
 
+/**
+ * The watchdog fires this long after a batch's responseTimeout, so each request's own timeout
+ * (the batcher's 504, armed at its arrival with the same limit) always answers first. Node
+ * truncates a fractional delay, so without it the watchdog could expire a millisecond before
+ * the request timer, and under load the worker's exit answered 500 "Worker died" instead.
+ */
+export const WATCHDOG_GRACE_MS = 50;
+
 /** Lifecycle states, as shown by the management API. */
 export type WorkerStatus = 'STARTING' | 'READY' | 'BUSY' | 'STOPPING' | 'DEAD';
 
@@ -213,7 +221,7 @@ export class WorkerProcess extends EventEmitter {
     this.watchdog = setTimeout(() => {
       this.watchdog = null;
       this.killFor(`worker ${this.id}: a batch outlived responseTimeout ${limit / 1000} s; killed (it is replaced)`);
-    }, Math.max(0, startedMs + limit - performance.now()));
+    }, Math.max(0, startedMs + limit - performance.now()) + WATCHDOG_GRACE_MS);
     this.watchdog.unref();
   }
 

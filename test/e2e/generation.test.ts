@@ -260,8 +260,10 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
 
   it('should show waiting > 0 while saturated beyond maxNumSeqs, and running, waiting, KV usage at 0 after', async () => {
     const before = await Scrape.of(server);
+    // Long enough (3 rounds of 400 steps) that the saturated state outlasts a few scrapes even
+    // on a fast machine: at 60 tokens it could be over before the first scrape looked.
     const runs = Array.from({ length: 6 }, (_v, i) =>
-      client.completions.create({ model: 'tiny-sat', prompt: `Saturate ${i}`, max_tokens: 60, ignore_eos: true } as CompletionBody));
+      client.completions.create({ model: 'tiny-sat', prompt: `Saturate ${i}`, max_tokens: 400, ignore_eos: true } as CompletionBody));
     let last: Scrape | null = null;
     const saturated = await until(async () => {
       last = await Scrape.of(server);
