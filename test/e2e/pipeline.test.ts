@@ -251,11 +251,14 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     } catch {
       failed = true; // the error event of the stream
     }
+    // The pipeline settles at once; its thinker's finish arrives with the engine's next step.
+    const finishedIn = (m: Scrape): number[] => ['stop', 'length', 'abort', 'error'].map((r) => delta(before, m, 'ts_request_success_total', { ...THINKER('omnik'), finished_reason: r }));
+    let seen: Scrape | null = null;
     const mid = await until(async () => {
-      const m = await Scrape.of(server);
-      return m.get('ts_omni_num_requests_running', M('omnik')) === 0 ? m : null;
-    }, { message: 'omnik with nothing running' });
-    const thinkerFinished = ['stop', 'length', 'abort', 'error'].map((r) => delta(before, mid, 'ts_request_success_total', { ...THINKER('omnik'), finished_reason: r }));
+      seen = await Scrape.of(server);
+      return seen.get('ts_omni_num_requests_running', M('omnik')) === 0 && finishedIn(seen).reduce((a, b) => a + b, 0) > 0 ? seen : null;
+    }, { message: 'omnik with nothing running and its thinker request finished', observe: () => (seen === null ? null : finishedIn(seen)) });
+    const thinkerFinished = finishedIn(mid);
     expect({
       failed,
       pipelineError: delta(before, mid, 'ts_omni_requests_success_total', { ...M('omnik'), finished_reason: 'error' }),
