@@ -115,7 +115,13 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
   })) as Flushable & { flush(): void };
   accessDest.on('drop', () => { dropped++; });
   files.push(accessDest);
-  const accessTimer = setInterval(() => { try { accessDest.flush(); } catch { /* closed */ } }, ACCESS_FLUSH_MS);
+  // Only when a line came since the last tick: sonic-boom's flush() writes even an empty buffer.
+  let accessWaiting = false;
+  const accessTimer = setInterval(() => {
+    if (!accessWaiting) return;
+    accessWaiting = false;
+    try { accessDest.flush(); } catch { /* closed */ }
+  }, ACCESS_FLUSH_MS);
   accessTimer.unref();
 
   const state = { closed: false };
@@ -128,7 +134,11 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
   return {
     log: wrap(root, state),
     // An access line has no level, pid or hostname: one JSON object straight to its destination.
-    access: (r) => { if (!state.closed) accessDest.write(`${JSON.stringify({ time: new Date(now()).toISOString(), ...r })}\n`); },
+    access: (r) => {
+      if (state.closed) return;
+      accessDest.write(`${JSON.stringify({ time: new Date(now()).toISOString(), ...r })}\n`);
+      accessWaiting = true;
+    },
     accessDropped: () => dropped,
     flush,
     close: () => {

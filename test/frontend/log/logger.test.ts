@@ -3,6 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { ACCESS_LOG_FILE, TS_LOG_FILE, createServerLogger } from '../../../frontend/log/logger.js';
+import { until } from '../../support/until.js';
 
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const HEAD = `"time":"2026-01-02T03:04:05.678Z","pid":${process.pid},"hostname":${JSON.stringify(os.hostname())}`;
@@ -53,6 +54,17 @@ describe('createServerLogger', () => {
       '{"time":"2026-01-02T03:04:05.678Z","listener":"inference","port":8080,"method":"POST","path":"/predictions/mlp","status":200,"durationMs":1.25,"bytes":42,"requestId":"r-1"}',
     ]);
     expect(logger.accessDropped()).to.equal(0);
+  });
+
+  it('should write an access line within ACCESS_FLUSH_MS on a quiet server, without a flush or a full block', async () => {
+    const logger = createServerLogger({ level: 'info', logDir: dir, console: 'off', nowMs: () => T0 });
+    logger.access({ listener: 'inference', port: 8080, method: 'GET', path: '/ping', status: 200, durationMs: 0.5, bytes: 20, requestId: 'r-2' });
+    expect(fs.readFileSync(path.join(dir, ACCESS_LOG_FILE), 'utf8')).to.equal(''); // held: under one 8 KiB block
+    const written = await until(() => (fs.readFileSync(path.join(dir, ACCESS_LOG_FILE), 'utf8') !== '' ? lines(ACCESS_LOG_FILE) : null), { message: 'the access line on disk', timeoutMs: 5000, intervalMs: 20 });
+    expect(written).to.deep.equal([
+      '{"time":"2026-01-02T03:04:05.678Z","listener":"inference","port":8080,"method":"GET","path":"/ping","status":200,"durationMs":0.5,"bytes":20,"requestId":"r-2"}',
+    ]);
+    logger.close();
   });
 
   it('should drop, never throw, records made after close()', () => {
