@@ -22,6 +22,13 @@ export interface PipelineSpec {
   readonly chunkTokens: number;
 }
 
+/** The workers a pipeline runs: one per replica of each stage (what `--max-workers` counts). */
+export function pipelineWorkers(pipeline: PipelineSpec): number {
+  let n = 0;
+  for (const s of pipeline.stages) n += s.replicas;
+  return n;
+}
+
 /** Default tokens per chunk: 4 tokens = 160 ms of audio with the tiny vocoder. */
 export const DEFAULT_CHUNK_TOKENS = 4;
 

@@ -1,5 +1,5 @@
 /** The registered models: register from the store, look up, scale, unregister, drain. */
-import type { ModelConfig } from '../../schema/worker-protocol.js';
+import { pipelineWorkers } from '../../schema/pipeline-config.js';
 import type { ModelConfigOverrides } from '../store/model-config.js';
 import { loadModelConfig } from '../store/model-config.js';
 import { MODEL_NAME_RE } from '../store/model-store.js';
@@ -25,13 +25,6 @@ export interface RegisterOptions {
 }
 
 /** Holds every registered model. */
-/** The workers a pipeline runs: one per replica of each stage. */
-export function pipelineWorkers(pipeline: NonNullable<ModelConfig['pipeline']>): number {
-  let n = 0;
-  for (const s of pipeline.stages) n += s.replicas;
-  return n;
-}
-
 export class ModelManager {
   private readonly models = new Map<string, ServedModel>();
 
