@@ -41,19 +41,27 @@ describe('the /predictions route outside express (real tsserve start, token auth
     return { status: res.status, body: text === '' ? null : JSON.parse(text) as unknown };
   }
 
-  it('should take an absolute-form request target (as a proxy sends it) like its path', async () => {
-    const body = JSON.stringify(mlpInput(3));
-    const raw = await new Promise<string>((resolve, reject) => {
+  /** One request on a fresh connection, as written; the raw answer (status line, headers, body). */
+  function raw(target: string, body: string): Promise<{ status: string; headers: string[]; body: string }> {
+    return new Promise((resolve, reject) => {
       const sock = net.connect(Number(new URL(server.inference).port), '127.0.0.1', () => {
-        sock.write(`POST ${server.inference}/predictions/mlp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+        sock.write(`POST ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
       });
       let got = '';
       sock.on('data', (d: Buffer) => { got += d.toString('utf8'); });
-      sock.on('end', () => resolve(got));
+      sock.on('end', () => {
+        const [head, payload] = got.split('\r\n\r\n');
+        const [status, ...headers] = head!.split('\r\n');
+        resolve({ status: status!, headers: headers.map((h) => h.toLowerCase()), body: payload ?? '' });
+      });
       sock.on('error', reject);
     });
-    const [head, payload] = raw.split('\r\n\r\n');
-    expect([head!.split('\r\n')[0], (JSON.parse(payload!) as number[]).length]).to.deep.equal(['HTTP/1.1 200 OK', 10]);
+  }
+
+  it('should take an absolute-form request target (as a proxy sends it) like its path, and answer with a Content-Length', async () => {
+    const a = await raw(`${server.inference}/predictions/mlp`, JSON.stringify(mlpInput(3)));
+    expect([a.status, (JSON.parse(a.body) as number[]).length, a.headers.includes(`content-length: ${Buffer.byteLength(a.body)}`), a.headers.some((h) => h.startsWith('transfer-encoding'))])
+      .to.deep.equal(['HTTP/1.1 200 OK', 10, true, false]);
   });
 
   it('should answer each edge as the express chain did and count each answer once under its handler', async () => {
