@@ -15,7 +15,8 @@ import { countResponses } from './count-responses.js';
 import { errorHandler, notFound } from './errors.js';
 import { healthRoutes } from './health-routes.js';
 import type { HealthReport } from '../server/health.js';
-import { HttpMetrics } from './http-metrics.js';
+import { HttpMetrics, UNMATCHED_HANDLER } from './http-metrics.js';
+import { guardTarget } from './request-target.js';
 import { oipRouter, sendOipError } from './oip/oip-router.js';
 import { OpenAIError, sendOpenAIError } from '../openai/errors.js';
 import type { BodyErrorSender } from './json-body.js';
@@ -56,9 +57,10 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
   app.use(notFound);
   app.use(errorHandler);
   const predictions = predictionsRoute({ lookup: opts.lookup, series: opts.series, httpMetrics, limits, ...(opts.token !== undefined ? { token: opts.token } : {}) });
-  return (req, res) => {
+  const count = (s: number): void => opts.series.countResponse(s);
+  return guardTarget((req, res) => {
     if (!predictions(req, res)) app(req, res);
-  };
+  }, count, (req, res) => httpMetrics.track(req, res, () => UNMATCHED_HANDLER));
 }
 
 /** Each API family answers a refused body in its own error shape. */

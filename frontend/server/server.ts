@@ -16,6 +16,7 @@ import { bodyLimits } from '../http/body-limits.js';
 import { inferenceApp } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
+import { guardTarget } from '../http/request-target.js';
 import { accessLogListener } from '../http/access-log.js';
 import type { TokenKeys } from '../http/token-auth.js';
 import { writeKeyFile } from '../http/token-auth.js';
@@ -257,9 +258,9 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       inferenceUrl = boundAddress(inf, cfg.inference.host);
     }
     // Management reads keep working while draining; changes are refused.
-    const mgmt = await listen(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), cfg.management, 'management', deps.access, cfg.headerTimeoutMs);
+    const mgmt = await listen(guardTarget(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), count), cfg.management, 'management', deps.access, cfg.headerTimeoutMs);
     servers.push(mgmt);
-    const met = await listen(metricsApp(deps.metrics), cfg.metrics, 'metrics', deps.access, cfg.headerTimeoutMs);
+    const met = await listen(guardTarget(metricsApp(deps.metrics)), cfg.metrics, 'metrics', deps.access, cfg.headerTimeoutMs);
     servers.push(met);
     const urls = { inference: inferenceUrl, management: boundAddress(mgmt, cfg.management.host), metrics: boundAddress(met, cfg.metrics.host) };
     deps.onListening?.({ urls, stop });

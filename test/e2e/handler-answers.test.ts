@@ -14,6 +14,8 @@ const HANDLERS: Readonly<Record<string, string>> = {
   bigint: 'export function handle(requests) { return requests.map(() => ({ v: 1n })); }\n',
   cycle: 'export function handle(requests) { return requests.map(() => { const o = { a: 1 }; o.self = o; return o; }); }\n',
   bigarray: 'export function handle(requests) { return requests.map(() => [1n, 2n]); }\n',
+  object: 'export function handle(requests) { return requests.map(() => ({ label: 7 })); }\n',
+  ragged: 'export function handle(requests) { return requests.map((r) => (r.body[0] === 1 ? [1, 2] : [3])); }\n',
   plain: 'export function handle(requests) { return requests.map((r) => ({ echo: r.body })); }\n',
 };
 
@@ -53,8 +55,23 @@ describe('handler answers that are not JSON (real tsserve start)', function () {
       [500, { code: 500, type: 'InternalServerException', message: 'the handler\'s answer cannot be sent as JSON: Do not know how to serialize a BigInt' }],
       [500, { code: 500, type: 'InternalServerException', message: 'the handler\'s answer cannot be sent as JSON: Converting circular structure to JSON\n    --> starting at object with constructor \'Object\'\n    --- property \'self\' closes the circle' }],
       [[200, { echo: [3] }], [200, { echo: [4] }]],
-      [500, { error: 'the handler\'s answer cannot be encoded: Cannot convert a BigInt value to a number' }],
+      [500, { error: 'the handler\'s answer cannot be encoded: row 0 value 0 is a bigint, not a number' }],
       200,
+    ]);
+  });
+
+  it('should answer the Open Inference Protocol 500 naming the row when a handler answers something that is not a tensor row', async () => {
+    const infer = async (model: string, rows: number[][]): Promise<[number, unknown]> => {
+      const r = await fetch(`${server.inference}/v2/models/${model}/infer`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: [{ name: 'input', shape: [rows.length, 2], datatype: 'FP32', data: rows.flat() }] }),
+      });
+      return [r.status, await r.json()];
+    };
+    expect([await infer('object', [[1, 1]]), await infer('ragged', [[1, 0], [2, 0]]), await infer('ragged', [[1, 0], [1, 0]])]).to.deep.equal([
+      [500, { error: 'the handler\'s answer cannot be encoded: row 0 is an object, not an array of numbers' }],
+      [500, { error: 'the handler\'s answer cannot be encoded: row 1 has 1 values, row 0 has 2' }],
+      [200, { model_name: 'ragged', model_version: '1.0', outputs: [{ name: 'output0', shape: [2, 2], datatype: 'FP32', data: [1, 2, 1, 2] }] }],
     ]);
   });
 });

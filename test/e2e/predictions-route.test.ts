@@ -42,9 +42,9 @@ describe('the /predictions route outside express (real tsserve start, token auth
   }
 
   /** One request on a fresh connection, as written; the raw answer (status line, headers, body). */
-  function raw(target: string, body: string): Promise<{ status: string; headers: string[]; body: string }> {
+  function raw(target: string, body: string, base = server.inference): Promise<{ status: string; headers: string[]; body: string }> {
     return new Promise((resolve, reject) => {
-      const sock = net.connect(Number(new URL(server.inference).port), '127.0.0.1', () => {
+      const sock = net.connect(Number(new URL(base).port), '127.0.0.1', () => {
         sock.write(`POST ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
       });
       let got = '';
@@ -102,5 +102,21 @@ describe('the /predictions route outside express (real tsserve start, token auth
       admitted: delta(before, after, 'ts_inference_requests_total', { model_name: 'mlp' }),
       admittedNamed: delta(before, after, 'ts_inference_requests_total', { model_name: 'mlp', model_version: '1.0' }),
     }).to.deep.equal({ none4xx: 3, nonePut: 1, route4xx: 3, route2xx: 2, all: 9, requests2xx: 2, requests4xx: 7, admitted: 2, admittedNamed: 1 });
+  });
+
+  it('should answer a request target that does not parse 400 on all three listeners and a malformed Open Inference Protocol parameter 400, each counted', async () => {
+    const before = await Scrape.of(server);
+    const targets = await Promise.all([server.inference, server.management, server.metrics].map((base) => raw('http://[bad', '[]', base)));
+    const oip = await send('/v2/models/%zz/infer');
+    const after = await Scrape.of(server);
+    const refusal = { code: 400, type: 'BadRequestException', message: 'invalid request target "http://[bad"' };
+    expect([...targets.map((t) => [t.status, JSON.parse(t.body) as unknown]), [oip.status, oip.body]]).to.deep.equal([
+      ['HTTP/1.1 400 Bad Request', refusal], ['HTTP/1.1 400 Bad Request', refusal], ['HTTP/1.1 400 Bad Request', refusal],
+      [400, { error: "Failed to decode param '%zz'" }],
+    ]);
+    expect({
+      none4xx: delta(before, after, 'http_requests_total', { handler: 'none', method: 'POST', status: '4xx' }),
+      requests4xx: delta(before, after, 'Requests4XX', {}),
+    }).to.deep.equal({ none4xx: 2, requests4xx: 3 });
   });
 });

@@ -108,9 +108,11 @@ export function oipRouter(opts: OipRouterOptions): Router {
     infer(opts, named, ioOf));
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
     if (!req.path.startsWith('/v2/')) { next(err); return; }
-    const e = (typeof err === 'object' && err !== null ? err : {}) as { type?: string; message?: string; limit?: number };
+    const e = (typeof err === 'object' && err !== null ? err : {}) as { type?: string; message?: string; limit?: number; status?: number };
     if (e.type === 'entity.too.large') return sendOipError(res, 413, `request body exceeds the limit of ${String(e.limit)} bytes (--max-request-size)`);
-    return sendOipError(res, 500, e.message ?? String(err));
+    // The router's own refusals carry their status (a malformed `%zz` parameter is a 400).
+    const status = typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 500;
+    return sendOipError(res, status, e.message ?? String(err));
   };
   r.use(onError);
   return r;
@@ -159,14 +161,40 @@ function infer(
         ? (bound.unnamed ??= opts.series.forModel(model.config.name, UNNAMED_VERSION_LABEL))
         : (bound.named ??= opts.series.forModel(model.config.name, version));
       run(model, submit, rows, arrivalMs, req, res, s, (results) => {
-        const width = results[0]?.length ?? 0;
-        const flat = new Float32Array(results.length * width);
-        results.forEach((row, k) => flat.set(row, k * width));
+        const flat = flatRows(results);
+        const width = results.length === 0 ? 0 : flat.length / results.length;
         const tensors: OutputTensor[] = outputs.map((o) => ({ name: o.name, shape: [results.length, width], datatype: 'FP32', data: flat, binary: o.binary }));
         return encodeInferResponse({ model_name: model.config.name, model_version: model.config.version, ...(id !== undefined ? { id } : {}), outputs: tensors });
       });
     });
   };
+}
+
+/** A value's kind for an error message: `an object`, `a string`, `null`. */
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (v === undefined) return 'missing';
+  const t = typeof v;
+  return /^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`;
+}
+
+/**
+ * The rows' answers as one FP32 tensor. Each row must be an array of numbers, all of one length:
+ * anything else (a handler answering an object or a string, rows of two widths) throws, so the
+ * request gets a 500 naming the row instead of a 200 with an empty or misaligned tensor.
+ */
+export function flatRows(results: readonly unknown[]): Float32Array {
+  const first = results[0];
+  const width = Array.isArray(first) ? first.length : -1;
+  results.forEach((row, k) => {
+    if (!Array.isArray(row)) throw new Error(`row ${k} is ${kindOf(row)}, not an array of numbers`);
+    if (row.length !== width) throw new Error(`row ${k} has ${row.length} values, row 0 has ${width}`);
+    const bad = row.findIndex((v) => typeof v !== 'number');
+    if (bad >= 0) throw new Error(`row ${k} value ${bad} is ${kindOf(row[bad])}, not a number`);
+  });
+  const flat = new Float32Array(results.length * Math.max(width, 0));
+  results.forEach((row, k) => flat.set(row as number[], k * width));
+  return flat;
 }
 
 /** Splits the one input into rows of the model's width, checking name, datatype and shape. */
@@ -189,7 +217,7 @@ function toRows(inputs: readonly { name: string; datatype: string; shape: readon
 }
 
 /** Builds the encoded response from the rows' results. */
-type Finish = (results: number[][]) => EncodedResponse;
+type Finish = (results: readonly unknown[]) => EncodedResponse;
 
 /** Submits every row; answers once all are done (the first failed row's error, else `finish`). */
 function run(
@@ -225,7 +253,7 @@ function run(
     }
     let enc: EncodedResponse;
     try {
-      enc = finish(outcomes.map((o) => (o?.body ?? []) as number[]));
+      enc = finish(outcomes.map((o) => o?.body));
     } catch (e) {
       // A handler's answer the protocol cannot encode fails this request, not the server.
       return sendOipError(res, 500, `the handler's answer cannot be encoded: ${e instanceof Error ? e.message : String(e)}`);
