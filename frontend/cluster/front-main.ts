@@ -17,7 +17,9 @@ import { headerTimeoutOptions } from '../server/header-timeout.js';
 import type { ServedModel } from '../server/served-model.js';
 import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js';
 import { isFrontMessage } from './messages.js';
-import { PrimaryLink, RemoteBatchedModel, RemoteGenerationModel } from './remote-models.js';
+import { PrimaryLink, RemoteBatchedModel, RemoteGenerationModel, RemotePipelineModel } from './remote-models.js';
+import { chatAudioHook, speechRouter } from '../openai/audio.js';
+import { registerChatHook } from '../openai/chat-hooks.js';
 import { ShippedMetrics } from './shipped-metrics.js';
 
 /** Bound on the final close: past it, connections still open are cut. */
@@ -32,7 +34,7 @@ function serve(init: FrontInit): void {
   const shipped = new ShippedMetrics(init.metrics, init.processMetrics ? ['prometheus'] : [], (m) => send(m));
   const series = new FrontendSeries(shipped);
   const link = new PrimaryLink((m) => send(m));
-  const models = new Map<string, RemoteBatchedModel | RemoteGenerationModel>();
+  const models = new Map<string, RemoteBatchedModel | RemoteGenerationModel | RemotePipelineModel>();
   let health = init.health;
   const setModels = (list: readonly ModelSnapshot[]): void => {
     const seen = new Set<string>();
@@ -40,7 +42,7 @@ function serve(init: FrontInit): void {
       seen.add(s.config.name);
       const m = models.get(s.config.name);
       if (m !== undefined && m.kind === s.kind) { m.snapshot = s; continue; }
-      models.set(s.config.name, s.kind === 'generate' ? new RemoteGenerationModel(s, link) : new RemoteBatchedModel(s, link));
+      models.set(s.config.name, s.kind === 'generate' ? new RemoteGenerationModel(s, link) : s.kind === 'pipeline' ? new RemotePipelineModel(s, link) : new RemoteBatchedModel(s, link));
     }
     for (const name of [...models.keys()]) if (!seen.has(name)) models.delete(name);
   };
@@ -49,12 +51,17 @@ function serve(init: FrontInit): void {
   const generation = openaiRouter({
     lookup: (n) => { const m = models.get(n); return m instanceof RemoteGenerationModel ? m : undefined; },
     list: () => list().flatMap((m) => (m instanceof RemoteGenerationModel ? [m] : [])),
+    listOthers: () => list().flatMap((m) => (m instanceof RemotePipelineModel ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [])),
     bodyLimits: init.bodyLimits,
   });
+  // Spoken answers (pipelines), as the pipeline kind mounts them on the primary.
+  const pipeline = (n: string): RemotePipelineModel | undefined => { const m = models.get(n); return m instanceof RemotePipelineModel ? m : undefined; };
+  registerChatHook(chatAudioHook(pipeline));
+  const speech = speechRouter({ lookup: pipeline, bodyLimits: init.bodyLimits });
   const app = inferenceApp({
     lookup: (n) => models.get(n), list, series, maxRequestSizeBytes: init.maxRequestSizeBytes, bodyLimits: init.bodyLimits,
     ...(init.token !== undefined ? { token: init.token } : {}),
-    extraRoutes: [generation], health: () => health,
+    extraRoutes: [generation, speech], health: () => health,
   });
   let draining = false;
   const server = http.createServer(headerTimeoutOptions(init.headerTimeoutMs));
@@ -88,6 +95,7 @@ function serve(init: FrontInit): void {
       case 'tsserve.front.done': link.done(m); break;
       case 'tsserve.front.dones': for (const d of m.done) link.done(d); break;
       case 'tsserve.front.gen': link.gen(m); break;
+      case 'tsserve.front.speech': link.speech(m); break;
       case 'tsserve.front.models': setModels(m.models); health = m.health; break;
       case 'tsserve.front.drain': draining = true; break;
       case 'tsserve.front.stop': stop(); break;

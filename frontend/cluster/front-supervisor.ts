@@ -164,6 +164,7 @@ export class FrontSupervisor {
       case 'tsserve.front.job': front.relay.job(m); break;
       case 'tsserve.front.jobs': for (const j of m.jobs) front.relay.job(j); break;
       case 'tsserve.front.generate': front.relay.generate(m); break;
+      case 'tsserve.front.speak': front.relay.speak(m); break;
       case 'tsserve.front.cancel': front.relay.cancel(m.id); break;
       case 'tsserve.front.metrics': this.opts.ingest.handle(front.key, m); break;
       case 'tsserve.front.process': {

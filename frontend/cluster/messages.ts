@@ -13,6 +13,7 @@ import type { HealthReport } from '../server/health.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import type { JobOutcome } from '../batching/job.js';
 import type { RequestTimings } from '../generation/engine-stats.js';
+import type { SpeakResult } from '../pipeline/orchestrator.js';
 
 /** One registered model as the fronts see it. */
 export interface ModelSnapshot {
@@ -21,6 +22,8 @@ export interface ModelSnapshot {
   readonly description: ModelDescription;
   /** Generation models: the vocabulary size the OpenAI layer checks prompts against. */
   readonly vocabSize?: number;
+  /** Pipeline models: the audio's sample rate and the thinker's `engine:` block (its vocabulary). */
+  readonly speech?: { readonly sampleRate: number; readonly thinkerEngine?: Readonly<Record<string, unknown>> };
 }
 
 /** Primary → front: everything a front needs to serve (sent once, after it is forked). */
@@ -72,6 +75,17 @@ export interface FrontGenEvent {
   readonly error?: { readonly status: number; readonly message: string };
 }
 
+/** Primary → front: one event of a spoken (pipeline) request; `done` and `error` end it. */
+export interface FrontSpeechEvent {
+  readonly type: 'tsserve.front.speech';
+  readonly id: number;
+  readonly text?: string;
+  /** One chunk of mono PCM16 (crosses as bytes). */
+  readonly audio?: Uint8Array;
+  readonly done?: SpeakResult;
+  readonly error?: { readonly status: number; readonly message: string };
+}
+
 /** Primary → front: stop admitting (503, as the primary's own drain), or close and exit. */
 export interface FrontControl {
   readonly type: 'tsserve.front.drain' | 'tsserve.front.stop';
@@ -117,7 +131,7 @@ export interface FrontJobs {
   readonly jobs: readonly FrontJob[];
 }
 
-/** Front → primary: the client of job or generation `id` went away. */
+/** Front → primary: the client of job, generation or spoken request `id` went away. */
 export interface FrontCancel {
   readonly type: 'tsserve.front.cancel';
   readonly id: number;
@@ -131,6 +145,19 @@ export interface FrontGenerate {
   readonly requestId: string;
   readonly prompt: string | readonly number[];
   readonly params: GenSamplingParams & { readonly max_tokens: number };
+  readonly arrivalEpochMs: number;
+}
+
+/** Front → primary: one spoken request for a pipeline model (chat with audio, or `/v1/audio/speech`). */
+export interface FrontSpeak {
+  readonly type: 'tsserve.front.speak';
+  readonly id: number;
+  readonly model: string;
+  readonly requestId: string;
+  readonly prompt: string | readonly number[];
+  readonly params: GenSamplingParams & { readonly max_tokens: number };
+  readonly streamed: boolean;
+  readonly codes?: readonly number[];
   readonly arrivalEpochMs: number;
 }
 
@@ -169,9 +196,9 @@ export interface FrontProcessMetrics {
 }
 
 /** Any message from the primary. */
-export type ToFront = FrontInit | FrontModels | FrontJobDone | FrontJobsDone | FrontGenEvent | FrontControl | FrontScrape;
+export type ToFront = FrontInit | FrontModels | FrontJobDone | FrontJobsDone | FrontGenEvent | FrontSpeechEvent | FrontControl | FrontScrape;
 /** Any message from a front. */
-export type FromFront = FrontHello | FrontListening | FrontStopped | FrontJob | FrontJobs | FrontCancel | FrontGenerate | FrontMetrics | FrontProcessMetrics;
+export type FromFront = FrontHello | FrontListening | FrontStopped | FrontJob | FrontJobs | FrontCancel | FrontGenerate | FrontSpeak | FrontMetrics | FrontProcessMetrics;
 
 /** True for a message of this protocol (either direction). */
 export function isFrontMessage(msg: unknown): msg is { readonly type: string } {

@@ -1,5 +1,5 @@
 /**
- * The primary's side of the fronts' requests: a job or a generation request relayed by a
+ * The primary's side of the fronts' requests: a job, a generation or a spoken request relayed by a
  * front runs on the primary's own model (its batcher, its workers) exactly as a request the
  * primary read itself, and its answer goes back to that front. The front's arrival time
  * (epoch ms) is moved onto this process's clock, so queue times and TTFT count from when the
@@ -10,7 +10,8 @@ import { errorOutcome } from '../batching/job.js';
 import { GenerationModel } from '../generation/generation-model.js';
 import type { ServedModel } from '../server/served-model.js';
 import type { JobOutcome } from '../batching/job.js';
-import type { FrontGenerate, FrontJob, FrontJobDone, ToFront } from './messages.js';
+import type { FrontGenerate, FrontJob, FrontJobDone, FrontSpeak, FrontSpeechEvent, ToFront } from './messages.js';
+import { PipelineModel } from '../pipeline/pipeline-model.js';
 
 /** What the refusals of a relayed job say (the words `/predictions` answers with). */
 function refusal(name: string, admitted: 'queue_full' | 'unavailable' | 'closed'): string {
@@ -75,6 +76,27 @@ export class ModelRelay {
     if ('status' in started) return send({ error: { status: started.status, message: started.message } });
     const handle = started;
     this.aborts.set(m.id, () => handle.abort());
+  }
+
+  speak(m: FrontSpeak): void {
+    const model = this.lookup(m.model);
+    const send = (ev: Omit<FrontSpeechEvent, 'type' | 'id'>): void => {
+      if (!this.gone) this.send({ type: 'tsserve.front.speech', id: m.id, ...ev });
+    };
+    if (!(model instanceof PipelineModel)) return send({ error: { status: 404, message: `The model \`${m.model}\` does not exist.` } });
+    let ended = false;
+    const started = model.speak({
+      prompt: m.prompt, params: m.params, streamed: m.streamed, requestId: m.requestId,
+      arrivalMs: m.arrivalEpochMs - performance.timeOrigin, ...(m.codes !== undefined ? { codes: m.codes } : {}),
+    }, {
+      onText: (text) => send({ text }),
+      onAudio: (audio) => send({ audio }),
+      onDone: (done) => { ended = true; this.aborts.delete(m.id); send({ done }); },
+      onError: (status, message) => { ended = true; this.aborts.delete(m.id); send({ error: { status, message } }); },
+    });
+    if ('status' in started) return send({ error: { status: started.status, message: started.message } });
+    // A run that failed at once (nothing to speak) has already sent its end.
+    if (!ended) this.aborts.set(m.id, () => started.abort());
   }
 
   cancel(id: number): void {

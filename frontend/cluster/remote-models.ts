@@ -1,6 +1,6 @@
 /**
  * A front process's view of the primary's models: each registered model is a proxy whose
- * `submit` (batched models) or `generate` (generation models) sends the request to the
+ * `submit` (batched models), `generate` (generation models) or `speak` (pipelines) sends the request to the
  * primary over IPC and calls back when the answer arrives. The proxies answer `describe()`
  * from the last model table the primary sent, so `/ping`, `/v2/.../ready` and the "no worker"
  * refusals read the same state the primary would.
@@ -14,7 +14,11 @@ import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../gene
 import type { GenerationSink } from '../generation/generation-engine.js';
 import type { GenerationTarget } from '../openai/generation-target.js';
 import type { ModelDescription, ServedModel } from '../server/served-model.js';
-import type { FrontGenEvent, FrontJob, FrontJobDone, FromFront, ModelSnapshot } from './messages.js';
+import type { FrontGenEvent, FrontJob, FrontJobDone, FrontSpeechEvent, FromFront, ModelSnapshot } from './messages.js';
+import type { SpeakingModel } from '../openai/audio.js';
+import type { ModelVocab } from '../openai/model-vocab.js';
+import { modelVocab } from '../openai/model-vocab.js';
+import type { SpeakHandle, SpeakRequest, SpeakSink } from '../pipeline/orchestrator.js';
 
 /** How often a front looks for jobs whose client went away (to cancel them at the primary). */
 const CANCEL_SCAN_MS = 200;
@@ -30,6 +34,7 @@ export class PrimaryLink {
   private nextId = 1;
   private readonly jobs = new Map<number, Job>();
   private readonly gens = new Map<number, { readonly sink: GenerationSink; left: number }>();
+  private readonly speaks = new Map<number, SpeakSink>();
   private readonly timer: NodeJS.Timeout;
   /** Jobs read in this turn of the event loop: they leave together, in one message. */
   private outbox: FrontJob[] = [];
@@ -45,7 +50,7 @@ export class PrimaryLink {
   }
 
   /** Requests sent and not answered yet. */
-  get pending(): number { return this.jobs.size + this.gens.size; }
+  get pending(): number { return this.jobs.size + this.gens.size + this.speaks.size; }
 
   submit(model: string, job: Job): void {
     const id = this.nextId++;
@@ -63,6 +68,25 @@ export class PrimaryLink {
     this.gens.set(id, { sink, left: req.params.n ?? 1 });
     this.send({ type: 'tsserve.front.generate', id, model, requestId, prompt: req.prompt, params: req.params, arrivalEpochMs: performance.timeOrigin + req.arrivalMs });
     return () => { if (this.gens.delete(id)) this.send({ type: 'tsserve.front.cancel', id }); };
+  }
+
+  speak(model: string, req: SpeakRequest, requestId: string, sink: SpeakSink): () => void {
+    const id = this.nextId++;
+    this.speaks.set(id, sink);
+    this.send({
+      type: 'tsserve.front.speak', id, model, requestId, prompt: req.prompt, params: req.params, streamed: req.streamed,
+      ...(req.codes !== undefined ? { codes: req.codes } : {}), arrivalEpochMs: performance.timeOrigin + req.arrivalMs,
+    });
+    return () => { if (this.speaks.delete(id)) this.send({ type: 'tsserve.front.cancel', id }); };
+  }
+
+  speech(m: FrontSpeechEvent): void {
+    const sink = this.speaks.get(m.id);
+    if (sink === undefined) return;
+    if (m.text !== undefined) sink.onText(m.text);
+    if (m.audio !== undefined) sink.onAudio(m.audio);
+    if (m.done !== undefined) { this.speaks.delete(m.id); sink.onDone(m.done); }
+    if (m.error !== undefined) { this.speaks.delete(m.id); sink.onError(m.error.status, m.error.message); }
   }
 
   done(m: FrontJobDone): void {
@@ -133,6 +157,44 @@ export class RemoteGenerationModel implements ServedModel, GenerationTarget {
     if (readyWorkers(this.snapshot.description) === 0) return { status: 503, message: `model ${name} has no engine ready; scale its workers with the management API` };
     const requestId = `${name}-${randomUUID()}`;
     const abort = this.link.generate(name, req, requestId, sink);
+    return { requestId, abort };
+  }
+
+  describe(): ModelDescription { return this.snapshot.description; }
+  start(): Promise<void> { return Promise.resolve(); }
+  scale(): Promise<void> { return Promise.reject(new Error('models are scaled on the primary (management API)')); }
+  drain(): Promise<void> { return Promise.resolve(); }
+  stop(): Promise<void> { return Promise.resolve(); }
+}
+
+/** A pipeline model served by the primary: spoken requests relayed, their text and audio streamed back. */
+export class RemotePipelineModel implements ServedModel, SpeakingModel {
+  readonly kind = 'pipeline';
+  private vocabFor: ModelSnapshot | null = null;
+  private cachedVocab: ModelVocab | null = null;
+
+  constructor(public snapshot: ModelSnapshot, private readonly link: PrimaryLink) {}
+
+  get config(): ModelConfig { return this.snapshot.config; }
+  get sampleRate(): number { return this.snapshot.speech?.sampleRate ?? 24000; }
+
+  /** The thinker's vocabulary, rebuilt only when the primary's model table changed. */
+  get vocab(): ModelVocab {
+    if (this.vocabFor !== this.snapshot || this.cachedVocab === null) {
+      this.cachedVocab = modelVocab(this.snapshot.speech?.thinkerEngine);
+      this.vocabFor = this.snapshot;
+    }
+    return this.cachedVocab;
+  }
+
+  /** Listed by `GET /v1/models`, as on the primary. */
+  get openaiListing(): { readonly maxModelLen: number } { return { maxModelLen: this.vocab.maxModelLen }; }
+
+  speak(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string } {
+    const name = this.snapshot.config.name;
+    if (readyWorkers(this.snapshot.description) === 0) return { status: 503, message: `model ${name}: no stage replica is ready` };
+    const requestId = `${name}-${randomUUID()}`;
+    const abort = this.link.speak(name, req, requestId, sink);
     return { requestId, abort };
   }
 

@@ -33,6 +33,8 @@ export interface SpeakRequest {
    * skipped and the frontend feeds code2wav itself, so no thinker→code2wav transfer is recorded.
    */
   readonly codes?: readonly number[];
+  /** The request's id, when its reader chose it (a front process answers with it before the primary starts the run). */
+  readonly requestId?: string;
 }
 
 /** How a spoken request ended well. */
@@ -104,7 +106,7 @@ export class Orchestrator {
     if (thinkerReplica === null || vocoderReplica === null) {
       return { status: 503, message: `model ${p.modelName}: stage ${thinkerReplica === null ? p.thinkerStage : p.vocoderStage} has no replica ready` };
     }
-    const run = new PipelineRun(this, p, `${p.modelName}-${randomUUID()}`, req, sink, thinkerReplica, vocoderReplica);
+    const run = new PipelineRun(this, p, req.requestId ?? `${p.modelName}-${randomUUID()}`, req, sink, thinkerReplica, vocoderReplica);
     return run.begin();
   }
 
