@@ -266,7 +266,8 @@ class PipelineRun {
   private onVocoder(m: FromVocoderMessage): void {
     if (this.done) return;
     if (m.type === 'tsserve.voc.error') {
-      this.fail(500, `${this.p.vocoderStage} rejected the request: ${m.message}`, m.reason);
+      // The codes of /v1/audio/speech are the client's input (400); a chat's came from the thinker (500).
+      this.fail(this.req.codes !== undefined && m.reason === 'invalid_codec_token' ? 400 : 500, `${this.p.vocoderStage} rejected the request: ${m.message}`, m.reason);
       return;
     }
     if (m.seq !== this.audioSeq) return; // chunks of one replica arrive in order; anything else is stale

@@ -20,7 +20,7 @@ import { until } from '../support/until.js';
 
 /** Families no ordinary request records, with why (each is covered where it can be recorded). */
 const NOT_RECORDED: Readonly<Record<string, string>> = {
-  ts_omni_audio_skipped_requests_total: 'only a vocoder rejection records it (backend/vocoder unit test, metrics.yaml test)',
+  ts_omni_audio_skipped_requests_total: 'only a vocoder rejection records it (pipeline-skipped.test.ts, backend/vocoder unit test)',
 };
 
 describe('pipeline families in every sink (real tsserve start, tiny-omni, statsd daemon)', function () {

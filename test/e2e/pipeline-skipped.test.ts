@@ -1,0 +1,66 @@
+/**
+ * A vocoder that rejects its input skips the request: the client gets an error naming the
+ * token (400 for /v1/audio/speech, whose codes are the client's own input), never a 200 with
+ * empty audio, and `ts_omni_audio_skipped_requests_total{reason}` counts it. A real server with a
+ * pipeline whose code2wav stage takes a 128-token codec vocabulary (the tiny vocoder's model,
+ * `handlerOptions.vocabSize: 128`), the official `openai` client.
+ */
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
+import * as yaml from 'js-yaml';
+import OpenAI from 'openai';
+import { delta, openaiClient, Scrape } from './generation-helpers.js';
+import { removeStores, startTsserve, tempDir } from './harness.js';
+import type { Tsserve } from './harness.js';
+import { decodeWav, omniStore } from './pipeline-helpers.js';
+
+const M = { model_name: 'omni-narrow' };
+const AUDIO = { model_name: 'omni-narrow', stage: 'code2wav', replica: '0' };
+
+describe('a vocoder rejecting its input (real tsserve start, openai client)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let server: Tsserve;
+  let client: OpenAI;
+
+  before(async () => {
+    dir = tempDir('omni-narrow');
+    const store = omniStore(path.join(dir, 'store'), {});
+    // The same vocoder model, told its codec vocabulary is the 128 ASCII codes.
+    fs.cpSync(path.join(store, 'tiny-vocoder'), path.join(store, 'narrow-vocoder'), { recursive: true });
+    const vcfg = yaml.load(fs.readFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), 'utf8')) as { handlerOptions: Record<string, unknown> };
+    vcfg.handlerOptions.vocabSize = 128;
+    fs.writeFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), yaml.dump(vcfg));
+    const pcfg = yaml.load(fs.readFileSync(path.join(store, 'tiny-omni', 'model-config.yaml'), 'utf8')) as { pipeline: { stages: { name: string; model: string }[] } };
+    pcfg.pipeline.stages[1]!.model = 'narrow-vocoder';
+    fs.mkdirSync(path.join(store, 'omni-narrow'));
+    fs.writeFileSync(path.join(store, 'omni-narrow', 'model-config.yaml'), yaml.dump(pcfg));
+    server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics', '--models', 'omni-narrow=omni-narrow'] });
+    client = openaiClient(server);
+  });
+
+  after(async () => {
+    await server?.stop('SIGTERM');
+    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+    removeStores();
+  });
+
+  it('should answer 400 naming the token, count the request as skipped and as error, and keep speaking valid input', async () => {
+    const before = await Scrape.of(server);
+    const refused = await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hello wörld', response_format: 'wav' }).then(() => null, (e: unknown) => e);
+    const ok = decodeWav(new Uint8Array(await (await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hello', response_format: 'wav' })).arrayBuffer()));
+    const after = await Scrape.of(server);
+    const d = (name: string, labels: Record<string, string>): number => delta(before, after, name, labels);
+    expect(refused).to.be.instanceOf(OpenAI.APIError);
+    const e = refused as InstanceType<typeof OpenAI.APIError>;
+    expect([e.status, e.message]).to.deep.equal([400, "400 code2wav rejected the request: codec token 195 is outside the vocoder's vocabulary (0..127)"]);
+    expect({
+      skipped: d('ts_omni_audio_skipped_requests_total', { ...AUDIO, reason: 'invalid_codec_token' }),
+      error: d('ts_omni_requests_success_total', { ...M, finished_reason: 'error' }),
+      stop: d('ts_omni_requests_success_total', { ...M, finished_reason: 'stop' }),
+      frames: d('ts_omni_audio_frames_total', AUDIO),
+      okFrames: ok.frames,
+    }).to.deep.equal({ skipped: 1, error: 1, stop: 1, frames: 5 * 960, okFrames: 5 * 960 });
+  });
+});
