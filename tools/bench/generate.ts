@@ -15,6 +15,8 @@
  * - decode_mixed_lengths: decode tokens/s of 31 short sequences (≤ 64 tokens of context) while
  *   one sequence of 900+ tokens decodes beside them vs the same 31 alone; only the 31 short ones'
  *   tokens count, in decode-only steps where all 31 got one. Goal ratio ≥ 0.8.
+ * - decode_mixed_lengths_static: the same two run shapes without the engine (31 rows over 64
+ *   slots, then one row over 1024 slots, per step) vs the first alone: the reference. No goal.
  * - decode_share_under_arrivals: 16 decoding sequences, a distinct 100-token prompt (max_tokens 1)
  *   added before each of 100 steps; the share of those steps in which all 16 decoders got a
  *   token, ours (default scheduler) vs prefill-first (enableChunkedPrefill: false). Goal ≥ 0.95.
@@ -172,6 +174,45 @@ async function mixedDecode(e: EngineCore, withLong: boolean, round: number): Pro
 }
 
 /**
+ * The reference of decode_mixed_lengths without the engine: one decode run of 31 rows over 64
+ * slots per step, alone or followed by a batch-1 run over 1024 slots (the long sequence's own
+ * row), as the runner does it; tok/s of the 31 rows, median of 5 timings of 100 steps each.
+ */
+async function staticMixed(file: string): Promise<{ withLong: number; alone: number }> {
+  const s = await createSession(file, { threads: 1 });
+  const feeds = (B: number, P: number): Record<string, OrtTensorInput> => {
+    const f: Record<string, OrtTensorInput> = {
+      input_ids: tensorI64(new BigInt64Array(B).fill(65n), [B, 1]),
+      position_ids: tensorI64(new BigInt64Array(B).fill(BigInt(Math.min(P, 1000) - 1)), [B, 1]),
+      attn_bias: tensorF32(new Float32Array(B * (P + 1)), [B, 1, 1, P + 1]),
+      num_logits: tensorI64(BigInt64Array.of(1n), [1]),
+    };
+    for (let l = 0; l < NUM_LAYERS; l++) {
+      f[`past_key.${l}`] = tensorF32(new Float32Array(B * NUM_HEADS * P * HEAD_DIM).fill(0.01), [B, NUM_HEADS, P, HEAD_DIM]);
+      f[`past_value.${l}`] = tensorF32(new Float32Array(B * NUM_HEADS * P * HEAD_DIM).fill(0.01), [B, NUM_HEADS, P, HEAD_DIM]);
+    }
+    return f;
+  };
+  const short = feeds(31, 64);
+  const long = feeds(1, 1024);
+  const tokS = async (runs: readonly Record<string, OrtTensorInput>[]): Promise<number> => {
+    const t0 = performance.now();
+    for (let i = 0; i < 100; i++) for (const f of runs) await s.run(f);
+    return (31 * 100) / (performance.now() - t0) * 1000;
+  };
+  await tokS([short, long]); // warm-up
+  const withLong: number[] = [];
+  const alone: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    withLong.push(await tokS([short, long]));
+    alone.push(await tokS([short]));
+  }
+  await s.release();
+  const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[2]!;
+  return { withLong: med(withLong), alone: med(alone) };
+}
+
+/**
  * 16 decoders, then a distinct 100-token prompt before each of 100 steps: the share of those steps
  * where every decoder got a token, the decoders' p99 ITL (ms) over them, and the median
  * decode-only step (ms) of the same 16 before the arrivals.
@@ -287,6 +328,8 @@ async function main(): Promise<void> {
     await fresh.runner.close();
     await v0.runner.close();
     line('decode_mixed_lengths', med(mixedWith), med(mixedAlone), 'tok/s');
+    const mixedStatic = await staticMixed(join(dir, m.modelFile));
+    line('decode_mixed_lengths_static', mixedStatic.withLong, mixedStatic.alone, 'tok/s');
     line('decode_share_under_arrivals', med(shares), med(sharesV0), 'share');
     line('itl_p99_under_arrivals', med(itl), med(itlBase), 'ms');
 
