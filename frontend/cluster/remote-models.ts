@@ -121,21 +121,14 @@ export class PrimaryLink {
   }
 }
 
-/** A batched model served by the primary. */
-export class RemoteBatchedModel implements ServedModel {
-  readonly kind = 'batch';
-
-  constructor(public snapshot: ModelSnapshot, private readonly link: PrimaryLink) {}
+/**
+ * What every proxy shares: the primary's last snapshot of the model (config, workers) and the
+ * lifecycle a front cannot drive (models start, scale and stop on the primary).
+ */
+abstract class RemoteModel {
+  constructor(public snapshot: ModelSnapshot, protected readonly link: PrimaryLink) {}
 
   get config(): ModelConfig { return this.snapshot.config; }
-
-  submit(job: Job): SubmitResult {
-    // The primary may still refuse (a full queue): that answer comes back as a 503 outcome.
-    if (readyWorkers(this.snapshot.description) === 0) return 'unavailable';
-    this.link.submit(this.snapshot.config.name, job);
-    return 'queued';
-  }
-
   describe(): ModelDescription { return this.snapshot.description; }
   start(): Promise<void> { return Promise.resolve(); }
   scale(): Promise<void> { return Promise.reject(new Error('models are scaled on the primary (management API)')); }
@@ -143,13 +136,22 @@ export class RemoteBatchedModel implements ServedModel {
   stop(): Promise<void> { return Promise.resolve(); }
 }
 
+/** A batched model served by the primary. */
+export class RemoteBatchedModel extends RemoteModel implements ServedModel {
+  readonly kind = 'batch';
+
+  submit(job: Job): SubmitResult {
+    // The primary may still refuse (a full queue): that answer comes back as a 503 outcome.
+    if (readyWorkers(this.snapshot.description) === 0) return 'unavailable';
+    this.link.submit(this.snapshot.config.name, job);
+    return 'queued';
+  }
+}
+
 /** A generation model served by the primary. */
-export class RemoteGenerationModel implements ServedModel, GenerationTarget {
+export class RemoteGenerationModel extends RemoteModel implements ServedModel, GenerationTarget {
   readonly kind = 'generate';
 
-  constructor(public snapshot: ModelSnapshot, private readonly link: PrimaryLink) {}
-
-  get config(): ModelConfig { return this.snapshot.config; }
   get vocabSize(): number | undefined { return this.snapshot.vocabSize; }
 
   generate(req: GenerateRequest, sink: GenerationSink): GenerationHandle | GenerateRefused {
@@ -159,23 +161,14 @@ export class RemoteGenerationModel implements ServedModel, GenerationTarget {
     const abort = this.link.generate(name, req, requestId, sink);
     return { requestId, abort };
   }
-
-  describe(): ModelDescription { return this.snapshot.description; }
-  start(): Promise<void> { return Promise.resolve(); }
-  scale(): Promise<void> { return Promise.reject(new Error('models are scaled on the primary (management API)')); }
-  drain(): Promise<void> { return Promise.resolve(); }
-  stop(): Promise<void> { return Promise.resolve(); }
 }
 
 /** A pipeline model served by the primary: spoken requests relayed, their text and audio streamed back. */
-export class RemotePipelineModel implements ServedModel, SpeakingModel {
+export class RemotePipelineModel extends RemoteModel implements ServedModel, SpeakingModel {
   readonly kind = 'pipeline';
   private vocabFor: ModelSnapshot | null = null;
   private cachedVocab: ModelVocab | null = null;
 
-  constructor(public snapshot: ModelSnapshot, private readonly link: PrimaryLink) {}
-
-  get config(): ModelConfig { return this.snapshot.config; }
   get sampleRate(): number { return this.snapshot.speech?.sampleRate ?? 24000; }
 
   /** The thinker's vocabulary, rebuilt only when the primary's model table changed. */
@@ -197,10 +190,4 @@ export class RemotePipelineModel implements ServedModel, SpeakingModel {
     const abort = this.link.speak(name, req, requestId, sink);
     return { requestId, abort };
   }
-
-  describe(): ModelDescription { return this.snapshot.description; }
-  start(): Promise<void> { return Promise.resolve(); }
-  scale(): Promise<void> { return Promise.reject(new Error('models are scaled on the primary (management API)')); }
-  drain(): Promise<void> { return Promise.resolve(); }
-  stop(): Promise<void> { return Promise.resolve(); }
 }
