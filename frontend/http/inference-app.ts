@@ -1,7 +1,8 @@
 /**
  * Inference API (TorchServe paths): `GET /ping`, `POST /predictions/{model}[/{version}]`
- * (predictions-route.ts, on node's request outside express), the Open Inference Protocol and
- * any extra routers (OpenAI's `/v1/*`).
+ * (predictions-route.ts) and the Open Inference Protocol's `POST .../infer` (oip/infer-route.ts),
+ * both on node's request outside express, the rest of the Open Inference Protocol and any
+ * extra routers (OpenAI's `/v1/*`).
  */
 import express from 'express';
 import type { Router } from 'express';
@@ -17,7 +18,9 @@ import { healthRoutes } from './health-routes.js';
 import type { HealthReport } from '../server/health.js';
 import { HttpMetrics, UNMATCHED_HANDLER } from './http-metrics.js';
 import { guardTarget } from './request-target.js';
-import { oipRouter, sendOipError } from './oip/oip-router.js';
+import { oipInferRoute } from './oip/infer-route.js';
+import { sendOipError } from './oip/oip-error.js';
+import { oipRouter } from './oip/oip-router.js';
 import { OpenAIError, sendOpenAIError } from '../openai/errors.js';
 import type { BodyErrorSender } from './json-body.js';
 import { predictionsRoute } from './predictions-route.js';
@@ -52,14 +55,16 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
   const limits = bodyLimits({ ...opts.bodyLimits, maxBytes: opts.maxRequestSizeBytes });
   app.use(bodyGuard(limits, { senderFor: errorShapeOf }));
   app.use(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))));
-  app.use(oipRouter({ lookup: opts.lookup, list: opts.list, series: opts.series, maxRequestSizeBytes: opts.maxRequestSizeBytes }));
+  app.use(oipRouter({ lookup: opts.lookup, ...(opts.list !== undefined ? { list: opts.list } : {}) }));
   for (const r of opts.extraRoutes ?? []) app.use(r);
   app.use(notFound);
   app.use(errorHandler);
-  const predictions = predictionsRoute({ lookup: opts.lookup, series: opts.series, httpMetrics, limits, ...(opts.token !== undefined ? { token: opts.token } : {}) });
+  const routeOpts = { lookup: opts.lookup, series: opts.series, httpMetrics, limits, ...(opts.token !== undefined ? { token: opts.token } : {}) };
+  const predictions = predictionsRoute(routeOpts);
+  const oipInfer = oipInferRoute(routeOpts);
   const count = (s: number): void => opts.series.countResponse(s);
   return guardTarget((req, res) => {
-    if (!predictions(req, res)) app(req, res);
+    if (!predictions(req, res) && !oipInfer(req, res)) app(req, res);
   }, count, (req, res) => httpMetrics.track(req, res, () => UNMATCHED_HANDLER));
 }
 

@@ -31,6 +31,7 @@ import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
 import { bearerMatches, TOKEN_FAILED } from './token-auth.js';
 import { msAsUs } from '../../schema/elapsed.js';
+import { decodeParam, guarded, pathOf } from './route-helpers.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
 const ROUTE = /^\/predictions\/([^/]+)(?:\/([^/]+))?\/?$/i;
@@ -64,31 +65,6 @@ function answerText(body: unknown): string | { readonly error: string } {
     return JSON.stringify(body) ?? '';
   } catch (e) {
     return { error: `the handler's answer cannot be sent as JSON: ${e instanceof Error ? e.message : String(e)}` };
-  }
-}
-
-/**
- * The path of a request target: origin-form (`/predictions/mlp?x=1`) without its query, or the
- * path of an absolute-form one (`http://host/predictions/mlp`), which HTTP/1.1 servers must take.
- */
-function pathOf(url: string): string {
-  if (url.charCodeAt(0) !== 47 /* / */) {
-    try {
-      return new URL(url).pathname;
-    } catch {
-      return '';
-    }
-  }
-  const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q);
-}
-
-/** A path segment decoded as express decodes a route parameter; null when it is malformed. */
-function decodeParam(s: string): string | null {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return null;
   }
 }
 
@@ -128,19 +104,6 @@ export function predictionsRoute(opts: PredictionsRouteOptions): (req: IncomingM
     }
     handler = PREDICTIONS_HANDLER;
     readPredictionBody(req, res, opts.limits, model, takesTensors(model), (body) => guarded(res, () => predict(req, res, model, version, body)));
-  }
-}
-
-/**
- * Runs `fn`, answering 500 with the error's message if it throws, as express's error handler
- * did for this route: outside express nothing else would catch it, and a throw in a request
- * listener or a body callback ends the process.
- */
-function guarded(res: ServerResponse, fn: () => void): void {
-  try {
-    fn();
-  } catch (e) {
-    sendError(res, 500, e instanceof Error ? e.message : String(e));
   }
 }
 

@@ -169,6 +169,44 @@ describe('request bodies (real server, limits and timeouts)', function () {
     expect(await postBytes(mlp, '[1,2,3]', { 'content-encoding': 'br' })).to.deep.equal([415, err(415, 'UnsupportedMediaTypeException', 'unsupported Content-Encoding "br" (send identity or gzip)')]);
   });
 
+  it('should bound the Open Inference Protocol\'s infer bodies the same way: gzip inflated, 413 from bytes read, 415, 408 stalled, in its {"error"} shape', async () => {
+    const infer = `${server.inference}/v2/models/mlp/infer`;
+    const request = JSON.stringify({ inputs: [{ name: 'input', shape: [1, 784], datatype: 'FP32', data: mlpInput(3) }] });
+    const plain = await postBytes(infer, request, { 'content-type': 'application/json' });
+    expect(plain[0]).to.equal(200);
+    expect(await postBytes(infer, zlib.gzipSync(request), { 'content-type': 'application/json', 'content-encoding': 'gzip' })).to.deep.equal(plain);
+    const bomb = zlib.gzipSync(Buffer.alloc(100_000, 0x20));
+    expect(await postBytes(infer, bomb, { 'content-encoding': 'gzip' })).to.deep.equal([413, { error: 'inflated request body exceeds the limit of 20000 bytes (--max-request-size)' }]);
+    expect(await postBytes(infer, request, { 'content-encoding': 'br' })).to.deep.equal([415, { error: 'unsupported Content-Encoding "br" (send identity or gzip)' }]);
+    const chunked = await raw(server.inference, head('/v2/models/mlp/infer', { 'transfer-encoding': 'chunked', 'content-type': 'application/json' }), Array.from({ length: 30 }, () => chunk('0,'.repeat(500))));
+    expect([chunked.status, chunked.json]).to.deep.equal([413, { error: 'request body exceeds the limit of 20000 bytes (--max-request-size)' }]);
+    const stalled = await raw(server.inference, head('/v2/models/mlp/infer', { 'content-length': '5000' }), ['{"inputs"']);
+    expect([stalled.status, stalled.json]).to.deep.equal([408, { error: 'no request body bytes for 1000 ms (--request-idle-timeout)' }]);
+  });
+
+  it('should refuse Open Inference Protocol bodies past the JSON bounds or with values that overflow float32 (JSON or binary) with 400, none reaching a worker', async () => {
+    const infer = `${server.inference}/v2/models/mlp/infer`;
+    const before = admitted(await scrape(server));
+    const tensor = (data: unknown): string => JSON.stringify({ inputs: [{ name: 'input', shape: [1, 784], datatype: 'FP32', data }] });
+    const overflow = Array(784).fill(0);
+    overflow[5] = 1e39;
+    const binary = Buffer.alloc(784 * 4);
+    binary.writeFloatLE(Infinity, 8);
+    const header = JSON.stringify({ inputs: [{ name: 'input', shape: [1, 784], datatype: 'FP32', parameters: { binary_data_size: 784 * 4 } }] });
+    expect([
+      await postBytes(infer, `{"inputs":${'['.repeat(40)}${']'.repeat(40)}}`, { 'content-type': 'application/json' }),
+      await postBytes(infer, tensor(Array(1001).fill(0)), { 'content-type': 'application/json' }),
+      await postBytes(infer, tensor(overflow), { 'content-type': 'application/json' }),
+      await postBytes(infer, Buffer.concat([Buffer.from(header), binary]), { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(Buffer.byteLength(header)) }),
+    ]).to.deep.equal([
+      [400, { error: 'JSON body nests deeper than 32 levels (--max-json-depth)' }],
+      [400, { error: 'JSON body has more than 1000 elements (--max-json-elements)' }],
+      [400, { error: "input 'input': element 5 (1e+39) is not finite in float32 (largest magnitude 3.4028234663852886e38)" }],
+      [400, { error: "input 'input': element 2 (Infinity) is not finite in float32 (largest magnitude 3.4028234663852886e38)" }],
+    ]);
+    expect(admitted(await scrape(server))).to.equal(before);
+  });
+
   it('should cut a slow body off at --request-timeout with 408 while other requests are served', async () => {
     // 4 bytes every 300 ms: never idle for 1000 ms, never done within 1500 ms.
     const slow = raw(server.inference, head('/predictions/mlp', { 'content-length': '5000' }), Array.from({ length: 40 }, () => '0,0,'), 300);

@@ -8,7 +8,9 @@
  *   and its one worker) on core 0, autocannon on core 1; the raw baseline alone on core 0.
  *
  * Prints one JSON line per figure: serve_vs_raw_ort, batch32_vs_batch1, metrics_on_vs_off
- * (mlp-heavy); serve_light_vs_raw_ort, serve_binary_vs_json, metrics_on_vs_off_light (mlp).
+ * (mlp-heavy); serve_light_vs_raw_ort, serve_binary_vs_json, serve_oip_vs_predictions (an Open
+ * Inference Protocol JSON request vs the same input as a /predictions JSON body),
+ * metrics_on_vs_off_light (mlp).
  * The server as shipped: the repo's metrics.yaml, tslog + prometheus; "on" is all three sinks,
  * "off" `--metrics-mode off`. Notes (CPU split, per-process CPU busy) go to stderr.
  * `BENCH_ONLY=light|heavy` runs one half, `BENCH_ONLY=metrics` only the light on/off pairs;
@@ -123,14 +125,20 @@ async function settle(server: Server): Promise<void> {
   await new Promise((r) => setTimeout(r, 200));
 }
 
-/** Served samples/s (one sample per request) under autocannon; `binary`: float32 bodies. */
-async function load(server: Server, tag: string, binary: boolean): Promise<number> {
-  const opts = {
-    url: `${server.inference}/predictions/${server.model}`, method: 'POST', connections: CONNECTIONS,
-    ...(binary
-      ? { headers: { 'content-type': 'application/octet-stream', 'x-tensor-shape': `1,${WIDTH}` }, body: Buffer.from(Float32Array.from(input(1)).buffer) }
-      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(input(1)) }),
+/** How requests carry the input: a JSON array, a float32 binary body, or an Open Inference Protocol JSON request. */
+type Body = 'json' | 'binary' | 'oip';
+
+/** Served samples/s (one sample per request) under autocannon, bodies of kind `body`. */
+async function load(server: Server, tag: string, body: Body): Promise<number> {
+  const bodies: Record<Body, { url: string; headers: Record<string, string>; body: string | Buffer }> = {
+    json: { url: `${server.inference}/predictions/${server.model}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(input(1)) },
+    binary: { url: `${server.inference}/predictions/${server.model}`, headers: { 'content-type': 'application/octet-stream', 'x-tensor-shape': `1,${WIDTH}` }, body: Buffer.from(Float32Array.from(input(1)).buffer) },
+    oip: {
+      url: `${server.inference}/v2/models/${server.model}/infer`, headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [{ name: 'input', shape: [1, WIDTH], datatype: 'FP32', data: input(1) }] }),
+    },
   };
+  const opts = { method: 'POST', connections: CONNECTIONS, ...bodies[body] };
   await autocannon({ ...opts, duration: WARMUP_S });
   await settle(server);
   const pids = [server.workerPid, server.proc.pid ?? 0, process.pid];
@@ -161,7 +169,7 @@ function makeLightStore(root: string): string {
   return path.dirname(dir);
 }
 
-interface Run { readonly model: string; readonly placement: Placement; readonly binary?: boolean }
+interface Run { readonly model: string; readonly placement: Placement; readonly body?: Body }
 
 const HEAVY: Run = { model: 'mlp-heavy', placement: 'split' };
 const LIGHT: Run = { model: 'mlp', placement: 'one' };
@@ -170,7 +178,7 @@ async function served(store: string, root: string, tag: string, extra: readonly 
   const logDir = path.join(root, `logs-${tag}`);
   const server = await startServer(store, run.model, logDir, extra, run.placement);
   try {
-    return await load(server, tag, run.binary === true);
+    return await load(server, tag, run.body ?? 'json');
   } finally {
     await server.stop();
   }
@@ -242,9 +250,12 @@ async function main(): Promise<void> {
       const json = await served(light, root, 'light-json', [], LIGHT);
       const jsonCpu = lastCpuPerItem;
       note(`light served, JSON bodies: ${json.toFixed(1)} req/s, ${(jsonCpu * 1e6).toFixed(0)} µs server CPU per request`);
-      const bin = await served(light, root, 'light-binary', [], { ...LIGHT, binary: true });
+      const bin = await served(light, root, 'light-binary', [], { ...LIGHT, body: 'binary' });
       const binCpu = lastCpuPerItem;
       note(`light served, binary bodies: ${bin.toFixed(1)} req/s, ${(binCpu * 1e6).toFixed(0)} µs server CPU per request`);
+      const oip = await served(light, root, 'light-oip', [], { ...LIGHT, body: 'oip' });
+      const oipCpu = lastCpuPerItem;
+      note(`light served, Open Inference Protocol JSON: ${oip.toFixed(1)} req/s, ${(oipCpu * 1e6).toFixed(0)} µs server CPU per request`);
       const { on, off, onCpu, offCpu } = await onOff((tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT), allSinks);
       note(`light served, all sinks ${on.toFixed(1)}, metrics off ${off.toFixed(1)} req/s; server CPU per request ${(onCpu * 1e6).toFixed(0)} vs ${(offCpu * 1e6).toFixed(0)} µs`);
       const raw = (raw1 + (await rawRun(file))) / 2;
@@ -255,6 +266,7 @@ async function main(): Promise<void> {
       line('serve_light_vs_raw_ort_cpu', 1 / jsonCpu, 1 / rawCpu, 'samples per CPU-second');
       line('serve_binary_vs_json', bin, json, 'req/s');
       line('serve_binary_vs_json_cpu', 1 / binCpu, 1 / jsonCpu, 'req per CPU-second');
+      line('serve_oip_vs_predictions', oip, json, 'req/s');
       line('metrics_on_vs_off_light', on, off, 'req/s');
       line('metrics_on_vs_off_light_cpu', 1 / onCpu, 1 / offCpu, 'req per CPU-second');
     }

@@ -1,0 +1,279 @@
+/**
+ * `POST /v2/models/{m}[/versions/{v}]/infer` (the Open Inference Protocol) on node's request and
+ * response, outside express, for the reason /predictions is (predictions-route.ts): express's
+ * router and decoration cost more than decoding the tensor and batching it; the demo `mlp` on
+ * one core answered 3,800–4,500 of these a second through express against 9,200 /predictions.
+ * What the express chain did is done here in its order, with its answers: response counting,
+ * the HTTP metrics under `/v2/models/{model}[/versions/{version}]/infer`, the bearer token, the
+ * body header checks, a 400 for a malformed parameter, the model and version, then the body
+ * under every bound of `readBody` (413 from bytes, 408 timeouts, gzip inflated) and the
+ * inference. Errors are `{"error": "..."}`.
+ *
+ * An inference of shape [N, …] is N rows sent through the model's batcher like N /predictions
+ * bodies, counted once in `ts_inference_requests_total` (one HTTP request, as /predictions
+ * counts), its latency and queue time (the longest row's wait) added once.
+ */
+import { randomUUID } from 'crypto';
+import type { IncomingMessage, ServerResponse } from 'http';
+import { performance } from 'perf_hooks';
+import type { JobOutcome } from '../../batching/job.js';
+import { parseTraceparent, traceIds } from '../../metrics/exposition/trace-ids.js';
+import type { FrontendSeries, ModelSeries } from '../../server/frontend-series.js';
+import type { ServedModel } from '../../server/served-model.js';
+import type { BodyLimits } from '../body-limits.js';
+import { countResponse } from '../count-responses.js';
+import { sendError } from '../errors.js';
+import type { HttpMetrics } from '../http-metrics.js';
+import { routeTemplate, UNMATCHED_HANDLER } from '../http-metrics.js';
+import { jsonBoundsProblem } from '../json-bounds.js';
+import { float32Message } from '../json-tensor.js';
+import { checkBodyHeaders, closeIfUnread, readBody } from '../read-body.js';
+import { decodeParam, guarded, pathOf } from '../route-helpers.js';
+import { predictionTiming } from '../server-timing.js';
+import { bearerMatches, TOKEN_FAILED } from '../token-auth.js';
+import { modelIoOf } from './io-cache.js';
+import type { ModelIo } from './onnx-io.js';
+import { sendOipError } from './oip-error.js';
+import type { EncodedResponse, OutputTensor } from './tensor-codec.js';
+import { decodeInferRequest, encodeInferResponse, OipError } from './tensor-codec.js';
+
+/** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
+const ROUTE = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer\/?$/i;
+
+/** The `handler` label of the route's HTTP metrics (the instrumentator's template). */
+export const OIP_INFER_HANDLER = routeTemplate('/v2/models/:model{/versions/:version}/infer');
+
+/** The header giving the JSON part's length in a binary body. */
+const HEADER_LENGTH = 'inference-header-content-length';
+
+/** The `model_version` label of a request that names no version (as /predictions). */
+const UNNAMED_VERSION_LABEL = 'default';
+
+/** What the route needs. */
+export interface OipInferRouteOptions {
+  readonly lookup: (name: string) => ServedModel | undefined;
+  readonly series: FrontendSeries;
+  readonly httpMetrics: HttpMetrics;
+  readonly limits: BodyLimits;
+  /** Bearer key required when token auth is on. */
+  readonly token?: string;
+}
+
+/** The route's listener: answers and returns true for its requests, returns false for any other. */
+export function oipInferRoute(opts: OipInferRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  // Per model: the series of requests that named no version, and of those that named it.
+  const seriesCache = new WeakMap<ServedModel, { unnamed?: ModelSeries; named?: ModelSeries }>();
+  const seriesOf = (model: ServedModel, version: string | undefined): ModelSeries => {
+    let bound = seriesCache.get(model);
+    if (bound === undefined) { bound = {}; seriesCache.set(model, bound); }
+    return version === undefined
+      ? (bound.unnamed ??= opts.series.forModel(model.config.name, UNNAMED_VERSION_LABEL))
+      : (bound.named ??= opts.series.forModel(model.config.name, version));
+  };
+  return (req, res) => {
+    if (req.method !== 'POST') return false;
+    const m = ROUTE.exec(pathOf(req.url ?? ''));
+    if (m === null) return false;
+    guarded(res, () => route(req, res, m), sendOipError);
+    return true;
+  };
+
+  function refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
+    closeIfUnread(req, res, status);
+    sendOipError(res, status, message);
+  }
+
+  function route(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
+    countResponse(res, (s) => opts.series.countResponse(s));
+    // As under express: what is refused before the route matched (token, body headers, a
+    // malformed parameter) counts under `handler="none"`, the rest under the route's template.
+    let handler = UNMATCHED_HANDLER;
+    opts.httpMetrics.track(req, res, () => handler);
+    if (opts.token !== undefined && !bearerMatches(req.headers.authorization, opts.token)) {
+      closeIfUnread(req, res, 401);
+      sendError(res, 401, TOKEN_FAILED);
+      return;
+    }
+    const early = checkBodyHeaders(req, opts.limits);
+    if (early !== null) return refuse(req, res, early.status, early.message);
+    const name = decodeParam(m[1] as string);
+    const version = m[2] === undefined ? undefined : decodeParam(m[2]);
+    if (name === null || version === null) return refuse(req, res, 400, `Failed to decode param '${name === null ? m[1] : m[2]}'`);
+    handler = OIP_INFER_HANDLER;
+    const model = opts.lookup(name);
+    if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`);
+    if (version !== undefined && version !== model.config.version) return refuse(req, res, 404, `Model version ${version} not found for model ${name}`);
+    const submit = model.submit?.bind(model);
+    if (submit === undefined) return refuse(req, res, 400, `model ${model.config.name} does not serve inference requests (kind ${model.kind})`);
+    readBody(req, opts.limits, (failure, body) => {
+      if (failure !== null) return refuse(req, res, failure.status, failure.message);
+      // Timed from the whole body's arrival, as /predictions times its requests.
+      const arrivalMs = performance.now();
+      void modelIoOf(model).then((io) => guarded(res, () => infer(req, res, model, submit, version, body, io, arrivalMs), sendOipError));
+    });
+  }
+
+  function infer(req: IncomingMessage, res: ServerResponse, model: ServedModel, submit: NonNullable<ServedModel['submit']>, version: string | undefined, body: Buffer, io: ModelIo | null, arrivalMs: number): void {
+    const h = req.headers[HEADER_LENGTH];
+    const headerLength = h === undefined ? undefined : Number(h);
+    // The JSON part under the same depth and element bounds as every JSON body, before it is parsed.
+    const jsonEnd = headerLength !== undefined && Number.isSafeInteger(headerLength) && headerLength >= 0 && headerLength <= body.length ? headerLength : body.length;
+    const bounds = jsonBoundsProblem(body.subarray(0, jsonEnd), opts.limits.maxDepth, opts.limits.maxElements);
+    if (bounds !== null) return sendOipError(res, 400, bounds);
+    let rows: Row[];
+    let outputs: { name: string; binary: boolean }[];
+    let id: string | undefined;
+    try {
+      const r = decodeInferRequest(body, headerLength);
+      id = r.id;
+      rows = toRows(r.inputs, io, model.config.name, model.config.handler === 'onnx');
+      const outName = io?.outputs[0]?.name ?? 'output0';
+      outputs = (r.outputs ?? [{ name: outName, binary: r.binaryOutput }]).map((o) => {
+        if (o.name !== outName) throw new OipError(400, `unexpected inference output '${o.name}' for model '${model.config.name}'`);
+        return o;
+      });
+    } catch (e) {
+      if (e instanceof OipError) return sendOipError(res, e.status, e.message);
+      return sendOipError(res, 500, String(e));
+    }
+    run(model, submit, rows, arrivalMs, req, res, seriesOf(model, version), (results) => {
+      const flat = flatRows(results);
+      const width = results.length === 0 ? 0 : flat.length / results.length;
+      const tensors: OutputTensor[] = outputs.map((o) => ({ name: o.name, shape: [results.length, width], datatype: 'FP32', data: flat, binary: o.binary }));
+      return encodeInferResponse({ model_name: model.config.name, model_version: model.config.version, ...(id !== undefined ? { id } : {}), outputs: tensors });
+    });
+  }
+}
+
+/**
+ * One row of the input: a float32 view for a model whose worker takes tensors (the built-in
+ * `onnx` handler: the batch then crosses to the worker as one buffer, as /predictions bodies
+ * do), else its values as the handler's JSON body.
+ */
+type Row = Float32Array | number[];
+
+/**
+ * Splits the one input into rows of the model's width, checking name, datatype and shape; FP32
+ * values must be finite in float32 (as /predictions refuses `1e308`), JSON or binary.
+ */
+function toRows(inputs: readonly { name: string; datatype: string; shape: readonly number[]; data: readonly (number | boolean)[] }[], io: ModelIo | null, model: string, tensors: boolean): Row[] {
+  const want = io?.inputs[0];
+  if (inputs.length !== 1) throw new OipError(400, `model '${model}' takes 1 input, the request has ${inputs.length}`);
+  const t = inputs[0] as (typeof inputs)[number];
+  if (want !== undefined && t.name !== want.name) throw new OipError(400, `unexpected inference input '${t.name}' for model '${model}'`);
+  const datatype = want?.datatype ?? 'FP32';
+  if (t.datatype !== datatype) throw new OipError(400, `input '${t.name}': datatype ${t.datatype} does not match the model's ${datatype}`);
+  if (want !== undefined && (t.shape.length !== want.shape.length || want.shape.some((d, i) => d !== -1 && d !== t.shape[i]))) {
+    throw new OipError(400, `input '${t.name}': shape [${t.shape.join(',')}] does not match the model's [${want.shape.join(',')}]`);
+  }
+  const n = t.shape[0] ?? 0;
+  if (n < 1) throw new OipError(400, `input '${t.name}': the batch dimension must be at least 1`);
+  const width = t.data.length / n;
+  if (datatype === 'FP32') {
+    for (let k = 0; k < t.data.length; k++) {
+      const v = t.data[k] as number;
+      if (!Number.isFinite(Math.fround(v))) throw new OipError(400, `input '${t.name}': ${float32Message(k, String(v))}`);
+    }
+    if (tensors) {
+      const all = Float32Array.from(t.data as number[]);
+      return Array.from({ length: n }, (_, k) => all.subarray(k * width, (k + 1) * width));
+    }
+  }
+  const rows: number[][] = [];
+  for (let k = 0; k < n; k++) rows.push(t.data.slice(k * width, (k + 1) * width) as number[]);
+  return rows;
+}
+
+/** A value's kind for an error message: `an object`, `a string`, `null`. */
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (v === undefined) return 'missing';
+  const t = typeof v;
+  return /^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`;
+}
+
+/**
+ * The rows' answers as one FP32 tensor. Each row must be an array of numbers, all of one length:
+ * anything else (a handler answering an object or a string, rows of two widths) throws, so the
+ * request gets a 500 naming the row instead of a 200 with an empty or misaligned tensor.
+ */
+export function flatRows(results: readonly unknown[]): Float32Array {
+  const first = results[0];
+  const width = Array.isArray(first) ? first.length : -1;
+  results.forEach((row, k) => {
+    if (!Array.isArray(row)) throw new Error(`row ${k} is ${kindOf(row)}, not an array of numbers`);
+    if (row.length !== width) throw new Error(`row ${k} has ${row.length} values, row 0 has ${width}`);
+    const bad = row.findIndex((v) => typeof v !== 'number');
+    if (bad >= 0) throw new Error(`row ${k} value ${bad} is ${kindOf(row[bad])}, not a number`);
+  });
+  const flat = new Float32Array(results.length * Math.max(width, 0));
+  results.forEach((row, k) => flat.set(row as number[], k * width));
+  return flat;
+}
+
+/** Builds the encoded response from the rows' results. */
+type Finish = (results: readonly unknown[]) => EncodedResponse;
+
+/** Submits every row; answers once all are done (the first failed row's error, else `finish`). */
+function run(
+  model: ServedModel, submit: NonNullable<ServedModel['submit']>, rows: readonly Row[], arrivalMs: number,
+  req: IncomingMessage, res: ServerResponse, s: ModelSeries, finish: Finish,
+): void {
+  const requestId = randomUUID();
+  res.setHeader('x-request-id', requestId);
+  traceIds.set(requestId, parseTraceparent(req.headers.traceparent));
+  const name = model.config.name;
+  const outcomes: (JobOutcome | undefined)[] = new Array<JobOutcome | undefined>(rows.length);
+  let left = rows.length;
+  let gone = false;
+  let refused = false;
+  res.once('close', () => { if (!res.writableFinished) gone = true; });
+  const done = (): void => {
+    let queueUs = 0;
+    let handlerUs: number | undefined;
+    for (const o of outcomes) {
+      if (o === undefined) continue;
+      if (o.queueUs > queueUs) queueUs = o.queueUs;
+      if (o.handlerUs !== undefined && (handlerUs === undefined || o.handlerUs > handlerUs)) handlerUs = o.handlerUs;
+    }
+    const totalUs = (performance.now() - arrivalMs) * 1000;
+    s.latencyUs.record(totalUs);
+    s.queueUs.record(queueUs);
+    if (res.headersSent || res.destroyed) return;
+    res.setHeader('server-timing', predictionTiming(queueUs, handlerUs, totalUs));
+    const failed = outcomes.find((o) => o !== undefined && o.status !== 200);
+    if (failed !== undefined) {
+      const b = failed.body as { message?: unknown };
+      return sendOipError(res, failed.status, typeof b.message === 'string' ? b.message : `inference failed with status ${failed.status}`);
+    }
+    let enc: EncodedResponse;
+    try {
+      enc = finish(outcomes.map((o) => o?.body));
+    } catch (e) {
+      // A handler's answer the protocol cannot encode fails this request, not the server.
+      return sendOipError(res, 500, `the handler's answer cannot be encoded: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const length = String(enc.body.length);
+    if (enc.headerLength === null) res.writeHead(200, { 'content-type': 'application/json', 'content-length': length });
+    else res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': length, [HEADER_LENGTH]: String(enc.headerLength) });
+    res.end(enc.body);
+  };
+  for (let k = 0; k < rows.length; k++) {
+    const row = rows[k]!;
+    const admitted = submit({
+      requestId: rows.length === 1 ? requestId : `${requestId}-${k}`, arrivalMs,
+      ...(row instanceof Float32Array ? { body: undefined, input: row } : { body: row }),
+      cancelled: () => gone || refused,
+      done: (o) => {
+        outcomes[k] = o;
+        if (--left === 0 && !refused) done();
+      },
+    });
+    if (admitted !== 'queued') {
+      refused = true;
+      const why = admitted === 'closed' ? 'is being unregistered' : admitted === 'queue_full' ? 'has no room in its job queue' : 'has no worker to serve inference requests';
+      return sendOipError(res, 503, `Model "${name}" ${why}`);
+    }
+  }
+  s.requests.record(1);
+}
