@@ -184,7 +184,7 @@ describe('request bodies (real server, limits and timeouts)', function () {
     expect([stalled.status, stalled.json]).to.deep.equal([408, { error: 'no request body bytes for 1000 ms (--request-idle-timeout)' }]);
   });
 
-  it('should refuse Open Inference Protocol bodies past the JSON bounds or with values that overflow float32 (JSON or binary) with 400, none reaching a worker', async () => {
+  it('should refuse Open Inference Protocol bodies past the JSON bounds, with values that overflow float32 (JSON or binary) or a header length that is not a number with 400, none reaching a worker', async () => {
     const infer = `${server.inference}/v2/models/mlp/infer`;
     const before = admitted(await scrape(server));
     const tensor = (data: unknown): string => JSON.stringify({ inputs: [{ name: 'input', shape: [1, 784], datatype: 'FP32', data }] });
@@ -198,11 +198,13 @@ describe('request bodies (real server, limits and timeouts)', function () {
       await postBytes(infer, tensor(Array(1001).fill(0)), { 'content-type': 'application/json' }),
       await postBytes(infer, tensor(overflow), { 'content-type': 'application/json' }),
       await postBytes(infer, Buffer.concat([Buffer.from(header), binary]), { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(Buffer.byteLength(header)) }),
+      await postBytes(infer, Buffer.concat([Buffer.from(header), binary]), { 'content-type': 'application/octet-stream', 'inference-header-content-length': 'abc' }),
     ]).to.deep.equal([
       [400, { error: 'JSON body nests deeper than 32 levels (--max-json-depth)' }],
       [400, { error: 'JSON body has more than 1000 elements (--max-json-elements)' }],
       [400, { error: "input 'input': element 5 (1e+39) is not finite in float32 (largest magnitude 3.4028234663852886e38)" }],
       [400, { error: "input 'input': element 2 (Infinity) is not finite in float32 (largest magnitude 3.4028234663852886e38)" }],
+      [400, { error: 'Inference-Header-Content-Length "abc" is not a byte count' }],
     ]);
     expect(admitted(await scrape(server))).to.equal(before);
   });
