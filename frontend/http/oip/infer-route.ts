@@ -114,7 +114,8 @@ export function oipInferRoute(opts: OipInferRouteOptions): (req: IncomingMessage
   }
 
   function infer(req: IncomingMessage, res: ServerResponse, model: ServedModel, submit: NonNullable<ServedModel['submit']>, version: string | undefined, body: Buffer, io: ModelIo | null, arrivalMs: number): void {
-    const h = req.headers[HEADER_LENGTH];
+    const raw = req.headers[HEADER_LENGTH];
+    const h = Array.isArray(raw) ? raw.join(', ') : raw;
     if (h !== undefined && !/^\d{1,15}$/.test(h)) return sendOipError(res, 400, `Inference-Header-Content-Length ${JSON.stringify(h)} is not a byte count`);
     const headerLength = h === undefined ? undefined : Number(h);
     // The JSON part under the same depth and element bounds as every JSON body, before it is parsed.
