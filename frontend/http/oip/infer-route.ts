@@ -34,7 +34,7 @@ import { bearerMatches, TOKEN_FAILED } from '../token-auth.js';
 import { modelIoOf } from './io-cache.js';
 import type { ModelIo } from './onnx-io.js';
 import { sendOipError } from './oip-error.js';
-import type { EncodedResponse, OutputTensor } from './tensor-codec.js';
+import type { EncodedResponse, InputTensor, OutputTensor } from './tensor-codec.js';
 import { decodeInferRequest, encodeInferResponse, OipError } from './tensor-codec.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
@@ -126,9 +126,11 @@ export function oipInferRoute(opts: OipInferRouteOptions): (req: IncomingMessage
     let outputs: { name: string; binary: boolean }[];
     let id: string | undefined;
     try {
-      const r = decodeInferRequest(body, headerLength);
+      // A tensor model's FP32 rows may be decoded straight into float32; a user handler gets the JSON values as sent.
+      const takesTensors = model.config.handler === 'onnx';
+      const r = decodeInferRequest(body, headerLength, takesTensors ? opts.limits.maxElements : null);
       id = r.id;
-      rows = toRows(r.inputs, io, model.config.name, model.config.handler === 'onnx');
+      rows = toRows(r.inputs, io, model.config.name, takesTensors);
       const outName = io?.outputs[0]?.name ?? 'output0';
       outputs = (r.outputs ?? [{ name: outName, binary: r.binaryOutput }]).map((o) => {
         if (o.name !== outName) throw new OipError(400, `unexpected inference output '${o.name}' for model '${model.config.name}'`);
@@ -158,7 +160,7 @@ type Row = Float32Array | number[];
  * Splits the one input into rows of the model's width, checking name, datatype and shape; FP32
  * values must be finite in float32 (as /predictions refuses `1e308`), JSON or binary.
  */
-function toRows(inputs: readonly { name: string; datatype: string; shape: readonly number[]; data: readonly (number | boolean)[] }[], io: ModelIo | null, model: string, tensors: boolean): Row[] {
+function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: string, tensors: boolean): Row[] {
   const want = io?.inputs[0];
   if (inputs.length !== 1) throw new OipError(400, `model '${model}' takes 1 input, the request has ${inputs.length}`);
   const t = inputs[0] as (typeof inputs)[number];
@@ -171,18 +173,17 @@ function toRows(inputs: readonly { name: string; datatype: string; shape: readon
   const n = t.shape[0] ?? 0;
   if (n < 1) throw new OipError(400, `input '${t.name}': the batch dimension must be at least 1`);
   const width = t.data.length / n;
-  if (datatype === 'FP32') {
-    for (let k = 0; k < t.data.length; k++) {
-      const v = t.data[k] as number;
+  let data = t.data;
+  if (datatype === 'FP32' && !(data instanceof Float32Array)) {
+    // The fast JSON path checked its values as it decoded them; these came from JSON.parse or binary.
+    for (let k = 0; k < data.length; k++) {
+      const v = data[k] as number;
       if (!Number.isFinite(Math.fround(v))) throw new OipError(400, `input '${t.name}': ${float32Message(k, String(v))}`);
     }
-    if (tensors) {
-      const all = Float32Array.from(t.data as number[]);
-      return Array.from({ length: n }, (_, k) => all.subarray(k * width, (k + 1) * width));
-    }
+    if (tensors) data = Float32Array.from(data as number[]);
   }
-  const rows: number[][] = [];
-  for (let k = 0; k < n; k++) rows.push(t.data.slice(k * width, (k + 1) * width) as number[]);
+  const rows: Row[] = [];
+  for (let k = 0; k < n; k++) rows.push(data instanceof Float32Array ? data.subarray(k * width, (k + 1) * width) : data.slice(k * width, (k + 1) * width) as number[]);
   return rows;
 }
 

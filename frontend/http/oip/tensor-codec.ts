@@ -6,6 +6,7 @@
  * Everything a client can get wrong is an `OipError` (400) with the protocol's `{"error"}` text.
  */
 import { jsonErrorReason } from '../json-error.js';
+import { decodeJsonTensor } from '../json-tensor.js';
 
 /** A request the protocol rejects: HTTP status and the `error` message. */
 export class OipError extends Error {
@@ -32,7 +33,8 @@ export interface InputTensor {
   readonly name: string;
   readonly datatype: string;
   readonly shape: readonly number[];
-  readonly data: readonly (number | boolean)[];
+  /** Flat, row major; a Float32Array when the fast JSON path decoded an FP32 input's numbers. */
+  readonly data: readonly (number | boolean)[] | Float32Array;
 }
 
 /** One requested output and whether it should come back as binary. */
@@ -65,7 +67,7 @@ function elementCount(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
-function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: number }): InputTensor {
+function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: number }, preset?: Float32Array): InputTensor {
   if (!isObject(raw)) throw new OipError(400, `inputs[${i}] must be an object`);
   const name = raw['name'];
   if (typeof name !== 'string') throw new OipError(400, `inputs[${i}].name must be a string`);
@@ -92,6 +94,10 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
     return { name, datatype, shape, data };
   }
   if (!('data' in raw)) throw new OipError(400, `input '${name}': no data and no binary_data_size`);
+  if (preset !== undefined) {
+    if (preset.length !== count) throw new OipError(400, `input '${name}': shape [${shape.join(',')}] needs ${count} elements, data has ${preset.length}`);
+    return { name, datatype, shape, data: preset };
+  }
   const data = raw['data'];
   // The usual flat array is taken as it is; nested data is flattened row major.
   let flat: unknown[];
@@ -109,18 +115,73 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
 /**
  * Decodes a request body. `headerLength` is the `Inference-Header-Content-Length` value (absent
  * for a JSON-only body): the JSON is the body's first `headerLength` bytes, the rest is binary data.
+ * With `fastMaxElements` (a tensor model's request, that many elements at most) an FP32 input's
+ * JSON numbers may come back as a Float32Array (`fastFp32`).
  */
-export function decodeInferRequest(body: Buffer, headerLength?: number): InferRequest {
+export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxElements: number | null = null): InferRequest {
   if (headerLength !== undefined && (!Number.isSafeInteger(headerLength) || headerLength < 0 || headerLength > body.length)) {
     throw new OipError(400, `Inference-Header-Content-Length ${String(headerLength)} is not within the body's ${body.length} bytes`);
   }
   const end = headerLength ?? body.length;
+  if (headerLength === undefined && fastMaxElements !== null) {
+    const fast = fastFp32(body, fastMaxElements);
+    if (fast !== null) return fromParsed(fast.parsed, Buffer.alloc(0), fast.data);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.subarray(0, end).toString('utf8'));
   } catch (e) {
     throw new OipError(400, `invalid JSON in the inference request: ${jsonErrorReason(e)}`);
   }
+  return fromParsed(parsed, body.subarray(end));
+}
+
+const DATA_KEY = Buffer.from('"data"');
+
+/**
+ * The usual JSON request — one FP32 input whose `data` is a flat array of numbers — without
+ * JSON.parse building 784 boxed numbers: the `data` array is decoded straight into a
+ * Float32Array (json-tensor.ts, the /predictions decoder), and only the rest (the request with
+ * `"data": []`) is parsed. Null whenever that shape is not certain — `"data"` appears more than
+ * once, the array is nested, an element is not a number, the input is not FP32 — and the
+ * request then takes the general path, which answers it or names what is wrong.
+ */
+function fastFp32(body: Buffer, maxElements: number): { parsed: unknown; data: Float32Array } | null {
+  const at = body.indexOf(DATA_KEY);
+  if (at < 0 || body.indexOf(DATA_KEY, at + DATA_KEY.length) >= 0) return null;
+  let i = at + DATA_KEY.length;
+  while (isJsonSpace(body[i])) i++;
+  if (body[i] !== 0x3a) return null;
+  i++;
+  while (isJsonSpace(body[i])) i++;
+  if (body[i] !== 0x5b) return null;
+  const open = i;
+  let j = open + 1;
+  while (isJsonSpace(body[j])) j++;
+  if (body[j] === 0x5b) return null; // nested: the general path flattens it
+  const close = body.indexOf(0x5d, j);
+  if (close < 0) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8', 0, open) + '[]' + body.toString('utf8', close + 1));
+  } catch {
+    return null;
+  }
+  const inputs = isObject(parsed) ? parsed['inputs'] : undefined;
+  const input: unknown = Array.isArray(inputs) && inputs.length === 1 ? inputs[0] : undefined;
+  if (!isObject(input) || input['datatype'] !== 'FP32' || !Array.isArray(input['data']) || input['data'].length !== 0) return null;
+  const t = decodeJsonTensor(body.subarray(open, close + 1), maxElements);
+  if (t.kind === 'json') return null;
+  if (t.kind === 'error') throw new OipError(400, `input '${String(input['name'])}': ${t.message}`);
+  return { parsed, data: t.data };
+}
+
+function isJsonSpace(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** The request from its parsed JSON part and its binary part; `preset`: input 0's decoded data. */
+function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array): InferRequest {
   if (!isObject(parsed)) throw new OipError(400, 'the inference request must be a JSON object');
   const id = parsed['id'];
   if (id !== undefined && typeof id !== 'string') throw new OipError(400, 'id must be a string');
@@ -128,9 +189,8 @@ export function decodeInferRequest(body: Buffer, headerLength?: number): InferRe
   if (!Array.isArray(inputs) || inputs.length === 0) throw new OipError(400, 'inputs must be a non-empty array');
   const params = parsed['parameters'];
   const binaryOutput = isObject(params) && params['binary_data_output'] === true;
-  const binary = body.subarray(end);
   const offset = { at: 0 };
-  const decoded = inputs.map((raw, i) => decodeInput(raw, i, binary, offset));
+  const decoded = inputs.map((raw, i) => decodeInput(raw, i, binary, offset, i === 0 ? preset : undefined));
   if (offset.at !== binary.length) throw new OipError(400, `the body has ${binary.length - offset.at} bytes of binary data no input claims`);
   const outputsRaw = parsed['outputs'];
   let outputs: RequestedOutput[] | undefined;

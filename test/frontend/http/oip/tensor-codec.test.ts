@@ -49,6 +49,42 @@ describe('decodeInferRequest', () => {
     expect(decodeInferRequest(body).inputs[0]?.data).to.deep.equal([1, 2, 4, 5]);
   });
 
+  it('should decode a tensor model\'s flat FP32 data straight into float32, the rest as JSON.parse gives it', () => {
+    const body = Buffer.from('{"id": "7", "inputs": [{"name": "input", "shape": [2, 3], "datatype": "FP32", "data" : [0.1, -2, 3e2, 4, 5.5, 6]}], "outputs": [{"name": "out"}]}');
+    const fast = decodeInferRequest(body, undefined, 100);
+    const slow = decodeInferRequest(body);
+    expect(fast.inputs[0]!.data).to.be.instanceOf(Float32Array);
+    expect(slow.inputs[0]!.data).to.be.instanceOf(Array);
+    expect({ ...fast, inputs: fast.inputs.map((t) => ({ ...t, data: Array.from(t.data as Float32Array) })) }).to.deep.equal({
+      ...slow, inputs: slow.inputs.map((t) => ({ ...t, data: Array.from(Float32Array.from(t.data as number[])) })),
+    });
+  });
+
+  it('should leave every other shape of request to the general path, with the same answer or error', () => {
+    const fp32 = (data: string, extra = ''): Buffer => Buffer.from(`{${extra}"inputs":[{"name":"x","shape":[1,2],"datatype":"FP32","data":${data}}]}`);
+    const cases = [
+      fp32('[[1,2]]'), // nested: flattened by the general path
+      fp32('[1,"a"]'), // not a number
+      fp32('[1,2]', '"\\"data":[9],'), // a key that ends in `"data"`: two occurrences
+      Buffer.from('{"inputs":[{"name":"x","shape":[2],"datatype":"INT64","data":[1,2]}]}'), // not FP32
+      Buffer.from('{"inputs":[{"name":"a","shape":[1],"datatype":"FP32","data":[1]},{"name":"b","shape":[1],"datatype":"FP32","data":[2]}]}'),
+    ];
+    const outcome = (body: Buffer, fast: boolean): unknown => {
+      try {
+        return decodeInferRequest(body, undefined, fast ? 100 : null);
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(cases.map((b) => outcome(b, true))).to.deep.equal(cases.map((b) => outcome(b, false)));
+    expect(cases.map((b) => outcome(b, true)).map((o) => (typeof o === 'string' ? o : (o as { inputs: { data: unknown }[] }).inputs.every((t) => Array.isArray(t.data))))).to.deep.equal([
+      true, "input 'x': element 1 is not a number", true, true, true,
+    ]);
+    expect(() => decodeInferRequest(fp32('[1,2,3]'), undefined, 100)).to.throw(OipError, "input 'x': shape [1,2] needs 2 elements, data has 3");
+    expect(() => decodeInferRequest(fp32('[1,1e39]'), undefined, 100)).to.throw(OipError, "input 'x': element 1 (1e39) is not finite in float32 (largest magnitude 3.4028234663852886e38)");
+    expect(() => decodeInferRequest(fp32('[1,2]'), undefined, 1)).to.throw(OipError, "input 'x': JSON body has more than 1 elements (--max-json-elements)");
+  });
+
   it('should decode the binary extension\'s request example: JSON header, then 16 + 3 bytes', () => {
     const header = fixture('triton-binary-request.json');
     const body = Buffer.concat([header, REQUEST_BYTES]);
