@@ -15,6 +15,7 @@ import type { ModelDescription, ServedModel } from '../server/served-model.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 import type { CacheConfigInfo } from './engine-series.js';
 import { cacheConfigOf } from './cache-config.js';
+import { validateEngineArgs } from '../../schema/engine-args.js';
 import type { GenerationSink } from './generation-engine.js';
 import { GenerationEngine } from './generation-engine.js';
 import type { StatLine } from './logging-stat-logger.js';
@@ -61,6 +62,11 @@ export interface GenerationModelOptions {
   readonly onEnginesChanged?: () => void;
 }
 
+/** Requests an engine holds by default: this many times its max_num_seqs. */
+const ENGINE_QUEUE_FACTOR = 100;
+/** The engine's max_num_seqs when the `engine:` block gives none (backend/engine/config.ts). */
+const DEFAULT_MAX_NUM_SEQS = 32;
+
 /** A served generation model. */
 export class GenerationModel implements ServedModel, StatLineSource {
   readonly kind = 'generate';
@@ -71,10 +77,15 @@ export class GenerationModel implements ServedModel, StatLineSource {
   private closed = false;
   private readonly drainWaiters: (() => void)[] = [];
   private readonly warnedBad = new Set<string>();
+  /** Requests one engine holds at most (running and waiting) before new ones get 503. */
+  readonly capacity: number;
 
   constructor(config: ModelConfig, private readonly ctx: ModelKindContext, private readonly opts: GenerationModelOptions) {
     this.configValue = config;
     this.cache = cacheConfigOf(config.engine);
+    // --job-queue-size per engine when given, else 100 × max_num_seqs (TorchServe's default is 100 × batchSize).
+    const seqs = validateEngineArgs(config.engine ?? {}).args.maxNumSeqs;
+    this.capacity = ctx.queueCapacity ?? ENGINE_QUEUE_FACTOR * (typeof seqs === 'number' && seqs > 0 ? seqs : DEFAULT_MAX_NUM_SEQS);
     const base = ctx.poolDeps;
     this.pool = new WorkerPool(config, {
       ...base,
@@ -125,6 +136,9 @@ export class GenerationModel implements ServedModel, StatLineSource {
     for (const e of this.enginesById.values()) if ((req.engine === undefined || e.index === req.engine) && (best === null || e.load < best.load)) best = e;
     if (best === null) return { status: 503, message: `model ${this.configValue.name} has no engine ready; scale its workers with the management API` };
     const engine = best;
+    if (engine.load >= this.capacity) {
+      return { status: 503, message: `model ${this.configValue.name} has ${engine.load} requests in flight on its least loaded engine, the most one holds (--job-queue-size ${this.capacity}); retry later` };
+    }
     const requestId = req.requestId ?? `${this.configValue.name}-${randomUUID()}`;
     const wrapped: GenerationSink = {
       onOutput: (o) => { sink.onOutput(o); this.checkDrained(); },

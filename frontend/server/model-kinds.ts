@@ -27,6 +27,8 @@ export interface ModelKindContext {
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string) => void;
   /** Bounds on request bodies, for the kind's own routes (default: DEFAULT_BODY_LIMITS). */
   readonly bodyLimits?: BodyLimits;
+  /** `--job-queue-size` when given: the requests a model queues before 503 (each kind says per what). */
+  readonly queueCapacity?: number;
 }
 
 /** A kind of model, keyed by the `handler:` value of its model-config. */

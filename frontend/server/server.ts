@@ -179,6 +179,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   const registry = new Set<WorkerProcess>();
   const ctx: ModelKindContext = {
     metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: levelCallback(deps.log), bodyLimits: limits,
+    ...(cfg.queueCapacity !== undefined ? { queueCapacity: cfg.queueCapacity } : {}),
     ingestMetrics: (id, msg) => deps.ingest.handle(id, msg),
     poolDeps: {
       entry: cfg.workerEntry ?? DEFAULT_WORKER_ENTRY,

@@ -43,7 +43,7 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'request-timeout', kind: 'int', def: 30000, help: 'ms for a request body to arrive in full (later: 408)' },
   { flag: 'header-timeout', kind: 'int', def: 30000, help: 'ms for the request line and headers to arrive (later: 408 and the connection closed; at most 300000)' },
   { flag: 'request-idle-timeout', kind: 'int', def: 10000, help: 'ms a request body may stall between two pieces (longer: 408)' },
-  { flag: 'job-queue-size', kind: 'int', def: 0, help: 'requests queued per model before 503 (0: 100 x batchSize)' },
+  { flag: 'job-queue-size', kind: 'int', def: 0, help: 'requests queued per model before 503 (0: 100 x batchSize); for a generation model, requests in flight per engine (0: 100 x max_num_seqs)' },
   { flag: 'disable-log-stats', kind: 'bool', def: false, help: 'no engine, pipeline, audio or transfer stats (vLLM\'s flag): /metrics keeps the serving families' },
   { flag: 'log-stats-interval', kind: 'int', def: 10, help: 'seconds between the generation engines\' stat lines (0: 10)' },
   { flag: 'max-workers', kind: 'int', def: 0, help: 'workers over all models together; more is refused with 400 (0: 4 x CPUs)' },
