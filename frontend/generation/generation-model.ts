@@ -137,7 +137,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     if (best === null) return { status: 503, message: `model ${this.configValue.name} has no engine ready; scale its workers with the management API` };
     const engine = best;
     if (engine.load >= this.capacity) {
-      return { status: 503, message: `model ${this.configValue.name} has ${engine.load} requests in flight on its least loaded engine, the most one holds (--job-queue-size ${this.capacity}); retry later` };
+      return { status: 503, message: `model ${this.configValue.name} has ${engine.load} request${engine.load === 1 ? '' : 's'} in flight on its least loaded engine, the most one holds (--job-queue-size ${this.capacity}); retry later` };
     }
     const requestId = req.requestId ?? `${this.configValue.name}-${randomUUID()}`;
     const wrapped: GenerationSink = {

@@ -106,6 +106,12 @@ export class Orchestrator {
     if (thinkerReplica === null || vocoderReplica === null) {
       return { status: 503, message: `model ${p.modelName}: stage ${thinkerReplica === null ? p.thinkerStage : p.vocoderStage} has no replica ready` };
     }
+    // The thinker's engines bound their own queues; the code2wav replicas, which /v1/audio/speech
+    // reaches without the thinker, take as many (--job-queue-size per replica).
+    const held = p.vocoder.load(vocoderReplica);
+    if (held >= p.thinker.capacity) {
+      return { status: 503, message: `model ${p.modelName}: stage ${p.vocoderStage} has ${held} request${held === 1 ? '' : 's'} in flight on its least loaded replica, the most one holds (--job-queue-size ${p.thinker.capacity}); retry later` };
+    }
     const run = new PipelineRun(this, p, req.requestId ?? `${p.modelName}-${randomUUID()}`, req, sink, thinkerReplica, vocoderReplica);
     return run.begin();
   }

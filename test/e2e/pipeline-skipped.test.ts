@@ -1,7 +1,8 @@
 /**
- * A vocoder that rejects its input skips the request: the client gets an error naming the
- * token (400 for /v1/audio/speech, whose codes are the client's own input), never a 200 with
- * empty audio, and `ts_omni_audio_skipped_requests_total{reason}` counts it. A real server with a
+ * What a pipeline refuses. A vocoder that rejects its input skips the request: the client gets
+ * an error naming the token (400 for /v1/audio/speech, whose codes are the client's own input),
+ * never a 200 with empty audio, and `ts_omni_audio_skipped_requests_total{reason}` counts it. A
+ * full stage (`--job-queue-size 1`: one request per replica) answers 503. A real server with a
  * pipeline whose code2wav stage takes a 128-token codec vocabulary (the tiny vocoder's model,
  * `handlerOptions.vocabSize: 128`), the official `openai` client.
  */
@@ -14,11 +15,12 @@ import { delta, openaiClient, Scrape } from './generation-helpers.js';
 import { removeStores, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 import { decodeWav, omniStore } from './pipeline-helpers.js';
+import { until } from '../support/until.js';
 
 const M = { model_name: 'omni-narrow' };
 const AUDIO = { model_name: 'omni-narrow', stage: 'code2wav', replica: '0' };
 
-describe('a vocoder rejecting its input (real tsserve start, openai client)', function () {
+describe('pipeline refusals: a vocoder rejecting its input, a full stage (real tsserve start, openai client)', function () {
   this.timeout(120_000);
   let dir: string;
   let server: Tsserve;
@@ -36,7 +38,7 @@ describe('a vocoder rejecting its input (real tsserve start, openai client)', fu
     pcfg.pipeline.stages[1]!.model = 'narrow-vocoder';
     fs.mkdirSync(path.join(store, 'omni-narrow'));
     fs.writeFileSync(path.join(store, 'omni-narrow', 'model-config.yaml'), yaml.dump(pcfg));
-    server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics', '--models', 'omni-narrow=omni-narrow'] });
+    server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics', '--models', 'omni-narrow=omni-narrow', '--job-queue-size', '1'] });
     client = openaiClient(server);
   });
 
@@ -62,5 +64,26 @@ describe('a vocoder rejecting its input (real tsserve start, openai client)', fu
       frames: d('ts_omni_audio_frames_total', AUDIO),
       okFrames: ok.frames,
     }).to.deep.equal({ skipped: 1, error: 1, stop: 1, frames: 5 * 960, okFrames: 5 * 960 });
+  });
+
+  it('should answer 503 naming the full stage while a spoken stream holds it, and speak again once it ended', async () => {
+    const stream = await client.chat.completions.create({
+      model: 'omni-narrow', messages: [{ role: 'user', content: 'hold' }], max_tokens: 900, temperature: 0, stream: true,
+      modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' }, ...({ ignore_eos: true } as object),
+    } as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const it = stream[Symbol.asyncIterator]();
+    await it.next(); // the role chunk: the run holds a thinker engine and a code2wav replica
+    const refused = await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' }).then(() => null, (e: unknown) => e);
+    stream.controller.abort();
+    const pending = async (): Promise<number> => {
+      const r = await fetch(`${server.management}/models/omni-narrow`);
+      return ((await r.json()) as { jobQueueStatus: { pendingRequests: number } }[])[0]!.jobQueueStatus.pendingRequests;
+    };
+    await until(async () => (await pending()) === 0, { message: 'the aborted stream left the pipeline' });
+    const again = decodeWav(new Uint8Array(await (await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' })).arrayBuffer()));
+    const e = refused as InstanceType<typeof OpenAI.APIError>;
+    expect([refused instanceof OpenAI.APIError, e.status, e.message, again.frames]).to.deep.equal([
+      true, 503, '503 model omni-narrow: stage code2wav has 1 request in flight on its least loaded replica, the most one holds (--job-queue-size 1); retry later', 2 * 960,
+    ]);
   });
 });
