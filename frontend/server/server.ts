@@ -268,7 +268,9 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
 
     // Register every start-up model first (configs read, so /ping counts them all), then start
     // them together: the start gate lets a few workers load at a time, server-wide.
-    const wanted = cfg.models === 'all' ? store.list().map((e) => ({ name: e.name, url: e.name })) : cfg.models;
+    const wanted = cfg.models === 'all'
+      ? store.list((name, why) => deps.log.error(`model ${name} skipped: ${why}`)).map((e) => ({ name: e.name, url: e.name }))
+      : cfg.models;
     const prepared = [];
     for (const m of wanted) {
       try {

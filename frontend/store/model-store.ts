@@ -22,14 +22,22 @@ export class ModelStore {
     this.root = fs.realpathSync(root);
   }
 
-  /** Every sub-directory holding a model-config.yaml, sorted by name. */
-  list(): StoreEntry[] {
+  /**
+   * Every sub-directory holding a model-config.yaml, sorted by name. A symlink leading outside
+   * the store is never listed; `onSkip` hears of each one, with why.
+   */
+  list(onSkip?: (name: string, why: string) => void): StoreEntry[] {
     const out: StoreEntry[] = [];
     for (const ent of fs.readdirSync(this.root, { withFileTypes: true })) {
       if (!ent.isDirectory() && !ent.isSymbolicLink()) continue;
       if (!MODEL_NAME_RE.test(ent.name)) continue;
       let dir: string;
-      try { dir = resolveInside(this.root, ent.name); } catch { continue; }
+      try {
+        dir = resolveInside(this.root, ent.name);
+      } catch (e) {
+        onSkip?.(ent.name, e instanceof Error ? e.message : String(e));
+        continue;
+      }
       if (fs.existsSync(path.join(dir, MODEL_CONFIG_FILE))) out.push({ name: ent.name, dir });
     }
     return out.sort((a, b) => a.name.localeCompare(b.name));

@@ -75,7 +75,9 @@ describe('Model store', () => {
     expect(resolveInside(root, 'm/model.onnx')).to.equal(path.join(fs.realpathSync(root), 'm', 'model.onnx'));
   });
 
-  it('should list only model directories inside the store', () => {
-    expect(new ModelStore(root).list().map((e) => e.name)).to.deep.equal(['m']);
+  it('should list only model directories inside the store, and say which symlink it skipped and why', () => {
+    const skipped: string[] = [];
+    expect(new ModelStore(root).list((name, why) => skipped.push(`${name}: ${why}`)).map((e) => e.name)).to.deep.equal(['m']);
+    expect(skipped).to.deep.equal([`escape: path 'escape' is a symlink leading outside ${fs.realpathSync(root)}`]);
   });
 });
