@@ -1,9 +1,10 @@
 /**
  * `model-config.yaml` → `ModelConfig`: parsed and validated once, when a model is registered,
- * with every problem reported at once (`<file>: <key>: <what is wrong>`).
+ * with every problem reported at once (`<file>:<line>:<col>: <key>: <what is wrong>`).
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { didYouMean } from '../../schema/config/doc.js';
 import { loadYaml, parseYaml } from '../../schema/config/yaml-source.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
 import { parsePipelineSpec } from '../../schema/pipeline-config.js';
@@ -88,10 +89,15 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
-    raw = loadYaml(text);
   } catch (e) {
     const msg = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message.split('\n')[0];
     return { ok: false, problems: [`${file}: ${msg}`] };
+  }
+  try {
+    raw = loadYaml(text);
+  } catch (e) {
+    const p = parseYaml(text);
+    return { ok: false, problems: [p.ok ? `${file}: ${(e as Error).message.split('\n')[0]}` : `${file}:${p.pos.line}:${p.pos.col}: ${p.reason}`] };
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, problems: [`${file}: expected a mapping of settings (handler, model, batchSize, ...)`] };
@@ -99,9 +105,19 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   const doc = raw as Record<string, unknown>;
   const problems: string[] = [];
   const warnings: string[] = [];
-  const bad = (key: string, msg: string): void => { problems.push(`${file}: ${key}: ${msg}`); };
+  // Each problem at the line and column of the key's value (of the key itself for an unknown
+  // key); a key the file does not have (a required one, a default) has only the file.
+  const located = parseYaml(text);
+  const at = (key: string, where: 'key' | 'value'): string => {
+    if (!located.ok || !Object.hasOwn(doc, key)) return file;
+    const pos = where === 'key' ? located.locator.key([key]) : located.locator.value([key]);
+    return `${file}:${pos.line}:${pos.col}`;
+  };
+  const bad = (key: string, msg: string): void => { problems.push(`${at(key, 'value')}: ${key}: ${msg}`); };
   for (const key of Object.keys(doc)) {
-    if (!KNOWN_KEYS.has(key)) warnings.push(`${file}: ${key}: unknown key ignored`);
+    if (KNOWN_KEYS.has(key)) continue;
+    const guess = didYouMean(key, [...KNOWN_KEYS]);
+    warnings.push(`${at(key, 'key')}: ${key}: unknown key ignored${guess !== null ? `; did you mean "${guess}"?` : ''}`);
   }
 
   const handler = doc.handler;

@@ -30,7 +30,7 @@ describe('Model store', () => {
     expect(r).to.deep.equal({
       ok: true,
       config: { name: 'm', version: '1.0', dir, handler: 'onnx', modelFile: 'model.onnx', batchSize: 4, maxBatchDelayMs: 7, minWorkers: 2, maxWorkers: 3, responseTimeoutSec: 9, threads: 2 },
-      warnings: [`${dir}/model-config.yaml: extra: unknown key ignored`],
+      warnings: [`${dir}/model-config.yaml:9:1: extra: unknown key ignored`],
     });
   });
 
@@ -47,8 +47,8 @@ describe('Model store', () => {
       expect(versionOf('')).to.equal('1.0');
       expect(versionOf('version: "2.0"')).to.equal('2.0');
       expect(versionOf('version: v3_beta-1')).to.equal('v3_beta-1');
-      expect(versionOf('version: 1.0')).to.deep.equal([`${f}: version: must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got 1)`]);
-      expect(versionOf('version: "1/0"')).to.deep.equal([`${f}: version: must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got "1/0")`]);
+      expect(versionOf('version: 1.0')).to.deep.equal([`${f}:2:10: version: must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got 1)`]);
+      expect(versionOf('version: "1/0"')).to.deep.equal([`${f}:2:10: version: must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got "1/0")`]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -61,10 +61,25 @@ describe('Model store', () => {
     fs.rmSync(dir, { recursive: true, force: true });
     const f = `${dir}/model-config.yaml`;
     expect(r).to.deep.equal({ ok: false, problems: [
-      `${f}: batchSize: must be an integer >= 1 (got 0)`,
-      `${f}: maxWorkers: must be >= minWorkers (1 < 3)`,
-      `${f}: handler: path '../../x.js' must not contain '..'`,
+      `${f}:2:12: batchSize: must be an integer >= 1 (got 0)`,
+      `${f}:4:13: maxWorkers: must be >= minWorkers (1 < 3)`,
+      `${f}:1:10: handler: path '../../x.js' must not contain '..'`,
     ] });
+  });
+
+  it('should place a YAML syntax error at its line and column, and guess the key an unknown one meant', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-typo-'));
+    const f = `${dir}/model-config.yaml`;
+    try {
+      fs.writeFileSync(f, 'handler: onnx\nmodel: m.onnx\n  batchSize: 2\n');
+      expect(loadModelConfig('t', dir)).to.deep.equal({ ok: false, problems: [`${f}:3:12: bad indentation of a mapping entry`] });
+      fs.writeFileSync(path.join(dir, 'm.onnx'), 'x');
+      fs.writeFileSync(f, 'handler: onnx\nmodel: m.onnx\nbatchSise: 2\nzzz: 1\n');
+      const r = loadModelConfig('t', dir);
+      expect(r.ok && r.warnings).to.deep.equal([`${f}:3:1: batchSise: unknown key ignored; did you mean "batchSize"?`, `${f}:4:1: zzz: unknown key ignored`]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('should reject absolute paths, .. and symlinks leaving the root', () => {
