@@ -79,6 +79,18 @@ function engineArgs(block: Readonly<Record<string, unknown>> | undefined, file: 
   return undefined;
 }
 
+/** `pipeline.stages[1].model` → ['pipeline', 'stages', 1, 'model'] (an empty segment is dropped). */
+function docPathOf(dotted: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const part of dotted.split('.')) {
+    const m = /^([^[]*)((?:\[\d+\])*)$/.exec(part);
+    if (m === null) return [];
+    if (m[1] !== '') out.push(m[1]!);
+    for (const idx of m[2]!.matchAll(/\[(\d+)\]/g)) out.push(Number(idx[1]));
+  }
+  return out;
+}
+
 /**
  * Reads and validates `<dir>/model-config.yaml` for model `name`. `dir` must already be a
  * resolved directory inside the store; the handler module and model file must stay inside it.
@@ -114,6 +126,13 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     return `${file}:${pos.line}:${pos.col}`;
   };
   const bad = (key: string, msg: string): void => { problems.push(`${at(key, 'value')}: ${key}: ${msg}`); };
+  // A nested problem (`pipeline.stages[1].replicas: …`) at the position its path names.
+  const atPath = (problem: string): string => {
+    const path = docPathOf(problem.slice(0, problem.indexOf(':')));
+    if (!located.ok || path.length === 0 || !Object.hasOwn(doc, path[0] as string)) return file;
+    const pos = problem.includes(': unknown key') ? located.locator.key(path) : located.locator.value(path);
+    return `${file}:${pos.line}:${pos.col}`;
+  };
   for (const key of Object.keys(doc)) {
     if (KNOWN_KEYS.has(key)) continue;
     const guess = didYouMean(key, [...KNOWN_KEYS]);
@@ -168,7 +187,7 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   // A pipeline's stages are other models of the store: the pipeline kind loads their configs.
   const pipelineProblems: string[] = [];
   const pipeline = handler === 'pipeline' ? parsePipelineSpec(doc.pipeline, pipelineProblems) : undefined;
-  for (const p of pipelineProblems) problems.push(`${file}: ${p}`);
+  for (const p of pipelineProblems) problems.push(`${atPath(p)}: ${p}`);
 
   if (problems.length > 0) return { ok: false, problems };
   const config: ModelConfig = Object.freeze({

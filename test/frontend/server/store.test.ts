@@ -82,6 +82,21 @@ describe('Model store', () => {
     }
   });
 
+  it('should place a pipeline block\'s problems at their line and column', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-pipe-'));
+    const f = `${dir}/model-config.yaml`;
+    try {
+      fs.writeFileSync(f, 'handler: pipeline\npipeline:\n  chunkTokens: 0\n  stages:\n    - {name: thinker, model: tiny-lm}\n    - name: code2wav\n      model: tiny-vocoder\n      replicas: -1\n      color: red\n');
+      expect(loadModelConfig('p', dir)).to.deep.equal({ ok: false, problems: [
+        `${f}:3:16: pipeline.chunkTokens: must be an integer >= 1 (got 0)`,
+        `${f}:9:7: pipeline.stages[1].color: unknown key (known: name, model, replicas)`,
+        `${f}:8:17: pipeline.stages[1].replicas: must be an integer >= 1 (got -1)`,
+      ] });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('should reject absolute paths, .. and symlinks leaving the root', () => {
     expect(() => resolveInside(root, '/etc/passwd')).to.throw("path '/etc/passwd' must be relative to");
     expect(() => resolveInside(root, 'm/../../x')).to.throw("must not contain '..'");
