@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as os from 'os';
+import * as zlib from 'zlib';
 import { generateStore, mlpInput, post, startTsserve } from './harness.js';
 import type { Tsserve } from './harness.js';
 import { until } from '../support/until.js';
@@ -115,6 +116,24 @@ describe('api servers (--api-server-count 2)', function () {
     expect(events[6]).to.equal('data: [DONE]');
     const last = JSON.parse(events[5].slice('data: '.length)) as { choices: { finish_reason: string }[] };
     expect(last.choices[0].finish_reason).to.equal('length');
+  });
+
+  it('should answer the Open Inference Protocol\'s infer through the fronts as /predictions answers the same input, gzip bodies too', async () => {
+    const counted = sample(await scrape(), infer);
+    const input = mlpInput(4);
+    const expected = (await post(`${server.inference}/predictions/mlp`, input)).json as number[];
+    const request = JSON.stringify({ inputs: [{ name: 'input', shape: [1, 784], datatype: 'FP32', data: input }] });
+    // Four requests: separate connections, spread over both fronts.
+    const answers = await Promise.all([false, true, false, true].map(async (gzip) => {
+      const r = await fetch(`${server.inference}/v2/models/mlp/infer`, {
+        method: 'POST', headers: { 'content-type': 'application/json', ...(gzip ? { 'content-encoding': 'gzip' } : {}) },
+        body: gzip ? zlib.gzipSync(request) : request,
+      });
+      return [r.status, ((await r.json()) as { outputs: { data: number[] }[] }).outputs[0]!.data];
+    }));
+    expect(answers).to.deep.equal(Array.from({ length: 4 }, () => [200, expected]));
+    // Each counts once, as the fronts ship it (every 100 ms): the next test reads settled counts.
+    await until(async () => sample(await scrape(), infer) === counted + 5, { message: 'the five requests counted' });
   });
 
   it('should replace a killed front and keep the counts', async () => {
