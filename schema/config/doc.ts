@@ -61,9 +61,13 @@ export function whereOf(doc: unknown, path: DocPath): string {
   return String(a);
 }
 
+/** Characters of a string value a message quotes. */
+const SHOWN_CHARS = 60;
+
 /** How a value reads in a message: `"abc"`, `12`, `a list`, `a mapping`, `null`. */
 export function showValue(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
+  // A long string (a file that is not YAML at all reads as one scalar) is shown by its start.
+  if (typeof v === 'string') return v.length > SHOWN_CHARS ? `${JSON.stringify(v.slice(0, SHOWN_CHARS))}… (${v.length} characters)` : JSON.stringify(v);
   if (v === null || v === undefined) return 'empty (null)';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';

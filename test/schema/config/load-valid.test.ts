@@ -158,6 +158,12 @@ describe('loadMetricsConfig (valid files)', () => {
     expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
       'list.yaml:1:1: the top level must be a mapping (keys such as ts_metrics:, model_metrics:), not a list',
     ]);
+    // A file that is not YAML at all (a scalar of 200 characters) is quoted by its first 60.
+    const text = `${'word '.repeat(40)}`;
+    const t = parseMetricsConfig(text, 'text.yaml');
+    expect(t.ok ? [] : t.problems.map(formatProblem)).to.deep.equal([
+      `text.yaml:1:1: the top level must be a mapping (keys such as ts_metrics:, model_metrics:), not "${'word '.repeat(12)}"… (199 characters)`,
+    ]);
   });
 });
 
