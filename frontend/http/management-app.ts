@@ -114,6 +114,8 @@ export function managementApp(opts: ManagementAppOptions): Express {
   app.put('/models/:name{/:version}', (req, res, next) => {
     const m = named(req, res);
     if (m === undefined) return;
+    // Refused before the 202 of an asynchronous scale, which would otherwise promise updates that never come.
+    if (m.notScalable !== undefined) return sendError(res, 400, m.notScalable);
     const min = intParam(req, res, 'min_worker', 0); if (min === null) return;
     const max = intParam(req, res, 'max_worker', 0); if (max === null) return;
     const newMin = min ?? m.config.minWorkers;

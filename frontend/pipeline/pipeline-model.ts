@@ -127,8 +127,12 @@ export class PipelineModel implements ServedModel, StatLineSource {
   }
 
   /** Replicas come from the stages' counts in model-config.yaml; scaling a pipeline is not supported. */
+  get notScalable(): string {
+    return `model ${this.config.name} is a pipeline: its stages' replicas are set in its model-config.yaml`;
+  }
+
   scale(): Promise<void> {
-    return Promise.reject(new RegistrationError(400, `model ${this.config.name} is a pipeline: its stages' replicas are set in its model-config.yaml`));
+    return Promise.reject(new RegistrationError(400, this.notScalable));
   }
 
   drain(): Promise<void> { return this.orchestrator.whenIdle(); }

@@ -37,6 +37,8 @@ export interface ServedModel {
   describe(): ModelDescription;
   /** Scales to `min` workers; resolves when done. */
   scale(min: number, max: number): Promise<void>;
+  /** Set by a kind that cannot be scaled through the management API: why (answered 400 at once). */
+  readonly notScalable?: string;
   /** Waits until nothing is queued or in flight. */
   drain(): Promise<void>;
   /** Stops admitting, answers what is queued with 503, stops the workers (each flushes). */

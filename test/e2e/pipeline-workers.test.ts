@@ -36,4 +36,14 @@ describe('pipelines and --max-workers (real tsserve start)', function () {
       { status: 400, json: { code: 400, type: 'BadRequestException', message: '3 workers for model omni3 would bring the server to 5 workers, over --max-workers 4' } },
     ]);
   });
+
+  it('should refuse to scale a pipeline through the management API with 400, asynchronous or not, and leave it as it was', async () => {
+    const refusal = { status: 400, json: { code: 400, type: 'BadRequestException', message: "model tiny-omni is a pipeline: its stages' replicas are set in its model-config.yaml" } };
+    const answers = [
+      await call('PUT', `${server.management}/models/tiny-omni?min_worker=1`),
+      await call('PUT', `${server.management}/models/tiny-omni?min_worker=1&synchronous=true`),
+    ];
+    const d = ((await call('GET', `${server.management}/models/tiny-omni`)).json as Array<{ workers: unknown[] }>)[0]!;
+    expect([...answers, d.workers.length]).to.deep.equal([refusal, refusal, 2]);
+  });
 });
