@@ -75,8 +75,9 @@ export function managementApp(opts: ManagementAppOptions): Express {
   };
 
   app.get('/models/:name{/:version}', (req, res) => {
-    const m = named(req, res);
-    if (m === undefined) return;
+    // TorchServe's `/models/{name}/all` describes every version: a model here has one.
+    const m = req.params.version === 'all' ? manager.get(String(req.params.name)) : named(req, res);
+    if (m === undefined) return req.params.version === 'all' ? sendError(res, 404, `Model not found: ${String(req.params.name)}`) : undefined;
     res.json([m.describe()]);
   });
 

@@ -213,5 +213,8 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     expect(total(after, '2.0')).to.equal(0);
     // The two 404s: the prediction (inference port) and the describe (management port).
     expect(sample(after, `Requests4XX{Level="Host",Hostname="${H}"}`)! - sample(before, `Requests4XX{Level="Host",Hostname="${H}"}`)!).to.equal(2);
+    // TorchServe's `/models/{name}/all`: every version (one here), as the plain description.
+    const all = await call('GET', `${server.management}/models/mlp/all`);
+    expect([all.status, (all.json as Array<{ modelVersion: string }>).map((d) => d.modelVersion), (await call('GET', `${server.management}/models/nope/all`)).status]).to.deep.equal([200, ['1.0'], 404]);
   });
 });
