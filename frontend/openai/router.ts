@@ -90,6 +90,10 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
     }
     const model = opts.lookup(parsed.model);
     if (model === undefined) {
+      // A model /v1/models lists that answers chat only (a pipeline's spoken answers): say so.
+      if (kind === 'completion' && (opts.listOthers?.() ?? []).some((m) => m.id === parsed.model)) {
+        return sendOpenAIError(res, new OpenAIError(400, `The model \`${parsed.model}\` answers /v1/chat/completions only.`, 'model'));
+      }
       return sendOpenAIError(res, new OpenAIError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found'));
     }
     const vocab = vocabOf(model);

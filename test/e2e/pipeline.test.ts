@@ -64,6 +64,9 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
   it('should list the pipelines in /v1/models (they answer /v1/chat/completions) with the thinker\'s max_model_len', async () => {
     const models = await client.models.list();
     expect(models.data.map((m) => [m.id, (m as unknown as { max_model_len: number }).max_model_len]).sort()).to.deep.equal([['omni2', 1024], ['omnik', 1024], ['tiny-omni', 1024]]);
+    // Listed, but chat only: /v1/completions says so instead of "does not exist".
+    const completion = await client.completions.create({ model: 'tiny-omni', prompt: 'hi', max_tokens: 2 }).then(() => null, (e: unknown) => e as { status: number; message: string });
+    expect([completion?.status, completion?.message]).to.deep.equal([400, '400 The model `tiny-omni` answers /v1/chat/completions only.']);
   });
 
   it('should speak N requests as WAVs and count every family exactly', async () => {
