@@ -73,6 +73,8 @@ export interface FrontGenEvent {
   readonly output?: GenRequestOutput;
   readonly timings?: RequestTimings;
   readonly error?: { readonly status: number; readonly message: string };
+  /** The engine admitted the request (sent first, so the front can answer a refusal with its status). */
+  readonly accepted?: true;
 }
 
 /** Primary → front: one event of a spoken (pipeline) request; `done` and `error` end it. */
@@ -84,6 +86,8 @@ export interface FrontSpeechEvent {
   readonly audio?: Uint8Array;
   readonly done?: SpeakResult;
   readonly error?: { readonly status: number; readonly message: string };
+  /** The pipeline admitted the request (sent first, so the front can answer a refusal with its status). */
+  readonly accepted?: true;
 }
 
 /** Primary → front: stop admitting (503, as the primary's own drain), or close and exit. */

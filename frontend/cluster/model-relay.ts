@@ -74,6 +74,7 @@ export class ModelRelay {
       onError: (status, message) => { this.aborts.delete(m.id); send({ error: { status, message } }); },
     });
     if ('status' in started) return send({ error: { status: started.status, message: started.message } });
+    send({ accepted: true });
     const handle = started;
     this.aborts.set(m.id, () => handle.abort());
   }
@@ -96,7 +97,9 @@ export class ModelRelay {
     });
     if ('status' in started) return send({ error: { status: started.status, message: started.message } });
     // A run that failed at once (nothing to speak) has already sent its end.
-    if (!ended) this.aborts.set(m.id, () => started.abort());
+    if (ended) return;
+    send({ accepted: true });
+    this.aborts.set(m.id, () => started.abort());
   }
 
   cancel(id: number): void {

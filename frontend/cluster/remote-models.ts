@@ -83,6 +83,7 @@ export class PrimaryLink {
   speech(m: FrontSpeechEvent): void {
     const sink = this.speaks.get(m.id);
     if (sink === undefined) return;
+    if (m.accepted === true) sink.onAccepted?.();
     if (m.text !== undefined) sink.onText(m.text);
     if (m.audio !== undefined) sink.onAudio(m.audio);
     if (m.done !== undefined) { this.speaks.delete(m.id); sink.onDone(m.done); }
@@ -99,6 +100,7 @@ export class PrimaryLink {
   gen(m: FrontGenEvent): void {
     const g = this.gens.get(m.id);
     if (g === undefined) return;
+    if (m.accepted === true) g.sink.onAccepted?.();
     if (m.timings !== undefined) g.sink.onTimings?.(m.timings);
     if (m.output !== undefined) {
       // The last output of its last sequence ends the request here (no abort is sent after it).
@@ -159,7 +161,7 @@ export class RemoteGenerationModel extends RemoteModel implements ServedModel, G
     if (readyWorkers(this.snapshot.description) === 0) return { status: 503, message: `model ${name} has no engine ready; scale its workers with the management API` };
     const requestId = `${name}-${randomUUID()}`;
     const abort = this.link.generate(name, req, requestId, sink);
-    return { requestId, abort };
+    return { requestId, abort, pending: true };
   }
 }
 
@@ -188,6 +190,6 @@ export class RemotePipelineModel extends RemoteModel implements ServedModel, Spe
     if (readyWorkers(this.snapshot.description) === 0) return { status: 503, message: `model ${name}: no stage replica is ready` };
     const requestId = `${name}-${randomUUID()}`;
     const abort = this.link.speak(name, req, requestId, sink);
-    return { requestId, abort };
+    return { requestId, abort, pending: true };
   }
 }

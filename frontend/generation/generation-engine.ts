@@ -20,6 +20,8 @@ export interface GenerationSink {
   onError(status: number, message: string): void;
   /** Its phases, just before the output that finishes its last sequence (for Server-Timing). */
   onTimings?(t: RequestTimings): void;
+  /** Admission confirmed, for a request whose handle was `pending` (relayed by a front process). */
+  onAccepted?(): void;
 }
 
 interface Entry {

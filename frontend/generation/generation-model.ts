@@ -40,6 +40,11 @@ export interface GenerationHandle {
   readonly requestId: string;
   /** Aborts it in the engine (a client that went away); its sequences finish with `abort`. */
   abort(): void;
+  /**
+   * Admission is not known yet (a front process relays the request to the primary): the sink's
+   * `onAccepted` or `onError` (a refusal such as a full queue) follows, before any output.
+   */
+  readonly pending?: boolean;
 }
 
 /** Why a request could not start. */

@@ -119,33 +119,46 @@ function answerChat(model: SpeakingModel, req: SpeakRequest, format: ChatAudioFo
 
 function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean, res: Response): void {
   let done = false;
+  let begun = false;
   let id = '';
   const created = Math.floor(Date.now() / 1000);
   const send = (delta: object, finish: string | null = null): void => {
     res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
   };
+  // The 200 and the role chunk: at once, or, for a request a front relays, once the primary
+  // admitted it, so a refusal (a full stage) is answered with its own status.
+  const begin = (): void => {
+    if (begun || done) return;
+    begun = true;
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.flushHeaders();
+    send({ role: 'assistant', content: '' });
+  };
   const h = start(model, req, {
-    onText: (text) => send(withAudio ? { audio: { id: `audio_${id}`, transcript: text } } : { content: text }),
-    onAudio: (pcm) => { if (withAudio) send({ audio: { id: `audio_${id}`, data: Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64') } }); },
+    onAccepted: begin,
+    onText: (text) => { begin(); send(withAudio ? { audio: { id: `audio_${id}`, transcript: text } } : { content: text }); },
+    onAudio: (pcm) => { begin(); if (withAudio) send({ audio: { id: `audio_${id}`, data: Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64') } }); },
     onDone: (r) => {
+      begin();
       done = true;
       send(withAudio ? { audio: { id: `audio_${id}`, expires_at: created + AUDIO_EXPIRY_SEC } } : {}, r.finishReason);
       res.end('data: [DONE]\n\n');
     },
     onError: (status, message) => {
       done = true;
+      if (!begun) {
+        if (!res.headersSent) res.status(status).json(errorBody(status, message));
+        return;
+      }
       res.write(`data: ${JSON.stringify(errorBody(status, message))}\n\n`);
       res.end('data: [DONE]\n\n');
     },
   }, res, () => done);
   if (h === null) return;
   id = h.requestId;
-  if (done) return; // failed synchronously (e.g. nothing to speak); already answered
-  res.status(200);
-  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-cache');
-  res.flushHeaders();
-  send({ role: 'assistant', content: '' });
+  if (!h.pending) begin();
 }
 
 /** Options of the speech route. */

@@ -15,6 +15,8 @@ export interface FanOutSink {
   onError(status: number, message: string): void;
   /** Each prompt's timings, before the output that finishes it. */
   onTimings(t: RequestTimings): void;
+  /** Every prompt's request admitted, when the FanOut was `pending`. */
+  onAccepted?(): void;
 }
 
 /** The started requests. */
@@ -23,6 +25,8 @@ export interface FanOut {
   readonly requestId: string;
   /** Aborts every request still running. */
   abort(): void;
+  /** Some request's admission is not known yet: `onAccepted` (all admitted) or `onError` follows. */
+  readonly pending: boolean;
 }
 
 /** Starts one engine request per prompt; refused as a whole when any cannot start. */
@@ -31,10 +35,13 @@ export function generateAll(model: GenerationTarget, prompts: readonly ReadyProm
   let failed = false;
   const abortAll = (): void => { for (const h of handles) h.abort(); };
   let requestId = '';
+  let waiting = 0;
+  const accepted = (): void => { if (--waiting === 0 && !failed) sink.onAccepted?.(); };
   for (let p = 0; p < prompts.length; p++) {
     const r = prompts[p]!;
     const started = model.generate({ prompt: r.ids, params: { ...params, max_tokens: r.maxTokens }, arrivalMs }, {
       onTimings: (t) => sink.onTimings(t),
+      onAccepted: accepted,
       onOutput: (o) => { if (!failed) sink.onOutput(o, p); },
       onError: (status, message) => {
         if (failed) return;
@@ -49,7 +56,8 @@ export function generateAll(model: GenerationTarget, prompts: readonly ReadyProm
       return started;
     }
     if (p === 0) requestId = started.requestId;
+    if (started.pending === true) waiting++;
     handles.push(started);
   }
-  return { requestId, abort: abortAll };
+  return { requestId, abort: abortAll, pending: waiting > 0 };
 }

@@ -129,10 +129,14 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
   const started = generateAll(model, ctx.prompts, p.params, arrivalMs, {
     // Before the last output: a plain answer sends it as a header, a stream as a trailer.
     onTimings: (t) => { timing = generationTiming(t); },
+    // Relayed by a front: the stream's 200 waits for the primary's admission, so a refusal (a
+    // full queue) is answered with its own status, as it is without fronts.
+    onAccepted: () => { if (!ended && stream !== null && !stream.started) stream.start(); },
     onOutput: (o: GenRequestOutput, prompt: number) => {
       const c = collector.add(o, prompt);
       if (c === undefined || ended) return;
       if (stream !== null) {
+        if (!stream.started) stream.start();
         stream.output(id, o, c, prompt * p.params.n + o.index);
         if (collector.done) {
           if (collector.error) stream.error(500, 'the engine failed while generating');
@@ -170,7 +174,7 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
   res.setHeader('x-request-id', started.requestId);
   // Exemplars of this request's metrics carry its W3C trace id, when it sent one.
   traceIds.set(started.requestId, parseTraceparent(res.req.headers.traceparent));
-  stream?.start();
+  if (!started.pending) stream?.start();
   res.on('close', () => {
     if (!ended) {
       ended = true;

@@ -53,6 +53,8 @@ export interface SpeakSink {
   onAudio(pcm: Uint8Array): void;
   onDone(result: SpeakResult): void;
   onError(status: number, message: string): void;
+  /** Admission confirmed, for a request whose handle was `pending` (relayed by a front process). */
+  onAccepted?(): void;
 }
 
 /** A started spoken request. */
@@ -60,6 +62,8 @@ export interface SpeakHandle {
   readonly requestId: string;
   /** The client went away: cancels every stage; the request counts as `abort`. */
   abort(): void;
+  /** Admission is not known yet (relayed by a front): `onAccepted` or `onError` follows, before any output. */
+  readonly pending?: boolean;
 }
 
 /** What the orchestrator works with. */

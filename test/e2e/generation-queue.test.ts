@@ -60,3 +60,31 @@ describe('a generation model\'s bounded queue (real tsserve start, --job-queue-s
     }).to.deep.equal({ next: 'length', refused: 1, length: 1, abort: 2 });
   });
 });
+
+describe('a generation model\'s bounded queue through front processes (--api-server-count 2, --job-queue-size 1)', function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+  let client: OpenAI;
+
+  before(async () => {
+    server = await startTsserve({ store: generateStore(['tiny-lm']), args: ['--metrics-mode', 'prometheus', '--disable-system-metrics', '--api-server-count', '2', '--job-queue-size', '1'] });
+    client = openaiClient(server);
+  });
+
+  after(async () => {
+    await server?.stop('SIGTERM');
+    removeStores();
+  });
+
+  it('should refuse a streamed request with the 503 status itself, not a 200 carrying an error event', async () => {
+    const held = await client.completions.create({ model: 'tiny-lm', prompt: 'hold', max_tokens: 900, ...({ ignore_eos: true } as object), stream: true } as OpenAI.Completions.CompletionCreateParamsStreaming);
+    await held[Symbol.asyncIterator]().next(); // its first chunk: the request is in the engine
+    const refusal = (e: unknown): unknown => (e instanceof OpenAI.APIError ? [e.status, e.message] : e);
+    const streamed = await client.completions.create({ model: 'tiny-lm', prompt: 'next', max_tokens: 2, stream: true }).then(() => 'answered', refusal);
+    const plain = await client.completions.create({ model: 'tiny-lm', prompt: 'next', max_tokens: 2 }).then(() => 'answered', refusal);
+    held.controller.abort();
+    const message = '503 model tiny-lm has 1 request in flight on its least loaded engine, the most one holds (--job-queue-size 1); retry later';
+    expect([streamed, plain]).to.deep.equal([[503, message], [503, message]]);
+  });
+});
+

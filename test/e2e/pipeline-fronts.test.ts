@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
-import type OpenAI from 'openai';
+import OpenAI from 'openai';
 import { delta, openaiClient, Scrape } from './generation-helpers.js';
 import { removeStores, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
@@ -115,3 +115,33 @@ describe('pipelines through front processes (--api-server-count 2, tiny-omni, op
     }).to.deep.equal({ abort: 1, length: 0, running: 0, thinkerRunning: 0 });
   });
 });
+
+describe('a full pipeline through front processes (--api-server-count 2, --job-queue-size 1)', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let server: Tsserve;
+  let client: OpenAI;
+
+  before(async () => {
+    dir = tempDir('omni-fronts-full');
+    const store = omniStore(path.join(dir, 'store'), {});
+    server = await startTsserve({ store, args: ['--api-server-count', '2', '--job-queue-size', '1', '--metrics-mode', 'prometheus', '--disable-system-metrics', '--models', 'tiny-omni=tiny-omni'] });
+    client = openaiClient(server);
+  });
+
+  after(async () => {
+    await server?.stop('SIGTERM');
+    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+    removeStores();
+  });
+
+  it('should refuse a spoken stream with the 503 status itself while another holds the stage, not a 200 carrying an error event', async () => {
+    const held = await client.chat.completions.create(spoken('hold', 900, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    await held[Symbol.asyncIterator]().next(); // the role chunk: the primary admitted it
+    const refused = await client.chat.completions.create(spoken('next', 4, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming)
+      .then(() => 'answered', (e: unknown) => (e instanceof OpenAI.APIError ? [e.status, e.message] : e));
+    held.controller.abort();
+    expect(refused).to.deep.equal([503, '503 model tiny-omni: stage code2wav has 1 request in flight on its least loaded replica, the most one holds (--job-queue-size 1); retry later']);
+  });
+});
+
