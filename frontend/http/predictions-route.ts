@@ -18,20 +18,14 @@ import { randomUUID } from 'crypto';
 import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
-import type { FrontendSeries, ModelSeries } from '../server/frontend-series.js';
-import type { ServedModel } from '../server/served-model.js';
-import type { BodyLimits } from './body-limits.js';
-import { countResponse } from './count-responses.js';
 import { sendError } from './errors.js';
-import type { HttpMetrics } from './http-metrics.js';
-import { routeTemplate, UNMATCHED_HANDLER } from './http-metrics.js';
+import { routeTemplate } from './http-metrics.js';
 import { readPredictionBody } from './prediction-body.js';
-import { checkBodyHeaders, closeIfUnread } from './read-body.js';
 import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
-import { bearerMatches, TOKEN_FAILED } from './token-auth.js';
 import { msAsUs } from '../../schema/elapsed.js';
-import { decodeParam, guarded, pathOf } from './route-helpers.js';
+import { guarded, pathOf, routeStart, seriesByVersion } from './route-helpers.js';
+import type { RouteOptions } from './route-helpers.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
 const ROUTE = /^\/predictions\/([^/]+)(?:\/([^/]+))?\/?$/i;
@@ -41,18 +35,6 @@ export const PREDICTIONS_HANDLER = routeTemplate('/predictions/:model{/:version}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** The `model_version` label of a request that names no version (TorchServe's). */
-const UNNAMED_VERSION_LABEL = 'default';
-
-/** What the route needs. */
-export interface PredictionsRouteOptions {
-  readonly lookup: (name: string) => ServedModel | undefined;
-  readonly series: FrontendSeries;
-  readonly httpMetrics: HttpMetrics;
-  readonly limits: BodyLimits;
-  /** Bearer key required when token auth is on. */
-  readonly token?: string;
-}
 
 /**
  * A handler's answer as JSON text. What crossed from the worker may not be JSON (a BigInt, a
@@ -69,7 +51,7 @@ function answerText(body: unknown): string | { readonly error: string } {
 }
 
 /** The route's listener: answers and returns true for its requests, returns false for any other. */
-export function predictionsRoute(opts: PredictionsRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function predictionsRoute(opts: RouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const predict = predictor(opts);
   const takesTensors = (name: string): boolean => opts.lookup(name)?.config.handler === 'onnx';
   return (req, res) => {
@@ -81,35 +63,15 @@ export function predictionsRoute(opts: PredictionsRouteOptions): (req: IncomingM
   };
 
   function route(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
-    countResponse(res, (s) => opts.series.countResponse(s));
-    // As under express: what is refused before the route matched (token, body headers, a
-    // malformed parameter) counts under `handler="none"`, the rest under the route's template.
-    let handler = UNMATCHED_HANDLER;
-    opts.httpMetrics.track(req, res, () => handler);
-    if (opts.token !== undefined && !bearerMatches(req.headers.authorization, opts.token)) {
-      sendError(res, 401, TOKEN_FAILED);
-      return;
-    }
-    const early = checkBodyHeaders(req, opts.limits);
-    if (early !== null) {
-      closeIfUnread(req, res, early.status);
-      sendError(res, early.status, early.message);
-      return;
-    }
-    const model = decodeParam(m[1] as string);
-    const version = m[2] === undefined ? undefined : decodeParam(m[2]);
-    if (model === null || version === null) {
-      sendError(res, 400, `Failed to decode param '${model === null ? m[1] : m[2]}'`);
-      return;
-    }
-    handler = PREDICTIONS_HANDLER;
-    readPredictionBody(req, res, opts.limits, model, takesTensors(model), (body) => guarded(res, () => predict(req, res, model, version, body)));
+    const start = routeStart(req, res, m, opts, PREDICTIONS_HANDLER, sendError);
+    if (start === null) return;
+    const { name, version } = start;
+    readPredictionBody(req, res, opts.limits, name, takesTensors(name), (body) => guarded(res, () => predict(req, res, name, version, body)));
   }
 }
 
-function predictor(opts: PredictionsRouteOptions): (req: IncomingMessage, res: ServerResponse, name: string, version: string | undefined, body: PredictionBody) => void {
-  // Per model: the series of requests that named no version, and of those that named it.
-  const seriesCache = new WeakMap<ServedModel, { unnamed?: ModelSeries; named?: ModelSeries }>();
+function predictor(opts: RouteOptions): (req: IncomingMessage, res: ServerResponse, name: string, version: string | undefined, body: PredictionBody) => void {
+  const seriesOf = seriesByVersion(opts.series);
   return (req, res, name, version, body) => {
     const arrivalMs = performance.now();
     const requestId = randomUUID();
@@ -126,15 +88,7 @@ function predictor(opts: PredictionsRouteOptions): (req: IncomingMessage, res: S
     if (body.value === undefined && input === undefined) {
       return sendError(res, 400, 'missing request body: send the model input as JSON');
     }
-    let bound = seriesCache.get(model);
-    if (bound === undefined) {
-      bound = {};
-      seriesCache.set(model, bound);
-    }
-    // model_version is the version the request named, `default` when it named none (TorchServe).
-    const s = version === undefined
-      ? (bound.unnamed ??= opts.series.forModel(model.config.name, UNNAMED_VERSION_LABEL))
-      : (bound.named ??= opts.series.forModel(model.config.name, version));
+    const s = seriesOf(model, version);
     // 'close' before the response finished = the client went away (req's own 'close' fires
     // as soon as its body is read, so it cannot tell).
     let gone = false;

@@ -1,10 +1,88 @@
 /**
  * What the routes served outside express (predictions-route.ts, oip/infer-route.ts) share with
- * each other: reading a target's path as express would, decoding a path parameter as express
- * does, and the 500 that express's error handler gave a route that threw.
+ * each other: their options, reading a target's path as express would, decoding a path
+ * parameter as express does, what the express chain did before the route's own work (counting,
+ * HTTP metrics, token, body headers, parameters), the per-version series of a model, and the
+ * 500 that express's error handler gave a route that threw.
  */
-import type { ServerResponse } from 'http';
+import type { IncomingMessage, ServerResponse } from 'http';
+import type { FrontendSeries, ModelSeries } from '../server/frontend-series.js';
+import type { ServedModel } from '../server/served-model.js';
+import type { BodyLimits } from './body-limits.js';
+import { countResponse } from './count-responses.js';
 import { sendError } from './errors.js';
+import type { HttpMetrics } from './http-metrics.js';
+import { UNMATCHED_HANDLER } from './http-metrics.js';
+import { checkBodyHeaders, closeIfUnread } from './read-body.js';
+import { bearerMatches, TOKEN_FAILED } from './token-auth.js';
+
+/** What a route outside express needs. */
+export interface RouteOptions {
+  readonly lookup: (name: string) => ServedModel | undefined;
+  readonly series: FrontendSeries;
+  readonly httpMetrics: HttpMetrics;
+  readonly limits: BodyLimits;
+  /** Bearer key required when token auth is on. */
+  readonly token?: string;
+}
+
+/** An error answer in a route's shape (TorchServe's `{code, type, message}`, OIP's `{error}`). */
+export type ErrorSender = (res: ServerResponse, status: number, message: string) => void;
+
+/** Answers `status` in the route's shape; the unread rest of the body never becomes the next request. */
+export function refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string, send: ErrorSender): void {
+  closeIfUnread(req, res, status);
+  send(res, status, message);
+}
+
+/**
+ * What the express chain did before a route's handler, in its order: count the response, track
+ * its HTTP metrics (under `handler="none"` until the parameters decoded, then under
+ * `template`), check the bearer token (TorchServe's 401 on every route, as the middleware
+ * answered), the body headers (415, 413 from Content-Length) and decode the path parameters
+ * (`m[1]`, optional `m[2]`; 400 when malformed). The model's name and version, or null after
+ * answering.
+ */
+export function routeStart(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray, opts: RouteOptions, template: string, send: ErrorSender): { readonly name: string; readonly version: string | undefined } | null {
+  countResponse(res, (s) => opts.series.countResponse(s));
+  let handler = UNMATCHED_HANDLER;
+  opts.httpMetrics.track(req, res, () => handler);
+  if (opts.token !== undefined && !bearerMatches(req.headers.authorization, opts.token)) {
+    refuse(req, res, 401, TOKEN_FAILED, sendError);
+    return null;
+  }
+  const early = checkBodyHeaders(req, opts.limits);
+  if (early !== null) {
+    refuse(req, res, early.status, early.message, send);
+    return null;
+  }
+  const name = decodeParam(m[1] as string);
+  const version = m[2] === undefined ? undefined : decodeParam(m[2]);
+  if (name === null || version === null) {
+    refuse(req, res, 400, `Failed to decode param '${name === null ? m[1] : m[2]}'`, send);
+    return null;
+  }
+  handler = template;
+  return { name, version };
+}
+
+/** The `model_version` label of a request that names no version (TorchServe's). */
+const UNNAMED_VERSION_LABEL = 'default';
+
+/**
+ * A model's series for a request: `model_version` is the version the request named, `default`
+ * when it named none (TorchServe's). Bound once per model and kind of request.
+ */
+export function seriesByVersion(series: FrontendSeries): (model: ServedModel, version: string | undefined) => ModelSeries {
+  const cache = new WeakMap<ServedModel, { unnamed?: ModelSeries; named?: ModelSeries }>();
+  return (model, version) => {
+    let bound = cache.get(model);
+    if (bound === undefined) cache.set(model, (bound = {}));
+    return version === undefined
+      ? (bound.unnamed ??= series.forModel(model.config.name, UNNAMED_VERSION_LABEL))
+      : (bound.named ??= series.forModel(model.config.name, version));
+  };
+}
 
 /**
  * The path of a request target: origin-form (`/predictions/mlp?x=1`) without its query, or the
@@ -36,7 +114,7 @@ export function decodeParam(s: string): string | null {
  * throws, as express's error handler did: outside express nothing else would catch it, and a
  * throw in a request listener or a body callback ends the process.
  */
-export function guarded(res: ServerResponse, fn: () => void, send: (res: ServerResponse, status: number, message: string) => void = sendError): void {
+export function guarded(res: ServerResponse, fn: () => void, send: ErrorSender = sendError): void {
   try {
     fn();
   } catch (e) {

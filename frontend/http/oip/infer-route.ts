@@ -18,19 +18,15 @@ import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import type { JobOutcome } from '../../batching/job.js';
 import { parseTraceparent, traceIds } from '../../metrics/exposition/trace-ids.js';
-import type { FrontendSeries, ModelSeries } from '../../server/frontend-series.js';
+import type { ModelSeries } from '../../server/frontend-series.js';
 import type { ServedModel } from '../../server/served-model.js';
-import type { BodyLimits } from '../body-limits.js';
-import { countResponse } from '../count-responses.js';
-import { sendError } from '../errors.js';
-import type { HttpMetrics } from '../http-metrics.js';
-import { routeTemplate, UNMATCHED_HANDLER } from '../http-metrics.js';
+import { routeTemplate } from '../http-metrics.js';
 import { jsonBoundsProblem } from '../json-bounds.js';
 import { float32Message } from '../json-tensor.js';
-import { checkBodyHeaders, closeIfUnread, readBody } from '../read-body.js';
-import { decodeParam, guarded, pathOf } from '../route-helpers.js';
+import { readBody } from '../read-body.js';
+import { guarded, pathOf, refuse, routeStart, seriesByVersion } from '../route-helpers.js';
+import type { RouteOptions } from '../route-helpers.js';
 import { predictionTiming } from '../server-timing.js';
-import { bearerMatches, TOKEN_FAILED } from '../token-auth.js';
 import { modelIoOf } from './io-cache.js';
 import type { ModelIo } from './onnx-io.js';
 import { sendOipError } from './oip-error.js';
@@ -46,30 +42,9 @@ export const OIP_INFER_HANDLER = routeTemplate('/v2/models/:model{/versions/:ver
 /** The header giving the JSON part's length in a binary body. */
 const HEADER_LENGTH = 'inference-header-content-length';
 
-/** The `model_version` label of a request that names no version (as /predictions). */
-const UNNAMED_VERSION_LABEL = 'default';
-
-/** What the route needs. */
-export interface OipInferRouteOptions {
-  readonly lookup: (name: string) => ServedModel | undefined;
-  readonly series: FrontendSeries;
-  readonly httpMetrics: HttpMetrics;
-  readonly limits: BodyLimits;
-  /** Bearer key required when token auth is on. */
-  readonly token?: string;
-}
-
 /** The route's listener: answers and returns true for its requests, returns false for any other. */
-export function oipInferRoute(opts: OipInferRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
-  // Per model: the series of requests that named no version, and of those that named it.
-  const seriesCache = new WeakMap<ServedModel, { unnamed?: ModelSeries; named?: ModelSeries }>();
-  const seriesOf = (model: ServedModel, version: string | undefined): ModelSeries => {
-    let bound = seriesCache.get(model);
-    if (bound === undefined) { bound = {}; seriesCache.set(model, bound); }
-    return version === undefined
-      ? (bound.unnamed ??= opts.series.forModel(model.config.name, UNNAMED_VERSION_LABEL))
-      : (bound.named ??= opts.series.forModel(model.config.name, version));
-  };
+export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const seriesOf = seriesByVersion(opts.series);
   return (req, res) => {
     if (req.method !== 'POST') return false;
     const m = ROUTE.exec(pathOf(req.url ?? ''));
@@ -78,48 +53,29 @@ export function oipInferRoute(opts: OipInferRouteOptions): (req: IncomingMessage
     return true;
   };
 
-  function refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
-    closeIfUnread(req, res, status);
-    sendOipError(res, status, message);
-  }
-
   function route(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
-    countResponse(res, (s) => opts.series.countResponse(s));
-    // As under express: what is refused before the route matched (token, body headers, a
-    // malformed parameter) counts under `handler="none"`, the rest under the route's template.
-    let handler = UNMATCHED_HANDLER;
-    opts.httpMetrics.track(req, res, () => handler);
-    if (opts.token !== undefined && !bearerMatches(req.headers.authorization, opts.token)) {
-      closeIfUnread(req, res, 401);
-      sendError(res, 401, TOKEN_FAILED);
-      return;
-    }
-    const early = checkBodyHeaders(req, opts.limits);
-    if (early !== null) return refuse(req, res, early.status, early.message);
-    const name = decodeParam(m[1] as string);
-    const version = m[2] === undefined ? undefined : decodeParam(m[2]);
-    if (name === null || version === null) return refuse(req, res, 400, `Failed to decode param '${name === null ? m[1] : m[2]}'`);
-    handler = OIP_INFER_HANDLER;
+    const start = routeStart(req, res, m, opts, OIP_INFER_HANDLER, sendOipError);
+    if (start === null) return;
+    const { name, version } = start;
     const model = opts.lookup(name);
-    if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`);
-    if (version !== undefined && version !== model.config.version) return refuse(req, res, 404, `Model version ${version} not found for model ${name}`);
-    const submit = model.submit?.bind(model);
-    if (submit === undefined) return refuse(req, res, 400, `model ${model.config.name} does not serve inference requests (kind ${model.kind})`);
+    if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`, sendOipError);
+    if (version !== undefined && version !== model.config.version) return refuse(req, res, 404, `Model version ${version} not found for model ${name}`, sendOipError);
+    if (model.submit === undefined) return refuse(req, res, 400, `model ${name} does not serve inference requests (kind ${model.kind})`, sendOipError);
     readBody(req, opts.limits, (failure, body) => {
-      if (failure !== null) return refuse(req, res, failure.status, failure.message);
+      if (failure !== null) return refuse(req, res, failure.status, failure.message, sendOipError);
       // Timed from the whole body's arrival, as /predictions times its requests.
       const arrivalMs = performance.now();
-      void modelIoOf(model).then((io) => guarded(res, () => infer(req, res, model, submit, version, body, io, arrivalMs), sendOipError));
+      void modelIoOf(model).then((io) => guarded(res, () => infer(req, res, model, version, body, io, arrivalMs), sendOipError));
     });
   }
 
-  function infer(req: IncomingMessage, res: ServerResponse, model: ServedModel, submit: NonNullable<ServedModel['submit']>, version: string | undefined, body: Buffer, io: ModelIo | null, arrivalMs: number): void {
+  function infer(req: IncomingMessage, res: ServerResponse, model: ServedModel, version: string | undefined, body: Buffer, io: ModelIo | null, arrivalMs: number): void {
     const raw = req.headers[HEADER_LENGTH];
     const h = Array.isArray(raw) ? raw.join(', ') : raw;
     if (h !== undefined && !/^\d{1,15}$/.test(h)) return sendOipError(res, 400, `Inference-Header-Content-Length ${JSON.stringify(h)} is not a byte count`);
     const headerLength = h === undefined ? undefined : Number(h);
     // The JSON part under the same depth and element bounds as every JSON body, before it is parsed.
-    const jsonEnd = headerLength !== undefined && Number.isSafeInteger(headerLength) && headerLength >= 0 && headerLength <= body.length ? headerLength : body.length;
+    const jsonEnd = headerLength !== undefined && headerLength <= body.length ? headerLength : body.length;
     const bounds = jsonBoundsProblem(body.subarray(0, jsonEnd), opts.limits.maxDepth, opts.limits.maxElements);
     if (bounds !== null) return sendOipError(res, 400, bounds);
     let rows: Row[];
@@ -140,7 +96,7 @@ export function oipInferRoute(opts: OipInferRouteOptions): (req: IncomingMessage
       if (e instanceof OipError) return sendOipError(res, e.status, e.message);
       return sendOipError(res, 500, String(e));
     }
-    run(model, submit, rows, arrivalMs, req, res, seriesOf(model, version), (results) => {
+    run(model, rows, arrivalMs, req, res, seriesOf(model, version), (results) => {
       const flat = flatRows(results);
       const width = results.length === 0 ? 0 : flat.length / results.length;
       const tensors: OutputTensor[] = outputs.map((o) => ({ name: o.name, shape: [results.length, width], datatype: 'FP32', data: flat, binary: o.binary }));
@@ -219,7 +175,7 @@ type Finish = (results: readonly unknown[]) => EncodedResponse;
 
 /** Submits every row; answers once all are done (the first failed row's error, else `finish`). */
 function run(
-  model: ServedModel, submit: NonNullable<ServedModel['submit']>, rows: readonly Row[], arrivalMs: number,
+  model: ServedModel, rows: readonly Row[], arrivalMs: number,
   req: IncomingMessage, res: ServerResponse, s: ModelSeries, finish: Finish,
 ): void {
   const requestId = randomUUID();
@@ -263,7 +219,7 @@ function run(
   };
   for (let k = 0; k < rows.length; k++) {
     const row = rows[k]!;
-    const admitted = submit({
+    const admitted = model.submit!({
       requestId: rows.length === 1 ? requestId : `${requestId}-${k}`, arrivalMs,
       ...(row instanceof Float32Array ? { body: undefined, input: row } : { body: row }),
       cancelled: () => gone || refused,
