@@ -6,6 +6,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { didYouMean } from '../../schema/config/doc.js';
 import { loadYaml, parseYaml } from '../../schema/config/yaml-source.js';
+import type { YamlParse } from '../../schema/config/yaml-source.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
 import { parsePipelineSpec } from '../../schema/pipeline-config.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
@@ -66,11 +67,10 @@ function modelVersion(v: unknown, bad: (msg: string) => void): string {
  * and returned under our names, so the worker and the frontend read one spelling. Each problem
  * is reported at its line and column: `<file>:<line>:<col>: engine.<key>: <what is wrong>`.
  */
-function engineArgs(block: Readonly<Record<string, unknown>> | undefined, file: string, text: string, problems: string[]): Readonly<Record<string, unknown>> | undefined {
+function engineArgs(block: Readonly<Record<string, unknown>> | undefined, file: string, parsed: YamlParse, problems: string[]): Readonly<Record<string, unknown>> | undefined {
   if (block === undefined) return undefined;
   const r = validateEngineArgs(block, 'engine');
   if (r.problems.length === 0) return r.args;
-  const parsed = parseYaml(text);
   for (const p of r.problems) {
     const at = ['engine', p.key];
     const pos = !parsed.ok ? null : p.kind === 'value' ? parsed.locator.value(at) : parsed.locator.key(at);
@@ -169,7 +169,7 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     if (typeof v !== 'object' || Array.isArray(v)) { bad(key, 'must be a mapping'); return undefined; }
     return v as Record<string, unknown>;
   };
-  const engine = engineArgs(objectOrUndef('engine'), file, text, problems);
+  const engine = engineArgs(objectOrUndef('engine'), file, located, problems);
   const handlerOptions = objectOrUndef('handlerOptions');
 
   // Files the worker will open must exist and stay inside the model directory.
