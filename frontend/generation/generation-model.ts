@@ -14,6 +14,7 @@ import type { ModelKindContext } from '../server/model-kinds.js';
 import type { ModelDescription, ServedModel } from '../server/served-model.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 import type { CacheConfigInfo } from './engine-series.js';
+import type { SeriesHandle } from '../server/metrics-port.js';
 import { cacheConfigOf } from './cache-config.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
 import type { GenerationSink } from './generation-engine.js';
@@ -84,6 +85,8 @@ export class GenerationModel implements ServedModel, StatLineSource {
   private readonly warnedBad = new Set<string>();
   /** Requests one engine holds at most (running and waiting) before new ones get 503. */
   readonly capacity: number;
+  /** `tsserve_requests_refused_total{reason="queue_full"}` of this model. */
+  private readonly refused: SeriesHandle;
 
   constructor(config: ModelConfig, private readonly ctx: ModelKindContext, private readonly opts: GenerationModelOptions) {
     this.configValue = config;
@@ -91,6 +94,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     // --job-queue-size per engine when given, else 100 × max_num_seqs (TorchServe's default is 100 × batchSize).
     const seqs = validateEngineArgs(config.engine ?? {}).args.maxNumSeqs;
     this.capacity = ctx.queueCapacity ?? ENGINE_QUEUE_FACTOR * (typeof seqs === 'number' && seqs > 0 ? seqs : DEFAULT_MAX_NUM_SEQS);
+    this.refused = ctx.series.queueFullRefusals(config.name);
     const base = ctx.poolDeps;
     this.pool = new WorkerPool(config, {
       ...base,
@@ -142,6 +146,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     if (best === null) return { status: 503, message: `model ${this.configValue.name} has no engine ready; scale its workers with the management API` };
     const engine = best;
     if (engine.load >= this.capacity) {
+      this.refused.record(1);
       return { status: 503, message: `model ${this.configValue.name} has ${engine.load} request${engine.load === 1 ? '' : 's'} in flight on its least loaded engine, the most one holds (--job-queue-size ${this.capacity}); retry later` };
     }
     const requestId = req.requestId ?? `${this.configValue.name}-${randomUUID()}`;

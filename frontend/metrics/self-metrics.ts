@@ -43,6 +43,12 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
   ),
   selfSpec('tsserve_worker_restarts_total', 'counter', ['model_name'], 'Workers that exited unexpectedly (a crash, a kill, a failed or timed-out load), per model; each is replaced after a backoff'),
   selfSpec('tsserve_front_restarts_total', 'counter', [], 'Front processes of --api-server-count that exited unexpectedly and were started again'),
+  selfSpec(
+    'tsserve_requests_refused_total',
+    'counter',
+    ['model_name', 'reason'],
+    'Requests answered 503 because a bounded queue was full (reason queue_full: a batching queue, a generation engine or a pipeline stage at --job-queue-size)',
+  ),
 ]);
 
 /** The self-metric counting sink delivery errors (a sink never sends its own error count). */

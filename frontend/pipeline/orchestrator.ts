@@ -19,6 +19,7 @@ import type { PipelineMetrics } from './pipeline-metrics.js';
 import type { TransferMetrics } from './transfer-metrics.js';
 import { pcm16Seconds, worstUnderrunSec } from './underrun.js';
 import type { VocoderStage } from './vocoder-stage.js';
+import type { SeriesHandle } from '../server/metrics-port.js';
 
 /** One spoken request. */
 export interface SpeakRequest {
@@ -79,6 +80,8 @@ export interface OrchestratorParts {
   readonly audio: AudioMetrics;
   readonly transfer: TransferMetrics;
   readonly aggregator: PipelineAggregator;
+  /** `tsserve_requests_refused_total{reason="queue_full"}` of the pipeline (a full code2wav stage). */
+  readonly refused: SeriesHandle;
 }
 
 /** Drives every request of one pipeline. */
@@ -114,6 +117,7 @@ export class Orchestrator {
     // reaches without the thinker, take as many (--job-queue-size per replica).
     const held = p.vocoder.load(vocoderReplica);
     if (held >= p.thinker.capacity) {
+      p.refused.record(1);
       return { status: 503, message: `model ${p.modelName}: stage ${p.vocoderStage} has ${held} request${held === 1 ? '' : 's'} in flight on its least loaded replica, the most one holds (--job-queue-size ${p.thinker.capacity}); retry later` };
     }
     const run = new PipelineRun(this, p, req.requestId ?? `${p.modelName}-${randomUUID()}`, req, sink, thinkerReplica, vocoderReplica);

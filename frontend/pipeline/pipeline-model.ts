@@ -87,6 +87,7 @@ export class PipelineModel implements ServedModel, StatLineSource {
       chunkTokens: spec.chunkTokens, sampleRate: this.sampleRate,
       pipeline: new PipelineMetrics(m, config.name, on), audio: new AudioMetrics(m, config.name, v.name, on),
       transfer: new TransferMetrics(m, config.name, t.name, v.name, on), aggregator: this.aggregator,
+      refused: ctx.series.queueFullRefusals(config.name),
     });
     this.orchestrator = orchestrator;
     opts.statLog?.add(this);

@@ -6,6 +6,7 @@ import type { Job } from '../batching/job.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 import type { WorkerPoolDeps } from '../workers/worker-pool.js';
 import type { FrontendSeries } from './frontend-series.js';
+import type { SeriesHandle } from './metrics-port.js';
 import type { ModelDescription, ServedModel } from './served-model.js';
 
 /** Options beyond the model config. */
@@ -24,9 +25,12 @@ export class BatchedModel implements ServedModel {
   private readonly pool: WorkerPool;
   private readonly batcher: Batcher;
   private configValue: ModelConfig;
+  /** `tsserve_requests_refused_total{reason="queue_full"}` of this model. */
+  private readonly refused: SeriesHandle;
 
   constructor(config: ModelConfig, private readonly opts: BatchedModelOptions) {
     this.configValue = config;
+    this.refused = opts.series.queueFullRefusals(config.name);
     this.pool = new WorkerPool(config, opts.pool);
     this.batcher = new Batcher(this.pool, {
       batchSize: config.batchSize,
@@ -43,7 +47,11 @@ export class BatchedModel implements ServedModel {
 
   start(): Promise<void> { return this.pool.start(); }
 
-  submit(job: Job): SubmitResult { return this.batcher.submit(job); }
+  submit(job: Job): SubmitResult {
+    const r = this.batcher.submit(job);
+    if (r === 'queue_full') this.refused.record(1);
+    return r;
+  }
 
   describe(): ModelDescription {
     const c = this.configValue;

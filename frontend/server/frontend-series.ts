@@ -99,6 +99,13 @@ export class FrontendSeries {
     return bindOrNoop(this.metrics, 'tsserve_worker_restarts_total', { model_name: modelName });
   }
 
+  /** `tsserve_requests_refused_total{reason="queue_full"}` of one model (a self-metric), at 0 from the start. */
+  queueFullRefusals(modelName: string): SeriesHandle {
+    const h = bindOrNoop(this.metrics, 'tsserve_requests_refused_total', { model_name: modelName, reason: 'queue_full' });
+    h.record(0);
+    return h;
+  }
+
   /** `tsserve_front_restarts_total` (a self-metric). */
   frontRestarts(): SeriesHandle {
     return bindOrNoop(this.metrics, 'tsserve_front_restarts_total', {});

@@ -57,7 +57,8 @@ describe('a generation model\'s bounded queue (real tsserve start, --job-queue-s
       refused: delta(before, after, 'http_requests_total', { handler: '/v1/completions', method: 'POST', status: '5xx' }),
       length: delta(before, after, 'ts_request_success_total', { model_name: 'tiny-lm', finished_reason: 'length' }),
       abort: delta(before, after, 'ts_request_success_total', { model_name: 'tiny-lm', finished_reason: 'abort' }),
-    }).to.deep.equal({ next: 'length', refused: 1, length: 1, abort: 2 });
+      counted: delta(before, after, 'tsserve_requests_refused_total', { model_name: 'tiny-lm', reason: 'queue_full' }),
+    }).to.deep.equal({ next: 'length', refused: 1, length: 1, abort: 2, counted: 1 });
   });
 });
 

@@ -52,6 +52,9 @@ describe('tsserve start: queue full 503 and response timeout 504 (real server, s
     // The 3 answers, plus every GET /models/slow poll on the management port.
     expect(count(after, R2) - count(before, R2)).to.equal(3 + polls);
     expect(count(after, R5) - count(before, R5)).to.equal(1);
+    // The refusal is also counted by its reason, per model (0 from the start).
+    const refused = `tsserve_requests_refused_total{model_name="slow",reason="queue_full",Hostname="${H}"}`;
+    expect([sample(before, refused), sample(after, refused)]).to.deep.equal([0, 1]);
   });
 
   it('should answer 504 when the handler takes longer than responseTimeout (1 s), and ignore the late answer', async () => {

@@ -66,7 +66,8 @@ describe('pipeline refusals: a vocoder rejecting its input, a full stage (real t
     }).to.deep.equal({ skipped: 1, error: 1, stop: 1, frames: 5 * 960, okFrames: 5 * 960 });
   });
 
-  it('should answer 503 naming the full stage while a spoken stream holds it, and speak again once it ended', async () => {
+  it('should answer 503 naming the full stage while a spoken stream holds it, count it, and speak again once it ended', async () => {
+    const before = await Scrape.of(server);
     const stream = await client.chat.completions.create({
       model: 'omni-narrow', messages: [{ role: 'user', content: 'hold' }], max_tokens: 900, temperature: 0, stream: true,
       modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' }, ...({ ignore_eos: true } as object),
@@ -82,8 +83,9 @@ describe('pipeline refusals: a vocoder rejecting its input, a full stage (real t
     await until(async () => (await pending()) === 0, { message: 'the aborted stream left the pipeline' });
     const again = decodeWav(new Uint8Array(await (await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' })).arrayBuffer()));
     const e = refused as InstanceType<typeof OpenAI.APIError>;
-    expect([refused instanceof OpenAI.APIError, e.status, e.message, again.frames]).to.deep.equal([
-      true, 503, '503 model omni-narrow: stage code2wav has 1 request in flight on its least loaded replica, the most one holds (--job-queue-size 1); retry later', 2 * 960,
+    const counted = delta(before, await Scrape.of(server), 'tsserve_requests_refused_total', { model_name: 'omni-narrow', reason: 'queue_full' });
+    expect([refused instanceof OpenAI.APIError, e.status, e.message, again.frames, counted]).to.deep.equal([
+      true, 503, '503 model omni-narrow: stage code2wav has 1 request in flight on its least loaded replica, the most one holds (--job-queue-size 1); retry later', 2 * 960, 1,
     ]);
   });
 });

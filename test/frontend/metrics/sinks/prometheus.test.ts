@@ -45,6 +45,9 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '',
     '# HELP tsserve_front_restarts_total Front processes of --api-server-count that exited unexpectedly and were started again (unit: Count)',
     '# TYPE tsserve_front_restarts_total counter',
+    '',
+    '# HELP tsserve_requests_refused_total Requests answered 503 because a bounded queue was full (reason queue_full: a batching queue, a generation engine or a pipeline stage at --job-queue-size) (unit: Count)',
+    '# TYPE tsserve_requests_refused_total counter',
   ].join('\n');
 
 describe('PrometheusSink', () => {
@@ -116,6 +119,7 @@ describe('PrometheusSink', () => {
       'tsserve_sink_errors_total',
       'tsserve_worker_restarts_total',
       'tsserve_front_restarts_total',
+      'tsserve_requests_refused_total',
       'Requests2XX',
       'QueueDepth',
       'HandlerTime',
