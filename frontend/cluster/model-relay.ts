@@ -22,7 +22,8 @@ function refusal(name: string, admitted: 'queue_full' | 'unavailable' | 'closed'
 
 /** Runs one front's relayed requests on the primary's models. */
 export class ModelRelay {
-  private readonly cancelled = new Set<number>();
+  /** Relayed jobs not answered yet, each with whether its client went away. */
+  private readonly jobs = new Map<number, boolean>();
   private readonly aborts = new Map<number, () => void>();
   private gone = false;
   /** Answers given in this turn of the event loop: they leave together, in one message. */
@@ -38,21 +39,25 @@ export class ModelRelay {
     }
   };
 
+  /** Relayed jobs not answered yet. */
+  get jobsInFlight(): number { return this.jobs.size; }
+
   constructor(private readonly lookup: (name: string) => ServedModel | undefined, private readonly send: (m: ToFront) => boolean) {}
 
   job(m: FrontJob): void {
     const model = this.lookup(m.model);
     const answer = (outcome: JobOutcome): void => {
-      this.cancelled.delete(m.id);
+      this.jobs.delete(m.id);
       if (this.gone) return;
       if (this.answers.length === 0) setImmediate(this.flushAnswers);
       this.answers.push({ type: 'tsserve.front.done', id: m.id, outcome });
     };
+    this.jobs.set(m.id, false);
     if (model?.submit === undefined) return answer(errorOutcome(404, 'ResourceNotFoundException', `Model not found: ${m.model}`));
     const admitted = model.submit({
       requestId: m.requestId, body: m.body, ...(m.input !== undefined ? { input: m.input } : {}),
       arrivalMs: m.arrivalEpochMs - performance.timeOrigin,
-      cancelled: () => this.gone || this.cancelled.has(m.id),
+      cancelled: () => this.gone || this.jobs.get(m.id) === true,
       done: answer,
     });
     if (admitted !== 'queued') answer(errorOutcome(503, 'ServiceUnavailableException', refusal(m.model, admitted)));
@@ -105,7 +110,8 @@ export class ModelRelay {
   cancel(id: number): void {
     const abort = this.aborts.get(id);
     if (abort !== undefined) { this.aborts.delete(id); abort(); return; }
-    this.cancelled.add(id);
+    // Only a job still in flight is marked: a cancel that crossed its answer leaves nothing behind.
+    if (this.jobs.has(id)) this.jobs.set(id, true);
   }
 
   /** The front exited: its queued jobs are dropped, its generations aborted. */

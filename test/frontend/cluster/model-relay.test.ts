@@ -1,0 +1,31 @@
+import { expect } from 'chai';
+import type { Job } from '../../../frontend/batching/job.js';
+import { ModelRelay } from '../../../frontend/cluster/model-relay.js';
+import type { ToFront } from '../../../frontend/cluster/messages.js';
+import type { ServedModel } from '../../../frontend/server/served-model.js';
+
+/** A batched model that keeps what it was given (a fake inside this unit test only). */
+function holdingModel(): { model: ServedModel; jobs: Job[] } {
+  const jobs: Job[] = [];
+  const model = { kind: 'batch', config: { name: 'm' }, submit: (j: Job) => { jobs.push(j); return 'queued'; } } as unknown as ServedModel;
+  return { model, jobs };
+}
+
+describe('ModelRelay', () => {
+  const job = (id: number) => ({ type: 'tsserve.front.job' as const, id, model: 'm', requestId: `r${id}`, body: [1], arrivalEpochMs: performance.timeOrigin });
+
+  it('should mark a job in flight cancelled, and keep nothing for a cancel that crossed its answer', () => {
+    const { model, jobs } = holdingModel();
+    const sent: ToFront[] = [];
+    const relay = new ModelRelay(() => model, (m) => { sent.push(m); return true; });
+    relay.job(job(1));
+    relay.job(job(2));
+    relay.cancel(1);
+    expect([jobs[0]!.cancelled?.(), jobs[1]!.cancelled?.(), relay.jobsInFlight]).to.deep.equal([true, false, 2]);
+    jobs[0]!.done({ status: 503, body: {}, queueUs: 0 });
+    jobs[1]!.done({ status: 200, body: [0.5], queueUs: 3 });
+    relay.cancel(2); // the front's cancel arrives after the answer left
+    relay.cancel(7); // or for an id the primary never saw
+    expect(relay.jobsInFlight).to.equal(0);
+  });
+});
