@@ -12,22 +12,13 @@ import OpenAI from 'openai';
 import { delta, openaiClient, Scrape } from './generation-helpers.js';
 import { removeStores, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
-import { decodeWav, omniStore } from './pipeline-helpers.js';
+import { decodeWav, omniStore, spoken } from './pipeline-helpers.js';
 import { until } from '../support/until.js';
 
 const FRAMES_PER_TOKEN = 960;
 const M = { model_name: 'tiny-omni' };
 const AUDIO = { model_name: 'tiny-omni', stage: 'code2wav', replica: '0' };
 const THINKER = { model_name: 'tiny-omni', stage: 'thinker', replica: '0' };
-
-/** A spoken chat body (the client's types do not know vLLM's ignore_eos). */
-function spoken(content: string, maxTokens: number, format: 'wav' | 'pcm16', stream: boolean): OpenAI.Chat.ChatCompletionCreateParams {
-  return {
-    model: 'tiny-omni', messages: [{ role: 'user', content }], max_tokens: maxTokens, temperature: 0, stream,
-    modalities: ['text', 'audio'], audio: { voice: 'alloy', format },
-    ...({ ignore_eos: true } as object),
-  } as OpenAI.Chat.ChatCompletionCreateParams;
-}
 
 describe('pipelines through front processes (--api-server-count 2, tiny-omni, openai client)', function () {
   this.timeout(180_000);
@@ -54,11 +45,11 @@ describe('pipelines through front processes (--api-server-count 2, tiny-omni, op
     const before = await Scrape.of(server);
     const K = 6;
     // Four at once: separate connections, spread over both fronts.
-    const chats = await Promise.all([0, 1, 2, 3].map((i) => client.chat.completions.create(spoken(`say ${i}`, K, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming)));
+    const chats = await Promise.all([0, 1, 2, 3].map((i) => client.chat.completions.create(spoken('tiny-omni', `say ${i}`, K, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming)));
     const wavs = chats.map((r) => decodeWav(Buffer.from(r.choices[0]!.message.audio!.data, 'base64')));
     const pcm: Buffer[] = [];
     let finish: string | null = null;
-    const stream = await client.chat.completions.create(spoken('stream me', 10, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const stream = await client.chat.completions.create(spoken('tiny-omni', 'stream me', 10, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
     for await (const c of stream) {
       const data = (c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data;
       if (data !== undefined) pcm.push(Buffer.from(data, 'base64'));
@@ -101,7 +92,7 @@ describe('pipelines through front processes (--api-server-count 2, tiny-omni, op
 
   it('should count a client abort mid-stream through a front once as abort and stop the thinker', async () => {
     const before = await Scrape.of(server);
-    const stream = await client.chat.completions.create(spoken('abort me', 400, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const stream = await client.chat.completions.create(spoken('tiny-omni', 'abort me', 400, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
     for await (const c of stream) {
       if ((c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data !== undefined) break; // leaving the loop aborts the request
     }
@@ -136,9 +127,9 @@ describe('a full pipeline through front processes (--api-server-count 2, --job-q
   });
 
   it('should refuse a spoken stream with the 503 status itself while another holds the stage, not a 200 carrying an error event', async () => {
-    const held = await client.chat.completions.create(spoken('hold', 900, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const held = await client.chat.completions.create(spoken('tiny-omni', 'hold', 900, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
     await held[Symbol.asyncIterator]().next(); // the role chunk: the primary admitted it
-    const refused = await client.chat.completions.create(spoken('next', 4, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming)
+    const refused = await client.chat.completions.create(spoken('tiny-omni', 'next', 4, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming)
       .then(() => 'answered', (e: unknown) => (e instanceof OpenAI.APIError ? [e.status, e.message] : e));
     held.controller.abort();
     expect(refused).to.deep.equal([503, '503 model tiny-omni: stage code2wav has 1 request in flight on its least loaded replica, the most one holds (--job-queue-size 1); retry later']);

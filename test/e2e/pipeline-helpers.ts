@@ -6,6 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as yaml from 'js-yaml';
+import type OpenAI from 'openai';
 import wavefile from 'wavefile';
 import { generateStore } from './harness.js';
 
@@ -44,3 +45,13 @@ export function decodeWav(bytes: Uint8Array): DecodedWav {
   const samples = w.getSamples(false, Float64Array) as unknown as Float64Array;
   return { sampleRate: fmt.sampleRate, channels: fmt.numChannels, bitsPerSample: fmt.bitsPerSample, frames: samples.length / fmt.numChannels, samples };
 }
+
+/** A spoken chat body of `model`: greedy, ignore_eos (the client's types do not know vLLM's ignore_eos). */
+export function spoken(model: string, content: string, maxTokens: number, format: 'wav' | 'pcm16', stream: boolean): OpenAI.Chat.ChatCompletionCreateParams {
+  return {
+    model, messages: [{ role: 'user', content }], max_tokens: maxTokens, temperature: 0, stream,
+    modalities: ['text', 'audio'], audio: { voice: 'alloy', format },
+    ...({ ignore_eos: true } as object),
+  } as OpenAI.Chat.ChatCompletionCreateParams;
+}
+

@@ -14,7 +14,7 @@ import OpenAI from 'openai';
 import { delta, openaiClient, Scrape } from './generation-helpers.js';
 import { removeStores, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
-import { decodeWav, omniStore } from './pipeline-helpers.js';
+import { decodeWav, omniStore, spoken } from './pipeline-helpers.js';
 import { until } from '../support/until.js';
 
 const M = { model_name: 'omni-narrow' };
@@ -68,10 +68,7 @@ describe('pipeline refusals: a vocoder rejecting its input, a full stage (real t
 
   it('should answer 503 naming the full stage while a spoken stream holds it, count it, and speak again once it ended', async () => {
     const before = await Scrape.of(server);
-    const stream = await client.chat.completions.create({
-      model: 'omni-narrow', messages: [{ role: 'user', content: 'hold' }], max_tokens: 900, temperature: 0, stream: true,
-      modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' }, ...({ ignore_eos: true } as object),
-    } as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const stream = await client.chat.completions.create(spoken('omni-narrow', 'hold', 900, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
     const it = stream[Symbol.asyncIterator]();
     await it.next(); // the role chunk: the run holds a thinker engine and a code2wav replica
     const refused = await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' }).then(() => null, (e: unknown) => e);

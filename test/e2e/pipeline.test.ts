@@ -12,7 +12,7 @@ import { configArgs } from './config-args.js';
 import { delta, openaiClient, Scrape } from './generation-helpers.js';
 import { call, removeStores, scrape, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
-import { decodeWav, omniStore } from './pipeline-helpers.js';
+import { decodeWav, omniStore, spoken } from './pipeline-helpers.js';
 import { until } from '../support/until.js';
 
 const RATE = 24000;
@@ -22,15 +22,6 @@ const M = (model: string): Record<string, string> => ({ model_name: model });
 const AUDIO = (model: string, replica = '0'): Record<string, string> => ({ model_name: model, stage: 'code2wav', replica });
 const HOP = (model: string, from = '0', to = '0'): Record<string, string> => ({ model_name: model, from_stage: 'thinker', from_replica: from, to_stage: 'code2wav', to_replica: to });
 const THINKER = (model: string, replica = '0'): Record<string, string> => ({ model_name: model, stage: 'thinker', replica });
-
-/** A spoken chat body (the client's types do not know vLLM's ignore_eos). */
-function spoken(model: string, content: string, maxTokens: number, format: 'wav' | 'pcm16', stream: boolean): OpenAI.Chat.ChatCompletionCreateParams {
-  return {
-    model, messages: [{ role: 'user', content }], max_tokens: maxTokens, temperature: 0, stream,
-    modalities: ['text', 'audio'], audio: { voice: 'alloy', format },
-    ...({ ignore_eos: true } as object),
-  } as OpenAI.Chat.ChatCompletionCreateParams;
-}
 
 /** The pids of a model's workers, as the management API lists them (thinker replicas first). */
 async function workerPids(server: Tsserve, model: string): Promise<number[]> {
