@@ -2,7 +2,15 @@
  * `npm run bench:api-servers` — api_servers_2_vs_1: served req/s of the demo `mlp` (light: the
  * frontend's per-request CPU sets the pace) with `--api-server-count 2` against 1, the server
  * and the load generator (autocannon, in this process, 64 connections, JSON bodies) sharing
- * both cores, unpinned. One JSON line `{"bench","ours","baseline","unit","ratio"}`.
+ * both cores, unpinned. Three JSON lines `{"bench","ours","baseline","unit","ratio"}`:
+ *
+ * - `api_servers_2_vs_1`: req/s with 2 fronts over req/s with 1.
+ * - `api_servers_cpu_ceiling`: the machine's ceiling for that ratio, measured in the N=1 run:
+ *   all cores' time over the CPU time N=1 used (server and load generator). If every request
+ *   cost no more CPU than it does with one front, no front count could serve more than this
+ *   many times N=1's req/s on this machine.
+ * - `api_servers_cpu_per_request_2_vs_1`: machine CPU per request, N=1 over N=2 (below 1:
+ *   a request costs more CPU with fronts, the relay to the primary).
  */
 import autocannon from 'autocannon';
 import { spawnSync } from 'child_process';
@@ -27,8 +35,14 @@ function machineCpu(): { idle: number; total: number } {
   return { idle: f[3]! + f[4]!, total: f.reduce((a, b) => a + b, 0) };
 }
 
+/** One run: req/s, and the machine's busy share of all cores (0..1) while it ran. */
+interface Served {
+  readonly rps: number;
+  readonly busy: number;
+}
+
 /** req/s of `mlp` served with `count` API servers. */
-async function served(store: string, count: number): Promise<number> {
+async function served(store: string, count: number): Promise<Served> {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bench-api-'));
   const server = await spawnServer(['--model-store', store, '--models', 'mlp=mlp', '--log-dir', logDir, '--api-server-count', String(count)], logDir);
   try {
@@ -43,10 +57,10 @@ async function served(store: string, count: number): Promise<number> {
     if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
     const rps = r.requests.total / MEASURE_S;
     // How full the two cores were: whether a second front had any CPU left to use.
-    const busy = (1 - (cpu1.idle - cpu0.idle) / (cpu1.total - cpu0.total)) * 100;
+    const busy = 1 - (cpu1.idle - cpu0.idle) / (cpu1.total - cpu0.total);
     const loadGen = ((self.user + self.system) / 1e6 / MEASURE_S) * 100;
-    note(`api servers ${count}: ${Math.round(rps)} req/s; both cores ${busy.toFixed(0)}% busy, of which autocannon ${loadGen.toFixed(0)}% of one core`);
-    return rps;
+    note(`api servers ${count}: ${Math.round(rps)} req/s; all cores ${(busy * 100).toFixed(0)}% busy, of which autocannon ${loadGen.toFixed(0)}% of one core; ${((busy * os.availableParallelism() * 1e6) / rps).toFixed(0)} µs machine CPU a request`);
+    return { rps, busy };
   } finally {
     const exited = new Promise((resolve) => server.proc.once('exit', resolve));
     server.proc.kill('SIGTERM');
@@ -63,7 +77,13 @@ try {
   note(`${os.availableParallelism()} CPUs; server and autocannon unpinned; ${CONNECTIONS} connections; ${MEASURE_S} s per run`);
   const one = await served(store, 1);
   const two = await served(store, 2);
-  process.stdout.write(JSON.stringify({ bench: 'api_servers_2_vs_1', ours: Math.round(two * 10) / 10, baseline: Math.round(one * 10) / 10, unit: 'req/s', ratio: Math.round((two / one) * 1000) / 1000 }) + '\n');
+  const line = (bench: string, ours: number, baseline: number, unit: string): void => {
+    process.stdout.write(JSON.stringify({ bench, ours: Math.round(ours * 10) / 10, baseline: Math.round(baseline * 10) / 10, unit, ratio: Math.round((ours / baseline) * 1000) / 1000 }) + '\n');
+  };
+  line('api_servers_2_vs_1', two.rps, one.rps, 'req/s');
+  line('api_servers_cpu_ceiling', one.rps / one.busy, one.rps, 'req/s');
+  // Requests per machine CPU-second (higher is cheaper): N=2 over N=1.
+  line('api_servers_cpu_per_request_2_vs_1', two.rps / two.busy, one.rps / one.busy, 'req per machine CPU-second');
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }
