@@ -10,7 +10,8 @@
  * Prints one JSON line per figure: serve_vs_raw_ort (split in serve_vs_raw_ort_session_ceiling
  * and serve_vs_session), batch32_vs_batch1, metrics_on_vs_off (mlp-heavy); serve_light_vs_raw_ort, serve_binary_vs_json, serve_oip_vs_predictions (an Open
  * Inference Protocol JSON request vs the same input as a /predictions JSON body),
- * metrics_on_vs_off_light (mlp).
+ * metrics_on_vs_off_light and metrics_on_vs_off_light_floor (the best it could be: the off
+ * server plus the least the sinks' text costs, tools/bench/sink-floor.ts) (mlp).
  * The server as shipped: the repo's metrics.yaml, tslog + prometheus; "on" is all three sinks,
  * "off" `--metrics-mode off`. Notes (CPU split, per-process CPU busy) go to stderr.
  * `BENCH_ONLY=light|heavy` runs one half, `BENCH_ONLY=metrics` only the light on/off pairs;
@@ -29,6 +30,7 @@ import { createSession, tensorF32 } from '../../backend/onnx/ort.js';
 import { writeMlpHeavy } from '../models/demo-models.js';
 import { MLP_HIDDEN, MLP_SEED, writeMlp } from '../models/mlp.js';
 import { writeModelConfig } from '../models/model-config.js';
+import { FLOOR_POINTS_PER_REQUEST, sinkFloorUsPerRequest } from './sink-floor.js';
 import { spawnServer } from './spawn-server.js';
 
 const WIDTH = 784;
@@ -263,6 +265,14 @@ async function main(): Promise<void> {
       return r;
     };
 
+    // The best metrics_on_vs_off_light could be: the off server's CPU per request plus the
+    // least the sinks' text can cost (tools/bench/sink-floor.ts, measured here on core 1).
+    const floorLine = async (offCpu: number): Promise<void> => {
+      const floorUs = await sinkFloorUsPerRequest(sink.address().port);
+      note(`sink floor: ${floorUs.toFixed(2)} µs CPU a request (${FLOOR_POINTS_PER_REQUEST} datapoints as TorchServe log lines and StatsD lines) against ${(offCpu * 1e6).toFixed(0)} µs a request with metrics off`);
+      line('metrics_on_vs_off_light_floor', 1 / (offCpu + floorUs / 1e6), 1 / offCpu, 'req per CPU-second');
+    };
+
     if (only !== 'heavy' && only !== 'metrics' && only !== 'sinks') {
       const light = makeLightStore(root);
       const file = path.join(light, 'mlp', 'model.onnx');
@@ -292,6 +302,7 @@ async function main(): Promise<void> {
       line('serve_oip_vs_predictions', oip, json, 'req/s');
       line('metrics_on_vs_off_light', on, off, 'req/s');
       line('metrics_on_vs_off_light_cpu', 1 / onCpu, 1 / offCpu, 'req per CPU-second');
+      await floorLine(offCpu);
     }
     if (only === 'metrics') {
       const light = makeLightStore(root);
@@ -299,6 +310,7 @@ async function main(): Promise<void> {
       const { on, off, onCpu, offCpu } = await onOff((tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT), allSinks);
       line('metrics_on_vs_off_light', on, off, 'req/s');
       line('metrics_on_vs_off_light_cpu', 1 / onCpu, 1 / offCpu, 'req per CPU-second');
+      await floorLine(offCpu);
       return;
     }
     if (only === 'sinks') {
