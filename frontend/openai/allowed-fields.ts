@@ -22,6 +22,12 @@ export const CHAT_FIELDS: ReadonlySet<string> = new Set([...COMMON, 'messages', 
 /** A chat request to a model that speaks (a pipeline): audio output's two fields as well. */
 export const SPOKEN_CHAT_FIELDS: ReadonlySet<string> = new Set([...CHAT_FIELDS, 'modalities', 'audio']);
 
+/**
+ * `POST /v1/audio/speech`. OpenAI's `speed`, `instructions` and `stream_format` would change the
+ * audio; the tiny vocoder does none of them, so they are refused rather than dropped.
+ */
+export const SPEECH_FIELDS: ReadonlySet<string> = new Set(['model', 'input', 'voice', 'response_format']);
+
 /** `stream_options`. */
 export const STREAM_OPTION_FIELDS: ReadonlySet<string> = new Set(['include_usage', 'continuous_usage_stats']);
 

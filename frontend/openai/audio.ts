@@ -14,9 +14,9 @@ import { jsonBody } from '../http/json-body.js';
 import type { SpeakHandle, SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/orchestrator.js';
 import type { ChatHook } from './chat-hooks.js';
 import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
-import { SPOKEN_CHAT_FIELDS } from './allowed-fields.js';
+import { SPEECH_FIELDS, SPOKEN_CHAT_FIELDS } from './allowed-fields.js';
 import type { ModelVocab } from './model-vocab.js';
-import { parseChatRequest } from './params.js';
+import { parseChatRequest, refuseUnsupported } from './params.js';
 import { readyPrompts } from './request-prompts.js';
 import { wavFile } from './wav.js';
 
@@ -180,6 +180,7 @@ export function speechRouter(opts: SpeechRouteOptions): Router {
     const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Obj;
     try {
       if (typeof body.model !== 'string') throw new OpenAIError(400, 'model is required', 'model');
+      refuseUnsupported(body, SPEECH_FIELDS);
       const model = opts.lookup(body.model);
       if (model === undefined) throw new OpenAIError(404, `The model \`${body.model}\` does not exist or does not speak.`, 'model', 'model_not_found');
       if (typeof body.input !== 'string' || body.input === '' || body.input.length > MAX_SPEECH_INPUT) throw new OpenAIError(400, `input must be a string of 1 to ${MAX_SPEECH_INPUT} characters`, 'input');

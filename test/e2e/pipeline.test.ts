@@ -161,6 +161,26 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     expect(delta(before, after, 'ts_omni_transfer_size_bytes_count', HOP('tiny-omni'))).to.equal(0);
   });
 
+  it('should refuse a /v1/audio/speech request it cannot honour with a 400 naming the field, before it reaches a stage', async () => {
+    const before = await Scrape.of(server);
+    const refusal = (params: Record<string, unknown>): Promise<[number, string] | null> =>
+      client.audio.speech.create({ model: 'tiny-omni', voice: 'alloy', input: 'hello', ...params } as OpenAI.Audio.SpeechCreateParams)
+        .then(() => null, (e: unknown) => [(e as { status: number }).status, (e as Error).message]);
+    expect(await refusal({ speed: 2 })).to.deep.equal([400, "400 Unsupported parameter: 'speed' is not supported by this server."]);
+    expect(await refusal({ instructions: 'whisper', stream_format: 'sse' })).to.deep.equal([400, "400 Unsupported parameters: 'instructions', 'stream_format' are not supported by this server."]);
+    expect(await refusal({ response_format: 'mp3' })).to.deep.equal([400, '400 response_format must be "wav" or "pcm", got "mp3"']);
+    expect(await refusal({ input: '' })).to.deep.equal([400, '400 input must be a string of 1 to 4096 characters']);
+    expect(await refusal({ input: 'x'.repeat(4097) })).to.deep.equal([400, '400 input must be a string of 1 to 4096 characters']);
+    expect(await refusal({ voice: '' })).to.deep.equal([400, '400 voice must be a non-empty string']);
+    const after = await Scrape.of(server);
+    expect(delta(before, after, 'http_requests_total', { handler: '/v1/audio/speech', method: 'POST', status: '4xx' })).to.equal(6);
+    // None reached the pipeline: no request started, none finished in any way.
+    for (const reason of ['stop', 'length', 'abort', 'error']) {
+      expect(delta(before, after, 'ts_omni_requests_success_total', { ...M('tiny-omni'), finished_reason: reason })).to.equal(0);
+    }
+    expect(delta(before, after, 'ts_omni_audio_frames_total', AUDIO('tiny-omni'))).to.equal(0);
+  });
+
   it('should spread requests over 2 thinker replicas, each with its own series, and deliver every throttled count', async () => {
     const N = 6;
     const before = await Scrape.of(server);
