@@ -194,7 +194,7 @@ async function served(store: string, root: string, tag: string, extra: readonly 
 function fullBatchPredictionMs(logDir: string, batch: number): number {
   let sum = 0;
   let n = 0;
-  let text = '';
+  let text: string;
   try {
     text = fs.readFileSync(path.join(logDir, 'model_metrics.log'), 'utf8');
   } catch {
