@@ -4,6 +4,7 @@
  * Buffers cross the channel as bytes. Every message carries a `type` in the `tsserve.`
  * namespace so the frontend can route metrics, engine outputs and control apart.
  */
+import type { MetricsMessage } from './ipc.js';
 import type { MetricsConfig } from './types.js';
 import type { AutoLabels } from './metrics-api.js';
 import type { PipelineSpec } from './pipeline-config.js';
@@ -111,6 +112,12 @@ export interface ResultMessage {
   readonly responses: readonly BatchResponse[];
   /** Time spent in the handler for the whole batch, measured in the worker. */
   readonly handlerMs: number;
+  /**
+   * The worker's metrics flush at the end of the batch, carried in the result rather than sent
+   * as a message of its own (one channel write and one wake-up of the frontend fewer a batch);
+   * the frontend ingests it before it answers the batch's requests.
+   */
+  readonly metrics?: MetricsMessage;
 }
 
 /** Levels a worker may log at (the frontend's logger has the same names). */

@@ -32,8 +32,12 @@ export interface WorkerMetricsApi {
   addTime(name: string, value: number, requestId?: string, unit?: TimeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
   addSize(name: string, value: number, requestId?: string, unit?: SizeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
   addPercent(name: string, value: number, requestId?: string, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
-  /** Sends what is buffered; `force` sends even while the channel is congested (shutdown). */
-  flush(force?: boolean): number;
+  /**
+   * Sends what is buffered; `force` sends even while the channel is congested (shutdown).
+   * `carry`, when given, sends the message instead of the cache's own send (inside another
+   * message: a batch's result), with the same contract.
+   */
+  flush(force?: boolean, carry?: MetricsSend): number;
 }
 
 /**
@@ -202,9 +206,10 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   /**
    * Sends everything buffered since the last flush as one message (new metric and series
    * declarations, the datapoints, their request ids, the drop deltas) and returns how many
-   * datapoints it carried. Sends nothing when there is nothing to say.
+   * datapoints it carried. Sends nothing when there is nothing to say. With `carry` the message
+   * goes out through it (inside another message) instead of `send`.
    */
-  flush(force = false): number {
+  flush(force = false, carry?: MetricsSend): number {
     const nothing = this.buffer.count === 0 && this.pendingSeries.length === 0
       && this.pendingMetrics.length === 0 && this.deltaCount === 0 && this.overflowCount === 0;
     if (nothing || (this.congestedOn !== 0 && !force)) {
@@ -239,7 +244,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     const token = ++this.sends;
     let written = false;
     try {
-      const ok = this.send(msg, () => {
+      const ok = (carry ?? this.send)(msg, () => {
         written = true;
         if (this.congestedOn === token) this.drained();
       });

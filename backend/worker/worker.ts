@@ -202,19 +202,29 @@ export class Worker {
     // Default request id = the batch's ids joined by ',' (TorchServe's HandlerTime with idx=None).
     metrics.addTime('HandlerTime', outcome.handlerMs, undefined, 'ms');
     metrics.addTime('PredictionTime', outcome.predictionMs, undefined, 'ms');
-    this.sendResult({ type: 'tsserve.result', batchId: b.batchId, responses: outcome.responses, handlerMs: outcome.handlerMs });
+    const result: ResultMessage = { type: 'tsserve.result', batchId: b.batchId, responses: outcome.responses, handlerMs: outcome.handlerMs };
+    // The batch's metrics ride in its result: one channel write a batch, not two. With nothing
+    // to flush (or metrics off, or the channel congested) the result goes alone.
+    let carried = false;
+    metrics.flush(false, (m, written) => {
+      carried = true;
+      return this.sendResult({ ...result, metrics: m }, written);
+    });
+    if (!carried) this.sendResult(result);
     ctx.setRequestIds([]);
-    metrics.flush();
   }
 
-  /** Sends a result; a body the channel cannot carry turns the batch into 500s, not a crash. */
-  private sendResult(r: ResultMessage): void {
+  /**
+   * Sends a result; a body the channel cannot carry turns the batch into 500s (its metrics
+   * still carried), not a crash. Returns the channel's answer (false: backlog full).
+   */
+  private sendResult(r: ResultMessage, onWritten?: () => void): boolean | void {
     try {
-      this.io.send(r);
+      return this.io.send(r, onWritten);
     } catch (e) {
       const why = `handler returned a value that cannot be sent to the frontend: ${(e as Error).message}`;
       this.io.log('error', why);
-      this.io.send({ ...r, responses: failAll(r.responses.length, 500, why) });
+      return this.io.send({ ...r, responses: failAll(r.responses.length, 500, why) }, onWritten);
     }
   }
 

@@ -262,6 +262,9 @@ export class WorkerProcess extends EventEmitter {
         break;
       }
       case 'tsserve.result': {
+        // The batch's metrics first (the ingest validates them), so they are counted by the
+        // time its requests are answered.
+        if (m.metrics !== undefined) this.opts.onOtherMessage(this.id, m.metrics);
         const p = this.pending.get(m.batchId);
         if (p === undefined) return;
         this.pending.delete(m.batchId);

@@ -6,7 +6,6 @@ import { parseMetricsConfig } from '../../../schema/config.js';
 import type { MetricsConfig } from '../../../schema/types.js';
 import type { InitMessage, ModelConfig } from '../../../schema/worker-protocol.js';
 import { decodeMetricsMessage, expandDatapoints, isMetricsMessageType } from '../../../schema/ipc.js';
-import type { MetricsMessage } from '../../../schema/ipc.js';
 
 /** dist/backend/worker/main.js, from dist/test/backend/worker. */
 export const WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', '..', 'backend', 'worker', 'main.js');
@@ -90,11 +89,6 @@ export class ForkedWorker {
     return this.waitFor<T>((m) => (m as { type?: unknown }).type === type);
   }
 
-  /** Metrics messages received so far. */
-  metricsMessages(): MetricsMessage[] {
-    return this.messages.filter(isMetricsMessageType) as MetricsMessage[];
-  }
-
   async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
     await this.exited;
@@ -102,8 +96,11 @@ export class ForkedWorker {
 
   private onMessage(m: unknown): void {
     this.messages.push(m);
-    if (isMetricsMessageType(m)) {
-      const d = decodeMetricsMessage(m);
+    // A flush comes alone or inside a batch's result (as the frontend reads it: that first).
+    const carried = (m as { type?: unknown; metrics?: unknown }).type === 'tsserve.result' ? (m as { metrics?: unknown }).metrics : undefined;
+    for (const f of [carried, m]) {
+      if (!isMetricsMessageType(f)) continue;
+      const d = decodeMetricsMessage(f);
       if ('error' in d) throw new Error(`bad metrics message: ${d.error}`);
       for (const s of d.series) this.series.set(s.id, { metric: s.metric, values: s.values });
       for (const p of expandDatapoints(d)) {

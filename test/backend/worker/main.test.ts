@@ -74,11 +74,11 @@ describe('backend/worker/main (forked)', () => {
     }
     expect(result.responses[0]).to.not.deep.equal(result.responses[2]);
 
-    // The flush after the batch carries HandlerTime and PredictionTime for the batch's ids.
-    await w.waitFor((m) => (m as { type: string }).type === 'tsserve.metrics' && w.points.some((p) => p.metric === 'PredictionTime'));
+    // The result itself carries the batch's flush: HandlerTime and PredictionTime for its ids,
+    // and no metrics message of its own follows it.
+    expect(result.metrics?.type).to.equal('tsserve.metrics');
     const resultAt = w.messages.indexOf(result);
-    const metricsAt = w.messages.findIndex((m, i) => i > resultAt && (m as { type: string }).type === 'tsserve.metrics');
-    expect(metricsAt).to.be.greaterThan(resultAt);
+    expect(w.messages.slice(resultAt + 1).filter((m) => (m as { type: string }).type === 'tsserve.metrics')).to.deep.equal([]);
     const timing = w.points.filter((p) => p.metric === 'HandlerTime' || p.metric === 'PredictionTime');
     expect(timing.map((p) => [p.metric, p.dims, p.requestId])).to.deep.equal([
       ['HandlerTime', ['mlp', 'Model'], 'req-1,req-2,req-3'],
@@ -97,6 +97,7 @@ describe('backend/worker/main (forked)', () => {
     w.send({ type: 'tsserve.batch', batchId: 1, requests: [{ requestId: 'r1', body: 1 }] });
     const result = await w.waitType<ResultMessage>('tsserve.result');
     expect(result.responses).to.deep.equal([{ ok: true, body: 1 }]);
+    expect(result.metrics).to.equal(undefined); // nor inside the result
     w.send({ type: 'tsserve.shutdown' });
     expect(await w.exited).to.equal(0);
     expect(w.messages.map((m) => (m as { type: string }).type)).to.deep.equal(['tsserve.ready', 'tsserve.result']);

@@ -176,6 +176,19 @@ describe('WorkerPool (hard edges)', () => {
 });
 
 describe('WorkerProcess (batches sent ahead)', () => {
+  it('should hand the metrics flush a result carries to the ingest, by the time the batch is answered', async () => {
+    const handed: unknown[] = [];
+    const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { carryMetrics: true } }), { ...deps([]), onOtherMessage: (id, msg) => handed.push([id, msg]) });
+    await pool.start();
+    try {
+      const w = pool.idleWorker()!;
+      const seenAtAnswer = await w.runBatch([{ requestId: 'a', body: 1 }]).then((r) => [r.result.batchId, handed.slice()]);
+      expect(seenAtAnswer).to.deep.equal([1, [[w.id, { type: 'tsserve.metrics', batchId: 1 }]]]);
+    } finally {
+      await pool.stop();
+    }
+  });
+
   it('should accept a second batch while the first runs, answer both in order, and refuse a third', async () => {
     const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { delayMs: 50 } }), deps([]));
     await pool.start();
