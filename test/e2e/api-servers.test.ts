@@ -108,14 +108,17 @@ describe('api servers (--api-server-count 2)', function () {
   it('should stream /v1/completions through a front, chunk by chunk', async () => {
     const r = await fetch(`${server.inference}/v1/completions`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny-lm', prompt: 'Through a front', max_tokens: 6, ignore_eos: true, stream: true }),
+      // Greedy: six ASCII bytes, one chunk each. (Sampled, a byte of a multi-byte UTF-8 character
+      // waits for the rest of it, and two tokens come as one chunk.)
+      body: JSON.stringify({ model: 'tiny-lm', prompt: 'Through a front', max_tokens: 6, temperature: 0, ignore_eos: true, stream: true }),
     });
     expect([r.status, r.headers.get('content-type')]).to.deep.equal([200, 'text/event-stream; charset=utf-8']);
     const events = (await r.text()).split('\n\n').filter((e) => e !== '');
     expect(events.length).to.equal(7);
     expect(events[6]).to.equal('data: [DONE]');
-    const last = JSON.parse(events[5].slice('data: '.length)) as { choices: { finish_reason: string }[] };
-    expect(last.choices[0].finish_reason).to.equal('length');
+    const chunks = events.slice(0, 6).map((e) => JSON.parse(e.slice('data: '.length)) as { choices: { text: string; finish_reason: string | null }[] });
+    expect(chunks.map((c) => c.choices[0].text)).to.deep.equal(['^', '[', 'z', '%', '[', 'z']);
+    expect(chunks.map((c) => c.choices[0].finish_reason)).to.deep.equal([null, null, null, null, null, 'length']);
   });
 
   it('should answer the Open Inference Protocol\'s infer through the fronts as /predictions answers the same input, gzip bodies too', async () => {
