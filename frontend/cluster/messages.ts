@@ -152,17 +152,15 @@ export interface FrontGenerate {
   readonly arrivalEpochMs: number;
 }
 
-/** Front → primary: one spoken request for a pipeline model (chat with audio, or `/v1/audio/speech`). */
-export interface FrontSpeak {
+/**
+ * Front → primary: one spoken request for a pipeline model (chat with audio, or
+ * `/v1/audio/speech`): a generation request's fields, and how the audio comes back.
+ */
+export interface FrontSpeak extends Omit<FrontGenerate, 'type'> {
   readonly type: 'tsserve.front.speak';
-  readonly id: number;
-  readonly model: string;
-  readonly requestId: string;
-  readonly prompt: string | readonly number[];
-  readonly params: GenSamplingParams & { readonly max_tokens: number };
   readonly streamed: boolean;
+  /** `/v1/audio/speech`: the codec tokens, fed straight to code2wav. */
   readonly codes?: readonly number[];
-  readonly arrivalEpochMs: number;
 }
 
 /** One frontend series a front records into, declared once per front incarnation. */
