@@ -1,8 +1,8 @@
 /**
  * The least CPU the text sinks can cost a light request: the datapoints one `/predictions`
  * request records (TorchServe's three ts_* metrics, Requests2XX and the five HTTP metrics),
- * formatted with nothing but string concatenation and written the cheapest way the formats
- * allow — TorchServe metric log lines appended in 64 KiB writes, StatsD lines packed into 8 KiB
+ * formatted with nothing but string concatenation (and the tslog sink's own timestamp and
+ * value formatters, which the format needs) and written the cheapest way the formats allow — TorchServe metric log lines appended in 64 KiB writes, StatsD lines packed into 8 KiB
  * datagrams (the loopback size our StatsD sink uses). No metric objects, no caches, no
  * validation: a lower bound for what `--metrics-mode tslog,prometheus,statsd` must add to a
  * request, to set beside metrics_on_vs_off_light (bench:serve).
@@ -11,6 +11,7 @@ import * as dgram from 'dgram';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { formatTslogTimestamp, formatTslogValue } from '../../frontend/metrics/sinks/tslog-format.js';
 
 /** One request's datapoints: name, unit, a typical value, the dimension list as the log prints it. */
 const POINTS: readonly (readonly [string, string, number, string])[] = [
@@ -46,11 +47,11 @@ export async function sinkFloorUsPerRequest(statsdPort: number, requests = 100_0
     const c0 = process.cpuUsage();
     for (let i = 0; i < requests; i++) {
       const now = Date.now();
-      const stamp = new Date(now).toISOString();
+      const stamp = formatTslogTimestamp(now);
       const tail = '|#hostname:' + host + ',timestamp:' + Math.floor(now / 1000) + '\n';
       for (const [name, unit, v0, dims] of POINTS) {
         const v = v0 + (i & 7);
-        log += stamp + ' - ' + name + '.' + unit + ':' + v + '|#' + dims + tail;
+        log += stamp + ' - ' + name + '.' + unit + ':' + formatTslogValue(v) + '|#' + dims + tail;
         const line = name + ':' + v + (unit === 'Count' ? '|c' : '|ms') + (dims === '' ? '' : '|#' + dims);
         if (datagram.length + line.length + 1 > DATAGRAM) {
           sock.send(datagram, statsdPort, '127.0.0.1');
