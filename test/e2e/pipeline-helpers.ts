@@ -1,14 +1,49 @@
 /**
  * Helpers of the pipeline e2e tests: a store holding tiny-omni (and variants with other replica
- * counts) next to its stage models, WAV decoding with the wavefile package, and the chat body
- * of a spoken request.
+ * counts) next to its stage models, a real server over it for one describe block, WAV decoding
+ * with the wavefile package, and the chat body of a spoken request.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import * as yaml from 'js-yaml';
 import type OpenAI from 'openai';
 import wavefile from 'wavefile';
-import { generateStore } from './harness.js';
+import { openaiClient } from './generation-helpers.js';
+import { generateStore, removeStores, startTsserve, tempDir } from './harness.js';
+import type { Tsserve } from './harness.js';
+
+/** The server of one describe block and its official client (set once `before` has run). */
+export interface ServedOmni {
+  readonly server: Tsserve;
+  readonly client: OpenAI;
+}
+
+/**
+ * Registers the describe block's hooks: before, an omni store (`variants`, then `prepare` on its
+ * path) served by a real `tsserve start <args>`; after, the server stopped with SIGTERM and its
+ * files removed. Read `server` and `client` inside the tests.
+ */
+export function servedOmni(tag: string, args: readonly string[], opts: { readonly variants?: PipelineVariants; readonly prepare?: (store: string) => void } = {}): ServedOmni {
+  let dir: string | undefined;
+  let server: Tsserve | undefined;
+  let client: OpenAI | undefined;
+  before(async () => {
+    dir = tempDir(tag);
+    const store = omniStore(path.join(dir, 'store'), opts.variants ?? {});
+    opts.prepare?.(store);
+    server = await startTsserve({ store, args });
+    client = openaiClient(server);
+  });
+  after(async () => {
+    await server?.stop('SIGTERM');
+    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+    removeStores();
+  });
+  return {
+    get server(): Tsserve { if (server === undefined) throw new Error('servedOmni: read in a test, after before()'); return server; },
+    get client(): OpenAI { if (client === undefined) throw new Error('servedOmni: read in a test, after before()'); return client; },
+  };
+}
 
 /** The pipeline models of the store and their thinker/code2wav replica counts. */
 export type PipelineVariants = Readonly<Record<string, { readonly thinker: number; readonly code2wav: number; readonly chunkTokens?: number }>>;

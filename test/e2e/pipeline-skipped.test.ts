@@ -11,10 +11,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as yaml from 'js-yaml';
 import OpenAI from 'openai';
-import { delta, openaiClient, Scrape } from './generation-helpers.js';
-import { removeStores, startTsserve, tempDir } from './harness.js';
-import type { Tsserve } from './harness.js';
-import { decodeWav, omniStore, spoken } from './pipeline-helpers.js';
+import { delta, Scrape } from './generation-helpers.js';
+import { decodeWav, servedOmni, spoken } from './pipeline-helpers.js';
 import { until } from '../support/until.js';
 
 const M = { model_name: 'omni-narrow' };
@@ -22,37 +20,25 @@ const AUDIO = { model_name: 'omni-narrow', stage: 'code2wav', replica: '0' };
 
 describe('pipeline refusals: a vocoder rejecting its input, a full stage (real tsserve start, openai client)', function () {
   this.timeout(120_000);
-  let dir: string;
-  let server: Tsserve;
-  let client: OpenAI;
-
-  before(async () => {
-    dir = tempDir('omni-narrow');
-    const store = omniStore(path.join(dir, 'store'), {});
-    // The same vocoder model, told its codec vocabulary is the 128 ASCII codes.
-    fs.cpSync(path.join(store, 'tiny-vocoder'), path.join(store, 'narrow-vocoder'), { recursive: true });
-    const vcfg = yaml.load(fs.readFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), 'utf8')) as { handlerOptions: Record<string, unknown> };
-    vcfg.handlerOptions.vocabSize = 128;
-    fs.writeFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), yaml.dump(vcfg));
-    const pcfg = yaml.load(fs.readFileSync(path.join(store, 'tiny-omni', 'model-config.yaml'), 'utf8')) as { pipeline: { stages: { name: string; model: string }[] } };
-    pcfg.pipeline.stages[1]!.model = 'narrow-vocoder';
-    fs.mkdirSync(path.join(store, 'omni-narrow'));
-    fs.writeFileSync(path.join(store, 'omni-narrow', 'model-config.yaml'), yaml.dump(pcfg));
-    server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics', '--models', 'omni-narrow=omni-narrow', '--job-queue-size', '1'] });
-    client = openaiClient(server);
-  });
-
-  after(async () => {
-    await server?.stop('SIGTERM');
-    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
-    removeStores();
+  // The same vocoder model, told its codec vocabulary is the 128 ASCII codes, behind a pipeline of its own.
+  const omni = servedOmni('omni-narrow', ['--metrics-mode', 'prometheus', '--disable-system-metrics', '--models', 'omni-narrow=omni-narrow', '--job-queue-size', '1'], {
+    prepare: (store) => {
+      fs.cpSync(path.join(store, 'tiny-vocoder'), path.join(store, 'narrow-vocoder'), { recursive: true });
+      const vcfg = yaml.load(fs.readFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), 'utf8')) as { handlerOptions: Record<string, unknown> };
+      vcfg.handlerOptions.vocabSize = 128;
+      fs.writeFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), yaml.dump(vcfg));
+      const pcfg = yaml.load(fs.readFileSync(path.join(store, 'tiny-omni', 'model-config.yaml'), 'utf8')) as { pipeline: { stages: { name: string; model: string }[] } };
+      pcfg.pipeline.stages[1]!.model = 'narrow-vocoder';
+      fs.mkdirSync(path.join(store, 'omni-narrow'));
+      fs.writeFileSync(path.join(store, 'omni-narrow', 'model-config.yaml'), yaml.dump(pcfg));
+    },
   });
 
   it('should answer 400 naming the token, count the request as skipped and as error, and keep speaking valid input', async () => {
-    const before = await Scrape.of(server);
-    const refused = await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hello wörld', response_format: 'wav' }).then(() => null, (e: unknown) => e);
-    const ok = decodeWav(new Uint8Array(await (await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hello', response_format: 'wav' })).arrayBuffer()));
-    const after = await Scrape.of(server);
+    const before = await Scrape.of(omni.server);
+    const refused = await omni.client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hello wörld', response_format: 'wav' }).then(() => null, (e: unknown) => e);
+    const ok = decodeWav(new Uint8Array(await (await omni.client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hello', response_format: 'wav' })).arrayBuffer()));
+    const after = await Scrape.of(omni.server);
     const d = (name: string, labels: Record<string, string>): number => delta(before, after, name, labels);
     expect(refused).to.be.instanceOf(OpenAI.APIError);
     const e = refused as InstanceType<typeof OpenAI.APIError>;
@@ -67,20 +53,20 @@ describe('pipeline refusals: a vocoder rejecting its input, a full stage (real t
   });
 
   it('should answer 503 naming the full stage while a spoken stream holds it, count it, and speak again once it ended', async () => {
-    const before = await Scrape.of(server);
-    const stream = await client.chat.completions.create(spoken('omni-narrow', 'hold', 900, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const before = await Scrape.of(omni.server);
+    const stream = await omni.client.chat.completions.create(spoken('omni-narrow', 'hold', 900, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
     const it = stream[Symbol.asyncIterator]();
     await it.next(); // the role chunk: the run holds a thinker engine and a code2wav replica
-    const refused = await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' }).then(() => null, (e: unknown) => e);
+    const refused = await omni.client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' }).then(() => null, (e: unknown) => e);
     stream.controller.abort();
     const pending = async (): Promise<number> => {
-      const r = await fetch(`${server.management}/models/omni-narrow`);
+      const r = await fetch(`${omni.server.management}/models/omni-narrow`);
       return ((await r.json()) as { jobQueueStatus: { pendingRequests: number } }[])[0]!.jobQueueStatus.pendingRequests;
     };
     await until(async () => (await pending()) === 0, { message: 'the aborted stream left the pipeline' });
-    const again = decodeWav(new Uint8Array(await (await client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' })).arrayBuffer()));
+    const again = decodeWav(new Uint8Array(await (await omni.client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' })).arrayBuffer()));
     const e = refused as InstanceType<typeof OpenAI.APIError>;
-    const counted = delta(before, await Scrape.of(server), 'tsserve_requests_refused_total', { model_name: 'omni-narrow', reason: 'queue_full' });
+    const counted = delta(before, await Scrape.of(omni.server), 'tsserve_requests_refused_total', { model_name: 'omni-narrow', reason: 'queue_full' });
     expect([refused instanceof OpenAI.APIError, e.status, e.message, again.frames, counted]).to.deep.equal([
       true, 503, '503 model omni-narrow: stage code2wav has 1 request in flight on its least loaded replica, the most one holds (--job-queue-size 1); retry later', 2 * 960, 1,
     ]);
