@@ -352,6 +352,7 @@ async function main(): Promise<void> {
       const raw = await rawRun(heavyFile);
       const s = await served(b32, root, `default-${i}`, []);
       const predMs = fullBatchPredictionMs(path.join(root, `logs-default-${i}`), 32);
+      if (Number.isNaN(predMs)) note(`  [default-${i}] warning: no full batch's PredictionTime in its model_metrics.log; the session ceiling of this round is unknown (null)`);
       note(`  [default-${i}] worker's onnxruntime time per full batch ${predMs.toFixed(2)} ms (${(32000 / predMs).toFixed(0)} samples/s) vs raw ${(32000 / raw).toFixed(2)} ms`);
       rounds.push({ raw, served: s, session: 32000 / predMs });
     }
