@@ -11,12 +11,12 @@ import type { EngineConfig } from './config.js';
 import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
 import { KvResidency } from './kv-residency.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
-import { prngFor, resolveSamplingParams } from './sampling.js';
+import { NO_TOKEN, prngFor, resolveSamplingParams } from './sampling.js';
 import { Scheduler } from './scheduler.js';
 import type { ScheduledItem } from './scheduler.js';
 import { Sequence } from './sequence.js';
 import { SpecDecodingCounters, verifyDrafts } from './spec-decode.js';
-import { stopRuleFor } from './stopping.js';
+import { bansEveryToken, stopRuleFor } from './stopping.js';
 import { StatsThrottle } from './stats.js';
 import type { EvictionsTaken } from './stats.js';
 import { sampleFor } from './token-sampler.js';
@@ -84,6 +84,12 @@ export class EngineCore {
     }
     const now = performance.now();
     const stopRule = stopRuleFor(this.config, sp);
+    // Refused here, not found mid-step: a sequence with nothing left to sample would poison the
+    // batched run it shares with every other request of this engine.
+    if (bansEveryToken(stopRule.bannedLate, m.vocabSize)) throw new RequestRejected(`the model suppresses every token of its ${m.vocabSize}-token vocabulary`);
+    if (sp.minTokens > 0 && bansEveryToken(stopRule.bannedEarly, m.vocabSize)) {
+      throw new RequestRejected(`stop_token_ids with the model's EOS and suppressed ids cover all ${m.vocabSize} token ids, so nothing could be sampled before min_tokens (${sp.minTokens}); leave at least one id out`);
+    }
     const seqs: Sequence[] = [];
     for (let i = 0; i < sp.n; i++) {
       const rng = prngFor(sp.seed === undefined ? undefined : sp.seed + i);
@@ -186,6 +192,8 @@ export class EngineCore {
     /** Tokens emitted by each verify (accepted drafts and the bonus), in `sampled` order. */
     const emittedOf = new Map<Sequence, number[]>();
     const errored: Sequence[] = [];
+    /** Sequences whose logits left nothing to sample (all -Infinity or NaN): they alone fail. */
+    const unsampled: Sequence[] = [];
     let promptTokens = 0;
     for (let i = 0; i < plan.items.length; i++) {
       const it = plan.items[i]!;
@@ -199,6 +207,11 @@ export class EngineCore {
       if (it.drafts !== undefined) {
         const v = verifyDrafts(seq, it.drafts, results[i] as Float32Array, this.config.model.vocabSize, (l) => sampleFor(seq, l), this.config.maxModelLen);
         this.spec!.observe(it.drafts.length, v.accepted);
+        if (v.unsampled) {
+          seq.finish('error');
+          unsampled.push(seq);
+          continue;
+        }
         // The last token and the accepted drafts are computed; rejected slots are given back.
         seq.numComputed += 1 + v.accepted;
         if (seq.status === 'running') this.kv.trim(seq);
@@ -213,6 +226,12 @@ export class EngineCore {
       const l = results[i];
       if (!items[i]!.wantLogits || !(l instanceof Float32Array)) continue;
       const token = sampleFor(seq, l);
+      if (token === NO_TOKEN) {
+        // Never appended: a -1 in the next run's input ids fails the run of every sequence in it.
+        seq.finish('error');
+        unsampled.push(seq);
+        continue;
+      }
       seq.inPrefill = false;
       seq.append(token, this.config.maxModelLen);
       sampled.push(seq);
@@ -221,6 +240,7 @@ export class EngineCore {
     const outputs: GenRequestOutput[] = [];
     let genTokens = 0;
     for (const seq of errored) outputs.push(this.outputOf(seq, []));
+    for (const seq of unsampled) outputs.push(this.outputOf(seq, []));
     for (const seq of sampled) {
       if (seq.firstTokenTs < 0) seq.firstTokenTs = ts;
       seq.lastTokenTs = ts;

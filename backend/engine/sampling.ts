@@ -81,11 +81,14 @@ export function prngFor(seed: number | undefined): Prng {
   return new Prng(seed ?? Math.floor(Math.random() * 4294967296));
 }
 
-/** Index of the largest logit (the first one on ties). */
+/** What `sampleToken` returns when no id can be picked: every logit is -Infinity or NaN. */
+export const NO_TOKEN = -1;
+
+/** Index of the largest logit (the first one on ties); NO_TOKEN when none is above -Infinity (NaN never wins). */
 export function argmax(logits: Float32Array): number {
-  let best = 0;
-  let bestV = logits[0]!;
-  for (let i = 1; i < logits.length; i++) {
+  let best = NO_TOKEN;
+  let bestV = -Infinity;
+  for (let i = 0; i < logits.length; i++) {
     const v = logits[i]!;
     if (v > bestV) {
       bestV = v;
@@ -100,13 +103,14 @@ export function argmax(logits: Float32Array): number {
  * min_tokens) never win. Writes -Infinity into `logits` at the banned ids, so pass a buffer the
  * caller owns. Greedy at temperature 0; otherwise min_p (a threshold relative to the best
  * token), top-k (partial selection) and top-p (over a candidate set that grows until it holds
- * the mass), never a sort of the whole vocabulary.
+ * the mass), never a sort of the whole vocabulary. NO_TOKEN when every id is banned or NaN.
  */
 export function sampleToken(logits: Float32Array, params: SamplingParams, rng: Prng, banned: readonly number[]): number {
   for (const b of banned) if (b < logits.length) logits[b] = -Infinity;
-  if (params.temperature === 0) return argmax(logits);
+  const best = argmax(logits);
+  if (params.temperature === 0 || best === NO_TOKEN) return best;
   const t = params.temperature;
-  const maxL = logits[argmax(logits)]!;
+  const maxL = logits[best]!;
   // min_p keeps p_i >= min_p * p_max, i.e. logit_i / T >= max / T + ln(min_p).
   const floor = params.minP > 0 ? maxL + t * Math.log(params.minP) : -Infinity;
   if (params.topK === 0 && params.topP >= 1) return sampleAll(logits, t, maxL, floor, rng);

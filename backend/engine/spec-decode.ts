@@ -9,6 +9,7 @@
  */
 import type { SpecDecodingStats } from '../../schema/engine-ipc.js';
 import type { Sequence } from './sequence.js';
+import { NO_TOKEN } from './sampling.js';
 
 /** What one verify produced. */
 export interface VerifyResult {
@@ -16,6 +17,8 @@ export interface VerifyResult {
   readonly emitted: number[];
   /** Drafts equal to the token sampled at their position, before the sequence stopped. */
   readonly accepted: number;
+  /** True when a position had nothing to sample (every logit -Infinity or NaN): the sequence must fail. */
+  readonly unsampled: boolean;
 }
 
 /**
@@ -35,13 +38,14 @@ export function verifyDrafts(
   let accepted = 0;
   for (let j = 0; j <= drafts.length; j++) {
     const token = sample(logits.subarray(j * vocab, (j + 1) * vocab));
+    if (token === NO_TOKEN) return { emitted, accepted, unsampled: true }; // nothing samplable: never appended
     seq.append(token, maxModelLen);
     emitted.push(token);
     if (j === drafts.length || token !== drafts[j]) break;
     accepted++;
     if (seq.status !== 'running') break;
   }
-  return { emitted, accepted };
+  return { emitted, accepted, unsampled: false };
 }
 
 /** vLLM's SpecDecodingStats, accumulated between scheduler stats records. */

@@ -144,6 +144,25 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect(await text({ stop_token_ids: [59], min_tokens: 5 } as Partial<Body>)).to.equal('Izhpy2Im^idz');
   });
 
+  it('should refuse with a 400 a request whose stop_token_ids and min_tokens ban every token, and finish the requests beside it', async () => {
+    const before = await Scrape.of(server);
+    // Three requests running on the engine when the bad one arrives (a banned-out sequence used to
+    // put id -1 into the batched run and fail all of them with a 500).
+    const beside = [0, 1, 2].map(() => client.completions.create({ ...greedy, prompt: 'Hello', max_tokens: 48 } as Body));
+    const everyId = Array.from({ length: 259 }, (_v, i) => i);
+    expect(await refusal(client.completions.create({ model: 'tiny-lm', prompt: 'a', max_tokens: 5, min_tokens: 5, stop_token_ids: everyId } as Body))).to.deep.equal({
+      status: 400, error: {
+        message: "stop_token_ids with the model's EOS and suppressed ids cover all 259 token ids, so nothing could be sampled before min_tokens (5); leave at least one id out",
+        type: 'invalid_request_error', param: null, code: null,
+      },
+    });
+    const done = await Promise.all(beside);
+    expect(done.map((r) => [r.choices[0]!.finish_reason, r.usage!.completion_tokens])).to.deep.equal([['length', 48], ['length', 48], ['length', 48]]);
+    const after = await Scrape.of(server);
+    expect(delta(before, after, 'ts_request_success_total', { model_name: 'tiny-lm', finished_reason: 'length' })).to.equal(3);
+    expect(delta(before, after, 'ts_request_success_total', { model_name: 'tiny-lm', finished_reason: 'error' })).to.equal(0);
+  });
+
   it('should answer a list of prompts with n choices each, indexed prompt × n + i, and echo the prompts', async () => {
     const r = await client.completions.create({ ...greedy, prompt: ['Hello', 'Hi'], n: 2, max_tokens: 4 } as Body);
     expect(r.choices.map((c) => [c.index, c.text])).to.deep.equal([[0, 'Iz;i'], [1, 'Iz;i'], [2, 'b5bb'], [3, 'b5bb']]);

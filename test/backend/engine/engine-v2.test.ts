@@ -108,6 +108,24 @@ describe('EngineCore errors and concurrency', () => {
     expect(engine.numRequests).to.equal(0);
   });
 
+  it('should finish only a sequence whose logits leave nothing to sample, never feeding it to the next run', async () => {
+    const { engine, runner } = fakeEngine();
+    engine.addRequest('ok', 'fine prompt', { ...greedy, max_tokens: 5 });
+    engine.addRequest('nan', 'doomed prompt', { temperature: 1, seed: 3, max_tokens: 5 });
+    await engine.step();
+    runner.nanNext.add(1);
+    const s = await engine.step();
+    expect(s.outputs.map((o) => [o.requestId, o.finishReason ?? null, o.newTokenIds.length])).to.deep.equal([
+      ['nan', 'error', 0],
+      ['ok', null, 1],
+    ]);
+    // Not an engine failure: the other requests of the engine are not failed with it.
+    expect(engine.takeError()).to.equal(undefined);
+    const res = collect(await drain(engine));
+    expect(res.get('ok/0')!).to.deep.include({ finishReason: 'length', tokens: fakeGreedy([256, ...Buffer.from('fine prompt', 'utf8')], 5).slice(2) });
+    expect(engine.numRequests).to.equal(0);
+  });
+
   it('should fail the siblings that adopted blocks of a failed prefill and uncache those blocks', async () => {
     const { engine, runner } = fakeEngine();
     const p = promptOf(64, 2);

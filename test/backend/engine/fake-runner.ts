@@ -63,6 +63,8 @@ export class FakeRunner implements ModelRunner {
 
   /** Sequences whose next run fails (each item is its own run, in plan order). */
   readonly failNext = new Set<number>();
+  /** Sequences whose next logits are all NaN (a model that overflowed). */
+  readonly nanNext = new Set<number>();
 
   async run(items: readonly RunItem[]): Promise<RunResult[]> {
     this.runs++;
@@ -82,11 +84,13 @@ export class FakeRunner implements ModelRunner {
       }
       if (row.length !== it.start) throw new Error(`seq ${it.seqId}: row has ${row.length} tokens, step starts at ${it.start}`);
       for (let p = it.start; p < it.start + it.count; p++) {
+        // As onnxruntime's Gather does: one id outside the vocabulary fails the whole batched run.
+        if (!(it.tokens[p]! >= 0 && it.tokens[p]! < FAKE_SPEC.vocabSize)) throw new Error(`seq ${it.seqId}: token id ${it.tokens[p]} is outside the vocabulary`);
         row.push(it.tokens[p]!);
         this.blocks[it.blockTable[Math.floor(p / this.blockSize)]! * this.blockSize + (p % this.blockSize)] = it.tokens[p]!;
       }
       this.computedTokens += it.count;
-      out.push(it.wantLogits ? fakeLogits(row, this.eosAt) : null);
+      out.push(!it.wantLogits ? null : this.nanNext.delete(it.seqId) ? new Float32Array(FAKE_SPEC.vocabSize).fill(NaN) : fakeLogits(row, this.eosAt));
     }
     return out;
   }

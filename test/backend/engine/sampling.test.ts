@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { tokenLogprobs } from '../../../backend/engine/logprobs.js';
 import { PenaltyState, processLogits } from '../../../backend/engine/logits-processors.js';
-import { Prng, resolveSamplingParams, sampleToken } from '../../../backend/engine/sampling.js';
+import { NO_TOKEN, Prng, resolveSamplingParams, sampleToken } from '../../../backend/engine/sampling.js';
 import { sortedIds, topKIds } from '../../../backend/engine/top-candidates.js';
 import { fullSortSample } from '../../../tools/bench/full-sort-sampler.js';
 
@@ -50,6 +50,18 @@ describe('sampleToken', () => {
   it('should never sample a banned id', () => {
     const params = resolveSamplingParams({ temperature: 2 });
     for (let seed = 0; seed < 100; seed++) expect(sampleToken(Float32Array.from([5, 5, 5]), params, new Prng(seed), [1])).to.not.equal(1);
+  });
+
+  it('should return NO_TOKEN, greedy or sampled, when every id is banned or NaN, and never let a NaN win', () => {
+    for (const temperature of [0, 1]) {
+      for (const top of [{}, { top_k: 2 }, { top_p: 0.5 }]) {
+        const params = resolveSamplingParams({ temperature, ...top });
+        expect(sampleToken(Float32Array.from([5, 5, 5]), params, new Prng(1), [0, 1, 2])).to.equal(NO_TOKEN);
+        expect(sampleToken(Float32Array.from([NaN, NaN, NaN]), params, new Prng(1), [])).to.equal(NO_TOKEN);
+      }
+    }
+    expect(NO_TOKEN).to.equal(-1);
+    expect(sampleToken(Float32Array.from([NaN, 1, 3]), resolveSamplingParams({ temperature: 0 }), new Prng(1), [])).to.equal(2);
   });
 });
 

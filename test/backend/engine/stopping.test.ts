@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { RequestRejected } from '../../../backend/engine/engine-core.js';
 import { decodeToGenWorkerMessage } from '../../../schema/engine-ipc.js';
 import { fakeGreedy } from './fake-runner.js';
 import { collect, drain, fakeEngine } from './harness.js';
@@ -50,6 +51,25 @@ describe('Stopping (vLLM rules)', () => {
     expect(r.tokens.length).to.equal(9);
     expect(r.tokens.slice(0, 8)).to.not.include(EOS);
     expect(r.tokens[8]).to.equal(EOS);
+  });
+
+  it('should refuse a request whose stop_token_ids and min_tokens ban every id of the vocabulary, and only then', () => {
+    const { engine } = fakeEngine();
+    const all = Array.from({ length: 259 }, (_v, i) => i);
+    const why = 'stop_token_ids with the model\'s EOS and suppressed ids cover all 259 token ids, so nothing could be sampled before min_tokens (5); leave at least one id out';
+    expect(() => engine.addRequest('all', 'a', { max_tokens: 5, min_tokens: 5, stop_token_ids: all })).to.throw(RequestRejected, why);
+    // EOS (257) is banned before min_tokens anyway: leaving it out of the list changes nothing.
+    expect(() => engine.addRequest('eos', 'a', { max_tokens: 5, min_tokens: 5, stop_token_ids: all.filter((t) => t !== 257) })).to.throw(RequestRejected, why);
+    expect(engine.hasWork()).to.equal(false);
+    // Without min_tokens the ids only stop the sequence; with one id left out it can be sampled.
+    engine.addRequest('no-min', 'a', { ...greedy, max_tokens: 5, stop_token_ids: all });
+    engine.addRequest('one-left', 'a', { ...greedy, max_tokens: 5, min_tokens: 5, stop_token_ids: all.filter((t) => t !== 97) });
+    expect(engine.hasWork()).to.equal(true);
+  });
+
+  it('should refuse every request when the model suppresses its whole vocabulary', () => {
+    const { engine } = fakeEngine({ suppressTokens: Array.from({ length: 259 }, (_v, i) => i) });
+    expect(() => engine.addRequest('x', 'a', { max_tokens: 2 })).to.throw(RequestRejected, 'the model suppresses every token of its 259-token vocabulary');
   });
 
   it('should never sample the model\'s suppressTokens', async () => {
