@@ -14,6 +14,8 @@ import { bodyGuard } from './body-guard.js';
 import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 import { HttpMetrics } from './http-metrics.js';
+import { QueryParams } from './query-params.js';
+import { MODEL_BOUNDS } from '../store/model-bounds.js';
 import { requireToken } from './token-auth.js';
 
 /** What the management app needs. */
@@ -23,29 +25,6 @@ export interface ManagementAppOptions {
   readonly token?: string;
   /** Bounds on request bodies (management routes take none: a body is read and dropped). */
   readonly bodyLimits?: BodyLimits;
-}
-
-function q(req: Request, key: string): string | undefined {
-  const v = (req.query as Record<string, unknown>)[key];
-  if (Array.isArray(v)) return v.length > 0 ? String(v[v.length - 1]) : undefined;
-  return v === undefined ? undefined : String(v);
-}
-
-/** Parses an optional integer query parameter; answers 400 and returns null when invalid. */
-function intParam(req: Request, res: Response, key: string, min: number): number | undefined | null {
-  const v = q(req, key);
-  if (v === undefined || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) {
-    sendError(res, 400, `parameter ${key} must be an integer >= ${min} (got '${v}')`);
-    return null;
-  }
-  return n;
-}
-
-function boolParam(req: Request, key: string, def: boolean): boolean {
-  const v = q(req, key);
-  return v === undefined ? def : v === 'true' || v === '1';
 }
 
 /** Builds the management express app. */
@@ -82,14 +61,17 @@ export function managementApp(opts: ManagementAppOptions): Express {
   });
 
   app.post('/models', (req, res, next) => {
-    const url = q(req, 'url');
+    const p = new QueryParams(req.query);
+    const url = p.string('url');
+    const modelName = p.string('model_name');
+    const batchSize = p.int('batch_size', MODEL_BOUNDS.batchSize);
+    const maxBatchDelayMs = p.int('max_batch_delay', MODEL_BOUNDS.maxBatchDelay);
+    const initial = p.int('initial_workers', MODEL_BOUNDS.minWorkers);
+    const responseTimeoutSec = p.int('response_timeout', MODEL_BOUNDS.responseTimeout);
+    const sync = p.bool('synchronous', true);
+    if (p.error !== null) return sendError(res, 400, p.error);
     if (url === undefined || url === '') return sendError(res, 400, 'Parameter url is required (a model directory inside the model store).');
-    const name = q(req, 'model_name') ?? url.replace(/\/+$/, '').split('/').pop() ?? url;
-    const batchSize = intParam(req, res, 'batch_size', 1); if (batchSize === null) return;
-    const maxBatchDelayMs = intParam(req, res, 'max_batch_delay', 0); if (maxBatchDelayMs === null) return;
-    const initial = intParam(req, res, 'initial_workers', 0); if (initial === null) return;
-    const responseTimeoutSec = intParam(req, res, 'response_timeout', 1); if (responseTimeoutSec === null) return;
-    const sync = boolParam(req, 'synchronous', true);
+    const name = modelName ?? url.replace(/\/+$/, '').split('/').pop() ?? url;
     const overrides = {
       ...(batchSize !== undefined ? { batchSize } : {}),
       ...(maxBatchDelayMs !== undefined ? { maxBatchDelayMs } : {}),
@@ -117,16 +99,20 @@ export function managementApp(opts: ManagementAppOptions): Express {
     if (m === undefined) return;
     // Refused before the 202 of an asynchronous scale, which would otherwise promise updates that never come.
     if (m.notScalable !== undefined) return sendError(res, 400, m.notScalable);
-    const min = intParam(req, res, 'min_worker', 0); if (min === null) return;
-    const max = intParam(req, res, 'max_worker', 0); if (max === null) return;
+    const p = new QueryParams(req.query);
+    const min = p.int('min_worker', MODEL_BOUNDS.minWorkers);
+    const max = p.int('max_worker', MODEL_BOUNDS.maxWorkers);
+    const sync = p.bool('synchronous', false);
+    if (p.error !== null) return sendError(res, 400, p.error);
     const newMin = min ?? m.config.minWorkers;
     // An explicit max below the min is a client error (TorchServe's 400), not something to clamp silently.
     if (max !== undefined && max < newMin) return sendError(res, 400, `max_worker cannot be less than min_worker (${max} < ${newMin})`);
+    // A maximum no scale could reach is refused too, rather than stored and shown by GET.
+    if (max !== undefined && max > manager.maxWorkers) return sendError(res, 400, `max_worker ${max} is over --max-workers ${manager.maxWorkers}`);
     const newMax = max ?? m.config.maxWorkers;
     // Bounded by the model's maxWorkers and the server's --max-workers: a 400 naming the bound.
     const refused = manager.scaleRefusal(m.config.name, newMin, newMax);
     if (refused !== null) return sendError(res, 400, refused);
-    const sync = boolParam(req, 'synchronous', false);
     const done = m.scale(newMin, newMax);
     if (!sync) {
       res.status(202).json({ status: 'Processing worker updates...' });

@@ -10,6 +10,8 @@ import type { YamlParse } from '../../schema/config/yaml-source.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
 import { parsePipelineSpec } from '../../schema/pipeline-config.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
+import type { IntBound } from './model-bounds.js';
+import { MODEL_BOUNDS, boundText } from './model-bounds.js';
 import { PathEscapeError, resolveInside } from './safe-path.js';
 
 /** The file every model directory holds. */
@@ -37,7 +39,7 @@ const KNOWN_KEYS = new Set([
 /** Handlers the server provides itself (no module file in the model directory). */
 const BUILT_IN_HANDLERS: ReadonlySet<string> = new Set(['onnx', 'generate', 'vocoder', 'pipeline']);
 
-interface IntRule { readonly key: string; readonly min: number; readonly def: number }
+interface IntRule { readonly key: keyof typeof MODEL_BOUNDS; readonly def: number }
 
 /** A model's version when its model-config gives none (TorchServe's default). */
 export const DEFAULT_MODEL_VERSION = '1.0';
@@ -148,18 +150,20 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   const int = (r: IntRule): number => {
     const v = doc[r.key];
     if (v === undefined || v === null) return r.def;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < r.min) {
-      bad(r.key, `must be an integer >= ${r.min} (got ${JSON.stringify(v)})`);
+    const b: IntBound = MODEL_BOUNDS[r.key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < b.min || v > b.max) {
+      bad(r.key, `must be ${boundText(b)} (got ${JSON.stringify(v)})`);
       return r.def;
     }
     return v;
   };
-  const batchSize = overrides.batchSize ?? int({ key: 'batchSize', min: 1, def: 1 });
-  const maxBatchDelayMs = overrides.maxBatchDelayMs ?? int({ key: 'maxBatchDelay', min: 0, def: 100 });
-  const minWorkers = overrides.minWorkers ?? int({ key: 'minWorkers', min: 0, def: 1 });
-  const maxWorkers = overrides.maxWorkers ?? int({ key: 'maxWorkers', min: 0, def: Math.max(1, minWorkers) });
-  const responseTimeoutSec = overrides.responseTimeoutSec ?? int({ key: 'responseTimeout', min: 1, def: 120 });
-  const threads = int({ key: 'threads', min: 1, def: 1 });
+  // Overrides come from the management API, which checked them against the same MODEL_BOUNDS.
+  const batchSize = overrides.batchSize ?? int({ key: 'batchSize', def: 1 });
+  const maxBatchDelayMs = overrides.maxBatchDelayMs ?? int({ key: 'maxBatchDelay', def: 100 });
+  const minWorkers = overrides.minWorkers ?? int({ key: 'minWorkers', def: 1 });
+  const maxWorkers = overrides.maxWorkers ?? int({ key: 'maxWorkers', def: Math.max(1, minWorkers) });
+  const responseTimeoutSec = overrides.responseTimeoutSec ?? int({ key: 'responseTimeout', def: 120 });
+  const threads = int({ key: 'threads', def: 1 });
   if (maxWorkers < minWorkers) bad('maxWorkers', `must be >= minWorkers (${maxWorkers} < ${minWorkers})`);
   if (batchSize < 1) bad('batchSize', 'must be >= 1');
 

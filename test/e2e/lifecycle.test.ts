@@ -127,15 +127,36 @@ describe('tsserve start: workers, scaling and management (real server)', functio
     const escape = await call('POST', `${server.management}/models?url=../mlp&model_name=evil`);
     expect(escape.status).to.equal(400);
     const badBatch = await call('POST', `${server.management}/models?url=mlp&model_name=bad&batch_size=abc`);
-    expect(badBatch).to.deep.equal({ status: 400, json: { code: 400, type: 'BadRequestException', message: "parameter batch_size must be an integer >= 1 (got 'abc')" } });
+    expect(badBatch).to.deep.equal({ status: 400, json: { code: 400, type: 'BadRequestException', message: "parameter batch_size must be an integer from 1 to 1024 (got 'abc')" } });
     const badScale = await call('PUT', `${server.management}/models/mlp2?min_worker=-1`);
-    expect(badScale).to.deep.equal({ status: 400, json: { code: 400, type: 'BadRequestException', message: "parameter min_worker must be an integer >= 0 (got '-1')" } });
+    expect(badScale).to.deep.equal({ status: 400, json: { code: 400, type: 'BadRequestException', message: "parameter min_worker must be an integer from 0 to 1024 (got '-1')" } });
     expect((await call('GET', `${server.management}/models/bad`)).status).to.equal(404);
     const dup = await call('POST', `${server.management}/models?url=mlp&model_name=mlp2`);
     expect(dup.status).to.equal(409);
     const del = await call('DELETE', `${server.management}/models/mlp2`);
     expect(del).to.deep.equal({ status: 200, json: { status: 'Model "mlp2" unregistered' } });
     expect((await post(`${server.inference}/predictions/mlp2`, mlpInput(3))).status).to.equal(404);
+  });
+
+  it('should refuse a timer past its bound, an exponent, an unbounded count, a repeated url and synchronous=maybe with a 400 naming the parameter', async () => {
+    const bad = (message: string): unknown => ({ status: 400, json: { code: 400, type: 'BadRequestException', message } });
+    const reg = (qs: string): Promise<unknown> => call('POST', `${server.management}/models?url=mlp&model_name=mlp3&${qs}`);
+    // 3000000 s overflowed setTimeout to 1 ms: every request answered 504 and killed the worker.
+    expect(await reg('response_timeout=3000000')).to.deep.equal(bad("parameter response_timeout must be an integer from 1 to 86400 seconds (got '3000000')"));
+    expect(await reg('response_timeout=1e23')).to.deep.equal(bad("parameter response_timeout must be an integer from 1 to 86400 seconds (got '1e23')"));
+    expect(await reg('response_timeout=1e3')).to.deep.equal(bad("parameter response_timeout must be an integer from 1 to 86400 seconds (got '1e3')"));
+    expect(await reg('batch_size=99999999999999999999')).to.deep.equal(bad("parameter batch_size must be an integer from 1 to 1024 (got '99999999999999999999')"));
+    expect(await reg('max_batch_delay=1e300')).to.deep.equal(bad("parameter max_batch_delay must be an integer from 0 to 60000 ms (got '1e300')"));
+    expect(await reg('synchronous=maybe')).to.deep.equal(bad("parameter synchronous must be true or false (got 'maybe')"));
+    expect(await call('POST', `${server.management}/models?url=mlp&url=custom&model_name=mlp3`)).to.deep.equal(bad('parameter url must be given once (got 2 values)'));
+    expect(await call('PUT', `${server.management}/models/mlp?min_worker=1&max_worker=100000000000000000000`)).to.deep.equal(bad("parameter max_worker must be an integer from 0 to 1024 (got '100000000000000000000')"));
+    expect(await call('PUT', `${server.management}/models/mlp?min_worker=1e300`)).to.deep.equal(bad("parameter min_worker must be an integer from 0 to 1024 (got '1e300')"));
+    const cap = 4 * os.availableParallelism();
+    expect(await call('PUT', `${server.management}/models/mlp?min_worker=1&max_worker=${cap + 1}`)).to.deep.equal(bad(`max_worker ${cap + 1} is over --max-workers ${cap}`));
+    // Nothing was registered or rescaled.
+    expect((await call('GET', `${server.management}/models/mlp3`)).status).to.equal(404);
+    const desc = (await call('GET', `${server.management}/models/mlp`)).json as Array<Record<string, unknown>>;
+    expect([desc[0].minWorkers, desc[0].maxWorkers, desc[0].responseTimeout]).to.deep.equal([1, 4, 30]);
   });
 });
 

@@ -101,7 +101,7 @@ describe('model-config.yaml engine: block', () => {
     fs.writeFileSync(path.join(dir, 'model-config.yaml'), 'handler: generate\nmodel: model.onnx\nbatchSize: 0\nengine:\n  max_num_seq: 64\n  block_size: sixteen\n  blockSize: 16\n  enable_prefix_caching: true\n  enablePrefixCaching: false\n');
     const f = path.join(dir, 'model-config.yaml');
     expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
-      `${f}:3:12: batchSize: must be an integer >= 1 (got 0)`,
+      `${f}:3:12: batchSize: must be an integer from 1 to 1024 (got 0)`,
       `${f}:5:3: engine.max_num_seq: unknown engine setting (value 64); did you mean "max_num_seqs"?`,
       `${f}:6:15: engine.block_size: must be an integer >= 1, got "sixteen"`,
       `${f}:9:3: engine.enablePrefixCaching: false conflicts with engine.enable_prefix_caching: true (the same setting spelled two ways)`,

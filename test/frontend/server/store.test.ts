@@ -61,10 +61,32 @@ describe('Model store', () => {
     fs.rmSync(dir, { recursive: true, force: true });
     const f = `${dir}/model-config.yaml`;
     expect(r).to.deep.equal({ ok: false, problems: [
-      `${f}:2:12: batchSize: must be an integer >= 1 (got 0)`,
+      `${f}:2:12: batchSize: must be an integer from 1 to 1024 (got 0)`,
       `${f}:4:13: maxWorkers: must be >= minWorkers (1 < 3)`,
       `${f}:1:10: handler: path '../../x.js' must not contain '..'`,
     ] });
+  });
+
+  it('should refuse timers and counts past their bounds (a responseTimeout over 2^31-1 ms fired at once)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bounds-'));
+    const f = `${dir}/model-config.yaml`;
+    try {
+      fs.writeFileSync(path.join(dir, 'h.js'), '');
+      fs.writeFileSync(f, 'handler: h.js\nresponseTimeout: 3000000\nmaxBatchDelay: 60001\nbatchSize: 1025\nminWorkers: 2000\nmaxWorkers: 1e20\nthreads: 4096\n');
+      expect(loadModelConfig('b', dir)).to.deep.equal({ ok: false, problems: [
+        `${f}:4:12: batchSize: must be an integer from 1 to 1024 (got 1025)`,
+        `${f}:3:16: maxBatchDelay: must be an integer from 0 to 60000 ms (got 60001)`,
+        `${f}:5:13: minWorkers: must be an integer from 0 to 1024 (got 2000)`,
+        `${f}:6:13: maxWorkers: must be an integer from 0 to 1024 (got 100000000000000000000)`,
+        `${f}:2:18: responseTimeout: must be an integer from 1 to 86400 seconds (got 3000000)`,
+        `${f}:7:10: threads: must be an integer from 1 to 1024 (got 4096)`,
+      ] });
+      fs.writeFileSync(f, 'handler: h.js\nresponseTimeout: 86400\nmaxBatchDelay: 60000\nbatchSize: 1024\n');
+      const r = loadModelConfig('b', dir);
+      expect(r.ok && [r.config.responseTimeoutSec, r.config.maxBatchDelayMs, r.config.batchSize]).to.deep.equal([86400, 60000, 1024]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('should place a YAML syntax error at its line and column, and guess the key an unknown one meant', () => {
