@@ -28,6 +28,9 @@ export const SPOKEN_CHAT_FIELDS: ReadonlySet<string> = new Set([...CHAT_FIELDS, 
  */
 export const SPEECH_FIELDS: ReadonlySet<string> = new Set(['model', 'input', 'voice', 'response_format']);
 
+/** A spoken chat's `audio` options (OpenAI's). */
+export const AUDIO_OPTION_FIELDS: ReadonlySet<string> = new Set(['voice', 'format']);
+
 /** `stream_options`. */
 export const STREAM_OPTION_FIELDS: ReadonlySet<string> = new Set(['include_usage', 'continuous_usage_stats']);
 

@@ -14,7 +14,7 @@ import { jsonBody } from '../http/json-body.js';
 import type { SpeakHandle, SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/orchestrator.js';
 import type { ChatHook } from './chat-hooks.js';
 import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
-import { SPEECH_FIELDS, SPOKEN_CHAT_FIELDS } from './allowed-fields.js';
+import { AUDIO_OPTION_FIELDS, SPEECH_FIELDS, SPOKEN_CHAT_FIELDS } from './allowed-fields.js';
 import type { ModelVocab } from './model-vocab.js';
 import { parseChatRequest, refuseUnsupported } from './params.js';
 import { readyPrompts } from './request-prompts.js';
@@ -43,9 +43,15 @@ export function parseAudioOptions(body: Obj, stream: boolean): { readonly format
   if (!Array.isArray(mods) || mods.length === 0 || !mods.every((m) => m === 'text' || m === 'audio')) {
     throw new OpenAIError(400, `modalities must be a list of "text" and "audio", got ${JSON.stringify(mods)}`, 'modalities');
   }
-  if (!mods.includes('audio')) return null;
-  const a = body.audio as Obj | undefined;
-  if (typeof a !== 'object' || a === null) throw new OpenAIError(400, 'audio {voice, format} is required when modalities includes "audio"', 'audio');
+  const a = body.audio as Obj | undefined | null;
+  if (!mods.includes('audio')) {
+    // Never dropped silently: the client asked for audio and would get text only.
+    if (a !== undefined && a !== null) throw new OpenAIError(400, 'audio is set but modalities does not include "audio": send modalities ["text", "audio"]', 'audio');
+    return null;
+  }
+  if (!mods.includes('text')) throw new OpenAIError(400, 'modalities ["audio"] must also include "text": the answer is a transcript with its audio, send ["text", "audio"]', 'modalities');
+  if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new OpenAIError(400, 'audio {voice, format} is required when modalities includes "audio"', 'audio');
+  refuseUnsupported(a, AUDIO_OPTION_FIELDS, 'audio.');
   if (typeof a.voice !== 'string' || a.voice === '') throw new OpenAIError(400, 'audio.voice must be a non-empty string', 'audio.voice');
   if (a.format !== 'wav' && a.format !== 'pcm16') throw new OpenAIError(400, `audio.format must be "wav" or "pcm16", got ${JSON.stringify(a.format)}`, 'audio.format');
   if (stream && a.format !== 'pcm16') throw new OpenAIError(400, 'streamed audio needs audio.format "pcm16"', 'audio.format');
@@ -61,10 +67,13 @@ export function chatAudioHook(lookup: (name: string) => SpeakingModel | undefine
     try {
       const p = parseChatRequest(body, SPOKEN_CHAT_FIELDS);
       if (p.params.n !== 1) throw new OpenAIError(400, 'n must be 1 for a spoken answer', 'n');
+      // The pipeline returns no token logprobs and counts usage once, at the end: refused, not ignored.
+      if (p.params.logprobs !== undefined) throw new OpenAIError(400, `logprobs is not available from ${model.config.name}: a pipeline model returns no token logprobs`, 'logprobs');
+      if (p.continuousUsage) throw new OpenAIError(400, `stream_options.continuous_usage_stats is not available from ${model.config.name}: its usage is sent once, with include_usage`, 'stream_options.continuous_usage_stats');
       const [ready] = readyPrompts(p, model.vocab);
       const audio = parseAudioOptions(body, p.stream);
       const speak: SpeakRequest = { prompt: ready!.ids, params: { ...p.params, max_tokens: ready!.maxTokens }, arrivalMs, streamed: p.stream };
-      if (p.stream) streamChat(model, speak, audio !== null, res);
+      if (p.stream) streamChat(model, speak, audio !== null, p.includeUsage, res);
       else answerChat(model, speak, audio?.format ?? null, res);
     } catch (e) {
       if (!(e instanceof OpenAIError)) throw e;
@@ -117,7 +126,7 @@ function answerChat(model: SpeakingModel, req: SpeakRequest, format: ChatAudioFo
   id = h?.requestId ?? '';
 }
 
-function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean, res: Response): void {
+function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean, includeUsage: boolean, res: Response): void {
   let done = false;
   let begun = false;
   let id = '';
@@ -144,6 +153,8 @@ function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean,
       begin();
       done = true;
       send(withAudio ? { audio: { id: `audio_${id}`, expires_at: created + AUDIO_EXPIRY_SEC } } : {}, r.finishReason);
+      // stream_options.include_usage: OpenAI's last chunk, no choices and the request's usage.
+      if (includeUsage) res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [], usage: usageOf(r) })}\n\n`);
       res.end('data: [DONE]\n\n');
     },
     onError: (status, message) => {

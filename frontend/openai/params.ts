@@ -109,7 +109,10 @@ function common(body: Obj, prompts: readonly (string | readonly number[])[], max
   const model = body.model;
   if (typeof model !== 'string' || model === '') bad('model', 'model is required: the name of a served generation model (GET /v1/models)');
   let maxTokens: number | undefined;
-  for (const k of maxTokensKeys) maxTokens ??= int(body, k, 1);
+  for (const k of maxTokensKeys) {
+    const v = int(body, k, 1); // every spelling is checked, the first one set is used
+    maxTokens ??= v;
+  }
   const n = int(body, 'n', 1, MAX_N) ?? 1;
   const temperature = num(body, 'temperature', (x) => x >= 0 && x <= 2, 'a number between 0 and 2');
   const topP = num(body, 'top_p', (x) => x > 0 && x <= 1, 'a number in (0, 1]');
@@ -235,7 +238,7 @@ export function parseMessages(msgs: unknown): ChatMessage[] {
   if (!Array.isArray(msgs) || msgs.length === 0) bad('messages', 'messages must be a non-empty list of {role, content}');
   return msgs.map((m: unknown, i) => {
     const o = m as Obj;
-    if (typeof m !== 'object' || m === null) bad(`messages[${i}]`, 'each message must be an object {role, content}');
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) bad(`messages[${i}]`, 'each message must be an object {role, content}');
     refuseUnsupported(o, MESSAGE_FIELDS, `messages[${i}].`);
     if (typeof o.role !== 'string' || !ROLES.has(o.role)) bad(`messages[${i}].role`, `role must be one of ${[...ROLES].join(', ')}`);
     return { role: o.role as string, content: messageContent(o.content, i) };

@@ -181,6 +181,37 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     expect(delta(before, after, 'ts_omni_audio_frames_total', AUDIO('tiny-omni'))).to.equal(0);
   });
 
+  it('should refuse the spoken-chat fields a pipeline cannot honour with a 400 naming them, before any stage', async () => {
+    const before = await Scrape.of(server);
+    const refusal = (over: Record<string, unknown>): Promise<[number, string] | null> =>
+      client.chat.completions.create({ ...spoken('tiny-omni', 'hi', 4, 'wav', false), ...over } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming)
+        .then(() => null, (e: unknown) => [(e as { status: number }).status, (e as Error).message]);
+    const noLogprobs: [number, string] = [400, '400 logprobs is not available from tiny-omni: a pipeline model returns no token logprobs'];
+    expect(await refusal({ logprobs: true })).to.deep.equal(noLogprobs);
+    expect(await refusal({ logprobs: true, top_logprobs: 3 })).to.deep.equal(noLogprobs);
+    expect(await refusal({ audio: { voice: 'alloy', format: 'wav', speed: 2 } })).to.deep.equal([400, "400 Unsupported parameter: 'audio.speed' is not supported by this server."]);
+    expect(await refusal({ modalities: ['text'] })).to.deep.equal([400, '400 audio is set but modalities does not include "audio": send modalities ["text", "audio"]']);
+    expect(await refusal({ modalities: ['audio'] })).to.deep.equal([400, '400 modalities ["audio"] must also include "text": the answer is a transcript with its audio, send ["text", "audio"]']);
+    expect(await refusal({ stream: true, audio: { voice: 'alloy', format: 'pcm16' }, stream_options: { continuous_usage_stats: true } })).to.deep.equal([400, '400 stream_options.continuous_usage_stats is not available from tiny-omni: its usage is sent once, with include_usage']);
+    const after = await Scrape.of(server);
+    expect(delta(before, after, 'http_requests_total', { handler: '/v1/chat/completions', method: 'POST', status: '4xx' })).to.equal(6);
+    for (const reason of ['stop', 'length', 'abort', 'error']) {
+      expect(delta(before, after, 'ts_omni_requests_success_total', { ...M('tiny-omni'), finished_reason: reason })).to.equal(0);
+    }
+  });
+
+  it('should end a spoken stream with OpenAI\'s usage chunk when stream_options.include_usage asks for it', async () => {
+    const plain = await client.chat.completions.create(spoken('tiny-omni', 'count me', 6, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+    const stream = await client.chat.completions.create({ ...spoken('tiny-omni', 'count me', 6, 'pcm16', true), stream_options: { include_usage: true } } as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const chunks: OpenAI.Chat.ChatCompletionChunk[] = [];
+    for await (const c of stream) chunks.push(c);
+    const last = chunks[chunks.length - 1]!;
+    expect([last.choices.length, last.usage]).to.deep.equal([0, { prompt_tokens: plain.usage!.prompt_tokens, completion_tokens: 6, total_tokens: plain.usage!.prompt_tokens + 6 }]);
+    // Only the last chunk carries usage, and the one before it carries the finish.
+    expect(chunks.filter((c) => c.usage !== undefined && c.usage !== null).length).to.equal(1);
+    expect(chunks[chunks.length - 2]!.choices[0]!.finish_reason).to.equal('length');
+  });
+
   it('should spread requests over 2 thinker replicas, each with its own series, and deliver every throttled count', async () => {
     const N = 6;
     const before = await Scrape.of(server);

@@ -143,6 +143,14 @@ describe('OpenAI request params', () => {
     expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'robot', content: 'x' }] }))).to.deep.equal({
       status: 400, param: 'messages[0].role', message: 'role must be one of system, developer, user, assistant, tool',
     });
+    // max_completion_tokens wins, but a bad max_tokens beside it is still refused, not ignored.
+    expect(parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_completion_tokens: 2, max_tokens: 3 }).maxTokens).to.equal(2);
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_completion_tokens: 2, max_tokens: -5 }))).to.deep.equal({
+      status: 400, param: 'max_tokens', message: 'max_tokens must be an integer between 1 and 9007199254740991, got -5',
+    });
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [[1]] }))).to.deep.equal({
+      status: 400, param: 'messages[0]', message: 'each message must be an object {role, content}',
+    });
   });
 });
 
