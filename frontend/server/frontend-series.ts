@@ -4,7 +4,7 @@
  * (TorchServe); one declared with other dimensions or another type stops start-up with a
  * message naming what the server supplies (never a per-request failure).
  */
-import type { MetricType } from '../../schema/types.js';
+import type { MetricSpec, MetricType, MetricsConfig } from '../../schema/types.js';
 import type { MetricsPort, SeriesHandle } from './metrics-port.js';
 
 interface Emitted {
@@ -30,8 +30,19 @@ export const EMITTED_METRICS: Readonly<Record<string, Emitted>> = {
   http_request_duration_highr_seconds: { dims: [], types: ['histogram'] },
 };
 
-/** Problems with how metrics.yaml declares the frontend metrics (empty when fine). */
-export function checkFrontendMetrics(metrics: MetricsPort): string[] {
+/** Where the check finds a declared metric: a `MetricsPort` at start, a loaded config in `tsserve metrics validate`. */
+export interface SpecLookup {
+  get(name: string): { readonly spec: MetricSpec } | null;
+}
+
+/** The lookup over a loaded config's metrics (no sink is opened: validate needs no server). */
+export function specLookup(config: MetricsConfig): SpecLookup {
+  const byName = new Map(config.metrics.map((spec) => [spec.name, { spec }]));
+  return { get: (name) => byName.get(name) ?? null };
+}
+
+/** Problems with how metrics.yaml declares the frontend metrics (empty when fine), each `LINE:COL: message`. */
+export function checkFrontendMetrics(metrics: SpecLookup): string[] {
   const problems: string[] = [];
   for (const [name, e] of Object.entries(EMITTED_METRICS)) {
     const m = metrics.get(name);

@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { defaultMetricsConfigPath, loadMetricsConfig } from '../../schema/config/load.js';
 
@@ -48,6 +49,22 @@ describe('tsserve metrics validate', () => {
       `${file}:17:7: mode: unknown mode "carrier-pigeon"; use tslog (alias log), prometheus or statsd`,
       '',
     ]);
+  });
+
+  it('should refuse what tsserve start refuses: a frontend metric declared with other dimensions (it printed OK)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-validate-'));
+    const file = path.join(dir, 'bad2.yaml');
+    try {
+      const text = fs.readFileSync(path.join(ROOT, 'metrics.yaml'), 'utf8');
+      const bad = text.replace('dimensions: [*level, *hostname]', 'dimensions: [*level, *model_name, *hostname]');
+      expect(bad).to.not.equal(text);
+      fs.writeFileSync(file, bad);
+      expect(tsserve('metrics', 'validate', file)).to.deep.equal({
+        code: 1, stdout: '', stderr: `${file}:27:7: metric Requests2XX must have dimensions [Level] (+ the hostname), declared [Level, ModelName]\n`,
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('should exit 1 for a missing file', () => {

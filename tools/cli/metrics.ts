@@ -9,6 +9,7 @@ import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../.
 import { packageVersion, resolveStability } from '../../schema/config/stability.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
+import { checkFrontendMetrics, specLookup } from '../../frontend/server/frontend-series.js';
 
 const USAGE = `Usage:
   tsserve metrics validate FILE [FILE...]
@@ -70,8 +71,13 @@ function validate(files: readonly string[]): number {
   let code = 0;
   for (const file of files) {
     const r = loadMetricsConfig(file);
-    if (r.ok) {
+    // Every check `tsserve start` makes on the file: the frontend metrics' types and dimensions too.
+    const wrong = r.ok ? checkFrontendMetrics(specLookup(r.config)) : [];
+    if (r.ok && wrong.length === 0) {
       process.stdout.write(`${file}: OK (${r.config.metrics.length} metrics)\n`);
+    } else if (r.ok) {
+      process.stderr.write(wrong.map((w) => `${file}:${w}\n`).join(''));
+      code = 1;
     } else {
       process.stderr.write(r.problems.map((p) => formatProblem(p) + '\n').join(''));
       code = 1;
