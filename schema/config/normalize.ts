@@ -17,9 +17,12 @@ export type PosOf = (path: DocPath) => SourcePos | null;
 export const DEFAULT_STATSD: StatsdConfig = { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'h' };
 export const DEFAULT_LIMITS = { maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 } as const satisfies Required<MetricsLimits>;
 
-/** The default help text: names the type and the unit. */
-export function defaultHelp(name: string, type: MetricType, unit: string): string {
-  return `${name} (${type}, unit: ${unit})`;
+/**
+ * The default help text: the name alone. The exposition appends ` (unit: UNIT)` to every help
+ * and the catalog has type and unit columns, so a default naming them showed the unit twice.
+ */
+export function defaultHelp(name: string): string {
+  return name;
 }
 
 /** Normalizes a validated document; `file` is stored as given (the caller resolves it). */
@@ -55,7 +58,7 @@ function spec(m: Record<string, unknown>, section: Section, type: MetricType, po
   const dimensions = declared.filter((d) => !HOSTNAME_RE.test(d));
   // TorchServe appends Hostname to every model metric; frontend metrics only get one if declared.
   const hostLabel = host ?? (section === 'model_metrics' ? 'Hostname' : null);
-  const help = typeof m.help === 'string' && m.help.trim() !== '' ? m.help.trim() : defaultHelp(name, type, unit);
+  const help = typeof m.help === 'string' && m.help.trim() !== '' ? m.help.trim() : defaultHelp(name);
   const deprecated = deprecation(m.deprecated);
   return {
     name, ...(typeof m.key === 'string' ? { key: m.key } : {}), section, type, unit, dimensions, hostLabel, help: withNotice(help, deprecated),

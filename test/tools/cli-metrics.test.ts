@@ -95,7 +95,7 @@ describe('tsserve metrics list', () => {
     expect(r.code).to.equal(0);
     expect(lines.length).to.equal(23);
     expect(lines[0]?.split(/\s{2,}/)).to.deep.equal(['NAME', 'SECTION', 'TYPE', 'UNIT', 'DIMENSIONS', 'BUCKETS', 'HELP']);
-    expect(lines[20]?.split(/\s{2,}/)).to.deep.equal(['HandlerTime', 'model_metrics', 'gauge', 'ms', 'ModelName, Level, Hostname (auto)', '-', 'HandlerTime (gauge, unit: ms)']);
+    expect(lines[20]?.split(/\s{2,}/)).to.deep.equal(['HandlerTime', 'model_metrics', 'gauge', 'ms', 'ModelName, Level, Hostname (auto)', '-', 'HandlerTime']);
   });
 
   it('should reject an unknown format with exit 2', () => {

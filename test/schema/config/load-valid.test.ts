@@ -28,17 +28,17 @@ describe('loadMetricsConfig (valid files)', () => {
     ]);
     expect(c.metrics[0]).to.deep.equal({
       name: 'Requests2XX', section: 'ts_metrics', type: 'counter', unit: 'Count', dimensions: ['Level'],
-      hostLabel: 'Hostname', help: 'Requests2XX (counter, unit: Count)', buckets: [], pos: { line: 10, col: 7 },
+      hostLabel: 'Hostname', help: 'Requests2XX', buckets: [], pos: { line: 10, col: 7 },
     });
     expect(c.metrics[3]).to.deep.equal({
       name: 'ts_inference_requests_total', section: 'ts_metrics', type: 'counter', unit: 'Count',
       dimensions: ['model_name', 'model_version'], hostLabel: 'hostname',
-      help: 'ts_inference_requests_total (counter, unit: Count)', buckets: [], pos: { line: 19, col: 7 },
+      help: 'ts_inference_requests_total', buckets: [], pos: { line: 19, col: 7 },
     });
     expect(c.metrics[8]?.dimensions).to.deep.equal(['WorkerName', 'Level']);
     expect(c.metrics[19]).to.deep.equal({
       name: 'HandlerTime', section: 'model_metrics', type: 'gauge', unit: 'ms', dimensions: ['ModelName', 'Level'],
-      hostLabel: 'Hostname', help: 'HandlerTime (gauge, unit: ms)', buckets: [], pos: { line: 73, col: 7 },
+      hostLabel: 'Hostname', help: 'HandlerTime', buckets: [], pos: { line: 73, col: 7 },
     });
     expect(c.modes).to.deep.equal(['tslog', 'prometheus']);
     expect(c.statsd).to.deep.equal({ host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'h' });
@@ -54,7 +54,7 @@ describe('loadMetricsConfig (valid files)', () => {
     const byName = new Map(c.metrics.map((m) => [m.name, m]));
     expect(byName.get('InferenceRequestCount')).to.deep.equal({
       name: 'InferenceRequestCount', section: 'model_metrics', type: 'counter', unit: 'count', dimensions: [],
-      hostLabel: 'Hostname', help: 'InferenceRequestCount (counter, unit: count)', buckets: [], pos: { line: 73, col: 7 },
+      hostLabel: 'Hostname', help: 'InferenceRequestCount', buckets: [], pos: { line: 73, col: 7 },
     });
     expect(byName.get('PostprocessCallCount')?.unit).to.equal('CallCount');
     expect(byName.get('SizeOfImage')?.unit).to.equal('kB');
@@ -89,15 +89,15 @@ describe('loadMetricsConfig (valid files)', () => {
     ]);
     const byName = new Map(c.metrics.map((m) => [m.name, m]));
     expect(byName.get('TokensPerRequest')?.help).to.equal('Tokens generated per request.');
-    expect(byName.get('StepTime')?.help).to.equal('StepTime (histogram, unit: Milliseconds)');
+    expect(byName.get('StepTime')?.help).to.equal('StepTime');
     expect(byName.get('OldCalls')?.help).to.equal('(Deprecated: use Calls instead.) Calls, old name.');
     expect(byName.get('Calls')).to.deep.equal({
       name: 'Calls', section: 'ts_metrics', type: 'counter', unit: 'Count', dimensions: [], hostLabel: null,
-      help: 'Calls (counter, unit: Count)', buckets: [], pos: { line: 33, col: 7 },
+      help: 'Calls', buckets: [], pos: { line: 33, col: 7 },
     });
     expect(byName.get('ModelCalls')).to.deep.equal({
       name: 'ModelCalls', section: 'model_metrics', type: 'counter', unit: 'Count', dimensions: ['ModelName'],
-      hostLabel: 'hostname', help: 'ModelCalls (counter, unit: Count)', buckets: [], pos: { line: 42, col: 7 },
+      hostLabel: 'hostname', help: 'ModelCalls', buckets: [], pos: { line: 42, col: 7 },
     });
     expect(byName.get('Odd')?.pos).to.deep.equal({ line: 30, col: 7 });
   });
@@ -180,7 +180,7 @@ describe('buildMetricsConfig', () => {
     const r = buildMetricsConfig({ model_metrics: { counter: [{ name: 'C', unit: 'Count' }] } });
     expect(r.ok && r.config.metrics[0]).to.deep.equal({
       name: 'C', section: 'model_metrics', type: 'counter', unit: 'Count', dimensions: [], hostLabel: 'Hostname',
-      help: 'C (counter, unit: Count)', buckets: [], pos: null,
+      help: 'C', buckets: [], pos: null,
     });
     expect(r.ok && r.config.file).to.equal('');
   });

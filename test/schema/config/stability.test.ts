@@ -39,8 +39,8 @@ describe('metric stability (deprecated / hidden)', () => {
     expect(c.metrics.map((m) => m.help)).to.deep.equal([
       '(Deprecated since 0.1, use NewCount instead) Requests handled',
       'Requests handled',
-      '(Deprecated: use NewCount instead) NoticeOnly (counter, unit: Count)',
-      'Secret (counter, unit: Count)',
+      '(Deprecated: use NewCount instead) NoticeOnly',
+      'Secret',
     ]);
     expect(c.metrics[0]?.deprecated).to.deep.equal({ since: '0.1', replacement: 'NewCount', note: null });
     expect(c.metrics[3]?.hidden).to.equal(true);
@@ -102,8 +102,8 @@ describe('metric stability (deprecated / hidden)', () => {
     expect(md).to.deep.equal([
       '| `OldCount` | model_metrics | counter | Count | Hostname *(auto)* | (Hidden) (Deprecated since 0.1, use NewCount instead) Requests handled |  |',
       '| `NewCount` | model_metrics | counter | Count | Hostname *(auto)* | Requests handled |  |',
-      '| `NoticeOnly` | model_metrics | counter | Count | Hostname *(auto)* | (Deprecated: use NewCount instead) NoticeOnly (counter, unit: Count) |  |',
-      '| `Secret` | model_metrics | counter | Count | Hostname *(auto)* | (Hidden) Secret (counter, unit: Count) |  |',
+      '| `NoticeOnly` | model_metrics | counter | Count | Hostname *(auto)* | (Deprecated: use NewCount instead) NoticeOnly |  |',
+      '| `Secret` | model_metrics | counter | Count | Hostname *(auto)* | (Hidden) Secret |  |',
     ]);
     expect(renderTable(load()).split('\n')[1]).to.match(/ \(Deprecated since 0\.1, use NewCount instead\) Requests handled$/);
   });

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MetricsConfig } from '../../../../schema/types.js';
+import { parseMetricsConfig } from '../../../../schema/config/load.js';
 import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics.js';
 import { captureLog, makeConfig, makeSpec } from '../make-config.js';
 
@@ -143,6 +144,17 @@ describe('PrometheusSink', () => {
       ].join('\n'),
     );
     expect(await fm.prometheusText(['nope'])).to.equal('');
+  });
+
+  it('should name the unit once in the HELP of a metric declared without help (it rendered twice)', async () => {
+    const r = parseMetricsConfig('mode: prometheus\nmodel_metrics:\n  gauge:\n    - name: ProbeSizeGauge\n      unit: kB\n      dimensions: []\n', '');
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    const fm = promFor(r.config);
+    fm.get('ProbeSizeGauge')!.addOrUpdate(3);
+    const help = async (format: 'text' | 'openmetrics'): Promise<string[]> =>
+      (await fm.prometheusText(['ProbeSizeGauge'], format)).split('\n').filter((l) => l.startsWith('# HELP'));
+    expect(await help('text')).to.deep.equal(['# HELP ProbeSizeGauge ProbeSizeGauge (unit: kB)']);
+    expect(await help('openmetrics')).to.deep.equal(['# HELP ProbeSizeGauge ProbeSizeGauge (unit: kB)']);
   });
 
   it('should put labels in yaml order with the host label last', async () => {
