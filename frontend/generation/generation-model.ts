@@ -161,6 +161,13 @@ export class GenerationModel implements ServedModel, StatLineSource {
     return { requestId, abort: () => engine.abort(requestId) };
   }
 
+  /** Requests the engines can still take before a 503: each engine's --job-queue-size less its load. */
+  remainingCapacity(): number {
+    let free = 0;
+    for (const e of this.enginesById.values()) free += Math.max(0, this.capacity - e.load);
+    return free;
+  }
+
   describe(): ModelDescription {
     const c = this.configValue;
     const pending = this.inFlight();
@@ -168,7 +175,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
       modelName: c.name, modelVersion: c.version, modelUrl: this.opts.modelUrl, handler: c.handler, kind: this.kind,
       minWorkers: this.pool.minWorkers, maxWorkers: this.pool.maxWorkers, batchSize: c.batchSize, maxBatchDelay: c.maxBatchDelayMs,
       responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup, workers: this.pool.workers(),
-      jobQueueStatus: { remainingCapacity: Number.MAX_SAFE_INTEGER, pendingRequests: pending },
+      jobQueueStatus: { remainingCapacity: this.remainingCapacity(), pendingRequests: pending },
     };
   }
 

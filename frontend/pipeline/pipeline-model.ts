@@ -123,7 +123,8 @@ export class PipelineModel implements ServedModel, StatLineSource {
       modelName: c.name, modelVersion: c.version, modelUrl: this.opts.modelUrl, handler: c.handler, kind: this.kind,
       minWorkers: replicas, maxWorkers: replicas, batchSize: c.batchSize, maxBatchDelay: c.maxBatchDelayMs,
       responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup, workers,
-      jobQueueStatus: { remainingCapacity: Number.MAX_SAFE_INTEGER, pendingRequests: this.orchestrator.inFlight },
+      // A spoken request needs room on both stages; code2wav's replicas take --job-queue-size each.
+      jobQueueStatus: { remainingCapacity: Math.min(this.thinker.remainingCapacity(), this.vocoder.replicas().reduce((n, i) => n + Math.max(0, this.thinker.capacity - this.vocoder.load(i)), 0)), pendingRequests: this.orchestrator.inFlight },
     };
   }
 

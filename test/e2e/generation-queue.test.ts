@@ -26,11 +26,13 @@ describe('a generation model\'s bounded queue (real tsserve start, --job-queue-s
     removeStores();
   });
 
-  /** Requests in flight on the model's engines, as the management API reports them. */
-  const pending = async (): Promise<number> => {
+  /** The model's queue as the management API reports it. */
+  const queue = async (): Promise<{ pendingRequests: number; remainingCapacity: number }> => {
     const r = await call('GET', `${server.management}/models/tiny-lm`);
-    return (r.json as { jobQueueStatus: { pendingRequests: number } }[])[0]!.jobQueueStatus.pendingRequests;
+    return (r.json as { jobQueueStatus: { pendingRequests: number; remainingCapacity: number } }[])[0]!.jobQueueStatus;
   };
+  /** Requests in flight on the model's engines. */
+  const pending = async (): Promise<number> => (await queue()).pendingRequests;
 
   it('should answer a third concurrent request 503 while two are in flight, and take the next once one ended', async () => {
     const before = await Scrape.of(server);
@@ -41,6 +43,8 @@ describe('a generation model\'s bounded queue (real tsserve start, --job-queue-s
       await it.next(); // the first chunk: the request is in the engine
       return { s, it };
     }));
+    // Full: the management API says so (one engine, --job-queue-size 2).
+    expect(await queue()).to.deep.equal({ pendingRequests: 2, remainingCapacity: 0 });
     const refused = await client.completions.create({ model: 'tiny-lm', prompt: 'third', max_tokens: 2 }).then(() => null, (e: unknown) => e);
     expect(refused).to.be.instanceOf(OpenAI.APIError);
     const e = refused as InstanceType<typeof OpenAI.APIError>;
@@ -48,6 +52,7 @@ describe('a generation model\'s bounded queue (real tsserve start, --job-queue-s
     held[0]!.s.controller.abort();
     // The aborted request leaves its engine with the engine's next step: then one slot is free.
     await until(async () => (await pending()) === 1, { message: 'the aborted request left the engine' });
+    expect(await queue()).to.deep.equal({ pendingRequests: 1, remainingCapacity: 1 });
     const answered = await client.completions.create({ model: 'tiny-lm', prompt: 'next', max_tokens: 2 });
     held[1]!.s.controller.abort();
     await until(async () => (await pending()) === 0, { message: 'the second held request left the engine' });

@@ -43,7 +43,9 @@ describe('pipelines and --max-workers (real tsserve start)', function () {
       await call('PUT', `${server.management}/models/tiny-omni?min_worker=1`),
       await call('PUT', `${server.management}/models/tiny-omni?min_worker=1&synchronous=true`),
     ];
-    const d = ((await call('GET', `${server.management}/models/tiny-omni`)).json as Array<{ workers: unknown[] }>)[0]!;
+    const d = ((await call('GET', `${server.management}/models/tiny-omni`)).json as Array<{ workers: unknown[]; jobQueueStatus: unknown }>)[0]!;
     expect([...answers, d.workers.length]).to.deep.equal([refusal, refusal, 2]);
+    // Idle: each stage's one replica takes 100 × maxNumSeqs (32) requests (--job-queue-size 0).
+    expect(d.jobQueueStatus).to.deep.equal({ remainingCapacity: 3200, pendingRequests: 0 });
   });
 });
