@@ -10,10 +10,22 @@ import { contentType, negotiate } from '../metrics/exposition/negotiate.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 import { HttpMetrics } from './http-metrics.js';
 
-/** The `name[]` (or `name`) filter of a metrics URL; empty means every family. */
-export function metricNamesFilter(url: string): string[] {
+/** What `?name[]=` asks for: every family (undefined), those names, or a 400's message. */
+export type NamesFilter = { readonly names: readonly string[] | undefined } | { readonly error: string };
+
+/**
+ * The `name[]` (or `name`) filter of a metrics URL, as TorchServe and prometheus_client read
+ * it: each value is a family name, so an empty one (`name[]=`) selects nothing (an empty 200),
+ * like any unknown name. Another bracketed form (`name[0]`, `name[][x]`) would otherwise be
+ * ignored and answer every family, which the caller did not ask for: it is refused.
+ */
+export function metricNamesFilter(url: string): NamesFilter {
   const qs = new URL(url, 'http://x').searchParams;
-  return [...qs.getAll('name[]'), ...qs.getAll('name')].filter((n) => n !== '');
+  for (const key of qs.keys()) {
+    if (key.startsWith('name[') && key !== 'name[]') return { error: `parameter ${key} is not understood: use name[]=NAME, once per metric` };
+  }
+  const names = [...qs.getAll('name[]'), ...qs.getAll('name')];
+  return { names: names.length > 0 ? names : undefined };
 }
 
 /** Builds the metrics express app. */
@@ -25,10 +37,11 @@ export function metricsApp(metrics: MetricsPort): Express {
   const noop = { record: (): void => undefined };
   app.use(new HttpMetrics((n, d) => metrics.get(n)?.bind(d) ?? noop).middleware({ exclude: ['/metrics'] }));
   app.get(['/metrics', '/metrics/{*rest}'], (req, res) => {
-    const names = metricNamesFilter(req.originalUrl);
+    const filter = metricNamesFilter(req.originalUrl);
+    if ('error' in filter) return sendError(res, 400, filter.error);
     // With the sink off the answer is a comment, which only the text format allows.
     const format = metrics.modes.includes('prometheus') ? negotiate(req.get('accept')) : 'text';
-    metrics.prometheusText(names.length > 0 ? names : undefined, format).then(
+    metrics.prometheusText(filter.names, format).then(
       (text) => { res.status(200).set('content-type', format === 'text' ? metrics.prometheusContentType : contentType(format)).send(text); },
       (e: unknown) => sendError(res, 500, `could not render metrics: ${String(e)}`),
     );

@@ -1,0 +1,53 @@
+import { expect } from 'chai';
+import type { AddressInfo } from 'node:net';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import { metricsApp, metricNamesFilter } from '../../../frontend/http/metrics-app.js';
+import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
+import { captureLog, makeConfig, makeSpec } from '../metrics/make-config.js';
+
+describe('metricNamesFilter', () => {
+  it('should read name[] and name, keep an empty name (it selects nothing) and refuse other bracketed forms', () => {
+    expect(metricNamesFilter('/metrics')).to.deep.equal({ names: undefined });
+    expect(metricNamesFilter('/metrics?name[]=A&name%5B%5D=B&name=C')).to.deep.equal({ names: ['A', 'B', 'C'] });
+    expect(metricNamesFilter('/metrics?name[]=')).to.deep.equal({ names: [''] });
+    expect(metricNamesFilter('/metrics?name[0]=Requests2XX')).to.deep.equal({ error: 'parameter name[0] is not understood: use name[]=NAME, once per metric' });
+    expect(metricNamesFilter('/metrics?name[]=A&name[][x]=B')).to.deep.equal({ error: 'parameter name[][x] is not understood: use name[]=NAME, once per metric' });
+  });
+});
+
+describe('metricsApp ?name[]=', () => {
+  let server: http.Server;
+  let base: string;
+  let fm: FrontendMetrics;
+  before(async () => {
+    fm = new FrontendMetrics(makeConfig([makeSpec('Requests2XX', 'counter', [], { help: 'OK answers' })], { modes: ['prometheus'] }), { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });
+    fm.get('Requests2XX')!.addOrUpdate(2);
+    server = http.createServer(metricsApp(fm));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await fm.close();
+  });
+
+  const get = async (qs: string): Promise<[number, string]> => {
+    const r = await fetch(`${base}/metrics${qs}`);
+    return [r.status, await r.text()];
+  };
+
+  it('should answer an empty 200 for an empty or unknown name, as for any name that selects no family', async () => {
+    expect(await get('?name[]=')).to.deep.equal([200, '']);
+    expect(await get('?name[]=nope')).to.deep.equal([200, '']);
+  });
+
+  it('should answer only the named family', async () => {
+    expect(await get('?name[]=Requests2XX')).to.deep.equal([200, '# HELP Requests2XX OK answers (unit: Count)\n# TYPE Requests2XX counter\nRequests2XX 2\n']);
+  });
+
+  it('should answer 400 naming a malformed name parameter instead of the full exposition', async () => {
+    expect(await get('?name[0]=Requests2XX')).to.deep.equal([400, JSON.stringify({ code: 400, type: 'BadRequestException', message: 'parameter name[0] is not understood: use name[]=NAME, once per metric' })]);
+    expect(await get('?name[][x]=Requests2XX')).to.deep.equal([400, JSON.stringify({ code: 400, type: 'BadRequestException', message: 'parameter name[][x] is not understood: use name[]=NAME, once per metric' })]);
+  });
+});
