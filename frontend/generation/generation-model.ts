@@ -168,6 +168,18 @@ export class GenerationModel implements ServedModel, StatLineSource {
     return free;
   }
 
+  /**
+   * Null when `n` more requests would all be admitted now (while any engine has room the least
+   * loaded one does); else the 503 to answer instead, counted once. A request of several prompts
+   * asks first, so it is refused as a whole before any prompt reaches an engine.
+   */
+  admits(n: number): GenerateRefused | null {
+    const free = this.remainingCapacity();
+    if (this.closed || n <= free) return null; // a closing model refuses in generate()
+    this.refused.record(1);
+    return { status: 503, message: `model ${this.configValue.name} can take ${free} more request${free === 1 ? '' : 's'} before its engines are full (--job-queue-size ${this.capacity} each), and this request has ${n} prompts; retry later` };
+  }
+
   describe(): ModelDescription {
     const c = this.configValue;
     const pending = this.inFlight();

@@ -31,6 +31,10 @@ export interface FanOut {
 
 /** Starts one engine request per prompt; refused as a whole when any cannot start. */
 export function generateAll(model: GenerationTarget, prompts: readonly ReadyPrompt[], params: GenSamplingParams, arrivalMs: number, sink: FanOutSink): FanOut | GenerateRefused {
+  if (prompts.length > 1) {
+    const refused = model.admits?.(prompts.length);
+    if (refused !== undefined && refused !== null) return refused;
+  }
   const handles: { abort(): void }[] = [];
   let failed = false;
   const abortAll = (): void => { for (const h of handles) h.abort(); };

@@ -34,6 +34,21 @@ describe('a generation model\'s bounded queue (real tsserve start, --job-queue-s
   /** Requests in flight on the model's engines. */
   const pending = async (): Promise<number> => (await queue()).pendingRequests;
 
+  it('should refuse a request of two prompts as a whole when only one fits, before either reaches the engine', async () => {
+    const before = await Scrape.of(server);
+    const s = await client.completions.create({ model: 'tiny-lm', prompt: 'hold', max_tokens: 900, ...({ ignore_eos: true } as object), stream: true } as OpenAI.Completions.CompletionCreateParamsStreaming);
+    const it = s[Symbol.asyncIterator]();
+    await it.next(); // in the engine: one of the two places taken
+    const refused = await client.completions.create({ model: 'tiny-lm', prompt: ['one', 'two'], max_tokens: 2 }).then(() => null, (e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    expect([refused?.status, refused?.message]).to.deep.equal([503, '503 model tiny-lm can take 1 more request before its engines are full (--job-queue-size 2 each), and this request has 2 prompts; retry later']);
+    const mid = await Scrape.of(server);
+    // Neither prompt was admitted: nothing finished (the abort of an admitted prompt used to count), one refusal.
+    expect(['stop', 'length', 'abort', 'error'].map((r) => delta(before, mid, 'ts_request_success_total', { model_name: 'tiny-lm', finished_reason: r }))).to.deep.equal([0, 0, 0, 0]);
+    expect(delta(before, mid, 'tsserve_requests_refused_total', { model_name: 'tiny-lm', reason: 'queue_full' })).to.equal(1);
+    s.controller.abort();
+    await until(async () => (await pending()) === 0, { message: 'the held request left the engine' });
+  });
+
   it('should answer a third concurrent request 503 while two are in flight, and take the next once one ended', async () => {
     const before = await Scrape.of(server);
     const long = { model: 'tiny-lm', prompt: 'hold', max_tokens: 900, ...({ ignore_eos: true } as object), stream: true } as OpenAI.Completions.CompletionCreateParamsStreaming;
