@@ -236,7 +236,11 @@ class PipelineRun {
     }
     if (o.prefill !== undefined) this.promptTokens = o.prefill.numPromptTokens;
     this.completionTokens += o.newTokenIds.length;
-    for (const t of o.newTokenIds) this.buffer.push(t);
+    // A thinker that stops on EOS or a stop token id ends with that token: it is counted (usage,
+    // as vLLM counts it) but not spoken, as it is not in the transcript either.
+    const stopToken = this.req.codes === undefined && o.finishReason === 'stop' && (o.stopReason === undefined || typeof o.stopReason === 'number');
+    const spoken = stopToken ? o.newTokenIds.length - 1 : o.newTokenIds.length;
+    for (let i = 0; i < spoken; i++) this.buffer.push(o.newTokenIds[i]!);
     if (o.text !== '') {
       this.transcript += o.text;
       this.sink.onText(o.text);

@@ -212,6 +212,21 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     expect(chunks[chunks.length - 2]!.choices[0]!.finish_reason).to.equal('length');
   });
 
+  it('should not speak the stop token a thinker stops on: the audio is the transcript\'s tokens', async () => {
+    const free = await client.chat.completions.create(spoken('tiny-omni', 'stop here', 6, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+    const ids = [...Buffer.from(free.choices[0]!.message.audio!.transcript, 'utf8')];
+    const k = ids.findIndex((t, i) => i > 0 && !ids.slice(0, i).includes(t)); // the first id not seen before it
+    expect(k).to.be.greaterThan(0);
+    const before = await Scrape.of(server);
+    const r = await client.chat.completions.create({ ...spoken('tiny-omni', 'stop here', 6, 'wav', false), stop_token_ids: [ids[k]] } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+    const a = r.choices[0]!.message.audio!;
+    const wav = decodeWav(Buffer.from(a.data, 'base64'));
+    // k tokens before the stop token: spoken and in the transcript; the stop token counted in usage only.
+    expect([r.choices[0]!.finish_reason, a.transcript, r.usage!.completion_tokens, wav.frames]).to.deep.equal(['stop', Buffer.from(ids.slice(0, k)).toString('utf8'), k + 1, k * FRAMES_PER_TOKEN]);
+    const after = await Scrape.of(server);
+    expect(delta(before, after, 'ts_omni_audio_frames_total', AUDIO('tiny-omni'))).to.equal(k * FRAMES_PER_TOKEN);
+  });
+
   it('should spread requests over 2 thinker replicas, each with its own series, and deliver every throttled count', async () => {
     const N = 6;
     const before = await Scrape.of(server);
