@@ -13,6 +13,8 @@ export type DropReason =
   | 'not_finite'
   /** A counter increment below zero (counters only go up). */
   | 'negative_counter'
+  /** A finite counter increment that would make the counter's total overflow to Infinity. */
+  | 'counter_overflow'
   /** Wrong number of dimension values, an unknown dimension name, or a non-string value. */
   | 'bad_dimensions'
   /** A request id that is not a string. */
@@ -42,6 +44,7 @@ export type DropReason =
 export const DROP_REASONS: readonly DropReason[] = Object.freeze([
   'not_finite',
   'negative_counter',
+  'counter_overflow',
   'bad_dimensions',
   'bad_request_id',
   'unknown_metric',

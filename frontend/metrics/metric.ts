@@ -22,6 +22,12 @@ export interface MetricHooks {
 
 /** A bound series: checks the value, then loops over pre-bound sink children. */
 class Series implements BoundSeries {
+  /**
+   * A counter's running total: what each sink's sum reaches (StatsD's per-flush sums stay
+   * below it), kept so that a finite datapoint that would make it Infinity is dropped here.
+   */
+  private total = 0;
+
   constructor(
     private readonly name: string,
     private readonly counter: boolean,
@@ -45,6 +51,14 @@ class Series implements BoundSeries {
         return;
       }
       rid = undefined;
+    }
+    if (this.counter) {
+      const total = this.total + value;
+      if (total === Infinity) {
+        this.hooks.dropped('counter_overflow', 1, this.name);
+        return;
+      }
+      this.total = total;
     }
     const at = typeof timeMs === 'number' && timeMs - timeMs === 0 ? timeMs : undefined;
     const children = this.children;

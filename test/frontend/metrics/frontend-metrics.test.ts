@@ -1,8 +1,10 @@
 import { expect } from 'chai';
+import * as dgram from 'node:dgram';
 import * as os from 'node:os';
 import { DROP_REASONS, FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
 import { seriesKey } from '../../../frontend/metrics/series-key.js';
 import { captureLog, makeConfig, makeSpec } from './make-config.js';
+import { until } from '../../support/until.js';
 
 function make(maxSeries = 1000): { fm: FrontendMetrics; logs: string[] } {
   const { lines, log } = captureLog();
@@ -59,6 +61,32 @@ describe('FrontendMetrics', () => {
       'warn: metrics: dropped a datapoint of Depth (not_finite); further drops like it are only counted in tsserve_datapoints_dropped_total',
     ]);
     expect(await fm.prometheusText(['Req'])).to.equal('# HELP Req Req (unit: Count)\n# TYPE Req counter\n');
+  });
+
+  it('should drop a counter datapoint that would make the total Infinity (counter_overflow), so no sink sends or shows Infinity', async () => {
+    const udp = dgram.createSocket('udp4');
+    const packets: string[] = [];
+    udp.on('message', (b) => packets.push(...b.toString().split('\n')));
+    await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+    const { lines, log } = captureLog();
+    const config = makeConfig([makeSpec('ProbeItems', 'counter', [])], { modes: ['prometheus', 'statsd'] });
+    const fm = new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'h', log, statsd: { host: '127.0.0.1', port: udp.address().port }, statsdFlushMs: 10 });
+    try {
+      const items = fm.get('ProbeItems')!;
+      items.addOrUpdate(1e308);
+      items.addOrUpdate(1e308);
+      items.addOrUpdate(7e307);
+      items.addOrUpdate(1e308);
+      expect(await fm.prometheusText(['ProbeItems'])).to.equal('# HELP ProbeItems ProbeItems (unit: Count)\n# TYPE ProbeItems counter\nProbeItems 1.7e+308\n');
+      expect(await dropped(fm)).to.equal('tsserve_datapoints_dropped_total{reason="counter_overflow",Hostname="h"} 2');
+      expect(lines).to.deep.equal(['warn: metrics: dropped a datapoint of ProbeItems (counter_overflow); further drops like it are only counted in tsserve_datapoints_dropped_total']);
+      // The sink sums a counter's records between flushes: one datagram, the kept total, never Infinity.
+      await until(() => (packets.some((p) => p.startsWith('ProbeItems:')) ? true : null), { message: 'a ProbeItems packet' });
+      expect(packets.filter((p) => p.startsWith('ProbeItems:'))).to.deep.equal([`ProbeItems:17${'0'.repeat(307)}|c`]);
+    } finally {
+      await fm.close();
+      udp.close();
+    }
   });
 
   it('should count drops reported by the ingest through self.dropped', async () => {
@@ -142,7 +170,7 @@ describe('FrontendMetrics', () => {
     expect(text).to.equal([
       '# HELP tsserve_series Live series per metric in the frontend metrics cache (unit: Count)',
       '# TYPE tsserve_series gauge',
-      'tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 14',
+      'tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 15',
       'tsserve_series{metric="tsserve_series",Hostname="h"} 6',
       'tsserve_series{metric="tsserve_flush_batches_total",Hostname="h"} 1',
       'tsserve_series{metric="tsserve_flush_datapoints_total",Hostname="h"} 1',

@@ -64,7 +64,7 @@ describe('PrometheusSink', () => {
     const text = await fm.prometheusText();
     expect(text).to.equal(
       SELF_TEXT({
-        tsserve_datapoints_dropped_total: 14,
+        tsserve_datapoints_dropped_total: 15,
         tsserve_series: 7,
         tsserve_flush_batches_total: 1,
         tsserve_flush_datapoints_total: 1,

@@ -163,7 +163,7 @@ describe('TslogSink', () => {
     fm.self.flushed(2, 17);
     await fm.close();
     const lines = readLines(path.join(dir, 'ts_metrics.log'));
-    expect(lines.length).to.equal(27);
+    expect(lines.length).to.equal(28);
     for (const l of lines) expect(parseTslogLine(l), l).to.not.equal(null);
     expect(lines.filter((l) => /- tsserve_(flush|datapoints)/.test(l))).to.deep.equal([
       '2023-07-17T17:00:25,016 - tsserve_datapoints_dropped_total.Count:1.0|#reason:not_finite|#hostname:host-1,timestamp:1689613225',
@@ -211,7 +211,7 @@ describe('TslogSink with an unwritable file', () => {
     try {
       // Every line the control wrote, plus the two tsserve_series lines that binding the error
       // series makes (its own series count, and tsserve_series' count, which grows by that one).
-      expect(written).to.equal(29);
+      expect(written).to.equal(30);
       expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.contain(`tsserve_sink_errors_total{sink="tslog",Hostname="h1"} ${written + 2}\n`);
       const file = path.join(bad, 'ts_metrics.log');
       expect(log).to.have.length(1);
