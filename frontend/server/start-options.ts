@@ -113,6 +113,16 @@ export function startUsage(): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * Flags that arm a timer, with the most each takes: Node fires a timer set past 2^31-1 ms
+ * (24.8 days) after 1 ms, which would kill every load or time out every body at once.
+ */
+const TIMER_FLAG_MAX: readonly (readonly [flag: string, max: number, unit: string])[] = [
+  ['metric-time-interval', 86_400, 's'], ['log-stats-interval', 86_400, 's'],
+  ['model-load-timeout', 86_400, 's'], ['shutdown-timeout', 86_400, 's'],
+  ['request-timeout', 86_400_000, 'ms'], ['request-idle-timeout', 86_400_000, 'ms'],
+];
+
 /** Parses argv (after `start`) and env. */
 export function parseStartOptions(argv: readonly string[], env: NodeJS.ProcessEnv): StartOptionsResult {
   const parsed = parseFlags(argv, START_OPTIONS, 'tsserve start');
@@ -154,6 +164,10 @@ export function parseStartOptions(argv: readonly string[], env: NodeJS.ProcessEn
   }
   const headerMs = Number(out.headerTimeout);
   if (Number.isInteger(headerMs) && headerMs > MAX_HEADER_TIMEOUT_MS) problems.push(`--header-timeout: at most ${MAX_HEADER_TIMEOUT_MS} ms, got ${headerMs}`);
+  for (const [flag, max, unit] of TIMER_FLAG_MAX) {
+    const n = Number(out[camel(flag)]);
+    if (Number.isInteger(n) && n > max) problems.push(`--${flag}: at most ${max} ${unit} (one day), got ${n}`);
+  }
   out.modelStoreIsDefault = !given.has('model-store') && (env.TS_MODEL_STORE ?? '') === '';
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, options: out as unknown as StartOptions };

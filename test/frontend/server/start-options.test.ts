@@ -23,6 +23,14 @@ describe('parseStartOptions', () => {
     expect(parseStartOptions(['--max-workers', '-1'], {})).to.deep.equal({ ok: false, problems: ["--max-workers: expected a non-negative integer, got '-1'"] });
   });
 
+  it('should refuse a timer flag past a day (past 2^31-1 ms a timer fires after 1 ms)', () => {
+    expect(parseStartOptions(['--model-load-timeout', '3000000', '--request-timeout', '1e23', '--shutdown-timeout=86400'], { TS_METRIC_TIME_INTERVAL: '86401' })).to.deep.equal({ ok: false, problems: [
+      '--metric-time-interval: at most 86400 s (one day), got 86401',
+      '--model-load-timeout: at most 86400 s (one day), got 3000000',
+      '--request-timeout: at most 86400000 ms (one day), got 1e+23',
+    ] });
+  });
+
   it('should report unknown options and bad values together', () => {
     expect(parseStartOptions(['--nope', '--metric-time-interval=x', 'stray'], { TS_ENABLE_TOKEN_AUTH: 'maybe' })).to.deep.equal({ ok: false, problems: [
       "unknown option '--nope' (see tsserve start --help)",
@@ -76,7 +84,7 @@ describe('parseAddress', () => {
 
 describe('metricNamesFilter', () => {
   it('should collect repeated name[] parameters', () => {
-    expect(metricNamesFilter('/metrics?name[]=a&name%5B%5D=b&x=1')).to.deep.equal(['a', 'b']);
-    expect(metricNamesFilter('/metrics')).to.deep.equal([]);
+    expect(metricNamesFilter('/metrics?name[]=a&name%5B%5D=b&x=1')).to.deep.equal({ names: ['a', 'b'] });
+    expect(metricNamesFilter('/metrics')).to.deep.equal({ names: undefined });
   });
 });
