@@ -57,7 +57,12 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
   app.use(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))));
   app.use(oipRouter({ lookup: opts.lookup, ...(opts.list !== undefined ? { list: opts.list } : {}) }));
   for (const r of opts.extraRoutes ?? []) app.use(r);
-  app.use(notFound);
+  // An unknown path under /v1 or /v2 answers in its API's error shape, so its clients can read it.
+  app.use((req, res, next) => {
+    const send = errorShapeOf(req.path);
+    if (send === undefined) notFound(req, res, next);
+    else send(res, 404, `Invalid URL (${req.method} ${req.path})`);
+  });
   app.use(errorHandler);
   const routeOpts = { lookup: opts.lookup, series: opts.series, httpMetrics, limits, ...(opts.token !== undefined ? { token: opts.token } : {}) };
   const predictions = predictionsRoute(routeOpts);

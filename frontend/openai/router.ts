@@ -55,15 +55,19 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
   const json = jsonBody(opts.bodyLimits ?? opts.maxRequestSizeBytes, (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message)));
   r.post('/v1/completions', stamp, json, handler(opts, 'completion'));
   r.post('/v1/chat/completions', stamp, json, handler(opts, 'chat'));
-  r.get('/v1/models', (_req, res) => {
+  const models = (): object[] => {
     const created = Math.floor(Date.now() / 1000);
-    res.json({
-      object: 'list',
-      data: [
-        ...opts.list().map((m) => ({ id: m.config.name, maxModelLen: vocabOf(m).maxModelLen })),
-        ...(opts.listOthers?.() ?? []),
-      ].map((m) => ({ id: m.id, object: 'model', created, owned_by: 'tsserve', root: m.id, parent: null, max_model_len: m.maxModelLen })),
-    });
+    return [
+      ...opts.list().map((m) => ({ id: m.config.name, maxModelLen: vocabOf(m).maxModelLen })),
+      ...(opts.listOthers?.() ?? []),
+    ].map((m) => ({ id: m.id, object: 'model', created, owned_by: 'tsserve', root: m.id, parent: null, max_model_len: m.maxModelLen }));
+  };
+  r.get('/v1/models', (_req, res) => { res.json({ object: 'list', data: models() }); });
+  // The client's models.retrieve(id): the same object as in the list.
+  r.get('/v1/models/:model', (req, res) => {
+    const m = models().find((o) => (o as { id: string }).id === req.params.model);
+    if (m === undefined) sendOpenAIError(res, new OpenAIError(404, `The model \`${req.params.model}\` does not exist.`, 'model', 'model_not_found'));
+    else res.json(m);
   });
   r.use(utilityRoutes({ lookup: opts.lookup, list: opts.list, json }));
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {

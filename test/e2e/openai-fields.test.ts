@@ -253,4 +253,17 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     const models = await client.models.list();
     expect(models.data.map((m) => [m.id, (m as unknown as { max_model_len: number }).max_model_len])).to.deep.equal([['tiny-lm', 1024], ['tiny-short', 40]]);
   });
+
+  it('should answer models.retrieve with the listed object, and unknown models and /v1 paths in OpenAI\'s error shape', async () => {
+    const one = await client.models.retrieve('tiny-short');
+    expect(one).to.deep.equal({ id: 'tiny-short', object: 'model', created: one.created, owned_by: 'tsserve', root: 'tiny-short', parent: null, max_model_len: 40 });
+    expect(await refusal(client.models.retrieve('nope'))).to.deep.equal({
+      status: 404, error: { message: 'The model `nope` does not exist.', type: 'not_found_error', param: 'model', code: 'model_not_found' },
+    });
+    expect(await refusal(client.embeddings.create({ model: 'tiny-lm', input: 'x' }))).to.deep.equal({
+      status: 404, error: { message: 'Invalid URL (POST /v1/embeddings)', type: 'not_found_error', param: null, code: null },
+    });
+    // Outside /v1 and /v2 the TorchServe shape stays.
+    expect(await call('GET', `${server.inference}/nowhere`)).to.deep.equal({ status: 404, json: { code: 404, type: 'ResourceNotFoundException', message: 'Requested resource is not found, please refer to API document.' } });
+  });
 });
