@@ -130,6 +130,9 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
       [404, { error: 'Model version 2.0 not found for model mlp' }],
       [413, { error: 'request body exceeds the limit of 1048576 bytes (--max-request-size)' }],
     ]);
+    // A path of the protocol's prefix that no route serves: the protocol's shape too.
+    const get = await send(`${base}/v2/models/mlp/infer`, { method: 'GET' });
+    expect([get.status, json(get)]).to.deep.equal([404, { error: 'Invalid URL (GET /v2/models/mlp/infer)' }]);
   });
 
   it('should count exactly one http_requests_total per response, by route template, method and status class, and OIP inferences in ts_inference_requests_total', async () => {
