@@ -18,6 +18,7 @@ import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
 import { guardTarget } from '../http/request-target.js';
 import { accessLogListener } from '../http/access-log.js';
+import { clientErrorListener } from '../http/client-error.js';
 import type { TokenKeys } from '../http/token-auth.js';
 import { writeKeyFile } from '../http/token-auth.js';
 import type { AccessLog, Log } from '../log/log.js';
@@ -134,11 +135,12 @@ export function drainGate(app: Listener, draining: () => boolean, refused: (req:
   };
 }
 
-function listen(app: Listener, addr: ListenAddress, name: string, access: AccessLog | undefined, headerTimeoutMs: number | undefined): Promise<http.Server> {
+function listen(app: Listener, addr: ListenAddress, name: string, access: AccessLog | undefined, headerTimeoutMs: number | undefined, count?: (status: number) => void): Promise<http.Server> {
   return new Promise((resolve, reject) => {
     const server = http.createServer(headerTimeoutOptions(headerTimeoutMs));
     // The access listener goes first: it must wrap the response before the app can answer.
     if (access !== undefined) server.on('request', accessLogListener(name, access));
+    server.on('clientError', clientErrorListener(name, access, count));
     server.on('request', app);
     server.keepAliveTimeout = 65_000;
     server.once('error', reject);
@@ -254,12 +256,12 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
         ...token, extraRoutes,
         health: () => healthOf(manager.list()),
-      }), isDraining, () => true, count), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs);
+      }), isDraining, () => true, count), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs, count);
       servers.push(inf);
       inferenceUrl = boundAddress(inf, cfg.inference.host);
     }
     // Management reads keep working while draining; changes are refused.
-    const mgmt = await listen(guardTarget(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), count), cfg.management, 'management', deps.access, cfg.headerTimeoutMs);
+    const mgmt = await listen(guardTarget(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), count), cfg.management, 'management', deps.access, cfg.headerTimeoutMs, count);
     servers.push(mgmt);
     const met = await listen(guardTarget(metricsApp(deps.metrics)), cfg.metrics, 'metrics', deps.access, cfg.headerTimeoutMs);
     servers.push(met);
