@@ -39,6 +39,9 @@ type Obj = Readonly<Record<string, unknown>>;
 
 const present = (v: unknown): boolean => v !== undefined && v !== null;
 
+/** A value as a message shows it: JSON, but a number as itself (JSON writes 1e309, which parses to Infinity, as null). */
+const shown = (v: unknown): string => (typeof v === 'number' ? String(v) : JSON.stringify(v));
+
 function bad(param: string, message: string): never {
   throw new OpenAIError(400, message, param);
 }
@@ -47,7 +50,7 @@ function int(body: Obj, key: string, min: number, max = Number.MAX_SAFE_INTEGER)
   const v = body[key];
   if (!present(v)) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    bad(key, `${key} must be an integer between ${min} and ${max}, got ${JSON.stringify(v)}`);
+    bad(key, `${key} must be an integer between ${min} and ${max}, got ${shown(v)}`);
   }
   return v;
 }
@@ -55,14 +58,14 @@ function int(body: Obj, key: string, min: number, max = Number.MAX_SAFE_INTEGER)
 function num(body: Obj, key: string, ok: (v: number) => boolean, what: string): number | undefined {
   const v = body[key];
   if (!present(v)) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) bad(key, `${key} must be ${what}, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) bad(key, `${key} must be ${what}, got ${shown(v)}`);
   return v;
 }
 
 function bool(body: Obj, key: string): boolean | undefined {
   const v = body[key];
   if (!present(v)) return undefined;
-  if (typeof v !== 'boolean') bad(key, `${key} must be true or false, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'boolean') bad(key, `${key} must be true or false, got ${shown(v)}`);
   return v;
 }
 
@@ -89,7 +92,7 @@ function logitBias(body: Obj): Record<string, number> | undefined {
   const out: Record<string, number> = {};
   for (const [k, b] of Object.entries(v as Obj)) {
     if (!/^(0|[1-9][0-9]*)$/.test(k)) bad('logit_bias', `logit_bias keys must be token ids, got ${JSON.stringify(k)}`);
-    if (typeof b !== 'number' || !Number.isFinite(b)) bad('logit_bias', `logit_bias values must be numbers, got ${JSON.stringify(b)} for ${k}`);
+    if (typeof b !== 'number' || !Number.isFinite(b)) bad('logit_bias', `logit_bias values must be numbers, got ${shown(b)} for ${k}`);
     out[k] = Math.min(100, Math.max(-100, b));
   }
   return Object.keys(out).length === 0 ? undefined : out;
@@ -183,7 +186,7 @@ function onePrompt(prompt: unknown, at: string): string | readonly number[] {
   if (Array.isArray(prompt) && prompt.length === 0) bad('prompt', `${at} must not be empty`);
   if (!isIdList(prompt)) bad('prompt', 'prompt must be a string, a list of token ids, or a list of either');
   prompt.forEach((id, i) => {
-    if (!Number.isInteger(id) || (id as number) < 0) bad('prompt', `prompt token ids must be integers >= 0, got ${JSON.stringify(id)} at index ${i}`);
+    if (!Number.isInteger(id) || (id as number) < 0) bad('prompt', `prompt token ids must be integers >= 0, got ${shown(id)} at index ${i}`);
   });
   return prompt as readonly number[];
 }

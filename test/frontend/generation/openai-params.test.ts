@@ -49,6 +49,10 @@ describe('OpenAI request params', () => {
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', temperature: 3 }))).to.deep.equal({
       status: 400, param: 'temperature', message: 'temperature must be a number between 0 and 2, got 3',
     });
+    // 1e309 in a JSON body parses to Infinity: the message says so, not "null".
+    expect(problem(() => parseCompletionRequest(JSON.parse('{"model": "m", "prompt": "x", "temperature": 1e309}')))).to.deep.equal({
+      status: 400, param: 'temperature', message: 'temperature must be a number between 0 and 2, got Infinity',
+    });
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stop: [''] }))).to.deep.equal({
       status: 400, param: 'stop', message: 'stop must be a non-empty string or a list of non-empty strings',
     });
