@@ -69,7 +69,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
     if (m === undefined) sendOpenAIError(res, new OpenAIError(404, `The model \`${req.params.model}\` does not exist.`, 'model', 'model_not_found'));
     else res.json(m);
   });
-  r.use(utilityRoutes({ lookup: opts.lookup, list: opts.list, json }));
+  r.use(utilityRoutes({ lookup: opts.lookup, list: opts.list, ...(opts.listOthers !== undefined ? { listOthers: opts.listOthers } : {}), json }));
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
     if (!req.path.startsWith('/v1/') && req.path !== '/tokenize' && req.path !== '/detokenize') return next(err);
     const e = (typeof err === 'object' && err !== null ? err : {}) as { type?: string; message?: string; limit?: number };

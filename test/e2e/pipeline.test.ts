@@ -10,7 +10,7 @@ import * as path from 'path';
 import type OpenAI from 'openai';
 import { configArgs } from './config-args.js';
 import { delta, openaiClient, Scrape } from './generation-helpers.js';
-import { call, removeStores, scrape, startTsserve, tempDir } from './harness.js';
+import { call, post, removeStores, scrape, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 import { decodeWav, omniStore, spoken } from './pipeline-helpers.js';
 import { until } from '../support/until.js';
@@ -58,6 +58,8 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     // Listed, but chat only: /v1/completions says so instead of "does not exist".
     const completion = await client.completions.create({ model: 'tiny-omni', prompt: 'hi', max_tokens: 2 }).then(() => null, (e: unknown) => e as { status: number; message: string });
     expect([completion?.status, completion?.message]).to.deep.equal([400, '400 The model `tiny-omni` answers /v1/chat/completions only.']);
+    const tokenize = await post(`${server.inference}/tokenize`, { model: 'tiny-omni', prompt: 'hi' });
+    expect([tokenize.status, tokenize.json]).to.deep.equal([400, { error: { message: 'The model `tiny-omni` answers /v1/chat/completions only.', type: 'invalid_request_error', param: 'model', code: null } }]);
   });
 
   it('should speak N requests as WAVs and count every family exactly', async () => {
