@@ -36,8 +36,8 @@ const KNOWN_KEYS = new Set([
   'responseTimeout', 'threads', 'engine', 'handlerOptions', 'description', 'pipeline',
 ]);
 
-/** Handlers the server provides itself (no module file in the model directory). */
-const BUILT_IN_HANDLERS: ReadonlySet<string> = new Set(['onnx', 'generate', 'vocoder', 'pipeline']);
+/** Handlers the server provides itself (no module file in the model directory; all run ONNX files on onnxruntime). */
+export const BUILT_IN_HANDLERS: ReadonlySet<string> = new Set(['onnx', 'generate', 'vocoder', 'pipeline']);
 
 interface IntRule { readonly key: keyof typeof MODEL_BOUNDS; readonly def: number }
 

@@ -57,6 +57,11 @@ describe('tsserve start: queue full 503 and response timeout 504 (real server, s
     expect([sample(before, refused), sample(after, refused)]).to.deep.equal([0, 1]);
   });
 
+  it('should describe a user-handler model in the Open Inference Protocol as the handler\'s, not onnxruntime\'s', async () => {
+    const meta = await call('GET', `${server.inference}/v2/models/slow`);
+    expect(meta).to.deep.equal({ status: 200, json: { name: 'slow', versions: ['1.0'], platform: 'tsserve_handler', inputs: [], outputs: [] } });
+  });
+
   it('should answer 504 when the handler takes longer than responseTimeout (1 s), and ignore the late answer', async () => {
     const before = await scrape(server);
     const late = await post(`${server.inference}/predictions/slow-timeout`, { sleepMs: 3000 });

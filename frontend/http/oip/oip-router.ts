@@ -8,6 +8,7 @@ import * as path from 'path';
 import express from 'express';
 import type { ErrorRequestHandler, Request, Response, Router } from 'express';
 import type { ServedModel } from '../../server/served-model.js';
+import { BUILT_IN_HANDLERS } from '../../store/model-config.js';
 import { modelIoOf } from './io-cache.js';
 import { sendOipError } from './oip-error.js';
 
@@ -21,8 +22,10 @@ export interface OipRouterOptions {
 const SERVER_NAME = 'tsserve';
 const EXTENSIONS = ['binary_tensor_data'] as const;
 
-/** The `platform` of an ONNX model (Triton's name). */
-const PLATFORM = 'onnxruntime_onnx';
+/** The `platform` of a model a built-in handler serves: an ONNX file on onnxruntime (Triton's name). */
+const ONNX_PLATFORM = 'onnxruntime_onnx';
+/** …and of a model a user handler serves: what runs it is the handler's business, not onnxruntime's. */
+const HANDLER_PLATFORM = 'tsserve_handler';
 
 
 function packageVersion(): string {
@@ -68,7 +71,7 @@ export function oipRouter(opts: OipRouterOptions): Router {
     const m = named(req, res);
     if (m === undefined) return;
     void modelIoOf(m).then((io) => {
-      res.json({ name: m.config.name, versions: [m.config.version], platform: PLATFORM, inputs: io?.inputs ?? [], outputs: io?.outputs ?? [] });
+      res.json({ name: m.config.name, versions: [m.config.version], platform: BUILT_IN_HANDLERS.has(m.config.handler) ? ONNX_PLATFORM : HANDLER_PLATFORM, inputs: io?.inputs ?? [], outputs: io?.outputs ?? [] });
     });
   });
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {

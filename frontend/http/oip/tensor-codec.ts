@@ -83,6 +83,8 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
   const params = raw['parameters'];
   const size = isObject(params) ? params['binary_data_size'] : undefined;
   if (size !== undefined) {
+    // Both would be two inputs in one: Triton refuses it too, rather than pick one.
+    if ('data' in raw) throw new OipError(400, `input '${name}': has both data and parameters.binary_data_size; send one`);
     if (!Number.isSafeInteger(size) || (size as number) < 0) throw new OipError(400, `input '${name}': binary_data_size must be a non-negative integer`);
     if (fixed === undefined) throw new OipError(400, `input '${name}': datatype ${datatype} is not supported`);
     const n = size as number;

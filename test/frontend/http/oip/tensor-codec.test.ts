@@ -108,6 +108,7 @@ describe('decodeInferRequest', () => {
       decodeError(Buffer.from('{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":4}}]}\0\0\0\0'), 91),
       decodeError(Buffer.from('{"inputs":[]}')),
       decodeError(Buffer.from('{"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]}')),
+      decodeError(Buffer.from('{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1],"parameters":{"binary_data_size":4}}]}\0\0\0\0'), 102),
     ]).to.deep.equal([
       [400, "input 'input1': the body holds 2 bytes of binary data, binary_data_size says 3"],
       [400, 'the body has 1 bytes of binary data no input claims'],
@@ -116,6 +117,7 @@ describe('decodeInferRequest', () => {
       [400, "input 'x': binary_data_size 4 does not match shape [2] of FP32 (8 bytes)"],
       [400, 'inputs must be a non-empty array'],
       [400, "input 'x': datatype BYTES is not supported"],
+      [400, "input 'x': has both data and parameters.binary_data_size; send one"],
     ]);
   });
 
