@@ -40,3 +40,26 @@ export function isSizeUnit(unit: unknown): unit is SizeUnit {
 export const BAD_TIME_UNIT_MESSAGE = "the unit for a timed metric should be one of ['ms', 's']";
 /** TorchServe's message for a bad `add_size` unit, verbatim. */
 export const BAD_SIZE_UNIT_MESSAGE = "The unit for size based metric is one of ['MB','kB', 'GB', 'B']";
+
+/** Seconds per time unit and bytes per size unit, by shorthand and by TorchServe's full name (MB = 1024 kB, as its system metrics). */
+const TIME_SECONDS: Readonly<Record<string, number>> = Object.freeze({
+  ms: 1e-3, Milliseconds: 1e-3, s: 1, Seconds: 1, us: 1e-6, Microseconds: 1e-6, ns: 1e-9, Nanoseconds: 1e-9,
+});
+const SIZE_BYTES: Readonly<Record<string, number>> = Object.freeze({
+  B: 1, Bytes: 1, kB: 1024, Kilobytes: 1024, MB: 1024 ** 2, Megabytes: 1024 ** 2, GB: 1024 ** 3, Gigabytes: 1024 ** 3,
+});
+
+/**
+ * `value` in `from` expressed in `to` when both are time units or both size units (`addTime(0.002,
+ * 's')` on a metric declared in ms records 2); undefined when they are not of one kind, and the
+ * value is then recorded as given (the yaml's unit wins, as in TorchServe).
+ */
+export function convertUnit(value: number, from: string, to: string): number | undefined {
+  if (from === to) return value;
+  for (const table of [TIME_SECONDS, SIZE_BYTES]) {
+    const f = Object.prototype.hasOwnProperty.call(table, from) ? table[from] : undefined;
+    const t = Object.prototype.hasOwnProperty.call(table, to) ? table[to] : undefined;
+    if (f !== undefined && t !== undefined) return (value * f) / t;
+  }
+  return undefined;
+}

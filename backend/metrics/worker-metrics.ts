@@ -13,7 +13,7 @@ import { DisabledWorkerMetrics } from './disabled-metrics.js';
 import { PointBuffer } from './point-buffer.js';
 import { LiveMetric, NoopMetric, SilentMetric } from './worker-metric.js';
 import type { MetricOwner, WorkerMetric } from './worker-metric.js';
-import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, isSizeUnit, isTimeUnit, mapUnit } from './units.js';
+import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, convertUnit, isSizeUnit, isTimeUnit, mapUnit } from './units.js';
 import type { SizeUnit, TimeUnit } from './units.js';
 
 /** The handler-facing API of the worker metrics cache (live or switched off). */
@@ -301,7 +301,8 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
       if (!names.includes(LEVEL_DIM)) names.push(LEVEL_DIM);
       metric = this.detect(name, mapUnit(unit), names, type);
     }
-    metric.addOrUpdate(value, this.withDefaults(metric.dimensions, dimensions), requestId);
+    // The call's unit, converted to the metric's: a time in s on a metric declared in ms is true in ms.
+    metric.addOrUpdate(convertUnit(value, unit, metric.unit) ?? value, this.withDefaults(metric.dimensions, dimensions), requestId);
   }
 
   /** A fresh object each call: default dimensions never leak between calls (TorchServe's bug). */
