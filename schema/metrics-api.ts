@@ -41,6 +41,13 @@ export type DropReason =
   | 'queue_full';
 
 /** Every drop reason, in a stable order (the self-metric binds one series per reason). */
+/**
+ * Longest dimension value a handler may record (characters). A longer one is a `bad_dimensions`
+ * drop: it would be a series of that size in every scrape and log line, and past about 64 KB a
+ * StatsD datagram cannot carry it at all.
+ */
+export const MAX_DIMENSION_VALUE_CHARS = 1024;
+
 export const DROP_REASONS: readonly DropReason[] = Object.freeze([
   'not_finite',
   'negative_counter',

@@ -5,6 +5,7 @@
 import type { MetricType } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, DropReason } from '../../schema/metrics-api.js';
+import { MAX_DIMENSION_VALUE_CHARS } from '../../schema/metrics-api.js';
 import type { PointBuffer } from './point-buffer.js';
 import { describeDimensionValues, orderDimensionValues } from './dimensions.js';
 
@@ -120,7 +121,7 @@ export class LiveMetric implements WorkerMetric {
     const hit = this.lookup(given);
     if (hit !== undefined) return hit;
     const values = orderDimensionValues(this.dimensions, given);
-    if (values === null) return null;
+    if (values === null || values.some((v) => v.length > MAX_DIMENSION_VALUE_CHARS)) return null;
     const s = this.insert(values);
     // A fold is not cached: each one is counted, as the frontend counts each bind it folds.
     if (s === this.overflow) return s;
@@ -207,6 +208,9 @@ export class LiveMetric implements WorkerMetric {
   }
 
   private badDimensions(given: unknown): string {
+    const values = orderDimensionValues(this.dimensions, given as DimensionValues | undefined);
+    const long = values?.findIndex((v) => v.length > MAX_DIMENSION_VALUE_CHARS) ?? -1;
+    if (long >= 0) return `Dimension value for ${this.dimensions[long]} has ${values![long]!.length} characters; at most ${MAX_DIMENSION_VALUE_CHARS} are kept as a label`;
     return `Dimension values ${describeDimensionValues(given)} should correspond to Dimension names: [${this.dimensions.join(', ')}]`;
   }
 }

@@ -73,6 +73,21 @@ describe('WorkerMetrics', () => {
       expect(wm.flush()).to.equal(0);
     });
 
+    it('should drop a dimension value over 1024 characters as bad_dimensions, saying which and how long', () => {
+      const { wm, logs, sent } = setup();
+      const m = wm.getMetric('HandlerTime');
+      m.addOrUpdate(1, ['mlp', 'x'.repeat(1024)]); // at the bound: kept
+      m.addOrUpdate(2, ['mlp', 'x'.repeat(1025)]);
+      m.bind({ ModelName: 'y'.repeat(100_000), Level: 'Model' }).record(3);
+      expect(wm.dropped).to.deep.equal({ bad_dimensions: 2 });
+      expect(logs).to.deep.equal([
+        '[METRICS]Failed to update metric with name:HandlerTime: Dimension value for Level has 1025 characters; at most 1024 are kept as a label '
+        + '(bad_dimensions; further drops of this kind are counted, not logged)',
+      ]);
+      wm.flush();
+      expect(points(sent).map((p) => [p[0], p[1][1]!.length, p[2]])).to.deep.equal([['HandlerTime', 1024, 1]]);
+    });
+
     it('should keep values containing separators apart (no key collision)', () => {
       const { wm, sent } = setup();
       const m = wm.getMetric('HandlerTime');
