@@ -73,13 +73,14 @@ export class ModelManager {
    */
   prepare(opts: RegisterOptions): ServedModel | null {
     if (!MODEL_NAME_RE.test(opts.name)) throw new RegistrationError(400, `invalid model name '${opts.name}': use letters, digits, '_', '.', '-'`);
-    if (this.models.has(opts.name)) throw new RegistrationError(409, `Model ${opts.name} is already registered.`);
+    // The url first: a url that escapes the store is a 400 whatever name it would register under.
     let dir: string;
     try {
       dir = this.store.resolve(opts.url);
     } catch (e) {
       throw new RegistrationError(400, (e as Error).message);
     }
+    if (this.models.has(opts.name)) throw new RegistrationError(409, `Model ${opts.name} is already registered.`);
     const res = loadModelConfig(opts.name, dir, opts.overrides);
     if (!res.ok) throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
     for (const w of res.warnings) this.ctx.log('warn', w);

@@ -193,7 +193,7 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   const pipeline = handler === 'pipeline' ? parsePipelineSpec(doc.pipeline, pipelineProblems) : undefined;
   for (const p of pipelineProblems) problems.push(`${atPath(p)}: ${p}`);
 
-  if (problems.length > 0) return { ok: false, problems };
+  if (problems.length > 0) return { ok: false, problems: inFileOrder(file, problems) };
   const config: ModelConfig = Object.freeze({
     name, version, dir, handler: String(handler), modelFile: String(model), batchSize, maxBatchDelayMs,
     minWorkers, maxWorkers, responseTimeoutSec, threads,
@@ -202,4 +202,19 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     ...(pipeline !== undefined ? { pipeline } : {}),
   });
   return { ok: true, config, warnings };
+}
+
+/**
+ * Problems in the order of the file (line, then column), as an editor lists them; a problem
+ * without a position (`FILE: …`) goes first. The checks run key by key, not line by line.
+ */
+function inFileOrder(file: string, problems: readonly string[]): string[] {
+  const posOf = (p: string): [number, number] => {
+    const m = /^:(\d+):(\d+):/.exec(p.slice(file.length));
+    return m === null ? [0, 0] : [Number(m[1]), Number(m[2])];
+  };
+  return problems
+    .map((p, i) => ({ p, i, pos: posOf(p) }))
+    .sort((a, b) => a.pos[0] - b.pos[0] || a.pos[1] - b.pos[1] || a.i - b.i)
+    .map((x) => x.p);
 }

@@ -125,7 +125,10 @@ describe('tsserve start: workers, scaling and management (real server)', functio
     expect([desc[0].batchSize, desc[0].maxBatchDelay, desc[0].minWorkers]).to.deep.equal([4, 10, 1]);
     expect((await post(`${server.inference}/predictions/mlp2`, mlpInput(3))).status).to.equal(200);
     const escape = await call('POST', `${server.management}/models?url=../mlp&model_name=evil`);
-    expect(escape.status).to.equal(400);
+    const escapeMessage = { code: 400, type: 'BadRequestException', message: "path '../mlp' must not contain '..'" };
+    expect(escape).to.deep.equal({ status: 400, json: escapeMessage });
+    // Without a name the url's last part would be mlp, already registered: the escape is still the answer.
+    expect(await call('POST', `${server.management}/models?url=../mlp`)).to.deep.equal({ status: 400, json: escapeMessage });
     const badBatch = await call('POST', `${server.management}/models?url=mlp&model_name=bad&batch_size=abc`);
     expect(badBatch).to.deep.equal({ status: 400, json: { code: 400, type: 'BadRequestException', message: "parameter batch_size must be an integer from 1 to 1024 (got 'abc')" } });
     const badScale = await call('PUT', `${server.management}/models/mlp2?min_worker=-1`);

@@ -54,16 +54,16 @@ describe('Model store', () => {
     }
   });
 
-  it('should report every problem of an invalid model-config at once', () => {
+  it('should report every problem of an invalid model-config at once, in the file\'s order', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bad-'));
     fs.writeFileSync(path.join(dir, 'model-config.yaml'), 'handler: ../../x.js\nbatchSize: 0\nminWorkers: 3\nmaxWorkers: 1\n');
     const r = loadModelConfig('b', dir);
     fs.rmSync(dir, { recursive: true, force: true });
     const f = `${dir}/model-config.yaml`;
     expect(r).to.deep.equal({ ok: false, problems: [
+      `${f}:1:10: handler: path '../../x.js' must not contain '..'`,
       `${f}:2:12: batchSize: must be an integer from 1 to 1024 (got 0)`,
       `${f}:4:13: maxWorkers: must be >= minWorkers (1 < 3)`,
-      `${f}:1:10: handler: path '../../x.js' must not contain '..'`,
     ] });
   });
 
@@ -74,11 +74,11 @@ describe('Model store', () => {
       fs.writeFileSync(path.join(dir, 'h.js'), '');
       fs.writeFileSync(f, 'handler: h.js\nresponseTimeout: 3000000\nmaxBatchDelay: 60001\nbatchSize: 1025\nminWorkers: 2000\nmaxWorkers: 1e20\nthreads: 4096\n');
       expect(loadModelConfig('b', dir)).to.deep.equal({ ok: false, problems: [
-        `${f}:4:12: batchSize: must be an integer from 1 to 1024 (got 1025)`,
+        `${f}:2:18: responseTimeout: must be an integer from 1 to 86400 seconds (got 3000000)`,
         `${f}:3:16: maxBatchDelay: must be an integer from 0 to 60000 ms (got 60001)`,
+        `${f}:4:12: batchSize: must be an integer from 1 to 1024 (got 1025)`,
         `${f}:5:13: minWorkers: must be an integer from 0 to 1024 (got 2000)`,
         `${f}:6:13: maxWorkers: must be an integer from 0 to 1024 (got 100000000000000000000)`,
-        `${f}:2:18: responseTimeout: must be an integer from 1 to 86400 seconds (got 3000000)`,
         `${f}:7:10: threads: must be an integer from 1 to 1024 (got 4096)`,
       ] });
       fs.writeFileSync(f, 'handler: h.js\nresponseTimeout: 86400\nmaxBatchDelay: 60000\nbatchSize: 1024\n');
@@ -111,8 +111,8 @@ describe('Model store', () => {
       fs.writeFileSync(f, 'handler: pipeline\npipeline:\n  chunkTokens: 0\n  stages:\n    - {name: thinker, model: tiny-lm}\n    - name: code2wav\n      model: tiny-vocoder\n      replicas: -1\n      color: red\n');
       expect(loadModelConfig('p', dir)).to.deep.equal({ ok: false, problems: [
         `${f}:3:16: pipeline.chunkTokens: must be an integer >= 1 (got 0)`,
-        `${f}:9:7: pipeline.stages[1].color: unknown key (known: name, model, replicas)`,
         `${f}:8:17: pipeline.stages[1].replicas: must be an integer >= 1 (got -1)`,
+        `${f}:9:7: pipeline.stages[1].color: unknown key (known: name, model, replicas)`,
       ] });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
