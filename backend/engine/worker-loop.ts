@@ -21,6 +21,8 @@ export async function runGenerationWorker(
   init: InitMessage, send: (msg: unknown) => void, onMessage: (handler: (msg: unknown) => void) => void,
   /** Diagnostics (the worker's log channel); dropped when absent. */
   logError: (line: string) => void = () => undefined,
+  /** Builds the engine (tests hand in one over a fake runner). */
+  load: (init: InitMessage) => Promise<EngineCore> = loadFromInit,
 ): Promise<void> {
   const engineIndex = init.workerIndex;
   const inbox: unknown[] = [];
@@ -47,7 +49,7 @@ export async function runGenerationWorker(
   const t0 = performance.now();
   let engine: EngineCore;
   try {
-    engine = await loadEngine({ dir: init.model.dir, modelFile: init.model.modelFile, engine: init.model.engine ?? {}, threads: init.model.threads });
+    engine = await load(init);
   } catch (e) {
     trySend({ type: 'tsserve.load_failed', workerId: init.workerId, error: `generation engine: ${(e as Error).message}` });
     return;
@@ -95,9 +97,16 @@ export async function runGenerationWorker(
     }
     const out = await engine.step();
     trySend({ type: 'tsserve.gen.step', engine: engineIndex, ...out });
+    // A failed run already finished its own sequences with `error` in this step's outputs; the
+    // message is for the log. Sent as an engine error it would fail every other request too.
     const failed = engine.takeError();
-    if (failed !== undefined) error(failed);
+    if (failed !== undefined) logError(`generation engine ${engineIndex}: ${failed}`);
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   await engine.runner.close();
+}
+
+/** The engine of `init`'s model directory, as the worker process loads it. */
+function loadFromInit(init: InitMessage): Promise<EngineCore> {
+  return loadEngine({ dir: init.model.dir, modelFile: init.model.modelFile, engine: init.model.engine ?? {}, threads: init.model.threads });
 }

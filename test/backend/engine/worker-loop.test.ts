@@ -8,7 +8,8 @@ import { decodeFromGenWorkerMessage } from '../../../schema/engine-ipc.js';
 import type { GenStepMessage } from '../../../schema/engine-ipc.js';
 import type { MetricsConfig } from '../../../schema/types.js';
 import type { InitMessage } from '../../../schema/worker-protocol.js';
-import { collect } from './harness.js';
+import type { EngineCore } from '../../../backend/engine/engine-core.js';
+import { collect, fakeEngine } from './harness.js';
 import { writeModels } from './real-harness.js';
 
 function initFor(dir: string, engine: Readonly<Record<string, unknown>>, workerIndex = 3): InitMessage {
@@ -23,8 +24,9 @@ function initFor(dir: string, engine: Readonly<Record<string, unknown>>, workerI
 }
 
 /** Runs the loop in-process; `script` gets a post function and waits on sent messages. */
-function startLoop(init: InitMessage) {
+function startLoop(init: InitMessage, engine?: EngineCore) {
   const sent: Record<string, unknown>[] = [];
+  const logged: string[] = [];
   let handler: ((m: unknown) => void) | null = null;
   const waiters: (() => void)[] = [];
   const done = runGenerationWorker(
@@ -36,12 +38,14 @@ function startLoop(init: InitMessage) {
     (h) => {
       handler = h;
     },
+    (line) => logged.push(line),
+    ...(engine !== undefined ? [() => Promise.resolve(engine)] as const : []),
   );
   const post = (m: unknown): void => handler!(m);
   const until = async (pred: () => boolean): Promise<void> => {
     while (!pred()) await new Promise<void>((r) => waiters.push(r));
   };
-  return { sent, post, until, done };
+  return { sent, logged, post, until, done };
 }
 
 describe('runGenerationWorker', function () {
@@ -85,6 +89,23 @@ describe('runGenerationWorker', function () {
     expect(res.get('c/0')!.finishReason).to.equal('abort');
     expect(res.get('a/0')!.events.map((e) => e.type)).to.deep.equal(['QUEUED', 'SCHEDULED']);
     expect(steps[steps.length - 1]!.stats).to.deep.include({ numRunning: 0, numWaiting: 0, kvCacheUsage: 0 });
+  });
+
+  it('should fail only the sequences of a failed run and log why, never the engine\'s other requests', async () => {
+    const { engine, runner } = fakeEngine();
+    runner.failNext.add(1); // the second request's first run ('bad' is seq 1)
+    const { sent, logged, post, until, done } = startLoop(initFor(dir, {}), engine);
+    await until(() => sent.length > 0);
+    post({ type: 'tsserve.gen.add', requestId: 'ok', prompt: 'fine', params: { temperature: 0, max_tokens: 5, ignore_eos: true } });
+    post({ type: 'tsserve.gen.add', requestId: 'bad', prompt: 'doomed', params: { temperature: 0, max_tokens: 5, ignore_eos: true } });
+    const res = () => collect(sent.filter((m) => m.type === 'tsserve.gen.step') as unknown as GenStepMessage[]);
+    await until(() => res().get('ok/0')?.finishReason !== undefined);
+    post({ type: 'tsserve.shutdown' });
+    await done;
+    expect([res().get('ok/0')!.finishReason, res().get('ok/0')!.numGenerationTokens, res().get('bad/0')!.finishReason]).to.deep.equal(['length', 5, 'error']);
+    // No engine-wide error (the frontend would fail 'ok' with it): the reason goes to the log.
+    expect(sent.filter((m) => m.type === 'tsserve.gen.error')).to.deep.equal([]);
+    expect(logged).to.deep.equal(['generation engine 3: model run failed: injected failure for seq 1 (requests bad finished with error)']);
   });
 
   it('should answer load_failed when the model cannot be loaded', async () => {
