@@ -72,24 +72,29 @@ export async function run(argv: readonly string[]): Promise<number> {
   if (input !== undefined) {
     try { lines = parseLines(fs.readFileSync(input, 'utf8'), input, problems); } catch (e) { problems.push(`${input}: ${(e as Error).message}`); }
   }
-  if (problems.length > 0) { process.stderr.write(`${problems.join('\n')}\n\n${USAGE}`); return 2; }
+  const store = get('model-store');
+  if (store !== undefined && !isDirectory(store)) problems.push(`--model-store ${store}: no such directory`);
+  const outDir = get('output-dir');
+  if (outDir !== undefined && fs.existsSync(outDir) && !isDirectory(outDir)) problems.push(`--output-dir ${outDir}: exists and is not a directory`);
+  if (problems.length > 0) { process.stderr.write(`${problems.map((p) => `tsserve speak: ${p}`).join('\n')}\n\n${USAGE}`); return 2; }
   const cfg = loadMetricsConfig(defaultMetricsConfigPath());
   if (!cfg.ok) { process.stderr.write(`${cfg.problems.map(formatProblem).join('\n')}\n`); return 1; }
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-speak-'));
   const logger = createServerLogger({ level: 'warn', logDir, console: 'off' });
   const metrics = new FrontendMetrics(cfg.config, { logDir, modes: [], log: () => undefined });
-  const outDir = get('output-dir')!;
-  fs.mkdirSync(outDir, { recursive: true });
-  registerPipelineFrontend({ statsEnabled: false });
-  registerGenerationFrontend({ statsEnabled: false });
-  const loop = parseAddress('speak', 'http://127.0.0.1:0');
-  const model = get('model')!;
-  const server = await startServer({
-    inference: loop, management: loop, metrics: loop, modelStore: path.resolve(get('model-store')!), models: [{ name: model, url: model }],
-    logDir, enableTokenAuth: false, maxRequestSizeBytes: 1 << 20,
-  }, { metrics, metricsConfig: metrics.config, ingest: new MetricsIngest(metrics, { log: () => undefined }), log: logger.log });
+  // From here on every way out removes the scratch log directory.
+  let server: Awaited<ReturnType<typeof startServer>> | null = null;
   let code = 0;
   try {
+    fs.mkdirSync(outDir!, { recursive: true });
+    registerPipelineFrontend({ statsEnabled: false });
+    registerGenerationFrontend({ statsEnabled: false });
+    const loop = parseAddress('speak', 'http://127.0.0.1:0');
+    const model = get('model')!;
+    server = await startServer({
+      inference: loop, management: loop, metrics: loop, modelStore: path.resolve(store!), models: [{ name: model, url: model }],
+      logDir, enableTokenAuth: false, maxRequestSizeBytes: 1 << 20,
+    }, { metrics, metricsConfig: metrics.config, ingest: new MetricsIngest(metrics, { log: () => undefined }), log: logger.log });
     const p = server.manager.get(model);
     if (!(p instanceof PipelineModel)) throw new Error(`model ${model} is not a pipeline (handler: pipeline)`);
     const answers = await Promise.all(lines.map((l, i) => new Promise<string>((resolve) => {
@@ -99,7 +104,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         onText: () => undefined,
         onAudio: (pcm) => chunks.push(pcm),
         onDone: (r: SpeakResult) => {
-          const file = path.join(outDir, `${i}.wav`);
+          const file = path.join(outDir!, `${i}.wav`);
           fs.writeFileSync(file, wavFile(Buffer.concat(chunks), p.sampleRate));
           resolve(JSON.stringify({ id: l.id, file, finish_reason: r.finishReason, frames: r.frames, transcript: r.transcript }));
         },
@@ -112,10 +117,18 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve speak: ${(e as Error).message}\n`);
     code = 1;
   } finally {
-    await server.stop();
+    await server?.stop();
     await metrics.close();
     logger.close();
     fs.rmSync(logDir, { recursive: true, force: true });
   }
   return code;
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
