@@ -52,20 +52,27 @@ export function run(sub: 'dashboard' | 'rules', argv: readonly string[]): Promis
   const config = load(last('metrics-config'));
   if (config === null) return Promise.resolve(1);
   const out = last('out');
-  if (sub === 'rules') {
-    const text = renderRules(config);
-    if (out === undefined) process.stdout.write(text);
-    else {
-      fs.writeFileSync(out, text);
-      process.stdout.write(`wrote ${out}\n`);
+  // A path that cannot be written is the user's to fix: one line naming it, exit 1, no stack.
+  try {
+    if (sub === 'rules') {
+      const text = renderRules(config);
+      if (out === undefined) process.stdout.write(text);
+      else {
+        fs.writeFileSync(out, text);
+        process.stdout.write(`wrote ${out}\n`);
+      }
+      return Promise.resolve(0);
+    }
+    const dir = out ?? '.';
+    if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new Error(`--out ${dir}: exists and is not a directory (the dashboards are three files)`);
+    fs.mkdirSync(dir, { recursive: true });
+    for (const f of renderDashboards(config)) {
+      fs.writeFileSync(path.join(dir, f.file), f.text);
+      process.stdout.write(`wrote ${path.join(dir, f.file)}\n`);
     }
     return Promise.resolve(0);
+  } catch (e) {
+    process.stderr.write(`tsserve metrics ${sub}: ${(e as Error).message}\n`);
+    return Promise.resolve(1);
   }
-  const dir = out ?? '.';
-  fs.mkdirSync(dir, { recursive: true });
-  for (const f of renderDashboards(config)) {
-    fs.writeFileSync(path.join(dir, f.file), f.text);
-    process.stdout.write(`wrote ${path.join(dir, f.file)}\n`);
-  }
-  return Promise.resolve(0);
 }
