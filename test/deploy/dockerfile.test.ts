@@ -67,7 +67,7 @@ describe('Dockerfile', () => {
   it('should copy from the build context only files that exist and that .dockerignore lets through', () => {
     const ignored = fs.readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
     const sources = all.filter((i) => i.op === 'COPY' && copyParts(i.args).from === null).flatMap((i) => copyParts(i.args).sources);
-    expect(sources).to.deep.equal(['package.json', 'package-lock.json', '.npmrc', 'tsconfig.json', 'bin', 'schema', 'frontend', 'backend', 'tools', 'examples', 'metrics.yaml']);
+    expect(sources).to.deep.equal(['package.json', 'package-lock.json', '.npmrc', 'tsconfig.json', 'bin', 'schema', 'frontend', 'backend', 'tools', 'examples', 'metrics.yaml', 'metrics-vllm.yaml']);
     for (const s of sources) {
       expect(fs.existsSync(path.join(ROOT, s)), s).to.equal(true);
       expect(ignored.filter((pat) => pat === s || pat === s.split('/')[0]), s).to.deep.equal([]);
@@ -131,6 +131,9 @@ describe('Dockerfile', () => {
     try {
       await until(() => out.includes('Model server started.') || (proc.exitCode !== null ? Promise.reject(new Error(out)) : false), { message: 'Model server started.', timeoutMs: 60_000, observe: () => out });
       expect(out).to.contain(`Metrics config: ${path.join(app, 'metrics.yaml')};`);
+      // --metrics-profile vllm reads its file from the same place in the image.
+      const profile = spawnSync(process.execPath, [entry[1]!, 'metrics', 'validate', path.join(app, 'metrics-vllm.yaml')], { cwd: app, encoding: 'utf8' });
+      expect([profile.status, profile.stdout.trim().startsWith(`${path.join(app, 'metrics-vllm.yaml')}: OK`)], profile.stderr).to.deep.equal([0, true]);
       expect(out).to.contain(`Model store: ${path.join(app, 'model-store')}; models: mlp`);
       const ping = await fetch(`http://127.0.0.1:${ip}/ping`);
       expect([ping.status, await ping.json()]).to.deep.equal([200, { status: 'Healthy' }]);
