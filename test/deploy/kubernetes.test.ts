@@ -136,7 +136,7 @@ describe('deploy/kubernetes', () => {
     expect(at(c, 'ports')).to.deep.equal([{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 8082 }]);
     expect(at(c, 'lifecycle', 'preStop', 'exec', 'command')).to.deep.equal(['sleep', '5']);
     expect(at(pod, 'terminationGracePeriodSeconds')).to.be.greaterThan(5 + o.shutdownTimeout);
-    expect([at(c, 'readinessProbe', 'httpGet'), at(c, 'livenessProbe', 'httpGet')]).to.deep.equal([{ path: '/ping', port: 'http' }, { path: '/v2/health/live', port: 'http' }]);
+    expect([at(c, 'readinessProbe', 'httpGet'), at(c, 'livenessProbe', 'httpGet')]).to.deep.equal([{ path: '/v2/health/ready', port: 'http' }, { path: '/v2/health/live', port: 'http' }]);
     expect(Object.keys(at(c, 'resources', 'requests') as object)).to.deep.equal(['cpu', 'memory']);
     expect(Object.keys(at(c, 'resources', 'limits') as object)).to.deep.equal(['memory']);
     // --metrics-config and --log-dir lie in mounted volumes; the config one is the generated ConfigMap.
