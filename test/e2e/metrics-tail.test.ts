@@ -92,7 +92,7 @@ describe('tsserve metrics tail (real server logs)', function () {
       }
     }
     expected.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
-    const got = jsonLines(tail(server, '--request', id)).map((l) => ({ file: l.file, time: l.time, name: l.name, value: l.value }));
+    const got = jsonLines(tail(server, '--request', id, '--json')).map((l) => ({ file: l.file, time: l.time, name: l.name, value: l.value }));
     expect(got).to.deep.equal(expected);
     expect(got.filter((l) => l.file === 'model_metrics.log' && l.name === 'SizeOfImage').length).to.equal(1);
   });

@@ -76,6 +76,8 @@ describe('tsserve metrics tail', () => {
 
   it('should print the lines of one request as written, each after its file, and batch lines for each of their ids', () => {
     expect(tsserve({}, '--once', '--table', '--log-dir', dir, '--request', 'r2').stdout).to.equal(`model_metrics.log: ${MODEL[0]}\n`);
+    // Into a pipe too (the guide's `tail --once --request "$id"`): as written unless --json.
+    expect(tsserve({}, '--once', '--log-dir', dir, '--request', 'r2').stdout).to.equal(`model_metrics.log: ${MODEL[0]}\n`);
     expect(tsserve({}, '--once', '--log-dir', dir, '--request', 'r1', '--json').stdout).to.equal(
       '{"file":"model_metrics.log","time":"2026-11-21T14:35:06,050","name":"HandlerTime","unit":"ms","value":2,"dimensions":{"ModelName":"mlp","Level":"Model"},"hostname":"vm","requestId":"r1,r2","timestamp":1795271706}\n',
     );

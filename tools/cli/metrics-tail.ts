@@ -103,7 +103,8 @@ function readOptions(values: ReadonlyMap<string, readonly string[]>, nowMs: numb
   const request = last(values, 'request') ?? null;
   const history = once || request !== null || sinceMs !== null;
   const windowMs = windowS * 1000;
-  const json = values.has('json') || (!values.has('table') && !isTty);
+  // --request prints the lines as written unless --json asks otherwise, into a pipe too (grep them).
+  const json = values.has('json') || (!values.has('table') && !isTty && request === null);
   return {
     logDir: last(values, 'log-dir') ?? process.env.TS_LOG_DIR ?? './logs',
     selection: {
