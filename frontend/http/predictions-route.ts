@@ -24,7 +24,7 @@ import { readPredictionBody } from './prediction-body.js';
 import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
 import { msAsUs } from '../../schema/elapsed.js';
-import { guarded, pathOf, routeStart, seriesByVersion } from './route-helpers.js';
+import { guarded, pathOf, refuse, routeStart, seriesByVersion } from './route-helpers.js';
 import type { RouteOptions } from './route-helpers.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
@@ -66,6 +66,12 @@ export function predictionsRoute(opts: RouteOptions): (req: IncomingMessage, res
     const start = routeStart(req, res, m, opts, PREDICTIONS_HANDLER, sendError);
     if (start === null) return;
     const { name, version } = start;
+    // What the model decides (404, a model that takes no /predictions) before the body is read:
+    // a body to a model that does not exist is never judged by another model's rules (415, 400).
+    const model = opts.lookup(name);
+    if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`, sendError);
+    if (version !== undefined && version !== model.config.version) return refuse(req, res, 404, `Model version ${version} not found for model ${name}`, sendError);
+    if (model.submit === undefined) return refuse(req, res, 400, `model ${name} does not serve /predictions (kind ${model.kind})`, sendError);
     readPredictionBody(req, res, opts.limits, name, takesTensors(name), (body) => guarded(res, () => predict(req, res, name, version, body)));
   }
 }

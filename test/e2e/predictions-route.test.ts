@@ -76,6 +76,9 @@ describe('the /predictions route outside express (real tsserve start, token auth
       await send('/PREDICTIONS/mlp/'),
       await send('/predictions/mlp/1.0?trace=1'),
       await send('/predictions/mlp', { method: 'PUT' }),
+      // A model that does not exist is the answer, whatever the body: not the 400 / 415 of another model's rules.
+      await send('/predictions/nope', { body: 'not json' }),
+      await send('/predictions/nope', { headers: { 'content-type': 'application/octet-stream', 'x-tensor-shape': '1,784' }, body: Buffer.alloc(784 * 4) }),
     ];
     const after = await Scrape.of(server);
     const probs = (i: number): number => (answers[i]!.body as number[]).length;
@@ -89,6 +92,8 @@ describe('the /predictions route outside express (real tsserve start, token auth
       [200, 10],
       [200, 10],
       [404, { code: 404, type: 'ResourceNotFoundException', message: 'Requested resource is not found, please refer to API document.' }],
+      [404, { code: 404, type: 'ResourceNotFoundException', message: 'Model not found: nope' }],
+      [404, { code: 404, type: 'ResourceNotFoundException', message: 'Model not found: nope' }],
     ]);
     const d = (labels: Record<string, string>): number => delta(before, after, 'http_requests_total', labels);
     expect({
@@ -101,7 +106,7 @@ describe('the /predictions route outside express (real tsserve start, token auth
       requests4xx: delta(before, after, 'Requests4XX', {}),
       admitted: delta(before, after, 'ts_inference_requests_total', { model_name: 'mlp' }),
       admittedNamed: delta(before, after, 'ts_inference_requests_total', { model_name: 'mlp', model_version: '1.0' }),
-    }).to.deep.equal({ none4xx: 3, nonePut: 1, route4xx: 3, route2xx: 2, all: 9, requests2xx: 2, requests4xx: 7, admitted: 2, admittedNamed: 1 });
+    }).to.deep.equal({ none4xx: 3, nonePut: 1, route4xx: 5, route2xx: 2, all: 11, requests2xx: 2, requests4xx: 9, admitted: 2, admittedNamed: 1 });
   });
 
   it('should answer a request target that does not parse 400 on all three listeners and a malformed Open Inference Protocol parameter 400, each counted', async () => {
