@@ -34,6 +34,14 @@ describe('tsserve start (start-up checks)', function () {
     expect(fs.existsSync(missing)).to.equal(false);
   });
 
+  it('should refuse a --models entry without a name and a name given twice before binding anything (exit 2)', () => {
+    const run = (models: string) => spawnSync(process.execPath, [CLI, 'start', '--models', models, '--model-store', dir, '--log-dir', dir], { encoding: 'utf8' });
+    const noName = run('=mlp');
+    expect([noName.status, noName.stdout, noName.stderr]).to.deep.equal([2, '', "tsserve start: --models: '=mlp' has no name (use NAME=DIR)\n"]);
+    const twice = run('mlp=mlp,mlp=custom');
+    expect([twice.status, twice.stdout, twice.stderr]).to.deep.equal([2, '', "tsserve start: --models: the name 'mlp' is given twice\n"]);
+  });
+
   it('should list every option with its env name in --help', () => {
     const r = spawnSync(process.execPath, [CLI, 'start', '--help'], { encoding: 'utf8' });
     expect([r.status, r.stderr]).to.deep.equal([0, '']);

@@ -60,9 +60,11 @@ function parseModels(values: readonly string[]): ServerConfig['models'] | { erro
   for (const v of values) {
     if (v === 'all') return { error: "--models: 'all' cannot be combined with NAME=DIR entries" };
     const eq = v.indexOf('=');
+    if (eq === 0) return { error: `--models: '${v}' has no name (use NAME=DIR)` };
     const name = eq > 0 ? v.slice(0, eq) : v;
     const url = eq > 0 ? v.slice(eq + 1) : v;
     if (url === '') return { error: `--models: '${v}' has no directory (use NAME=DIR)` };
+    if (out.some((m) => m.name === name)) return { error: `--models: the name '${name}' is given twice` };
     out.push({ name, url });
   }
   return out;
