@@ -73,6 +73,10 @@ export class FrontSupervisor {
 
   /** Forks every front; resolves with the shared port once all listen (rejects if one exits first). */
   start(): Promise<number> {
+    // Each front accepts from the shared socket itself. With node's default round-robin the
+    // primary accepts and hands every connection over; a front killed mid-handoff left that
+    // connection open in the primary forever (node never closes or re-sends it), its client hung.
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
     cluster.setupPrimary({ exec: this.opts.entry ?? path.resolve(FRONT_ENTRY), args: [], serialization: 'advanced' });
     const all: Promise<number>[] = [];
     for (let i = 0; i < this.opts.count; i++) all.push(this.fork());

@@ -7,6 +7,7 @@
  */
 import { expect } from 'chai';
 import * as fs from 'fs';
+import * as http from 'http';
 import * as path from 'path';
 import * as os from 'os';
 import * as zlib from 'zlib';
@@ -153,6 +154,36 @@ describe('api servers (--api-server-count 2)', function () {
     await until(async () => sample(await scrape(), infer) === sample(t0, infer) + 10, { message: '10 more requests counted' });
     expect(server.output()).to.match(/front process \d+ exited \(SIGKILL\); starting another \(restart 1\)/);
     expect([sample(t0, 'tsserve_front_restarts_total{Hostname="' + host + '"}'), sample(await scrape(), 'tsserve_front_restarts_total{Hostname="' + host + '"}')]).to.deep.equal([0, 1]);
+  });
+
+  it('should end every request when a front is killed under load, none left hanging in the primary', async () => {
+    const u = new URL(server.inference);
+    const body = JSON.stringify(mlpInput(1));
+    // A fresh connection per request: the moment a front dies, some are on their way to it.
+    const one = (): Promise<string> => new Promise((resolve) => {
+      const req = http.request({ host: u.hostname, port: u.port, path: '/predictions/mlp', method: 'POST', agent: false, timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(String(res.statusCode)));
+        res.on('error', () => resolve('ECONNRESET'));
+      });
+      req.on('timeout', () => { req.destroy(); resolve('TIMEOUT'); });
+      req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+      req.end(body);
+    });
+    const outcomes: Record<string, number> = {};
+    let stop = false;
+    const loops = Array.from({ length: 32 }, async () => {
+      while (!stop) { const r = await one(); outcomes[r] = (outcomes[r] ?? 0) + 1; }
+    });
+    await until(() => (outcomes['200'] ?? 0) >= 300, { message: 'load running' });
+    const fronts = [...(await scrape()).matchAll(/^process_cpu_user_seconds_total\{pid="(\d+)"\} /gm)].map((m) => Number(m[1])).filter((p) => p !== server.proc.pid);
+    process.kill(fronts[0]!, 'SIGKILL');
+    const at = outcomes['200'] ?? 0;
+    await until(() => (outcomes['200'] ?? 0) >= at + 1000, { message: '1000 more answered after the kill' });
+    stop = true;
+    await Promise.all(loops);
+    // Answered, or cut with the front that held them; never waiting on a connection nobody serves.
+    expect(Object.keys(outcomes).filter((k) => k !== '200' && k !== 'ECONNRESET' && k !== 'EPIPE'), JSON.stringify(outcomes)).to.deep.equal([]);
   });
 
   it('should finish admitted requests on SIGTERM and exit 0', async () => {
