@@ -19,6 +19,7 @@ import { metricsApp } from '../http/metrics-app.js';
 import { guardTarget } from '../http/request-target.js';
 import { accessLogListener } from '../http/access-log.js';
 import { clientErrorListener } from '../http/client-error.js';
+import { HttpMetrics, UNMATCHED_HANDLER } from '../http/http-metrics.js';
 import type { TokenKeys } from '../http/token-auth.js';
 import { writeKeyFile } from '../http/token-auth.js';
 import type { AccessLog, Log } from '../log/log.js';
@@ -126,10 +127,13 @@ type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
  * with Retry-After and `Connection: close` (a keep-alive client reconnects, through its load
  * balancer, to an instance that is not leaving) and counted like any other answer.
  */
-export function drainGate(app: Listener, draining: () => boolean, refused: (req: http.IncomingMessage) => boolean, count: (status: number) => void): Listener {
+export function drainGate(app: Listener, draining: () => boolean, refused: (req: http.IncomingMessage) => boolean, count: (status: number) => void, http?: HttpMetrics): Listener {
   return (req, res) => {
     if (!draining() || !refused(req)) { app(req, res); return; }
     count(503);
+    // In the HTTP families too (no route matched yet: handler "none"), or an error-ratio alert on
+    // http_requests_total would miss every drain.
+    http?.track(req, res, () => UNMATCHED_HANDLER);
     res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(DRAIN_RETRY_AFTER_SEC), connection: 'close' });
     res.end(JSON.stringify({ code: 503, type: 'ServiceUnavailableException', message: DRAIN_MESSAGE }));
   };
@@ -244,6 +248,8 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const extraRoutes = kinds.flatMap((k) => (k.routes ? [k.routes(ctx, (n) => manager.get(n), () => manager.list())] : []));
     const isDraining = (): boolean => draining;
     const count = (status: number): void => series.countResponse(status);
+    /** The HTTP families of the answers the drain gives before any app sees the request. */
+    const drainHttp = new HttpMetrics((n, d) => series.bind(n, d));
     const token = keys !== null && cfg.enableTokenAuth ? { token: keys.inference } : {};
     let inferenceUrl: string;
     if ((cfg.apiServerCount ?? 1) > 1) {
@@ -256,12 +262,12 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
         ...token, extraRoutes,
         health: () => healthOf(manager.list()),
-      }), isDraining, () => true, count), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs, count);
+      }), isDraining, () => true, count, drainHttp), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs, count);
       servers.push(inf);
       inferenceUrl = boundAddress(inf, cfg.inference.host);
     }
     // Management reads keep working while draining; changes are refused.
-    const mgmt = await listen(guardTarget(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count), count), cfg.management, 'management', deps.access, cfg.headerTimeoutMs, count);
+    const mgmt = await listen(guardTarget(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count, drainHttp), count), cfg.management, 'management', deps.access, cfg.headerTimeoutMs, count);
     servers.push(mgmt);
     const met = await listen(guardTarget(metricsApp(deps.metrics)), cfg.metrics, 'metrics', deps.access, cfg.headerTimeoutMs);
     servers.push(met);

@@ -13,6 +13,7 @@ import { call, post, slowModelStore, startTsserve } from './harness.js';
 import { until } from '../support/until.js';
 import type { Tsserve } from './harness.js';
 import { configArgs } from './config-args.js';
+import { delta, Scrape } from './generation-helpers.js';
 
 interface WorkerView { id: string; status: string }
 
@@ -129,6 +130,7 @@ describe('tsserve start: SIGTERM drain answers 503 with Retry-After (real server
       return d[0].jobQueueStatus.pendingRequests === 1 ? true : null;
     }, { message: 'three requests admitted' });
     const exited = new Promise<number | null>((resolve) => server.proc.once('exit', (code) => resolve(code)));
+    const before = await Scrape.of(server);
     server.proc.kill('SIGTERM');
     await until(() => server.output().includes('SIGTERM: draining'), { message: 'the drain to start', observe: () => server.output() });
     const refused = await fetch(`${server.inference}/predictions/slow`, { method: 'POST', body: '{"sleepMs":0}', headers: { 'content-type': 'application/json' } });
@@ -139,6 +141,14 @@ describe('tsserve start: SIGTERM drain answers 503 with Retry-After (real server
     const scale = await call('PUT', `${server.management}/models/slow?min_worker=1`);
     expect(scale).to.deep.equal({ status: 503, json: DRAIN_503 });
     expect((await call('GET', `${server.management}/models`)).status).to.equal(200);
+    // The three drain answers count in the HTTP families as in Requests5XX (no route matched them yet).
+    const during = await Scrape.of(server);
+    expect([
+      delta(before, during, 'http_requests_total', { handler: 'none', method: 'POST', status: '5xx' }),
+      delta(before, during, 'http_requests_total', { handler: 'none', method: 'GET', status: '5xx' }),
+      delta(before, during, 'http_requests_total', { handler: 'none', method: 'PUT', status: '5xx' }),
+      delta(before, during, 'Requests5XX', {}),
+    ]).to.deep.equal([1, 1, 1, 3]);
     const answers = await Promise.all(admitted);
     expect(answers.map((a) => [a.status, a.json])).to.deep.equal(Array(3).fill([200, { slept: 1500 }]));
     expect(await exited).to.equal(0);
