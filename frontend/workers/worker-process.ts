@@ -82,6 +82,12 @@ export class WorkerProcess extends EventEmitter {
   private readonly exitPromise: Promise<void>;
   /** Armed while a batch is at the worker: fires when the one it can be running outlives batchTimeoutMs. */
   private watchdog: NodeJS.Timeout | null = null;
+  /**
+   * Set when the oldest batch passed its responseTimeout: no new batch goes to this worker in
+   * the grace before the kill (it would only fail with it, 500, instead of waiting for the
+   * replacement). Emits 'overdue' when set.
+   */
+  private overdue = false;
   /** Why the frontend killed this worker (load or batch timeout), for the errors it answers. */
   private killedFor: string | null = null;
 
@@ -122,7 +128,7 @@ export class WorkerProcess extends EventEmitter {
   /** Batches sent and not answered yet. */
   get inFlight(): number { return this.pending.size; }
   /** True when a batch may be sent now (ready, and fewer than `depth` in flight). */
-  get canTake(): boolean { return (this.statusValue === 'READY' || this.statusValue === 'BUSY') && this.pending.size < this.depth; }
+  get canTake(): boolean { return (this.statusValue === 'READY' || this.statusValue === 'BUSY') && this.pending.size < this.depth && !this.overdue; }
 
   /** No new batches from now on (scale-down): the worker finishes what it holds. */
   retire(): void {
@@ -218,16 +224,23 @@ export class WorkerProcess extends EventEmitter {
     const oldest = this.pending.values().next();
     if (limit === undefined || oldest.done === true) return;
     const startedMs = Math.max(oldest.value.sentMs, this.lastResultMs);
+    // At the deadline: take no more batches; the grace later: kill (the requests' own 504s first).
     this.watchdog = setTimeout(() => {
-      this.watchdog = null;
-      this.killFor(`worker ${this.id}: a batch outlived responseTimeout ${limit / 1000} s; killed (it is replaced)`);
-    }, Math.max(0, startedMs + limit - performance.now()) + WATCHDOG_GRACE_MS);
+      this.overdue = true;
+      this.emit('overdue');
+      this.watchdog = setTimeout(() => {
+        this.watchdog = null;
+        this.killFor(`worker ${this.id}: a batch outlived responseTimeout ${limit / 1000} s; killed (it is replaced)`);
+      }, WATCHDOG_GRACE_MS);
+      this.watchdog.unref();
+    }, Math.max(0, startedMs + limit - performance.now()));
     this.watchdog.unref();
   }
 
   private disarm(): void {
     if (this.watchdog !== null) clearTimeout(this.watchdog);
     this.watchdog = null;
+    this.overdue = false;
   }
 
   private send(msg: object): void {

@@ -164,7 +164,10 @@ describe('WorkerPool (hard edges)', () => {
     await pool.start();
     try {
       const w = pool.idleWorker()!;
+      // At the deadline, before the kill: alive, but no longer offered a batch (it would only fail with it).
+      const atDeadline = new Promise<unknown[]>((resolve) => w.once('overdue', () => resolve([w.alive, w.canTake, pool.idleWorker()])));
       const lost = await w.runBatch([{ requestId: 'r', body: 1 }]).then(() => 'answered', (e: Error) => e.message);
+      expect(await atDeadline).to.deep.equal([true, false, null]);
       expect(lost).to.equal('worker W-9000-m_1.0: a batch outlived responseTimeout 0.3 s; killed (it is replaced)');
       await until(() => pool.readyCount === 1, { message: 'a replacement worker', observe: () => pool.workers() });
       expect(pool.workers().map((x) => x.id)).to.deep.equal(['W-9001-m_1.0']);
