@@ -107,7 +107,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
         this.engineUp(id);
       },
       onWorkerGone: (id) => {
-        this.engineGone(id, `the worker of engine serving model ${config.name} exited`);
+        this.engineGone(id, 500, `the worker of engine serving model ${config.name} exited`);
         base.onWorkerGone(id);
       },
     });
@@ -143,7 +143,11 @@ export class GenerationModel implements ServedModel, StatLineSource {
     if (this.closed) return { status: 503, message: `model ${this.configValue.name} is being unregistered or the server is stopping` };
     let best: GenerationEngine | null = null;
     for (const e of this.enginesById.values()) if ((req.engine === undefined || e.index === req.engine) && (best === null || e.load < best.load)) best = e;
-    if (best === null) return { status: 503, message: `model ${this.configValue.name} has no engine ready; scale its workers with the management API` };
+    if (best === null) {
+      // Scaled to 0 is the operator's to change; otherwise a worker is loading or being replaced.
+      const why = this.pool.minWorkers === 0 ? 'scale its workers with the management API' : 'its worker is starting or being replaced; retry in a few seconds';
+      return { status: 503, message: `model ${this.configValue.name} has no engine ready; ${why}` };
+    }
     const engine = best;
     if (engine.load >= this.capacity) {
       this.refused.record(1);
@@ -206,7 +210,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     this.closed = true;
     this.opts.statLog?.remove(this);
     await this.pool.stop();
-    for (const id of [...this.enginesById.keys()]) this.engineGone(id, `model ${this.configValue.name} was stopped`);
+    for (const id of [...this.enginesById.keys()]) this.engineGone(id, 503, `model ${this.configValue.name} was stopped`);
   }
 
   private inFlight(): number {
@@ -231,11 +235,13 @@ export class GenerationModel implements ServedModel, StatLineSource {
     this.opts.onEnginesChanged?.();
   }
 
-  private engineGone(workerId: string, why: string): void {
+  private engineGone(workerId: string, status: 500 | 503, why: string): void {
     const e = this.enginesById.get(workerId);
     if (e === undefined) return;
     this.enginesById.delete(workerId);
-    e.fail(503, why);
+    // A worker that died holding requests fails them with 500, as /predictions answers it;
+    // a model being stopped is 503 (the request may succeed elsewhere or later).
+    e.fail(status, why);
     this.checkDrained();
     this.opts.onEnginesChanged?.();
   }

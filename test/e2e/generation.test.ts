@@ -11,7 +11,7 @@ import type OpenAI from 'openai';
 import { configArgs } from './config-args.js';
 import { delta, openaiClient, Scrape, tinyLmVariants } from './generation-helpers.js';
 import type { VllmExtras } from './generation-helpers.js';
-import { generateStore, post, removeStores, startTsserve, tempDir } from './harness.js';
+import { call, generateStore, post, removeStores, startTsserve, tempDir } from './harness.js';
 import { until } from '../support/until.js';
 import type { Tsserve } from './harness.js';
 
@@ -42,6 +42,7 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
       // Rows of 16 × 2^k positions, so the 8 blocks, not the rows' half of the budget, run out first.
       'tiny-small': { numBlocks: 8, rowGrowStep: 16 },
       'tiny-nocache': { enablePrefixCaching: false },
+      'tiny-crash': {}, // its worker is SIGKILLed by one test
     });
     fs.mkdirSync(path.join(dir, 'logs'));
     server = await startTsserve({
@@ -61,7 +62,7 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
 
   it('should list the generation models and pre-create every series at 0', async () => {
     const models = await client.models.list();
-    expect(models.data.map((m) => m.id).sort()).to.deep.equal(['tiny-lm', 'tiny-nocache', 'tiny-sat', 'tiny-small']);
+    expect(models.data.map((m) => m.id).sort()).to.deep.equal(['tiny-crash', 'tiny-lm', 'tiny-nocache', 'tiny-sat', 'tiny-small']);
     const s = initial;
     for (const r of ['stop', 'length', 'abort', 'error']) {
       expect(s.has('ts_request_success_total', { ...L('tiny-sat'), finished_reason: r }), r).to.equal(true);
@@ -304,5 +305,40 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     await client.completions.create({ model: 'tiny-lm', prompt: 'Log me', max_tokens: 4, ignore_eos: true } as CompletionBody);
     // The wait is the assertion: it fails with the server output it last saw.
     await until(() => line.test(server.output()), { message: 'an INFO stat line for tiny-lm', observe: () => server.output().split('\n').filter((l) => l.includes('[tiny-lm] Engine')).slice(-3) });
+  });
+  it('should fail the requests of a SIGKILLed engine worker with 500 naming it, 503 "starting or being replaced" until its replacement, then serve', async () => {
+    const before = await Scrape.of(server);
+    // The one worker, or null while there is none (between the kill and the replacement's fork).
+    const workerOf = async (): Promise<{ pid: number; status: string } | null> => {
+      const r = await call('GET', `${server.management}/models/tiny-crash`);
+      return (r.json as { workers: { pid: number; status: string }[] }[])[0]!.workers[0] ?? null;
+    };
+    const { pid } = (await workerOf())!;
+    const body = (stream: boolean): object => ({ model: 'tiny-crash', prompt: 'Kill me', max_tokens: 1000, ignore_eos: true, stream });
+    // Both run on the one engine; the stream's first token says the plain one is decoding too.
+    const plain = post(`${server.inference}/v1/completions`, body(false));
+    const res = await fetch(`${server.inference}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body(true)) });
+    const reader = res.body!.getReader();
+    await reader.read();
+    process.kill(pid, 'SIGKILL');
+    let rest = '';
+    for (let r = await reader.read(); !r.done; r = await reader.read()) rest += Buffer.from(r.value).toString();
+    expect(await plain).to.deep.include({
+      status: 500,
+      json: { error: { message: 'the worker of engine serving model tiny-crash exited', type: 'server_error', param: null, code: null } },
+    });
+    expect(rest.endsWith('data: {"error":{"message":"the worker of engine serving model tiny-crash exited","type":"server_error","param":null,"code":null}}\n\ndata: [DONE]\n\n'), rest.slice(-300)).to.equal(true);
+    // Until the replacement has loaded, a request is told to come back, not to scale workers.
+    const waiting = await post(`${server.inference}/v1/completions`, body(false));
+    expect([200, 503]).to.include(waiting.status); // 200 only if the replacement was already up
+    if (waiting.status === 503) expect((waiting.json as { error: { message: string } }).error.message).to.equal('model tiny-crash has no engine ready; its worker is starting or being replaced; retry in a few seconds');
+    const replaced = await until(async () => { const w = await workerOf(); return w?.status === 'READY' ? w : null; }, { message: 'tiny-crash worker replaced', timeoutMs: 60_000 });
+    expect(replaced.pid).to.not.equal(pid);
+    const again = await client.completions.create({ model: 'tiny-crash', prompt: 'Back', max_tokens: 3, ignore_eos: true } as CompletionBody);
+    expect(again.usage?.completion_tokens).to.equal(3);
+    const after = await Scrape.of(server);
+    expect(after.get('ts_num_requests_running', L('tiny-crash'))).to.equal(0);
+    expect(delta(before, after, 'ts_request_success_total', { ...L('tiny-crash'), finished_reason: 'length' })).to.equal(1);
+    expect(delta(before, after, 'ts_request_success_total', { ...L('tiny-crash'), finished_reason: 'error' })).to.equal(2);
   });
 });
