@@ -9,6 +9,8 @@ import type { StreamDecoder } from './tokenizer.js';
 
 const NO_EVENTS: readonly EngineEvent[] = Object.freeze([]);
 
+const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+
 /** Where a sequence is in the scheduler. */
 export type SeqStatus = 'waiting' | 'running' | 'finished';
 
@@ -130,9 +132,14 @@ export class Sequence {
     if (typeof this.stopReason !== 'string') this.text += this.decoder.end();
   }
 
-  /** Text not yet sent; while running, the tail that could begin a stop string is held back. */
+  /**
+   * Text not yet sent; while running, the tail that could begin a stop string is held back. The
+   * cut never falls between the two UTF-16 halves of a character above U+FFFF: a chunk ending in
+   * a lone high surrogate is invalid Unicode to every client that does not join chunks as JS strings.
+   */
   takeText(): string {
-    const end = this.finishReason !== undefined ? this.text.length : Math.max(this.emitted, this.text.length - this.holdBack);
+    let end = this.finishReason !== undefined ? this.text.length : Math.max(this.emitted, this.text.length - this.holdBack);
+    if (end > this.emitted && end < this.text.length && isHighSurrogate(this.text.charCodeAt(end - 1))) end--;
     const out = this.text.slice(this.emitted, end);
     this.emitted = end;
     return out;
