@@ -13,6 +13,10 @@ export interface ModelVocab {
   /** Longest prompt + output (the engine's maxModelLen). */
   readonly maxModelLen: number;
   readonly vocabSize: number;
+  /** Every EOS id of the model (`eosTokenId` may be a list), as the engine reads it. */
+  readonly eosTokenIds: readonly number[];
+  /** Ids the model never samples (`suppressTokens`). */
+  readonly suppressTokenIds: readonly number[];
   /** Token ids of `text` (BOS first when the model adds it). */
   encode(text: string, addSpecialTokens?: boolean): number[];
   /** Text of `ids`; special ids decode to nothing, invalid UTF-8 to U+FFFD. */
@@ -36,6 +40,10 @@ export function modelVocab(engine: Readonly<Record<string, unknown>> | undefined
   const vocabSize = intOf('vocabSize') ?? 256;
   const bos = intOf('bosTokenId');
   const addBos = a.addBos !== false && bos !== undefined;
+  const idsOf = (k: string): readonly number[] => {
+    const v = a[k];
+    return Object.freeze(Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : typeof v === 'number' ? [v] : []);
+  };
   const tokenText = (id: number): string => {
     if (id < 0x80) return String.fromCharCode(id);
     if (id < 0x100) return `bytes:\\x${id.toString(16)}`;
@@ -44,6 +52,8 @@ export function modelVocab(engine: Readonly<Record<string, unknown>> | undefined
   return Object.freeze({
     maxModelLen,
     vocabSize,
+    eosTokenIds: idsOf('eosTokenId'),
+    suppressTokenIds: idsOf('suppressTokens'),
     encode: (text: string, addSpecialTokens = true): number[] => {
       const ids = addBos && addSpecialTokens ? [bos!] : [];
       for (const b of utf8.encode(text)) ids.push(b);

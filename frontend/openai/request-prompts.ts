@@ -31,6 +31,14 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
   if (biased.length > 0) {
     throw new OpenAIError(400, `token_id(s) [${biased.join(', ')}] in logit_bias contain out-of-vocab token ids. Vocabulary size: ${V}`, 'logit_bias');
   }
+  // The engine would refuse it too, but only once admitted: a stream had already answered 200.
+  const minTokens = p.params.min_tokens ?? 0;
+  if (minTokens > 0 && p.params.stop_token_ids !== undefined) {
+    const banned = new Set([...vocab.suppressTokenIds, ...vocab.eosTokenIds, ...p.params.stop_token_ids].filter((id) => id < V));
+    if (banned.size >= V) {
+      throw new OpenAIError(400, `stop_token_ids with the model's EOS and suppressed ids cover all ${V} token ids, so nothing could be sampled before min_tokens (${minTokens}); leave at least one id out`, 'stop_token_ids');
+    }
+  }
   const L = vocab.maxModelLen;
   return p.prompts.map((prompt) => {
     const ids = typeof prompt === 'string' ? vocab.encode(prompt) : prompt;
@@ -43,7 +51,6 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     if (n + maxTokens > L) {
       throw new OpenAIError(400, `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${L} tokens and your request has ${n} input tokens (${maxTokens} > ${L} - ${n}).`, 'max_tokens');
     }
-    const minTokens = p.params.min_tokens ?? 0;
     if (minTokens > maxTokens) throw new OpenAIError(400, `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens}, what is left of max_model_len ${L})`, 'min_tokens');
     return { ids, text: typeof prompt === 'string' ? prompt : vocab.decode(ids), maxTokens };
   });

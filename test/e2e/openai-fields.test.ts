@@ -147,15 +147,19 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
   it('should refuse with a 400 a request whose stop_token_ids and min_tokens ban every token, and finish the requests beside it', async () => {
     const before = await Scrape.of(server);
     // Three requests running on the engine when the bad one arrives (a banned-out sequence used to
-    // put id -1 into the batched run and fail all of them with a 500).
+    // put id -1 into the batched run and fail all of them with a 500; the frontend refuses it now).
     const beside = [0, 1, 2].map(() => client.completions.create({ ...greedy, prompt: 'Hello', max_tokens: 48 } as Body));
     const everyId = Array.from({ length: 259 }, (_v, i) => i);
     expect(await refusal(client.completions.create({ model: 'tiny-lm', prompt: 'a', max_tokens: 5, min_tokens: 5, stop_token_ids: everyId } as Body))).to.deep.equal({
       status: 400, error: {
         message: "stop_token_ids with the model's EOS and suppressed ids cover all 259 token ids, so nothing could be sampled before min_tokens (5); leave at least one id out",
-        type: 'invalid_request_error', param: null, code: null,
+        type: 'invalid_request_error', param: 'stop_token_ids', code: null,
       },
     });
+    // Streamed, the same 400 (it was a 200 whose only event was the error, then [DONE]), on both routes.
+    const banned = { error: { message: "stop_token_ids with the model's EOS and suppressed ids cover all 259 token ids, so nothing could be sampled before min_tokens (1); leave at least one id out", type: 'invalid_request_error', param: 'stop_token_ids', code: null } };
+    expect(await post(`${server.inference}/v1/completions`, { model: 'tiny-lm', prompt: 'a', max_tokens: 5, min_tokens: 1, stop_token_ids: everyId, stream: true })).to.deep.include({ status: 400, json: banned });
+    expect(await post(`${server.inference}/v1/chat/completions`, { model: 'tiny-lm', messages: [{ role: 'user', content: 'a' }], max_tokens: 5, min_tokens: 1, stop_token_ids: everyId, stream: true })).to.deep.include({ status: 400, json: banned });
     const done = await Promise.all(beside);
     expect(done.map((r) => [r.choices[0]!.finish_reason, r.usage!.completion_tokens])).to.deep.equal([['length', 48], ['length', 48], ['length', 48]]);
     const after = await Scrape.of(server);

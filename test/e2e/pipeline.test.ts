@@ -195,8 +195,11 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     expect(await refusal({ modalities: ['text'] })).to.deep.equal([400, '400 audio is set but modalities does not include "audio": send modalities ["text", "audio"]']);
     expect(await refusal({ modalities: ['audio'] })).to.deep.equal([400, '400 modalities ["audio"] must also include "text": the answer is a transcript with its audio, send ["text", "audio"]']);
     expect(await refusal({ stream: true, audio: { voice: 'alloy', format: 'pcm16' }, stream_options: { continuous_usage_stats: true } })).to.deep.equal([400, '400 stream_options.continuous_usage_stats is not available from tiny-omni: its usage is sent once, with include_usage']);
+    // Refused before the thinker: streamed, it was a 200 with the role chunk and then the thinker's error event.
+    const everyId = Array.from({ length: 259 }, (_v, i) => i);
+    expect(await refusal({ stream: true, audio: { voice: 'alloy', format: 'pcm16' }, min_tokens: 1, stop_token_ids: everyId })).to.deep.equal([400, "400 stop_token_ids with the model's EOS and suppressed ids cover all 259 token ids, so nothing could be sampled before min_tokens (1); leave at least one id out"]);
     const after = await Scrape.of(server);
-    expect(delta(before, after, 'http_requests_total', { handler: '/v1/chat/completions', method: 'POST', status: '4xx' })).to.equal(6);
+    expect(delta(before, after, 'http_requests_total', { handler: '/v1/chat/completions', method: 'POST', status: '4xx' })).to.equal(7);
     for (const reason of ['stop', 'length', 'abort', 'error']) {
       expect(delta(before, after, 'ts_omni_requests_success_total', { ...M('tiny-omni'), finished_reason: reason })).to.equal(0);
     }

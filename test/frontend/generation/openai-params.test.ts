@@ -110,6 +110,19 @@ describe('OpenAI request params', () => {
     });
   });
 
+  it('should refuse stop_token_ids that with the EOS and suppressed ids ban the whole vocabulary under min_tokens, before the engine (a stream had answered 200)', () => {
+    // Ids 0..3: EOS 2 (a list), 3 suppressed; stop ids 0 and 1 leave nothing to sample.
+    const vocab = modelVocab({ vocabSize: 4, bosTokenId: 0, addBos: false, eosTokenId: [2], suppressTokens: [3] });
+    const body = { model: 'm', prompt: [1], max_tokens: 2, min_tokens: 1, stream: true };
+    expect(problem(() => readyPrompts(parseCompletionRequest({ ...body, stop_token_ids: [1, 0, 1] }), vocab))).to.deep.equal({
+      status: 400, param: 'stop_token_ids',
+      message: "stop_token_ids with the model's EOS and suppressed ids cover all 4 token ids, so nothing could be sampled before min_tokens (1); leave at least one id out",
+    });
+    // One id left, or no min_tokens: the engine can sample.
+    expect(readyPrompts(parseCompletionRequest({ ...body, stop_token_ids: [1] }), vocab).length).to.equal(1);
+    expect(readyPrompts(parseCompletionRequest({ ...body, min_tokens: 0, stop_token_ids: [0, 1] }), vocab).length).to.equal(1);
+  });
+
   it('should refuse every field it does not implement by name, null counting as absent', () => {
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', suffix: 'y', best_of: null }))).to.deep.equal({
       status: 400, param: 'suffix', message: "Unsupported parameter: 'suffix' is not supported by this server.",
