@@ -88,10 +88,9 @@ export class ChoiceCollector {
     return { prompt_tokens: prompt, completion_tokens: this.completionTokens, total_tokens: prompt + this.completionTokens, prompt_tokens_details: { cached_tokens: cached } };
   }
 
-  /** One choice's usage so far (vLLM's continuous_usage_stats: its prompt, its tokens). */
-  choiceUsage(c: Choice): Usage {
+  /** One choice's usage so far (vLLM's continuous_usage_stats: its prompt, its tokens, or `done` of them). */
+  choiceUsage(c: Choice, done = c.tokenIds.length): Usage {
     const prompt = this.promptTokens[c.prompt] ?? 0;
-    const done = c.tokenIds.length;
     return { prompt_tokens: prompt, completion_tokens: done, total_tokens: prompt + done, prompt_tokens_details: { cached_tokens: this.cached[c.prompt] ?? 0 } };
   }
 }

@@ -237,11 +237,14 @@ class SseAnswer {
     const offset = this.offsets.get(index) ?? 0;
     const logprobs = logprobsBody(this.ctx, entries, offset);
     if (logprobs !== null && this.kind === 'completion') this.offsets.set(index, endOffset(entries, this.ctx.vocab, offset));
-    const usage = this.ctx.p.continuousUsage && this.ctx.p.includeUsage ? { usage: this.collector.choiceUsage(c) } : {};
+    const continuous = this.ctx.p.continuousUsage && this.ctx.p.includeUsage;
+    const usage = continuous ? { usage: this.collector.choiceUsage(c) } : {};
     if (this.kind === 'chat') {
       if (!this.roleSent.has(index)) {
         this.roleSent.add(index);
-        this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], ...usage });
+        // The role chunk carries no token: vLLM's says completion_tokens 0 (it was this output's count).
+        const roleUsage = continuous ? { usage: this.collector.choiceUsage(c, 0) } : {};
+        this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], ...roleUsage });
       }
       const delta = o.text === '' ? {} : { content: o.text };
       this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index, delta, logprobs, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }], ...usage });

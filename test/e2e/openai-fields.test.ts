@@ -240,6 +240,15 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect(usages).to.deep.equal([[1, 1, 6], [1, 2, 6], [1, 3, 6], [0, 3, 6]]);
   });
 
+  it('should count no completion token in a chat stream\'s role chunk with continuous_usage_stats (it counted the first output\'s)', async () => {
+    const usages: unknown[] = [];
+    const body = { ...greedy, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 3, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } };
+    for await (const ch of await client.chat.completions.create(body as OpenAI.Chat.ChatCompletionCreateParamsStreaming)) {
+      usages.push([ch.choices[0]?.delta.role ?? null, ch.usage?.completion_tokens, ch.usage?.prompt_tokens, ch.usage?.total_tokens]);
+    }
+    expect(usages).to.deep.equal([['assistant', 0, 20, 20], [null, 1, 20, 21], [null, 2, 20, 22], [null, 3, 20, 23], [null, 3, 20, 23]]);
+  });
+
   it('should serve /tokenize, /detokenize (an exact round trip), /version, /health and max_model_len in /v1/models', async () => {
     const t = await post(`${server.inference}/tokenize`, { model: 'tiny-lm', prompt: 'h\u00e9llo' });
     expect(t).to.deep.include({ status: 200, json: { count: 7, max_model_len: 1024, tokens: [256, 104, 195, 169, 108, 108, 111], token_strs: null } });
