@@ -27,6 +27,14 @@ export interface ManagementAppOptions {
   readonly bodyLimits?: BodyLimits;
 }
 
+/** Workers of `m` that can take requests now (READY or BUSY). */
+function readyWorkers(m: ServedModel): number {
+  return m.describe().workers.filter((w) => w.status === 'READY' || w.status === 'BUSY').length;
+}
+
+/** Where a worker's load failure is told (the answer cannot carry it: the pool logs it). */
+const SEE_LOG = 'the reason is in ts_log.log';
+
 /** Builds the management express app. */
 export function managementApp(opts: ManagementAppOptions): Express {
   const { manager } = opts;
@@ -83,10 +91,19 @@ export function managementApp(opts: ManagementAppOptions): Express {
     const answer = (workers: number): void => {
       res.json({ status: `Model "${name}" Version: ${manager.get(name)?.config.version ?? ''} registered with ${workers} initial workers` });
     };
-    started.then((m) => {
+    started.then(async (m) => {
       if (m === null) return sendError(res, 501, `model ${name}: its kind is not served by this build`);
-      if (sync) answer(m.describe().workers.length);
-    }, (e: unknown) => {
+      if (!sync) return;
+      const want = m.describe().minWorkers;
+      const ready = readyWorkers(m);
+      if (want > 0 && ready === 0) {
+        // TorchServe's answer (500, the registration undone): a model none of whose workers
+        // loads is not left retrying behind a 200, and can be registered again once fixed.
+        if (manager.get(name) === m) await manager.unregister(name);
+        return sendError(res, 500, `Failed to start workers for model ${name}: none of its ${want} workers loaded (${SEE_LOG}); the model is not registered`);
+      }
+      answer(ready);
+    }).catch((e: unknown) => {
       if (e instanceof RegistrationError) return sendError(res, e.status, e.message);
       next(e);
     });
@@ -119,7 +136,12 @@ export function managementApp(opts: ManagementAppOptions): Express {
       done.catch(() => undefined);
       return;
     }
-    done.then(() => res.json({ status: `Workers scaled to ${newMin} for model: ${m.config.name}` }), next);
+    done.then(() => {
+      const ready = readyWorkers(m);
+      // TorchServe's 500 when the new workers do not start, rather than a 200 for a scale that did not happen.
+      if (ready < newMin) return sendError(res, 500, `Failed to start workers for model ${m.config.name}: ${ready} of ${newMin} ready (${SEE_LOG})`);
+      res.json({ status: `Workers scaled to ${newMin} for model: ${m.config.name}` });
+    }, next);
   });
 
   app.delete('/models/:name{/:version}', (req, res, next) => {

@@ -1,0 +1,140 @@
+/**
+ * The management app over a fake model manager: what each route answers, exactly, for the
+ * outcomes a real manager produces (workers that load, workers that fail, bounds).
+ */
+import { expect } from 'chai';
+import * as http from 'http';
+import type { AddressInfo } from 'net';
+import { managementApp } from '../../../frontend/http/management-app.js';
+import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import type { ModelManager, RegisterOptions } from '../../../frontend/server/model-manager.js';
+import type { ModelDescription } from '../../../frontend/server/served-model.js';
+import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
+
+/** Metrics off: every series a no-op. */
+const NO_METRICS: MetricsPort = {
+  prometheusContentType: 'text/plain', modes: [],
+  get: (): MetricHandle | null => null, byKey: (): MetricHandle | null => null,
+  prometheusText: () => Promise.resolve(''), close: () => Promise.resolve(),
+};
+
+/** A model seen through the management API: its workers' statuses are what its pool would show. */
+class FakeModel {
+  readonly kind = 'batch';
+  statuses: WorkerStatus[];
+  /** What the workers of a scale end up as (default READY). */
+  scaleTo: WorkerStatus = 'READY';
+  constructor(public config: { name: string; version: string; minWorkers: number; maxWorkers: number }, statuses: WorkerStatus[]) {
+    this.statuses = statuses;
+  }
+  describe(): ModelDescription {
+    return {
+      modelName: this.config.name, modelVersion: this.config.version, modelUrl: this.config.name, handler: './h.js', kind: 'batch',
+      minWorkers: this.config.minWorkers, maxWorkers: this.config.maxWorkers, batchSize: 1, maxBatchDelay: 100, responseTimeout: 120,
+      loadedAtStartup: false, workers: this.statuses.map((status, i) => ({ id: `W-${9000 + i}-${this.config.name}_1.0`, pid: 100 + i, status, startTime: '2026-01-01T00:00:00.000Z' })),
+      jobQueueStatus: { remainingCapacity: 100, pendingRequests: 0 },
+    };
+  }
+  scale(min: number, max: number): Promise<void> {
+    this.config = { ...this.config, minWorkers: min, maxWorkers: Math.max(min, max) };
+    this.statuses = Array.from({ length: min }, (_, i) => this.statuses[i] ?? this.scaleTo);
+    return Promise.resolve();
+  }
+}
+
+/** The manager's slice the app uses; `registers` says what a registration's workers end up as. */
+class FakeManager {
+  readonly models = new Map<string, FakeModel>();
+  readonly maxWorkers = 16;
+  readonly registered: RegisterOptions[] = [];
+  readonly unregistered: string[] = [];
+  /** Worker statuses after a registration's start, by url. */
+  readonly outcome = new Map<string, WorkerStatus[]>();
+  /** model-config maxWorkers of a url (what its yaml says). */
+  readonly yamlMax = new Map<string, number>();
+  get(name: string): FakeModel | undefined { return this.models.get(name); }
+  list(): FakeModel[] { return [...this.models.values()].sort((a, b) => a.config.name.localeCompare(b.config.name)); }
+  scaleRefusal(name: string, min: number, max: number): string | null {
+    return min > max ? `min_worker ${min} exceeds maxWorkers ${max} of model ${name} (raise it with max_worker)` : null;
+  }
+  register(opts: RegisterOptions): Promise<FakeModel> {
+    this.registered.push(opts);
+    const min = opts.overrides?.minWorkers ?? 1;
+    const max = opts.overrides?.maxWorkers ?? this.yamlMax.get(opts.url) ?? Math.max(1, min);
+    const m = new FakeModel({ name: opts.name, version: '1.0', minWorkers: min, maxWorkers: max }, this.outcome.get(opts.url) ?? Array<WorkerStatus>(min).fill('READY'));
+    this.models.set(opts.name, m);
+    return Promise.resolve(m);
+  }
+  unregister(name: string): Promise<boolean> {
+    this.unregistered.push(name);
+    return Promise.resolve(this.models.delete(name));
+  }
+}
+
+describe('managementApp', () => {
+  let manager: FakeManager;
+  let server: http.Server;
+  let base = '';
+
+  beforeEach(async () => {
+    manager = new FakeManager();
+    const app = managementApp({ manager: manager as unknown as ModelManager, series: new FrontendSeries(NO_METRICS) });
+    server = http.createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterEach(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  async function call(method: string, url: string): Promise<{ status: number; body: unknown }> {
+    const r = await fetch(`${base}${url}`, { method });
+    return { status: r.status, body: JSON.parse(await r.text()) as unknown };
+  }
+
+  function add(name: string, statuses: WorkerStatus[] = ['READY'], max = 4): FakeModel {
+    const m = new FakeModel({ name, version: '1.0', minWorkers: statuses.length, maxWorkers: max }, statuses);
+    manager.models.set(name, m);
+    return m;
+  }
+
+  describe('POST /models (synchronous)', () => {
+    it('should answer 200 with the number of workers that loaded', async () => {
+      expect(await call('POST', '/models?url=good&initial_workers=2')).to.deep.equal({ status: 200, body: { status: 'Model "good" Version: 1.0 registered with 2 initial workers' } });
+      expect(manager.unregistered).to.deep.equal([]);
+    });
+
+    it('should answer 500 and undo the registration when none of its workers loads (regression: 200 "registered with 1 initial workers")', async () => {
+      manager.outcome.set('broken', ['DEAD']);
+      expect(await call('POST', '/models?url=broken')).to.deep.equal({
+        status: 500,
+        body: { code: 500, type: 'InternalServerException', message: 'Failed to start workers for model broken: none of its 1 workers loaded (the reason is in ts_log.log); the model is not registered' },
+      });
+      expect(manager.unregistered).to.deep.equal(['broken']);
+      expect(manager.get('broken')).to.equal(undefined);
+    });
+
+    it('should count only the workers that loaded when some did not', async () => {
+      manager.outcome.set('half', ['READY', 'STARTING']);
+      expect(await call('POST', '/models?url=half&initial_workers=2')).to.deep.equal({ status: 200, body: { status: 'Model "half" Version: 1.0 registered with 1 initial workers' } });
+    });
+  });
+
+  describe('PUT /models/{name}?synchronous=true', () => {
+    it('should answer 500 naming how many are ready when the new workers do not start (regression: 200 "Workers scaled to 3")', async () => {
+      const m = add('slow', ['READY'], 4);
+      m.scaleTo = 'DEAD';
+      expect(await call('PUT', '/models/slow?min_worker=3&synchronous=true')).to.deep.equal({
+        status: 500,
+        body: { code: 500, type: 'InternalServerException', message: 'Failed to start workers for model slow: 1 of 3 ready (the reason is in ts_log.log)' },
+      });
+    });
+
+    it('should answer 200 when they start', async () => {
+      add('slow', ['READY'], 4);
+      expect(await call('PUT', '/models/slow?min_worker=3&synchronous=true')).to.deep.equal({ status: 200, body: { status: 'Workers scaled to 3 for model: slow' } });
+    });
+  });
+});
