@@ -84,12 +84,15 @@ export function managementApp(opts: ManagementAppOptions): Express {
       ...(batchSize !== undefined ? { batchSize } : {}),
       ...(maxBatchDelayMs !== undefined ? { maxBatchDelayMs } : {}),
       ...(responseTimeoutSec !== undefined ? { responseTimeoutSec } : {}),
-      ...(initial !== undefined ? { minWorkers: initial, maxWorkers: initial } : {}),
+      // TorchServe sets both bounds to initial_workers; 0 keeps the model-config's maxWorkers, else
+      // the model registered to be scaled later could never be (min_worker above maxWorkers 0).
+      ...(initial !== undefined ? { minWorkers: initial, ...(initial > 0 ? { maxWorkers: initial } : {}) } : {}),
     };
     const existed = manager.get(name) !== undefined;
     const started = manager.register({ name, url, overrides, loadedAtStartup: false });
     const answer = (workers: number): void => {
-      res.json({ status: `Model "${name}" Version: ${manager.get(name)?.config.version ?? ''} registered with ${workers} initial workers` });
+      const scaleLater = workers === 0 ? '. Use scale workers API to add workers for the model.' : '';
+      res.json({ status: `Model "${name}" Version: ${manager.get(name)?.config.version ?? ''} registered with ${workers} initial workers${scaleLater}` });
     };
     started.then(async (m) => {
       if (m === null) return sendError(res, 501, `model ${name}: its kind is not served by this build`);

@@ -122,6 +122,20 @@ describe('managementApp', () => {
     });
   });
 
+  describe('POST /models?initial_workers=', () => {
+    it('should keep the model-config maxWorkers for initial_workers=0, so min_worker can scale it up (regression: maxWorkers 0, every scale a 400)', async () => {
+      manager.yamlMax.set('later', 2);
+      expect(await call('POST', '/models?url=later&initial_workers=0')).to.deep.equal({ status: 200, body: { status: 'Model "later" Version: 1.0 registered with 0 initial workers. Use scale workers API to add workers for the model.' } });
+      expect(manager.registered[0]?.overrides).to.deep.equal({ minWorkers: 0 });
+      expect(await call('PUT', '/models/later?min_worker=2&synchronous=true')).to.deep.equal({ status: 200, body: { status: 'Workers scaled to 2 for model: later' } });
+    });
+
+    it('should set both bounds to a non-zero initial_workers, as TorchServe does', async () => {
+      expect(await call('POST', '/models?url=two&initial_workers=2')).to.deep.equal({ status: 200, body: { status: 'Model "two" Version: 1.0 registered with 2 initial workers' } });
+      expect(manager.registered[0]?.overrides).to.deep.equal({ minWorkers: 2, maxWorkers: 2 });
+    });
+  });
+
   describe('PUT /models/{name}?synchronous=true', () => {
     it('should answer 500 naming how many are ready when the new workers do not start (regression: 200 "Workers scaled to 3")', async () => {
       const m = add('slow', ['READY'], 4);
