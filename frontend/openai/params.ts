@@ -17,6 +17,12 @@ export const MAX_N = 16;
 export const MAX_PROMPTS = 64;
 /** Most logprobs alternatives per token (vLLM's default max_logprobs). */
 export const MAX_LOGPROBS = 20;
+/**
+ * Most stop strings: each is searched for after every token of every sequence, so an unbounded
+ * list (80,000 in a 600 KB body) slowed every request of the engine several times over.
+ * OpenAI takes 4; vLLM has no bound.
+ */
+export const MAX_STOP = 64;
 
 /** A validated request. */
 export interface ParsedRequest {
@@ -105,6 +111,7 @@ function stopList(body: Obj): string[] | undefined {
   if (!Array.isArray(list) || !list.every((s) => typeof s === 'string' && s.length > 0)) {
     bad('stop', 'stop must be a non-empty string or a list of non-empty strings');
   }
+  if (list.length > MAX_STOP) bad('stop', `stop takes at most ${MAX_STOP} strings, got ${list.length}`);
   return list.length === 0 ? undefined : list;
 }
 

@@ -197,6 +197,15 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     }
   });
 
+  it('should refuse more than 64 stop strings with a 400 and take 64 (each is searched for after every token)', async () => {
+    const stops = (k: number): string[] => Array.from({ length: k }, (_v, i) => `\u4e00${i}`);
+    expect(await refusal(client.completions.create({ ...greedy, prompt: 'Hello', max_tokens: 4, stop: stops(65) } as Body))).to.deep.equal({
+      status: 400, error: { message: 'stop takes at most 64 strings, got 65', type: 'invalid_request_error', param: 'stop', code: null },
+    });
+    const r = await client.completions.create({ ...greedy, prompt: 'Hello', max_tokens: 4, stop: stops(64) } as Body);
+    expect([r.choices[0]!.text, r.choices[0]!.finish_reason]).to.deep.equal([GREEDY.slice(0, 4), 'length']);
+  });
+
   it('should default max_tokens to what is left of max_model_len and refuse an overflow with vLLM\'s message', async () => {
     // tiny-short: max_model_len 40; "Hello" is 6 tokens with BOS.
     const r = await client.completions.create({ model: 'tiny-short', prompt: 'Hello', temperature: 0, ignore_eos: true } as Body);

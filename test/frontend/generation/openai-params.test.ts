@@ -56,6 +56,12 @@ describe('OpenAI request params', () => {
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stop: [''] }))).to.deep.equal({
       status: 400, param: 'stop', message: 'stop must be a non-empty string or a list of non-empty strings',
     });
+    // Each stop string is searched for after every token: the list is bounded (it was not).
+    const stops = (k: number): string[] => Array.from({ length: k }, (_v, i) => `s${i}`);
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], stop: stops(65) }))).to.deep.equal({
+      status: 400, param: 'stop', message: 'stop takes at most 64 strings, got 65',
+    });
+    expect(parseCompletionRequest({ model: 'm', prompt: 'x', stop: stops(64) }).params.stop).to.deep.equal(stops(64));
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stream_options: { include_usage: true } }))).to.deep.equal({
       status: 400, param: 'stream_options', message: 'stream_options is only allowed when stream is true',
     });
