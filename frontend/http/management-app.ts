@@ -35,6 +35,14 @@ function readyWorkers(m: ServedModel): number {
 /** Where a worker's load failure is told (the answer cannot carry it: the pool logs it). */
 const SEE_LOG = 'the reason is in ts_log.log';
 
+/** Most models one `GET /models` page lists (TorchServe's). */
+const PAGE_MAX = 100;
+/** `limit` and `next_page_token` are Java ints in TorchServe. */
+const PAGE_BOUNDS = Object.freeze({
+  limit: { min: 1, max: 2_147_483_647, unit: '' },
+  nextPageToken: { min: 0, max: 2_147_483_647, unit: '' },
+});
+
 /** Builds the management express app. */
 export function managementApp(opts: ManagementAppOptions): Express {
   const { manager } = opts;
@@ -46,8 +54,16 @@ export function managementApp(opts: ManagementAppOptions): Express {
   app.use(bodyGuard(bodyLimits(opts.bodyLimits), { discard: true }));
   if (opts.token !== undefined) app.use(requireToken(opts.token));
 
-  app.get('/models', (_req, res) => {
-    res.json({ models: manager.list().map((m) => ({ modelName: m.config.name, modelVersion: m.config.version, modelUrl: m.describe().modelUrl })) });
+  // TorchServe's pagination: `limit` models (at most 100, a larger limit is clamped) from
+  // `next_page_token` (an offset in name order), and `nextPageToken` while more remain.
+  app.get('/models', (req, res) => {
+    const p = new QueryParams(req.query);
+    const limit = Math.min(p.int('limit', PAGE_BOUNDS.limit) ?? PAGE_MAX, PAGE_MAX);
+    const from = p.int('next_page_token', PAGE_BOUNDS.nextPageToken) ?? 0;
+    if (p.error !== null) return sendError(res, 400, p.error);
+    const all = manager.list();
+    const page = all.slice(from, from + limit).map((m) => ({ modelName: m.config.name, modelVersion: m.config.version, modelUrl: m.describe().modelUrl }));
+    res.json(from + limit < all.length ? { nextPageToken: String(from + limit), models: page } : { models: page });
   });
 
   /** The model `/models/{name}[/{version}]` names, or undefined after answering 404. */

@@ -100,6 +100,33 @@ describe('managementApp', () => {
     return m;
   }
 
+  describe('GET /models', () => {
+    const listed = (name: string): { modelName: string; modelVersion: string; modelUrl: string } => ({ modelName: name, modelVersion: '1.0', modelUrl: name });
+
+    it('should page by limit and next_page_token in name order, with nextPageToken while more remain (regression: both ignored)', async () => {
+      for (const n of ['c', 'a', 'd', 'b', 'e']) add(n);
+      expect(await call('GET', '/models?limit=2')).to.deep.equal({ status: 200, body: { nextPageToken: '2', models: [listed('a'), listed('b')] } });
+      expect(await call('GET', '/models?limit=2&next_page_token=2')).to.deep.equal({ status: 200, body: { nextPageToken: '4', models: [listed('c'), listed('d')] } });
+      expect(await call('GET', '/models?limit=2&next_page_token=4')).to.deep.equal({ status: 200, body: { models: [listed('e')] } });
+      expect(await call('GET', '/models?next_page_token=9')).to.deep.equal({ status: 200, body: { models: [] } });
+      expect(await call('GET', '/models')).to.deep.equal({ status: 200, body: { models: ['a', 'b', 'c', 'd', 'e'].map(listed) } });
+    });
+
+    it('should list at most 100 models a page, a larger limit clamped (TorchServe\'s)', async () => {
+      for (let i = 0; i < 102; i++) add(`m${String(i).padStart(3, '0')}`);
+      const first = await call('GET', '/models?limit=500');
+      const body = first.body as { nextPageToken: string; models: unknown[] };
+      expect([first.status, body.nextPageToken, body.models.length]).to.deep.equal([200, '100', 100]);
+      expect(await call('GET', '/models?next_page_token=100')).to.deep.equal({ status: 200, body: { models: [listed('m100'), listed('m101')] } });
+    });
+
+    it('should refuse a limit or token that is not a count with 400 naming it', async () => {
+      expect(await call('GET', '/models?limit=abc')).to.deep.equal({ status: 400, body: { code: 400, type: 'BadRequestException', message: "parameter limit must be an integer from 1 to 2147483647 (got 'abc')" } });
+      expect(await call('GET', '/models?limit=0')).to.deep.equal({ status: 400, body: { code: 400, type: 'BadRequestException', message: "parameter limit must be an integer from 1 to 2147483647 (got '0')" } });
+      expect(await call('GET', '/models?next_page_token=-1')).to.deep.equal({ status: 400, body: { code: 400, type: 'BadRequestException', message: "parameter next_page_token must be an integer from 0 to 2147483647 (got '-1')" } });
+    });
+  });
+
   describe('POST /models (synchronous)', () => {
     it('should answer 200 with the number of workers that loaded', async () => {
       expect(await call('POST', '/models?url=good&initial_workers=2')).to.deep.equal({ status: 200, body: { status: 'Model "good" Version: 1.0 registered with 2 initial workers' } });
