@@ -163,6 +163,14 @@ export function managementApp(opts: ManagementAppOptions): Express {
     }, next);
   });
 
+  // TorchServe's set-default: a model has one version here, so naming it is the only change
+  // that can succeed (and changes nothing); another version is the usual 404.
+  app.put('/models/:name/:version/set-default', (req, res) => {
+    const m = named(req, res);
+    if (m === undefined) return;
+    res.json({ status: `Default version successfully updated for model "${m.config.name}" to "${m.config.version}"` });
+  });
+
   app.delete('/models/:name{/:version}', (req, res, next) => {
     const name = String(req.params.name);
     if (named(req, res) === undefined) return;

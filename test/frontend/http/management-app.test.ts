@@ -127,6 +127,15 @@ describe('managementApp', () => {
     });
   });
 
+  describe('PUT /models/{name}/{version}/set-default', () => {
+    it('should answer 200 for the model\'s version and 404 for another or an unknown model (regression: 404 for every request)', async () => {
+      add('mlp');
+      expect(await call('PUT', '/models/mlp/1.0/set-default')).to.deep.equal({ status: 200, body: { status: 'Default version successfully updated for model "mlp" to "1.0"' } });
+      expect(await call('PUT', '/models/mlp/2.0/set-default')).to.deep.equal({ status: 404, body: { code: 404, type: 'ResourceNotFoundException', message: 'Model version 2.0 not found for model mlp' } });
+      expect(await call('PUT', '/models/nope/1.0/set-default')).to.deep.equal({ status: 404, body: { code: 404, type: 'ResourceNotFoundException', message: 'Model not found: nope' } });
+    });
+  });
+
   describe('POST /models (synchronous)', () => {
     it('should answer 200 with the number of workers that loaded', async () => {
       expect(await call('POST', '/models?url=good&initial_workers=2')).to.deep.equal({ status: 200, body: { status: 'Model "good" Version: 1.0 registered with 2 initial workers' } });
