@@ -96,6 +96,13 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
       if (e instanceof OipError) return sendOipError(res, e.status, e.message);
       return sendOipError(res, 500, String(e));
     }
+    // Each row is a job in the model's queue: more rows than the queue holds could never be
+    // admitted, and a 503 would ask the client to retry what can only fail again.
+    const q = model.describe().jobQueueStatus;
+    const capacity = q.remainingCapacity + q.pendingRequests;
+    if (rows.length > capacity) {
+      return sendOipError(res, 400, `the request has ${rows.length} rows, more than model '${model.config.name}' queues at once (${capacity}, --job-queue-size); send at most ${capacity} rows a request`);
+    }
     run(model, rows, arrivalMs, req, res, seriesOf(model, version), (results) => {
       const flat = flatRows(results);
       const width = results.length === 0 ? 0 : flat.length / results.length;

@@ -1,0 +1,79 @@
+/**
+ * `POST /v2/models/{m}/infer` on the inference app over a fake queued model: how an inference's
+ * rows meet the model's job queue, with exact answers and exact submissions.
+ */
+import { expect } from 'chai';
+import * as http from 'http';
+import type { AddressInfo } from 'net';
+import type { Job } from '../../../../frontend/batching/job.js';
+import type { SubmitResult } from '../../../../frontend/batching/batcher.js';
+import { inferenceApp } from '../../../../frontend/http/inference-app.js';
+import { FrontendSeries } from '../../../../frontend/server/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../../frontend/server/metrics-port.js';
+import type { ModelDescription, ServedModel } from '../../../../frontend/server/served-model.js';
+
+/** Metrics off: every series a no-op. */
+const NO_METRICS: MetricsPort = {
+  prometheusContentType: 'text/plain', modes: [],
+  get: (): MetricHandle | null => null, byKey: (): MetricHandle | null => null,
+  prometheusText: () => Promise.resolve(''), close: () => Promise.resolve(),
+};
+
+/** A user-handler model whose queue holds `capacity` jobs; each admitted job is answered `[row[0] * 2]`. */
+class QueuedModel {
+  readonly kind = 'batch';
+  readonly submitted: unknown[] = [];
+  queued = 0;
+  readonly config = {
+    name: 'echo', version: '1.0', dir: '/nonexistent', handler: './handler.js', modelFile: 'handler.js', batchSize: 1,
+    maxBatchDelayMs: 0, minWorkers: 1, maxWorkers: 1, responseTimeoutSec: 30, threads: 1,
+  };
+  constructor(readonly capacity: number) {}
+  submit(job: Job): SubmitResult {
+    if (this.queued >= this.capacity) return 'queue_full';
+    this.queued++;
+    this.submitted.push(job.body);
+    setImmediate(() => { this.queued--; job.done({ status: 200, body: [(job.body as number[])[0]! * 2], queueUs: 1 }); });
+    return 'queued';
+  }
+  describe(): ModelDescription {
+    return {
+      modelName: 'echo', modelVersion: '1.0', modelUrl: 'echo', handler: './handler.js', kind: 'batch', minWorkers: 1, maxWorkers: 1,
+      batchSize: 1, maxBatchDelay: 0, responseTimeout: 30, loadedAtStartup: true, workers: [],
+      jobQueueStatus: { remainingCapacity: this.capacity - this.queued, pendingRequests: this.queued },
+    };
+  }
+}
+
+describe('OIP infer route and the job queue', () => {
+  let server: http.Server;
+  let base = '';
+  let model: QueuedModel;
+
+  beforeEach(async () => {
+    model = new QueuedModel(4);
+    const listener = inferenceApp({ lookup: (n) => (n === 'echo' ? model as unknown as ServedModel : undefined), series: new FrontendSeries(NO_METRICS), maxRequestSizeBytes: 1 << 20 });
+    server = http.createServer(listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterEach(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  async function infer(rows: number): Promise<{ status: number; body: unknown }> {
+    const body = JSON.stringify({ inputs: [{ name: 'x', shape: [rows, 1], datatype: 'FP32', data: Array.from({ length: rows }, (_, i) => i) }] });
+    const r = await fetch(`${base}/v2/models/echo/infer`, { method: 'POST', body });
+    return { status: r.status, body: JSON.parse(await r.text()) as unknown };
+  }
+
+  it('should answer every row when the queue holds them all', async () => {
+    expect(await infer(4)).to.deep.equal({ status: 200, body: { model_name: 'echo', model_version: '1.0', outputs: [{ name: 'output0', shape: [4, 1], datatype: 'FP32', data: [0, 2, 4, 6] }] } });
+  });
+
+  it('should refuse more rows than the queue holds with 400 and queue none (regression: 503 "no room in its job queue", retried forever, its first rows computed for nothing)', async () => {
+    expect(await infer(5)).to.deep.equal({ status: 400, body: { error: "the request has 5 rows, more than model 'echo' queues at once (4, --job-queue-size); send at most 4 rows a request" } });
+    expect(model.submitted).to.deep.equal([]);
+  });
+});
