@@ -103,6 +103,10 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     if (rows.length > capacity) {
       return sendOipError(res, 400, `the request has ${rows.length} rows, more than model '${model.config.name}' queues at once (${capacity}, --job-queue-size); send at most ${capacity} rows a request`);
     }
+    // All rows or none: rows queued before one is refused would hold their places (and be sent to
+    // a worker) for a request already answered 503. (Through a front the table may be late: the
+    // batcher's own refusal below still answers then.)
+    if (rows.length > q.remainingCapacity) return sendOipError(res, 503, queueFullMessage(model.config.name));
     run(model, rows, arrivalMs, req, res, seriesOf(model, version), (results) => {
       const flat = flatRows(results);
       const width = results.length === 0 ? 0 : flat.length / results.length;
@@ -177,6 +181,11 @@ export function flatRows(results: readonly unknown[]): Float32Array {
   return flat;
 }
 
+/** The 503 of a request whose rows the model's queue has no room for now. */
+function queueFullMessage(model: string): string {
+  return `Model "${model}" has no room in its job queue`;
+}
+
 /** Builds the encoded response from the rows' results. */
 type Finish = (results: readonly unknown[]) => EncodedResponse;
 
@@ -237,8 +246,8 @@ function run(
     });
     if (admitted !== 'queued') {
       refused = true;
-      const why = admitted === 'closed' ? 'is being unregistered' : admitted === 'queue_full' ? 'has no room in its job queue' : 'has no worker to serve inference requests';
-      return sendOipError(res, 503, `Model "${name}" ${why}`);
+      if (admitted === 'queue_full') return sendOipError(res, 503, queueFullMessage(name));
+      return sendOipError(res, 503, `Model "${name}" ${admitted === 'closed' ? 'is being unregistered' : 'has no worker to serve inference requests'}`);
     }
   }
   s.requests.record(1);

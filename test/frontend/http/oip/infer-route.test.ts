@@ -76,4 +76,13 @@ describe('OIP infer route and the job queue', () => {
     expect(await infer(5)).to.deep.equal({ status: 400, body: { error: "the request has 5 rows, more than model 'echo' queues at once (4, --job-queue-size); send at most 4 rows a request" } });
     expect(model.submitted).to.deep.equal([]);
   });
+
+  it('should refuse rows the queue has no room for now with 503 and queue none of them (regression: the first rows queued, then 503)', async () => {
+    model.queued = 2;
+    expect(await infer(3)).to.deep.equal({ status: 503, body: { error: 'Model "echo" has no room in its job queue' } });
+    expect(model.submitted).to.deep.equal([]);
+    model.queued = 0;
+    expect((await infer(3)).status).to.equal(200);
+    expect(model.submitted).to.deep.equal([[0], [1], [2]]);
+  });
 });
