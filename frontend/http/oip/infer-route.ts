@@ -84,7 +84,7 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     try {
       // A tensor model's FP32 rows may be decoded straight into float32; a user handler gets the JSON values as sent.
       const takesTensors = model.config.handler === 'onnx';
-      const r = decodeInferRequest(body, headerLength, takesTensors ? opts.limits.maxElements : null);
+      const r = decodeInferRequest(body, headerLength, takesTensors ? opts.limits.maxElements : null, opts.limits.maxElements);
       id = r.id;
       rows = toRows(r.inputs, io, model.config.name, takesTensors);
       const outName = io?.outputs[0]?.name ?? 'output0';

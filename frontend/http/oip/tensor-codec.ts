@@ -67,7 +67,10 @@ function elementCount(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
-function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: number }, preset?: Float32Array): InputTensor {
+/** Elements the binary parts of one request may still hold (`--max-json-elements`, as /predictions' binary tensors). */
+interface BinaryBudget { left: number; readonly max: number }
+
+function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: number }, budget: BinaryBudget, preset?: Float32Array): InputTensor {
   if (!isObject(raw)) throw new OipError(400, `inputs[${i}] must be an object`);
   const name = raw['name'];
   if (typeof name !== 'string') throw new OipError(400, `inputs[${i}].name must be a string`);
@@ -90,6 +93,8 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
     const n = size as number;
     if (n !== count * fixed.size) throw new OipError(400, `input '${name}': binary_data_size ${n} does not match shape [${shape.join(',')}] of ${datatype} (${count * fixed.size} bytes)`);
     if (offset.at + n > binary.length) throw new OipError(400, `input '${name}': the body holds ${binary.length - offset.at} bytes of binary data, binary_data_size says ${n}`);
+    if (count > budget.left) throw new OipError(400, `input '${name}': binary data of ${count} elements brings the request to ${budget.max - budget.left + count}, more than ${budget.max} (--max-json-elements)`);
+    budget.left -= count;
     const data: (number | boolean)[] = new Array<number | boolean>(count);
     for (let k = 0; k < count; k++) data[k] = fixed.read(binary, offset.at + k * fixed.size);
     offset.at += n;
@@ -118,9 +123,10 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
  * Decodes a request body. `headerLength` is the `Inference-Header-Content-Length` value (absent
  * for a JSON-only body): the JSON is the body's first `headerLength` bytes, the rest is binary data.
  * With `fastMaxElements` (a tensor model's request, that many elements at most) an FP32 input's
- * JSON numbers may come back as a Float32Array (`fastFp32`).
+ * JSON numbers may come back as a Float32Array (`fastFp32`). The binary inputs together hold at
+ * most `maxBinaryElements` elements (the JSON part is bounded before it is parsed).
  */
-export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxElements: number | null = null): InferRequest {
+export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxElements: number | null = null, maxBinaryElements = Number.POSITIVE_INFINITY): InferRequest {
   if (headerLength !== undefined && (!Number.isSafeInteger(headerLength) || headerLength < 0 || headerLength > body.length)) {
     throw new OipError(400, `Inference-Header-Content-Length ${String(headerLength)} is not within the body's ${body.length} bytes`);
   }
@@ -135,7 +141,7 @@ export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxE
   } catch (e) {
     throw new OipError(400, `invalid JSON in the inference request: ${jsonErrorReason(e)}`);
   }
-  return fromParsed(parsed, body.subarray(end));
+  return fromParsed(parsed, body.subarray(end), undefined, maxBinaryElements);
 }
 
 const DATA_KEY = Buffer.from('"data"');
@@ -183,7 +189,7 @@ function isJsonSpace(c: number | undefined): boolean {
 }
 
 /** The request from its parsed JSON part and its binary part; `preset`: input 0's decoded data. */
-function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array): InferRequest {
+function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array, maxBinaryElements = Number.POSITIVE_INFINITY): InferRequest {
   if (!isObject(parsed)) throw new OipError(400, 'the inference request must be a JSON object');
   const id = parsed['id'];
   if (id !== undefined && typeof id !== 'string') throw new OipError(400, 'id must be a string');
@@ -192,7 +198,8 @@ function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array): Inf
   const params = parsed['parameters'];
   const binaryOutput = isObject(params) && params['binary_data_output'] === true;
   const offset = { at: 0 };
-  const decoded = inputs.map((raw, i) => decodeInput(raw, i, binary, offset, i === 0 ? preset : undefined));
+  const budget: BinaryBudget = { left: maxBinaryElements, max: maxBinaryElements };
+  const decoded = inputs.map((raw, i) => decodeInput(raw, i, binary, offset, budget, i === 0 ? preset : undefined));
   if (offset.at !== binary.length) throw new OipError(400, `the body has ${binary.length - offset.at} bytes of binary data no input claims`);
   const outputsRaw = parsed['outputs'];
   let outputs: RequestedOutput[] | undefined;

@@ -121,6 +121,14 @@ describe('decodeInferRequest', () => {
     ]);
   });
 
+  it('should bound the binary inputs\' elements together by --max-json-elements, as /predictions binary tensors are (regression: unbounded but for the body size)', () => {
+    const header = fixture('triton-binary-request.json');
+    const body = Buffer.concat([header, REQUEST_BYTES]);
+    expect(decodeInferRequest(body, header.length, null, 7).inputs.map((i) => i.data.length)).to.deep.equal([4, 3]);
+    expect(() => decodeInferRequest(body, header.length, null, 6)).to.throw(OipError, "input 'input1': binary data of 3 elements brings the request to 7, more than 6 (--max-json-elements)");
+    expect(() => decodeInferRequest(body, header.length, null, 3)).to.throw(OipError, "input 'input0': binary data of 4 elements brings the request to 4, more than 3 (--max-json-elements)");
+  });
+
   it('should take binary_data_output for every output, unless an output says otherwise', () => {
     const body = Buffer.from(JSON.stringify({
       parameters: { binary_data_output: true },
