@@ -13,10 +13,10 @@ export class OpenAIError extends Error {
   }
 }
 
-/** OpenAI's `type` for a status. */
+/** OpenAI's `type` for a status: every client error but 404 is the request's (408 and 415 too, not the server's). */
 export function errorType(status: number): string {
-  if (status === 400 || status === 413) return 'invalid_request_error';
   if (status === 404) return 'not_found_error';
+  if (status >= 400 && status < 500) return 'invalid_request_error';
   if (status === 503) return 'service_unavailable_error';
   return 'server_error';
 }

@@ -285,6 +285,10 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect(await refusal(client.embeddings.create({ model: 'tiny-lm', input: 'x' }))).to.deep.equal({
       status: 404, error: { message: 'Invalid URL (POST /v1/embeddings)', type: 'not_found_error', param: null, code: null },
     });
+    // A body refused for its encoding is the client's error (type was server_error).
+    expect(await post(`${server.inference}/v1/completions`, '{}', { 'content-encoding': 'br' })).to.deep.include({
+      status: 415, json: { error: { message: 'unsupported Content-Encoding "br" (send identity or gzip)', type: 'invalid_request_error', param: null, code: null } },
+    });
     // Outside /v1 and /v2 the TorchServe shape stays.
     expect(await call('GET', `${server.inference}/nowhere`)).to.deep.equal({ status: 404, json: { code: 404, type: 'ResourceNotFoundException', message: 'Requested resource is not found, please refer to API document.' } });
   });
