@@ -13,6 +13,7 @@ import type {
 import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
 import { UnsendableBatchError } from '../batching/unsendable.js';
+import { LineSplitter } from './line-splitter.js';
 
 /**
  * The watchdog fires this long after a batch's responseTimeout, so each request's own timeout
@@ -297,14 +298,10 @@ export class WorkerProcess extends EventEmitter {
   private pipeLines(stream: 'stdout' | 'stderr'): void {
     const src = this.child[stream];
     if (src === null) return;
-    let rest = '';
+    const lines = new LineSplitter((line) => this.emitLine(line, stream));
     src.setEncoding('utf8');
-    src.on('data', (chunk: string) => {
-      const parts = (rest + chunk).split('\n');
-      rest = parts.pop() ?? '';
-      for (const line of parts) this.emitLine(line, stream);
-    });
-    src.on('end', () => { if (rest !== '') this.emitLine(rest, stream); });
+    src.on('data', (chunk: string) => lines.push(chunk));
+    src.on('end', () => lines.end());
   }
 
   private emitLine(line: string, stream: 'stdout' | 'stderr'): void {
