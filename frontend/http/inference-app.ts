@@ -35,13 +35,20 @@ export interface InferenceAppOptions {
   readonly maxRequestSizeBytes: number;
   /** JSON depth and element bounds and the body timeouts (defaults: DEFAULT_BODY_LIMITS); maxBytes is maxRequestSizeBytes. */
   readonly bodyLimits?: Partial<BodyLimits>;
-  /** Bearer key required on every path but /ping, when token auth is on. */
+  /** Bearer key required on every path but OPEN_PATHS, when token auth is on. */
   readonly token?: string;
   /** Extra routers (e.g. OpenAI `/v1/*` from a generation model kind). */
   readonly extraRoutes?: readonly Router[];
   /** What `/ping` and `/health` report (default: always healthy). */
   readonly health?: () => HealthReport;
 }
+
+/**
+ * The paths open with token auth on: the server's probes, TorchServe's, vLLM's and the Open
+ * Inference Protocol's liveness and readiness. A Kubernetes probe sends no token (the shipped
+ * deployment probes /v2/health/*), and they tell nothing about any model.
+ */
+export const OPEN_PATHS: readonly string[] = ['/ping', '/health', '/v2/health/live', '/v2/health/ready'];
 
 /** Builds the inference listener: the predictions route, then the express app for every other request. */
 export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
@@ -51,7 +58,7 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
   app.use(countResponses((s) => opts.series.countResponse(s)));
   const httpMetrics = new HttpMetrics((n, d) => opts.series.bind(n, d));
   app.use(httpMetrics.middleware());
-  if (opts.token !== undefined) app.use(requireToken(opts.token, ['/ping', '/health']));
+  if (opts.token !== undefined) app.use(requireToken(opts.token, OPEN_PATHS));
   const limits = bodyLimits({ ...opts.bodyLimits, maxBytes: opts.maxRequestSizeBytes });
   app.use(bodyGuard(limits, { senderFor: errorShapeOf }));
   app.use(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))));
