@@ -59,9 +59,11 @@ export function oipRouter(opts: OipRouterOptions): Router {
 
   r.get('/v2', (_req, res) => { res.json({ name: SERVER_NAME, version, extensions: EXTENSIONS }); });
   r.get('/v2/health/live', (_req, res) => { res.status(200).end(); });
+  // Ready when every model that wants workers has one, /health's rule: a model scaled to 0 on
+  // purpose (min_worker=0, Triton's unload) must not take the whole server out of a balancer.
   r.get('/v2/health/ready', (_req, res) => {
     const models = opts.list?.() ?? [];
-    res.status(models.every(modelReady) ? 200 : 400).end();
+    res.status(models.every((m) => m.describe().minWorkers === 0 || modelReady(m)) ? 200 : 400).end();
   });
   r.get('/v2/models/:model{/versions/:version}/ready', (req, res) => {
     const m = named(req, res);

@@ -1,6 +1,6 @@
 /**
- * The inference app with token auth on, over no models: which paths a request without the
- * bearer key may reach, with exact answers.
+ * The inference app over fake models: the Open Inference Protocol's readiness, and with token
+ * auth on, which paths a request without the bearer key may reach, with exact answers.
  */
 import { expect } from 'chai';
 import * as http from 'http';
@@ -8,6 +8,8 @@ import type { AddressInfo } from 'net';
 import { inferenceApp } from '../../../frontend/http/inference-app.js';
 import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
 import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import type { ServedModel } from '../../../frontend/server/served-model.js';
+import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
 
 /** Metrics off: every series a no-op. */
 const NO_METRICS: MetricsPort = {
@@ -17,6 +19,41 @@ const NO_METRICS: MetricsPort = {
 };
 
 const DENIED = { code: 401, type: 'InvalidKeyException', message: 'Token Authorization failed. Token either incorrect, expired, or not provided correctly' };
+
+/** A model seen through describe(): its minWorkers and its workers' statuses. */
+function model(name: string, minWorkers: number, statuses: WorkerStatus[]): ServedModel {
+  const workers = statuses.map((status, i) => ({ id: `W-${9000 + i}-${name}_1.0`, pid: 1, status, startTime: '' }));
+  return { config: { name, version: '1.0' }, describe: () => ({ minWorkers, workers }) } as unknown as ServedModel;
+}
+
+describe('inferenceApp: the Open Inference Protocol\'s readiness', () => {
+  let models: ServedModel[] = [];
+  let server: http.Server;
+  let base = '';
+
+  before(async () => {
+    const listener = inferenceApp({ lookup: (n) => models.find((m) => m.config.name === n), list: () => models, series: new FrontendSeries(NO_METRICS), maxRequestSizeBytes: 1 << 20 });
+    server = http.createServer(listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const status = async (path: string): Promise<number> => (await fetch(`${base}${path}`)).status;
+
+  it('should be ready when every model that wants workers has one, a model scaled to 0 aside (regression: 400, the whole server out of its balancer)', async () => {
+    models = [model('mlp', 1, ['READY']), model('idle', 0, [])];
+    expect([await status('/v2/health/ready'), await status('/v2/models/mlp/ready'), await status('/v2/models/idle/ready')]).to.deep.equal([200, 200, 400]);
+  });
+
+  it('should not be ready while a model that wants workers has none ready', async () => {
+    models = [model('mlp', 1, ['READY']), model('loading', 1, ['STARTING'])];
+    expect([await status('/v2/health/ready'), await status('/v2/models/loading/ready')]).to.deep.equal([400, 400]);
+  });
+});
 
 describe('inferenceApp with token auth', () => {
   let server: http.Server;
