@@ -48,7 +48,7 @@ export interface RequestedOutput {
 export interface InferRequest {
   readonly id?: string;
   readonly inputs: readonly InputTensor[];
-  /** Absent when the request names none (every output, as JSON unless `binary_data_output`). */
+  /** Absent when the request names none, or gives an empty list (every output, as JSON unless `binary_data_output`). */
   readonly outputs?: readonly RequestedOutput[];
   /** The request's `binary_data_output` parameter. */
   readonly binaryOutput: boolean;
@@ -203,8 +203,9 @@ function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array, maxB
   if (offset.at !== binary.length) throw new OipError(400, `the body has ${binary.length - offset.at} bytes of binary data no input claims`);
   const outputsRaw = parsed['outputs'];
   let outputs: RequestedOutput[] | undefined;
-  if (outputsRaw !== undefined) {
-    if (!Array.isArray(outputsRaw)) throw new OipError(400, 'outputs must be an array');
+  if (outputsRaw !== undefined && !Array.isArray(outputsRaw)) throw new OipError(400, 'outputs must be an array');
+  // An empty list asks for no output in particular: every output, as Triton and KServe answer it.
+  if (Array.isArray(outputsRaw) && outputsRaw.length > 0) {
     outputs = outputsRaw.map((o, i) => {
       if (!isObject(o) || typeof o['name'] !== 'string') throw new OipError(400, `outputs[${i}].name must be a string`);
       const p = o['parameters'];

@@ -62,14 +62,18 @@ describe('OIP infer route and the job queue', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  async function infer(rows: number): Promise<{ status: number; body: unknown }> {
-    const body = JSON.stringify({ inputs: [{ name: 'x', shape: [rows, 1], datatype: 'FP32', data: Array.from({ length: rows }, (_, i) => i) }] });
+  async function infer(rows: number, extra: Record<string, unknown> = {}): Promise<{ status: number; body: unknown }> {
+    const body = JSON.stringify({ inputs: [{ name: 'x', shape: [rows, 1], datatype: 'FP32', data: Array.from({ length: rows }, (_, i) => i) }], ...extra });
     const r = await fetch(`${base}/v2/models/echo/infer`, { method: 'POST', body });
     return { status: r.status, body: JSON.parse(await r.text()) as unknown };
   }
 
   it('should answer every row when the queue holds them all', async () => {
     expect(await infer(4)).to.deep.equal({ status: 200, body: { model_name: 'echo', model_version: '1.0', outputs: [{ name: 'output0', shape: [4, 1], datatype: 'FP32', data: [0, 2, 4, 6] }] } });
+  });
+
+  it('should answer every output for an empty outputs list (regression: 200 with "outputs":[])', async () => {
+    expect(await infer(2, { outputs: [] })).to.deep.equal({ status: 200, body: { model_name: 'echo', model_version: '1.0', outputs: [{ name: 'output0', shape: [2, 1], datatype: 'FP32', data: [0, 2] }] } });
   });
 
   it('should refuse more rows than the queue holds with 400 and queue none (regression: 503 "no room in its job queue", retried forever, its first rows computed for nothing)', async () => {

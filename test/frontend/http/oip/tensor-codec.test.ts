@@ -129,6 +129,11 @@ describe('decodeInferRequest', () => {
     expect(() => decodeInferRequest(body, header.length, null, 3)).to.throw(OipError, "input 'input0': binary data of 4 elements brings the request to 4, more than 3 (--max-json-elements)");
   });
 
+  it('should take an empty outputs list as every output, as Triton and KServe do (regression: a 200 with no outputs after the model ran)', () => {
+    const body = Buffer.from(JSON.stringify({ inputs: [{ name: 'x', shape: [1], datatype: 'FP32', data: [1] }], outputs: [], parameters: { binary_data_output: true } }));
+    expect(decodeInferRequest(body)).to.deep.equal({ inputs: [{ name: 'x', datatype: 'FP32', shape: [1], data: [1] }], binaryOutput: true });
+  });
+
   it('should take binary_data_output for every output, unless an output says otherwise', () => {
     const body = Buffer.from(JSON.stringify({
       parameters: { binary_data_output: true },
