@@ -13,7 +13,7 @@ export interface Choice {
   stopReason: string | number | null;
   /** Generated token ids so far. */
   readonly tokenIds: number[];
-  /** Logprobs of those tokens (only when asked for). */
+  /** Logprobs of those tokens (only when asked for, and not for a stream; emptied once the choice is rendered). */
   readonly logprobs: GenTokenLogprobs[];
   /** Which prompt of the request it answers. */
   readonly prompt: number;
@@ -38,8 +38,9 @@ export class ChoiceCollector {
   /**
    * @param promptTokens the token count of each prompt (known before the engine runs)
    * @param n choices per prompt
+   * @param keepLogprobs fold each output's logprobs into its choice (a stream sends them as they come: false)
    */
-  constructor(private readonly promptTokens: readonly number[], readonly n: number) {
+  constructor(private readonly promptTokens: readonly number[], readonly n: number, private readonly keepLogprobs = true) {
     this.cached = promptTokens.map(() => undefined);
     for (let p = 0; p < promptTokens.length; p++) {
       for (let i = 0; i < n; i++) this.choices.push({ text: '', finishReason: null, stopReason: null, tokenIds: [], logprobs: [], prompt: p });
@@ -59,7 +60,7 @@ export class ChoiceCollector {
     if (o.prefill !== undefined && this.cached[prompt] === undefined) this.cached[prompt] = o.prefill.numCachedTokens;
     this.completionTokens += o.newTokenIds.length;
     c.tokenIds.push(...o.newTokenIds);
-    if (o.logprobs !== undefined) c.logprobs.push(...o.logprobs);
+    if (o.logprobs !== undefined && this.keepLogprobs) c.logprobs.push(...o.logprobs);
     c.text += o.text;
     if (o.finishReason !== undefined && c.finishReason === null) {
       c.finishReason = o.finishReason;

@@ -17,6 +17,7 @@ import type { BodyLimits } from '../http/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { chatHookTook } from './chat-hooks.js';
+import { AnswerBody } from './answer-body.js';
 import { ChoiceCollector } from './choice-collector.js';
 import type { Choice } from './choice-collector.js';
 import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
@@ -122,7 +123,9 @@ interface AnswerContext {
 
 function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, res: Response): void {
   const { p, kind } = ctx;
-  const collector = new ChoiceCollector(ctx.prompts.map((r) => r.ids.length), p.params.n);
+  // A stream sends each output's logprobs as they come: only a plain answer keeps them, until its choice is rendered.
+  const collector = new ChoiceCollector(ctx.prompts.map((r) => r.ids.length), p.params.n, !p.stream);
+  const body = p.stream ? null : new AnswerBody(collector.size);
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
   let id = '';
@@ -149,6 +152,11 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
         }
         return;
       }
+      const index = prompt * p.params.n + o.index;
+      if (body !== null && c.finishReason !== null && !body.has(index)) {
+        body.set(index, choiceBody(ctx, c, index));
+        c.logprobs.length = 0; // rendered: the raw entries are not needed any more
+      }
       if (!collector.done) return;
       end();
       if (timing !== undefined) res.setHeader('Server-Timing', timing);
@@ -156,11 +164,7 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
         res.status(500).json(errorBody(500, 'the engine failed while generating'));
         return;
       }
-      res.json({
-        id, object, created, model: p.model,
-        choices: collector.choices.map((ch, index) => choiceBody(ctx, ch, index)),
-        usage: collector.usage(),
-      });
+      body?.send(res, { id, object, created, model: p.model }, collector.usage());
     },
     onError: (status, message) => {
       if (ended) return;
