@@ -1,5 +1,5 @@
 /**
- * `POST /predictions/{model}[/{version}]` on node's request and response, outside express:
+ * `POST /predictions/{model}[/{version}]` (or `PUT`, TorchServe's `curl -T`) on node's request and response, outside express:
  * express's router and its request/response decoration cost about 45 µs a request on this
  * route (a measured bare node server answered 28,000 such requests a second on one core, the
  * same behind express with four pass-through middlewares and a router 12,500), more than the
@@ -55,7 +55,8 @@ export function predictionsRoute(opts: RouteOptions): (req: IncomingMessage, res
   const predict = predictor(opts);
   const takesTensors = (name: string): boolean => opts.lookup(name)?.config.handler === 'onnx';
   return (req, res) => {
-    if (req.method !== 'POST') return false;
+    // PUT as POST, as TorchServe takes it: its docs predict with `curl -T file`, which PUTs.
+    if (req.method !== 'POST' && req.method !== 'PUT') return false;
     const m = ROUTE.exec(pathOf(req.url ?? ''));
     if (m === null) return false;
     guarded(res, () => route(req, res, m));
