@@ -177,6 +177,15 @@ export function managementApp(opts: ManagementAppOptions): Express {
     manager.unregister(name).then(() => res.json({ status: `Model "${name}" unregistered` }), next);
   });
 
+  // A path that exists with a method it does not take is TorchServe's 405 (with the methods it
+  // takes), not a 404 saying the model or path does not exist.
+  for (const [path, allow] of [['/models', 'GET, HEAD, POST'], ['/models/:name{/:version}', 'GET, HEAD, PUT, DELETE'], ['/models/:name/:version/set-default', 'PUT']] as const) {
+    app.all(path, (_req, res) => {
+      res.setHeader('allow', allow);
+      sendError(res, 405, 'Requested method is not allowed, please refer to API document.');
+    });
+  }
+
   app.use(notFound);
   app.use(errorHandler);
   return app;

@@ -136,6 +136,19 @@ describe('managementApp', () => {
     });
   });
 
+  describe('a method a path does not take', () => {
+    it('should answer TorchServe\'s 405 with the methods it takes (regression: 404 "Requested resource is not found" for a model that exists)', async () => {
+      add('mlp');
+      const answers = await Promise.all([['PATCH', '/models/mlp'], ['POST', '/models/mlp/1.0'], ['DELETE', '/models'], ['GET', '/models/mlp/1.0/set-default']].map(async ([method, url]) => {
+        const r = await fetch(`${base}${url!}`, { method });
+        return [r.status, r.headers.get('allow'), JSON.parse(await r.text()) as unknown];
+      }));
+      const body = { code: 405, type: 'MethodNotAllowedException', message: 'Requested method is not allowed, please refer to API document.' };
+      expect(answers).to.deep.equal([[405, 'GET, HEAD, PUT, DELETE', body], [405, 'GET, HEAD, PUT, DELETE', body], [405, 'GET, HEAD, POST', body], [405, 'PUT', body]]);
+      expect(await call('GET', '/nothing')).to.deep.equal({ status: 404, body: { code: 404, type: 'ResourceNotFoundException', message: 'Requested resource is not found, please refer to API document.' } });
+    });
+  });
+
   describe('POST /models (synchronous)', () => {
     it('should answer 200 with the number of workers that loaded', async () => {
       expect(await call('POST', '/models?url=good&initial_workers=2')).to.deep.equal({ status: 200, body: { status: 'Model "good" Version: 1.0 registered with 2 initial workers' } });
