@@ -227,10 +227,21 @@ class SseAnswer {
     this.res.status(200);
     this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     this.res.setHeader('Cache-Control', 'no-cache');
-    this.res.setHeader('Connection', 'keep-alive');
-    // The timings are known only at the end: announced here, sent as a trailer by finish().
-    this.res.setHeader('Trailer', 'Server-Timing');
+    // The timings are known only at the end: announced here, sent as a trailer by finish(). An
+    // HTTP/1.0 answer has no chunked encoding, so no trailer (Node throws on a Trailer header
+    // there, and the 500 finalhandler then tried to send threw again, uncaught: the server exited),
+    // and it ends by closing the connection, so no keep-alive either.
+    if (this.chunked) {
+      this.res.setHeader('Connection', 'keep-alive');
+      this.res.setHeader('Trailer', 'Server-Timing');
+    }
     this.res.flushHeaders();
+  }
+
+  /** True when the answer is chunked (HTTP/1.1 and later), the only encoding trailers ride on. */
+  private get chunked(): boolean {
+    const { httpVersionMajor: major, httpVersionMinor: minor } = this.res.req;
+    return major > 1 || (major === 1 && minor >= 1);
   }
 
   /** One output of choice `index` (global: prompt × n + sequence index). */
@@ -265,7 +276,7 @@ class SseAnswer {
 
   finish(id: string, timing?: string): void {
     if (this.ctx.p.includeUsage) this.send({ id, object: this.object, created: this.created, model: this.model, choices: [], usage: this.collector.usage() });
-    if (timing !== undefined) this.res.addTrailers({ 'Server-Timing': timing });
+    if (timing !== undefined && this.chunked) this.res.addTrailers({ 'Server-Timing': timing });
     this.res.end('data: [DONE]\n\n');
   }
 

@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import * as fs from 'fs';
+import * as net from 'net';
 import * as path from 'path';
 import OpenAI from 'openai';
 import { delta, openaiClient, Scrape, tinyLmVariants } from './generation-helpers.js';
@@ -274,6 +275,28 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect((await call('GET', `${server.inference}/health`)).status).to.equal(200);
     const models = await client.models.list();
     expect(models.data.map((m) => [m.id, (m as unknown as { max_model_len: number }).max_model_len])).to.deep.equal([['tiny-lm', 1024], ['tiny-short', 40]]);
+  });
+
+  it('should stream to an HTTP/1.0 client without a trailer, closing the connection at the end (the Trailer header threw and the server exited)', async () => {
+    const body = JSON.stringify({ ...greedy, prompt: 'Hello', max_tokens: 3, stream: true });
+    const raw = await new Promise<string>((resolve, reject) => {
+      const url = new URL(server.inference);
+      let out = '';
+      const s = net.connect({ host: url.hostname, port: Number(url.port) }, () => {
+        s.write(`POST /v1/completions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      });
+      s.setEncoding('utf8');
+      s.on('data', (d: string) => { out += d; });
+      s.on('close', () => resolve(out));
+      s.on('error', reject);
+    });
+    const [head, ...events] = raw.split('\r\n\r\n').join('\n\n').split('\n\n').filter((e) => e !== '');
+    const headers = head!.split('\r\n');
+    expect(headers[0]).to.equal('HTTP/1.1 200 OK');
+    expect(headers.filter((h) => /^(trailer|connection|transfer-encoding):/i.test(h))).to.deep.equal(['Connection: close']);
+    expect(events.map((e) => (e === 'data: [DONE]' ? e : (JSON.parse(e.slice('data: '.length)) as { choices: { text: string }[] }).choices[0]!.text))).to.deep.equal(['I', 'z', ';', 'data: [DONE]']);
+    // Still serving.
+    expect((await client.models.list()).data.map((m) => m.id)).to.deep.equal(['tiny-lm', 'tiny-short']);
   });
 
   it('should answer models.retrieve with the listed object, and unknown models and /v1 paths in OpenAI\'s error shape', async () => {
