@@ -106,7 +106,11 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     // All rows or none: rows queued before one is refused would hold their places (and be sent to
     // a worker) for a request already answered 503. (Through a front the table may be late: the
     // batcher's own refusal below still answers then.)
-    if (rows.length > q.remainingCapacity) return sendOipError(res, 503, queueFullMessage(model.config.name));
+    if (rows.length > q.remainingCapacity) {
+      // Counted as the batcher's own refusal is (the model's submit never saw this request).
+      opts.series.queueFullRefusals(model.config.name).record(1);
+      return sendOipError(res, 503, queueFullMessage(model.config.name));
+    }
     run(model, rows, arrivalMs, req, res, seriesOf(model, version), (results) => {
       const flat = flatRows(results);
       const width = results.length === 0 ? 0 : flat.length / results.length;

@@ -12,12 +12,18 @@ import { FrontendSeries } from '../../../../frontend/server/frontend-series.js';
 import type { MetricHandle, MetricsPort } from '../../../../frontend/server/metrics-port.js';
 import type { ModelDescription, ServedModel } from '../../../../frontend/server/served-model.js';
 
-/** Metrics off: every series a no-op. */
-const NO_METRICS: MetricsPort = {
-  prometheusContentType: 'text/plain', modes: [],
-  get: (): MetricHandle | null => null, byKey: (): MetricHandle | null => null,
-  prometheusText: () => Promise.resolve(''), close: () => Promise.resolve(),
-};
+/** Records `name{dims} value` per record call of tsserve_requests_refused_total; every other series a no-op. */
+function refusalsPort(records: string[]): MetricsPort {
+  return {
+    prometheusContentType: 'text/plain', modes: [],
+    get: (name): MetricHandle | null => (name !== 'tsserve_requests_refused_total' ? null : {
+      spec: { name, section: 'ts_metrics', type: 'counter', unit: 'Count', dimensions: ['model_name', 'reason'], hostLabel: 'Hostname', help: '', buckets: [], pos: { line: 1, col: 1 } },
+      bind: (dims) => ({ record: (v: number) => { if (v !== 0) records.push(`${name}${JSON.stringify(dims)} ${v}`); } }),
+    }),
+    byKey: (): MetricHandle | null => null,
+    prometheusText: () => Promise.resolve(''), close: () => Promise.resolve(),
+  };
+}
 
 /** A user-handler model whose queue holds `capacity` jobs; each admitted job is answered `[row[0] * 2]`. */
 class QueuedModel {
@@ -49,10 +55,12 @@ describe('OIP infer route and the job queue', () => {
   let server: http.Server;
   let base = '';
   let model: QueuedModel;
+  let refusals: string[];
 
   beforeEach(async () => {
     model = new QueuedModel(4);
-    const listener = inferenceApp({ lookup: (n) => (n === 'echo' ? model as unknown as ServedModel : undefined), series: new FrontendSeries(NO_METRICS), maxRequestSizeBytes: 1 << 20 });
+    refusals = [];
+    const listener = inferenceApp({ lookup: (n) => (n === 'echo' ? model as unknown as ServedModel : undefined), series: new FrontendSeries(refusalsPort(refusals)), maxRequestSizeBytes: 1 << 20 });
     server = http.createServer(listener);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -79,12 +87,14 @@ describe('OIP infer route and the job queue', () => {
   it('should refuse more rows than the queue holds with 400 and queue none (regression: 503 "no room in its job queue", retried forever, its first rows computed for nothing)', async () => {
     expect(await infer(5)).to.deep.equal({ status: 400, body: { error: "the request has 5 rows, more than model 'echo' queues at once (4, --job-queue-size); send at most 4 rows a request" } });
     expect(model.submitted).to.deep.equal([]);
+    expect(refusals).to.deep.equal([]);
   });
 
   it('should refuse rows the queue has no room for now with 503 and queue none of them (regression: the first rows queued, then 503)', async () => {
     model.queued = 2;
     expect(await infer(3)).to.deep.equal({ status: 503, body: { error: 'Model "echo" has no room in its job queue' } });
     expect(model.submitted).to.deep.equal([]);
+    expect(refusals).to.deep.equal(['tsserve_requests_refused_total{"model_name":"echo","reason":"queue_full"} 1']);
     model.queued = 0;
     expect((await infer(3)).status).to.equal(200);
     expect(model.submitted).to.deep.equal([[0], [1], [2]]);
