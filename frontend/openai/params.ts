@@ -137,6 +137,8 @@ function common(body: Obj, prompts: readonly (string | readonly number[])[], max
   const stopTokenIds = idList(body, 'stop_token_ids');
   const minTokens = int(body, 'min_tokens', 0);
   if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) bad('min_tokens', `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens})`);
+  // Metadata with no effect, but OpenAI and vLLM take a string only: another type is the client's mistake.
+  if (present(body.user) && typeof body.user !== 'string') bad('user', `user must be a string, got ${shown(body.user)}`);
   const ignoreEos = bool(body, 'ignore_eos');
   const includeStop = bool(body, 'include_stop_str_in_output');
   const stream = bool(body, 'stream') ?? false;

@@ -148,6 +148,12 @@ describe('OpenAI request params', () => {
     expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], top_logprobs: 2 }))).to.deep.equal({
       status: 400, param: 'top_logprobs', message: 'top_logprobs needs logprobs set to true',
     });
+    // user is accepted as metadata, a string as OpenAI and vLLM take it (any value passed).
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], user: { id: 7 } }))).to.deep.equal({
+      status: 400, param: 'user', message: 'user must be a string, got {"id":7}',
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', user: 42 }))).to.deep.equal({ status: 400, param: 'user', message: 'user must be a string, got 42' });
+    expect(parseCompletionRequest({ model: 'm', prompt: 'x', user: null }).model).to.equal('m');
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', logprobs: 21 }))).to.deep.equal({
       status: 400, param: 'logprobs', message: 'logprobs must be an integer between 0 and 20, got 21',
     });
