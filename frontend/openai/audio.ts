@@ -181,6 +181,20 @@ export interface SpeechRouteOptions {
 /** Longest `input` of `/v1/audio/speech`, as OpenAI's. */
 export const MAX_SPEECH_INPUT = 4096;
 
+/**
+ * The speech `input`, checked: a string of 1 to MAX_SPEECH_INPUT characters, counted as code
+ * points (as OpenAI counts them), so 4096 emoji, 8192 UTF-16 units, are taken. Throws OpenAIError(400).
+ */
+export function speechInput(input: unknown): string {
+  if (typeof input === 'string' && input !== '') {
+    if (input.length <= MAX_SPEECH_INPUT) return input;
+    let chars = 0;
+    for (const _c of input) if (++chars > MAX_SPEECH_INPUT) break;
+    if (chars <= MAX_SPEECH_INPUT) return input;
+  }
+  throw new OpenAIError(400, `input must be a string of 1 to ${MAX_SPEECH_INPUT} characters`, 'input');
+}
+
 /** `POST /v1/audio/speech`: the input's UTF-8 bytes are the codec tokens; `response_format` wav (default) or pcm. */
 export function speechRouter(opts: SpeechRouteOptions): Router {
   const r = express.Router();
@@ -194,11 +208,11 @@ export function speechRouter(opts: SpeechRouteOptions): Router {
       refuseUnsupported(body, SPEECH_FIELDS);
       const model = opts.lookup(body.model);
       if (model === undefined) throw new OpenAIError(404, `The model \`${body.model}\` does not exist or does not speak.`, 'model', 'model_not_found');
-      if (typeof body.input !== 'string' || body.input === '' || body.input.length > MAX_SPEECH_INPUT) throw new OpenAIError(400, `input must be a string of 1 to ${MAX_SPEECH_INPUT} characters`, 'input');
+      const input = speechInput(body.input);
       if (typeof body.voice !== 'string' || body.voice === '') throw new OpenAIError(400, 'voice must be a non-empty string', 'voice');
       const format = body.response_format ?? 'wav';
       if (format !== 'wav' && format !== 'pcm') throw new OpenAIError(400, `response_format must be "wav" or "pcm", got ${JSON.stringify(format)}`, 'response_format');
-      const codes = [...Buffer.from(body.input, 'utf8')];
+      const codes = [...Buffer.from(input, 'utf8')];
       const chunks: Uint8Array[] = [];
       let done = false;
       start(model, { prompt: '', params: { max_tokens: 1 }, arrivalMs, streamed: false, codes }, {
