@@ -4,7 +4,8 @@
  * never loads onnxruntime (that is the workers' adapter), and these few fields need no more
  * than a wire-format walk. Initializers listed as graph inputs (IR < 4) are left out.
  */
-import { readFile } from 'fs/promises';
+import { open } from 'fs/promises';
+import type { FileHandle } from 'fs/promises';
 
 /** One tensor of the model's metadata. */
 export interface TensorMetadata {
@@ -104,7 +105,105 @@ export function parseOnnxIo(model: Buffer): ModelIo {
   return { inputs: inputs.filter((i) => !initializers.has(i.name)), outputs };
 }
 
-/** Reads and parses an ONNX file's IO. */
+/** Bytes read from the file per window: field headers are read through it, payloads skipped. */
+const WINDOW_BYTES = 64 * 1024;
+
+/**
+ * Reads an ONNX file by position through one small window, so the walk below can skip what it
+ * does not need (the weights) without reading it.
+ */
+class WindowReader {
+  private win = Buffer.alloc(0);
+  private winPos = 0;
+  /** Bytes read from the file so far. */
+  bytesRead = 0;
+
+  constructor(private readonly fh: FileHandle, readonly size: number) {}
+
+  /** `len` bytes at `pos` (a copy when they are not all in the window). */
+  async bytes(pos: number, len: number): Promise<Buffer> {
+    if (pos < 0 || pos + len > this.size) throw new Error('truncated field');
+    if (pos >= this.winPos && pos + len <= this.winPos + this.win.length) return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
+    const n = Math.max(len, Math.min(WINDOW_BYTES, this.size - pos));
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await this.fh.read(buf, 0, n, pos);
+    this.bytesRead += bytesRead;
+    if (bytesRead < len) throw new Error('truncated field');
+    this.win = buf.subarray(0, bytesRead);
+    this.winPos = pos;
+    return this.win.subarray(0, len);
+  }
+
+  /** The varint at `pos` and the position after it. */
+  async varint(pos: number): Promise<[number, number]> {
+    const head = await this.bytes(pos, Math.min(10, this.size - pos));
+    let v = 0;
+    let mul = 1;
+    for (let i = 0; i < head.length; i++) {
+      const b = head[i] as number;
+      v += (b & 0x7f) * mul;
+      if (b < 0x80) return [v, pos + i + 1];
+      mul *= 128;
+    }
+    throw new Error('truncated varint');
+  }
+}
+
+/** A field's place in the file: its number, wire type, and its payload's range (length-delimited). */
+interface FieldAt { readonly no: number; readonly wire: number; readonly start: number; readonly end: number }
+
+/** The fields of the message in [start, end) of the file, payloads unread. */
+async function* fieldsAt(r: WindowReader, start: number, end: number): AsyncGenerator<FieldAt> {
+  let pos = start;
+  while (pos < end) {
+    const [key, afterKey] = await r.varint(pos);
+    const no = Math.floor(key / 8);
+    const wire = key % 8;
+    if (wire === 0) { pos = (await r.varint(afterKey))[1]; yield { no, wire, start: afterKey, end: pos }; }
+    else if (wire === 1) pos = afterKey + 8;
+    else if (wire === 5) pos = afterKey + 4;
+    else if (wire === 2) {
+      const [len, at] = await r.varint(afterKey);
+      if (at + len > end) throw new Error('truncated field');
+      yield { no, wire, start: at, end: at + len };
+      pos = at + len;
+    } else throw new Error(`unsupported wire type ${wire}`);
+  }
+}
+
+/**
+ * The IO of an ONNX file and how many bytes were read for it. The walk reads the field headers
+ * and the graph's inputs, outputs and initializer names, and skips every other payload: the
+ * weights, nearly all of a model file (hundreds of MB, up to ONNX's 2 GB), are never read into
+ * the frontend, which used to read the whole file for the first metadata or inference request.
+ */
+export async function scanOnnxIo(file: string): Promise<{ readonly io: ModelIo; readonly bytesRead: number }> {
+  const fh = await open(file, 'r');
+  try {
+    const r = new WindowReader(fh, (await fh.stat()).size);
+    let graph: FieldAt | null = null;
+    for await (const f of fieldsAt(r, 0, r.size)) if (f.no === 7 && f.wire === 2) graph = f;
+    if (graph === null) throw new Error('no graph in the ONNX model');
+    const inputs: TensorMetadata[] = [];
+    const outputs: TensorMetadata[] = [];
+    const initializers = new Set<string>();
+    for await (const f of fieldsAt(r, graph.start, graph.end)) {
+      if (f.wire !== 2) continue;
+      if (f.no === 11) inputs.push(valueInfo(Buffer.from(await r.bytes(f.start, f.end - f.start))));
+      else if (f.no === 12) outputs.push(valueInfo(Buffer.from(await r.bytes(f.start, f.end - f.start))));
+      else if (f.no === 5) {
+        for await (const t of fieldsAt(r, f.start, f.end)) {
+          if (t.no === 8 && t.wire === 2) initializers.add((await r.bytes(t.start, t.end - t.start)).toString('utf8'));
+        }
+      }
+    }
+    return { io: { inputs: inputs.filter((i) => !initializers.has(i.name)), outputs }, bytesRead: r.bytesRead };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Reads an ONNX file's IO (without reading its weights). */
 export async function readOnnxIo(file: string): Promise<ModelIo> {
-  return parseOnnxIo(await readFile(file));
+  return (await scanOnnxIo(file)).io;
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { parseOnnxIo, readOnnxIo } from '../../../../frontend/http/oip/onnx-io.js';
+import { parseOnnxIo, readOnnxIo, scanOnnxIo } from '../../../../frontend/http/oip/onnx-io.js';
 import { GraphBuilder } from '../../../../tools/models/onnx-builder.js';
 import { writeMlp } from '../../../../tools/models/mlp.js';
 
@@ -33,7 +33,34 @@ describe('readOnnxIo', () => {
     });
   });
 
-  it('should throw on a file that is not an ONNX model', () => {
+  it('should throw on a file that is not an ONNX model', async () => {
     expect(() => parseOnnxIo(Buffer.from([0x0a, 0x05, 0x01]))).to.throw('truncated field');
+    const file = path.join(dir, 'bad.onnx');
+    fs.writeFileSync(file, Buffer.from([0x0a, 0x05, 0x01]));
+    let message = '';
+    await readOnnxIo(file).catch((e: Error) => { message = e.message; });
+    expect(message).to.equal('truncated field');
+  });
+
+  it('should read the IO without the weights: what the whole-file parse finds, from a fraction of the bytes (regression: the whole file was read into the frontend)', async () => {
+    const file = writeMlp(path.join(dir, 'full'), { hidden: 1024, seed: 42 });
+    const size = fs.statSync(file).size;
+    const { io, bytesRead } = await scanOnnxIo(file);
+    expect(io).to.deep.equal(parseOnnxIo(fs.readFileSync(file)));
+    expect(io.inputs.map((i) => i.name)).to.deep.equal(['input']);
+    // The demo MLP is 7.4 MB of weights; the walk reads a 64 KiB window per initializer header or so.
+    expect([size > 7_000_000, bytesRead < 1_000_000]).to.deep.equal([true, true]);
+  });
+
+  it('should leave out an initializer listed as a graph input (IR < 4), as the whole-file parse does', async () => {
+    const g = new GraphBuilder('init');
+    const x = g.input('x', 'float32', ['batch', 4]);
+    const w = g.initF32('w', Float32Array.of(0, 1, 2, 3), [4]);
+    g.input('w', 'float32', [4]);
+    g.output('y', 'float32', ['batch', 4], g.op('Add', [x, w]));
+    const file = path.join(dir, 'init.onnx');
+    g.write(file, 'init');
+    expect(await readOnnxIo(file)).to.deep.equal(parseOnnxIo(fs.readFileSync(file)));
+    expect((await readOnnxIo(file)).inputs.map((i) => i.name)).to.deep.equal(['x']);
   });
 });
