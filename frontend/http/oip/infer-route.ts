@@ -81,12 +81,17 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     let rows: Row[];
     let outputs: { name: string; binary: boolean }[];
     let id: string | undefined;
+    // Each row is a job in the model's queue: more rows than the queue holds could never be
+    // admitted (a 503 would ask the client to retry what can only fail again), and the rows are
+    // counted from the shape before any is built (a shape [9e15, 0] holds no data).
+    const q = model.describe().jobQueueStatus;
+    const capacity = q.remainingCapacity + q.pendingRequests;
     try {
       // A tensor model's FP32 rows may be decoded straight into float32; a user handler gets the JSON values as sent.
       const takesTensors = model.config.handler === 'onnx';
       const r = decodeInferRequest(body, headerLength, takesTensors ? opts.limits.maxElements : null, opts.limits.maxElements);
       id = r.id;
-      rows = toRows(r.inputs, io, model.config.name, takesTensors);
+      rows = toRows(r.inputs, io, model.config.name, takesTensors, capacity);
       const outName = io?.outputs[0]?.name ?? 'output0';
       outputs = (r.outputs ?? [{ name: outName, binary: r.binaryOutput }]).map((o) => {
         if (o.name !== outName) throw new OipError(400, `unexpected inference output '${o.name}' for model '${model.config.name}'`);
@@ -95,13 +100,6 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     } catch (e) {
       if (e instanceof OipError) return sendOipError(res, e.status, e.message);
       return sendOipError(res, 500, String(e));
-    }
-    // Each row is a job in the model's queue: more rows than the queue holds could never be
-    // admitted, and a 503 would ask the client to retry what can only fail again.
-    const q = model.describe().jobQueueStatus;
-    const capacity = q.remainingCapacity + q.pendingRequests;
-    if (rows.length > capacity) {
-      return sendOipError(res, 400, `the request has ${rows.length} rows, more than model '${model.config.name}' queues at once (${capacity}, --job-queue-size); send at most ${capacity} rows a request`);
     }
     // All rows or none: rows queued before one is refused would hold their places (and be sent to
     // a worker) for a request already answered 503. (Through a front the table may be late: the
@@ -128,10 +126,11 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
 type Row = Float32Array | number[];
 
 /**
- * Splits the one input into rows of the model's width, checking name, datatype and shape; FP32
- * values must be finite in float32 (as /predictions refuses `1e308`), JSON or binary.
+ * Splits the one input into rows of the model's width, checking name, datatype and shape, and
+ * that there are at most `maxRows`; FP32 values must be finite in float32 (as /predictions
+ * refuses `1e308`), JSON or binary.
  */
-function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: string, tensors: boolean): Row[] {
+function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: string, tensors: boolean, maxRows: number): Row[] {
   const want = io?.inputs[0];
   if (inputs.length !== 1) throw new OipError(400, `model '${model}' takes 1 input, the request has ${inputs.length}`);
   const t = inputs[0] as (typeof inputs)[number];
@@ -143,6 +142,7 @@ function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: strin
   }
   const n = t.shape[0] ?? 0;
   if (n < 1) throw new OipError(400, `input '${t.name}': the batch dimension must be at least 1`);
+  if (n > maxRows) throw new OipError(400, `the request has ${n} rows, more than model '${model}' queues at once (${maxRows}, --job-queue-size); send at most ${maxRows} rows a request`);
   const width = t.data.length / n;
   let data = t.data;
   if (datatype === 'FP32' && !(data instanceof Float32Array)) {

@@ -90,6 +90,12 @@ describe('OIP infer route and the job queue', () => {
     expect(refusals).to.deep.equal([]);
   });
 
+  it('should refuse a shape of more rows than the queue holds before building any (regression: [9007199254740991, 0] holds no data and looped until the server ran out of memory)', async () => {
+    const r = await fetch(`${base}/v2/models/echo/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'x', shape: [Number.MAX_SAFE_INTEGER, 0], datatype: 'FP32', data: [] }] }) });
+    expect([r.status, await r.text()]).to.deep.equal([400, JSON.stringify({ error: "the request has 9007199254740991 rows, more than model 'echo' queues at once (4, --job-queue-size); send at most 4 rows a request" })]);
+    expect(model.submitted).to.deep.equal([]);
+  });
+
   it('should refuse rows the queue has no room for now with 503 and queue none of them (regression: the first rows queued, then 503)', async () => {
     model.queued = 2;
     expect(await infer(3)).to.deep.equal({ status: 503, body: { error: 'Model "echo" has no room in its job queue' } });
