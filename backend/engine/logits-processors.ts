@@ -28,6 +28,9 @@ export class PenaltyState {
   }
 }
 
+/** The largest finite float32: a penalised logit is clamped to ±this. */
+const F32_MAX = 3.4028234663852886e38;
+
 /** True when any penalty of `p` is on (the sequence then keeps a PenaltyState). */
 export function hasPenalties(p: SamplingParams): boolean {
   return p.presencePenalty !== 0 || p.frequencyPenalty !== 0 || p.repetitionPenalty !== 1;
@@ -50,7 +53,10 @@ export function processLogits(logits: Float32Array, p: SamplingParams, banned: r
     for (const id of state.seen) {
       if (id >= V) continue;
       const l = logits[id]!;
-      logits[id] = l > 0 ? l / rp : l * rp;
+      // A tiny penalty overflows float32 (4 / 1e-300 is +Infinity): the sampler's softmax then
+      // made NaN of every weight and picked the row's last id (PAD), every step. Clamped, the
+      // seen ids with a positive logit share the mass, the limit the penalty tends to.
+      logits[id] = l > 0 ? Math.min(l / rp, F32_MAX) : Math.max(l * rp, -F32_MAX);
     }
   }
   if (p.frequencyPenalty !== 0 || p.presencePenalty !== 0) {

@@ -22,7 +22,10 @@ export function tokenLogprobs(logits: Float32Array, token: number, k: number): G
     const l = logits[i]!;
     if (l !== -Infinity) z += Math.exp(l - m);
   }
-  const norm = m + Math.log(z);
-  const top = k > 0 ? Array.from(topKIds(logits, k), (id) => ({ id, logprob: clamp(logits[id]! - norm) })) : [];
-  return { id: token, logprob: clamp(logits[token]! - norm), top };
+  // (l - m) - log z, not l - (m + log z): at a huge m (a tiny repetition_penalty's clamped
+  // logits) m + log z rounds to m, and two tied ids each came out at logprob 0.
+  const lz = Math.log(z);
+  const lp = (id: number): number => clamp(logits[id]! - m - lz);
+  const top = k > 0 ? Array.from(topKIds(logits, k), (id) => ({ id, logprob: lp(id) })) : [];
+  return { id: token, logprob: lp(token), top };
 }

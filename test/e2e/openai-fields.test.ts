@@ -135,6 +135,15 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect(await text({ temperature: 1, seed: 5, min_p: 1 } as Partial<Body>)).to.equal(GREEDY);
   });
 
+  it('should sample among the prompt\'s ids under a tiny repetition_penalty (1e-300 overflowed the logits: every token was PAD, text empty)', async () => {
+    const r = await client.completions.create({ ...greedy, temperature: 1, seed: 3, prompt: 'Hello Hello', max_tokens: 6, logprobs: 1, repetition_penalty: 1e-300 } as Body);
+    const c = r.choices[0]!;
+    // The seen ids with a positive logit tie (2, 5 or 3 of them): each is log(1/k).
+    expect([c.text, c.logprobs!.tokens, c.logprobs!.token_logprobs]).to.deep.equal([
+      'o  ell', ['o', ' ', ' ', 'e', 'l', 'l'], [-Math.LN2, -Math.log(5), -Math.LN2, -Math.LN2, -Math.log(5), -Math.log(3)],
+    ]);
+  });
+
   it('should stop on stop_token_ids after min_tokens and keep the stop string with include_stop_str_in_output', async () => {
     const r = await client.completions.create({ ...greedy, prompt: 'Hello', max_tokens: 24, stop_token_ids: [59] } as Body);
     expect([r.choices[0]!.text, r.choices[0]!.finish_reason, (r.choices[0] as unknown as { stop_reason: unknown }).stop_reason]).to.deep.equal(['Iz', 'stop', 59]);

@@ -78,6 +78,19 @@ describe('processLogits', () => {
     expect([...l]).to.deep.equal([2, -8.75, 1.75, 1, 10, -Infinity]);
   });
 
+  it('should keep a tiny repetition_penalty\'s logits finite, so sampling picks among the seen ids with a positive logit (it picked the last id, PAD, every step)', () => {
+    const p = resolveSamplingParams({ repetition_penalty: 1e-300, temperature: 1 });
+    const state = new PenaltyState(3);
+    state.update([0, 1, 2]);
+    const l = Float32Array.from([4, -4, 6, 1]);
+    processLogits(l, p, [], state);
+    expect([...l]).to.deep.equal([3.4028234663852886e38, -0, 3.4028234663852886e38, 1]);
+    const picks = Array.from({ length: 12 }, (_v, seed) => sampleToken(Float32Array.from(l), p, new Prng(seed), []));
+    expect(picks).to.deep.equal([0, 2, 2, 2, 2, 2, 2, 0, 0, 0, 2, 2]);
+    // Two ids share the mass: each at log(1/2), the others at 0 probability (the floor).
+    expect(tokenLogprobs(l, 2, 4)).to.deep.equal({ id: 2, logprob: -Math.LN2, top: [{ id: 0, logprob: -Math.LN2 }, { id: 2, logprob: -Math.LN2 }, { id: 3, logprob: -9999 }, { id: 1, logprob: -9999 }] });
+  });
+
   it('should fold several appended tokens at once', () => {
     const s = new PenaltyState(1);
     s.update([7, 3]);
