@@ -2,7 +2,8 @@
  * App-level body bounds, mounted before every route: what the headers decide (415 for an
  * encoding we do not take, 413 from Content-Length) for every path, whichever reader its route
  * uses; with `discard`, for apps whose routes take no body (management), the body is also read
- * and dropped under every limit (413 from the bytes, 408), so no route leaves a body unbounded.
+ * under every limit (413 from the bytes, 408), so no route leaves a body unbounded; a route that
+ * wants it after all (`POST /models` with JSON) finds it with `guardedBody`.
  */
 import type { RequestHandler } from 'express';
 import type { BodyLimits } from './body-limits.js';
@@ -10,7 +11,15 @@ import { refuseBody } from './json-body.js';
 import type { BodyErrorSender } from './json-body.js';
 import { checkBodyHeaders, readBody } from './read-body.js';
 
-/** Middleware refusing bodies past `limits` (and, with `discard`, reading and dropping them). */
+/** The bodies a `discard` guard read, by request (gone with the request). */
+const readBodies = new WeakMap<object, Buffer>();
+
+/** The body a `discard` guard read for `req` (within every limit), or undefined when it had none. */
+export function guardedBody(req: object): Buffer | undefined {
+  return readBodies.get(req);
+}
+
+/** Middleware refusing bodies past `limits` (and, with `discard`, reading them for `guardedBody`). */
 export function bodyGuard(
   limits: BodyLimits,
   opts: {
@@ -22,7 +31,12 @@ export function bodyGuard(
   return (req, res, next) => {
     const send = opts.senderFor?.(req.path);
     if (opts.discard === true) {
-      readBody(req, limits, (failure) => (failure !== null ? refuseBody(req, res, failure, send) : next()));
+      readBody(req, limits, (failure, body) => {
+        if (failure !== null) return refuseBody(req, res, failure, send);
+        // Kept for the one management route that reads it (a JSON registration, TorchServe's).
+        if (body.length > 0) readBodies.set(req, body);
+        next();
+      });
       return;
     }
     const failure = checkBodyHeaders(req, limits);

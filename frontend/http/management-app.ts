@@ -10,7 +10,8 @@ import { RegistrationError } from '../server/model-manager.js';
 import type { ServedModel } from '../server/served-model.js';
 import type { BodyLimits } from './body-limits.js';
 import { bodyLimits } from './body-limits.js';
-import { bodyGuard } from './body-guard.js';
+import { bodyGuard, guardedBody } from './body-guard.js';
+import { parseJsonBody } from './json-body.js';
 import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 import { HttpMetrics } from './http-metrics.js';
@@ -35,6 +36,30 @@ function readyWorkers(m: ServedModel): number {
 /** Where a worker's load failure is told (the answer cannot carry it: the pool logs it). */
 const SEE_LOG = 'the reason is in ts_log.log';
 
+/**
+ * The parameters of a registration: the query's, or, as TorchServe reads them, the fields of a
+ * JSON body (`Content-Type: application/json`, `{"url": "mlp", "initial_workers": 2}`; numbers and
+ * booleans as their text, so the query's strict reading applies to both). Both at once is a 400
+ * rather than a silent choice.
+ */
+function registrationParams(req: Request, limits: BodyLimits): { readonly values: Readonly<Record<string, unknown>> } | { readonly error: string } {
+  const body = guardedBody(req);
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (body === undefined || type !== 'application/json') return { values: req.query };
+  const parsed = parseJsonBody(body, limits);
+  if ('status' in parsed) return { error: parsed.message };
+  const doc = parsed.value;
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return { error: 'the JSON body of a registration must be an object of its parameters ({"url": "mlp", ...})' };
+  if (Object.keys(req.query).length > 0) return { error: 'give the registration\'s parameters in the query or in a JSON body, not both' };
+  const values: Record<string, string> = {};
+  for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
+    if (typeof v === 'string') values[k] = v;
+    else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') values[k] = String(v);
+    else if (v !== null) return { error: `field ${k} of the JSON body must be a string, a number or a boolean (got ${JSON.stringify(v)})` };
+  }
+  return { values };
+}
+
 /** Most models one `GET /models` page lists (TorchServe's). */
 const PAGE_MAX = 100;
 /** `limit` and `next_page_token` are Java ints in TorchServe. */
@@ -51,7 +76,8 @@ export function managementApp(opts: ManagementAppOptions): Express {
   app.set('etag', false);
   app.use(countResponses((s) => opts.series.countResponse(s)));
   app.use(new HttpMetrics((n, d) => opts.series.bind(n, d)).middleware());
-  app.use(bodyGuard(bodyLimits(opts.bodyLimits), { discard: true }));
+  const limits = bodyLimits(opts.bodyLimits);
+  app.use(bodyGuard(limits, { discard: true }));
   if (opts.token !== undefined) app.use(requireToken(opts.token));
 
   // TorchServe's pagination: `limit` models (at most 100, a larger limit is clamped) from
@@ -85,7 +111,9 @@ export function managementApp(opts: ManagementAppOptions): Express {
   });
 
   app.post('/models', (req, res, next) => {
-    const p = new QueryParams(req.query);
+    const params = registrationParams(req, limits);
+    if ('error' in params) return sendError(res, 400, params.error);
+    const p = new QueryParams(params.values);
     const url = p.string('url');
     const modelName = p.string('model_name');
     const batchSize = p.int('batch_size', MODEL_BOUNDS.batchSize);

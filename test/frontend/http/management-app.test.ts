@@ -171,6 +171,32 @@ describe('managementApp', () => {
     });
   });
 
+  describe('POST /models with a JSON body (TorchServe reads its parameters there too)', () => {
+    async function post(body: string, url = '/models', type = 'application/json'): Promise<{ status: number; body: unknown }> {
+      const r = await fetch(`${base}${url}`, { method: 'POST', body, headers: { 'content-type': type } });
+      return { status: r.status, body: JSON.parse(await r.text()) as unknown };
+    }
+    const bad = (message: string): { status: number; body: unknown } => ({ status: 400, body: { code: 400, type: 'BadRequestException', message } });
+
+    it('should register from the body\'s fields, numbers and booleans read as the query\'s text (regression: the body was dropped, 400 "Parameter url is required")', async () => {
+      expect(await post('{"url": "good", "model_name": "g2", "batch_size": 4, "initial_workers": 2, "synchronous": true}')).to.deep.equal({ status: 200, body: { status: 'Model "g2" Version: 1.0 registered with 2 initial workers' } });
+      expect(manager.registered.map((r) => [r.name, r.url, r.overrides])).to.deep.equal([['g2', 'good', { batchSize: 4, minWorkers: 2, maxWorkers: 2 }]]);
+    });
+
+    it('should refuse a body that is not an object of parameters, a field of another kind, a bad value and parameters in both places, each with 400 naming it', async () => {
+      expect(await post('[1]')).to.deep.equal(bad('the JSON body of a registration must be an object of its parameters ({"url": "mlp", ...})'));
+      expect(await post('{"url": "good", "batch_size": [4]}')).to.deep.equal(bad('field batch_size of the JSON body must be a string, a number or a boolean (got [4])'));
+      expect(await post('{"url": "good", "batch_size": 1.5}')).to.deep.equal(bad("parameter batch_size must be an integer from 1 to 1024 (got '1.5')"));
+      expect(await post('{"url": "good"}', '/models?batch_size=2')).to.deep.equal(bad("give the registration's parameters in the query or in a JSON body, not both"));
+      expect(await post('{"url": ')).to.deep.equal(bad('invalid JSON body: Unexpected end of JSON input'));
+      expect(manager.registered).to.deep.equal([]);
+    });
+
+    it('should still read the query, and drop a body that is not JSON', async () => {
+      expect(await post('url=other', '/models?url=good', 'text/plain')).to.deep.equal({ status: 200, body: { status: 'Model "good" Version: 1.0 registered with 1 initial workers' } });
+    });
+  });
+
   describe('POST /models?initial_workers=', () => {
     it('should keep the model-config maxWorkers for initial_workers=0, so min_worker can scale it up (regression: maxWorkers 0, every scale a 400)', async () => {
       manager.yamlMax.set('later', 2);
