@@ -28,6 +28,8 @@ function requestIdOf(headers: object): string | undefined {
 export function accessLogListener(listener: string, access: AccessLog): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const t0 = performance.now();
+    // Read now: once the client has gone the socket is destroyed and has no local port.
+    const port = req.socket.localPort ?? 0;
     const written = responseBytes(res);
     // Headers passed to writeHead() are not visible to getHeader(): take the id from them too.
     let answeredId: string | undefined;
@@ -43,7 +45,7 @@ export function accessLogListener(listener: string, access: AccessLog): (req: In
       logged = true;
       const id = res.getHeader('x-request-id') ?? answeredId;
       access({
-        listener, port: req.socket.localPort ?? 0, method: req.method ?? '', path: req.url ?? '',
+        listener, port, method: req.method ?? '', path: req.url ?? '',
         status: res.headersSent ? res.statusCode : 0,
         durationMs: Math.round((performance.now() - t0) * 1000) / 1000, bytes: written.bytes,
         requestId: typeof id === 'string' ? id : randomUUID(),

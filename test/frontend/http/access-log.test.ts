@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import * as http from 'http';
+import * as net from 'net';
 import type { AddressInfo } from 'net';
 import { accessLogListener } from '../../../frontend/http/access-log.js';
 import type { AccessRecord } from '../../../frontend/log/log.js';
@@ -31,6 +32,21 @@ describe('accessLogListener', () => {
       expect(durationMs).to.be.at.least(0);
       expect(rest).to.deep.equal({ listener: 'inference', port, method: 'POST', path: '/v1/completions?x=1', status: 201, bytes: 10 + 3 + 3, requestId: 'req-7' });
       expect(records.length).to.equal(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('should log a request whose client went away with status 0 and its listener\'s port (regression: port 0, read from the destroyed socket)', async () => {
+    const records: AccessRecord[] = [];
+    const { server, port, logged } = await serve(records, () => { /* never answers */ });
+    try {
+      const sock = net.connect(port, '127.0.0.1', () => { sock.write('POST /predictions/mlp HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n[1'); });
+      server.once('request', () => sock.destroy());
+      await logged;
+      const { durationMs, requestId, ...rest } = records[0]!;
+      expect([durationMs >= 0, requestId.length]).to.deep.equal([true, 36]);
+      expect(rest).to.deep.equal({ listener: 'inference', port, method: 'POST', path: '/predictions/mlp', status: 0, bytes: 0 });
     } finally {
       server.close();
     }
