@@ -73,10 +73,12 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
   r.use(utilityRoutes({ lookup: opts.lookup, list: opts.list, ...(opts.listOthers !== undefined ? { listOthers: opts.listOthers } : {}), json }));
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
     if (!req.path.startsWith('/v1/') && req.path !== '/tokenize' && req.path !== '/detokenize') return next(err);
-    const e = (typeof err === 'object' && err !== null ? err : {}) as { type?: string; message?: string; limit?: number };
+    const e = (typeof err === 'object' && err !== null ? err : {}) as { type?: string; message?: string; limit?: number; status?: unknown };
     if (e.type === 'entity.too.large') return sendOpenAIError(res, new OpenAIError(413, `request body exceeds the limit of ${String(e.limit)} bytes`));
     if (e.type === 'entity.parse.failed') return sendOpenAIError(res, new OpenAIError(400, `invalid JSON body: ${e.message ?? ''}`));
-    return sendOpenAIError(res, new OpenAIError(500, e.message ?? String(err)));
+    // Express marks the client's own errors (a path parameter that is not valid percent-encoding: 400).
+    const status = typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 500;
+    return sendOpenAIError(res, new OpenAIError(status, e.message ?? String(err)));
   };
   r.use(onError);
   return r;

@@ -317,6 +317,10 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect(await refusal(client.embeddings.create({ model: 'tiny-lm', input: 'x' }))).to.deep.equal({
       status: 404, error: { message: 'Invalid URL (POST /v1/embeddings)', type: 'not_found_error', param: null, code: null },
     });
+    // A model id that is not valid percent-encoding is the client's error (it was a 500 server_error).
+    expect(await call('GET', `${server.inference}/v1/models/%ZZ`)).to.deep.equal({
+      status: 400, json: { error: { message: "Failed to decode param '%ZZ'", type: 'invalid_request_error', param: null, code: null } },
+    });
     // A body refused for its encoding is the client's error (type was server_error).
     expect(await post(`${server.inference}/v1/completions`, '{}', { 'content-encoding': 'br' })).to.deep.include({
       status: 415, json: { error: { message: 'unsupported Content-Encoding "br" (send identity or gzip)', type: 'invalid_request_error', param: null, code: null } },
