@@ -184,6 +184,9 @@ export function managementApp(opts: ManagementAppOptions): Express {
       return;
     }
     done.then(() => {
+      // A scale requested meanwhile replaced this one: neither its success nor a failure.
+      const now = m.describe().minWorkers;
+      if (now !== newMin) return sendError(res, 409, `a later scale of model ${m.config.name} (to ${now} workers) replaced this one (to ${newMin})`);
       const ready = readyWorkers(m);
       // TorchServe's 500 when the new workers do not start, rather than a 200 for a scale that did not happen.
       if (ready < newMin) return sendError(res, 500, `Failed to start workers for model ${m.config.name}: ${ready} of ${newMin} ready (${SEE_LOG})`);

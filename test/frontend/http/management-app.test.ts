@@ -11,6 +11,7 @@ import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics
 import type { ModelManager, RegisterOptions } from '../../../frontend/server/model-manager.js';
 import type { ModelDescription } from '../../../frontend/server/served-model.js';
 import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
+import { until } from '../../support/until.js';
 
 /** Metrics off: every series a no-op. */
 const NO_METRICS: MetricsPort = {
@@ -219,6 +220,22 @@ describe('managementApp', () => {
         status: 500,
         body: { code: 500, type: 'InternalServerException', message: 'Failed to start workers for model slow: 1 of 3 ready (the reason is in ts_log.log)' },
       });
+    });
+
+    it('should answer 409 when a later scale replaced it before its workers were up (not a 500 "Failed to start workers")', async () => {
+      const m = add('slow', ['READY'], 4);
+      let release: () => void = () => undefined;
+      const scale = m.scale.bind(m);
+      m.scale = (min: number, max: number): Promise<void> => {
+        if (min !== 3) return scale(min, max);
+        void scale(min, max);
+        return new Promise<void>((resolve) => { release = resolve; });
+      };
+      const first = call('PUT', '/models/slow?min_worker=3&synchronous=true');
+      await until(() => m.config.minWorkers === 3, { message: 'the first scale reached the model' });
+      expect(await call('PUT', '/models/slow?min_worker=1&synchronous=true')).to.deep.equal({ status: 200, body: { status: 'Workers scaled to 1 for model: slow' } });
+      release();
+      expect(await first).to.deep.equal({ status: 409, body: { code: 409, type: 'ConflictStatusException', message: 'a later scale of model slow (to 1 workers) replaced this one (to 3)' } });
     });
 
     it('should answer 200 when they start', async () => {
