@@ -14,6 +14,7 @@ import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-prot
 import type { Log } from '../log/log.js';
 import { UnsendableBatchError } from '../batching/unsendable.js';
 import { LineSplitter } from './line-splitter.js';
+import { checkResult } from './result-check.js';
 
 /**
  * The watchdog fires this long after a batch's responseTimeout, so each request's own timeout
@@ -260,11 +261,14 @@ export class WorkerProcess extends EventEmitter {
     }
     const m: FromWorkerMessage = msg;
     switch (m.type) {
-      case 'tsserve.ready':
+      case 'tsserve.ready': {
         this.statusValue = 'READY';
-        this.loadWait?.resolve(m);
+        // A load time that is not a duration (the channel is the handler's too) is recorded as 0.
+        const t = (m as { loadTimeMs?: unknown }).loadTimeMs;
+        this.loadWait?.resolve(typeof t === 'number' && Number.isFinite(t) && t >= 0 ? m : { ...m, loadTimeMs: 0 });
         this.loadWait = null;
         break;
+      }
       case 'tsserve.load_failed':
         this.loadWait?.reject(new Error(`worker ${this.id} failed to load: ${m.error}`));
         this.loadWait = null;
@@ -282,13 +286,15 @@ export class WorkerProcess extends EventEmitter {
         const p = this.pending.get(m.batchId);
         if (p === undefined) return;
         this.pending.delete(m.batchId);
+        const checked = checkResult(m);
+        if (checked.problem !== null) this.opts.log.error(`worker ${this.id} sent a malformed result for batch ${String(m.batchId)}: ${checked.problem}`);
         const now = performance.now();
         // A batch sent ahead could only start when the previous result came back.
         const wallMs = now - Math.max(p.sentMs, this.lastResultMs);
         this.lastResultMs = now;
         if (this.statusValue === 'BUSY' && this.pending.size === 0) this.statusValue = 'READY';
         this.arm(); // the next batch in flight starts now
-        p.resolve({ result: m, wallMs });
+        p.resolve({ result: checked.result, wallMs });
         this.emit('idle');
         break;
       }
