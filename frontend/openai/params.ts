@@ -15,6 +15,8 @@ import { OpenAIError } from './errors.js';
 export const MAX_N = 16;
 /** Most prompts in one completions request. */
 export const MAX_PROMPTS = 64;
+/** `/v1/completions`' max_tokens when the client gives none (OpenAI's and vLLM's), capped to what is left of max_model_len. */
+export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
 /** Most logprobs alternatives per token (vLLM's default max_logprobs). */
 export const MAX_LOGPROBS = 20;
 /**
@@ -31,8 +33,10 @@ export interface ParsedRequest {
   readonly prompts: readonly (string | readonly number[])[];
   /** The engine's params, without max_tokens (defaulted per prompt once the prompt is tokenized). */
   readonly params: GenSamplingParams & { readonly n: number };
-  /** The client's max_tokens; undefined = what is left of max_model_len. */
+  /** The client's max_tokens; undefined = `defaultMaxTokens`, capped to what is left of max_model_len. */
   readonly maxTokens: number | undefined;
+  /** max_tokens when the client gives none (completions: 16); undefined = what is left of max_model_len (chat). */
+  readonly defaultMaxTokens?: number;
   readonly stream: boolean;
   readonly includeUsage: boolean;
   /** `stream_options.continuous_usage_stats`: usage on every chunk. */
@@ -224,7 +228,7 @@ export function parseCompletionRequest(raw: unknown): ParsedRequest {
   const logprobs = completionLogprobs(body);
   // Echoed prompt logprobs need the model's logits at every prompt position, which the runners do not return.
   if (echo && logprobs !== undefined) bad('echo', 'echo with logprobs is not supported: tsserve does not compute prompt logprobs');
-  return { ...common(body, parsePrompts(body.prompt), ['max_tokens'], logprobs), echo };
+  return { ...common(body, parsePrompts(body.prompt), ['max_tokens'], logprobs), echo, defaultMaxTokens: COMPLETION_DEFAULT_MAX_TOKENS };
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);

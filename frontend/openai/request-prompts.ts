@@ -1,8 +1,8 @@
 /**
  * A parsed request's prompts made ready for the engine once the model is known: tokenized as
  * the model's engine would (model-vocab.ts), ids checked against its vocabulary, and max_tokens
- * defaulted to what is left of max_model_len or refused when prompt + max_tokens exceeds it,
- * with vLLM's messages.
+ * defaulted (completions: 16, chat: what is left of max_model_len, both capped to what is left)
+ * or refused when prompt + max_tokens exceeds max_model_len, with vLLM's messages.
  */
 import { OpenAIError } from './errors.js';
 import type { ModelVocab } from './model-vocab.js';
@@ -47,11 +47,15 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     if (p.maxTokens === undefined && n >= L) {
       throw new OpenAIError(400, `This model's maximum context length is ${L} tokens. However, your request has ${n} input tokens. Please reduce the length of the input messages.`);
     }
-    const maxTokens = p.maxTokens ?? L - n;
+    // Completions default to 16 (OpenAI, vLLM), chat to the rest of the context; both capped to it.
+    const maxTokens = p.maxTokens ?? Math.min(p.defaultMaxTokens ?? L - n, L - n);
     if (n + maxTokens > L) {
       throw new OpenAIError(400, `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${L} tokens and your request has ${n} input tokens (${maxTokens} > ${L} - ${n}).`, 'max_tokens');
     }
-    if (minTokens > maxTokens) throw new OpenAIError(400, `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens}, what is left of max_model_len ${L})`, 'min_tokens');
+    if (minTokens > maxTokens) {
+      const why = maxTokens < L - n ? 'the default of /v1/completions' : `what is left of max_model_len ${L}`;
+      throw new OpenAIError(400, `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens}, ${why})`, 'min_tokens');
+    }
     return { ids, text: typeof prompt === 'string' ? prompt : vocab.decode(ids), maxTokens };
   });
 }

@@ -216,10 +216,12 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect([r.choices[0]!.text, r.choices[0]!.finish_reason]).to.deep.equal([GREEDY.slice(0, 4), 'length']);
   });
 
-  it('should default max_tokens to what is left of max_model_len and refuse an overflow with vLLM\'s message', async () => {
-    // tiny-short: max_model_len 40; "Hello" is 6 tokens with BOS.
+  it('should default max_tokens to 16 for completions (OpenAI\'s and vLLM\'s; it was the rest of max_model_len), to the rest for chat, and refuse an overflow with vLLM\'s message', async () => {
+    // tiny-short: max_model_len 40; "Hello" is 6 tokens with BOS, 34 left; "x" x 30 is 31, 9 left.
     const r = await client.completions.create({ model: 'tiny-short', prompt: 'Hello', temperature: 0, ignore_eos: true } as Body);
-    expect([r.usage!.completion_tokens, r.choices[0]!.finish_reason]).to.deep.equal([34, 'length']);
+    expect([r.usage!.completion_tokens, r.choices[0]!.finish_reason]).to.deep.equal([16, 'length']);
+    const capped = await client.completions.create({ model: 'tiny-short', prompt: 'x'.repeat(30), temperature: 0, ignore_eos: true } as Body);
+    expect([capped.usage!.completion_tokens, capped.choices[0]!.finish_reason]).to.deep.equal([9, 'length']);
     const c = await client.chat.completions.create({ model: 'tiny-short', messages: [{ role: 'user', content: 'Hi' }], temperature: 0, ignore_eos: true } as ChatBody);
     expect([c.usage!.prompt_tokens, c.usage!.completion_tokens]).to.deep.equal([20, 20]);
     expect(await refusal(client.completions.create({ model: 'tiny-short', prompt: 'Hello', max_tokens: 35 }))).to.deep.equal({

@@ -19,7 +19,7 @@ describe('OpenAI request params', () => {
   it('should map a completions body to engine params with the documented defaults', () => {
     const plain = { stream: false, includeUsage: false, continuousUsage: false, echo: false };
     expect(parseCompletionRequest({ model: 'tiny-lm', prompt: 'Hi' })).to.deep.equal({
-      model: 'tiny-lm', prompts: ['Hi'], params: { n: 1 }, maxTokens: undefined, ...plain,
+      model: 'tiny-lm', prompts: ['Hi'], params: { n: 1 }, maxTokens: undefined, defaultMaxTokens: 16, ...plain,
     });
     expect(parseCompletionRequest({
       model: 'm', prompt: ['x'], max_tokens: 5, temperature: 0, top_p: 0.5, top_k: 3, seed: 7, n: 2, stop: 'zz',
@@ -27,7 +27,7 @@ describe('OpenAI request params', () => {
       min_p: 0.1, presence_penalty: 0.5, frequency_penalty: -0.5, repetition_penalty: 1.2, logit_bias: { 65: 500, 66: -3 },
       stop_token_ids: [10], min_tokens: 2, include_stop_str_in_output: true, echo: false,
     })).to.deep.equal({
-      model: 'm', prompts: ['x'], maxTokens: 5, stream: true, includeUsage: true, continuousUsage: true, echo: false,
+      model: 'm', prompts: ['x'], maxTokens: 5, defaultMaxTokens: 16, stream: true, includeUsage: true, continuousUsage: true, echo: false,
       params: {
         n: 2, temperature: 0, top_p: 0.5, top_k: 3, min_p: 0.1, presence_penalty: 0.5, frequency_penalty: -0.5, repetition_penalty: 1.2,
         logit_bias: { 65: 100, 66: -3 }, seed: 7, stop: ['zz'], stop_token_ids: [10], min_tokens: 2, ignore_eos: true,
@@ -90,7 +90,17 @@ describe('OpenAI request params', () => {
     });
   });
 
-  it('should default max_tokens to what is left of max_model_len and refuse an overflow with vLLM\'s messages', () => {
+  it('should default completions\' max_tokens to 16 as OpenAI and vLLM do (it was the whole rest of max_model_len), chat\'s to the rest', () => {
+    const big = modelVocab({ vocabSize: 259, bosTokenId: 256, maxModelLen: 1024 });
+    expect(readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'Hello' }), big)[0]!.maxTokens).to.equal(16);
+    expect(readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'Hello', max_tokens: null }), big)[0]!.maxTokens).to.equal(16);
+    expect(readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'Hello', max_tokens: 100 }), big)[0]!.maxTokens).to.equal(100);
+    expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'Hello', min_tokens: 17 }), big))).to.deep.equal({
+      status: 400, param: 'min_tokens', message: 'min_tokens (17) must be <= max_tokens (16, the default of /v1/completions)',
+    });
+  });
+
+  it('should cap the default max_tokens to what is left of max_model_len and refuse an overflow with vLLM\'s messages', () => {
     const vocab = modelVocab({ vocab_size: 259, bos_token_id: 256, max_model_len: 10 });
     expect(readyPrompts(parseCompletionRequest({ model: 'm', prompt: ['Hi', 'Hello'] }), vocab)).to.deep.equal([
       { ids: [256, 72, 105], text: 'Hi', maxTokens: 7 },
