@@ -206,8 +206,12 @@ function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array, maxB
   if (outputsRaw !== undefined && !Array.isArray(outputsRaw)) throw new OipError(400, 'outputs must be an array');
   // An empty list asks for no output in particular: every output, as Triton and KServe answer it.
   if (Array.isArray(outputsRaw) && outputsRaw.length > 0) {
+    // Each output once, Triton's rule: a name repeated 30,000 times in 0.8 MB asked for a 120 MB answer.
+    const named = new Set<string>();
     outputs = outputsRaw.map((o, i) => {
       if (!isObject(o) || typeof o['name'] !== 'string') throw new OipError(400, `outputs[${i}].name must be a string`);
+      if (named.has(o['name'])) throw new OipError(400, `output '${o['name']}' is requested more than once`);
+      named.add(o['name']);
       const p = o['parameters'];
       const own = isObject(p) ? p['binary_data'] : undefined;
       return { name: o['name'], binary: typeof own === 'boolean' ? own : binaryOutput };
