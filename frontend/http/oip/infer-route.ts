@@ -200,7 +200,10 @@ function run(
 ): void {
   const requestId = randomUUID();
   res.setHeader('x-request-id', requestId);
-  traceIds.set(requestId, parseTraceparent(req.headers.traceparent));
+  const trace = parseTraceparent(req.headers.traceparent);
+  traceIds.set(requestId, trace);
+  // The rows travel as jobs `<id>-<k>`: their metrics' exemplars look the trace up by those ids.
+  if (trace !== undefined && rows.length > 1) for (let k = 0; k < rows.length; k++) traceIds.set(`${requestId}-${k}`, trace);
   const name = model.config.name;
   const outcomes: (JobOutcome | undefined)[] = new Array<JobOutcome | undefined>(rows.length);
   let left = rows.length;

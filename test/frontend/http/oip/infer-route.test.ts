@@ -8,6 +8,7 @@ import type { AddressInfo } from 'net';
 import type { Job } from '../../../../frontend/batching/job.js';
 import type { SubmitResult } from '../../../../frontend/batching/batcher.js';
 import { inferenceApp } from '../../../../frontend/http/inference-app.js';
+import { traceIds } from '../../../../frontend/metrics/exposition/trace-ids.js';
 import { FrontendSeries } from '../../../../frontend/server/frontend-series.js';
 import type { MetricHandle, MetricsPort } from '../../../../frontend/server/metrics-port.js';
 import type { ModelDescription, ServedModel } from '../../../../frontend/server/served-model.js';
@@ -78,6 +79,14 @@ describe('OIP infer route and the job queue', () => {
 
   it('should answer every row when the queue holds them all', async () => {
     expect(await infer(4)).to.deep.equal({ status: 200, body: { model_name: 'echo', model_version: '1.0', outputs: [{ name: 'output0', shape: [4, 1], datatype: 'FP32', data: [0, 2, 4, 6] }] } });
+  });
+
+  it('should carry a request\'s W3C trace id to each of its rows\' job ids, which exemplars look up (regression: only the request id had it)', async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const r = await fetch(`${base}/v2/models/echo/infer`, { method: 'POST', headers: { traceparent }, body: JSON.stringify({ inputs: [{ name: 'x', shape: [2, 1], datatype: 'FP32', data: [1, 2] }] }) });
+    expect(r.status).to.equal(200);
+    const id = r.headers.get('x-request-id')!;
+    expect([traceIds.get(id), traceIds.get(`${id}-0`), traceIds.get(`${id}-1`), traceIds.get(`${id}-0,${id}-1`)]).to.deep.equal(Array(4).fill('4bf92f3577b34da6a3ce929d0e0e4736'));
   });
 
   it('should answer every output for an empty outputs list (regression: 200 with "outputs":[])', async () => {
