@@ -110,6 +110,10 @@ describe('OIP infer route and the job queue', () => {
     expect(await infer(3)).to.deep.equal({ status: 503, body: { error: 'Model "echo" has no room in its job queue' } });
     expect(model.submitted).to.deep.equal([]);
     expect(refusals).to.deep.equal(['tsserve_requests_refused_total{"model_name":"echo","reason":"queue_full"} 1']);
+    // One row goes to the model's submit, whose refusal the model counts (the route does not, twice).
+    model.queued = 4;
+    expect(await infer(1)).to.deep.equal({ status: 503, body: { error: 'Model "echo" has no room in its job queue' } });
+    expect(refusals).to.have.length(1);
     model.queued = 0;
     expect((await infer(3)).status).to.equal(200);
     expect(model.submitted).to.deep.equal([[0], [1], [2]]);
