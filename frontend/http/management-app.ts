@@ -60,6 +60,9 @@ function registrationParams(req: Request, limits: BodyLimits): { readonly values
   return { values };
 }
 
+/** Longest model name a registration takes: a directory name's bound (NAME_MAX). */
+const MAX_MODEL_NAME = 255;
+
 /** Most models one `GET /models` page lists (TorchServe's). */
 const PAGE_MAX = 100;
 /** `limit` and `next_page_token` are Java ints in TorchServe. */
@@ -124,6 +127,9 @@ export function managementApp(opts: ManagementAppOptions): Express {
     if (p.error !== null) return sendError(res, 400, p.error);
     if (url === undefined || url === '') return sendError(res, 400, 'Parameter url is required (a model directory inside the model store).');
     const name = modelName ?? url.replace(/\/+$/, '').split('/').pop() ?? url;
+    // A model directory's name has at most 255 bytes; a longer model_name was registered, but
+    // its workers' metrics (ModelName, WorkerName past 1,024 characters) were all dropped.
+    if (name.length > MAX_MODEL_NAME) return sendError(res, 400, `model name of ${name.length} characters is too long (at most ${MAX_MODEL_NAME}, as a model directory's name)`);
     const overrides = {
       ...(batchSize !== undefined ? { batchSize } : {}),
       ...(maxBatchDelayMs !== undefined ? { maxBatchDelayMs } : {}),

@@ -198,6 +198,14 @@ describe('managementApp', () => {
     });
   });
 
+  describe('POST /models?model_name=', () => {
+    it('should refuse a name longer than a directory name can be (regression: 1500 characters were registered and every metric of its workers dropped)', async () => {
+      expect(await call('POST', `/models?url=good&model_name=${'m'.repeat(256)}`)).to.deep.equal({ status: 400, body: { code: 400, type: 'BadRequestException', message: "model name of 256 characters is too long (at most 255, as a model directory's name)" } });
+      expect(manager.registered).to.deep.equal([]);
+      expect((await call('POST', `/models?url=good&model_name=${'m'.repeat(255)}`)).status).to.equal(200);
+    });
+  });
+
   describe('POST /models?initial_workers=', () => {
     it('should keep the model-config maxWorkers for initial_workers=0, so min_worker can scale it up (regression: maxWorkers 0, every scale a 400)', async () => {
       manager.yamlMax.set('later', 2);
