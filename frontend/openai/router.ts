@@ -231,12 +231,10 @@ class SseAnswer {
     this.res.setHeader('Cache-Control', 'no-cache');
     // The timings are known only at the end: announced here, sent as a trailer by finish(). An
     // HTTP/1.0 answer has no chunked encoding, so no trailer (Node throws on a Trailer header
-    // there, and the 500 finalhandler then tried to send threw again, uncaught: the server exited),
-    // and it ends by closing the connection, so no keep-alive either.
-    if (this.chunked) {
-      this.res.setHeader('Connection', 'keep-alive');
-      this.res.setHeader('Trailer', 'Server-Timing');
-    }
+    // there, and the 500 finalhandler then tried to send threw again, uncaught: the server exited).
+    // No Connection header: Node keeps the connection alive unless the client sent
+    // `Connection: close` (a forced keep-alive held such a client's socket 65 s after [DONE]).
+    if (this.chunked) this.res.setHeader('Trailer', 'Server-Timing');
     this.res.flushHeaders();
   }
 

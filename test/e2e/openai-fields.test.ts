@@ -310,6 +310,25 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect((await client.models.list()).data.map((m) => m.id)).to.deep.equal(['tiny-lm', 'tiny-short']);
   });
 
+  it('should close a streamed answer\'s connection when the client sent Connection: close (the stream forced keep-alive and held the socket 65 s)', async () => {
+    const body = JSON.stringify({ ...greedy, prompt: 'Hello', max_tokens: 2, stream: true });
+    // Resolves when the server closes the connection; the test's timeout is the deadline.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const url = new URL(server.inference);
+      let out = '';
+      const s = net.connect({ host: url.hostname, port: Number(url.port) }, () => {
+        s.write(`POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      });
+      s.setEncoding('utf8');
+      s.on('data', (d: string) => { out += d; });
+      s.on('close', () => resolve(out));
+      s.on('error', reject);
+    });
+    const head = raw.slice(0, raw.indexOf('\r\n\r\n')).split('\r\n');
+    expect(head.filter((h) => /^(connection|trailer|transfer-encoding):/i.test(h))).to.deep.equal(['Trailer: Server-Timing', 'Connection: close', 'Transfer-Encoding: chunked']);
+    expect(raw.includes('data: [DONE]\n\n')).to.equal(true);
+  });
+
   it('should answer models.retrieve with the listed object, and unknown models and /v1 paths in OpenAI\'s error shape', async () => {
     const one = await client.models.retrieve('tiny-short');
     expect(one).to.deep.equal({ id: 'tiny-short', object: 'model', created: one.created, owned_by: 'tsserve', root: 'tiny-short', parent: null, max_model_len: 40 });
