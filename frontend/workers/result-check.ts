@@ -26,12 +26,24 @@ function checkResponse(r: unknown, i: number): [BatchResponse, string | null] {
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) {
     return [{ ok: false, status: 500, message }, `response ${i} has status ${String(status)}, not an error status 400-599`];
   }
-  return [{ ok: false, status, message }, null];
+  return [{ ok: false, status, message }, message === r['message'] ? null : `response ${i} has a message that is not a string`];
+}
+
+/** True when `r` is a response the batcher can answer as it is (the hot path: no allocation). */
+function wellFormed(r: unknown): boolean {
+  if (!isRecord(r)) return false;
+  if (r['ok'] === true) return true;
+  const status = r['status'];
+  return r['ok'] === false && typeof r['message'] === 'string' && typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599;
 }
 
 /** Checks a `tsserve.result` from worker `id` (its `type` and `batchId` already matched). */
 export function checkResult(m: ResultMessage): CheckedResult {
   const raw = m as unknown as Record<string, unknown>;
+  const h0 = raw['handlerMs'];
+  if (Array.isArray(raw['responses']) && (raw['responses'] as unknown[]).every(wellFormed) && typeof h0 === 'number' && Number.isFinite(h0) && h0 >= 0) {
+    return { result: m, problem: null };
+  }
   const problems: string[] = [];
   let responses: BatchResponse[] = [];
   if (Array.isArray(raw['responses'])) {

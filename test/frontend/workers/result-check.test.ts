@@ -22,7 +22,7 @@ describe('checkResult', () => {
   });
 
   it('should turn an entry that is not a response, or a status outside 400-599, into a 500 (regression: status 700 was the HTTP status)', () => {
-    const checked = checkResult(result({ handlerMs: 'x', responses: [{ ok: false, status: 700, message: 'x' }, 7, { ok: false, status: 404.5, message: 42 }, { ok: true, body: null }] }));
+    const checked = checkResult(result({ handlerMs: 'x', responses: [{ ok: false, status: 700, message: 'x' }, 7, { ok: false, status: 404.5, message: 42 }, { ok: true, body: null }, { ok: false, status: 404, message: 7 }] }));
     expect(checked).to.deep.equal({
       result: {
         type: 'tsserve.result', batchId: 1, handlerMs: 0,
@@ -31,9 +31,10 @@ describe('checkResult', () => {
           { ok: false, status: 500, message: 'the worker sent a malformed response for request 1' },
           { ok: false, status: 500, message: '42' },
           { ok: true, body: null },
+          { ok: false, status: 404, message: '7' },
         ],
       },
-      problem: 'response 0 has status 700, not an error status 400-599; response 1 is not {ok, ...}; response 2 has status 404.5, not an error status 400-599; handlerMs x is not a duration',
+      problem: 'response 0 has status 700, not an error status 400-599; response 1 is not {ok, ...}; response 2 has status 404.5, not an error status 400-599; response 4 has a message that is not a string; handlerMs x is not a duration',
     });
   });
 });
