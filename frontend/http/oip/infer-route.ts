@@ -137,7 +137,11 @@ function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: strin
   const t = inputs[0] as (typeof inputs)[number];
   if (want !== undefined && t.name !== want.name) throw new OipError(400, `unexpected inference input '${t.name}' for model '${model}'`);
   const datatype = want?.datatype ?? 'FP32';
-  if (t.datatype !== datatype) throw new OipError(400, `input '${t.name}': datatype ${t.datatype} does not match the model's ${datatype}`);
+  if (t.datatype !== datatype) {
+    // A model without ONNX metadata declares nothing: FP32 is what this server sends its handler.
+    if (want === undefined) throw new OipError(400, `input '${t.name}': datatype ${t.datatype} is not taken: model '${model}' declares no inputs (no ONNX metadata), and its handler gets FP32 rows`);
+    throw new OipError(400, `input '${t.name}': datatype ${t.datatype} does not match the model's ${datatype}`);
+  }
   if (want !== undefined && (t.shape.length !== want.shape.length || want.shape.some((d, i) => d !== -1 && d !== t.shape[i]))) {
     throw new OipError(400, `input '${t.name}': shape [${t.shape.join(',')}] does not match the model's [${want.shape.join(',')}]`);
   }

@@ -89,6 +89,11 @@ describe('OIP infer route and the job queue', () => {
     expect([traceIds.get(id), traceIds.get(`${id}-0`), traceIds.get(`${id}-1`), traceIds.get(`${id}-0,${id}-1`)]).to.deep.equal(Array(4).fill('4bf92f3577b34da6a3ce929d0e0e4736'));
   });
 
+  it('should say a model without metadata declares no datatype when refusing one (regression: "does not match the model\'s FP32", a datatype it never declared)', async () => {
+    const r = await fetch(`${base}/v2/models/echo/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'x', shape: [1, 1], datatype: 'INT32', data: [1] }] }) });
+    expect([r.status, await r.text()]).to.deep.equal([400, JSON.stringify({ error: "input 'x': datatype INT32 is not taken: model 'echo' declares no inputs (no ONNX metadata), and its handler gets FP32 rows" })]);
+  });
+
   it('should answer every output for an empty outputs list (regression: 200 with "outputs":[])', async () => {
     expect(await infer(2, { outputs: [] })).to.deep.equal({ status: 200, body: { model_name: 'echo', model_version: '1.0', outputs: [{ name: 'output0', shape: [2, 1], datatype: 'FP32', data: [0, 2] }] } });
   });
