@@ -154,6 +154,13 @@ export class Batcher {
     this.checkDrained();
   }
 
+  /** Answers every queued job with 503 and `message` (the model was scaled to 0 workers). */
+  refuseQueued(message: string): void {
+    this.clearDelay();
+    for (const slot of this.queue.splice(0)) this.settle(slot, errorOutcome(503, 'ServiceUnavailableException', message));
+    this.checkDrained();
+  }
+
   /** Forms and sends as many batches as there are idle workers and ready batches. */
   pump(): void {
     if (this.closed) return this.clearDelay();

@@ -67,7 +67,10 @@ export class BatchedModel implements ServedModel {
 
   async scale(min: number, max: number): Promise<void> {
     this.configValue = { ...this.configValue, minWorkers: min, maxWorkers: Math.max(min, max) };
-    await this.pool.scale(min, max);
+    const scaling = this.pool.scale(min, max);
+    // Scaled to 0, no worker will take what is queued: answer it now, not at its responseTimeout.
+    if (this.pool.unavailable) this.batcher.refuseQueued(`Model "${this.configValue.name}" was scaled to 0 workers while this request waited; scale it up with the management API`);
+    await scaling;
   }
 
   drain(): Promise<void> { return this.batcher.drain(); }

@@ -116,6 +116,33 @@ describe('tsserve start: worker bounds, load timeout and a stuck batch (real ser
   });
 });
 
+describe('tsserve start: scaling a model to 0 answers what it had queued (real server)', function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+  after(() => server?.kill());
+
+  it('should answer the queued requests 503 at once (regression: they waited for responseTimeout and got 504) and finish the one at the worker', async () => {
+    server = await startTsserve({ store: slowModelStore({ q: {} }), args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics'] });
+    const pending = async (): Promise<number> => ((await call('GET', `${server.management}/models/q`)).json as { jobQueueStatus: { pendingRequests: number } }[])[0]!.jobQueueStatus.pendingRequests;
+    const held = post(`${server.inference}/predictions/q`, { sleepMs: 1500 });
+    // The worker takes one batch ahead (depth 2), so of three more one waits at the worker, two in the queue.
+    const more = [0, 1, 2].map(() => post(`${server.inference}/predictions/q`, { sleepMs: 0 }));
+    await until(async () => ((await pending()) === 2 ? true : null), { message: 'two requests queued behind the worker' });
+    const scaled = call('PUT', `${server.management}/models/q?min_worker=0&max_worker=1&synchronous=true`);
+    const message = 'Model "q" was scaled to 0 workers while this request waited; scale it up with the management API';
+    const refused = { code: 503, type: 'ServiceUnavailableException', message };
+    const answers = (await Promise.all(more)).map((r) => [r.status, r.json]).sort((x, y) => (x[0] as number) - (y[0] as number));
+    expect(answers).to.deep.equal([[200, { slept: 0 }], [503, refused], [503, refused]]);
+    const h = await held;
+    expect([h.status, h.json]).to.deep.equal([200, { slept: 1500 }]);
+    expect(await scaled).to.deep.equal({ status: 200, json: { status: 'Workers scaled to 0 for model: q' } });
+    expect(await pending()).to.equal(0);
+    // New requests are told there is no worker, as before.
+    const after = await post(`${server.inference}/predictions/q`, { sleepMs: 0 });
+    expect([after.status, (after.json as { message: string }).message]).to.deep.equal([503, 'Model "q" has no worker to serve inference request. Please use scale workers API to add workers.']);
+  });
+});
+
 describe('tsserve start: SIGTERM drain answers 503 with Retry-After (real server)', function () {
   this.timeout(120_000);
   let server: Tsserve;

@@ -123,6 +123,22 @@ describe('Batcher', () => {
     expect(out.has('c')).to.equal(false);
   });
 
+  it('should answer every queued request 503 with the message on refuseQueued and keep the batch at the worker', async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(t, { batchSize: 1, maxBatchDelayMs: 0, responseTimeoutSec: 60, queueCapacity: 4 }, undefined, clock);
+    for (const id of ['a', 'b', 'c']) expect(b.submit(job(id, out))).to.equal('queued');
+    expect(t.batches.length).to.equal(1); // 'a' is at the worker, 'b' and 'c' wait
+    b.refuseQueued('scaled to 0');
+    expect(b.queueLength).to.equal(0);
+    const refused = { status: 503, body: { code: 503, type: 'ServiceUnavailableException', message: 'scaled to 0' }, queueUs: 0 };
+    expect(Object.fromEntries(out)).to.deep.equal({ b: refused, c: refused });
+    t.answer(0);
+    await tick();
+    expect(out.get('a')?.status).to.equal(200);
+    b.close('end');
+  });
+
   it('should answer 504 when a request is not answered within responseTimeout', async () => {
     const t = new FakeTarget();
     t.busy = true;
