@@ -46,6 +46,7 @@ export const DEFAULT_MODEL_VERSION = '1.0';
 
 /** Characters a version may use: it is a URL path segment, part of worker names and a label value. */
 const VERSION_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const MAX_VERSION = 128;
 
 /**
  * The `version:` key: a string such as "1.0" (default 1.0). A YAML number is refused rather
@@ -59,6 +60,12 @@ function modelVersion(v: unknown, bad: (msg: string) => void): string {
   }
   if (typeof v !== 'string' || !VERSION_RE.test(v)) {
     bad(`must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got ${JSON.stringify(v)})`);
+    return DEFAULT_MODEL_VERSION;
+  }
+  // A label value of the model's metrics and part of its workers' names, bounded as the model
+  // name is (dimension values past 1,024 characters are dropped). 128, as a container image tag.
+  if (v.length > MAX_VERSION) {
+    bad(`is ${v.length} characters, at most ${MAX_VERSION}`);
     return DEFAULT_MODEL_VERSION;
   }
   return v;

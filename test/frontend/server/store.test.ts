@@ -48,6 +48,8 @@ describe('Model store', () => {
       expect(versionOf('version: "2.0"')).to.equal('2.0');
       expect(versionOf('version: v3_beta-1')).to.equal('v3_beta-1');
       expect(versionOf('version: 1.0')).to.deep.equal([`${f}:2:10: version: must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got 1)`]);
+      expect(versionOf(`version: "${'1'.repeat(128)}"`)).to.equal('1'.repeat(128));
+      expect(versionOf(`version: "${'1'.repeat(129)}"`)).to.deep.equal([`${f}:2:10: version: is 129 characters, at most 128`]);
       expect(versionOf('version: "1/0"')).to.deep.equal([`${f}:2:10: version: must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got "1/0")`]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
