@@ -15,6 +15,7 @@ import { FrontendSeries } from '../server/frontend-series.js';
 import { drainGate } from '../server/server.js';
 import { headerTimeoutOptions } from '../server/header-timeout.js';
 import { clientErrorListener } from '../http/client-error.js';
+import { deferContinue } from '../http/expect-continue.js';
 import { HttpMetrics } from '../http/http-metrics.js';
 import type { ServedModel } from '../server/served-model.js';
 import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js';
@@ -70,6 +71,7 @@ function serve(init: FrontInit): void {
   server.on('request', accessLogListener('inference', (r) => shipped.accessRecord(r)));
   server.on('request', drainGate(app, () => draining, () => true, (s) => series.countResponse(s), new HttpMetrics((n, d) => series.bind(n, d))));
   server.on('clientError', clientErrorListener('inference', (r) => shipped.accessRecord(r), (s) => series.countResponse(s)));
+  deferContinue(server);
   server.keepAliveTimeout = 65_000;
   const processMetrics = init.processMetrics ? new ProcessMetrics() : null;
   processMetrics?.withPeers(() => Promise.resolve([]));

@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'http';
 import * as zlib from 'zlib';
 import type { BodyLimits } from './body-limits.js';
+import { continueWithheld, sendContinue } from './expect-continue.js';
 
 /** Why a body was refused: the HTTP status and the message to answer. */
 export interface BodyFailure {
@@ -55,6 +56,11 @@ export const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
  */
 export function closeIfUnread(req: IncomingMessage, res: ServerResponse, status: number): void {
   if (req.complete || res.headersSent) return;
+  // Refused before its 100 Continue: the client may never send the body, so do not wait for it.
+  if (continueWithheld(req)) {
+    res.setHeader('connection', 'close');
+    return;
+  }
   // A body refused for being slow (408) is never waited for.
   const declared = Number(req.headers['content-length'] ?? Number.NaN);
   if (status !== 408 && req.headers['transfer-encoding'] === undefined && Number.isFinite(declared) && declared <= DRAIN_MAX_BYTES && !req.readableEnded && req.listenerCount('data') === 0) {
@@ -68,6 +74,7 @@ export function closeIfUnread(req: IncomingMessage, res: ServerResponse, status:
 export function readBody(req: IncomingMessage, limits: BodyLimits, done: BodyCallback): void {
   const early = checkBodyHeaders(req, limits);
   if (early !== null) return done(early, EMPTY);
+  sendContinue(req);
   const gzip = encodingOf(req) === 'gzip';
   const chunks: Buffer[] = [];
   let size = 0;

@@ -19,6 +19,7 @@ import { metricsApp } from '../http/metrics-app.js';
 import { guardTarget } from '../http/request-target.js';
 import { accessLogListener } from '../http/access-log.js';
 import { clientErrorListener } from '../http/client-error.js';
+import { deferContinue } from '../http/expect-continue.js';
 import { HttpMetrics, UNMATCHED_HANDLER } from '../http/http-metrics.js';
 import type { TokenKeys } from '../http/token-auth.js';
 import { writeKeyFile } from '../http/token-auth.js';
@@ -145,6 +146,7 @@ function listen(app: Listener, addr: ListenAddress, name: string, access: Access
     // The access listener goes first: it must wrap the response before the app can answer.
     if (access !== undefined) server.on('request', accessLogListener(name, access));
     server.on('clientError', clientErrorListener(name, access, count));
+    deferContinue(server);
     server.on('request', app);
     server.keepAliveTimeout = 65_000;
     server.once('error', reject);

@@ -147,6 +147,34 @@ describe('request bodies (real server, limits and timeouts)', function () {
     expect((await post(mlp, mlpInput(1))).status).to.equal(200);
   });
 
+  it('should send 100 Continue only to a request whose body is read: 413, 415 and an unknown model answered without it, the connection closed', async () => {
+    // curl sends Expect: 100-continue for bodies over 1 MiB; node would send the 100 at once.
+    const tooLarge = err(413, 'RequestEntityTooLargeException', 'request body exceeds the limit of 20000 bytes (--max-request-size)');
+    const big = await raw(server.inference, head('/predictions/mlp', { 'content-length': '50000000', expect: '100-continue' }), []);
+    expect([big.status, big.json, big.closed]).to.deep.equal([413, tooLarge, true]);
+    const gz = await raw(server.inference, head('/predictions/mlp', { 'content-length': '10', 'content-encoding': 'br', expect: '100-continue' }), []);
+    expect([gz.status, gz.json]).to.deep.equal([415, err(415, 'UnsupportedMediaTypeException', 'unsupported Content-Encoding "br" (send identity or gzip)')]);
+    const missing = await raw(server.inference, head('/predictions/nope', { 'content-length': '10', expect: '100-continue' }), []);
+    expect([missing.status, missing.json]).to.deep.equal([404, err(404, 'ResourceNotFoundException', 'Model not found: nope')]);
+    // A body that passes the header checks gets its 100 Continue, then its answer.
+    const body = JSON.stringify(mlpInput(3));
+    const { hostname, port } = new URL(server.inference);
+    const text = await new Promise<string>((resolve, reject) => {
+      const sock = net.connect(Number(port), hostname);
+      let got = '';
+      sock.on('error', reject);
+      sock.write(head('/predictions/mlp', { 'content-length': String(Buffer.byteLength(body)), 'content-type': 'application/json', expect: '100-continue', connection: 'close' }));
+      sock.on('data', (d: Buffer) => {
+        const first = got === '';
+        got += d.toString('utf8');
+        if (first && got.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) sock.write(body);
+      });
+      sock.on('close', () => resolve(got));
+    });
+    expect(text.startsWith('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n'), text.slice(0, 200)).to.equal(true);
+    expect(JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4))).to.deep.equal((await post(mlp, mlpInput(3))).json);
+  });
+
   it('should answer 413 from the bytes read (chunked, no Content-Length), on predictions, /v1 and management', async () => {
     const tooLarge = err(413, 'RequestEntityTooLargeException', 'request body exceeds the limit of 20000 bytes (--max-request-size)');
     const chunked = { 'transfer-encoding': 'chunked', 'content-type': 'application/json' };
