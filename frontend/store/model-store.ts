@@ -46,7 +46,9 @@ export class ModelStore {
   /** Resolves a user-given model directory (relative to the store); throws PathEscapeError. */
   resolve(relDir: string): string {
     const dir = resolveInside(this.root, relDir.replace(/\/+$/, ''));
-    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new Error(`model directory '${relDir}' not found in ${this.root}`);
+    if (!fs.existsSync(dir)) throw new Error(`model directory '${relDir}' not found in ${this.root}`);
+    // A url naming a file (mlp/model.onnx) is a common slip: say so rather than 'not found'.
+    if (!fs.statSync(dir).isDirectory()) throw new Error(`'${relDir}' is a file; give the model directory that holds it and its model-config.yaml`);
     return dir;
   }
 }

@@ -129,6 +129,13 @@ describe('Model store', () => {
     expect(resolveInside(root, 'm/model.onnx')).to.equal(path.join(fs.realpathSync(root), 'm', 'model.onnx'));
   });
 
+  it('should resolve a model directory, and name a missing one or a file given instead', () => {
+    const store = new ModelStore(root);
+    expect(store.resolve('m/')).to.equal(path.join(fs.realpathSync(root), 'm'));
+    expect(() => store.resolve('nope')).to.throw(`model directory 'nope' not found in ${store.root}`);
+    expect(() => store.resolve('m/model.onnx')).to.throw("'m/model.onnx' is a file; give the model directory that holds it and its model-config.yaml");
+  });
+
   it('should list only model directories inside the store, and say which symlink it skipped and why', () => {
     const skipped: string[] = [];
     expect(new ModelStore(root).list((name, why) => skipped.push(`${name}: ${why}`)).map((e) => e.name)).to.deep.equal(['m']);
