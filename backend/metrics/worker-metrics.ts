@@ -11,6 +11,7 @@ import { declarationProblems } from '../../schema/config/declaration.js';
 import { DEFAULT_LIMITS } from '../../schema/config/normalize.js';
 import { DisabledWorkerMetrics } from './disabled-metrics.js';
 import { PointBuffer } from './point-buffer.js';
+import { describeDimensionValues } from './dimensions.js';
 import { LiveMetric, NoopMetric, SilentMetric } from './worker-metric.js';
 import type { MetricOwner, WorkerMetric } from './worker-metric.js';
 import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, convertUnit, isSizeUnit, isTimeUnit, mapUnit } from './units.js';
@@ -69,6 +70,9 @@ export interface WorkerMetricsOptions {
 const MODEL_NAME_DIM = 'ModelName';
 const LEVEL_DIM = 'Level';
 const LEVEL_MODEL = 'Model';
+
+/** The types a metric can have; anything else a handler passes is refused before it is registered. */
+const METRIC_TYPES: ReadonlySet<unknown> = new Set<MetricType>(['counter', 'gauge', 'histogram']);
 
 /** Most distinct (metric, reason) pairs warned about, and no-op metrics kept; later ones are only counted. */
 export const MAX_WARNED = 1000;
@@ -324,6 +328,12 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   private detect(name: string, unit: string, dimensionNames: readonly string[], type: MetricType): WorkerMetric {
     if (typeof name !== 'string' || name === '') {
       return this.noop(String(name), type, unit, [], 'unknown_metric', '`metric_name` must be a non-empty string');
+    }
+    if (!METRIC_TYPES.has(type)) {
+      // Declared to the frontend, an unknown type would make it refuse the whole flush (and every
+      // series declared in it, so later datapoints of other metrics would be lost too).
+      return this.noop(name, 'counter', unit, [], 'type_mismatch',
+        `Metric '${name}' cannot be auto-detected: type ${describeDimensionValues(type)} is not counter, gauge or histogram`);
     }
     if (this.frontendNames.has(name)) {
       return this.noop(name, type, unit, [], 'forbidden_metric', `'${name}' is a frontend (ts_metrics) metric; a worker records model metrics only`);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { WorkerMetrics } from '../../../backend/metrics/index.js';
-import { expandDatapoints } from '../../../schema/ipc.js';
+import { decodeMetricsMessage, expandDatapoints } from '../../../schema/ipc.js';
 import type { MetricsMessage } from '../../../schema/ipc.js';
 import { config, MODEL_SPECS, spec } from './config.js';
 
@@ -303,6 +303,24 @@ describe('WorkerMetrics', () => {
       expect(sent[1].metrics).to.deep.equal([]);
       expect(sent[1].series).to.deep.equal([]);
       expect(points(sent).length).to.equal(8);
+    });
+
+    it('should refuse a type that is not counter, gauge or histogram, so the flush stays valid for the frontend', () => {
+      // Regression: the metric was registered with type "histo" and declared in the flush, and
+      // the frontend refused the whole message, the series of every other metric with it.
+      const { wm, sent, logs } = setup({ autoDetect: true });
+      wm.addTime('Lat', 5, undefined, 'ms', undefined, 'histo' as 'gauge');
+      wm.addMetric('Sum', 'ms', [], 'summary' as 'gauge').addOrUpdate(1);
+      wm.addCounter('Hits', 1);
+      wm.flush();
+      expect(sent[0].metrics).to.deep.equal([{ name: 'Hits', type: 'counter', unit: 'Count', dimensions: ['ModelName', 'Level'] }]);
+      expect(points(sent).map((p) => [p[0], p[1], p[2]])).to.deep.equal([['Hits', ['mlp', 'Model'], 1]]);
+      expect(sent[0].dropped).to.deep.equal({ type_mismatch: 2 });
+      expect('error' in decodeMetricsMessage(sent[0])).to.equal(false);
+      expect(logs).to.deep.equal([
+        '[METRICS]Metric \'Lat\' cannot be auto-detected: type "histo" is not counter, gauge or histogram; its datapoints are dropped and counted as type_mismatch',
+        '[METRICS]Metric \'Sum\' cannot be auto-detected: type "summary" is not counter, gauge or histogram; its datapoints are dropped and counted as type_mismatch',
+      ]);
     });
 
     it('should treat a detected metric like a declared one afterwards (type checks apply)', () => {
