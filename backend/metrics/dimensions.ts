@@ -29,6 +29,10 @@ export function describeDimensionValues(given: unknown): string {
   try {
     return JSON.stringify(given) ?? String(given);
   } catch {
-    return String(given);
+    try {
+      return String(given);
+    } catch {
+      return '(unprintable value)';
+    }
   }
 }

@@ -70,7 +70,9 @@ class LiveSeries implements BoundSeries {
       return;
     }
     if (requestId === undefined || requestId === null || requestId === '') this.buffer.push(this.id, value);
-    else this.buffer.pushWithRequest(this.id, value, String(requestId));
+    else if (typeof requestId === 'string') this.buffer.pushWithRequest(this.id, value, requestId);
+    // Not String(): an object's toString may throw into the handler; the frontend drops these too.
+    else this.owner.drop('bad_request_id', this.metric, `request id ${typeof requestId} is not a string`);
   }
 }
 
@@ -116,8 +118,17 @@ export class LiveMetric implements WorkerMetric {
     s.record(value, requestId);
   }
 
-  /** The series for `given`, or null when the values do not match the declared names. */
+  /** The series for `given`, or null when the values do not match the declared names or cannot be read. */
   private resolve(given: DimensionValues | undefined): LiveSeries | null {
+    try {
+      return this.resolveValues(given);
+    } catch {
+      // A Proxy or a getter that throws while its values are read: never into the handler.
+      return null;
+    }
+  }
+
+  private resolveValues(given: DimensionValues | undefined): LiveSeries | null {
     const hit = this.lookup(given);
     if (hit !== undefined) return hit;
     const values = orderDimensionValues(this.dimensions, given);
@@ -208,7 +219,12 @@ export class LiveMetric implements WorkerMetric {
   }
 
   private badDimensions(given: unknown): string {
-    const values = orderDimensionValues(this.dimensions, given as DimensionValues | undefined);
+    let values: string[] | null;
+    try {
+      values = orderDimensionValues(this.dimensions, given as DimensionValues | undefined);
+    } catch {
+      return `Dimension values could not be read; they should correspond to Dimension names: [${this.dimensions.join(', ')}]`;
+    }
     const long = values?.findIndex((v) => v.length > MAX_DIMENSION_VALUE_CHARS) ?? -1;
     if (long >= 0) return `Dimension value for ${this.dimensions[long]} has ${values![long]!.length} characters; at most ${MAX_DIMENSION_VALUE_CHARS} are kept as a label`;
     return `Dimension values ${describeDimensionValues(given)} should correspond to Dimension names: [${this.dimensions.join(', ')}]`;

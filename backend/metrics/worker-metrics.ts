@@ -151,6 +151,15 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
    * when auto-detect is on. Anything else gets a no-op metric that counts its drops.
    */
   addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric {
+    try {
+      return this.lookupOrDetect(name, unit, dimensionNames, type);
+    } catch (e) {
+      // Dimension names that throw when read (a Proxy, a getter): never into the handler.
+      return this.noop(show(name), 'counter', '', [], 'bad_dimensions', `Metric '${show(name)}': dimension names could not be read: ${show(e)}`);
+    }
+  }
+
+  private lookupOrDetect(name: string, unit: string, dimensionNames: readonly string[] | undefined, type: MetricType | undefined): WorkerMetric {
     const known = this.metrics.get(name);
     if (known instanceof SilentMetric) return known;
     if (known !== undefined) {
@@ -169,7 +178,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     const known = this.metrics.get(name);
     if (known === undefined) {
       return this.noop(name, type ?? 'counter', '', [], 'unknown_metric',
-        `Metric of type '${type ?? 'counter'}' and name '${name}' doesn't exist`);
+        `Metric of type '${show(type ?? 'counter')}' and name '${show(name)}' doesn't exist`);
     }
     if (known instanceof SilentMetric) return known;
     if (type !== undefined && type !== known.type) return this.typeMismatch(known, type);
@@ -277,10 +286,10 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     this.totals[reason] = (this.totals[reason] ?? 0) + 1;
     this.delta[reason] = (this.delta[reason] ?? 0) + 1;
     this.deltaCount++;
-    const key = `${reason}\u0000${metric}`;
+    const key = `${reason}\u0000${show(metric)}`;
     if (this.warned.size < MAX_WARNED && !this.warned.has(key)) {
       this.warned.add(key);
-      const what = metric === '' ? 'Dropped a datapoint' : `Failed to update metric with name:${metric}`;
+      const what = metric === '' ? 'Dropped a datapoint' : `Failed to update metric with name:${show(metric)}`;
       this.log(`[METRICS]${what}: ${detail} (${reason}; further drops of this kind are counted, not logged)`);
     }
   }
@@ -300,13 +309,27 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
       // An omitted type means "as declared" (addCounter always means counter).
       if (typeIsExplicit && metric.type !== type) metric = this.typeMismatch(metric, type);
     } else {
-      const names = Object.keys(dimensions ?? {});
+      let names: string[];
+      try {
+        names = Object.keys(dimensions ?? {});
+      } catch (e) {
+        this.drop('bad_dimensions', name, `Dimension values could not be read: ${show(e)}`);
+        return;
+      }
       if (!names.includes(MODEL_NAME_DIM)) names.push(MODEL_NAME_DIM);
       if (!names.includes(LEVEL_DIM)) names.push(LEVEL_DIM);
       metric = this.detect(name, mapUnit(unit), names, type);
     }
+    let values: Record<string, string>;
+    try {
+      values = this.withDefaults(metric.dimensions, dimensions);
+    } catch (e) {
+      // A dimensions object whose keys or values throw when read (a Proxy, a getter): never into the handler.
+      this.drop('bad_dimensions', metric.name, `Dimension values could not be read: ${show(e)}`);
+      return;
+    }
     // The call's unit, converted to the metric's: a time in s on a metric declared in ms is true in ms.
-    metric.addOrUpdate(convertUnit(value, unit, metric.unit) ?? value, this.withDefaults(metric.dimensions, dimensions), requestId);
+    metric.addOrUpdate(convertUnit(value, unit, metric.unit) ?? value, values, requestId);
   }
 
   /** A fresh object each call: default dimensions never leak between calls (TorchServe's bug). */
@@ -373,7 +396,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
 
   private typeMismatch(known: WorkerMetric, type: MetricType): WorkerMetric {
     return this.noop(known.name, type, known.unit, known.dimensions, 'type_mismatch',
-      `Metric '${known.name}' is declared as a ${known.type}, not a ${type}`);
+      `Metric '${known.name}' is declared as a ${known.type}, not a ${show(type)}`);
   }
 
   /**
@@ -382,13 +405,13 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
    */
   private noop(name: string, type: MetricType, unit: string, dims: readonly string[],
     reason: DropReason, detail: string): NoopMetric {
-    const key = `${reason}\u0000${type}\u0000${name}`;
+    const key = `${reason}\u0000${show(type)}\u0000${show(name)}`;
     let m = this.noops.get(key);
     if (m === undefined) {
       m = new NoopMetric(this, name, type, unit, dims, reason, detail);
       if (this.noops.size >= MAX_WARNED) return m;
       this.noops.set(key, m);
-      const warnKey = `${reason}\u0000${name}`;
+      const warnKey = `${reason}\u0000${show(name)}`;
       if (this.warned.size < MAX_WARNED && !this.warned.has(warnKey)) {
         this.warned.add(warnKey);
         this.log(`[METRICS]${detail}; its datapoints are dropped and counted as ${reason}`);
@@ -407,4 +430,14 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
 
 function describeNames(names: unknown): string {
   return Array.isArray(names) ? names.map(String).join(', ') : String(names);
+}
+
+/** `String(x)` for messages and keys; never throws (a Symbol, or an object whose toString throws). */
+export function show(x: unknown): string {
+  if (typeof x === 'string') return x;
+  try {
+    return x instanceof Error ? x.message : String(x);
+  } catch {
+    return '(unprintable value)';
+  }
 }

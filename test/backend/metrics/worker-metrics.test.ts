@@ -214,6 +214,41 @@ describe('WorkerMetrics', () => {
     });
   });
 
+  describe('hostile arguments', () => {
+    it('should never throw into the handler: a Symbol name, dimensions that throw when read, a request id whose toString throws', () => {
+      // Regression: each of these calls threw (a Symbol in a template string, Object.keys or a
+      // getter of the handler's object, String() of the request id) out of the record API.
+      const { wm, sent, logs } = setup();
+      const throwing = new Proxy({}, { ownKeys: () => { throw new Error('ownKeys'); }, get: () => { throw new Error('get'); } });
+      const throwingList = new Proxy([] as string[], { get: () => { throw new Error('get'); } });
+      const getter = { get ModelName(): string { throw new Error('getter'); }, Level: 'Model' };
+      const badId = { toString: (): string => { throw new Error('toString'); } } as unknown as string;
+      const calls: Array<() => unknown> = [
+        () => wm.getMetric(Symbol('s') as unknown as string).addOrUpdate(1),
+        () => wm.addTime(Symbol('s') as unknown as string, 1, undefined, 'h' as 'ms'),
+        () => wm.addCounter('InferenceCount', 1, undefined, throwing),
+        () => wm.addCounter('Fresh', 1, undefined, throwing),
+        () => wm.getMetric('HandlerTime').addOrUpdate(1, getter),
+        () => wm.getMetric('HandlerTime').bind(throwing).record(1),
+        () => wm.addMetric('HandlerTime', 'ms', throwingList).addOrUpdate(1),
+        () => wm.getMetric('HandlerTime').addOrUpdate(2, ['mlp', 'Model'], badId),
+      ];
+      for (const call of calls) expect(call).to.not.throw();
+      wm.getMetric('HandlerTime').addOrUpdate(3, ['mlp', 'Model'], 'req-1');
+      wm.flush();
+      expect(points(sent).map((p) => [p[0], p[1], p[2], p[3]])).to.deep.equal([['HandlerTime', ['mlp', 'Model'], 3, 'req-1']]);
+      expect(wm.dropped).to.deep.equal({ unknown_metric: 1, bad_unit: 1, bad_dimensions: 5, bad_request_id: 1 });
+      expect(logs).to.deep.equal([
+        "[METRICS]Metric of type 'counter' and name 'Symbol(s)' doesn't exist; its datapoints are dropped and counted as unknown_metric",
+        "[METRICS]Failed to update metric with name:Symbol(s): the unit for a timed metric should be one of ['ms', 's'] (bad_unit; further drops of this kind are counted, not logged)",
+        '[METRICS]Failed to update metric with name:InferenceCount: Dimension values could not be read: ownKeys (bad_dimensions; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:Fresh: Dimension values could not be read: ownKeys (bad_dimensions; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:HandlerTime: Dimension values could not be read; they should correspond to Dimension names: [ModelName, Level] (bad_dimensions; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:HandlerTime: request id object is not a string (bad_request_id; further drops of this kind are counted, not logged)',
+      ]);
+    });
+  });
+
   describe('TorchServe helpers', () => {
     it('should fill ModelName and Level when declared and not given, without leaking between calls', () => {
       const { wm, sent } = setup();
