@@ -148,8 +148,11 @@ export function parseStartOptions(argv: readonly string[], env: NodeJS.ProcessEn
         break;
       }
       case 'int': {
-        const n = Number(last);
-        if (!Number.isInteger(n) || n < 0) problems.push(`--${o.flag}: expected a non-negative integer, got '${last}'`);
+        // Decimal digits only: Number() would take '' and ' ' as 0 (an empty --shutdown-timeout=
+        // meant no limit), and '0x10' or '1e3' as numbers other than the digits it shows.
+        const text = last.trim();
+        const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+        if (!Number.isSafeInteger(n)) problems.push(`--${o.flag}: expected a non-negative integer, got '${last}'`);
         out[key] = n;
         break;
       }

@@ -24,11 +24,24 @@ describe('parseStartOptions', () => {
   });
 
   it('should refuse a timer flag past a day (past 2^31-1 ms a timer fires after 1 ms)', () => {
-    expect(parseStartOptions(['--model-load-timeout', '3000000', '--request-timeout', '1e23', '--shutdown-timeout=86400'], { TS_METRIC_TIME_INTERVAL: '86401' })).to.deep.equal({ ok: false, problems: [
+    expect(parseStartOptions(['--model-load-timeout', '3000000', '--request-timeout', '86400001', '--shutdown-timeout=86400'], { TS_METRIC_TIME_INTERVAL: '86401' })).to.deep.equal({ ok: false, problems: [
       '--metric-time-interval: at most 86400 s (one day), got 86401',
       '--model-load-timeout: at most 86400 s (one day), got 3000000',
-      '--request-timeout: at most 86400000 ms (one day), got 1e+23',
+      '--request-timeout: at most 86400000 ms (one day), got 86400001',
     ] });
+  });
+
+  it('should refuse an empty, hexadecimal or exponent integer instead of reading it as 0 or another number (--shutdown-timeout= meant no limit)', () => {
+    expect(parseStartOptions(['--shutdown-timeout=', '--max-workers', '1e0', '--max-request-size', '0x400', '--job-queue-size', '5.0', '--max-json-depth', '99999999999999999999'], { TS_MODEL_LOAD_TIMEOUT: ' ' })).to.deep.equal({ ok: false, problems: [
+      "--max-request-size: expected a non-negative integer, got '0x400'",
+      "--max-json-depth: expected a non-negative integer, got '99999999999999999999'",
+      "--job-queue-size: expected a non-negative integer, got '5.0'",
+      "--max-workers: expected a non-negative integer, got '1e0'",
+      "--model-load-timeout: expected a non-negative integer, got ' '",
+      "--shutdown-timeout: expected a non-negative integer, got ''",
+    ] });
+    const r = parseStartOptions(['--max-workers', ' 3 ', '--shutdown-timeout=0'], { TS_MAX_REQUEST_SIZE: '2048' });
+    expect(r.ok && [r.options.maxWorkers, r.options.shutdownTimeout, r.options.maxRequestSize]).to.deep.equal([3, 0, 2048]);
   });
 
   it('should report unknown options and bad values together', () => {
