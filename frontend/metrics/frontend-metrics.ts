@@ -2,6 +2,8 @@
  * The frontend metrics cache: every metric of metrics.yaml plus the self-metrics, each bound
  * into the enabled sinks only. Sinks are chosen once, at construction.
  */
+import { claimExposedNames, exposureClashes } from '../../schema/config/exposed-names.js';
+import type { ExposedOwner } from '../../schema/config/exposed-names.js';
 import * as os from 'node:os';
 import type { MetricSpec, MetricsConfig, SinkMode, StatsdConfig } from '../../schema/types.js';
 import type { AutoLabels, DropReason } from '../../schema/metrics-api.js';
@@ -92,6 +94,8 @@ export class FrontendMetrics {
   private readonly metrics = new Map<string, CachedMetric | HiddenMetric>();
   /** The yaml's `key:` → its metric (the code binds the families it fills by key). */
   private readonly keyed = new Map<string, CachedMetric | HiddenMetric>();
+  /** Every name the rendered metrics take in the exposition (`X_count`, `X_total`…), so an auto-detected one cannot clash. */
+  private readonly exposed = new Map<string, ExposedOwner>();
   private readonly maxAutoDetected: number;
   private autoDetected = 0;
   private readonly sinks: readonly Sink[];
@@ -172,6 +176,7 @@ export class FrontendMetrics {
   private create(spec: MetricSpec, hooks: MetricHooks, maxSeries: number): CachedMetric {
     const m = new CachedMetric(spec, this.sinks.map((s) => s.metric(spec)), maxSeries, hooks, this.autoLabels);
     this.metrics.set(spec.name, m);
+    claimExposedNames(spec.name, spec.type, '', this.exposed);
     return m;
   }
 
@@ -230,6 +235,8 @@ export class FrontendMetrics {
     }
     const problem = declarationProblems(spec, true)[0];
     if (problem !== undefined) return { reason: 'invalid_name', why: `${spec.name} cannot be auto-detected: ${problem.message}` };
+    const clash = exposureClashes(spec.name, spec.type, this.exposed)[0];
+    if (clash !== undefined) return { reason: 'invalid_name', why: `${spec.name} cannot be auto-detected: ${clash}` };
     if (this.autoDetected >= this.maxAutoDetected) {
       return { reason: 'auto_detect_cap', why: `${spec.name} cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached` };
     }

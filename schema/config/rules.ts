@@ -13,6 +13,8 @@ import { HOSTNAME_RE, METRIC_NAME_RE } from './names.js';
 import { BUCKET_PRESET_NAMES } from './presets.js';
 import type { DocPath, Locator } from './yaml-source.js';
 import { GAUGE_MERGES } from '../types.js';
+import { claimExposedNames, exposureClashes } from './exposed-names.js';
+import type { ExposedOwner } from './exposed-names.js';
 
 type Emit = (path: DocPath, message: string) => void;
 
@@ -27,6 +29,7 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
   checkCentralDimensions(doc, loc, emit);
   checkMode(doc, emit);
   const seen = new Map<string, { where: string; line: number }>();
+  const exposed = new Map<string, ExposedOwner>();
   const keys = new Map<string, { where: string; line: number }>();
   const names = allNames(doc);
   for (const section of SECTIONS) {
@@ -38,6 +41,7 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
         const where = metricWhere(doc, section, type, i);
         const base: DocPath = [section, type, i];
         checkName(metric, where, base, loc, emit, seen, `${section}.${type}`);
+        checkExposure(metric, type, where, base, loc, emit, exposed);
         checkKey(metric, where, base, loc, emit, keys);
         checkDimensions(metric, where, base, emit);
         checkReserved(metric, type, where, base, emit);
@@ -94,6 +98,18 @@ function checkName(
   const line = loc.value(path).line;
   if (prev === undefined) seen.set(name, { where: list, line });
   else emit(path, `${where}: name already used by the metric in ${prev.where} at line ${prev.line}; names must be unique across the file (any section, any type), rename one`);
+}
+
+/** No name of this metric's Prometheus exposition (`X_count`, `X_total`…) is another metric's. */
+function checkExposure(
+  metric: Record<string, unknown>, type: MetricType, where: string, base: DocPath, loc: Locator, emit: Emit,
+  exposed: Map<string, ExposedOwner>,
+): void {
+  const name = metric.name;
+  if (typeof name !== 'string' || !METRIC_NAME_RE.test(name)) return; // the schema reports it
+  const path = [...base, 'name'];
+  for (const clash of exposureClashes(name, type, exposed)) emit(path, `${where}: ${clash}`);
+  claimExposedNames(name, type, ` (line ${loc.value(path).line})`, exposed);
 }
 
 /** A key names one metric: the code binds by it, so two entries with one key would be ambiguous. */

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import * as dgram from 'node:dgram';
 import * as os from 'node:os';
 import { DROP_REASONS, FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
+import { autoDetectedSpec } from '../../../frontend/metrics/ingest.js';
 import { seriesKey } from '../../../frontend/metrics/series-key.js';
 import { captureLog, makeConfig, makeSpec } from './make-config.js';
 import { until } from '../../support/until.js';
@@ -160,6 +161,25 @@ describe('FrontendMetrics', () => {
     expect(lines).to.deep.equal([
       'warn: metrics: tsserve_series is a built-in self-metric or already declared; the yaml entry is ignored',
     ]);
+  });
+
+  it('should refuse an auto-detected metric whose exposition names clash with another metric (invalid_name)', async () => {
+    // Regression: a worker's auto-detected gauge Lat_count (or counter Req_total) was admitted,
+    // and the scrape held a second family for one name, which promtool and Prometheus refuse.
+    const { fm } = make();
+    const auto = (name: string, type: 'counter' | 'gauge' | 'histogram') => autoDetectedSpec({ name, type, unit: 'Count', dimensions: [] });
+    expect(fm.admit(auto('Lat_count', 'gauge'))).to.deep.equal({ reason: 'invalid_name',
+      why: 'Lat_count cannot be auto-detected: its name "Lat_count" is also the _count series of histogram "Lat" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them' });
+    expect(fm.admit(auto('Req_total', 'counter'))).to.deep.equal({ reason: 'invalid_name',
+      why: 'Req_total cannot be auto-detected: its name "Req_total" is also the OpenMetrics _total series of counter "Req" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them' });
+    expect(fm.register(auto('Depth', 'histogram'))).to.equal(null); // a frontend metric: forbidden_metric, as before
+    expect(fm.register(auto('Lat_sum', 'counter'))).to.equal(null);
+    expect(fm.register(auto('Fresh', 'counter'))).to.not.equal(null);
+    expect(fm.admit(auto('Fresh_total', 'gauge'))).to.have.property('reason', 'invalid_name'); // an admitted one claims its names too
+    expect(await dropped(fm)).to.equal([
+      'tsserve_datapoints_dropped_total{reason="forbidden_metric",Hostname="h"} 1',
+      'tsserve_datapoints_dropped_total{reason="invalid_name",Hostname="h"} 1',
+    ].join('\n'));
   });
 
   it('should keep series counts in tsserve_series, the overflow series included', async () => {

@@ -97,6 +97,12 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   'yaml-syntax': [
     'yaml-syntax.yaml:5:6: YAML syntax error: bad indentation of a sequence entry; the file must be valid YAML',
   ],
+  // Regression: these loaded, and promtool failed on the scrape: "second HELP line for metric name".
+  'exposition-name-clash': [
+    'exposition-name-clash.yaml:5:13: metric "Foo_total" in model_metrics.counter: its name "Foo_total" is also the OpenMetrics _total series of counter "Foo" (line 3) in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them',
+    'exposition-name-clash.yaml:8:13: metric "Bar" in model_metrics.histogram: its _bucket series "Bar_bucket" is also the name of gauge "Bar_bucket" (line 13) in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them',
+    'exposition-name-clash.yaml:8:13: metric "Bar" in model_metrics.histogram: its _count series "Bar_count" is also the name of gauge "Bar_count" (line 11) in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them',
+  ],
   'file-missing': [
     'file-missing.yaml:1:1: cannot read the file: no such file; check the path (or pass --metrics-config FILE)',
   ],
