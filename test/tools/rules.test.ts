@@ -57,6 +57,14 @@ describe('tsserve metrics rules', () => {
     expect([r.status, r.stdout.split('\n').slice(0, 2)]).to.deep.equal([0, ['Checking prometheus.yml', '  SUCCESS: 1 rule files found']]);
   });
 
+  it('should alert on worker restarts from tsserve_worker_restarts_total, not from a count of WorkerLoadTime series (a scale-up fired it)', () => {
+    const rule = ruleGroups(repoConfig()).flatMap((g) => g.rules).find((x) => 'alert' in x && x.alert === 'TsserveWorkersRestarted');
+    expect(rule && 'alert' in rule ? [rule.expr, rule.for, rule.annotations.summary] : null).to.deep.equal([
+      'sum by (instance, model_name) (increase(tsserve_worker_restarts_total[15m])) > 0', '0m',
+      '{{ $value | printf "%.0f" }} worker(s) of {{ $labels.model_name }} on {{ $labels.instance }} exited unexpectedly in the last 15 minutes',
+    ]);
+  });
+
   it("should follow the yaml's names: vLLM's names rename the rules, a family left out drops them", () => {
     let text = fs.readFileSync(defaultMetricsConfigPath(), 'utf8');
     text = text.replaceAll('name: ts_time_to_first_token_seconds', 'name: vllm:time_to_first_token_seconds');

@@ -143,7 +143,7 @@ function generationRecords(f: Families, out: RecordingRule[]): Map<string, strin
   return names;
 }
 
-function servingAlerts(f: Families, rec: ReadonlyMap<string, string>, out: AlertingRule[]): void {
+function servingAlerts(rec: ReadonlyMap<string, string>, out: AlertingRule[]): void {
   const errors = rec.get('httpErrors');
   if (errors !== undefined) {
     out.push(alert('TsserveHighHTTPErrorRatio', `${errors} > ${THRESHOLDS.httpErrorRatio}`, '5m', 'critical',
@@ -157,15 +157,12 @@ function servingAlerts(f: Families, rec: ReadonlyMap<string, string>, out: Alert
       'Requests to {{ $labels.model_name }} spend {{ $value | humanizePercentage }} of their latency queued',
       `For 10 minutes, more than ${THRESHOLDS.queueShare * 100}% of the inference latency was time spent queued before a worker took the request: the model's workers are saturated (its queue is the bottleneck, and 503s follow when it fills). Runbook: add workers (PUT /models/{model}?min_worker=N), raise batchSize, or add instances.`));
   }
-  const load = f.get('WorkerLoadTime');
-  if (load !== null) {
-    const expr = load.type === 'histogram'
-      ? `sum by (instance) (increase(${selector(load, [], 'count')}[15m])) > 0`
-      : `count by (instance) (${load.name}) - count by (instance) (${load.name} offset 15m) > 0`;
-    out.push(alert('TsserveWorkersRestarted', expr, '0m', 'warning',
-      '{{ $value }} worker(s) of {{ $labels.instance }} (re)started in the last 15 minutes',
-      `Workers loaded their model in the last 15 minutes on an instance older than that (each start records ${load.name} for a new worker name). Without a scale-up through the management API this means workers died and were restarted. Runbook: look for "worker exited" in ts_log.log and the worker's stderr (out of memory, a handler crash), and for response timeouts killing slow workers.`));
-  }
+  // Counted by the frontend for each unexpected exit only: a scale-up through the management
+  // API or a deploy adds workers without counting (a count of WorkerLoadTime series fired on both).
+  const restarts = self('tsserve_worker_restarts_total');
+  out.push(alert('TsserveWorkersRestarted', `${sumBy(['instance', 'model_name'], `increase(${restarts.name}[15m])`)} > 0`, '0m', 'warning',
+    '{{ $value | printf "%.0f" }} worker(s) of {{ $labels.model_name }} on {{ $labels.instance }} exited unexpectedly in the last 15 minutes',
+    `Workers of this model exited unexpectedly in the last 15 minutes (a crash, a kill, a failed or timed-out load) and were replaced after a backoff; ${restarts.name} counts only such exits, not a scale-up or a deploy. Runbook: look for "worker exited" in ts_log.log and the worker's stderr (out of memory, a handler crash), and for response timeouts killing slow workers.`));
 }
 
 function generationAlerts(f: Families, rec: ReadonlyMap<string, string>, out: AlertingRule[]): void {
@@ -231,7 +228,7 @@ export function ruleGroups(config: MetricsConfig): RuleGroup[] {
   const serving = servingRecords(f, records);
   const generation = generationRecords(f, records);
   const alerts: AlertingRule[] = [];
-  servingAlerts(f, serving, alerts);
+  servingAlerts(serving, alerts);
   generationAlerts(f, generation, alerts);
   pipelineAlerts(alerts);
   alerts.push(alert('TsserveRestarted', 'changes(process_start_time_seconds[15m]) > 0', '0m', 'warning',
