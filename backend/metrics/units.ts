@@ -41,10 +41,11 @@ export const BAD_TIME_UNIT_MESSAGE = "the unit for a timed metric should be one 
 /** TorchServe's message for a bad `add_size` unit, verbatim. */
 export const BAD_SIZE_UNIT_MESSAGE = "The unit for size based metric is one of ['MB','kB', 'GB', 'B']";
 
-/** Seconds per time unit and bytes per size unit, by shorthand and by TorchServe's full name (MB = 1024 kB, as its system metrics). */
-const TIME_SECONDS: Readonly<Record<string, number>> = Object.freeze({
-  ms: 1e-3, Milliseconds: 1e-3, s: 1, Seconds: 1, us: 1e-6, Microseconds: 1e-6, ns: 1e-9, Nanoseconds: 1e-9,
+/** Each time unit as a power of ten of seconds, by shorthand and by TorchServe's full name. */
+const TIME_EXPONENT: Readonly<Record<string, number>> = Object.freeze({
+  ms: -3, Milliseconds: -3, s: 0, Seconds: 0, us: -6, Microseconds: -6, ns: -9, Nanoseconds: -9,
 });
+/** Bytes per size unit (MB = 1024 kB, as TorchServe's system metrics): powers of two, so products are exact. */
 const SIZE_BYTES: Readonly<Record<string, number>> = Object.freeze({
   B: 1, Bytes: 1, kB: 1024, Kilobytes: 1024, MB: 1024 ** 2, Megabytes: 1024 ** 2, GB: 1024 ** 3, Gigabytes: 1024 ** 3,
 });
@@ -56,10 +57,27 @@ const SIZE_BYTES: Readonly<Record<string, number>> = Object.freeze({
  */
 export function convertUnit(value: number, from: string, to: string): number | undefined {
   if (from === to) return value;
-  for (const table of [TIME_SECONDS, SIZE_BYTES]) {
-    const f = Object.prototype.hasOwnProperty.call(table, from) ? table[from] : undefined;
-    const t = Object.prototype.hasOwnProperty.call(table, to) ? table[to] : undefined;
-    if (f !== undefined && t !== undefined) return (value * f) / t;
-  }
-  return undefined;
+  const ef = own(TIME_EXPONENT, from);
+  const et = own(TIME_EXPONENT, to);
+  if (ef !== undefined && et !== undefined) return shiftDecimal(value, ef - et);
+  const f = own(SIZE_BYTES, from);
+  const t = own(SIZE_BYTES, to);
+  return f !== undefined && t !== undefined ? (value * f) / t : undefined;
+}
+
+function own(table: Readonly<Record<string, number>>, key: string): number | undefined {
+  return Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
+}
+
+/**
+ * `value` × 10^k as the decimal the caller wrote, shifted: 0.043 s is 43 ms and 1234 µs is 1.234
+ * ms, where multiplying by the binary 1e-3 gave 42.99999999999999 and 1.2339999999999998.
+ */
+function shiftDecimal(value: number, k: number): number {
+  if (k === 0 || value - value !== 0) return value;
+  const text = String(value);
+  const e = text.indexOf('e');
+  const mantissa = e < 0 ? text : text.slice(0, e);
+  const exponent = (e < 0 ? 0 : Number(text.slice(e + 1))) + k;
+  return Number(`${mantissa}e${exponent}`);
 }

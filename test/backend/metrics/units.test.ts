@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isSizeUnit, isTimeUnit, mapUnit } from '../../../backend/metrics/units.js';
+import { convertUnit, isSizeUnit, isTimeUnit, mapUnit } from '../../../backend/metrics/units.js';
 
 describe('mapUnit', () => {
   it("should map TorchServe's shorthands and pass anything else through unchanged", () => {
@@ -13,5 +13,26 @@ describe('isTimeUnit / isSizeUnit', () => {
   it('should accept exactly ms, s and B, kB, MB, GB', () => {
     expect(['ms', 's', 'ns', 'MS', '', 'min'].map(isTimeUnit)).to.deep.equal([true, true, false, false, false, false]);
     expect(['B', 'kB', 'MB', 'GB', 'TB', 'kb', 'mb'].map(isSizeUnit)).to.deep.equal([true, true, true, true, false, false, false]);
+  });
+});
+
+describe('convertUnit', () => {
+  it('should shift a time by its decimal digits, so 0.043 s is exactly 43 ms (it was 42.99999999999999)', () => {
+    const cases: Array<[number, string, string]> = [
+      [0.043, 's', 'ms'], [0.051, 's', 'Milliseconds'], [1234, 'us', 'ms'], [0.005, 'ms', 'us'], [0.001, 's', 'us'],
+      [0.009, 'ms', 's'], [1e-7, 's', 'ms'], [-0.043, 's', 'ms'], [2, 'ms', 'ms'], [1.5, 'MB', 'kB'], [0.1, 'GB', 'MB'], [5, 'ms', 'Count'],
+    ];
+    expect(cases.map(([v, f, t]) => convertUnit(v, f, t))).to.deep.equal([43, 51, 1.234, 5, 1000, 0.000009, 0.0001, -43, 2, 1536, 102.4, undefined]);
+  });
+
+  it('should give the written decimal for every thousandth from 0.001 to 1.999 between s, ms and us', () => {
+    const off: string[] = [];
+    for (let i = 1; i < 2000; i++) {
+      const v = i / 1000;
+      const written = String(v);
+      const checks: Array<[string, string, number]> = [['s', 'ms', i], ['ms', 'us', i], ['s', 'us', i * 1000]];
+      for (const [f, t, want] of checks) if (convertUnit(v, f, t) !== want) off.push(`${written} ${f}→${t}: ${convertUnit(v, f, t)}`);
+    }
+    expect(off).to.deep.equal([]);
   });
 });

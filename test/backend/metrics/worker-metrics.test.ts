@@ -271,12 +271,13 @@ describe('WorkerMetrics', () => {
     it('should convert a time or size given in another unit of its kind to the metric\'s unit, and keep other values as given', () => {
       const { wm, sent } = setup({ autoDetect: true });
       wm.addTime('LatencyHist', 0.002, undefined, 's'); // declared in ms: 2 ms, not 0.002
+      wm.addTime('LatencyHist', 0.043, undefined, 's'); // 43 ms, not 42.99999999999999
       wm.addTime('HandlerTime', 1.5, undefined, 'ms');
       wm.addSize('Mem', 2, undefined, 'MB'); // auto-detected in Megabytes by its first call
       wm.addSize('Mem', 512, undefined, 'kB');
       wm.addTime('InferenceCount', 3, undefined, 's', { Device: 'cpu' }, 'counter'); // declared Count: not a time, kept
       wm.flush();
-      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['LatencyHist', 2], ['HandlerTime', 1.5], ['Mem', 2], ['Mem', 0.5], ['InferenceCount', 3]]);
+      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['LatencyHist', 2], ['LatencyHist', 43], ['HandlerTime', 1.5], ['Mem', 2], ['Mem', 0.5], ['InferenceCount', 3]]);
       expect(wm.dropped).to.deep.equal({});
     });
 
