@@ -123,6 +123,17 @@ const TIMER_FLAG_MAX: readonly (readonly [flag: string, max: number, unit: strin
   ['request-timeout', 86_400_000, 'ms'], ['request-idle-timeout', 86_400_000, 'ms'],
 ];
 
+/**
+ * Flags for which 0 has no meaning, refused: a 0 ms body deadline 408s every body that takes
+ * more than one read, a 0-byte limit 413s every body, a 0 s sampling interval sampled every
+ * second while the log said 0 s, and a 0 header timeout was the default 30000 ms (the flags
+ * where 0 means no limit or a default say so in --help).
+ */
+const POSITIVE_FLAGS: readonly (readonly [flag: string, unit: string])[] = [
+  ['metric-time-interval', 's'], ['max-request-size', 'byte'],
+  ['request-timeout', 'ms'], ['header-timeout', 'ms'], ['request-idle-timeout', 'ms'],
+];
+
 /** Parses argv (after `start`) and env. */
 export function parseStartOptions(argv: readonly string[], env: NodeJS.ProcessEnv): StartOptionsResult {
   const parsed = parseFlags(argv, START_OPTIONS, 'tsserve start');
@@ -167,6 +178,9 @@ export function parseStartOptions(argv: readonly string[], env: NodeJS.ProcessEn
   }
   const headerMs = Number(out.headerTimeout);
   if (Number.isInteger(headerMs) && headerMs > MAX_HEADER_TIMEOUT_MS) problems.push(`--header-timeout: at most ${MAX_HEADER_TIMEOUT_MS} ms, got ${headerMs}`);
+  for (const [flag, unit] of POSITIVE_FLAGS) {
+    if (out[camel(flag)] === 0) problems.push(`--${flag}: at least 1 ${unit}, got 0`);
+  }
   for (const [flag, max, unit] of TIMER_FLAG_MAX) {
     const n = Number(out[camel(flag)]);
     if (Number.isInteger(n) && n > max) problems.push(`--${flag}: at most ${max} ${unit} (one day), got ${n}`);
