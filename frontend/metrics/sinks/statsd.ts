@@ -60,21 +60,23 @@ export function sanitizeStatsdName(s: string): string {
   return s.replace(NAME_UNSAFE, '_');
 }
 
-/** How one metric goes on the wire: its StatsD type and `value * mul / div` for the value. */
+/** How one metric goes on the wire: its StatsD type and the power of ten the value is scaled by. */
 export interface StatsdWireType {
   readonly code: 'c' | 'g' | 'ms' | 'h' | 'd';
-  readonly mul: number;
-  readonly div: number;
+  /**
+   * Decimal places the value's point moves (3: s → ms, -3: µs → ms), in its text: 0.0041 s is
+   * `4.1`, where 0.0041 * 1000 is 4.1000000000000005 and 7 * 0.001 is 0.007000000000000001.
+   */
+  readonly shift: number;
 }
 
-const COUNTER: StatsdWireType = Object.freeze({ code: 'c', mul: 1, div: 1 });
-const GAUGE: StatsdWireType = Object.freeze({ code: 'g', mul: 1, div: 1 });
-const TIMER_MS: StatsdWireType = Object.freeze({ code: 'ms', mul: 1, div: 1 });
-const TIMER_FROM_S: StatsdWireType = Object.freeze({ code: 'ms', mul: 1000, div: 1 });
-// Divided, not multiplied by 0.001: 7 µs / 1000 is 0.007, 7 * 0.001 is 0.007000000000000001.
-const TIMER_FROM_US: StatsdWireType = Object.freeze({ code: 'ms', mul: 1, div: 1000 });
-const HISTOGRAM: StatsdWireType = Object.freeze({ code: 'h', mul: 1, div: 1 });
-const DISTRIBUTION: StatsdWireType = Object.freeze({ code: 'd', mul: 1, div: 1 });
+const COUNTER: StatsdWireType = Object.freeze({ code: 'c', shift: 0 });
+const GAUGE: StatsdWireType = Object.freeze({ code: 'g', shift: 0 });
+const TIMER_MS: StatsdWireType = Object.freeze({ code: 'ms', shift: 0 });
+const TIMER_FROM_S: StatsdWireType = Object.freeze({ code: 'ms', shift: 3 });
+const TIMER_FROM_US: StatsdWireType = Object.freeze({ code: 'ms', shift: -3 });
+const HISTOGRAM: StatsdWireType = Object.freeze({ code: 'h', shift: 0 });
+const DISTRIBUTION: StatsdWireType = Object.freeze({ code: 'd', shift: 0 });
 
 /**
  * The wire type of a metric: counters `c`, gauges `g` (value as is, like TorchServe), time
@@ -106,13 +108,12 @@ class StatsdChild implements SinkChild {
     private readonly head: string,
     /** `|ms[|#k:v,...]` */
     private readonly tail: string,
-    /** Unit scale to the wire type's unit (1 and 1 unless a time histogram not in ms). */
-    private readonly mul: number,
-    private readonly div: number,
+    /** Decimal shift to the wire type's unit (0 unless a time histogram not in ms). */
+    private readonly shift: number,
   ) {}
 
   record(value: number): void {
-    this.send(this.head + plainNumber((value * this.mul) / this.div) + this.tail);
+    this.send(this.head + plainNumber(value, this.shift) + this.tail);
   }
 }
 
@@ -222,7 +223,7 @@ class StatsdMetric implements SinkMetric {
     const head = style === 'telegraf' && tags.length > 0 ? `${name},${tags.join(',')}:` : `${name}:`;
     const code = this.wire.code;
     const tail = style === 'datadog' && tags.length > 0 ? `|${code}|#${tags.join(',')}` : `|${code}`;
-    if (this.spec.type === 'histogram') return new StatsdChild(this.send, head, tail, this.wire.mul, this.wire.div);
+    if (this.spec.type === 'histogram') return new StatsdChild(this.send, head, tail, this.wire.shift);
     const gauge = this.spec.type === 'gauge';
     return new AggregatedChild(this.dirty, head, tail, gauge, gauge && style !== 'datadog');
   }

@@ -15,9 +15,9 @@ describe('statsdWireType', () => {
 
   it('should send time histograms as ms timers scaled to milliseconds, whatever histogramType says', () => {
     for (const type of ['ms', 'h', 'd'] as const) {
-      expect(['ms', 'Milliseconds', 'msec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', mul: 1, div: 1 }));
-      expect(['s', 'Seconds', 'sec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', mul: 1000, div: 1 }));
-      expect(['us', 'Microseconds', 'µs'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', mul: 1, div: 1000 }));
+      expect(['ms', 'Milliseconds', 'msec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', shift: 0 }));
+      expect(['s', 'Seconds', 'sec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', shift: 3 }));
+      expect(['us', 'Microseconds', 'µs'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', shift: -3 }));
     }
   });
 
@@ -29,8 +29,8 @@ describe('statsdWireType', () => {
   });
 
   it('should keep counters and gauges as c and g with their values unscaled, time units included', () => {
-    expect(statsdWireType(makeSpec('C', 'counter', [], { unit: 'Microseconds' }), 'ms')).to.deep.equal({ code: 'c', mul: 1, div: 1 });
-    expect(statsdWireType(makeSpec('G', 'gauge', [], { unit: 'Seconds' }), 'ms')).to.deep.equal({ code: 'g', mul: 1, div: 1 });
+    expect(statsdWireType(makeSpec('C', 'counter', [], { unit: 'Microseconds' }), 'ms')).to.deep.equal({ code: 'c', shift: 0 });
+    expect(statsdWireType(makeSpec('G', 'gauge', [], { unit: 'Seconds' }), 'ms')).to.deep.equal({ code: 'g', shift: 0 });
   });
 });
 
@@ -181,6 +181,23 @@ describe('StatsdSink with the real statsd daemon', () => {
       1,
     );
     expect(telegraf).to.deep.equal(['ts.job_requests_rate5m,m=m1:0.5|h']);
+  });
+
+  it('should send a seconds or microseconds observation as the decimal recorded, its point moved (0.0041 s is 4.1|ms)', async () => {
+    // Regression: 0.0041 * 1000 went out as 4.1000000000000005|ms, 1.005 s as 1004.9999999999999|ms.
+    const lines = await send(
+      [makeSpec('shift_seconds', 'histogram', [], { unit: 'Seconds' }), makeSpec('shift_us', 'histogram', [], { unit: 'us' })],
+      { tagStyle: 'none' },
+      (fm) => {
+        for (const v of [0.0041, 1.005, 0.000123, 2e-7, 12]) fm.get('shift_seconds')!.addOrUpdate(v);
+        for (const v of [7, 1000, 0.5, 1e21]) fm.get('shift_us')!.addOrUpdate(v);
+      },
+      9,
+    );
+    expect(lines).to.deep.equal([
+      'ts.shift_seconds:4.1|ms', 'ts.shift_seconds:1005|ms', 'ts.shift_seconds:0.123|ms', 'ts.shift_seconds:0.0002|ms', 'ts.shift_seconds:12000|ms',
+      'ts.shift_us:0.007|ms', 'ts.shift_us:1|ms', 'ts.shift_us:0.0005|ms', 'ts.shift_us:1000000000000000000|ms',
+    ]);
   });
 
   it('should send one exact wire string per unit kind: time histograms as ms timers in milliseconds, others as h', async () => {
