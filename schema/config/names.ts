@@ -9,10 +9,18 @@ export const RESERVED_PREFIX = 'tsserve_';
 /** A dimension carrying the hostname: matched case-insensitively, as TorchServe writes both. */
 export const HOSTNAME_RE = /^hostname$/i;
 
-/** A valid name close to `bad` (invalid characters become `_`), to suggest in a message. */
+/**
+ * A valid name close to `bad` (invalid characters become `_`), to suggest in a message. A metric
+ * name suggested is one the loader accepts: not `__…` (Prometheus') nor `tsserve_…` (ours), and
+ * `my_metric` when nothing of `bad` is left (`名前` gave `__`, `é_rate` `__rate`, `tsserve-x` `tsserve_x`);
+ * a label name gets '' then (no suggestion: `é` gave `_`).
+ */
 export function suggestName(bad: string, label: boolean): string {
   let s = bad.replace(label ? /[^a-zA-Z0-9_]/g : /[^a-zA-Z0-9_:]/g, '_');
-  if (label) s = s.replace(/^_+/, (m) => (m.length >= 2 ? '' : m));
-  if (s === '' || /^[0-9]/.test(s)) s = `_${s}`;
+  s = s.replace(/^_+/, (m) => (m.length >= 2 ? '' : m));
+  if (!label && s.startsWith(RESERVED_PREFIX)) s = s.slice(RESERVED_PREFIX.length);
+  // Nothing of `bad` left to keep (a label then gets no suggestion: '' is not a valid name).
+  if (!/[a-zA-Z0-9]/.test(s)) return label ? '' : 'my_metric';
+  if (/^[0-9]/.test(s)) s = `_${s}`;
   return s;
 }

@@ -21,6 +21,24 @@ describe('declarationProblems', () => {
     expect(one('Good:name', ['ModelName', 'Level'])).to.deep.equal([]);
   });
 
+  it('should only suggest names the loader accepts (not __…, not tsserve_…, not a bare _)', () => {
+    // Regression: 名前 was told e.g. "__", é_rate "__rate" and tsserve-x "tsserve_x", each refused in turn; é got "_".
+    const yaml = 'model_metrics:\n  gauge:\n    - {name: "名前", unit: ms}\n    - {name: "é_rate", unit: ms}\n'
+      + '    - {name: "tsserve-x", unit: ms}\n    - {name: ok, unit: ms, dimensions: ["é", "a-b"]}\n';
+    const r = parseMetricsConfig(yaml, 'm.yaml');
+    const grammar = 'is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :';
+    expect(r.ok ? [] : r.problems.map((p) => `${p.line}:${p.col}: ${p.message}`)).to.deep.equal([
+      `3:14: metric "名前" in model_metrics.gauge: name "名前" ${grammar}, e.g. "my_metric"`,
+      `4:14: metric "é_rate" in model_metrics.gauge: name "é_rate" ${grammar}, e.g. "rate"`,
+      `5:14: metric "tsserve-x" in model_metrics.gauge: name "tsserve-x" ${grammar}, e.g. "x"`,
+      '6:41: metric "ok" in model_metrics.gauge: dimension "é" is not a valid label name (use letters, digits and _, not starting with a digit)',
+      '6:46: metric "ok" in model_metrics.gauge: dimension "a-b" is not a valid label name (use letters, digits and _, not starting with a digit), e.g. "a_b"',
+    ]);
+    expect(declarationProblems({ name: 'tsserve-x', type: 'gauge', dimensions: [] }, true).map((p) => p.message)).to.deep.equal([
+      `name "tsserve-x" ${grammar}, e.g. "x"`,
+    ]);
+  });
+
   it('should be the rule the loader applies to yaml entries (hostname allowed there, last)', () => {
     const r = parseMetricsConfig('model_metrics:\n  counter:\n    - {name: __x, unit: Count, dimensions: [quantile, Hostname]}\n', 'm.yaml');
     expect(r.ok ? [] : r.problems.map((p) => `${p.line}:${p.col}: ${p.message}`)).to.deep.equal([
