@@ -144,6 +144,12 @@ describe('deploy/kubernetes', () => {
     const volume = (name: string): unknown => list(pod, 'volumes').find((v) => str(v, 'name') === name);
     expect(str(volume(mount(o.metricsConfig ?? '')), 'configMap', 'name')).to.equal(str(one('base/kustomization.yaml'), 'configMapGenerator', 0, 'name'));
     expect(Object.keys(volume(mount(`${o.logDir}/ts_log.log`)) as object)).to.deep.equal(['name', 'emptyDir']);
+    // The kubelet evicts a pod whose emptyDir passes its sizeLimit: it must hold what the tslog
+    // sink keeps by design, 2 files x (1 + 5 rotated) x 100 MiB (the 1Gi it had did not, so the
+    // pod was evicted under steady traffic), with room for the unrotated access_log.log.
+    const sizeLimit = str(volume(mount(`${o.logDir}/ts_log.log`)), 'emptyDir', 'sizeLimit');
+    const tslogKept = 2 * (1 + 5) * 100 * 1024 * 1024;
+    expect([sizeLimit, Number(/^(\d+)Gi$/.exec(sizeLimit)?.[1]) * 2 ** 30 - tslogKept]).to.deep.equal(['4Gi', 3036676096]);
     expect(at(d, 'spec', 'selector', 'matchLabels')).to.deep.equal(at(d, 'spec', 'template', 'metadata', 'labels'));
   });
 
