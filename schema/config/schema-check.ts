@@ -32,6 +32,12 @@ const TOP_HINTS: Readonly<Record<string, string>> = {
   metrics_mode: 'use mode: (e.g. mode: prometheus) in metrics.yaml',
   metrics: 'declare metrics under ts_metrics: or model_metrics:',
 };
+/** What to write for a missing required key (a metric's name or unit, a deprecation's since). */
+const REQUIRED_EXAMPLES: Readonly<Record<string, string>> = {
+  name: 'e.g. name: MyMetric',
+  unit: 'e.g. unit: Count, unit: Milliseconds or unit: Percent',
+  since: 'e.g. since: "0.1", the quoted version that deprecated the metric',
+};
 const FIELD_HINTS: Readonly<Record<string, string>> = {
   description: 'use help: for the description',
   labels: 'use dimensions: for label names',
@@ -106,7 +112,7 @@ function translate(doc: unknown, loc: Locator, err: ErrorObject): Finding | null
     }
     case 'required': {
       const missing = String(params.missingProperty);
-      const example = missing === 'unit' ? 'e.g. unit: Count, unit: Milliseconds or unit: Percent' : 'e.g. name: MyMetric';
+      const example = REQUIRED_EXAMPLES[missing] ?? `e.g. ${missing}: …`;
       return make(path, `${pre}missing "${missing}"; add it (${example})`);
     }
     case 'type': {
@@ -175,6 +181,9 @@ function nameMessage(pre: string, path: DocPath, value: unknown): string {
   }
   if (last === 'key') return `${pre}key "${String(value)}" is not a valid key; use dotted lowercase words, e.g. "llm.time_to_first_token"`;
   if (last === 'unit' && value === '') return `${pre}"unit" is empty; write the unit, e.g. Count, Milliseconds or Percent`;
+  if ((last === 'since' || last === 'hidden_since') && path[path.length - 2] === 'deprecated') {
+    return `${pre}"${last}" must be a version MAJOR.MINOR such as "0.1" (no patch, no leading zeros), not ${showValue(value)}`;
+  }
   if (value === '') return `${pre}${fieldWords(path)} is empty; give it a value`;
   return `${pre}${fieldWords(path)} is not valid (${showValue(value)})`;
 }

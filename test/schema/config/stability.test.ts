@@ -123,9 +123,21 @@ describe('metric stability (deprecated / hidden)', () => {
 `)).to.deep.equal([
       '5:27: metric "A" in model_metrics.counter: "since" must be a string, not 0.1; quote it ("0.1") so YAML keeps it a version',
       '5:45: metric "A" in model_metrics.counter: deprecated.replacement "Nope" is not declared in this file; declare the new metric too',
-      '8:27: metric "B" in model_metrics.counter: "since" is not valid ("1")',
+      '8:27: metric "B" in model_metrics.counter: "since" must be a version MAJOR.MINOR such as "0.1" (no patch, no leading zeros), not "1"',
       '8:32: metric "B" in model_metrics.counter: unknown field "deprecated.also"; remove it (allowed: since, replacement, hidden_since)',
       '11:19: metric "C" in model_metrics.counter: "deprecated" must be a notice string or a mapping {since: "X.Y", replacement: NAME}, not 3',
+    ]);
+  });
+
+  it('should say what to write for a missing since and a patch version (regression: "add it (e.g. name: MyMetric)", "is not valid")', () => {
+    expect(problems(`model_metrics:
+  counter:
+    - {name: A, unit: Count, deprecated: {hidden_since: "0.1"}}
+    - {name: B, unit: Count, deprecated: {since: "0.1.0", hidden_since: "01.2"}}
+`)).to.deep.equal([
+      '3:42: metric "A" in model_metrics.counter: missing "since"; add it (e.g. since: "0.1", the quoted version that deprecated the metric)',
+      '4:50: metric "B" in model_metrics.counter: "since" must be a version MAJOR.MINOR such as "0.1" (no patch, no leading zeros), not "0.1.0"',
+      '4:73: metric "B" in model_metrics.counter: "hidden_since" must be a version MAJOR.MINOR such as "0.1" (no patch, no leading zeros), not "01.2"',
     ]);
   });
 });
