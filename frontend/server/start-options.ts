@@ -147,6 +147,13 @@ export function parseStartOptions(argv: readonly string[], env: NodeJS.ProcessEn
       ? fromArgv
       : (fromEnv !== undefined && fromEnv !== '' ? (o.kind === 'list' ? fromEnv.split(/[\s,]+/).filter((s) => s !== '') : [fromEnv]) : undefined);
     const key = camel(o.flag);
+    // An empty value on the command line (`--log-dir=`, `--models ""`, an unset shell variable)
+    // is a mistake, not the default: it logged into the current directory and loaded every model.
+    if ((o.kind === 'string' || o.kind === 'list') && fromArgv !== undefined && fromArgv.every((v) => v.trim() === '')) {
+      problems.push(`--${o.flag}: empty value (leave the flag out for the default)`);
+      out[key] = o.def;
+      continue;
+    }
     if (raw === undefined) { out[key] = o.def; continue; }
     const last = raw[raw.length - 1]!;
     switch (o.kind) {

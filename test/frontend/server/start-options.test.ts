@@ -56,6 +56,17 @@ describe('parseStartOptions', () => {
     expect(r.ok && [r.options.shutdownTimeout, r.options.modelLoadTimeout, r.options.maxWorkers, r.options.jobQueueSize, r.options.logStatsInterval, r.options.metricTimeInterval]).to.deep.equal([0, 0, 0, 0, 0, 1]);
   });
 
+  it('should refuse an empty value of a path or list flag rather than take the default or the current directory (--log-dir= logged into the cwd, --models "" loaded every model)', () => {
+    expect(parseStartOptions(['--log-dir=', '--models', '', '--model-store', ' ', '--metrics-mode='], { TS_LOG_DIR: '/env/logs' })).to.deep.equal({ ok: false, problems: [
+      '--model-store: empty value (leave the flag out for the default)',
+      '--models: empty value (leave the flag out for the default)',
+      '--metrics-mode: empty value (leave the flag out for the default)',
+      '--log-dir: empty value (leave the flag out for the default)',
+    ] });
+    const r = parseStartOptions([], { TS_LOG_DIR: '', TS_MODELS: '' });
+    expect(r.ok && [r.options.logDir, r.options.models]).to.deep.equal(['./logs', ['all']]);
+  });
+
   it('should report unknown options and bad values together', () => {
     expect(parseStartOptions(['--nope', '--metric-time-interval=x', 'stray'], { TS_ENABLE_TOKEN_AUTH: 'maybe' })).to.deep.equal({ ok: false, problems: [
       "unknown option '--nope' (see tsserve start --help)",
