@@ -10,6 +10,9 @@ import type { GaugeCell } from '../exposition/cell.js';
 import { CounterFamily, GaugeFamily, HistogramFamily } from '../exposition/family.js';
 import type { Family } from '../exposition/family.js';
 import type { ExpositionFormat } from '../exposition/negotiate.js';
+import type { ForeignFamily } from '../exposition/foreign-family.js';
+import { claimExposedNames, exposureClashes } from '../../../schema/config/exposed-names.js';
+import type { ExposedOwner } from '../../../schema/config/exposed-names.js';
 import { openMetricsDocument, openMetricsForeign } from '../exposition/openmetrics-renderer.js';
 import { ProcessMetrics } from '../exposition/process-metrics.js';
 import type { ProcessPeers } from '../exposition/process-metrics.js';
@@ -47,6 +50,10 @@ function badNames(spec: MetricSpec, labelNames: readonly string[]): string | nul
 export class PrometheusSink implements Sink {
   readonly mode = 'prometheus' as const;
   private readonly families = new Map<string, Family>();
+  /** Every name the declared families take (`X_count`, `X_total`…), so a process family cannot claim one too. */
+  private readonly claimed = new Map<string, ExposedOwner>();
+  /** Process families left out because a declared family claims one of their names, warned once each. */
+  private readonly shadowed = new Set<string>();
   private readonly process: ProcessMetrics | null;
   /** Gauge cells of live-merge families each worker wrote, dropped when it exits. */
   private readonly liveCells = new Map<string, Set<GaugeCell>>();
@@ -75,7 +82,31 @@ export class PrometheusSink implements Sink {
         ? new GaugeFamily(spec, this.track)
         : new HistogramFamily(spec);
     this.families.set(spec.name, f);
+    claimExposedNames(spec.name, spec.type, '', this.claimed);
     return f;
+  }
+
+  /**
+   * The process families to render: one a declared metric clashes with (a yaml gauge named
+   * `process_open_fds`) is left out, with one warning, since two families of one name make the
+   * whole scrape fail; the declared one is what the yaml asked for.
+   */
+  private async processFamilies(names?: ReadonlySet<string>): Promise<ForeignFamily[]> {
+    if (this.process === null) return [];
+    const out: ForeignFamily[] = [];
+    for (const p of await this.process.families(names)) {
+      const type = p.type === 'counter' || p.type === 'histogram' ? p.type : p.type === 'summary' ? 'histogram' : 'gauge';
+      const clash = exposureClashes(p.name, type, this.claimed, null)[0];
+      if (clash === undefined) {
+        out.push(p);
+        continue;
+      }
+      if (!this.shadowed.has(p.name)) {
+        this.shadowed.add(p.name);
+        this.opts.log('warn', `prometheus: the process metric ${p.name} is not exposed: ${clash.replace(/; rename one of them$/, '')}; rename the metrics.yaml one to get it back`);
+      }
+    }
+    return out;
   }
 
   /** A process (worker) exited: drop what it wrote into live-merge gauges. */
@@ -93,13 +124,13 @@ export class PrometheusSink implements Sink {
     const filter = names === undefined || names.length === 0 ? undefined : new Set(names);
     if (filter === undefined) {
       for (const f of this.families.values()) blocks.push(om ? f.openMetrics() : f.text());
-      if (this.process !== null) for (const p of await this.process.families()) blocks.push(om ? openMetricsForeign(p) : textForeign(p));
+      for (const p of await this.processFamilies()) blocks.push(om ? openMetricsForeign(p) : textForeign(p));
     } else {
       for (const name of filter) {
         const f = this.families.get(name);
         if (f !== undefined) blocks.push(om ? f.openMetrics() : f.text());
         else if (this.process !== null && this.process.has(name)) {
-          for (const p of await this.process.families(new Set([name]))) blocks.push(om ? openMetricsForeign(p) : textForeign(p));
+          for (const p of await this.processFamilies(new Set([name]))) blocks.push(om ? openMetricsForeign(p) : textForeign(p));
         }
       }
     }

@@ -248,6 +248,28 @@ describe('PrometheusSink', () => {
     );
   });
 
+  it('should leave out a process family whose name a declared metric takes, so the scrape still parses', async () => {
+    // Regression: a yaml gauge process_open_fds rendered beside prom-client's: "second HELP line
+    // for metric name", and the whole scrape was refused.
+    const { lines, log } = captureLog();
+    const config = makeConfig([makeSpec('process_open_fds', 'gauge', []), makeSpec('nodejs_active_handles', 'counter', [])], { modes: ['prometheus'] });
+    const fm = new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'h1', log, processMetrics: true });
+    fm.get('process_open_fds')!.addOrUpdate(7);
+    fm.get('nodejs_active_handles')!.addOrUpdate(2);
+    const text = await fm.prometheusText();
+    await fm.prometheusText(undefined, 'openmetrics'); // warned once per family, not per scrape
+    await fm.close();
+    const typeLines = text.split('\n').filter((l) => /^# TYPE (process_open_fds|nodejs_active_handles)/.test(l));
+    expect(typeLines).to.deep.equal(['# TYPE process_open_fds gauge', '# TYPE nodejs_active_handles counter']);
+    expect(text.split('\n').filter((l) => /^(process_open_fds|nodejs_active_handles)/.test(l))).to.deep.equal(['process_open_fds 7', 'nodejs_active_handles 2']);
+    expect(text).to.contain('\n# TYPE process_max_fds gauge\n'); // the other process families stay
+    expect(lines).to.deep.equal([
+      'warn: prometheus: the process metric process_open_fds is not exposed: its name "process_open_fds" is also the name of gauge "process_open_fds" in the Prometheus exposition, where a scrape fails on a name two families claim; rename the metrics.yaml one to get it back',
+      'warn: prometheus: the process metric nodejs_active_handles is not exposed: its name "nodejs_active_handles" is also the name of counter "nodejs_active_handles" in the Prometheus exposition, where a scrape fails on a name two families claim; rename the metrics.yaml one to get it back',
+      'warn: prometheus: the process metric nodejs_active_handles_total is not exposed: its name "nodejs_active_handles_total" is also the OpenMetrics _total series of counter "nodejs_active_handles" in the Prometheus exposition, where a scrape fails on a name two families claim; rename the metrics.yaml one to get it back',
+    ]);
+  });
+
   it('should answer a one-line comment when prometheus is not among the modes', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-prom-off-'));
     try {
