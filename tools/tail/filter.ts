@@ -24,14 +24,16 @@ const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h
 
 /**
  * `--since`: a duration before `nowMs` (`90s`, `10m`, `2h`, `1d`) or an absolute time (ISO 8601,
- * log4j's `2023-07-17T17:00:25,016` taken as UTC like the logs). Null when it is neither.
+ * or log4j's `2023-07-17T17:00:25,016`; without a zone it is UTC, like the logs). Null when it is neither.
  */
 export function parseSince(text: string, nowMs: number): number | null {
   const rel = RELATIVE.exec(text);
   if (rel !== null) return nowMs - Number(rel[1]) * (UNIT_MS[rel[2] as string] as number);
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2},\d{3}$/.test(text)) return logTimeMs(text);
   if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return null;
-  const ms = Date.parse(text);
+  // A date-time without a zone is UTC, as the logs' times are (Date.parse would read it as local
+  // time, while it reads a bare date as UTC).
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/.test(text) ? `${text}Z` : text);
   return Number.isNaN(ms) ? null : ms;
 }
 

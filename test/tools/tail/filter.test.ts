@@ -54,6 +54,21 @@ describe('parseSince', () => {
     expect(parseSince('2026-11-21T14:35:06Z', NOW)).to.equal(Date.parse('2026-11-21T14:35:06Z'));
     expect([parseSince('yesterday', NOW), parseSince('10x', NOW), parseSince('2026-13-45', NOW)]).to.deep.equal([null, null, null]);
   });
+
+  it('should read an ISO date-time without a zone as UTC, like the logs, whatever the local zone', () => {
+    // Regression: under TZ=America/New_York, 2026-11-21T14:35:06 meant 19:35:06 UTC (five hours off the logs).
+    const tz = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      expect([parseSince('2026-11-21T14:35:06', NOW), parseSince('2026-11-21T14:35:06.586', NOW), parseSince('2026-11-21T14:35', NOW),
+        parseSince('2026-11-21', NOW), parseSince('2026-11-21T14:35:06+01:00', NOW)]).to.deep.equal([
+        1795271706000, 1795271706586, 1795271700000, 1795219200000, 1795268106000,
+      ]);
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+  });
 });
 
 describe('parseDim', () => {
