@@ -175,6 +175,9 @@ describe('deploy/kubernetes', () => {
     expect(list(adapter, 'rules').map((r) => at(r, 'resources', 'overrides'))).to.deep.equal(Array(2).fill({ namespace: { resource: 'namespace' }, pod: { resource: 'pod' } }));
     const keda = one('keda/scaledobject.yaml');
     expect(at(keda, 'spec', 'scaleTargetRef')).to.deep.equal({ name: 'tsserve' });
+    // The autoscaler owns the replica count: a replicas field in the Deployment was applied again
+    // by every `kubectl apply -k` and scaled a Deployment the HPA had grown back to 2.
+    expect([at(one('base/deployment.yaml'), 'spec', 'replicas'), at(hpa, 'spec', 'minReplicas'), at(keda, 'spec', 'minReplicaCount')]).to.deep.equal([undefined, 2, 2]);
     expect(list(keda, 'spec', 'triggers').map((t) => [str(t, 'type'), str(t, 'metadata', 'threshold')])).to.deep.equal([['prometheus', '4'], ['prometheus', '8']]);
   });
 
