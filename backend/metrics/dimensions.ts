@@ -36,3 +36,13 @@ export function describeDimensionValues(given: unknown): string {
     }
   }
 }
+
+/** `String(x)` for messages and keys; never throws (a Symbol, or an object whose toString throws). */
+export function show(x: unknown): string {
+  if (typeof x === 'string') return x;
+  try {
+    return x instanceof Error ? x.message : String(x);
+  } catch {
+    return '(unprintable value)';
+  }
+}

@@ -5,6 +5,7 @@
  */
 import type { MetricType } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
+import { show } from './dimensions.js';
 import { SilentMetric } from './worker-metric.js';
 import type { WorkerMetric } from './worker-metric.js';
 import type { WorkerMetricsApi } from './worker-metrics.js';
@@ -21,11 +22,11 @@ export class DisabledWorkerMetrics implements WorkerMetricsApi {
   setRequestIds(): void {}
 
   addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric {
-    return new SilentMetric(String(name), type ?? 'counter', String(unit), Array.isArray(dimensionNames) ? dimensionNames : []);
+    return new SilentMetric(show(name), type ?? 'counter', show(unit), Array.isArray(dimensionNames) ? dimensionNames : []);
   }
 
   getMetric(name: string, type?: MetricType): WorkerMetric {
-    return new SilentMetric(String(name), type ?? 'counter', '', []);
+    return new SilentMetric(show(name), type ?? 'counter', '', []);
   }
 
   addCounter(): void {}

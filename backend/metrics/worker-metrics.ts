@@ -11,7 +11,7 @@ import { declarationProblems } from '../../schema/config/declaration.js';
 import { DEFAULT_LIMITS } from '../../schema/config/normalize.js';
 import { DisabledWorkerMetrics } from './disabled-metrics.js';
 import { PointBuffer } from './point-buffer.js';
-import { describeDimensionValues } from './dimensions.js';
+import { describeDimensionValues, show } from './dimensions.js';
 import { LiveMetric, NoopMetric, SilentMetric } from './worker-metric.js';
 import type { MetricOwner, WorkerMetric } from './worker-metric.js';
 import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, convertUnit, isSizeUnit, isTimeUnit, mapUnit } from './units.js';
@@ -430,14 +430,4 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
 
 function describeNames(names: unknown): string {
   return Array.isArray(names) ? names.map(String).join(', ') : String(names);
-}
-
-/** `String(x)` for messages and keys; never throws (a Symbol, or an object whose toString throws). */
-export function show(x: unknown): string {
-  if (typeof x === 'string') return x;
-  try {
-    return x instanceof Error ? x.message : String(x);
-  } catch {
-    return '(unprintable value)';
-  }
 }

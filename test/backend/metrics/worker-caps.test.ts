@@ -74,6 +74,15 @@ describe('WorkerMetrics caps', () => {
     expect([sent, logs, wm.dropped]).to.deep.equal([[], [], {}]);
   });
 
+  it('should not throw with metrics off either: a Symbol name, a unit whose toString throws', () => {
+    // Regression: String(unit) threw out of addMetric into the handler.
+    const { wm } = setup(config(MODEL_SPECS), { enabled: false });
+    const badUnit = { toString: (): string => { throw new Error('toString'); } } as unknown as string;
+    const m = wm.addMetric(Symbol('s') as unknown as string, badUnit);
+    expect([m.name, m.unit]).to.deep.equal(['Symbol(s)', '(unprintable value)']);
+    expect(wm.getMetric(Symbol('t') as unknown as string).name).to.equal('Symbol(t)');
+  });
+
   it('should make a hidden metric a silent no-op: nothing sent, nothing counted', () => {
     const hidden = { ...spec('Old', 'counter', 'Count', []), hidden: true };
     const { wm, sent, logs } = setup(config([...MODEL_SPECS, hidden], { autoDetect: true }));
