@@ -83,9 +83,22 @@ function fail(file: string, findings: readonly Finding[]): LoadResult {
     const key = `${f.line}:${f.col}:${f.message}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    problems.push({ file, line: f.line, col: f.col, message: f.message });
+    problems.push({ file, line: f.line, col: f.col, message: oneLine(f.message) });
   }
   return { ok: false, problems: deepFreeze(problems) };
+}
+
+/** C0 and C1 controls, and the Unicode line and paragraph separators (by property: no raw control in the source). */
+const CONTROL = /[\p{Cc}\u2028\u2029]/gu;
+const NAMED_CONTROLS: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * A message quoting the file's own strings kept on one line: a control character is written as
+ * an escape (`\n`, `\u0000`), so a name holding a newline cannot split a problem in two or
+ * forge a `FILE:LINE:COL:` line of its own.
+ */
+function oneLine(message: string): string {
+  return message.replace(CONTROL, (c) => NAMED_CONTROLS[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function readError(err: unknown): string {

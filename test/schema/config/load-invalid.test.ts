@@ -97,6 +97,12 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   'yaml-syntax': [
     'yaml-syntax.yaml:5:6: YAML syntax error: bad indentation of a sequence entry; the file must be valid YAML',
   ],
+  // Regression: a newline in a quoted name split a problem over two lines, and could forge a third.
+  'control-characters': [
+    'control-characters.yaml:3:13: metric "x\\ny: z" in model_metrics.counter: name "x\\ny: z" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "x_y:_z"',
+    'control-characters.yaml:5:20: metric "x\\ny: z" in model_metrics.counter: dimension "a\\nfake.yaml:9:9: forged" is not a valid label name (use letters, digits and _, not starting with a digit), e.g. "a_fake_yaml_9_9__forged"',
+    'control-characters.yaml:5:48: metric "x\\ny: z" in model_metrics.counter: dimension "b\\u0000\\t\\u2028" is not a valid label name (use letters, digits and _, not starting with a digit), e.g. "b___"',
+  ],
   // Regression: these loaded, and promtool failed on the scrape: "second HELP line for metric name".
   'exposition-name-clash': [
     'exposition-name-clash.yaml:5:13: metric "Foo_total" in model_metrics.counter: its name "Foo_total" is also the OpenMetrics _total series of counter "Foo" (line 3) in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them',
