@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { defaultMetricsConfigPath, loadMetricsConfig, parseMetricsConfig } from '../../schema/config/load.js';
 import { loadYaml } from '../../schema/config/yaml-source.js';
@@ -31,6 +32,19 @@ describe('tsserve metrics rules', () => {
     expect(fs.readFileSync(RULES, 'utf8')).to.equal(text);
     const r = spawnSync(process.execPath, [BIN, 'metrics', 'rules'], { cwd: ROOT, encoding: 'utf8' });
     expect([r.status, r.stderr, r.stdout]).to.deep.equal([0, '', text]);
+  });
+
+  it('should write --out into a directory it creates, as dashboard --out does (it failed with ENOENT), and name a path it cannot write', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-rules-'));
+    try {
+      const out = path.join(dir, 'rules.d', 'tsserve.rules.yml');
+      const r = spawnSync(process.execPath, [BIN, 'metrics', 'rules', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+      expect([r.status, r.stderr, r.stdout, fs.readFileSync(out, 'utf8')]).to.deep.equal([0, '', `wrote ${out}\n`, renderRules(repoConfig())]);
+      const bad = spawnSync(process.execPath, [BIN, 'metrics', 'rules', '--out', path.join(dir, 'rules.d')], { cwd: ROOT, encoding: 'utf8' });
+      expect([bad.status, bad.stderr, bad.stdout]).to.deep.equal([1, `tsserve metrics rules: EISDIR: illegal operation on a directory, open '${path.join(dir, 'rules.d')}'\n`, '']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('should read back (YAML) as exactly the rule groups it was written from', () => {

@@ -58,6 +58,8 @@ export function run(sub: 'dashboard' | 'rules', argv: readonly string[]): Promis
       const text = renderRules(config);
       if (out === undefined) process.stdout.write(text);
       else {
+        // As `dashboard --out DIR` does: a missing directory is created (it was a bare ENOENT).
+        if (!fs.existsSync(path.dirname(out))) fs.mkdirSync(path.dirname(out), { recursive: true });
         fs.writeFileSync(out, text);
         process.stdout.write(`wrote ${out}\n`);
       }
