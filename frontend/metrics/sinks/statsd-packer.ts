@@ -31,10 +31,20 @@ export class DatagramPacker {
     private readonly flushMs: number,
     /** Sends one datagram; must not throw (the sink's send catches and counts). */
     private readonly out: (datagram: string) => void,
+    /**
+     * A line longer than LOOPBACK_DATAGRAM_BYTES is not sent but handed here: DogStatsD reads
+     * 8192 bytes of a datagram and parses the cut-off rest as a malformed packet. (A line between
+     * `maxBytes` and that goes alone: across a network it is fragmented, but read whole.)
+     */
+    private readonly tooLong: (line: string, bytes: number) => void = () => undefined,
   ) {}
 
   add(line: string): void {
     const n = utf8Bytes(line);
+    if (n > LOOPBACK_DATAGRAM_BYTES) {
+      this.tooLong(line, n);
+      return;
+    }
     if (this.bytes > 0 && this.bytes + 1 + n > this.maxBytes) this.flush();
     if (this.bytes === 0) {
       this.pending = line;

@@ -263,6 +263,9 @@ export class StatsdSink implements Sink {
       } catch (err) {
         this.sendFailed(err instanceof Error ? err : new Error(String(err)));
       }
+    }, (line, bytes) => {
+      const head = line.length > 60 ? `${line.slice(0, 60)}…` : line;
+      this.sendFailed(new Error(`a line of ${bytes} bytes (${head}) was not sent: it is longer than the ${LOOPBACK_DATAGRAM_BYTES} bytes a StatsD agent reads in one datagram (DogStatsD's dogstatsd_buffer_size)`));
     });
     this.send = (line: string): void => this.packer.add(line);
     this.dirty = new DirtyList(this.send, flushMs);

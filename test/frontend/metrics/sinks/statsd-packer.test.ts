@@ -26,6 +26,20 @@ describe('DatagramPacker', () => {
     expect(sent).to.deep.equal(['é:1|c', 'x:1|c', 'long_name:12345|c']);
   });
 
+  it('should hand a line over 8192 bytes to tooLong instead of sending it (DogStatsD would cut it), whatever maxBytes', () => {
+    // Regression: such a line went out alone; DogStatsD reads 8192 bytes and parsed the rest as a malformed packet.
+    const sent: string[] = [];
+    const refused: Array<[number, number]> = [];
+    const p = new DatagramPacker(1400, 60_000, (d) => sent.push(d), (line, bytes) => refused.push([line.length, bytes]));
+    p.add('a:1|c');
+    p.add(`b:1|c|#v:${'x'.repeat(8192 - 9)}`); // 8192 bytes: the most an agent reads, sent alone
+    p.add(`c:1|c|#v:${'é'.repeat(4092)}`); // 4101 characters, 8193 bytes in UTF-8: refused
+    p.add('d:1|c');
+    p.flush();
+    expect(sent.map((d) => d.length)).to.deep.equal([5, 8192, 5]);
+    expect(refused).to.deep.equal([[4101, 8193]]);
+  });
+
   it('should send what waits when the timer fires', async () => {
     let sent!: (d: string) => void;
     const first = new Promise<string>((resolve) => { sent = resolve; });

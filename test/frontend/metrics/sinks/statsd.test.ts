@@ -269,7 +269,7 @@ describe('StatsdSink with the real statsd daemon', () => {
     const fm = new FrontendMetrics(makeConfig([makeSpec('Big', 'counter', ['v']), makeSpec('Small', 'counter', [])], { modes: ['statsd', 'prometheus'], statsd: { prefix: 'ts.' } }), {
       logDir: dir, hostname: 'h1', statsd: { host: '127.0.0.1', port }, log: log.log, nowMs: () => now, statsdFlushMs: 10,
     });
-    // One line over the 65507-byte UDP limit: its datagram fails with EMSGSIZE, deterministically.
+    // One line over the 8192 bytes an agent reads in one datagram: never sent, counted at once.
     const huge = 'x'.repeat(70_000);
     const errors = async (): Promise<number | null> => {
       const line = (await fm.prometheusText(['tsserve_sink_errors_total'])).split('\n').find((l) => l.startsWith('tsserve_sink_errors_total{'));
@@ -280,7 +280,8 @@ describe('StatsdSink with the real statsd daemon', () => {
       let seen: number | null = null;
       await until(async () => (seen = await errors()) === n, { message: `tsserve_sink_errors_total at ${n}`, observe: () => seen });
     };
-    const first = `warn: statsd 127.0.0.1:${port}: Error sending hot-shots message: Error: send EMSGSIZE 127.0.0.1:${port}; every failed send is counted in tsserve_sink_errors_total{sink="statsd"}, and this warning repeats at most once every 60 s while sends fail`;
+    const tooLong = `a line of 70014 bytes (ts.Big:1|c|#v:${'x'.repeat(46)}…) was not sent: it is longer than the 8192 bytes a StatsD agent reads in one datagram (DogStatsD's dogstatsd_buffer_size)`;
+    const first = `warn: statsd 127.0.0.1:${port}: ${tooLong}; every failed send is counted in tsserve_sink_errors_total{sink="statsd"}, and this warning repeats at most once every 60 s while sends fail`;
     try {
       expect(await errors()).to.equal(null); // no series until a sink fails
       await failUntil(1);
@@ -294,7 +295,7 @@ describe('StatsdSink with the real statsd daemon', () => {
       await failUntil(3);
       expect(log.lines).to.deep.equal([
         first,
-        `warn: statsd 127.0.0.1:${port}: 2 sends failed since the last warning, latest: Error sending hot-shots message: Error: send EMSGSIZE 127.0.0.1:${port}`,
+        `warn: statsd 127.0.0.1:${port}: 2 sends failed since the last warning, latest: ${tooLong}`,
       ]);
       expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.equal([
         '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
