@@ -193,7 +193,7 @@ class DirtyList {
 class StatsdMetric implements SinkMetric {
   private readonly wire: StatsdWireType;
   /** The wire name, sanitized once for every series of the metric. */
-  private readonly name: string;
+  readonly wireName: string;
 
   constructor(
     private readonly spec: MetricSpec,
@@ -202,7 +202,7 @@ class StatsdMetric implements SinkMetric {
     private readonly config: StatsdConfig,
   ) {
     this.wire = statsdWireType(spec, config.histogramType);
-    this.name = sanitizeStatsdName(config.prefix + spec.name);
+    this.wireName = sanitizeStatsdName(config.prefix + spec.name);
   }
 
   bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
@@ -219,7 +219,7 @@ class StatsdMetric implements SinkMetric {
         tags.push(sanitizeStatsdTag(auto.names[i] as string, style) + sep + sanitizeStatsdTag(auto.values[i] as string, style));
       }
     }
-    const name = this.name;
+    const name = this.wireName;
     const head = style === 'telegraf' && tags.length > 0 ? `${name},${tags.join(',')}:` : `${name}:`;
     const code = this.wire.code;
     const tail = style === 'datadog' && tags.length > 0 ? `|${code}|#${tags.join(',')}` : `|${code}`;
@@ -242,6 +242,8 @@ export class StatsdSink implements Sink {
   private errorsSinceWarning = 0;
   private closing: Promise<void> | null = null;
   private readonly packer: DatagramPacker;
+  /** Metric names by the name they are sent under, to warn when two share one. */
+  private readonly wireNames = new Map<string, string>();
 
   constructor(private readonly opts: StatsdSinkOptions) {
     this.client = new StatsDClient({
@@ -273,7 +275,12 @@ export class StatsdSink implements Sink {
 
   metric(spec: MetricSpec): SinkMetric {
     if (spec.name === this.opts.ownErrorMetric) return NOOP_SINK_METRIC;
-    return new StatsdMetric(spec, this.send, this.dirty, this.opts.config);
+    const m = new StatsdMetric(spec, this.send, this.dirty, this.opts.config);
+    const other = this.wireNames.get(m.wireName);
+    // StatsD has no escaping: `job:rate` and `job_rate` both go as `job_rate`, and the agent adds them up.
+    if (other === undefined) this.wireNames.set(m.wireName, spec.name);
+    else this.opts.log('warn', `statsd: ${spec.name} and ${other} are both sent as ${m.wireName} (StatsD names cannot carry : | @ # , or spaces), so the agent mixes their datapoints; rename one`);
+    return m;
   }
 
   /**

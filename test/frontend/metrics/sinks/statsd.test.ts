@@ -183,6 +183,19 @@ describe('StatsdSink with the real statsd daemon', () => {
     expect(telegraf).to.deep.equal(['ts.job_requests_rate5m,m=m1:0.5|h']);
   });
 
+  it('should warn once when two metrics are sent under one StatsD name (job:rate and job_rate)', async () => {
+    // Regression: both went as ts.job_rate and the agent summed them, silently.
+    const log = captureLog();
+    const config = makeConfig([makeSpec('job:rate', 'counter', []), makeSpec('job_rate', 'counter', []), makeSpec('job|rate', 'gauge', [])],
+      { modes: ['statsd'], statsd: { prefix: 'ts.' } });
+    const fm = new FrontendMetrics(config, { logDir: dir, hostname: 'h1', statsd: { host: '127.0.0.1', port }, log: log.log });
+    await fm.close();
+    expect(log.lines).to.deep.equal([
+      'warn: statsd: job_rate and job:rate are both sent as ts.job_rate (StatsD names cannot carry : | @ # , or spaces), so the agent mixes their datapoints; rename one',
+      'warn: statsd: job|rate and job:rate are both sent as ts.job_rate (StatsD names cannot carry : | @ # , or spaces), so the agent mixes their datapoints; rename one',
+    ]);
+  });
+
   it('should send a seconds or microseconds observation as the decimal recorded, its point moved (0.0041 s is 4.1|ms)', async () => {
     // Regression: 0.0041 * 1000 went out as 4.1000000000000005|ms, 1.005 s as 1004.9999999999999|ms.
     const lines = await send(
