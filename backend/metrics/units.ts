@@ -1,5 +1,7 @@
 /** TorchServe's unit shorthands and the unit sets its helpers accept (metric_cache_abstract.py). */
 
+import { unitKind } from '../../schema/config/units.js';
+
 /** TorchServe's `Units` mapping; anything else passes through unchanged. */
 const UNIT_NAMES: Readonly<Record<string, string>> = Object.freeze({
   ms: 'Milliseconds',
@@ -57,13 +59,35 @@ const SIZE_BYTES: Readonly<Record<string, number>> = Object.freeze({
  */
 export function convertUnit(value: number, from: string, to: string): number | undefined {
   if (from === to) return value;
-  const ef = own(TIME_EXPONENT, from);
-  const et = own(TIME_EXPONENT, to);
+  const ef = timeExponent(from);
+  const et = timeExponent(to);
   if (ef !== undefined && et !== undefined) return shiftDecimal(value, ef - et);
   const f = own(SIZE_BYTES, from);
   const t = own(SIZE_BYTES, to);
   return f !== undefined && t !== undefined ? (value * f) / t : undefined;
 }
+
+/**
+ * A time unit as a power of ten of seconds, in any spelling the sinks know (`unitKind`: `sec`,
+ * `msec`, `µs`, `seconds`…, any case): a metric declared `unit: sec` took `addTime(5, 'ms')` as 5
+ * s, and StatsD then sent it as 5000 ms.
+ */
+function timeExponent(unit: string): number | undefined {
+  const exact = own(TIME_EXPONENT, unit);
+  if (exact !== undefined) return exact;
+  switch (unitKind(unit)) {
+    case 'seconds':
+      return 0;
+    case 'milliseconds':
+      return -3;
+    case 'microseconds':
+      return -6;
+    default:
+      return NANOSECONDS.test(unit.trim()) ? -9 : undefined;
+  }
+}
+
+const NANOSECONDS = /^(ns|nsec|nsecs|nanos|nanoseconds?)$/i;
 
 function own(table: Readonly<Record<string, number>>, key: string): number | undefined {
   return Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;

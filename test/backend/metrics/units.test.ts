@@ -25,6 +25,14 @@ describe('convertUnit', () => {
     expect(cases.map(([v, f, t]) => convertUnit(v, f, t))).to.deep.equal([43, 51, 1.234, 5, 1000, 0.000009, 0.0001, -43, 2, 1536, 102.4, undefined]);
   });
 
+  it('should know a time unit in every spelling the sinks know, so unit: sec takes addTime(5, \'ms\') as 0.005', () => {
+    // Regression: only ms/Milliseconds/s/Seconds/us/Microseconds matched; 5 ms on a `sec` metric stayed 5 (s), and StatsD sent 5000|ms.
+    const cases: Array<[number, string, string]> = [
+      [5, 'ms', 'sec'], [0.043, 's', 'msec'], [1.5, 'ms', 'µs'], [2, 's', 'seconds'], [7, 'ms', 'MILLISECONDS'], [3, 'ms', 'ns'], [3, 's', 'minutes'],
+    ];
+    expect(cases.map(([v, f, t]) => convertUnit(v, f, t))).to.deep.equal([0.005, 43, 1500, 2, 7, 3000000, undefined]);
+  });
+
   it('should give the written decimal for every thousandth from 0.001 to 1.999 between s, ms and us', () => {
     const off: string[] = [];
     for (let i = 1; i < 2000; i++) {

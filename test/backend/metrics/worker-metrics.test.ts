@@ -281,6 +281,16 @@ describe('WorkerMetrics', () => {
       expect(wm.dropped).to.deep.equal({});
     });
 
+    it('should convert to a metric declared in another spelling of a time unit (unit: sec, msec)', () => {
+      const sent: MetricsMessage[] = [];
+      const wm = new WorkerMetrics(config([spec('Sec', 'histogram', 'sec', []), spec('Msec', 'gauge', 'msec', [])]), {
+        modelName: 'mlp', send: (m) => sent.push(copy(m)), nowMs: () => 0 });
+      wm.addTime('Sec', 5, undefined, 'ms'); // 0.005 s, not 5 s
+      wm.addTime('Msec', 0.25, undefined, 's');
+      wm.flush();
+      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['Sec', 0.005], ['Msec', 250]]);
+    });
+
     it('should drop bad units as bad_unit with TorchServe messages and never throw', () => {
       const { wm, logs } = setup({ autoDetect: true });
       wm.addTime('T', 1, undefined, 'ns' as 'ms');
