@@ -62,10 +62,22 @@ export function convertUnit(value: number, from: string, to: string): number | u
   const ef = timeExponent(from);
   const et = timeExponent(to);
   if (ef !== undefined && et !== undefined) return shiftDecimal(value, ef - et);
-  const f = own(SIZE_BYTES, from);
-  const t = own(SIZE_BYTES, to);
+  const f = sizeBytes(from);
+  const t = sizeBytes(to);
   return f !== undefined && t !== undefined ? (value * f) / t : undefined;
 }
+
+/** Bytes per size unit in any case and spelling the sinks know (`KB`, `KiB`, `megabytes`…). */
+function sizeBytes(unit: string): number | undefined {
+  const exact = own(SIZE_BYTES, unit);
+  if (exact !== undefined) return exact;
+  const m = SIZE_SPELLING.exec(unit.trim());
+  if (m === null) return undefined;
+  const power = m[1] === undefined ? 0 : 'kmgt'.indexOf((m[1] as string).charAt(0).toLowerCase()) + 1;
+  return 1024 ** power;
+}
+
+const SIZE_SPELLING = /^(?:(k|ki|kilo|m|mi|mega|g|gi|giga|t|ti|tera)(?:b|bytes?)|b|bytes?)$/i;
 
 /**
  * A time unit as a power of ten of seconds, in any spelling the sinks know (`unitKind`: `sec`,

@@ -33,6 +33,12 @@ describe('convertUnit', () => {
     expect(cases.map(([v, f, t]) => convertUnit(v, f, t))).to.deep.equal([0.005, 43, 1500, 2, 7, 3000000, undefined]);
   });
 
+  it('should know a size unit in any case and spelling (KB, KiB, megabytes), 1024-based as TorchServe', () => {
+    // Regression: addSize(2, 'MB') on a metric declared `unit: KB` recorded 2.
+    const cases: Array<[number, string, string]> = [[2, 'MB', 'KB'], [2, 'MB', 'KiB'], [512, 'kB', 'megabytes'], [3, 'MB', 'bytes'], [1, 'MB', 'kbit']];
+    expect(cases.map(([v, f, t]) => convertUnit(v, f, t))).to.deep.equal([2048, 2048, 0.5, 3145728, undefined]);
+  });
+
   it('should give the written decimal for every thousandth from 0.001 to 1.999 between s, ms and us', () => {
     const off: string[] = [];
     for (let i = 1; i < 2000; i++) {
