@@ -71,6 +71,8 @@ class LiveSeries implements BoundSeries {
     }
     if (requestId === undefined || requestId === null || requestId === '') this.buffer.push(this.id, value);
     else if (typeof requestId === 'string') this.buffer.pushWithRequest(this.id, value, requestId);
+    // A number is written as TorchServe's Python writes it (String() of a number cannot throw).
+    else if (typeof requestId === 'number' || typeof requestId === 'bigint') this.buffer.pushWithRequest(this.id, value, String(requestId));
     // Not String(): an object's toString may throw into the handler; the frontend drops these too.
     else this.owner.drop('bad_request_id', this.metric, `request id ${typeof requestId} is not a string`);
   }

@@ -235,8 +235,10 @@ describe('WorkerMetrics', () => {
       ];
       for (const call of calls) expect(call).to.not.throw();
       wm.getMetric('HandlerTime').addOrUpdate(3, ['mlp', 'Model'], 'req-1');
+      // A numeric id is written as Python's str() of it would be, not dropped.
+      wm.getMetric('HandlerTime').addOrUpdate(4, ['mlp', 'Model'], 17 as unknown as string);
       wm.flush();
-      expect(points(sent).map((p) => [p[0], p[1], p[2], p[3]])).to.deep.equal([['HandlerTime', ['mlp', 'Model'], 3, 'req-1']]);
+      expect(points(sent).map((p) => [p[0], p[1], p[2], p[3]])).to.deep.equal([['HandlerTime', ['mlp', 'Model'], 3, 'req-1'], ['HandlerTime', ['mlp', 'Model'], 4, '17']]);
       expect(wm.dropped).to.deep.equal({ unknown_metric: 1, bad_unit: 1, bad_dimensions: 5, bad_request_id: 1 });
       expect(logs).to.deep.equal([
         "[METRICS]Metric of type 'counter' and name 'Symbol(s)' doesn't exist; its datapoints are dropped and counted as unknown_metric",
