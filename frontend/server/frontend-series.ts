@@ -104,7 +104,6 @@ export class FrontendSeries {
     return bindOrNoop(this.metrics, name, dims);
   }
 
-  /** Records `WorkerLoadTime` for one worker load. */
   /** `tsserve_worker_restarts_total` of one model (a self-metric). */
   workerRestarts(modelName: string): SeriesHandle {
     return bindOrNoop(this.metrics, 'tsserve_worker_restarts_total', { model_name: modelName });
@@ -122,8 +121,9 @@ export class FrontendSeries {
     return bindOrNoop(this.metrics, 'tsserve_front_restarts_total', {});
   }
 
+  /** Records `WorkerLoadTime` for one worker load, to the microsecond (a clock difference such as 37.90763000000001 is noise past it). */
   workerLoaded(workerName: string, loadTimeMs: number): void {
-    bindOrNoop(this.metrics, 'WorkerLoadTime', { WorkerName: workerName, Level: 'Host' }).record(loadTimeMs);
+    bindOrNoop(this.metrics, 'WorkerLoadTime', { WorkerName: workerName, Level: 'Host' }).record(Math.round(loadTimeMs * 1000) / 1000);
   }
 
   /** Counts one HTTP response in Requests2XX/4XX/5XX; 1xx and 3xx count in none. */

@@ -58,6 +58,14 @@ describe('FrontendSeries.countResponse', () => {
   });
 });
 
+describe('FrontendSeries.workerLoaded', () => {
+  it('should record a worker load time to the microsecond, without the float noise of a clock difference', () => {
+    const m = new RecordingMetrics([spec('WorkerLoadTime', 'gauge', ['WorkerName', 'Level'])]);
+    new FrontendSeries(m).workerLoaded('W-9000-mlp_1.0', 37.90763000000001);
+    expect(m.records).to.deep.equal(['WorkerLoadTime{"WorkerName":"W-9000-mlp_1.0","Level":"Host"} 37.908']);
+  });
+});
+
 /** The requests both tests make: management without, with the wrong and with the right key; ping; a prediction; a body over the limit. */
 async function exercise(server: RunningServer, keys: { management: { key: string }; inference: { key: string } }): Promise<Array<{ status: number; body: unknown }>> {
   const auth = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
