@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
@@ -42,6 +43,22 @@ describe('tsserve CLI', function () {
       '  --log-level VALUE               trace|debug|info|warn|error|fatal|silent: least level written to ts_log.log and the console (default info)',
       '  --log-stats-interval VALUE      seconds between the generation engines\' stat lines (0: 10) (default 10)',
     ]);
+  });
+
+  it('should refuse a --log-dir it cannot create with one line and exit 1, not a stack trace', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-cli-'));
+    try {
+      const file = path.join(dir, 'file');
+      fs.writeFileSync(file, '');
+      const store = path.join(dir, 'store');
+      fs.mkdirSync(store);
+      expect(tsserve('start', '--model-store', store, '--log-dir', file)).to.deep.equal({ code: 1, stdout: '', stderr: `tsserve start: --log-dir: ${file} exists and is not a directory\n` });
+      expect(tsserve('start', '--model-store', store, '--log-dir', path.join(file, 'logs'))).to.deep.equal({
+        code: 1, stdout: '', stderr: `tsserve start: --log-dir: cannot write logs in ${path.join(file, 'logs')}: ENOTDIR: not a directory, mkdir '${path.join(file, 'logs')}'\n`,
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('should refuse an unknown flag with exit 2, naming the nearest known flag', () => {

@@ -144,10 +144,20 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const logDir = path.resolve(opts.logDir);
-  fs.mkdirSync(logDir, { recursive: true });
-
-  // The one logger of this process; everything below logs through it or a child of it.
-  const logger = createServerLogger({ level: opts.logLevel, logDir });
+  // A log directory that cannot be made is a refusal like the others: one line, not a stack.
+  if (fs.existsSync(logDir) && !fs.statSync(logDir).isDirectory()) {
+    process.stderr.write(`tsserve start: --log-dir: ${logDir} exists and is not a directory\n`);
+    return 1;
+  }
+  let logger: ReturnType<typeof createServerLogger>;
+  try {
+    fs.mkdirSync(logDir, { recursive: true });
+    // The one logger of this process; everything below logs through it or a child of it.
+    logger = createServerLogger({ level: opts.logLevel, logDir });
+  } catch (e) {
+    process.stderr.write(`tsserve start: --log-dir: cannot write logs in ${logDir}: ${(e as Error).message}\n`);
+    return 1;
+  }
   // A crash of the frontend itself is the last record of ts_log.log (written synchronously).
   const onCrash = (err: unknown): void => {
     logger.log.fatal(`uncaught exception: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
