@@ -45,7 +45,7 @@ describe('tsserve CLI', function () {
     ]);
   });
 
-  it('should refuse a --log-dir it cannot create with one line and exit 1, not a stack trace', () => {
+  it('should refuse a --log-dir it cannot create and a --model-store that is a file with one line and exit 1, not a stack trace or a log line', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-cli-'));
     try {
       const file = path.join(dir, 'file');
@@ -53,6 +53,8 @@ describe('tsserve CLI', function () {
       const store = path.join(dir, 'store');
       fs.mkdirSync(store);
       expect(tsserve('start', '--model-store', store, '--log-dir', file)).to.deep.equal({ code: 1, stdout: '', stderr: `tsserve start: --log-dir: ${file} exists and is not a directory\n` });
+      // A file as the store: refused before anything binds (it bound the three listeners, then logged ENOTDIR from scandir).
+      expect(tsserve('start', '--model-store', file, '--log-dir', path.join(dir, 'logs'))).to.deep.equal({ code: 1, stdout: '', stderr: `tsserve start: --model-store: ${file} exists and is not a directory\n` });
       expect(tsserve('start', '--model-store', store, '--log-dir', path.join(file, 'logs'))).to.deep.equal({
         code: 1, stdout: '', stderr: `tsserve start: --log-dir: cannot write logs in ${path.join(file, 'logs')}: ENOTDIR: not a directory, mkdir '${path.join(file, 'logs')}'\n`,
       });

@@ -143,6 +143,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve start: --model-store: directory ${storeDir} does not exist (generate one with: tsserve models generate ${opts.modelStore})\n`);
     return 1;
   }
+  if (fs.existsSync(storeDir) && !fs.statSync(storeDir).isDirectory()) {
+    process.stderr.write(`tsserve start: --model-store: ${storeDir} exists and is not a directory\n`);
+    return 1;
+  }
   const logDir = path.resolve(opts.logDir);
   // A log directory that cannot be made is a refusal like the others: one line, not a stack.
   if (fs.existsSync(logDir) && !fs.statSync(logDir).isDirectory()) {
