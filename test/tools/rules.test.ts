@@ -79,6 +79,13 @@ describe('tsserve metrics rules', () => {
     ]);
   });
 
+  it('should alert on a restart from the instance\'s earliest process start time (with --api-server-count 2 each series has a pid and changes() never fired)', () => {
+    const rules = ruleGroups(repoConfig()).flatMap((g) => g.rules);
+    const record = rules.find((x) => 'record' in x && x.record === 'instance_job:process_start_time_seconds:min');
+    const alert = rules.find((x) => 'alert' in x && x.alert === 'TsserveRestarted');
+    expect([record?.expr, alert?.expr]).to.deep.equal(['min by (instance, job) (process_start_time_seconds)', 'changes(instance_job:process_start_time_seconds:min[15m]) > 0']);
+  });
+
   it("should follow the yaml's names: vLLM's names rename the rules, a family left out drops them", () => {
     let text = fs.readFileSync(defaultMetricsConfigPath(), 'utf8');
     text = text.replaceAll('name: ts_time_to_first_token_seconds', 'name: vllm:time_to_first_token_seconds');

@@ -231,7 +231,12 @@ export function ruleGroups(config: MetricsConfig): RuleGroup[] {
   servingAlerts(serving, alerts);
   generationAlerts(f, generation, alerts);
   pipelineAlerts(alerts);
-  alerts.push(alert('TsserveRestarted', 'changes(process_start_time_seconds[15m]) > 0', '0m', 'warning',
+  // With --api-server-count N > 1 every process's series carries its pid, so a restart starts
+  // new series and changes() on each saw none; the primary started first, so the instance's
+  // minimum is its start time, with or without pid labels.
+  const started = 'instance_job:process_start_time_seconds:min';
+  records.push({ record: started, expr: 'min by (instance, job) (process_start_time_seconds)' });
+  alerts.push(alert('TsserveRestarted', `changes(${started}[15m]) > 0`, '0m', 'warning',
     'tsserve on {{ $labels.instance }} restarted',
     'The frontend process started again in the last 15 minutes (process_start_time_seconds changed): in-flight requests of a crash were lost, counters restarted from zero (rate() handles that). Runbook: look at the previous run\'s ts_log.log and the supervisor (systemd, Kubernetes) for the exit reason.'));
   return [{ name: 'tsserve.records', rules: records }, { name: 'tsserve.alerts', rules: alerts }];
