@@ -1,6 +1,6 @@
 /** The `tsserve` command line as a user runs it: help, version, unknown flags (bin/tsserve.js). */
 import { expect } from 'chai';
-import { spawnSync } from 'child_process';
+import { spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -58,6 +58,27 @@ describe('tsserve CLI', function () {
       expect(tsserve('start', '--model-store', store, '--log-dir', path.join(file, 'logs'))).to.deep.equal({
         code: 1, stdout: '', stderr: `tsserve start: --log-dir: cannot write logs in ${path.join(file, 'logs')}: ENOTDIR: not a directory, mkdir '${path.join(file, 'logs')}'\n`,
       });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should warn that --statsd-address is not used when the metrics mode has no statsd (it was silently ignored)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-cli-'));
+    try {
+      fs.mkdirSync(path.join(dir, 'store'));
+      const any = 'http://127.0.0.1:0';
+      const proc = spawn(process.execPath, [CLI, 'start', '--model-store', path.join(dir, 'store'), '--log-dir', path.join(dir, 'logs'), '--disable-system-metrics',
+        '--inference-address', any, '--management-address', any, '--metrics-address', any, '--statsd-address', '127.0.0.1:9'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+      await new Promise<void>((resolve) => proc.stdout.on('data', (d: Buffer) => { out += d.toString(); if (out.includes('Model server started.')) resolve(); }));
+      proc.kill('SIGTERM');
+      expect(await exited).to.equal(0);
+      const records = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: string; msg: string });
+      expect(records.filter((r) => r.level !== 'info').map((r) => [r.level, r.msg])).to.deep.equal([
+        ['warn', '--statsd-address 127.0.0.1:9 is not used: the metrics mode is tslog,prometheus (add statsd to --metrics-mode to send there)'],
+      ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

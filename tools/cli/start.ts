@@ -268,6 +268,10 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
 
   const activeModes = metrics.modes.length === 0 ? 'off' : metrics.modes.join(',');
   log.info(`Metrics config: ${configFile}; metrics mode: ${activeModes}${metrics.modes.includes('tslog') ? `; metric logs in ${logDir}` : ''}${metrics.modes.includes('statsd') ? `; statsd ${statsd ? `${statsd.host}:${statsd.port}` : `${config.statsd.host}:${config.statsd.port}`}` : ''}`);
+  // An address for a sink that is off sends nothing; say so rather than look configured.
+  if (statsd !== undefined && !metrics.modes.includes('statsd')) {
+    log.warn(`--statsd-address ${statsd.host}:${statsd.port} is not used: the metrics mode is ${activeModes} (add statsd to --metrics-mode to send there)`);
+  }
   log.info(`System metrics: ${system === null ? 'off' : `every ${opts.metricTimeInterval} s`}`);
   log.info(`Model store: ${store}; models: ${server.manager.list().map((m) => m.config.name).join(', ') || '(none)'}`);
   log.info(`Workers: at most ${maxWorkers} over all models (--max-workers); model load timeout ${opts.modelLoadTimeout > 0 ? `${opts.modelLoadTimeout} s` : 'none'}; shutdown timeout ${opts.shutdownTimeout > 0 ? `${opts.shutdownTimeout} s` : 'none'}`);
