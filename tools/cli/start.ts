@@ -29,7 +29,7 @@ import type { AccessLog, Log } from '../../frontend/log/log.js';
 import { levelCallback } from '../../frontend/log/log.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
 import type { StartOptions } from '../../frontend/server/start-options.js';
-import { generateStore } from '../models/store.js';
+import { generateNewStore } from '../models/store.js';
 import type { ForeignFamily } from '../../frontend/metrics/exposition/foreign-family.js';
 
 /** `--metrics-mode` value → modes; `off`/`none` → no sinks at all (metrics switched off). */
@@ -75,7 +75,7 @@ async function ensureStore(dir: string, log: Log): Promise<string | null> {
   if (fs.existsSync(dir)) return dir;
   log.info(`model store ${dir} is missing: generating the demo store (tsserve models generate)`);
   try {
-    const r = await generateStore(dir, { log: (line) => log.info(line) });
+    const r = await generateNewStore(dir, { log: (line) => log.info(line) });
     log.info(`model store ${dir}: ${r.written.length} written, ${r.skipped.length} kept`);
     return dir;
   } catch (e) {

@@ -61,3 +61,23 @@ export async function generateStore(dir: string, opts: GenerateStoreOptions = {}
   }
   return { written, skipped };
 }
+
+/**
+ * Writes a whole new store at `dir` (which must not exist): into a temporary sibling, renamed
+ * into place once every model is written. `tsserve start` generates its missing default store
+ * so; written in place, a first run stopped with Ctrl-C left a store of the first few models,
+ * which every later start took as complete and served without the others.
+ */
+export async function generateNewStore(dir: string, opts: GenerateStoreOptions = {}): Promise<GenerateStoreResult> {
+  const root = resolve(dir);
+  const tmp = `${root}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  try {
+    const r = await generateStore(tmp, opts);
+    renameSync(tmp, root);
+    return r;
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
-import { generateStore } from '../../../tools/models/store.js';
+import { generateNewStore, generateStore } from '../../../tools/models/store.js';
 import type { StoreModel } from '../../../tools/models/store-model.js';
 import { MLP_HEAVY_MODEL } from '../../../tools/models/demo-models.js';
 import { STORE_MODELS } from '../../../tools/models/store-models.js';
@@ -96,5 +96,29 @@ describe('tools/models/store', function () {
     await generateStore(dir, { models: [MLP_HEAVY_MODEL] });
     const cfg = load(readFileSync(join(dir, 'mlp-heavy', 'model-config.yaml'), 'utf8'));
     expect(cfg).to.deep.equal({ handler: 'onnx', model: 'model.onnx', batchSize: 32, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 1, responseTimeout: 60, threads: 1 });
+  });
+});
+
+describe('generateNewStore', () => {
+  const models = (failAt: string | null): StoreModel[] => ['a', 'b', 'c'].map((name) => ({
+    name, summary: name,
+    write: (dir: string): void => {
+      if (name === failAt) throw new Error(`${name}: interrupted`);
+      writeFileSync(join(dir, 'model-config.yaml'), `handler: onnx # ${name}\n`);
+    },
+  }));
+
+  it('should leave no store at all when a model fails midway, so the next start generates it whole (a stopped first run left a store of the first models)', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'tsserve-newstore-'));
+    try {
+      const dir = join(parent, 'model-store');
+      let failure = '';
+      await generateNewStore(dir, { models: models('c') }).catch((e: Error) => { failure = e.message; });
+      expect([failure, readdirSync(parent)]).to.deep.equal(['c: interrupted', []]);
+      const r = await generateNewStore(dir, { models: models(null) });
+      expect([r.written, readdirSync(parent), readdirSync(dir)]).to.deep.equal([['a', 'b', 'c'], ['model-store'], ['a', 'b', 'c']]);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 });
