@@ -117,6 +117,12 @@ describe('tsserve metrics dashboard', () => {
     expect([rules.status, rules.stderr]).to.deep.equal([1, "tsserve metrics rules: ENOTDIR: not a directory, open 'package.json/x.yml'\n"]);
   });
 
+  it('should name each frontend process in the process panels\' legends by its pid (with --api-server-count 2 all lines of an instance had one name)', () => {
+    const serving = dashboards(REPO_YAML)['tsserve-serving.json']!;
+    expect(['Frontend CPU (cores)', 'Frontend resident memory', 'Event loop lag p99'].map((t) => [t, (panel(serving, t).targets as ReadonlyArray<{ legendFormat?: string }>).map((q) => q.legendFormat)]))
+      .to.deep.equal([['Frontend CPU (cores)', ['{{instance}} {{pid}}']], ['Frontend resident memory', ['{{instance}} {{pid}}']], ['Event loop lag p99', ['{{instance}} {{pid}}']]]);
+  });
+
   it("should be Grafana's classic dashboard model: schemaVersion 41, the DS_PROMETHEUS datasource variable on every panel and query, unique ids, a 24-column grid", () => {
     for (const d of Object.values(dashboards(REPO_YAML))) {
       expect(d.schemaVersion).to.equal(41);

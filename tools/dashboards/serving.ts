@@ -99,12 +99,15 @@ function http(b: DashboardBuilder): PanelSpec[] {
 }
 
 function processPanels(): PanelSpec[] {
-  // prom-client's runtime metrics: not declared in metrics.yaml, so named here.
+  // prom-client's runtime metrics: not declared in metrics.yaml, so named here. With
+  // --api-server-count above 1 each process's series carries its pid: the legend names it, or
+  // every line of an instance had the same name.
   const i = '{instance=~"$instance"}';
+  const legend = '{{instance}} {{pid}}';
   return [
-    { type: 'timeseries', title: 'Frontend CPU (cores)', description: 'CPU seconds per second of the frontend process (process_cpu_seconds_total).', unit: 'short', queries: [{ expr: `rate(process_cpu_seconds_total${i}[$__rate_interval])`, legend: '{{instance}}' }] },
-    { type: 'timeseries', title: 'Frontend resident memory', description: 'Resident set size of the frontend process (process_resident_memory_bytes).', unit: 'bytes', queries: [{ expr: `process_resident_memory_bytes${i}`, legend: '{{instance}}' }] },
-    { type: 'timeseries', title: 'Event loop lag p99', description: 'p99 event-loop lag of the frontend process (nodejs_eventloop_lag_p99_seconds): high values delay every request.', unit: 's', queries: [{ expr: `nodejs_eventloop_lag_p99_seconds${i}`, legend: '{{instance}}' }] },
+    { type: 'timeseries', title: 'Frontend CPU (cores)', description: 'CPU seconds per second of the frontend process (process_cpu_seconds_total).', unit: 'short', queries: [{ expr: `rate(process_cpu_seconds_total${i}[$__rate_interval])`, legend }] },
+    { type: 'timeseries', title: 'Frontend resident memory', description: 'Resident set size of the frontend process (process_resident_memory_bytes).', unit: 'bytes', queries: [{ expr: `process_resident_memory_bytes${i}`, legend }] },
+    { type: 'timeseries', title: 'Event loop lag p99', description: 'p99 event-loop lag of the frontend process (nodejs_eventloop_lag_p99_seconds): high values delay every request.', unit: 's', queries: [{ expr: `nodejs_eventloop_lag_p99_seconds${i}`, legend }] },
   ];
 }
 
