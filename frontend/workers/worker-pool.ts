@@ -224,6 +224,11 @@ export class WorkerPool extends EventEmitter {
         this.emit('idle');
       },
       (err: Error) => {
+        // Stopped on purpose (shutdown, scale-down) before it loaded: not a load failure.
+        if (this.stopping || this.retiring.has(w)) {
+          log.info(`worker ${w.id} was stopped before it loaded`);
+          return;
+        }
         this.lastErrorValue = err.message;
         this.loadFailed = true;
         log.error(err.message);
