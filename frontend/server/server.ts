@@ -149,8 +149,16 @@ function listen(app: Listener, addr: ListenAddress, name: string, access: Access
     deferContinue(server);
     server.on('request', app);
     server.keepAliveTimeout = 65_000;
-    server.once('error', reject);
-    server.listen(addr.port, addr.host, () => { server.off('error', reject); resolve(server); });
+    // A bind failure names the listener and its flag (node's 'listen EADDRINUSE: address already in use' names neither).
+    const failed = (e: NodeJS.ErrnoException): void => {
+      const why = e.code === 'EADDRINUSE' ? 'the address is already in use'
+        : e.code === 'EACCES' ? 'permission denied (a port below 1024 needs privileges)'
+          : e.code === 'EADDRNOTAVAIL' ? 'no interface of this machine has that address'
+            : e.message;
+      reject(new Error(`${name} listener ${formatAddress(addr)} (--${name}-address): ${why}`));
+    };
+    server.once('error', failed);
+    server.listen(addr.port, addr.host, () => { server.off('error', failed); resolve(server); });
   });
 }
 

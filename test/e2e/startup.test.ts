@@ -2,8 +2,9 @@
 import { expect } from 'chai';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as net from 'net';
 import * as path from 'path';
-import { CLI, tempDir } from './harness.js';
+import { CLI, freePort, tempDir } from './harness.js';
 
 describe('tsserve start (start-up checks)', function () {
   this.timeout(60_000);
@@ -22,6 +23,22 @@ describe('tsserve start (start-up checks)', function () {
       `${bad}:7:13: metric "Dup" in ts_metrics.counter: name already used by the metric in ts_metrics.counter at line 5; names must be unique across the file (any section, any type), rename one`,
       '',
     ].join('\n'));
+  });
+
+  it('should name the listener and its flag when its address is taken, and exit 1', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      const [mgmt, met] = [await freePort(), await freePort()];
+      // The bind fails in the kernel, so the blocked event loop of spawnSync does not matter.
+      const r = spawnSync(process.execPath, [CLI, 'start', '--model-store', dir, '--log-dir', dir, '--inference-address', `127.0.0.1:${port}`,
+        '--management-address', `127.0.0.1:${mgmt}`, '--metrics-address', `127.0.0.1:${met}`], { encoding: 'utf8' });
+      expect(r.status).to.equal(1);
+      expect(r.stdout).to.contain(`"msg":"tsserve start: inference listener http://127.0.0.1:${port} (--inference-address): the address is already in use"`);
+    } finally {
+      taken.close();
+    }
   });
 
   it('should refuse an explicit --model-store that does not exist', () => {
