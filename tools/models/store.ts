@@ -3,8 +3,8 @@
  * temporary sibling and renamed into place, so an interrupted run never leaves a half model.
  * Deterministic: the same run twice writes byte-identical files.
  */
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { StoreModel } from './store-model.js';
 import { STORE_MODELS } from './store-models.js';
 
@@ -71,6 +71,7 @@ export async function generateStore(dir: string, opts: GenerateStoreOptions = {}
 export async function generateNewStore(dir: string, opts: GenerateStoreOptions = {}): Promise<GenerateStoreResult> {
   const root = resolve(dir);
   const tmp = `${root}.tmp-${process.pid}`;
+  removeAbandoned(root);
   rmSync(tmp, { recursive: true, force: true });
   try {
     const r = await generateStore(tmp, opts);
@@ -79,5 +80,31 @@ export async function generateNewStore(dir: string, opts: GenerateStoreOptions =
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
     throw err;
+  }
+}
+
+/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the `<store>.tmp-PID` directories of earlier runs that were stopped mid-generation (their process is gone). */
+function removeAbandoned(root: string): void {
+  const prefix = `${basename(root)}.tmp-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(root));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) rmSync(join(dirname(root), name), { recursive: true, force: true });
   }
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -115,7 +115,13 @@ describe('generateNewStore', () => {
       let failure = '';
       await generateNewStore(dir, { models: models('c') }).catch((e: Error) => { failure = e.message; });
       expect([failure, readdirSync(parent)]).to.deep.equal(['c: interrupted', []]);
+      // What a first run stopped with Ctrl-C leaves (its process gone), and one still generating.
+      const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+      mkdirSync(join(parent, `model-store.tmp-${gone}`));
+      mkdirSync(join(parent, `model-store.tmp-${process.ppid}`));
       const r = await generateNewStore(dir, { models: models(null) });
+      expect(readdirSync(parent).sort()).to.deep.equal(['model-store', `model-store.tmp-${process.ppid}`]);
+      rmSync(join(parent, `model-store.tmp-${process.ppid}`), { recursive: true });
       expect([r.written, readdirSync(parent), readdirSync(dir)]).to.deep.equal([['a', 'b', 'c'], ['model-store'], ['a', 'b', 'c']]);
     } finally {
       rmSync(parent, { recursive: true, force: true });
