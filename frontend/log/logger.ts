@@ -10,7 +10,8 @@
  *   which is what a container's log collector reads; written asynchronously, flushed at exit;
  * - `<log-dir>/access_log.log`: one JSON line per response, asynchronous with a bounded buffer,
  *   written in 8 KiB blocks or every 200 ms: when the disk cannot keep up, lines are dropped and
- *   counted rather than blocking requests.
+ *   counted rather than blocking requests. Rotated by size as the metric logs are (log4j's
+ *   RollingFile in TorchServe): past 100 MiB it becomes `.1`, older ones move up, `.5` goes.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -25,6 +26,11 @@ export const ACCESS_LOG_FILE = 'access_log.log';
 
 /** Default bound on the access log's unwritten bytes. */
 export const ACCESS_BUFFER_BYTES = 16 * 1024 * 1024;
+
+/** The access log is rotated when the next line would take it past this many bytes… */
+export const ACCESS_MAX_BYTES = 100 * 1024 * 1024;
+/** …keeping this many rotated files (`.1` newest). */
+export const ACCESS_KEEP = 5;
 
 /** The access log is written in blocks of at least this many bytes… */
 export const ACCESS_WRITE_BYTES = 8 * 1024;
@@ -42,6 +48,8 @@ export interface ServerLoggerOptions {
   readonly nowMs?: () => number;
   /** Bound on the access log's unwritten bytes (default 16 MiB). */
   readonly accessBufferBytes?: number;
+  /** Access log rotation (default ACCESS_MAX_BYTES, ACCESS_KEEP). */
+  readonly accessRotation?: { readonly maxBytes: number; readonly keep: number };
 }
 
 /** The server's loggers and their lifecycle. */
@@ -108,13 +116,44 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
   // Opened here, synchronously, so flush() at exit can write even the first lines.
   // Lines are written in blocks of ACCESS_WRITE_BYTES (or every ACCESS_FLUSH_MS when quieter):
   // one write per line cost a request about 7 µs of the event loop under load.
-  const accessDest = quiet(pino.destination({
-    dest: fs.openSync(path.join(opts.logDir, ACCESS_LOG_FILE), 'a'), sync: false,
-    minLength: ACCESS_WRITE_BYTES,
-    maxLength: opts.accessBufferBytes ?? ACCESS_BUFFER_BYTES,
-  })) as Flushable & { flush(): void };
-  accessDest.on('drop', () => { dropped++; });
+  const accessPath = path.join(opts.logDir, ACCESS_LOG_FILE);
+  const rotation = opts.accessRotation ?? { maxBytes: ACCESS_MAX_BYTES, keep: ACCESS_KEEP };
+  const openAccess = (): Flushable & { flush(): void } => {
+    const d = quiet(pino.destination({
+      dest: fs.openSync(accessPath, 'a'), sync: false,
+      minLength: ACCESS_WRITE_BYTES,
+      maxLength: opts.accessBufferBytes ?? ACCESS_BUFFER_BYTES,
+    })) as Flushable & { flush(): void };
+    d.on('drop', () => { dropped++; });
+    return d;
+  };
+  let accessDest = openAccess();
   files.push(accessDest);
+  let accessBytes = 0;
+  try { accessBytes = fs.statSync(accessPath).size; } catch { /* just created */ }
+  // The old writer keeps its descriptor, so what it still holds lands in `.1`, the file it now
+  // names; the new one opens a fresh access_log.log. Synchronous renames: one per 100 MiB.
+  const rotateAccess = (): void => {
+    try {
+      if (rotation.keep <= 0) fs.rmSync(accessPath, { force: true });
+      else {
+        fs.rmSync(`${accessPath}.${rotation.keep}`, { force: true });
+        for (let i = rotation.keep - 1; i >= 1; i--) {
+          try { fs.renameSync(`${accessPath}.${i}`, `${accessPath}.${i + 1}`); } catch { /* no such file yet */ }
+        }
+        fs.renameSync(accessPath, `${accessPath}.1`);
+      }
+      const old = accessDest;
+      accessDest = openAccess();
+      files.splice(files.indexOf(old), 1, accessDest);
+      old.end();
+      accessBytes = 0;
+    } catch (e) {
+      // Keep writing to the file we have; try again at the next line past the bound.
+      root.warn(`access log: rotating ${ACCESS_LOG_FILE} failed: ${String(e)}`);
+      accessBytes = 0;
+    }
+  };
   // Only when a line came since the last tick: sonic-boom's flush() writes even an empty buffer.
   let accessWaiting = false;
   const accessTimer = setInterval(() => {
@@ -136,7 +175,11 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
     // An access line has no level, pid or hostname: one JSON object straight to its destination.
     access: (r) => {
       if (state.closed) return;
-      accessDest.write(`${JSON.stringify({ time: new Date(now()).toISOString(), ...r })}\n`);
+      const line = `${JSON.stringify({ time: new Date(now()).toISOString(), ...r })}\n`;
+      const bytes = Buffer.byteLength(line);
+      if (accessBytes > 0 && accessBytes + bytes > rotation.maxBytes) rotateAccess();
+      accessDest.write(line);
+      accessBytes += bytes;
       accessWaiting = true;
     },
     accessDropped: () => dropped,

@@ -56,6 +56,22 @@ describe('createServerLogger', () => {
     expect(logger.accessDropped()).to.equal(0);
   });
 
+  it('should rotate access_log.log by size, keeping .1 (newest) to .keep and no line split across files', async () => {
+    const record = (i: number) => ({ listener: 'inference', port: 8080, method: 'POST', path: '/predictions/mlp', status: 200, durationMs: 1.25, bytes: 42, requestId: `r-${String(i).padStart(2, '0')}` }); // every line the same length
+    const line = (i: number): string => JSON.stringify({ time: '2026-01-02T03:04:05.678Z', ...record(i) });
+    // Two lines a file: r-1..r-10 go out as 5 files, of which the newest 3 are kept.
+    const two = 2 * Buffer.byteLength(`${line(1)}\n`);
+    const rotating = createServerLogger({ level: 'info', logDir: dir, console: 'off', nowMs: () => T0, accessRotation: { maxBytes: two, keep: 2 } });
+    for (let i = 1; i <= 10; i++) rotating.access(record(i));
+    rotating.close();
+    const want: Record<string, string[]> = { [ACCESS_LOG_FILE]: [line(9), line(10)], [`${ACCESS_LOG_FILE}.1`]: [line(7), line(8)], [`${ACCESS_LOG_FILE}.2`]: [line(5), line(6)] };
+    // A rotated file's last lines are written by its old writer as it ends, after close() returns.
+    await until(() => Object.entries(want).every(([f, l]) => fs.existsSync(path.join(dir, f)) && JSON.stringify(lines(f)) === JSON.stringify(l)) ? true : null,
+      { message: 'the rotated access logs', observe: () => Object.keys(want).map((f) => (fs.existsSync(path.join(dir, f)) ? lines(f) : null)) });
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith(ACCESS_LOG_FILE)).sort()).to.deep.equal([ACCESS_LOG_FILE, `${ACCESS_LOG_FILE}.1`, `${ACCESS_LOG_FILE}.2`]);
+    expect(rotating.accessDropped()).to.equal(0);
+  });
+
   it('should write an access line within ACCESS_FLUSH_MS on a quiet server, without a flush or a full block', async () => {
     const logger = createServerLogger({ level: 'info', logDir: dir, console: 'off', nowMs: () => T0 });
     logger.access({ listener: 'inference', port: 8080, method: 'GET', path: '/ping', status: 200, durationMs: 0.5, bytes: 20, requestId: 'r-2' });
