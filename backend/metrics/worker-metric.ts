@@ -6,6 +6,14 @@ import type { MetricType } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, DropReason } from '../../schema/metrics-api.js';
 import { MAX_DIMENSION_VALUE_CHARS } from '../../schema/metrics-api.js';
+
+/** Half of a UTF-16 pair without its other half: every sink writes it as U+FFFD. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A value no sink can keep apart or within bounds: too long, or two such values render alike. */
+function badLabelValue(v: string): boolean {
+  return v.length > MAX_DIMENSION_VALUE_CHARS || LONE_SURROGATE.test(v);
+}
 import type { PointBuffer } from './point-buffer.js';
 import { describeDimensionValues, orderDimensionValues } from './dimensions.js';
 
@@ -134,7 +142,7 @@ export class LiveMetric implements WorkerMetric {
     const hit = this.lookup(given);
     if (hit !== undefined) return hit;
     const values = orderDimensionValues(this.dimensions, given);
-    if (values === null || values.some((v) => v.length > MAX_DIMENSION_VALUE_CHARS)) return null;
+    if (values === null || values.some(badLabelValue)) return null;
     const s = this.insert(values);
     // A fold is not cached: each one is counted, as the frontend counts each bind it folds.
     if (s === this.overflow) return s;
@@ -229,6 +237,8 @@ export class LiveMetric implements WorkerMetric {
     }
     const long = values?.findIndex((v) => v.length > MAX_DIMENSION_VALUE_CHARS) ?? -1;
     if (long >= 0) return `Dimension value for ${this.dimensions[long]} has ${values![long]!.length} characters; at most ${MAX_DIMENSION_VALUE_CHARS} are kept as a label`;
+    const lone = values?.findIndex((v) => LONE_SURROGATE.test(v)) ?? -1;
+    if (lone >= 0) return `Dimension value for ${this.dimensions[lone]} holds half of a UTF-16 surrogate pair; every sink would write it as U+FFFD, the same as any other such value`;
     return `Dimension values ${describeDimensionValues(given)} should correspond to Dimension names: [${this.dimensions.join(', ')}]`;
   }
 }

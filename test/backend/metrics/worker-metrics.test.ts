@@ -88,6 +88,21 @@ describe('WorkerMetrics', () => {
       expect(points(sent).map((p) => [p[0], p[1][1]!.length, p[2]])).to.deep.equal([['HandlerTime', 1024, 1]]);
     });
 
+    it('should drop a dimension value holding a lone surrogate as bad_dimensions (two such values rendered as one U+FFFD series)', () => {
+      const { wm, logs, sent } = setup();
+      const m = wm.getMetric('HandlerTime');
+      m.addOrUpdate(1, ['mlp', 'a\uD800']);
+      m.addOrUpdate(2, ['mlp', '\uDC00b']);
+      m.addOrUpdate(3, ['mlp', 'ok \uD83D\uDE00']); // a whole pair (an emoji) is fine
+      expect(wm.dropped).to.deep.equal({ bad_dimensions: 2 });
+      expect(logs).to.deep.equal([
+        '[METRICS]Failed to update metric with name:HandlerTime: Dimension value for Level holds half of a UTF-16 surrogate pair; every sink would write it as U+FFFD, the same as any other such value '
+        + '(bad_dimensions; further drops of this kind are counted, not logged)',
+      ]);
+      wm.flush();
+      expect(points(sent).map((p) => [p[0], p[1][1], p[2]])).to.deep.equal([['HandlerTime', 'ok \uD83D\uDE00', 3]]);
+    });
+
     it('should keep values containing separators apart (no key collision)', () => {
       const { wm, sent } = setup();
       const m = wm.getMetric('HandlerTime');
