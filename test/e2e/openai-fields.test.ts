@@ -42,6 +42,19 @@ async function refusal(p: Promise<unknown>): Promise<{ status: number | undefine
   throw new Error('expected the request to be refused');
 }
 
+/** Writes `request` on a raw socket to `base`'s host and port; resolves with all it read once the server closes. */
+function exchange(base: string, request: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const url = new URL(base);
+    let out = '';
+    const s = net.connect({ host: url.hostname, port: Number(url.port) }, () => { s.write(request); });
+    s.setEncoding('utf8');
+    s.on('data', (d: string) => { out += d; });
+    s.on('close', () => resolve(out));
+    s.on('error', reject);
+  });
+}
+
 describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function () {
   this.timeout(120_000);
   let dir: string;
@@ -290,17 +303,7 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
 
   it('should stream to an HTTP/1.0 client without a trailer, closing the connection at the end (the Trailer header threw and the server exited)', async () => {
     const body = JSON.stringify({ ...greedy, prompt: 'Hello', max_tokens: 3, stream: true });
-    const raw = await new Promise<string>((resolve, reject) => {
-      const url = new URL(server.inference);
-      let out = '';
-      const s = net.connect({ host: url.hostname, port: Number(url.port) }, () => {
-        s.write(`POST /v1/completions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-      });
-      s.setEncoding('utf8');
-      s.on('data', (d: string) => { out += d; });
-      s.on('close', () => resolve(out));
-      s.on('error', reject);
-    });
+    const raw = await exchange(server.inference, `POST /v1/completions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
     const [head, ...events] = raw.split('\r\n\r\n').join('\n\n').split('\n\n').filter((e) => e !== '');
     const headers = head!.split('\r\n');
     expect(headers[0]).to.equal('HTTP/1.1 200 OK');
@@ -313,20 +316,13 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
   it('should close a streamed answer\'s connection when the client sent Connection: close (the stream forced keep-alive and held the socket 65 s)', async () => {
     const body = JSON.stringify({ ...greedy, prompt: 'Hello', max_tokens: 2, stream: true });
     // Resolves when the server closes the connection; the test's timeout is the deadline.
-    const raw = await new Promise<string>((resolve, reject) => {
-      const url = new URL(server.inference);
-      let out = '';
-      const s = net.connect({ host: url.hostname, port: Number(url.port) }, () => {
-        s.write(`POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-      });
-      s.setEncoding('utf8');
-      s.on('data', (d: string) => { out += d; });
-      s.on('close', () => resolve(out));
-      s.on('error', reject);
-    });
+    const raw = await exchange(server.inference, `POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     const head = raw.slice(0, raw.indexOf('\r\n\r\n')).split('\r\n');
     expect(head.filter((h) => /^(connection|trailer|transfer-encoding):/i.test(h))).to.deep.equal(['Trailer: Server-Timing', 'Connection: close', 'Transfer-Encoding: chunked']);
-    expect(raw.includes('data: [DONE]\n\n')).to.equal(true);
+    // Chunked: the events' data lines, then the final chunk and its Server-Timing trailer.
+    const data = raw.split('\n').filter((l) => l.startsWith('data: '));
+    expect(data.map((l) => (l === 'data: [DONE]' ? l : (JSON.parse(l.slice('data: '.length)) as { choices: { text: string }[] }).choices[0]!.text))).to.deep.equal(['I', 'z', 'data: [DONE]']);
+    expect(raw).to.match(/\r\n0\r\nServer-Timing: [^\r]+\r\n\r\n$/);
   });
 
   it('should answer models.retrieve with the listed object, and unknown models and /v1 paths in OpenAI\'s error shape', async () => {
