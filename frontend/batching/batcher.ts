@@ -149,9 +149,7 @@ export class Batcher {
   close(message: string): void {
     this.closed = true;
     this.target.off('idle', this.onIdle);
-    this.clearDelay();
-    for (const slot of this.queue.splice(0)) this.settle(slot, errorOutcome(503, 'ServiceUnavailableException', message));
-    this.checkDrained();
+    this.refuseQueued(message);
   }
 
   /** Answers every queued job with 503 and `message` (the model was scaled to 0 workers). */
