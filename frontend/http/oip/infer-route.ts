@@ -19,7 +19,7 @@ import { performance } from 'perf_hooks';
 import type { JobOutcome } from '../../batching/job.js';
 import { parseTraceparent, traceIds } from '../../metrics/exposition/trace-ids.js';
 import type { ModelSeries } from '../../server/frontend-series.js';
-import type { ServedModel } from '../../server/served-model.js';
+import type { ModelDescription, ServedModel } from '../../server/served-model.js';
 import { routeTemplate } from '../http-metrics.js';
 import { jsonBoundsProblem } from '../json-bounds.js';
 import { float32Message } from '../json-tensor.js';
@@ -83,9 +83,12 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     let id: string | undefined;
     // Each row is a job in the model's queue: more rows than the queue holds could never be
     // admitted (a 503 would ask the client to retry what can only fail again), and the rows are
-    // counted from the shape before any is built (a shape [9e15, 0] holds no data).
-    const q = model.describe().jobQueueStatus;
-    const capacity = q.remainingCapacity + q.pendingRequests;
+    // counted from the shape before any is built (a shape [9e15, 0] holds no data). Read only
+    // for a request of several rows: describe() builds the model's whole worker table, and one
+    // row always fits a queue (the batcher answers its 503 itself).
+    let q: ModelDescription['jobQueueStatus'] | undefined;
+    const queue = (): ModelDescription['jobQueueStatus'] => (q ??= model.describe().jobQueueStatus);
+    const capacity = (): number => queue().remainingCapacity + queue().pendingRequests;
     try {
       // A tensor model's FP32 rows may be decoded straight into float32; a user handler gets the JSON values as sent.
       const takesTensors = model.config.handler === 'onnx';
@@ -105,7 +108,7 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     // a worker) for a request already answered 503. (Through a front the table may be late: the
     // batcher's own refusal below still answers then.) One row is left to the batcher, which
     // counts its refusal wherever it runs (a front binds only the HTTP-side families).
-    if (rows.length > 1 && rows.length > q.remainingCapacity) {
+    if (rows.length > 1 && rows.length > queue().remainingCapacity) {
       // Counted as the batcher's own refusal is (the model's submit never saw this request).
       opts.series.queueFullRefusals(model.config.name).record(1);
       return sendOipError(res, 503, queueFullMessage(model.config.name));
@@ -128,10 +131,10 @@ type Row = Float32Array | number[];
 
 /**
  * Splits the one input into rows of the model's width, checking name, datatype and shape, and
- * that there are at most `maxRows`; FP32 values must be finite in float32 (as /predictions
- * refuses `1e308`), JSON or binary.
+ * that there are at most `maxRows()` (asked only of more than one row); FP32 values must be
+ * finite in float32 (as /predictions refuses `1e308`), JSON or binary.
  */
-function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: string, tensors: boolean, maxRows: number): Row[] {
+function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: string, tensors: boolean, maxRows: () => number): Row[] {
   const want = io?.inputs[0];
   if (inputs.length !== 1) throw new OipError(400, `model '${model}' takes 1 input, the request has ${inputs.length}`);
   const t = inputs[0] as (typeof inputs)[number];
@@ -147,7 +150,7 @@ function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: strin
   }
   const n = t.shape[0] ?? 0;
   if (n < 1) throw new OipError(400, `input '${t.name}': the batch dimension must be at least 1`);
-  if (n > maxRows) throw new OipError(400, `the request has ${n} rows, more than model '${model}' queues at once (${maxRows}, --job-queue-size); send at most ${maxRows} rows a request`);
+  if (n > 1 && n > maxRows()) throw new OipError(400, `the request has ${n} rows, more than model '${model}' queues at once (${maxRows()}, --job-queue-size); send at most ${maxRows()} rows a request`);
   const width = t.data.length / n;
   let data = t.data;
   if (datatype === 'FP32' && !(data instanceof Float32Array)) {

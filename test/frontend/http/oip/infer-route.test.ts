@@ -43,7 +43,9 @@ class QueuedModel {
     setImmediate(() => { this.queued--; job.done({ status: 200, body: [(job.body as number[])[0]! * 2], queueUs: 1 }); });
     return 'queued';
   }
+  describes = 0;
   describe(): ModelDescription {
+    this.describes++;
     return {
       modelName: 'echo', modelVersion: '1.0', modelUrl: 'echo', handler: './handler.js', kind: 'batch', minWorkers: 1, maxWorkers: 1,
       batchSize: 1, maxBatchDelay: 0, responseTimeout: 30, loadedAtStartup: true, workers: [],
@@ -79,6 +81,13 @@ describe('OIP infer route and the job queue', () => {
 
   it('should answer every row when the queue holds them all', async () => {
     expect(await infer(4)).to.deep.equal({ status: 200, body: { model_name: 'echo', model_version: '1.0', outputs: [{ name: 'output0', shape: [4, 1], datatype: 'FP32', data: [0, 2, 4, 6] }] } });
+  });
+
+  it('should answer a one-row request without describing the model (regression: every request built the model\'s worker table to read its queue)', async () => {
+    expect(await infer(1)).to.deep.equal({ status: 200, body: { model_name: 'echo', model_version: '1.0', outputs: [{ name: 'output0', shape: [1, 1], datatype: 'FP32', data: [0] }] } });
+    expect(model.describes).to.equal(0);
+    await infer(2);
+    expect(model.describes).to.equal(1);
   });
 
   it('should carry a request\'s W3C trace id to each of its rows\' job ids, which exemplars look up (regression: only the request id had it)', async () => {
