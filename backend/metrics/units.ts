@@ -59,12 +59,34 @@ const SIZE_BYTES: Readonly<Record<string, number>> = Object.freeze({
  */
 export function convertUnit(value: number, from: string, to: string): number | undefined {
   if (from === to) return value;
-  const ef = timeExponent(from);
-  const et = timeExponent(to);
-  if (ef !== undefined && et !== undefined) return shiftDecimal(value, ef - et);
-  const f = sizeBytes(from);
-  const t = sizeBytes(to);
-  return f !== undefined && t !== undefined ? (value * f) / t : undefined;
+  const f = scaleOf(from);
+  const t = scaleOf(to);
+  if (f.time !== undefined && t.time !== undefined) return shiftDecimal(value, f.time - t.time);
+  return f.bytes !== undefined && t.bytes !== undefined ? (value * f.bytes) / t.bytes : undefined;
+}
+
+/** A unit as a power of ten of seconds, or as bytes; both undefined when it is neither. */
+interface UnitScale {
+  readonly time: number | undefined;
+  readonly bytes: number | undefined;
+}
+
+/**
+ * Scales by unit, worked out once: every helper call converts (`count` → `Count`), and working a
+ * unit out costs a dozen regex tests. The units seen are the helpers' few and the metrics' own;
+ * past MAX_SCALES a unit is worked out on each call instead (slower, same result).
+ */
+const SCALES = new Map<string, UnitScale>();
+const MAX_SCALES = 256;
+
+function scaleOf(unit: string): UnitScale {
+  let s = SCALES.get(unit);
+  if (s === undefined) {
+    const time = timeExponent(unit);
+    s = { time, bytes: time === undefined ? sizeBytes(unit) : undefined };
+    if (SCALES.size < MAX_SCALES) SCALES.set(unit, s);
+  }
+  return s;
 }
 
 /** Bytes per size unit in any case and spelling the sinks know (`KB`, `KiB`, `megabytes`…). */

@@ -39,6 +39,12 @@ describe('convertUnit', () => {
     expect(cases.map(([v, f, t]) => convertUnit(v, f, t))).to.deep.equal([2048, 2048, 0.5, 3145728, undefined]);
   });
 
+  it('should convert alike past the cache of worked-out units (300 other units seen first)', () => {
+    const others = Array.from({ length: 300 }, (_, i) => convertUnit(1, `unit${i}`, 'ms'));
+    expect([others.every((x) => x === undefined), convertUnit(5, 'ms', 'sec'), convertUnit(2, 'MB', 'KiB'), convertUnit(1, 'KiB', 'Count')])
+      .to.deep.equal([true, 0.005, 2048, undefined]);
+  });
+
   it('should give the written decimal for every thousandth from 0.001 to 1.999 between s, ms and us', () => {
     const off: string[] = [];
     for (let i = 1; i < 2000; i++) {
