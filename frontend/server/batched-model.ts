@@ -69,7 +69,9 @@ export class BatchedModel implements ServedModel {
     this.configValue = { ...this.configValue, minWorkers: min, maxWorkers: Math.max(min, max) };
     const scaling = this.pool.scale(min, max);
     // Scaled to 0, no worker will take what is queued: answer it now, not at its responseTimeout.
-    if (this.pool.unavailable) this.batcher.refuseQueued(`Model "${this.configValue.name}" was scaled to 0 workers while this request waited; scale it up with the management API`);
+    // (Not `pool.unavailable`: that is also a pool whose workers failed to load, which this
+    // scale may be retrying, and its queue was not scaled to 0.)
+    if (min === 0) this.batcher.refuseQueued(`Model "${this.configValue.name}" was scaled to 0 workers while this request waited; scale it up with the management API`);
     await scaling;
   }
 
