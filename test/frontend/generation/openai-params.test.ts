@@ -135,8 +135,9 @@ describe('OpenAI request params', () => {
       message: "stop_token_ids with the model's EOS and suppressed ids cover all 4 token ids, so nothing could be sampled before min_tokens (1); leave at least one id out",
     });
     // One id left, or no min_tokens: the engine can sample.
-    expect(readyPrompts(parseCompletionRequest({ ...body, stop_token_ids: [1] }), vocab).length).to.equal(1);
-    expect(readyPrompts(parseCompletionRequest({ ...body, min_tokens: 0, stop_token_ids: [0, 1] }), vocab).length).to.equal(1);
+    const ready = [{ ids: [1], text: '\u0001', maxTokens: 2 }];
+    expect(readyPrompts(parseCompletionRequest({ ...body, stop_token_ids: [1] }), vocab)).to.deep.equal(ready);
+    expect(readyPrompts(parseCompletionRequest({ ...body, min_tokens: 0, stop_token_ids: [0, 1] }), vocab)).to.deep.equal(ready);
   });
 
   it('should refuse every field it does not implement by name, null counting as absent', () => {
