@@ -40,10 +40,9 @@ export function declarationProblems(decl: Declaration, autoDetected: boolean): D
   } else if (!METRIC_NAME_RE.test(name)) {
     out.push({ at: 'name', kind: 'grammar', message: `name "${name}" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "${suggestName(name, false)}"` });
   } else if (name.startsWith(RESERVED_PREFIX)) {
-    const rest = name.slice(RESERVED_PREFIX.length);
-    out.push({ at: 'name', kind: 'reserved', message: `names starting with "${RESERVED_PREFIX}" are reserved for tsserve's self-metrics; rename it (e.g. "${rest === '' ? 'my_metric' : rest}")` });
+    out.push({ at: 'name', kind: 'reserved', message: `names starting with "${RESERVED_PREFIX}" are reserved for tsserve's self-metrics; rename it (e.g. "${suggestName(name, false)}")` });
   } else if (name.startsWith(PROMETHEUS_PREFIX)) {
-    out.push({ at: 'name', kind: 'reserved', message: `names starting with "${PROMETHEUS_PREFIX}" are reserved by Prometheus; rename it (e.g. "${name.replace(/^_+/, '') || 'my_metric'}")` });
+    out.push({ at: 'name', kind: 'reserved', message: `names starting with "${PROMETHEUS_PREFIX}" are reserved by Prometheus; rename it (e.g. "${suggestName(name, false)}")` });
   }
   const seen = new Set<string>();
   decl.dimensions.forEach((d, i) => {

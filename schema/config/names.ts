@@ -17,8 +17,12 @@ export const HOSTNAME_RE = /^hostname$/i;
  */
 export function suggestName(bad: string, label: boolean): string {
   let s = bad.replace(label ? /[^a-zA-Z0-9_]/g : /[^a-zA-Z0-9_:]/g, '_');
-  s = s.replace(/^_+/, (m) => (m.length >= 2 ? '' : m));
-  if (!label && s.startsWith(RESERVED_PREFIX)) s = s.slice(RESERVED_PREFIX.length);
+  // Until nothing changes: one reserved start removed can uncover another (`tsserve-__x`, `__tsserve_x`).
+  for (let prev = ''; prev !== s;) {
+    prev = s;
+    s = s.replace(/^_+/, (m) => (m.length >= 2 ? '' : m));
+    if (!label && s.startsWith(RESERVED_PREFIX)) s = s.slice(RESERVED_PREFIX.length);
+  }
   // Nothing of `bad` left to keep (a label then gets no suggestion: '' is not a valid name).
   if (!/[a-zA-Z0-9]/.test(s)) return label ? '' : 'my_metric';
   if (/^[0-9]/.test(s)) s = `_${s}`;

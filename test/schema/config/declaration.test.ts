@@ -39,6 +39,14 @@ describe('declarationProblems', () => {
     ]);
   });
 
+  it('should suggest an accepted name when removing one reserved start uncovers another (tsserve-tsserve-x, __tsserve_x)', () => {
+    // Regression: tsserve-tsserve-x was told "tsserve_x", tsserve-__x "__x", __tsserve_x "tsserve_x", tsserve_9x "9x".
+    const eg = (name: string): string[] => declarationProblems({ name, type: 'gauge', dimensions: [] }, true).map((p) => /e\.g\. "([^"]*)"/.exec(p.message)?.[1] ?? p.message);
+    expect(['tsserve-tsserve-x', 'tsserve-__x', '__tsserve_x', 'tsserve___x', 'tsserve_9x', 'tsserve_', '__9x', '___'].map(eg)).to.deep.equal([
+      ['x'], ['x'], ['x'], ['x'], ['_9x'], ['my_metric'], ['_9x'], ['my_metric'],
+    ]);
+  });
+
   it('should be the rule the loader applies to yaml entries (hostname allowed there, last)', () => {
     const r = parseMetricsConfig('model_metrics:\n  counter:\n    - {name: __x, unit: Count, dimensions: [quantile, Hostname]}\n', 'm.yaml');
     expect(r.ok ? [] : r.problems.map((p) => `${p.line}:${p.col}: ${p.message}`)).to.deep.equal([
