@@ -17,6 +17,11 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
 }
 
+/** True when `v` can be recorded as a duration in ms (a worker's `handlerMs`, `loadTimeMs`). */
+export function isDuration(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+}
+
 /** One response entry, or the 500 that replaces a malformed one and the reason. */
 function checkResponse(r: unknown, i: number): [BatchResponse, string | null] {
   if (!isRecord(r) || typeof r['ok'] !== 'boolean') return [{ ok: false, status: 500, message: `the worker sent a malformed response for request ${i}` }, `response ${i} is not {ok, ...}`];
@@ -37,11 +42,11 @@ function wellFormed(r: unknown): boolean {
   return r['ok'] === false && typeof r['message'] === 'string' && typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599;
 }
 
-/** Checks a `tsserve.result` from worker `id` (its `type` and `batchId` already matched). */
+/** Checks a worker's `tsserve.result` (its `type` and `batchId` already matched). */
 export function checkResult(m: ResultMessage): CheckedResult {
   const raw = m as unknown as Record<string, unknown>;
-  const h0 = raw['handlerMs'];
-  if (Array.isArray(raw['responses']) && (raw['responses'] as unknown[]).every(wellFormed) && typeof h0 === 'number' && Number.isFinite(h0) && h0 >= 0) {
+  const h = raw['handlerMs'];
+  if (Array.isArray(raw['responses']) && (raw['responses'] as unknown[]).every(wellFormed) && isDuration(h)) {
     return { result: m, problem: null };
   }
   const problems: string[] = [];
@@ -55,8 +60,7 @@ export function checkResult(m: ResultMessage): CheckedResult {
   } else {
     problems.push('responses is not an array');
   }
-  const h = raw['handlerMs'];
-  const handlerMs = typeof h === 'number' && Number.isFinite(h) && h >= 0 ? h : 0;
+  const handlerMs = isDuration(h) ? h : 0;
   if (handlerMs !== h) problems.push(`handlerMs ${String(h)} is not a duration`);
   if (problems.length === 0) return { result: m, problem: null };
   return { result: { ...m, responses, handlerMs }, problem: problems.join('; ') };

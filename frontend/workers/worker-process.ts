@@ -14,7 +14,7 @@ import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-prot
 import type { Log } from '../log/log.js';
 import { UnsendableBatchError } from '../batching/unsendable.js';
 import { LineSplitter } from './line-splitter.js';
-import { checkResult } from './result-check.js';
+import { checkResult, isDuration } from './result-check.js';
 
 /**
  * The watchdog fires this long after a batch's responseTimeout, so each request's own timeout
@@ -264,8 +264,7 @@ export class WorkerProcess extends EventEmitter {
       case 'tsserve.ready': {
         this.statusValue = 'READY';
         // A load time that is not a duration (the channel is the handler's too) is recorded as 0.
-        const t = (m as { loadTimeMs?: unknown }).loadTimeMs;
-        this.loadWait?.resolve(typeof t === 'number' && Number.isFinite(t) && t >= 0 ? m : { ...m, loadTimeMs: 0 });
+        this.loadWait?.resolve(isDuration((m as { loadTimeMs?: unknown }).loadTimeMs) ? m : { ...m, loadTimeMs: 0 });
         this.loadWait = null;
         break;
       }
