@@ -32,8 +32,8 @@ export function parseSince(text: string, nowMs: number): number | null {
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2},\d{3}$/.test(text)) return logTimeMs(text);
   if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return null;
   // A date-time without a zone is UTC, as the logs' times are (Date.parse would read it as local
-  // time, while it reads a bare date as UTC).
-  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/.test(text) ? `${text}Z` : text);
+  // time, while it reads a bare date as UTC); the space-separated form too (`'2026-11-21 14:35'`).
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/.test(text) ? `${text}Z` : text);
   return Number.isNaN(ms) ? null : ms;
 }
 

@@ -64,6 +64,8 @@ describe('parseSince', () => {
         parseSince('2026-11-21', NOW), parseSince('2026-11-21T14:35:06+01:00', NOW)]).to.deep.equal([
         1795271706000, 1795271706586, 1795271700000, 1795219200000, 1795268106000,
       ]);
+      // The space-separated form was still read as local time (19:35:06 UTC).
+      expect([parseSince('2026-11-21 14:35:06', NOW), parseSince('2026-11-21 14:35', NOW)]).to.deep.equal([1795271706000, 1795271700000]);
     } finally {
       if (tz === undefined) delete process.env.TZ;
       else process.env.TZ = tz;
