@@ -14,6 +14,7 @@ import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../gene
 import type { GenerationSink } from '../generation/generation-engine.js';
 import type { GenerationTarget } from '../openai/generation-target.js';
 import type { ModelDescription, ServedModel } from '../server/served-model.js';
+import { readyWorkers } from '../server/health.js';
 import type { FrontGenEvent, FrontJob, FrontJobDone, FrontSpeechEvent, FromFront, ModelSnapshot } from './messages.js';
 import type { SpeakingModel } from '../openai/audio.js';
 import type { ModelVocab } from '../openai/model-vocab.js';
@@ -22,12 +23,6 @@ import type { SpeakHandle, SpeakRequest, SpeakSink } from '../pipeline/orchestra
 
 /** How often a front looks for jobs whose client went away (to cancel them at the primary). */
 const CANCEL_SCAN_MS = 200;
-
-function readyWorkers(d: ModelDescription): number {
-  let n = 0;
-  for (const w of d.workers) if (w.status === 'READY' || w.status === 'BUSY') n++;
-  return n;
-}
 
 /** The IPC link to the primary: numbered requests and their callbacks. */
 export class PrimaryLink {

@@ -7,6 +7,7 @@ import type { Express, Request, Response } from 'express';
 import type { FrontendSeries } from '../server/frontend-series.js';
 import type { ModelManager } from '../server/model-manager.js';
 import { RegistrationError } from '../server/model-manager.js';
+import { readyWorkers } from '../server/health.js';
 import type { ServedModel } from '../server/served-model.js';
 import type { BodyLimits } from './body-limits.js';
 import { bodyLimits } from './body-limits.js';
@@ -26,11 +27,6 @@ export interface ManagementAppOptions {
   readonly token?: string;
   /** Bounds on request bodies (management routes take none: a body is read and dropped). */
   readonly bodyLimits?: BodyLimits;
-}
-
-/** Workers of `m` that can take requests now (READY or BUSY). */
-function readyWorkers(m: ServedModel): number {
-  return m.describe().workers.filter((w) => w.status === 'READY' || w.status === 'BUSY').length;
 }
 
 /** Where a worker's load failure is told (the answer cannot carry it: the pool logs it). */
@@ -148,7 +144,7 @@ export function managementApp(opts: ManagementAppOptions): Express {
       if (m === null) return sendError(res, 501, `model ${name}: its kind is not served by this build`);
       if (!sync) return;
       const want = m.describe().minWorkers;
-      const ready = readyWorkers(m);
+      const ready = readyWorkers(m.describe());
       if (want > 0 && ready === 0) {
         // TorchServe's answer (500, the registration undone): a model none of whose workers
         // loads is not left retrying behind a 200, and can be registered again once fixed.
@@ -193,7 +189,7 @@ export function managementApp(opts: ManagementAppOptions): Express {
       // A scale requested meanwhile replaced this one: neither its success nor a failure.
       const now = m.describe().minWorkers;
       if (now !== newMin) return sendError(res, 409, `a later scale of model ${m.config.name} (to ${now} workers) replaced this one (to ${newMin})`);
-      const ready = readyWorkers(m);
+      const ready = readyWorkers(m.describe());
       // TorchServe's 500 when the new workers do not start, rather than a 200 for a scale that did not happen.
       if (ready < newMin) return sendError(res, 500, `Failed to start workers for model ${m.config.name}: ${ready} of ${newMin} ready (${SEE_LOG})`);
       res.json({ status: `Workers scaled to ${newMin} for model: ${m.config.name}` });

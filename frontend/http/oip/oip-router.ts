@@ -7,6 +7,7 @@ import { readFileSync } from 'fs';
 import * as path from 'path';
 import express from 'express';
 import type { ErrorRequestHandler, Request, Response, Router } from 'express';
+import { healthOf, readyWorkers } from '../../server/health.js';
 import type { ServedModel } from '../../server/served-model.js';
 import { BUILT_IN_HANDLERS } from '../../store/model-config.js';
 import { modelIoOf } from './io-cache.js';
@@ -40,7 +41,7 @@ function packageVersion(): string {
 
 /** True when the model has a worker that can take requests. */
 export function modelReady(m: ServedModel): boolean {
-  return m.describe().workers.some((w) => w.status === 'READY' || w.status === 'BUSY');
+  return readyWorkers(m.describe()) > 0;
 }
 
 /** Builds the `/v2` router. */
@@ -63,7 +64,7 @@ export function oipRouter(opts: OipRouterOptions): Router {
   // purpose (min_worker=0, Triton's unload) must not take the whole server out of a balancer.
   r.get('/v2/health/ready', (_req, res) => {
     const models = opts.list?.() ?? [];
-    res.status(models.every((m) => m.describe().minWorkers === 0 || modelReady(m)) ? 200 : 400).end();
+    res.status(healthOf(models).serving ? 200 : 400).end();
   });
   r.get('/v2/models/:model{/versions/:version}/ready', (req, res) => {
     const m = named(req, res);
