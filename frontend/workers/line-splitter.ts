@@ -35,13 +35,13 @@ export class LineSplitter {
 
   /** Keeps `chunk[from, to)` up to the bound, counts the rest as dropped (no copy of it). */
   private append(chunk: string, from: number, to: number): void {
-    const room = this.maxChars - this.keptChars;
-    const take = Math.min(room, to - from);
+    // keptChars never passes maxChars, so take is never negative.
+    const take = Math.min(this.maxChars - this.keptChars, to - from);
     if (take > 0) {
       this.kept.push(chunk.slice(from, from + take));
       this.keptChars += take;
     }
-    this.dropped += to - from - Math.max(take, 0);
+    this.dropped += to - from - take;
   }
 
   private flush(): void {
