@@ -174,8 +174,10 @@ describe('FrontendMetrics', () => {
       why: 'Req_total cannot be auto-detected: its name "Req_total" is also the OpenMetrics _total series of counter "Req" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them' });
     expect(fm.register(auto('Depth', 'histogram'))).to.equal(null); // a frontend metric: forbidden_metric, as before
     expect(fm.register(auto('Lat_sum', 'counter'))).to.equal(null);
-    expect(fm.register(auto('Fresh', 'counter'))).to.not.equal(null);
-    expect(fm.admit(auto('Fresh_total', 'gauge'))).to.have.property('reason', 'invalid_name'); // an admitted one claims its names too
+    const fresh = fm.register(auto('Fresh', 'counter'));
+    expect([fresh === null, fm.get('Fresh') === fresh]).to.deep.equal([false, true]);
+    expect(fm.admit(auto('Fresh_total', 'gauge'))).to.deep.equal({ reason: 'invalid_name', // an admitted one claims its names too
+      why: 'Fresh_total cannot be auto-detected: its name "Fresh_total" is also the OpenMetrics _total series of counter "Fresh" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them' });
     expect(await dropped(fm)).to.equal([
       'tsserve_datapoints_dropped_total{reason="forbidden_metric",Hostname="h"} 1',
       'tsserve_datapoints_dropped_total{reason="invalid_name",Hostname="h"} 1',
