@@ -131,6 +131,16 @@ describe('WorkerPool', () => {
 });
 
 describe('WorkerPool (hard edges)', () => {
+  it('should record a load time that is not a duration as 0 (the IPC channel is the handler\'s too)', async () => {
+    for (const loadTimeMs of ['soon', -1, null]) {
+      const events: string[] = [];
+      const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { loadTimeMs } }), deps(events));
+      await pool.start();
+      await pool.stop();
+      expect(events).to.deep.equal(['loaded W-9000-m_1.0 0', 'gone W-9000-m_1.0']);
+    }
+  });
+
   it('should start workers through the start gate, at most its limit loading at once', async () => {
     const gate = new StartGate(2);
     const pool = new WorkerPool(model({ minWorkers: 1 }), { ...deps([]), startGate: gate });
