@@ -55,8 +55,9 @@ export function processLogits(logits: Float32Array, p: SamplingParams, banned: r
       const l = logits[id]!;
       // A tiny penalty overflows float32 (4 / 1e-300 is +Infinity): the sampler's softmax then
       // made NaN of every weight and picked the row's last id (PAD), every step. Clamped, the
-      // seen ids with a positive logit share the mass, the limit the penalty tends to.
-      logits[id] = l > 0 ? Math.min(l / rp, F32_MAX) : Math.max(l * rp, -F32_MAX);
+      // seen ids with a positive logit share the mass, the limit the penalty tends to. The
+      // negative side is not clamped: a banned id (-Infinity) must stay banned, not -F32_MAX.
+      logits[id] = l > 0 ? Math.min(l / rp, F32_MAX) : l * rp;
     }
   }
   if (p.frequencyPenalty !== 0 || p.presencePenalty !== 0) {

@@ -91,6 +91,17 @@ describe('processLogits', () => {
     expect(tokenLogprobs(l, 2, 4)).to.deep.equal({ id: 2, logprob: -Math.LN2, top: [{ id: 0, logprob: -Math.LN2 }, { id: 2, logprob: -Math.LN2 }, { id: 3, logprob: -9999 }, { id: 1, logprob: -9999 }] });
   });
 
+  it('should keep a banned id that was seen at -Infinity under a repetition_penalty (the overflow clamp made it -3.4e38: a candidate again, listed in top logprobs)', () => {
+    const state = new PenaltyState(3);
+    state.update([0, 1, 2]);
+    // rp 1e-300: ids 0 and 2 tie at the clamp (the first wins the tie).
+    for (const [rp, top] of [[2, [2, 0, 3]], [1e-300, [0, 2, 3]]] as const) {
+      const l = Float32Array.from([4, -4, 6, 1]);
+      processLogits(l, resolveSamplingParams({ repetition_penalty: rp }), [1], state);
+      expect([l[1], tokenLogprobs(l, 2, 4).top.map((t) => t.id)], String(rp)).to.deep.equal([-Infinity, top]);
+    }
+  });
+
   it('should fold several appended tokens at once', () => {
     const s = new PenaltyState(1);
     s.update([7, 3]);
