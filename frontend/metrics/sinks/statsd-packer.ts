@@ -34,9 +34,10 @@ export class DatagramPacker {
     /**
      * A line longer than LOOPBACK_DATAGRAM_BYTES is not sent but handed here: DogStatsD reads
      * 8192 bytes of a datagram and parses the cut-off rest as a malformed packet. (A line between
-     * `maxBytes` and that goes alone: across a network it is fragmented, but read whole.)
+     * `maxBytes` and that goes alone: across a network it is fragmented, but read whole.) Required:
+     * a line refused must be counted by the caller, never lost silently.
      */
-    private readonly tooLong: (line: string, bytes: number) => void = () => undefined,
+    private readonly tooLong: (line: string, bytes: number) => void,
   ) {}
 
   add(line: string): void {

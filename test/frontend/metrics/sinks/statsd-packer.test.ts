@@ -4,7 +4,7 @@ import { DatagramPacker, isLoopbackHost } from '../../../../frontend/metrics/sin
 describe('DatagramPacker', () => {
   function packer(maxBytes: number): { p: DatagramPacker; sent: string[] } {
     const sent: string[] = [];
-    return { p: new DatagramPacker(maxBytes, 60_000, (d) => sent.push(d)), sent };
+    return { p: new DatagramPacker(maxBytes, 60_000, (d) => sent.push(d), (line) => expect.fail(`refused ${line}`)), sent };
   }
 
   it('should pack whole lines up to maxBytes, newline-separated, and send the rest on flush', () => {
@@ -43,7 +43,7 @@ describe('DatagramPacker', () => {
   it('should send what waits when the timer fires', async () => {
     let sent!: (d: string) => void;
     const first = new Promise<string>((resolve) => { sent = resolve; });
-    const p = new DatagramPacker(8192, 5, (d) => sent(d));
+    const p = new DatagramPacker(8192, 5, (d) => sent(d), (line) => expect.fail(`refused ${line}`));
     p.add('a:1|c');
     p.add('b:2|c');
     expect(await first).to.equal('a:1|c\nb:2|c');
