@@ -6,6 +6,8 @@ import type { MetricType } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, DropReason } from '../../schema/metrics-api.js';
 import { MAX_DIMENSION_VALUE_CHARS } from '../../schema/metrics-api.js';
+import type { PointBuffer } from './point-buffer.js';
+import { describeDimensionValues, orderDimensionValues } from './dimensions.js';
 
 /** Half of a UTF-16 pair without its other half: every sink writes it as U+FFFD. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -14,8 +16,6 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 function badLabelValue(v: string): boolean {
   return v.length > MAX_DIMENSION_VALUE_CHARS || LONE_SURROGATE.test(v);
 }
-import type { PointBuffer } from './point-buffer.js';
-import { describeDimensionValues, orderDimensionValues } from './dimensions.js';
 
 /** A model metric in the worker cache. Never throws: bad input is dropped and counted. */
 export interface WorkerMetric {
