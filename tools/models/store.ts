@@ -103,8 +103,10 @@ function removeAbandoned(root: string): void {
     return;
   }
   for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length));
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) rmSync(join(dirname(root), name), { recursive: true, force: true });
+    // Only the exact form this module writes: Number() alone also read `+7`, `0x1f` and `1e3` as pids.
+    const digits = name.slice(prefix.length);
+    if (!name.startsWith(prefix) || !/^[1-9][0-9]*$/.test(digits)) continue;
+    const pid = Number(digits);
+    if (pid !== process.pid && !alive(pid)) rmSync(join(dirname(root), name), { recursive: true, force: true });
   }
 }

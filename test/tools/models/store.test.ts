@@ -119,9 +119,12 @@ describe('generateNewStore', () => {
       const gone = spawnSync(process.execPath, ['-e', '']).pid!;
       mkdirSync(join(parent, `model-store.tmp-${gone}`));
       mkdirSync(join(parent, `model-store.tmp-${process.ppid}`));
+      // Names this module never writes are not its to remove, even when Number() reads a dead pid in them.
+      const foreign = [`model-store.tmp-+${gone}`, `model-store.tmp-0x${gone.toString(16)}`, 'model-store.tmp-old'].sort();
+      for (const f of foreign) mkdirSync(join(parent, f));
       const r = await generateNewStore(dir, { models: models(null) });
-      expect(readdirSync(parent).sort()).to.deep.equal(['model-store', `model-store.tmp-${process.ppid}`]);
-      rmSync(join(parent, `model-store.tmp-${process.ppid}`), { recursive: true });
+      expect(readdirSync(parent).sort()).to.deep.equal(['model-store', ...foreign, `model-store.tmp-${process.ppid}`].sort());
+      for (const f of [...foreign, `model-store.tmp-${process.ppid}`]) rmSync(join(parent, f), { recursive: true });
       expect([r.written, readdirSync(parent), readdirSync(dir)]).to.deep.equal([['a', 'b', 'c'], ['model-store'], ['a', 'b', 'c']]);
     } finally {
       rmSync(parent, { recursive: true, force: true });
