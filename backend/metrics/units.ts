@@ -59,6 +59,9 @@ const SIZE_BYTES: Readonly<Record<string, number>> = Object.freeze({
  */
 export function convertUnit(value: number, from: string, to: string): number | undefined {
   if (from === to) return value;
+  // Not a number: recorded as given, so the record drops it as not_finite (arithmetic would
+  // coerce '0.5' into 500, or throw on an object that cannot be made a primitive).
+  if (typeof value !== 'number') return undefined;
   const f = scaleOf(from);
   const t = scaleOf(to);
   if (f.time !== undefined && t.time !== undefined) return shiftDecimal(value, f.time - t.time);

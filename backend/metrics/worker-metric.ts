@@ -7,7 +7,7 @@ import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, DropReason } from '../../schema/metrics-api.js';
 import { MAX_DIMENSION_VALUE_CHARS } from '../../schema/metrics-api.js';
 import type { PointBuffer } from './point-buffer.js';
-import { describeDimensionValues, orderDimensionValues } from './dimensions.js';
+import { describeDimensionValues, orderDimensionValues, show } from './dimensions.js';
 
 /** Half of a UTF-16 pair without its other half: every sink writes it as U+FFFD. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -70,7 +70,7 @@ class LiveSeries implements BoundSeries {
   record(value: number, requestId?: string): void {
     // `v - v !== 0` is true for NaN, ±Infinity; the typeof keeps strings from coercing.
     if (typeof value !== 'number' || value - value !== 0) {
-      this.owner.drop('not_finite', this.metric, `value ${String(value)} is not a finite number`);
+      this.owner.drop('not_finite', this.metric, `value ${show(value)} is not a finite number`);
       return;
     }
     if (this.counter && value < 0) {

@@ -266,6 +266,29 @@ describe('WorkerMetrics', () => {
     });
   });
 
+  describe('values that are not numbers', () => {
+    it('should drop them as not_finite and never throw, converted or not (an object without toString, one whose toString throws, a string)', () => {
+      // Regression: String(value) in the drop message threw out of addOrUpdate for the first two, and
+      // addTime('LatencyHist', '0.5', …, 's') was coerced by the unit conversion and recorded 500.
+      const { wm, sent, logs } = setup();
+      const bare = Object.create(null) as number;
+      const throwing = { toString: (): string => { throw new Error('toString'); } } as unknown as number;
+      const calls: Array<() => unknown> = [
+        () => wm.getMetric('HandlerTime').addOrUpdate(bare, ['mlp', 'Model']),
+        () => wm.getMetric('HandlerTime').addOrUpdate(throwing, ['mlp', 'Model']),
+        () => wm.addTime('LatencyHist', bare, undefined, 's'),
+        () => wm.addTime('LatencyHist', '0.5' as unknown as number, undefined, 's'),
+      ];
+      for (const call of calls) expect(call).to.not.throw();
+      wm.flush();
+      expect([points(sent), wm.dropped]).to.deep.equal([[], { not_finite: 4 }]);
+      expect(logs).to.deep.equal([
+        '[METRICS]Failed to update metric with name:HandlerTime: value (unprintable value) is not a finite number (not_finite; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:LatencyHist: value (unprintable value) is not a finite number (not_finite; further drops of this kind are counted, not logged)',
+      ]);
+    });
+  });
+
   describe('TorchServe helpers', () => {
     it('should fill ModelName and Level when declared and not given, without leaking between calls', () => {
       const { wm, sent } = setup();
