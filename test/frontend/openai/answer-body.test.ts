@@ -1,8 +1,6 @@
 import { expect } from 'chai';
 import type { Response } from 'express';
-import type { GenRequestOutput } from '../../../schema/engine-ipc.js';
 import { AnswerBody, PIECEWISE_CHARS } from '../../../frontend/openai/answer-body.js';
-import { ChoiceCollector } from '../../../frontend/openai/choice-collector.js';
 
 /** A Response that records what is written. */
 function recorder(): { res: Response; writes: string[]; ended: string[]; headers: Record<string, string> } {
@@ -41,16 +39,5 @@ describe('AnswerBody', () => {
     expect(r.writes.length).to.equal(5);
     expect(r.ended).to.deep.equal(['']);
     expect(r.writes.join('')).to.equal(JSON.stringify({ ...HEAD, choices: [0, 1, 2].map((index) => ({ index, text: big })), usage: USAGE }));
-  });
-});
-
-describe('ChoiceCollector (logprobs kept)', () => {
-  const out: GenRequestOutput = { requestId: 'r', index: 0, newTokenIds: [97], text: 'a', events: [], logprobs: [{ id: 97, logprob: -0.5, top: [] }] };
-
-  it('should not keep a stream\'s logprobs (they are sent with each chunk) and keep a plain answer\'s', () => {
-    const stream = new ChoiceCollector([2], 1, false);
-    const plain = new ChoiceCollector([2], 1);
-    expect([stream.add(out)!.logprobs, plain.add(out)!.logprobs]).to.deep.equal([[], [{ id: 97, logprob: -0.5, top: [] }]]);
-    expect([stream.usage().completion_tokens, plain.usage().completion_tokens]).to.deep.equal([1, 1]);
   });
 });
