@@ -350,7 +350,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
    */
   private detect(name: string, unit: string, dimensionNames: readonly string[], type: MetricType): WorkerMetric {
     if (typeof name !== 'string' || name === '') {
-      return this.noop(String(name), type, unit, [], 'unknown_metric', '`metric_name` must be a non-empty string');
+      return this.noop(show(name), type, unit, [], 'unknown_metric', '`metric_name` must be a non-empty string');
     }
     if (!METRIC_TYPES.has(type)) {
       // Declared to the frontend, an unknown type would make it refuse the whole flush (and every

@@ -266,6 +266,19 @@ describe('WorkerMetrics', () => {
     });
   });
 
+  describe('names that cannot be printed', () => {
+    it('should count a helper or addMetric call named by an object without toString as unknown_metric, never throw', () => {
+      // Regression: String(name) threw out of addCounter/addPercent into the handler, and addMetric
+      // caught it but blamed the dimension names (bad_dimensions).
+      const { wm, logs } = setup({ autoDetect: true });
+      const bare = Object.create(null) as string;
+      const calls: Array<() => unknown> = [() => wm.addCounter(bare, 1), () => wm.addPercent(bare, 1), () => wm.addMetric(bare, 'ms').addOrUpdate(1)];
+      for (const call of calls) expect(call).to.not.throw();
+      expect(wm.dropped).to.deep.equal({ unknown_metric: 3 });
+      expect(logs).to.deep.equal(['[METRICS]`metric_name` must be a non-empty string; its datapoints are dropped and counted as unknown_metric']);
+    });
+  });
+
   describe('values that are not numbers', () => {
     it('should drop them as not_finite and never throw, converted or not (an object without toString, one whose toString throws, a string)', () => {
       // Regression: String(value) in the drop message threw out of addOrUpdate for the first two, and
