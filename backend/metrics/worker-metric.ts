@@ -33,8 +33,11 @@ export interface MetricOwner {
   readonly maxSeriesPerMetric: number;
   /** Allocates a series id and queues its declaration for the next flush. */
   newSeries(metric: string, values: readonly string[]): number;
-  /** Counts one dropped datapoint and warns once per (metric, reason). */
-  drop(reason: DropReason, metric: string, detail: string): void;
+  /**
+   * Counts one dropped datapoint and warns once per (metric, reason). A `detail` that costs work
+   * to build is passed as a function, called only when the warning is given.
+   */
+  drop(reason: DropReason, metric: string, detail: string | (() => string)): void;
   /** Counts one new series folded into `metric`'s overflow series (sent with the next flush). */
   overflowed(metric: string): void;
 }
@@ -70,7 +73,7 @@ class LiveSeries implements BoundSeries {
   record(value: number, requestId?: string): void {
     // `v - v !== 0` is true for NaN, ±Infinity; the typeof keeps strings from coercing.
     if (typeof value !== 'number' || value - value !== 0) {
-      this.owner.drop('not_finite', this.metric, `value ${show(value)} is not a finite number`);
+      this.owner.drop('not_finite', this.metric, () => `value ${show(value)} is not a finite number`);
       return;
     }
     if (this.counter && value < 0) {
@@ -122,7 +125,7 @@ export class LiveMetric implements WorkerMetric {
   addOrUpdate(value: number, dimensionValues?: DimensionValues, requestId?: string): void {
     const s = this.resolve(dimensionValues);
     if (s === null) {
-      this.owner.drop('bad_dimensions', this.name, this.badDimensions(dimensionValues));
+      this.owner.drop('bad_dimensions', this.name, () => this.badDimensions(dimensionValues));
       return;
     }
     s.record(value, requestId);

@@ -282,7 +282,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** @internal MetricOwner: counts a drop; warns once per (metric, reason), for at most MAX_WARNED pairs. */
-  drop(reason: DropReason, metric: string, detail: string): void {
+  drop(reason: DropReason, metric: string, detail: string | (() => string)): void {
     this.totals[reason] = (this.totals[reason] ?? 0) + 1;
     this.delta[reason] = (this.delta[reason] ?? 0) + 1;
     this.deltaCount++;
@@ -290,7 +290,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     if (this.warned.size < MAX_WARNED && !this.warned.has(key)) {
       this.warned.add(key);
       const what = metric === '' ? 'Dropped a datapoint' : `Failed to update metric with name:${show(metric)}`;
-      this.log(`[METRICS]${what}: ${detail} (${reason}; further drops of this kind are counted, not logged)`);
+      this.log(`[METRICS]${what}: ${typeof detail === 'string' ? detail : detail()} (${reason}; further drops of this kind are counted, not logged)`);
     }
   }
 
