@@ -16,7 +16,8 @@ import { Scheduler } from './scheduler.js';
 import type { ScheduledItem } from './scheduler.js';
 import { Sequence } from './sequence.js';
 import { SpecDecodingCounters, verifyDrafts } from './spec-decode.js';
-import { bansEveryToken, stopRuleFor } from './stopping.js';
+import { stopRuleFor } from './stopping.js';
+import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
 import { StatsThrottle } from './stats.js';
 import type { EvictionsTaken } from './stats.js';
 import { sampleFor } from './token-sampler.js';
@@ -85,10 +86,10 @@ export class EngineCore {
     const now = performance.now();
     const stopRule = stopRuleFor(this.config, sp);
     // Refused here, not found mid-step: a sequence with nothing left to sample would poison the
-    // batched run it shares with every other request of this engine.
+    // batched run it shares with every other request of this engine (stopRuleFor's lists hold each id once).
     if (bansEveryToken(stopRule.bannedLate, m.vocabSize)) throw new RequestRejected(`the model suppresses every token of its ${m.vocabSize}-token vocabulary`);
     if (sp.minTokens > 0 && bansEveryToken(stopRule.bannedEarly, m.vocabSize)) {
-      throw new RequestRejected(`stop_token_ids with the model's EOS and suppressed ids cover all ${m.vocabSize} token ids, so nothing could be sampled before min_tokens (${sp.minTokens}); leave at least one id out`);
+      throw new RequestRejected(minTokensBanMessage(m.vocabSize, sp.minTokens));
     }
     const seqs: Sequence[] = [];
     for (let i = 0; i < sp.n; i++) {

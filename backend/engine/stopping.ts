@@ -32,13 +32,3 @@ export function stopRuleFor(cfg: EngineConfig, p: SamplingParams): StopRule {
     bannedLate: Object.freeze(late),
   });
 }
-
-/**
- * True when `banned` holds every id of a `vocabSize` vocabulary: the sampler would have no
- * token to pick (a request whose `stop_token_ids` and `min_tokens` ban the whole vocabulary).
- */
-export function bansEveryToken(banned: readonly number[], vocabSize: number): boolean {
-  let inVocab = 0;
-  for (const id of banned) if (id >= 0 && id < vocabSize) inVocab++;
-  return inVocab >= vocabSize; // the lists are deduplicated (stopRuleFor)
-}

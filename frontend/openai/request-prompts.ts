@@ -5,6 +5,7 @@
  * or refused when prompt + max_tokens exceeds max_model_len, with vLLM's messages.
  */
 import { OpenAIError } from './errors.js';
+import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
 import type { ModelVocab } from './model-vocab.js';
 import type { ParsedRequest } from './params.js';
 
@@ -34,9 +35,8 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
   // The engine would refuse it too, but only once admitted: a stream had already answered 200.
   const minTokens = p.params.min_tokens ?? 0;
   if (minTokens > 0 && p.params.stop_token_ids !== undefined) {
-    const banned = new Set([...vocab.suppressTokenIds, ...vocab.eosTokenIds, ...p.params.stop_token_ids].filter((id) => id < V));
-    if (banned.size >= V) {
-      throw new OpenAIError(400, `stop_token_ids with the model's EOS and suppressed ids cover all ${V} token ids, so nothing could be sampled before min_tokens (${minTokens}); leave at least one id out`, 'stop_token_ids');
+    if (bansEveryToken(new Set([...vocab.suppressTokenIds, ...vocab.eosTokenIds, ...p.params.stop_token_ids]), V)) {
+      throw new OpenAIError(400, minTokensBanMessage(V, minTokens), 'stop_token_ids');
     }
   }
   const L = vocab.maxModelLen;
