@@ -15,8 +15,9 @@
  * both). Goals: pipeline / in-process ≥ 0.9; stats on / --disable-log-stats ≥ 0.98. Three JSON
  * lines: `{"bench":"pipeline_overhead",…}` and `{"bench":"pipeline_metrics_on_vs_off",…}` at 8
  * clients (BENCH_CONCURRENCY), and `{"bench":"pipeline_overhead_saturated",…}`: both sides again
- * with as many clients as the thinker's max_num_seqs (32, BENCH_SATURATED), the engine kept full.
- * BENCH_ROUNDS and BENCH_REQUESTS override the defaults; BENCH_VERBOSE=1 prints every round's
+ * with as many clients as the thinker's max_num_seqs (32, BENCH_SATURATED), the engine kept full,
+ * on rounds of their own prompts, 1024 a round (BENCH_SATURATED_REQUESTS) so fill and drain stay
+ * a small share. BENCH_ROUNDS and BENCH_REQUESTS override the defaults; BENCH_VERBOSE=1 prints every round's
  * figures to stderr. Measured figures and where the time goes: docs/pipelines.md, Benchmark.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -44,19 +45,24 @@ const ROUNDS = envInt('BENCH_ROUNDS', 9);
 // (every request sent at once); the in-process side is at its peak already at 8.
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
 const SATURATED = envInt('BENCH_SATURATED', 32);
+// Requests a saturated round: each of its clients sends 32 in a row, so the round's fill and
+// drain (one request latency each, when the engine holds fewer than its clients) are a small share
+// of it. With 256 (8 a client) they were about a tenth of a served round and none of an in-process
+// one, whose 32 requests finish in lockstep: measured 0.89–0.94 at 256 against 0.935 at 1024.
+const SATURATED_REQUESTS = envInt('BENCH_SATURATED_REQUESTS', 1024);
 const MAX_TOKENS = 32;
 const CHUNK = 4;
 
 const content = (i: number): string => `Tell story ${i} about the sea`;
 
-/** Runs `REQUESTS` jobs (ids `first…`) `clients` at a time; returns requests/s over the wall time. */
-async function throughput(first: number, job: (i: number) => Promise<unknown>, clients = CONCURRENCY): Promise<number> {
+/** Runs `requests` jobs (ids `first…`) `clients` at a time; returns requests/s over the wall time. */
+async function throughput(first: number, job: (i: number) => Promise<unknown>, clients = CONCURRENCY, requests = REQUESTS): Promise<number> {
   let next = 0;
   const t0 = performance.now();
   await Promise.all(Array.from({ length: clients }, async () => {
-    while (next < REQUESTS) await job(first + next++);
+    while (next < requests) await job(first + next++);
   }));
-  return REQUESTS / ((performance.now() - t0) / 1000);
+  return requests / ((performance.now() - t0) / 1000);
 }
 
 /**
@@ -146,10 +152,11 @@ async function main(): Promise<void> {
       (first) => throughput(first, (i) => lp.job(i)),
       (first) => throughput(first, (i) => spoken(onUrl, i)),
       (first) => throughput(first, (i) => spoken(offUrl, i)),
-      (first) => throughput(first, (i) => lp.job(i), SATURATED),
-      (first) => throughput(first, (i) => spoken(onUrl, i), SATURATED),
+      // The saturated pair gets prompts of its own (ids from 10^7), fresh each round.
+      (first) => throughput(10_000_000 + (first / REQUESTS) * SATURATED_REQUESTS, (i) => lp.job(i), SATURATED, SATURATED_REQUESTS),
+      (first) => throughput(10_000_000 + (first / REQUESTS) * SATURATED_REQUESTS, (i) => spoken(onUrl, i), SATURATED, SATURATED_REQUESTS),
     ];
-    for (const run of setups) await run(1_000_000); // warm-up (its own prompts)
+    for (const run of setups) await run(REQUESTS * 1000); // warm-up (its own prompts)
     const rates: number[][] = setups.map(() => []);
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < setups.length; k++) {
