@@ -56,7 +56,7 @@ describe('tsserve speak', function () {
     const noStore = speak('--model-store', path.join(dir, 'nope'), '--model', 'tiny-omni', '--output-dir', path.join(dir, 'o'));
     expect([noStore.status, noStore.stderr.split('\n')[0]]).to.deep.equal([2, `tsserve speak: --model-store ${path.join(dir, 'nope')}: no such directory`]);
     const fileOut = speak('--model-store', store, '--model', 'tiny-omni', '--output-dir', input);
-    expect([fileOut.status, fileOut.stderr.split('\n')[0]]).to.deep.equal([2, `tsserve speak: --output-dir ${input}: exists and is not a directory`]);
+    expect([fileOut.status, fileOut.stderr.split('\n')[0]]).to.deep.equal([2, `tsserve speak: --output-dir: ${input} exists and is not a directory`]);
     const unknown = speak('--model-store', store, '--model', 'nosuch', '--output-dir', path.join(dir, 'o'));
     expect([unknown.status, unknown.stderr]).to.deep.equal([1, `tsserve speak: model directory 'nosuch' not found in ${store}\n`]);
     const stage = speak('--model-store', store, '--model', 'tiny-vocoder', '--output-dir', path.join(dir, 'o'));

@@ -112,7 +112,7 @@ describe('tsserve metrics dashboard', () => {
     expect(invalid.stderr.split('\n')[0]).to.match(/^test\/fixtures\/metrics\/invalid\/several-problems\.yaml:\d+:\d+: /);
     // An --out that cannot be written: one line naming it, exit 1, no stack trace.
     const onFile = spawnSync(process.execPath, [BIN, 'metrics', 'dashboard', '--out', 'package.json'], { cwd: ROOT, encoding: 'utf8' });
-    expect([onFile.status, onFile.stdout, onFile.stderr]).to.deep.equal([1, '', 'tsserve metrics dashboard: --out package.json: exists and is not a directory (the dashboards are three files)\n']);
+    expect([onFile.status, onFile.stdout, onFile.stderr]).to.deep.equal([1, '', 'tsserve metrics dashboard: --out: package.json exists and is not a directory (the dashboards are three files)\n']);
     const rules = spawnSync(process.execPath, [BIN, 'metrics', 'rules', '--out', 'package.json/x.yml'], { cwd: ROOT, encoding: 'utf8' });
     expect([rules.status, rules.stderr]).to.deep.equal([1, "tsserve metrics rules: ENOTDIR: not a directory, open 'package.json/x.yml'\n"]);
   });

@@ -12,6 +12,7 @@ import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
 import { renderDashboards } from '../dashboards/render.js';
 import { renderRules } from '../rules/render.js';
+import { notADirectory } from './dir-arg.js';
 
 const USAGE = `Usage:
   tsserve metrics dashboard [--metrics-config FILE] [--out DIR]
@@ -66,7 +67,8 @@ export function run(sub: 'dashboard' | 'rules', argv: readonly string[]): Promis
       return Promise.resolve(0);
     }
     const dir = out ?? '.';
-    if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new Error(`--out ${dir}: exists and is not a directory (the dashboards are three files)`);
+    const notDir = notADirectory('out', dir, 'the dashboards are three files');
+    if (notDir !== null) throw new Error(notDir);
     fs.mkdirSync(dir, { recursive: true });
     for (const f of renderDashboards(config)) {
       fs.writeFileSync(path.join(dir, f.file), f.text);

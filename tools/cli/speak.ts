@@ -23,6 +23,7 @@ import { PipelineModel } from '../../frontend/pipeline/pipeline-model.js';
 import type { SpeakResult } from '../../frontend/pipeline/orchestrator.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
 import { wavFile } from '../../frontend/openai/wav.js';
+import { notADirectory } from './dir-arg.js';
 
 const USAGE = `Usage: tsserve speak --model-store DIR --model NAME --input FILE.jsonl --output-dir OUT
 
@@ -75,7 +76,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const store = get('model-store');
   if (store !== undefined && !isDirectory(store)) problems.push(`--model-store ${store}: no such directory`);
   const outDir = get('output-dir');
-  if (outDir !== undefined && fs.existsSync(outDir) && !isDirectory(outDir)) problems.push(`--output-dir ${outDir}: exists and is not a directory`);
+  const notDir = outDir === undefined ? null : notADirectory('output-dir', outDir);
+  if (notDir !== null) problems.push(notDir);
   if (problems.length > 0) { process.stderr.write(`${problems.map((p) => `tsserve speak: ${p}`).join('\n')}\n\n${USAGE}`); return 2; }
   const cfg = loadMetricsConfig(defaultMetricsConfigPath());
   if (!cfg.ok) { process.stderr.write(`${cfg.problems.map(formatProblem).join('\n')}\n`); return 1; }
