@@ -9,6 +9,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
 import { defaultMetricsConfigPath, loadMetricsConfig, parseMetricsConfig } from '../../schema/config/load.js';
 import type { MetricsConfig } from '../../schema/types.js';
 import { dashboardQueries } from '../../tools/dashboards/grafana.js';
@@ -16,6 +17,8 @@ import { renderDashboards } from '../../tools/dashboards/render.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const BIN = path.join(ROOT, 'bin', 'tsserve.js');
+/** The vLLM profile: `vllm:gpu_cache_usage_perc` is hidden in 0.1 and shown with --show-hidden-metrics-for-version 0.0. */
+const VLLM_YAML = path.join(ROOT, 'metrics-vllm.yaml');
 /**
  * The repo's metrics.yaml without its pipeline (`ts_omni_*`) families: each entry's lines, from
  * its `- name:` to the next entry or list, dropped. What the pipeline cases start from.
@@ -244,5 +247,69 @@ describe('tsserve metrics dashboard', () => {
     expect(panel(p, 'ts_omni_stage_gen_time_seconds: heatmap').targets![0]!.expr)
       .to.equal('sum by (le) (increase(ts_omni_stage_gen_time_seconds_bucket{instance=~"$instance", model_name=~"$model_name", stage=~"$stage", replica=~"$replica"}[$__rate_interval]))');
     expect(dashboardQueries(all['tsserve-generation.json']!).map((q) => q.expr).join('\n')).to.not.contain('omni');
+  });
+
+  describe('--show-hidden-metrics-for-version', () => {
+    /** Runs `tsserve metrics dashboard` as version 0.1.0 over the vLLM profile; the generated dashboards, parsed. */
+    function generate(...flags: string[]): Record<string, Dashboard> {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-dashboards-hidden-'));
+      try {
+        const r = spawnSync(process.execPath, [BIN, 'metrics', 'dashboard', '--metrics-config', VLLM_YAML, '--out', dir, ...flags],
+          { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_SERVER_VERSION: '0.1.0' } });
+        expect([r.status, r.stderr]).to.deep.equal([0, '']);
+        return Object.fromEntries(fs.readdirSync(dir).sort().map((f) => [f, JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Dashboard]));
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+
+    /** The declared families the server exposes as version 0.1.0 with `showHidden` (the config its caches are built from). */
+    async function serverFamilies(showHidden: string | null): Promise<string[]> {
+      const r = loadMetricsConfig(VLLM_YAML);
+      if (!r.ok) throw new Error('metrics-vllm.yaml does not load');
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-dashboards-server-'));
+      const fm = new FrontendMetrics(r.config, { logDir: dir, modes: [], log: () => undefined, serverVersion: '0.1.0', showHiddenMetricsForVersion: showHidden });
+      try {
+        return fm.config.metrics.filter((m) => m.hidden !== true).map((m) => m.name).sort();
+      } finally {
+        await fm.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+
+    /** The declared families of the vLLM profile that some query of `all` reads (as `_total`, `_bucket`, `_count` or `_sum` too). */
+    function queried(all: Record<string, Dashboard>): string[] {
+      const r = loadMetricsConfig(VLLM_YAML);
+      if (!r.ok) throw new Error('metrics-vllm.yaml does not load');
+      const exprs = Object.values(all).flatMap((d) => dashboardQueries(d).map((q) => q.expr)).join('\n');
+      return r.config.metrics.map((m) => m.name)
+        .filter((n) => new RegExp(`(?<![\\w:])${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(_total|_bucket|_count|_sum)?(?![\\w:])`).test(exprs)).sort();
+    }
+
+    it('should leave a family hidden at the version out of every dashboard without the flag, and give it its panel with it, as the server exposes it', async () => {
+      const hidden = generate();
+      const shown = generate('--show-hidden-metrics-for-version', '0.0');
+      const titles = (d: Dashboard): string[] => d.panels.map((p) => p.title);
+      expect(Object.keys(shown).map((f) => [f, titles(shown[f]!).filter((t) => !titles(hidden[f]!).includes(t)), titles(hidden[f]!).filter((t) => !titles(shown[f]!).includes(t))])).to.deep.equal([
+        ['tsserve-generation.json', ['vllm:gpu_cache_usage_perc'], []],
+        ['tsserve-pipelines.json', [], []],
+        ['tsserve-serving.json', [], []],
+      ]);
+      expect(panel(shown['tsserve-generation.json']!, 'vllm:gpu_cache_usage_perc').targets!.map((t) => t.expr)).to.deep.equal([
+        'vllm:gpu_cache_usage_perc{instance=~"$instance", model_name=~"$model_name", engine=~"$engine"}',
+      ]);
+      // Exactly the families /metrics renders for the same flag: none it hides, none it shows left out.
+      const [exposed, exposedWithFlag] = [await serverFamilies(null), await serverFamilies('0.0')];
+      expect(queried(hidden)).to.deep.equal(exposed);
+      expect(queried(shown)).to.deep.equal(exposedWithFlag);
+      expect(exposedWithFlag.filter((n) => !exposed.includes(n))).to.deep.equal(['vllm:gpu_cache_usage_perc']);
+    });
+
+    it("should refuse a version the server refuses, with the server's message and exit 2", () => {
+      const r = spawnSync(process.execPath, [BIN, 'metrics', 'dashboard', '--show-hidden-metrics-for-version', '0.1', '--out', os.tmpdir()],
+        { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_SERVER_VERSION: '0.3.0' } });
+      expect([r.status, r.stdout, r.stderr]).to.deep.equal([2, '',
+        'tsserve metrics dashboard: --show-hidden-metrics-for-version: 0.1 is not accepted; only 0.2, the previous minor version of tsserve 0.3, is accepted\n']);
+    });
   });
 });

@@ -101,6 +101,41 @@ describe('tsserve metrics rules', () => {
     expect(rules.find((x) => 'record' in x && x.record === 'model_name:vllm:time_to_first_token_seconds:p99_5m')?.expr)
       .to.equal('histogram_quantile(0.99, sum by (le, model_name) (rate(vllm:time_to_first_token_seconds_bucket[5m])))');
   });
+  describe('--show-hidden-metrics-for-version', () => {
+    /** The vLLM profile without vllm:kv_cache_usage_perc (and so without it as the replacement): its KV family is then vllm:gpu_cache_usage_perc, hidden in 0.1. */
+    const yaml = fs.readFileSync(path.join(ROOT, 'metrics-vllm.yaml'), 'utf8').replace(/ {4}- name: vllm:kv_cache_usage_perc\n(?: {6}.*\n)+/, '')
+      .replace('replacement: "vllm:kv_cache_usage_perc", ', '');
+
+    /** `tsserve metrics rules` as version `version` over that file: exit code, stderr and the rules' names. */
+    function rules(version: string, ...flags: string[]): [number | null, string, string[]] {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-rules-hidden-'));
+      try {
+        fs.writeFileSync(path.join(dir, 'metrics.yaml'), yaml);
+        const r = spawnSync(process.execPath, [BIN, 'metrics', 'rules', '--metrics-config', path.join(dir, 'metrics.yaml'), ...flags],
+          { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_SERVER_VERSION: version } });
+        const groups = r.status === 0 ? (loadYaml(r.stdout) as { groups: Array<{ rules: Array<{ record?: string; alert?: string; expr: string }> }> }).groups : [];
+        return [r.status, r.stderr, groups.flatMap((g) => g.rules.map((x) => `${x.record ?? x.alert as string}: ${x.expr}`))];
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+
+    it('should leave a family hidden at the version out of every rule without the flag, and alert on it with it, as the server exposes it', () => {
+      const [code, err, hidden] = rules('0.1.0');
+      const [codeShown, errShown, shown] = rules('0.1.0', '--show-hidden-metrics-for-version', '0.0');
+      expect([code, err, codeShown, errShown]).to.deep.equal([0, '', 0, '']);
+      expect(hidden.filter((x) => x.includes('gpu_cache_usage'))).to.deep.equal([]);
+      expect(shown.filter((x) => !hidden.includes(x))).to.deep.equal(['TsserveKVCacheNearFull: max by (instance, model_name) (vllm:gpu_cache_usage_perc) > 0.95']);
+      expect(hidden.filter((x) => !shown.includes(x))).to.deep.equal([]);
+    });
+
+    it("should refuse a version the server refuses, with the server's message and exit 2", () => {
+      expect(rules('0.1.0', '--show-hidden-metrics-for-version', '0.1')).to.deep.equal([2,
+        'tsserve metrics rules: --show-hidden-metrics-for-version: 0.1 is not accepted; only 0.0, the previous minor version of tsserve 0.1, is accepted\n', []]);
+      expect(rules('0.1.0', '--show-hidden-metrics-for-version', 'latest')).to.deep.equal([2,
+        'tsserve metrics rules: --show-hidden-metrics-for-version: "latest" is not a version X.Y; only 0.0, the previous minor version of tsserve 0.1, is accepted\n', []]);
+    });
+  });
 });
 
 describe('toYaml (rule files)', () => {

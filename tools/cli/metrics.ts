@@ -22,9 +22,9 @@ const USAGE = `Usage:
   tsserve metrics tail [--log-dir DIR] [--metric NAME] [--request ID] [--once] [--json] ...
       Follow ts_metrics.log and model_metrics.log: a live table per metric and series, or JSON
       lines (see tsserve metrics tail --help).
-  tsserve metrics dashboard [--metrics-config FILE] [--out DIR]
+  tsserve metrics dashboard [--metrics-config FILE] [--out DIR] [--show-hidden-metrics-for-version X.Y]
       Write the Grafana dashboards generated from FILE into DIR (docs/dashboards.md).
-  tsserve metrics rules [--metrics-config FILE] [--out FILE]
+  tsserve metrics rules [--metrics-config FILE] [--out FILE] [--show-hidden-metrics-for-version X.Y]
       Print the Prometheus recording and alerting rules generated from FILE.
 
 Format reference: docs/metrics-yaml.md
