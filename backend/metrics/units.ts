@@ -1,6 +1,7 @@
 /** TorchServe's unit shorthands and the unit sets its helpers accept (metric_cache_abstract.py). */
 
 import { unitKind } from '../../schema/config/units.js';
+import { shiftDecimal } from '../../schema/decimal-shift.js';
 
 /** TorchServe's `Units` mapping; anything else passes through unchanged. */
 const UNIT_NAMES: Readonly<Record<string, string>> = Object.freeze({
@@ -64,6 +65,7 @@ export function convertUnit(value: number, from: string, to: string): number | u
   if (typeof value !== 'number') return undefined;
   const f = scaleOf(from);
   const t = scaleOf(to);
+  // Shifted on the decimal written (schema/decimal-shift.ts): 0.043 s is 43 ms, not 42.99999999999999.
   if (f.time !== undefined && t.time !== undefined) return shiftDecimal(value, f.time - t.time);
   return f.bytes !== undefined && t.bytes !== undefined ? (value * f.bytes) / t.bytes : undefined;
 }
@@ -128,17 +130,4 @@ const NANOSECONDS = /^(ns|nsec|nsecs|nanos|nanoseconds?)$/i;
 
 function own(table: Readonly<Record<string, number>>, key: string): number | undefined {
   return Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
-}
-
-/**
- * `value` × 10^k as the decimal the caller wrote, shifted: 0.043 s is 43 ms and 1234 µs is 1.234
- * ms, where multiplying by the binary 1e-3 gave 42.99999999999999 and 1.2339999999999998.
- */
-function shiftDecimal(value: number, k: number): number {
-  if (k === 0 || value - value !== 0) return value;
-  const text = String(value);
-  const e = text.indexOf('e');
-  const mantissa = e < 0 ? text : text.slice(0, e);
-  const exponent = (e < 0 ? 0 : Number(text.slice(e + 1))) + k;
-  return Number(`${mantissa}e${exponent}`);
 }
