@@ -136,6 +136,11 @@ describe('tsserve instances behind HAProxy, one Prometheus (file_sd) and one Sta
     const byInstance = await prom!.query('sum by (instance) (ts_inference_requests_total)');
     const want = Object.fromEntries(servers.map((s, i) => [hostPort(s.metrics), String(perFile[i])]));
     expect(Object.fromEntries(byInstance.map((s) => [s.metric.instance, s.value]))).to.deep.equal(want);
+
+    // The shipped config's rule_files loaded every generated rule (45: recording and alerting).
+    const rules = await (await fetch(`${prom!.url}/api/v1/rules`)).json() as { data: { groups: { rules: { health: string }[] }[] } };
+    const loaded = rules.data.groups.flatMap((g) => g.rules);
+    expect({ rules: loaded.length, unhealthy: loaded.filter((r) => r.health === 'err').length }).to.deep.equal({ rules: 45, unhealthy: 0 });
   });
 
   it('should lose no admitted request when one instance is stopped mid-load: clients answered = tslog = StatsD, and Prometheus still answers', async () => {

@@ -1,6 +1,7 @@
 /**
  * A REAL Prometheus running the shipped deploy/haproxy/prometheus.yml (file-based service
- * discovery), copied into a temp dir with a 1 s scrape interval, its targets file written here.
+ * discovery) and the rules it loads, copied into a temp dir with a 1 s scrape interval, its
+ * targets file written here.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -23,6 +24,9 @@ export async function startPrometheusSd(targets: readonly string[]): Promise<Pro
   const cfg = fs.readFileSync(PROMETHEUS_SD_CFG, 'utf8');
   if (!cfg.includes('  scrape_interval: 15s\n')) throw new Error(`${PROMETHEUS_SD_CFG}: no 'scrape_interval: 15s' line to shorten`);
   fs.mkdirSync(path.join(dir, 'targets'));
+  // The shipped config loads the generated rules from beside it; without the copy Prometheus
+  // would start with none and the test would not know.
+  fs.copyFileSync(path.join(path.dirname(PROMETHEUS_SD_CFG), 'tsserve.rules.yml'), path.join(dir, 'tsserve.rules.yml'));
   const setTargets = (t: readonly string[]): void => {
     // Written whole, then renamed: Prometheus never reads half a file.
     const tmp = path.join(dir, 'targets.tmp');
