@@ -62,6 +62,8 @@ export interface BatchRun {
 
 interface Pending {
   readonly sentMs: number;
+  /** Requests in the batch: the result must have one response for each. */
+  readonly size: number;
   resolve(r: BatchRun): void;
   reject(e: Error): void;
 }
@@ -166,7 +168,7 @@ export class WorkerProcess extends EventEmitter {
     const batchId = this.nextBatchId++;
     this.statusValue = 'BUSY';
     return new Promise<BatchRun>((resolve, reject) => {
-      this.pending.set(batchId, { sentMs: performance.now(), resolve, reject });
+      this.pending.set(batchId, { sentMs: performance.now(), size: requests.length, resolve, reject });
       if (this.pending.size === 1) this.arm();
       const msg = tensors === undefined ? { type: 'tsserve.batch', batchId, requests } : { type: 'tsserve.batch', batchId, requests, tensors };
       if (this.exited || !this.child.connected) return;
@@ -285,7 +287,7 @@ export class WorkerProcess extends EventEmitter {
         const p = this.pending.get(m.batchId);
         if (p === undefined) return;
         this.pending.delete(m.batchId);
-        const checked = checkResult(m);
+        const checked = checkResult(m, p.size, this.id);
         if (checked.problem !== null) this.opts.log.error(`worker ${this.id} sent a malformed result for batch ${String(m.batchId)}: ${checked.problem}`);
         const now = performance.now();
         // A batch sent ahead could only start when the previous result came back.
