@@ -49,6 +49,12 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     ['model_name', 'reason'],
     'Requests answered 503 because a bounded queue was full (reason queue_full: a batching queue, a generation engine or a pipeline stage at --job-queue-size)',
   ),
+  selfSpec(
+    'tsserve_worker_output_faults_total',
+    'counter',
+    ['model_name', 'reason'],
+    'Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB)',
+  ),
 ]);
 
 /** The self-metric counting sink delivery errors (a sink never sends its own error count). */

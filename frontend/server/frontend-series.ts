@@ -109,6 +109,11 @@ export class FrontendSeries {
     return bindOrNoop(this.metrics, 'tsserve_worker_restarts_total', { model_name: modelName });
   }
 
+  /** `tsserve_worker_output_faults_total{reason}` of one model (a self-metric). */
+  workerOutputFaults(modelName: string, reason: string): SeriesHandle {
+    return bindOrNoop(this.metrics, 'tsserve_worker_output_faults_total', { model_name: modelName, reason });
+  }
+
   /** `tsserve_requests_refused_total{reason="queue_full"}` of one model (a self-metric), at 0 from the start. */
   queueFullRefusals(modelName: string): SeriesHandle {
     const h = bindOrNoop(this.metrics, 'tsserve_requests_refused_total', { model_name: modelName, reason: 'queue_full' });

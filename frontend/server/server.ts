@@ -211,6 +211,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       onWorkerGone: (id) => deps.ingest.forget(id),
       onWorkerLoaded: (id, ms) => series.workerLoaded(id, ms),
       restartCounter: (model) => series.workerRestarts(model),
+      faultCounter: (model, reason) => series.workerOutputFaults(model, reason),
       log: deps.log,
       shutdownTimeoutMs: cfg.workerShutdownTimeoutMs ?? 10_000,
       startGate: new StartGate(WORKER_START_CONCURRENCY),

@@ -9,13 +9,13 @@
 /** Longest worker log line kept, in characters (64 KiB of ASCII). */
 export const MAX_WORKER_LINE_CHARS = 64 * 1024;
 
-/** Feeds chunks in, calls `emit` once per line (without its `\n`). */
+/** Feeds chunks in, calls `emit` once per line (without its `\n`) with the characters cut from it (0 for most). */
 export class LineSplitter {
   private kept: string[] = [];
   private keptChars = 0;
   private dropped = 0;
 
-  constructor(private readonly emit: (line: string) => void, private readonly maxChars = MAX_WORKER_LINE_CHARS) {}
+  constructor(private readonly emit: (line: string, droppedChars: number) => void, private readonly maxChars = MAX_WORKER_LINE_CHARS) {}
 
   /** Takes one chunk; emits every line it completes. */
   push(chunk: string): void {
@@ -46,7 +46,7 @@ export class LineSplitter {
 
   private flush(): void {
     const line = this.kept.join('');
-    this.emit(this.dropped > 0 ? `${line}… (${this.dropped} more characters dropped: a worker log line is kept to ${this.maxChars})` : line);
+    this.emit(this.dropped > 0 ? `${line}… (${this.dropped} more characters dropped: a worker log line is kept to ${this.maxChars})` : line, this.dropped);
     this.kept = [];
     this.keptChars = 0;
     this.dropped = 0;

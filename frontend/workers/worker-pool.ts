@@ -13,6 +13,7 @@ import type { WorkerStatus } from './worker-process.js';
 import type { Clock, ClockTimer } from '../batching/clock.js';
 import { REAL_CLOCK } from '../batching/clock.js';
 import type { StartGate } from './start-gate.js';
+import type { WorkerOutputFault } from './output-faults.js';
 
 /** What a pool needs from the server around it. */
 export interface WorkerPoolDeps {
@@ -47,6 +48,11 @@ export interface WorkerPoolDeps {
    * for the model); recorded at 0 when bound, so the series exists before the first crash.
    */
   readonly restartCounter?: (modelName: string) => { record(n: number): void };
+  /**
+   * The model's `tsserve_worker_output_faults_total` series of one reason, bound on the first
+   * fault of that reason (a healthy model shows none of them).
+   */
+  readonly faultCounter?: (modelName: string, reason: WorkerOutputFault) => { record(n: number): void };
   /** Every live worker of the server, so the shutdown deadline can kill them all. */
   readonly registry?: { add(w: WorkerProcess): unknown; delete(w: WorkerProcess): unknown };
 }
@@ -77,6 +83,15 @@ export class WorkerPool extends EventEmitter {
   private readonly waiters: Array<() => void> = [];
 
   private readonly restarts: { record(n: number): void };
+  private readonly faultSeries = new Map<WorkerOutputFault, { record(n: number): void }>();
+  private readonly countFault = (reason: WorkerOutputFault, n: number): void => {
+    let s = this.faultSeries.get(reason);
+    if (s === undefined) {
+      s = this.deps.faultCounter?.(this.model.name, reason) ?? { record: () => undefined };
+      this.faultSeries.set(reason, s);
+    }
+    s.record(n);
+  };
 
   constructor(readonly model: ModelConfig, private readonly deps: WorkerPoolDeps) {
     super();
@@ -207,7 +222,8 @@ export class WorkerPool extends EventEmitter {
     const log = this.deps.log.child({ worker: init.workerId, model: this.model.name });
     const w = new WorkerProcess({
       entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage, log,
-      batchTimeoutMs: this.model.responseTimeoutSec * 1000,
+      batchTimeoutMs: this.model.responseTimeoutSec * 1000, countFault: this.countFault,
+      ...(this.deps.clock !== undefined ? { nowMs: () => (this.deps.clock as Clock).now() } : {}),
       ...(this.deps.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.deps.loadTimeoutMs } : {}),
     });
     this.live.add(w);

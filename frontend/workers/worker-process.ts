@@ -15,6 +15,8 @@ import type { Log } from '../log/log.js';
 import { UnsendableBatchError } from '../batching/unsendable.js';
 import { LineSplitter } from './line-splitter.js';
 import { checkResult, isDuration } from './result-check.js';
+import { OutputFaults } from './output-faults.js';
+import type { WorkerOutputFault } from './output-faults.js';
 
 /**
  * The watchdog fires this long after a batch's responseTimeout, so each request's own timeout
@@ -52,6 +54,10 @@ export interface WorkerProcessOptions {
    * start it: past it the worker is killed (its batches fail) so the pool replaces it.
    */
   readonly batchTimeoutMs?: number;
+  /** Adds `n` to the model's `tsserve_worker_output_faults_total{reason}` (none counted when absent). */
+  readonly countFault?: (reason: WorkerOutputFault, n: number) => void;
+  /** Monotonic ms for spacing the fault log lines (default `performance.now`; a fake clock's in tests). */
+  readonly nowMs?: () => number;
 }
 
 /** A batch's result and the frontend's wall time for it (from when the worker could start it). */
@@ -94,11 +100,13 @@ export class WorkerProcess extends EventEmitter {
   private overdue = false;
   /** Why the frontend killed this worker (load or batch timeout), for the errors it answers. */
   private killedFor: string | null = null;
+  private readonly faults: OutputFaults;
 
   constructor(private readonly opts: WorkerProcessOptions) {
     super();
     this.id = opts.init.workerId;
     this.depth = Math.max(1, opts.depth ?? 2);
+    this.faults = new OutputFaults(opts.countFault ?? (() => undefined), (msg) => opts.log.error(msg), opts.nowMs ?? (() => performance.now()));
     this.child = fork(opts.entry, [], {
       serialization: 'advanced',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -285,10 +293,18 @@ export class WorkerProcess extends EventEmitter {
         // time its requests are answered.
         if (m.metrics !== undefined) this.opts.onOtherMessage(this.id, m.metrics);
         const p = this.pending.get(m.batchId);
-        if (p === undefined) return;
+        if (p === undefined) {
+          // Never sent, or already answered: answering with it could only answer another batch's requests.
+          this.faults.report('unknown_batch', 1, `worker ${this.id} sent a result for batch ${String(m.batchId)}, which is not in flight at it; dropped`);
+          return;
+        }
         this.pending.delete(m.batchId);
         const checked = checkResult(m, p.size, this.id);
-        if (checked.problem !== null) this.opts.log.error(`worker ${this.id} sent a malformed result for batch ${String(m.batchId)}: ${checked.problem}`);
+        if (checked.problem !== null) {
+          const what = `worker ${this.id} sent a malformed result for batch ${String(m.batchId)}: ${checked.problem}`;
+          if (checked.extra > 0) this.faults.report('extra_response', checked.extra, what);
+          else this.faults.report('malformed_result', 1, what);
+        }
         const now = performance.now();
         // A batch sent ahead could only start when the previous result came back.
         const wallMs = now - Math.max(p.sentMs, this.lastResultMs);
@@ -305,7 +321,10 @@ export class WorkerProcess extends EventEmitter {
   private pipeLines(stream: 'stdout' | 'stderr'): void {
     const src = this.child[stream];
     if (src === null) return;
-    const lines = new LineSplitter((line) => this.emitLine(line, stream));
+    const lines = new LineSplitter((line, dropped) => {
+      if (dropped > 0) this.faults.countOnly('log_line_truncated');
+      this.emitLine(line, stream);
+    });
     src.setEncoding('utf8');
     src.on('data', (chunk: string) => lines.push(chunk));
     src.on('end', () => lines.end());

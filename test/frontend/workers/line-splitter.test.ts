@@ -25,6 +25,18 @@ describe('LineSplitter', () => {
     ]);
   });
 
+  it('should hand emit the number of characters cut from each line, 0 for a whole one (the worker counts log_line_truncated with it)', () => {
+    const out: [string, number][] = [];
+    const s = new LineSplitter((l, dropped) => out.push([l, dropped]), 4);
+    s.push('abcdefgh\nok\nxyz12');
+    s.end();
+    expect(out).to.deep.equal([
+      ['abcd… (4 more characters dropped: a worker log line is kept to 4)', 4],
+      ['ok', 0],
+      ['xyz1… (1 more characters dropped: a worker log line is kept to 4)', 1],
+    ]);
+  });
+
   it('should hold at most max characters of a line that never ends (progress written with \\r) however much arrives', () => {
     const s = new LineSplitter(() => undefined, 8);
     for (let i = 0; i < 10_000; i++) s.push('42%\r');

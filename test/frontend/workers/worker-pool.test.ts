@@ -188,6 +188,63 @@ describe('WorkerPool (hard edges)', () => {
   });
 });
 
+describe('WorkerProcess (answers a worker must never give)', () => {
+  it('should answer a malformed result 500 naming the worker, drop extra responses and unknown batches, count each by reason, and log each kind once a minute', async () => {
+    const lines: string[] = [];
+    const counted: string[] = [];
+    const clock = new FakeClock();
+    const pool = new WorkerPool(model({ minWorkers: 1 }), {
+      ...deps([]), log: recordingLog(lines), clock,
+      faultCounter: (m, reason) => ({ record: (n) => counted.push(`${m} ${reason} ${n}`) }),
+    });
+    await pool.start();
+    try {
+      const w = pool.idleWorker()!;
+      const answers: unknown[] = [];
+      for (const body of ['short', 'short', 'short', 'extra', 'forge', 'ok']) answers.push((await w.runBatch([{ requestId: 'r', body }])).result.responses);
+      clock.advance(60_000);
+      answers.push((await w.runBatch([{ requestId: 'r', body: 'short' }])).result.responses);
+      const short = [{ ok: false, status: 500, message: 'worker W-9000-m_1.0 sent 0 responses for a batch of 1 requests; they cannot be matched to the requests' }];
+      const echo = (body: string): unknown => [{ ok: true, body: { echo: body, batch: 1, worker: 'W-9000-m_1.0', pid: w.pid } }];
+      expect(answers).to.deep.equal([
+        short, short, short,
+        [{ ok: false, status: 500, message: 'worker W-9000-m_1.0 sent 3 responses for a batch of 1 requests; they cannot be matched to the requests' }],
+        echo('forge'), echo('ok'), short,
+      ]);
+      expect(counted).to.deep.equal(['m malformed_result 1', 'm malformed_result 1', 'm malformed_result 1', 'm extra_response 2', 'm unknown_batch 1', 'm malformed_result 1']);
+      const bindings = ' {"worker":"W-9000-m_1.0","model":"m"}';
+      expect(lines.filter((l) => l.startsWith('error: '))).to.deep.equal([
+        'error: worker W-9000-m_1.0 sent a malformed result for batch 1: 0 responses for a batch of 1 requests (further ones are logged at most once a minute; all are counted in tsserve_worker_output_faults_total{reason="malformed_result"})' + bindings,
+        'error: worker W-9000-m_1.0 sent a malformed result for batch 4: 3 responses for a batch of 1 requests (further ones are logged at most once a minute; all are counted in tsserve_worker_output_faults_total{reason="extra_response"})' + bindings,
+        'error: worker W-9000-m_1.0 sent a result for batch 1005, which is not in flight at it; dropped (further ones are logged at most once a minute; all are counted in tsserve_worker_output_faults_total{reason="unknown_batch"})' + bindings,
+        'error: worker W-9000-m_1.0 sent a malformed result for batch 7: 0 responses for a batch of 1 requests (2 more like it in the last 60 s were only counted)' + bindings,
+      ]);
+    } finally {
+      await pool.stop();
+    }
+  });
+
+  it('should count a worker log line cut at 64 KiB as log_line_truncated, the line saying how much was cut', async () => {
+    const lines: string[] = [];
+    const counted: string[] = [];
+    const pool = new WorkerPool(model({ minWorkers: 1 }), {
+      ...deps([]), log: recordingLog(lines),
+      faultCounter: (m, reason) => ({ record: (n) => counted.push(`${m} ${reason} ${n}`) }),
+    });
+    await pool.start();
+    try {
+      await pool.idleWorker()!.runBatch([{ requestId: 'r', body: 'longline' }]);
+      await until(() => counted.length > 0, { message: 'the truncated line counted', observe: () => counted });
+      const cut = lines.filter((l) => l.startsWith('info: z'));
+      expect([counted, cut.length, cut[0]!.slice(65_536 + 'info: '.length)]).to.deep.equal([
+        ['m log_line_truncated 1'], 1, '… (4464 more characters dropped: a worker log line is kept to 65536) {"worker":"W-9000-m_1.0","model":"m","stream":"stdout"}',
+      ]);
+    } finally {
+      await pool.stop();
+    }
+  });
+});
+
 describe('WorkerProcess (batches sent ahead)', () => {
   it('should hand the metrics flush a result carries to the ingest, by the time the batch is answered', async () => {
     const handed: unknown[] = [];

@@ -49,6 +49,9 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '',
     '# HELP tsserve_requests_refused_total Requests answered 503 because a bounded queue was full (reason queue_full: a batching queue, a generation engine or a pipeline stage at --job-queue-size) (unit: Count)',
     '# TYPE tsserve_requests_refused_total counter',
+    '',
+    '# HELP tsserve_worker_output_faults_total Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB) (unit: Count)',
+    '# TYPE tsserve_worker_output_faults_total counter',
   ].join('\n');
 
 describe('PrometheusSink', () => {
@@ -121,6 +124,7 @@ describe('PrometheusSink', () => {
       'tsserve_worker_restarts_total',
       'tsserve_front_restarts_total',
       'tsserve_requests_refused_total',
+      'tsserve_worker_output_faults_total',
       'Requests2XX',
       'QueueDepth',
       'HandlerTime',
