@@ -3,7 +3,8 @@
  * empty `tsserve.result` for each batch over the worker's own IPC channel (the channel is the
  * handler's too). Each request gets a 500 naming the worker, the worker's real result that
  * follows is dropped, both are counted in tsserve_worker_output_faults_total, and ts_log gets one
- * line per kind, not one per batch.
+ * line per kind, not one per batch. A handler that merely returns the wrong number of answers is
+ * the worker's to answer (a well-formed 500 per request), not an output fault.
  */
 import { expect } from 'chai';
 import * as fs from 'fs';
@@ -26,7 +27,9 @@ describe('a worker answering with results that cannot be used (real tsserve star
     const store = path.join(tempDir('faults'), 'store');
     fs.mkdirSync(path.join(store, 'forger'), { recursive: true });
     fs.writeFileSync(path.join(store, 'forger', 'handler.mjs'), FORGER);
-    fs.writeFileSync(path.join(store, 'forger', 'model-config.yaml'), 'handler: handler.mjs\nbatchSize: 1\nmaxBatchDelay: 0\nminWorkers: 1\nmaxWorkers: 1\n');
+    fs.mkdirSync(path.join(store, 'miscount'), { recursive: true });
+    fs.writeFileSync(path.join(store, 'miscount', 'handler.mjs'), 'export function handle() { return []; }\n');
+    for (const m of ['forger', 'miscount']) fs.writeFileSync(path.join(store, m, 'model-config.yaml'), 'handler: handler.mjs\nbatchSize: 1\nmaxBatchDelay: 0\nminWorkers: 1\nmaxWorkers: 1\n');
     server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics'] });
   });
 
@@ -44,7 +47,7 @@ describe('a worker answering with results that cannot be used (real tsserve star
     // The worker's own results come after the forged ones have answered the requests.
     const text = await until(async () => { const t = await scrape(server); return sample(t, series('unknown_batch')) === 2 ? t : null; }, { message: 'two unknown_batch faults', observe: () => null });
     const errors = (): Array<Record<string, unknown>> => fs.readFileSync(path.join(server.logDir, 'ts_log.log'), 'utf8').split('\n')
-      .filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.level === 'error');
+      .filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.level === 'error' && r.model === 'forger');
     // ts_log is written asynchronously: wait for the second kind's line (a third would be a failure below).
     const logged = await until(() => { const e = errors(); return e.length >= 2 ? e : null; }, { message: 'two error records in ts_log.log', observe: errors });
     const message = `worker ${worker} sent 0 responses for a batch of 1 requests; they cannot be matched to the requests`;
@@ -60,5 +63,13 @@ describe('a worker answering with results that cannot be used (real tsserve star
         [worker, 'forger', `worker ${worker} sent a result for batch 1, which is not in flight at it; dropped (further ones are logged at most once a minute; all are counted in tsserve_worker_output_faults_total{reason="unknown_batch"})`],
       ],
     });
+  });
+
+  it('should leave a handler that returns the wrong number of answers to its worker: a well-formed 500 per request, no output fault', async () => {
+    const answer = await post(`${server.inference}/predictions/miscount`, [1]);
+    const text = await scrape(server);
+    expect([answer.status, answer.json, text.split('\n').filter((l) => l.startsWith('tsserve_worker_output_faults_total{model_name="miscount"'))]).to.deep.equal([
+      500, { code: 500, type: 'InternalServerException', message: 'handler returned 0 answers for a batch of 1 (it must return one answer per request)' }, [],
+    ]);
   });
 });
