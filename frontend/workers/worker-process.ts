@@ -294,7 +294,7 @@ export class WorkerProcess extends EventEmitter {
         if (m.metrics !== undefined) this.opts.onOtherMessage(this.id, m.metrics);
         const p = this.pending.get(m.batchId);
         if (p === undefined) {
-          // Never sent, or already answered: answering with it could only answer another batch's requests.
+          // Never sent, or answered already (a forged or repeated result): nothing is left for it to answer.
           this.faults.report('unknown_batch', 1, `worker ${this.id} sent a result for batch ${String(m.batchId)}, which is not in flight at it; dropped`);
           return;
         }
