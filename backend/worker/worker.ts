@@ -17,6 +17,7 @@ import { loadHandler } from './load-handler.js';
 import type { LoadedHandler } from './load-handler.js';
 import { WorkerContext } from './context.js';
 import { failAll, runBatch } from './run-batch.js';
+import { BatchFailureLog } from './batch-failure-log.js';
 import { startGeneration } from './generation.js';
 import { startVocoder } from './vocoder.js';
 
@@ -59,8 +60,11 @@ export class Worker {
   private delegated: ((msg: unknown) => void) | null = null;
   private state: 'new' | 'loading' | 'ready' | 'failed' = 'new';
   private exiting = false;
+  private readonly failures: BatchFailureLog;
 
-  constructor(private readonly io: WorkerIo) {}
+  constructor(private readonly io: WorkerIo) {
+    this.failures = new BatchFailureLog((line) => io.log('error', line), () => performance.now());
+  }
 
   /** Entry point for every message from the frontend. */
   onMessage(msg: unknown): void {
@@ -195,10 +199,7 @@ export class Worker {
     const outcome = await runBatch(handler, requests, ctx);
     if (this.current !== b) return; // answered already by onFatal
     this.current = null;
-    if (outcome.thrown !== undefined) {
-      const e = outcome.thrown;
-      this.io.log('error', `batch ${b.batchId} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    }
+    if (outcome.thrown !== undefined) this.failures.report(b.batchId, outcome.thrown);
     // Default request id = the batch's ids joined by ',' (TorchServe's HandlerTime with idx=None).
     metrics.addTime('HandlerTime', outcome.handlerMs, undefined, 'ms');
     metrics.addTime('PredictionTime', outcome.predictionMs, undefined, 'ms');
