@@ -21,6 +21,12 @@ export interface EngineEvent {
   readonly ts: number;
 }
 
+/**
+ * Largest seed taken (2^53 - 1). vLLM and OpenAI take 64-bit seeds, but a JSON number past this
+ * arrives rounded, so two seeds a client tells apart would share one stream.
+ */
+export const MAX_SEED = Number.MAX_SAFE_INTEGER;
+
 /** Sampling parameters of one request; every field optional, defaults in docs/engine.md. */
 export interface GenSamplingParams {
   /** Maximum new tokens per sequence (default 16, like OpenAI's completions). */
@@ -31,7 +37,7 @@ export interface GenSamplingParams {
   readonly top_p?: number;
   /** Keep the k most likely tokens; 0 or -1 = off (default). */
   readonly top_k?: number;
-  /** Seeds the request's own PRNG so a seed reproduces; child i of an n>1 request uses seed+i. */
+  /** Seeds the request's own PRNG so a seed reproduces (0..MAX_SEED); child i of an n>1 request uses seed+i. */
   readonly seed?: number;
   /** Number of sequences for this prompt (default 1); each is a child engine request. */
   readonly n?: number;
@@ -225,7 +231,9 @@ function checkParams(p: unknown, out: string[]): void {
   };
   intField('max_tokens', 1);
   intField('n', 1);
-  intField('seed', 0);
+  if (p.seed !== undefined && !(isInt(p.seed) && (p.seed as number) >= 0 && (p.seed as number) <= MAX_SEED)) {
+    out.push(`params.seed: must be an integer in [0, ${MAX_SEED}]`);
+  }
   if (p.top_k !== undefined && !(isInt(p.top_k) && (p.top_k as number) >= -1)) out.push('params.top_k: must be an integer >= -1');
   if (p.temperature !== undefined && !(isNum(p.temperature) && p.temperature >= 0)) out.push('params.temperature: must be a number >= 0');
   if (p.top_p !== undefined && !(isNum(p.top_p) && p.top_p > 0 && p.top_p <= 1)) out.push('params.top_p: must be a number in (0, 1]');

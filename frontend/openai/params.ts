@@ -6,6 +6,7 @@
  * by request-prompts.ts once the model is known.
  */
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
+import { MAX_SEED } from '../../schema/engine-ipc.js';
 import { CHAT_FIELDS, COMPLETION_FIELDS, MESSAGE_FIELDS, STREAM_OPTION_FIELDS, unsupportedFields } from './allowed-fields.js';
 import type { ChatMessage } from './chat-template.js';
 import { applyChatTemplate } from './chat-template.js';
@@ -79,6 +80,21 @@ function bool(body: Obj, key: string): boolean | undefined {
   return v;
 }
 
+/**
+ * `seed`, 0..MAX_SEED. OpenAI and vLLM take any 64-bit integer, but a JSON number past 2^53 - 1
+ * reaches us rounded (2^64 - 1 and 2^64 - 2 both parse to 2^64), so it is refused rather than
+ * silently merged with its neighbours; a negative one too (vLLM takes it as a seed, llama.cpp's
+ * -1 means "random": refusing beats guessing).
+ */
+function seedOf(body: Obj): number | undefined {
+  const v = body.seed;
+  if (!present(v)) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_SEED) {
+    bad('seed', `seed must be an integer between 0 and ${MAX_SEED} (2^53 - 1, the largest a JSON number carries exactly), got ${shown(v)}`);
+  }
+  return v;
+}
+
 /** Refuses (400, by name) every set field of `body` not in `allowed`. */
 export function refuseUnsupported(body: Obj, allowed: ReadonlySet<string>, prefix = ''): void {
   const extra = unsupportedFields(body, allowed);
@@ -136,7 +152,7 @@ function common(body: Obj, prompts: readonly (string | readonly number[])[], max
   const frequency = num(body, 'frequency_penalty', (x) => x >= -2 && x <= 2, 'a number between -2 and 2');
   const repetition = num(body, 'repetition_penalty', (x) => x > 0 && x <= 2 ** 31, 'a number > 0');
   const bias = logitBias(body);
-  const seed = int(body, 'seed', 0);
+  const seed = seedOf(body);
   const stop = stopList(body);
   const stopTokenIds = idList(body, 'stop_token_ids');
   const minTokens = int(body, 'min_tokens', 0);

@@ -38,6 +38,15 @@ describe('schema/engine-ipc', () => {
     });
   });
 
+  it('should take a seed in [0, 2^53 - 1] only (the offline CLI\'s params file reaches the engine through this check)', () => {
+    const add = (seed: unknown): unknown => decodeToGenWorkerMessage({ type: 'tsserve.gen.add', requestId: 'r', prompt: 'hi', params: { seed } });
+    expect(add(0)).to.deep.equal({ ok: true, msg: { type: 'tsserve.gen.add', requestId: 'r', prompt: 'hi', params: { seed: 0 } } });
+    expect(add(2 ** 53 - 1)).to.deep.equal({ ok: true, msg: { type: 'tsserve.gen.add', requestId: 'r', prompt: 'hi', params: { seed: 9007199254740991 } } });
+    for (const seed of [-1, 2 ** 53, 2 ** 64, 1.5]) {
+      expect(add(seed), String(seed)).to.deep.equal({ ok: false, problems: ['params.seed: must be an integer in [0, 9007199254740991]'] });
+    }
+  });
+
   it('should validate step and error messages from the worker', () => {
     const step = {
       type: 'tsserve.gen.step', engine: 0, timestamp: 12.5, numPromptTokens: 6, numGenerationTokens: 1,

@@ -68,6 +68,24 @@ describe('OpenAI request params', () => {
     expect(problem(() => parseCompletionRequest([1]))).to.deep.equal({ status: 400, param: null, message: 'the request body must be a JSON object' });
   });
 
+  it('should refuse a seed past 2^53 - 1 naming seed and the range (a larger JSON number arrives rounded: two seeds would share a stream)', () => {
+    const range = 'seed must be an integer between 0 and 9007199254740991 (2^53 - 1, the largest a JSON number carries exactly)';
+    expect(problem(() => parseCompletionRequest(JSON.parse('{"model": "m", "prompt": "x", "seed": 18446744073709551615}')))).to.deep.equal({
+      status: 400, param: 'seed', message: `${range}, got 18446744073709552000`,
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', seed: 2 ** 53 }))).to.deep.equal({
+      status: 400, param: 'seed', message: `${range}, got 9007199254740992`,
+    });
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], seed: -1 }))).to.deep.equal({
+      status: 400, param: 'seed', message: `${range}, got -1`,
+    });
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', seed: '7' }))).to.deep.equal({
+      status: 400, param: 'seed', message: `${range}, got "7"`,
+    });
+    expect(parseCompletionRequest({ model: 'm', prompt: 'x', seed: 2 ** 53 - 1 }).params).to.deep.equal({ n: 1, seed: 9007199254740991 });
+    expect(parseCompletionRequest({ model: 'm', prompt: 'x', seed: 2 ** 32 + 1 }).params).to.deep.equal({ n: 1, seed: 4294967297 });
+  });
+
   it('should accept a prompt of token ids, or a list of prompts, and check ids against the vocabulary', () => {
     const p = parseCompletionRequest({ model: 'm', prompt: [256, 72, 105] });
     expect(p.prompts).to.deep.equal([[256, 72, 105]]);
