@@ -93,7 +93,7 @@ export class EngineCore {
     }
     const seqs: Sequence[] = [];
     for (let i = 0; i < sp.n; i++) {
-      const rng = prngFor(sp.seed === undefined ? undefined : sp.seed + i);
+      const rng = prngFor(sp.seed, i);
       const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, this.tokenizer.streamDecoder(), stopRule);
       seq.queuedTs = now;
       seq.events.push({ type: 'QUEUED', ts: now });

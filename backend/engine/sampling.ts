@@ -3,6 +3,7 @@
  * greedy at temperature 0, otherwise temperature, min-p, top-k and top-p over a softmax.
  */
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
+import { MAX_SEED } from '../../schema/engine-ipc.js';
 import { topKIds } from './top-candidates.js';
 
 /** Sampling parameters with every default filled in. */
@@ -62,23 +63,64 @@ export function resolveSamplingParams(p: GenSamplingParams = {}): SamplingParams
   });
 }
 
-/** A small, fast, seedable PRNG (mulberry32) returning floats in [0, 1). */
+const TWO_32 = 4294967296;
+
+/** murmur3's 32-bit finalizer: a bijection with good avalanche, so distinct high halves stay distinct. */
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/**
+ * A small, fast, seedable PRNG returning floats in [0, 1): mulberry32 over the seed's low 32
+ * bits, keyed by its high bits. Below 2^32 it is mulberry32 exactly, so those seeds keep the
+ * samples they always gave; above, a second Weyl counter started at the high half is mixed into
+ * every draw, so the state holds the whole seed (it kept only the low half: seed 2^32 + 1 drew
+ * as seed 1). Two 32-bit halves rather than a 64-bit generator: no BigInt on the sampling path.
+ */
 export class Prng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0;
+  private lo: number;
+  private hi: number;
+  private readonly keyed: boolean;
+
+  /** `seed`: an integer in [0, MAX_SEED]; `offset` is added to it exactly (an n > 1 request's child index). */
+  constructor(seed: number, offset = 0) {
+    let lo = (seed % TWO_32) + offset;
+    let hi = Math.floor(seed / TWO_32);
+    // seed + offset as a double rounds past 2^53 (children 1 and 2 of MAX_SEED would share a stream): carry by hand.
+    if (lo >= TWO_32) {
+      lo -= TWO_32;
+      hi += 1;
+    }
+    this.lo = lo >>> 0;
+    this.hi = hi >>> 0;
+    this.keyed = this.hi !== 0;
   }
+
   next(): number {
-    let t = (this.s = (this.s + 0x6d2b79f5) | 0);
+    let t = (this.lo = (this.lo + 0x6d2b79f5) | 0);
+    if (this.keyed) {
+      // The high counter moves too: with a fixed key, two seeds whose low halves and keys each
+      // differed in bit 31 alone would draw alike forever (adding to bit 31 never carries).
+      this.hi = (this.hi + 0x9e3779b9) | 0;
+      t ^= fmix32(this.hi);
+    }
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 }
 
-/** A PRNG for one sequence: seeded when the request gives a seed, else from Math.random. */
-export function prngFor(seed: number | undefined): Prng {
-  return new Prng(seed ?? Math.floor(Math.random() * 4294967296));
+/**
+ * A PRNG for child `index` of a request: its stream is seed + index's (vLLM's rule, so choice 1
+ * of seed s samples as choice 0 of seed s + 1). Without a seed, 53 random bits from Math.random
+ * (32 let two unseeded requests share a stream about once in 4 billion pairs).
+ */
+export function prngFor(seed: number | undefined, index = 0): Prng {
+  return seed === undefined ? new Prng(Math.floor(Math.random() * (MAX_SEED + 1))) : new Prng(seed, index);
 }
 
 /** What `sampleToken` returns when no id can be picked: every logit is -Infinity or NaN. */

@@ -119,6 +119,21 @@ describe('EngineCore (fake runner)', () => {
     expect(await run(4321)).to.not.deep.equal(a);
   });
 
+  it('should sample seed 2^32 + 1234 apart from seed 1234, and fan n=3 out at 2^53 - 2 into three streams (the seed lost its high half; seed + i rounded)', async () => {
+    const run = async (seed: number, n = 1): Promise<number[][]> => {
+      const { engine } = fakeEngine();
+      engine.addRequest('s', 'seeded', { temperature: 1, seed, n, max_tokens: 16 });
+      const res = collect(await drain(engine));
+      return Array.from({ length: n }, (_v, i) => res.get(`s/${i}`)!.tokens);
+    };
+    const [low] = await run(1234);
+    expect(await run(2 ** 32 + 1234)).to.not.deep.equal([low]);
+    expect(await run(2 ** 32 + 1234)).to.deep.equal(await run(2 ** 32 + 1234));
+    const [c0, c1, c2] = await run(2 ** 53 - 2, 3);
+    expect(new Set([c0!.join(), c1!.join(), c2!.join()]).size).to.equal(3);
+    expect(await run(2 ** 53 - 1)).to.deep.equal([c1]);
+  });
+
   it('should stop at a stop string, cut it from the text and report it', async () => {
     const ref = text(fakeGreedy(enc('stop here'), 30));
     const stop = ref.slice(10, 13);

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { tokenLogprobs } from '../../../backend/engine/logprobs.js';
 import { PenaltyState, processLogits } from '../../../backend/engine/logits-processors.js';
-import { NO_TOKEN, Prng, resolveSamplingParams, sampleToken } from '../../../backend/engine/sampling.js';
+import { NO_TOKEN, Prng, prngFor, resolveSamplingParams, sampleToken } from '../../../backend/engine/sampling.js';
+import { MAX_SEED } from '../../../schema/engine-ipc.js';
 import { sortedIds, topKIds } from '../../../backend/engine/top-candidates.js';
 import { fullSortSample } from '../../../tools/bench/full-sort-sampler.js';
 
@@ -20,6 +21,31 @@ describe('topKIds', () => {
     expect([...topKIds(v, 0)]).to.deep.equal([]);
     const big = row(32000, 9);
     expect([...topKIds(big, 50)]).to.deep.equal(sortedIds(big).slice(0, 50));
+  });
+});
+
+/** The first `k` draws of a generator. */
+const draws = (r: Prng, k = 3): number[] => Array.from({ length: k }, () => r.next());
+
+describe('Prng', () => {
+  it('should draw mulberry32\'s stream unchanged for a seed below 2^32 (pinned samples and users\' seeds keep their outputs)', () => {
+    expect(draws(new Prng(1))).to.deep.equal([0.6270739405881613, 0.002735721180215478, 0.5274470399599522]);
+    expect(draws(new Prng(2 ** 32 - 1))).to.deep.equal([0.8964226141106337, 0.189478256739676, 0.7156526781618595]);
+  });
+
+  it('should give seeds 1 and 2^32 + 1 different streams (the seed was cut to its low 32 bits: they drew alike)', () => {
+    expect(draws(new Prng(2 ** 32 + 1))).to.deep.equal([0.009450624231249094, 0.42946176300756633, 0.6568589806556702]);
+    expect(draws(new Prng(2 ** 32 + 1))).to.deep.equal(draws(new Prng(2 ** 32 + 1)));
+    expect(draws(new Prng(MAX_SEED))).to.deep.equal([0.7382430387660861, 0.38249507965520024, 0.916087559890002]);
+    expect(draws(new Prng(MAX_SEED))).to.not.deep.equal(draws(new Prng(2 ** 32 - 1)));
+  });
+
+  it('should add an n > 1 child\'s index to the seed exactly, past 2^32 and 2^53 (seed + i rounded: children 1 and 2 of 2^53 - 1 drew alike)', () => {
+    expect(draws(prngFor(5, 3))).to.deep.equal(draws(new Prng(8)));
+    expect(draws(prngFor(2 ** 32 - 1, 2))).to.deep.equal(draws(new Prng(2 ** 32 + 1)));
+    const children = [0, 1, 2, 3].map((i) => draws(prngFor(MAX_SEED, i)));
+    expect(new Set(children.map((d) => d.join())).size).to.equal(4);
+    expect(children[1]).to.deep.equal(draws(prngFor(MAX_SEED - 1, 2)));
   });
 });
 
