@@ -1,0 +1,154 @@
+import { expect } from 'chai';
+import * as path from 'path';
+import type { GenRequestOutput } from '../../../schema/engine-ipc.js';
+import type { MetricSpec, MetricsConfig } from '../../../schema/types.js';
+import type { ModelConfig } from '../../../schema/worker-protocol.js';
+import type { GenerationSink } from '../../../frontend/generation/generation-engine.js';
+import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../../../frontend/generation/generation-model.js';
+import { GenerationModel } from '../../../frontend/generation/generation-model.js';
+import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import { recordingLog } from '../log/recording-log.js';
+import { until } from '../../support/until.js';
+
+/** The stand-in worker (fixtures/gen-worker.ts): its behaviour is chosen by the prompt. */
+const ENTRY = path.join(import.meta.dirname, 'fixtures', 'gen-worker.js');
+const METRICS: MetricsConfig = {
+  file: '', modes: [], autoDetect: false, metrics: [],
+  statsd: { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' },
+  limits: { maxSeriesPerMetric: 100, maxPointsPerFlush: 100 },
+};
+
+/** What a harness saw: self-metric records as `name{dims} value`, and log lines. */
+interface Harness {
+  readonly model: GenerationModel;
+  readonly records: string[];
+  readonly logs: string[];
+}
+
+/** A model over stand-in workers; metrics are off but for the refusal self-metric, which is recorded. */
+function harness(over: Partial<ModelConfig> = {}, queueCapacity?: number, shutdownTimeoutMs?: number): Harness {
+  const records: string[] = [];
+  const logs: string[] = [];
+  const metrics: MetricsPort = {
+    prometheusContentType: 'text/plain', modes: [],
+    get: (name): MetricHandle | null => (name !== 'tsserve_requests_refused_total' ? null : {
+      spec: { name } as MetricSpec,
+      bind: (dims) => ({ record: (v: number) => { records.push(`${name}${JSON.stringify(dims)} ${v}`); } }),
+    }),
+    byKey: (): MetricHandle | null => null,
+    prometheusText: () => Promise.resolve(''), close: () => Promise.resolve(),
+  };
+  const config: ModelConfig = {
+    name: 'm', version: '1.0', dir: import.meta.dirname, handler: 'generate', modelFile: 'x', batchSize: 1, maxBatchDelayMs: 0,
+    minWorkers: 1, maxWorkers: 1, responseTimeoutSec: 10, threads: 1, ...over,
+  };
+  let port = 9000;
+  const model = new GenerationModel(config, {
+    metrics, metricsConfig: METRICS, series: new FrontendSeries(metrics),
+    poolDeps: {
+      entry: ENTRY, metrics: METRICS, nextWorkerPort: () => port++, onOtherMessage: () => undefined,
+      onWorkerGone: () => undefined, onWorkerLoaded: () => undefined, log: recordingLog(logs), backoffBaseMs: 20,
+      ...(shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs } : {}),
+    },
+    ingestMetrics: () => false,
+    log: (level, msg) => logs.push(`${level}: ${msg}`),
+    ...(queueCapacity !== undefined ? { queueCapacity } : {}),
+  }, { modelUrl: 'm', loadedAtStartup: false });
+  return { model, records, logs };
+}
+
+/** A sink recording outputs as `index:finishReason:text` and errors as `status message`. */
+function recorder(onError: () => void = () => undefined): GenerationSink & { outputs: string[]; errors: string[] } {
+  const r = {
+    outputs: [] as string[],
+    errors: [] as string[],
+    onOutput: (o: GenRequestOutput) => { r.outputs.push(`${o.index}:${String(o.finishReason)}:${o.text}`); },
+    onError: (s: number, m: string) => { r.errors.push(`${s} ${m}`); onError(); },
+  };
+  return r;
+}
+
+const req = (prompt: string, engine?: number): GenerateRequest => ({ prompt, params: { max_tokens: 1 }, arrivalMs: 0, ...(engine !== undefined ? { engine } : {}) });
+
+function started(r: GenerationHandle | GenerateRefused): GenerationHandle {
+  if ('status' in r) throw new Error(`refused: ${r.status} ${r.message}`);
+  return r;
+}
+
+/** Runs a "finish" request to its output: the model serves again. */
+async function served(model: GenerationModel): Promise<string[]> {
+  const sink = recorder();
+  started(model.generate(req('finish'), sink));
+  await until(() => sink.outputs.length + sink.errors.length > 0, { message: 'the finish request to end', observe: () => sink });
+  return [...sink.outputs, ...sink.errors];
+}
+
+const STARTING = { status: 503, message: 'model m has no engine ready; its worker is starting or being replaced; retry in a few seconds' };
+const SCALED_TO_0 = { status: 503, message: 'model m has no engine ready; scale its workers with the management API' };
+
+describe('GenerationModel', () => {
+  it('should answer 503 "starting" before its first worker is ready, then serve', async () => {
+    const { model } = harness();
+    const starting = model.start();
+    try {
+      expect(model.generate(req('finish'), recorder())).to.deep.equal(STARTING);
+      await starting;
+      expect(await served(model)).to.deep.equal(['0:length:ok']);
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it('should answer 503 "scale its workers" at 0 workers, configured so or scaled down, and serve once scaled up', async () => {
+    const { model } = harness({ minWorkers: 0 });
+    await model.start();
+    try {
+      expect(model.generate(req('finish'), recorder())).to.deep.equal(SCALED_TO_0);
+      await model.scale(1, 1);
+      expect(await served(model)).to.deep.equal(['0:length:ok']);
+      await model.scale(0, 0);
+      expect(model.engines()).to.deep.equal([]);
+      expect(model.generate(req('finish'), recorder())).to.deep.equal(SCALED_TO_0);
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it('should answer 503 naming --job-queue-size when the least loaded engine is full, for one request or a request of several prompts, counting each refusal once', async () => {
+    const { model, records } = harness({}, 1);
+    await model.start();
+    try {
+      expect(model.admits(1)).to.equal(null);
+      const held = started(model.generate(req('hold'), recorder()));
+      expect(model.generate(req('finish'), recorder())).to.deep.equal({
+        status: 503, message: 'model m has 1 request in flight on its least loaded engine, the most one holds (--job-queue-size 1); retry later',
+      });
+      expect(model.admits(2)).to.deep.equal({
+        status: 503, message: 'model m can take 0 more requests before its engines are full (--job-queue-size 1 each), and this request has 2 prompts; retry later',
+      });
+      expect(model.remainingCapacity()).to.equal(0);
+      const refused = 'tsserve_requests_refused_total{"model_name":"m","reason":"queue_full"}';
+      expect(records).to.deep.equal([`${refused} 0`, `${refused} 1`, `${refused} 1`]);
+      held.abort();
+      await until(() => model.remainingCapacity() === 1, { message: 'the held request to be aborted', observe: () => model.describe().jobQueueStatus });
+      expect(model.admits(1)).to.equal(null);
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it('should answer 503 "starting" for a request pinned to an engine that is not up (a pipeline\'s sticky replica)', async () => {
+    const { model } = harness();
+    await model.start();
+    try {
+      expect(model.generate(req('finish', 1), recorder())).to.deep.equal(STARTING);
+      const sink = recorder();
+      started(model.generate(req('finish', 0), sink));
+      await until(() => sink.outputs.length > 0, { message: 'the pinned request to finish', observe: () => sink });
+      expect(sink.outputs).to.deep.equal(['0:length:ok']);
+    } finally {
+      await model.stop();
+    }
+  });
+});
