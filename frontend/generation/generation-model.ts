@@ -107,7 +107,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
         this.engineUp(id);
       },
       onWorkerGone: (id) => {
-        this.engineGone(id, 500, `the worker of engine serving model ${config.name} exited`);
+        this.engineGone(id);
         base.onWorkerGone(id);
       },
     });
@@ -210,7 +210,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     this.closed = true;
     this.opts.statLog?.remove(this);
     await this.pool.stop();
-    for (const id of [...this.enginesById.keys()]) this.engineGone(id, 503, `model ${this.configValue.name} was stopped`);
+    for (const id of [...this.enginesById.keys()]) this.engineGone(id);
   }
 
   private inFlight(): number {
@@ -235,13 +235,16 @@ export class GenerationModel implements ServedModel, StatLineSource {
     this.opts.onEnginesChanged?.();
   }
 
-  private engineGone(workerId: string, status: 500 | 503, why: string): void {
+  private engineGone(workerId: string): void {
     const e = this.enginesById.get(workerId);
     if (e === undefined) return;
     this.enginesById.delete(workerId);
-    // A worker that died holding requests fails them with 500, as /predictions answers it;
-    // a model being stopped is 503 (the request may succeed elsewhere or later).
-    e.fail(status, why);
+    // A worker that died holding requests fails them with 500, as /predictions answers it, naming
+    // it for the logs; a stopping model's workers exit on purpose (pool.stop() waits for them,
+    // killing one still busy at the shutdown deadline), so theirs is 503: it may succeed later.
+    const name = this.configValue.name;
+    if (this.closed) e.fail(503, `model ${name} was stopped`);
+    else e.fail(500, `worker ${workerId} of model ${name} (engine ${e.index}) exited`);
     this.checkDrained();
     this.opts.onEnginesChanged?.();
   }

@@ -309,11 +309,12 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
   it('should fail the requests of a SIGKILLed engine worker with 500 naming it, 503 "starting or being replaced" until its replacement, then serve', async () => {
     const before = await Scrape.of(server);
     // The one worker, or null while there is none (between the kill and the replacement's fork).
-    const workerOf = async (): Promise<{ pid: number; status: string } | null> => {
+    const workerOf = async (): Promise<{ id: string; pid: number; status: string } | null> => {
       const r = await call('GET', `${server.management}/models/tiny-crash`);
-      return (r.json as { workers: { pid: number; status: string }[] }[])[0]!.workers[0] ?? null;
+      return (r.json as { workers: { id: string; pid: number; status: string }[] }[])[0]!.workers[0] ?? null;
     };
-    const { pid } = (await workerOf())!;
+    const { id, pid } = (await workerOf())!;
+    const died = `worker ${id} of model tiny-crash (engine 0) exited`;
     const body = (stream: boolean): object => ({ model: 'tiny-crash', prompt: 'Kill me', max_tokens: 1000, ignore_eos: true, stream });
     // Both run on the one engine; the stream's first token says the plain one is decoding too.
     const plain = post(`${server.inference}/v1/completions`, body(false));
@@ -325,9 +326,9 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     for (let r = await reader.read(); !r.done; r = await reader.read()) rest += Buffer.from(r.value).toString();
     expect(await plain).to.deep.include({
       status: 500,
-      json: { error: { message: 'the worker of engine serving model tiny-crash exited', type: 'server_error', param: null, code: null } },
+      json: { error: { message: died, type: 'server_error', param: null, code: null } },
     });
-    expect(rest.endsWith('data: {"error":{"message":"the worker of engine serving model tiny-crash exited","type":"server_error","param":null,"code":null}}\n\ndata: [DONE]\n\n'), rest.slice(-300)).to.equal(true);
+    expect(rest.endsWith(`data: {"error":{"message":"${died}","type":"server_error","param":null,"code":null}}\n\ndata: [DONE]\n\n`), rest.slice(-300)).to.equal(true);
     // Until the replacement has loaded, a request is told to come back, not to scale workers.
     const waiting = await post(`${server.inference}/v1/completions`, body(false));
     expect([200, 503]).to.include(waiting.status); // 200 only if the replacement was already up

@@ -115,6 +115,40 @@ describe('GenerationModel', () => {
     }
   });
 
+  it('should fail the requests of a worker that died with 500 naming the worker, answer 503 "being replaced" until its replacement is ready, then serve on engine 0', async () => {
+    const { model, logs } = harness();
+    await model.start();
+    try {
+      const refusals: (GenerationHandle | GenerateRefused)[] = [];
+      const held = recorder(() => refusals.push(model.generate(req('finish'), recorder())));
+      started(model.generate(req('hold'), held));
+      const crashed = recorder();
+      started(model.generate(req('crash'), crashed));
+      await until(() => crashed.errors.length > 0, { message: 'the crash request to fail', observe: () => crashed });
+      const died = '500 worker W-9000-m_1.0 of model m (engine 0) exited';
+      expect(held.errors).to.deep.equal([died]);
+      expect(crashed.errors).to.deep.equal([died]);
+      expect(refusals).to.deep.equal([STARTING]);
+      await until(() => model.engines().length === 1, { message: 'the replacement engine', observe: () => model.describe().workers });
+      expect(model.engines().map((e) => [e.workerId, e.index])).to.deep.equal([['W-9001-m_1.0', 0]]);
+      expect(await served(model)).to.deep.equal(['0:length:ok']);
+      expect(logs.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn: worker W-9000-m_1.0 died (code 3); replacing it {"worker":"W-9000-m_1.0","model":"m"}']);
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it('should fail the requests in flight with 503 "was stopped" when the model stops, and refuse new ones with 503 "stopping"', async () => {
+    const { model } = harness();
+    await model.start();
+    const held = recorder();
+    started(model.generate(req('hold'), held));
+    await model.stop();
+    expect(held.errors).to.deep.equal(['503 model m was stopped']);
+    expect(model.generate(req('finish'), recorder())).to.deep.equal({ status: 503, message: 'model m is being unregistered or the server is stopping' });
+    expect(model.admits(5)).to.equal(null); // a stopping model refuses in generate(), not twice
+  });
+
   it('should answer 503 naming --job-queue-size when the least loaded engine is full, for one request or a request of several prompts, counting each refusal once', async () => {
     const { model, records } = harness({}, 1);
     await model.start();
@@ -147,6 +181,33 @@ describe('GenerationModel', () => {
       started(model.generate(req('finish', 0), sink));
       await until(() => sink.outputs.length > 0, { message: 'the pinned request to finish', observe: () => sink });
       expect(sink.outputs).to.deep.equal(['0:length:ok']);
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it('should answer 503 "not reachable" while its worker\'s channel is closed but its end not yet seen, then fail what it held with 500', async () => {
+    const { model, logs } = harness();
+    await model.start();
+    try {
+      const lost = recorder();
+      started(model.generate(req('exit held open'), lost));
+      // Until the frontend sees the channel close, a request is still sent (and lost with the worker).
+      const sent: ReturnType<typeof recorder>[] = [];
+      const refused = await until(() => {
+        const sink = recorder();
+        const r = model.generate(req('finish'), sink);
+        if ('status' in r) return r;
+        sent.push(sink);
+        return null;
+      }, { message: 'a refusal', intervalMs: 5 });
+      expect(refused).to.deep.equal({ status: 503, message: 'engine 0 of model m is not reachable' });
+      const holder = await until(() => /^info: holder (\d+) /.exec(logs.find((l) => l.startsWith('info: holder ')) ?? '')?.[1], { message: 'the holder\'s pid', observe: () => logs });
+      process.kill(Number(holder));
+      await until(() => lost.errors.length > 0, { message: 'the held request to fail', observe: () => lost });
+      const died = '500 worker W-9000-m_1.0 of model m (engine 0) exited';
+      expect(lost.errors).to.deep.equal([died]);
+      expect(sent.map((s) => s.errors)).to.deep.equal(sent.map(() => [died]));
     } finally {
       await model.stop();
     }
