@@ -144,9 +144,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
     let best: GenerationEngine | null = null;
     for (const e of this.enginesById.values()) if ((req.engine === undefined || e.index === req.engine) && (best === null || e.load < best.load)) best = e;
     if (best === null) {
-      // Scaled to 0 is the operator's to change; otherwise a worker is loading or being replaced.
-      const why = this.pool.minWorkers === 0 ? 'scale its workers with the management API' : 'its worker is starting or being replaced; retry in a few seconds';
-      return { status: 503, message: `model ${this.configValue.name} has no engine ready; ${why}` };
+      return { status: 503, message: `model ${this.configValue.name} has no engine ready; ${this.whyNoEngine()}` };
     }
     const engine = best;
     if (engine.load >= this.capacity) {
@@ -211,6 +209,17 @@ export class GenerationModel implements ServedModel, StatLineSource {
     this.opts.statLog?.remove(this);
     await this.pool.stop();
     for (const id of [...this.enginesById.keys()]) this.engineGone(id);
+  }
+
+  /**
+   * Scaled to 0 is the operator's to change; a failed load says why (retrying in a few seconds
+   * would not help until the model is fixed); otherwise a worker is loading or being replaced.
+   */
+  private whyNoEngine(): string {
+    if (this.pool.minWorkers === 0) return 'scale its workers with the management API';
+    const failed = this.pool.unavailable ? this.pool.lastError : null;
+    if (failed !== null) return `its worker failed to load and is retried with backoff (${failed})`;
+    return 'its worker is starting or being replaced; retry in a few seconds';
   }
 
   private inFlight(): number {

@@ -26,8 +26,14 @@ interface Harness {
   readonly logs: string[];
 }
 
+/** What a harness changes beyond the model config: --job-queue-size, the pool's restart backoff (default 20 ms). */
+interface HarnessOptions {
+  readonly queueCapacity?: number;
+  readonly backoffBaseMs?: number;
+}
+
 /** A model over stand-in workers; metrics are off but for the refusal self-metric, which is recorded. */
-function harness(over: Partial<ModelConfig> = {}, queueCapacity?: number, shutdownTimeoutMs?: number): Harness {
+function harness(over: Partial<ModelConfig> = {}, { queueCapacity, backoffBaseMs = 20 }: HarnessOptions = {}): Harness {
   const records: string[] = [];
   const logs: string[] = [];
   const metrics: MetricsPort = {
@@ -48,8 +54,7 @@ function harness(over: Partial<ModelConfig> = {}, queueCapacity?: number, shutdo
     metrics, metricsConfig: METRICS, series: new FrontendSeries(metrics),
     poolDeps: {
       entry: ENTRY, metrics: METRICS, nextWorkerPort: () => port++, onOtherMessage: () => undefined,
-      onWorkerGone: () => undefined, onWorkerLoaded: () => undefined, log: recordingLog(logs), backoffBaseMs: 20,
-      ...(shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs } : {}),
+      onWorkerGone: () => undefined, onWorkerLoaded: () => undefined, log: recordingLog(logs), backoffBaseMs,
     },
     ingestMetrics: () => false,
     log: (level, msg) => logs.push(`${level}: ${msg}`),
@@ -95,6 +100,18 @@ describe('GenerationModel', () => {
       expect(model.generate(req('finish'), recorder())).to.deep.equal(STARTING);
       await starting;
       expect(await served(model)).to.deep.equal(['0:length:ok']);
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it('should answer 503 with the load error while its worker fails to load (it was told to retry in a few seconds, forever)', async () => {
+    const { model } = harness({ handlerOptions: { failLoad: true } }, { backoffBaseMs: 60_000 });
+    await model.start();
+    try {
+      expect(model.generate(req('finish'), recorder())).to.deep.equal({
+        status: 503, message: 'model m has no engine ready; its worker failed to load and is retried with backoff (worker W-9000-m_1.0 failed to load: told to fail)',
+      });
     } finally {
       await model.stop();
     }
@@ -150,7 +167,7 @@ describe('GenerationModel', () => {
   });
 
   it('should answer 503 naming --job-queue-size when the least loaded engine is full, for one request or a request of several prompts, counting each refusal once', async () => {
-    const { model, records } = harness({}, 1);
+    const { model, records } = harness({}, { queueCapacity: 1 });
     await model.start();
     try {
       expect(model.admits(1)).to.equal(null);
