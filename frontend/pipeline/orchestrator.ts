@@ -204,7 +204,7 @@ class PipelineRun {
     const p = this.p;
     const bound = p.vocoder.bind(this.vocoderReplica, this.requestId, {
       onMessage: (m) => this.onVocoder(m),
-      onReplicaGone: (why) => this.fail(503, why, null),
+      onReplicaGone: (status, why) => this.fail(status, `${p.vocoderStage}: ${why}`, null),
     });
     if (!bound) return { status: 503, message: `model ${p.modelName}: ${p.vocoderStage} replica ${this.vocoderReplica} is not reachable` };
     const codes = this.req.codes;

@@ -14,8 +14,11 @@ import { WorkerPool } from '../workers/worker-pool.js';
 /** What the orchestrator hears about one request on this stage. */
 export interface VocoderListener {
   onMessage(msg: FromVocoderMessage): void;
-  /** The replica is gone (its worker exited or the stage stopped). */
-  onReplicaGone(message: string): void;
+  /**
+   * The replica is gone: 500 when its worker exited (as /predictions and a thinker replica
+   * answer a dead worker), 503 when the stage was stopped.
+   */
+  onReplicaGone(status: 500 | 503, message: string): void;
 }
 
 interface Replica {
@@ -28,6 +31,8 @@ interface Replica {
 export class VocoderStage {
   private readonly pool: WorkerPool;
   private readonly byWorker = new Map<string, Replica>();
+  /** Set before the pool stops: its workers' exits are the stop, not crashes. */
+  private stopping = false;
 
   constructor(readonly config: ModelConfig, ctx: ModelKindContext, private readonly onChange: () => void = () => undefined) {
     const base = ctx.poolDeps;
@@ -42,7 +47,8 @@ export class VocoderStage {
         this.up(id);
       },
       onWorkerGone: (id) => {
-        this.gone(id, `the code2wav worker of model ${config.name} exited`);
+        if (this.stopping) this.gone(id, 503, () => `model ${config.name} was stopped`);
+        else this.gone(id, 500, (r) => `worker ${id} of model ${config.name} (replica ${r.index}) exited`);
         base.onWorkerGone(id);
       },
     });
@@ -99,8 +105,9 @@ export class VocoderStage {
 
   /** Stops the workers; every bound request fails. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.pool.stop();
-    for (const id of [...this.byWorker.keys()]) this.gone(id, `model ${this.config.name} was stopped`);
+    for (const id of [...this.byWorker.keys()]) this.gone(id, 503, () => `model ${this.config.name} was stopped`);
   }
 
   private replicaOf(requestId: string): Replica | undefined {
@@ -116,13 +123,14 @@ export class VocoderStage {
     this.onChange();
   }
 
-  private gone(workerId: string, why: string): void {
+  private gone(workerId: string, status: 500 | 503, why: (r: Replica) => string): void {
     const r = this.byWorker.get(workerId);
     if (r === undefined) return;
     this.byWorker.delete(workerId);
     const all = [...r.requests.values()];
     r.requests.clear();
-    for (const l of all) l.onReplicaGone(why);
+    const message = why(r);
+    for (const l of all) l.onReplicaGone(status, message);
     this.onChange();
   }
 }

@@ -25,9 +25,13 @@ const THINKER = (model: string, replica = '0'): Record<string, string> => ({ mod
 
 /** The pids of a model's workers, as the management API lists them (thinker replicas first). */
 async function workerPids(server: Tsserve, model: string): Promise<number[]> {
+  return (await workersOf(server, model)).map((w) => w.pid ?? -1);
+}
+
+/** The model's workers as the management API describes them (thinker replicas first). */
+async function workersOf(server: Tsserve, model: string): Promise<{ id: string; pid: number | null }[]> {
   const r = await call('GET', `${server.management}/models/${model}`);
-  const d = (r.json as { workers: { pid: number | null; status: string }[] }[])[0]!;
-  return d.workers.map((w) => w.pid ?? -1);
+  return (r.json as { workers: { id: string; pid: number | null }[] }[])[0]!.workers;
 }
 
 describe('pipelines (real tsserve start, tiny-omni, openai client)', function () {
@@ -270,19 +274,19 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
 
   it('should fail a SIGKILLed thinker replica\'s request with error and keep serving', async () => {
     const before = await Scrape.of(server);
-    const [thinkerPid] = await workerPids(server, 'omnik');
+    const [thinker] = await workersOf(server, 'omnik');
     const stream = await client.chat.completions.create(spoken('omnik', 'kill me', 400, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
-    let failed = false;
+    let failed = '';
     try {
       for await (const c of stream) {
-        if ((c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data !== undefined && thinkerPid !== undefined) {
-          process.kill(thinkerPid, 'SIGKILL');
+        if ((c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data !== undefined && thinker?.pid != null) {
+          process.kill(thinker.pid, 'SIGKILL');
         }
       }
-    } catch {
-      failed = true; // the error event of the stream
+    } catch (e) {
+      failed = (e as Error).message; // the error event of the stream
     }
-    expect(failed).to.equal(true);
+    expect(failed).to.equal(`thinker: worker ${thinker!.id} of model omnik (engine 0) exited`);
     const mid = await Scrape.of(server);
     expect(delta(before, mid, 'ts_omni_requests_success_total', { ...M('omnik'), finished_reason: 'error' })).to.equal(1);
     expect(delta(before, mid, 'ts_request_success_total', { ...THINKER('omnik'), finished_reason: 'error' })).to.equal(1);
@@ -302,19 +306,18 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
 
   it('should fail a SIGKILLed code2wav replica\'s request with error, stop its thinker work, and keep serving', async () => {
     const before = await Scrape.of(server);
-    const pids = await workerPids(server, 'omnik'); // thinker replica first, then code2wav
-    const vocoderPid = pids[1];
+    const vocoder = (await workersOf(server, 'omnik'))[1]; // thinker replica first, then code2wav
     const stream = await client.chat.completions.create(spoken('omnik', 'kill the vocoder', 400, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
-    let failed = false;
+    let failed = '';
     let chunks = 0;
     try {
       for await (const c of stream) {
-        if ((c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data !== undefined && chunks++ === 0 && vocoderPid !== undefined) {
-          process.kill(vocoderPid, 'SIGKILL');
+        if ((c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data !== undefined && chunks++ === 0 && vocoder?.pid != null) {
+          process.kill(vocoder.pid, 'SIGKILL');
         }
       }
-    } catch {
-      failed = true; // the error event of the stream
+    } catch (e) {
+      failed = (e as Error).message; // the error event of the stream
     }
     // The pipeline settles at once; its thinker's finish arrives with the engine's next step.
     const finishedIn = (m: Scrape): number[] => ['stop', 'length', 'abort', 'error'].map((r) => delta(before, m, 'ts_request_success_total', { ...THINKER('omnik'), finished_reason: r }));
@@ -331,7 +334,7 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
       // The thinker stopped generating for it (400 tokens were asked): it finished once, not with length.
       thinkerFinishedOnce: thinkerFinished.reduce((a, b) => a + b, 0),
       thinkerLength: thinkerFinished[1],
-    }).to.deep.equal({ failed: true, pipelineError: 1, pipelineOther: [0, 0, 0], thinkerFinishedOnce: 1, thinkerLength: 0 });
+    }).to.deep.equal({ failed: `code2wav: worker ${vocoder!.id} of model omnik (replica 0) exited`, pipelineError: 1, pipelineOther: [0, 0, 0], thinkerFinishedOnce: 1, thinkerLength: 0 });
     const again = await until(async () => {
       try {
         return await client.chat.completions.create(spoken('omnik', 'vocoder back', 4, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
@@ -340,7 +343,7 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
       }
     }, { message: 'omnik answering after its code2wav restarted', timeoutMs: 60_000, intervalMs: 250 });
     expect([again.choices[0]!.finish_reason, decodeWav(Buffer.from(again.choices[0]!.message.audio!.data, 'base64')).frames]).to.deep.equal(['length', 4 * FRAMES_PER_TOKEN]);
-    expect((await workerPids(server, 'omnik'))[1]).to.not.equal(vocoderPid);
+    expect((await workerPids(server, 'omnik'))[1]).to.not.equal(vocoder!.pid);
   });
 
   it('should render every pipeline family in the exposition with its declared labels', async () => {
@@ -351,5 +354,27 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
       expect(text, f).to.include(`# TYPE ${f} `);
     }
     expect(text).to.include('ts_omni_transfer_size_bytes_bucket{le="64",model_name="tiny-omni",from_stage="thinker",from_replica="0",to_stage="code2wav",to_replica="0"}');
+  });
+
+  // Last: it unregisters omnik.
+  it('should fail a request in flight when its pipeline is unregistered with 503 "was stopped", not as a crashed worker', async () => {
+    const before = await Scrape.of(server);
+    const stream = await client.chat.completions.create(spoken('omnik', 'unregister me', 400, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    let failed = '';
+    let deleted: Promise<{ status: number }> | null = null;
+    try {
+      for await (const c of stream) {
+        if ((c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data !== undefined && deleted === null) {
+          deleted = call('DELETE', `${server.management}/models/omnik`);
+        }
+      }
+    } catch (e) {
+      failed = (e as Error).message; // the error event of the stream
+    }
+    expect((await deleted!).status).to.equal(200);
+    // Both stages stop; whichever tells the request first names itself.
+    expect(['thinker: model omnik was stopped', 'code2wav: model omnik was stopped']).to.include(failed);
+    const after = await Scrape.of(server);
+    expect(delta(before, after, 'ts_omni_requests_success_total', { ...M('omnik'), finished_reason: 'error' })).to.equal(1);
   });
 });
