@@ -83,8 +83,9 @@ export function chatAudioHook(lookup: (name: string) => SpeakingModel | undefine
   };
 }
 
+/** OpenAI's usage with vLLM's prompt_tokens_details, as a generation model's answer carries it. */
 function usageOf(r: SpeakResult): object {
-  return { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, total_tokens: r.promptTokens + r.completionTokens };
+  return { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, total_tokens: r.promptTokens + r.completionTokens, prompt_tokens_details: { cached_tokens: r.cachedTokens } };
 }
 
 /** Starts the request; answers the refusal and returns null when it cannot start. Aborts on client close. */
@@ -116,7 +117,7 @@ function answerChat(model: SpeakingModel, req: SpeakRequest, format: ChatAudioFo
           role: 'assistant', content: null, refusal: null,
           audio: { id: `audio_${id}`, data: (format === 'wav' ? wavFile(pcm, model.sampleRate) : pcm).toString('base64'), transcript: r.transcript, expires_at: created + AUDIO_EXPIRY_SEC },
         };
-      res.json({ id: `chatcmpl-${id}`, object: 'chat.completion', created, model: model.config.name, choices: [{ index: 0, message, logprobs: null, finish_reason: r.finishReason }], usage: usageOf(r) });
+      res.json({ id: `chatcmpl-${id}`, object: 'chat.completion', created, model: model.config.name, choices: [{ index: 0, message, logprobs: null, finish_reason: r.finishReason, stop_reason: r.stopReason }], usage: usageOf(r) });
     },
     onError: (status, message) => {
       done = true;
@@ -131,8 +132,8 @@ function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean,
   let begun = false;
   let id = '';
   const created = Math.floor(Date.now() / 1000);
-  const send = (delta: object, finish: string | null = null): void => {
-    res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
+  const send = (delta: object, finish: string | null = null, stopReason: string | number | null = null): void => {
+    res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish, stop_reason: stopReason }] })}\n\n`);
   };
   // The 200 and the role chunk: at once, or, for a request a front relays, once the primary
   // admitted it, so a refusal (a full stage) is answered with its own status.
@@ -152,7 +153,7 @@ function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean,
     onDone: (r) => {
       begin();
       done = true;
-      send(withAudio ? { audio: { id: `audio_${id}`, expires_at: created + AUDIO_EXPIRY_SEC } } : {}, r.finishReason);
+      send(withAudio ? { audio: { id: `audio_${id}`, expires_at: created + AUDIO_EXPIRY_SEC } } : {}, r.finishReason, r.stopReason);
       // stream_options.include_usage: OpenAI's last chunk, no choices and the request's usage.
       if (includeUsage) res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [], usage: usageOf(r) })}\n\n`);
       res.end('data: [DONE]\n\n');

@@ -45,6 +45,10 @@ export interface SpeakResult {
   readonly frames: number;
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** Prompt tokens the thinker's prefix cache held (usage.prompt_tokens_details.cached_tokens). */
+  readonly cachedTokens: number;
+  /** The thinker's stop string or stop token id that ended it; null for EOS or a length finish (vLLM's stop_reason). */
+  readonly stopReason: string | number | null;
 }
 
 /** Where a spoken request's outputs go. `onDone` and `onError` are terminal, exactly one is called. */
@@ -183,6 +187,8 @@ class PipelineRun {
   private transcript = '';
   private promptTokens = 0;
   private completionTokens = 0;
+  private cachedTokens = 0;
+  private stopReason: string | number | null = null;
   /** Per audio chunk: frontend monotonic arrival (s) and playable length (s), for the player simulation. */
   private readonly chunkArrivalsSec: number[] = [];
   private readonly chunkSeconds: number[] = [];
@@ -234,7 +240,10 @@ class PipelineRun {
       this.trace.thinkerFirstMs = performance.now();
       this.orch.promoted();
     }
-    if (o.prefill !== undefined) this.promptTokens = o.prefill.numPromptTokens;
+    if (o.prefill !== undefined) {
+      this.promptTokens = o.prefill.numPromptTokens;
+      this.cachedTokens = o.prefill.numCachedTokens;
+    }
     this.completionTokens += o.newTokenIds.length;
     // A thinker that stops on EOS or a stop token id ends with that token: it is counted (usage,
     // as vLLM counts it) but not spoken, as it is not in the transcript either.
@@ -255,6 +264,7 @@ class PipelineRun {
       return;
     }
     this.thinkerReason = o.finishReason;
+    this.stopReason = o.stopReason ?? null;
     if (this.buffer.length > 0) this.sendChunk(this.buffer.splice(0));
     if (this.nextSeq === 0) {
       this.fail(500, `${this.p.vocoderStage} rejected the request: the ${this.p.thinkerStage} produced no codec tokens`, 'no_codec_tokens');
@@ -273,7 +283,10 @@ class PipelineRun {
     const txSec = (performance.now() - t0) / 1000;
     const sentEpochMs = epochNowMs();
     if (!ok) {
-      this.fail(503, `${this.p.vocoderStage} replica ${this.vocoderReplica} is not reachable`, null);
+      // The replica's channel closed under a bound request: its worker is exiting (the exit
+      // itself may be heard a moment later), so this is the dead-worker 500, not an overload 503.
+      if (this.p.vocoder.isStopping) this.fail(503, `${this.p.vocoderStage}: model ${this.p.modelName} was stopped`, null);
+      else this.fail(500, `${this.p.vocoderStage} replica ${this.vocoderReplica} is not reachable: its worker is gone`, null);
       return;
     }
     if (this.req.codes !== undefined) return;
@@ -320,7 +333,7 @@ class PipelineRun {
       p.audio.streamed(this.vocoderReplica, worstUnderrunSec(this.chunkArrivalsSec.map((a, i) => ({ arrivalSec: a, durationSec: this.chunkSeconds[i]! }))));
     }
     this.finish(this.thinkerReason, false);
-    this.sink.onDone({ finishReason: this.thinkerReason, transcript: this.transcript, frames: this.frames, promptTokens: this.promptTokens, completionTokens: this.completionTokens });
+    this.sink.onDone({ finishReason: this.thinkerReason, transcript: this.transcript, frames: this.frames, promptTokens: this.promptTokens, completionTokens: this.completionTokens, cachedTokens: this.cachedTokens, stopReason: this.stopReason });
   }
 
   private abort(): void {

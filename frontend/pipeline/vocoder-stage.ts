@@ -68,6 +68,11 @@ export class VocoderStage {
     return Infinity;
   }
 
+  /** True once stop() began: a replica that cannot be reached is stopping, not dead. */
+  get isStopping(): boolean {
+    return this.stopping;
+  }
+
   /** Requests in flight on every replica. */
   get inFlight(): number {
     let n = 0;
