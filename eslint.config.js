@@ -13,7 +13,7 @@ const LIBRARIES = [
   { name: 'onnxruntime-node', homes: ['backend/onnx/ort.ts'] },
   { name: 'pino', homes: ['frontend/log/logger.ts'] },
   { name: 'pino-pretty', homes: ['frontend/log/logger.ts'] },
-  { name: 'sonic-boom', homes: ['frontend/metrics/sinks/tslog-file.ts'] },
+  { name: 'sonic-boom', homes: ['frontend/log/rotating-file.ts'] },
   { name: 'js-yaml', homes: ['schema/config/yaml-source.ts'] },
   { name: 'ajv', homes: ['schema/config/schema-check.ts'] },
   // The HTTP layer; elsewhere in frontend/ a handler signature may still name express's types.

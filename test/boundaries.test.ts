@@ -80,7 +80,7 @@ describe('Boundaries', () => {
       ['onnxruntime-node', 'backend/handlers/onnx.ts', 'backend/onnx/ort.ts', 'backend/onnx/ort.ts'],
       ['pino', 'frontend/server/server.ts', 'frontend/log/logger.ts', 'frontend/log/logger.ts'],
       ['pino-pretty', 'frontend/log/other.ts', 'frontend/log/logger.ts', 'frontend/log/logger.ts'],
-      ['sonic-boom', 'frontend/metrics/sinks/tslog.ts', 'frontend/metrics/sinks/tslog-file.ts', 'frontend/metrics/sinks/tslog-file.ts'],
+      ['sonic-boom', 'frontend/log/logger.ts', 'frontend/log/rotating-file.ts', 'frontend/log/rotating-file.ts'],
       ['js-yaml', 'frontend/store/model-config.ts', 'schema/config/yaml-source.ts', 'schema/config/yaml-source.ts'],
       ['js-yaml', 'backend/engine/load.ts', 'schema/config/yaml-source.ts', 'schema/config/yaml-source.ts'],
       ['ajv', 'schema/config/load.ts', 'schema/config/schema-check.ts', 'schema/config/schema-check.ts'],

@@ -46,6 +46,12 @@ export interface AccessRecord {
   readonly requestId: string;
 }
 
+/** Why a log file failed (`tsserve_log_errors_total{reason}`): a rotation, or lines not written. */
+export type LogFileError = 'rotation_failed' | 'lines_lost';
+
+/** Counts `n` failures of the log file named `file` (e.g. `access_log.log`). */
+export type LogErrorCounter = (file: string, reason: LogFileError, n: number) => void;
+
 /** Where access records go (never blocks the response path). */
 export type AccessLog = (record: AccessRecord) => void;
 

@@ -14,13 +14,14 @@ import { packageVersion, resolveStability, showHiddenProblem, stabilitySummary }
 import type { FrontendMetric } from './api.js';
 import { CachedMetric, HiddenMetric } from './metric.js';
 import type { MetricHooks } from './metric.js';
-import { SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
+import { LOG_ERRORS_METRIC, SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
 import type { MetricsLog, Sink } from './sinks/sink.js';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusSink } from './sinks/prometheus.js';
 import type { ExpositionFormat } from './exposition/negotiate.js';
 import type { ProcessPeers } from './exposition/process-metrics.js';
 import { StatsdSink } from './sinks/statsd.js';
 import { TslogSink } from './sinks/tslog.js';
+import { LOG_KEEP, LOG_MAX_BYTES } from '../log/rotating-file.js';
 
 export type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
 export type { DropReason } from '../../schema/metrics-api.js';
@@ -147,7 +148,7 @@ export class FrontendMetrics {
 
   private makeSink(mode: SinkMode, opts: FrontendMetricsOptions, nowMs: () => number): Sink {
     if (mode === 'tslog') {
-      const rot = opts.logRotation ?? { maxBytes: 100 * 1024 * 1024, keep: 5 };
+      const rot = opts.logRotation ?? { maxBytes: LOG_MAX_BYTES, keep: LOG_KEEP };
       return new TslogSink({
         logDir: opts.logDir,
         nowMs,
@@ -158,6 +159,8 @@ export class FrontendMetrics {
         maxQueueChars: opts.tslogMaxQueueChars,
         onLost: (lines) => this.self.sinkError('tslog', lines),
         ownErrorMetric: SINK_ERRORS_METRIC,
+        onRotateFailed: (file) => this.self.logError(file, 'rotation_failed'),
+        logErrorMetric: LOG_ERRORS_METRIC,
       });
     }
     if (mode === 'prometheus') {

@@ -8,6 +8,7 @@ import type { DropReason } from '../../schema/metrics-api.js';
 import { DROP_REASONS } from '../../schema/metrics-api.js';
 import type { CachedMetric, MetricHooks } from './metric.js';
 import type { MetricsLog } from './sinks/sink.js';
+import type { LogFileError } from '../log/log.js';
 
 function selfSpec(name: string, type: MetricType, dimensions: readonly string[], help: string): MetricSpec {
   return Object.freeze({
@@ -55,7 +56,16 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     ['model_name', 'reason'],
     'Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB)',
   ),
+  selfSpec(
+    'tsserve_log_errors_total',
+    'counter',
+    ['file', 'reason'],
+    'Log file failures, by file (ts_log.log, access_log.log, ts_metrics.log, model_metrics.log) and reason (rotation_failed: a size rotation that failed, the file written on and the rotation tried again at most once a minute; lines_lost: lines of ts_log.log or access_log.log not written, a full buffer or a failed write; lost metric log lines are in tsserve_sink_errors_total)',
+  ),
 ]);
+
+/** The self-metric counting log file failures. */
+export const LOG_ERRORS_METRIC = 'tsserve_log_errors_total';
 
 /** The self-metric counting sink delivery errors (a sink never sends its own error count). */
 export const SINK_ERRORS_METRIC = 'tsserve_sink_errors_total';
@@ -74,6 +84,8 @@ export class SelfMetrics implements MetricHooks {
   private readonly points: BoundSeries;
   private readonly sinkErrors: CachedMetric;
   private readonly sinkErrorsBySink = new Map<SinkMode, BoundSeries>();
+  private readonly logErrors: CachedMetric;
+  private readonly logErrorsByKey = new Map<string, BoundSeries>();
   private readonly warned = new Set<string>();
   /** `tsserve_series` updates; queued because binding its own series creates series. */
   private readonly pendingSeries: [string, number][] = [];
@@ -88,7 +100,8 @@ export class SelfMetrics implements MetricHooks {
     create: (spec: MetricSpec, hooks: MetricHooks, maxSeries: number) => CachedMetric,
     private readonly log: MetricsLog,
   ) {
-    const [dropped, series, overflow, batches, points, sinkErrors] = SELF_METRIC_SPECS.map((s) => create(s, this, Infinity)) as [
+    const made = SELF_METRIC_SPECS.map((s) => create(s, this, Infinity));
+    const [dropped, series, overflow, batches, points, sinkErrors] = made as [
       CachedMetric,
       CachedMetric,
       CachedMetric,
@@ -97,6 +110,7 @@ export class SelfMetrics implements MetricHooks {
       CachedMetric,
     ];
     this.sinkErrors = sinkErrors;
+    this.logErrors = made[SELF_METRIC_SPECS.findIndex((s) => s.name === LOG_ERRORS_METRIC)] as CachedMetric;
     this.seriesGauge = series;
     this.overflowCounter = overflow;
     for (const reason of DROP_REASONS) this.droppedByReason.set(reason, dropped.bind([reason]));
@@ -134,6 +148,17 @@ export class SelfMetrics implements MetricHooks {
     if (s === undefined) {
       s = this.sinkErrors.bind([sink]);
       this.sinkErrorsBySink.set(sink, s);
+    }
+    s.record(n);
+  }
+
+  /** Count `n` failures of the log file named `file` (bound on its first, so a healthy file shows no series). */
+  logError(file: string, reason: LogFileError, n = 1): void {
+    const key = file + '\u0000' + reason;
+    let s = this.logErrorsByKey.get(key);
+    if (s === undefined) {
+      s = this.logErrors.bind([file, reason]);
+      this.logErrorsByKey.set(key, s);
     }
     s.record(n);
   }

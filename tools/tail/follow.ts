@@ -1,7 +1,7 @@
 /**
  * A rotation-aware follower of one log file (`tail -F`): it reads by offset from an open fd and,
  * on each poll, compares the path's inode and size with what it holds. A new inode means the
- * file was rotated (renamed to `.1`, as `TslogFile` does): the old fd is read to its end first,
+ * file was rotated (renamed to `.1`, as `RotatingFile` does): the old fd is read to its end first,
  * then the new file from its start. A size below the offset means truncation: read from 0.
  */
 import * as fs from 'node:fs';

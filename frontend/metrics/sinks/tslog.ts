@@ -2,7 +2,8 @@
  * The `tslog` sink: TorchServe's StatsD-like lines in `<logDir>/ts_metrics.log` (section
  * `ts_metrics`) and `<logDir>/model_metrics.log` (section `model_metrics`). Counters write the
  * increment of each record, gauges the value, histograms the observation (StatsD semantics).
- * A record formats one line and queues it; the files are written asynchronously (tslog-file.ts).
+ * A record formats one line and queues it; the files are written asynchronously and rotated by
+ * size (frontend/log/rotating-file.ts, the writer every log file of the server shares).
  * The sink never logs its own lost-line count (`ownErrorMetric{sink="tslog"}`): lines about a
  * failing file would go to that file, fail and be counted again, forever.
  */
@@ -12,7 +13,7 @@ import type { MetricSpec } from '../../../schema/types.js';
 import type { BoundAutoLabels } from '../../../schema/auto-labels.js';
 import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
 import { NOOP_CHILD } from './sink.js';
-import { TslogFile } from './tslog-file.js';
+import { RotatingFile } from '../../log/rotating-file.js';
 import { encodeTslogField, formatTslogTimestamp, formatTslogValue } from './tslog-format.js';
 
 /** Settings of the tslog sink. */
@@ -28,6 +29,10 @@ export interface TslogSinkOptions {
   readonly maxQueueChars?: number;
   /** Called with the number of lines lost (queue full, a failed open or write). */
   readonly onLost?: (lines: number) => void;
+  /** Called with the file's name (`ts_metrics.log`) for every rotation that failed. */
+  readonly onRotateFailed?: (file: string) => void;
+  /** The metric `onRotateFailed` feeds, named in the warning (with `file` and `reason="rotation_failed"`). */
+  readonly logErrorMetric?: string;
   /** The metric `onLost` feeds: its `sink="tslog"` series is not written here. */
   readonly ownErrorMetric?: string;
   /** Least time between two lost-line warnings in ms (default 60000). */
@@ -49,7 +54,7 @@ const CHUNK_CHARS = 64 * 1024;
 
 class TslogChild implements SinkChild {
   constructor(
-    private readonly file: TslogFile,
+    private readonly file: RotatingFile,
     private readonly nowMs: () => number,
     /** ` - NAME.UNIT:` */
     private readonly head: string,
@@ -73,7 +78,7 @@ class TslogMetric implements SinkMetric {
 
   constructor(
     private readonly spec: MetricSpec,
-    private readonly file: TslogFile,
+    private readonly file: RotatingFile,
     private readonly opts: TslogSinkOptions,
   ) {
     this.head = ' - ' + encodeTslogField(spec.name) + '.' + encodeTslogField(spec.unit) + ':';
@@ -100,8 +105,8 @@ class TslogMetric implements SinkMetric {
 /** Writes TorchServe-format metric lines to the two metric log files. */
 export class TslogSink implements Sink {
   readonly mode = 'tslog' as const;
-  private readonly tsFile: TslogFile;
-  private readonly modelFile: TslogFile;
+  private readonly tsFile: RotatingFile;
+  private readonly modelFile: RotatingFile;
 
   constructor(private readonly opts: TslogSinkOptions) {
     try {
@@ -110,6 +115,7 @@ export class TslogSink implements Sink {
       opts.log('error', `metrics log dir ${opts.logDir}: ${String(err)}`);
     }
     const fileOpts = {
+      label: 'metrics log',
       maxBytes: opts.maxBytes,
       keep: opts.keep,
       flushMs: opts.flushMs ?? 200,
@@ -122,8 +128,13 @@ export class TslogSink implements Sink {
       ...(opts.closeTimeoutMs !== undefined ? { closeTimeoutMs: opts.closeTimeoutMs } : {}),
       nowMs: opts.nowMs,
     };
-    this.tsFile = new TslogFile(path.join(opts.logDir, 'ts_metrics.log'), fileOpts);
-    this.modelFile = new TslogFile(path.join(opts.logDir, 'model_metrics.log'), fileOpts);
+    const file = (name: string): RotatingFile => new RotatingFile(path.join(opts.logDir, name), {
+      ...fileOpts,
+      ...(opts.onRotateFailed !== undefined ? { onRotateFailed: () => opts.onRotateFailed?.(name) } : {}),
+      ...(opts.logErrorMetric !== undefined ? { rotationCountedIn: `${opts.logErrorMetric}{file="${name}",reason="rotation_failed"}` } : {}),
+    });
+    this.tsFile = file('ts_metrics.log');
+    this.modelFile = file('model_metrics.log');
   }
 
   metric(spec: MetricSpec): SinkMetric {

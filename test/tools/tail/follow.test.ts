@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { TslogFile } from '../../../frontend/metrics/sinks/tslog-file.js';
+import { RotatingFile } from '../../../frontend/log/rotating-file.js';
 import { FileFollower, rotatedPaths } from '../../../tools/tail/follow.js';
 
 describe('FileFollower', () => {
@@ -15,8 +15,8 @@ describe('FileFollower', () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('should see every line once, in order, across the sink\'s own rotations', async () => {
-    // 10-byte lines, 35-byte files: TslogFile rotates before every fourth line.
-    const log = new TslogFile(file, { maxBytes: 35, keep: 3, flushMs: 1, chunkChars: 1, maxQueueChars: 1 << 20, log: () => undefined });
+    // 10-byte lines, 35-byte files: RotatingFile rotates before every fourth line.
+    const log = new RotatingFile(file, { label: 'metrics log', maxBytes: 35, keep: 3, flushMs: 1, chunkChars: 1, maxQueueChars: 1 << 20, log: () => undefined });
     const follower = new FileFollower(file);
     const seen: string[] = [];
     const line = (i: number): string => `line-${String(i).padStart(4, '0')}`;

@@ -52,6 +52,9 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '',
     '# HELP tsserve_worker_output_faults_total Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB) (unit: Count)',
     '# TYPE tsserve_worker_output_faults_total counter',
+    '',
+    '# HELP tsserve_log_errors_total Log file failures, by file (ts_log.log, access_log.log, ts_metrics.log, model_metrics.log) and reason (rotation_failed: a size rotation that failed, the file written on and the rotation tried again at most once a minute; lines_lost: lines of ts_log.log or access_log.log not written, a full buffer or a failed write; lost metric log lines are in tsserve_sink_errors_total) (unit: Count)',
+    '# TYPE tsserve_log_errors_total counter',
   ].join('\n');
 
 describe('PrometheusSink', () => {
@@ -125,6 +128,7 @@ describe('PrometheusSink', () => {
       'tsserve_front_restarts_total',
       'tsserve_requests_refused_total',
       'tsserve_worker_output_faults_total',
+      'tsserve_log_errors_total',
       'Requests2XX',
       'QueueDepth',
       'HandlerTime',
