@@ -8,29 +8,31 @@
  *   a crash is on disk);
  * - the console: readable lines (pino-pretty) when stdout is a TTY, else the same JSON lines,
  *   which is what a container's log collector reads; written asynchronously, flushed at exit;
- * - `<log-dir>/access_log.log`: one JSON line per response, asynchronous with a bounded buffer,
- *   written in 8 KiB blocks or every 200 ms: when the disk cannot keep up, lines are dropped and
- *   counted rather than blocking requests. Rotated by size as the metric logs are (log4j's
- *   RollingFile in TorchServe): past 100 MiB it becomes `.1`, older ones move up, `.5` goes.
+ * - `<log-dir>/access_log.log`: one JSON line per response, queued with a bound, written in
+ *   8 KiB blocks or every 200 ms: when the disk cannot keep up, lines are dropped and counted
+ *   rather than blocking requests.
+ * Both files are rotated by size as the metric logs are, by the same writer (rotating-file.ts;
+ * log4j's RollingFile in TorchServe): past 100 MiB a file becomes `.1`, older ones move up,
+ * `.5` goes.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { pino } from 'pino';
-import type { DestinationStream, Logger } from 'pino';
+import type { DestinationStream } from 'pino';
 import pretty from 'pino-pretty';
-import type { AccessLog, Log, LogFields, LogThreshold } from './log.js';
+import type { Logger } from 'pino';
+import type { AccessLog, Log, LogErrorCounter, LogFields, LogFileError, LogThreshold } from './log.js';
+import { LOG_KEEP, LOG_MAX_BYTES, RotatingFile } from './rotating-file.js';
 
 /** File names, as TorchServe names them. */
 export const TS_LOG_FILE = 'ts_log.log';
 export const ACCESS_LOG_FILE = 'access_log.log';
 
-/** Default bound on the access log's unwritten bytes. */
+/** Default bound on the access log's unwritten characters (lines beyond it are dropped and counted). */
 export const ACCESS_BUFFER_BYTES = 16 * 1024 * 1024;
 
-/** The access log is rotated when the next line would take it past this many bytes… */
-export const ACCESS_MAX_BYTES = 100 * 1024 * 1024;
-/** …keeping this many rotated files (`.1` newest). */
-export const ACCESS_KEEP = 5;
+/** ts_log.log and access_log.log rotate as the metric logs do: past 100 MiB, keeping 5. */
+export { LOG_KEEP, LOG_MAX_BYTES } from './rotating-file.js';
 
 /** The access log is written in blocks of at least this many bytes… */
 export const ACCESS_WRITE_BYTES = 8 * 1024;
@@ -46,18 +48,25 @@ export interface ServerLoggerOptions {
   readonly console?: 'pretty' | 'json' | 'off';
   /** Epoch-ms clock of the records' `time` (tests pin it); default `Date.now`. */
   readonly nowMs?: () => number;
-  /** Bound on the access log's unwritten bytes (default 16 MiB). */
+  /** Bound on the access log's unwritten characters (default 16 Mi). */
   readonly accessBufferBytes?: number;
-  /** Access log rotation (default ACCESS_MAX_BYTES, ACCESS_KEEP). */
-  readonly accessRotation?: { readonly maxBytes: number; readonly keep: number };
+  /** Block size of the access log's writes in bytes (default ACCESS_WRITE_BYTES). */
+  readonly accessWriteBytes?: number;
+  /** Size rotation of ts_log.log and access_log.log (default LOG_MAX_BYTES, LOG_KEEP). */
+  readonly rotation?: { readonly maxBytes: number; readonly keep: number };
 }
 
 /** The server's loggers and their lifecycle. */
 export interface ServerLogger {
   readonly log: Log;
   readonly access: AccessLog;
-  /** Access lines dropped because their buffer was full. */
+  /** Access lines lost: their buffer was full, or their write failed. */
   accessDropped(): number;
+  /**
+   * Count the files' failures in `counter` from now on (tsserve_log_errors_total, which exists
+   * only once the metrics are up); failures before that are passed on at once.
+   */
+  readonly countErrorsIn: (counter: LogErrorCounter) => void;
   /** Writes out everything buffered, synchronously; safe to call again. */
   flush(): void;
   /** Flushes, then closes the files; later records are dropped. */
@@ -85,25 +94,60 @@ function wrap(p: Logger, state: { closed: boolean }): Log {
   };
 }
 
+/** Counts of failures until a counter is given, then the counter itself. */
+class ErrorTally {
+  private counter: LogErrorCounter | null = null;
+  private readonly held = new Map<string, { file: string; reason: LogFileError; n: number }>();
+
+  add(file: string, reason: LogFileError, n: number): void {
+    if (this.counter !== null) {
+      this.counter(file, reason, n);
+      return;
+    }
+    const key = `${file}\u0000${reason}`;
+    const h = this.held.get(key);
+    if (h === undefined) this.held.set(key, { file, reason, n });
+    else h.n += n;
+  }
+
+  attach(counter: LogErrorCounter): void {
+    this.counter = counter;
+    for (const h of this.held.values()) counter(h.file, h.reason, h.n);
+    this.held.clear();
+  }
+}
+
 /** Creates the server's loggers (ts_log.log, console, access_log.log). */
 export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
   const now = opts.nowMs ?? Date.now;
   const timestamp = (): string => `,"time":"${new Date(now()).toISOString()}"`;
-  const files: Flushable[] = [];
-  const quiet = (d: Flushable): Flushable => {
-    // A failed write (disk full, closed pipe) must not crash the server through an 'error' event.
-    d.on('error', () => undefined);
-    return d;
-  };
-  const main = quiet(pino.destination({ dest: path.join(opts.logDir, TS_LOG_FILE), sync: true, append: true }));
-  files.push(main);
-  const streams: { level: 'trace'; stream: DestinationStream }[] = [{ level: 'trace', stream: main as unknown as DestinationStream }];
+  const rotation = opts.rotation ?? { maxBytes: LOG_MAX_BYTES, keep: LOG_KEEP };
+  const tally = new ErrorTally();
+  // The files' own warnings go to ts_log.log and the console through `root`, made below: a
+  // warning is only given after a failure, never while `root` is being built.
+  let warn = (msg: string): void => { process.stderr.write(`${msg}\n`); };
+  const fileOpts = (file: string) => ({
+    ...rotation,
+    nowMs: now,
+    log: (_level: 'warn' | 'error', msg: string) => warn(msg),
+    onLost: (n: number) => tally.add(file, 'lines_lost', n),
+    countedIn: `tsserve_log_errors_total{file="${file}",reason="lines_lost"}`,
+    onRotateFailed: () => tally.add(file, 'rotation_failed', 1),
+    rotationCountedIn: `tsserve_log_errors_total{file="${file}",reason="rotation_failed"}`,
+  });
+  // Synchronous, opened here: an unwritable log directory is refused now, by the caller.
+  const main = new RotatingFile(path.join(opts.logDir, TS_LOG_FILE), {
+    ...fileOpts(TS_LOG_FILE), label: 'server log', sync: true, flushMs: 0, chunkChars: 0, maxQueueChars: 0,
+  });
+  const streams: { level: 'trace'; stream: DestinationStream }[] = [{ level: 'trace', stream: { write: (line: string) => main.append(line) } }];
   const mode = opts.console ?? (process.stdout.isTTY === true ? 'pretty' : 'json');
   let consoleDest: Flushable | null = null;
   if (mode === 'pretty') {
     streams.push({ level: 'trace', stream: pretty({ destination: 1, sync: true, colorize: pretty.isColorSupported, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true }) });
   } else if (mode === 'json') {
-    consoleDest = quiet(pino.destination({ dest: 1, sync: false }));
+    consoleDest = pino.destination({ dest: 1, sync: false }) as unknown as Flushable;
+    // A failed write (a closed pipe) must not crash the server through an 'error' event.
+    consoleDest.on('error', () => undefined);
     streams.push({ level: 'trace', stream: consoleDest as unknown as DestinationStream });
   }
   const root = pino({
@@ -111,89 +155,52 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
     timestamp,
     formatters: { level: (label) => ({ level: label }) },
   }, pino.multistream(streams));
+  warn = (msg) => root.warn(msg);
 
   let dropped = 0;
-  // Opened here, synchronously, so flush() at exit can write even the first lines.
+  // Created now, as ts_log.log is: the file is there from the start, and a directory where it
+  // cannot be made is refused by the caller rather than found at the first request.
+  fs.closeSync(fs.openSync(path.join(opts.logDir, ACCESS_LOG_FILE), 'a'));
   // Lines are written in blocks of ACCESS_WRITE_BYTES (or every ACCESS_FLUSH_MS when quieter):
   // one write per line cost a request about 7 µs of the event loop under load.
-  const accessPath = path.join(opts.logDir, ACCESS_LOG_FILE);
-  const rotation = opts.accessRotation ?? { maxBytes: ACCESS_MAX_BYTES, keep: ACCESS_KEEP };
-  const openAccess = (): Flushable & { flush(): void } => {
-    const d = quiet(pino.destination({
-      dest: fs.openSync(accessPath, 'a'), sync: false,
-      minLength: ACCESS_WRITE_BYTES,
-      maxLength: opts.accessBufferBytes ?? ACCESS_BUFFER_BYTES,
-    })) as Flushable & { flush(): void };
-    d.on('drop', () => { dropped++; });
-    return d;
-  };
-  let accessDest = openAccess();
-  files.push(accessDest);
-  let accessBytes = 0;
-  try { accessBytes = fs.statSync(accessPath).size; } catch { /* just created */ }
-  // The old writer keeps its descriptor, so what it still holds lands in `.1`, the file it now
-  // names; the new one opens a fresh access_log.log. Synchronous renames: one per 100 MiB.
-  const rotateAccess = (): void => {
-    try {
-      if (rotation.keep <= 0) fs.rmSync(accessPath, { force: true });
-      else {
-        fs.rmSync(`${accessPath}.${rotation.keep}`, { force: true });
-        for (let i = rotation.keep - 1; i >= 1; i--) {
-          try { fs.renameSync(`${accessPath}.${i}`, `${accessPath}.${i + 1}`); } catch { /* no such file yet */ }
-        }
-        fs.renameSync(accessPath, `${accessPath}.1`);
-      }
-      const old = accessDest;
-      accessDest = openAccess();
-      files.splice(files.indexOf(old), 1, accessDest);
-      old.end();
-      accessBytes = 0;
-    } catch (e) {
-      // Keep writing to the file we have; try again at the next line past the bound.
-      root.warn(`access log: rotating ${ACCESS_LOG_FILE} failed: ${String(e)}`);
-      accessBytes = 0;
-    }
-  };
-  // Only when a line came since the last tick: sonic-boom's flush() writes even an empty buffer.
-  let accessWaiting = false;
-  const accessTimer = setInterval(() => {
-    if (!accessWaiting) return;
-    accessWaiting = false;
-    try { accessDest.flush(); } catch { /* closed */ }
-  }, ACCESS_FLUSH_MS);
-  accessTimer.unref();
+  const access = new RotatingFile(path.join(opts.logDir, ACCESS_LOG_FILE), {
+    ...fileOpts(ACCESS_LOG_FILE),
+    label: 'access log',
+    flushMs: ACCESS_FLUSH_MS,
+    chunkChars: opts.accessWriteBytes ?? ACCESS_WRITE_BYTES,
+    maxQueueChars: opts.accessBufferBytes ?? ACCESS_BUFFER_BYTES,
+    onLost: (n: number) => { dropped += n; tally.add(ACCESS_LOG_FILE, 'lines_lost', n); },
+  });
 
   const state = { closed: false };
-  const flush = (): void => {
-    for (const d of [...files, ...(consoleDest ? [consoleDest] : [])]) {
-      try { d.flushSync(); } catch { /* nothing more can be done at exit */ }
-    }
+  const flushConsole = (): void => {
+    try { consoleDest?.flushSync(); } catch { /* nothing more can be done at exit */ }
   };
-  process.once('exit', flush);
+  // At exit, rotating-file.ts writes the access log's queue itself; the console is flushed here.
+  process.once('exit', flushConsole);
+  const flush = (): void => {
+    access.flushSync();
+    flushConsole();
+  };
   return {
     log: wrap(root, state),
-    // An access line has no level, pid or hostname: one JSON object straight to its destination.
+    // An access line has no level, pid or hostname: one JSON object straight to its file.
     access: (r) => {
       if (state.closed) return;
-      const line = `${JSON.stringify({ time: new Date(now()).toISOString(), ...r })}\n`;
-      const bytes = Buffer.byteLength(line);
-      if (accessBytes > 0 && accessBytes + bytes > rotation.maxBytes) rotateAccess();
-      accessDest.write(line);
-      accessBytes += bytes;
-      accessWaiting = true;
+      access.append(`${JSON.stringify({ time: new Date(now()).toISOString(), ...r })}\n`);
     },
     accessDropped: () => dropped,
+    countErrorsIn: (counter) => tally.attach(counter),
     flush,
     close: () => {
       if (state.closed) return;
-      if (dropped > 0) root.warn(`access log: ${dropped} line(s) dropped because ${ACCESS_LOG_FILE} could not keep up`);
-      state.closed = true;
-      clearInterval(accessTimer);
       flush();
-      process.off('exit', flush);
-      for (const d of files) {
-        try { d.end(); } catch { /* already closed */ }
-      }
+      if (dropped > 0) root.warn(`access log: ${dropped} line(s) lost; counted in tsserve_log_errors_total{file="${ACCESS_LOG_FILE}",reason="lines_lost"}`);
+      state.closed = true;
+      process.off('exit', flushConsole);
+      void access.close();
+      void main.close();
+      try { consoleDest?.end(); } catch { /* already closed */ }
     },
   };
 }

@@ -17,7 +17,7 @@ import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.co
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
-import { ACCESS_KEEP, ACCESS_MAX_BYTES } from '../../frontend/log/logger.js';
+import { LOG_KEEP, LOG_MAX_BYTES } from '../../frontend/log/logger.js';
 import { parseStartOptions } from '../../frontend/server/start-options.js';
 import { staleK8sFiles } from '../../tools/k8s/sync.js';
 
@@ -147,11 +147,10 @@ describe('deploy/kubernetes', () => {
     expect(Object.keys(volume(mount(`${o.logDir}/ts_log.log`)) as object)).to.deep.equal(['name', 'emptyDir']);
     // The kubelet evicts a pod whose emptyDir passes its sizeLimit: it must hold what the tslog
     // sink keeps by design, 2 files x (1 + 5 rotated) x 100 MiB (the 1Gi it had did not, so the
-    // pod was evicted under steady traffic), and the rotated access_log.log, with room for the
-    // unrotated ts_log.log.
+    // pod was evicted under steady traffic), and the rotated access_log.log and ts_log.log.
     const sizeLimit = str(volume(mount(`${o.logDir}/ts_log.log`)), 'emptyDir', 'sizeLimit');
-    const kept = 2 * (1 + 5) * 100 * 1024 * 1024 + (1 + ACCESS_KEEP) * ACCESS_MAX_BYTES;
-    expect([sizeLimit, Number(/^(\d+)Gi$/.exec(sizeLimit)?.[1]) * 2 ** 30 - kept]).to.deep.equal(['4Gi', 2407530496]);
+    const kept = 2 * (1 + 5) * 100 * 1024 * 1024 + 2 * (1 + LOG_KEEP) * LOG_MAX_BYTES;
+    expect([sizeLimit, Number(/^(\d+)Gi$/.exec(sizeLimit)?.[1]) * 2 ** 30 - kept]).to.deep.equal(['4Gi', 1778384896]);
     expect(at(d, 'spec', 'selector', 'matchLabels')).to.deep.equal(at(d, 'spec', 'template', 'metadata', 'labels'));
   });
 

@@ -25,7 +25,7 @@ import type { ListenAddress } from '../../frontend/server/address.js';
 import { parseStartOptions, startUsage } from '../../frontend/server/start-options.js';
 import { registerGenerationFrontend } from '../../frontend/generation/generation-kind.js';
 import { registerPipelineFrontend } from '../../frontend/pipeline/pipeline-kind.js';
-import type { AccessLog, Log } from '../../frontend/log/log.js';
+import type { AccessLog, Log, LogErrorCounter } from '../../frontend/log/log.js';
 import { levelCallback } from '../../frontend/log/log.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
 import type { StartOptions } from '../../frontend/server/start-options.js';
@@ -170,7 +170,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   };
   process.on('uncaughtException', onCrash);
   try {
-    return await serve(opts, { configFile, config, storeDir, logDir, modes, statsd, models: models as ServerConfig['models'], inference, management, metricsAddr, serverVersion, showHidden }, logger.log, logger.access);
+    return await serve(opts, { configFile, config, storeDir, logDir, modes, statsd, models: models as ServerConfig['models'], inference, management, metricsAddr, serverVersion, showHidden }, logger.log, logger.access, logger.countErrorsIn);
   } finally {
     process.off('uncaughtException', onCrash);
     logger.close();
@@ -194,7 +194,7 @@ interface Checked {
 }
 
 /** Runs the server with checked options until a signal; resolves to the exit code. */
-async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog): Promise<number> {
+async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog, countLogErrors: (counter: LogErrorCounter) => void): Promise<number> {
   const { configFile, config, logDir, modes, statsd, inference, management, metricsAddr } = c;
   const store = await ensureStore(c.storeDir, log);
   if (store === null) return 1;
@@ -205,6 +205,8 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
     logDir, processMetrics: true, ...(opts.apiServerCount > 1 ? { processPeers: () => peers.source?.() ?? Promise.resolve([]) } : {}), log: metricsLog, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}),
     serverVersion: c.serverVersion, showHiddenMetricsForVersion: c.showHidden,
   });
+  // The log files' failures (a rotation, lost lines) from start-up on, in tsserve_log_errors_total.
+  countLogErrors((file, reason, n) => metrics.self.logError(file, reason, n));
   const wrong = checkFrontendMetrics(metrics);
   if (wrong.length > 0) {
     process.stderr.write(`tsserve start: metrics config ${configFile} declares frontend metrics the server cannot fill; not starting:\n`);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -56,20 +57,88 @@ describe('createServerLogger', () => {
     expect(logger.accessDropped()).to.equal(0);
   });
 
-  it('should rotate access_log.log by size, keeping .1 (newest) to .keep and no line split across files', async () => {
-    const record = (i: number) => ({ listener: 'inference', port: 8080, method: 'POST', path: '/predictions/mlp', status: 200, durationMs: 1.25, bytes: 42, requestId: `r-${String(i).padStart(2, '0')}` }); // every line the same length
-    const line = (i: number): string => JSON.stringify({ time: '2026-01-02T03:04:05.678Z', ...record(i) });
+  const record = (i: number) => ({ listener: 'inference', port: 8080, method: 'POST', path: '/predictions/mlp', status: 200, durationMs: 1.25, bytes: 42, requestId: `r-${String(i).padStart(2, '0')}` }); // every line the same length
+  const accessLine = (i: number): string => JSON.stringify({ time: '2026-01-02T03:04:05.678Z', ...record(i) });
+
+  it('should rotate access_log.log by size, keeping .1 (newest) to .keep and no line split across files', () => {
     // Two lines a file: r-1..r-10 go out as 5 files, of which the newest 3 are kept.
-    const two = 2 * Buffer.byteLength(`${line(1)}\n`);
-    const rotating = createServerLogger({ level: 'info', logDir: dir, console: 'off', nowMs: () => T0, accessRotation: { maxBytes: two, keep: 2 } });
+    const two = 2 * Buffer.byteLength(`${accessLine(1)}\n`);
+    // One line a block, so the bound falls between lines; close() writes them all before it returns.
+    const rotating = createServerLogger({ level: 'info', logDir: dir, console: 'off', nowMs: () => T0, rotation: { maxBytes: two, keep: 2 }, accessWriteBytes: 1 });
     for (let i = 1; i <= 10; i++) rotating.access(record(i));
     rotating.close();
-    const want: Record<string, string[]> = { [ACCESS_LOG_FILE]: [line(9), line(10)], [`${ACCESS_LOG_FILE}.1`]: [line(7), line(8)], [`${ACCESS_LOG_FILE}.2`]: [line(5), line(6)] };
-    // A rotated file's last lines are written by its old writer as it ends, after close() returns.
-    await until(() => Object.entries(want).every(([f, l]) => fs.existsSync(path.join(dir, f)) && JSON.stringify(lines(f)) === JSON.stringify(l)) ? true : null,
-      { message: 'the rotated access logs', observe: () => Object.keys(want).map((f) => (fs.existsSync(path.join(dir, f)) ? lines(f) : null)) });
     expect(fs.readdirSync(dir).filter((f) => f.startsWith(ACCESS_LOG_FILE)).sort()).to.deep.equal([ACCESS_LOG_FILE, `${ACCESS_LOG_FILE}.1`, `${ACCESS_LOG_FILE}.2`]);
+    expect([lines(`${ACCESS_LOG_FILE}.2`), lines(`${ACCESS_LOG_FILE}.1`), lines(ACCESS_LOG_FILE)]).to.deep.equal([
+      [accessLine(5), accessLine(6)], [accessLine(7), accessLine(8)], [accessLine(9), accessLine(10)],
+    ]);
     expect(rotating.accessDropped()).to.equal(0);
+  });
+
+  it('should rotate ts_log.log by size like the other logs, each record on disk as it is logged', () => {
+    const rec = (i: number): string => `{"level":"info",${HEAD},"msg":"record ${i}"}`;
+    const two = 2 * Buffer.byteLength(`${rec(1)}\n`);
+    const logger = createServerLogger({ level: 'info', logDir: dir, console: 'off', nowMs: () => T0, rotation: { maxBytes: two, keep: 2 } });
+    for (let i = 1; i <= 7; i++) logger.log.info(`record ${i}`);
+    expect(lines(TS_LOG_FILE)).to.deep.equal([rec(7)]); // synchronous: before any flush or close
+    logger.close();
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith(TS_LOG_FILE)).sort()).to.deep.equal([TS_LOG_FILE, `${TS_LOG_FILE}.1`, `${TS_LOG_FILE}.2`]);
+    expect([lines(`${TS_LOG_FILE}.2`), lines(`${TS_LOG_FILE}.1`), lines(TS_LOG_FILE)]).to.deep.equal([[rec(3), rec(4)], [rec(5), rec(6)], [rec(7)]]);
+  });
+
+  it('should count a failed rotation of access_log.log once in the counter given later, warn in ts_log.log and write on', () => {
+    // access_log.log.1 a directory with a file in it: making room for the rotation fails, even for root.
+    fs.mkdirSync(path.join(dir, `${ACCESS_LOG_FILE}.1`));
+    fs.writeFileSync(path.join(dir, `${ACCESS_LOG_FILE}.1`, 'x'), 'x');
+    const one = Buffer.byteLength(`${accessLine(1)}\n`);
+    const logger = createServerLogger({ level: 'info', logDir: dir, console: 'off', nowMs: () => T0, rotation: { maxBytes: one, keep: 1 }, accessWriteBytes: 1 });
+    for (let i = 1; i <= 3; i++) logger.access(record(i));
+    logger.flush(); // writes lines 2 and 3 synchronously: the rotation before line 2 fails, line 3 does not try again
+    const counted: [string, string, number][] = [];
+    logger.countErrorsIn((file, reason, n) => counted.push([file, reason, n]));
+    expect(counted).to.deep.equal([[ACCESS_LOG_FILE, 'rotation_failed', 1]]);
+    logger.close();
+    expect(counted).to.deep.equal([[ACCESS_LOG_FILE, 'rotation_failed', 1]]);
+    expect(lines(ACCESS_LOG_FILE)).to.deep.equal([accessLine(1), accessLine(2), accessLine(3)]);
+    const blocked = path.join(dir, `${ACCESS_LOG_FILE}.1`);
+    expect(lines(TS_LOG_FILE)).to.deep.equal([
+      `{"level":"warn",${HEAD},"msg":"access log ${path.join(dir, ACCESS_LOG_FILE)}: rotation failed: SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${blocked}; writing on in the current file; counted in tsserve_log_errors_total{file=\\"access_log.log\\",reason=\\"rotation_failed\\"}, and tried again at most once every 60 s"}`,
+    ]);
+  });
+
+  it('should count a failed rotation of ts_log.log once and write its warning into ts_log.log itself, before the record that found it', () => {
+    fs.mkdirSync(path.join(dir, `${TS_LOG_FILE}.1`));
+    fs.writeFileSync(path.join(dir, `${TS_LOG_FILE}.1`, 'x'), 'x');
+    const rec = (i: number): string => `{"level":"info",${HEAD},"msg":"record ${i}"}`;
+    const logger = createServerLogger({ level: 'info', logDir: dir, console: 'off', nowMs: () => T0, rotation: { maxBytes: Buffer.byteLength(`${rec(1)}\n`), keep: 1 } });
+    const counted: [string, string, number][] = [];
+    logger.countErrorsIn((file, reason, n) => counted.push([file, reason, n]));
+    for (let i = 1; i <= 3; i++) logger.log.info(`record ${i}`);
+    logger.close();
+    expect(counted).to.deep.equal([[TS_LOG_FILE, 'rotation_failed', 1]]);
+    const file = path.join(dir, TS_LOG_FILE);
+    expect(lines(TS_LOG_FILE)).to.deep.equal([
+      rec(1),
+      `{"level":"warn",${HEAD},"msg":"server log ${file}: rotation failed: SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${file}.1; writing on in the current file; counted in tsserve_log_errors_total{file=\\"ts_log.log\\",reason=\\"rotation_failed\\"}, and tried again at most once every 60 s"}`,
+      rec(2),
+      rec(3),
+    ]);
+  });
+
+  it('should write every buffered access line and ts_log.log record when the process exits without close()', () => {
+    const mod = path.resolve('dist/frontend/log/logger.js');
+    // 30 access lines (under one block, on a 200 ms timer) and a record, then exit at once.
+    const script = `
+      const { createServerLogger } = await import(${JSON.stringify(mod)});
+      const logger = createServerLogger({ level: 'info', logDir: ${JSON.stringify(dir)}, console: 'off', nowMs: () => ${T0} });
+      for (let i = 1; i <= 30; i++) logger.access(${JSON.stringify(record(0))});
+      logger.log.info('exiting');
+      process.exit(0);`;
+    execFileSync(process.execPath, ['--input-type=module', '-e', script]);
+    expect(lines(ACCESS_LOG_FILE)).to.deep.equal(Array.from({ length: 30 }, () => accessLine(0)));
+    // The child's pid is its own: the rest of the record is exact.
+    expect(lines(TS_LOG_FILE).map((l) => l.replace(/"pid":\d+,/, '"pid":PID,'))).to.deep.equal([
+      `{"level":"info","time":"2026-01-02T03:04:05.678Z","pid":PID,"hostname":${JSON.stringify(os.hostname())},"msg":"exiting"}`,
+    ]);
   });
 
   it('should write an access line within ACCESS_FLUSH_MS on a quiet server, without a flush or a full block', async () => {
