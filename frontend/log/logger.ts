@@ -124,8 +124,8 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
   const rotation = opts.rotation ?? { maxBytes: LOG_MAX_BYTES, keep: LOG_KEEP };
   const tally = new ErrorTally();
   // The files' own warnings go to ts_log.log and the console through `root`, made below: a
-  // warning is only given after a failure, never while `root` is being built.
-  let warn = (msg: string): void => { process.stderr.write(`${msg}\n`); };
+  // warning follows a failed write or rotation, so none can come before `root` exists.
+  let warn: (msg: string) => void = () => undefined;
   const fileOpts = (file: string) => ({
     ...rotation,
     nowMs: now,
