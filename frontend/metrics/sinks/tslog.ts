@@ -25,7 +25,7 @@ export interface TslogSinkOptions {
   readonly keep: number;
   /** Longest wait of a queued line before it is written, in ms (default 200). */
   readonly flushMs?: number;
-  /** Most characters queued per file (default 4 Mi); lines beyond it are dropped and counted. */
+  /** Most characters queued per file (default TSLOG_MAX_QUEUE_CHARS, 32 Mi); lines beyond it are dropped and counted. */
   readonly maxQueueChars?: number;
   /** Called with the number of lines lost (queue full, a failed open or write). */
   readonly onLost?: (lines: number) => void;
