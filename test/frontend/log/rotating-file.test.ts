@@ -302,6 +302,25 @@ describe('RotatingFile rotation failures and flushSync', () => {
     expect(fs.readFileSync(`${file}.1`, 'utf8')).to.equal('line-5-0123456789\nline-6-0123456789\n');
   });
 
+  it('should count a chunk in flight into the size on flushSync, and leave it to land in the file it was written to', async () => {
+    const file = path.join(dir, 'access_log.log');
+    const f = new RotatingFile(file, { ...base, maxBytes: 40, keep: 3, log: captureLog().log });
+    f.append('line-1-0123456789\n');
+    await f.flush(); // the writer is open and idle
+    for (let i = 2; i <= 7; i++) f.append(`line-${i}-0123456789\n`); // line 2 is handed to sonic-boom at once
+    f.flushSync();
+    f.append('line-8-0123456789\n');
+    await f.close(); // line 2's write completes; its writer, now on a rotated file, is retired
+    const read = (name: string): string => fs.readFileSync(path.join(dir, name), 'utf8');
+    expect(fs.readdirSync(dir).sort()).to.deep.equal(['access_log.log', 'access_log.log.1', 'access_log.log.2', 'access_log.log.3']);
+    expect([read('access_log.log.3'), read('access_log.log.2'), read('access_log.log.1'), read('access_log.log')]).to.deep.equal([
+      'line-1-0123456789\nline-2-0123456789\n',
+      'line-3-0123456789\nline-4-0123456789\n',
+      'line-5-0123456789\nline-6-0123456789\n',
+      'line-7-0123456789\nline-8-0123456789\n',
+    ]);
+  });
+
   it('should write every queued line when the process exits without close()', () => {
     const file = path.join(dir, 'ts_metrics.log');
     const mod = path.resolve('dist/frontend/log/rotating-file.js');
