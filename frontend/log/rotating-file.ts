@@ -27,9 +27,9 @@
  * current file, and the rotation is tried again at most once per `rewarnMs`.
  */
 import * as fs from 'node:fs';
-import * as nodePath from 'node:path';
 import sonicBoom from 'sonic-boom';
 import type { SonicBoom as Writer } from 'sonic-boom';
+import { rotateAsync, rotateSync } from './rotation.js';
 
 /** Where a rotating file's warnings go. */
 export type RotatingFileLog = (level: 'warn' | 'error', msg: string) => void;
@@ -96,48 +96,6 @@ function fdOf(w: Writer): number {
 /** `write` of a writer in `contentMode: 'buffer'` (typed for strings only). */
 function writeBytes(w: Writer, bytes: Buffer): void {
   (w as unknown as { write(b: Buffer): boolean }).write(bytes);
-}
-
-/**
- * A rotation as steps, for the asynchronous and the synchronous path alike: remove `drop`, then
- * the renames in order (oldest first, the file itself last). `present` is the directory's
- * listing: one listing instead of keep-1 renames that mostly fail with ENOENT.
- */
-function rotationSteps(p: string, keep: number, present: ReadonlySet<string>): { drop: string; renames: [string, string][] } {
-  if (keep <= 0) return { drop: p, renames: [] };
-  const base = nodePath.basename(p);
-  const renames: [string, string][] = [];
-  for (let i = keep - 1; i >= 1; i--) if (present.has(`${base}.${i}`)) renames.push([`${p}.${i}`, `${p}.${i + 1}`]);
-  renames.push([p, `${p}.1`]);
-  return { drop: `${p}.${keep}`, renames };
-}
-
-const absent = (err: unknown): boolean => (err as NodeJS.ErrnoException).code === 'ENOENT';
-
-async function rotateAsync(p: string, keep: number): Promise<void> {
-  const present = keep > 0 ? new Set(await fs.promises.readdir(nodePath.dirname(p))) : new Set<string>();
-  const steps = rotationSteps(p, keep, present);
-  await fs.promises.rm(steps.drop, { force: true });
-  for (const [from, to] of steps.renames) {
-    try {
-      await fs.promises.rename(from, to);
-    } catch (err) {
-      if (!absent(err)) throw err;
-    }
-  }
-}
-
-function rotateSync(p: string, keep: number): void {
-  const present = keep > 0 ? new Set(fs.readdirSync(nodePath.dirname(p))) : new Set<string>();
-  const steps = rotationSteps(p, keep, present);
-  fs.rmSync(steps.drop, { force: true });
-  for (const [from, to] of steps.renames) {
-    try {
-      fs.renameSync(from, to);
-    } catch (err) {
-      if (!absent(err)) throw err;
-    }
-  }
 }
 
 /** All of `bytes` to `fd` (writeSync may write less than asked). */
