@@ -11,7 +11,7 @@
  * unref'd timer; the next one waits until sonic-boom reports the last one written (`drain`), so
  * lines are never interleaved or reordered, and a written chunk's buffer goes back to the pool.
  * Rotation happens between two chunks, when the next one would take the file past `maxBytes`:
- * renames with fs.promises, then a fresh writer, so the old file's lines are all in it before it
+ * renames with fs.promises (rotation.ts), then a fresh writer, so the old file's lines are all in it before it
  * becomes `.1`, no line lands in the wrong file and the event loop never waits on the disk. What
  * is still queued when the process exits is written synchronously (`flushSync`, on 'exit').
  *

@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { RotatingFile } from '../../../frontend/log/rotating-file.js';
 import { captureLog } from '../metrics/make-config.js';
+import { until } from '../../support/until.js';
 
 describe('RotatingFile', () => {
   let dir: string;
@@ -95,7 +96,8 @@ describe('RotatingFile', () => {
     await new Promise((r) => setImmediate(r));
     expect(fs.existsSync(file)).to.equal(false);
     f.append('cd\n');
-    while (!(fs.existsSync(file) && fs.readFileSync(file, 'utf8') === 'ab\ncd\n')) await new Promise((r) => setTimeout(r, 5));
+    // No flush and no timer (flushMs is a minute): only the full chunk can have written it.
+    await until(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8') === 'ab\ncd\n', { message: 'the full chunk on disk', observe: () => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null) });
     await f.close();
   });
 
