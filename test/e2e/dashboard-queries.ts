@@ -21,6 +21,7 @@ export const MAY_BE_EMPTY: ReadonlyArray<readonly [RegExp, string]> = [
   [/\b\w*spec_decode_\w*/, 'speculative decoding is off in the demo tiny-lm'],
   [/\b\w*kv_block_\w*/, 'KV residency sampling is off by default'],
   [/\btsserve_worker_output_faults_total\b/, 'bound on a worker\'s first fault; the test workers answer well'],
+  [/\btsserve_log_errors_total\b/, 'bound on a log file\'s first failure; the test servers\' log directories are writable'],
   [/\btsserve_front_restarts_total\b/, 'front processes exist only with --api-server-count 2 or more; these servers run one'],
 ];
 
