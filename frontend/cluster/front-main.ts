@@ -127,6 +127,8 @@ const onInit = (raw: unknown): void => {
 };
 process.on('message', onInit);
 send({ type: 'tsserve.front.hello' });
-// SIGINT/SIGTERM reach the whole process group: the primary decides when a front stops.
+// SIGINT/SIGTERM/SIGHUP reach the whole process group (Ctrl-C, a closed terminal): the primary
+// decides when a front stops, and drains on each of them.
 process.on('SIGINT', () => undefined);
 process.on('SIGTERM', () => undefined);
+process.on('SIGHUP', () => undefined);

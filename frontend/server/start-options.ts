@@ -102,7 +102,7 @@ function camel(flag: string): string {
 
 /** The `--help` text. */
 export function startUsage(): string {
-  const lines = ['Usage: tsserve start [options]', '', 'Serves the models of a model store until SIGINT/SIGTERM, then drains and exits 0.', '', 'Options (flag, then env, then default):'];
+  const lines = ['Usage: tsserve start [options]', '', 'Serves the models of a model store until SIGINT/SIGTERM/SIGHUP, then drains and exits 0.', '', 'Options (flag, then env, then default):'];
   for (const o of START_OPTIONS) {
     const def = o.def === null ? '' : ` (default ${Array.isArray(o.def) ? o.def.join(' ') : String(o.def)})`;
     // A flag longer than the column (--show-hidden-metrics-for-version) still gets two spaces.

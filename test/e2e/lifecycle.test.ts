@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
-import { call, generateStore, mlpInput, post, sample, scrape, startTsserve } from './harness.js';
+import { call, generateStore, mlpInput, post, sample, scrape, slowModelStore, startTsserve } from './harness.js';
 import { until } from '../support/until.js';
 import type { Tsserve } from './harness.js';
 import { configArgs } from './config-args.js';
@@ -186,5 +186,27 @@ describe('tsserve start: SIGTERM drains (real server)', function () {
     const model = fs.readFileSync(path.join(server.logDir, 'model_metrics.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => parseTslogLine(l));
     const ids = new Set(model.filter((l) => l?.name === 'HandlerTime').flatMap((l) => (l?.requestId ?? '').split(',')));
     for (const a of answers) expect(ids.has(a.requestId ?? ''), `HandlerTime for ${a.requestId}`).to.equal(true);
+  });
+});
+
+describe('tsserve start: SIGHUP drains like SIGTERM (real server)', function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+  after(() => server?.kill());
+
+  it('should finish the in-flight request and exit 0 with the drain and stop lines (regression: node\'s default SIGHUP exit cut it)', async () => {
+    server = await startTsserve({ store: slowModelStore({ slow: {} }), args: [...configArgs(), '--metrics-mode', 'tslog', '--disable-system-metrics'] });
+    // batchSize 1, one worker: one batch runs (sleeping 1.5 s), one is sent ahead and one waits.
+    const inFlight = [0, 1, 2].map(() => post(`${server.inference}/predictions/slow`, { sleepMs: 1500 }));
+    await until(async () => {
+      const d = (await call('GET', `${server.management}/models/slow`)).json as Array<{ jobQueueStatus: { pendingRequests: number } }>;
+      return d[0].jobQueueStatus.pendingRequests === 1 ? true : null;
+    }, { message: 'three requests admitted' });
+    const code = await server.stop('SIGHUP');
+    const answers = await Promise.all(inFlight);
+    expect(answers.map((a) => [a.status, a.json])).to.deep.equal(Array(3).fill([200, { slept: 1500 }]));
+    expect(code).to.equal(0);
+    const msgs = fs.readFileSync(path.join(server.logDir, 'ts_log.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(msgs.slice(-2)).to.deep.equal(['SIGHUP: draining (finishing in-flight requests, stopping workers)', 'Model server stopped.']);
   });
 });

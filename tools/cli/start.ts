@@ -1,7 +1,7 @@
 /**
  * `tsserve start`: validates metrics.yaml once (any problem stops start-up, every one printed),
  * builds the frontend metrics and the worker ingest, starts the three listeners and the model
- * workers, and runs in the foreground until SIGINT/SIGTERM, then drains and exits 0.
+ * workers, and runs in the foreground until SIGINT/SIGTERM/SIGHUP, then drains and exits 0.
  *
  * Refusals to start (bad flags, an invalid metrics.yaml, a missing --model-store) are command
  * output: plain lines on stderr, like `metrics validate`. From the moment the log directory
@@ -83,6 +83,14 @@ async function ensureStore(dir: string, log: Log): Promise<string | null> {
     return null;
   }
 }
+
+/**
+ * Signals that stop the server through the drain. SIGHUP (the terminal closed, `kill -HUP`)
+ * is one of them: node's default for it exits at once, cutting in-flight requests and losing
+ * unflushed metrics. The JVM under TorchServe runs its shutdown hook on HUP as on TERM, and we
+ * have nothing to reload in place (metrics.yaml is validated once, at start): drain and stop.
+ */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** Runs `tsserve start`; resolves to the exit code once the server has stopped. */
 export async function run(argv: readonly string[]): Promise<number> {
@@ -227,14 +235,12 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
   let signalled: NodeJS.Signals | null = null;
   const stopped = new Promise<void>((resolve) => {
     const onSignal = (sig: NodeJS.Signals): void => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      for (const s of STOP_SIGNALS) process.off(s, onSignal);
       signalled = sig;
       log.info(`${sig}: draining (finishing in-flight requests, stopping workers)`);
       resolve();
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    for (const s of STOP_SIGNALS) process.on(s, onSignal);
   });
   void stopped.then(() => stopEarly?.());
   const maxWorkers = opts.maxWorkers > 0 ? opts.maxWorkers : 4 * os.availableParallelism();
