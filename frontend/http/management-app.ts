@@ -76,8 +76,9 @@ export function managementApp(opts: ManagementAppOptions): Express {
   app.use(countResponses((s) => opts.series.countResponse(s)));
   app.use(new HttpMetrics((n, d) => opts.series.bind(n, d)).middleware());
   const limits = bodyLimits(opts.bodyLimits);
-  app.use(bodyGuard(limits, { discard: true }));
+  // The key first, from the headers: a client without it must not make us read its body.
   if (opts.token !== undefined) app.use(requireToken(opts.token));
+  app.use(bodyGuard(limits, { discard: true }));
 
   // TorchServe's pagination: `limit` models (at most 100, a larger limit is clamped) from
   // `next_page_token` (an offset in name order), and `nextPageToken` while more remain.

@@ -70,6 +70,24 @@ export function closeIfUnread(req: IncomingMessage, res: ServerResponse, status:
   res.setHeader('connection', 'close');
 }
 
+/** Whether `req` has a body (declared by Content-Length above 0 or Transfer-Encoding) not read to its end. */
+export function bodyUnread(req: IncomingMessage): boolean {
+  if (req.complete || req.readableEnded) return false;
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const declared = req.headers['content-length'];
+  return declared !== undefined && Number(declared) !== 0;
+}
+
+/**
+ * Makes the answer to a request refused before its body is read the connection's last, when it
+ * has a body: none of it is read (node would otherwise read it all to reuse the connection),
+ * and a withheld 100 Continue is never sent. For callers that must not spend reads on a body,
+ * such as a request without the bearer key.
+ */
+export function closeUnread(req: IncomingMessage, res: ServerResponse): void {
+  if (!res.headersSent && bodyUnread(req)) res.setHeader('connection', 'close');
+}
+
 /** Reads `req`'s body under `limits` and calls `done` exactly once. */
 export function readBody(req: IncomingMessage, limits: BodyLimits, done: BodyCallback): void {
   const early = checkBodyHeaders(req, limits);

@@ -13,7 +13,7 @@ import { countResponse } from './count-responses.js';
 import { sendError } from './errors.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { UNMATCHED_HANDLER } from './http-metrics.js';
-import { checkBodyHeaders, closeIfUnread } from './read-body.js';
+import { checkBodyHeaders, closeIfUnread, closeUnread } from './read-body.js';
 import { bearerMatches, TOKEN_FAILED } from './token-auth.js';
 
 /** What a route outside express needs. */
@@ -48,7 +48,9 @@ export function routeStart(req: IncomingMessage, res: ServerResponse, m: RegExpE
   let handler = UNMATCHED_HANDLER;
   opts.httpMetrics.track(req, res, () => handler);
   if (opts.token !== undefined && !bearerMatches(req.headers.authorization, opts.token)) {
-    refuse(req, res, 401, TOKEN_FAILED, sendError);
+    // Not drained like other refusals: a client without the key gets none of its body read.
+    closeUnread(req, res);
+    sendError(res, 401, TOKEN_FAILED);
     return null;
   }
   const early = checkBodyHeaders(req, opts.limits);

@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { RequestHandler } from 'express';
 import { sendError } from './errors.js';
+import { closeUnread } from './read-body.js';
 
 /** The keys of one server run. */
 export interface TokenKeys {
@@ -45,11 +46,16 @@ export function bearerMatches(header: string | undefined, key: string): boolean 
 /** TorchServe's answer to a missing or wrong key. */
 export const TOKEN_FAILED = 'Token Authorization failed. Token either incorrect, expired, or not provided correctly';
 
-/** Middleware answering 401 unless `Authorization: Bearer <key>` matches; `skip` paths pass. */
+/**
+ * Middleware answering 401 unless `Authorization: Bearer <key>` matches; `skip` paths pass.
+ * Mount it before anything that reads a body: the 401 is decided from the headers, and a
+ * client without the key gets no byte of its body read (the connection closes after the 401).
+ */
 export function requireToken(key: string, skip: readonly string[] = []): RequestHandler {
   return (req, res, next) => {
     if (skip.includes(req.path)) return next();
     if (bearerMatches(req.headers.authorization, key)) return next();
+    closeUnread(req, res);
     sendError(res, 401, TOKEN_FAILED);
   };
 }

@@ -10,6 +10,8 @@ import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
 import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
 import type { ServedModel } from '../../../frontend/server/served-model.js';
 import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
+import { deferContinue } from '../../../frontend/http/expect-continue.js';
+import { rawExchange, withoutDate } from '../../support/raw-http.js';
 
 /** Metrics off: every series a no-op. */
 const NO_METRICS: MetricsPort = {
@@ -34,11 +36,13 @@ describe('inferenceApp: the Open Inference Protocol\'s readiness', () => {
   before(async () => {
     const listener = inferenceApp({ lookup: (n) => models.find((m) => m.config.name === n), list: () => models, series: new FrontendSeries(NO_METRICS), maxRequestSizeBytes: 1 << 20 });
     server = http.createServer(listener);
+    deferContinue(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
 
   after(async () => {
+    server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
@@ -62,11 +66,13 @@ describe('inferenceApp with token auth', () => {
   before(async () => {
     const listener = inferenceApp({ lookup: () => undefined, list: () => [], series: new FrontendSeries(NO_METRICS), maxRequestSizeBytes: 1 << 20, token: 'k3y' });
     server = http.createServer(listener);
+    deferContinue(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
 
   after(async () => {
+    server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
@@ -87,5 +93,16 @@ describe('inferenceApp with token auth', () => {
     expect(await get('/v2/models/mlp/ready')).to.deep.equal({ status: 401, body: JSON.stringify(DENIED) });
     expect(await get('/v2/models/mlp/ready', 'k3y')).to.deep.equal({ status: 404, body: '{"error":"Model not found: mlp"}' });
     expect(await get('/v2', 'wrong')).to.deep.equal({ status: 401, body: JSON.stringify(DENIED) });
+  });
+
+  it('should answer 401 from the headers on /predictions, /v2 infer and /v1 without a 100 Continue or reading the body, and close (regression: the predictions route drained up to 16 MiB of it)', async () => {
+    const denied = `HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${JSON.stringify(DENIED).length}\r\n\r\n${JSON.stringify(DENIED)}`;
+    const answers: string[] = [];
+    for (const path of ['/predictions/mlp', '/v2/models/mlp/infer', '/v1/completions']) {
+      // 5 of 500000 declared bytes: the 401 comes only if the body is not waited for; the 100 never.
+      const headers = `content-length: 500000\r\ncontent-type: application/json\r\n${path === '/v1/completions' ? 'expect: 100-continue\r\n' : ''}`;
+      answers.push(withoutDate(await rawExchange(base, { send: `POST ${path} HTTP/1.1\r\nHost: localhost\r\n${headers}\r\n[1,2`, afterContinue: Buffer.alloc(500_000, 0x20) })));
+    }
+    expect(answers).to.deep.equal([denied, denied, denied]);
   });
 });

@@ -12,6 +12,9 @@ import type { ModelManager, RegisterOptions } from '../../../frontend/server/mod
 import type { ModelDescription } from '../../../frontend/server/served-model.js';
 import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
 import { until } from '../../support/until.js';
+import { rawExchange, withoutDate } from '../../support/raw-http.js';
+import { deferContinue } from '../../../frontend/http/expect-continue.js';
+import { DEFAULT_BODY_LIMITS } from '../../../frontend/http/body-limits.js';
 
 /** Metrics off: every series a no-op. */
 const NO_METRICS: MetricsPort = {
@@ -250,5 +253,56 @@ describe('managementApp', () => {
       add('slow', ['READY'], 4);
       expect(await call('PUT', '/models/slow?min_worker=3&synchronous=true')).to.deep.equal({ status: 200, body: { status: 'Workers scaled to 3 for model: slow' } });
     });
+  });
+});
+
+describe('managementApp with token auth', () => {
+  const DENIED = '{"code":401,"type":"InvalidKeyException","message":"Token Authorization failed. Token either incorrect, expired, or not provided correctly"}';
+  let manager: FakeManager;
+  let server: http.Server;
+  let base = '';
+
+  beforeEach(async () => {
+    manager = new FakeManager();
+    // Body timeouts far past the test's: a body the app waited for would time the test out, not answer 408.
+    const app = managementApp({ manager: manager as unknown as ModelManager, series: new FrontendSeries(NO_METRICS), token: 'k3y', bodyLimits: { ...DEFAULT_BODY_LIMITS, timeoutMs: 600_000, idleTimeoutMs: 600_000 } });
+    server = http.createServer(app);
+    deferContinue(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterEach(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const head = (headers: string): string => `POST /models HTTP/1.1\r\nHost: localhost\r\ncontent-type: application/json\r\n${headers}\r\n`;
+  const denied = `HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${DENIED.length}\r\n\r\n${DENIED}`;
+
+  it('should answer 401 from the headers without a 100 Continue, and close rather than read the body (regression: the body was read first, up to --max-request-size)', async () => {
+    const text = await rawExchange(base, { send: head('content-length: 500000\r\nexpect: 100-continue\r\n'), afterContinue: Buffer.alloc(500_000, 0x20) });
+    expect(withoutDate(text)).to.equal(denied);
+    expect(manager.registered).to.deep.equal([]);
+  });
+
+  it('should answer 401 and close while the body is still coming, without waiting for its rest', async () => {
+    // 10 of 500000 bytes sent: the answer comes only if the app does not wait for the other 499990.
+    const text = await rawExchange(base, { send: head('content-length: 500000\r\n') + '{"url": "g' });
+    expect(withoutDate(text)).to.equal(denied);
+    expect(manager.registered).to.deep.equal([]);
+  });
+
+  it('should keep the connection of a 401 without a body', async () => {
+    const r = await fetch(`${base}/models`, { headers: { authorization: 'Bearer wrong' } });
+    expect([r.status, r.headers.get('connection'), await r.text()]).to.deep.equal([401, 'keep-alive', DENIED]);
+  });
+
+  it('should send the 100 Continue and read the body of a request with the key', async () => {
+    const body = '{"url": "good", "model_name": "g2"}';
+    const text = await rawExchange(base, { send: head(`authorization: Bearer k3y\r\ncontent-length: ${body.length}\r\nexpect: 100-continue\r\nconnection: close\r\n`), afterContinue: body });
+    const answer = '{"status":"Model \\"g2\\" Version: 1.0 registered with 1 initial workers"}';
+    expect(withoutDate(text)).to.equal(`HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${answer.length}\r\nConnection: close\r\n\r\n${answer}`);
+    expect(manager.registered.map((r) => r.name)).to.deep.equal(['g2']);
   });
 });
