@@ -125,12 +125,13 @@ const TIMER_FLAG_MAX: readonly (readonly [flag: string, max: number, unit: strin
 
 /**
  * Flags for which 0 has no meaning, refused: a 0 ms body deadline 408s every body that takes
- * more than one read, a 0-byte limit 413s every body, a 0 s sampling interval sampled every
- * second while the log said 0 s, and a 0 header timeout was the default 30000 ms (the flags
- * where 0 means no limit or a default say so in --help).
+ * more than one read, a 0-byte limit 413s every body, a JSON depth or element bound of 0 400s
+ * every body holding an array or object (every prediction, every JSON registration), a 0 s
+ * sampling interval sampled every second while the log said 0 s, and a 0 header timeout was
+ * the default 30000 ms (the flags where 0 means no limit or a default say so in --help).
  */
 const POSITIVE_FLAGS: readonly (readonly [flag: string, unit: string])[] = [
-  ['metric-time-interval', 's'], ['max-request-size', 'byte'],
+  ['metric-time-interval', 's'], ['max-request-size', 'byte'], ['max-json-depth', 'level'], ['max-json-elements', 'element'],
   ['request-timeout', 'ms'], ['header-timeout', 'ms'], ['request-idle-timeout', 'ms'],
 ];
 

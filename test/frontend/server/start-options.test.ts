@@ -44,16 +44,18 @@ describe('parseStartOptions', () => {
     expect(r.ok && [r.options.maxWorkers, r.options.shutdownTimeout, r.options.maxRequestSize]).to.deep.equal([3, 0, 2048]);
   });
 
-  it('should refuse 0 where it has no meaning: a body deadline, the body size, the sampling interval and the header timeout', () => {
-    expect(parseStartOptions(['--request-timeout', '0', '--request-idle-timeout=0', '--max-request-size', '0', '--header-timeout', '0'], { TS_METRIC_TIME_INTERVAL: '0' })).to.deep.equal({ ok: false, problems: [
+  it('should refuse 0 where it has no meaning, every such flag at once: a body deadline, the body size, the JSON bounds (regression: --max-json-depth 0 started, then 400ed every prediction), the sampling interval and the header timeout', () => {
+    expect(parseStartOptions(['--request-timeout', '0', '--request-idle-timeout=0', '--max-request-size', '0', '--header-timeout', '0', '--max-json-depth', '0'], { TS_METRIC_TIME_INTERVAL: '0', TS_MAX_JSON_ELEMENTS: '0' })).to.deep.equal({ ok: false, problems: [
       '--metric-time-interval: at least 1 s, got 0',
       '--max-request-size: at least 1 byte, got 0',
+      '--max-json-depth: at least 1 level, got 0',
+      '--max-json-elements: at least 1 element, got 0',
       '--request-timeout: at least 1 ms, got 0',
       '--header-timeout: at least 1 ms, got 0',
       '--request-idle-timeout: at least 1 ms, got 0',
     ] });
-    const r = parseStartOptions(['--shutdown-timeout', '0', '--model-load-timeout', '0', '--max-workers', '0', '--job-queue-size', '0', '--log-stats-interval', '0', '--metric-time-interval', '1'], {});
-    expect(r.ok && [r.options.shutdownTimeout, r.options.modelLoadTimeout, r.options.maxWorkers, r.options.jobQueueSize, r.options.logStatsInterval, r.options.metricTimeInterval]).to.deep.equal([0, 0, 0, 0, 0, 1]);
+    const r = parseStartOptions(['--shutdown-timeout', '0', '--model-load-timeout', '0', '--max-workers', '0', '--job-queue-size', '0', '--log-stats-interval', '0', '--metric-time-interval', '1', '--max-json-depth', '1', '--max-json-elements', '1'], {});
+    expect(r.ok && [r.options.shutdownTimeout, r.options.modelLoadTimeout, r.options.maxWorkers, r.options.jobQueueSize, r.options.logStatsInterval, r.options.metricTimeInterval, r.options.maxJsonDepth, r.options.maxJsonElements]).to.deep.equal([0, 0, 0, 0, 0, 1, 1, 1]);
   });
 
   it('should refuse an empty value of a path or list flag rather than take the default or the current directory (--log-dir= logged into the cwd, --models "" loaded every model)', () => {
