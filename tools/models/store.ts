@@ -62,24 +62,47 @@ export async function generateStore(dir: string, opts: GenerateStoreOptions = {}
   return { written, skipped };
 }
 
+/** Runs of `generateNewStore` in this process so far: each writes its own temporary sibling. */
+let newStoreRuns = 0;
+
 /**
  * Writes a whole new store at `dir` (which must not exist): into a temporary sibling, renamed
  * into place once every model is written. `tsserve start` generates its missing default store
  * so; written in place, a first run stopped with Ctrl-C left a store of the first few models,
  * which every later start took as complete and served without the others.
+ *
+ * Two runs at once (two `npm start` on a fresh clone) both generate; the first rename wins. The
+ * other finds `dir` there when it renames: a store holding every model it was asked for is the
+ * winner's (only complete stores are renamed into place), and is used as is; anything else at
+ * `dir` is an error naming what it lacks.
  */
 export async function generateNewStore(dir: string, opts: GenerateStoreOptions = {}): Promise<GenerateStoreResult> {
   const root = resolve(dir);
-  const tmp = `${root}.tmp-${process.pid}`;
+  const run = newStoreRuns++;
+  const tmp = `${root}.tmp-${process.pid}${run === 0 ? '' : `-${run}`}`;
   removeAbandoned(root);
   rmSync(tmp, { recursive: true, force: true });
+  let r: GenerateStoreResult;
   try {
-    const r = await generateStore(tmp, opts);
+    r = await generateStore(tmp, opts);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  try {
     renameSync(tmp, root);
     return r;
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+    const names = [...r.written, ...r.skipped];
+    const missing = names.filter((n) => !existsSync(join(root, n)));
+    if (missing.length > 0) {
+      throw new Error(`${root} appeared while this run generated it, without ${missing.join(', ')}; it is not a store this tool wrote: remove it, or generate into it with tsserve models generate ${dir}`, { cause: err });
+    }
+    opts.log?.(`${root} was generated meanwhile by another run (another tsserve start?); using it`);
+    return { written: [], skipped: names };
   }
 }
 
@@ -93,7 +116,7 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes the `<store>.tmp-PID` directories of earlier runs that were stopped mid-generation (their process is gone). */
+/** Removes the `<store>.tmp-PID[-RUN]` directories of earlier runs that were stopped mid-generation (their process is gone). */
 function removeAbandoned(root: string): void {
   const prefix = `${basename(root)}.tmp-`;
   let names: string[];
@@ -104,9 +127,9 @@ function removeAbandoned(root: string): void {
   }
   for (const name of names) {
     // Only the exact form this module writes: Number() alone also read `+7`, `0x1f` and `1e3` as pids.
-    const digits = name.slice(prefix.length);
-    if (!name.startsWith(prefix) || !/^[1-9][0-9]*$/.test(digits)) continue;
-    const pid = Number(digits);
+    const m = /^([1-9][0-9]*)(?:-[1-9][0-9]*)?$/.exec(name.slice(prefix.length));
+    if (!name.startsWith(prefix) || m === null) continue;
+    const pid = Number(m[1]);
     if (pid !== process.pid && !alive(pid)) rmSync(join(dirname(root), name), { recursive: true, force: true });
   }
 }

@@ -118,14 +118,56 @@ describe('generateNewStore', () => {
       // What a first run stopped with Ctrl-C leaves (its process gone), and one still generating.
       const gone = spawnSync(process.execPath, ['-e', '']).pid!;
       mkdirSync(join(parent, `model-store.tmp-${gone}`));
+      mkdirSync(join(parent, `model-store.tmp-${gone}-2`)); // the second run of that process
       mkdirSync(join(parent, `model-store.tmp-${process.ppid}`));
       // Names this module never writes are not its to remove, even when Number() reads a dead pid in them.
-      const foreign = [`model-store.tmp-+${gone}`, `model-store.tmp-0x${gone.toString(16)}`, 'model-store.tmp-old'].sort();
+      const foreign = [`model-store.tmp-+${gone}`, `model-store.tmp-0x${gone.toString(16)}`, 'model-store.tmp-old', `model-store.tmp-${gone}-x`].sort();
       for (const f of foreign) mkdirSync(join(parent, f));
       const r = await generateNewStore(dir, { models: models(null) });
       expect(readdirSync(parent).sort()).to.deep.equal(['model-store', ...foreign, `model-store.tmp-${process.ppid}`].sort());
       for (const f of [...foreign, `model-store.tmp-${process.ppid}`]) rmSync(join(parent, f), { recursive: true });
       expect([r.written, readdirSync(parent), readdirSync(dir)]).to.deep.equal([['a', 'b', 'c'], ['model-store'], ['a', 'b', 'c']]);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('should let the second of two runs at once use the store the first renamed into place (regression: its rename failed with ENOTEMPTY and start exited 1)', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'tsserve-newstore-'));
+    try {
+      const dir = join(parent, 'model-store');
+      // Both runs reach their last model before either renames.
+      let entered = 0;
+      let open: () => void = () => undefined;
+      const bothIn = new Promise<void>((resolve) => { open = resolve; });
+      const racing: StoreModel[] = models(null).map((m) => m.name !== 'c' ? m : {
+        ...m,
+        write: async (d: string): Promise<void> => {
+          if (++entered === 2) open();
+          await bothIn;
+          await m.write(d);
+        },
+      });
+      const lines: string[] = [];
+      const results = await Promise.all([0, 1].map(() => generateNewStore(dir, { models: racing, log: (l) => { if (!l.includes(' written in ')) lines.push(l); } })));
+      expect(results.map((r) => [r.written, r.skipped]).sort()).to.deep.equal([[[], ['a', 'b', 'c']], [['a', 'b', 'c'], []]]);
+      expect(lines).to.deep.equal([`${dir} was generated meanwhile by another run (another tsserve start?); using it`]);
+      expect([readdirSync(parent), readdirSync(dir)]).to.deep.equal([['model-store'], ['a', 'b', 'c']]);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('should refuse, naming what it lacks, a directory that appeared at the store\'s place without every model, and leave it as it is', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'tsserve-newstore-'));
+    try {
+      const dir = join(parent, 'model-store');
+      // Made while this run writes its last model: not a store this tool renamed into place.
+      const intruded: StoreModel[] = models(null).map((m) => m.name !== 'c' ? m : { ...m, write: (d: string): void => { mkdirSync(join(dir, 'a'), { recursive: true }); void m.write(d); } });
+      let failure = '';
+      await generateNewStore(dir, { models: intruded }).catch((e: Error) => { failure = e.message; });
+      expect(failure).to.equal(`${dir} appeared while this run generated it, without b, c; it is not a store this tool wrote: remove it, or generate into it with tsserve models generate ${dir}`);
+      expect([readdirSync(parent), readdirSync(dir)]).to.deep.equal([['model-store'], ['a']]);
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }
