@@ -84,7 +84,7 @@ export function bodyUnread(req: IncomingMessage): boolean {
  * and a withheld 100 Continue is never sent. For callers that must not spend reads on a body,
  * such as a request without the bearer key.
  */
-export function closeUnread(req: IncomingMessage, res: ServerResponse): void {
+export function closeWithoutReading(req: IncomingMessage, res: ServerResponse): void {
   if (!res.headersSent && bodyUnread(req)) res.setHeader('connection', 'close');
 }
 

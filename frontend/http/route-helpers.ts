@@ -13,7 +13,7 @@ import { countResponse } from './count-responses.js';
 import { sendError } from './errors.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { UNMATCHED_HANDLER } from './http-metrics.js';
-import { checkBodyHeaders, closeIfUnread, closeUnread } from './read-body.js';
+import { checkBodyHeaders, closeIfUnread, closeWithoutReading } from './read-body.js';
 import { bearerMatches, TOKEN_FAILED } from './token-auth.js';
 
 /** What a route outside express needs. */
@@ -49,7 +49,7 @@ export function routeStart(req: IncomingMessage, res: ServerResponse, m: RegExpE
   opts.httpMetrics.track(req, res, () => handler);
   if (opts.token !== undefined && !bearerMatches(req.headers.authorization, opts.token)) {
     // Not drained like other refusals: a client without the key gets none of its body read.
-    closeUnread(req, res);
+    closeWithoutReading(req, res);
     sendError(res, 401, TOKEN_FAILED);
     return null;
   }

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { RequestHandler } from 'express';
 import { sendError } from './errors.js';
-import { closeUnread } from './read-body.js';
+import { closeWithoutReading } from './read-body.js';
 
 /** The keys of one server run. */
 export interface TokenKeys {
@@ -55,7 +55,7 @@ export function requireToken(key: string, skip: readonly string[] = []): Request
   return (req, res, next) => {
     if (skip.includes(req.path)) return next();
     if (bearerMatches(req.headers.authorization, key)) return next();
-    closeUnread(req, res);
+    closeWithoutReading(req, res);
     sendError(res, 401, TOKEN_FAILED);
   };
 }
