@@ -22,19 +22,19 @@ export function rawExchange(url: string, req: RawRequest): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const s = net.connect({ port: Number(port), host: hostname, allowHalfOpen: true });
-    let got = '';
+    let got = Buffer.alloc(0);
     let continued = false;
     s.on('error', reject);
     s.on('data', (d: Buffer) => {
-      got += d.toString('latin1');
-      if (!continued && req.afterContinue !== undefined && got.startsWith(CONTINUE)) {
+      got = Buffer.concat([got, d]);
+      if (!continued && req.afterContinue !== undefined && got.toString('latin1', 0, CONTINUE.length) === CONTINUE) {
         continued = true;
         s.write(req.afterContinue);
       }
     });
     s.on('end', () => {
       s.destroy();
-      resolve(got);
+      resolve(got.toString('utf8'));
     });
     s.write(req.send);
     if (req.halfClose === true) s.end();
