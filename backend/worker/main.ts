@@ -56,6 +56,12 @@ function main(): void {
   const worker = new Worker(io);
   process.on('message', (msg: unknown) => worker.onMessage(msg));
   process.on('disconnect', () => worker.onDisconnect());
+  // A terminal's Ctrl-C and hang-up go to the whole process group, workers included. The frontend
+  // drains on them and stops its workers when their requests are done; a worker that died with
+  // the group's signal would fail every request it held. Its ends are the frontend's stop message
+  // and the IPC channel's disconnect (the frontend gone), never a terminal's signal.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGHUP', () => undefined);
   process.on('uncaughtException', (err) => worker.onFatal(err));
   process.on('unhandledRejection', (reason) => worker.onFatal(reason));
 }

@@ -113,8 +113,11 @@ export interface Tsserve {
   readonly logDir: string;
   /** Everything the process printed so far. */
   output(): string;
-  /** Sends `signal` to the server and resolves with its exit code (bounded, then SIGKILL). */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /**
+   * Sends `signal` to the server (with `group`, to its whole process group, workers included, as
+   * a terminal's Ctrl-C or hang-up does) and resolves with its exit code (bounded, then SIGKILL).
+   */
+  stop(signal?: NodeJS.Signals, group?: boolean): Promise<number | null>;
   /** Kills the whole process group (server and workers) and removes the log dir. */
   kill(): void;
 }
@@ -162,8 +165,11 @@ export async function startTsserve(opts: { store: string; args?: readonly string
     proc, logDir,
     inference: `http://127.0.0.1:${ip}`, management: `http://127.0.0.1:${mp}`, metrics: `http://127.0.0.1:${xp}`,
     output: () => out,
-    stop: async (signal = 'SIGTERM') => {
-      if (alive) proc.kill(signal);
+    stop: async (signal = 'SIGTERM', group = false) => {
+      if (alive) {
+        if (group && proc.pid !== undefined) process.kill(-proc.pid, signal);
+        else proc.kill(signal);
+      }
       const timer = setTimeout(killGroup, 30_000);
       const code = await exited;
       clearTimeout(timer);

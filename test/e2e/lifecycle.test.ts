@@ -189,24 +189,30 @@ describe('tsserve start: SIGTERM drains (real server)', function () {
   });
 });
 
-describe('tsserve start: SIGHUP drains like SIGTERM (real server)', function () {
+describe('tsserve start: a terminal\'s SIGHUP and Ctrl-C drain like SIGTERM (real server)', function () {
   this.timeout(120_000);
-  let server: Tsserve;
-  after(() => server?.kill());
+  let server: Tsserve | undefined;
+  afterEach(() => server?.kill());
 
-  it('should finish the in-flight request and exit 0 with the drain and stop lines (regression: node\'s default SIGHUP exit cut it)', async () => {
-    server = await startTsserve({ store: slowModelStore({ slow: {} }), args: [...configArgs(), '--metrics-mode', 'tslog', '--disable-system-metrics'] });
-    // batchSize 1, one worker: one batch runs (sleeping 1.5 s), one is sent ahead and one waits.
-    const inFlight = [0, 1, 2].map(() => post(`${server.inference}/predictions/slow`, { sleepMs: 1500 }));
-    await until(async () => {
-      const d = (await call('GET', `${server.management}/models/slow`)).json as Array<{ jobQueueStatus: { pendingRequests: number } }>;
-      return d[0].jobQueueStatus.pendingRequests === 1 ? true : null;
-    }, { message: 'three requests admitted' });
-    const code = await server.stop('SIGHUP');
-    const answers = await Promise.all(inFlight);
-    expect(answers.map((a) => [a.status, a.json])).to.deep.equal(Array(3).fill([200, { slept: 1500 }]));
-    expect(code).to.equal(0);
-    const msgs = fs.readFileSync(path.join(server.logDir, 'ts_log.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { msg: string }).msg);
-    expect(msgs.slice(-2)).to.deep.equal(['SIGHUP: draining (finishing in-flight requests, stopping workers)', 'Model server stopped.']);
-  });
+  // Sent to the whole process group, as the terminal sends them: the workers get the signal too.
+  for (const [signal, why] of [
+    ['SIGHUP', 'node\'s default SIGHUP exit cut it, and the workers died with the group\'s hang-up'],
+    ['SIGINT', 'the workers died at once with the group\'s Ctrl-C: the in-flight request got 500 Worker died'],
+  ] as const) {
+    it(`should finish the in-flight requests and exit 0 with the drain and stop lines on a group-wide ${signal} (regression: ${why})`, async () => {
+      const s = (server = await startTsserve({ store: slowModelStore({ slow: {} }), args: [...configArgs(), '--metrics-mode', 'tslog', '--disable-system-metrics'] }));
+      // batchSize 1, one worker: one batch runs (sleeping 1.5 s), one is sent ahead and one waits.
+      const inFlight = [0, 1, 2].map(() => post(`${s.inference}/predictions/slow`, { sleepMs: 1500 }));
+      await until(async () => {
+        const d = (await call('GET', `${s.management}/models/slow`)).json as Array<{ jobQueueStatus: { pendingRequests: number } }>;
+        return d[0].jobQueueStatus.pendingRequests === 1 ? true : null;
+      }, { message: 'three requests admitted' });
+      const code = await s.stop(signal, true);
+      const answers = await Promise.all(inFlight);
+      expect(answers.map((a) => [a.status, a.json])).to.deep.equal(Array(3).fill([200, { slept: 1500 }]));
+      expect(code).to.equal(0);
+      const msgs = fs.readFileSync(path.join(s.logDir, 'ts_log.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { msg: string }).msg);
+      expect(msgs.slice(-2)).to.deep.equal([`${signal}: draining (finishing in-flight requests, stopping workers)`, 'Model server stopped.']);
+    });
+  }
 });
