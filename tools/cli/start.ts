@@ -31,6 +31,7 @@ import { createServerLogger } from '../../frontend/log/logger.js';
 import type { StartOptions } from '../../frontend/server/start-options.js';
 import { generateNewStore } from '../models/store.js';
 import type { ForeignFamily } from '../../frontend/metrics/exposition/foreign-family.js';
+import { notADirectory } from './dir-arg.js';
 
 /** `--metrics-mode` value → modes; `off`/`none` → no sinks at all (metrics switched off). */
 export function parseModesFlag(value: string): { modes: SinkMode[] } | { error: string } {
@@ -151,14 +152,16 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve start: --model-store: directory ${storeDir} does not exist (generate one with: tsserve models generate ${opts.modelStore})\n`);
     return 1;
   }
-  if (fs.existsSync(storeDir) && !fs.statSync(storeDir).isDirectory()) {
-    process.stderr.write(`tsserve start: --model-store: ${storeDir} exists and is not a directory\n`);
+  const notStoreDir = notADirectory('model-store', storeDir);
+  if (notStoreDir !== null) {
+    process.stderr.write(`tsserve start: ${notStoreDir}\n`);
     return 1;
   }
   const logDir = path.resolve(opts.logDir);
   // A log directory that cannot be made is a refusal like the others: one line, not a stack.
-  if (fs.existsSync(logDir) && !fs.statSync(logDir).isDirectory()) {
-    process.stderr.write(`tsserve start: --log-dir: ${logDir} exists and is not a directory\n`);
+  const notLogDir = notADirectory('log-dir', logDir);
+  if (notLogDir !== null) {
+    process.stderr.write(`tsserve start: ${notLogDir}\n`);
     return 1;
   }
   let logger: ReturnType<typeof createServerLogger>;
