@@ -83,6 +83,8 @@ export class GenerationModel implements ServedModel, StatLineSource {
   private closed = false;
   private readonly drainWaiters: (() => void)[] = [];
   private readonly warnedBad = new Set<string>();
+  /** Engines a scale-down is retiring: they take no new request; each resolves once its last one ends. */
+  private readonly retiring = new Map<string, () => void>();
   /** Requests one engine holds at most (running and waiting) before new ones get 503. */
   readonly capacity: number;
   /** `tsserve_requests_refused_total{reason="queue_full"}` of this model. */
@@ -110,6 +112,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
         this.engineGone(id);
         base.onWorkerGone(id);
       },
+      beforeRetire: (id) => this.retire(id),
     });
     opts.statLog?.add(this);
   }
@@ -142,7 +145,10 @@ export class GenerationModel implements ServedModel, StatLineSource {
   generate(req: GenerateRequest, sink: GenerationSink): GenerationHandle | GenerateRefused {
     if (this.closed) return { status: 503, message: `model ${this.configValue.name} is being unregistered or the server is stopping` };
     let best: GenerationEngine | null = null;
-    for (const e of this.enginesById.values()) if ((req.engine === undefined || e.index === req.engine) && (best === null || e.load < best.load)) best = e;
+    for (const [id, e] of this.enginesById) {
+      if (this.retiring.has(id)) continue;
+      if ((req.engine === undefined || e.index === req.engine) && (best === null || e.load < best.load)) best = e;
+    }
     if (best === null) {
       return { status: 503, message: `model ${this.configValue.name} has no engine ready; ${this.whyNoEngine()}` };
     }
@@ -166,7 +172,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
   /** Requests the engines can still take before a 503: each engine's --job-queue-size less its load. */
   remainingCapacity(): number {
     let free = 0;
-    for (const e of this.enginesById.values()) free += Math.max(0, this.capacity - e.load);
+    for (const [id, e] of this.enginesById) if (!this.retiring.has(id)) free += Math.max(0, this.capacity - e.load);
     return free;
   }
 
@@ -230,6 +236,19 @@ export class GenerationModel implements ServedModel, StatLineSource {
 
   private checkDrained(): void {
     if (this.drainWaiters.length > 0 && this.inFlight() === 0) for (const w of this.drainWaiters.splice(0)) w();
+    for (const [id, done] of this.retiring) if ((this.enginesById.get(id)?.load ?? 0) === 0) done();
+  }
+
+  /**
+   * A scale-down retires this engine's worker: new requests go to the others, and the worker is
+   * stopped once the generations it holds have finished (a worker pool waits only for batches,
+   * which an engine never has: it stopped at once, failing them as if it had crashed).
+   */
+  private retire(workerId: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.retiring.set(workerId, resolve);
+      this.checkDrained();
+    });
   }
 
   private engineUp(workerId: string): void {
@@ -252,7 +271,11 @@ export class GenerationModel implements ServedModel, StatLineSource {
     // it for the logs; a stopping model's workers exit on purpose (pool.stop() waits for them,
     // killing one still busy at the shutdown deadline), so theirs is 503: it may succeed later.
     const name = this.configValue.name;
+    const retired = this.retiring.has(workerId);
+    this.retiring.get(workerId)?.();
+    this.retiring.delete(workerId);
     if (this.closed) e.fail(503, `model ${name} was stopped`);
+    else if (retired) e.fail(503, `worker ${workerId} of model ${name} (engine ${e.index}) was retired by a scale-down before this request finished (within responseTimeout ${this.configValue.responseTimeoutSec} s); retry`);
     else e.fail(500, `worker ${workerId} of model ${name} (engine ${e.index}) exited`);
     this.checkDrained();
     this.opts.onEnginesChanged?.();

@@ -53,6 +53,12 @@ export interface WorkerPoolDeps {
    * fault of that reason (a healthy model shows none of them).
    */
   readonly faultCounter?: (modelName: string, reason: WorkerOutputFault) => { record(n: number): void };
+  /**
+   * A loaded worker is being retired by a scale-down: resolves when the work it holds outside
+   * batches is done (a generation engine's requests), so the pool's batch wait alone would not
+   * see it. Bounded by the model's responseTimeout; the worker is then shut down.
+   */
+  readonly beforeRetire?: (workerId: string) => Promise<void>;
   /** Every live worker of the server, so the shutdown deadline can kill them all. */
   readonly registry?: { add(w: WorkerProcess): unknown; delete(w: WorkerProcess): unknown };
 }
@@ -206,6 +212,13 @@ export class WorkerPool extends EventEmitter {
     if (w.status === 'STARTING') return w.kill();
     w.retire();
     while (w.busy && w.alive) await new Promise<void>((resolve) => { w.once('idle', resolve); w.once('exit', resolve); });
+    const held = this.deps.beforeRetire?.(w.id);
+    if (held !== undefined && w.alive) {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => { timer = setTimeout(resolve, this.model.responseTimeoutSec * 1000); });
+      await Promise.race([held, bound, new Promise<void>((resolve) => w.once('exit', resolve))]);
+      clearTimeout(timer);
+    }
     await w.shutdown(timeout);
   }
 

@@ -155,6 +155,38 @@ describe('GenerationModel', () => {
     }
   });
 
+  it('should let a scale-down\'s retired engine finish the generation it holds before its worker stops (it stopped at once, failing it 500 "exited")', async () => {
+    const { model } = harness();
+    await model.start();
+    try {
+      const held = recorder();
+      const h = started(model.generate(req('hold'), held));
+      const scaling = model.scale(0, 0);
+      await until(() => model.describe().workers[0]?.status === 'STOPPING', { message: 'the worker retiring', observe: () => model.describe().workers });
+      // Retiring: new requests are refused, the held one still runs.
+      expect(model.generate(req('finish'), recorder())).to.deep.equal(SCALED_TO_0);
+      expect([held.outputs, held.errors, model.engines().length]).to.deep.equal([[], [], 1]);
+      h.abort(); // its last output: the worker may go
+      await scaling;
+      expect([held.outputs, held.errors, model.engines().length]).to.deep.equal([['0:abort:'], [], 0]);
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it('should fail a retired engine\'s generation with 503 "retired by a scale-down" when it outlasts responseTimeout', async () => {
+    const { model } = harness({ responseTimeoutSec: 1 });
+    await model.start();
+    try {
+      const held = recorder();
+      started(model.generate(req('hold'), held));
+      await model.scale(0, 0);
+      expect([held.outputs, held.errors]).to.deep.equal([[], ['503 worker W-9000-m_1.0 of model m (engine 0) was retired by a scale-down before this request finished (within responseTimeout 1 s); retry']]);
+    } finally {
+      await model.stop();
+    }
+  });
+
   it('should fail the requests in flight with 503 "was stopped" when the model stops, and refuse new ones with 503 "stopping"', async () => {
     const { model } = harness();
     await model.start();
