@@ -97,6 +97,25 @@ describe('tsserve CLI', function () {
     expect(tsserve('--verison')).to.deep.equal({ code: 2, stdout: '', stderr: "tsserve: unknown option '--verison'; did you mean '--version'?\n" });
   });
 
+  it('should list every problem of a generate --model directory\'s model-config.yaml at its file:line:col, as a registration does (offline it had no position)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-gen-cfg-'));
+    try {
+      const cfg = path.join(dir, 'model-config.yaml');
+      fs.writeFileSync(cfg, 'handler: generate\nmodel: model.onnx\nengine:\n  layout: fast\n  blockSize: "sixteen"\n  maxNumSeqs: 0\n');
+      fs.writeFileSync(path.join(dir, 'model.onnx'), '');
+      fs.writeFileSync(path.join(dir, 'p.jsonl'), '{"prompt":"hi","max_tokens":2}\n');
+      expect(tsserve('generate', '--model', dir, '--input', path.join(dir, 'p.jsonl'))).to.deep.equal({
+        code: 1, stdout: '', stderr: [
+          `tsserve generate: ${cfg}:5:14: engine.blockSize: must be an integer >= 1, got "sixteen"`,
+          `tsserve generate: ${cfg}:6:15: engine.maxNumSeqs: must be an integer >= 1, got 0`,
+          '',
+        ].join('\n'),
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('should name the nearest command for an unknown one', () => {
     const r = tsserve('strat');
     expect([r.code, r.stderr.split('\n')[0]]).to.deep.equal([2, "tsserve: unknown command 'strat'; did you mean 'start'?"]);

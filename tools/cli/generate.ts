@@ -5,6 +5,7 @@
  * optional "id"); every prompt gives one output line, in input order.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { LLM } from '../../backend/engine/llm.js';
 import type { CompletionOutput } from '../../backend/engine/llm.js';
 import { decodeToGenWorkerMessage } from '../../schema/engine-ipc.js';
@@ -12,6 +13,7 @@ import { ENGINE_ARG_FLAGS, ENGINE_ARGS, parseEngineArgText, validateEngineArgs }
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
+import { loadModelConfig } from '../../frontend/store/model-config.js';
 
 const USAGE = `Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]
 
@@ -170,6 +172,13 @@ export async function run(argv: readonly string[]): Promise<number> {
   if (problems.length > 0) {
     process.stderr.write(problems.map((p) => `${p}\n`).join(''));
     return 2;
+  }
+  // The server's own check of model-config.yaml first, so each problem names its file:line:col
+  // as a registration would (the engine's load lists them without a position).
+  const checked = loadModelConfig(path.basename(path.resolve(model)), path.resolve(model));
+  if (!checked.ok) {
+    process.stderr.write(checked.problems.map((p) => `tsserve generate: ${p}\n`).join(''));
+    return 1;
   }
   let llm: LLM;
   try {
