@@ -44,7 +44,8 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     const ids = typeof prompt === 'string' ? vocab.encode(prompt) : prompt;
     if (typeof prompt !== 'string') checkIds(ids, V, 'prompt', 'prompt');
     const n = ids.length;
-    if (p.maxTokens === undefined && n >= L) {
+    // The prompt alone leaves no room: vLLM says so whether max_tokens was given or not.
+    if (n >= L) {
       throw new OpenAIError(400, `This model's maximum context length is ${L} tokens. However, your request has ${n} input tokens. Please reduce the length of the input messages.`);
     }
     // Completions default to 16 (OpenAI, vLLM), chat to the rest of the context; both capped to it.

@@ -133,6 +133,13 @@ describe('OpenAI request params', () => {
       status: 400, param: null,
       message: "This model's maximum context length is 10 tokens. However, your request has 11 input tokens. Please reduce the length of the input messages.",
     });
+    // With max_tokens given too, as vLLM: the prompt alone is the problem (it was '(2 > 10 - 11)').
+    for (const prompt of ['Hello, you', 'Hello, yo']) {
+      expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: ['a', prompt], max_tokens: 2 }), vocab))).to.deep.equal({
+        status: 400, param: null,
+        message: `This model's maximum context length is 10 tokens. However, your request has ${prompt.length + 1} input tokens. Please reduce the length of the input messages.`,
+      });
+    }
     expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'a', logit_bias: { 300: 1, 5: 1, 259: 2 } }), vocab))).to.deep.equal({
       status: 400, param: 'logit_bias', message: 'token_id(s) [259, 300] in logit_bias contain out-of-vocab token ids. Vocabulary size: 259',
     });
