@@ -259,6 +259,13 @@ function checkParams(p: unknown, out: string[]): void {
   if (isInt(p.min_tokens) && isInt(p.max_tokens) && (p.min_tokens as number) > (p.max_tokens as number)) out.push('params.min_tokens: must be <= max_tokens');
 }
 
+/** One line per problem of a request's sampling params (none: valid); every front door's check. */
+export function samplingParamsProblems(p: unknown): string[] {
+  const out: string[] = [];
+  checkParams(p, out);
+  return out;
+}
+
 /** Validates a frontend → worker generation message. */
 export function decodeToGenWorkerMessage(msg: unknown): DecodeResult<ToGenWorkerMessage> {
   const problems: string[] = [];

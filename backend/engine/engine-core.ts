@@ -7,6 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams, GenSchedulerStats } from '../../schema/engine-ipc.js';
+import { samplingParamsProblems } from '../../schema/engine-ipc.js';
 import type { EngineConfig } from './config.js';
 import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
 import { KvResidency } from './kv-residency.js';
@@ -67,6 +68,9 @@ export class EngineCore {
   /** Queues a request (n sequences); throws RequestRejected when it can never run. */
   addRequest(requestId: string, prompt: string | readonly number[], params: GenSamplingParams = {}): void {
     if (this.byRequest.has(requestId)) throw new RequestRejected(`request ${requestId} is already in the engine`);
+    // The worker's add was decoded already; LLM.generate's params were not (max_tokens 0 gave a token).
+    const problems = samplingParamsProblems(params);
+    if (problems.length > 0) throw new RequestRejected(`invalid sampling params: ${problems.join('; ')}`);
     const ids = typeof prompt === 'string' ? this.tokenizer.encode(prompt) : [...prompt];
     const m = this.config.model;
     if (ids.length === 0) throw new RequestRejected('the prompt is empty');

@@ -235,6 +235,17 @@ describe('EngineCore (fake runner)', () => {
     expect(() => engine.addRequest('z', [999], {})).to.throw(RequestRejected, 'token id 999 is outside the vocabulary (0..258)');
   });
 
+  it('should refuse bad sampling params at add, as tsserve.gen.add does (LLM.generate took max_tokens 0 as 1 token, n 0 as no output, n 1.5 threw a TypeError)', async () => {
+    const { engine } = fakeEngine();
+    expect(() => engine.addRequest('a', 'abc', { max_tokens: 0 })).to.throw(RequestRejected, 'invalid sampling params: params.max_tokens: must be an integer >= 1');
+    expect(() => engine.addRequest('b', 'abc', { n: 1.5, temperature: -1 } as never)).to.throw(RequestRejected, 'invalid sampling params: params.n: must be an integer >= 1; params.temperature: must be a number >= 0');
+    expect(() => engine.addRequest('c', 'abc', { stop: 'b' } as never)).to.throw(RequestRejected, 'invalid sampling params: params.stop: must be a list of non-empty strings');
+    expect(() => engine.addRequest('d', 'abc', { min_tokens: 3, max_tokens: 2 })).to.throw(RequestRejected, 'invalid sampling params: params.min_tokens: must be <= max_tokens');
+    expect(engine.hasWork()).to.equal(false);
+    engine.addRequest('a', 'abc', { ...greedy, max_tokens: 1 });
+    expect([...collect(await drain(engine)).values()].map((r) => r.tokens.length)).to.deep.equal([1]);
+  });
+
   it('should stamp events and finished timings on the engine clock', async () => {
     const { engine } = fakeEngine();
     engine.addRequest('t', 'time', { ...greedy, max_tokens: 3 });
