@@ -73,10 +73,11 @@ function num(body: Obj, key: string, ok: (v: number) => boolean, what: string): 
   return v;
 }
 
-function bool(body: Obj, key: string): boolean | undefined {
+/** `prefix` names a nested field by its path (`stream_options.`), in the message and in `param`. */
+function bool(body: Obj, key: string, prefix = ''): boolean | undefined {
   const v = body[key];
   if (!present(v)) return undefined;
-  if (typeof v !== 'boolean') bad(key, `${key} must be true or false, got ${shown(v)}`);
+  if (typeof v !== 'boolean') bad(`${prefix}${key}`, `${prefix}${key} must be true or false, got ${shown(v)}`);
   return v;
 }
 
@@ -139,9 +140,10 @@ function common(body: Obj, prompts: readonly (string | readonly number[])[], max
   const model = body.model;
   if (typeof model !== 'string' || model === '') bad('model', 'model is required: the name of a served generation model (GET /v1/models)');
   let maxTokens: number | undefined;
+  let maxTokensKey = 'max_tokens';
   for (const k of maxTokensKeys) {
     const v = int(body, k, 1); // every spelling is checked, the first one set is used
-    maxTokens ??= v;
+    if (maxTokens === undefined && v !== undefined) [maxTokens, maxTokensKey] = [v, k];
   }
   const n = int(body, 'n', 1, MAX_N) ?? 1;
   const temperature = num(body, 'temperature', (x) => x >= 0 && x <= 2, 'a number between 0 and 2');
@@ -156,7 +158,7 @@ function common(body: Obj, prompts: readonly (string | readonly number[])[], max
   const stop = stopList(body);
   const stopTokenIds = idList(body, 'stop_token_ids');
   const minTokens = int(body, 'min_tokens', 0);
-  if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) bad('min_tokens', `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens})`);
+  if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) bad('min_tokens', `min_tokens (${minTokens}) must be <= ${maxTokensKey} (${maxTokens})`);
   // Metadata with no effect, but OpenAI and vLLM take a string only: another type is the client's mistake.
   if (present(body.user) && typeof body.user !== 'string') bad('user', `user must be a string, got ${shown(body.user)}`);
   const ignoreEos = bool(body, 'ignore_eos');
@@ -169,8 +171,8 @@ function common(body: Obj, prompts: readonly (string | readonly number[])[], max
     if (typeof so !== 'object' || Array.isArray(so)) bad('stream_options', 'stream_options must be an object');
     if (!stream) bad('stream_options', 'stream_options is only allowed when stream is true');
     refuseUnsupported(so as Obj, STREAM_OPTION_FIELDS, 'stream_options.');
-    includeUsage = bool(so as Obj, 'include_usage') ?? false;
-    continuousUsage = bool(so as Obj, 'continuous_usage_stats') ?? false;
+    includeUsage = bool(so as Obj, 'include_usage', 'stream_options.') ?? false;
+    continuousUsage = bool(so as Obj, 'continuous_usage_stats', 'stream_options.') ?? false;
   }
   const params: GenSamplingParams & { n: number } = {
     n,

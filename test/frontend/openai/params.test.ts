@@ -178,6 +178,20 @@ describe('OpenAI request params', () => {
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stream: true, stream_options: { foo: 1 } }))).to.deep.equal({
       status: 400, param: 'stream_options.foo', message: "Unsupported parameter: 'stream_options.foo' is not supported by this server.",
     });
+    // A stream option is named by its path, as an unsupported one is (it was 'include_usage').
+    expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', stream: true, stream_options: { include_usage: 'yes' } }))).to.deep.equal({
+      status: 400, param: 'stream_options.include_usage', message: 'stream_options.include_usage must be true or false, got "yes"',
+    });
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { continuous_usage_stats: 1 } }))).to.deep.equal({
+      status: 400, param: 'stream_options.continuous_usage_stats', message: 'stream_options.continuous_usage_stats must be true or false, got 1',
+    });
+    // min_tokens is compared with the field the client set (it said max_tokens for max_completion_tokens).
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], min_tokens: 5, max_completion_tokens: 3, max_tokens: 9 }))).to.deep.equal({
+      status: 400, param: 'min_tokens', message: 'min_tokens (5) must be <= max_completion_tokens (3)',
+    });
+    expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], min_tokens: 5, max_tokens: 3 }))).to.deep.equal({
+      status: 400, param: 'min_tokens', message: 'min_tokens (5) must be <= max_tokens (3)',
+    });
     expect(problem(() => parseCompletionRequest({ model: 'm', prompt: 'x', echo: true, logprobs: 1 }))).to.deep.equal({
       status: 400, param: 'echo', message: 'echo with logprobs is not supported: tsserve does not compute prompt logprobs',
     });
