@@ -4,6 +4,7 @@
  */
 import { engineArgOfFlag, validateEngineArgs } from '../../schema/engine-args.js';
 import type { NgramSpeculativeConfig } from '../../schema/engine-args.js';
+import { DEFAULT_KV_CACHE_BYTES, kvBudgetOf } from '../../schema/kv-capacity.js';
 
 /** Dimensions and special ids of a decoder model, as written by the model generator. */
 export interface ModelSpec {
@@ -65,7 +66,7 @@ export interface EngineConfig {
 }
 
 /** Default KV budget when neither numBlocks nor kvCacheBytes is given. */
-export const DEFAULT_KV_CACHE_BYTES = 64 * 1024 * 1024;
+export { DEFAULT_KV_CACHE_BYTES };
 
 /** Bytes one block holds: K and V, every layer, every head, blockSize positions, fp32. */
 export function bytesPerBlock(model: ModelSpec, blockSize: number): number {
@@ -123,12 +124,9 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
   // vLLM v1's scheduler by default (running first, chunks and decodes in one step); false = v0's prefill-first.
   const chunked = (r.enableChunkedPrefill as boolean | undefined) ?? true;
   const kvBytes = int('kvCacheBytes', DEFAULT_KV_CACHE_BYTES);
-  // One budget holds every K/V: the block store and the working rows. kvCacheBytes alone splits
-  // it in halves (each running token lives in both); numBlocks alone gives the rows as many
-  // positions as the blocks hold (the budget is then twice the store).
-  const budgetPos = Math.floor(kvBytes / bytesPerBlock(model, 1));
-  const numBlocks = int('numBlocks', Math.max(1, Math.floor(budgetPos / 2 / blockSize)));
-  const numRowTokens = r.kvCacheBytes === undefined && r.numBlocks !== undefined ? numBlocks * blockSize : budgetPos - numBlocks * blockSize;
+  // One budget holds every K/V: the block store and the working rows (the frontend reads the
+  // same split to check max_tokens, schema/kv-capacity.ts).
+  const { numBlocks, numRowTokens } = kvBudgetOf(r, model, maxModelLen);
   if (numRowTokens < 1) throw new Error(`invalid engine settings:\n  engine.kvCacheBytes: ${kvBytes} bytes leave no room for working rows after ${numBlocks} blocks`);
   // Without chunking a whole prompt must fit one step's budget, so the budget is raised to it.
   const budgetDefault = chunked ? 512 : Math.max(2048, maxModelLen);

@@ -9,6 +9,7 @@
 import { BlockPool } from './block-pool.js';
 import type { BlockEvents } from './block-pool.js';
 import { blockHash } from './prefix-hash.js';
+import { rowCapacityFor as sharedRowCapacityFor } from '../../schema/kv-capacity.js';
 import type { Sequence } from './sequence.js';
 
 /** Result of a prefix lookup: cached blocks to reuse and the tokens they cover. */
@@ -29,10 +30,7 @@ export interface RowBudget {
 
 /** Row capacity (positions) for a sequence that must hold `positions`: `minRow`·2^k, capped. */
 export function rowCapacityFor(positions: number, rows: RowBudget): number {
-  const cap = Math.ceil(rows.maxModelLen / rows.minRow) * rows.minRow;
-  let c = rows.minRow;
-  while (c < positions && c < cap) c *= 2;
-  return Math.min(c, cap);
+  return sharedRowCapacityFor(positions, { rowGrowStep: rows.minRow, maxModelLen: rows.maxModelLen });
 }
 
 const NO_HIT: PrefixHit = Object.freeze({ blocks: Object.freeze([]) as readonly number[], numTokens: 0 });
