@@ -38,6 +38,13 @@ interface Pending {
   error?: Error;
 }
 
+/** A prompt the engine refused at add (`index` in the call's list); the message is `prompt <index>: <reason>`. */
+export class PromptRejected extends Error {
+  constructor(readonly index: number, readonly reason: string, options?: ErrorOptions) {
+    super(`prompt ${index}: ${reason}`, options);
+  }
+}
+
 /** An in-process engine with a batch API; `generate` may be called concurrently. */
 export class LLM {
   private counter = 0;
@@ -77,7 +84,7 @@ export class LLM {
           this.engine.abort(added);
           this.pending.delete(added);
         }
-        throw new Error(`prompt ${i}: ${(e as Error).message}`, { cause: e });
+        throw new PromptRejected(i, (e as Error).message, { cause: e });
       }
       const promptTokenIds = typeof prompt === 'string' ? this.engine.tokenizer.encode(prompt) : [...prompt];
       this.pending.set(id, { prompt, promptTokenIds, seqs: Array.from({ length: p.n ?? 1 }, () => ({ text: '', tokenIds: [] })), open: p.n ?? 1 });

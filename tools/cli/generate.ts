@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { LLM } from '../../backend/engine/llm.js';
+import { LLM, PromptRejected } from '../../backend/engine/llm.js';
 import type { CompletionOutput } from '../../backend/engine/llm.js';
 import { decodeToGenWorkerMessage } from '../../schema/engine-ipc.js';
 import { ENGINE_ARG_FLAGS, ENGINE_ARGS, parseEngineArgText, validateEngineArgs } from '../../schema/engine-args.js';
@@ -36,6 +36,8 @@ const PARAM_KEYS = ['max_tokens', 'temperature', 'top_p', 'top_k', 'seed', 'n', 
 
 interface Job {
   readonly id: unknown;
+  /** Where it was read (`FILE:LINE`), for the engine's refusal of it. */
+  readonly where: string;
   readonly prompt: string;
   readonly params: GenSamplingParams;
 }
@@ -73,7 +75,7 @@ export function parseInput(text: string, file: string): { jobs: Job[]; problems:
       problems.push(...d.problems.map((p) => `${where}: ${p.replace(/^prompt: .*/, 'prompt: must be a string')}`));
       return;
     }
-    jobs.push({ id: o.id ?? jobs.length, prompt: o.prompt as string, params: params as GenSamplingParams });
+    jobs.push({ id: o.id ?? jobs.length, where, prompt: o.prompt as string, params: params as GenSamplingParams });
   });
   return { jobs, problems };
 }
@@ -197,7 +199,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     else writeFileSync(output, lines);
     return 0;
   } catch (e) {
-    process.stderr.write(`tsserve generate: ${(e as Error).message}\n`);
+    // A refused prompt is named by its line, as a bad line is (the index skips blank lines).
+    const why = e instanceof PromptRejected ? `${jobs[e.index]?.where ?? `prompt ${e.index}`}: ${e.reason}` : (e as Error).message;
+    process.stderr.write(`tsserve generate: ${why}\n`);
     return 1;
   } finally {
     await llm.close();

@@ -43,6 +43,17 @@ describe('tsserve generate', function () {
     expect(err?.stderr).to.equal(`${input}:1: prompt: must be a string\n${input}:2: params.top_p: must be a number in (0, 1]\n`);
   });
 
+  it('should name the file and line of a prompt the engine refuses (it said \'prompt 1\', the index among the prompts, not the line)', async () => {
+    const input = join(root, 'long.jsonl');
+    writeFileSync(input, `{"prompt":"Hello","max_tokens":2}\n\n{"id":"long","prompt":"${'a'.repeat(20)}","max_tokens":2}\n`);
+    const err = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input, '--max_model_len=16']).then(
+      () => null,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(err?.code).to.equal(1);
+    expect(err?.stderr).to.equal(`tsserve generate: ${input}:3: the prompt has 21 tokens; this model accepts at most 15 so one can be generated\n`);
+  });
+
   it('should take engine settings as vLLM-named flags and refuse a bad one with its key and value', async () => {
     const input = join(root, 'flags.jsonl');
     writeFileSync(input, '{"prompt":"Hello","max_tokens":8,"temperature":0,"stop_token_ids":[59],"min_tokens":1}\n');
