@@ -62,6 +62,17 @@ describe('CachingWindow', () => {
     expect(w.hitRate).to.equal(0.2);
   });
 
+  it('should hold lookups whose requests never report a first output in the next batch, not a batch each (aborted prefills grew the list without bound)', () => {
+    const w = new CachingWindow(5);
+    for (let i = 0; i < 100000; i++) w.observe(0, 100, 0);
+    expect([w.size, w.hitRate]).to.deep.equal([0, 0]);
+    w.observe(1, 10, 10);
+    expect([w.size, w.hitRate]).to.deep.equal([1, 10 / (100000 * 100 + 10)]);
+    // Five more requests push the batch that holds those lookups out of the window.
+    for (let i = 0; i < 5; i++) w.observe(1, 10, 10);
+    expect([w.size, w.hitRate]).to.deep.equal([5, 1]);
+  });
+
   it('should keep a single batch larger than the window alone', () => {
     const w = new CachingWindow(10);
     w.observe(11, 20, 10);
