@@ -1,7 +1,7 @@
 /**
  * The chat template (documented in docs/openai.md): each message becomes `<role>: <content>\n`
  * in order, then `assistant:` cues the model's turn. The tiny demo model has no trained
- * template, so the simplest unambiguous one is used; content parts of type `text` are joined.
+ * template, so the simplest unambiguous one is used; content parts of type `text` are joined with a newline (vLLM's join).
  */
 
 /** One chat message after validation. */

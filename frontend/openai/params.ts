@@ -262,7 +262,8 @@ function messageContent(c: unknown, i: number): string {
       }
       parts.push(part.text as string);
     }
-    return parts.join('');
+    // vLLM joins a message's text parts with a newline: the same parts make the same prompt.
+    return parts.join('\n');
   }
   return bad(`messages[${i}].content`, 'content must be a string or a list of text parts');
 }

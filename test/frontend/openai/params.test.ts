@@ -238,7 +238,8 @@ describe('OpenAI request params', () => {
       model: 'm', max_completion_tokens: 4,
       messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: '!' }] }],
     });
-    expect(p.prompts).to.deep.equal(['system: Be brief.\nuser: Hi!\nassistant:']);
+    // Text parts are joined with a newline, as vLLM joins them ("Hi" and "!" read "Hi!" before).
+    expect(p.prompts).to.deep.equal(['system: Be brief.\nuser: Hi\n!\nassistant:']);
     expect(p.maxTokens).to.equal(4);
     expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'robot', content: 'x' }] }))).to.deep.equal({
       status: 400, param: 'messages[0].role', message: 'role must be one of system, developer, user, assistant, tool',
