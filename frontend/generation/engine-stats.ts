@@ -143,6 +143,7 @@ export class EngineStats {
   /**
    * Finishes every unfinished sequence of every request with `reason` (the engine failed or
    * its worker is gone); each counts once in the success counter, like an engine-side finish.
+   * The running, waiting and KV gauges go to 0.
    */
   failAll(reason: FinishReason): void {
     const now = this.nowMs();
@@ -152,6 +153,13 @@ export class EngineStats {
       });
     }
     this.requests.clear();
+    // Nothing runs, waits or holds KV on it any more: its last stats must not stand until a
+    // replacement's first ones (gateways route on these gauges).
+    const sr = this.series;
+    sr.running.record(0);
+    sr.waiting.record(0);
+    sr.kvCacheUsage.record(0);
+    sr.gpuCacheUsage.record(0);
   }
 
   private finish(req: RequestState, seq: SequenceState, o: GenRequestOutput, now: number): void {

@@ -115,6 +115,15 @@ describe('EngineStats', () => {
     expect(m.values('ts_iteration_tokens')).to.deep.equal([]);
   });
 
+  it('should zero the running, waiting and KV gauges on failAll (a dead engine kept showing its last load until its replacement was ready)', () => {
+    stats.onStep(step(1, [], { stats: { numRunning: 2, numWaiting: 5, kvCacheUsage: 0.5, prefixCacheQueries: 0, prefixCacheHits: 0, numPreemptions: 0, numSteps: 1 } }));
+    stats.addRequest('a', 1000, 2, 5);
+    stats.failAll('error');
+    expect(m.values('ts_num_requests_running')).to.deep.equal([0, 2, 0]);
+    expect(m.values('ts_num_requests_waiting')).to.deep.equal([0, 5, 0]);
+    expect(m.values('ts_kv_cache_usage_ratio')).to.deep.equal([0, 0.5, 0]);
+  });
+
   it('should count an engine abort of a sequence with no token in success{abort} and e2e only', () => {
     stats.addRequest('r', 1000, 1, 5);
     now = 1500;
