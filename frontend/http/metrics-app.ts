@@ -15,8 +15,8 @@ export type NamesFilter = { readonly names: readonly string[] | undefined } | { 
 
 /**
  * The `name[]` (or `name`) filter of a metrics URL, as TorchServe and prometheus_client read
- * it: each value is a family name, so an empty one (`name[]=`) selects nothing (an empty 200),
- * like any unknown name. Another bracketed form (`name[0]`, `name[][x]`) would otherwise be
+ * it: each value is a family or sample name (exposition/name-filter.ts), so an empty one
+ * (`name[]=`) selects nothing (an empty 200), like any unknown name. Another bracketed form (`name[0]`, `name[][x]`) would otherwise be
  * ignored and answer every family, which the caller did not ask for: it is refused.
  */
 export function metricNamesFilter(url: string): NamesFilter {

@@ -32,11 +32,10 @@ export class ProcessMetrics {
     this.peers = peers;
   }
 
-  /** Every family now, or those named in `names` (the peers' samples merged in by family). */
-  async families(names?: ReadonlySet<string>): Promise<ForeignFamily[]> {
+  /** Every family now (the peers' samples merged in by family). */
+  async families(): Promise<ForeignFamily[]> {
     const out: ForeignFamily[] = [];
     for (const m of await this.registry.getMetricsAsJSON()) {
-      if (names !== undefined && !names.has(m.name)) continue;
       const samples: ForeignSample[] = [];
       for (const v of m.values) {
         const val = v as { labels?: LabelSet; sharedLabels?: LabelSet; metricName?: string; value: number };
@@ -47,16 +46,10 @@ export class ProcessMetrics {
     if (this.peers === null) return out;
     const byName = new Map(out.map((f) => [f.name, f]));
     for (const f of await this.peers()) {
-      if (names !== undefined && !names.has(f.name)) continue;
       const own = byName.get(f.name);
       if (own === undefined) { byName.set(f.name, f); out.push(f); } else (own.samples as ForeignSample[]).push(...f.samples);
     }
     return out;
-  }
-
-  /** Whether `name` is one of the process families (for the `?name[]=` filter). */
-  has(name: string): boolean {
-    return this.registry.getSingleMetric(name) !== undefined;
   }
 }
 

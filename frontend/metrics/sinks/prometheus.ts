@@ -17,6 +17,8 @@ import { openMetricsDocument, openMetricsForeign } from '../exposition/openmetri
 import { ProcessMetrics } from '../exposition/process-metrics.js';
 import type { ProcessPeers } from '../exposition/process-metrics.js';
 import { TEXT_CONTENT_TYPE, textDocument, textForeign } from '../exposition/text-renderer.js';
+import { keepSamples, selectFamilies } from '../exposition/name-filter.js';
+import type { FamilyType } from '../exposition/name-filter.js';
 
 /** Settings of the prometheus sink. */
 export interface PrometheusSinkOptions {
@@ -44,6 +46,11 @@ function badNames(spec: MetricSpec, labelNames: readonly string[]): string | nul
     seen.add(l);
   }
   return null;
+}
+
+/** A process family's block in either format. */
+function foreignBlock(p: ForeignFamily, om: boolean): string {
+  return om ? openMetricsForeign(p) : textForeign(p);
 }
 
 /** Keeps one family per metric and renders the exposition. */
@@ -91,10 +98,10 @@ export class PrometheusSink implements Sink {
    * `process_open_fds`) is left out, with one warning, since two families of one name make the
    * whole scrape fail; the declared one is what the yaml asked for.
    */
-  private async processFamilies(names?: ReadonlySet<string>): Promise<ForeignFamily[]> {
+  private async processFamilies(): Promise<ForeignFamily[]> {
     if (this.process === null) return [];
     const out: ForeignFamily[] = [];
-    for (const p of await this.process.families(names)) {
+    for (const p of await this.process.families()) {
       const type = p.type === 'counter' || p.type === 'histogram' ? p.type : p.type === 'summary' ? 'histogram' : 'gauge';
       const clash = exposureClashes(p.name, type, this.claimed, null)[0];
       if (clash === undefined) {
@@ -117,21 +124,25 @@ export class PrometheusSink implements Sink {
     for (const c of cells) c.forget(source);
   }
 
-  /** The exposition in `format`; `names` keeps only those families (unknown names render nothing). */
+  /**
+   * The exposition in `format`; `names` keeps only what they name (name-filter.ts: a family, or
+   * some samples of one), each family once in the order asked; unknown names render nothing.
+   */
   async render(format: ExpositionFormat, names?: readonly string[]): Promise<string> {
     const om = format === 'openmetrics';
     const blocks: string[] = [];
-    const filter = names === undefined || names.length === 0 ? undefined : new Set(names);
+    const filter = names === undefined || names.length === 0 ? undefined : names;
     if (filter === undefined) {
       for (const f of this.families.values()) blocks.push(om ? f.openMetrics() : f.text());
       for (const p of await this.processFamilies()) blocks.push(om ? openMetricsForeign(p) : textForeign(p));
     } else {
-      for (const name of filter) {
-        const f = this.families.get(name);
-        if (f !== undefined) blocks.push(om ? f.openMetrics() : f.text());
-        else if (this.process !== null && this.process.has(name)) {
-          for (const p of await this.processFamilies(new Set([name]))) blocks.push(om ? openMetricsForeign(p) : textForeign(p));
-        }
+      // Process families are collected only when a name is not a declared family's.
+      const process = filter.every((n) => this.families.has(n)) ? new Map<string, ForeignFamily>() : new Map((await this.processFamilies()).map((p) => [p.name, p]));
+      const typeOf = (n: string): FamilyType | undefined => this.families.get(n)?.spec.type ?? (process.get(n)?.type as FamilyType | undefined);
+      for (const sel of selectFamilies(filter, typeOf)) {
+        const f = this.families.get(sel.family);
+        const block = f !== undefined ? (om ? f.openMetrics() : f.text()) : foreignBlock(process.get(sel.family) as ForeignFamily, om);
+        blocks.push(sel.samples === null ? block : keepSamples(block, sel.samples));
       }
     }
     return om ? openMetricsDocument(blocks) : textDocument(blocks, filter !== undefined);

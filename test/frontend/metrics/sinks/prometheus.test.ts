@@ -154,6 +154,43 @@ describe('PrometheusSink', () => {
     expect(await fm.prometheusText(['nope'])).to.equal('');
   });
 
+  it('should take sample names in name[] as prometheus_client does (HandlerTime_bucket, Requests2XX_total selected nothing)', async () => {
+    const fm = promFor(SMALL);
+    fm.get('Requests2XX')!.addOrUpdate(1, ['Host']);
+    fm.get('HandlerTime')!.addOrUpdate(5, ['mlp']);
+    const head = '# HELP HandlerTime HandlerTime (unit: ms)\n# TYPE HandlerTime histogram';
+    expect(await fm.prometheusText(['HandlerTime_bucket'])).to.equal(
+      `${head}\nHandlerTime_bucket{le="1",ModelName="mlp",Hostname="h1"} 0\nHandlerTime_bucket{le="10",ModelName="mlp",Hostname="h1"} 1\nHandlerTime_bucket{le="+Inf",ModelName="mlp",Hostname="h1"} 1\n`,
+    );
+    // Two sample names of one family render it once, where it was first asked, in its own order.
+    expect(await fm.prometheusText(['HandlerTime_count', 'QueueDepth', 'HandlerTime_sum'])).to.equal(
+      `${head}\nHandlerTime_sum{ModelName="mlp",Hostname="h1"} 5\nHandlerTime_count{ModelName="mlp",Hostname="h1"} 1\n\n# HELP QueueDepth QueueDepth (unit: Count)\n# TYPE QueueDepth gauge\nQueueDepth 0\n`,
+    );
+    expect(await fm.prometheusText(['HandlerTime_sum', 'HandlerTime'])).to.equal(await fm.prometheusText(['HandlerTime']));
+    // A counter's OpenMetrics names (family Requests2XX, sample Requests2XX_total; family
+    // tsserve_series_overflow, sample tsserve_series_overflow_total) select it in either format.
+    const counter = '# HELP Requests2XX HTTP 2xx responses (unit: Count)\n# TYPE Requests2XX counter';
+    expect(await fm.prometheusText(['Requests2XX_total'])).to.equal(`${counter}\nRequests2XX{Level="Host",Hostname="h1"} 1\n`);
+    expect(await fm.prometheusText(['Requests2XX_total'], 'openmetrics')).to.equal(`${counter}\nRequests2XX_total{Level="Host",Hostname="h1"} 1\n# EOF\n`);
+    expect(await fm.prometheusText(['tsserve_series_overflow'], 'openmetrics')).to.equal(await fm.prometheusText(['tsserve_series_overflow_total'], 'openmetrics'));
+    expect(await fm.prometheusText(['HandlerTime_total', 'QueueDepth_count', 'Requests2XX_bucket'])).to.equal('');
+  });
+
+  it('should take sample names of the process families too (nodejs_gc_duration_seconds_count, process_cpu_seconds)', async () => {
+    const fm = new FrontendMetrics(SMALL, { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log, processMetrics: true });
+    const text = await fm.prometheusText(['nodejs_gc_duration_seconds_count', 'process_cpu_seconds', 'process_start_time_seconds_bucket']);
+    await fm.close();
+    const lines = text.split('\n');
+    expect(lines.filter((l) => l.startsWith('#'))).to.deep.equal([
+      '# HELP nodejs_gc_duration_seconds Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
+      '# TYPE nodejs_gc_duration_seconds histogram',
+      '# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.',
+      '# TYPE process_cpu_seconds_total counter',
+    ]);
+    const samples = lines.filter((l) => l !== '' && !l.startsWith('#')).map((l) => l.replace(/[{ ].*/, ''));
+    expect(samples.filter((n) => n !== 'nodejs_gc_duration_seconds_count')).to.deep.equal(['process_cpu_seconds_total']);
+  });
+
   it('should name the unit once in the HELP of a metric declared without help (it rendered twice)', async () => {
     const r = parseMetricsConfig('mode: prometheus\nmodel_metrics:\n  gauge:\n    - name: ProbeSizeGauge\n      unit: kB\n      dimensions: []\n', '');
     if (!r.ok) throw new Error(JSON.stringify(r.problems));
