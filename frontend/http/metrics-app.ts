@@ -46,6 +46,11 @@ export function metricsApp(metrics: MetricsPort): Express {
       (e: unknown) => sendError(res, 500, `could not render metrics: ${String(e)}`),
     );
   });
+  // The path exists: another method is told which ones it takes, not that it is not found.
+  app.all(['/metrics', '/metrics/{*rest}'], (_req, res) => {
+    res.setHeader('allow', 'GET, HEAD');
+    sendError(res, 405, 'Requested method is not allowed, please refer to API document.');
+  });
   app.use(notFound);
   app.use(errorHandler);
   return app;

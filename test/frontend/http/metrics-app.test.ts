@@ -50,4 +50,14 @@ describe('metricsApp ?name[]=', () => {
     expect(await get('?name[0]=Requests2XX')).to.deep.equal([400, JSON.stringify({ code: 400, type: 'BadRequestException', message: 'parameter name[0] is not understood: use name[]=NAME, once per metric' })]);
     expect(await get('?name[][x]=Requests2XX')).to.deep.equal([400, JSON.stringify({ code: 400, type: 'BadRequestException', message: 'parameter name[][x] is not understood: use name[]=NAME, once per metric' })]);
   });
+
+  it('should answer 405 with Allow: GET, HEAD to another method on /metrics (it was a 404 saying the path does not exist)', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+      const r = await fetch(`${base}/metrics/x`, { method });
+      expect([method, r.status, r.headers.get('allow'), await r.text()]).to.deep.equal([method, 405, 'GET, HEAD', JSON.stringify({ code: 405, type: 'MethodNotAllowedException', message: 'Requested method is not allowed, please refer to API document.' })]);
+    }
+    const head = await fetch(`${base}/metrics`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-type')]).to.deep.equal([200, 'text/plain; version=0.0.4; charset=utf-8']);
+    expect((await fetch(`${base}/nope`, { method: 'POST' })).status).to.equal(404);
+  });
 });
