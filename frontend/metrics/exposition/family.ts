@@ -136,17 +136,24 @@ export class GaugeFamily extends Family {
   }
 }
 
-/** A histogram family: bucket lines with `le` first, then `_sum` and `_count`. */
+/** A histogram family: bucket lines with `le` first, then `_sum` and `_count` (not always in OpenMetrics). */
 export class HistogramFamily extends Family {
   private readonly cells: HistogramCell[] = [];
   private readonly bounds: Float64Array;
   private readonly bucketPrefixes: readonly string[];
   private readonly unlabelled: HistogramCell | null;
+  /**
+   * OpenMetrics 1.0: Sum is a counter, so a histogram with negative thresholds MUST NOT expose
+   * it, nor (for the same reason) a series that observed a negative value; and Count is there
+   * if and only if Sum is. Such series render their buckets alone (`+Inf` is the count).
+   */
+  private readonly negativeBounds: boolean;
 
   constructor(spec: MetricSpec) {
     super(spec, spec.name);
     const bounds = spec.buckets.length > 0 ? spec.buckets : DEFAULT_BUCKETS;
     this.bounds = Float64Array.from(bounds);
+    this.negativeBounds = bounds.some((b) => b < 0);
     this.bucketPrefixes = Object.freeze([...bounds.map((b) => `${spec.name}_bucket{le="${formatValue(b)}"`), `${spec.name}_bucket{le="+Inf"`]);
     this.unlabelled = this.labelNames.length === 0 ? this.cell([], NO_AUTO) : null;
     if (this.unlabelled !== null) {
@@ -168,7 +175,9 @@ export class HistogramFamily extends Family {
     let out = '';
     const sum = this.name + '_sum';
     const count = this.name + '_count';
-    for (const c of this.cells) if (c.present) out += c.lines(this.bucketPrefixes, sum, count, openMetrics);
+    for (const c of this.cells) {
+      if (c.present) out += c.lines(this.bucketPrefixes, sum, count, openMetrics, !openMetrics || !(this.negativeBounds || c.sawNegative));
+    }
     return out;
   }
 }

@@ -22,6 +22,8 @@ export class HistogramCell {
   sum = 0;
   count = 0;
   present = false;
+  /** A negative value was observed: the sum is no counter any more (OpenMetrics leaves it out). */
+  sawNegative = false;
   private ex: BucketExemplars | null = null;
 
   /** `tail` is `,a="x"}` or `}`: what follows the `le` label on a bucket line. */
@@ -41,6 +43,7 @@ export class HistogramCell {
     (this.counts[i] as number)++;
     this.sum += value;
     this.count++;
+    if (value < 0) this.sawNegative = true;
     if (!this.present) {
       this.present = true;
       this.list.push(this);
@@ -63,8 +66,11 @@ export class HistogramCell {
     return rid === undefined ? '' : exemplarText(rid, ex.traceId[i], ex.value[i] as number, ex.timeMs[i] as number);
   }
 
-  /** Lines `<prefix[i]><tail> <cumulative>` for every bucket, then `_sum` and `_count`. */
-  lines(bucketPrefixes: readonly string[], sumName: string, countName: string, withExemplars: boolean): string {
+  /**
+   * Lines `<prefix[i]><tail> <cumulative>` for every bucket, then `_sum` and `_count`; with
+   * `withSum` false, the buckets alone (OpenMetrics has a count if and only if it has a sum).
+   */
+  lines(bucketPrefixes: readonly string[], sumName: string, countName: string, withExemplars: boolean, withSum = true): string {
     let out = '';
     let acc = 0;
     const counts = this.counts;
@@ -73,6 +79,7 @@ export class HistogramCell {
       out += '\n' + bucketPrefixes[i] + this.tail + ' ' + formatValue(acc);
       if (withExemplars) out += this.exemplar(i);
     }
+    if (!withSum) return out;
     return out + '\n' + sumName + this.block + ' ' + formatValue(this.sum) + '\n' + countName + this.block + ' ' + formatValue(this.count);
   }
 }

@@ -134,6 +134,33 @@ describe('Exposition', () => {
     ].join('\n'));
     await fm.close();
   });
+
+  it('should leave _sum out of an OpenMetrics histogram with a negative bucket or observation (a strict parser refused the scrape)', async () => {
+    // OpenMetrics 1.0: Sum is a counter, so never negative; with negative thresholds a histogram
+    // MUST NOT expose it, and Count is there if and only if Sum is. prometheus_client's parser
+    // refused the whole scrape on `Neg_sum -5`.
+    const fm = new FrontendMetrics(makeConfig([
+      makeSpec('Neg', 'histogram', [], { buckets: [-1, 0] }),
+      makeSpec('Pos', 'histogram', ['m'], { buckets: [1] }),
+    ], { modes: ['prometheus'] }), { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });
+    fm.get('Neg')!.addOrUpdate(2);
+    const pos = fm.get('Pos')!;
+    pos.addOrUpdate(0.5, ['a']);
+    pos.addOrUpdate(-5, ['b']);
+    pos.addOrUpdate(9, ['b']);
+    expect(await fm.prometheusText(['Neg', 'Pos'], 'openmetrics')).to.equal([
+      '# HELP Neg Neg (unit: Count)', '# TYPE Neg histogram',
+      'Neg_bucket{le="-1"} 0', 'Neg_bucket{le="0"} 0', 'Neg_bucket{le="+Inf"} 1',
+      '# HELP Pos Pos (unit: Count)', '# TYPE Pos histogram',
+      'Pos_bucket{le="1",m="a"} 1', 'Pos_bucket{le="+Inf",m="a"} 1', 'Pos_sum{m="a"} 0.5', 'Pos_count{m="a"} 1',
+      // Once a series saw a negative value its sum is no counter (it went down), even back above 0.
+      'Pos_bucket{le="1",m="b"} 1', 'Pos_bucket{le="+Inf",m="b"} 2',
+      '# EOF', '',
+    ].join('\n'));
+    // The text format 0.0.4 has no such rule: _sum and _count stay there.
+    expect((await fm.prometheusText(['Neg', 'Pos'])).split('\n').filter((l) => /_(sum|count)/.test(l))).to.deep.equal(['Neg_sum 2', 'Neg_count 1', 'Pos_sum{m="a"} 0.5', 'Pos_count{m="a"} 1', 'Pos_sum{m="b"} 4', 'Pos_count{m="b"} 2']);
+    await fm.close();
+  });
 });
 
 describe('Exposition with process metrics', () => {
