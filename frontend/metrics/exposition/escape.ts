@@ -33,3 +33,19 @@ export function formatValue(v: number): string {
   if (v - v === 0) return '' + v;
   return v !== v ? 'NaN' : v > 0 ? '+Inf' : '-Inf';
 }
+
+/**
+ * A number as OpenMetrics wants `le` (and `quantile`) label values: Go's `%g` (shortest digits,
+ * an exponent below 1e-4 or from 1e6 on, at least two exponent digits) with `.0` appended when
+ * that has neither a point nor an exponent (`1.0`, `2000.0`, `1e+06`, `0.005`). A label value is
+ * matched as text, so `le="1"` and vLLM's `le="1.0"` were two buckets to `sum by (le)`.
+ */
+export function canonicalFloat(v: number): string {
+  if (v - v !== 0) return formatValue(v);
+  if (v === 0) return '0.0';
+  const [mantissa, expText] = v.toExponential().split('e') as [string, string];
+  const exp = Number(expText);
+  if (exp < -4 || exp >= 6) return mantissa + 'e' + (exp < 0 ? '-' : '+') + (Math.abs(exp) < 10 ? '0' : '') + Math.abs(exp);
+  const s = '' + v;
+  return s.includes('.') ? s : s + '.0';
+}

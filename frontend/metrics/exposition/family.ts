@@ -8,7 +8,7 @@ import type { BoundAutoLabels } from '../../../schema/auto-labels.js';
 import { keptDimensions } from '../../../schema/auto-labels.js';
 import type { SinkChild, SinkMetric } from '../sinks/sink.js';
 import { CounterCell, GaugeCell } from './cell.js';
-import { escapeLabelValue, formatValue, labelPairs } from './escape.js';
+import { canonicalFloat, escapeLabelValue, formatValue, labelPairs } from './escape.js';
 import { HistogramCell } from './histogram-cell.js';
 import { DEFAULT_GAUGE_MERGE, isLive, mergeKind } from './merge.js';
 import { openMetricsHeader } from './openmetrics-renderer.js';
@@ -140,7 +140,9 @@ export class GaugeFamily extends Family {
 export class HistogramFamily extends Family {
   private readonly cells: HistogramCell[] = [];
   private readonly bounds: Float64Array;
+  /** `name_bucket{le="…"` per bound and +Inf: the text format writes `1`, OpenMetrics `1.0`. */
   private readonly bucketPrefixes: readonly string[];
+  private readonly omBucketPrefixes: readonly string[];
   private readonly unlabelled: HistogramCell | null;
   /**
    * OpenMetrics 1.0: Sum is a counter, so a histogram with negative thresholds MUST NOT expose
@@ -155,6 +157,7 @@ export class HistogramFamily extends Family {
     this.bounds = Float64Array.from(bounds);
     this.negativeBounds = bounds.some((b) => b < 0);
     this.bucketPrefixes = Object.freeze([...bounds.map((b) => `${spec.name}_bucket{le="${formatValue(b)}"`), `${spec.name}_bucket{le="+Inf"`]);
+    this.omBucketPrefixes = Object.freeze([...bounds.map((b) => `${spec.name}_bucket{le="${canonicalFloat(b)}"`), `${spec.name}_bucket{le="+Inf"`]);
     this.unlabelled = this.labelNames.length === 0 ? this.cell([], NO_AUTO) : null;
     if (this.unlabelled !== null) {
       this.unlabelled.present = true;
@@ -176,7 +179,7 @@ export class HistogramFamily extends Family {
     const sum = this.name + '_sum';
     const count = this.name + '_count';
     for (const c of this.cells) {
-      if (c.present) out += c.lines(this.bucketPrefixes, sum, count, openMetrics, !openMetrics || !(this.negativeBounds || c.sawNegative));
+      if (c.present) out += c.lines(openMetrics ? this.omBucketPrefixes : this.bucketPrefixes, sum, count, openMetrics, !openMetrics || !(this.negativeBounds || c.sawNegative));
     }
     return out;
   }

@@ -1,9 +1,9 @@
 /**
  * OpenMetrics 1.0 text: `# HELP`, `# TYPE`, `# UNIT` (when the name ends with a base unit);
  * a counter family is named without `_total` and its samples with it; exemplars on counter
- * and bucket samples; `# EOF` last.
+ * and bucket samples; `le` values canonical (`1.0`); `# EOF` last.
  */
-import { escapeHelpOpenMetrics, formatValue } from './escape.js';
+import { canonicalFloat, escapeHelpOpenMetrics, formatValue } from './escape.js';
 import type { ForeignFamily } from './foreign-family.js';
 import { counterFamilyName, openMetricsUnit } from './units.js';
 
@@ -17,6 +17,14 @@ export function openMetricsHeader(familyName: string, help: string, type: string
     + (unit === '' ? '' : '\n# UNIT ' + familyName + ' ' + unit);
 }
 
+/** The `le` label of a bucket sample's label block (prom-client writes `le="1"`). */
+const LE = /(^\{|,)le="([^"]*)"/;
+
+/** A label block with its `le` value written canonically (`1` → `1.0`). */
+function canonicalLe(block: string): string {
+  return block.replace(LE, (all, before: string, le: string) => (le === '+Inf' || Number.isNaN(Number(le)) ? all : `${before}le="${canonicalFloat(Number(le))}"`));
+}
+
 /** A foreign family's block (prom-client names its counters with `_total`). */
 export function openMetricsForeign(f: ForeignFamily): string {
   const counter = f.type === 'counter';
@@ -24,7 +32,8 @@ export function openMetricsForeign(f: ForeignFamily): string {
   let out = openMetricsHeader(family, f.help, f.type === 'untyped' ? 'unknown' : f.type);
   for (const s of f.samples) {
     const name = counter && !s.name.endsWith('_total') ? s.name + '_total' : s.name;
-    out += '\n' + name + s.block + ' ' + formatValue(s.value);
+    const block = f.type === 'histogram' && name.endsWith('_bucket') ? canonicalLe(s.block) : s.block;
+    out += '\n' + name + block + ' ' + formatValue(s.value);
   }
   return out;
 }

@@ -2,6 +2,9 @@ import { expect } from 'chai';
 import * as os from 'node:os';
 import { FrontendMetrics } from '../../../../frontend/metrics/frontend-metrics.js';
 import { traceIds } from '../../../../frontend/metrics/exposition/trace-ids.js';
+import type { ForeignFamily } from '../../../../frontend/metrics/exposition/foreign-family.js';
+import { openMetricsForeign } from '../../../../frontend/metrics/exposition/openmetrics-renderer.js';
+import { textForeign } from '../../../../frontend/metrics/exposition/text-renderer.js';
 import { captureLog, makeConfig, makeSpec } from '../make-config.js';
 
 const T = 1689613225016;
@@ -61,7 +64,7 @@ describe('Exposition', () => {
     await fm.close();
   });
 
-  it('should render them in OpenMetrics 1.0 exactly (_total once, UNIT, exemplars with request and trace ids, EOF)', async () => {
+  it('should render them in OpenMetrics 1.0 exactly (_total once, UNIT, exemplars with request and trace ids, le canonical, EOF)', async () => {
     const fm = families();
     expect(await fm.prometheusText(NAMES, 'openmetrics')).to.equal([
       '# HELP ts_requests Requests \\"quoted\\" \\\\ back\\nslash (unit: Count)',
@@ -78,7 +81,7 @@ describe('Exposition', () => {
       '# TYPE ts_latency_seconds histogram',
       '# UNIT ts_latency_seconds seconds',
       'ts_latency_seconds_bucket{le="0.1",model="mlp"} 2 # {request_id="req-1"} 0.05 1689613225.016',
-      `ts_latency_seconds_bucket{le="1",model="mlp"} 3 # {request_id="req-traced",trace_id="${TRACE}"} 0.5 1689613225.516`,
+      `ts_latency_seconds_bucket{le="1.0",model="mlp"} 3 # {request_id="req-traced",trace_id="${TRACE}"} 0.5 1689613225.516`,
       'ts_latency_seconds_bucket{le="+Inf",model="mlp"} 4 # {request_id="req-2"} 7 1689613227.016',
       'ts_latency_seconds_sum{model="mlp"} 7.62',
       'ts_latency_seconds_count{model="mlp"} 4',
@@ -150,11 +153,11 @@ describe('Exposition', () => {
     pos.addOrUpdate(9, ['b']);
     expect(await fm.prometheusText(['Neg', 'Pos'], 'openmetrics')).to.equal([
       '# HELP Neg Neg (unit: Count)', '# TYPE Neg histogram',
-      'Neg_bucket{le="-1"} 0', 'Neg_bucket{le="0"} 0', 'Neg_bucket{le="+Inf"} 1',
+      'Neg_bucket{le="-1.0"} 0', 'Neg_bucket{le="0.0"} 0', 'Neg_bucket{le="+Inf"} 1',
       '# HELP Pos Pos (unit: Count)', '# TYPE Pos histogram',
-      'Pos_bucket{le="1",m="a"} 1', 'Pos_bucket{le="+Inf",m="a"} 1', 'Pos_sum{m="a"} 0.5', 'Pos_count{m="a"} 1',
+      'Pos_bucket{le="1.0",m="a"} 1', 'Pos_bucket{le="+Inf",m="a"} 1', 'Pos_sum{m="a"} 0.5', 'Pos_count{m="a"} 1',
       // Once a series saw a negative value its sum is no counter (it went down), even back above 0.
-      'Pos_bucket{le="1",m="b"} 1', 'Pos_bucket{le="+Inf",m="b"} 2',
+      'Pos_bucket{le="1.0",m="b"} 1', 'Pos_bucket{le="+Inf",m="b"} 2',
       '# EOF', '',
     ].join('\n'));
     // The text format 0.0.4 has no such rule: _sum and _count stay there.
@@ -178,5 +181,26 @@ describe('Exposition with process metrics', () => {
     const text = await fm.prometheusText(['process_cpu_user_seconds_total']);
     expect(text).to.match(/^# HELP process_cpu_user_seconds_total Total user CPU time spent in seconds\.\n# TYPE process_cpu_user_seconds_total counter\nprocess_cpu_user_seconds_total \d+(\.\d+)?\n$/);
     await fm.close();
+  });
+
+  it("should write prom-client's bucket bounds canonically in OpenMetrics (le=\"1.0\"; the text format keeps le=\"1\")", () => {
+    const gc: ForeignFamily = {
+      name: 'nodejs_gc_duration_seconds', help: 'GC', type: 'histogram',
+      samples: [
+        { name: 'nodejs_gc_duration_seconds_bucket', block: '{le="0.001",kind="major",pid="7"}', value: 0 },
+        { name: 'nodejs_gc_duration_seconds_bucket', block: '{le="1",kind="major",pid="7"}', value: 1 },
+        { name: 'nodejs_gc_duration_seconds_bucket', block: '{le="+Inf",kind="major",pid="7"}', value: 1 },
+        { name: 'nodejs_gc_duration_seconds_sum', block: '{kind="major",pid="7"}', value: 0.5 },
+        { name: 'nodejs_gc_duration_seconds_count', block: '{kind="major",pid="7"}', value: 1 },
+      ],
+    };
+    expect(openMetricsForeign(gc).split('\n').filter((l) => !l.startsWith('#'))).to.deep.equal([
+      'nodejs_gc_duration_seconds_bucket{le="0.001",kind="major",pid="7"} 0',
+      'nodejs_gc_duration_seconds_bucket{le="1.0",kind="major",pid="7"} 1',
+      'nodejs_gc_duration_seconds_bucket{le="+Inf",kind="major",pid="7"} 1',
+      'nodejs_gc_duration_seconds_sum{kind="major",pid="7"} 0.5',
+      'nodejs_gc_duration_seconds_count{kind="major",pid="7"} 1',
+    ]);
+    expect(textForeign(gc)).to.contain('\nnodejs_gc_duration_seconds_bucket{le="1",kind="major",pid="7"} 1\n');
   });
 });
