@@ -8,7 +8,7 @@ import type { Express } from 'express';
 import type { MetricsPort } from '../server/metrics-port.js';
 import { contentType, negotiate } from '../metrics/exposition/negotiate.js';
 import { errorHandler, notFound, sendError } from './errors.js';
-import { HttpMetrics } from './http-metrics.js';
+import { HttpMetrics, handlerOf } from './http-metrics.js';
 
 /** What `?name[]=` asks for: every family (undefined), those names, or a 400's message. */
 export type NamesFilter = { readonly names: readonly string[] | undefined } | { readonly error: string };
@@ -28,14 +28,26 @@ export function metricNamesFilter(url: string): NamesFilter {
   return { names: names.length > 0 ? names : undefined };
 }
 
+/** The handler a scrape is recorded under: excluded, so scrapes are never counted. */
+const SCRAPE = '(scrape)';
+
 /** Builds the metrics express app. */
 export function metricsApp(metrics: MetricsPort): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  // Scrapes themselves are not counted (as in Requests2XX); 404s on this port are.
+  // Scrapes (GET or HEAD of /metrics) are not counted (as in Requests2XX); anything else on
+  // this port is: a 404, and a 405 to another method on /metrics, under that route.
   const noop = { record: (): void => undefined };
-  app.use(new HttpMetrics((n, d) => metrics.get(n)?.bind(d) ?? noop).middleware({ exclude: ['/metrics'] }));
+  const http = new HttpMetrics((n, d) => metrics.get(n)?.bind(d) ?? noop);
+  const scrapes = new Set([SCRAPE]);
+  app.use((req, res, next) => {
+    http.track(req, res, () => {
+      const h = handlerOf(req);
+      return h === '/metrics' && (req.method === 'GET' || req.method === 'HEAD') ? SCRAPE : h;
+    }, scrapes);
+    next();
+  });
   app.get(['/metrics', '/metrics/{*rest}'], (req, res) => {
     const filter = metricNamesFilter(req.originalUrl);
     if ('error' in filter) return sendError(res, 400, filter.error);

@@ -60,4 +60,24 @@ describe('metricsApp ?name[]=', () => {
     expect([head.status, head.headers.get('content-type')]).to.deep.equal([200, 'text/plain; version=0.0.4; charset=utf-8']);
     expect((await fetch(`${base}/nope`, { method: 'POST' })).status).to.equal(404);
   });
+
+  it('should count what is not a scrape on this port (a 405, a 404) but never a GET or HEAD of /metrics', async () => {
+    const own = new FrontendMetrics(makeConfig([makeSpec('http_requests_total', 'counter', ['handler', 'method', 'status'])], { modes: ['prometheus'] }),
+      { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });
+    const srv = http.createServer(metricsApp(own));
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+    try {
+      for (const [method, path] of [['GET', '/metrics'], ['HEAD', '/metrics/x'], ['POST', '/metrics'], ['POST', '/metrics/x'], ['DELETE', '/metrics'], ['GET', '/nope']]) {
+        await (await fetch(url + (path as string), { method })).arrayBuffer();
+      }
+      expect(await own.prometheusText(['http_requests_total'])).to.equal('# HELP http_requests_total http_requests_total (unit: Count)\n# TYPE http_requests_total counter\n'
+        + 'http_requests_total{handler="/metrics",method="POST",status="4xx"} 2\n'
+        + 'http_requests_total{handler="/metrics",method="DELETE",status="4xx"} 1\n'
+        + 'http_requests_total{handler="none",method="GET",status="4xx"} 1\n');
+    } finally {
+      await new Promise((resolve) => srv.close(resolve));
+      await own.close();
+    }
+  });
 });
