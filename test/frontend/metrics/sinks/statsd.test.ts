@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import dns from 'node:dns';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MetricSpec, StatsdConfig } from '../../../../schema/types.js';
@@ -78,6 +80,31 @@ describe('StatsdSink with the real statsd daemon', () => {
     await until(() => mine().length >= expected, { message: `${expected} lines at the statsd daemon`, observe: mine });
     return mine();
   }
+
+  it('should resolve a host name once, not once per datagram (a DNS query for every send)', async () => {
+    let lookups = 0;
+    const original = dns.lookup;
+    // Only a name costs a resolver query (getaddrinfo); an IP literal is answered in place.
+    const counting = ((host: string, ...rest: unknown[]): unknown => {
+      if (net.isIP(host) === 0) lookups++;
+      return (original as (...a: unknown[]) => unknown).call(dns, host, ...rest);
+    }) as typeof dns.lookup;
+    dns.lookup = counting;
+    try {
+      const fm = new FrontendMetrics(makeConfig([makeSpec('Lat', 'histogram', [], { unit: 'Tokens' })], { modes: ['statsd'], statsd: { prefix: 'dns.' } }),
+        { logDir: dir, hostname: 'h1', statsd: { host: 'localhost', port }, log: () => {} });
+      const mine = (): string[] => received.filter((l) => l.startsWith('dns.Lat:'));
+      // Each observation waits for the previous one to arrive, so each is its own datagram.
+      for (let i = 1; i <= 5; i++) {
+        fm.get('Lat')!.addOrUpdate(i);
+        await until(() => mine().length >= i, { message: `observation ${i} at the statsd daemon`, observe: mine });
+      }
+      await fm.close();
+      expect([mine(), lookups]).to.deep.equal([['dns.Lat:1|h', 'dns.Lat:2|h', 'dns.Lat:3|h', 'dns.Lat:4|h', 'dns.Lat:5|h'], 1]);
+    } finally {
+      dns.lookup = original;
+    }
+  });
 
   it('should send counters, gauges and timings with DogStatsD tags and plain decimals', async () => {
     const lines = await send(
