@@ -14,7 +14,9 @@ const ZERO_PARENT = '0'.repeat(16);
 /** The trace id of a W3C `traceparent` header value, or undefined when absent or invalid. */
 export function parseTraceparent(header: string | readonly string[] | undefined): string | undefined {
   if (typeof header !== 'string') return undefined;
-  const m = TRACEPARENT_RE.exec(header.trim().toLowerCase());
+  // Lowercase hex only: W3C has vendors ignore any other, so the trace an uppercase id names is
+  // one the other tracers on the path did not continue.
+  const m = TRACEPARENT_RE.exec(header.trim());
   if (m === null) return undefined;
   const [, version, traceId, parentId] = m as unknown as [string, string, string, string];
   // Version ff is invalid; version 00 has exactly four fields.

@@ -25,10 +25,12 @@ describe('parseTraceparent', () => {
     expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra')).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
   });
 
-  it('should return undefined for a missing or invalid one', () => {
+  it('should return undefined for a missing or invalid one (uppercase hex included: it was lowercased and taken)', () => {
     for (const h of [undefined, '', 'garbage', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       '00-00000000000000000000000000000000-00f067aa0ba902b7-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
-      '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra']) {
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra',
+      // Uppercase hex is not allowed (W3C: vendors MUST ignore it), so other tracers start a new trace.
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-00F067AA0BA902B7-01']) {
       expect(parseTraceparent(h), String(h)).to.equal(undefined);
     }
   });
