@@ -253,11 +253,9 @@ export class FrontendMetrics {
       const on = this.modes.length > 0 ? this.modes.join(', ') : 'none';
       return `# the prometheus sink is off (metrics modes: ${on}); enable it with --metrics-mode prometheus (comma list allowed) or add prometheus to mode: in metrics.yaml\n`;
     }
-    try {
-      return await this.prometheus.render(format, names);
-    } catch (err) {
-      return `# metrics rendering failed: ${String(err).replace(/\n/g, ' ')}\n`;
-    }
+    // A failed render rejects: the route answers 500, so Prometheus marks the scrape failed (up 0)
+    // instead of taking a 200 with no samples and letting every series go stale.
+    return this.prometheus.render(format, names);
   }
 
   /** Worker `source` exited: its values leave the gauges that merge live processes only. */

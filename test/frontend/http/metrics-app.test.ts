@@ -81,3 +81,19 @@ describe('metricsApp ?name[]=', () => {
     }
   });
 });
+
+describe('metricsApp when rendering fails', () => {
+  it('should answer 500 naming the failure, so the scrape fails (a 200 with a comment left up at 1 and every series stale)', async () => {
+    const fm = new FrontendMetrics(makeConfig([makeSpec('Requests2XX', 'counter', [])], { modes: ['prometheus'] }), { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });
+    const failing = Object.assign(Object.create(fm) as FrontendMetrics, { prometheusText: (): Promise<string> => Promise.reject(new Error('collector broke')) });
+    const server = http.createServer(metricsApp(failing));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const r = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`);
+      expect([r.status, await r.json()]).to.deep.equal([500, { code: 500, type: 'InternalServerException', message: 'could not render metrics: Error: collector broke' }]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await fm.close();
+    }
+  });
+});
