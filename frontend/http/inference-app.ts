@@ -13,7 +13,7 @@ import type { BodyLimits } from './body-limits.js';
 import { bodyLimits } from './body-limits.js';
 import { bodyGuard } from './body-guard.js';
 import { countResponses } from './count-responses.js';
-import { errorHandler, notFound } from './errors.js';
+import { errorHandler, notFound, sendError } from './errors.js';
 import { healthRoutes } from './health-routes.js';
 import type { HealthReport } from '../server/health.js';
 import { HttpMetrics, UNMATCHED_HANDLER } from './http-metrics.js';
@@ -64,6 +64,16 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
   app.use(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))));
   app.use(oipRouter({ lookup: opts.lookup, ...(opts.list !== undefined ? { list: opts.list } : {}) }));
   for (const r of opts.extraRoutes ?? []) app.use(r);
+  // A path that exists with a method it does not take is a 405 naming the methods it takes (as
+  // the management API and TorchServe answer it), not a 404 saying the path does not exist.
+  for (const [path, allow] of ALLOWED_METHODS) {
+    app.all(path, (req, res) => {
+      res.setHeader('allow', allow);
+      const send = errorShapeOf(req.path);
+      if (send === undefined) sendError(res, 405, 'Requested method is not allowed, please refer to API document.');
+      else send(res, 405, `Method ${req.method} is not allowed on ${req.path}; it takes ${allow}`);
+    });
+  }
   // An unknown path under /v1 or /v2 answers in its API's error shape, so its clients can read it.
   app.use((req, res, next) => {
     const send = errorShapeOf(req.path);
@@ -82,6 +92,13 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
 
 /** Each API family answers a refused body in its own error shape. */
 const sendOpenAIBodyError: BodyErrorSender = (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message));
+/** The inference port's paths and the methods each takes (GET routes answer HEAD too). */
+const ALLOWED_METHODS: readonly (readonly [string | string[], string])[] = [
+  [['/ping', '/health', '/version', '/v1/models', '/v1/models/:model', '/v2', '/v2/health/live', '/v2/health/ready', '/v2/models/:model{/versions/:version}', '/v2/models/:model{/versions/:version}/ready'], 'GET, HEAD'],
+  ['/predictions/:name{/:version}', 'POST, PUT'],
+  [['/v1/completions', '/v1/chat/completions', '/v1/audio/speech', '/tokenize', '/detokenize', '/v2/models/:model{/versions/:version}/infer'], 'POST'],
+];
+
 function errorShapeOf(path: string): BodyErrorSender | undefined {
   if (path.startsWith('/v2/')) return sendOipError;
   if (path.startsWith('/v1/')) return sendOpenAIBodyError;

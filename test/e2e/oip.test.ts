@@ -130,9 +130,12 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
       [404, { error: 'Model version 2.0 not found for model mlp' }],
       [413, { error: 'request body exceeds the limit of 1048576 bytes (--max-request-size)' }],
     ]);
-    // A path of the protocol's prefix that no route serves: the protocol's shape too.
+    // The infer path with another method: a 405 naming the one it takes, in the protocol's shape;
+    // a path of the protocol's prefix that no route serves: a 404, in that shape too.
     const get = await send(`${base}/v2/models/mlp/infer`, { method: 'GET' });
-    expect([get.status, json(get)]).to.deep.equal([404, { error: 'Invalid URL (GET /v2/models/mlp/infer)' }]);
+    expect([get.status, json(get)]).to.deep.equal([405, { error: 'Method GET is not allowed on /v2/models/mlp/infer; it takes POST' }]);
+    const unknown = await send(`${base}/v2/models/mlp/explain`, { method: 'POST', body: '{}' });
+    expect([unknown.status, json(unknown)]).to.deep.equal([404, { error: 'Invalid URL (POST /v2/models/mlp/explain)' }]);
   });
 
   it('should count exactly one http_requests_total per response, by route template, method and status class, and OIP inferences in ts_inference_requests_total', async () => {

@@ -106,3 +106,30 @@ describe('inferenceApp with token auth', () => {
     expect(answers).to.deep.equal([denied, denied, denied]);
   });
 });
+
+describe('inferenceApp: a path that exists, with a method it does not take', () => {
+  let server: http.Server;
+  let base = '';
+  before(async () => {
+    server = http.createServer(inferenceApp({ lookup: () => undefined, list: () => [], series: new FrontendSeries(NO_METRICS), maxRequestSizeBytes: 1 << 20 }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => { await new Promise((resolve) => server.close(resolve)); });
+
+  it('should answer 405 with Allow in the path\'s API shape, not 404 "not found" (regression: DELETE /predictions/mlp and PUT /ping were 404)', async () => {
+    const ask = async (method: string, path: string): Promise<[number, string | null, unknown]> => {
+      const r = await fetch(`${base}${path}`, { method });
+      return [r.status, r.headers.get('allow'), await r.json()];
+    };
+    const torchserve = { code: 405, type: 'MethodNotAllowedException', message: 'Requested method is not allowed, please refer to API document.' };
+    expect(await ask('DELETE', '/predictions/mlp')).to.deep.equal([405, 'POST, PUT', torchserve]);
+    expect(await ask('PUT', '/ping')).to.deep.equal([405, 'GET, HEAD', torchserve]);
+    expect(await ask('GET', '/v1/completions')).to.deep.equal([405, 'POST', {
+      error: { message: 'Method GET is not allowed on /v1/completions; it takes POST', type: 'invalid_request_error', param: null, code: null },
+    }]);
+    expect(await ask('DELETE', '/v2/models/mlp')).to.deep.equal([405, 'GET, HEAD', { error: 'Method DELETE is not allowed on /v2/models/mlp; it takes GET, HEAD' }]);
+    // An unknown path is still a 404.
+    expect((await ask('DELETE', '/nowhere'))[0]).to.equal(404);
+  });
+});
