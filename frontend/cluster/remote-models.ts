@@ -14,7 +14,6 @@ import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../gene
 import type { GenerationSink } from '../generation/generation-engine.js';
 import type { GenerationTarget } from '../openai/generation-target.js';
 import type { ModelDescription, ServedModel } from '../server/served-model.js';
-import { readyWorkers } from '../server/health.js';
 import type { FrontGenEvent, FrontJob, FrontJobDone, FrontSpeechEvent, FromFront, ModelSnapshot } from './messages.js';
 import type { SpeakingModel } from '../openai/audio.js';
 import type { ModelVocab } from '../openai/model-vocab.js';
@@ -138,8 +137,10 @@ export class RemoteBatchedModel extends RemoteModel implements ServedModel {
   readonly kind = 'batch';
 
   submit(job: Job): SubmitResult {
-    // The primary may still refuse (a full queue): that answer comes back as a 503 outcome.
-    if (readyWorkers(this.snapshot.description) === 0) return 'unavailable';
+    // The batcher's own rule for a refusal at once: no worker wanted. A worker being replaced is
+    // not one (the primary queues the job until it is back); the table is up to 500 ms old, so
+    // every other refusal (a full queue, a failed load) is the primary's, back as a 503 outcome.
+    if (this.snapshot.description.minWorkers === 0) return 'unavailable';
     this.link.submit(this.snapshot.config.name, job);
     return 'queued';
   }
@@ -152,8 +153,9 @@ export class RemoteGenerationModel extends RemoteModel implements ServedModel, G
   get vocabSize(): number | undefined { return this.snapshot.vocabSize; }
 
   generate(req: GenerateRequest, sink: GenerationSink): GenerationHandle | GenerateRefused {
+    // No check of the table's workers here: it is up to 500 ms old, and the primary's refusal
+    // names the reason (a worker being replaced, a failed load, scaled to 0), as without fronts.
     const name = this.snapshot.config.name;
-    if (readyWorkers(this.snapshot.description) === 0) return { status: 503, message: `model ${name} has no engine ready; scale its workers with the management API` };
     const requestId = `${name}-${randomUUID()}`;
     const abort = this.link.generate(name, req, requestId, sink);
     return { requestId, abort, pending: true };
@@ -181,8 +183,8 @@ export class RemotePipelineModel extends RemoteModel implements ServedModel, Spe
   get openaiListing(): { readonly maxModelLen: number } { return { maxModelLen: this.vocab.maxModelLen }; }
 
   speak(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string } {
+    // The primary's orchestrator names the stage without a replica (the table may be stale).
     const name = this.snapshot.config.name;
-    if (readyWorkers(this.snapshot.description) === 0) return { status: 503, message: `model ${name}: no stage replica is ready` };
     const requestId = `${name}-${randomUUID()}`;
     const abort = this.link.speak(name, req, requestId, sink);
     return { requestId, abort, pending: true };
