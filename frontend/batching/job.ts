@@ -8,6 +8,11 @@ export interface JobOutcome {
   readonly queueUs: number;
   /** Time the worker's handler took for the batch this job was in, µs (absent when it never ran). */
   readonly handlerUs?: number;
+  /**
+   * Set when the job was relayed by a front and the primary did not admit it: the front's route
+   * answers and counts it as it does a refusal of its own model's `submit`.
+   */
+  readonly refused?: 'queue_full' | 'unavailable' | 'closed';
 }
 
 /** TorchServe's JSON error body. */

@@ -60,7 +60,7 @@ export class ModelRelay {
       cancelled: () => this.gone || this.jobs.get(m.id) === true,
       done: answer,
     });
-    if (admitted !== 'queued') answer(errorOutcome(503, 'ServiceUnavailableException', refusal(m.model, admitted)));
+    if (admitted !== 'queued') answer({ ...errorOutcome(503, 'ServiceUnavailableException', refusal(m.model, admitted)), refused: admitted });
   }
 
   generate(m: FrontGenerate): void {

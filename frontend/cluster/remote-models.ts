@@ -135,6 +135,7 @@ abstract class RemoteModel {
 /** A batched model served by the primary. */
 export class RemoteBatchedModel extends RemoteModel implements ServedModel {
   readonly kind = 'batch';
+  readonly admitsRemotely = true;
 
   submit(job: Job): SubmitResult {
     // The batcher's own rule for a refusal at once: no worker wanted. A worker being replaced is

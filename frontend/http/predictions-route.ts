@@ -24,6 +24,7 @@ import { readPredictionBody } from './prediction-body.js';
 import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
 import { msAsUs } from '../../schema/elapsed.js';
+import type { JobOutcome } from '../batching/job.js';
 import { guarded, pathOf, refuse, routeStart, seriesByVersion } from './route-helpers.js';
 import type { RouteOptions } from './route-helpers.js';
 
@@ -96,6 +97,8 @@ function predictor(opts: RouteOptions): (req: IncomingMessage, res: ServerRespon
       return sendError(res, 400, 'missing request body: send the model input as JSON');
     }
     const s = seriesOf(model, version);
+    // A front's proxy: the primary admits the job, and says so with its outcome.
+    const relayed = model.admitsRemotely === true;
     // 'close' before the response finished = the client went away (req's own 'close' fires
     // as soon as its body is read, so it cannot tell).
     let gone = false;
@@ -104,6 +107,11 @@ function predictor(opts: RouteOptions): (req: IncomingMessage, res: ServerRespon
       requestId, body: body.value, input, arrivalMs,
       cancelled: () => gone,
       done: (outcome) => {
+        if (outcome.refused !== undefined) {
+          if (!res.headersSent && !res.destroyed) refusal(res, name, outcome.refused);
+          return;
+        }
+        if (relayed) s.requests.record(1);
         const totalUs = msAsUs(performance.now() - arrivalMs);
         s.latencyUs.record(totalUs);
         s.queueUs.record(outcome.queueUs);
@@ -116,11 +124,17 @@ function predictor(opts: RouteOptions): (req: IncomingMessage, res: ServerRespon
         res.end(text);
       },
     });
-    switch (admitted) {
-      case 'queued': s.requests.record(1); return; // no requestID on frontend lines (TorchServe's ts_metrics.log format)
-      case 'queue_full': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers. (job queue full)`);
-      case 'unavailable': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers.`);
-      case 'closed': return sendError(res, 503, `Model "${name}" is being unregistered`);
-    }
+    // No requestID on frontend lines (TorchServe's ts_metrics.log format).
+    if (admitted === 'queued') { if (!relayed) s.requests.record(1); return; }
+    refusal(res, name, admitted);
   };
+}
+
+/** The 503 of a job its model did not admit (here, or at the primary for a front). */
+function refusal(res: ServerResponse, name: string, why: NonNullable<JobOutcome['refused']>): void {
+  switch (why) {
+    case 'queue_full': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers. (job queue full)`);
+    case 'unavailable': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers.`);
+    case 'closed': return sendError(res, 503, `Model "${name}" is being unregistered`);
+  }
 }

@@ -34,6 +34,12 @@ export interface ServedModel {
   /** Starts the initial workers; resolves when each is ready or has failed. */
   start(): Promise<void>;
   submit?(job: Job): SubmitResult;
+  /**
+   * Set by a front's proxy: its `submit` says 'queued' once the job is sent, and the primary
+   * admits it there; the outcome carries `refused` when it did not. A route counts such a
+   * request when its admitted outcome comes back, not at `submit`.
+   */
+  readonly admitsRemotely?: boolean;
   describe(): ModelDescription;
   /** Scales to `min` workers; resolves when done. */
   scale(min: number, max: number): Promise<void>;

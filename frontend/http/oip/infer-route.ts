@@ -198,6 +198,12 @@ function queueFullMessage(model: string): string {
   return `Model "${model}" has no room in its job queue`;
 }
 
+/** The 503 of a row its model did not admit (here, or at the primary for a front). */
+function refusalMessage(model: string, why: NonNullable<JobOutcome['refused']>): string {
+  if (why === 'queue_full') return queueFullMessage(model);
+  return `Model "${model}" ${why === 'closed' ? 'is being unregistered' : 'has no worker to serve inference requests'}`;
+}
+
 /** Builds the encoded response from the rows' results. */
 type Finish = (results: readonly unknown[]) => EncodedResponse;
 
@@ -218,7 +224,10 @@ function run(
   let gone = false;
   let refused = false;
   res.once('close', () => { if (!res.writableFinished) gone = true; });
+  // A front's proxy: the primary admits each row, and says so with its outcome.
+  const relayed = model.admitsRemotely === true;
   const done = (): void => {
+    if (relayed) s.requests.record(1);
     let queueUs = 0;
     let handlerUs: number | undefined;
     for (const o of outcomes) {
@@ -256,14 +265,18 @@ function run(
       cancelled: () => gone || refused,
       done: (o) => {
         outcomes[k] = o;
+        if (o.refused !== undefined && !refused) {
+          // The primary refused this row: the others are dropped (cancelled) and the answer is ours.
+          refused = true;
+          if (!res.headersSent && !res.destroyed) sendOipError(res, 503, refusalMessage(name, o.refused));
+        }
         if (--left === 0 && !refused) done();
       },
     });
     if (admitted !== 'queued') {
       refused = true;
-      if (admitted === 'queue_full') return sendOipError(res, 503, queueFullMessage(name));
-      return sendOipError(res, 503, `Model "${name}" ${admitted === 'closed' ? 'is being unregistered' : 'has no worker to serve inference requests'}`);
+      return sendOipError(res, 503, refusalMessage(name, admitted));
     }
   }
-  s.requests.record(1);
+  if (!relayed) s.requests.record(1);
 }

@@ -28,4 +28,16 @@ describe('ModelRelay', () => {
     relay.cancel(7); // or for an id the primary never saw
     expect(relay.jobsInFlight).to.equal(0);
   });
+
+  it('should answer a job its model refuses with the refusal\'s reason, which the front\'s route answers and counts as its own', async () => {
+    const model = { kind: 'batch', config: { name: 'm' }, submit: () => 'queue_full' } as unknown as ServedModel;
+    const sent: ToFront[] = [];
+    const relay = new ModelRelay(() => model, (m) => { sent.push(m); return true; });
+    relay.job(job(1));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).to.deep.equal([{ type: 'tsserve.front.dones', done: [{ type: 'tsserve.front.done', id: 1, outcome: {
+      status: 503, queueUs: 0, refused: 'queue_full',
+      body: { code: 503, type: 'ServiceUnavailableException', message: 'Model "m" has no worker to serve inference request. Please use scale workers API to add workers. (job queue full)' },
+    } }] }]);
+  });
 });

@@ -133,3 +133,31 @@ describe('OIP infer route and the job queue', () => {
     expect(model.submitted).to.deep.equal([[0], [1], [2]]);
   });
 });
+
+/** A front's proxy: every row is 'queued' (sent); the primary's answer comes a turn later, refusing the rows from `refuseFrom` on. */
+class RelayedModel extends QueuedModel {
+  readonly admitsRemotely = true;
+  private rows = 0;
+  constructor(private readonly refuseFrom: number) { super(100); }
+  override submit(job: Job): SubmitResult {
+    const k = this.rows++;
+    setImmediate(() => job.done(k >= this.refuseFrom
+      ? { status: 503, body: { code: 503, type: 'ServiceUnavailableException', message: '/predictions words' }, queueUs: 0, refused: 'queue_full' }
+      : { status: 200, body: [k], queueUs: 1 }));
+    return 'queued';
+  }
+}
+
+describe('OIP infer route over a relayed model (a front\'s proxy)', () => {
+  it('should answer a row the primary refused with the route\'s own 503, without Server-Timing (regression: /predictions\' words, and timed)', async () => {
+    const model = new RelayedModel(1);
+    const server = http.createServer(inferenceApp({ lookup: () => model as unknown as ServedModel, series: new FrontendSeries(refusalsPort([])), maxRequestSizeBytes: 1 << 20 }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const r = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v2/models/echo/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'x', shape: [2, 1], datatype: 'FP32', data: [1, 2] }] }) });
+      expect([r.status, r.headers.get('server-timing'), await r.text()]).to.deep.equal([503, null, JSON.stringify({ error: 'Model "echo" has no room in its job queue' })]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
