@@ -181,6 +181,8 @@ export function managementApp(opts: ManagementAppOptions): Express {
     const refused = manager.scaleRefusal(m.config.name, newMin, newMax);
     if (refused !== null) return sendError(res, 400, refused);
     const done = m.scale(newMin, newMax);
+    manager.onChange(); // the new minWorkers (a front refuses a model scaled to 0 itself)
+    done.finally(() => manager.onChange()).catch(() => undefined);
     if (!sync) {
       res.status(202).json({ status: 'Processing worker updates...' });
       done.catch(() => undefined);

@@ -27,6 +27,12 @@ export interface RegisterOptions {
 /** Holds every registered model. */
 export class ModelManager {
   private readonly models = new Map<string, ServedModel>();
+  /**
+   * Called when the model table changes: a model registered, started, scaled or unregistered.
+   * The server tells the `--api-server-count` fronts at once (their table is otherwise up to
+   * 500 ms old: a model just registered answered 404 through them).
+   */
+  onChange: () => void = () => undefined;
 
   constructor(
     private readonly store: ModelStore,
@@ -63,7 +69,7 @@ export class ModelManager {
    */
   async register(opts: RegisterOptions): Promise<ServedModel | null> {
     const model = this.prepare(opts);
-    if (model !== null) await model.start();
+    if (model !== null) await model.start().finally(() => this.onChange());
     return model;
   }
 
@@ -104,6 +110,7 @@ export class ModelManager {
         : new BatchedModel(config, { pool: this.ctx.poolDeps, series: this.ctx.series, queueCapacity: this.queueCapacity, modelUrl: opts.url, loadedAtStartup: opts.loadedAtStartup });
     }
     this.models.set(opts.name, model);
+    this.onChange();
     return model;
   }
 
@@ -112,6 +119,7 @@ export class ModelManager {
     const m = this.models.get(name);
     if (m === undefined) return false;
     this.models.delete(name);
+    this.onChange();
     await m.stop();
     return true;
   }

@@ -265,6 +265,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     let inferenceUrl: string;
     if ((cfg.apiServerCount ?? 1) > 1) {
       fronts = startFronts(cfg, deps, manager, limits, token, series);
+      manager.onChange = () => fronts?.announce();
       inferenceUrl = formatAddress({ host: cfg.inference.host, port: await fronts.start() });
       const sup = fronts;
       if (deps.processPeers !== undefined) deps.processPeers.source = () => sup.processFamilies();

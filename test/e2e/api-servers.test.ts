@@ -140,6 +140,18 @@ describe('api servers (--api-server-count 2)', function () {
     await until(async () => sample(await scrape(), infer) === counted + 5, { message: 'the five requests counted' });
   });
 
+  it('should serve a model through the fronts as soon as its registration is answered, and forget it as soon as its unregistration is (regression: 404, then served, for up to 500 ms)', async () => {
+    const manage = async (method: string, q: string): Promise<number> => (await fetch(`${server.management}/models${q}`, { method })).status;
+    const predict = async (n: number): Promise<number[]> => Promise.all(Array.from({ length: n }, async (_, i) => (await post(`${server.inference}/predictions/mlp-late`, mlpInput(i))).status));
+    expect(await manage('POST', '?url=mlp&model_name=mlp-late&initial_workers=1&synchronous=true')).to.equal(200);
+    expect(await predict(4)).to.deep.equal([200, 200, 200, 200]);
+    expect(await manage('PUT', '/mlp-late?min_worker=0&synchronous=true')).to.equal(200);
+    const r = await post(`${server.inference}/predictions/mlp-late`, mlpInput(0));
+    expect([r.status, r.json]).to.deep.equal([503, { code: 503, type: 'ServiceUnavailableException', message: 'Model "mlp-late" has no worker to serve inference request. Please use scale workers API to add workers.' }]);
+    expect(await manage('DELETE', '/mlp-late')).to.equal(200);
+    expect(await predict(4)).to.deep.equal([404, 404, 404, 404]);
+  });
+
   it('should replace a killed front and keep the counts', async () => {
     const t0 = await scrape();
     const fronts = [...t0.matchAll(/^process_cpu_user_seconds_total\{pid="(\d+)"\} /gm)].map((m) => Number(m[1])).filter((p) => p !== server.proc.pid);

@@ -57,6 +57,9 @@ class FakeManager {
   readonly outcome = new Map<string, WorkerStatus[]>();
   /** model-config maxWorkers of a url (what its yaml says). */
   readonly yamlMax = new Map<string, number>();
+  /** Times the app said the model table changed (the fronts are told at each). */
+  changes = 0;
+  onChange(): void { this.changes++; }
   get(name: string): FakeModel | undefined { return this.models.get(name); }
   list(): FakeModel[] { return [...this.models.values()].sort((a, b) => a.config.name.localeCompare(b.config.name)); }
   scaleRefusal(name: string, min: number, max: number): string | null {
@@ -252,6 +255,8 @@ describe('managementApp', () => {
     it('should answer 200 when they start', async () => {
       add('slow', ['READY'], 4);
       expect(await call('PUT', '/models/slow?min_worker=3&synchronous=true')).to.deep.equal({ status: 200, body: { status: 'Workers scaled to 3 for model: slow' } });
+      // When the scale is asked (the new minWorkers) and when its workers are up.
+      expect(manager.changes).to.equal(2);
     });
   });
 });
