@@ -127,6 +127,8 @@ export interface FrontJob {
   readonly input?: Float32Array;
   /** Arrival as epoch ms (performance.timeOrigin + now): each process has its own time origin. */
   readonly arrivalEpochMs: number;
+  /** The W3C trace id the request came with: the primary's exemplars carry it. */
+  readonly traceId?: string;
 }
 
 /** Front → primary: the jobs read in one turn of the front's event loop, together. */
@@ -150,6 +152,8 @@ export interface FrontGenerate {
   readonly prompt: string | readonly number[];
   readonly params: GenSamplingParams & { readonly max_tokens: number };
   readonly arrivalEpochMs: number;
+  /** The W3C trace id the request came with: the primary's exemplars carry it. */
+  readonly traceId?: string;
 }
 
 /**

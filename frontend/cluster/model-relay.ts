@@ -12,6 +12,7 @@ import type { ServedModel } from '../server/served-model.js';
 import type { JobOutcome } from '../batching/job.js';
 import type { FrontGenerate, FrontJob, FrontJobDone, FrontSpeak, FrontSpeechEvent, ToFront } from './messages.js';
 import { PipelineModel } from '../pipeline/pipeline-model.js';
+import { traceIds } from '../metrics/exposition/trace-ids.js';
 
 /** What the refusals of a relayed job say (the words `/predictions` answers with). */
 function refusal(name: string, admitted: 'queue_full' | 'unavailable' | 'closed'): string {
@@ -45,6 +46,8 @@ export class ModelRelay {
   constructor(private readonly lookup: (name: string) => ServedModel | undefined, private readonly send: (m: ToFront) => boolean) {}
 
   job(m: FrontJob): void {
+    // Exemplars are recorded here, in the primary: they look the trace id up by request id.
+    traceIds.set(m.requestId, m.traceId);
     const model = this.lookup(m.model);
     const answer = (outcome: JobOutcome): void => {
       this.jobs.delete(m.id);
@@ -64,6 +67,7 @@ export class ModelRelay {
   }
 
   generate(m: FrontGenerate): void {
+    traceIds.set(m.requestId, m.traceId);
     const model = this.lookup(m.model);
     const send = (ev: Omit<Extract<ToFront, { type: 'tsserve.front.gen' }>, 'type' | 'id'>): void => {
       if (!this.gone) this.send({ type: 'tsserve.front.gen', id: m.id, ...ev });

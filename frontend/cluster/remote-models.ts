@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'crypto';
 import { performance } from 'perf_hooks';
+import { traceIds } from '../metrics/exposition/trace-ids.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { SubmitResult } from '../batching/batcher.js';
 import type { Job } from '../batching/job.js';
@@ -50,17 +51,22 @@ export class PrimaryLink {
     const id = this.nextId++;
     this.jobs.set(id, job);
     if (this.outbox.length === 0) setImmediate(this.flushJobs);
+    // The route noted the request's trace id in this process; the exemplars are the primary's.
+    const traceId = traceIds.get(job.requestId);
     this.outbox.push({
       type: 'tsserve.front.job', id, model, requestId: job.requestId, body: job.input === undefined ? job.body : null,
       ...(job.input !== undefined ? { input: job.input } : {}),
-      arrivalEpochMs: performance.timeOrigin + job.arrivalMs,
+      arrivalEpochMs: performance.timeOrigin + job.arrivalMs, ...(traceId !== undefined ? { traceId } : {}),
     });
   }
 
   generate(model: string, req: GenerateRequest, requestId: string, sink: GenerationSink): () => void {
     const id = this.nextId++;
     this.gens.set(id, { sink, left: req.params.n ?? 1 });
-    this.send({ type: 'tsserve.front.generate', id, model, requestId, prompt: req.prompt, params: req.params, arrivalEpochMs: performance.timeOrigin + req.arrivalMs });
+    this.send({
+      type: 'tsserve.front.generate', id, model, requestId, prompt: req.prompt, params: req.params, arrivalEpochMs: performance.timeOrigin + req.arrivalMs,
+      ...(req.traceId !== undefined ? { traceId: req.traceId } : {}),
+    });
     return () => { if (this.gens.delete(id)) this.send({ type: 'tsserve.front.cancel', id }); };
   }
 

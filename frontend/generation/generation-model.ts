@@ -34,6 +34,11 @@ export interface GenerateRequest {
   readonly engine?: number;
   /** The id to run it under (a front process names its relayed requests); default a fresh one. */
   readonly requestId?: string;
+  /**
+   * The W3C trace id of the HTTP request. The route notes it for this process's exemplars; a
+   * front's proxy relays it, since the exemplars are recorded in the primary.
+   */
+  readonly traceId?: string;
 }
 
 /** A started request. */

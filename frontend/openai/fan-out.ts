@@ -30,7 +30,7 @@ export interface FanOut {
 }
 
 /** Starts one engine request per prompt; refused as a whole when any cannot start. */
-export function generateAll(model: GenerationTarget, prompts: readonly ReadyPrompt[], params: GenSamplingParams, arrivalMs: number, sink: FanOutSink): FanOut | GenerateRefused {
+export function generateAll(model: GenerationTarget, prompts: readonly ReadyPrompt[], params: GenSamplingParams, arrivalMs: number, sink: FanOutSink, traceId?: string): FanOut | GenerateRefused {
   if (prompts.length > 1) {
     const refused = model.admits?.(prompts.length);
     if (refused !== undefined && refused !== null) return refused;
@@ -43,7 +43,8 @@ export function generateAll(model: GenerationTarget, prompts: readonly ReadyProm
   const accepted = (): void => { if (--waiting === 0 && !failed) sink.onAccepted?.(); };
   for (let p = 0; p < prompts.length; p++) {
     const r = prompts[p]!;
-    const started = model.generate({ prompt: r.ids, params: { ...params, max_tokens: r.maxTokens }, arrivalMs }, {
+    // The trace id goes with the first prompt, whose id the answer carries (as the route notes it).
+    const started = model.generate({ prompt: r.ids, params: { ...params, max_tokens: r.maxTokens }, arrivalMs, ...(p === 0 && traceId !== undefined ? { traceId } : {}) }, {
       onTimings: (t) => sink.onTimings(t),
       onAccepted: accepted,
       onOutput: (o) => { if (!failed) sink.onOutput(o, p); },

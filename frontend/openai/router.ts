@@ -135,6 +135,9 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
   const end = (): void => { ended = true; };
   const stream = p.stream ? new SseAnswer(res, ctx, created, collector) : null;
   let timing: string | undefined;
+  // Exemplars of this request's metrics carry its W3C trace id, when it sent one (noted below
+  // for this process; a front's proxy relays it to the primary, which records them).
+  const traceId = parseTraceparent(res.req.headers.traceparent);
   const started = generateAll(model, ctx.prompts, p.params, arrivalMs, {
     // Before the last output: a plain answer sends it as a header, a stream as a trailer.
     onTimings: (t) => { timing = generationTiming(t); },
@@ -174,7 +177,7 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
       if (stream !== null && stream.started) stream.error(status, message);
       else res.status(status).json(errorBody(status, message));
     },
-  });
+  }, traceId);
   if ('status' in started) {
     end();
     sendOpenAIError(res, new OpenAIError(started.status, started.message));
@@ -182,8 +185,7 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
   }
   id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${started.requestId}`;
   res.setHeader('x-request-id', started.requestId);
-  // Exemplars of this request's metrics carry its W3C trace id, when it sent one.
-  traceIds.set(started.requestId, parseTraceparent(res.req.headers.traceparent));
+  traceIds.set(started.requestId, traceId);
   if (!started.pending) stream?.start();
   res.on('close', () => {
     if (!ended) {

@@ -3,6 +3,7 @@ import type { Job } from '../../../frontend/batching/job.js';
 import { ModelRelay } from '../../../frontend/cluster/model-relay.js';
 import type { ToFront } from '../../../frontend/cluster/messages.js';
 import type { ServedModel } from '../../../frontend/server/served-model.js';
+import { traceIds } from '../../../frontend/metrics/exposition/trace-ids.js';
 
 /** A batched model that keeps what it was given (a fake inside this unit test only). */
 function holdingModel(): { model: ServedModel; jobs: Job[] } {
@@ -39,5 +40,13 @@ describe('ModelRelay', () => {
       status: 503, queueUs: 0, refused: 'queue_full',
       body: { code: 503, type: 'ServiceUnavailableException', message: 'Model "m" has no worker to serve inference request. Please use scale workers API to add workers. (job queue full)' },
     } }] }]);
+  });
+
+  it('should note the trace id a front relayed with a job or a generation, so the primary\'s exemplars carry it (regression: none through a front)', () => {
+    const { model } = holdingModel();
+    const relay = new ModelRelay(() => model, () => true);
+    relay.job({ ...job(1), requestId: 'traced-job', traceId: '4bf92f3577b34da6a3ce929d0e0e4736' });
+    relay.generate({ type: 'tsserve.front.generate', id: 2, model: 'm', requestId: 'm-traced-gen', prompt: 'hi', params: { max_tokens: 1 }, arrivalEpochMs: performance.timeOrigin, traceId: '00f067aa0ba902b74bf92f3577b34da6' });
+    expect([traceIds.get('traced-job'), traceIds.get('m-traced-gen')]).to.deep.equal(['4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b74bf92f3577b34da6']);
   });
 });

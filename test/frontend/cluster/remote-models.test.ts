@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { FromFront, ModelSnapshot } from '../../../frontend/cluster/messages.js';
 import { PrimaryLink, RemoteBatchedModel, RemoteGenerationModel, RemotePipelineModel } from '../../../frontend/cluster/remote-models.js';
 import type { ModelConfig } from '../../../schema/worker-protocol.js';
+import { traceIds } from '../../../frontend/metrics/exposition/trace-ids.js';
 
 /** A model table entry whose one worker is `status` (a worker being replaced is STARTING). */
 function snapshot(kind: string, minWorkers: number, status: string | null): ModelSnapshot {
@@ -52,5 +53,16 @@ describe('remote models (a front\'s proxies of the primary\'s models)', () => {
     const model = new RemotePipelineModel(snapshot('pipeline', 2, null), link(sent));
     const started = model.speak({ prompt: [1], params: {}, streamed: false, arrivalMs: 0 } as never, { onText: () => undefined, onAudio: () => undefined, onDone: () => undefined, onError: () => undefined });
     expect(['status' in started, sent.map((m) => [m.type, 'model' in m ? m.model : ''])]).to.deep.equal([false, [['tsserve.front.speak', 'm']]]);
+  });
+
+  it('should relay the trace id of a job and of a generation with the request (the primary records their exemplars)', async () => {
+    const sent: FromFront[] = [];
+    const l = link(sent);
+    traceIds.set('r-traced', '4bf92f3577b34da6a3ce929d0e0e4736');
+    new RemoteBatchedModel(snapshot('batch', 1, 'READY'), l).submit({ requestId: 'r-traced', body: [1], arrivalMs: 0, done: () => undefined });
+    new RemoteGenerationModel(snapshot('generate', 1, 'READY'), l).generate({ prompt: [1], params: {}, arrivalMs: 0, traceId: '00f067aa0ba902b74bf92f3577b34da6' } as never, { onOutput: () => undefined, onError: () => undefined });
+    await nextTurn();
+    const traces = sent.flatMap((m) => (m.type === 'tsserve.front.jobs' ? m.jobs.map((j) => j.traceId) : m.type === 'tsserve.front.generate' ? [m.traceId] : []));
+    expect(traces).to.deep.equal(['00f067aa0ba902b74bf92f3577b34da6', '4bf92f3577b34da6a3ce929d0e0e4736']);
   });
 });
