@@ -121,7 +121,11 @@ function serve(init: FrontInit): void {
 }
 
 const onInit = (raw: unknown): void => {
-  if (!isFrontMessage(raw) || raw.type !== 'tsserve.front.init') return;
+  if (!isFrontMessage(raw)) return;
+  // Stopped before its init (the primary began stopping while this front was being forked):
+  // it has served nothing and has nothing to flush.
+  if (raw.type === 'tsserve.front.stop') { send({ type: 'tsserve.front.stopped' }, () => process.exit(0)); return; }
+  if (raw.type !== 'tsserve.front.init') return;
   process.off('message', onInit);
   serve(raw as FrontInit);
 };

@@ -138,7 +138,10 @@ export class FrontSupervisor {
       worker.on('message', (raw: unknown) => {
         if (!isFrontMessage(raw)) return;
         const m = raw as FromFront;
-        if (m.type === 'tsserve.front.hello') { init(); return; }
+        // A front forked just before the stop (a replacement) is stopped, not started: its init
+        // would have it listen, and the stop sent before it could read one went unheard until
+        // the 15 s kill.
+        if (m.type === 'tsserve.front.hello') { if (this.stopping) this.sendTo(front, { type: 'tsserve.front.stop' }); else init(); return; }
         if (m.type === 'tsserve.front.listening') {
           listening = true;
           if (this.portValue < 0) this.portValue = m.port;
@@ -158,7 +161,8 @@ export class FrontSupervisor {
         this.restarts++;
         this.opts.restartCounter?.record(1);
         this.opts.log.error(`front process ${String(worker.process.pid)} exited (${signal ?? `code ${String(code)}`}); starting another (restart ${this.restarts})`);
-        void this.fork().catch((e: unknown) => this.opts.log.error(String(e)));
+        // A replacement the stop ended before it listened is no failure.
+        void this.fork().catch((e: unknown) => { if (!this.stopping) this.opts.log.error(String(e)); });
       });
     });
   }
