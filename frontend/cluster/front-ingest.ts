@@ -14,8 +14,8 @@ const NOOP: SeriesHandle = { record: () => undefined };
 /** Folds fronts' flushes into the primary's metrics and logs. */
 export class FrontIngest {
   private readonly tables = new Map<string, SeriesHandle[]>();
-  /** Observations the fronts dropped (a full flush buffer), over every front. */
-  droppedObservations = 0;
+  /** `tsserve_datapoints_dropped_total{reason="queue_full"}`, bound at a front's first drop. */
+  private dropped: SeriesHandle | null = null;
 
   constructor(private readonly metrics: MetricsPort, private readonly log: Log, private readonly access: AccessLog | undefined) {}
 
@@ -31,7 +31,8 @@ export class FrontIngest {
         const s = table[id];
         if (s !== undefined) for (const v of values) s.record(v);
       }
-      this.droppedObservations += m.dropped;
+      // Observations a front's full flush buffer (MAX_OBSERVATIONS_PER_FLUSH) could not hold.
+      if (m.dropped > 0) (this.dropped ??= this.metrics.get('tsserve_datapoints_dropped_total')?.bind({ reason: 'queue_full' }) ?? NOOP).record(m.dropped);
       if (this.access !== undefined) for (const r of m.access) this.access(r);
       for (const [level, msg] of m.logs) this.log[(LOG_LEVELS as readonly string[]).includes(level) ? level : 'warn'](`${source}: ${msg}`);
     } catch (e) {

@@ -11,7 +11,7 @@ import type { AccessRecord, LogLevel } from '../log/log.js';
 import type { MetricHandle, MetricsPort, SeriesHandle } from '../server/metrics-port.js';
 import type { FrontMetrics, ShippedSeriesDecl } from './messages.js';
 
-/** Observations one flush holds at most, over every histogram series (more are counted as dropped). */
+/** Observations one flush holds at most, over every histogram series (more are dropped, and counted by the primary in tsserve_datapoints_dropped_total{reason="queue_full"}). */
 export const MAX_OBSERVATIONS_PER_FLUSH = 1_000_000;
 
 /** One bound series of a front: a slot in the current buffer. */

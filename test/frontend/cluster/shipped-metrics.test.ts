@@ -12,13 +12,15 @@ function spec(name: string, type: MetricSpec['type'], dimensions: readonly strin
 }
 
 const SPECS = [spec('http_requests_total', 'counter', ['handler', 'method', 'status']), spec('http_request_size_bytes', 'histogram', ['handler']), spec('Busy', 'gauge', [])];
+/** The primary's self-metric (never a front's: fronts get the frontend families only). */
+const DROPPED = spec('tsserve_datapoints_dropped_total', 'counter', ['reason']);
 
 /** The primary's metrics port as a recorder: every record as `name{dims} value [source]`. */
 function recordingPort(): { port: MetricsPort; records: string[] } {
   const records: string[] = [];
   const port: MetricsPort = {
     get: (name): MetricHandle | null => {
-      const s = SPECS.find((x) => x.name === name);
+      const s = [...SPECS, DROPPED].find((x) => x.name === name);
       if (s === undefined) return null;
       return { spec: s, bind: (dims) => ({ record: (v: number, _r?: string, _t?: number, source?: string) => { records.push(`${name}${JSON.stringify(dims)} ${v}${source !== undefined ? ` ${source}` : ''}`); } }) };
     },
@@ -71,5 +73,15 @@ describe('ShippedMetrics → FrontIngest', () => {
     const access: AccessRecord[] = [];
     new FrontIngest(recordingPort().port, log, (r) => access.push(r)).handle('front-2', sent[0]!);
     expect([access, lines]).to.deep.equal([[rec], ['warn front-2: something']]);
+  });
+
+  it('should count the observations a front dropped for a full flush in tsserve_datapoints_dropped_total{reason="queue_full"} (regression: summed into a field nothing read)', () => {
+    const { port, records } = recordingPort();
+    const ingest = new FrontIngest(port, SILENT, undefined);
+    const flush = (dropped: number): FrontMetrics => ({ type: 'tsserve.front.metrics', decls: [], counters: new Float64Array(0), gauges: new Float64Array(0), observations: [], dropped, access: [], logs: [] });
+    ingest.handle('front-1', flush(0));
+    ingest.handle('front-1', flush(3));
+    ingest.handle('front-2', flush(2));
+    expect(records).to.deep.equal(['tsserve_datapoints_dropped_total{"reason":"queue_full"} 3', 'tsserve_datapoints_dropped_total{"reason":"queue_full"} 2']);
   });
 });
