@@ -25,6 +25,10 @@ const MODEL_TABLE_MS = 500;
 const SCRAPE_TIMEOUT_MS = 1_000;
 /** A stopping front that has not exited by then is killed. */
 const STOP_TIMEOUT_MS = 15_000;
+/** First wait before starting again a front that died before it listened (doubled each time it does again). */
+const RESTART_BACKOFF_MS = 1_000;
+/** Longest such wait (the worker pool's bound). */
+const MAX_RESTART_BACKOFF_MS = 30_000;
 
 /** What the supervisor needs from the server. */
 export interface FrontSupervisorOptions {
@@ -39,6 +43,8 @@ export interface FrontSupervisorOptions {
   readonly entry?: string;
   /** `tsserve_front_restarts_total`: recorded at 0 at construction, 1 per unexpected exit. */
   readonly restartCounter?: { record(n: number): void };
+  /** First backoff before starting again a front that died before it listened (default 1 s). */
+  readonly restartBackoffMs?: number;
 }
 
 interface Front {
@@ -57,6 +63,10 @@ export class FrontSupervisor {
   private draining = false;
   private nextScrape = 1;
   private timer: NodeJS.Timeout | null = null;
+  /** Fronts in a row that died before they listened (reset when one listens). */
+  private failedStarts = 0;
+  /** Restarts waiting out their backoff. */
+  private readonly pendingRestarts = new Set<NodeJS.Timeout>();
   private portValue = -1;
   /** Fronts restarted after an unexpected exit. */
   restarts = 0;
@@ -101,6 +111,8 @@ export class FrontSupervisor {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer !== null) clearInterval(this.timer);
+    for (const t of this.pendingRestarts) clearTimeout(t);
+    this.pendingRestarts.clear();
     const exits = [...this.fronts].map((f) => new Promise<void>((resolve) => {
       if (f.worker.isDead()) { resolve(); return; }
       const kill = setTimeout(() => f.worker.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
@@ -144,6 +156,7 @@ export class FrontSupervisor {
         if (m.type === 'tsserve.front.hello') { if (this.stopping) this.sendTo(front, { type: 'tsserve.front.stop' }); else init(); return; }
         if (m.type === 'tsserve.front.listening') {
           listening = true;
+          this.failedStarts = 0;
           if (this.portValue < 0) this.portValue = m.port;
           resolve(m.port);
           return;
@@ -160,9 +173,22 @@ export class FrontSupervisor {
         if (this.stopping) return;
         this.restarts++;
         this.opts.restartCounter?.record(1);
-        this.opts.log.error(`front process ${String(worker.process.pid)} exited (${signal ?? `code ${String(code)}`}); starting another (restart ${this.restarts})`);
-        // A replacement the stop ended before it listened is no failure.
-        void this.fork().catch((e: unknown) => { if (!this.stopping) this.opts.log.error(String(e)); });
+        const why = signal ?? `code ${String(code)}`;
+        // Its exit is logged here; the rejection of its start says the same.
+        const restart = (): void => { void this.fork().catch(() => undefined); };
+        if (listening) {
+          // A serving front is replaced at once: the shared port keeps its capacity.
+          this.opts.log.error(`front process ${String(worker.process.pid)} exited (${why}); starting another (restart ${this.restarts})`);
+          restart();
+          return;
+        }
+        // One that died before it listened will likely die again: forked at once, it looped as
+        // fast as it could fail (a CPU and a log line per fork). Backed off as workers are.
+        const delay = Math.min((this.opts.restartBackoffMs ?? RESTART_BACKOFF_MS) * 2 ** this.failedStarts++, MAX_RESTART_BACKOFF_MS);
+        this.opts.log.error(`front process ${String(worker.process.pid)} exited before it listened (${why}); starting another in ${delay} ms (restart ${this.restarts})`);
+        const t = setTimeout(() => { this.pendingRestarts.delete(t); if (!this.stopping) restart(); }, delay);
+        t.unref();
+        this.pendingRestarts.add(t);
       });
     });
   }

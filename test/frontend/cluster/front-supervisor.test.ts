@@ -4,12 +4,16 @@
  */
 import { expect } from 'chai';
 import cluster from 'cluster';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import type { Worker } from 'cluster';
 import { FrontIngest } from '../../../frontend/cluster/front-ingest.js';
 import { FrontSupervisor } from '../../../frontend/cluster/front-supervisor.js';
 import { bodyLimits } from '../../../frontend/http/body-limits.js';
 import type { Log } from '../../../frontend/log/log.js';
 import type { MetricsPort } from '../../../frontend/server/metrics-port.js';
+import { until } from '../../support/until.js';
 
 const NO_METRICS: MetricsPort = {
   prometheusContentType: 'text/plain', modes: [], get: () => null, byKey: () => null,
@@ -23,9 +27,10 @@ function recordingLog(lines: string[]): Log {
   return log;
 }
 
-function supervisor(lines: string[]): FrontSupervisor {
+function supervisor(lines: string[], extra: { entry?: string; restartBackoffMs?: number } = {}): FrontSupervisor {
   const log = recordingLog(lines);
   return new FrontSupervisor({
+    ...extra,
     count: 1,
     init: { host: '127.0.0.1', port: 0, maxRequestSizeBytes: 1 << 20, bodyLimits: bodyLimits(), headerTimeoutMs: 0, metrics: [], processMetrics: false },
     models: () => ({ models: [], health: { ping: 'Healthy', serving: true } }),
@@ -51,5 +56,27 @@ describe('FrontSupervisor', function () {
     await stopped;
     expect(exits).to.deep.equal(['first SIGKILL', 'replacement code 0']);
     expect(lines).to.deep.equal([`error: front process ${first.process.pid} exited (SIGKILL); starting another (restart 1)`]);
+  });
+
+  it('should start a front that died before it listened again after a doubling backoff, not at once in a loop (regression: a front failing at start was forked again and again, as fast as it could die)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'front-sup-'));
+    const entry = path.join(dir, 'dies.cjs');
+    fs.writeFileSync(entry, 'process.exit(3);\n');
+    const lines: string[] = [];
+    const sup = supervisor(lines, { entry, restartBackoffMs: 5 });
+    try {
+      const refused = await sup.start().then(() => 'started', (e: unknown) => String(e).replace(/\d{2,}/, 'P'));
+      await until(() => lines.length >= 3, { message: 'three restarts', observe: () => lines });
+      await sup.stop();
+      expect(refused).to.equal('Error: front process P exited before listening (code 3)');
+      expect(lines.slice(0, 3).map((l) => l.replace(/process \d+/, 'process P'))).to.deep.equal([
+        'error: front process P exited before it listened (code 3); starting another in 5 ms (restart 1)',
+        'error: front process P exited before it listened (code 3); starting another in 10 ms (restart 2)',
+        'error: front process P exited before it listened (code 3); starting another in 20 ms (restart 3)',
+      ]);
+    } finally {
+      await sup.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
