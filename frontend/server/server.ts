@@ -193,6 +193,9 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   const warnedUnknown = new Set<string>();
   // Every live worker of every model: the shutdown deadline kills them all.
   const registry = new Set<WorkerProcess>();
+  // The `--api-server-count` fronts (null with one process): told of every worker that comes
+  // up or goes, so their /ping and /health are not up to 500 ms behind.
+  let fronts: FrontSupervisor | null = null;
   const ctx: ModelKindContext = {
     metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: levelCallback(deps.log), bodyLimits: limits,
     ...(cfg.queueCapacity !== undefined ? { queueCapacity: cfg.queueCapacity } : {}),
@@ -208,8 +211,8 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         if (!warnedUnknown.has(id)) { warnedUnknown.add(id); deps.log.warn(`worker ${id}: ignoring a message of unknown type`); }
       },
       onWorkerStarting: (id, labels) => deps.ingest.started?.(id, labels),
-      onWorkerGone: (id) => deps.ingest.forget(id),
-      onWorkerLoaded: (id, ms) => series.workerLoaded(id, ms),
+      onWorkerGone: (id) => { deps.ingest.forget(id); fronts?.announce(); },
+      onWorkerLoaded: (id, ms) => { series.workerLoaded(id, ms); fronts?.announce(); },
       restartCounter: (model) => series.workerRestarts(model),
       faultCounter: (model, reason) => series.workerOutputFaults(model, reason),
       log: deps.log,
@@ -222,7 +225,6 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   const store = new ModelStore(cfg.modelStore);
   const manager = new ModelManager(store, ctx, cfg.queueCapacity, cfg.maxWorkers);
   const servers: http.Server[] = [];
-  let fronts: FrontSupervisor | null = null;
   let draining = false;
   const stopAll = async (): Promise<void> => {
     // The listeners stay open while draining: a new request gets a 503 with Retry-After (and a

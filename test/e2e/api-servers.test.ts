@@ -152,6 +152,17 @@ describe('api servers (--api-server-count 2)', function () {
     expect(await predict(4)).to.deep.equal([404, 404, 404, 404]);
   });
 
+  it('should answer /ping through the fronts from the worker states as soon as the primary has them (regression: Healthy for up to 500 ms after a worker died)', async () => {
+    const workers = async (): Promise<{ pid: number; status: string }[]> => ((await (await fetch(`${server.management}/models/mlp`)).json()) as { workers: { pid: number; status: string }[] }[])[0]!.workers;
+    const ping = async (): Promise<unknown> => (await fetch(`${server.inference}/ping`)).json();
+    const [w] = await workers();
+    process.kill(w!.pid, 'SIGKILL');
+    await until(async () => (await workers()).every((x) => x.status !== 'READY'), { message: 'the primary saw the worker die' });
+    expect(await ping()).to.deep.equal({ status: 'Partial Healthy' });
+    await until(async () => (await workers()).some((x) => x.status === 'READY'), { message: 'its replacement ready' });
+    expect(await ping()).to.deep.equal({ status: 'Healthy' });
+  });
+
   it('should replace a killed front and keep the counts', async () => {
     const t0 = await scrape();
     const fronts = [...t0.matchAll(/^process_cpu_user_seconds_total\{pid="(\d+)"\} /gm)].map((m) => Number(m[1])).filter((p) => p !== server.proc.pid);
