@@ -154,6 +154,8 @@ export interface FrontGenerate {
   readonly arrivalEpochMs: number;
   /** The W3C trace id the request came with: the primary's exemplars carry it. */
   readonly traceId?: string;
+  /** One prompt of a request of several, sent together: admitted as a whole when index 0 arrives. */
+  readonly group?: { readonly size: number; readonly index: number };
 }
 
 /**

@@ -27,6 +27,8 @@ export class ModelRelay {
   private readonly jobs = new Map<number, boolean>();
   private readonly aborts = new Map<number, () => void>();
   private gone = false;
+  /** Prompts still to come of a several-prompt request refused as a whole (they follow its first, in order). */
+  private refusedFollowers = 0;
   /** Answers given in this turn of the event loop: they leave together, in one message. */
   private answers: FrontJobDone[] = [];
   private readonly flushAnswers = (): void => {
@@ -67,12 +69,24 @@ export class ModelRelay {
   }
 
   generate(m: FrontGenerate): void {
+    // The rest of a request refused as a whole: the front failed it on its first prompt's error
+    // and cancels these; none starts.
+    if (m.group !== undefined && m.group.index > 0 && this.refusedFollowers > 0) { this.refusedFollowers--; return; }
     traceIds.set(m.requestId, m.traceId);
     const model = this.lookup(m.model);
     const send = (ev: Omit<Extract<ToFront, { type: 'tsserve.front.gen' }>, 'type' | 'id'>): void => {
       if (!this.gone) this.send({ type: 'tsserve.front.gen', id: m.id, ...ev });
     };
     if (!(model instanceof GenerationModel)) return send({ error: { status: 404, message: `The model \`${m.model}\` does not exist.` } });
+    // Several prompts are admitted all or none, as the route does without fronts (it started
+    // the first ones, then aborted them when a later one was refused).
+    if (m.group !== undefined && m.group.index === 0) {
+      const refused = model.admits(m.group.size);
+      if (refused !== null) {
+        this.refusedFollowers = m.group.size - 1;
+        return send({ error: { status: refused.status, message: refused.message } });
+      }
+    }
     let left = m.params.n ?? 1;
     const started = model.generate({ prompt: m.prompt, params: m.params, arrivalMs: m.arrivalEpochMs - performance.timeOrigin, requestId: m.requestId }, {
       onTimings: (timings) => send({ timings }),

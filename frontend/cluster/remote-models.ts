@@ -65,7 +65,7 @@ export class PrimaryLink {
     this.gens.set(id, { sink, left: req.params.n ?? 1 });
     this.send({
       type: 'tsserve.front.generate', id, model, requestId, prompt: req.prompt, params: req.params, arrivalEpochMs: performance.timeOrigin + req.arrivalMs,
-      ...(req.traceId !== undefined ? { traceId: req.traceId } : {}),
+      ...(req.traceId !== undefined ? { traceId: req.traceId } : {}), ...(req.group !== undefined ? { group: req.group } : {}),
     });
     return () => { if (this.gens.delete(id)) this.send({ type: 'tsserve.front.cancel', id }); };
   }

@@ -39,6 +39,12 @@ export interface GenerateRequest {
    * front's proxy relays it, since the exemplars are recorded in the primary.
    */
   readonly traceId?: string;
+  /**
+   * One prompt of a completions request of several, started together by a target without
+   * `admits` (a front's proxy): the primary admits them as a whole, as `admits` does, when the
+   * first (index 0) arrives. A served model has checked `admits` already and ignores it.
+   */
+  readonly group?: { readonly size: number; readonly index: number };
 }
 
 /** A started request. */

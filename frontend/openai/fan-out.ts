@@ -44,7 +44,11 @@ export function generateAll(model: GenerationTarget, prompts: readonly ReadyProm
   for (let p = 0; p < prompts.length; p++) {
     const r = prompts[p]!;
     // The trace id goes with the first prompt, whose id the answer carries (as the route notes it).
-    const started = model.generate({ prompt: r.ids, params: { ...params, max_tokens: r.maxTokens }, arrivalMs, ...(p === 0 && traceId !== undefined ? { traceId } : {}) }, {
+    const started = model.generate({
+      prompt: r.ids, params: { ...params, max_tokens: r.maxTokens }, arrivalMs, ...(p === 0 && traceId !== undefined ? { traceId } : {}),
+      // A target that cannot tell (a front's proxy) has the whole request admitted where it runs.
+      ...(prompts.length > 1 && model.admits === undefined ? { group: { size: prompts.length, index: p } } : {}),
+    }, {
       onTimings: (t) => sink.onTimings(t),
       onAccepted: accepted,
       onOutput: (o) => { if (!failed) sink.onOutput(o, p); },
