@@ -10,6 +10,14 @@ import type { MetricSpec, SinkMode } from '../../schema/types.js';
 import type { AccessRecord, LogLevel } from '../log/log.js';
 import type { MetricHandle, MetricsPort, SeriesHandle } from '../server/metrics-port.js';
 import type { FrontMetrics, ShippedSeriesDecl } from './messages.js';
+import { EMITTED_METRICS } from '../server/frontend-series.js';
+
+/**
+ * The families a front records into (the primary sends their specs, those its metrics.yaml
+ * declares): the frontend metrics, and the refusals a front's route counts itself (the Open
+ * Inference Protocol's all-or-none check; a no-op there before, so those 503s went uncounted).
+ */
+export const FRONT_METRICS: readonly string[] = Object.freeze([...Object.keys(EMITTED_METRICS), 'tsserve_requests_refused_total']);
 
 /** Observations one flush holds at most, over every histogram series (more are dropped, and counted by the primary in tsserve_datapoints_dropped_total{reason="queue_full"}). */
 export const MAX_OBSERVATIONS_PER_FLUSH = 1_000_000;

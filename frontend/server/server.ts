@@ -39,7 +39,7 @@ import { FrontIngest } from '../cluster/front-ingest.js';
 import { FrontSupervisor } from '../cluster/front-supervisor.js';
 import { snapshotOf } from '../cluster/snapshot.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
-import { EMITTED_METRICS } from './frontend-series.js';
+import { FRONT_METRICS } from '../cluster/shipped-metrics.js';
 import { headerTimeoutOptions } from './header-timeout.js';
 import type { WorkerProcess } from '../workers/worker-process.js';
 
@@ -174,7 +174,7 @@ function startFronts(cfg: ServerConfig, deps: ServerDeps, manager: ModelManager,
     init: {
       host: cfg.inference.host, port: cfg.inference.port, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
       headerTimeoutMs: cfg.headerTimeoutMs ?? 0, ...token,
-      metrics: Object.keys(EMITTED_METRICS).flatMap((n) => { const m = deps.metrics.get(n); return m === null ? [] : [m.spec]; }),
+      metrics: FRONT_METRICS.flatMap((n) => { const m = deps.metrics.get(n); return m === null ? [] : [m.spec]; }),
       processMetrics: deps.metrics.modes.includes('prometheus'),
     },
     models: () => ({ models: manager.list().map(snapshotOf), health: healthOf(manager.list()) }),

@@ -107,7 +107,7 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     // All rows or none: rows queued before one is refused would hold their places (and be sent to
     // a worker) for a request already answered 503. (Through a front the table may be late: the
     // batcher's own refusal below still answers then.) One row is left to the batcher, which
-    // counts its refusal wherever it runs (a front binds only the HTTP-side families).
+    // counts its refusal where it runs (the primary); a front ships this count to it.
     if (rows.length > 1 && rows.length > queue().remainingCapacity) {
       // Counted as the batcher's own refusal is (the model's submit never saw this request).
       opts.series.queueFullRefusals(model.config.name).record(1);

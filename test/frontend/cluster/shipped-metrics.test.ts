@@ -5,7 +5,8 @@ import type { AccessRecord } from '../../../frontend/log/log.js';
 import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
 import { FrontIngest } from '../../../frontend/cluster/front-ingest.js';
 import type { FrontMetrics } from '../../../frontend/cluster/messages.js';
-import { ShippedMetrics } from '../../../frontend/cluster/shipped-metrics.js';
+import { FRONT_METRICS, ShippedMetrics } from '../../../frontend/cluster/shipped-metrics.js';
+import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
 
 function spec(name: string, type: MetricSpec['type'], dimensions: readonly string[]): MetricSpec {
   return { name, section: 'ts_metrics', type, unit: 'Count', dimensions, hostLabel: 'Hostname', help: '', buckets: [], pos: null };
@@ -14,13 +15,14 @@ function spec(name: string, type: MetricSpec['type'], dimensions: readonly strin
 const SPECS = [spec('http_requests_total', 'counter', ['handler', 'method', 'status']), spec('http_request_size_bytes', 'histogram', ['handler']), spec('Busy', 'gauge', [])];
 /** The primary's self-metric (never a front's: fronts get the frontend families only). */
 const DROPPED = spec('tsserve_datapoints_dropped_total', 'counter', ['reason']);
+const REFUSED = spec('tsserve_requests_refused_total', 'counter', ['model_name', 'reason']);
 
 /** The primary's metrics port as a recorder: every record as `name{dims} value [source]`. */
 function recordingPort(): { port: MetricsPort; records: string[] } {
   const records: string[] = [];
   const port: MetricsPort = {
     get: (name): MetricHandle | null => {
-      const s = [...SPECS, DROPPED].find((x) => x.name === name);
+      const s = [...SPECS, DROPPED, REFUSED].find((x) => x.name === name);
       if (s === undefined) return null;
       return { spec: s, bind: (dims) => ({ record: (v: number, _r?: string, _t?: number, source?: string) => { records.push(`${name}${JSON.stringify(dims)} ${v}${source !== undefined ? ` ${source}` : ''}`); } }) };
     },
@@ -83,5 +85,16 @@ describe('ShippedMetrics → FrontIngest', () => {
     ingest.handle('front-1', flush(3));
     ingest.handle('front-2', flush(2));
     expect(records).to.deep.equal(['tsserve_datapoints_dropped_total{"reason":"queue_full"} 3', 'tsserve_datapoints_dropped_total{"reason":"queue_full"} 2']);
+  });
+
+  it('should ship a front\'s own queue_full refusal (the Open Inference Protocol\'s all-or-none check) into tsserve_requests_refused_total (regression: a no-op, the family was not a front\'s)', () => {
+    const specs = FRONT_METRICS.map((n) => (n === REFUSED.name ? REFUSED : spec(n, 'counter', [])));
+    const sent: FrontMetrics[] = [];
+    const front = new ShippedMetrics(specs, [], (m) => sent.push(m), 60_000);
+    new FrontendSeries(front).queueFullRefusals('mlp').record(1);
+    front.flush();
+    const { port, records } = recordingPort();
+    for (const m of sent) new FrontIngest(port, SILENT, undefined).handle('front-1', m);
+    expect(records).to.deep.equal(['tsserve_requests_refused_total{"model_name":"mlp","reason":"queue_full"} 1']);
   });
 });
