@@ -115,7 +115,15 @@ function serve(init: FrontInit): void {
     shipped.flush();
     send({ type: 'tsserve.front.stopped' }, () => process.exit(1));
   });
+  // A bind that fails (the port taken) is the primary's start-up error, worded as its own
+  // listeners': thrown, it was an uncaught exception with a stack, and the start said only
+  // 'front process N exited before listening'.
+  const bindFailed = (e: NodeJS.ErrnoException): void => {
+    send({ type: 'tsserve.front.listen-failed', ...(e.code !== undefined ? { code: e.code } : {}), message: e.message }, () => process.exit(1));
+  };
+  server.once('error', bindFailed);
   server.listen(init.port, init.host, () => {
+    server.off('error', bindFailed);
     send({ type: 'tsserve.front.listening', port: (server.address() as AddressInfo).port });
   });
 }

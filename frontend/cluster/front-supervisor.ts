@@ -15,6 +15,7 @@ import type { FrontIngest } from './front-ingest.js';
 import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js';
 import { isFrontMessage } from './messages.js';
 import { ModelRelay } from './model-relay.js';
+import { listenError } from '../server/listen-error.js';
 
 /** The front entry, next to this compiled file. */
 export const FRONT_ENTRY = path.join(import.meta.dirname, 'front-main.js');
@@ -63,6 +64,8 @@ export class FrontSupervisor {
   private draining = false;
   private nextScrape = 1;
   private timer: NodeJS.Timeout | null = null;
+  /** Every front of `start()` listened: from then on a front that exits is started again. */
+  private started = false;
   /** Fronts in a row that died before they listened (reset when one listens). */
   private failedStarts = 0;
   /** Restarts waiting out their backoff. */
@@ -92,7 +95,7 @@ export class FrontSupervisor {
     for (let i = 0; i < this.opts.count; i++) all.push(this.fork());
     this.timer = setInterval(() => this.announce(), MODEL_TABLE_MS);
     this.timer.unref();
-    return Promise.all(all).then((ports) => ports[0] ?? -1);
+    return Promise.all(all).then((ports) => { this.started = true; return ports[0] ?? -1; });
   }
 
   /** Sends the model table to every front now (after a registration or a scale). */
@@ -141,6 +144,7 @@ export class FrontSupervisor {
     this.fronts.add(front);
     return new Promise<number>((resolve, reject) => {
       let listening = false;
+      let bindError: Error | null = null;
       const init = (): void => {
         const t = this.opts.models();
         front.inited = true;
@@ -154,6 +158,10 @@ export class FrontSupervisor {
         // would have it listen, and the stop sent before it could read one went unheard until
         // the 15 s kill.
         if (m.type === 'tsserve.front.hello') { if (this.stopping) this.sendTo(front, { type: 'tsserve.front.stop' }); else init(); return; }
+        if (m.type === 'tsserve.front.listen-failed') {
+          bindError = listenError('inference', { host: this.opts.init.host, port: this.portValue > 0 ? this.portValue : this.opts.init.port }, m);
+          return;
+        }
         if (m.type === 'tsserve.front.listening') {
           listening = true;
           this.failedStarts = 0;
@@ -169,8 +177,9 @@ export class FrontSupervisor {
         front.relay.frontGone();
         this.opts.ingest.forget(key);
         for (const done of front.scrapes.values()) done([]);
-        if (!listening) reject(new Error(`front process ${String(worker.process.pid)} exited before listening (${signal ?? `code ${String(code)}`})`));
-        if (this.stopping) return;
+        if (!listening) reject(bindError ?? new Error(`front process ${String(worker.process.pid)} exited before listening (${signal ?? `code ${String(code)}`})`));
+        // A front of the start that failed fails the start (the server stops): none is started again.
+        if (this.stopping || !this.started) return;
         this.restarts++;
         this.opts.restartCounter?.record(1);
         const why = signal ?? `code ${String(code)}`;

@@ -107,6 +107,13 @@ export interface FrontListening {
   readonly port: number;
 }
 
+/** Front → primary: its listener could not bind (it exits next); the start fails with this. */
+export interface FrontListenFailed {
+  readonly type: 'tsserve.front.listen-failed';
+  readonly code?: string;
+  readonly message: string;
+}
+
 /** Front → primary: its message listener is up (an init sent before it would be lost). */
 export interface FrontHello {
   readonly type: 'tsserve.front.hello';
@@ -206,7 +213,7 @@ export interface FrontProcessMetrics {
 /** Any message from the primary. */
 export type ToFront = FrontInit | FrontModels | FrontJobDone | FrontJobsDone | FrontGenEvent | FrontSpeechEvent | FrontControl | FrontScrape;
 /** Any message from a front. */
-export type FromFront = FrontHello | FrontListening | FrontStopped | FrontJob | FrontJobs | FrontCancel | FrontGenerate | FrontSpeak | FrontMetrics | FrontProcessMetrics;
+export type FromFront = FrontHello | FrontListening | FrontListenFailed | FrontStopped | FrontJob | FrontJobs | FrontCancel | FrontGenerate | FrontSpeak | FrontMetrics | FrontProcessMetrics;
 
 /** True for a message of this protocol (either direction). */
 export function isFrontMessage(msg: unknown): msg is { readonly type: string } {

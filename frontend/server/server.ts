@@ -28,6 +28,7 @@ import { levelCallback } from '../log/log.js';
 import { ModelStore } from '../store/model-store.js';
 import type { ListenAddress } from './address.js';
 import { formatAddress, isLoopback } from './address.js';
+import { listenError } from './listen-error.js';
 import { FrontendSeries } from './frontend-series.js';
 import type { MetricsPort } from './metrics-port.js';
 import type { ModelKindContext } from './model-kinds.js';
@@ -150,13 +151,7 @@ function listen(app: Listener, addr: ListenAddress, name: string, access: Access
     server.on('request', app);
     server.keepAliveTimeout = 65_000;
     // A bind failure names the listener and its flag (node's 'listen EADDRINUSE: address already in use' names neither).
-    const failed = (e: NodeJS.ErrnoException): void => {
-      const why = e.code === 'EADDRINUSE' ? 'the address is already in use'
-        : e.code === 'EACCES' ? 'permission denied (a port below 1024 needs privileges)'
-          : e.code === 'EADDRNOTAVAIL' ? 'no interface of this machine has that address'
-            : e.message;
-      reject(new Error(`${name} listener ${formatAddress(addr)} (--${name}-address): ${why}`));
-    };
+    const failed = (e: NodeJS.ErrnoException): void => { reject(listenError(name, addr, e)); };
     server.once('error', failed);
     server.listen(addr.port, addr.host, () => { server.off('error', failed); resolve(server); });
   });

@@ -41,6 +41,22 @@ describe('tsserve start (start-up checks)', function () {
     }
   });
 
+  it('should name the listener and its flag when its address is taken with --api-server-count 2 too, and exit 1 without restarting a front (regression: "front process N exited before listening (code 1)", a restart counted, and each front\'s stack as fatal)', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      const [mgmt, met] = [await freePort(), await freePort()];
+      const r = spawnSync(process.execPath, [CLI, 'start', '--model-store', dir, '--log-dir', dir, '--inference-address', `127.0.0.1:${port}`,
+        '--management-address', `127.0.0.1:${mgmt}`, '--metrics-address', `127.0.0.1:${met}`, '--api-server-count', '2'], { encoding: 'utf8' });
+      expect(r.status).to.equal(1);
+      const errors = r.stdout.split('\n').filter((l) => /"level":"(error|fatal)"/.test(l)).map((l) => (JSON.parse(l) as { msg: string }).msg);
+      expect(errors).to.deep.equal([`tsserve start: inference listener http://127.0.0.1:${port} (--inference-address): the address is already in use`]);
+    } finally {
+      taken.close();
+    }
+  });
+
   it('should refuse an explicit --model-store that does not exist', () => {
     const missing = path.join(dir, 'nope');
     const r = spawnSync(process.execPath, [CLI, 'start', '--model-store', missing, '--log-dir', dir], { encoding: 'utf8' });

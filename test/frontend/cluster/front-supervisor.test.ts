@@ -60,20 +60,39 @@ describe('FrontSupervisor', function () {
 
   it('should start a front that died before it listened again after a doubling backoff, not at once in a loop (regression: a front failing at start was forked again and again, as fast as it could die)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'front-sup-'));
+    const dies = path.join(dir, 'dies.cjs');
+    fs.writeFileSync(dies, 'process.exit(3);\n');
+    const lines: string[] = [];
+    const sup = supervisor(lines, { restartBackoffMs: 5 });
+    try {
+      await sup.start();
+      // From now on a new front fails at once (as a broken install would).
+      cluster.setupPrimary({ exec: dies });
+      const first = Object.values(cluster.workers ?? {})[0] as Worker;
+      first.process.kill('SIGKILL');
+      await until(() => lines.length >= 4, { message: 'four restarts', observe: () => lines });
+      await sup.stop();
+      expect(lines.slice(0, 4).map((l) => l.replace(/process \d+/, 'process P'))).to.deep.equal([
+        'error: front process P exited (SIGKILL); starting another (restart 1)',
+        'error: front process P exited before it listened (code 3); starting another in 5 ms (restart 2)',
+        'error: front process P exited before it listened (code 3); starting another in 10 ms (restart 3)',
+        'error: front process P exited before it listened (code 3); starting another in 20 ms (restart 4)',
+      ]);
+    } finally {
+      await sup.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should fail its start with the exit of a front that never listened, and start none again (the server stops)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'front-sup-'));
     const entry = path.join(dir, 'dies.cjs');
     fs.writeFileSync(entry, 'process.exit(3);\n');
     const lines: string[] = [];
-    const sup = supervisor(lines, { entry, restartBackoffMs: 5 });
+    const sup = supervisor(lines, { entry });
     try {
       const refused = await sup.start().then(() => 'started', (e: unknown) => String(e).replace(/\d{2,}/, 'P'));
-      await until(() => lines.length >= 3, { message: 'three restarts', observe: () => lines });
-      await sup.stop();
-      expect(refused).to.equal('Error: front process P exited before listening (code 3)');
-      expect(lines.slice(0, 3).map((l) => l.replace(/process \d+/, 'process P'))).to.deep.equal([
-        'error: front process P exited before it listened (code 3); starting another in 5 ms (restart 1)',
-        'error: front process P exited before it listened (code 3); starting another in 10 ms (restart 2)',
-        'error: front process P exited before it listened (code 3); starting another in 20 ms (restart 3)',
-      ]);
+      expect([refused, lines, sup.restarts]).to.deep.equal(['Error: front process P exited before listening (code 3)', [], 0]);
     } finally {
       await sup.stop();
       fs.rmSync(dir, { recursive: true, force: true });
