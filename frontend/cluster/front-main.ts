@@ -8,7 +8,7 @@
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { accessLogListener } from '../http/access-log.js';
-import { inferenceApp } from '../http/inference-app.js';
+import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
 import { ProcessMetrics } from '../metrics/exposition/process-metrics.js';
 import { openaiRouter } from '../openai/router.js';
 import { FrontendSeries } from '../server/frontend-series.js';
@@ -69,7 +69,7 @@ function serve(init: FrontInit): void {
   let draining = false;
   const server = http.createServer(headerTimeoutOptions(init.headerTimeoutMs));
   server.on('request', accessLogListener('inference', (r) => shipped.accessRecord(r)));
-  server.on('request', drainGate(app, () => draining, () => true, (s) => series.countResponse(s), new HttpMetrics((n, d) => series.bind(n, d))));
+  server.on('request', drainGate(app, () => draining, () => true, (s) => series.countResponse(s), new HttpMetrics((n, d) => series.bind(n, d)), (req, res, s, m) => sendInferenceError((req.url ?? '/').split('?', 1)[0]!, res, s, m)));
   server.on('clientError', clientErrorListener('inference', (r) => shipped.accessRecord(r), (s) => series.countResponse(s)));
   deferContinue(server);
   server.keepAliveTimeout = 65_000;

@@ -21,7 +21,7 @@ import { guardTarget } from './request-target.js';
 import { oipInferRoute } from './oip/infer-route.js';
 import { sendOipError } from './oip/oip-error.js';
 import { oipRouter } from './oip/oip-router.js';
-import { OpenAIError, sendOpenAIError } from '../openai/errors.js';
+import { errorBody, OpenAIError, sendOpenAIError } from '../openai/errors.js';
 import type { BodyErrorSender } from './json-body.js';
 import { predictionsRoute } from './predictions-route.js';
 import { requireToken } from './token-auth.js';
@@ -92,6 +92,22 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
 
 /** Each API family answers a refused body in its own error shape. */
 const sendOpenAIBodyError: BodyErrorSender = (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message));
+
+/**
+ * An error in the shape of the API `path` belongs to (OpenAI's under /v1, the Open Inference
+ * Protocol's under /v2, TorchServe's elsewhere), on node's response: for answers given before
+ * express (the drain's 503), so an OpenAI or KServe client can read them too.
+ */
+export function sendInferenceError(path: string, res: ServerResponse, status: number, message: string): void {
+  if (res.headersSent) return;
+  if (path.startsWith('/v2/')) return sendOipError(res, status, message);
+  if (!path.startsWith('/v1/')) return sendError(res, status, message);
+  const body = JSON.stringify(errorBody(status, message));
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(res.req?.method === 'HEAD' ? undefined : body);
+}
 /** The inference port's paths and the methods each takes (GET routes answer HEAD too). */
 const ALLOWED_METHODS: readonly (readonly [string | string[], string])[] = [
   [['/ping', '/health', '/version', '/v1/models', '/v1/models/:model', '/v2', '/v2/health/live', '/v2/health/ready', '/v2/models/:model{/versions/:version}', '/v2/models/:model{/versions/:version}/ready'], 'GET, HEAD'],

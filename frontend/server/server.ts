@@ -13,7 +13,7 @@ import type { MetricsConfig } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { BodyLimits } from '../http/body-limits.js';
 import { bodyLimits } from '../http/body-limits.js';
-import { inferenceApp } from '../http/inference-app.js';
+import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
 import { guardTarget } from '../http/request-target.js';
@@ -43,6 +43,7 @@ import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import { FRONT_METRICS } from '../cluster/shipped-metrics.js';
 import { headerTimeoutOptions } from './header-timeout.js';
 import type { WorkerProcess } from '../workers/worker-process.js';
+import { sendError } from '../http/errors.js';
 
 /** Everything the server is configured with (already parsed and checked). */
 export interface ServerConfig {
@@ -129,15 +130,27 @@ type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
  * with Retry-After and `Connection: close` (a keep-alive client reconnects, through its load
  * balancer, to an instance that is not leaving) and counted like any other answer.
  */
-export function drainGate(app: Listener, draining: () => boolean, refused: (req: http.IncomingMessage) => boolean, count: (status: number) => void, http?: HttpMetrics): Listener {
+/** The path of a request target (`/v1/completions?x` → `/v1/completions`). */
+function pathOfUrl(url: string | undefined): string {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return q < 0 ? u : u.slice(0, q);
+}
+
+export function drainGate(
+  app: Listener, draining: () => boolean, refused: (req: http.IncomingMessage) => boolean, count: (status: number) => void, http?: HttpMetrics,
+  /** Writes the 503 in the shape of the request's API (default TorchServe's). */
+  send: (req: http.IncomingMessage, res: http.ServerResponse, status: number, message: string) => void = (_req, res, s, m) => sendError(res, s, m),
+): Listener {
   return (req, res) => {
     if (!draining() || !refused(req)) { app(req, res); return; }
     count(503);
     // In the HTTP families too (no route matched yet: handler "none"), or an error-ratio alert on
     // http_requests_total would miss every drain.
     http?.track(req, res, () => UNMATCHED_HANDLER);
-    res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(DRAIN_RETRY_AFTER_SEC), connection: 'close' });
-    res.end(JSON.stringify({ code: 503, type: 'ServiceUnavailableException', message: DRAIN_MESSAGE }));
+    res.setHeader('retry-after', String(DRAIN_RETRY_AFTER_SEC));
+    res.setHeader('connection', 'close');
+    send(req, res, 503, DRAIN_MESSAGE);
   };
 }
 
@@ -271,7 +284,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
         ...token, extraRoutes,
         health: () => healthOf(manager.list()),
-      }), isDraining, () => true, count, drainHttp), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs, count);
+      }), isDraining, () => true, count, drainHttp, (req, res, s, m) => sendInferenceError(pathOfUrl(req.url), res, s, m)), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs, count);
       servers.push(inf);
       inferenceUrl = boundAddress(inf, cfg.inference.host);
     }

@@ -168,17 +168,23 @@ describe('tsserve start: SIGTERM drain answers 503 with Retry-After (real server
     const ping = await fetch(`${server.inference}/ping`);
     expect([ping.status, ping.headers.get('retry-after')]).to.deep.equal([503, '5']);
     await ping.text();
+    // Under /v1 and /v2 the same 503 in those APIs' shapes, so OpenAI and KServe clients read it.
+    const drainMessage = DRAIN_503.message;
+    const openai = await fetch(`${server.inference}/v1/completions`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect([openai.status, openai.headers.get('retry-after'), JSON.parse(await openai.text())]).to.deep.equal([503, '5', { error: { message: drainMessage, type: 'service_unavailable_error', param: null, code: null } }]);
+    const oip = await fetch(`${server.inference}/v2/models/slow/infer`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect([oip.status, oip.headers.get('retry-after'), JSON.parse(await oip.text())]).to.deep.equal([503, '5', { error: drainMessage }]);
     const scale = await call('PUT', `${server.management}/models/slow?min_worker=1`);
     expect(scale).to.deep.equal({ status: 503, json: DRAIN_503 });
     expect((await call('GET', `${server.management}/models`)).status).to.equal(200);
-    // The three drain answers count in the HTTP families as in Requests5XX (no route matched them yet).
+    // The five drain answers count in the HTTP families as in Requests5XX (no route matched them yet).
     const during = await Scrape.of(server);
     expect([
       delta(before, during, 'http_requests_total', { handler: 'none', method: 'POST', status: '5xx' }),
       delta(before, during, 'http_requests_total', { handler: 'none', method: 'GET', status: '5xx' }),
       delta(before, during, 'http_requests_total', { handler: 'none', method: 'PUT', status: '5xx' }),
       delta(before, during, 'Requests5XX', {}),
-    ]).to.deep.equal([1, 1, 1, 3]);
+    ]).to.deep.equal([3, 1, 1, 5]);
     const answers = await Promise.all(admitted);
     expect(answers.map((a) => [a.status, a.json])).to.deep.equal(Array(3).fill([200, { slept: 1500 }]));
     expect(await exited).to.equal(0);
