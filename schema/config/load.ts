@@ -12,7 +12,7 @@ import { normalize } from './normalize.js';
 import { ruleFindings } from './rules.js';
 import { schemaFindings } from './schema-check.js';
 import type { Locator } from './yaml-source.js';
-import { parseYaml } from './yaml-source.js';
+import { MAX_ALIAS_EXPANSION, parseYaml } from './yaml-source.js';
 
 /** Reads and validates a metrics.yaml file. Problems name `file` exactly as passed. */
 export function loadMetricsConfig(file: string): LoadResult {
@@ -29,7 +29,9 @@ export function loadMetricsConfig(file: string): LoadResult {
 export function parseMetricsConfig(text: string, file: string): LoadResult {
   const parsed = parseYaml(text);
   if (!parsed.ok) {
-    const message = parsed.alias !== null
+    const message = parsed.expansion !== undefined
+      ? `YAML alias "*${parsed.expansion.alias}" brings in ${parsed.expansion.nodes} nodes, and all aliases together more than ${MAX_ALIAS_EXPANSION} (a file of nested aliases, an "alias bomb", would exhaust memory); write the lists out, and keep anchors for names and small mappings`
+      : parsed.alias !== null
       ? `undefined alias "*${parsed.alias}": no anchor &${parsed.alias} is defined above it; declare it in the top-level dimensions list (e.g. - &${parsed.alias} "Name") or fix the spelling`
       : `YAML syntax error: ${parsed.reason}; the file must be valid YAML`;
     return fail(file, [{ ...parsed.pos, message }]);

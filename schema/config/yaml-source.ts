@@ -34,7 +34,24 @@ export interface Locator {
 /** Result of parsing: the plain JS value plus a locator, or the YAML error with its position. */
 export type YamlParse =
   | { readonly ok: true; readonly value: unknown; readonly locator: Locator }
-  | { readonly ok: false; readonly pos: SourcePos; readonly reason: string; readonly alias: string | null };
+  | { readonly ok: false; readonly pos: SourcePos; readonly reason: string; readonly alias: string | null; readonly expansion?: ExpansionProblem };
+
+/** An alias that made the document grow past MAX_ALIAS_EXPANSION nodes. */
+export interface ExpansionProblem {
+  /** The anchor name, without the `*`. */
+  readonly alias: string;
+  /** How many nodes this one alias brings in. */
+  readonly nodes: number;
+}
+
+/**
+ * Most nodes all aliases of a document may bring in, counted as if each were written out. An
+ * alias costs nothing to parse, but everything that walks the value (the schema check, the
+ * rules, a message quoting a list) walks each copy: ten anchors each repeating the one before
+ * ten times ("billion laughs") parse in a millisecond and then hang or crash the loader. A real
+ * metrics.yaml brings in a few hundred (names, the odd merged mapping).
+ */
+export const MAX_ALIAS_EXPANSION = 100_000;
 
 // CORE (YAML 1.2: no dates, `yes` stays a string) plus merge keys, so `<<: *common` works.
 const SCHEMA = CORE_SCHEMA.withTags(mergeTag);
@@ -47,6 +64,8 @@ interface NodeBase {
   readonly start: number;
   /** Offset js-yaml reports errors about this node at (tag, else anchor name, else value). */
   readonly mark: number;
+  /** Nodes it stands for once aliases are written out (itself included); set when it is complete. */
+  size?: number;
 }
 interface ScalarNode extends NodeBase {
   readonly kind: 'scalar';
@@ -78,6 +97,8 @@ interface Tree {
   readonly roots: (YNode | null)[];
   readonly keys: YNode[];
   readonly aliases: AliasNode[];
+  /** The alias that took the expansion past MAX_ALIAS_EXPANSION, or null. */
+  readonly bomb: AliasNode | null;
 }
 
 /** Parses YAML text; never throws. */
@@ -90,6 +111,16 @@ export function parseYaml(text: string): YamlParse {
     return yamlError(err, text, lines, null);
   }
   const tree = buildTree(text, lines, events);
+  if (tree.bomb !== null) {
+    const b = tree.bomb;
+    return {
+      ok: false,
+      pos: toPos(text, lines, b.start),
+      reason: `alias "*${b.name}" brings in ${b.size} nodes, past the ${MAX_ALIAS_EXPANSION} all aliases may bring in`,
+      alias: null,
+      expansion: { alias: b.name, nodes: b.size ?? 0 },
+    };
+  }
   let docs: unknown[];
   try {
     docs = constructFromEvents(events, { source: text, schema: SCHEMA });
@@ -109,6 +140,13 @@ function buildTree(text: string, lines: readonly number[], events: readonly Even
   const roots: (YNode | null)[] = [];
   const keys: YNode[] = [];
   const aliases: AliasNode[] = [];
+  // The node each anchor names now (a later `&a` redefines it, as in YAML), for alias sizes.
+  const anchors = new Map<string, YNode>();
+  let expanded = 0;
+  let bomb: AliasNode | null = null;
+  const anchor = (node: YNode, ev: { anchorStart: number; anchorEnd: number }): void => {
+    if (ev.anchorStart !== NONE) anchors.set(text.slice(ev.anchorStart, ev.anchorEnd), node);
+  };
   // Open containers; `null` stands for the open document.
   const stack: (SeqNode | MapNode | null)[] = [];
   let doc: DocumentEvent | null = null;
@@ -140,6 +178,7 @@ function buildTree(text: string, lines: readonly number[], events: readonly Even
           ? { kind: 'seq', start, mark, dash: ev.style === COLLECTION_STYLE.BLOCK ? ev.start : NONE, items: [] }
           : { kind: 'map', start, mark, kids: [] };
         add(node);
+        anchor(node, ev);
         stack.push(node);
         prevEnd = Math.max(prevEnd, ev.start, ev.anchorEnd, ev.tagEnd);
         break;
@@ -154,24 +193,39 @@ function buildTree(text: string, lines: readonly number[], events: readonly Even
           if (start !== NONE) prevEnd = start + 1;
         }
         const mark = firstOf(ev.tagStart, ev.anchorStart, ev.valueStart);
-        if (doc !== null) add({ kind: 'scalar', start, mark, event: ev, doc, name: null });
+        if (doc !== null) {
+          const node: ScalarNode = { kind: 'scalar', start, mark, event: ev, doc, name: null, size: 1 };
+          add(node);
+          anchor(node, ev);
+        }
         prevEnd = Math.max(prevEnd, ev.valueEnd, ev.anchorEnd, ev.tagEnd);
         break;
       }
       case EVENT_ID.ALIAS: {
         const star = ev.anchorStart > 0 && text[ev.anchorStart - 1] === '*' ? ev.anchorStart - 1 : ev.anchorStart;
-        const node: AliasNode = { kind: 'alias', start: star, mark: ev.anchorStart, name: text.slice(ev.anchorStart, ev.anchorEnd) };
+        const name = text.slice(ev.anchorStart, ev.anchorEnd);
+        // An alias of a node still open (a recursive one) or of no anchor stands for itself.
+        const size = anchors.get(name)?.size ?? 1;
+        const node: AliasNode = { kind: 'alias', start: star, mark: ev.anchorStart, name, size };
+        expanded += size - 1;
+        if (bomb === null && expanded > MAX_ALIAS_EXPANSION) bomb = node;
         aliases.push(node);
         add(node);
         prevEnd = Math.max(prevEnd, ev.anchorEnd);
         break;
       }
-      case EVENT_ID.POP:
-        stack.pop();
+      case EVENT_ID.POP: {
+        const done = stack.pop();
+        if (done !== null && done !== undefined) {
+          const kids = done.kind === 'seq' ? done.items : done.kids;
+          // Capped: a bomb's sizes grow tenfold per level, and only "past the limit" matters.
+          done.size = Math.min(kids.reduce((n, k) => n + (k.size ?? 1), 1), Number.MAX_SAFE_INTEGER);
+        }
         break;
+      }
     }
   }
-  return { roots, keys, aliases };
+  return { roots, keys, aliases, bomb };
 }
 
 /** Where a node's properties begin: the `&` of its anchor or the `!` of its tag, whichever is first. */

@@ -109,6 +109,11 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
     'exposition-name-clash.yaml:8:13: metric "Bar" in model_metrics.histogram: its _bucket series "Bar_bucket" is also the name of gauge "Bar_bucket" (line 13) in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them',
     'exposition-name-clash.yaml:8:13: metric "Bar" in model_metrics.histogram: its _count series "Bar_count" is also the name of gauge "Bar_count" (line 11) in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them',
   ],
+  // Regression: ten nested anchors (10^9 strings once expanded) took the loader 30 s, or crashed it
+  // with "RangeError: Invalid string length" instead of a problem.
+  'alias-bomb': [
+    'alias-bomb.yaml:7:45: YAML alias "*a3" brings in 11111 nodes, and all aliases together more than 100000 (a file of nested aliases, an "alias bomb", would exhaust memory); write the lists out, and keep anchors for names and small mappings',
+  ],
   'file-missing': [
     'file-missing.yaml:1:1: cannot read the file: no such file; check the path (or pass --metrics-config FILE)',
   ],

@@ -1,7 +1,7 @@
 /** The js-yaml adapter: positions of keys and values, rebuilt from the parser's events. */
 import { expect } from 'chai';
 import type { DocPath, Locator } from '../../../schema/config/yaml-source.js';
-import { parseYaml } from '../../../schema/config/yaml-source.js';
+import { MAX_ALIAS_EXPANSION, parseYaml } from '../../../schema/config/yaml-source.js';
 import { formatProblem, parseMetricsConfig } from '../../../schema/config/load.js';
 
 function locator(text: string): Locator {
@@ -63,6 +63,28 @@ describe('parseYaml', () => {
   it('should resolve merge keys and keep `yes` a string (YAML 1.2 core)', () => {
     const r = parseYaml('base: &b {unit: ms}\nm:\n  <<: *b\n  name: A\nflag: yes\n');
     expect(r.ok && r.value).to.deep.equal({ base: { unit: 'ms' }, m: { unit: 'ms', name: 'A' }, flag: 'yes' });
+  });
+});
+
+describe('parseYaml alias expansion', () => {
+  // An anchored list of 999 items is 1000 nodes: each alias of it brings in 999 more.
+  const doc = (aliases: number): string =>
+    `a: &big [${Array.from({ length: 999 }, () => 'x').join(', ')}]\nb: [${Array.from({ length: aliases }, () => '*big').join(', ')}]\n`;
+
+  it('should accept aliases bringing in MAX_ALIAS_EXPANSION nodes in all', () => {
+    expect(MAX_ALIAS_EXPANSION).to.equal(100_000);
+    const r = parseYaml(doc(100));
+    expect(r.ok && (r.value as { b: unknown[] }).b.length).to.equal(100);
+  });
+
+  it('should refuse the alias that takes them past it, at its star', () => {
+    const r = parseYaml(doc(101));
+    expect(r.ok ? null : [r.pos, r.expansion]).to.deep.equal([{ line: 2, col: 5 + 6 * 100 }, { alias: 'big', nodes: 1000 }]);
+  });
+
+  it('should count a recursive alias as one node', () => {
+    const r = parseYaml('a: &r [x, *r]\n');
+    expect(r.ok).to.equal(true);
   });
 });
 
