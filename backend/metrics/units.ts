@@ -70,6 +70,24 @@ export function convertUnit(value: number, from: string, to: string): number | u
   return f.bytes !== undefined && t.bytes !== undefined ? (value * f.bytes) / t.bytes : undefined;
 }
 
+/** What a unit measures, for the helpers: a quantity of one of these is meaningless in another. */
+export type Measure = 'time' | 'size' | 'percentage' | 'ratio';
+
+/** The quantity `unit` measures, or undefined for a count or a unit of its own (`CallCount`, `request`). */
+export function measureOf(unit: string): Measure | undefined {
+  const s = scaleOf(unit);
+  if (s.time !== undefined) return 'time';
+  if (s.bytes !== undefined) return 'size';
+  switch (unitKind(unit)) {
+    case 'percent':
+      return 'percentage';
+    case 'ratio':
+      return 'ratio';
+    default:
+      return undefined;
+  }
+}
+
 /** A unit as a power of ten of seconds, or as bytes; both undefined when it is neither. */
 interface UnitScale {
   readonly time: number | undefined;

@@ -14,7 +14,7 @@ import { PointBuffer } from './point-buffer.js';
 import { describeDimensionValues, show } from './dimensions.js';
 import { LiveMetric, NoopMetric, SilentMetric } from './worker-metric.js';
 import type { MetricOwner, WorkerMetric } from './worker-metric.js';
-import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, convertUnit, isSizeUnit, isTimeUnit, mapUnit } from './units.js';
+import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, convertUnit, isSizeUnit, isTimeUnit, mapUnit, measureOf } from './units.js';
 import type { SizeUnit, TimeUnit } from './units.js';
 
 /** The handler-facing API of the worker metrics cache (live or switched off). */
@@ -187,7 +187,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
 
   /** Increments counter `name` (auto-detected as a `Count` counter with ModelName, Level). */
   addCounter(name: string, value: number, requestId?: string, dimensions?: Readonly<Record<string, string>>): void {
-    this.helper(name, 'count', 'counter', true, value, requestId, dimensions);
+    this.helper('addCounter', name, 'count', 'counter', true, value, requestId, dimensions);
   }
 
   /** Records a time in `ms` or `s` (gauge by default); other units are dropped as `bad_unit`. */
@@ -197,7 +197,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
       this.drop('bad_unit', name, BAD_TIME_UNIT_MESSAGE);
       return;
     }
-    this.helper(name, unit, type ?? 'gauge', type !== undefined, value, requestId, dimensions);
+    this.helper('addTime', name, unit, type ?? 'gauge', type !== undefined, value, requestId, dimensions);
   }
 
   /** Records a size in B, kB, MB or GB (gauge by default); other units are dropped as `bad_unit`. */
@@ -207,13 +207,13 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
       this.drop('bad_unit', name, BAD_SIZE_UNIT_MESSAGE);
       return;
     }
-    this.helper(name, unit, type ?? 'gauge', type !== undefined, value, requestId, dimensions);
+    this.helper('addSize', name, unit, type ?? 'gauge', type !== undefined, value, requestId, dimensions);
   }
 
   /** Records a percentage (gauge by default). */
   addPercent(name: string, value: number, requestId?: string,
     dimensions?: Readonly<Record<string, string>>, type?: MetricType): void {
-    this.helper(name, 'percent', type ?? 'gauge', type !== undefined, value, requestId, dimensions);
+    this.helper('addPercent', name, 'percent', type ?? 'gauge', type !== undefined, value, requestId, dimensions);
   }
 
   /**
@@ -301,7 +301,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** Shared body of the four TorchServe helpers. */
-  private helper(name: string, unit: string, type: MetricType, typeIsExplicit: boolean, value: number,
+  private helper(call: string, name: string, unit: string, type: MetricType, typeIsExplicit: boolean, value: number,
     requestId: string | undefined, dimensions: Readonly<Record<string, string>> | undefined): void {
     let metric: WorkerMetric | undefined = this.metrics.get(name);
     if (metric instanceof SilentMetric) return;
@@ -329,7 +329,23 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
       return;
     }
     // The call's unit, converted to the metric's: a time in s on a metric declared in ms is true in ms.
-    metric.addOrUpdate(convertUnit(value, unit, metric.unit) ?? value, values, requestId);
+    const converted = convertUnit(value, unit, metric.unit);
+    if (converted === undefined && call !== 'addCounter' && this.unitConflict(call, unit, metric)) return;
+    metric.addOrUpdate(converted ?? value, values, requestId);
+  }
+
+  /**
+   * A time, size or percentage recorded into a metric that measures another of them (`addTime`
+   * into a metric in kB) is dropped: the sinks print the metric's unit, so the number would be
+   * read as that. A count or a unit of its own (`CallCount`, `request`) takes any value as
+   * given, as TorchServe does (the yaml's unit wins).
+   */
+  private unitConflict(call: string, unit: string, metric: WorkerMetric): boolean {
+    const given = measureOf(unit);
+    const declared = measureOf(metric.unit);
+    if (given === undefined || declared === undefined || given === declared || metric instanceof NoopMetric) return false;
+    this.drop('bad_unit', metric.name, () => `it is declared in ${metric.unit} (a ${declared}); ${call} records a ${given} in ${unit}, which would be read as ${metric.unit}`);
+    return true;
   }
 
   /** A fresh object each call: default dimensions never leak between calls (TorchServe's bug). */

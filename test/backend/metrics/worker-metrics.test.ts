@@ -344,6 +344,32 @@ describe('WorkerMetrics', () => {
       expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['Sec', 0.005], ['Msec', 250]]);
     });
 
+    // Regression: addTime into a metric declared in kB recorded the milliseconds as kilobytes.
+    it('should drop a time, size or percent recorded into a metric that measures another of them as bad_unit', () => {
+      const sent: MetricsMessage[] = [];
+      const logs: string[] = [];
+      const wm = new WorkerMetrics(config([spec('Size', 'gauge', 'kB', []), spec('Time', 'gauge', 'ms', []),
+        spec('Pct', 'histogram', 'Percent', []), spec('Calls', 'counter', 'CallCount', []), spec('Odd', 'gauge', 'request', [])]), {
+        modelName: 'mlp', send: (m) => sent.push(copy(m)), log: (m) => logs.push(m), nowMs: () => 0 });
+      wm.addTime('Size', 5);
+      wm.addPercent('Size', 5);
+      wm.addSize('Time', 5, undefined, 'kB');
+      wm.addTime('Pct', 5, undefined, 's', undefined, 'histogram');
+      wm.addTime('Calls', 5, undefined, 'ms', undefined, 'counter'); // a count of no measure: kept, as TorchServe
+      wm.addPercent('Odd', 5); // a unit of its own: kept as given
+      wm.flush();
+      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['Calls', 5], ['Odd', 5]]);
+      expect(wm.dropped).to.deep.equal({ bad_unit: 4 });
+      expect(logs).to.deep.equal([
+        "[METRICS]Failed to update metric with name:Size: it is declared in kB (a size); addTime records a time in ms, "
+        + 'which would be read as kB (bad_unit; further drops of this kind are counted, not logged)',
+        "[METRICS]Failed to update metric with name:Time: it is declared in ms (a time); addSize records a size in kB, "
+        + 'which would be read as ms (bad_unit; further drops of this kind are counted, not logged)',
+        "[METRICS]Failed to update metric with name:Pct: it is declared in Percent (a percentage); addTime records a time in s, "
+        + 'which would be read as Percent (bad_unit; further drops of this kind are counted, not logged)',
+      ]);
+    });
+
     it('should drop bad units as bad_unit with TorchServe messages and never throw', () => {
       const { wm, logs } = setup({ autoDetect: true });
       wm.addTime('T', 1, undefined, 'ns' as 'ms');
