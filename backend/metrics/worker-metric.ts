@@ -17,6 +17,17 @@ function badLabelValue(v: string): boolean {
   return v.length > MAX_DIMENSION_VALUE_CHARS || LONE_SURROGATE.test(v);
 }
 
+/** Why a value is not recorded; a string or bigint is named as such (`String('1')` reads as a number). */
+function notFinite(value: unknown): string {
+  if (typeof value === 'string') {
+    // One warning line, however long the string a handler passed.
+    const shown = value.length > 64 ? `${JSON.stringify(value.slice(0, 64))}… (${value.length} characters)` : JSON.stringify(value);
+    return `value ${shown} is a string, not a number`;
+  }
+  if (typeof value === 'bigint') return `value ${value}n is a bigint, not a number`;
+  return `value ${show(value)} is not a finite number`;
+}
+
 /** A model metric in the worker cache. Never throws: bad input is dropped and counted. */
 export interface WorkerMetric {
   readonly name: string;
@@ -73,7 +84,7 @@ class LiveSeries implements BoundSeries {
   record(value: number, requestId?: string): void {
     // `v - v !== 0` is true for NaN, ±Infinity; the typeof keeps strings from coercing.
     if (typeof value !== 'number' || value - value !== 0) {
-      this.owner.drop('not_finite', this.metric, () => `value ${show(value)} is not a finite number`);
+      this.owner.drop('not_finite', this.metric, () => notFinite(value));
       return;
     }
     if (this.counter && value < 0) {

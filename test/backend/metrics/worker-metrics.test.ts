@@ -302,6 +302,24 @@ describe('WorkerMetrics', () => {
     });
   });
 
+  // Regression: a string or a bigint was logged as `value 1 is not a finite number`, which reads as a bug in the server.
+  describe('values of another type', () => {
+    it('should name a string or a bigint value as such in the not_finite warning', () => {
+      const { wm, logs } = setup();
+      wm.getMetric('HandlerTime').addOrUpdate('1' as unknown as number, ['mlp', 'Model']);
+      wm.getMetric('PredictionTime').addOrUpdate(1n as unknown as number, ['mlp', 'Model']);
+      wm.getMetric('LatencyHist').addOrUpdate(Infinity, ['mlp']);
+      wm.getMetric('InferenceCount').addOrUpdate('7'.repeat(100_000) as unknown as number, ['mlp', 'Model', 'cpu']);
+      expect(wm.dropped).to.deep.equal({ not_finite: 4 });
+      expect(logs).to.deep.equal([
+        '[METRICS]Failed to update metric with name:HandlerTime: value "1" is a string, not a number (not_finite; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:PredictionTime: value 1n is a bigint, not a number (not_finite; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:LatencyHist: value Infinity is not a finite number (not_finite; further drops of this kind are counted, not logged)',
+        `[METRICS]Failed to update metric with name:InferenceCount: value "${'7'.repeat(64)}"… (100000 characters) is a string, not a number (not_finite; further drops of this kind are counted, not logged)`,
+      ]);
+    });
+  });
+
   describe('TorchServe helpers', () => {
     it('should fill ModelName and Level when declared and not given, without leaking between calls', () => {
       const { wm, sent } = setup();
