@@ -305,6 +305,12 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     requestId: string | undefined, dimensions: Readonly<Record<string, string>> | undefined): void {
     let metric: WorkerMetric | undefined = this.metrics.get(name);
     if (metric instanceof SilentMetric) return;
+    if (dimensions !== undefined && dimensions !== null && (typeof dimensions !== 'object' || Array.isArray(dimensions))) {
+      // Read by its keys, a list would name labels "0", "1"… (and a string its characters).
+      this.drop('bad_dimensions', name, `dimensions must be an object of name: value (e.g. {MethodName: 'preprocess'}; `
+        + `TorchServe's [Dimension(name, value)]), not ${Array.isArray(dimensions) ? 'a list' : `a ${typeof dimensions}`}`);
+      return;
+    }
     if (metric !== undefined) {
       // An omitted type means "as declared" (addCounter always means counter).
       if (typeIsExplicit && metric.type !== type) metric = this.typeMismatch(metric, type);
@@ -382,7 +388,8 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
         `Metric '${name}' is not declared under model_metrics and auto-detect is off`);
     }
     if (!Array.isArray(dimensionNames)) {
-      return this.noop(name, type, unit, [], 'bad_dimensions', '`dimension_names` should be a list of unique dimension name strings');
+      return this.noop(name, type, unit, [], 'bad_dimensions',
+        `Metric '${name}' cannot be auto-detected: its dimension names should be a list of strings, not ${describeDimensionValues(dimensionNames)}`);
     }
     const problem = declarationProblems({ name, type, dimensions: dimensionNames }, true)[0]?.message
       ?? this.autoLabelProblem(dimensionNames as readonly string[]);

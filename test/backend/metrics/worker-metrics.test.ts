@@ -388,6 +388,37 @@ describe('WorkerMetrics', () => {
       ]);
     });
 
+    // Regression: TorchServe's dimensions=[Dimension(name, value)] written as a list was read by its
+    // indexes: an undeclared metric was refused for a label named "0", a declared one blamed its values.
+    it('should drop dimensions that are a list or a string as bad_dimensions, saying to write an object', () => {
+      const { wm, sent, logs } = setup({ autoDetect: true });
+      wm.addTime('MethodTime', 1, undefined, 'ms', [{ name: 'MethodName', value: 'pre' }] as unknown as Record<string, string>);
+      wm.addCounter('InferenceCount', 1, undefined, 'cpu' as unknown as Record<string, string>);
+      wm.addPercent('HandlerTime', 1, undefined, ['x'] as unknown as Record<string, string>);
+      wm.flush();
+      expect([points(sent), wm.dropped]).to.deep.equal([[], { bad_dimensions: 3 }]);
+      const tail = ' (bad_dimensions; further drops of this kind are counted, not logged)';
+      expect(logs).to.deep.equal([
+        '[METRICS]Failed to update metric with name:MethodTime: dimensions must be an object of name: value '
+        + "(e.g. {MethodName: 'preprocess'}; TorchServe's [Dimension(name, value)]), not a list" + tail,
+        '[METRICS]Failed to update metric with name:InferenceCount: dimensions must be an object of name: value '
+        + "(e.g. {MethodName: 'preprocess'}; TorchServe's [Dimension(name, value)]), not a string" + tail,
+        '[METRICS]Failed to update metric with name:HandlerTime: dimensions must be an object of name: value '
+        + "(e.g. {MethodName: 'preprocess'}; TorchServe's [Dimension(name, value)]), not a list" + tail,
+      ]);
+    });
+
+    // Regression: the warning did not say which metric, nor what it was given.
+    it('should name the metric and what it got when addMetric is given dimension names that are not a list', () => {
+      const { wm, logs } = setup({ autoDetect: true });
+      wm.addMetric('Fresh', 'ms', 'ModelName' as unknown as string[], 'gauge').addOrUpdate(1, ['mlp']);
+      expect(wm.dropped).to.deep.equal({ bad_dimensions: 1 });
+      expect(logs).to.deep.equal([
+        "[METRICS]Metric 'Fresh' cannot be auto-detected: its dimension names should be a list of strings, not \"ModelName\"; "
+        + 'its datapoints are dropped and counted as bad_dimensions',
+      ]);
+    });
+
     it('should drop bad units as bad_unit with TorchServe messages and never throw', () => {
       const { wm, logs } = setup({ autoDetect: true });
       wm.addTime('T', 1, undefined, 'ns' as 'ms');
