@@ -9,6 +9,9 @@ import { MAX_DIMENSION_VALUE_CHARS } from '../../schema/metrics-api.js';
 import type { PointBuffer } from './point-buffer.js';
 import { describeDimensionValues, orderDimensionValues, show } from './dimensions.js';
 
+/** Longest request id a handler may attach to a datapoint (characters), as long as a dimension value. */
+export const MAX_REQUEST_ID_CHARS = MAX_DIMENSION_VALUE_CHARS;
+
 /** Half of a UTF-16 pair without its other half: every sink writes it as U+FFFD. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -92,7 +95,11 @@ class LiveSeries implements BoundSeries {
       return;
     }
     if (requestId === undefined || requestId === null || requestId === '') this.buffer.push(this.id, value);
-    else if (typeof requestId === 'string') this.buffer.pushWithRequest(this.id, value, requestId);
+    else if (typeof requestId === 'string') {
+      // Bounded like a dimension value: the id is written into every log line and message of the datapoint.
+      if (requestId.length <= MAX_REQUEST_ID_CHARS) this.buffer.pushWithRequest(this.id, value, requestId);
+      else this.owner.drop('bad_request_id', this.metric, () => `request id has ${requestId.length} characters; at most ${MAX_REQUEST_ID_CHARS} are kept`);
+    }
     // A number is written as TorchServe's Python writes it (String() of a number cannot throw).
     else if (typeof requestId === 'number' || typeof requestId === 'bigint') this.buffer.pushWithRequest(this.id, value, String(requestId));
     // Not String(): an object's toString may throw into the handler; the frontend drops these too.

@@ -320,6 +320,23 @@ describe('WorkerMetrics', () => {
     });
   });
 
+  // Regression: a handler's request id of any length went into every log line and IPC message of the datapoint.
+  describe('request ids', () => {
+    it('should drop a datapoint whose request id is over 1024 characters as bad_request_id, saying how long', () => {
+      const { wm, sent, logs } = setup();
+      wm.getMetric('HandlerTime').addOrUpdate(1, ['mlp', 'Model'], 'r'.repeat(1024)); // at the bound: kept
+      wm.getMetric('HandlerTime').addOrUpdate(2, ['mlp', 'Model'], 'r'.repeat(1_000_000));
+      wm.addTime('PredictionTime', 3, 'r'.repeat(1025));
+      wm.flush();
+      expect([points(sent).map((p) => [p[0], p[2], p[3]?.length]), wm.dropped])
+        .to.deep.equal([[['HandlerTime', 1, 1024]], { bad_request_id: 2 }]);
+      expect(logs).to.deep.equal([
+        '[METRICS]Failed to update metric with name:HandlerTime: request id has 1000000 characters; at most 1024 are kept (bad_request_id; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:PredictionTime: request id has 1025 characters; at most 1024 are kept (bad_request_id; further drops of this kind are counted, not logged)',
+      ]);
+    });
+  });
+
   describe('TorchServe helpers', () => {
     it('should fill ModelName and Level when declared and not given, without leaking between calls', () => {
       const { wm, sent } = setup();
