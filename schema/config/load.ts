@@ -14,11 +14,20 @@ import { schemaFindings } from './schema-check.js';
 import type { Locator } from './yaml-source.js';
 import { MAX_ALIAS_EXPANSION, parseYaml } from './yaml-source.js';
 
+/**
+ * Largest metrics.yaml accepted, in bytes: 1 MiB, what a Kubernetes ConfigMap (where the file
+ * usually comes from) holds. The repo's file is 24 KiB for 80 metrics; a bigger file declares a
+ * metric per value, and every worker would hold all of it.
+ */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 /** Reads and validates a metrics.yaml file. Problems name `file` exactly as passed. */
 export function loadMetricsConfig(file: string): LoadResult {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    const read = readBounded(file, MAX_CONFIG_BYTES);
+    if (typeof read !== 'string') return fail(file, [{ line: 1, col: 1, message: tooBig(read.size) }]);
+    text = read;
   } catch (err) {
     return fail(file, [{ line: 1, col: 1, message: readError(err) }]);
   }
@@ -27,6 +36,8 @@ export function loadMetricsConfig(file: string): LoadResult {
 
 /** Validates metrics.yaml text; `file` is used in problems and (resolved) as `config.file`. */
 export function parseMetricsConfig(text: string, file: string): LoadResult {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_CONFIG_BYTES) return fail(file, [{ line: 1, col: 1, message: tooBig(bytes) }]);
   const parsed = parseYaml(text);
   if (!parsed.ok) {
     const message = parsed.expansion !== undefined
@@ -101,6 +112,36 @@ const NAMED_CONTROLS: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\
  */
 function oneLine(message: string): string {
   return message.replace(CONTROL, (c) => NAMED_CONTROLS[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * The file's text, or its size in bytes when it holds more than `max` (then at most `max + 1`
+ * bytes are read: a log file or /dev/zero passed by mistake is not read whole); the size is
+ * null for a pipe or a device, which has none.
+ */
+function readBounded(file: string, max: number): string | { readonly size: number | null } {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size > max) return { size };
+    const buf = Buffer.alloc(max + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n <= max;) {
+      got = fs.readSync(fd, buf, n, max + 1 - n, null);
+      n += got;
+    }
+    // A file that grew while read, or a pipe or a device (no size of its own).
+    return n > max ? { size: size > max ? size : null } : buf.toString('utf8', 0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function tooBig(bytes: number | null): string {
+  const hint = 'declare the metrics you record, not one per value (a dimension tells series apart)';
+  return bytes === null
+    ? `the file holds more than ${MAX_CONFIG_BYTES} bytes (1 MiB), the most a metrics.yaml may be: ${hint}`
+    : `the file is ${bytes} bytes; a metrics.yaml may be at most ${MAX_CONFIG_BYTES} (1 MiB): ${hint}`;
 }
 
 function readError(err: unknown): string {

@@ -1,8 +1,9 @@
 /** One fixture per invalid configuration, named after its failure; asserts the exact lines. */
 import { expect } from 'chai';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
-import { formatProblem, loadMetricsConfig } from '../../../schema/config/load.js';
+import { formatProblem, loadMetricsConfig, MAX_CONFIG_BYTES, parseMetricsConfig } from '../../../schema/config/load.js';
 
 // Runs from dist/test/schema/config; fixtures stay in the source tree.
 const DIR = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'metrics', 'invalid');
@@ -131,6 +132,56 @@ describe('loadMetricsConfig (invalid files)', () => {
       expect(problemLines(`${name}.yaml`)).to.deep.equal(expected);
     });
   }
+
+  // Regression: a 10 MB file (168430 metrics) loaded, in 2.5 s and 750 MB, and started a server
+  // holding every one of them in each worker; a file of gigabytes was read whole before any check.
+  describe('a file over MAX_CONFIG_BYTES', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-big-'));
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    // Entries of one length (`    - {name: M000042, unit: ms}`), then comment padding up to `bytes`.
+    const HEAD = 'model_metrics:\n  gauge:\n';
+    const entry = (i: number): string => `    - {name: M${String(i).padStart(6, '0')}, unit: ms}\n`;
+    const count = (bytes: number): number => Math.floor((bytes - HEAD.length - 2) / entry(0).length);
+    const text = (bytes: number): string => {
+      const body = Array.from({ length: count(bytes) }, (_, i) => entry(i)).join('');
+      return `${HEAD}${body}#`.padEnd(bytes, '#');
+    };
+
+    it('should be MAX_CONFIG_BYTES = 1 MiB (a Kubernetes ConfigMap holds no more)', () => {
+      expect(MAX_CONFIG_BYTES).to.equal(1024 * 1024);
+    });
+
+    it('should refuse it at 1:1, saying how big it is, without parsing it', () => {
+      const file = path.join(dir, 'big.yaml');
+      fs.writeFileSync(file, text(10 * 1024 * 1024));
+      const r = loadMetricsConfig(file);
+      expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
+        `${file}:1:1: the file is 10485760 bytes; a metrics.yaml may be at most 1048576 (1 MiB): declare the metrics you record, not one per value (a dimension tells series apart)`,
+      ]);
+    });
+
+    it('should load one of exactly MAX_CONFIG_BYTES', () => {
+      const file = path.join(dir, 'edge.yaml');
+      fs.writeFileSync(file, text(MAX_CONFIG_BYTES));
+      const r = loadMetricsConfig(file);
+      expect([fs.statSync(file).size, r.ok ? r.config.metrics.length : r.problems.map(formatProblem)])
+        .to.deep.equal([MAX_CONFIG_BYTES, count(MAX_CONFIG_BYTES)]);
+    });
+
+    it('should refuse a device without a size after reading one byte past it (/dev/zero never ends)', () => {
+      const r = loadMetricsConfig('/dev/zero');
+      expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
+        '/dev/zero:1:1: the file holds more than 1048576 bytes (1 MiB), the most a metrics.yaml may be: declare the metrics you record, not one per value (a dimension tells series apart)',
+      ]);
+    });
+
+    it('should refuse text over it given to parseMetricsConfig, counting UTF-8 bytes', () => {
+      const r = parseMetricsConfig(`model_metrics: {}\n#${'é'.repeat(MAX_CONFIG_BYTES / 2)}`, 'x.yaml');
+      expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
+        'x.yaml:1:1: the file is 1048595 bytes; a metrics.yaml may be at most 1048576 (1 MiB): declare the metrics you record, not one per value (a dimension tells series apart)',
+      ]);
+    });
+  });
 
   it('should have a test for every fixture in the folder', () => {
     const files = fs.readdirSync(DIR).map((f) => f.replace(/\.yaml$/, '')).sort();
