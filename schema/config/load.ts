@@ -4,7 +4,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import type { ConfigProblem, LoadResult } from '../types.js';
+import { TextDecoder } from 'util';
+import type { ConfigProblem, LoadResult, SourcePos } from '../types.js';
 import type { Finding } from './doc.js';
 import { isRecord } from './doc.js';
 import { deepFreeze } from './freeze.js';
@@ -26,8 +27,10 @@ export function loadMetricsConfig(file: string): LoadResult {
   let text: string;
   try {
     const read = readBounded(file, MAX_CONFIG_BYTES);
-    if (typeof read !== 'string') return fail(file, [{ line: 1, col: 1, message: tooBig(read.size) }]);
-    text = read;
+    if (!Buffer.isBuffer(read)) return fail(file, [{ line: 1, col: 1, message: tooBig(read.size) }]);
+    const decoded = decodeUtf8(read);
+    if (typeof decoded !== 'string') return fail(file, [{ ...decoded, message: NOT_UTF8 }]);
+    text = decoded;
   } catch (err) {
     return fail(file, [{ line: 1, col: 1, message: readError(err) }]);
   }
@@ -119,7 +122,7 @@ function oneLine(message: string): string {
  * bytes are read: a log file or /dev/zero passed by mistake is not read whole); the size is
  * null for a pipe or a device, which has none.
  */
-function readBounded(file: string, max: number): string | { readonly size: number | null } {
+function readBounded(file: string, max: number): Buffer | { readonly size: number | null } {
   const fd = fs.openSync(file, 'r');
   try {
     const size = fs.fstatSync(fd).size;
@@ -131,9 +134,42 @@ function readBounded(file: string, max: number): string | { readonly size: numbe
       n += got;
     }
     // A file that grew while read, or a pipe or a device (no size of its own).
-    return n > max ? { size: size > max ? size : null } : buf.toString('utf8', 0, n);
+    return n > max ? { size: size > max ? size : null } : buf.subarray(0, n);
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+const NOT_UTF8 = 'the file is not valid UTF-8: the byte here is not (Latin-1 or Windows-1252?); save the file as UTF-8';
+
+/**
+ * The bytes as text, or where the first byte that is not UTF-8 sits: decoded leniently, an `é`
+ * saved as Latin-1 became U+FFFD and was served in a # HELP line without a word.
+ */
+function decodeUtf8(bytes: Buffer): string | SourcePos {
+  // The byte-order mark stays in the text, as readFileSync kept it (positions skip it).
+  const strict = (): TextDecoder => new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  try {
+    return strict().decode(bytes);
+  } catch {
+    // A prefix that ends inside a character decodes in stream mode, so "decodes" holds for every
+    // prefix up to the first bad byte and for none after: search for the longest.
+    let lo = 0;
+    let hi = bytes.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      try {
+        strict().decode(bytes.subarray(0, mid), { stream: true });
+        lo = mid;
+      } catch {
+        hi = mid - 1;
+      }
+    }
+    // Complete characters only: a lead byte cut off by the bad one is where the problem is.
+    const before = strict().decode(bytes.subarray(0, lo), { stream: true });
+    const lineStart = before.lastIndexOf('\n') + 1;
+    const bom = lineStart === 0 && before.charCodeAt(0) === 0xfeff ? 1 : 0;
+    return { line: before.split('\n').length, col: before.length - lineStart + 1 - bom };
   }
 }
 

@@ -115,6 +115,10 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   'alias-bomb': [
     'alias-bomb.yaml:7:45: YAML alias "*a3" brings in 11111 nodes, and all aliases together more than 100000 (a file of nested aliases, an "alias bomb", would exhaust memory); write the lists out, and keep anchors for names and small mappings',
   ],
+  // Regression: a Latin-1 file loaded, its é read as U+FFFD, and "# HELP HandlerTime Temps d�ex�cution" was served.
+  'not-utf8': [
+    'not-utf8.yaml:6:21: the file is not valid UTF-8: the byte here is not (Latin-1 or Windows-1252?); save the file as UTF-8',
+  ],
   'file-missing': [
     'file-missing.yaml:1:1: cannot read the file: no such file; check the path (or pass --metrics-config FILE)',
   ],
@@ -135,7 +139,7 @@ describe('loadMetricsConfig (invalid files)', () => {
 
   // Regression: a 10 MB file (168430 metrics) loaded, in 2.5 s and 750 MB, and started a server
   // holding every one of them in each worker; a file of gigabytes was read whole before any check.
-  describe('a file over MAX_CONFIG_BYTES', () => {
+  describe('reading the file (its size, its encoding)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-big-'));
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
     // Entries of one length (`    - {name: M000042, unit: ms}`), then comment padding up to `bytes`.
@@ -172,6 +176,15 @@ describe('loadMetricsConfig (invalid files)', () => {
       const r = loadMetricsConfig('/dev/zero');
       expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
         '/dev/zero:1:1: the file holds more than 1048576 bytes (1 MiB), the most a metrics.yaml may be: declare the metrics you record, not one per value (a dimension tells series apart)',
+      ]);
+    });
+
+    it('should place a byte that is not UTF-8 after a byte-order mark and a character of three bytes', () => {
+      const file = path.join(dir, 'bom.yaml');
+      fs.writeFileSync(file, Buffer.concat([Buffer.from('\uFEFF# €'), Buffer.from([0xff]), Buffer.from('\nmodel_metrics: {}\n')]));
+      const r = loadMetricsConfig(file);
+      expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
+        `${file}:1:4: the file is not valid UTF-8: the byte here is not (Latin-1 or Windows-1252?); save the file as UTF-8`,
       ]);
     });
 
