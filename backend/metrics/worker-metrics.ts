@@ -27,12 +27,13 @@ export interface WorkerMetricsApi {
    */
   readonly autoLabels: AutoLabels;
   setRequestIds(ids: readonly string[]): void;
+  // The helpers' requestId: a request id, or (TorchServe's idx) the request's index in the batch.
   addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric;
   getMetric(name: string, type?: MetricType): WorkerMetric;
-  addCounter(name: string, value: number, requestId?: string, dimensions?: Readonly<Record<string, string>>): void;
-  addTime(name: string, value: number, requestId?: string, unit?: TimeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
-  addSize(name: string, value: number, requestId?: string, unit?: SizeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
-  addPercent(name: string, value: number, requestId?: string, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
+  addCounter(name: string, value: number, requestId?: string | number, dimensions?: Readonly<Record<string, string>>): void;
+  addTime(name: string, value: number, requestId?: string | number, unit?: TimeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
+  addSize(name: string, value: number, requestId?: string | number, unit?: SizeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
+  addPercent(name: string, value: number, requestId?: string | number, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
   /**
    * Sends what is buffered; `force` sends even while the channel is congested (shutdown).
    * `carry`, when given, sends the message instead of the cache's own send (inside another
@@ -92,6 +93,8 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   private readonly autoDetect: boolean;
   private readonly maxAutoDetected: number;
   private detectedCount = 0;
+  /** The batch being handled, for the helpers' numeric request ids (TorchServe's `idx`). */
+  private batchIds: readonly string[] = [];
   private readonly log: (msg: string) => void;
   /** Declared (live, or silent when hidden) and auto-detected metrics. */
   private readonly metrics = new Map<string, LiveMetric | SilentMetric>();
@@ -142,7 +145,8 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
 
   /** The batch being handled; bound records carry these ids joined by `,` (TorchServe). */
   setRequestIds(ids: readonly string[]): void {
-    this.buffer.setBatch(Array.isArray(ids) ? ids.filter((x) => typeof x === 'string') : []);
+    this.batchIds = Array.isArray(ids) ? ids.filter((x) => typeof x === 'string') : [];
+    this.buffer.setBatch(this.batchIds);
   }
 
   /**
@@ -186,12 +190,12 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** Increments counter `name` (auto-detected as a `Count` counter with ModelName, Level). */
-  addCounter(name: string, value: number, requestId?: string, dimensions?: Readonly<Record<string, string>>): void {
+  addCounter(name: string, value: number, requestId?: string | number, dimensions?: Readonly<Record<string, string>>): void {
     this.helper('addCounter', name, 'count', 'counter', true, value, requestId, dimensions);
   }
 
   /** Records a time in `ms` or `s` (gauge by default); other units are dropped as `bad_unit`. */
-  addTime(name: string, value: number, requestId?: string, unit: TimeUnit = 'ms',
+  addTime(name: string, value: number, requestId?: string | number, unit: TimeUnit = 'ms',
     dimensions?: Readonly<Record<string, string>>, type?: MetricType): void {
     if (!isTimeUnit(unit)) {
       this.drop('bad_unit', name, BAD_TIME_UNIT_MESSAGE);
@@ -201,7 +205,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** Records a size in B, kB, MB or GB (gauge by default); other units are dropped as `bad_unit`. */
-  addSize(name: string, value: number, requestId?: string, unit: SizeUnit = 'MB',
+  addSize(name: string, value: number, requestId?: string | number, unit: SizeUnit = 'MB',
     dimensions?: Readonly<Record<string, string>>, type?: MetricType): void {
     if (!isSizeUnit(unit)) {
       this.drop('bad_unit', name, BAD_SIZE_UNIT_MESSAGE);
@@ -211,7 +215,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** Records a percentage (gauge by default). */
-  addPercent(name: string, value: number, requestId?: string,
+  addPercent(name: string, value: number, requestId?: string | number,
     dimensions?: Readonly<Record<string, string>>, type?: MetricType): void {
     this.helper('addPercent', name, 'percent', type ?? 'gauge', type !== undefined, value, requestId, dimensions);
   }
@@ -302,7 +306,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
 
   /** Shared body of the four TorchServe helpers. */
   private helper(call: string, name: string, unit: string, type: MetricType, typeIsExplicit: boolean, value: number,
-    requestId: string | undefined, dimensions: Readonly<Record<string, string>> | undefined): void {
+    requestId: string | number | undefined, dimensions: Readonly<Record<string, string>> | undefined): void {
     let metric: WorkerMetric | undefined = this.metrics.get(name);
     if (metric instanceof SilentMetric) return;
     if (dimensions !== undefined && dimensions !== null && (typeof dimensions !== 'object' || Array.isArray(dimensions))) {
@@ -337,7 +341,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     // The call's unit, converted to the metric's: a time in s on a metric declared in ms is true in ms.
     const converted = convertUnit(value, unit, metric.unit);
     if (converted === undefined && call !== 'addCounter' && this.unitConflict(call, unit, metric)) return;
-    metric.addOrUpdate(converted ?? value, values, requestId);
+    metric.addOrUpdate(converted ?? value, values, typeof requestId === 'number' ? this.batchId(requestId) : requestId);
   }
 
   /**
@@ -352,6 +356,14 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     if (given === undefined || declared === undefined || given === declared || metric instanceof NoopMetric) return false;
     this.drop('bad_unit', metric.name, () => `it is declared in ${metric.unit} (a ${declared}); ${call} records a ${given} in ${unit}, which would be read as ${metric.unit}`);
     return true;
+  }
+
+  /**
+   * TorchServe's helpers take `idx`, the request's index in the batch: its id; any other number
+   * is no request of the batch, and TorchServe then stamps the batch's ids, as undefined does.
+   */
+  private batchId(idx: number): string | undefined {
+    return Number.isInteger(idx) && idx >= 0 && idx < this.batchIds.length ? this.batchIds[idx] : undefined;
   }
 
   /** A fresh object each call: default dimensions never leak between calls (TorchServe's bug). */

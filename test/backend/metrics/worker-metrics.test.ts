@@ -436,6 +436,20 @@ describe('WorkerMetrics', () => {
       ]);
     });
 
+    // Regression: addTime('T', 5, 1) wrote requestID:1; TorchServe's helpers take idx, the request's index in the batch.
+    it('should read a helper\'s numeric request id as an index into the batch, as TorchServe\'s idx', () => {
+      const { wm, sent } = setup();
+      wm.setRequestIds(['req-a', 'req-b']);
+      wm.addTime('HandlerTime', 1, 1);
+      wm.addTime('HandlerTime', 2, 0);
+      wm.addTime('HandlerTime', 3, 2); // no such index: the batch's ids, as TorchServe
+      wm.addTime('HandlerTime', 4, 0.5);
+      wm.addTime('HandlerTime', 5, 'req-b');
+      wm.flush();
+      expect(points(sent).map((p) => [p[2], p[3]])).to.deep.equal([[1, 'req-b'], [2, 'req-a'], [3, 'req-a,req-b'], [4, 'req-a,req-b'], [5, 'req-b']]);
+      expect(wm.dropped).to.deep.equal({});
+    });
+
     it('should drop bad units as bad_unit with TorchServe messages and never throw', () => {
       const { wm, logs } = setup({ autoDetect: true });
       wm.addTime('T', 1, undefined, 'ns' as 'ms');
