@@ -83,8 +83,15 @@ function checkMode(doc: Record<string, unknown>, emit: Emit): void {
     const path: DocPath = index === null ? ['mode'] : ['mode', index];
     if (typeof word !== 'string') emit(path, `mode: ${showValue(word)} is not a sink name; ${use}`);
     else if (word.trim() === '') emit(path, `mode: empty sink name; ${use}`);
-    else if (parseModeWord(word) === null) emit(path, `mode: unknown mode "${word.trim()}"; ${use}`);
+    else if (parseModeWord(word) === null) emit(path, `mode: unknown mode "${word.trim()}"; ${modeHint(word.trim())}${use}`);
   }
+}
+
+/** `off` and `none` are words of the start flag, which can switch every sink off; a file names sinks to run. */
+function modeHint(word: string): string {
+  if (/^(off|none)$/i.test(word)) return 'metrics are switched off by the start flag --metrics-mode off, not here; ';
+  const guess = didYouMean(word, ['tslog', 'log', 'prometheus', 'statsd']);
+  return guess !== null ? `did you mean "${guess}"? ` : '';
 }
 
 function checkName(

@@ -196,6 +196,19 @@ describe('loadMetricsConfig (invalid files)', () => {
     });
   });
 
+  // Regression: `mode: off` (the start flag's word) and a misspelt sink got only the list of sinks.
+  it('should say that off is the start flag\'s, and guess a misspelt sink', () => {
+    const lines = (text: string): string[] => {
+      const r = parseMetricsConfig(text, 'm.yaml');
+      return r.ok ? [] : r.problems.map(formatProblem);
+    };
+    expect([...lines('mode: off\n'), ...lines('mode: [promethues, NONE]\n')]).to.deep.equal([
+      'm.yaml:1:7: mode: unknown mode "off"; metrics are switched off by the start flag --metrics-mode off, not here; use tslog (alias log), prometheus or statsd',
+      'm.yaml:1:8: mode: unknown mode "promethues"; did you mean "prometheus"? use tslog (alias log), prometheus or statsd',
+      'm.yaml:1:20: mode: unknown mode "NONE"; metrics are switched off by the start flag --metrics-mode off, not here; use tslog (alias log), prometheus or statsd',
+    ]);
+  });
+
   it('should have a test for every fixture in the folder', () => {
     const files = fs.readdirSync(DIR).map((f) => f.replace(/\.yaml$/, '')).sort();
     expect(files).to.deep.equal(Object.keys(EXPECTED).filter((n) => n !== 'file-missing').sort());
