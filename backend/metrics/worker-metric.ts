@@ -264,6 +264,40 @@ export class LiveMetric implements WorkerMetric {
   }
 }
 
+/**
+ * A declared metric as `addMetric` named its dimensions in another order than the yaml: a list
+ * of values follows the handler's order (the yaml's would label them crosswise); values by name
+ * and everything else go to the metric unchanged.
+ */
+export class ReorderedMetric implements WorkerMetric {
+  readonly name: string;
+  readonly type: MetricType;
+  readonly unit: string;
+  /** For each declared dimension, its index in the handler's order. */
+  private readonly from: readonly number[];
+
+  constructor(private readonly base: LiveMetric, readonly dimensions: readonly string[]) {
+    this.name = base.name;
+    this.type = base.type;
+    this.unit = base.unit;
+    this.from = base.dimensions.map((d) => dimensions.indexOf(d));
+  }
+
+  addOrUpdate(value: number, dimensionValues?: DimensionValues, requestId?: string): void {
+    this.base.addOrUpdate(value, this.reorder(dimensionValues), requestId);
+  }
+
+  bind(dimensionValues?: DimensionValues): BoundSeries {
+    return this.base.bind(this.reorder(dimensionValues));
+  }
+
+  private reorder(given: DimensionValues | undefined): DimensionValues | undefined {
+    if (!Array.isArray(given) || given.length !== this.from.length) return given;
+    const list = given as readonly unknown[];
+    return this.from.map((j) => list[j]) as DimensionValues;
+  }
+}
+
 /** Stand-in returned for an unknown or mismatching metric: every datapoint is a counted drop. */
 export class NoopMetric implements WorkerMetric {
   private readonly bound: DroppingSeries;

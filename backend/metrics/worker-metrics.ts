@@ -12,7 +12,7 @@ import { DEFAULT_LIMITS } from '../../schema/config/normalize.js';
 import { DisabledWorkerMetrics } from './disabled-metrics.js';
 import { PointBuffer } from './point-buffer.js';
 import { describeDimensionValues, show } from './dimensions.js';
-import { LiveMetric, NoopMetric, SilentMetric } from './worker-metric.js';
+import { LiveMetric, NoopMetric, ReorderedMetric, SilentMetric } from './worker-metric.js';
 import type { MetricOwner, WorkerMetric } from './worker-metric.js';
 import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, convertUnit, isSizeUnit, isTimeUnit, mapUnit, measureOf } from './units.js';
 import type { SizeUnit, TimeUnit } from './units.js';
@@ -100,6 +100,8 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   private readonly metrics = new Map<string, LiveMetric | SilentMetric>();
   private readonly frontendNames: ReadonlySet<string>;
   private readonly noops = new Map<string, NoopMetric>();
+  /** Declared metrics seen in the dimension order a handler gave addMetric, by name and order. */
+  private readonly views = new Map<string, ReorderedMetric>();
   private readonly warned = new Set<string>();
   private readonly totals: Record<string, number> = {};
   private delta: Partial<Record<DropReason, number>> = {};
@@ -172,9 +174,21 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
         return this.noop(name, known.type, known.unit, known.dimensions, 'bad_dimensions',
           `Metric '${name}' has dimensions [${known.dimensions.join(', ')}], not [${describeNames(dimensionNames)}]`);
       }
+      if (dimensionNames !== undefined && dimensionNames.some((d, i) => d !== known.dimensions[i])) return this.view(known, dimensionNames);
       return known;
     }
     return this.detect(name, mapUnit(typeof unit === 'string' ? unit : ''), dimensionNames ?? [], type ?? 'counter');
+  }
+
+  /** `known` with a list of values taken in `order` (one view per order; past MAX_WARNED, a fresh one). */
+  private view(known: LiveMetric, order: readonly string[]): WorkerMetric {
+    const key = [known.name, ...order].join('\u0000');
+    let v = this.views.get(key);
+    if (v === undefined) {
+      v = new ReorderedMetric(known, Object.freeze(order.slice()));
+      if (this.views.size < MAX_WARNED) this.views.set(key, v);
+    }
+    return v;
   }
 
   /** Returns the metric `name` (of `type`, when given); unknown → a counted no-op, never throws. */

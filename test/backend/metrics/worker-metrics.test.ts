@@ -184,9 +184,12 @@ describe('WorkerMetrics', () => {
     it('should return the declared metric with its yaml unit, accepting dimension names in any order', () => {
       const { wm } = setup();
       const m = wm.addMetric('HandlerTime', 's', ['Level', 'ModelName'], 'gauge');
-      expect([m.name, m.type, m.unit, m.dimensions]).to.deep.equal(['HandlerTime', 'gauge', 'ms', ['ModelName', 'Level']]);
-      expect(wm.getMetric('HandlerTime')).to.equal(m);
-      expect(wm.addMetric('HandlerTime', 'ms')).to.equal(m);
+      // In the order given: a list of values follows it (next test).
+      expect([m.name, m.type, m.unit, m.dimensions]).to.deep.equal(['HandlerTime', 'gauge', 'ms', ['Level', 'ModelName']]);
+      const declared = wm.getMetric('HandlerTime');
+      expect(declared.dimensions).to.deep.equal(['ModelName', 'Level']);
+      expect(wm.addMetric('HandlerTime', 'ms')).to.equal(declared);
+      expect(wm.addMetric('HandlerTime', 'ms', ['ModelName', 'Level'])).to.equal(declared);
     });
 
     it('should answer a type mismatch with a no-op counting type_mismatch, warned once', () => {
@@ -210,6 +213,24 @@ describe('WorkerMetrics', () => {
       expect(logs).to.deep.equal([
         "[METRICS]Metric 'HandlerTime' has dimensions [ModelName, Level], not [ModelName]; its datapoints are dropped and counted as bad_dimensions",
       ]);
+    });
+
+    // Regression: the list's values were taken in the yaml's order, so HandlerTime got ModelName="Model", Level="mlp".
+    it('should take a list of values in the order addMetric named the dimensions, not the yaml\'s', () => {
+      const { wm, sent } = setup();
+      const m = wm.addMetric('HandlerTime', 'ms', ['Level', 'ModelName'], 'gauge');
+      expect(m.dimensions).to.deep.equal(['Level', 'ModelName']);
+      m.addOrUpdate(1, ['Model', 'mlp']);
+      m.bind(['Model', 'mlp']).record(2);
+      m.addOrUpdate(3, { ModelName: 'mlp', Level: 'Model' }, 'req-1'); // by name: any order
+      wm.addMetric('HandlerTime', 'ms', ['ModelName', 'Level']).addOrUpdate(4, ['mlp', 'Model']);
+      m.addOrUpdate(5, ['Model']);
+      wm.flush();
+      expect(points(sent).map((p) => [p[1], p[2], p[3]])).to.deep.equal([
+        [['mlp', 'Model'], 1, null], [['mlp', 'Model'], 2, null], [['mlp', 'Model'], 3, 'req-1'], [['mlp', 'Model'], 4, null],
+      ]);
+      expect(wm.dropped).to.deep.equal({ bad_dimensions: 1 });
+      expect(wm.addMetric('HandlerTime', 'ms', ['Level', 'ModelName'])).to.equal(m);
     });
 
     it('should answer an unknown name with a counted no-op and never throw', () => {
