@@ -7,7 +7,7 @@ import * as path from 'path';
 import { TextDecoder } from 'util';
 import type { ConfigProblem, LoadResult, SourcePos } from '../types.js';
 import type { Finding } from './doc.js';
-import { isRecord } from './doc.js';
+import { isRecord, whereOf } from './doc.js';
 import { deepFreeze } from './freeze.js';
 import { normalize } from './normalize.js';
 import { ruleFindings } from './rules.js';
@@ -54,7 +54,11 @@ export function parseMetricsConfig(text: string, file: string): LoadResult {
     const message = 'the file is empty (no YAML document); declare ts_metrics: and/or model_metrics: (start from the repo\'s metrics.yaml)';
     return fail(file, [{ line: 1, col: 1, message }]);
   }
-  return check(parsed.value, file === '' ? '' : path.resolve(file), file, parsed.locator);
+  const duplicates: Finding[] = parsed.duplicates.map((d) => ({
+    ...d.pos,
+    message: `${whereOf(parsed.value, d.path)}: key "${d.key}" is given twice in this mapping (first at line ${d.firstLine}), and YAML keeps one; remove one`,
+  }));
+  return check(parsed.value, file === '' ? '' : path.resolve(file), file, parsed.locator, true, duplicates);
 }
 
 /** Validates a config given as a plain JS object (tests, programmatic use); positions are 0:0. */
@@ -83,8 +87,8 @@ export function defaultMetricsConfigPath(): string {
   return path.resolve(import.meta.dirname, '..', '..', '..', 'metrics.yaml');
 }
 
-function check(doc: unknown, configFile: string, shownFile: string, loc: Locator, withPos = true): LoadResult {
-  const findings = [...schemaFindings(doc, loc), ...ruleFindings(doc, loc)];
+function check(doc: unknown, configFile: string, shownFile: string, loc: Locator, withPos = true, parsed: readonly Finding[] = []): LoadResult {
+  const findings = [...parsed, ...schemaFindings(doc, loc), ...ruleFindings(doc, loc)];
   if (findings.length > 0 || !isRecord(doc)) return fail(shownFile, findings);
   const config = normalize(doc, configFile, (p) => (withPos ? loc.value(p) : null));
   return { ok: true, config: deepFreeze(config) };

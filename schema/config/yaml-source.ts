@@ -33,8 +33,22 @@ export interface Locator {
 
 /** Result of parsing: the plain JS value plus a locator, or the YAML error with its position. */
 export type YamlParse =
-  | { readonly ok: true; readonly value: unknown; readonly locator: Locator }
+  | { readonly ok: true; readonly value: unknown; readonly locator: Locator; readonly duplicates: readonly DuplicateKey[] }
   | { readonly ok: false; readonly pos: SourcePos; readonly reason: string; readonly alias: string | null; readonly expansion?: ExpansionProblem };
+
+/**
+ * A key given again in one mapping. YAML forbids it, but it is a problem like any other: the
+ * value is built with the last one kept, so every other problem of the file is found too.
+ */
+export interface DuplicateKey {
+  /** Where the repeated key is. */
+  readonly pos: SourcePos;
+  readonly key: string;
+  /** Line of the key's first occurrence. */
+  readonly firstLine: number;
+  /** The mapping holding both. */
+  readonly path: DocPath;
+}
 
 /** An alias that made the document grow past MAX_ALIAS_EXPANSION nodes. */
 export interface ExpansionProblem {
@@ -122,17 +136,53 @@ export function parseYaml(text: string): YamlParse {
     };
   }
   let docs: unknown[];
+  let duplicates: DuplicateKey[] = [];
   try {
     docs = constructFromEvents(events, { source: text, schema: SCHEMA });
   } catch (err) {
-    return yamlError(err, text, lines, tree);
+    if (!(err instanceof YAMLException) || err.reason !== 'duplicated mapping key') return yamlError(err, text, lines, tree);
+    nameKeys(text, tree.keys);
+    duplicates = duplicateKeys(text, lines, tree.roots[0] ?? null);
+    // One js-yaml found but the tree cannot place (a key no scalar names) stays the one error.
+    if (duplicates.length === 0) return yamlError(err, text, lines, tree);
+    try {
+      docs = constructFromEvents(events, { source: text, schema: SCHEMA, json: true });
+    } catch (again) {
+      return yamlError(again, text, lines, tree);
+    }
   }
   if (docs.length > 1) {
     return { ok: false, pos: { line: 1, col: 1 }, reason: 'expected a single document in the stream, but found more', alias: null };
   }
   nameKeys(text, tree.keys);
   const locator = new TreeLocator(text, lines, tree.roots[0] ?? null);
-  return { ok: true, value: docs[0], locator };
+  return { ok: true, value: docs[0], locator, duplicates };
+}
+
+/** Every key given again in its mapping, in file order (walked with a stack: nesting can be deep). */
+function duplicateKeys(text: string, lines: readonly number[], root: YNode | null): DuplicateKey[] {
+  const out: DuplicateKey[] = [];
+  const stack: { node: YNode; path: DocPath }[] = root === null ? [] : [{ node: root, path: [] }];
+  while (stack.length > 0) {
+    const { node, path } = stack.pop() as { node: YNode; path: DocPath };
+    if (node.kind === 'seq') {
+      node.items.forEach((item, i) => stack.push({ node: item, path: [...path, i] }));
+    } else if (node.kind === 'map') {
+      const seen = new Map<string, YNode>();
+      for (let i = 0; i + 1 < node.kids.length; i += 2) {
+        const k = node.kids[i] as YNode;
+        const name = k.kind === 'scalar' ? k.name : null;
+        if (name === null) continue;
+        const first = seen.get(name);
+        // `<<` may repeat: each merges one more mapping in.
+        if (first !== undefined && name !== '<<') {
+          out.push({ pos: toPos(text, lines, k.start), key: name, firstLine: toPos(text, lines, first.start).line, path });
+        } else if (first === undefined) seen.set(name, k);
+        stack.push({ node: node.kids[i + 1] as YNode, path: [...path, name] });
+      }
+    }
+  }
+  return out.sort((a, b) => a.pos.line - b.pos.line || a.pos.col - b.pos.col);
 }
 
 /** Rebuilds the node nesting from the flat event stream (POP closes the latest open node). */

@@ -119,6 +119,12 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   'not-utf8': [
     'not-utf8.yaml:6:21: the file is not valid UTF-8: the byte here is not (Latin-1 or Windows-1252?); save the file as UTF-8',
   ],
+  // Regression: a duplicated key was a "YAML syntax error" that stopped the load: it was the only problem reported.
+  'duplicate-key': [
+    'duplicate-key.yaml:5:7: metric "PredictionTime" in model_metrics.gauge: key "name" is given twice in this mapping (first at line 3), and YAML keeps one; remove one',
+    'duplicate-key.yaml:6:13: metric "bad-name" in model_metrics.gauge: name "bad-name" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "bad_name"',
+    'duplicate-key.yaml:9:7: metric "bad-name" in model_metrics.gauge: key "dimensions" is given twice in this mapping (first at line 8), and YAML keeps one; remove one',
+  ],
   'file-missing': [
     'file-missing.yaml:1:1: cannot read the file: no such file; check the path (or pass --metrics-config FILE)',
   ],

@@ -89,7 +89,7 @@ describe('parseYaml alias expansion', () => {
 });
 
 describe('parseYaml on js-yaml 5 events', () => {
-  it('should name a duplicated mapping key and point at its second occurrence', () => {
+  it('should name a duplicated mapping key, point at its second occurrence and keep the last value', () => {
     const r = parseYaml([
       'buckets:',
       '  ts_queue_latency_seconds: [1, 2]',
@@ -97,19 +97,23 @@ describe('parseYaml on js-yaml 5 events', () => {
       '  ts_queue_latency_seconds: [3]',
       '',
     ].join('\n'));
-    expect(r).to.deep.equal({ ok: false, pos: { line: 4, col: 3 }, reason: 'duplicated mapping key "ts_queue_latency_seconds"', alias: null });
-  });
-
-  it('should report a duplicated metrics.yaml key as FILE:LINE:COL naming the key', () => {
-    const r = parseMetricsConfig('mode: prometheus\nts_metrics: {}\nmode: statsd\n', 'm.yaml');
-    expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
-      'm.yaml:3:1: YAML syntax error: duplicated mapping key "mode"; the file must be valid YAML',
+    expect(r.ok && [r.duplicates, r.value]).to.deep.equal([
+      [{ pos: { line: 4, col: 3 }, key: 'ts_queue_latency_seconds', firstLine: 2, path: ['buckets'] }],
+      { buckets: { ts_queue_latency_seconds: [3], ts_inference_latency_seconds: [1] } },
     ]);
   });
 
-  it('should point a duplicated quoted key at its quote', () => {
-    const r = parseYaml('m:\n  - name: A\n    "unit": ms\n    unit: s\n');
-    expect(r).to.deep.equal({ ok: false, pos: { line: 4, col: 5 }, reason: 'duplicated mapping key "unit"', alias: null });
+  it('should report a duplicated metrics.yaml key as FILE:LINE:COL naming the key, with the other problems', () => {
+    const r = parseMetricsConfig('mode: prometheus\nts_metrics: {}\nmode: statsd\nextra: 1\n', 'm.yaml');
+    expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
+      'm.yaml:3:1: top level: key "mode" is given twice in this mapping (first at line 1), and YAML keeps one; remove one',
+      'm.yaml:4:1: unknown top-level key "extra"; remove it (allowed: dimensions, ts_metrics, model_metrics, mode, statsd, limits, model_metrics_auto_detect)',
+    ]);
+  });
+
+  it('should point a duplicated quoted key at its quote, and let merge keys repeat', () => {
+    const r = parseYaml('m:\n  - name: A\n    "unit": ms\n    unit: s\nn:\n  <<: {a: 1}\n  <<: {b: 2}\n');
+    expect(r.ok && r.duplicates).to.deep.equal([{ pos: { line: 4, col: 5 }, key: 'unit', firstLine: 3, path: ['m', 0] }]);
   });
 
   it('should point an undefined alias at its star, in flow and block sequences', () => {
