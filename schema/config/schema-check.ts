@@ -180,7 +180,9 @@ function nameMessage(pre: string, path: DocPath, value: unknown): string {
     return `${pre}name "${v}" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "${suggestName(v, false)}"`;
   }
   if (last === 'key') return `${pre}key "${String(value)}" is not a valid key; use dotted lowercase words, e.g. "llm.time_to_first_token"`;
-  if (last === 'unit' && value === '') return `${pre}"unit" is empty; write the unit, e.g. Count, Milliseconds or Percent`;
+  if (last === 'unit' && typeof value === 'string' && value.trim() === '') {
+    return `${pre}"unit" ${value === '' ? 'is empty' : 'holds only blanks'}; write the unit, e.g. Count, Milliseconds or Percent`;
+  }
   if ((last === 'since' || last === 'hidden_since') && path[path.length - 2] === 'deprecated') {
     return `${pre}"${last}" must be a version MAJOR.MINOR such as "0.1" (no patch, no leading zeros), not ${showValue(value)}`;
   }

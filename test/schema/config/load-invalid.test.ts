@@ -215,6 +215,15 @@ describe('loadMetricsConfig (invalid files)', () => {
     ]);
   });
 
+  // Regression: a unit of blanks loaded and was logged as `A.   :1.0`; only "" was refused.
+  it('should refuse a unit of blanks as it refuses an empty one', () => {
+    const r = parseMetricsConfig('model_metrics:\n  gauge:\n    - {name: A, unit: "   "}\n    - {name: B, unit: ""}\n', 'u.yaml');
+    expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
+      'u.yaml:3:23: metric "A" in model_metrics.gauge: "unit" holds only blanks; write the unit, e.g. Count, Milliseconds or Percent',
+      'u.yaml:4:23: metric "B" in model_metrics.gauge: "unit" is empty; write the unit, e.g. Count, Milliseconds or Percent',
+    ]);
+  });
+
   it('should have a test for every fixture in the folder', () => {
     const files = fs.readdirSync(DIR).map((f) => f.replace(/\.yaml$/, '')).sort();
     expect(files).to.deep.equal(Object.keys(EXPECTED).filter((n) => n !== 'file-missing').sort());
