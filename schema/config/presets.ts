@@ -27,6 +27,13 @@ export const BUCKET_PRESETS: Readonly<Record<string, readonly number[]>> = {
   vllm_params_n: [1, 2, 5, 10, 20],
 };
 
+/**
+ * Most upper bounds a histogram may have. Each series renders a line per bound in every scrape
+ * and keeps a count per bound; the presets have at most 22, OpenTelemetry's exponential
+ * histograms default to 160.
+ */
+export const MAX_BUCKETS = 256;
+
 /** Preset names in declaration order (the schema's enum mirrors this; a test checks it). */
 export const BUCKET_PRESET_NAMES: readonly string[] = Object.keys(BUCKET_PRESETS);
 

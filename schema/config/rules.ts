@@ -10,7 +10,7 @@ import { SECTIONS, TYPES, didYouMean, getAt, isRecord, metricWhere, showValue } 
 import { modeWords, parseModeWord } from './modes.js';
 import { declarationProblems } from './declaration.js';
 import { HOSTNAME_RE, METRIC_NAME_RE } from './names.js';
-import { BUCKET_PRESET_NAMES } from './presets.js';
+import { BUCKET_PRESET_NAMES, MAX_BUCKETS } from './presets.js';
 import type { DocPath, Locator } from './yaml-source.js';
 import { GAUGE_MERGES } from '../types.js';
 import { claimExposedNames, exposureClashes } from './exposed-names.js';
@@ -214,6 +214,11 @@ function checkBuckets(buckets: unknown, where: string, path: DocPath, emit: Emit
   }
   if (buckets.length === 0) {
     emit(path, `${where}: "buckets" is empty; list at least one upper bound, or remove it to use the unit's default preset`);
+    return;
+  }
+  if (buckets.length > MAX_BUCKETS) {
+    // One problem, not one per bound out of order in a list of thousands.
+    emit(path, `${where}: "buckets" has ${buckets.length} bounds, more than ${MAX_BUCKETS} (every series renders a line per bound in each scrape); keep the bounds that tell latencies apart`);
     return;
   }
   let max = -Infinity;

@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { formatProblem, loadMetricsConfig, MAX_CONFIG_BYTES, parseMetricsConfig } from '../../../schema/config/load.js';
+import { MAX_BUCKETS } from '../../../schema/config/presets.js';
 
 // Runs from dist/test/schema/config; fixtures stay in the source tree.
 const DIR = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'metrics', 'invalid');
@@ -221,6 +222,21 @@ describe('loadMetricsConfig (invalid files)', () => {
     expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
       'u.yaml:3:23: metric "A" in model_metrics.gauge: "unit" holds only blanks; write the unit, e.g. Count, Milliseconds or Percent',
       'u.yaml:4:23: metric "B" in model_metrics.gauge: "unit" is empty; write the unit, e.g. Count, Milliseconds or Percent',
+    ]);
+  });
+
+  // Regression: a list of 100000 bounds loaded (each series then renders 100001 lines per scrape),
+  // and the same list in descending order gave 99999 problem lines.
+  it('should refuse more than MAX_BUCKETS bounds in one problem, without checking each', () => {
+    expect(MAX_BUCKETS).to.equal(256);
+    const list = (n: number, down = false): string => Array.from({ length: n }, (_, i) => (down ? n - i : i + 1)).join(', ');
+    const text = (n: number, down = false): string => `model_metrics:\n  histogram:\n    - {name: H, unit: ms, buckets: [${list(n, down)}]}\n`;
+    const lines = (t: string): string[] => {
+      const r = parseMetricsConfig(t, 'b.yaml');
+      return r.ok ? [] : r.problems.map(formatProblem);
+    };
+    expect([...lines(text(256)), ...lines(text(100_000, true))]).to.deep.equal([
+      'b.yaml:3:36: metric "H" in model_metrics.histogram: "buckets" has 100000 bounds, more than 256 (every series renders a line per bound in each scrape); keep the bounds that tell latencies apart',
     ]);
   });
 
