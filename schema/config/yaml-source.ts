@@ -70,6 +70,13 @@ export const MAX_ALIAS_EXPANSION = 100_000;
 // CORE (YAML 1.2: no dates, `yes` stays a string) plus merge keys, so `<<: *common` works.
 const SCHEMA = CORE_SCHEMA.withTags(mergeTag);
 
+/**
+ * js-yaml's cap on merged keys (10000 per load) is off: it refused a plain file of 3500 metrics
+ * merging 3 shared keys each, as a syntax error. What merges copy comes through aliases, which
+ * MAX_ALIAS_EXPANSION bounds (an inline `<<: {…}` copies only what is written).
+ */
+const CONSTRUCT = { schema: SCHEMA, maxTotalMergeKeys: -1 } as const;
+
 /** No offset (js-yaml's `-1`): an empty scalar without an anchor or a tag has no text at all. */
 const NONE = -1;
 
@@ -138,7 +145,7 @@ export function parseYaml(text: string): YamlParse {
   let docs: unknown[];
   let duplicates: DuplicateKey[] = [];
   try {
-    docs = constructFromEvents(events, { source: text, schema: SCHEMA });
+    docs = constructFromEvents(events, { source: text, ...CONSTRUCT });
   } catch (err) {
     if (!(err instanceof YAMLException) || err.reason !== 'duplicated mapping key') return yamlError(err, text, lines, tree);
     nameKeys(text, tree.keys);
@@ -146,7 +153,7 @@ export function parseYaml(text: string): YamlParse {
     // One js-yaml found but the tree cannot place (a key no scalar names) stays the one error.
     if (duplicates.length === 0) return yamlError(err, text, lines, tree);
     try {
-      docs = constructFromEvents(events, { source: text, schema: SCHEMA, json: true });
+      docs = constructFromEvents(events, { source: text, ...CONSTRUCT, json: true });
     } catch (again) {
       return yamlError(again, text, lines, tree);
     }
@@ -358,7 +365,7 @@ function nameKeys(text: string, keys: readonly YNode[]): void {
     try {
       const seq: Event = { type: EVENT_ID.SEQUENCE, start: NONE, anchorStart: NONE, anchorEnd: NONE, tagStart: NONE, tagEnd: NONE, style: COLLECTION_STYLE.FLOW };
       const pop: Event = { type: EVENT_ID.POP };
-      const built = constructFromEvents([doc, seq, ...list.map((k) => k.event), pop, pop], { source: text, schema: SCHEMA });
+      const built = constructFromEvents([doc, seq, ...list.map((k) => k.event), pop, pop], { source: text, ...CONSTRUCT });
       if (Array.isArray(built[0]) && built[0].length === list.length) values = built[0];
     } catch {
       values = null;

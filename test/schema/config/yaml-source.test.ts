@@ -82,6 +82,15 @@ describe('parseYaml alias expansion', () => {
     expect(r.ok ? null : [r.pos, r.expansion]).to.deep.equal([{ line: 2, col: 5 + 6 * 100 }, { alias: 'big', nodes: 1000 }]);
   });
 
+  // Regression: js-yaml's own cap of 10000 merged keys refused a 97 KB file of 3500 metrics each
+  // merging 3 shared keys, as a "YAML syntax error"; MAX_ALIAS_EXPANSION is the bound merges need.
+  it('should merge as many keys as the aliases may bring in', () => {
+    const items = Array.from({ length: 3500 }, (_, i) => `  - {<<: *c, name: M${i}}`);
+    const r = parseYaml(['base: &c {unit: ms, help: shared, dimensions: [ModelName, Level]}', 'list:', ...items, ''].join('\n'));
+    const list = r.ok ? (r.value as { list: Array<{ name: string; unit: string }> }).list : [];
+    expect([list.length, list[3499]]).to.deep.equal([3500, { unit: 'ms', help: 'shared', dimensions: ['ModelName', 'Level'], name: 'M3499' }]);
+  });
+
   it('should count a recursive alias as one node', () => {
     const r = parseYaml('a: &r [x, *r]\n');
     expect(r.ok).to.equal(true);
