@@ -5,6 +5,7 @@
  * yaml would refuse can never reach a sink by the side door.
  */
 import type { MetricType } from '../types.js';
+import { showValue } from './doc.js';
 import { HOSTNAME_RE, LABEL_NAME_RE, METRIC_NAME_RE, RESERVED_PREFIX, suggestName } from './names.js';
 
 /** A declaration to check; fields are `unknown` where they come from handler code or IPC. */
@@ -47,7 +48,8 @@ export function declarationProblems(decl: Declaration, autoDetected: boolean): D
   const seen = new Set<string>();
   decl.dimensions.forEach((d, i) => {
     if (typeof d !== 'string') {
-      out.push({ at: i, kind: 'grammar', message: `dimension ${String(d)} is not a string` });
+      // Described, not String()ed: a handler's object reads "[object Object]", a long list fills a log line.
+      out.push({ at: i, kind: 'grammar', message: `dimension ${i + 1} is ${showValue(d)}, not a string` });
       return;
     }
     if (!LABEL_NAME_RE.test(d)) {

@@ -471,6 +471,20 @@ describe('WorkerMetrics', () => {
       expect(wm.dropped).to.deep.equal({});
     });
 
+    // Regression: the warning printed String() of the value: "[object Object]", or a list of 100000 names in one 1.4 MB line.
+    it('should describe a dimension name that is not a string by its kind, in a short warning', () => {
+      const { wm, logs } = setup({ autoDetect: true });
+      wm.addMetric('X', 'ms', [{ a: 1 }] as unknown as string[], 'gauge').addOrUpdate(1, ['a']);
+      wm.addMetric('Y', 'ms', [Array.from({ length: 100_000 }, (_, i) => `name${i}`)] as unknown as string[], 'gauge').addOrUpdate(1, ['a']);
+      wm.addMetric('Z', 'ms', ['ok', 5] as unknown as string[], 'gauge').addOrUpdate(1, ['a', 'b']);
+      expect(wm.dropped).to.deep.equal({ invalid_name: 3 });
+      expect(logs).to.deep.equal([
+        "[METRICS]Metric 'X' cannot be auto-detected: dimension 1 is a mapping, not a string; its datapoints are dropped and counted as invalid_name",
+        "[METRICS]Metric 'Y' cannot be auto-detected: dimension 1 is a list, not a string; its datapoints are dropped and counted as invalid_name",
+        "[METRICS]Metric 'Z' cannot be auto-detected: dimension 2 is 5, not a string; its datapoints are dropped and counted as invalid_name",
+      ]);
+    });
+
     it('should drop bad units as bad_unit with TorchServe messages and never throw', () => {
       const { wm, logs } = setup({ autoDetect: true });
       wm.addTime('T', 1, undefined, 'ns' as 'ms');
