@@ -46,3 +46,15 @@ export function show(x: unknown): string {
     return '(unprintable value)';
   }
 }
+
+/** Characters of a handler's name or value a warning or a table key keeps. */
+const SHOWN_CHARS = 200;
+
+/**
+ * `show(x)` cut to SHOWN_CHARS with its length: a handler inventing names of a megabyte would
+ * otherwise fill the log, and the worker's warning tables would keep every one.
+ */
+export function clip(x: unknown): string {
+  const s = show(x);
+  return s.length <= SHOWN_CHARS ? s : `${s.slice(0, SHOWN_CHARS)}… (${s.length} characters)`;
+}

@@ -11,7 +11,7 @@ import { declarationProblems } from '../../schema/config/declaration.js';
 import { DEFAULT_LIMITS } from '../../schema/config/normalize.js';
 import { DisabledWorkerMetrics } from './disabled-metrics.js';
 import { PointBuffer } from './point-buffer.js';
-import { describeDimensionValues, show } from './dimensions.js';
+import { clip, describeDimensionValues, show } from './dimensions.js';
 import { LiveMetric, NoopMetric, ReorderedMetric, SilentMetric } from './worker-metric.js';
 import type { MetricOwner, WorkerMetric } from './worker-metric.js';
 import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, convertUnit, isSizeUnit, isTimeUnit, mapUnit, measureOf } from './units.js';
@@ -161,7 +161,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
       return this.lookupOrDetect(name, unit, dimensionNames, type);
     } catch (e) {
       // Dimension names that throw when read (a Proxy, a getter): never into the handler.
-      return this.noop(show(name), 'counter', '', [], 'bad_dimensions', `Metric '${show(name)}': dimension names could not be read: ${show(e)}`);
+      return this.noop(name, 'counter', '', [], 'bad_dimensions', `Metric '${clip(name)}': dimension names could not be read: ${clip(e)}`);
     }
   }
 
@@ -196,7 +196,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     const known = this.metrics.get(name);
     if (known === undefined) {
       return this.noop(name, type ?? 'counter', '', [], 'unknown_metric',
-        `Metric of type '${show(type ?? 'counter')}' and name '${show(name)}' doesn't exist`);
+        `Metric of type '${clip(type ?? 'counter')}' and name '${clip(name)}' doesn't exist`);
     }
     if (known instanceof SilentMetric) return known;
     if (type !== undefined && type !== known.type) return this.typeMismatch(known, type);
@@ -304,10 +304,10 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     this.totals[reason] = (this.totals[reason] ?? 0) + 1;
     this.delta[reason] = (this.delta[reason] ?? 0) + 1;
     this.deltaCount++;
-    const key = `${reason}\u0000${show(metric)}`;
+    const key = `${reason}\u0000${clip(metric)}`;
     if (this.warned.size < MAX_WARNED && !this.warned.has(key)) {
       this.warned.add(key);
-      const what = metric === '' ? 'Dropped a datapoint' : `Failed to update metric with name:${show(metric)}`;
+      const what = metric === '' ? 'Dropped a datapoint' : `Failed to update metric with name:${clip(metric)}`;
       this.log(`[METRICS]${what}: ${typeof detail === 'string' ? detail : detail()} (${reason}; further drops of this kind are counted, not logged)`);
     }
   }
@@ -398,33 +398,34 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
    */
   private detect(name: string, unit: string, dimensionNames: readonly string[], type: MetricType): WorkerMetric {
     if (typeof name !== 'string' || name === '') {
-      return this.noop(show(name), type, unit, [], 'unknown_metric', '`metric_name` must be a non-empty string');
+      return this.noop(name, type, unit, [], 'unknown_metric', '`metric_name` must be a non-empty string');
     }
+    const shown = clip(name);
     if (!METRIC_TYPES.has(type)) {
       // Declared to the frontend, an unknown type would make it refuse the whole flush (and every
       // series declared in it, so later datapoints of other metrics would be lost too).
       return this.noop(name, 'counter', unit, [], 'type_mismatch',
-        `Metric '${name}' cannot be auto-detected: type ${describeDimensionValues(type)} is not counter, gauge or histogram`);
+        `Metric '${shown}' cannot be auto-detected: type ${describeDimensionValues(type)} is not counter, gauge or histogram`);
     }
     if (this.frontendNames.has(name)) {
-      return this.noop(name, type, unit, [], 'forbidden_metric', `'${name}' is a frontend (ts_metrics) metric; a worker records model metrics only`);
+      return this.noop(name, type, unit, [], 'forbidden_metric', `'${shown}' is a frontend (ts_metrics) metric; a worker records model metrics only`);
     }
     if (!this.autoDetect) {
       return this.noop(name, type, unit, [], 'unknown_metric',
-        `Metric '${name}' is not declared under model_metrics and auto-detect is off`);
+        `Metric '${shown}' is not declared under model_metrics and auto-detect is off`);
     }
     if (!Array.isArray(dimensionNames)) {
       return this.noop(name, type, unit, [], 'bad_dimensions',
-        `Metric '${name}' cannot be auto-detected: its dimension names should be a list of strings, not ${describeDimensionValues(dimensionNames)}`);
+        `Metric '${shown}' cannot be auto-detected: its dimension names should be a list of strings, not ${describeDimensionValues(dimensionNames)}`);
     }
     const problem = declarationProblems({ name, type, dimensions: dimensionNames }, true)[0]?.message
       ?? this.autoLabelProblem(dimensionNames as readonly string[]);
     if (problem !== undefined) {
-      return this.noop(name, type, unit, [], 'invalid_name', `Metric '${name}' cannot be auto-detected: ${problem}`);
+      return this.noop(name, type, unit, [], 'invalid_name', `Metric '${shown}' cannot be auto-detected: ${problem}`);
     }
     if (this.detectedCount >= this.maxAutoDetected) {
       return this.noop(name, type, unit, [], 'auto_detect_cap',
-        `Metric '${name}' cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached`);
+        `Metric '${shown}' cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached`);
     }
     this.detectedCount++;
     const dims = Object.freeze((dimensionNames as readonly string[]).slice());
@@ -452,15 +453,18 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
    * One no-op per (name, type, reason), so the warning is given once at creation; past
    * MAX_WARNED of them (a handler inventing names) a fresh one each time, neither kept nor logged.
    */
-  private noop(name: string, type: MetricType, unit: string, dims: readonly string[],
+  private noop(name: unknown, type: MetricType, unit: string, dims: readonly string[],
     reason: DropReason, detail: string): NoopMetric {
-    const key = `${reason}\u0000${show(type)}\u0000${show(name)}`;
+    // Cut: a handler inventing long names must not fill the tables (names past the cut share one).
+    const shown = clip(name);
+    const key = `${reason}\u0000${clip(type)}\u0000${shown}`;
     let m = this.noops.get(key);
     if (m === undefined) {
-      m = new NoopMetric(this, name, type, unit, dims, reason, detail);
+      m = new NoopMetric(this, shown, type, unit, dims, reason, detail);
       if (this.noops.size >= MAX_WARNED) return m;
       this.noops.set(key, m);
-      const warnKey = `${reason}\u0000${show(name)}`;
+      // The key drop() gives this metric's later drops (it cuts the name it is given: this one).
+      const warnKey = `${reason}\u0000${clip(shown)}`;
       if (this.warned.size < MAX_WARNED && !this.warned.has(warnKey)) {
         this.warned.add(warnKey);
         this.log(`[METRICS]${detail}; its datapoints are dropped and counted as ${reason}`);

@@ -6,7 +6,7 @@
  */
 import type { MetricType } from '../types.js';
 import { showValue } from './doc.js';
-import { HOSTNAME_RE, LABEL_NAME_RE, METRIC_NAME_RE, RESERVED_PREFIX, suggestName } from './names.js';
+import { HOSTNAME_RE, LABEL_NAME_RE, MAX_NAME_CHARS, METRIC_NAME_RE, RESERVED_PREFIX, suggestName } from './names.js';
 
 /** A declaration to check; fields are `unknown` where they come from handler code or IPC. */
 export interface Declaration {
@@ -36,7 +36,9 @@ const PROMETHEUS_PREFIX = '__';
 export function declarationProblems(decl: Declaration, autoDetected: boolean): DeclarationProblem[] {
   const out: DeclarationProblem[] = [];
   const name = decl.name;
-  if (typeof name !== 'string' || name === '') {
+  if (typeof name === 'string' && name.length > MAX_NAME_CHARS) {
+    out.push({ at: 'name', kind: 'reserved', message: `name has ${name.length} characters, more than ${MAX_NAME_CHARS}; shorten it` });
+  } else if (typeof name !== 'string' || name === '') {
     out.push({ at: 'name', kind: 'grammar', message: '"name" is empty; give the metric a name matching [a-zA-Z_:][a-zA-Z0-9_:]*' });
   } else if (!METRIC_NAME_RE.test(name)) {
     out.push({ at: 'name', kind: 'grammar', message: `name "${name}" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "${suggestName(name, false)}"` });
@@ -50,6 +52,10 @@ export function declarationProblems(decl: Declaration, autoDetected: boolean): D
     if (typeof d !== 'string') {
       // Described, not String()ed: a handler's object reads "[object Object]", a long list fills a log line.
       out.push({ at: i, kind: 'grammar', message: `dimension ${i + 1} is ${showValue(d)}, not a string` });
+      return;
+    }
+    if (d.length > MAX_NAME_CHARS) {
+      out.push({ at: i, kind: 'reserved', message: `dimension ${i + 1} has ${d.length} characters, more than ${MAX_NAME_CHARS}; shorten it` });
       return;
     }
     if (!LABEL_NAME_RE.test(d)) {

@@ -6,6 +6,11 @@ export const METRIC_NAME_RE = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 export const LABEL_NAME_RE = /^(?!__)[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Metric names with this prefix belong to the pipeline's own self-metrics. */
 export const RESERVED_PREFIX = 'tsserve_';
+/**
+ * Longest metric or dimension name (characters). Prometheus sets none, but every sample line,
+ * log line and StatsD packet repeats the name, and the worker keys its tables by it.
+ */
+export const MAX_NAME_CHARS = 256;
 /** A dimension carrying the hostname: matched case-insensitively, as TorchServe writes both. */
 export const HOSTNAME_RE = /^hostname$/i;
 

@@ -485,6 +485,27 @@ describe('WorkerMetrics', () => {
       ]);
     });
 
+    // Regression: a handler inventing names of 1 MiB kept 1000 of them in its warning and no-op
+    // tables (2 GB of heap) and logged each whole (1 GB); a 1 MiB valid name was auto-detected.
+    it('should cut long names in warnings and keys, and refuse to auto-detect a name over 256 characters', () => {
+      const { wm, logs } = setup({ autoDetect: true });
+      const long = (i: number): string => `${'N'.repeat(1 << 20)}${i}`;
+      for (let i = 0; i < 3; i++) wm.getMetric(long(i), 'gauge').addOrUpdate(1);
+      wm.addCounter(long(9), 1);
+      wm.addMetric('A'.repeat(257), 'ms', [], 'gauge').addOrUpdate(1);
+      wm.addMetric('Fine', 'ms', ['D'.repeat(257)], 'gauge').addOrUpdate(1, ['x']);
+      wm.addMetric('A'.repeat(256), 'ms', [], 'gauge').addOrUpdate(1); // at the bound: detected
+      expect(wm.dropped).to.deep.equal({ unknown_metric: 3, invalid_name: 3 });
+      const cut = `${'N'.repeat(200)}… (1048577 characters)`;
+      expect(logs).to.deep.equal([
+        `[METRICS]Metric of type 'gauge' and name '${cut}' doesn't exist; its datapoints are dropped and counted as unknown_metric`,
+        `[METRICS]Metric '${cut}' cannot be auto-detected: name has 1048577 characters, more than 256; shorten it; its datapoints are dropped and counted as invalid_name`,
+        `[METRICS]Metric '${'A'.repeat(200)}… (257 characters)' cannot be auto-detected: name has 257 characters, more than 256; shorten it; its datapoints are dropped and counted as invalid_name`,
+        "[METRICS]Metric 'Fine' cannot be auto-detected: dimension 1 has 257 characters, more than 256; shorten it; its datapoints are dropped and counted as invalid_name",
+      ]);
+      expect(logs.every((l) => l.length < 400)).to.equal(true);
+    });
+
     it('should drop bad units as bad_unit with TorchServe messages and never throw', () => {
       const { wm, logs } = setup({ autoDetect: true });
       wm.addTime('T', 1, undefined, 'ns' as 'ms');

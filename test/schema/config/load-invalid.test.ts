@@ -240,6 +240,14 @@ describe('loadMetricsConfig (invalid files)', () => {
     ]);
   });
 
+  it('should refuse a metric or dimension name over 256 characters, the bound auto-detection keeps too', () => {
+    const r = parseMetricsConfig(`model_metrics:\n  gauge:\n    - {name: ${'A'.repeat(257)}, unit: ms, dimensions: [${'d'.repeat(257)}]}\n`, 'n.yaml');
+    expect(r.ok ? [] : r.problems.map((p) => formatProblem(p).replace(/([Ad])\1{9,}/g, (m) => `${m[0]}*${m.length}`))).to.deep.equal([
+      'n.yaml:3:14: metric "A*257" in model_metrics.gauge: name has 257 characters, more than 256; shorten it',
+      'n.yaml:3:296: metric "A*257" in model_metrics.gauge: dimension 1 has 257 characters, more than 256; shorten it',
+    ]);
+  });
+
   it('should have a test for every fixture in the folder', () => {
     const files = fs.readdirSync(DIR).map((f) => f.replace(/\.yaml$/, '')).sort();
     expect(files).to.deep.equal(Object.keys(EXPECTED).filter((n) => n !== 'file-missing').sort());
