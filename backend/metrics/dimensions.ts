@@ -24,10 +24,10 @@ export function orderDimensionValues(names: readonly string[], given: DimensionV
   return out;
 }
 
-/** `[a, b]`-style rendering for messages (JSON so `,` `:` `|` inside values stay visible). */
+/** `[a, b]`-style rendering for messages (JSON so `,` `:` `|` inside values stay visible), cut like `clip`. */
 export function describeDimensionValues(given: unknown): string {
   try {
-    return JSON.stringify(given) ?? String(given);
+    return clip(JSON.stringify(given) ?? String(given));
   } catch {
     try {
       return String(given);

@@ -482,5 +482,5 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
 }
 
 function describeNames(names: unknown): string {
-  return Array.isArray(names) ? names.map(String).join(', ') : String(names);
+  return clip(Array.isArray(names) ? names.map(show).join(', ') : names);
 }

@@ -506,6 +506,20 @@ describe('WorkerMetrics', () => {
       expect(logs.every((l) => l.length < 400)).to.equal(true);
     });
 
+    // Regression: the warning quoted every value: 100000 of them made one 1.6 MB log line.
+    it('should cut the values and names quoted in a dimension warning to 200 characters', () => {
+      const { wm, logs } = setup();
+      const many = Array.from({ length: 100_000 }, (_, i) => `v${i}`);
+      wm.getMetric('HandlerTime').addOrUpdate(1, many);
+      wm.addMetric('PredictionTime', 'ms', many).addOrUpdate(1, ['mlp', 'Model']);
+      expect(wm.dropped).to.deep.equal({ bad_dimensions: 2 });
+      const values = JSON.stringify(many);
+      expect(logs).to.deep.equal([
+        `[METRICS]Failed to update metric with name:HandlerTime: Dimension values ${values.slice(0, 200)}… (${values.length} characters) should correspond to Dimension names: [ModelName, Level] (bad_dimensions; further drops of this kind are counted, not logged)`,
+        `[METRICS]Metric 'PredictionTime' has dimensions [ModelName, Level], not [${many.join(', ').slice(0, 200)}… (${many.join(', ').length} characters)]; its datapoints are dropped and counted as bad_dimensions`,
+      ]);
+    });
+
     it('should drop bad units as bad_unit with TorchServe messages and never throw', () => {
       const { wm, logs } = setup({ autoDetect: true });
       wm.addTime('T', 1, undefined, 'ns' as 'ms');
