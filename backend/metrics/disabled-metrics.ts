@@ -21,6 +21,10 @@ export class DisabledWorkerMetrics implements WorkerMetricsApi {
 
   setRequestIds(): void {}
 
+  records(): boolean {
+    return false;
+  }
+
   addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric {
     return new SilentMetric(show(name), type ?? 'counter', show(unit), Array.isArray(dimensionNames) ? dimensionNames : []);
   }

@@ -27,6 +27,12 @@ export interface WorkerMetricsApi {
    */
   readonly autoLabels: AutoLabels;
   setRequestIds(ids: readonly string[]): void;
+  /**
+   * Whether a datapoint of `name` would be recorded: a shown model metric, or any name while
+   * auto-detect is on. The worker asks before its own HandlerTime and PredictionTime, so a
+   * metric taken out of metrics.yaml is off, as in TorchServe, not a drop on every batch.
+   */
+  records(name: string): boolean;
   // The helpers' requestId: a request id, or (TorchServe's idx) the request's index in the batch.
   addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric;
   getMetric(name: string, type?: MetricType): WorkerMetric;
@@ -143,6 +149,12 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   /** Datapoints dropped since start, by reason (cumulative; flushes carry deltas). */
   get dropped(): Readonly<Record<string, number>> {
     return this.totals;
+  }
+
+  /** See WorkerMetricsApi.records. */
+  records(name: string): boolean {
+    const m = this.metrics.get(name);
+    return m === undefined ? this.autoDetect && !this.frontendNames.has(name) : !(m instanceof SilentMetric);
   }
 
   /** The batch being handled; bound records carry these ids joined by `,` (TorchServe). */

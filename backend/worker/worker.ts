@@ -201,8 +201,9 @@ export class Worker {
     this.current = null;
     if (outcome.thrown !== undefined) this.failures.report(b.batchId, outcome.thrown);
     // Default request id = the batch's ids joined by ',' (TorchServe's HandlerTime with idx=None).
-    metrics.addTime('HandlerTime', outcome.handlerMs, undefined, 'ms');
-    metrics.addTime('PredictionTime', outcome.predictionMs, undefined, 'ms');
+    // Only when recorded: taking one out of metrics.yaml turns it off (TorchServe), it is no drop.
+    if (metrics.records('HandlerTime')) metrics.addTime('HandlerTime', outcome.handlerMs, undefined, 'ms');
+    if (metrics.records('PredictionTime')) metrics.addTime('PredictionTime', outcome.predictionMs, undefined, 'ms');
     const result: ResultMessage = { type: 'tsserve.result', batchId: b.batchId, responses: outcome.responses, handlerMs: outcome.handlerMs };
     // The batch's metrics ride in its result: one channel write a batch, not two. With nothing
     // to flush (or metrics off, or the channel congested) the result goes alone.

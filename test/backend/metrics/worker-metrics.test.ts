@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { WorkerMetrics } from '../../../backend/metrics/index.js';
+import { createWorkerMetrics, WorkerMetrics } from '../../../backend/metrics/index.js';
 import { decodeMetricsMessage, expandDatapoints } from '../../../schema/ipc.js';
 import type { MetricsMessage } from '../../../schema/ipc.js';
 import { config, MODEL_SPECS, spec } from './config.js';
@@ -355,6 +355,21 @@ describe('WorkerMetrics', () => {
         '[METRICS]Failed to update metric with name:HandlerTime: request id has 1000000 characters; at most 1024 are kept (bad_request_id; further drops of this kind are counted, not logged)',
         '[METRICS]Failed to update metric with name:PredictionTime: request id has 1025 characters; at most 1024 are kept (bad_request_id; further drops of this kind are counted, not logged)',
       ]);
+    });
+  });
+
+  // Regression: with HandlerTime taken out of metrics.yaml (TorchServe's way to turn a metric off) the
+  // worker's own record of it was an unknown_metric drop and a warning on every batch.
+  describe('records', () => {
+    it('should say whether a datapoint of the name would be recorded: declared and shown, or auto-detectable', () => {
+      const hidden = { ...spec('Old', 'gauge', 'ms', []), hidden: true };
+      const wm = new WorkerMetrics(config([spec('HandlerTime', 'gauge', 'ms', ['ModelName', 'Level']), hidden]), {
+        modelName: 'mlp', send: () => undefined, nowMs: () => 0 });
+      const auto = new WorkerMetrics(config([], { autoDetect: true }), { modelName: 'mlp', send: () => undefined, nowMs: () => 0 });
+      expect([wm.records('HandlerTime'), wm.records('PredictionTime'), wm.records('Old'), auto.records('PredictionTime')])
+        .to.deep.equal([true, false, false, true]);
+      expect(createWorkerMetrics(config([spec('HandlerTime', 'gauge', 'ms', [])]), { modelName: 'mlp', send: () => undefined, enabled: false })
+        .records('HandlerTime')).to.equal(false);
     });
   });
 
