@@ -206,6 +206,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   /** Returns the metric `name` (of `type`, when given); unknown → a counted no-op, never throws. */
   getMetric(name: string, type?: MetricType): WorkerMetric {
     const known = this.metrics.get(name);
+    if (known === undefined && this.frontendNames.has(name)) return this.forbidden(name, type ?? 'counter');
     if (known === undefined) {
       return this.noop(name, type ?? 'counter', '', [], 'unknown_metric',
         `Metric of type '${clip(type ?? 'counter')}' and name '${clip(name)}' doesn't exist`);
@@ -419,9 +420,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
       return this.noop(name, 'counter', unit, [], 'type_mismatch',
         `Metric '${shown}' cannot be auto-detected: type ${describeDimensionValues(type)} is not counter, gauge or histogram`);
     }
-    if (this.frontendNames.has(name)) {
-      return this.noop(name, type, unit, [], 'forbidden_metric', `'${shown}' is a frontend (ts_metrics) metric; a worker records model metrics only`);
-    }
+    if (this.frontendNames.has(name)) return this.forbidden(name, type);
     if (!this.autoDetect) {
       return this.noop(name, type, unit, [], 'unknown_metric',
         `Metric '${shown}' is not declared under model_metrics and auto-detect is off`);
@@ -454,6 +453,11 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   private autoLabelProblem(dimensionNames: readonly string[]): string | undefined {
     const d = dimensionNames.find((n) => Object.prototype.hasOwnProperty.call(this.autoLabels, n));
     return d === undefined ? undefined : `dimension "${d}" is an automatic label, filled in by the server; leave it out`;
+  }
+
+  /** A frontend (ts_metrics) metric: declared, but not the worker's to record. */
+  private forbidden(name: string, type: MetricType): WorkerMetric {
+    return this.noop(name, type, '', [], 'forbidden_metric', `'${clip(name)}' is a frontend (ts_metrics) metric; a worker records model metrics only`);
   }
 
   private typeMismatch(known: WorkerMetric, type: MetricType): WorkerMetric {

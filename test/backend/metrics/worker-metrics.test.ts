@@ -233,6 +233,17 @@ describe('WorkerMetrics', () => {
       expect(wm.addMetric('HandlerTime', 'ms', ['Level', 'ModelName'])).to.equal(m);
     });
 
+    // Regression: getMetric of a frontend metric was unknown_metric ("doesn't exist"); addCounter of it was forbidden_metric.
+    it('should refuse getMetric and addMetric of a frontend metric as forbidden_metric, as the helpers do', () => {
+      const { wm, logs } = setup({ autoDetect: true });
+      wm.getMetric('Requests2XX', 'counter').addOrUpdate(1, ['Host']);
+      wm.addMetric('Requests2XX', 'Count', ['Level'], 'counter').addOrUpdate(1, ['Host']);
+      expect(wm.dropped).to.deep.equal({ forbidden_metric: 2 });
+      expect(logs).to.deep.equal([
+        "[METRICS]'Requests2XX' is a frontend (ts_metrics) metric; a worker records model metrics only; its datapoints are dropped and counted as forbidden_metric",
+      ]);
+    });
+
     it('should answer an unknown name with a counted no-op and never throw', () => {
       const { wm, logs } = setup();
       const m = wm.getMetric('Missing', 'gauge');
