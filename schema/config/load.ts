@@ -171,9 +171,11 @@ function decodeUtf8(bytes: Buffer): string | SourcePos {
     }
     // Complete characters only: a lead byte cut off by the bad one is where the problem is.
     const before = strict().decode(bytes.subarray(0, lo), { stream: true });
-    const lineStart = before.lastIndexOf('\n') + 1;
-    const bom = lineStart === 0 && before.charCodeAt(0) === 0xfeff ? 1 : 0;
-    return { line: before.split('\n').length, col: before.length - lineStart + 1 - bom };
+    // Lines as YAML breaks them: LF, CRLF or a lone CR.
+    const lines = before.split(/\r\n|\r|\n/);
+    const last = lines[lines.length - 1] as string;
+    const bom = lines.length === 1 && last.charCodeAt(0) === 0xfeff ? 1 : 0;
+    return { line: lines.length, col: last.length + 1 - bom };
   }
 }
 

@@ -457,9 +457,13 @@ function child(node: YNode, seg: string | number): { key: YNode | null; value: Y
   return null;
 }
 
+/** Where each line starts; a lone CR breaks a line as in YAML (LF and CRLF too). */
 function lineStarts(text: string): number[] {
   const starts = [0];
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) starts.push(i + 1);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) starts.push(i + 1);
+  }
   return starts;
 }
 

@@ -66,6 +66,20 @@ describe('parseYaml', () => {
   });
 });
 
+// Regression: YAML reads a lone CR as a line break (files from old Mac editors), the positions did
+// not: a problem on line 5 was reported at 1:78.
+describe('parseYaml line breaks', () => {
+  it('should count CR, LF and CRLF line breaks alike', () => {
+    const lines = (eol: string): string[] => {
+      const text = ['ts_metrics:', '  counter:', '    - name: A', '      unit: Count', '      dimensions: [x, x]', ''].join(eol);
+      const r = parseMetricsConfig(text, 'e.yaml');
+      return r.ok ? [] : r.problems.map(formatProblem);
+    };
+    const want = ['e.yaml:5:23: metric "A" in ts_metrics.counter: dimension "x" listed twice; remove the duplicate'];
+    expect([lines('\r'), lines('\n'), lines('\r\n')]).to.deep.equal([want, want, want]);
+  });
+});
+
 describe('parseYaml alias expansion', () => {
   // An anchored list of 999 items is 1000 nodes: each alias of it brings in 999 more.
   const doc = (aliases: number): string =>
