@@ -28,6 +28,9 @@ export function loadMetricsConfig(file: string): LoadResult {
   try {
     const read = readBounded(file, MAX_CONFIG_BYTES);
     if (!Buffer.isBuffer(read)) return fail(file, [{ line: 1, col: 1, message: tooBig(read.size) }]);
+    if (read.length >= 2 && ((read[0] === 0xff && read[1] === 0xfe) || (read[0] === 0xfe && read[1] === 0xff))) {
+      return fail(file, [{ line: 1, col: 1, message: "the file is UTF-16 (it starts with a UTF-16 byte-order mark; PowerShell 5's > writes it); save the file as UTF-8" }]);
+    }
     const decoded = decodeUtf8(read);
     if (typeof decoded !== 'string') return fail(file, [{ ...decoded, message: NOT_UTF8 }]);
     text = decoded;

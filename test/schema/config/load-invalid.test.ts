@@ -195,6 +195,16 @@ describe('loadMetricsConfig (invalid files)', () => {
       ]);
     });
 
+    // Regression: PowerShell 5's `>` writes UTF-16; such a file was "not UTF-8 (Latin-1 or Windows-1252?)".
+    it('should name a UTF-16 file as such, by its byte-order mark', () => {
+      const file = path.join(dir, 'utf16.yaml');
+      fs.writeFileSync(file, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('model_metrics: {}\n', 'utf16le')]));
+      const r = loadMetricsConfig(file);
+      expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
+        `${file}:1:1: the file is UTF-16 (it starts with a UTF-16 byte-order mark; PowerShell 5's > writes it); save the file as UTF-8`,
+      ]);
+    });
+
     it('should refuse text over it given to parseMetricsConfig, counting UTF-8 bytes', () => {
       const r = parseMetricsConfig(`model_metrics: {}\n#${'é'.repeat(MAX_CONFIG_BYTES / 2)}`, 'x.yaml');
       expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
