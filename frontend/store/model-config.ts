@@ -114,11 +114,14 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     const msg = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message.split('\n')[0];
     return { ok: false, problems: [`${file}: ${msg}`] };
   }
+  // Parsed with positions first: a syntax error, and an alias bomb (nested anchors that expand
+  // into billions of nodes, which the plain load would build and then choke on), at their place.
+  const located = parseYaml(text);
+  if (!located.ok) return { ok: false, problems: [`${file}:${located.pos.line}:${located.pos.col}: ${located.reason}`] };
   try {
     raw = loadYaml(text);
   } catch (e) {
-    const p = parseYaml(text);
-    return { ok: false, problems: [p.ok ? `${file}: ${(e as Error).message.split('\n')[0]}` : `${file}:${p.pos.line}:${p.pos.col}: ${p.reason}`] };
+    return { ok: false, problems: [`${file}: ${(e as Error).message.split('\n')[0]}`] };
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, problems: [`${file}: expected a mapping of settings (handler, model, batchSize, ...)`] };
@@ -128,9 +131,8 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   const warnings: string[] = [];
   // Each problem at the line and column of the key's value (of the key itself for an unknown
   // key); a key the file does not have (a required one, a default) has only the file.
-  const located = parseYaml(text);
   const at = (key: string, where: 'key' | 'value'): string => {
-    if (!located.ok || !Object.hasOwn(doc, key)) return file;
+    if (!Object.hasOwn(doc, key)) return file;
     const pos = where === 'key' ? located.locator.key([key]) : located.locator.value([key]);
     return `${file}:${pos.line}:${pos.col}`;
   };

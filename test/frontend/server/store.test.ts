@@ -106,6 +106,19 @@ describe('Model store', () => {
     }
   });
 
+  it('should refuse an alias bomb in model-config.yaml at the alias, before building it (the plain load built it and JSON.stringify then threw)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bomb-'));
+    const f = `${dir}/model-config.yaml`;
+    try {
+      const levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
+      for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+      fs.writeFileSync(f, `handler: onnx\nmodel: m.onnx\nhandlerOptions:\n  ${levels.join('\n  ')}\n`);
+      expect(loadModelConfig('b', dir)).to.deep.equal({ ok: false, problems: [`${f}:8:31: alias "*d" brings in 11111 nodes, past the 100000 all aliases may bring in`] });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('should place a pipeline block\'s problems at their line and column', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-pipe-'));
     const f = `${dir}/model-config.yaml`;
