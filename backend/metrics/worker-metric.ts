@@ -38,6 +38,13 @@ export interface WorkerMetric {
   readonly unit: string;
   readonly dimensions: readonly string[];
   addOrUpdate(value: number, dimensionValues?: DimensionValues, requestId?: string): void;
+  /**
+   * TorchServe's backwards-compatible `update(value, request_id, dimensions)`: addOrUpdate with
+   * the arguments in that order, so a ported handler's call records instead of throwing. Unlike
+   * TorchServe it does not rename the metric's dimensions for good: the values are taken as
+   * addOrUpdate takes them (a list in the yaml's order, or a {name: value} object).
+   */
+  update(value: number, requestId?: string, dimensionValues?: DimensionValues): void;
   bind(dimensionValues?: DimensionValues): BoundSeries;
 }
 
@@ -147,6 +154,10 @@ export class LiveMetric implements WorkerMetric {
       return;
     }
     s.record(value, requestId);
+  }
+
+  update(value: number, requestId?: string, dimensionValues?: DimensionValues): void {
+    this.addOrUpdate(value, dimensionValues, requestId);
   }
 
   /** The series for `given`, or null when the values do not match the declared names or cannot be read. */
@@ -287,6 +298,10 @@ export class ReorderedMetric implements WorkerMetric {
     this.base.addOrUpdate(value, this.reorder(dimensionValues), requestId);
   }
 
+  update(value: number, requestId?: string, dimensionValues?: DimensionValues): void {
+    this.addOrUpdate(value, dimensionValues, requestId);
+  }
+
   bind(dimensionValues?: DimensionValues): BoundSeries {
     return this.base.bind(this.reorder(dimensionValues));
   }
@@ -318,6 +333,10 @@ export class NoopMetric implements WorkerMetric {
     this.owner.drop(this.reason, this.name, this.detail);
   }
 
+  update(): void {
+    this.addOrUpdate();
+  }
+
   bind(): BoundSeries {
     return this.bound;
   }
@@ -344,6 +363,8 @@ export class SilentMetric implements WorkerMetric {
   ) {}
 
   addOrUpdate(): void {}
+
+  update(): void {}
 
   bind(): BoundSeries {
     return SILENT_SERIES;

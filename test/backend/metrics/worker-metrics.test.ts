@@ -192,6 +192,19 @@ describe('WorkerMetrics', () => {
       expect(wm.addMetric('HandlerTime', 'ms', ['ModelName', 'Level'])).to.equal(declared);
     });
 
+    it('should take TorchServe\'s backwards-compatible update(value, request_id, dimensions) as addOrUpdate (a ported handler\'s call threw a TypeError)', () => {
+      const { wm, sent, clock } = setup();
+      wm.getMetric('HandlerTime').update(3.5, 'req-1', ['mlp', 'Model']);
+      wm.addMetric('HandlerTime', 'ms', ['Level', 'ModelName']).update(4, undefined, ['Model', 'mlp']);
+      wm.addMetric('HandlerTime', 'ms', undefined, 'counter').update(1); // a mismatch: dropped, not thrown
+      wm.flush();
+      expect(points(sent)).to.deep.equal([
+        ['HandlerTime', ['mlp', 'Model'], 3.5, 'req-1', clock.now],
+        ['HandlerTime', ['mlp', 'Model'], 4, null, clock.now],
+      ]);
+      expect(wm.dropped).to.deep.equal({ type_mismatch: 1 });
+    });
+
     it('should answer a type mismatch with a no-op counting type_mismatch, warned once', () => {
       const { wm, logs, sent } = setup();
       const m = wm.addMetric('HandlerTime', 'ms', undefined, 'counter');
