@@ -66,7 +66,8 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
   for (const r of opts.extraRoutes ?? []) app.use(r);
   // A path that exists with a method it does not take is a 405 naming the methods it takes (as
   // the management API and TorchServe answer it), not a 404 saying the path does not exist.
-  for (const [path, allow] of ALLOWED_METHODS) {
+  // One route per path, so each 405 is counted under its own handler template.
+  for (const [paths, allow] of ALLOWED_METHODS) for (const path of paths) {
     app.all(path, (req, res) => {
       res.setHeader('allow', allow);
       const send = errorShapeOf(req.path);
@@ -109,9 +110,9 @@ export function sendInferenceError(path: string, res: ServerResponse, status: nu
   res.end(res.req?.method === 'HEAD' ? undefined : body);
 }
 /** The inference port's paths and the methods each takes (GET routes answer HEAD too). */
-const ALLOWED_METHODS: readonly (readonly [string | string[], string])[] = [
+const ALLOWED_METHODS: readonly (readonly [readonly string[], string])[] = [
   [['/ping', '/health', '/version', '/v1/models', '/v1/models/:model', '/v2', '/v2/health/live', '/v2/health/ready', '/v2/models/:model{/versions/:version}', '/v2/models/:model{/versions/:version}/ready'], 'GET, HEAD'],
-  ['/predictions/:name{/:version}', 'POST, PUT'],
+  [['/predictions/:model{/:version}'], 'POST, PUT'],
   [['/v1/completions', '/v1/chat/completions', '/v1/audio/speech', '/tokenize', '/detokenize', '/v2/models/:model{/versions/:version}/infer'], 'POST'],
 ];
 

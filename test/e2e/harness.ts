@@ -128,7 +128,27 @@ export interface Tsserve {
  * hides info) until GET /ping answers, or with `ready: 'listening'` until it logs its
  * listeners (before the models have loaded).
  */
-export async function startTsserve(opts: { store: string; args?: readonly string[]; env?: NodeJS.ProcessEnv; logDir?: string; ready?: 'log' | 'ping' | 'listening' }): Promise<Tsserve> {
+export async function startTsserve(opts: StartOptions): Promise<Tsserve> {
+  // A port freePort() found free can be taken before the server binds it (another test's
+  // client connection may get it as its local port): that start is tried again on new ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !String(err).includes('the address is already in use')) throw err;
+    }
+  }
+}
+
+interface StartOptions {
+  readonly store: string;
+  readonly args?: readonly string[];
+  readonly env?: NodeJS.ProcessEnv;
+  readonly logDir?: string;
+  readonly ready?: 'log' | 'ping' | 'listening';
+}
+
+async function startOnce(opts: StartOptions): Promise<Tsserve> {
   const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
   const logDir = opts.logDir ?? tempDir('logs');
   const args = [
@@ -159,6 +179,7 @@ export async function startTsserve(opts: { store: string; args?: readonly string
     }, { message: opts.ready === 'ping' ? '/ping answering 200' : '"Model server started."', timeoutMs: 60_000, observe: () => out });
   } catch (err) {
     killGroup();
+    if (opts.logDir === undefined) fs.rmSync(logDir, { recursive: true, force: true });
     throw err;
   }
   return {

@@ -4,7 +4,7 @@
  * route's edges answer exactly as the express chain did — the token first, then the body's
  * headers, then a malformed parameter, all under `handler="none"`; case, a trailing slash and
  * a query string still match; PUT is served as POST (TorchServe's `curl -T`); any other method
- * falls through to express's 404 — and every
+ * falls through to express's 405 (Allow: POST, PUT) — and every
  * answer counts once in Requests2XX/4XX and in http_requests_total under its handler. One
  * difference on purpose: an absolute-form request target (`POST http://host/predictions/mlp`,
  * which HTTP/1.1 servers must take) is served; express answered it 404.
@@ -95,14 +95,15 @@ describe('the /predictions route outside express (real tsserve start, token auth
       [200, 10],
       // Regression: a PUT (TorchServe's `curl -T kitten.jpg` example) was express's 404.
       [200, 10],
-      [404, { code: 404, type: 'ResourceNotFoundException', message: 'Requested resource is not found, please refer to API document.' }],
+      // Another method: the path exists, so a 405 naming the two it takes (it was express's 404).
+      [405, { code: 405, type: 'MethodNotAllowedException', message: 'Requested method is not allowed, please refer to API document.' }],
       [404, { code: 404, type: 'ResourceNotFoundException', message: 'Model not found: nope' }],
       [404, { code: 404, type: 'ResourceNotFoundException', message: 'Model not found: nope' }],
     ]);
     const d = (labels: Record<string, string>): number => delta(before, after, 'http_requests_total', labels);
     expect({
       none4xx: d({ handler: 'none', method: 'POST', status: '4xx' }),
-      noneDelete: d({ handler: 'none', method: 'DELETE', status: '4xx' }),
+      routeDelete: d({ handler: ROUTE, method: 'DELETE', status: '4xx' }),
       route4xx: d({ handler: ROUTE, method: 'POST', status: '4xx' }),
       route2xx: d({ handler: ROUTE, method: 'POST', status: '2xx' }),
       routePut2xx: d({ handler: ROUTE, method: 'PUT', status: '2xx' }),
@@ -111,7 +112,7 @@ describe('the /predictions route outside express (real tsserve start, token auth
       requests4xx: delta(before, after, 'Requests4XX', {}),
       admitted: delta(before, after, 'ts_inference_requests_total', { model_name: 'mlp' }),
       admittedNamed: delta(before, after, 'ts_inference_requests_total', { model_name: 'mlp', model_version: '1.0' }),
-    }).to.deep.equal({ none4xx: 3, noneDelete: 1, route4xx: 5, route2xx: 2, routePut2xx: 1, all: 12, requests2xx: 3, requests4xx: 9, admitted: 3, admittedNamed: 1 });
+    }).to.deep.equal({ none4xx: 3, routeDelete: 1, route4xx: 5, route2xx: 2, routePut2xx: 1, all: 12, requests2xx: 3, requests4xx: 9, admitted: 3, admittedNamed: 1 });
   });
 
   it('should answer a request target that does not parse 400 on all three listeners and a malformed Open Inference Protocol parameter 400, each counted', async () => {

@@ -12,7 +12,9 @@ const HEAD = `"time":"2026-01-02T03:04:05.678Z","pid":${process.pid},"hostname":
 describe('createServerLogger', () => {
   let dir: string;
   beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-log-')); });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // A closed logger's writer may still finish a write it had begun (sonic-boom's, off the thread
+  // pool) while the directory is removed: rmSync retries what that leaves behind (ENOTEMPTY).
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }));
 
   const lines = (file: string): string[] => fs.readFileSync(path.join(dir, file), 'utf8').split('\n').filter((l) => l !== '');
 
