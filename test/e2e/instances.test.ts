@@ -100,7 +100,10 @@ describe('tsserve instances behind HAProxy, one Prometheus (file_sd) and one Sta
     const store = generateStore(['mlp']);
     // System metrics every second, so the dashboard's system panels have data too.
     const args = ['--metrics-mode', 'tslog,prometheus,statsd', '--statsd-address', `127.0.0.1:${statsd.port}`, '--metric-time-interval', '1'];
-    for (const s of await Promise.all([0, 1, 2].map(() => startTsserve({ store, args })))) servers.push(s);
+    // Every start settles before a failure is thrown, so after() kills the ones that did start.
+    const started = await Promise.allSettled([0, 1, 2].map(() => startTsserve({ store, args })));
+    for (const r of started) if (r.status === 'fulfilled') servers.push(r.value);
+    for (const r of started) if (r.status === 'rejected') throw r.reason;
     prom = await startPrometheusSd(servers.map((s) => hostPort(s.metrics)));
     lb = await startHaproxy(bin!, [hostPort(servers[0]!.inference), hostPort(servers[1]!.inference), hostPort(servers[2]!.inference)]);
   });
