@@ -69,7 +69,7 @@ function serve(init: FrontInit): void {
   let draining = false;
   const server = http.createServer(headerTimeoutOptions(init.headerTimeoutMs));
   server.on('request', accessLogListener('inference', (r) => shipped.accessRecord(r)));
-  server.on('request', drainGate(app, () => draining, () => true, (s) => series.countResponse(s), new HttpMetrics((n, d) => series.bind(n, d)), (req, res, s, m) => sendInferenceError((req.url ?? '/').split('?', 1)[0]!, res, s, m)));
+  server.on('request', drainGate(app, () => draining, () => true, (s) => series.countResponse(s), new HttpMetrics((n, d) => series.bind(n, d)), sendInferenceError));
   server.on('clientError', clientErrorListener('inference', (r) => shipped.accessRecord(r), (s) => series.countResponse(s)));
   deferContinue(server);
   server.keepAliveTimeout = 65_000;

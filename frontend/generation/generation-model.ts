@@ -247,7 +247,8 @@ export class GenerationModel implements ServedModel, StatLineSource {
 
   private checkDrained(): void {
     if (this.drainWaiters.length > 0 && this.inFlight() === 0) for (const w of this.drainWaiters.splice(0)) w();
-    for (const [id, done] of this.retiring) if ((this.enginesById.get(id)?.load ?? 0) === 0) done();
+    // Called on every output: the loop only while a scale-down is retiring an engine.
+    if (this.retiring.size > 0) for (const [id, done] of this.retiring) if ((this.enginesById.get(id)?.load ?? 0) === 0) done();
   }
 
   /**

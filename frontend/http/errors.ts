@@ -22,8 +22,17 @@ const TYPES: Readonly<Record<number, string>> = {
  * same headers and bytes) but on node's response, so the routes outside express use it too.
  */
 export function sendError(res: ServerResponse, status: number, message: string, type?: string): void {
+  sendJson(res, status, { code: status, type: type ?? TYPES[status] ?? 'InternalServerException', message });
+}
+
+/**
+ * Sends `value` as JSON with `status`, with the headers and bytes express's `res.status().json()`
+ * writes (no body to a HEAD); a no-op once the headers are out. Every API's error shape goes
+ * through it on node's response.
+ */
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   if (res.headersSent) return;
-  const body = JSON.stringify({ code: status, type: type ?? TYPES[status] ?? 'InternalServerException', message });
+  const body = JSON.stringify(value);
   res.statusCode = status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('content-length', Buffer.byteLength(body));

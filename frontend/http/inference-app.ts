@@ -13,7 +13,7 @@ import type { BodyLimits } from './body-limits.js';
 import { bodyLimits } from './body-limits.js';
 import { bodyGuard } from './body-guard.js';
 import { countResponses } from './count-responses.js';
-import { errorHandler, notFound, sendError } from './errors.js';
+import { errorHandler, notFound, sendError, sendJson } from './errors.js';
 import { healthRoutes } from './health-routes.js';
 import type { HealthReport } from '../server/health.js';
 import { HttpMetrics, UNMATCHED_HANDLER } from './http-metrics.js';
@@ -95,20 +95,19 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
 const sendOpenAIBodyError: BodyErrorSender = (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message));
 
 /**
- * An error in the shape of the API `path` belongs to (OpenAI's under /v1, the Open Inference
- * Protocol's under /v2, TorchServe's elsewhere), on node's response: for answers given before
- * express (the drain's 503), so an OpenAI or KServe client can read them too.
+ * An error in the shape of the API the request's path belongs to (OpenAI's under /v1, the Open
+ * Inference Protocol's under /v2, TorchServe's elsewhere), on node's response: for answers given
+ * before express (the drain's 503), so an OpenAI or KServe client can read them too.
  */
-export function sendInferenceError(path: string, res: ServerResponse, status: number, message: string): void {
-  if (res.headersSent) return;
-  if (path.startsWith('/v2/')) return sendOipError(res, status, message);
-  if (!path.startsWith('/v1/')) return sendError(res, status, message);
-  const body = JSON.stringify(errorBody(status, message));
-  res.statusCode = status;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('content-length', Buffer.byteLength(body));
-  res.end(res.req?.method === 'HEAD' ? undefined : body);
+export function sendInferenceError(req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (path.startsWith('/v2/')) sendOipError(res, status, message);
+  else if (path.startsWith('/v1/')) sendJson(res, status, errorBody(status, message));
+  else sendError(res, status, message);
 }
+
 /** The inference port's paths and the methods each takes (GET routes answer HEAD too). */
 const ALLOWED_METHODS: readonly (readonly [readonly string[], string])[] = [
   [['/ping', '/health', '/version', '/v1/models', '/v1/models/:model', '/v2', '/v2/health/live', '/v2/health/ready', '/v2/models/:model{/versions/:version}', '/v2/models/:model{/versions/:version}/ready'], 'GET, HEAD'],

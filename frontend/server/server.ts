@@ -130,13 +130,6 @@ type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
  * with Retry-After and `Connection: close` (a keep-alive client reconnects, through its load
  * balancer, to an instance that is not leaving) and counted like any other answer.
  */
-/** The path of a request target (`/v1/completions?x` → `/v1/completions`). */
-function pathOfUrl(url: string | undefined): string {
-  const u = url ?? '/';
-  const q = u.indexOf('?');
-  return q < 0 ? u : u.slice(0, q);
-}
-
 export function drainGate(
   app: Listener, draining: () => boolean, refused: (req: http.IncomingMessage) => boolean, count: (status: number) => void, http?: HttpMetrics,
   /** Writes the 503 in the shape of the request's API (default TorchServe's). */
@@ -284,7 +277,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
         ...token, extraRoutes,
         health: () => healthOf(manager.list()),
-      }), isDraining, () => true, count, drainHttp, (req, res, s, m) => sendInferenceError(pathOfUrl(req.url), res, s, m)), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs, count);
+      }), isDraining, () => true, count, drainHttp, sendInferenceError), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs, count);
       servers.push(inf);
       inferenceUrl = boundAddress(inf, cfg.inference.host);
     }

@@ -1,15 +1,8 @@
 /** The Open Inference Protocol's error answer, on node's response (inside or outside express). */
 import type { ServerResponse } from 'http';
+import { sendJson } from '../errors.js';
 
-/**
- * Sends `{"error": message}` with `status`, with the headers and bytes express's
- * `res.status().json()` wrote, so the routes outside express answer the same.
- */
+/** Sends `{"error": message}` with `status`, as the routes inside express answer it. */
 export function sendOipError(res: ServerResponse, status: number, message: string): void {
-  if (res.headersSent) return;
-  const body = JSON.stringify({ error: message });
-  res.statusCode = status;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('content-length', Buffer.byteLength(body));
-  res.end(res.req?.method === 'HEAD' ? undefined : body);
+  sendJson(res, status, { error: message });
 }
