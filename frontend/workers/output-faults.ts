@@ -6,6 +6,8 @@
  * many were only counted in between (the counter has them all).
  */
 
+import { LogThrottle } from '../../schema/log-throttle.js';
+
 /** Why a worker's output was not taken as sent (the `reason` label). */
 export type WorkerOutputFault =
   /** A batch result of the wrong shape or with too few responses: its requests are answered 500. */
@@ -26,41 +28,27 @@ export const WORKER_OUTPUT_FAULTS_METRIC = 'tsserve_worker_output_faults_total';
 /** Least time between two logged faults of one kind from one worker, ms. */
 export const FAULT_LOG_INTERVAL_MS = 60_000;
 
-interface KindState {
-  lastLoggedMs: number;
-  suppressed: number;
-}
-
 /** One worker's faults: counts every one, logs per kind the first then at most one a minute. */
 export class OutputFaults {
-  private readonly kinds = new Map<WorkerOutputFault, KindState>();
+  private readonly throttle: LogThrottle;
 
   constructor(
     /** Adds `n` to the model's counter for `reason`; never throws (a bound series). */
     private readonly count: (reason: WorkerOutputFault, n: number) => void,
     private readonly log: (msg: string) => void,
     /** Monotonic ms. */
-    private readonly now: () => number,
-  ) {}
+    now: () => number,
+  ) {
+    this.throttle = new LogThrottle(FAULT_LOG_INTERVAL_MS, now);
+  }
 
   /** Counts `n` faults of `reason` and logs `message` unless one of its kind was logged in the last minute. */
   report(reason: WorkerOutputFault, n: number, message: string): void {
     this.count(reason, n);
-    const now = this.now();
-    const k = this.kinds.get(reason);
-    if (k === undefined) {
-      this.kinds.set(reason, { lastLoggedMs: now, suppressed: 0 });
-      this.log(`${message} (further ones are logged at most once a minute; all are counted in ${WORKER_OUTPUT_FAULTS_METRIC}{reason="${reason}"})`);
-      return;
-    }
-    if (now - k.lastLoggedMs < FAULT_LOG_INTERVAL_MS) {
-      k.suppressed++;
-      return;
-    }
-    const since = Math.round((now - k.lastLoggedMs) / 1000);
-    this.log(k.suppressed === 0 ? message : `${message} (${k.suppressed} more like it in the last ${since} s were only counted)`);
-    k.lastLoggedMs = now;
-    k.suppressed = 0;
+    const line = this.throttle.take(reason);
+    if (line === null) return;
+    if (line.first) this.log(`${message} (further ones are logged at most once a minute; all are counted in ${WORKER_OUTPUT_FAULTS_METRIC}{reason="${reason}"})`);
+    else this.log(line.suppressed === 0 ? message : `${message} (${line.suppressed} more like it in the last ${line.sinceSec} s were only counted)`);
   }
 
   /** Counts `n` faults of `reason` that need no log line of their own (a truncated line says so itself). */
