@@ -85,8 +85,9 @@ describe('metricsApp ?name[]=', () => {
 describe('metricsApp when rendering fails', () => {
   it('should answer 500 naming the failure, so the scrape fails (a 200 with a comment left up at 1 and every series stale)', async () => {
     const fm = new FrontendMetrics(makeConfig([makeSpec('Requests2XX', 'counter', [])], { modes: ['prometheus'] }), { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });
-    const failing = Object.assign(Object.create(fm) as FrontendMetrics, { prometheusText: (): Promise<string> => Promise.reject(new Error('collector broke')) });
-    const server = http.createServer(metricsApp(failing));
+    // The sink's render fails (a collector that throws): FrontendMetrics passes the failure on, not a 200 with a comment.
+    (fm as unknown as { prometheus: { render(): Promise<string> } }).prometheus.render = () => Promise.reject(new Error('collector broke'));
+    const server = http.createServer(metricsApp(fm));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const r = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`);
