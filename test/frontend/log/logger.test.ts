@@ -12,9 +12,17 @@ const HEAD = `"time":"2026-01-02T03:04:05.678Z","pid":${process.pid},"hostname":
 describe('createServerLogger', () => {
   let dir: string;
   beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-log-')); });
-  // A closed logger's writer may still finish a write it had begun (sonic-boom's, off the thread
-  // pool) while the directory is removed: rmSync retries what that leaves behind (ENOTEMPTY).
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }));
+  // A closed logger's writer may still finish a write it had begun (sonic-boom's, completed on
+  // the event loop) while the directory is removed: removal is tried again, the loop running in
+  // between, until nothing is left (a synchronous retry blocked the very callback it waited for).
+  afterEach(() => until(() => {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+      return true;
+    } catch {
+      return null;
+    }
+  }, { message: `${dir} removed` }));
 
   const lines = (file: string): string[] => fs.readFileSync(path.join(dir, file), 'utf8').split('\n').filter((l) => l !== '');
 
