@@ -9,6 +9,8 @@ import type { Router } from 'express';
 import type { IncomingMessage, ServerResponse } from 'http';
 import type { FrontendSeries } from '../server/frontend-series.js';
 import type { ServedModel } from '../server/served-model.js';
+import type { AllowedMethods } from './allowed-methods.js';
+import { answerWrongMethods } from './allowed-methods.js';
 import type { BodyLimits } from './body-limits.js';
 import { bodyLimits } from './body-limits.js';
 import { bodyGuard } from './body-guard.js';
@@ -18,12 +20,12 @@ import { healthRoutes } from './health-routes.js';
 import type { HealthReport } from '../server/health.js';
 import { HttpMetrics, UNMATCHED_HANDLER } from './http-metrics.js';
 import { guardTarget } from './request-target.js';
-import { oipInferRoute } from './oip/infer-route.js';
+import { OIP_INFER_ROUTE, oipInferRoute } from './oip/infer-route.js';
 import { sendOipError } from './oip/oip-error.js';
 import { oipRouter } from './oip/oip-router.js';
 import { errorBody, OpenAIError, sendOpenAIError } from '../openai/errors.js';
 import type { BodyErrorSender } from './json-body.js';
-import { predictionsRoute } from './predictions-route.js';
+import { PREDICTIONS_ROUTE, predictionsRoute } from './predictions-route.js';
 import { requireToken } from './token-auth.js';
 
 /** What the inference app needs. */
@@ -50,8 +52,11 @@ export interface InferenceAppOptions {
  */
 export const OPEN_PATHS: readonly string[] = ['/ping', '/health', '/v2/health/live', '/v2/health/ready'];
 
+/** The inference listener, and the methods each of its paths takes (what its 405s say in `Allow`). */
+export type InferenceListener = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly allowed: AllowedMethods };
+
 /** Builds the inference listener: the predictions route, then the express app for every other request. */
-export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function inferenceApp(opts: InferenceAppOptions): InferenceListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -66,15 +71,11 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
   for (const r of opts.extraRoutes ?? []) app.use(r);
   // A path that exists with a method it does not take is a 405 naming the methods it takes (as
   // the management API and TorchServe answer it), not a 404 saying the path does not exist.
-  // One route per path, so each 405 is counted under its own handler template.
-  for (const [paths, allow] of ALLOWED_METHODS) for (const path of paths) {
-    app.all(path, (req, res) => {
-      res.setHeader('allow', allow);
-      const send = errorShapeOf(req.path);
-      if (send === undefined) sendError(res, 405, 'Requested method is not allowed, please refer to API document.');
-      else send(res, 405, `Method ${req.method} is not allowed on ${req.path}; it takes ${allow}`);
-    });
-  }
+  const allowed = answerWrongMethods(app, [PREDICTIONS_ROUTE, OIP_INFER_ROUTE], (req, res, allow) => {
+    const send = errorShapeOf(req.path);
+    if (send === undefined) sendError(res, 405, 'Requested method is not allowed, please refer to API document.');
+    else send(res, 405, `Method ${req.method} is not allowed on ${req.path}; it takes ${allow}`);
+  });
   // An unknown path under /v1 or /v2 answers in its API's error shape, so its clients can read it.
   app.use((req, res, next) => {
     const send = errorShapeOf(req.path);
@@ -86,9 +87,10 @@ export function inferenceApp(opts: InferenceAppOptions): (req: IncomingMessage, 
   const predictions = predictionsRoute(routeOpts);
   const oipInfer = oipInferRoute(routeOpts);
   const count = (s: number): void => opts.series.countResponse(s);
-  return guardTarget((req, res) => {
+  const listener = guardTarget((req, res) => {
     if (!predictions(req, res) && !oipInfer(req, res)) app(req, res);
   }, count, (req, res) => httpMetrics.track(req, res, () => UNMATCHED_HANDLER));
+  return Object.assign(listener, { allowed });
 }
 
 /** Each API family answers a refused body in its own error shape. */
@@ -107,13 +109,6 @@ export function sendInferenceError(req: IncomingMessage, res: ServerResponse, st
   else if (path.startsWith('/v1/')) sendJson(res, status, errorBody(status, message));
   else sendError(res, status, message);
 }
-
-/** The inference port's paths and the methods each takes (GET routes answer HEAD too). */
-const ALLOWED_METHODS: readonly (readonly [readonly string[], string])[] = [
-  [['/ping', '/health', '/version', '/v1/models', '/v1/models/:model', '/v2', '/v2/health/live', '/v2/health/ready', '/v2/models/:model{/versions/:version}', '/v2/models/:model{/versions/:version}/ready'], 'GET, HEAD'],
-  [['/predictions/:model{/:version}'], 'POST, PUT'],
-  [['/v1/completions', '/v1/chat/completions', '/v1/audio/speech', '/tokenize', '/detokenize', '/v2/models/:model{/versions/:version}/infer'], 'POST'],
-];
 
 function errorShapeOf(path: string): BodyErrorSender | undefined {
   if (path.startsWith('/v2/')) return sendOipError;

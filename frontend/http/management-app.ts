@@ -9,6 +9,8 @@ import type { ModelManager } from '../server/model-manager.js';
 import { RegistrationError } from '../server/model-manager.js';
 import { readyWorkers } from '../server/health.js';
 import type { ServedModel } from '../server/served-model.js';
+import type { AllowedMethods } from './allowed-methods.js';
+import { answerWrongMethods } from './allowed-methods.js';
 import type { BodyLimits } from './body-limits.js';
 import { bodyLimits } from './body-limits.js';
 import { bodyGuard, guardedBody } from './body-guard.js';
@@ -67,8 +69,11 @@ const PAGE_BOUNDS = Object.freeze({
   nextPageToken: { min: 0, max: 2_147_483_647, unit: '' },
 });
 
+/** The management express app, and the methods each of its paths takes (what its 405s say in `Allow`). */
+export type ManagementApp = Express & { readonly allowed: AllowedMethods };
+
 /** Builds the management express app. */
-export function managementApp(opts: ManagementAppOptions): Express {
+export function managementApp(opts: ManagementAppOptions): ManagementApp {
   const { manager } = opts;
   const app = express();
   app.disable('x-powered-by');
@@ -215,14 +220,9 @@ export function managementApp(opts: ManagementAppOptions): Express {
 
   // A path that exists with a method it does not take is TorchServe's 405 (with the methods it
   // takes), not a 404 saying the model or path does not exist.
-  for (const [path, allow] of [['/models', 'GET, HEAD, POST'], ['/models/:name{/:version}', 'GET, HEAD, PUT, DELETE'], ['/models/:name/:version/set-default', 'PUT']] as const) {
-    app.all(path, (_req, res) => {
-      res.setHeader('allow', allow);
-      sendError(res, 405, 'Requested method is not allowed, please refer to API document.');
-    });
-  }
+  const allowed = answerWrongMethods(app, [], (_req, res) => sendError(res, 405, 'Requested method is not allowed, please refer to API document.'));
 
   app.use(notFound);
   app.use(errorHandler);
-  return app;
+  return Object.assign(app, { allowed });
 }

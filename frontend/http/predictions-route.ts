@@ -27,12 +27,16 @@ import { msAsUs } from '../../schema/elapsed.js';
 import type { JobOutcome } from '../batching/job.js';
 import { guarded, pathOf, refuse, routeStart, seriesByVersion } from './route-helpers.js';
 import type { RouteOptions } from './route-helpers.js';
+import type { OutsideRoute } from './allowed-methods.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
 const ROUTE = /^\/predictions\/([^/]+)(?:\/([^/]+))?\/?$/i;
 
+/** The route's path as express writes it, and its methods (PUT as POST: TorchServe's docs predict with `curl -T file`, which PUTs). */
+export const PREDICTIONS_ROUTE: OutsideRoute = { path: '/predictions/:model{/:version}', methods: ['POST', 'PUT'] };
+
 /** The `handler` label of the route's HTTP metrics (the instrumentator's template). */
-export const PREDICTIONS_HANDLER = routeTemplate('/predictions/:model{/:version}');
+export const PREDICTIONS_HANDLER = routeTemplate(PREDICTIONS_ROUTE.path);
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -56,8 +60,7 @@ export function predictionsRoute(opts: RouteOptions): (req: IncomingMessage, res
   const predict = predictor(opts);
   const takesTensors = (name: string): boolean => opts.lookup(name)?.config.handler === 'onnx';
   return (req, res) => {
-    // PUT as POST, as TorchServe takes it: its docs predict with `curl -T file`, which PUTs.
-    if (req.method !== 'POST' && req.method !== 'PUT') return false;
+    if (!PREDICTIONS_ROUTE.methods.includes(req.method ?? '')) return false;
     const m = ROUTE.exec(pathOf(req.url ?? ''));
     if (m === null) return false;
     guarded(res, () => route(req, res, m));

@@ -20,6 +20,7 @@ import type { JobOutcome } from '../../batching/job.js';
 import { parseTraceparent, traceIds } from '../../metrics/exposition/trace-ids.js';
 import type { ModelSeries } from '../../server/frontend-series.js';
 import type { ModelDescription, ServedModel } from '../../server/served-model.js';
+import type { OutsideRoute } from '../allowed-methods.js';
 import { routeTemplate } from '../http-metrics.js';
 import { jsonBoundsProblem } from '../json-bounds.js';
 import { float32Message } from '../json-tensor.js';
@@ -36,8 +37,11 @@ import { decodeInferRequest, encodeInferResponse, OipError } from './tensor-code
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
 const ROUTE = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer\/?$/i;
 
+/** The route's path as express writes it, and its method. */
+export const OIP_INFER_ROUTE: OutsideRoute = { path: '/v2/models/:model{/versions/:version}/infer', methods: ['POST'] };
+
 /** The `handler` label of the route's HTTP metrics (the instrumentator's template). */
-export const OIP_INFER_HANDLER = routeTemplate('/v2/models/:model{/versions/:version}/infer');
+export const OIP_INFER_HANDLER = routeTemplate(OIP_INFER_ROUTE.path);
 
 /** The header giving the JSON part's length in a binary body. */
 const HEADER_LENGTH = 'inference-header-content-length';
@@ -46,7 +50,7 @@ const HEADER_LENGTH = 'inference-header-content-length';
 export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const seriesOf = seriesByVersion(opts.series);
   return (req, res) => {
-    if (req.method !== 'POST') return false;
+    if (!OIP_INFER_ROUTE.methods.includes(req.method ?? '')) return false;
     const m = ROUTE.exec(pathOf(req.url ?? ''));
     if (m === null) return false;
     guarded(res, () => route(req, res, m), sendOipError);

@@ -5,12 +5,17 @@
 import { expect } from 'chai';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
+import express from 'express';
 import { inferenceApp } from '../../../frontend/http/inference-app.js';
+import type { InferenceListener } from '../../../frontend/http/inference-app.js';
+import { speechRouter } from '../../../frontend/openai/audio.js';
+import { openaiRouter } from '../../../frontend/openai/router.js';
 import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
 import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
 import type { ServedModel } from '../../../frontend/server/served-model.js';
 import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
 import { deferContinue } from '../../../frontend/http/expect-continue.js';
+import { agreeing, sweepMethods } from '../../support/method-sweep.js';
 import { rawExchange, withoutDate } from '../../support/raw-http.js';
 
 /** Metrics off: every series a no-op. */
@@ -109,13 +114,47 @@ describe('inferenceApp with token auth', () => {
 
 describe('inferenceApp: a path that exists, with a method it does not take', () => {
   let server: http.Server;
+  let listener: InferenceListener;
   let base = '';
   before(async () => {
-    server = http.createServer(inferenceApp({ lookup: () => undefined, list: () => [], series: new FrontendSeries(NO_METRICS), maxRequestSizeBytes: 1 << 20 }));
+    // The routers the server mounts: the generation kind's (OpenAI's and vLLM's) and the pipeline kind's (speech), plus one of a test's own.
+    const own = express.Router();
+    own.get('/own', (_req, res) => { res.end(); });
+    own.delete('/own', (_req, res) => { res.end(); });
+    const extraRoutes = [openaiRouter({ lookup: () => undefined, list: () => [] }), speechRouter({ lookup: () => undefined }), own];
+    listener = inferenceApp({ lookup: () => undefined, list: () => [], series: new FrontendSeries(NO_METRICS), maxRequestSizeBytes: 1 << 20, extraRoutes });
+    server = http.createServer(listener);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(async () => { await new Promise((resolve) => server.close(resolve)); });
+
+  /** Every path the inference port routes and the methods its routes take, in the order they are mounted. */
+  const ROUTED: readonly (readonly [string, string])[] = [
+    ['/ping', 'GET, HEAD'],
+    ['/health', 'GET, HEAD'],
+    ['/v2', 'GET, HEAD'],
+    ['/v2/health/live', 'GET, HEAD'],
+    ['/v2/health/ready', 'GET, HEAD'],
+    ['/v2/models/:model{/versions/:version}/ready', 'GET, HEAD'],
+    ['/v2/models/:model{/versions/:version}', 'GET, HEAD'],
+    ['/v1/completions', 'POST'],
+    ['/v1/chat/completions', 'POST'],
+    ['/v1/models', 'GET, HEAD'],
+    ['/v1/models/:model', 'GET, HEAD'],
+    ['/version', 'GET, HEAD'],
+    ['/tokenize', 'POST'],
+    ['/detokenize', 'POST'],
+    ['/v1/audio/speech', 'POST'],
+    ['/own', 'GET, HEAD, DELETE'],
+    ['/predictions/:model{/:version}', 'POST, PUT'],
+    ['/v2/models/:model{/versions/:version}/infer', 'POST'],
+  ];
+
+  it('should derive its 405s from the routes it mounts: every routed path, its Allow exactly the methods its routes take (regression: a second table beside the routers, where a route left out answered 404)', async () => {
+    expect([...listener.allowed]).to.deep.equal(ROUTED);
+    expect(await sweepMethods(base, listener.allowed)).to.deep.equal(ROUTED.map(([path, allow]) => agreeing(path, allow)));
+  });
 
   it('should answer 405 with Allow in the path\'s API shape, not 404 "not found" (regression: DELETE /predictions/mlp and PUT /ping were 404)', async () => {
     const ask = async (method: string, path: string): Promise<[number, string | null, unknown]> => {
@@ -125,11 +164,17 @@ describe('inferenceApp: a path that exists, with a method it does not take', () 
     const torchserve = { code: 405, type: 'MethodNotAllowedException', message: 'Requested method is not allowed, please refer to API document.' };
     expect(await ask('DELETE', '/predictions/mlp')).to.deep.equal([405, 'POST, PUT', torchserve]);
     expect(await ask('PUT', '/ping')).to.deep.equal([405, 'GET, HEAD', torchserve]);
+    expect(await ask('POST', '/own')).to.deep.equal([405, 'GET, HEAD, DELETE', torchserve]);
     expect(await ask('GET', '/v1/completions')).to.deep.equal([405, 'POST', {
       error: { message: 'Method GET is not allowed on /v1/completions; it takes POST', type: 'invalid_request_error', param: null, code: null },
     }]);
     expect(await ask('DELETE', '/v2/models/mlp')).to.deep.equal([405, 'GET, HEAD', { error: 'Method DELETE is not allowed on /v2/models/mlp; it takes GET, HEAD' }]);
     // An unknown path is still a 404.
-    expect((await ask('DELETE', '/nowhere'))[0]).to.equal(404);
+    expect(await ask('DELETE', '/nowhere')).to.deep.equal([404, null, { code: 404, type: 'ResourceNotFoundException', message: 'Requested resource is not found, please refer to API document.' }]);
+  });
+
+  it('should list only the paths its routers serve: no /v1 path without the generation kind\'s router', async () => {
+    const bare = inferenceApp({ lookup: () => undefined, list: () => [], series: new FrontendSeries(NO_METRICS), maxRequestSizeBytes: 1 << 20 });
+    expect([...bare.allowed.keys()]).to.deep.equal(['/ping', '/health', '/v2', '/v2/health/live', '/v2/health/ready', '/v2/models/:model{/versions/:version}/ready', '/v2/models/:model{/versions/:version}', '/predictions/:model{/:version}', '/v2/models/:model{/versions/:version}/infer']);
   });
 });

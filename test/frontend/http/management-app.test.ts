@@ -6,11 +6,13 @@ import { expect } from 'chai';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { managementApp } from '../../../frontend/http/management-app.js';
+import type { ManagementApp } from '../../../frontend/http/management-app.js';
 import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
 import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
 import type { ModelManager, RegisterOptions } from '../../../frontend/server/model-manager.js';
 import type { ModelDescription } from '../../../frontend/server/served-model.js';
 import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
+import { agreeing, sweepMethods } from '../../support/method-sweep.js';
 import { until } from '../../support/until.js';
 import { rawExchange, withoutDate } from '../../support/raw-http.js';
 import { deferContinue } from '../../../frontend/http/expect-continue.js';
@@ -82,11 +84,12 @@ class FakeManager {
 describe('managementApp', () => {
   let manager: FakeManager;
   let server: http.Server;
+  let app: ManagementApp;
   let base = '';
 
   beforeEach(async () => {
     manager = new FakeManager();
-    const app = managementApp({ manager: manager as unknown as ModelManager, series: new FrontendSeries(NO_METRICS) });
+    app = managementApp({ manager: manager as unknown as ModelManager, series: new FrontendSeries(NO_METRICS) });
     server = http.createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -153,6 +156,13 @@ describe('managementApp', () => {
       const body = { code: 405, type: 'MethodNotAllowedException', message: 'Requested method is not allowed, please refer to API document.' };
       expect(answers).to.deep.equal([[405, 'GET, HEAD, PUT, DELETE', body], [405, 'GET, HEAD, PUT, DELETE', body], [405, 'GET, HEAD, POST', body], [405, 'PUT', body]]);
       expect(await call('GET', '/nothing')).to.deep.equal({ status: 404, body: { code: 404, type: 'ResourceNotFoundException', message: 'Requested resource is not found, please refer to API document.' } });
+    });
+
+    it('should derive its 405s from its routes: every routed path, its Allow exactly the methods its routes take (regression: a second table beside the routes)', async () => {
+      const routed = [['/models', 'GET, HEAD, POST'], ['/models/:name{/:version}', 'GET, HEAD, PUT, DELETE'], ['/models/:name/:version/set-default', 'PUT']];
+      expect([...app.allowed]).to.deep.equal(routed);
+      expect(await sweepMethods(base, app.allowed)).to.deep.equal(routed.map(([path, allow]) => agreeing(path!, allow!)));
+      expect(manager.registered).to.deep.equal([]); // POST /models without a url registers nothing
     });
   });
 
