@@ -8,6 +8,7 @@ import type { RequestTimings } from '../generation/engine-stats.js';
 import type { GenerateRefused } from '../generation/generation-model.js';
 import type { GenerationTarget } from './generation-target.js';
 import type { ReadyPrompt } from './request-prompts.js';
+import { engineRequestId } from './request-id.js';
 
 /** Where the outputs of all prompts go. */
 export interface FanOutSink {
@@ -21,7 +22,7 @@ export interface FanOutSink {
 
 /** The started requests. */
 export interface FanOut {
-  /** The first prompt's request id (the answer's id and `x-request-id`). */
+  /** The first prompt's engine request id (the answer's id and `x-request-id` when the client named none). */
   readonly requestId: string;
   /** Aborts every request still running. */
   abort(): void;
@@ -29,8 +30,12 @@ export interface FanOut {
   readonly pending: boolean;
 }
 
-/** Starts one engine request per prompt; refused as a whole when any cannot start. */
-export function generateAll(model: GenerationTarget, prompts: readonly ReadyPrompt[], params: GenSamplingParams, arrivalMs: number, sink: FanOutSink, traceId?: string): FanOut | GenerateRefused {
+/**
+ * Starts one engine request per prompt; refused as a whole when any cannot start. With
+ * `idBase` (the client's X-Request-Id) each runs under the base and a fresh suffix
+ * (request-id.ts), else under an id the model names.
+ */
+export function generateAll(model: GenerationTarget, prompts: readonly ReadyPrompt[], params: GenSamplingParams, arrivalMs: number, sink: FanOutSink, traceId?: string, idBase?: string): FanOut | GenerateRefused {
   if (prompts.length > 1) {
     const refused = model.admits?.(prompts.length);
     if (refused !== undefined && refused !== null) return refused;
@@ -46,6 +51,7 @@ export function generateAll(model: GenerationTarget, prompts: readonly ReadyProm
     // The trace id goes with the first prompt, whose id the answer carries (as the route notes it).
     const started = model.generate({
       prompt: r.ids, params: { ...params, max_tokens: r.maxTokens }, arrivalMs, ...(p === 0 && traceId !== undefined ? { traceId } : {}),
+      ...(idBase !== undefined ? { requestId: engineRequestId(idBase) } : {}),
       // A target that cannot tell (a front's proxy) has the whole request admitted where it runs.
       ...(prompts.length > 1 && model.admits === undefined ? { group: { size: prompts.length, index: p } } : {}),
     }, {

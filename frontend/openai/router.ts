@@ -29,6 +29,7 @@ import type { ParsedRequest } from './params.js';
 import { parseChatRequest, parseCompletionRequest } from './params.js';
 import type { ReadyPrompt } from './request-prompts.js';
 import { readyPrompts } from './request-prompts.js';
+import { clientRequestId } from './request-id.js';
 import { utilityRoutes } from './utility-routes.js';
 
 /** What the routes need from the server. */
@@ -87,9 +88,13 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
 function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
   return (req, res) => {
     const arrivalMs = (req as Stamped)[ARRIVAL] ?? performance.now();
-    if (kind === 'chat' && chatHookTook(req, res, arrivalMs)) return;
     let parsed: ParsedRequest;
+    let clientId: string | undefined;
     try {
+      clientId = clientRequestId(req.headers);
+      // Echoed on every answer, refusals too (vLLM's --enable-request-id-headers), so a client can match them.
+      if (clientId !== undefined) res.setHeader('x-request-id', clientId);
+      if (kind === 'chat' && chatHookTook(req, res, arrivalMs)) return;
       parsed = kind === 'chat' ? parseChatRequest(req.body) : parseCompletionRequest(req.body);
     } catch (e) {
       if (e instanceof OpenAIError) return sendOpenAIError(res, e);
@@ -111,7 +116,7 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
       if (e instanceof OpenAIError) return sendOpenAIError(res, e);
       throw e;
     }
-    serve(model, { vocab, p: parsed, prompts, kind }, arrivalMs, res);
+    serve(model, { vocab, p: parsed, prompts, kind, clientId }, arrivalMs, res);
   };
 }
 
@@ -121,6 +126,8 @@ interface AnswerContext {
   readonly p: ParsedRequest;
   readonly prompts: readonly ReadyPrompt[];
   readonly kind: Kind;
+  /** The client's X-Request-Id: the base of the answer's id and of its engine requests' ids. */
+  readonly clientId: string | undefined;
 }
 
 function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, res: Response): void {
@@ -177,14 +184,15 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
       if (stream !== null && stream.started) stream.error(status, message);
       else res.status(status).json(errorBody(status, message));
     },
-  }, traceId);
+  }, traceId, ctx.clientId);
   if ('status' in started) {
     end();
     sendOpenAIError(res, new OpenAIError(started.status, started.message));
     return;
   }
-  id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${started.requestId}`;
-  res.setHeader('x-request-id', started.requestId);
+  // vLLM's ids: the client's X-Request-Id (already echoed) when it sent one, else the engine's.
+  id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${ctx.clientId ?? started.requestId}`;
+  if (ctx.clientId === undefined) res.setHeader('x-request-id', started.requestId);
   traceIds.set(started.requestId, traceId);
   if (!started.pending) stream?.start();
   res.on('close', () => {
