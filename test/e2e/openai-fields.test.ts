@@ -126,6 +126,14 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect(plain.choices[0]!.logprobs).to.equal(null);
   });
 
+  it('should take X-Request-Id as the base of the answer\'s id on the real engine: two requests in flight with one id, and the prompts of a list under one id, all finish', async () => {
+    const ask = (prompt: string | string[]): Promise<{ data: OpenAI.Completions.Completion; request_id: string | null }> =>
+      client.completions.create({ ...greedy, prompt, max_tokens: 24 } as Body, { headers: { 'X-Request-Id': 'e2e-same' } }).withResponse();
+    const answers = await Promise.all([ask('Hello'), ask('Hello'), ask(['Hello', 'Hello'])]);
+    const seen = answers.map((r) => [r.data.id, r.request_id, r.data.choices.map((c) => c.text)]);
+    expect(seen).to.deep.equal([['cmpl-e2e-same', 'e2e-same', [GREEDY]], ['cmpl-e2e-same', 'e2e-same', [GREEDY]], ['cmpl-e2e-same', 'e2e-same', [GREEDY, GREEDY]]]);
+  });
+
   it('should change a repeating greedy output with frequency, presence and repetition penalties', async () => {
     expect(await text({})).to.equal(GREEDY);
     // The 6th token would repeat "z" (already in the output): penalised, another token wins.
