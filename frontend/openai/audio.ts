@@ -18,6 +18,7 @@ import { AUDIO_OPTION_FIELDS, SPEECH_FIELDS, SPOKEN_CHAT_FIELDS } from './allowe
 import type { ModelVocab } from './model-vocab.js';
 import { parseChatRequest, refuseUnsupported } from './params.js';
 import { readyPrompts } from './request-prompts.js';
+import { clientRequestId } from './request-id.js';
 import { wavFile } from './wav.js';
 
 /** A model that speaks (a pipeline). */
@@ -65,6 +66,8 @@ export function chatAudioHook(lookup: (name: string) => SpeakingModel | undefine
     const model = typeof body.model === 'string' ? lookup(body.model) : undefined;
     if (model === undefined) return false;
     try {
+      // The router checked and echoed it already; the answer's ids take it as a generation answer's do.
+      const clientId = clientRequestId(req.headers);
       const p = parseChatRequest(body, SPOKEN_CHAT_FIELDS);
       if (p.params.n !== 1) throw new OpenAIError(400, 'n must be 1 for a spoken answer', 'n');
       // The pipeline returns no token logprobs and counts usage once, at the end: refused, not ignored.
@@ -73,8 +76,8 @@ export function chatAudioHook(lookup: (name: string) => SpeakingModel | undefine
       const [ready] = readyPrompts(p, model.vocab);
       const audio = parseAudioOptions(body, p.stream);
       const speak: SpeakRequest = { prompt: ready!.ids, params: { ...p.params, max_tokens: ready!.maxTokens }, arrivalMs, streamed: p.stream };
-      if (p.stream) streamChat(model, speak, audio !== null, p.includeUsage, res);
-      else answerChat(model, speak, audio?.format ?? null, res);
+      if (p.stream) streamChat(model, speak, audio !== null, p.includeUsage, res, clientId);
+      else answerChat(model, speak, audio?.format ?? null, res, clientId);
     } catch (e) {
       if (!(e instanceof OpenAIError)) throw e;
       sendOpenAIError(res, e);
@@ -88,19 +91,24 @@ function usageOf(r: SpeakResult): object {
   return { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, total_tokens: r.promptTokens + r.completionTokens, prompt_tokens_details: { cached_tokens: r.cachedTokens } };
 }
 
-/** Starts the request; answers the refusal and returns null when it cannot start. Aborts on client close. */
-function start(model: SpeakingModel, req: SpeakRequest, sink: SpeakSink, res: Response, isDone: () => boolean): SpeakHandle | null {
+/**
+ * Starts the request; answers the refusal and returns null when it cannot start. Aborts on client
+ * close. The answer's X-Request-Id is the client's own (`clientId`, echoed as vLLM's server does)
+ * or else the pipeline's request id; the pipeline runs it under its own, unique id either way.
+ */
+function start(model: SpeakingModel, req: SpeakRequest, sink: SpeakSink, res: Response, isDone: () => boolean, clientId: string | undefined): SpeakHandle | null {
+  if (clientId !== undefined) res.setHeader('x-request-id', clientId);
   const h = model.speak(req, sink);
   if ('status' in h) {
     sendOpenAIError(res, new OpenAIError(h.status, h.message));
     return null;
   }
-  res.setHeader('x-request-id', h.requestId);
+  if (clientId === undefined) res.setHeader('x-request-id', h.requestId);
   res.on('close', () => { if (!isDone()) h.abort(); });
   return h;
 }
 
-function answerChat(model: SpeakingModel, req: SpeakRequest, format: ChatAudioFormat | null, res: Response): void {
+function answerChat(model: SpeakingModel, req: SpeakRequest, format: ChatAudioFormat | null, res: Response, clientId: string | undefined): void {
   const chunks: Uint8Array[] = [];
   let done = false;
   let id = '';
@@ -123,11 +131,11 @@ function answerChat(model: SpeakingModel, req: SpeakRequest, format: ChatAudioFo
       done = true;
       if (!res.headersSent) res.status(status).json(errorBody(status, message));
     },
-  }, res, () => done);
-  id = h?.requestId ?? '';
+  }, res, () => done, clientId);
+  id = clientId ?? h?.requestId ?? '';
 }
 
-function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean, includeUsage: boolean, res: Response): void {
+function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean, includeUsage: boolean, res: Response, clientId: string | undefined): void {
   let done = false;
   let begun = false;
   let id = '';
@@ -167,9 +175,9 @@ function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean,
       res.write(`data: ${JSON.stringify(errorBody(status, message))}\n\n`);
       res.end('data: [DONE]\n\n');
     },
-  }, res, () => done);
+  }, res, () => done, clientId);
   if (h === null) return;
-  id = h.requestId;
+  id = clientId ?? h.requestId;
   if (!h.pending) begin();
 }
 
@@ -205,6 +213,8 @@ export function speechRouter(opts: SpeechRouteOptions): Router {
     const arrivalMs = (req as Request & { arrivalMs?: number }).arrivalMs ?? performance.now();
     const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Obj;
     try {
+      const clientId = clientRequestId(req.headers);
+      if (clientId !== undefined) res.setHeader('x-request-id', clientId);
       if (typeof body.model !== 'string') throw new OpenAIError(400, 'model is required', 'model');
       refuseUnsupported(body, SPEECH_FIELDS);
       const model = opts.lookup(body.model);
@@ -229,7 +239,7 @@ export function speechRouter(opts: SpeechRouteOptions): Router {
           done = true;
           if (!res.headersSent) res.status(status).json(errorBody(status, message));
         },
-      }, res, () => done);
+      }, res, () => done, clientId);
     } catch (e) {
       if (!(e instanceof OpenAIError)) throw e;
       sendOpenAIError(res, e);

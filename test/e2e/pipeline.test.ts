@@ -167,6 +167,28 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
     expect(delta(before, after, 'ts_omni_transfer_size_bytes_count', HOP('tiny-omni'))).to.equal(0);
   });
 
+  it('should take a client\'s X-Request-Id as its spoken answers\' id base and echo it, two requests with one id both served', async () => {
+    const headers = { 'X-Request-Id': 'omni-same' };
+    const [a, b] = await Promise.all([0, 1].map(() => client.chat.completions.create(spoken('tiny-omni', 'hi', 4, 'wav', false) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, { headers }).withResponse()));
+    for (const r of [a!, b!]) {
+      expect(r.data.id).to.equal('chatcmpl-omni-same');
+      expect(r.data.choices[0]!.message.audio!.id).to.equal('audio_omni-same');
+      expect(r.response.headers.get('x-request-id')).to.equal('omni-same');
+      expect(decodeWav(Buffer.from(r.data.choices[0]!.message.audio!.data, 'base64')).frames).to.equal(4 * FRAMES_PER_TOKEN);
+    }
+    const stream = await client.chat.completions.create(spoken('tiny-omni', 'hi', 4, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming, { headers: { 'X-Request-Id': 'omni-stream' } }).withResponse();
+    expect(stream.response.headers.get('x-request-id')).to.equal('omni-stream');
+    const ids = new Set<string>();
+    for await (const chunk of stream.data) ids.add(chunk.id);
+    expect([...ids]).to.deep.equal(['chatcmpl-omni-stream']);
+    const speech = await client.audio.speech.create({ model: 'tiny-omni', voice: 'alloy', input: 'hi', response_format: 'wav' }, { headers: { 'X-Request-Id': 'speech-1' } });
+    expect(speech.headers.get('x-request-id')).to.equal('speech-1');
+    expect(decodeWav(new Uint8Array(await speech.arrayBuffer())).frames).to.equal(2 * FRAMES_PER_TOKEN);
+    const bad = await client.audio.speech.create({ model: 'tiny-omni', voice: 'alloy', input: 'hi' }, { headers: { 'X-Request-Id': 'two words' } })
+      .then(() => null, (e: unknown) => [(e as { status: number }).status, (e as Error).message]);
+    expect(bad).to.deep.equal([400, '400 X-Request-Id must be 1 to 128 visible ASCII characters (! to ~); character 4 is U+0020']);
+  });
+
   it('should refuse a /v1/audio/speech request it cannot honour with a 400 naming the field, before it reaches a stage', async () => {
     const before = await Scrape.of(server);
     const refusal = (params: Record<string, unknown>): Promise<[number, string] | null> =>
