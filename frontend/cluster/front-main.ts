@@ -18,12 +18,13 @@ import { clientErrorListener } from '../http/client-error.js';
 import { deferContinue } from '../http/expect-continue.js';
 import { HttpMetrics } from '../http/http-metrics.js';
 import type { ServedModel } from '../server/served-model.js';
-import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js';
+import type { FrontInit, FrontPing, FromFront, ModelSnapshot, ToFront } from './messages.js';
 import { isFrontMessage } from './messages.js';
 import { PrimaryLink, RemoteBatchedModel, RemoteGenerationModel, RemotePipelineModel } from './remote-models.js';
 import { chatAudioHook, speechRouter } from '../openai/audio.js';
 import { registerChatHook } from '../openai/chat-hooks.js';
 import { ShippedMetrics } from './shipped-metrics.js';
+import { installStallHook } from './test-hooks.js';
 
 /** Bound on the final close: past it, connections still open are cut. */
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -73,6 +74,7 @@ function serve(init: FrontInit): void {
   server.on('clientError', clientErrorListener('inference', (r) => shipped.accessRecord(r), (s) => series.countResponse(s)));
   deferContinue(server);
   server.keepAliveTimeout = 65_000;
+  installStallHook((level, msg) => shipped.logLine(level, msg));
   const processMetrics = init.processMetrics ? new ProcessMetrics() : null;
   processMetrics?.withPeers(() => Promise.resolve([]));
 
@@ -107,7 +109,9 @@ function serve(init: FrontInit): void {
       case 'tsserve.front.scrape':
         void (processMetrics?.families() ?? Promise.resolve([])).then((families) => send({ type: 'tsserve.front.process', id: m.id, families }));
         break;
-      case 'tsserve.front.init': break;
+      case 'tsserve.front.init':
+      case 'tsserve.front.ping':
+        break;
     }
   });
   process.on('uncaughtException', (err) => {
@@ -138,6 +142,11 @@ const onInit = (raw: unknown): void => {
   serve(raw as FrontInit);
 };
 process.on('message', onInit);
+// The heartbeat is answered from this process's event loop from its hello on (before and after
+// its init): a loop blocked for good leaves the pings unanswered, and the primary kills it.
+process.on('message', (raw: unknown) => {
+  if (isFrontMessage(raw) && raw.type === 'tsserve.front.ping') send({ type: 'tsserve.front.pong', seq: (raw as FrontPing).seq });
+});
 send({ type: 'tsserve.front.hello' });
 // SIGINT/SIGTERM/SIGHUP reach the whole process group (Ctrl-C, a closed terminal): the primary
 // decides when a front stops, and drains on each of them.

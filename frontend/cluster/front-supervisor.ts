@@ -1,9 +1,10 @@
 /**
  * The primary's fronts (`--api-server-count N`): forks N front processes through node:cluster
- * (they share the inference port; the cluster module hands connections round-robin), sends
+ * (they share the inference port, each accepting from it itself), sends
  * each its init and the model table (on every change and twice a second), runs their relayed
- * requests on the primary's models, folds in their metrics, restarts one that dies (counted
- * and logged), and on shutdown drains them, then stops them once the models are idle.
+ * requests on the primary's models, folds in their metrics, pings each every 5 s and kills one
+ * that leaves three pings unanswered (its event loop is blocked), restarts one that dies
+ * (counted and logged), and on shutdown drains them, then stops them once the models are idle.
  */
 import cluster from 'cluster';
 import type { Worker } from 'cluster';
@@ -16,6 +17,8 @@ import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js
 import { isFrontMessage } from './messages.js';
 import { ModelRelay } from './model-relay.js';
 import { listenError } from '../server/listen-error.js';
+import { Heartbeat } from './heartbeat.js';
+import { testHeartbeatMs } from './test-hooks.js';
 
 /** The front entry, next to this compiled file. */
 export const FRONT_ENTRY = path.join(import.meta.dirname, 'front-main.js');
@@ -30,6 +33,13 @@ const STOP_TIMEOUT_MS = 15_000;
 const RESTART_BACKOFF_MS = 1_000;
 /** Longest such wait (the worker pool's bound). */
 const MAX_RESTART_BACKOFF_MS = 30_000;
+/**
+ * How often each front is pinged, and how many pings in a row it may leave unanswered: a front
+ * whose event loop is blocked for 15 s (a Kubernetes liveness probe's three failures) is
+ * killed and replaced; synchronous work of less than that only delays its answers.
+ */
+const HEARTBEAT_MS = 5_000;
+const HEARTBEAT_MISSES = 3;
 
 /** What the supervisor needs from the server. */
 export interface FrontSupervisorOptions {
@@ -46,6 +56,10 @@ export interface FrontSupervisorOptions {
   readonly restartCounter?: { record(n: number): void };
   /** First backoff before starting again a front that died before it listened (default 1 s). */
   readonly restartBackoffMs?: number;
+  /** Ms between two heartbeats (default 5 s, or the test hook's TSSERVE_TEST_FRONT_HEARTBEAT_MS). */
+  readonly heartbeatMs?: number;
+  /** Heartbeats in a row a front may leave unanswered before it is killed (default 3). */
+  readonly heartbeatMisses?: number;
 }
 
 interface Front {
@@ -55,6 +69,10 @@ interface Front {
   readonly scrapes: Map<number, (f: readonly ForeignFamily[]) => void>;
   /** Its init was sent: broadcasts reach it from then on. */
   inited: boolean;
+  /** Pinged from its hello on. */
+  heartbeat: Heartbeat | null;
+  /** Killed for a blocked event loop (its exit is on its way). */
+  hung: boolean;
 }
 
 /** Forks and supervises the front processes. */
@@ -64,6 +82,8 @@ export class FrontSupervisor {
   private draining = false;
   private nextScrape = 1;
   private timer: NodeJS.Timeout | null = null;
+  private beat: NodeJS.Timeout | null = null;
+  private readonly heartbeatMs: number;
   /** Every front of `start()` listened: from then on a front that exits is started again. */
   private started = false;
   /** Fronts in a row that died before they listened (reset when one listens). */
@@ -75,6 +95,7 @@ export class FrontSupervisor {
   restarts = 0;
 
   constructor(private readonly opts: FrontSupervisorOptions) {
+    this.heartbeatMs = opts.heartbeatMs ?? testHeartbeatMs() ?? HEARTBEAT_MS;
     opts.restartCounter?.record(0);
   }
 
@@ -95,6 +116,8 @@ export class FrontSupervisor {
     for (let i = 0; i < this.opts.count; i++) all.push(this.fork());
     this.timer = setInterval(() => this.announce(), MODEL_TABLE_MS);
     this.timer.unref();
+    this.beat = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    this.beat.unref();
     return Promise.all(all).then((ports) => { this.started = true; return ports[0] ?? -1; });
   }
 
@@ -114,6 +137,8 @@ export class FrontSupervisor {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer !== null) clearInterval(this.timer);
+    // A front that hangs while it drains is killed by the stop's own bound.
+    if (this.beat !== null) clearInterval(this.beat);
     for (const t of this.pendingRestarts) clearTimeout(t);
     this.pendingRestarts.clear();
     const exits = [...this.fronts].map((f) => new Promise<void>((resolve) => {
@@ -140,7 +165,7 @@ export class FrontSupervisor {
   private fork(): Promise<number> {
     const worker = cluster.fork({ TS_FRONT: '1' });
     const key = `front-${worker.id}`;
-    const front: Front = { worker, key, relay: new ModelRelay(this.opts.lookup, (m) => this.sendTo(front, m)), scrapes: new Map(), inited: false };
+    const front: Front = { worker, key, relay: new ModelRelay(this.opts.lookup, (m) => this.sendTo(front, m)), scrapes: new Map(), inited: false, heartbeat: null, hung: false };
     this.fronts.add(front);
     return new Promise<number>((resolve, reject) => {
       let listening = false;
@@ -154,10 +179,16 @@ export class FrontSupervisor {
       worker.on('message', (raw: unknown) => {
         if (!isFrontMessage(raw)) return;
         const m = raw as FromFront;
+        if (m.type === 'tsserve.front.pong') { front.heartbeat?.answer(m.seq, performance.now()); return; }
         // A front forked just before the stop (a replacement) is stopped, not started: its init
         // would have it listen, and the stop sent before it could read one went unheard until
         // the 15 s kill.
-        if (m.type === 'tsserve.front.hello') { if (this.stopping) this.sendTo(front, { type: 'tsserve.front.stop' }); else init(); return; }
+        if (m.type === 'tsserve.front.hello') {
+          if (this.stopping) { this.sendTo(front, { type: 'tsserve.front.stop' }); return; }
+          front.heartbeat = new Heartbeat(this.opts.heartbeatMisses ?? HEARTBEAT_MISSES, performance.now());
+          init();
+          return;
+        }
         if (m.type === 'tsserve.front.listen-failed') {
           bindError = listenError('inference', { host: this.opts.init.host, port: this.portValue > 0 ? this.portValue : this.opts.init.port }, m);
           return;
@@ -202,6 +233,21 @@ export class FrontSupervisor {
     });
   }
 
+  /** One heartbeat: pings every front that answered lately, kills one that left too many unanswered. */
+  private heartbeat(): void {
+    const now = performance.now();
+    for (const f of this.fronts) {
+      if (f.heartbeat === null || f.hung) continue;
+      const t = f.heartbeat.tick(now);
+      if (t.kind === 'ping') { this.sendTo(f, { type: 'tsserve.front.ping', seq: t.seq }); continue; }
+      f.hung = true;
+      // The connections it holds hang with it: only SIGKILL frees them (a blocked loop never
+      // runs a SIGTERM handler). Its exit restarts it, as any front's.
+      this.opts.log.error(`front process ${String(f.worker.process.pid)} answered none of its last ${t.missed} heartbeats (one every ${this.heartbeatMs} ms) and was silent for ${(t.silentMs / 1000).toFixed(1)} s: its event loop is blocked; killing it (SIGKILL)`);
+      f.worker.process.kill('SIGKILL');
+    }
+  }
+
   private onMessage(front: Front, m: FromFront): void {
     switch (m.type) {
       case 'tsserve.front.job': front.relay.job(m); break;
@@ -219,6 +265,7 @@ export class FrontSupervisor {
       case 'tsserve.front.stopped':
       case 'tsserve.front.hello':
       case 'tsserve.front.listening':
+      case 'tsserve.front.pong':
         break;
     }
   }

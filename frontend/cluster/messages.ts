@@ -101,6 +101,21 @@ export interface FrontScrape {
   readonly id: number;
 }
 
+/**
+ * Primary → front: a heartbeat (every 5 s from the front's hello); a front that leaves three in
+ * a row unanswered has a blocked event loop and is killed.
+ */
+export interface FrontPing {
+  readonly type: 'tsserve.front.ping';
+  readonly seq: number;
+}
+
+/** Front → primary: the answer to ping `seq`, sent from the front's event loop. */
+export interface FrontPong {
+  readonly type: 'tsserve.front.pong';
+  readonly seq: number;
+}
+
 /** Front → primary: listening on the shared port. */
 export interface FrontListening {
   readonly type: 'tsserve.front.listening';
@@ -211,9 +226,9 @@ export interface FrontProcessMetrics {
 }
 
 /** Any message from the primary. */
-export type ToFront = FrontInit | FrontModels | FrontJobDone | FrontJobsDone | FrontGenEvent | FrontSpeechEvent | FrontControl | FrontScrape;
+export type ToFront = FrontInit | FrontModels | FrontJobDone | FrontJobsDone | FrontGenEvent | FrontSpeechEvent | FrontControl | FrontScrape | FrontPing;
 /** Any message from a front. */
-export type FromFront = FrontHello | FrontListening | FrontListenFailed | FrontStopped | FrontJob | FrontJobs | FrontCancel | FrontGenerate | FrontSpeak | FrontMetrics | FrontProcessMetrics;
+export type FromFront = FrontHello | FrontListening | FrontListenFailed | FrontStopped | FrontJob | FrontJobs | FrontCancel | FrontGenerate | FrontSpeak | FrontMetrics | FrontProcessMetrics | FrontPong;
 
 /** True for a message of this protocol (either direction). */
 export function isFrontMessage(msg: unknown): msg is { readonly type: string } {

@@ -1,6 +1,8 @@
 /**
  * FrontSupervisor over real front processes (node:cluster, the compiled front entry) serving no
- * model: how a front is replaced and stopped.
+ * model: how a front is replaced and stopped, and how a front whose event loop is blocked is
+ * told from a busy one (through the front's SIGUSR2 stall hook, which the test's environment
+ * switches on for the fronts it forks).
  */
 import { expect } from 'chai';
 import cluster from 'cluster';
@@ -13,6 +15,7 @@ import { FrontSupervisor } from '../../../frontend/cluster/front-supervisor.js';
 import { bodyLimits } from '../../../frontend/http/body-limits.js';
 import type { Log } from '../../../frontend/log/log.js';
 import type { MetricsPort } from '../../../frontend/server/metrics-port.js';
+import { STALL_ENV } from '../../../frontend/cluster/test-hooks.js';
 import { until } from '../../support/until.js';
 
 const NO_METRICS: MetricsPort = {
@@ -27,7 +30,9 @@ function recordingLog(lines: string[]): Log {
   return log;
 }
 
-function supervisor(lines: string[], extra: { entry?: string; restartBackoffMs?: number } = {}): FrontSupervisor {
+interface Extra { entry?: string; restartBackoffMs?: number; heartbeatMs?: number; heartbeatMisses?: number; restartCounter?: { record(n: number): void } }
+
+function supervisor(lines: string[], extra: Extra = {}): FrontSupervisor {
   const log = recordingLog(lines);
   return new FrontSupervisor({
     ...extra,
@@ -40,8 +45,65 @@ function supervisor(lines: string[], extra: { entry?: string; restartBackoffMs?:
   });
 }
 
+/** Resolves with the next worker node:cluster sees listen. */
+function nextListening(): Promise<Worker> {
+  return new Promise((resolve) => cluster.once('listening', (w) => resolve(w)));
+}
+
+/** The only front of a one-front supervisor. */
+function onlyFront(): Worker {
+  const all = Object.values(cluster.workers ?? {});
+  expect(all.length).to.equal(1);
+  return all[0] as Worker;
+}
+
 describe('FrontSupervisor', function () {
   this.timeout(60_000);
+  afterEach(() => { delete process.env[STALL_ENV]; });
+
+  it('should kill a front whose event loop is blocked (three heartbeats unanswered) with SIGKILL, log its pid and silence, count the restart and start another', async () => {
+    process.env[STALL_ENV] = 'forever';
+    const lines: string[] = [];
+    const records: number[] = [];
+    const sup = supervisor(lines, { heartbeatMs: 100, heartbeatMisses: 3, restartCounter: { record: (n) => records.push(n) } });
+    try {
+      await sup.start();
+      const hung = onlyFront();
+      const pid = hung.process.pid!;
+      const exited = new Promise<string | null>((resolve) => hung.once('exit', (_code, signal: string | null) => resolve(signal)));
+      const replaced = nextListening();
+      hung.process.kill('SIGUSR2');
+      expect(await exited).to.equal('SIGKILL');
+      const replacement = await replaced;
+      expect(lines.map((l) => l.replace(/silent for \d+\.\d s/, 'silent for S s'))).to.deep.equal([
+        `error: front process ${pid} answered none of its last 3 heartbeats (one every 100 ms) and was silent for S s: its event loop is blocked; killing it (SIGKILL)`,
+        `error: front process ${pid} exited (SIGKILL); starting another (restart 1)`,
+      ]);
+      expect([records, sup.restarts, sup.pids()]).to.deep.equal([[0, 1], 1, [replacement.process.pid]]);
+    } finally {
+      await sup.stop();
+    }
+  });
+
+  it('should keep a busy front whose event loop is blocked for less than the deadline (1 s of 2 s), its late answers counting', async () => {
+    process.env[STALL_ENV] = '1000';
+    const lines: string[] = [];
+    const records: number[] = [];
+    const sup = supervisor(lines, { heartbeatMs: 100, heartbeatMisses: 20, restartCounter: { record: (n) => records.push(n) } });
+    try {
+      await sup.start();
+      const busy = onlyFront();
+      busy.process.kill('SIGUSR2');
+      // Shipped with its next flush once its loop runs again, so the front lived through the stall.
+      await until(() => lines.length > 0, { message: 'the stall hook\'s line', observe: () => lines });
+      // A scrape's answer comes after the pongs of every ping sent before it (IPC keeps order).
+      await sup.processFamilies();
+      expect(lines).to.deep.equal([`info: front-${busy.id}: test hook: event loop blocked for 1000 ms on SIGUSR2`]);
+      expect([records, sup.restarts, sup.pids()]).to.deep.equal([[0], 0, [busy.process.pid]]);
+    } finally {
+      await sup.stop();
+    }
+  });
 
   it('should stop a front it is still starting (a replacement) at once, not kill it after 15 s (regression: SIGTERM right after a front died took 17 s and SIGKILLed the new one)', async () => {
     const lines: string[] = [];
