@@ -1,6 +1,6 @@
 /**
  * `--api-server-count 2` with a front whose event loop is blocked for good (the test hooks of
- * frontend/cluster/test-hooks.ts: SIGUSR2 hangs a front, heartbeats every 500 ms). The primary
+ * frontend/cluster/test-hooks.ts: SIGUSR2 hangs a front, heartbeats every second). The primary
  * finds it by its unanswered heartbeats, kills it with SIGKILL, counts and logs it, and starts
  * another; meanwhile the other front serves every new connection.
  */
@@ -28,7 +28,7 @@ describe('api servers: a hung front (--api-server-count 2)', function () {
   before(async () => {
     server = await startTsserve({
       store: generateStore(['mlp']), args: ['--api-server-count', '2', '--metrics-mode', 'prometheus'],
-      env: { [STALL_ENV]: 'forever', [HEARTBEAT_ENV]: '500' },
+      env: { [STALL_ENV]: 'forever', [HEARTBEAT_ENV]: '1000' },
     });
   });
   after(() => server.kill());
@@ -71,7 +71,7 @@ describe('api servers: a hung front (--api-server-count 2)', function () {
     expect(pids(t1)).to.include(other);
     const lines = server.output().split('\n').filter((l) => l.includes(`front process ${hung}`)).map((l) => /front process .*/.exec(l)![0].replace(/silent for \d+\.\d s/, 'silent for S s').replace(/["}].*$/, ''));
     expect(lines).to.deep.equal([
-      `front process ${hung} answered none of its last 3 heartbeats (one every 500 ms) and was silent for S s: its event loop is blocked; killing it (SIGKILL)`,
+      `front process ${hung} answered none of its last 3 heartbeats (one every 1000 ms) and was silent for S s: its event loop is blocked; killing it (SIGKILL)`,
       `front process ${hung} exited (SIGKILL); starting another (restart 1)`,
     ]);
     const served = outcomes['200'] ?? 0;

@@ -45,9 +45,15 @@ function supervisor(lines: string[], extra: Extra = {}): FrontSupervisor {
   });
 }
 
-/** Resolves with the next worker node:cluster sees listen. */
-function nextListening(): Promise<Worker> {
-  return new Promise((resolve) => cluster.once('listening', (w) => resolve(w)));
+/**
+ * Resolves with the next worker other than `than` node:cluster sees listen (a front's own
+ * 'listening' message reaches the supervisor before node:cluster's: that of `than` may come after).
+ */
+function listeningOther(than: Worker): Promise<Worker> {
+  return new Promise((resolve) => {
+    const on = (w: Worker): void => { if (w !== than) { cluster.off('listening', on); resolve(w); } };
+    cluster.on('listening', on);
+  });
 }
 
 /** The only front of a one-front supervisor. */
@@ -65,18 +71,18 @@ describe('FrontSupervisor', function () {
     process.env[STALL_ENV] = 'forever';
     const lines: string[] = [];
     const records: number[] = [];
-    const sup = supervisor(lines, { heartbeatMs: 100, heartbeatMisses: 3, restartCounter: { record: (n) => records.push(n) } });
+    const sup = supervisor(lines, { heartbeatMs: 250, heartbeatMisses: 3, restartCounter: { record: (n) => records.push(n) } });
     try {
       await sup.start();
       const hung = onlyFront();
       const pid = hung.process.pid!;
       const exited = new Promise<string | null>((resolve) => hung.once('exit', (_code, signal: string | null) => resolve(signal)));
-      const replaced = nextListening();
+      const replaced = listeningOther(hung);
       hung.process.kill('SIGUSR2');
       expect(await exited).to.equal('SIGKILL');
       const replacement = await replaced;
       expect(lines.map((l) => l.replace(/silent for \d+\.\d s/, 'silent for S s'))).to.deep.equal([
-        `error: front process ${pid} answered none of its last 3 heartbeats (one every 100 ms) and was silent for S s: its event loop is blocked; killing it (SIGKILL)`,
+        `error: front process ${pid} answered none of its last 3 heartbeats (one every 250 ms) and was silent for S s: its event loop is blocked; killing it (SIGKILL)`,
         `error: front process ${pid} exited (SIGKILL); starting another (restart 1)`,
       ]);
       expect([records, sup.restarts, sup.pids()]).to.deep.equal([[0, 1], 1, [replacement.process.pid]]);
