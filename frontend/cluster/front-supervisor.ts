@@ -40,6 +40,11 @@ const MAX_RESTART_BACKOFF_MS = 30_000;
  */
 const HEARTBEAT_MS = 5_000;
 const HEARTBEAT_MISSES = 3;
+/**
+ * A front is pinged only once it said hello (its message listener is up): one whose start hangs
+ * before that (loading its modules takes 1 to 3 s on a busy 2-core machine) is killed past this.
+ */
+const HELLO_TIMEOUT_MS = 60_000;
 
 /** What the supervisor needs from the server. */
 export interface FrontSupervisorOptions {
@@ -60,6 +65,8 @@ export interface FrontSupervisorOptions {
   readonly heartbeatMs?: number;
   /** Heartbeats in a row a front may leave unanswered before it is killed (default 3). */
   readonly heartbeatMisses?: number;
+  /** Ms a forked front may take to say hello before it is killed (default 60 s). */
+  readonly helloTimeoutMs?: number;
 }
 
 interface Front {
@@ -164,6 +171,12 @@ export class FrontSupervisor {
 
   private fork(): Promise<number> {
     const worker = cluster.fork({ TS_FRONT: '1' });
+    const helloMs = this.opts.helloTimeoutMs ?? HELLO_TIMEOUT_MS;
+    const helloTimer = setTimeout(() => {
+      this.opts.log.error(`front process ${String(worker.process.pid)} said no hello within ${helloMs} ms of its fork: its start is hung; killing it (SIGKILL)`);
+      worker.process.kill('SIGKILL');
+    }, helloMs);
+    helloTimer.unref();
     const key = `front-${worker.id}`;
     const front: Front = { worker, key, relay: new ModelRelay(this.opts.lookup, (m) => this.sendTo(front, m)), scrapes: new Map(), inited: false, heartbeat: null, hung: false };
     this.fronts.add(front);
@@ -184,6 +197,7 @@ export class FrontSupervisor {
         // would have it listen, and the stop sent before it could read one went unheard until
         // the 15 s kill.
         if (m.type === 'tsserve.front.hello') {
+          clearTimeout(helloTimer);
           if (this.stopping) { this.sendTo(front, { type: 'tsserve.front.stop' }); return; }
           front.heartbeat = new Heartbeat(this.opts.heartbeatMisses ?? HEARTBEAT_MISSES, performance.now());
           init();
@@ -204,6 +218,7 @@ export class FrontSupervisor {
       });
       worker.on('error', () => { /* surfaced through 'exit' */ });
       worker.on('exit', (code, signal) => {
+        clearTimeout(helloTimer);
         this.fronts.delete(front);
         front.relay.frontGone();
         this.opts.ingest.forget(key);

@@ -30,7 +30,7 @@ function recordingLog(lines: string[]): Log {
   return log;
 }
 
-interface Extra { entry?: string; restartBackoffMs?: number; heartbeatMs?: number; heartbeatMisses?: number; restartCounter?: { record(n: number): void } }
+interface Extra { entry?: string; restartBackoffMs?: number; heartbeatMs?: number; heartbeatMisses?: number; helloTimeoutMs?: number; restartCounter?: { record(n: number): void } }
 
 function supervisor(lines: string[], extra: Extra = {}): FrontSupervisor {
   const log = recordingLog(lines);
@@ -145,6 +145,25 @@ describe('FrontSupervisor', function () {
         'error: front process P exited before it listened (code 3); starting another in 5 ms (restart 2)',
         'error: front process P exited before it listened (code 3); starting another in 10 ms (restart 3)',
         'error: front process P exited before it listened (code 3); starting another in 20 ms (restart 4)',
+      ]);
+    } finally {
+      await sup.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should kill a front that says no hello (its start hung before any heartbeat could reach it) and fail the start with its exit', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'front-sup-'));
+    const entry = path.join(dir, 'silent.cjs');
+    fs.writeFileSync(entry, 'setInterval(() => undefined, 1 << 30);\n');
+    const lines: string[] = [];
+    const sup = supervisor(lines, { entry, helloTimeoutMs: 200 });
+    try {
+      const refused = await sup.start().then(() => 'started', (e: unknown) => String(e).replace(/\d{2,}/, 'P'));
+      expect([refused, lines.map((l) => l.replace(/process \d+/, 'process P')), sup.restarts]).to.deep.equal([
+        'Error: front process P exited before listening (SIGKILL)',
+        ['error: front process P said no hello within 200 ms of its fork: its start is hung; killing it (SIGKILL)'],
+        0,
       ]);
     } finally {
       await sup.stop();
