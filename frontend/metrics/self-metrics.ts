@@ -43,7 +43,7 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     'Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost)',
   ),
   selfSpec('tsserve_worker_restarts_total', 'counter', ['model_name'], 'Workers that exited unexpectedly (a crash, a kill, a failed or timed-out load), per model; each is replaced after a backoff'),
-  selfSpec('tsserve_front_restarts_total', 'counter', [], 'Front processes of --api-server-count that exited unexpectedly and were started again'),
+  selfSpec('tsserve_front_restarts_total', 'counter', [], 'Front processes of --api-server-count that exited unexpectedly, or were killed for leaving 3 heartbeats unanswered, and were started again'),
   selfSpec(
     'tsserve_requests_refused_total',
     'counter',

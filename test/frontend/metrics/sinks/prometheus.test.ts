@@ -44,7 +44,7 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '# HELP tsserve_worker_restarts_total Workers that exited unexpectedly (a crash, a kill, a failed or timed-out load), per model; each is replaced after a backoff (unit: Count)',
     '# TYPE tsserve_worker_restarts_total counter',
     '',
-    '# HELP tsserve_front_restarts_total Front processes of --api-server-count that exited unexpectedly and were started again (unit: Count)',
+    '# HELP tsserve_front_restarts_total Front processes of --api-server-count that exited unexpectedly, or were killed for leaving 3 heartbeats unanswered, and were started again (unit: Count)',
     '# TYPE tsserve_front_restarts_total counter',
     '',
     '# HELP tsserve_requests_refused_total Requests answered 503 because a bounded queue was full (reason queue_full: a batching queue, a generation engine or a pipeline stage at --job-queue-size) (unit: Count)',
