@@ -258,7 +258,7 @@ export class FrontendMetrics {
     return this.prometheus.render(format, names);
   }
 
-  /** Worker `source` exited: its values leave the gauges that merge live processes only. */
+  /** Worker `source` exited: its values leave the gauges that merge live processes, and are retired in the others. */
   processGone(source: string): void {
     this.prometheus?.processGone(source);
   }

@@ -92,9 +92,15 @@ export class MetricsIngest {
     this.autoLabels.set(workerKey, Object.freeze({ ...autoLabels }));
   }
 
+  /** Worker incarnations whose series tables are held (the live ones: `forget` drops a dead one's). */
+  get incarnations(): number {
+    return this.workers.size;
+  }
+
   /**
-   * Forgets a worker incarnation's series table (call when it exits); gauges merged over live
-   * processes drop its values.
+   * Forgets a worker incarnation's series table (call when it exits, after its last message);
+   * gauges merged over live processes drop its values, the others fold them into one retired
+   * value, so a crash loop leaves nothing behind per incarnation.
    */
   forget(workerKey: string): void {
     this.workers.delete(workerKey);

@@ -71,20 +71,26 @@ interface Contribution {
 
 /**
  * A gauge: one value per writing process, merged at render. The frontend's own writes (no
- * `source`) are two fields; a worker's go into a small map.
+ * `source`) are two fields; a live worker's go into a small map. A worker that exits leaves
+ * the map: in a `live*` mode its value goes with it; otherwise it is folded into one retired
+ * contribution (the mode's merge of every exited worker's last value), so a worker restarted
+ * hundreds of times costs one entry, not hundreds, and renders the same value.
  */
 export class GaugeCell implements Cell {
   private own = 0;
   private ownSeq = 0;
   private hasOwn = false;
   private others: Map<string, Contribution> | null = null;
+  private retired: Contribution | null = null;
   private listed = false;
 
-  /** `onFirstWrite(source)` lets the family track which cells a process wrote (live modes). */
+  /** `onFirstWrite(source)` lets the family track which cells a process wrote, to `forget` them at its exit. */
   constructor(
     readonly block: string,
     private readonly list: RenderList<GaugeCell>,
     private readonly kind: MergeKind,
+    /** A `live*` mode: an exited process's value goes instead of being retired. */
+    private readonly live: boolean,
     private readonly onFirstWrite: ((source: string, cell: GaugeCell) => void) | null,
     /** A series without labels renders from the start, at 0 (as prom-client rendered it). */
     private readonly alwaysPresent = false,
@@ -98,7 +104,12 @@ export class GaugeCell implements Cell {
   }
 
   get present(): boolean {
-    return this.hasOwn || (this.others !== null && this.others.size > 0) || this.alwaysPresent;
+    return this.hasOwn || (this.others !== null && this.others.size > 0) || this.retired !== null || this.alwaysPresent;
+  }
+
+  /** Processes whose own value this cell holds (the live ones that wrote it; exited ones are forgotten or retired). */
+  get sources(): number {
+    return this.others?.size ?? 0;
   }
 
   record(value: number, _requestId: string | undefined, _timeMs: number | undefined, source?: string): void {
@@ -120,41 +131,59 @@ export class GaugeCell implements Cell {
     if (this.onFirstWrite !== null) this.onFirstWrite(source, this);
   }
 
-  /** Drop a process's contribution (it exited and the mode is a live one). */
+  /** A process exited: drop its contribution (live modes) or fold it into the retired one. */
   forget(source: string): void {
+    const c = this.others?.get(source);
+    if (c === undefined) return;
     this.others?.delete(source);
+    if (this.live) return;
+    if (this.retired === null) this.retired = { value: c.value, seq: c.seq };
+    else merge(this.kind, this.retired, c);
   }
 
   /** The merged value (0 when no process wrote one). */
   value(): number {
-    if (this.others === null || this.others.size === 0) return this.own;
-    let acc = 0;
-    let seq = -1;
+    if ((this.others === null || this.others.size === 0) && this.retired === null) return this.own;
+    const acc: Contribution = { value: 0, seq: -1 };
     let first = true;
     if (this.hasOwn) {
-      acc = this.own;
-      seq = this.ownSeq;
+      acc.value = this.own;
+      acc.seq = this.ownSeq;
       first = false;
     }
-    for (const c of this.others.values()) {
+    if (this.retired !== null) {
       if (first) {
-        acc = c.value;
-        seq = c.seq;
+        acc.value = this.retired.value;
+        acc.seq = this.retired.seq;
+        first = false;
+      } else {
+        merge(this.kind, acc, this.retired);
+      }
+    }
+    for (const c of this.others?.values() ?? []) {
+      if (first) {
+        acc.value = c.value;
+        acc.seq = c.seq;
         first = false;
         continue;
       }
-      switch (this.kind) {
-        case 'sum': acc += c.value; break;
-        case 'max': if (c.value > acc) acc = c.value; break;
-        case 'min': if (c.value < acc) acc = c.value; break;
-        case 'last': if (c.seq > seq) { acc = c.value; seq = c.seq; } break;
-      }
+      merge(this.kind, acc, c);
     }
-    return acc;
+    return acc.value;
   }
 
   /** ` value` (gauges carry no exemplars). */
   sample(): string {
     return ' ' + formatValue(this.value());
+  }
+}
+
+/** Folds `c` into `acc` by `kind` (`last`: the later write by sequence wins). */
+function merge(kind: MergeKind, acc: Contribution, c: Contribution): void {
+  switch (kind) {
+    case 'sum': acc.value += c.value; break;
+    case 'max': if (c.value > acc.value) acc.value = c.value; break;
+    case 'min': if (c.value < acc.value) acc.value = c.value; break;
+    case 'last': if (c.seq > acc.seq) { acc.value = c.value; acc.seq = c.seq; } break;
   }
 }

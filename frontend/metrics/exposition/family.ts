@@ -27,7 +27,7 @@ export function prometheusHelp(spec: MetricSpec): string {
   return help.length > 0 ? `${help} (unit: ${spec.unit})` : `${spec.name} (unit: ${spec.unit})`;
 }
 
-/** Tracks which gauge cells a process wrote, so its exit can drop them (live modes). */
+/** Tracks which gauge cells a process wrote, so its exit can drop or retire its values. */
 export type GaugeWriteTracker = (source: string, cell: GaugeCell) => void;
 
 /** A family of one declared metric. */
@@ -122,7 +122,7 @@ export class GaugeFamily extends Family {
 
   private cell(values: readonly string[], auto: BoundAutoLabels, alwaysPresent: boolean): GaugeCell {
     const pairs = this.pairs(values, auto);
-    return new GaugeCell(pairs === '' ? '' : '{' + pairs + '}', this.cells, mergeKind(this.merge), isLive(this.merge) ? this.tracker : null, alwaysPresent);
+    return new GaugeCell(pairs === '' ? '' : '{' + pairs + '}', this.cells, mergeKind(this.merge), isLive(this.merge), this.tracker, alwaysPresent);
   }
 
   bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {

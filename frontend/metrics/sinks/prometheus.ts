@@ -62,7 +62,7 @@ export class PrometheusSink implements Sink {
   /** Process families left out because a declared family claims one of their names, warned once each. */
   private readonly shadowed = new Set<string>();
   private readonly process: ProcessMetrics | null;
-  /** Gauge cells of live-merge families each worker wrote, dropped when it exits. */
+  /** Gauge cells each worker wrote, told when it exits (its values dropped or retired by the family's mode). */
   private readonly liveCells = new Map<string, Set<GaugeCell>>();
   private readonly track = (source: string, cell: GaugeCell): void => {
     let set = this.liveCells.get(source);
@@ -116,7 +116,7 @@ export class PrometheusSink implements Sink {
     return out;
   }
 
-  /** A process (worker) exited: drop what it wrote into live-merge gauges. */
+  /** A process (worker) exited: drop what it wrote into live-merge gauges and retire it from the others. */
   processGone(source: string): void {
     const cells = this.liveCells.get(source);
     if (cells === undefined) return;
