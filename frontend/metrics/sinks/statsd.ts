@@ -42,21 +42,28 @@ export interface StatsdSinkOptions {
 /** Default least time between two send-error warnings (ms). */
 export const STATSD_REWARN_MS = 60_000;
 
-/** Characters that would break a tag, replaced by `_` (as hot-shots' own sanitizer does). */
-const DATADOG_TAG_UNSAFE = /[|,@:#\n\r]/g;
-const TELEGRAF_TAG_UNSAFE = /[|,:=\s]/g;
+/**
+ * Characters that would break a tag, replaced by `_` (as hot-shots' own sanitizer does), and
+ * every C0 control and DEL: StatsD has no escaping, and a handler's NUL, tab or ESC went into
+ * the datagram as is.
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what is matched
+const DATADOG_TAG_UNSAFE = /[|,@:#\u0000-\u001f\u007f]/g;
+// eslint-disable-next-line no-control-regex -- the control characters are what is matched
+const TELEGRAF_TAG_UNSAFE = /[|,:=\s\u0000-\u001f\u007f]/g;
 
 /** Make a tag key or value safe for `style` (lossy: StatsD has no escaping). */
 export function sanitizeStatsdTag(s: string, style: StatsdTagStyle): string {
   return s.replace(style === 'telegraf' ? TELEGRAF_TAG_UNSAFE : DATADOG_TAG_UNSAFE, '_');
 }
 
-/** Characters a StatsD metric name cannot carry (line grammar `name:value|type|@rate|#tags`). */
-const NAME_UNSAFE = /[:|@#,\s]/g;
+/** Characters a StatsD metric name cannot carry (line grammar `name:value|type|@rate|#tags`), controls included. */
+// eslint-disable-next-line no-control-regex -- the control characters are what is matched
+const NAME_UNSAFE = /[:|@#,\s\u0000-\u001f\u007f]/g;
 
 /**
  * Make `prefix + name` safe as a StatsD metric name: `:` (valid in Prometheus names), `|`, `@`,
- * `#`, `,` and whitespace become `_` (lossy, as for tags: StatsD has no escaping).
+ * `#`, `,`, whitespace and control characters become `_` (lossy, as for tags: StatsD has no escaping).
  */
 export function sanitizeStatsdName(s: string): string {
   return s.replace(NAME_UNSAFE, '_');

@@ -2,39 +2,41 @@
  * TorchServe's metric log line, exactly:
  * `<TIMESTAMP> - NAME.UNIT:VALUE|#D1:V1,D2:V2|#hostname:H[,requestID:R],timestamp:EPOCH_S`.
  * TIMESTAMP is log4j's `%d{ISO8601}` shape in UTC (`2023-07-17T17:00:25,016`). Field text that
- * contains a separator is percent-encoded (only `%`, `|`, `,`, `:`, `\n`, `\r`), so a line is
- * never corrupted and `decodeTslogField` restores the original losslessly.
+ * contains a separator or a control character is percent-encoded (only `%`, `|`, `,`, `:`, the
+ * C0 controls and DEL), so a line is never corrupted and `decodeTslogField` restores the
+ * original losslessly.
  */
 import { decimalWithPoint } from '../number-format.js';
 
-const NEEDS_ESCAPE = /[%|,:\n\r]/;
-const ESCAPE_ALL = /[%|,:\n\r]/g;
-const ESCAPES: Readonly<Record<string, string>> = {
-  '%': '%25',
-  '|': '%7C',
-  ',': '%2C',
-  ':': '%3A',
-  '\n': '%0A',
-  '\r': '%0D',
-};
-const UNESCAPE_ALL = /%(25|7C|2C|3A|0A|0D)/g;
-const UNESCAPES: Readonly<Record<string, string>> = {
-  '25': '%',
-  '7C': '|',
-  '2C': ',',
-  '3A': ':',
-  '0A': '\n',
-  '0D': '\r',
-};
+// The separators, and every C0 control character and DEL: a handler's NUL made grep call the
+// log a binary file, and its ESC sequences reached the terminal of whoever tailed the log.
+// eslint-disable-next-line no-control-regex -- the control characters are what is matched
+const NEEDS_ESCAPE = /[%|,:\u0000-\u001f\u007f]/;
+// eslint-disable-next-line no-control-regex -- the control characters are what is matched
+const ESCAPE_ALL = /[%|,:\u0000-\u001f\u007f]/g;
+/** Exactly the codes `ESCAPE_ALL` writes, so any other `%` text (none: `%` is encoded) stays. */
+const UNESCAPE_ALL = /%(25|7C|2C|3A|[01][0-9A-F]|7F)/g;
 
-/** Percent-encode exactly `%`, `|`, `,`, `:`, `\n`, `\r` (identity for ordinary text). */
+function percentEncode(c: string): string {
+  const code = c.charCodeAt(0);
+  return (code < 16 ? '%0' : '%') + code.toString(16).toUpperCase();
+}
+
+function percentDecode(_m: string, hex: string): string {
+  return String.fromCharCode(parseInt(hex, 16));
+}
+
+/**
+ * Percent-encode exactly `%`, `|`, `,`, `:`, the C0 controls (`\n`, `\r`, `\t`, NUL, ESC…) and
+ * DEL (identity for ordinary text).
+ */
 export function encodeTslogField(s: string): string {
-  return NEEDS_ESCAPE.test(s) ? s.replace(ESCAPE_ALL, (c) => ESCAPES[c] as string) : s;
+  return NEEDS_ESCAPE.test(s) ? s.replace(ESCAPE_ALL, percentEncode) : s;
 }
 
 /** Inverse of `encodeTslogField`. */
 export function decodeTslogField(s: string): string {
-  return s.indexOf('%') < 0 ? s : s.replace(UNESCAPE_ALL, (_m, hex: string) => UNESCAPES[hex] as string);
+  return s.indexOf('%') < 0 ? s : s.replace(UNESCAPE_ALL, percentDecode);
 }
 
 /** A metric value as TorchServe prints it: always a decimal point, never an exponent. */

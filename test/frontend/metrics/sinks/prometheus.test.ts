@@ -259,6 +259,16 @@ describe('PrometheusSink', () => {
     expect(await fm.prometheusText(['tsserve_series'])).to.contain('tsserve_series{metric="C",Hostname="h1"} 4\n');
   });
 
+  it('should escape only backslash, newline and double quote in a label value, writing NUL, tab and ESC as the format allows', async () => {
+    const fm = promFor(makeConfig([makeSpec('C', 'counter', ['a'])], { modes: ['prometheus'] }));
+    fm.get('C')!.addOrUpdate(1, ['a\u0000b\tc\u001bd\u007fe\r"\\\n']);
+    fm.get('C')!.addOrUpdate(2, ['ab\tc\u001bd\u007fe\r"\\\n']);
+    // Both text formats take any UTF-8 in a label value, NUL included (Prometheus' lexer keeps it).
+    const expected = ['C{a="a\u0000b\tc\u001bd\u007fe\r\\"\\\\\\n"} 1', 'C{a="ab\tc\u001bd\u007fe\r\\"\\\\\\n"} 2'];
+    expect((await fm.prometheusText(['C'])).split('\n').slice(2, 4)).to.deep.equal(expected);
+    expect((await fm.prometheusText(['C'], 'openmetrics')).split('\n').slice(2, 4)).to.deep.equal(expected.map((l) => l.replace('C{', 'C_total{')));
+  });
+
   it('should keep colliding gauge and histogram series apart as well', async () => {
     const fm = promFor(
       makeConfig([makeSpec('G', 'gauge', ['a', 'b']), makeSpec('H', 'histogram', ['a', 'b'], { buckets: [1] })], {

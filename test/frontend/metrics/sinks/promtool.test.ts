@@ -27,7 +27,7 @@ describe('PrometheusSink with promtool', () => {
     }
     const { config, source } = fullConfig();
     const fm = new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'host "1"\\', log: () => {}, processMetrics: true });
-    const nasty = ['plain', 'with "quotes"', 'back\\slash', 'new\nline', 'a|b,c:d=e{}'];
+    const nasty = ['plain', 'with "quotes"', 'back\\slash', 'new\nline', 'a|b,c:d=e{}', 'nul\u0000tab\tesc\u001b[31mdel\u007f'];
     let i = 0;
     for (const spec of config.metrics) {
       for (const v of nasty) {

@@ -210,6 +210,16 @@ describe('StatsdSink with the real statsd daemon', () => {
     expect(telegraf).to.deep.equal(['ts.job_requests_rate5m,m=m1:0.5|h']);
   });
 
+  it('should send NUL, tab, ESC and the other control characters of a tag value as _ in either tag style (regression)', async () => {
+    const nasty = 'a\u0000b\tc\u001bd\u007fe\u001f';
+    const specs = [makeSpec('Lat', 'histogram', ['m'], { unit: 'Tokens' })];
+    const datadog = await send(specs, { tagStyle: 'datadog' }, (fm) => fm.get('Lat')!.addOrUpdate(2, [nasty]), 1);
+    received.length = 0;
+    const telegraf = await send(specs, { tagStyle: 'telegraf' }, (fm) => fm.get('Lat')!.addOrUpdate(3, [nasty]), 1);
+    // They went into the datagram as is (the telegraf style mapped the tab, as whitespace, only).
+    expect([datadog, telegraf]).to.deep.equal([['ts.Lat:2|h|#m:a_b_c_d_e_'], ['ts.Lat,m=a_b_c_d_e_:3|h']]);
+  });
+
   it('should warn once when two metrics are sent under one StatsD name (job:rate and job_rate)', async () => {
     // Regression: both went as ts.job_rate and the agent summed them, silently.
     const log = captureLog();

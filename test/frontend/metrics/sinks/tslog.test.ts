@@ -33,7 +33,7 @@ describe('tslog format', () => {
     expect(enc).to.equal('a%7Cb%2Cc%3Ad%25e%0Af%0Dg 100%2525 ü');
     expect(decodeTslogField(enc)).to.equal(nasty);
     expect(encodeTslogField('plain-value_1.2/x')).to.equal('plain-value_1.2/x');
-    for (const s of ['', '%', '%%7C', '|#hostname:x,requestID:y', '%25', '\r\n']) {
+    for (const s of ['', '%', '%%7C', '|#hostname:x,requestID:y', '%25', '\r\n', '%00%1B', String.fromCharCode(...Array.from({ length: 32 }, (_v, i) => i), 127)]) {
       expect(decodeTslogField(encodeTslogField(s))).to.equal(s);
     }
   });
@@ -143,6 +143,20 @@ describe('TslogSink', () => {
       ['Level', 'x:y'],
     ]);
     expect(parsed.requestId).to.equal('req|1,2:3');
+  });
+
+  it('should percent-encode NUL, tab, ESC and the other control characters of a dimension value and request id (regression)', async () => {
+    const fm = make();
+    const nasty = 'a\u0000b\tc\u001bd\u007fe\u001f';
+    fm.get('HandlerTime')!.addOrUpdate(1, [nasty, 'Model'], 'r\u0000\t\u001b[31m');
+    await fm.close();
+    const lines = readLines(path.join(dir, 'model_metrics.log'));
+    // Written raw, the NUL made grep call the log a binary file and the ESC coloured the terminal tailing it.
+    expect(lines).to.deep.equal([
+      '2023-07-17T17:00:25,016 - HandlerTime.ms:1.0|#ModelName:a%00b%09c%1Bd%7Fe%1F,Level:Model|#hostname:host-1,requestID:r%00%09%1B[31m,timestamp:1689613225',
+    ]);
+    const parsed = parseTslogLine(lines[0]!)!;
+    expect([parsed.dimensions[0], parsed.requestId]).to.deep.equal([['ModelName', nasty], 'r\u0000\t\u001b[31m']);
   });
 
   it('should put the hostname only in the hostname segment', async () => {
