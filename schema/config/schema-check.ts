@@ -46,6 +46,16 @@ const FIELD_HINTS: Readonly<Record<string, string>> = {
   merge: 'merge only applies to gauges (counters and histograms always sum); remove it',
 };
 
+/**
+ * Why a limit has a ceiling: a cap far above it bounds nothing (1e12 series, or a worker
+ * buffering 2^30 points, 12 GiB, before its first flush), so the hint says what it costs.
+ */
+const LIMIT_HINTS: Readonly<Record<string, string>> = {
+  max_series_per_metric: 'each series is held in every sink and rendered on every scrape; a dimension with more values than that (a request id, a user id) is unbounded: drop it from the metric',
+  max_points_per_flush: 'a worker buffers this many datapoints (12 bytes each) before it flushes, and holds as many while the IPC channel is congested',
+  max_auto_detected_metrics: 'each is a family in every sink; declare the metrics you keep in metrics.yaml',
+};
+
 /** Checks `doc` against the schema; one finding per real problem, in no particular order. */
 export function schemaFindings(doc: unknown, loc: Locator): Finding[] {
   if (validate(doc)) return [];
@@ -135,7 +145,8 @@ function translate(doc: unknown, loc: Locator, err: ErrorObject): Finding | null
     case 'maximum': {
       const limit = String(params.limit);
       const rel = err.keyword === 'minimum' ? 'at least' : 'at most';
-      return make(path, `${pre}${fieldWords(path)} must be ${rel} ${limit}, not ${showValue(value)}`);
+      const hint = err.keyword === 'maximum' && path[0] === 'limits' ? LIMIT_HINTS[String(path[1])] : undefined;
+      return make(path, `${pre}${fieldWords(path)} must be ${rel} ${limit}, not ${showValue(value)}${hint === undefined ? '' : `; ${hint}`}`);
     }
     default:
       return make(path, `${pre}${fieldWords(path)} ${err.message ?? 'is invalid'}`);

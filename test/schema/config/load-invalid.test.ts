@@ -67,6 +67,11 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
     'several-problems.yaml:16:20: metric "bad name" in model_metrics.histogram: buckets must be in increasing order, but 1 comes after 5; sort the list',
     'several-problems.yaml:17:7: mode: unknown mode "carrier-pigeon"; use tslog (alias log), prometheus or statsd',
   ],
+  'limits-too-high': [
+    'limits-too-high.yaml:3:26: limits: "max_series_per_metric" must be at most 1000000, not 1000000000000; each series is held in every sink and rendered on every scrape; a dimension with more values than that (a request id, a user id) is unbounded: drop it from the metric',
+    'limits-too-high.yaml:4:25: limits: "max_points_per_flush" must be at most 1048576, not 9007199254740992; a worker buffers this many datapoints (12 bytes each) before it flushes, and holds as many while the IPC channel is congested',
+    'limits-too-high.yaml:5:30: limits: "max_auto_detected_metrics" must be at most 10000, not 10001; each is a family in every sink; declare the metrics you keep in metrics.yaml',
+  ],
   'merge-not-on-gauge': [
     'merge-not-on-gauge.yaml:5:14: metric "Requests" in ts_metrics.counter: "merge" only applies to gauges (counters and histograms always sum across processes); remove it',
     'merge-not-on-gauge.yaml:10:7: metric "Latency" in model_metrics.histogram: unknown field "merge"; merge only applies to gauges (counters and histograms always sum); remove it',

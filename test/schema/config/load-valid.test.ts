@@ -153,6 +153,13 @@ describe('loadMetricsConfig (valid files)', () => {
     ]);
   });
 
+  it('should load limits at their ceilings (limits-too-high.yaml has the refusals)', () => {
+    const atCeiling = parseMetricsConfig('limits: {max_series_per_metric: 1000000, max_points_per_flush: 1048576, max_auto_detected_metrics: 10000}\n', 'y.yaml');
+    expect(atCeiling.ok ? atCeiling.config.limits : atCeiling.problems.map(formatProblem)).to.deep.equal({
+      maxSeriesPerMetric: 1000000, maxPointsPerFlush: 1048576, maxAutoDetectedMetrics: 10000,
+    });
+  });
+
   it('should reject a top level that is not a mapping', () => {
     const r = parseMetricsConfig('- a\n', 'list.yaml');
     expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
