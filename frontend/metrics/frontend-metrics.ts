@@ -15,6 +15,7 @@ import type { FrontendMetric } from './api.js';
 import { CachedMetric, HiddenMetric } from './metric.js';
 import type { MetricHooks } from './metric.js';
 import { LOG_ERRORS_METRIC, SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
+import { traceIds } from './exposition/trace-ids.js';
 import type { MetricsLog, Sink } from './sinks/sink.js';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusSink } from './sinks/prometheus.js';
 import type { ExpositionFormat } from './exposition/negotiate.js';
@@ -104,6 +105,8 @@ export class FrontendMetrics {
   private readonly tslog: TslogSink | null;
   private readonly log: MetricsLog;
   private closing: Promise<void> | null = null;
+  /** Stops counting the process-wide trace id table's evictions in this cache's self-metrics. */
+  private readonly stopCountingTraceEvictions: () => void;
 
   constructor(config: MetricsConfig, opts: FrontendMetricsOptions) {
     this.log = opts.log ?? defaultLog;
@@ -133,6 +136,8 @@ export class FrontendMetrics {
     this.prometheus = (sinks.find((s) => s instanceof PrometheusSink) as PrometheusSink | undefined) ?? null;
     this.tslog = (sinks.find((s) => s instanceof TslogSink) as TslogSink | undefined) ?? null;
     this.self = new SelfMetrics((spec, hooks, max) => this.create(spec, hooks, max), this.log);
+    // The table is the process's (the HTTP layer fills it); the process's metrics count what it evicts.
+    this.stopCountingTraceEvictions = traceIds.countEvictions(() => this.self.cacheEvicted('trace_ids'));
     for (const spec of this.config.metrics) {
       if (this.metrics.has(spec.name)) {
         this.log('warn', `metrics: ${spec.name} is a built-in self-metric or already declared; the yaml entry is ignored`);
@@ -271,6 +276,7 @@ export class FrontendMetrics {
   /** Flush tslog files, close StatsD (bounded wait). Idempotent; never rejects. */
   close(): Promise<void> {
     if (this.closing === null) {
+      this.stopCountingTraceEvictions();
       this.closing = Promise.allSettled(this.sinks.map((s) => s.close())).then(() => undefined);
     }
     return this.closing;

@@ -62,10 +62,22 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     ['file', 'reason'],
     'Log file failures, by file (ts_log.log, access_log.log, ts_metrics.log, model_metrics.log) and reason (rotation_failed: a size rotation that failed, the file written on and the rotation tried again at most once a minute; lines_lost: lines of ts_log.log or access_log.log not written, a full buffer or a failed write; lost metric log lines are in tsserve_sink_errors_total)',
   ),
+  selfSpec(
+    'tsserve_cache_evictions_total',
+    'counter',
+    ['cache'],
+    'Entries a bounded in-memory table evicted at its bound, by cache (trace_ids: request id to W3C trace id for exemplars, 4096 entries, the oldest evicted; a datapoint of an evicted request keeps its exemplar without a trace_id)',
+  ),
 ]);
 
 /** The self-metric counting log file failures. */
 export const LOG_ERRORS_METRIC = 'tsserve_log_errors_total';
+
+/** The self-metric counting entries bounded tables evicted (evicting is how they stay bounded, not a loss of datapoints). */
+export const CACHE_EVICTIONS_METRIC = 'tsserve_cache_evictions_total';
+
+/** The bounded tables `tsserve_cache_evictions_total` counts, its `cache` label values. */
+export type EvictingCache = 'trace_ids';
 
 /** The self-metric counting sink delivery errors (a sink never sends its own error count). */
 export const SINK_ERRORS_METRIC = 'tsserve_sink_errors_total';
@@ -86,6 +98,8 @@ export class SelfMetrics implements MetricHooks {
   private readonly sinkErrorsBySink = new Map<SinkMode, BoundSeries>();
   private readonly logErrors: CachedMetric;
   private readonly logErrorsByKey = new Map<string, BoundSeries>();
+  private readonly evictions: CachedMetric;
+  private readonly evictionsByCache = new Map<EvictingCache, BoundSeries>();
   private readonly warned = new Set<string>();
   /** `tsserve_series` updates; queued because binding its own series creates series. */
   private readonly pendingSeries: [string, number][] = [];
@@ -111,6 +125,7 @@ export class SelfMetrics implements MetricHooks {
     ];
     this.sinkErrors = sinkErrors;
     this.logErrors = made[SELF_METRIC_SPECS.findIndex((s) => s.name === LOG_ERRORS_METRIC)] as CachedMetric;
+    this.evictions = made[SELF_METRIC_SPECS.findIndex((s) => s.name === CACHE_EVICTIONS_METRIC)] as CachedMetric;
     this.seriesGauge = series;
     this.overflowCounter = overflow;
     for (const reason of DROP_REASONS) this.droppedByReason.set(reason, dropped.bind([reason]));
@@ -159,6 +174,16 @@ export class SelfMetrics implements MetricHooks {
     if (s === undefined) {
       s = this.logErrors.bind([file, reason]);
       this.logErrorsByKey.set(key, s);
+    }
+    s.record(n);
+  }
+
+  /** Count `n` entries `cache` evicted at its bound (bound on the first, so a table that never filled shows no series). */
+  cacheEvicted(cache: EvictingCache, n = 1): void {
+    let s = this.evictionsByCache.get(cache);
+    if (s === undefined) {
+      s = this.evictions.bind([cache]);
+      this.evictionsByCache.set(cache, s);
     }
     s.record(n);
   }

@@ -3,6 +3,7 @@ import * as dgram from 'node:dgram';
 import * as os from 'node:os';
 import { DROP_REASONS, FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
 import { autoDetectedSpec } from '../../../frontend/metrics/ingest.js';
+import { traceIds } from '../../../frontend/metrics/exposition/trace-ids.js';
 import { seriesKey } from '../../../frontend/metrics/series-key.js';
 import { captureLog, makeConfig, makeSpec } from './make-config.js';
 import { until } from '../../support/until.js';
@@ -200,6 +201,21 @@ describe('FrontendMetrics', () => {
       'tsserve_series{metric="tsserve_series_overflow_total",Hostname="h"} 1',
       '',
     ].join('\n'));
+  });
+
+  it('should count the trace id table\'s evictions in tsserve_cache_evictions_total{cache="trace_ids"} until it closes', async () => {
+    // Whatever earlier tests left, 4096 new ids fill the process-wide table before this cache counts.
+    for (let i = 0; i < 4096; i++) traceIds.set(`fill-${i}`, '4bf92f3577b34da6a3ce929d0e0e4736');
+    const fm = new FrontendMetrics(makeConfig([], { modes: ['prometheus'] }), { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });
+    const evictions = async (): Promise<string[]> =>
+      (await fm.prometheusText(['tsserve_cache_evictions_total'])).split('\n').filter((l) => l.startsWith('tsserve_cache_evictions_total{'));
+    expect(await evictions()).to.deep.equal([]); // no series until the table evicts
+    for (let i = 0; i < 3; i++) traceIds.set(`new-${i}`, '4bf92f3577b34da6a3ce929d0e0e4736');
+    traceIds.set('new-2', '00f067aa0ba902b74bf92f3577b34da6'); // an update evicts nothing
+    expect(await evictions()).to.deep.equal(['tsserve_cache_evictions_total{cache="trace_ids",Hostname="h1"} 3']);
+    await fm.close();
+    traceIds.set('after-close', '4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(await evictions()).to.deep.equal(['tsserve_cache_evictions_total{cache="trace_ids",Hostname="h1"} 3']);
   });
 });
 

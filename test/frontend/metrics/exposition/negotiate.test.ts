@@ -46,4 +46,23 @@ describe('TraceIds', () => {
     t.set('r4', 'c'.repeat(32));
     expect([t.get('r1'), t.get('r3'), t.get('r4')]).to.deep.equal([undefined, 'b'.repeat(32), 'c'.repeat(32)]);
   });
+
+  it('should count each entry evicted at its bound, and evict none for an id it already holds (regression)', () => {
+    const t = new TraceIds(2);
+    let evicted = 0;
+    const stop = t.countEvictions(() => { evicted++; });
+    t.set('r1', 'a'.repeat(32));
+    t.set('r2', 'b'.repeat(32));
+    t.set('r2', 'c'.repeat(32)); // an update at the bound evicted r1 for nothing
+    expect([evicted, t.get('r1'), t.get('r2')]).to.deep.equal([0, 'a'.repeat(32), 'c'.repeat(32)]);
+    for (let i = 3; i <= 7; i++) t.set(`r${i}`, 'd'.repeat(32));
+    expect([evicted, t.get('r5'), t.get('r6'), t.get('r7')]).to.deep.equal([5, undefined, 'd'.repeat(32), 'd'.repeat(32)]);
+    let later = 0;
+    const stopLater = t.countEvictions(() => { later++; });
+    stop(); // replaced already: stops nothing
+    t.set('r8', 'e'.repeat(32));
+    stopLater();
+    t.set('r9', 'e'.repeat(32));
+    expect([evicted, later]).to.deep.equal([5, 1]);
+  });
 });

@@ -55,6 +55,9 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '',
     '# HELP tsserve_log_errors_total Log file failures, by file (ts_log.log, access_log.log, ts_metrics.log, model_metrics.log) and reason (rotation_failed: a size rotation that failed, the file written on and the rotation tried again at most once a minute; lines_lost: lines of ts_log.log or access_log.log not written, a full buffer or a failed write; lost metric log lines are in tsserve_sink_errors_total) (unit: Count)',
     '# TYPE tsserve_log_errors_total counter',
+    '',
+    '# HELP tsserve_cache_evictions_total Entries a bounded in-memory table evicted at its bound, by cache (trace_ids: request id to W3C trace id for exemplars, 4096 entries, the oldest evicted; a datapoint of an evicted request keeps its exemplar without a trace_id) (unit: Count)',
+    '# TYPE tsserve_cache_evictions_total counter',
   ].join('\n');
 
 describe('PrometheusSink', () => {
@@ -129,6 +132,7 @@ describe('PrometheusSink', () => {
       'tsserve_requests_refused_total',
       'tsserve_worker_output_faults_total',
       'tsserve_log_errors_total',
+      'tsserve_cache_evictions_total',
       'Requests2XX',
       'QueueDepth',
       'HandlerTime',
