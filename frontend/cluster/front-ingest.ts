@@ -40,8 +40,13 @@ export class FrontIngest {
     }
   }
 
-  /** Front `source` exited: its series table goes (what it flushed stays in the series). */
+  /**
+   * Front `source` exited (call after its last message): its series table goes, what it flushed
+   * stays in the series, and its values leave the gauges merged over live processes, as a dead
+   * worker's do (a front killed and replaced in a loop left one table and one gauge entry each).
+   */
   forget(source: string): void {
     this.tables.delete(source);
+    this.metrics.processGone?.(source);
   }
 }

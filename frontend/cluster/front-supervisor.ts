@@ -217,11 +217,18 @@ export class FrontSupervisor {
         this.onMessage(front, m);
       });
       worker.on('error', () => { /* surfaced through 'exit' */ });
+      // Its series go once it exited AND its channel delivered its last flush ('exit' can come
+      // first; a flush read after it would bind the dead front a table and gauge values again).
+      let exited = false;
+      let disconnected = false;
+      const forgetOnce = (): void => { if (exited && disconnected) this.opts.ingest.forget(key); };
+      worker.once('disconnect', () => { disconnected = true; forgetOnce(); });
       worker.on('exit', (code, signal) => {
         clearTimeout(helloTimer);
         this.fronts.delete(front);
         front.relay.frontGone();
-        this.opts.ingest.forget(key);
+        exited = true;
+        forgetOnce();
         for (const done of front.scrapes.values()) done([]);
         if (!listening) reject(bindError ?? new Error(`front process ${String(worker.process.pid)} exited before listening (${signal ?? `code ${String(code)}`})`));
         // A front of the start that failed fails the start (the server stops): none is started again.

@@ -27,5 +27,7 @@ export interface MetricsPort {
   readonly modes: readonly SinkMode[];
   /** The labels the server fills in; handed to each worker in its init message. */
   readonly autoLabels?: AutoLabels;
+  /** A process that recorded gauges exited (a front): what it wrote into live-merge gauges goes. */
+  processGone?(source: string): void;
   close(): Promise<void>;
 }

@@ -28,6 +28,7 @@ function recordingPort(): { port: MetricsPort; records: string[] } {
     },
     byKey: () => null,
     prometheusText: () => Promise.resolve(''), prometheusContentType: '', modes: ['prometheus'], close: () => Promise.resolve(),
+    processGone: (source) => { records.push(`gone ${source}`); },
   };
   return { port, records };
 }
@@ -61,6 +62,20 @@ describe('ShippedMetrics → FrontIngest', () => {
       'http_request_size_bytes{"handler":"/ping"} 20',
       'http_requests_total{"handler":"/ping","method":"GET","status":"2xx"} 1',
     ]);
+  });
+
+  it('should retire a gone front from the gauges merged over live processes, and bind its next incarnation afresh (regression: a dead front\'s values stayed in them)', async () => {
+    const sent: FrontMetrics[] = [];
+    const front = new ShippedMetrics(SPECS, ['prometheus'], (m) => sent.push(m), 60_000);
+    front.get('Busy')!.bind({}).record(4);
+    await front.close();
+    const { port, records } = recordingPort();
+    const ingest = new FrontIngest(port, SILENT, undefined);
+    ingest.handle('front-1', sent[0]!);
+    ingest.forget('front-1');
+    // A late flush under the same key (none comes after the channel closed) binds a new table.
+    ingest.handle('front-1', sent[0]!);
+    expect(records).to.deep.equal(['Busy{} 4 front-1', 'gone front-1', 'Busy{} 4 front-1']);
   });
 
   it('should carry access records and log lines to the primary with the next flush', async () => {
