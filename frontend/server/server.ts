@@ -191,6 +191,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   const series = new FrontendSeries(deps.metrics);
   let workerPort = 9000;
   const limits = bodyLimits({ ...cfg.bodyLimits, maxBytes: cfg.maxRequestSizeBytes });
+  // Workers warned of once for an unknown message type; a gone worker's entry goes with it.
   const warnedUnknown = new Set<string>();
   // Every live worker of every model: the shutdown deadline kills them all.
   const registry = new Set<WorkerProcess>();
@@ -212,7 +213,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         if (!warnedUnknown.has(id)) { warnedUnknown.add(id); deps.log.warn(`worker ${id}: ignoring a message of unknown type`); }
       },
       onWorkerStarting: (id, labels) => deps.ingest.started?.(id, labels),
-      onWorkerGone: (id) => { deps.ingest.forget(id); fronts?.announce(); },
+      onWorkerGone: (id) => { deps.ingest.forget(id); warnedUnknown.delete(id); fronts?.announce(); },
       onWorkerLoaded: (id, ms) => { series.workerLoaded(id, ms); fronts?.announce(); },
       restartCounter: (model) => series.workerRestarts(model),
       faultCounter: (model, reason) => series.workerOutputFaults(model, reason),
