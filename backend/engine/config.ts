@@ -2,9 +2,10 @@
  * Engine settings (the `engine:` block of a generative model's model-config.yaml) and the model
  * dimensions the engine needs, resolved once with defaults; nothing downstream re-checks them.
  */
-import { engineArgOfFlag, validateEngineArgs } from '../../schema/engine-args.js';
+import { validateEngineArgs } from '../../schema/engine-args.js';
 import type { NgramSpeculativeConfig } from '../../schema/engine-args.js';
 import { DEFAULT_KV_CACHE_BYTES, kvBudgetOf } from '../../schema/kv-capacity.js';
+import { checkEngineSettings, writtenNames } from '../../schema/engine-settings.js';
 
 /** Dimensions and special ids of a decoder model, as written by the model generator. */
 export interface ModelSpec {
@@ -90,12 +91,9 @@ function validated(raw: Raw, where: string, problems: string[]): Raw {
 export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig {
   const p: string[] = [];
   const r: Raw = { ...validated(raw, 'engine', p), ...validated(overrides, 'override', p) };
-  // A key given with a bad value is already reported; only absent ones are 'required'.
-  const given = new Set([...Object.keys(raw), ...Object.keys(overrides)].map((k) => engineArgOfFlag(k)?.name));
+  // The rules between settings, shared with the frontend's model-config check.
+  for (const problem of checkEngineSettings(r, writtenNames(overrides, raw))) p.push(problem.message);
   const int = (k: string, dflt: number): number => (r[k] as number | undefined) ?? dflt;
-  for (const k of ['vocabSize', 'numLayers', 'numHeads', 'headDim', 'bosTokenId', 'eosTokenId', 'padTokenId']) {
-    if (r[k] === undefined && !given.has(k)) p.push(`engine.${k}: required (the model's own dims and special ids)`);
-  }
   const eosRaw = r.eosTokenId;
   const eosTokenIds: readonly number[] = Object.freeze(Array.isArray(eosRaw) ? [...(eosRaw as number[])] : eosRaw === undefined ? [] : [eosRaw as number]);
   const maxModelLenRaw = r.maxModelLen as number | undefined;
@@ -111,23 +109,15 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
     padId: int('padTokenId', 0),
   };
   const maxModelLen = maxModelLenRaw ?? maxContext;
-  if (maxModelLen > maxContext) p.push(`engine.maxModelLen: ${maxModelLen} exceeds the model's maxContext (max_position_embeddings) ${maxContext}`);
-  const ids = (k: string, list: readonly number[]): void => {
-    for (const t of list) if (r.vocabSize !== undefined && t >= model.vocabSize) p.push(`engine.${k}: token id ${t} is outside the vocabulary (0..${model.vocabSize - 1})`);
-  };
-  ids('eosTokenId', eosTokenIds);
   const suppressRaw = r.suppressTokens;
   const suppressTokenIds: readonly number[] = Object.freeze(Array.isArray(suppressRaw) ? [...(suppressRaw as number[])] : suppressRaw === undefined ? [] : [suppressRaw as number]);
-  ids('suppressTokens', suppressTokenIds);
   if (p.length > 0) throw new Error(`invalid engine settings:\n  ${p.join('\n  ')}`);
   const blockSize = int('blockSize', 16);
   // vLLM v1's scheduler by default (running first, chunks and decodes in one step); false = v0's prefill-first.
   const chunked = (r.enableChunkedPrefill as boolean | undefined) ?? true;
-  const kvBytes = int('kvCacheBytes', DEFAULT_KV_CACHE_BYTES);
   // One budget holds every K/V: the block store and the working rows (the frontend reads the
-  // same split to check max_tokens, schema/kv-capacity.ts).
+  // same split to check max_tokens, schema/kv-capacity.ts); checkEngineSettings saw rows left.
   const { numBlocks, numRowTokens } = kvBudgetOf(r, model, maxModelLen);
-  if (numRowTokens < 1) throw new Error(`invalid engine settings:\n  engine.kvCacheBytes: ${kvBytes} bytes leave no room for working rows after ${numBlocks} blocks`);
   // Without chunking a whole prompt must fit one step's budget, so the budget is raised to it.
   const budgetDefault = chunked ? 512 : Math.max(2048, maxModelLen);
   let maxNumBatchedTokens = int('maxNumBatchedTokens', budgetDefault);

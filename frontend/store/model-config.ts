@@ -8,6 +8,7 @@ import { didYouMean } from '../../schema/config/doc.js';
 import { loadYaml, parseYaml } from '../../schema/config/yaml-source.js';
 import type { YamlParse } from '../../schema/config/yaml-source.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
+import { checkEngineSettings, writtenNames } from '../../schema/engine-settings.js';
 import { parsePipelineSpec } from '../../schema/pipeline-config.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { IntBound } from './model-bounds.js';
@@ -75,17 +76,24 @@ function modelVersion(v: unknown, bad: (msg: string) => void): string {
  * The `engine:` block validated (either spelling of each setting, see schema/engine-args.ts)
  * and returned under our names, so the worker and the frontend read one spelling. Each problem
  * is reported at its line and column: `<file>:<line>:<col>: engine.<key>: <what is wrong>`.
+ * The rules between settings (schema/engine-settings.ts) run here too: the worker would refuse
+ * the same block at every load, and a load that fails is retried with backoff forever.
  */
-function engineArgs(block: Readonly<Record<string, unknown>> | undefined, file: string, parsed: YamlParse, problems: string[]): Readonly<Record<string, unknown>> | undefined {
+function engineArgs(block: Readonly<Record<string, unknown>> | undefined, generate: boolean, hasKey: boolean, file: string, parsed: YamlParse, problems: string[]): Readonly<Record<string, unknown>> | undefined {
   if (block === undefined) return undefined;
   const r = validateEngineArgs(block, 'engine');
-  if (r.problems.length === 0) return r.args;
-  for (const p of r.problems) {
-    const at = ['engine', p.key];
-    const pos = !parsed.ok ? null : p.kind === 'value' ? parsed.locator.value(at) : parsed.locator.key(at);
-    problems.push(pos === null ? `${file}: ${p.message}` : `${file}:${pos.line}:${pos.col}: ${p.message}`);
-  }
-  return undefined;
+  const place = (path: readonly string[], kind: 'key' | 'value', message: string): void => {
+    // No `engine:` key at all (a generate model's block is still checked): the file alone.
+    const pos = !parsed.ok || !hasKey ? null : kind === 'value' ? parsed.locator.value(path) : parsed.locator.key(path);
+    problems.push(pos === null ? `${file}: ${message}` : `${file}:${pos.line}:${pos.col}: ${message}`);
+  };
+  for (const p of r.problems) place(['engine', p.key], p.kind === 'value' ? 'value' : 'key', p.message);
+  // Only the generation worker runs an engine from the block.
+  const written = writtenNames(block);
+  const between = generate ? checkEngineSettings(r.args, written) : [];
+  // A missing setting is placed at the `engine:` key, a present one at its value.
+  for (const p of between) place(p.absent ? ['engine'] : ['engine', written.get(p.name)!], p.absent ? 'key' : 'value', p.message);
+  return r.problems.length === 0 && between.length === 0 ? r.args : undefined;
 }
 
 /** `pipeline.stages[1].model` → ['pipeline', 'stages', 1, 'model'] (an empty segment is dropped). */
@@ -182,7 +190,10 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     if (typeof v !== 'object' || Array.isArray(v)) { bad(key, 'must be a mapping'); return undefined; }
     return v as Record<string, unknown>;
   };
-  const engine = engineArgs(objectOrUndef('engine'), file, located, problems);
+  const engineBlock = objectOrUndef('engine');
+  // The generation worker reads the model's dims and special ids from the block.
+  const noBlock = doc.engine === undefined || doc.engine === null;
+  const engine = engineArgs(engineBlock ?? (handler === 'generate' && noBlock ? {} : undefined), handler === 'generate', !noBlock, file, located, problems);
   const handlerOptions = objectOrUndef('handlerOptions');
 
   // Files the worker will open must exist and stay inside the model directory.

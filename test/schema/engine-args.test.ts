@@ -64,7 +64,7 @@ describe('validateEngineArgs', () => {
   it('should throw every problem at once from resolveEngineConfig, a missing model dim included', () => {
     expect(() => resolveEngineConfig({ ...MODEL, head_dim: undefined, max_num_seqs: 0, maxModelLen: 2048, max_position_embeddings: 1024, suppress_tokens: [300] })).to.throw(
       'invalid engine settings:\n  engine.head_dim: must be an integer >= 1, got empty (null)\n  engine.max_num_seqs: must be an integer >= 1, got 0\n' +
-        "  engine.maxModelLen: 2048 exceeds the model's maxContext (max_position_embeddings) 1024\n  engine.suppressTokens: token id 300 is outside the vocabulary (0..258)",
+        "  engine.maxModelLen: 2048 exceeds the model's maxContext (max_position_embeddings) 1024\n  engine.suppress_tokens: token id 300 is outside the vocabulary (0..258)",
     );
     expect(() => resolveEngineConfig({ vocab_size: 259, num_layers: 1, num_heads: 1, bos_token_id: 1, eos_token_id: 2, pad_token_id: 3 })).to.throw(
       "invalid engine settings:\n  engine.headDim: required (the model's own dims and special ids)",
@@ -83,6 +83,10 @@ describe('validateEngineArgs', () => {
   });
 });
 
+/** The model's own dims and ids, which every generate model's block gives (appended, so the lines above keep their numbers). */
+const DIMS_YAML = '  vocab_size: 259\n  num_layers: 4\n  num_heads: 4\n  head_dim: 64\n  bos_token_id: 256\n  eos_token_id: 257\n  pad_token_id: 258\n';
+const DIMS = { vocabSize: 259, numLayers: 4, numHeads: 4, headDim: 64, bosTokenId: 256, eosTokenId: 257, padTokenId: 258 };
+
 describe('model-config.yaml engine: block', () => {
   let dir: string;
   beforeEach(() => {
@@ -92,13 +96,13 @@ describe('model-config.yaml engine: block', () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('should hand the worker the block under our names whichever spelling the file uses', () => {
-    fs.writeFileSync(path.join(dir, 'model-config.yaml'), 'handler: generate\nmodel: model.onnx\nengine:\n  max_num_seqs: 64\n  enable_prefix_caching: false\n  blockSize: 8\n');
+    fs.writeFileSync(path.join(dir, 'model-config.yaml'), `handler: generate\nmodel: model.onnx\nengine:\n  max_num_seqs: 64\n  enable_prefix_caching: false\n  blockSize: 8\n${DIMS_YAML}`);
     const r = loadModelConfig('m', dir);
-    expect(r.ok && r.config.engine).to.deep.equal({ maxNumSeqs: 64, enablePrefixCaching: false, blockSize: 8 });
+    expect(r.ok && r.config.engine).to.deep.equal({ maxNumSeqs: 64, enablePrefixCaching: false, blockSize: 8, ...DIMS });
   });
 
   it('should stop the load with every problem at its file:line:col, key, value and did-you-mean', () => {
-    fs.writeFileSync(path.join(dir, 'model-config.yaml'), 'handler: generate\nmodel: model.onnx\nbatchSize: 0\nengine:\n  max_num_seq: 64\n  block_size: sixteen\n  blockSize: 16\n  enable_prefix_caching: true\n  enablePrefixCaching: false\n');
+    fs.writeFileSync(path.join(dir, 'model-config.yaml'), `handler: generate\nmodel: model.onnx\nbatchSize: 0\nengine:\n  max_num_seq: 64\n  block_size: sixteen\n  blockSize: 16\n  enable_prefix_caching: true\n  enablePrefixCaching: false\n${DIMS_YAML}`);
     const f = path.join(dir, 'model-config.yaml');
     expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
       `${f}:3:12: batchSize: must be an integer from 1 to 1024 (got 0)`,

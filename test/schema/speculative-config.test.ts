@@ -6,6 +6,8 @@ import { resolveEngineConfig } from '../../backend/engine/config.js';
 import { loadModelConfig } from '../../frontend/store/model-config.js';
 import { engineArgOfFlag, parseEngineArgText, validateEngineArgs } from '../../schema/engine-args.js';
 
+/** MODEL in model-config.yaml, appended to a block (the lines above keep their numbers). */
+const MODEL_YAML = '  vocab_size: 259\n  num_layers: 4\n  num_heads: 4\n  head_dim: 64\n  bos_token_id: 256\n  eos_token_id: 257\n  pad_token_id: 258\n';
 const MODEL = { vocab_size: 259, num_layers: 4, num_heads: 4, head_dim: 64, bos_token_id: 256, eos_token_id: 257, pad_token_id: 258 };
 
 describe('speculative_config', () => {
@@ -70,10 +72,13 @@ describe('speculative_config', () => {
 
     it('should hand the worker the resolved config, and stop the load on a bad key at its line', () => {
       const f = path.join(dir, 'model-config.yaml');
-      fs.writeFileSync(f, 'handler: generate\nmodel: model.onnx\nengine:\n  speculative_config:\n    method: ngram\n    num_speculative_tokens: 4\n    prompt_lookup_max: 3\n');
+      fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n  speculative_config:\n    method: ngram\n    num_speculative_tokens: 4\n    prompt_lookup_max: 3\n${MODEL_YAML}`);
       const ok = loadModelConfig('m', dir);
-      expect(ok.ok && ok.config.engine).to.deep.equal({ speculativeConfig: { method: 'ngram', numSpeculativeTokens: 4, promptLookupMax: 3, promptLookupMin: 3 } });
-      fs.writeFileSync(f, 'handler: generate\nmodel: model.onnx\nengine:\n  speculative_config:\n    method: ngram\n    num_speculative_tokens: 4\n    prompt_lookup_mx: 3\n');
+      expect(ok.ok && ok.config.engine).to.deep.equal({
+        speculativeConfig: { method: 'ngram', numSpeculativeTokens: 4, promptLookupMax: 3, promptLookupMin: 3 },
+        vocabSize: 259, numLayers: 4, numHeads: 4, headDim: 64, bosTokenId: 256, eosTokenId: 257, padTokenId: 258,
+      });
+      fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n  speculative_config:\n    method: ngram\n    num_speculative_tokens: 4\n    prompt_lookup_mx: 3\n${MODEL_YAML}`);
       // The location is the speculative_config mapping (problems are located by engine key).
       expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
         `${f}:5:5: engine.speculative_config.prompt_lookup_mx: unknown speculative_config key (value 3); did you mean "prompt_lookup_max"?`,

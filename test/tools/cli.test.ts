@@ -101,7 +101,9 @@ describe('tsserve CLI', function () {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-gen-cfg-'));
     try {
       const cfg = path.join(dir, 'model-config.yaml');
-      fs.writeFileSync(cfg, 'handler: generate\nmodel: model.onnx\nengine:\n  layout: fast\n  blockSize: "sixteen"\n  maxNumSeqs: 0\n');
+      // The model's dims follow the two bad keys (a block without them is refused for each).
+      fs.writeFileSync(cfg, 'handler: generate\nmodel: model.onnx\nengine:\n  layout: fast\n  blockSize: "sixteen"\n  maxNumSeqs: 0\n' +
+        '  vocabSize: 259\n  numLayers: 4\n  numHeads: 4\n  headDim: 64\n  bosTokenId: 256\n  eosTokenId: 257\n  padTokenId: 258\n');
       fs.writeFileSync(path.join(dir, 'model.onnx'), '');
       fs.writeFileSync(path.join(dir, 'p.jsonl'), '{"prompt":"hi","max_tokens":2}\n');
       expect(tsserve('generate', '--model', dir, '--input', path.join(dir, 'p.jsonl'))).to.deep.equal({

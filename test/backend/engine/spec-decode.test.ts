@@ -206,13 +206,20 @@ describe('speculative decoding on the real tiny LM', function () {
 
   it('should refuse speculative_config with a runner that returns one position of logits (the hf layout)', async () => {
     const m = readModelDir(dirs.hf);
-    let err: unknown;
-    try {
-      await loadEngine({ dir: dirs.hf, modelFile: m.modelFile, engine: m.engine, overrides: { speculative_config: SPEC } });
-    } catch (e) {
-      err = e;
-    }
-    expect((err as Error).message).to.equal('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)');
+    const refusal = async (overrides: Record<string, unknown>): Promise<string> => {
+      try {
+        await loadEngine({ dir: dirs.hf, modelFile: m.modelFile, engine: m.engine, overrides });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'loaded';
+    };
+    // layout: hf as written: the settings alone say no (the frontend's config check says it first).
+    expect(await refusal({ speculative_config: SPEC })).to.equal(
+      'invalid engine settings:\n  engine.speculative_config: n-gram speculative decoding needs logits for several positions, which the hf layout (engine.layout) does not return; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)',
+    );
+    // layout: auto: only the graph tells, so the engine's own check is the backstop.
+    expect(await refusal({ layout: 'auto', speculative_config: SPEC })).to.equal('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)');
   });
 });
 
