@@ -7,7 +7,7 @@
  * (and the frontend retry forever) stops at the config check, with its file:line:col.
  */
 import { engineArgOfFlag } from './engine-args.js';
-import { DEFAULT_KV_CACHE_BYTES, kvBudgetOf } from './kv-capacity.js';
+import { DEFAULT_KV_CACHE_BYTES, kvBudgetOf, longestSequence } from './kv-capacity.js';
 
 /** One problem: the setting concerned (our name; `''` for the block itself) and the line. */
 export interface EngineSettingProblem {
@@ -64,6 +64,36 @@ export function checkEngineSettings(args: Args, written: ReadonlyMap<string, str
     add('speculativeConfig', `n-gram speculative decoding needs logits for several positions, which the hf layout (${label('layout')}) does not return; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)`);
   }
   return out;
+}
+
+/**
+ * vLLM's start-up check, for a served model: the KV budget must hold one sequence of
+ * max_model_len, or every client trusting the max_model_len of /v1/models and /tokenize is
+ * refused later. The engine itself runs a smaller pool (tests and benches preempt on purpose)
+ * and refuses at admission; a served model is refused at its config check instead. Null when
+ * it fits or the dims are missing (checkEngineSettings names those).
+ */
+export function checkKvHoldsMaxModelLen(args: Args, written: ReadonlyMap<string, string>): EngineSettingProblem | null {
+  const int = (k: string): number | undefined => (typeof args[k] === 'number' ? args[k] : undefined);
+  const [numLayers, numHeads, headDim] = [int('numLayers'), int('numHeads'), int('headDim')];
+  if (numLayers === undefined || numHeads === undefined || headDim === undefined) return null;
+  const maxModelLen = int('maxModelLen') ?? int('maxContext') ?? 1024;
+  const b = kvBudgetOf(args, { numLayers, numHeads, headDim }, maxModelLen);
+  if (b.numRowTokens < 1) return null;
+  const longest = longestSequence(b);
+  if (longest >= maxModelLen) return null;
+  const byBlocks = b.numBlocks * b.blockSize;
+  const why = longest === byBlocks
+    ? `numBlocks ${b.numBlocks} × blockSize ${b.blockSize}`
+    : `the working rows' ${b.numRowTokens} positions, in rows of ${b.rowGrowStep} × 2^k`;
+  // Named at maxModelLen as written, else at maxContext (it sets the default), else the block.
+  const name = written.has('maxModelLen') || !written.has('maxContext') ? 'maxModelLen' : 'maxContext';
+  const at = `engine.${written.get(name) ?? name}`;
+  return {
+    name,
+    absent: !written.has(name),
+    message: `${at}: The model's max seq len (${maxModelLen}) is larger than the maximum number of tokens that can be stored in KV cache (${longest}: ${why}). Try increasing engine.kvCacheBytes or engine.numBlocks, or decreasing engine.maxModelLen to ${longest}.`,
+  };
 }
 
 /** Our name → the key as written, for every key of `block` that spells a setting. */

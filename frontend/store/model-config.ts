@@ -8,7 +8,7 @@ import { didYouMean } from '../../schema/config/doc.js';
 import { loadYaml, parseYaml } from '../../schema/config/yaml-source.js';
 import type { YamlParse } from '../../schema/config/yaml-source.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
-import { checkEngineSettings, writtenNames } from '../../schema/engine-settings.js';
+import { checkEngineSettings, checkKvHoldsMaxModelLen, writtenNames } from '../../schema/engine-settings.js';
 import { parsePipelineSpec } from '../../schema/pipeline-config.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { IntBound } from './model-bounds.js';
@@ -91,6 +91,9 @@ function engineArgs(block: Readonly<Record<string, unknown>> | undefined, genera
   // Only the generation worker runs an engine from the block.
   const written = writtenNames(block);
   const between = generate ? checkEngineSettings(r.args, written) : [];
+  // The budget depends on every size key: one with a bad value would skew it.
+  const kv = generate && r.problems.length === 0 ? checkKvHoldsMaxModelLen(r.args, written) : null;
+  if (kv !== null) between.push(kv);
   // A missing setting is placed at the `engine:` key, a present one at its value.
   for (const p of between) place(p.absent ? ['engine'] : ['engine', written.get(p.name)!], p.absent ? 'key' : 'value', p.message);
   return r.problems.length === 0 && between.length === 0 ? r.args : undefined;

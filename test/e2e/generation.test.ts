@@ -39,8 +39,9 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
     const store = tinyLmVariants(path.join(dir, 'store'), {
       'tiny-lm': {},
       'tiny-sat': { maxNumSeqs: 2 },
-      // Rows of 16 × 2^k positions, so the 8 blocks, not the rows' half of the budget, run out first.
-      'tiny-small': { numBlocks: 8, rowGrowStep: 16 },
+      // Rows of 16 × 2^k positions, so the 8 blocks, not the rows' half of the budget, run out first;
+      // max_model_len what 8 blocks hold (a longer one is refused at the config check, as vLLM refuses it).
+      'tiny-small': { numBlocks: 8, rowGrowStep: 16, maxModelLen: 128 },
       'tiny-nocache': { enablePrefixCaching: false },
       'tiny-crash': {}, // its worker is SIGKILLed by one test
     });

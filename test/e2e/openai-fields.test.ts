@@ -64,7 +64,8 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
 
   before(async () => {
     dir = tempDir('oaf');
-    const store = tinyLmVariants(path.join(dir, 'store'), { 'tiny-lm': {}, 'tiny-short': { maxModelLen: 40 } });
+    // tiny-pool: max_model_len 1024 in 8 blocks of 16, refused at its config check as vLLM refuses it.
+    const store = tinyLmVariants(path.join(dir, 'store'), { 'tiny-lm': {}, 'tiny-short': { maxModelLen: 40 }, 'tiny-pool': { numBlocks: 8 } });
     server = await startTsserve({ store, args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics'] });
     client = openaiClient(server);
   });
@@ -307,6 +308,20 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
     expect((await call('GET', `${server.inference}/health`)).status).to.equal(200);
     const models = await client.models.list();
     expect(models.data.map((m) => [m.id, (m as unknown as { max_model_len: number }).max_model_len])).to.deep.equal([['tiny-lm', 1024], ['tiny-short', 40]]);
+  });
+
+  it('should not serve a model whose KV pool cannot hold its max_model_len (listed at 1024, it refused every request past 128)', async () => {
+    const file = path.join(dir, 'store', 'tiny-pool', 'model-config.yaml');
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const line = lines.findIndex((l) => l.trimStart().startsWith('maxModelLen:'));
+    const col = lines[line]!.indexOf(':') + 3;
+    // The server's JSON log lines that name the model: one, the start-up skip with the problem.
+    const said = server.output().split('\n').filter((l) => l.startsWith('{') && l.includes('tiny-pool')).map((l) => (JSON.parse(l) as { level: string; msg: string }));
+    expect(said).to.deep.equal([{ ...said[0], level: 'error', msg: `model tiny-pool skipped: invalid model config for tiny-pool:\n  ${file}:${line + 1}:${col}: engine.maxModelLen: The model's max seq len (1024) is larger than the maximum number of tokens that can be stored in KV cache (128: numBlocks 8 × blockSize 16). Try increasing engine.kvCacheBytes or engine.numBlocks, or decreasing engine.maxModelLen to 128.` }]);
+    expect((await client.models.list()).data.map((m) => [m.id, (m as unknown as { max_model_len: number }).max_model_len])).to.deep.equal([['tiny-lm', 1024], ['tiny-short', 40]]);
+    expect(await post(`${server.inference}/tokenize`, { model: 'tiny-pool', prompt: 'hi' })).to.deep.include({
+      status: 404, json: { error: { message: 'The model `tiny-pool` does not exist.', type: 'not_found_error', param: 'model', code: 'model_not_found' } },
+    });
   });
 
   it('should stream to an HTTP/1.0 client without a trailer, closing the connection at the end (the Trailer header threw and the server exited)', async () => {

@@ -41,7 +41,7 @@ describe('vLLM profile (real tsserve start --metrics-profile vllm)', function ()
 
   before(async () => {
     dir = tempDir('vllm-profile');
-    const store = tinyLmVariants(path.join(dir, 'store'), { 'tiny-lm': { numBlocks: 24, kvCacheMetricsSample: 1 } });
+    const store = tinyLmVariants(path.join(dir, 'store'), { 'tiny-lm': { numBlocks: 24, maxModelLen: 384, kvCacheMetricsSample: 1 } });
     fs.mkdirSync(path.join(dir, 'logs'));
     server = await startTsserve({ store, args: ['--metrics-profile', 'vllm', '--metrics-mode', 'prometheus', '--disable-system-metrics'], logDir: path.join(dir, 'logs') });
     const client = openaiClient(server);

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { resolveEngineConfig } from '../../backend/engine/config.js';
 import { loadModelConfig } from '../../frontend/store/model-config.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
-import { checkEngineSettings, writtenNames } from '../../schema/engine-settings.js';
+import { checkEngineSettings, checkKvHoldsMaxModelLen, writtenNames } from '../../schema/engine-settings.js';
 
 /** The tiny LM's own dims and ids (8 KiB of K/V per position). */
 const MODEL = { vocab_size: 259, num_layers: 4, num_heads: 4, head_dim: 64, bos_token_id: 256, eos_token_id: 257, pad_token_id: 258 };
@@ -14,6 +14,10 @@ const SPEC = { method: 'ngram', num_speculative_tokens: 3 };
 
 function between(block: Record<string, unknown>): string[] {
   return checkEngineSettings(validateEngineArgs(block).args, writtenNames(block)).map((p) => p.message);
+}
+
+function kv(block: Record<string, unknown>): string | undefined {
+  return checkKvHoldsMaxModelLen(validateEngineArgs(block).args, writtenNames(block))?.message;
 }
 
 describe('checkEngineSettings', () => {
@@ -44,6 +48,27 @@ describe('checkEngineSettings', () => {
   });
 });
 
+describe('checkKvHoldsMaxModelLen', () => {
+  it('should refuse a block pool smaller than max_model_len with vLLM\'s message and our knobs', () => {
+    expect(kv({ ...MODEL, max_model_len: 1024, num_gpu_blocks_override: 8 })).to.equal(
+      "engine.max_model_len: The model's max seq len (1024) is larger than the maximum number of tokens that can be stored in KV cache (128: numBlocks 8 × blockSize 16). Try increasing engine.kvCacheBytes or engine.numBlocks, or decreasing engine.maxModelLen to 128.",
+    );
+  });
+
+  it('should refuse working rows that cannot hold max_model_len, and name maxContext when it sets the length', () => {
+    // 200 positions of budget: 6 blocks of 16 (96) in the store, 104 row positions, rows of 16 × 2^k (64 fits, 128 not).
+    expect(kv({ ...MODEL, max_position_embeddings: 256, kvCacheBytes: 200 * 8192, row_grow_step: 16 })).to.equal(
+      "engine.max_position_embeddings: The model's max seq len (256) is larger than the maximum number of tokens that can be stored in KV cache (64: the working rows' 104 positions, in rows of 16 × 2^k). Try increasing engine.kvCacheBytes or engine.numBlocks, or decreasing engine.maxModelLen to 64.",
+    );
+  });
+
+  it('should pass a pool that holds max_model_len, and the demo\'s and the default budgets', () => {
+    expect(kv({ ...MODEL, max_model_len: 128, num_gpu_blocks_override: 8 })).to.equal(undefined);
+    expect(kv({ ...MODEL, maxModelLen: 1024, blockSize: 16, numBlocks: 512 })).to.equal(undefined);
+    expect(kv({ ...MODEL, maxModelLen: 1024 })).to.equal(undefined);
+  });
+});
+
 describe('model-config.yaml engine: rules between settings', () => {
   let dir: string;
   let f: string;
@@ -61,7 +86,11 @@ describe('model-config.yaml engine: rules between settings', () => {
     ] });
   });
 
-  it('should stop a generate model without its dims, at the engine: key or the file', () => {
+  it('should stop a pool that cannot hold max_model_len at its key, and a generate model without dims', () => {
+    fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n${MODEL_YAML}  max_model_len: 1024\n  num_gpu_blocks_override: 8\n`);
+    expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
+      `${f}:11:18: engine.max_model_len: The model's max seq len (1024) is larger than the maximum number of tokens that can be stored in KV cache (128: numBlocks 8 × blockSize 16). Try increasing engine.kvCacheBytes or engine.numBlocks, or decreasing engine.maxModelLen to 128.`,
+    ] });
     fs.writeFileSync(f, 'handler: generate\nmodel: model.onnx\nengine:\n  vocab_size: 259\n  max_num_seqs: 4\n');
     expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
       "numLayers", "numHeads", "headDim", "bosTokenId", "eosTokenId", "padTokenId",
