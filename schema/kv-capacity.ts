@@ -2,9 +2,9 @@
  * How long one sequence may grow under a generation engine's KV budget: the block store
  * (numBlocks × blockSize positions) and the working rows (capacities rowGrowStep × 2^k within
  * numRowTokens) both hold it. The engine sizes its pool with kvBudgetOf and refuses at admission
- * a request that cannot fit; the frontend reads the same numbers to default and check
- * max_tokens before a stream answers 200 (a model whose pool holds less than max_model_len
- * refused every default chat request, the stream after its 200). One rule for both sides.
+ * a request that cannot fit; the frontend's model-config check reads the same numbers to refuse
+ * a served model whose budget cannot hold max_model_len (schema/engine-settings.ts), as vLLM
+ * refuses to start. One rule for both sides.
  */
 import { validateEngineArgs } from './engine-args.js';
 

@@ -115,8 +115,8 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
   const blockSize = int('blockSize', 16);
   // vLLM v1's scheduler by default (running first, chunks and decodes in one step); false = v0's prefill-first.
   const chunked = (r.enableChunkedPrefill as boolean | undefined) ?? true;
-  // One budget holds every K/V: the block store and the working rows (the frontend reads the
-  // same split to check max_tokens, schema/kv-capacity.ts); checkEngineSettings saw rows left.
+  // One budget holds every K/V: the block store and the working rows (the frontend's config
+  // check reads the same split, schema/kv-capacity.ts); checkEngineSettings saw rows left.
   const { numBlocks, numRowTokens } = kvBudgetOf(r, model, maxModelLen);
   // Without chunking a whole prompt must fit one step's budget, so the budget is raised to it.
   const budgetDefault = chunked ? 512 : Math.max(2048, maxModelLen);

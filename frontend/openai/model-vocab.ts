@@ -7,14 +7,11 @@
  */
 import { TextDecoder } from 'node:util';
 import { validateEngineArgs } from '../../schema/engine-args.js';
-import { kvBudgetOfBlock, longestSequence } from '../../schema/kv-capacity.js';
 
 /** A model's tokenizer view. */
 export interface ModelVocab {
-  /** Longest prompt + output (the engine's maxModelLen). */
+  /** Longest prompt + output (the engine's maxModelLen, which its KV budget holds: the model-config check refuses it otherwise). */
   readonly maxModelLen: number;
-  /** Longest prompt + output one sequence's KV can hold (≤ maxModelLen; less when the pool is smaller). */
-  readonly maxSeqTokens: number;
   readonly vocabSize: number;
   /** Every EOS id of the model (`eosTokenId` may be a list), as the engine reads it. */
   readonly eosTokenIds: readonly number[];
@@ -54,7 +51,6 @@ export function modelVocab(engine: Readonly<Record<string, unknown>> | undefined
   };
   return Object.freeze({
     maxModelLen,
-    maxSeqTokens: Math.min(maxModelLen, longestSequence(kvBudgetOfBlock(engine))),
     vocabSize,
     eosTokenIds: idsOf('eosTokenId'),
     suppressTokenIds: idsOf('suppressTokens'),

@@ -2,8 +2,9 @@
  * A parsed request's prompts made ready for the engine once the model is known: tokenized as
  * the model's engine would (model-vocab.ts), ids checked against its vocabulary, and max_tokens
  * defaulted (completions: 16, chat: what is left of max_model_len, both capped to what is left)
- * or refused when prompt + max_tokens exceeds max_model_len, with vLLM's messages, or what one
- * sequence's KV can hold when the pool is smaller (schema/kv-capacity.ts).
+ * or refused when prompt + max_tokens exceeds max_model_len, with vLLM's messages. A served
+ * model's KV budget holds max_model_len (its model-config check refuses it otherwise), so
+ * max_model_len is the only bound.
  */
 import { OpenAIError } from './errors.js';
 import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
@@ -49,20 +50,10 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     if (n >= L) {
       throw new OpenAIError(400, `This model's maximum context length is ${L} tokens. However, your request has ${n} input tokens. Please reduce the length of the input messages.`);
     }
-    // A KV pool smaller than max_model_len (vLLM would not start) bounds a sequence before it:
-    // checked here, as the engine checks at admission, so a stream is refused before its 200.
-    const S = vocab.maxSeqTokens;
-    const kv = `This model's KV cache holds at most ${S} tokens of one sequence (max_model_len ${L})`;
-    if (S < L && n >= S) {
-      throw new OpenAIError(400, `${kv}. However, your request has ${n} input tokens. Please reduce the length of the input messages.`);
-    }
     // Completions default to 16 (OpenAI, vLLM), chat to the rest of the context; both capped to it.
-    const maxTokens = p.maxTokens ?? Math.min(p.defaultMaxTokens ?? L - n, Math.min(L, S) - n);
+    const maxTokens = p.maxTokens ?? Math.min(p.defaultMaxTokens ?? L - n, L - n);
     if (n + maxTokens > L) {
       throw new OpenAIError(400, `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${L} tokens and your request has ${n} input tokens (${maxTokens} > ${L} - ${n}).`, 'max_tokens');
-    }
-    if (n + maxTokens > S) {
-      throw new OpenAIError(400, `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. ${kv} and your request has ${n} input tokens (${maxTokens} > ${S} - ${n}).`, 'max_tokens');
     }
     if (minTokens > maxTokens) {
       const why = maxTokens < L - n ? 'the default of /v1/completions' : `what is left of max_model_len ${L}`;

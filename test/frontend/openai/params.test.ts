@@ -151,27 +151,6 @@ describe('OpenAI request params', () => {
     });
   });
 
-  it('should default and check max_tokens against what one sequence\'s KV can hold when the pool is smaller than max_model_len (every default chat was refused by the engine, a stream after its 200)', () => {
-    // 8 blocks of 16: 128 positions of blocks and of rows, under a max_model_len of 1024.
-    const small = modelVocab({ vocabSize: 259, bosTokenId: 256, maxModelLen: 1024, blockSize: 16, numBlocks: 8 });
-    expect([small.maxModelLen, small.maxSeqTokens]).to.deep.equal([1024, 128]);
-    expect(readyPrompts(parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }] }), small)[0]!.maxTokens).to.equal(128 - 19);
-    expect(readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'a'.repeat(120) }), small)[0]!.maxTokens).to.equal(7);
-    expect(readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'Hello', max_tokens: 122 }), small)[0]!.maxTokens).to.equal(122);
-    expect(problem(() => readyPrompts(parseCompletionRequest({ model: 'm', prompt: 'Hello', max_tokens: 123 }), small))).to.deep.equal({
-      status: 400, param: 'max_tokens',
-      message: "'max_tokens' or 'max_completion_tokens' is too large: 123. This model's KV cache holds at most 128 tokens of one sequence (max_model_len 1024) and your request has 6 input tokens (123 > 128 - 6).",
-    });
-    expect(problem(() => readyPrompts(parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'a'.repeat(110) }] }), small))).to.deep.equal({
-      status: 400, param: null,
-      message: "This model's KV cache holds at most 128 tokens of one sequence (max_model_len 1024). However, your request has 128 input tokens. Please reduce the length of the input messages.",
-    });
-    // 6 blocks: 96 positions, but a row holds 64 or 128 positions, and 128 is over the 96 of the rows.
-    expect(modelVocab({ vocabSize: 259, bosTokenId: 256, maxModelLen: 1024, blockSize: 16, numBlocks: 6 }).maxSeqTokens).to.equal(64);
-    // The default pool (64 MiB) holds max_model_len: nothing changes.
-    expect(modelVocab({ vocab_size: 259, bos_token_id: 256, num_layers: 4, num_heads: 4, head_dim: 64, max_model_len: 1024 }).maxSeqTokens).to.equal(1024);
-  });
-
   it('should refuse stop_token_ids that with the EOS and suppressed ids ban the whole vocabulary under min_tokens, before the engine (a stream had answered 200)', () => {
     // Ids 0..3: EOS 2 (a list), 3 suppressed; stop ids 0 and 1 leave nothing to sample.
     const vocab = modelVocab({ vocabSize: 4, bosTokenId: 0, addBos: false, eosTokenId: [2], suppressTokens: [3] });
