@@ -6,6 +6,7 @@ import { validateEngineArgs } from '../../schema/engine-args.js';
 import type { NgramSpeculativeConfig } from '../../schema/engine-args.js';
 import { DEFAULT_KV_CACHE_BYTES, kvBudgetOf } from '../../schema/kv-capacity.js';
 import { checkEngineSettings, writtenNames } from '../../schema/engine-settings.js';
+import type { KvLayout } from '../../schema/kv-layout.js';
 
 /** Dimensions and special ids of a decoder model, as written by the model generator. */
 export interface ModelSpec {
@@ -20,8 +21,8 @@ export interface ModelSpec {
   readonly padId: number;
 }
 
-/** KV layouts the runners understand: our fast graph, or the usual exported (HF-style) graph. */
-export type KvLayout = 'fast' | 'hf';
+/** KV layouts the runners understand (schema/kv-layout.ts). */
+export type { KvLayout };
 
 /** Resolved engine settings. */
 export interface EngineConfig {

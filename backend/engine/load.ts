@@ -8,6 +8,7 @@ import { loadYaml } from '../../schema/config/yaml-source.js';
 import { createSession } from '../onnx/ort.js';
 import { resolveEngineConfig } from './config.js';
 import type { EngineConfig, KvLayout } from './config.js';
+import { kvLayoutOf } from '../../schema/kv-layout.js';
 import { EngineCore } from './engine-core.js';
 import { FastRunner } from './fast-runner.js';
 import { HfRunner } from './hf-runner.js';
@@ -34,11 +35,9 @@ export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
   const base = opts.threads !== undefined && opts.engine.threads === undefined ? { ...opts.engine, threads: opts.threads } : opts.engine;
   const cfg = resolveEngineConfig(base, opts.overrides);
   const session = await createSession(join(opts.dir, opts.modelFile), { threads: cfg.threads });
-  let layout: KvLayout;
-  if (cfg.layout !== 'auto') layout = cfg.layout;
-  else if (session.inputNames.includes('attn_bias')) layout = 'fast';
-  else if (session.inputNames.includes('attention_mask')) layout = 'hf';
-  else {
+  // The frontend's model-config check applied the same rule to the file (schema/kv-layout.ts).
+  const layout: KvLayout | null = kvLayoutOf(cfg.layout, session.inputNames);
+  if (layout === null) {
     await session.release();
     throw new Error(`cannot tell the KV layout of ${opts.modelFile}: inputs are ${session.inputNames.join(', ')}`);
   }

@@ -14,6 +14,7 @@ import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { IntBound } from './model-bounds.js';
 import { MODEL_BOUNDS, boundText } from './model-bounds.js';
 import { PathEscapeError, resolveInside } from './safe-path.js';
+import { engineGraphProblems } from './engine-graph.js';
 
 /** The file every model directory holds. */
 export const MODEL_CONFIG_FILE = 'model-config.yaml';
@@ -200,17 +201,26 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   const handlerOptions = objectOrUndef('handlerOptions');
 
   // Files the worker will open must exist and stay inside the model directory.
-  const inside = (key: string, rel: string): void => {
+  const inside = (key: string, rel: string): string | null => {
     try {
       const p = resolveInside(dir, rel);
-      if (!fs.existsSync(p)) bad(key, `file '${rel}' not found in ${dir}`);
+      if (fs.existsSync(p)) return p;
+      bad(key, `file '${rel}' not found in ${dir}`);
     } catch (e) {
       bad(key, e instanceof PathEscapeError ? e.message : String(e));
     }
+    return null;
   };
   if (typeof handler === 'string' && !BUILT_IN_HANDLERS.has(handler) && handler.trim() !== '') inside('handler', handler);
-  if (typeof model === 'string' && model !== '') inside('model', model);
-  else if (handler === 'onnx' || handler === 'generate' || handler === 'vocoder') bad('model', `required for handler '${String(handler)}'`);
+  const modelPath = typeof model === 'string' && model !== '' ? inside('model', model) : null;
+  if (!(typeof model === 'string' && model !== '') && (handler === 'onnx' || handler === 'generate' || handler === 'vocoder')) bad('model', `required for handler '${String(handler)}'`);
+  // What the graph must offer the engine settings (its layout, num_logits for drafts).
+  if (handler === 'generate' && engine !== undefined && engineBlock !== undefined && modelPath !== null) {
+    for (const g of engineGraphProblems(engine, writtenNames(engineBlock), modelPath)) {
+      const pos = located.locator.value(g.at);
+      problems.push(`${file}:${pos.line}:${pos.col}: ${g.message}`);
+    }
+  }
   // A pipeline's stages are other models of the store: the pipeline kind loads their configs.
   const pipelineProblems: string[] = [];
   const pipeline = handler === 'pipeline' ? parsePipelineSpec(doc.pipeline, pipelineProblems) : undefined;
