@@ -23,3 +23,17 @@ export function kvLayoutOf(configured: KvLayout | 'auto', inputNames: readonly s
 export function verifiesDrafts(layout: KvLayout, inputNames: readonly string[]): boolean {
   return layout === 'fast' && inputNames.includes(LAYOUT_INPUTS.numLogits);
 }
+
+/** The inputs a layout's runner feeds, for a graph of `numLayers` decoder layers. */
+export function requiredInputs(layout: KvLayout, numLayers: number): string[] {
+  const per = (f: (l: number) => string): string[] => Array.from({ length: numLayers }, (_, l) => f(l));
+  return layout === 'fast'
+    ? ['input_ids', 'position_ids', LAYOUT_INPUTS.fast, ...per((l) => `past_key.${l}`), ...per((l) => `past_value.${l}`)]
+    : ['input_ids', LAYOUT_INPUTS.hf, 'position_ids', ...per((l) => `past_key_values.${l}.key`), ...per((l) => `past_key_values.${l}.value`)];
+}
+
+/** The required inputs (requiredInputs) a graph lacks, in order. */
+export function missingInputs(layout: KvLayout, numLayers: number, inputNames: readonly string[]): string[] {
+  const have = new Set(inputNames);
+  return requiredInputs(layout, numLayers).filter((n) => !have.has(n));
+}

@@ -10,6 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import type { OrtSession, OrtTensorInput } from '../onnx/ort.js';
 import { tensorF32, tensorI64 } from '../onnx/ort.js';
+import { missingInputs } from '../../schema/kv-layout.js';
 import type { ModelSpec } from './config.js';
 import { rowCapacityFor } from './kv-cache-manager.js';
 import type { KvStore } from './kv-store.js';
@@ -75,7 +76,8 @@ export class FastRunner implements ModelRunner {
     this.pastValueNames = r((l) => `past_value.${l}`);
     this.newKeyNames = r((l) => `new_key.${l}`);
     this.newValueNames = r((l) => `new_value.${l}`);
-    const missing = [FAST_INPUTS.ids, FAST_INPUTS.pos, FAST_INPUTS.bias, ...this.pastKeyNames, ...this.pastValueNames].filter((n) => !session.inputNames.includes(n));
+    // The frontend's model-config check applies the same rule to the file (schema/kv-layout.ts).
+    const missing = missingInputs('fast', this.L, session.inputNames);
     if (missing.length > 0) throw new Error(`model is not in the fast KV layout: missing inputs ${missing.join(', ')}`);
     this.multiLogits = session.inputNames.includes(FAST_INPUTS.numLogits);
     this.oneLogit = this.multiLogits ? tensorI64(BigInt64Array.of(1n), [1]) : null;

@@ -13,6 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import type { OrtSession, OrtTensorInput } from '../onnx/ort.js';
 import { tensorF32, tensorI64 } from '../onnx/ort.js';
+import { missingInputs } from '../../schema/kv-layout.js';
 import type { ModelSpec } from './config.js';
 import type { KvStore } from './kv-store.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
@@ -69,7 +70,8 @@ export class HfRunner implements ModelRunner {
       ok: r((l) => `present.${l}.key`),
       ov: r((l) => `present.${l}.value`),
     };
-    const missing = ['input_ids', 'attention_mask', 'position_ids', ...this.names.pk, ...this.names.pv].filter((n) => !session.inputNames.includes(n));
+    // The frontend's model-config check applies the same rule to the file (schema/kv-layout.ts).
+    const missing = missingInputs('hf', spec.numLayers, session.inputNames);
     if (missing.length > 0) throw new Error(`model is not in the usual exported layout: missing inputs ${missing.join(', ')}`);
   }
 

@@ -1,11 +1,12 @@
 /**
  * What a generation model's graph must offer its engine settings, checked from the ONNX file
- * before a worker starts: its KV layout can be told (under `layout: auto`), and it verifies
- * speculative drafts when `speculative_config` is on. The engine refuses both at load, and a
+ * before a worker starts: its KV layout can be told (under `layout: auto`), it has the inputs
+ * that layout's runner feeds for numLayers layers, and it verifies speculative drafts when
+ * `speculative_config` is on. The engine refuses both at load, and a
  * load that fails is retried with backoff forever; the rule is the engine's (schema/kv-layout.ts).
  */
 import * as path from 'node:path';
-import { LAYOUT_INPUTS, kvLayoutOf, verifiesDrafts } from '../../schema/kv-layout.js';
+import { LAYOUT_INPUTS, kvLayoutOf, missingInputs, verifiesDrafts } from '../../schema/kv-layout.js';
 import type { KvLayout } from '../../schema/kv-layout.js';
 import { onnxGraphInputs } from './onnx-graph-inputs.js';
 
@@ -28,6 +29,12 @@ export function engineGraphProblems(args: Readonly<Record<string, unknown>>, wri
   const layout = kvLayoutOf(configured, inputs);
   if (layout === null) {
     return [{ at: ['model'], message: `model: cannot tell the KV layout of ${file}: it has neither ${LAYOUT_INPUTS.fast} (the fast layout) nor ${LAYOUT_INPUTS.hf} (the usual exported layout) among its inputs (${inputs.join(', ')})` }];
+  }
+  // The runner feeds every layer's past K/V: a wrong num_layers (or layout) misses some.
+  const missing = missingInputs(layout, args.numLayers as number, inputs);
+  if (missing.length > 0) {
+    const by = configured === 'auto' ? 'its inputs show' : `engine.${written.get('layout') ?? 'layout'} names`;
+    return [{ at: ['model'], message: `model: ${file} lacks inputs of the ${layout} layout (which ${by}) for ${written.get('numLayers') ?? 'numLayers'} ${String(args.numLayers)}: ${missing.join(', ')}` }];
   }
   // layout: hf as written is refused with the settings (schema/engine-settings.ts).
   if (args.speculativeConfig !== undefined && configured !== 'hf' && !verifiesDrafts(layout, inputs)) {

@@ -52,8 +52,18 @@ describe('model-config.yaml: what the graph must offer the engine settings', () 
     expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
       `${f}:2:8: model: cannot tell the KV layout of model.onnx: it has neither attn_bias (the fast layout) nor attention_mask (the usual exported layout) among its inputs (input_ids, position_ids)`,
     ] });
-    // Named by the block, the layout is not guessed: the runner checks its inputs at load.
+    // Named by the block, the layout's inputs are what the graph lacks.
     fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n  layout: fast\n${MODEL_YAML}`);
-    expect(loadModelConfig('m', dir).ok).to.equal(true);
+    expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
+      `${f}:2:8: model: model.onnx lacks inputs of the fast layout (which engine.layout names) for num_layers 1: attn_bias, past_key.0, past_value.0`,
+    ] });
+  });
+
+  it('should stop a num_layers the graph has no past K/V inputs for (the runner refused it at every load)', () => {
+    writeGraph(onnx, ['input_ids', 'position_ids', 'attn_bias', 'past_key.0', 'past_value.0']);
+    fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n${MODEL_YAML.replace('num_layers: 1', 'num_layers: 3')}`);
+    expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
+      `${f}:2:8: model: model.onnx lacks inputs of the fast layout (which its inputs show) for num_layers 3: past_key.1, past_key.2, past_value.1, past_value.2`,
+    ] });
   });
 });
