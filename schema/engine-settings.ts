@@ -9,7 +9,7 @@
 import { engineArgOfFlag } from './engine-args.js';
 import { DEFAULT_KV_CACHE_BYTES, kvBudgetOf, longestSequence } from './kv-capacity.js';
 
-/** One problem: the setting concerned (our name; `''` for the block itself) and the line. */
+/** One problem: the setting concerned (our name) and the line. */
 export interface EngineSettingProblem {
   readonly name: string;
   /** True when the block has no key for `name` (a position can only be the block's). */

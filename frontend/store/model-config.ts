@@ -212,8 +212,9 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     return null;
   };
   if (typeof handler === 'string' && !BUILT_IN_HANDLERS.has(handler) && handler.trim() !== '') inside('handler', handler);
-  const modelPath = typeof model === 'string' && model !== '' ? inside('model', model) : null;
-  if (!(typeof model === 'string' && model !== '') && (handler === 'onnx' || handler === 'generate' || handler === 'vocoder')) bad('model', `required for handler '${String(handler)}'`);
+  const hasModel = typeof model === 'string' && model !== '';
+  const modelPath = hasModel ? inside('model', model) : null;
+  if (!hasModel && (handler === 'onnx' || handler === 'generate' || handler === 'vocoder')) bad('model', `required for handler '${String(handler)}'`);
   // What the graph must offer the engine settings (its layout, num_logits for drafts).
   if (handler === 'generate' && engine !== undefined && engineBlock !== undefined && modelPath !== null) {
     for (const g of engineGraphProblems(engine, writtenNames(engineBlock), modelPath)) {
