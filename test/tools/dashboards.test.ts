@@ -42,6 +42,7 @@ interface Panel {
   readonly gridPos: { h: number; w: number; x: number; y: number };
   readonly datasource?: { type: string; uid: string };
   readonly options?: { content?: string };
+  readonly fieldConfig?: { defaults: { unit: string } };
   readonly targets?: ReadonlyArray<{ expr: string; refId: string; format?: string; datasource: { uid: string } }>;
 }
 interface Dashboard {
@@ -206,6 +207,23 @@ describe('tsserve metrics dashboard', () => {
       'sum by (le) (increase(ExamplePercentMetric_bucket{instance=~"$instance", ModelName=~"$model_name"}[$__rate_interval]))',
     ]);
     expect(panel(s, 'ExamplePercentMetric: p50 / p90 / p99').targets!.length).to.equal(4);
+  });
+
+  // Grafana's reqps reads "req/s", and its deckbytes counts 1000 bytes to the kB; tsserve's kB is 1024 B (addSize, the system metrics).
+  it("should show a counter's rate in counts per second (requests per second only for a count of requests, by its unit or name), and sizes in Grafana's binary units", () => {
+    const counters = dashboards(withEntries('model_metrics', 'counter', [
+      '    - name: WordsSeen', '      unit: count', '      dimensions: [*model_name, *level]',
+      '    - name: PagesServed', '      unit: requests', '      dimensions: [*model_name, *level]', '',
+    ].join('\n')))['tsserve-serving.json']!;
+    const gauges = dashboards(withEntries('model_metrics', 'gauge', [
+      '    - name: PayloadSize', '      unit: kB', '      dimensions: [*model_name, *level]',
+      '    - name: ArchiveSize', '      unit: TB', '      dimensions: [*model_name, *level]', '',
+    ].join('\n')))['tsserve-serving.json']!;
+    const unit = (d: Dashboard, title: string): string | undefined => panel(d, title).fieldConfig?.defaults.unit;
+    expect(['WordsSeen (per second)', 'PagesServed (per second)', 'InitializeCallCount (per second)', 'PostprocessCallCount (per second)', 'tsserve_datapoints_dropped_total (per second)',
+      'InferenceRequestCount (per second)', 'tsserve_requests_refused_total (per second)', 'Inference requests (per second)']
+      .map((t) => unit(counters, t))).to.deep.equal(['cps', 'reqps', 'cps', 'cps', 'cps', 'reqps', 'reqps', 'reqps']);
+    expect(['PayloadSize', 'ArchiveSize', 'SizeOfImage', 'MemoryUsed', 'DiskUsage'].map((t) => unit(gauges, t))).to.deep.equal(['kbytes', 'tbytes', 'kbytes', 'mbytes', 'gbytes']);
   });
 
   it('should give an engine family no curated panel takes a generic panel in the generation dashboard', () => {

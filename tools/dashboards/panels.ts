@@ -15,7 +15,9 @@ export const QUANTILES: readonly number[] = [0.5, 0.9, 0.99];
 /**
  * Grafana's unit id for a family's values (as recorded, not rates). A ratio shows as a
  * percentage only when its name says it is a share (`_ratio`, `_perc`): a real-time factor is
- * a ratio too, and 1.5 is not "150%".
+ * a ratio too, and 1.5 is not "150%". Sizes take Grafana's binary units (kbytes = KiB): tsserve
+ * records kB, MB and GB 1024 apart (addSize, the system metrics, as TorchServe), and Grafana's
+ * decimal ones (deckbytes) would show 1536 kB as 1.57 MB instead of 1.5.
  */
 export function grafanaUnit(unit: string, name = ''): string {
   const u = unit.trim().toLowerCase();
@@ -26,14 +28,20 @@ export function grafanaUnit(unit: string, name = ''): string {
     case 'percent': return 'percent';
     case 'ratio': return /_(ratio|perc)$/.test(name) ? 'percentunit' : 'short';
     case 'bytes': return 'bytes';
-    case 'scaled_bytes': return u.startsWith('k') ? 'deckbytes' : u.startsWith('m') ? 'decmbytes' : u.startsWith('g') ? 'decgbytes' : 'short';
+    case 'scaled_bytes': return u.startsWith('k') ? 'kbytes' : u.startsWith('m') ? 'mbytes' : u.startsWith('g') ? 'gbytes' : u.startsWith('t') ? 'tbytes' : 'short';
     default: return 'short';
   }
 }
 
-/** The unit of a counter's per-second rate: requests/s for counts, else the unit per second. */
-export function rateUnit(unit: string): string {
-  return unitKind(unit) === 'count' && !/token/i.test(unit) ? 'reqps' : 'short';
+/**
+ * The unit of a counter's per-second rate: requests/s for a count of requests (the unit or the
+ * name says so: TorchServe's counts are all `Count`), counts/s for any other count (Grafana's
+ * reqps reads "req/s", wrong for calls, words or dropped datapoints), else a plain number
+ * (tokens, and a time or size per second).
+ */
+export function rateUnit(unit: string, name = ''): string {
+  if (unitKind(unit) !== 'count' || /token/i.test(unit)) return 'short';
+  return /^requests?$/i.test(unit.trim()) || /request/i.test(name) ? 'reqps' : 'cps';
 }
 
 /** The help text as a panel description, with the family it queries named. */
@@ -62,7 +70,7 @@ export function histogramPanels(spec: MetricSpec, vars: readonly VarName[], titl
 /** A counter's rate panel, one line per series. */
 export function counterPanel(spec: MetricSpec, vars: readonly VarName[], title = spec.name): PanelSpec {
   const by = groupLabels(spec);
-  return { type: 'timeseries', title: `${title} (per second)`, description: describe(spec), unit: rateUnit(spec.unit), queries: [{ expr: rate(spec, vars, by), legend: legend(by) }] };
+  return { type: 'timeseries', title: `${title} (per second)`, description: describe(spec), unit: rateUnit(spec.unit, spec.name), queries: [{ expr: rate(spec, vars, by), legend: legend(by) }] };
 }
 
 /** A gauge's value panel, one line per series. */
