@@ -1,7 +1,7 @@
 /**
  * The `custom` demo model's handler: the same MLP as `mlp`, behind a user-style staged handler
  * that records custom metrics the way TorchServe's examples/custom_metrics does. It is compiled
- * and copied into the model store as `handler.js`, so it must stay self-contained: type imports
+ * and copied into the model store as `handler.mjs`, so it must stay self-contained: type imports
  * only (erased by tsc), no `require` of anything but Node built-ins; metrics and the ONNX
  * session come from `context`.
  */
