@@ -121,6 +121,17 @@ describe('tsserve metrics dashboard', () => {
     expect([rules.status, rules.stderr]).to.deep.equal([1, "tsserve metrics rules: ENOTDIR: not a directory, open 'package.json/x.yml'\n"]);
   });
 
+  // Node 20's mkdirSync(dir, {recursive: true}) retries an ENOENT under an existing parent forever;
+  // the timeout only turns a regression into a failure instead of a hung suite.
+  it('should refuse an --out that cannot be created under /proc with its mkdir error and exit 1 (the command spun at 100% CPU forever)', () => {
+    const run = (args: readonly string[]): [number | null, string, string] => {
+      const r = spawnSync(process.execPath, [BIN, 'metrics', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+      return [r.status, r.stdout, r.stderr];
+    };
+    expect(run(['dashboard', '--out', '/proc/tsserve-dashboards/grafana'])).to.deep.equal([1, '', "tsserve metrics dashboard: ENOENT: no such file or directory, mkdir '/proc/tsserve-dashboards'\n"]);
+    expect(run(['rules', '--out', '/proc/tsserve-rules/x.yml'])).to.deep.equal([1, '', "tsserve metrics rules: ENOENT: no such file or directory, mkdir '/proc/tsserve-rules'\n"]);
+  });
+
   it('should name each frontend process in the process panels\' legends by its pid (with --api-server-count 2 all lines of an instance had one name)', () => {
     const serving = dashboards(REPO_YAML)['tsserve-serving.json']!;
     expect(['Frontend CPU (cores)', 'Frontend resident memory', 'Event loop lag p99'].map((t) => [t, (panel(serving, t).targets as ReadonlyArray<{ legendFormat?: string }>).map((q) => q.legendFormat)]))

@@ -13,7 +13,7 @@ import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
 import { renderDashboards } from '../dashboards/render.js';
 import { renderRules } from '../rules/render.js';
-import { notADirectory } from './dir-arg.js';
+import { makeDirs, notADirectory } from './dir-arg.js';
 
 const USAGE = `Usage:
   tsserve metrics dashboard [--metrics-config FILE] [--out DIR] [--show-hidden-metrics-for-version X.Y]
@@ -77,7 +77,7 @@ export function run(sub: 'dashboard' | 'rules', argv: readonly string[]): Promis
       if (out === undefined) process.stdout.write(text);
       else {
         // As `dashboard --out DIR` does: a missing directory is created (it was a bare ENOENT).
-        if (!fs.existsSync(path.dirname(out))) fs.mkdirSync(path.dirname(out), { recursive: true });
+        makeDirs(path.dirname(out));
         fs.writeFileSync(out, text);
         process.stdout.write(`wrote ${out}\n`);
       }
@@ -86,7 +86,7 @@ export function run(sub: 'dashboard' | 'rules', argv: readonly string[]): Promis
     const dir = out ?? '.';
     const notDir = notADirectory('out', dir, 'the dashboards are three files');
     if (notDir !== null) throw new Error(notDir);
-    fs.mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     for (const f of renderDashboards(config)) {
       fs.writeFileSync(path.join(dir, f.file), f.text);
       process.stdout.write(`wrote ${path.join(dir, f.file)}\n`);
