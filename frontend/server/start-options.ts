@@ -27,7 +27,7 @@ export const START_OPTIONS: readonly OptionDef[] = [
   { flag: 'management-address', kind: 'string', def: 'http://127.0.0.1:8081', help: 'management API listener (token auth is required when not loopback)' },
   { flag: 'metrics-address', kind: 'string', def: 'http://127.0.0.1:8082', help: 'metrics API listener (GET /metrics)' },
   { flag: 'model-store', kind: 'string', def: './model-store', help: 'model store directory (the default one is generated when missing)' },
-  { flag: 'models', kind: 'list', def: ['all'], help: 'models to load: NAME=DIR ... or NAME=DIR,NAME=DIR (DIR inside the store) or all' },
+  { flag: 'models', kind: 'list', def: ['all'], help: 'models to load: NAME=DIR ... or NAME=DIR,NAME=DIR (DIR inside the store), all, or none (register them later)' },
   { flag: 'metrics-config', kind: 'string', def: null, help: "metrics.yaml (default: the repo's metrics.yaml)" },
   { flag: 'metrics-profile', kind: 'string', def: null, help: "vllm: vLLM's metric names on /metrics (the repo's metrics-vllm.yaml); instead of --metrics-config" },
   { flag: 'metrics-mode', kind: 'string', def: null, help: 'tslog,prometheus,statsd (comma list; overrides mode: in the yaml); off = no metrics' },

@@ -4,7 +4,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
-import { CLI, freePort, tempDir } from './harness.js';
+import { call, CLI, freePort, generateStore, mlpInput, post, removeStores, startTsserve, tempDir } from './harness.js';
 
 describe('tsserve start (start-up checks)', function () {
   this.timeout(60_000);
@@ -73,6 +73,23 @@ describe('tsserve start (start-up checks)', function () {
     expect([noName.status, noName.stdout, noName.stderr]).to.deep.equal([2, '', "tsserve start: --models: '=mlp' has no name (use NAME=DIR)\n"]);
     const twice = run('mlp=mlp,mlp=custom');
     expect([twice.status, twice.stdout, twice.stderr]).to.deep.equal([2, '', "tsserve start: --models: the name 'mlp' is given twice\n"]);
+    const mixed = run('none,mlp=mlp');
+    expect([mixed.status, mixed.stdout, mixed.stderr]).to.deep.equal([2, '', "tsserve start: --models: 'none' cannot be combined with NAME=DIR entries\n"]);
+  });
+
+  it('should start with no model under --models none, as TorchServe starts without --models, and serve one registered later', async () => {
+    const store = generateStore(['mlp']);
+    const server = await startTsserve({ store, args: ['--models', 'none', '--metrics-mode', 'off'] });
+    try {
+      expect(await call('GET', `${server.management}/models`)).to.deep.equal({ status: 200, json: { models: [] } });
+      const reg = await call('POST', `${server.management}/models?url=mlp&initial_workers=1&synchronous=true`);
+      expect(reg.status).to.equal(200);
+      const r = await post(`${server.inference}/predictions/mlp`, { data: mlpInput(1) });
+      expect([r.status, (r.json as number[]).length]).to.deep.equal([200, 10]);
+    } finally {
+      server.kill();
+      removeStores();
+    }
   });
 
   it('should list every option with its env name in --help', () => {

@@ -54,12 +54,16 @@ function parseStatsd(value: string): { host: string; port: number } | null {
   return port > 0 && port < 65536 ? { host: m[1] === '' ? '127.0.0.1' : m[1], port } : null;
 }
 
-/** `--models NAME=DIR ...` | `all` → the server's model list. */
+/**
+ * `--models NAME=DIR ...` | `all` | `none` → the server's model list. `none` starts with no model,
+ * as TorchServe starts without `--models`, for models registered later through the management API.
+ */
 function parseModels(values: readonly string[]): ServerConfig['models'] | { error: string } {
   if (values.length === 1 && values[0] === 'all') return 'all';
+  if (values.length === 1 && values[0] === 'none') return [];
   const out: { name: string; url: string }[] = [];
   for (const v of values) {
-    if (v === 'all') return { error: "--models: 'all' cannot be combined with NAME=DIR entries" };
+    if (v === 'all' || v === 'none') return { error: `--models: '${v}' cannot be combined with NAME=DIR entries` };
     const eq = v.indexOf('=');
     if (eq === 0) return { error: `--models: '${v}' has no name (use NAME=DIR)` };
     const name = eq > 0 ? v.slice(0, eq) : v;
