@@ -92,6 +92,14 @@ describe('tsserve start (start-up checks)', function () {
     }
   });
 
+  it('should fail a --log-dir or a generated store it cannot create (under /proc) with mkdir\'s error, not spin (Node 20\'s recursive mkdir retried that for ever)', () => {
+    const opts = { encoding: 'utf8' as const, timeout: 30_000 };
+    const start = spawnSync(process.execPath, [CLI, 'start', '--log-dir', '/proc/tsserve-x/logs', '--model-store', dir], opts);
+    expect([start.status, start.stdout, start.stderr]).to.deep.equal([1, '', "tsserve start: --log-dir: cannot write logs in /proc/tsserve-x/logs: ENOENT: no such file or directory, mkdir '/proc/tsserve-x'\n"]);
+    const gen = spawnSync(process.execPath, [CLI, 'models', 'generate', '/proc/tsserve-x/store'], opts);
+    expect([gen.status, gen.stderr]).to.deep.equal([1, "tsserve models generate: ENOENT: no such file or directory, mkdir '/proc/tsserve-x'\n"]);
+  });
+
   it('should list every option with its env name in --help', () => {
     const r = spawnSync(process.execPath, [CLI, 'start', '--help'], { encoding: 'utf8' });
     expect([r.status, r.stderr]).to.deep.equal([0, '']);

@@ -23,7 +23,7 @@ import { PipelineModel } from '../../frontend/pipeline/pipeline-model.js';
 import type { SpeakResult } from '../../frontend/pipeline/orchestrator.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
 import { wavFile } from '../../frontend/openai/wav.js';
-import { notADirectory } from './dir-arg.js';
+import { makeDirs, notADirectory } from './dir-arg.js';
 
 const USAGE = `Usage: tsserve speak --model-store DIR --model NAME --input FILE.jsonl --output-dir OUT
 
@@ -88,7 +88,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   let server: Awaited<ReturnType<typeof startServer>> | null = null;
   let code = 0;
   try {
-    fs.mkdirSync(outDir!, { recursive: true });
+    makeDirs(outDir!);
     registerPipelineFrontend({ statsEnabled: false });
     registerGenerationFrontend({ statsEnabled: false });
     const loop = parseAddress('speak', 'http://127.0.0.1:0');

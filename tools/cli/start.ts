@@ -31,7 +31,7 @@ import { createServerLogger } from '../../frontend/log/logger.js';
 import type { StartOptions } from '../../frontend/server/start-options.js';
 import { generateNewStore } from '../models/store.js';
 import type { ForeignFamily } from '../../frontend/metrics/exposition/foreign-family.js';
-import { notADirectory } from './dir-arg.js';
+import { makeDirs, notADirectory } from './dir-arg.js';
 
 /** `--metrics-mode` value → modes; `off`/`none` → no sinks at all (metrics switched off). */
 export function parseModesFlag(value: string): { modes: SinkMode[] } | { error: string } {
@@ -170,7 +170,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   let logger: ReturnType<typeof createServerLogger>;
   try {
-    fs.mkdirSync(logDir, { recursive: true });
+    makeDirs(logDir);
     // The one logger of this process; everything below logs through it or a child of it.
     logger = createServerLogger({ level: opts.logLevel, logDir });
   } catch (e) {

@@ -4,6 +4,7 @@
  * Deterministic: the same run twice writes byte-identical files.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { makeDirs } from '../cli/dir-arg.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { StoreModel } from './store-model.js';
 import { STORE_MODELS } from './store-models.js';
@@ -34,7 +35,7 @@ export async function generateStore(dir: string, opts: GenerateStoreOptions = {}
   if (unknown.length > 0) throw new Error(`unknown model(s): ${unknown.join(', ')} (known: ${all.map((m) => m.name).join(', ')})`);
   const chosen = opts.only === undefined ? all : all.filter((m) => opts.only!.includes(m.name));
   const root = resolve(dir);
-  mkdirSync(root, { recursive: true });
+  makeDirs(root);
   const written: string[] = [];
   const skipped: string[] = [];
   for (const m of chosen) {
