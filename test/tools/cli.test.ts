@@ -118,6 +118,17 @@ describe('tsserve CLI', function () {
     }
   });
 
+  it('should end quietly with exit 0 when its reader closes the pipe early (`| head`), not die on an unhandled EPIPE with a stack', async () => {
+    // The reader is gone before the command writes: its one write of the rules text gets EPIPE
+    // (after the first chunk the rest would still fit the pipe's buffer and never fail).
+    const child = spawn(process.execPath, [CLI, 'metrics', 'rules'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect([code, stderr]).to.deep.equal([0, '']);
+  });
+
   it('should name the nearest command for an unknown one', () => {
     const r = tsserve('strat');
     expect([r.code, r.stderr.split('\n')[0]]).to.deep.equal([2, "tsserve: unknown command 'strat'; did you mean 'start'?"]);

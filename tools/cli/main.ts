@@ -50,6 +50,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve: ${unknownOption(name.replace(/=.*/, ''), [{ flag: 'version', kind: 'bool' }], 'tsserve')}\n`);
     return 2;
   }
+  // A reader that stops early (`tsserve metrics list | head`) closes the pipe: the rest of the
+  // output has nowhere to go, so the command ends quietly instead of dying on an unhandled EPIPE
+  // with a stack. `start` keeps serving: its log goes to ts_log.log as well.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    if (name !== 'start') process.exit(0);
+  });
   const cmd = COMMANDS[name];
   if (cmd === undefined) {
     const near = nearest(name, Object.keys(COMMANDS));
