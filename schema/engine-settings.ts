@@ -58,6 +58,13 @@ export function checkEngineSettings(args: Args, written: ReadonlyMap<string, str
     // The block store takes its share first; what is left is the runner's working rows.
     if (b.numRowTokens < 1) add('kvCacheBytes', `${int('kvCacheBytes') ?? DEFAULT_KV_CACHE_BYTES} bytes leave no room for working rows after ${b.numBlocks} blocks of ${b.blockSize} tokens; raise kvCacheBytes or lower numBlocks`);
   }
+  // vLLM's check: without chunking a whole prompt runs in one step, so a step budget under
+  // max_model_len refuses every longer prompt (the engine used to raise it silently).
+  const batched = int('maxNumBatchedTokens');
+  const len = maxModelLen ?? maxContext;
+  if (args.enableChunkedPrefill === false && batched !== undefined && len !== undefined && batched < len) {
+    add('maxNumBatchedTokens', `max_num_batched_tokens (${batched}) is smaller than max_model_len (${len}). This effectively limits the maximum sequence length to max_num_batched_tokens and makes the engine reject longer sequences. Please increase ${label('maxNumBatchedTokens')} or decrease ${label(maxModelLen !== undefined ? 'maxModelLen' : 'maxContext')}, or enable chunked prefill`);
+  }
   // The usual exported layout returns the last position's logits only, so drafts cannot be
   // verified; `auto` and `fast` depend on the graph (the engine checks its num_logits input).
   if (args.speculativeConfig !== undefined && args.layout === 'hf') {

@@ -119,10 +119,10 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
   // One budget holds every K/V: the block store and the working rows (the frontend's config
   // check reads the same split, schema/kv-capacity.ts); checkEngineSettings saw rows left.
   const { numBlocks, numRowTokens } = kvBudgetOf(r, model, maxModelLen);
-  // Without chunking a whole prompt must fit one step's budget, so the budget is raised to it.
+  // Without chunking a whole prompt must fit one step's budget: the default holds maxModelLen,
+  // and a smaller one given is refused (checkEngineSettings, as vLLM refuses it).
   const budgetDefault = chunked ? 512 : Math.max(2048, maxModelLen);
-  let maxNumBatchedTokens = int('maxNumBatchedTokens', budgetDefault);
-  if (!chunked && maxNumBatchedTokens < maxModelLen) maxNumBatchedTokens = maxModelLen;
+  const maxNumBatchedTokens = int('maxNumBatchedTokens', budgetDefault);
   // vLLM's long_prefill_token_threshold: 0 means no cap beyond the step budget.
   const chunk = int('prefillChunkSize', 128);
   return Object.freeze({

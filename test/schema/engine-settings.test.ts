@@ -41,6 +41,16 @@ describe('checkEngineSettings', () => {
     ]);
   });
 
+  it('should refuse a step budget under max_model_len without chunked prefill, as vLLM does (the engine raised it silently)', () => {
+    expect(between({ ...MODEL, max_model_len: 1024, enable_chunked_prefill: false, max_num_batched_tokens: 512 })).to.deep.equal([
+      'engine.max_num_batched_tokens: max_num_batched_tokens (512) is smaller than max_model_len (1024). This effectively limits the maximum sequence length to max_num_batched_tokens and makes the engine reject longer sequences. Please increase engine.max_num_batched_tokens or decrease engine.max_model_len, or enable chunked prefill',
+    ]);
+    // Chunked (the default), equal, or left to its default (max(2048, max_model_len)): fine.
+    expect(between({ ...MODEL, max_model_len: 1024, max_num_batched_tokens: 512 })).to.deep.equal([]);
+    expect(between({ ...MODEL, max_model_len: 1024, enable_chunked_prefill: false, max_num_batched_tokens: 1024 })).to.deep.equal([]);
+    expect(resolveEngineConfig({ ...MODEL, max_model_len: 1024 }, { enableChunkedPrefill: false }).maxNumBatchedTokens).to.equal(2048);
+  });
+
   it('should give the engine the same problems, with the keys as written', () => {
     expect(() => resolveEngineConfig({ ...MODEL, layout: 'hf' }, { speculative_config: SPEC })).to.throw(
       'invalid engine settings:\n  engine.speculative_config: n-gram speculative decoding needs logits for several positions, which the hf layout (engine.layout) does not return; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)',
