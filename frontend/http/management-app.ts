@@ -142,13 +142,16 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     };
     const existed = manager.get(name) !== undefined;
     const started = manager.register({ name, url, overrides, loadedAtStartup: false });
-    const answer = (workers: number): void => {
+    const answer = (m: ServedModel, workers: number): void => {
       const scaleLater = workers === 0 ? '. Use scale workers API to add workers for the model.' : '';
-      res.json({ status: `Model "${name}" Version: ${manager.get(name)?.config.version ?? ''} registered with ${workers} initial workers${scaleLater}` });
+      res.json({ status: `Model "${name}" Version: ${m.config.version} registered with ${workers} initial workers${scaleLater}` });
     };
     started.then(async (m) => {
       if (m === null) return sendError(res, 501, `model ${name}: its kind is not served by this build`);
       if (!sync) return;
+      // A DELETE (or a DELETE and a new registration) came while its workers started: the
+      // registration is gone, which no worker failure explains (ts_log.log says nothing of it).
+      if (manager.get(name) !== m) return sendError(res, 409, `model ${name} was unregistered while its workers were starting; it is not registered`);
       const want = m.describe().minWorkers;
       const ready = readyWorkers(m.describe());
       if (want > 0 && ready === 0) {
@@ -157,7 +160,7 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
         if (manager.get(name) === m) await manager.unregister(name);
         return sendError(res, 500, `Failed to start workers for model ${name}: none of its ${want} workers loaded (${SEE_LOG}); the model is not registered`);
       }
-      answer(ready);
+      answer(m, ready);
     }).catch((e: unknown) => {
       if (e instanceof RegistrationError) return sendError(res, e.status, e.message);
       next(e);
@@ -195,6 +198,8 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     }
     done.then(() => {
       // A scale requested meanwhile replaced this one: neither its success nor a failure.
+      // Unregistered meanwhile: its workers were stopped, not failed.
+      if (manager.get(m.config.name) !== m) return sendError(res, 409, `model ${m.config.name} was unregistered before the workers of this scale (to ${newMin}) were up`);
       const now = m.describe().minWorkers;
       if (now !== newMin) return sendError(res, 409, `a later scale of model ${m.config.name} (to ${now} workers) replaced this one (to ${newMin})`);
       const ready = readyWorkers(m.describe());

@@ -182,6 +182,21 @@ describe('managementApp', () => {
       expect(manager.get('broken')).to.equal(undefined);
     });
 
+    it('should answer 409 when the model was unregistered while its workers started (regression: 500 "Failed to start workers ... the reason is in ts_log.log")', async () => {
+      let release: () => void = () => undefined;
+      const register = manager.register.bind(manager);
+      manager.register = (opts: RegisterOptions): Promise<FakeModel> => register(opts).then((m) => new Promise<FakeModel>((resolve) => {
+        // What the unregister left of its pool: no worker.
+        release = () => { m.statuses = []; resolve(m); };
+      }));
+      const first = call('POST', '/models?url=gone');
+      await until(() => manager.get('gone') !== undefined, { message: 'the registration reached the manager' });
+      expect(await call('DELETE', '/models/gone')).to.deep.equal({ status: 200, body: { status: 'Model "gone" unregistered' } });
+      release();
+      expect(await first).to.deep.equal({ status: 409, body: { code: 409, type: 'ConflictStatusException', message: 'model gone was unregistered while its workers were starting; it is not registered' } });
+      expect(manager.unregistered).to.deep.equal(['gone']);
+    });
+
     it('should count only the workers that loaded when some did not', async () => {
       manager.outcome.set('half', ['READY', 'STARTING']);
       expect(await call('POST', '/models?url=half&initial_workers=2')).to.deep.equal({ status: 200, body: { status: 'Model "half" Version: 1.0 registered with 1 initial workers' } });
@@ -260,6 +275,21 @@ describe('managementApp', () => {
       expect(await call('PUT', '/models/slow?min_worker=1&synchronous=true')).to.deep.equal({ status: 200, body: { status: 'Workers scaled to 1 for model: slow' } });
       release();
       expect(await first).to.deep.equal({ status: 409, body: { code: 409, type: 'ConflictStatusException', message: 'a later scale of model slow (to 1 workers) replaced this one (to 3)' } });
+    });
+
+    it('should answer 409 when the model was unregistered before its workers were up (regression: 500 "Failed to start workers for model slow: 0 of 3 ready")', async () => {
+      const m = add('slow', ['READY'], 4);
+      let release: () => void = () => undefined;
+      const scale = m.scale.bind(m);
+      m.scale = (min: number, max: number): Promise<void> => {
+        void scale(min, max);
+        return new Promise<void>((resolve) => { release = () => { m.statuses = []; resolve(); }; });
+      };
+      const first = call('PUT', '/models/slow?min_worker=3&synchronous=true');
+      await until(() => m.config.minWorkers === 3, { message: 'the scale reached the model' });
+      expect(await call('DELETE', '/models/slow')).to.deep.equal({ status: 200, body: { status: 'Model "slow" unregistered' } });
+      release();
+      expect(await first).to.deep.equal({ status: 409, body: { code: 409, type: 'ConflictStatusException', message: 'model slow was unregistered before the workers of this scale (to 3) were up' } });
     });
 
     it('should answer 200 when they start', async () => {
