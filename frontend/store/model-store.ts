@@ -7,6 +7,9 @@ import { resolveInside } from './safe-path.js';
 /** Names a model may have: used in URLs and metric labels. */
 export const MODEL_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
+/** A url with a scheme (`https://`, `s3://`, `file://`): what TorchServe would download. */
+const SCHEME_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
 /** One model directory found in the store. */
 export interface StoreEntry {
   readonly name: string;
@@ -45,6 +48,9 @@ export class ModelStore {
 
   /** Resolves a user-given model directory (relative to the store); throws PathEscapeError. */
   resolve(relDir: string): string {
+    // TorchServe downloads a url like https://…/m.mar or s3://…; read as a path it was 'not found'
+    // (or, with a store directory named 'file:', loaded from there), never saying why.
+    if (SCHEME_URL.test(relDir)) throw new Error(`url '${relDir}' is a URL; tsserve downloads no model: give a model directory inside the model store ${this.root}`);
     const dir = resolveInside(this.root, relDir.replace(/\/+$/, ''));
     if (!fs.existsSync(dir)) throw new Error(`model directory '${relDir}' not found in ${this.root}`);
     // A url naming a file (mlp/model.onnx) is a common slip: say so rather than 'not found'.

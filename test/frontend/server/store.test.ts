@@ -149,6 +149,17 @@ describe('Model store', () => {
     expect(() => store.resolve('m/model.onnx')).to.throw("'m/model.onnx' is a file; give the model directory that holds it and its model-config.yaml");
   });
 
+  it('should refuse a url with a scheme as a download it does not do, even where a store directory would match it (regression: "model directory \'https://…\' not found")', () => {
+    const store = new ModelStore(root);
+    // A directory named like a scheme's first part: the url is still a download, never this directory.
+    fs.mkdirSync(path.join(root, 'file:', 'm'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'file:', 'm', 'model-config.yaml'), 'handler: onnx\n');
+    for (const url of ['https://example.com/m.mar', 'http://127.0.0.1/m', 's3://bucket/m.mar', 'file://m', 'FILE:///etc']) {
+      expect(() => store.resolve(url), url).to.throw(`url '${url}' is a URL; tsserve downloads no model: give a model directory inside the model store ${store.root}`);
+    }
+    expect(store.resolve('file:/m')).to.equal(path.join(fs.realpathSync(root), 'file:', 'm'));
+  });
+
   it('should list only model directories inside the store, and say which symlink it skipped and why', () => {
     const skipped: string[] = [];
     expect(new ModelStore(root).list((name, why) => skipped.push(`${name}: ${why}`)).map((e) => e.name)).to.deep.equal(['m']);
