@@ -58,6 +58,21 @@ function registrationParams(req: Request, limits: BodyLimits): { readonly values
   return { values };
 }
 
+/** What `POST /models` takes, and why it takes none of TorchServe's other parameters. */
+const REGISTER_PARAMS = ['url', 'model_name', 'batch_size', 'max_batch_delay', 'initial_workers', 'response_timeout', 'synchronous'] as const;
+const REGISTER_NOTES = Object.freeze({
+  handler: 'the model directory\'s model-config.yaml names its handler',
+  runtime: 'the model directory\'s model-config.yaml names its handler, which says how it runs',
+  startup_timeout: 'the server\'s --model-load-timeout bounds every worker\'s load',
+  s3_sse_kms: 'tsserve downloads no model',
+});
+/** What `PUT /models/{name}` takes, and why it takes none of TorchServe's other parameters. */
+const SCALE_PARAMS = ['min_worker', 'max_worker', 'synchronous'] as const;
+const SCALE_NOTES = Object.freeze({
+  number_gpu: 'tsserve\'s workers run on the CPU',
+  timeout: 'a worker a scale-down retires finishes what it holds first (a generation within the model\'s responseTimeout)',
+});
+
 /** Longest model name a registration takes: a directory name's bound (NAME_MAX). */
 const MAX_MODEL_NAME = 255;
 
@@ -109,6 +124,12 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
   };
 
   app.get('/models/:name{/:version}', (req, res) => {
+    // TorchServe's customized=true adds the handler's describe_handle answer; a handler here has
+    // no such hook, and a describe without the field asked for would look like an empty one.
+    const p = new QueryParams(req.query);
+    const customized = p.bool('customized', false);
+    if (p.error !== null) return sendError(res, 400, p.error);
+    if (customized) return sendError(res, 400, 'parameter customized=true asks for the handler\'s customizedMetadata (TorchServe\'s describe_handle); tsserve\'s handlers have no such hook: leave it out');
     // TorchServe's `/models/{name}/all` describes every version: a model here has one.
     const m = req.params.version === 'all' ? manager.get(String(req.params.name)) : named(req, res);
     if (m === undefined) return req.params.version === 'all' ? sendError(res, 404, `Model not found: ${String(req.params.name)}`) : undefined;
@@ -119,6 +140,7 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     const params = registrationParams(req, limits);
     if ('error' in params) return sendError(res, 400, params.error);
     const p = new QueryParams(params.values);
+    p.only('POST /models', REGISTER_PARAMS, REGISTER_NOTES);
     const url = p.string('url');
     const modelName = p.string('model_name');
     const batchSize = p.int('batch_size', MODEL_BOUNDS.batchSize);
@@ -175,6 +197,7 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     // Refused before the 202 of an asynchronous scale, which would otherwise promise updates that never come.
     if (m.notScalable !== undefined) return sendError(res, 400, m.notScalable);
     const p = new QueryParams(req.query);
+    p.only('PUT /models/{name}', SCALE_PARAMS, SCALE_NOTES);
     const min = p.int('min_worker', MODEL_BOUNDS.minWorkers);
     const max = p.int('max_worker', MODEL_BOUNDS.maxWorkers);
     const sync = p.bool('synchronous', false);

@@ -15,6 +15,19 @@ export class QueryParams {
 
   constructor(private readonly query: Readonly<Record<string, unknown>>) {}
 
+  /**
+   * Refuses the first parameter `route` does not take (a typo such as `initial_worker`, or a
+   * TorchServe parameter this server has no use for) rather than ignoring it: with `notes`, the
+   * reason it is not taken; else the parameters `route` takes.
+   */
+  only(route: string, taken: readonly string[], notes: Readonly<Record<string, string>> = {}): void {
+    if (this.error !== null) return;
+    const extra = Object.keys(this.query).find((k) => !taken.includes(k));
+    if (extra === undefined) return;
+    const note = Object.hasOwn(notes, extra) ? notes[extra] : undefined;
+    this.error = note !== undefined ? `parameter ${extra} is not one ${route} takes: ${note}` : `parameter ${extra} is not one ${route} takes (it takes ${taken.join(', ')})`;
+  }
+
   /** The parameter's one value; undefined when absent (or after an error). */
   string(key: string): string | undefined {
     if (this.error !== null) return undefined;

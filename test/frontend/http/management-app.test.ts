@@ -137,6 +137,36 @@ describe('managementApp', () => {
     });
   });
 
+  describe('parameters a route does not take', () => {
+    const bad = (message: string): { status: number; body: unknown } => ({ status: 400, body: { code: 400, type: 'BadRequestException', message } });
+
+    it('should refuse a registration\'s unknown or TorchServe-only parameter with 400 naming it, registering nothing (regression: initial_worker=2 registered 1 worker)', async () => {
+      expect(await call('POST', '/models?url=good&initial_worker=2')).to.deep.equal(bad('parameter initial_worker is not one POST /models takes (it takes url, model_name, batch_size, max_batch_delay, initial_workers, response_timeout, synchronous)'));
+      expect(await call('POST', '/models?url=good&handler=image_classifier')).to.deep.equal(bad("parameter handler is not one POST /models takes: the model directory's model-config.yaml names its handler"));
+      expect(await call('POST', '/models?url=good&startup_timeout=600')).to.deep.equal(bad("parameter startup_timeout is not one POST /models takes: the server's --model-load-timeout bounds every worker's load"));
+      const r = await fetch(`${base}/models`, { method: 'POST', body: '{"url": "good", "runtime": "python"}', headers: { 'content-type': 'application/json' } });
+      expect({ status: r.status, body: JSON.parse(await r.text()) as unknown }).to.deep.equal(bad("parameter runtime is not one POST /models takes: the model directory's model-config.yaml names its handler, which says how it runs"));
+      expect(manager.registered).to.deep.equal([]);
+    });
+
+    it('should refuse a scale\'s unknown or TorchServe-only parameter with 400 naming it, scaling nothing (regression: min_workers=3 was a 202 that changed nothing)', async () => {
+      const m = add('m', ['READY'], 4);
+      expect(await call('PUT', '/models/m?min_workers=3')).to.deep.equal(bad('parameter min_workers is not one PUT /models/{name} takes (it takes min_worker, max_worker, synchronous)'));
+      expect(await call('PUT', '/models/m?min_worker=2&number_gpu=1')).to.deep.equal(bad("parameter number_gpu is not one PUT /models/{name} takes: tsserve's workers run on the CPU"));
+      expect(await call('PUT', '/models/m?min_worker=0&timeout=0')).to.deep.equal(bad("parameter timeout is not one PUT /models/{name} takes: a worker a scale-down retires finishes what it holds first (a generation within the model's responseTimeout)"));
+      expect([m.config.minWorkers, manager.changes]).to.deep.equal([1, 0]);
+    });
+
+    it('should refuse customized=true, which asks for a handler hook tsserve has not, and a customized that is not a boolean (regression: both answered the plain describe)', async () => {
+      add('m');
+      expect(await call('GET', '/models/m?customized=true')).to.deep.equal(bad("parameter customized=true asks for the handler's customizedMetadata (TorchServe's describe_handle); tsserve's handlers have no such hook: leave it out"));
+      expect(await call('GET', '/models/m/all?customized=yes')).to.deep.equal(bad("parameter customized must be true or false (got 'yes')"));
+      const plain = await call('GET', '/models/m');
+      expect(await call('GET', '/models/m?customized=false')).to.deep.equal(plain);
+      expect(plain.status).to.equal(200);
+    });
+  });
+
   describe('PUT /models/{name}/{version}/set-default', () => {
     it('should answer 200 for the model\'s version and 404 for another or an unknown model (regression: 404 for every request)', async () => {
       add('mlp');

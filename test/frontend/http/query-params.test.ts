@@ -42,6 +42,21 @@ describe('QueryParams', () => {
     expect(bool('1', true)).to.deep.equal([false, "parameter synchronous must be true or false (got '1')"]);
   });
 
+  it('should refuse a parameter the route does not take, naming it, what the route takes and a note on TorchServe\'s (regression: initial_worker=2 registered 1 worker without a word)', () => {
+    const only = (query: Record<string, unknown>): string | null => {
+      const p = new QueryParams(query);
+      p.only('POST /models', ['url', 'initial_workers'], { handler: 'the model directory\'s model-config.yaml sets it' });
+      return p.error;
+    };
+    expect(only({ url: 'mlp', initial_workers: '2' })).to.equal(null);
+    expect(only({ url: 'mlp', initial_worker: '2' })).to.equal('parameter initial_worker is not one POST /models takes (it takes url, initial_workers)');
+    expect(only({ url: 'mlp', handler: 'x.py' })).to.equal('parameter handler is not one POST /models takes: the model directory\'s model-config.yaml sets it');
+    // The first problem is kept: a later read returns nothing.
+    const p = new QueryParams({ nope: '1', url: 'mlp' });
+    p.only('POST /models', ['url']);
+    expect([p.string('url'), p.error]).to.deep.equal([undefined, 'parameter nope is not one POST /models takes (it takes url)']);
+  });
+
   it('should keep the first problem and read nothing after it', () => {
     const p = new QueryParams({ batch_size: 'x', response_timeout: '1e23', url: 'mlp' });
     expect([p.int('batch_size', MODEL_BOUNDS.batchSize), p.int('response_timeout', MODEL_BOUNDS.responseTimeout), p.string('url')]).to.deep.equal([undefined, undefined, undefined]);
