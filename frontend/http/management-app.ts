@@ -187,8 +187,16 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
       if (e instanceof RegistrationError) return sendError(res, e.status, e.message);
       next(e);
     });
-    // Asynchronous registration: answer once the config is accepted (workers start behind).
-    if (!sync) setImmediate(() => { if (!existed && !res.headersSent && manager.get(name) !== undefined) res.status(202).json({ status: `Model "${name}" registered; workers starting` }); });
+    // Asynchronous registration: answer once the config is accepted (workers start behind), in
+    // TorchServe's words; a model that starts no worker has nothing in progress, so it is the 200.
+    if (!sync) {
+      setImmediate(() => {
+        const m = manager.get(name);
+        if (existed || res.headersSent || m === undefined) return;
+        if (m.describe().minWorkers === 0) answer(m, 0);
+        else res.status(202).json({ status: 'Processing worker updates...' });
+      });
+    }
   });
 
   app.put('/models/:name{/:version}', (req, res, next) => {
@@ -228,7 +236,9 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
       const ready = readyWorkers(m.describe());
       // TorchServe's 500 when the new workers do not start, rather than a 200 for a scale that did not happen.
       if (ready < newMin) return sendError(res, 500, `Failed to start workers for model ${m.config.name}: ${ready} of ${newMin} ready (${SEE_LOG})`);
-      res.json({ status: `Workers scaled to ${newMin} for model: ${m.config.name}` });
+      // TorchServe names the version when the path does.
+      const version = req.params.version !== undefined ? `, version: ${m.config.version}` : '';
+      res.json({ status: `Workers scaled to ${newMin} for model: ${m.config.name}${version}` });
     }, next);
   });
 

@@ -233,6 +233,17 @@ describe('managementApp', () => {
     });
   });
 
+  describe('POST /models?synchronous=false', () => {
+    it('should answer TorchServe\'s 202 "Processing worker updates..." (regression: a body of its own, "Model \\"x\\" registered; workers starting")', async () => {
+      expect(await call('POST', '/models?url=bg&initial_workers=2&synchronous=false')).to.deep.equal({ status: 202, body: { status: 'Processing worker updates...' } });
+      expect(manager.get('bg')?.config.minWorkers).to.equal(2);
+    });
+
+    it('should answer 200 "registered with 0 initial workers" when it starts none, as TorchServe does (regression: 202 promising worker updates that never come)', async () => {
+      expect(await call('POST', '/models?url=idle&initial_workers=0&synchronous=false')).to.deep.equal({ status: 200, body: { status: 'Model "idle" Version: 1.0 registered with 0 initial workers. Use scale workers API to add workers for the model.' } });
+    });
+  });
+
   describe('POST /models with a JSON body (TorchServe reads its parameters there too)', () => {
     async function post(body: string, url = '/models', type = 'application/json'): Promise<{ status: number; body: unknown }> {
       const r = await fetch(`${base}${url}`, { method: 'POST', body, headers: { 'content-type': type } });
@@ -320,6 +331,11 @@ describe('managementApp', () => {
       expect(await call('DELETE', '/models/slow')).to.deep.equal({ status: 200, body: { status: 'Model "slow" unregistered' } });
       release();
       expect(await first).to.deep.equal({ status: 409, body: { code: 409, type: 'ConflictStatusException', message: 'model slow was unregistered before the workers of this scale (to 3) were up' } });
+    });
+
+    it('should name the version of /models/{name}/{version} in its answer, as TorchServe does (regression: the version was left out)', async () => {
+      add('slow', ['READY'], 4);
+      expect(await call('PUT', '/models/slow/1.0?min_worker=2&synchronous=true')).to.deep.equal({ status: 200, body: { status: 'Workers scaled to 2 for model: slow, version: 1.0' } });
     });
 
     it('should answer 200 when they start', async () => {
