@@ -15,6 +15,7 @@ import type { BodyLimits } from './body-limits.js';
 import { bodyLimits } from './body-limits.js';
 import { bodyGuard, guardedBody } from './body-guard.js';
 import { parseJsonBody } from './json-body.js';
+import { topLevelKeyCounts } from './json-keys.js';
 import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 import { HttpMetrics } from './http-metrics.js';
@@ -38,7 +39,7 @@ const SEE_LOG = 'the reason is in ts_log.log';
  * The parameters of a registration: the query's, or, as TorchServe reads them, the fields of a
  * JSON body (`Content-Type: application/json`, `{"url": "mlp", "initial_workers": 2}`; numbers and
  * booleans as their text, so the query's strict reading applies to both). Both at once is a 400
- * rather than a silent choice.
+ * rather than a silent choice, and so is a key written twice (the query's parameter given twice).
  */
 function registrationParams(req: Request, limits: BodyLimits): { readonly values: Readonly<Record<string, unknown>> } | { readonly error: string } {
   const body = guardedBody(req);
@@ -49,6 +50,7 @@ function registrationParams(req: Request, limits: BodyLimits): { readonly values
   const doc = parsed.value;
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return { error: 'the JSON body of a registration must be an object of its parameters ({"url": "mlp", ...})' };
   if (Object.keys(req.query).length > 0) return { error: 'give the registration\'s parameters in the query or in a JSON body, not both' };
+  for (const [k, n] of topLevelKeyCounts(body.toString('utf8'))) if (n > 1) return { error: `parameter ${k} must be given once (got ${n} values)` };
   const values: Record<string, string> = {};
   for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
     if (typeof v === 'string') values[k] = v;

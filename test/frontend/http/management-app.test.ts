@@ -262,6 +262,8 @@ describe('managementApp', () => {
       expect(await post('{"url": "good", "batch_size": 1.5}')).to.deep.equal(bad("parameter batch_size must be an integer from 1 to 1024 (got '1.5')"));
       expect(await post('{"url": "good"}', '/models?batch_size=2')).to.deep.equal(bad("give the registration's parameters in the query or in a JSON body, not both"));
       expect(await post('{"url": ')).to.deep.equal(bad('invalid JSON body: Unexpected end of JSON input'));
+      // A key written twice is the query's parameter given twice (JSON.parse kept the last: 'good' was registered).
+      expect(await post('{"url": "nope", "url": "good", "\\u0075rl": "good"}')).to.deep.equal(bad('parameter url must be given once (got 3 values)'));
       expect(manager.registered).to.deep.equal([]);
     });
 
