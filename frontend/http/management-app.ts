@@ -41,10 +41,12 @@ const SEE_LOG = 'the reason is in ts_log.log';
  * booleans as their text, so the query's strict reading applies to both). Both at once is a 400
  * rather than a silent choice, and so is a key written twice (the query's parameter given twice).
  */
-function registrationParams(req: Request, limits: BodyLimits): { readonly values: Readonly<Record<string, unknown>> } | { readonly error: string } {
+function registrationParams(req: Request, limits: BodyLimits): { readonly values: Readonly<Record<string, unknown>>; readonly unreadBodyType?: string } | { readonly error: string } {
   const body = guardedBody(req);
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (body === undefined || type !== 'application/json') return { values: req.query };
+  if (body === undefined || body.length === 0) return { values: req.query };
+  // Not read, but named when the url is then missing: `curl -d '{"url": …}'` sends a form.
+  if (type !== 'application/json') return { values: req.query, unreadBodyType: type === '' ? 'not given' : type };
   const parsed = parseJsonBody(body, limits);
   if ('status' in parsed) return { error: parsed.message };
   const doc = parsed.value;
@@ -151,7 +153,12 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     const responseTimeoutSec = p.int('response_timeout', MODEL_BOUNDS.responseTimeout);
     const sync = p.bool('synchronous', true);
     if (p.error !== null) return sendError(res, 400, p.error);
-    if (url === undefined || url === '') return sendError(res, 400, 'Parameter url is required (a model directory inside the model store).');
+    if (url === undefined || url === '') {
+      const unread = 'unreadBodyType' in params && params.unreadBodyType !== undefined
+        ? ` The body was not read: its Content-Type is ${params.unreadBodyType}; give the parameters in the query, or as a JSON body with Content-Type: application/json.`
+        : '';
+      return sendError(res, 400, `Parameter url is required (a model directory inside the model store).${unread}`);
+    }
     const name = modelName ?? url.replace(/\/+$/, '').split('/').pop() ?? url;
     // A model directory's name has at most 255 bytes; a longer model_name was registered, but
     // its workers' metrics (ModelName, WorkerName past 1,024 characters) were all dropped.

@@ -267,6 +267,14 @@ describe('managementApp', () => {
       expect(manager.registered).to.deep.equal([]);
     });
 
+    it('should say a body that is not JSON was not read when the url is missing (regression: curl -d \'{"url": …}\' sends it as a form, and heard only "Parameter url is required")', async () => {
+      const unread = (type: string): unknown => bad(`Parameter url is required (a model directory inside the model store). The body was not read: its Content-Type is ${type}; give the parameters in the query, or as a JSON body with Content-Type: application/json.`);
+      expect(await post('{"url": "good"}', '/models', 'application/x-www-form-urlencoded')).to.deep.equal(unread('application/x-www-form-urlencoded'));
+      expect(await post('url=good', '/models', 'text/plain;charset=utf-8')).to.deep.equal(unread('text/plain'));
+      expect(await post('', '/models', 'text/plain')).to.deep.equal(bad('Parameter url is required (a model directory inside the model store).'));
+      expect(manager.registered).to.deep.equal([]);
+    });
+
     it('should still read the query, and drop a body that is not JSON', async () => {
       expect(await post('url=other', '/models?url=good', 'text/plain')).to.deep.equal({ status: 200, body: { status: 'Model "good" Version: 1.0 registered with 1 initial workers' } });
     });
