@@ -147,6 +147,9 @@ describe('Model store', () => {
     expect(store.resolve('m/')).to.equal(path.join(fs.realpathSync(root), 'm'));
     expect(() => store.resolve('nope')).to.throw(`model directory 'nope' not found in ${store.root}`);
     expect(() => store.resolve('m/model.onnx')).to.throw("'m/model.onnx' is a file; give the model directory that holds it and its model-config.yaml");
+    // TorchServe's url names a .mar archive: say what is served instead, naming the directory when there is one.
+    expect(() => store.resolve('m.mar')).to.throw(`model directory 'm.mar' not found in ${store.root}: tsserve serves model directories, not .mar archives (url=m is one)`);
+    expect(() => store.resolve('other.mar')).to.throw(`model directory 'other.mar' not found in ${store.root}: tsserve serves model directories, not .mar archives`);
   });
 
   it('should refuse a url with a scheme as a download it does not do, even where a store directory would match it (regression: "model directory \'https://…\' not found")', () => {
