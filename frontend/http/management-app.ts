@@ -238,7 +238,7 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     }
     done.then(() => {
       // Unregistered meanwhile: its workers were stopped, not failed.
-      if (manager.get(m.config.name) !== m) return sendError(res, 409, `model ${m.config.name} was unregistered before the workers of this scale (to ${newMin}) were up`);
+      if (manager.get(m.config.name) !== m) return sendError(res, 409, `model ${m.config.name} was unregistered before this scale (to ${newMin} workers) was done`);
       // A scale requested meanwhile replaced this one: neither its success nor a failure.
       const now = m.describe().minWorkers;
       if (now !== newMin) return sendError(res, 409, `a later scale of model ${m.config.name} (to ${now} workers) replaced this one (to ${newMin})`);

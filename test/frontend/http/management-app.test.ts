@@ -328,7 +328,7 @@ describe('managementApp', () => {
       expect(await first).to.deep.equal({ status: 409, body: { code: 409, type: 'ConflictStatusException', message: 'a later scale of model slow (to 1 workers) replaced this one (to 3)' } });
     });
 
-    it('should answer 409 when the model was unregistered before its workers were up (regression: 500 "Failed to start workers for model slow: 0 of 3 ready")', async () => {
+    it('should answer 409 when the model was unregistered before the scale was done (regression: 500 "Failed to start workers for model slow: 0 of 3 ready")', async () => {
       const m = add('slow', ['READY'], 4);
       let release: () => void = () => undefined;
       const scale = m.scale.bind(m);
@@ -340,7 +340,7 @@ describe('managementApp', () => {
       await until(() => m.config.minWorkers === 3, { message: 'the scale reached the model' });
       expect(await call('DELETE', '/models/slow')).to.deep.equal({ status: 200, body: { status: 'Model "slow" unregistered' } });
       release();
-      expect(await first).to.deep.equal({ status: 409, body: { code: 409, type: 'ConflictStatusException', message: 'model slow was unregistered before the workers of this scale (to 3) were up' } });
+      expect(await first).to.deep.equal({ status: 409, body: { code: 409, type: 'ConflictStatusException', message: 'model slow was unregistered before this scale (to 3 workers) was done' } });
     });
 
     it('should name the version of /models/{name}/{version} in its answer, as TorchServe does (regression: the version was left out)', async () => {
