@@ -86,7 +86,9 @@ export class ModelManager {
     } catch (e) {
       throw new RegistrationError(400, (e as Error).message);
     }
-    if (this.models.has(opts.name)) throw new RegistrationError(409, `Model ${opts.name} is already registered.`);
+    // TorchServe's words, and why another version is refused too (it would add that version).
+    const existing = this.models.get(opts.name);
+    if (existing !== undefined) throw new RegistrationError(409, `Model version ${existing.config.version} is already registered for model ${opts.name} (a model has one version here: unregister it to register another)`);
     const res = loadModelConfig(opts.name, dir, opts.overrides);
     if (!res.ok) throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
     for (const w of res.warnings) this.ctx.log('warn', w);

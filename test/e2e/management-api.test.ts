@@ -73,7 +73,7 @@ describe('tsserve start: the management API leaves no model nor worker behind (r
     answers.sort((a, b) => a.status - b.status);
     expect(answers).to.deep.equal([
       { status: 200, json: { status: 'Model "twin" Version: 1.0 registered with 1 initial workers' } },
-      bad(409, 'ConflictStatusException', 'Model twin is already registered.'),
+      bad(409, 'ConflictStatusException', 'Model version 1.0 is already registered for model twin (a model has one version here: unregister it to register another)'),
     ]);
     const twin = (await workersOf(server, 'twin')).map((w) => w.pid!);
     expect(twin.length).to.equal(1);
