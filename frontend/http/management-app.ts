@@ -71,11 +71,10 @@ const REGISTER_NOTES = Object.freeze({
   s3_sse_kms: 'tsserve downloads no model',
 });
 /** What `PUT /models/{name}` takes, and why it takes none of TorchServe's other parameters. */
-const SCALE_PARAMS = ['min_worker', 'max_worker', 'synchronous'] as const;
-const SCALE_NOTES = Object.freeze({
-  number_gpu: 'tsserve\'s workers run on the CPU',
-  timeout: 'a worker a scale-down retires finishes what it holds first (a generation within the model\'s responseTimeout)',
-});
+const SCALE_PARAMS = ['min_worker', 'max_worker', 'synchronous', 'timeout'] as const;
+const SCALE_NOTES = Object.freeze({ number_gpu: 'tsserve\'s workers run on the CPU' });
+/** The one `timeout` a scale takes: TorchServe's default, what a scale-down here always does. */
+const SCALE_TIMEOUT = '-1';
 
 /** Longest model name a registration takes: a directory name's bound (NAME_MAX). */
 const MAX_MODEL_NAME = 255;
@@ -218,7 +217,11 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     const min = p.int('min_worker', MODEL_BOUNDS.minWorkers);
     const max = p.int('max_worker', MODEL_BOUNDS.maxWorkers);
     const sync = p.bool('synchronous', false);
+    const timeout = p.string('timeout');
     if (p.error !== null) return sendError(res, 400, p.error);
+    if (timeout !== undefined && timeout !== SCALE_TIMEOUT) {
+      return sendError(res, 400, `parameter timeout must be -1 (got '${timeout}'): a worker a scale-down retires finishes what it holds first (a generation within the model's responseTimeout), as TorchServe's -1 waits`);
+    }
     const newMin = min ?? m.config.minWorkers;
     // An explicit max below the min is a client error (TorchServe's 400), not something to clamp silently.
     if (max !== undefined && max < newMin) return sendError(res, 400, `max_worker cannot be less than min_worker (${max} < ${newMin})`);

@@ -151,10 +151,13 @@ describe('managementApp', () => {
 
     it('should refuse a scale\'s unknown or TorchServe-only parameter with 400 naming it, scaling nothing (regression: min_workers=3 was a 202 that changed nothing)', async () => {
       const m = add('m', ['READY'], 4);
-      expect(await call('PUT', '/models/m?min_workers=3')).to.deep.equal(bad('parameter min_workers is not one PUT /models/{name} takes (it takes min_worker, max_worker, synchronous)'));
+      expect(await call('PUT', '/models/m?min_workers=3')).to.deep.equal(bad('parameter min_workers is not one PUT /models/{name} takes (it takes min_worker, max_worker, synchronous, timeout)'));
       expect(await call('PUT', '/models/m?min_worker=2&number_gpu=1')).to.deep.equal(bad("parameter number_gpu is not one PUT /models/{name} takes: tsserve's workers run on the CPU"));
-      expect(await call('PUT', '/models/m?min_worker=0&timeout=0')).to.deep.equal(bad("parameter timeout is not one PUT /models/{name} takes: a worker a scale-down retires finishes what it holds first (a generation within the model's responseTimeout)"));
+      expect(await call('PUT', '/models/m?min_worker=0&timeout=0')).to.deep.equal(bad("parameter timeout must be -1 (got '0'): a worker a scale-down retires finishes what it holds first (a generation within the model's responseTimeout), as TorchServe's -1 waits"));
+      expect(await call('PUT', '/models/m?min_worker=0&timeout=-1&timeout=-1')).to.deep.equal(bad('parameter timeout must be given once (got 2 values)'));
       expect([m.config.minWorkers, manager.changes]).to.deep.equal([1, 0]);
+      // TorchServe's default timeout, what a scale-down here does: taken.
+      expect(await call('PUT', '/models/m?min_worker=2&timeout=-1&synchronous=true')).to.deep.equal({ status: 200, body: { status: 'Workers scaled to 2 for model: m' } });
     });
 
     it('should refuse customized=true, which asks for a handler hook tsserve has not, and a customized that is not a boolean (regression: both answered the plain describe)', async () => {
