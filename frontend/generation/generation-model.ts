@@ -207,6 +207,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
       minWorkers: this.pool.minWorkers, maxWorkers: this.pool.maxWorkers, batchSize: c.batchSize, maxBatchDelay: c.maxBatchDelayMs,
       responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup, workers: this.pool.workers(),
       jobQueueStatus: { remainingCapacity: this.remainingCapacity(), pendingRequests: pending },
+      ...(this.pool.lastError !== null ? { lastWorkerError: this.pool.lastError } : {}),
     };
   }
 

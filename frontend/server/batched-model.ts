@@ -62,6 +62,7 @@ export class BatchedModel implements ServedModel {
       responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup,
       workers: this.pool.workers(),
       jobQueueStatus: { remainingCapacity: this.batcher.capacity - this.batcher.queueLength, pendingRequests: this.batcher.queueLength },
+      ...(this.pool.lastError !== null ? { lastWorkerError: this.pool.lastError } : {}),
     };
   }
 

@@ -19,6 +19,11 @@ export interface ModelDescription {
   readonly loadedAtStartup: boolean;
   readonly workers: readonly WorkerInfo[];
   readonly jobQueueStatus: { readonly remainingCapacity: number; readonly pendingRequests: number };
+  /**
+   * Why the model's last worker load failed or its last worker died, since a worker last loaded
+   * (absent when none did): the describe otherwise showed `workers: []` and no reason.
+   */
+  readonly lastWorkerError?: string;
 }
 
 /** A registered model. `submit` is absent for kinds that do not serve `/predictions`. */

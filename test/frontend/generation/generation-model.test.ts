@@ -112,6 +112,8 @@ describe('GenerationModel', () => {
       expect(model.generate(req('finish'), recorder())).to.deep.equal({
         status: 503, message: 'model m has no engine ready; its worker failed to load and is retried with backoff (worker W-9000-m_1.0 failed to load: told to fail)',
       });
+      // The management API's describe says it too.
+      expect(model.describe().lastWorkerError).to.equal('worker W-9000-m_1.0 failed to load: told to fail');
     } finally {
       await model.stop();
     }

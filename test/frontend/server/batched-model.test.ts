@@ -38,6 +38,19 @@ function failingModel(): BatchedModel {
   });
 }
 
+describe('BatchedModel.describe', () => {
+  it('should say why its worker failed to load (the describe showed workers: [] and no reason)', async () => {
+    const model = failingModel();
+    expect(model.describe().lastWorkerError).to.equal(undefined);
+    await model.start();
+    try {
+      expect(model.describe().lastWorkerError).to.equal('worker W-9000-m_1.0 failed to load: told to fail');
+    } finally {
+      await model.stop();
+    }
+  });
+});
+
 describe('BatchedModel.scale', () => {
   it('should leave queued requests queued when scaled up after its workers failed to load (regression: answered 503 "was scaled to 0 workers")', async () => {
     const model = failingModel();
