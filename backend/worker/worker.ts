@@ -206,9 +206,13 @@ export class Worker {
     if (metrics.records('PredictionTime')) metrics.addTime('PredictionTime', outcome.predictionMs, undefined, 'ms');
     const result: ResultMessage = { type: 'tsserve.result', batchId: b.batchId, responses: outcome.responses, handlerMs: outcome.handlerMs };
     // The batch's metrics ride in its result: one channel write a batch, not two. With nothing
-    // to flush (or metrics off, or the channel congested) the result goes alone.
+    // to flush (or metrics off) the result goes alone. Forced even while the channel is
+    // congested: the result is sent anyway, and held back its metrics would reach the frontend
+    // after its requests were answered, or never, if the worker died before the drain. What
+    // this adds to the channel's queue is bounded: one flush (maxPointsPerFlush) per result,
+    // and the frontend has at most `depth` batches at a worker.
     let carried = false;
-    metrics.flush(false, (m, written) => {
+    metrics.flush(true, (m, written) => {
       carried = true;
       return this.sendResult({ ...result, metrics: m }, written);
     });
