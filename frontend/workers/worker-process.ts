@@ -26,6 +26,12 @@ import type { WorkerOutputFault } from './output-faults.js';
  */
 export const WATCHDOG_GRACE_MS = 50;
 
+/**
+ * How long after a worker's exit and the close of its IPC channel its stdout and stderr may stay
+ * open before it is handled as gone anyway (a process it started holds them).
+ */
+export const STDIO_GRACE_MS = 1000;
+
 /** Lifecycle states, as shown by the management API. */
 export type WorkerStatus = 'STARTING' | 'READY' | 'BUSY' | 'STOPPING' | 'DEAD';
 
@@ -118,7 +124,8 @@ export class WorkerProcess extends EventEmitter {
     this.exitPromise = new Promise((resolve) => {
       // 'close' comes after 'exit' and after the IPC channel has delivered every message, so
       // the worker's last metrics flush is already ingested when listeners see the exit.
-      this.child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
+      const gone = (code: number | null, signal: NodeJS.Signals | null): void => {
+        if (this.exited) return;
         this.exited = true;
         this.statusValue = 'DEAD';
         this.disarm();
@@ -129,7 +136,25 @@ export class WorkerProcess extends EventEmitter {
         this.pending.clear();
         this.emit('exit', code, signal);
         resolve();
-      });
+      };
+      this.child.on('close', gone);
+      // 'close' also waits for stdout and stderr, which a process the worker started may share
+      // and hold open for as long as it lives. The IPC channel's 'disconnect' comes after its
+      // last message, so once the process exited and the channel closed, nothing more of the
+      // worker's can be lost: past a grace (its last stderr lines, a crash's stack, are logged
+      // first as usual), it is gone.
+      let status: [number | null, NodeJS.Signals | null] | null = null;
+      const closing = (): void => {
+        if (status === null || this.child.connected || this.exited) return;
+        const [code, signal] = status;
+        setTimeout(() => {
+          if (this.exited) return;
+          opts.log.warn(`worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`}) and its IPC channel closed, but its stdout and stderr are still open ${STDIO_GRACE_MS} ms later (a process it started holds them): handled as gone`);
+          gone(code, signal);
+        }, STDIO_GRACE_MS).unref();
+      };
+      this.child.on('exit', (code: number | null, signal: NodeJS.Signals | null) => { status = [code, signal]; closing(); });
+      this.child.on('disconnect', closing);
     });
     this.child.on('error', () => { /* surfaced through 'close' */ });
   }

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import type { MetricsConfig } from '../../../schema/types.js';
 import type { ModelConfig } from '../../../schema/worker-protocol.js';
@@ -84,6 +86,34 @@ describe('WorkerPool', () => {
       expect(events).to.deep.equal(['loaded W-9000-m_1.0 5', 'gone W-9000-m_1.0', 'loaded W-9001-m_1.0 5']);
     } finally {
       await pool.stop();
+    }
+  });
+
+  // Regression: its death was handled on the child's 'close', which waits for stdout and stderr
+  // to close too; a process the worker started that shares them held the dead worker READY
+  // (its batch pending, no replacement) for as long as that process lived.
+  it('should replace a killed worker whose stdout and stderr a process it started holds open', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-pool-helper-'));
+    const pidFile = path.join(dir, 'helper.pid');
+    const logs: string[] = [];
+    const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { helperPidFile: pidFile, delayMs: 60_000 } }), { ...deps([]), log: recordingLog(logs) });
+    await pool.start();
+    try {
+      const w = pool.idleWorker()!;
+      const held = w.runBatch([{ requestId: 'r', body: 'x' }], undefined).then(() => 'answered', (e: Error) => e.message);
+      process.kill(w.pid!, 'SIGKILL');
+      await until(() => pool.readyCount === 1 && pool.workers()[0]?.id !== w.id, { message: 'a READY replacement', timeoutMs: 10_000, observe: () => pool.workers().map((x) => [x.id, x.status]) });
+      expect(await held).to.equal('worker W-9000-m_1.0 exited (signal SIGKILL)');
+      expect(pool.workers().map((x) => x.id)).to.deep.equal(['W-9001-m_1.0']);
+      expect(logs.filter((l) => l.includes('stdout and stderr'))).to.deep.equal([
+        'warn: worker W-9000-m_1.0 exited (signal SIGKILL) and its IPC channel closed, but its stdout and stderr are still open 1000 ms later (a process it started holds them): handled as gone {"worker":"W-9000-m_1.0","model":"m"}',
+      ]);
+    } finally {
+      for (const pid of fs.readFileSync(pidFile, 'utf8').split('\n').filter((l) => l !== '')) {
+        try { process.kill(Number(pid), 'SIGKILL'); } catch { /* gone */ }
+      }
+      await pool.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
