@@ -208,6 +208,12 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
       expect(sample(text, `tsserve_worker_restarts_total{model_name="${model}",Hostname="${H}"}`), model).to.equal(kills[model]);
     }
 
+    // Each incarnation of the custom worker adds 1 in initialize and flushes it before it is ready.
+    const inits = `InitializeCallCount{ModelName="custom",Level="Model",Hostname="${H}"}`;
+    expect(sample(text, inits)).to.equal(CUSTOM_KILLS + 1);
+    expect(tslog(server, 'model_metrics.log', 'InitializeCallCount').filter((l) => dim(l, 'ModelName') === 'custom').map((l) => l.value)).to.deep.equal(Array(CUSTOM_KILLS + 1).fill(1));
+    await until(() => statsdSum(statsd, 'InitializeCallCount', 'ModelName:custom,') === CUSTOM_KILLS + 1, { message: 'InitializeCallCount at the statsd daemon', observe: () => statsdSum(statsd, 'InitializeCallCount', 'ModelName:custom,') });
+
     // The handler observes ExamplePercentMetric per request in postprocess, in the macrotask that
     // sends the batch's result with its metrics: exactly the 200s, each once, with its request id.
     const okIds = answers.filter((a) => a.model === 'custom' && a.status === 200).map((a) => a.id).sort();
