@@ -33,7 +33,8 @@ const MAX_POINTS = 2 ** 20;
  * `{"kill": "mid-flush"}` adds 3, flushes, then adds 1 MAX_POINTS + 1 times: the last finds the
  * buffer full at the cap, which flushes itself as one 12 MiB message, more than a socket buffer
  * holds (process.send answers false: the rest is queued), and the worker SIGKILLs itself while
- * that message is still being written.
+ * that message is still being written. `{"kill": "after-timer"}` adds 2, awaits 1.5 s (the
+ * worker's 1 s timer flushes the 2 meanwhile), then SIGKILLs its worker.
  */
 const FLUSHKILL = `export function handle(requests, ctx) {
   const m = ctx.metrics;
@@ -52,6 +53,11 @@ const FLUSHKILL = `export function handle(requests, ctx) {
     const c = m.getMetric('PostprocessCallCount', 'counter');
     for (let i = 0; i <= ${MAX_POINTS}; i++) c.addOrUpdate(1, { ModelName: ctx.modelName, Level: 'Model' });
     process.kill(process.pid, 'SIGKILL');
+  }
+  if (kill === 'after-timer') {
+    m.addCounter('PostprocessCallCount', 2);
+    // Longer than the worker's 1 s flush timer: a timer flush takes the 2 while this awaits.
+    return new Promise((resolve) => setTimeout(resolve, 1500)).then(() => process.kill(process.pid, 'SIGKILL'));
   }
   if (kill !== undefined) return new Promise(() => undefined);
   for (const r of requests) {
@@ -294,5 +300,29 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
     }, { message: 'flushkill\'s PostprocessCallCount lines' });
     expect(lines.map((l) => l.value)).to.deep.equal([5, 1, 1, 1, 3, 1]);
     await until(() => statsdSum(statsd, 'PostprocessCallCount', 'ModelName:flushkill,') === 12, { message: 'PostprocessCallCount 12 at the statsd daemon', observe: () => statsdSum(statsd, 'PostprocessCallCount', 'ModelName:flushkill,') });
+  });
+  it("should count what the worker's timer flushed while a batch awaited, though the kill then failed the batch", async () => {
+    const before = await scrape(server);
+    const series = `PostprocessCallCount{ModelName="flushkill",Level="Model",Hostname="${H}"}`;
+    const [w] = await workersOf(server, 'flushkill');
+    const killed = await post(`${server.inference}/predictions/flushkill`, { kill: 'after-timer' });
+    expect([killed.status, killed.json]).to.deep.equal([500, { code: 500, type: 'InternalServerException', message: `Worker died: worker ${w.id} exited (signal SIGKILL)` }]);
+    await until(async () => {
+      const ws = await workersOf(server, 'flushkill');
+      return ws.length === 1 && ws[0].pid !== w.pid && ws[0].status === 'READY';
+    }, { message: 'a replacement for flushkill\'s worker', timeoutMs: 30_000 });
+    expect((await post(`${server.inference}/predictions/flushkill`, {})).status).to.equal(200);
+
+    // The 2 of the failed request are counted (docs/ipc.md, what a killed worker loses), once.
+    const text = await scrape(server);
+    expect((sample(text, series) ?? 0) - (sample(before, series) ?? 0)).to.equal(3);
+    expect(sample(text, `tsserve_worker_restarts_total{model_name="flushkill",Hostname="${H}"}`)).to.equal(3);
+    const lines = await until(() => {
+      const ls = tslog(server, 'model_metrics.log', 'PostprocessCallCount').filter((l) => dim(l, 'ModelName') === 'flushkill');
+      return ls.length >= 8 ? ls : null;
+    }, { message: 'flushkill\'s PostprocessCallCount lines' });
+    expect(lines.map((l) => l.value)).to.deep.equal([5, 1, 1, 1, 3, 1, 2, 1]);
+    expect(lines[6]!.requestId).to.equal(killed.requestId);
+    await until(() => statsdSum(statsd, 'PostprocessCallCount', 'ModelName:flushkill,') === 15, { message: 'PostprocessCallCount 15 at the statsd daemon', observe: () => statsdSum(statsd, 'PostprocessCallCount', 'ModelName:flushkill,') });
   });
 });
