@@ -68,6 +68,19 @@ const FLUSHKILL = `export function handle(requests, ctx) {
 }
 `;
 
+/**
+ * `helper`: its initialize starts a helper process that shares the worker's stdout and stderr
+ * and outlives it (2 min; the test kills it), appending its pid to `pidFile`.
+ */
+const helperHandler = (pidFile: string): string => `import { spawn } from 'child_process';
+import { appendFileSync } from 'fs';
+export function initialize() {
+  const helper = spawn(process.execPath, ['-e', 'setTimeout(() => undefined, 120000)'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  appendFileSync(${JSON.stringify(pidFile)}, helper.pid + '\\n');
+}
+export function handle(requests) { return requests.map(() => ({ ok: true })); }
+`;
+
 interface WorkerView { id: string; pid: number; status: string }
 
 async function workersOf(server: Tsserve, model: string): Promise<WorkerView[]> {
@@ -127,6 +140,9 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
     fs.mkdirSync(path.join(store, 'flushkill'));
     fs.writeFileSync(path.join(store, 'flushkill', 'handler.mjs'), FLUSHKILL);
     fs.writeFileSync(path.join(store, 'flushkill', 'model-config.yaml'), 'handler: handler.mjs\nbatchSize: 1\nmaxBatchDelay: 0\nminWorkers: 1\nmaxWorkers: 1\n');
+    fs.mkdirSync(path.join(store, 'helper'));
+    fs.writeFileSync(path.join(store, 'helper', 'handler.mjs'), helperHandler(path.join(storeRoot, 'helpers.pid')));
+    fs.writeFileSync(path.join(store, 'helper', 'model-config.yaml'), 'handler: handler.mjs\nbatchSize: 1\nmaxBatchDelay: 0\nminWorkers: 1\nmaxWorkers: 1\n');
     // The example's metrics.yaml with flushes of up to MAX_POINTS datapoints.
     const example = fs.readFileSync(path.join(ROOT, 'examples', 'custom-metrics', 'metrics.yaml'), 'utf8');
     if (/^limits:/m.test(example)) throw new Error('examples/custom-metrics/metrics.yaml has limits of its own: merge MAX_POINTS into them');
@@ -143,6 +159,10 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
   after(() => {
     server?.kill();
     statsd?.stop();
+    const pids = path.join(storeRoot, 'helpers.pid');
+    for (const pid of fs.existsSync(pids) ? fs.readFileSync(pids, 'utf8').split('\n').filter((l) => l !== '') : []) {
+      try { process.kill(Number(pid), 'SIGKILL'); } catch { /* gone */ }
+    }
     if (storeRoot !== '') fs.rmSync(storeRoot, { recursive: true, force: true });
   });
 
@@ -324,5 +344,18 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
     expect(lines.map((l) => l.value)).to.deep.equal([5, 1, 1, 1, 3, 1, 2, 1]);
     expect(lines[6]!.requestId).to.equal(killed.requestId);
     await until(() => statsdSum(statsd, 'PostprocessCallCount', 'ModelName:flushkill,') === 15, { message: 'PostprocessCallCount 15 at the statsd daemon', observe: () => statsdSum(statsd, 'PostprocessCallCount', 'ModelName:flushkill,') });
+  });
+  it('should replace a SIGKILLed worker whose stdout and stderr a process it started holds open (regression: it stayed BUSY for as long as that process lived)', async () => {
+    const [w] = await workersOf(server, 'helper');
+    process.kill(w.pid, 'SIGKILL');
+    await until(async () => {
+      const ws = await workersOf(server, 'helper');
+      return ws.length === 1 && ws[0].pid !== w.pid && ws[0].status === 'READY';
+    }, { message: 'a replacement for helper\'s worker', timeoutMs: 20_000 });
+    expect((await post(`${server.inference}/predictions/helper`, {})).status).to.equal(200);
+    expect(sample(await scrape(server), `tsserve_worker_restarts_total{model_name="helper",Hostname="${H}"}`)).to.equal(1);
+    expect(server.output().split('\n').filter((l) => l.includes('stdout and stderr are still open')).map((l) => (JSON.parse(l) as { msg: string }).msg)).to.deep.equal([
+      `worker ${w.id} exited (signal SIGKILL) and its IPC channel closed, but its stdout and stderr are still open 1000 ms later (a process it started holds them): handled as gone`,
+    ]);
   });
 });
