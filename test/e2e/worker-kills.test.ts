@@ -2,7 +2,9 @@
  * Workers SIGKILLed again and again under load, against the real server with every sink at once
  * (tslog, Prometheus, StatsD to the REAL statsd daemon): each kill is one restart, every 200 is
  * counted exactly once in every sink, no Prometheus counter ever goes down between scrapes, and
- * the only datapoints missing are those a killed worker recorded after its last flush.
+ * the only datapoints missing are those a killed worker had not written whole to its channel
+ * (docs/ipc.md, "What a killed worker loses"); a worker whose stdout and stderr a process it
+ * started holds open is replaced all the same.
  */
 import { expect } from 'chai';
 import * as fs from 'fs';
