@@ -58,6 +58,32 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** A JSON value's kind for an error message: `a number`, `an array`, `null`. */
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/**
+ * The `parameters` of a request, input or output (`where` prefixes the message): the protocol's
+ * `$parameters` is an object; null is read as left out, as KServe's own server reads it.
+ */
+function parametersOf(raw: Record<string, unknown>, where: string): Record<string, unknown> | undefined {
+  const p = raw['parameters'];
+  if (p === undefined || p === null) return undefined;
+  if (!isObject(p)) throw new OipError(400, `${where}parameters must be an object, got ${kindOf(p)}`);
+  return p;
+}
+
+/** A boolean parameter: a `"true"` taken as false would answer JSON to a client that reads bytes. */
+function flagOf(params: Record<string, unknown> | undefined, key: string, where: string): boolean | undefined {
+  const v = params?.[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new OipError(400, `${where}parameters.${key} must be true or false, got ${JSON.stringify(v)}`);
+  return v;
+}
+
 function flatten(v: unknown, out: unknown[]): void {
   if (Array.isArray(v)) for (const x of v) flatten(x, out);
   else out.push(v);
@@ -83,8 +109,8 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
   const shape = shapeRaw as number[];
   const count = elementCount(shape);
   const fixed = FIXED[datatype];
-  const params = raw['parameters'];
-  const size = isObject(params) ? params['binary_data_size'] : undefined;
+  const params = parametersOf(raw, `input '${name}': `);
+  const size = params?.['binary_data_size'];
   if (size !== undefined) {
     // Both would be two inputs in one: Triton refuses it too, rather than pick one.
     if ('data' in raw) throw new OipError(400, `input '${name}': has both data and parameters.binary_data_size; send one`);
@@ -106,9 +132,10 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
     return { name, datatype, shape, data: preset };
   }
   const data = raw['data'];
+  if (!Array.isArray(data)) throw new OipError(400, `input '${name}': data must be an array, got ${kindOf(data)}`);
   // The usual flat array is taken as it is; nested data is flattened row major.
   let flat: unknown[];
-  if (Array.isArray(data) && !data.some((x) => Array.isArray(x))) flat = data;
+  if (!data.some((x) => Array.isArray(x))) flat = data;
   else { flat = []; flatten(data, flat); }
   if (flat.length !== count) throw new OipError(400, `input '${name}': shape [${shape.join(',')}] needs ${count} elements, data has ${flat.length}`);
   const want = datatype === 'BOOL' ? 'boolean' : 'number';
@@ -195,8 +222,7 @@ function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array, maxB
   if (id !== undefined && typeof id !== 'string') throw new OipError(400, 'id must be a string');
   const inputs = parsed['inputs'];
   if (!Array.isArray(inputs) || inputs.length === 0) throw new OipError(400, 'inputs must be a non-empty array');
-  const params = parsed['parameters'];
-  const binaryOutput = isObject(params) && params['binary_data_output'] === true;
+  const binaryOutput = flagOf(parametersOf(parsed, ''), 'binary_data_output', '') ?? false;
   const offset = { at: 0 };
   const budget: BinaryBudget = { left: maxBinaryElements, max: maxBinaryElements };
   const decoded = inputs.map((raw, i) => decodeInput(raw, i, binary, offset, budget, i === 0 ? preset : undefined));
@@ -212,9 +238,11 @@ function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array, maxB
       if (!isObject(o) || typeof o['name'] !== 'string') throw new OipError(400, `outputs[${i}].name must be a string`);
       if (named.has(o['name'])) throw new OipError(400, `output '${o['name']}' is requested more than once`);
       named.add(o['name']);
-      const p = o['parameters'];
-      const own = isObject(p) ? p['binary_data'] : undefined;
-      return { name: o['name'], binary: typeof own === 'boolean' ? own : binaryOutput };
+      const where = `output '${o['name']}': `;
+      const p = parametersOf(o, where);
+      // Triton's top-N classes in place of the tensor: answering the tensor would be a silent wrong shape.
+      if (p?.['classification'] !== undefined) throw new OipError(400, `${where}parameters.classification asks for the classification extension, which this server does not have (GET /v2 lists its extensions)`);
+      return { name: o['name'], binary: flagOf(p, 'binary_data', where) ?? binaryOutput };
     });
   }
   return { ...(id !== undefined ? { id } : {}), inputs: decoded, ...(outputs !== undefined ? { outputs } : {}), binaryOutput };

@@ -148,6 +148,39 @@ describe('decodeInferRequest', () => {
     const r = decodeInferRequest(body);
     expect([r.binaryOutput, r.outputs]).to.deep.equal([true, [{ name: 'a', binary: true }, { name: 'b', binary: false }]]);
   });
+  it('should refuse parameters that are not objects and flags that are not booleans, naming where (regression: ignored, a binary_data_output of "true" answered JSON)', () => {
+    const input = { name: 'x', shape: [1], datatype: 'FP32', data: [1] };
+    const errors = [
+      { parameters: 5, inputs: [input] },
+      { inputs: [{ ...input, parameters: 'x' }] },
+      { inputs: [input], outputs: [{ name: 'a', parameters: [] }] },
+      { parameters: { binary_data_output: 'true' }, inputs: [input] },
+      { inputs: [input], outputs: [{ name: 'a', parameters: { binary_data: 1 } }] },
+    ].map((r) => decodeError(Buffer.from(JSON.stringify(r))));
+    expect(errors).to.deep.equal([
+      [400, 'parameters must be an object, got a number'],
+      [400, "input 'x': parameters must be an object, got a string"],
+      [400, "output 'a': parameters must be an object, got an array"],
+      [400, 'parameters.binary_data_output must be true or false, got "true"'],
+      [400, "output 'a': parameters.binary_data must be true or false, got 1"],
+    ]);
+    // null is the field left out, as KServe's own server reads it.
+    const body = Buffer.from(JSON.stringify({ parameters: null, inputs: [{ ...input, parameters: null }], outputs: [{ name: 'a', parameters: { binary_data: null } }] }));
+    expect(decodeInferRequest(body)).to.deep.equal({ inputs: [{ name: 'x', datatype: 'FP32', shape: [1], data: [1] }], outputs: [{ name: 'a', binary: false }], binaryOutput: false });
+  });
+
+  it('should refuse Triton\'s classification parameter, an extension GET /v2 does not list (regression: ignored, the raw tensor answered in place of the top classes)', () => {
+    const body = Buffer.from(JSON.stringify({ inputs: [{ name: 'x', shape: [1], datatype: 'FP32', data: [1] }], outputs: [{ name: 'a', parameters: { classification: 3 } }] }));
+    expect(decodeError(body)).to.deep.equal([400, "output 'a': parameters.classification asks for the classification extension, which this server does not have (GET /v2 lists its extensions)"]);
+  });
+
+  it('should refuse data that is not an array, naming it (regression: data: null was "needs 784 elements, data has 1")', () => {
+    expect(['null', '5', '{"a":1}'].map((d) => decodeError(Buffer.from(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":${d}}]}`)))).to.deep.equal([
+      [400, "input 'x': data must be an array, got null"],
+      [400, "input 'x': data must be an array, got a number"],
+      [400, "input 'x': data must be an array, got an object"],
+    ]);
+  });
 });
 
 describe('encodeInferResponse', () => {
