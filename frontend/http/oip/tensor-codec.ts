@@ -166,7 +166,12 @@ export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxE
   try {
     parsed = JSON.parse(body.subarray(0, end).toString('utf8'));
   } catch (e) {
-    throw new OipError(400, `invalid JSON in the inference request: ${jsonErrorReason(e)}`);
+    const reason = jsonErrorReason(e);
+    // The header's length cut the JSON: say that the cut, not only the JSON, may be what is wrong.
+    if (headerLength !== undefined) throw new OipError(400, `invalid JSON in the inference request's first ${end} bytes (Inference-Header-Content-Length): ${reason}`);
+    // Bytes after a whole JSON object are most often binary tensor data sent without the header.
+    const hint = /after JSON at position/.test(reason) ? '; binary tensor data after the JSON needs the Inference-Header-Content-Length header' : '';
+    throw new OipError(400, `invalid JSON in the inference request: ${reason}${hint}`);
   }
   return fromParsed(parsed, body.subarray(end), undefined, maxBinaryElements);
 }

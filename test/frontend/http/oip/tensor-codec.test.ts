@@ -113,11 +113,20 @@ describe('decodeInferRequest', () => {
       [400, "input 'input1': the body holds 2 bytes of binary data, binary_data_size says 3"],
       [400, 'the body has 1 bytes of binary data no input claims'],
       [400, 'Inference-Header-Content-Length 575 is not within the body\'s 494 bytes'],
-      [400, 'invalid JSON in the inference request: Unexpected non-whitespace character after JSON at position 475'],
+      [400, 'invalid JSON in the inference request: Unexpected non-whitespace character after JSON at position 475; binary tensor data after the JSON needs the Inference-Header-Content-Length header'],
       [400, "input 'x': binary_data_size 4 does not match shape [2] of FP32 (8 bytes)"],
       [400, 'inputs must be a non-empty array'],
       [400, "input 'x': datatype BYTES is not supported"],
       [400, "input 'x': has both data and parameters.binary_data_size; send one"],
+    ]);
+  });
+
+  it('should name Inference-Header-Content-Length when the JSON it cuts does not parse (regression: a header 5 bytes short said only "Expected \',\' or \'}\' after property value")', () => {
+    const header = fixture('triton-binary-request.json');
+    const body = Buffer.concat([header, REQUEST_BYTES]);
+    expect([decodeError(body, header.length - 5), decodeError(body, 0)]).to.deep.equal([
+      [400, `invalid JSON in the inference request's first ${header.length - 5} bytes (Inference-Header-Content-Length): Expected ',' or ']' after array element in JSON at position ${header.length - 5}`],
+      [400, "invalid JSON in the inference request's first 0 bytes (Inference-Header-Content-Length): Unexpected end of JSON input"],
     ]);
   });
 
