@@ -32,7 +32,7 @@ import { modelIoOf } from './io-cache.js';
 import type { ModelIo } from './onnx-io.js';
 import { sendOipError } from './oip-error.js';
 import type { EncodedResponse, InputTensor, OutputTensor } from './tensor-codec.js';
-import { decodeInferRequest, encodeInferResponse, OipError } from './tensor-codec.js';
+import { datatypeMismatch, decodeInferRequest, encodeInferResponse, OipError } from './tensor-codec.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
 const ROUTE = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer\/?$/i;
@@ -96,7 +96,8 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     try {
       // A tensor model's FP32 rows may be decoded straight into float32; a user handler gets the JSON values as sent.
       const takesTensors = model.config.handler === 'onnx';
-      const r = decodeInferRequest(body, headerLength, takesTensors ? opts.limits.maxElements : null, opts.limits.maxElements);
+      const declared = (input: string): string | undefined => io?.inputs.find((t) => t.name === input)?.datatype;
+      const r = decodeInferRequest(body, headerLength, takesTensors ? opts.limits.maxElements : null, opts.limits.maxElements, declared);
       id = r.id;
       rows = toRows(r.inputs, io, model.config.name, takesTensors, capacity);
       const outName = io?.outputs[0]?.name ?? 'output0';
@@ -147,7 +148,7 @@ function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: strin
   if (t.datatype !== datatype) {
     // A model without ONNX metadata declares nothing: FP32 is what this server sends its handler.
     if (want === undefined) throw new OipError(400, `input '${t.name}': datatype ${t.datatype} is not taken: model '${model}' declares no inputs (no ONNX metadata), and its handler gets FP32 rows`);
-    throw new OipError(400, `input '${t.name}': datatype ${t.datatype} does not match the model's ${datatype}`);
+    throw new OipError(400, datatypeMismatch(t.name, t.datatype, datatype));
   }
   if (want !== undefined && (t.shape.length !== want.shape.length || want.shape.some((d, i) => d !== -1 && d !== t.shape[i]))) {
     throw new OipError(400, `input '${t.name}': shape [${t.shape.join(',')}] does not match the model's [${want.shape.join(',')}]`);

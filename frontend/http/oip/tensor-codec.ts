@@ -28,6 +28,29 @@ const FIXED: Readonly<Record<string, { readonly size: number; readonly read: (b:
   FP64: { size: 8, read: (b, at) => b.readDoubleLE(at) },
 };
 
+/** The protocol's datatypes (KServe's table, and Triton's BF16), for naming a misspelt one. */
+const DATATYPES = ['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'FP32', 'FP64', 'BYTES', 'BF16'] as const;
+
+/** The datatype a model declares for an input, undefined when it declares none or no such input. */
+export type DeclaredDatatype = (input: string) => string | undefined;
+
+/** The 400 of an input whose datatype is not the model's: one text, whether the codec or the route finds it. */
+export function datatypeMismatch(input: string, got: string, want: string): string {
+  return `input '${input}': datatype ${got} does not match the model's ${want}`;
+}
+
+/**
+ * The 400 of a datatype with no reader here: a name the protocol does not have (`fp32`), else
+ * the model's own datatype when it declares another (FP16 sent to an FP32 model is the client's
+ * choice to change, not a missing feature), else the missing reader.
+ */
+function unreadable(input: string, datatype: string, declared: DeclaredDatatype): OipError {
+  if (!(DATATYPES as readonly string[]).includes(datatype)) return new OipError(400, `input '${input}': datatype ${JSON.stringify(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`);
+  const want = declared(input);
+  if (want !== undefined && want !== datatype) return new OipError(400, datatypeMismatch(input, datatype, want));
+  return new OipError(400, `input '${input}': datatype ${datatype} is not supported`);
+}
+
 /** One decoded input tensor; `data` is flat, row major. */
 export interface InputTensor {
   readonly name: string;
@@ -96,7 +119,7 @@ function elementCount(shape: readonly number[]): number {
 /** Elements the binary parts of one request may still hold (`--max-json-elements`, as /predictions' binary tensors). */
 interface BinaryBudget { left: number; readonly max: number }
 
-function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: number }, budget: BinaryBudget, preset?: Float32Array): InputTensor {
+function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: number }, budget: BinaryBudget, declared: DeclaredDatatype, preset?: Float32Array): InputTensor {
   if (!isObject(raw)) throw new OipError(400, `inputs[${i}] must be an object`);
   const name = raw['name'];
   if (typeof name !== 'string') throw new OipError(400, `inputs[${i}].name must be a string`);
@@ -115,7 +138,7 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
     // Both would be two inputs in one: Triton refuses it too, rather than pick one.
     if ('data' in raw) throw new OipError(400, `input '${name}': has both data and parameters.binary_data_size; send one`);
     if (!Number.isSafeInteger(size) || (size as number) < 0) throw new OipError(400, `input '${name}': binary_data_size must be a non-negative integer`);
-    if (fixed === undefined) throw new OipError(400, `input '${name}': datatype ${datatype} is not supported`);
+    if (fixed === undefined) throw unreadable(name, datatype, declared);
     const n = size as number;
     if (n !== count * fixed.size) throw new OipError(400, `input '${name}': binary_data_size ${n} does not match shape [${shape.join(',')}] of ${datatype} (${count * fixed.size} bytes)`);
     if (offset.at + n > binary.length) throw new OipError(400, `input '${name}': the body holds ${binary.length - offset.at} bytes of binary data, binary_data_size says ${n}`);
@@ -139,7 +162,7 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
   else { flat = []; flatten(data, flat); }
   if (flat.length !== count) throw new OipError(400, `input '${name}': shape [${shape.join(',')}] needs ${count} elements, data has ${flat.length}`);
   const want = datatype === 'BOOL' ? 'boolean' : 'number';
-  if (fixed === undefined) throw new OipError(400, `input '${name}': datatype ${datatype} is not supported`);
+  if (fixed === undefined) throw unreadable(name, datatype, declared);
   for (let k = 0; k < flat.length; k++) {
     if (typeof flat[k] !== want) throw new OipError(400, `input '${name}': element ${k} is not a ${want}`);
   }
@@ -151,16 +174,17 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
  * for a JSON-only body): the JSON is the body's first `headerLength` bytes, the rest is binary data.
  * With `fastMaxElements` (a tensor model's request, that many elements at most) an FP32 input's
  * JSON numbers may come back as a Float32Array (`fastFp32`). The binary inputs together hold at
- * most `maxBinaryElements` elements (the JSON part is bounded before it is parsed).
+ * most `maxBinaryElements` elements (the JSON part is bounded before it is parsed). `declared`
+ * gives the model's datatype of an input, for the 400 of a datatype the codec cannot read.
  */
-export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxElements: number | null = null, maxBinaryElements = Number.POSITIVE_INFINITY): InferRequest {
+export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxElements: number | null = null, maxBinaryElements = Number.POSITIVE_INFINITY, declared: DeclaredDatatype = () => undefined): InferRequest {
   if (headerLength !== undefined && (!Number.isSafeInteger(headerLength) || headerLength < 0 || headerLength > body.length)) {
     throw new OipError(400, `Inference-Header-Content-Length ${String(headerLength)} is not within the body's ${body.length} bytes`);
   }
   const end = headerLength ?? body.length;
   if (headerLength === undefined && fastMaxElements !== null) {
     const fast = fastFp32(body, fastMaxElements);
-    if (fast !== null) return fromParsed(fast.parsed, Buffer.alloc(0), fast.data);
+    if (fast !== null) return fromParsed(fast.parsed, Buffer.alloc(0), declared, fast.data);
   }
   let parsed: unknown;
   try {
@@ -173,7 +197,7 @@ export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxE
     const hint = /after JSON at position/.test(reason) ? '; binary tensor data after the JSON needs the Inference-Header-Content-Length header' : '';
     throw new OipError(400, `invalid JSON in the inference request: ${reason}${hint}`);
   }
-  return fromParsed(parsed, body.subarray(end), undefined, maxBinaryElements);
+  return fromParsed(parsed, body.subarray(end), declared, undefined, maxBinaryElements);
 }
 
 const DATA_KEY = Buffer.from('"data"');
@@ -221,7 +245,7 @@ function isJsonSpace(c: number | undefined): boolean {
 }
 
 /** The request from its parsed JSON part and its binary part; `preset`: input 0's decoded data. */
-function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array, maxBinaryElements = Number.POSITIVE_INFINITY): InferRequest {
+function fromParsed(parsed: unknown, binary: Buffer, declared: DeclaredDatatype, preset?: Float32Array, maxBinaryElements = Number.POSITIVE_INFINITY): InferRequest {
   if (!isObject(parsed)) throw new OipError(400, 'the inference request must be a JSON object');
   const id = parsed['id'];
   if (id !== undefined && typeof id !== 'string') throw new OipError(400, 'id must be a string');
@@ -230,7 +254,7 @@ function fromParsed(parsed: unknown, binary: Buffer, preset?: Float32Array, maxB
   const binaryOutput = flagOf(parametersOf(parsed, ''), 'binary_data_output', '') ?? false;
   const offset = { at: 0 };
   const budget: BinaryBudget = { left: maxBinaryElements, max: maxBinaryElements };
-  const decoded = inputs.map((raw, i) => decodeInput(raw, i, binary, offset, budget, i === 0 ? preset : undefined));
+  const decoded = inputs.map((raw, i) => decodeInput(raw, i, binary, offset, budget, declared, i === 0 ? preset : undefined));
   if (offset.at !== binary.length) throw new OipError(400, `the body has ${binary.length - offset.at} bytes of binary data no input claims`);
   const outputsRaw = parsed['outputs'];
   let outputs: RequestedOutput[] | undefined;

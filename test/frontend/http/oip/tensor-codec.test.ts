@@ -121,6 +121,28 @@ describe('decodeInferRequest', () => {
     ]);
   });
 
+  it('should refuse FP16, BF16 and BYTES sent to an input declared FP32 as a datatype mismatch, JSON or binary, and name a misspelt datatype (regression: "datatype FP16 is not supported", where INT8 said the model takes FP32)', () => {
+    const declared = (input: string): string | undefined => (input === 'x' ? 'FP32' : undefined);
+    const json = (datatype: string, data: unknown[]): Buffer => Buffer.from(JSON.stringify({ inputs: [{ name: 'x', shape: [2], datatype, data }] }));
+    const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'x', shape: [2], datatype: 'FP16', parameters: { binary_data_size: 4 } }] }));
+    const errors = [
+      () => decodeInferRequest(json('FP16', [1, 2]), undefined, null, Infinity, declared),
+      () => decodeInferRequest(json('BF16', [1, 2]), undefined, 100, Infinity, declared),
+      () => decodeInferRequest(json('BYTES', ['a', 'b']), undefined, null, Infinity, declared),
+      () => decodeInferRequest(Buffer.concat([header, Buffer.alloc(4)]), header.length, null, Infinity, declared),
+      () => decodeInferRequest(json('FP16', [1, 2]), undefined, null, Infinity, () => 'FP16'),
+      () => decodeInferRequest(json('fp32', [1, 2]), undefined, null, Infinity, declared),
+    ].map((f) => { try { f(); return null; } catch (e) { return e instanceof OipError ? [e.status, e.message] : String(e); } });
+    expect(errors).to.deep.equal([
+      [400, "input 'x': datatype FP16 does not match the model's FP32"],
+      [400, "input 'x': datatype BF16 does not match the model's FP32"],
+      [400, "input 'x': datatype BYTES does not match the model's FP32"],
+      [400, "input 'x': datatype FP16 does not match the model's FP32"],
+      [400, "input 'x': datatype FP16 is not supported"],
+      [400, `input 'x': datatype "fp32" is not one of the protocol's (BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16)`],
+    ]);
+  });
+
   it('should name Inference-Header-Content-Length when the JSON it cuts does not parse (regression: a header 5 bytes short said only "Expected \',\' or \'}\' after property value")', () => {
     const header = fixture('triton-binary-request.json');
     const body = Buffer.concat([header, REQUEST_BYTES]);
