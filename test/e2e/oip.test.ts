@@ -138,6 +138,63 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
     expect([unknown.status, json(unknown)]).to.deep.equal([404, { error: 'Invalid URL (POST /v2/models/mlp/explain)' }]);
   });
 
+  it('should refuse what a KServe client gets wrong with 400 naming it, before any worker: every datatype but FP32, parameters, classification, the binary header', async () => {
+    const row = mlpInput(3);
+    const input = (o: Record<string, unknown> = {}): Record<string, unknown> => ({ name: 'input', shape: [1, 784], datatype: 'FP32', data: row, ...o });
+    const datatypes = ['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'FP64', 'BYTES'];
+    const jsonCases: unknown[] = [
+      ...datatypes.map((d) => ({ inputs: [input({ datatype: d, data: row.map(() => (d === 'BOOL' ? true : d === 'BYTES' ? 'a' : 0)) })] })),
+      { inputs: [input({ datatype: 'fp32' })] },
+      { inputs: [input({ data: null })] },
+      { inputs: [input(), input({ name: 'mask' })] },
+      { parameters: 1, inputs: [input()] },
+      { inputs: [input({ parameters: 'binary' })] },
+      { parameters: { binary_data_output: 'true' }, inputs: [input()] },
+      { inputs: [input()], outputs: [{ name: 'probabilities', parameters: { binary_data: 'yes' } }] },
+      { inputs: [input()], outputs: [{ name: 'probabilities', parameters: { classification: 3 } }] },
+    ];
+    // The binary extension: a valid header and body, then the header's length wrong every way.
+    const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'input', shape: [1, 784], datatype: 'FP32', parameters: { binary_data_size: 3136 } }] }));
+    const body = Buffer.concat([header, Buffer.alloc(3136)]);
+    const binaryCases: [Buffer, string | undefined][] = [
+      [body, String(body.length + 1)], [body, String(header.length - 5)], [body, '-5'], [body, 'abc'],
+      [body.subarray(0, body.length - 10), String(header.length)], [body, undefined],
+    ];
+    const before = await Scrape.of(server);
+    const answers = [];
+    for (const c of jsonCases) { const a = await send(`${base}/v2/models/mlp/infer`, { method: 'POST', body: JSON.stringify(c) }); answers.push([a.status, json(a)]); }
+    for (const [b, length] of binaryCases) {
+      const a = await send(`${base}/v2/models/mlp/infer`, { method: 'POST', body: b, headers: length === undefined ? {} : { 'inference-header-content-length': length } });
+      answers.push([a.status, json(a)]);
+    }
+    const after = await Scrape.of(server);
+    expect(answers).to.deep.equal([
+      ...datatypes.map((d) => [400, { error: `input 'input': datatype ${d} does not match the model's FP32` }]),
+      [400, { error: `input 'input': datatype "fp32" is not one of the protocol's (BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16)` }],
+      [400, { error: "input 'input': data must be an array, got null" }],
+      [400, { error: "model 'mlp' takes 1 input, the request has 2" }],
+      [400, { error: 'parameters must be an object, got a number' }],
+      [400, { error: "input 'input': parameters must be an object, got a string" }],
+      [400, { error: 'parameters.binary_data_output must be true or false, got "true"' }],
+      [400, { error: "output 'probabilities': parameters.binary_data must be true or false, got \"yes\"" }],
+      [400, { error: "output 'probabilities': parameters.classification asks for the classification extension, which this server does not have (GET /v2 lists its extensions)" }],
+      [400, { error: `Inference-Header-Content-Length ${body.length + 1} is not within the body's ${body.length} bytes` }],
+      [400, { error: `invalid JSON in the inference request's first ${header.length - 5} bytes (Inference-Header-Content-Length): Expected ',' or '}' after property value in JSON at position ${header.length - 5}` }],
+      [400, { error: 'Inference-Header-Content-Length "-5" is not a byte count' }],
+      [400, { error: 'Inference-Header-Content-Length "abc" is not a byte count' }],
+      [400, { error: "input 'input': the body holds 3126 bytes of binary data, binary_data_size says 3136" }],
+      [400, { error: `invalid JSON in the inference request: Unexpected non-whitespace character after JSON at position ${header.length}; binary tensor data after the JSON needs the Inference-Header-Content-Length header` }],
+    ]);
+    // None reached the model's queue or hurt a worker, and the model still answers.
+    expect([
+      delta(before, after, 'ts_inference_requests_total', { model_name: 'mlp' }),
+      delta(before, after, 'tsserve_worker_restarts_total', { model_name: 'mlp' }),
+      delta(before, after, 'http_requests_total', { handler: INFER, status: '4xx' }),
+    ]).to.deep.equal([0, 0, jsonCases.length + binaryCases.length]);
+    const ok = await send(`${base}/v2/models/mlp/infer`, { method: 'POST', body: inferBody([row]) });
+    expect(ok.status).to.equal(200);
+  });
+
   it('should count exactly one http_requests_total per response, by route template, method and status class, and OIP inferences in ts_inference_requests_total', async () => {
     const before = await Scrape.of(server);
     for (let i = 0; i < 3; i++) await send(`${base}/v2/health/live`);
