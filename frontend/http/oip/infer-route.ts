@@ -79,9 +79,12 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     if (h !== undefined && !/^\d{1,15}$/.test(h)) return sendOipError(res, 400, `Inference-Header-Content-Length ${JSON.stringify(h)} is not a byte count`);
     const headerLength = h === undefined ? undefined : Number(h);
     // The JSON part under the same depth and element bounds as every JSON body, before it is parsed.
-    const jsonEnd = headerLength !== undefined && headerLength <= body.length ? headerLength : body.length;
-    const bounds = jsonBoundsProblem(body.subarray(0, jsonEnd), opts.limits.maxDepth, opts.limits.maxElements);
-    if (bounds !== null) return sendOipError(res, 400, bounds);
+    // A header length beyond the body is left to the decoder, which names it: scanning the whole
+    // body then read the binary data as JSON (bytes of `[` said "nests deeper than 32 levels").
+    if (headerLength === undefined || headerLength <= body.length) {
+      const bounds = jsonBoundsProblem(body.subarray(0, headerLength ?? body.length), opts.limits.maxDepth, opts.limits.maxElements);
+      if (bounds !== null) return sendOipError(res, 400, bounds);
+    }
     let rows: Row[];
     let outputs: { name: string; binary: boolean }[];
     let id: string | undefined;

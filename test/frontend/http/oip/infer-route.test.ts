@@ -103,6 +103,14 @@ describe('OIP infer route and the job queue', () => {
     expect([r.status, await r.text()]).to.deep.equal([400, JSON.stringify({ error: "input 'x': datatype INT32 is not taken: model 'echo' declares no inputs (no ONNX metadata), and its handler gets FP32 rows" })]);
   });
 
+  it('should answer an Inference-Header-Content-Length beyond the body as that, whatever its binary part holds (regression: bytes of 0x5b read as JSON said "nests deeper than 32 levels")', async () => {
+    const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'x', shape: [1, 1], datatype: 'FP32', parameters: { binary_data_size: 4 } }] }));
+    const body = Buffer.concat([header, Buffer.alloc(40, 0x5b)]);
+    const r = await fetch(`${base}/v2/models/echo/infer`, { method: 'POST', body, headers: { 'inference-header-content-length': String(body.length + 1) } });
+    expect([r.status, await r.text()]).to.deep.equal([400, JSON.stringify({ error: `Inference-Header-Content-Length ${body.length + 1} is not within the body's ${body.length} bytes` })]);
+    expect(model.submitted).to.deep.equal([]);
+  });
+
   it('should answer every output for an empty outputs list (regression: 200 with "outputs":[])', async () => {
     expect(await infer(2, { outputs: [] })).to.deep.equal({ status: 200, body: { model_name: 'echo', model_version: '1.0', outputs: [{ name: 'output0', shape: [2, 1], datatype: 'FP32', data: [0, 2] }] } });
   });
