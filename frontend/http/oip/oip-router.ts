@@ -27,6 +27,14 @@ const EXTENSIONS = ['binary_tensor_data'] as const;
 const ONNX_PLATFORM = 'onnxruntime_onnx';
 /** …and of a model a user handler serves: what runs it is the handler's business, not onnxruntime's. */
 const HANDLER_PLATFORM = 'tsserve_handler';
+/** …and of a pipeline: a chain of the store's models with no model file of its own, Triton's ensemble. */
+const PIPELINE_PLATFORM = 'ensemble';
+
+/** The metadata's `platform` of a model served by `handler`. */
+function platformOf(handler: string): string {
+  if (handler === 'pipeline') return PIPELINE_PLATFORM;
+  return BUILT_IN_HANDLERS.has(handler) ? ONNX_PLATFORM : HANDLER_PLATFORM;
+}
 
 
 function packageVersion(): string {
@@ -74,7 +82,7 @@ export function oipRouter(opts: OipRouterOptions): Router {
     const m = named(req, res);
     if (m === undefined) return;
     void modelIoOf(m).then((io) => {
-      res.json({ name: m.config.name, versions: [m.config.version], platform: BUILT_IN_HANDLERS.has(m.config.handler) ? ONNX_PLATFORM : HANDLER_PLATFORM, inputs: io?.inputs ?? [], outputs: io?.outputs ?? [] });
+      res.json({ name: m.config.name, versions: [m.config.version], platform: platformOf(m.config.handler), inputs: io?.inputs ?? [], outputs: io?.outputs ?? [] });
     });
   });
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
