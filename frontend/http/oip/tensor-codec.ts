@@ -13,20 +13,33 @@ export class OipError extends Error {
   constructor(readonly status: number, message: string) { super(message); }
 }
 
-/** Bytes per element of each fixed-size datatype, and how to read one little-endian. */
-const FIXED: Readonly<Record<string, { readonly size: number; readonly read: (b: Buffer, at: number) => number | boolean }>> = {
+/** Integers a JS number holds exactly: the range of INT64 and UINT64 values carried here. */
+const SAFE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Bytes per element of each fixed-size datatype, how to read one little-endian, and for an
+ * integer type the values it holds (64-bit ones: those a JS number carries exactly, so a larger
+ * one is refused rather than rounded); `exact` reads a 64-bit element as its full decimal text.
+ */
+const FIXED: Readonly<Record<string, { readonly size: number; readonly read: (b: Buffer, at: number) => number | boolean; readonly range?: readonly [number, number]; readonly exact?: (b: Buffer, at: number) => string }>> = {
   BOOL: { size: 1, read: (b, at) => b[at] !== 0 },
-  UINT8: { size: 1, read: (b, at) => b.readUInt8(at) },
-  UINT16: { size: 2, read: (b, at) => b.readUInt16LE(at) },
-  UINT32: { size: 4, read: (b, at) => b.readUInt32LE(at) },
-  UINT64: { size: 8, read: (b, at) => Number(b.readBigUInt64LE(at)) },
-  INT8: { size: 1, read: (b, at) => b.readInt8(at) },
-  INT16: { size: 2, read: (b, at) => b.readInt16LE(at) },
-  INT32: { size: 4, read: (b, at) => b.readInt32LE(at) },
-  INT64: { size: 8, read: (b, at) => Number(b.readBigInt64LE(at)) },
+  UINT8: { size: 1, read: (b, at) => b.readUInt8(at), range: [0, 255] },
+  UINT16: { size: 2, read: (b, at) => b.readUInt16LE(at), range: [0, 65535] },
+  UINT32: { size: 4, read: (b, at) => b.readUInt32LE(at), range: [0, 4294967295] },
+  UINT64: { size: 8, read: (b, at) => Number(b.readBigUInt64LE(at)), range: [0, SAFE], exact: (b, at) => String(b.readBigUInt64LE(at)) },
+  INT8: { size: 1, read: (b, at) => b.readInt8(at), range: [-128, 127] },
+  INT16: { size: 2, read: (b, at) => b.readInt16LE(at), range: [-32768, 32767] },
+  INT32: { size: 4, read: (b, at) => b.readInt32LE(at), range: [-2147483648, 2147483647] },
+  INT64: { size: 8, read: (b, at) => Number(b.readBigInt64LE(at)), range: [-SAFE, SAFE], exact: (b, at) => String(b.readBigInt64LE(at)) },
   FP32: { size: 4, read: (b, at) => b.readFloatLE(at) },
   FP64: { size: 8, read: (b, at) => b.readDoubleLE(at) },
 };
+
+/** The 400 of an integer element its datatype does not hold (`text`: the value as sent). */
+function notInRange(input: string, k: number, text: string, datatype: string, [min, max]: readonly [number, number]): OipError {
+  const what = datatype.endsWith('64') ? `${datatype} this server carries exactly` : datatype;
+  return new OipError(400, `input '${input}': element ${k} (${text}) is not ${datatype.startsWith('I') ? 'an' : 'a'} ${what} (an integer from ${min} to ${max})`);
+}
 
 /** The protocol's datatypes (KServe's table, and Triton's BF16), for naming a misspelt one. */
 const DATATYPES = ['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'FP32', 'FP64', 'BYTES', 'BF16'] as const;
@@ -146,6 +159,11 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
     budget.left -= count;
     const data: (number | boolean)[] = new Array<number | boolean>(count);
     for (let k = 0; k < count; k++) data[k] = fixed.read(binary, offset.at + k * fixed.size);
+    // Only a 64-bit integer can fall outside its range once read (the smaller ones cannot).
+    if (fixed.exact !== undefined) {
+      const bad = data.findIndex((v) => !Number.isSafeInteger(v));
+      if (bad >= 0) throw notInRange(name, bad, fixed.exact(binary, offset.at + bad * fixed.size), datatype, fixed.range ?? [0, 0]);
+    }
     offset.at += n;
     return { name, datatype, shape, data };
   }
@@ -165,6 +183,14 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
   if (fixed === undefined) throw unreadable(name, datatype, declared);
   for (let k = 0; k < flat.length; k++) {
     if (typeof flat[k] !== want) throw new OipError(400, `input '${name}': element ${k} is not a ${want}`);
+  }
+  // An integer type's values must be integers it holds: 300 as INT8 or 1.5 as INT32 would be cast by the model's runtime.
+  const range = fixed.range;
+  if (range !== undefined) {
+    for (let k = 0; k < flat.length; k++) {
+      const v = flat[k] as number;
+      if (!Number.isInteger(v) || v < range[0] || v > range[1]) throw notInRange(name, k, String(v), datatype, range);
+    }
   }
   return { name, datatype, shape, data: flat as (number | boolean)[] };
 }

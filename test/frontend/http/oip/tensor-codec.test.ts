@@ -143,6 +143,29 @@ describe('decodeInferRequest', () => {
     ]);
   });
 
+  it('should refuse an integer input\'s value its datatype cannot hold, JSON or binary, naming the element (regression: INT8 300 and 1.5 went to the model, INT64 above 2^53 was rounded)', () => {
+    const json = (datatype: string, data: unknown[]): Buffer => Buffer.from(JSON.stringify({ inputs: [{ name: 'x', shape: [data.length], datatype, data }] }).replace('"BIG"', '9007199254740993'));
+    const i64 = Buffer.alloc(16);
+    i64.writeBigInt64LE(1n, 0);
+    i64.writeBigInt64LE(2n ** 60n, 8);
+    const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'x', shape: [2], datatype: 'INT64', parameters: { binary_data_size: 16 } }] }));
+    const errors = [
+      json('INT8', [1, 300]), json('INT8', [-129]), json('UINT8', [-1]), json('INT32', [1.5]), json('UINT16', [65536]),
+      json('UINT32', [4294967296]), json('INT64', ['BIG']), Buffer.concat([header, i64]),
+    ].map((b, i) => (i === 7 ? decodeError(b, header.length) : decodeError(b)));
+    expect(errors).to.deep.equal([
+      [400, "input 'x': element 1 (300) is not an INT8 (an integer from -128 to 127)"],
+      [400, "input 'x': element 0 (-129) is not an INT8 (an integer from -128 to 127)"],
+      [400, "input 'x': element 0 (-1) is not a UINT8 (an integer from 0 to 255)"],
+      [400, "input 'x': element 0 (1.5) is not an INT32 (an integer from -2147483648 to 2147483647)"],
+      [400, "input 'x': element 0 (65536) is not a UINT16 (an integer from 0 to 65535)"],
+      [400, "input 'x': element 0 (4294967296) is not a UINT32 (an integer from 0 to 4294967295)"],
+      [400, "input 'x': element 0 (9007199254740992) is not an INT64 this server carries exactly (an integer from -9007199254740991 to 9007199254740991)"],
+      [400, "input 'x': element 1 (1152921504606846976) is not an INT64 this server carries exactly (an integer from -9007199254740991 to 9007199254740991)"],
+    ]);
+    expect(decodeInferRequest(json('INT8', [-128, 127])).inputs[0]?.data).to.deep.equal([-128, 127]);
+  });
+
   it('should name Inference-Header-Content-Length when the JSON it cuts does not parse (regression: a header 5 bytes short said only "Expected \',\' or \'}\' after property value")', () => {
     const header = fixture('triton-binary-request.json');
     const body = Buffer.concat([header, REQUEST_BYTES]);
