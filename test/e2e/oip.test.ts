@@ -125,7 +125,7 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
       [400, { error: "input 'input': shape [2,392] does not match the model's [-1,784]" }],
       [400, { error: "unexpected inference output 'logits' for model 'mlp'" }],
       [400, { error: 'invalid JSON in the inference request: Unexpected end of JSON input' }],
-      [400, { error: 'model tiny-lm does not serve inference requests (kind generate)' }],
+      [400, { error: "model tiny-lm does not serve inference requests (kind generate); it answers on OpenAI's /v1 routes (GET /v1/models lists it)" }],
       [404, { error: 'Model not found: nope' }],
       [404, { error: 'Model version 2.0 not found for model mlp' }],
       [413, { error: 'request body exceeds the limit of 1048576 bytes (--max-request-size)' }],
