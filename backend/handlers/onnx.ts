@@ -85,6 +85,12 @@ export function createOnnxHandler(): StagedHandler {
       inputName = session.inputNames[0] ?? '';
       outputName = session.outputNames[0] ?? '';
       if (inputName === '' || outputName === '') throw new Error(`${ctx.manifest.modelFile} has no input or no output`);
+      // It feeds float32 rows and reads float32 answers: another type failed every batch 500 at
+      // run time (onnxruntime's 'Unexpected input data type'); refused at load instead, once.
+      for (const [what, name] of [['input', inputName], ['output', outputName]] as const) {
+        const type = session.valueTypes[name] ?? 'not a tensor';
+        if (type !== 'float32') throw new Error(`${ctx.manifest.modelFile}: its first ${what} '${name}' is ${type}; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)`);
+      }
       width = inputWidthOf(ctx.handlerOptions);
     },
 

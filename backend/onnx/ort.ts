@@ -37,6 +37,8 @@ export interface OrtSessionOptions {
 export interface OrtSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
+  /** Element type of each tensor input and output by name (`float32`, `int64`, …); absent for a non-tensor one. */
+  readonly valueTypes: Readonly<Record<string, string>>;
   /** Runs the graph; `outputs` limits which outputs are computed and copied out. */
   run(feeds: Readonly<Record<string, OrtTensorInput>>, outputs?: readonly string[]): Promise<Record<string, OrtTensorOutput>>;
   /** Frees the native session; the object is unusable afterwards. */
@@ -61,10 +63,14 @@ export function tensorI32(data: Int32Array, dims: readonly number[]): OrtTensorI
 class Session implements OrtSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
+  readonly valueTypes: Readonly<Record<string, string>>;
 
   constructor(private readonly inner: ort.InferenceSession) {
     this.inputNames = Object.freeze([...inner.inputNames]);
     this.outputNames = Object.freeze([...inner.outputNames]);
+    const types: Record<string, string> = {};
+    for (const m of [...inner.inputMetadata, ...inner.outputMetadata]) if (m.isTensor) types[m.name] = m.type;
+    this.valueTypes = Object.freeze(types);
   }
 
   async run(feeds: Readonly<Record<string, OrtTensorInput>>, outputs?: readonly string[]): Promise<Record<string, OrtTensorOutput>> {

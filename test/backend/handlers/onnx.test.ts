@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { DEFAULT_INPUT_WIDTH, inputWidthOf, validateRow } from '../../../backend/handlers/onnx.js';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createOnnxHandler, DEFAULT_INPUT_WIDTH, inputWidthOf, validateRow } from '../../../backend/handlers/onnx.js';
+import type { HandlerContext } from '../../../backend/handlers/types.js';
+import { createSession } from '../../../backend/onnx/ort.js';
+import { GraphBuilder } from '../../../tools/models/onnx-builder.js';
 import { makeRequestError, messageOf, statusOf } from '../../../backend/handlers/request-error.js';
 
 describe('onnx handler validateRow', () => {
@@ -52,5 +58,27 @@ describe('request errors', () => {
     expect(statusOf('a string')).to.equal(500);
     expect(messageOf(new Error('boom'))).to.equal('boom');
     expect(messageOf('plain')).to.equal('plain');
+  });
+});
+
+describe('onnx handler initialize', () => {
+  /** Loads a one-Cast graph from `type` to `to` with the built-in handler; resolves to its load error, or null. */
+  async function loadError(type: 'int64' | 'float32', to: 'int64' | 'float32'): Promise<string | null> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-onnx-types-'));
+    try {
+      const g = new GraphBuilder('cast');
+      g.output('y', to, ['batch', 4], g.op('Cast', [g.input('x', type, ['batch', 4])], { to: { i: to === 'float32' ? 1 : 7 } }));
+      g.write(path.join(dir, 'model.onnx'), 'cast');
+      const ctx = { manifest: { modelFile: 'model.onnx' }, handlerOptions: { inputWidth: 4 }, createSession: (f: string) => createSession(path.join(dir, f)) } as unknown as HandlerContext;
+      return await Promise.resolve(createOnnxHandler().initialize!(ctx)).then(() => null, (e: unknown) => (e as Error).message);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('should refuse at load a model whose first input or output is not float32 (regression: every batch failed 500 with onnxruntime\'s "Unexpected input data type")', async () => {
+    expect(await loadError('int64', 'float32')).to.equal("model.onnx: its first input 'x' is int64; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)");
+    expect(await loadError('float32', 'int64')).to.equal("model.onnx: its first output 'y' is int64; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)");
+    expect(await loadError('float32', 'float32')).to.equal(null);
   });
 });
