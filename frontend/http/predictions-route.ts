@@ -25,7 +25,7 @@ import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
 import { msAsUs } from '../../schema/elapsed.js';
 import type { JobOutcome } from '../batching/job.js';
-import { guarded, pathOf, refuse, routeStart, seriesByVersion } from './route-helpers.js';
+import { guarded, pathOf, refuse, routeStart, servedElsewhere, seriesByVersion } from './route-helpers.js';
 import type { RouteOptions } from './route-helpers.js';
 import type { OutsideRoute } from './allowed-methods.js';
 
@@ -76,7 +76,7 @@ export function predictionsRoute(opts: RouteOptions): (req: IncomingMessage, res
     const model = opts.lookup(name);
     if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`, sendError);
     if (version !== undefined && version !== model.config.version) return refuse(req, res, 404, `Model version ${version} not found for model ${name}`, sendError);
-    if (model.submit === undefined) return refuse(req, res, 400, `model ${name} does not serve /predictions (kind ${model.kind})`, sendError);
+    if (model.submit === undefined) return refuse(req, res, 400, `model ${name} does not serve /predictions (kind ${model.kind})${servedElsewhere(model)}`, sendError);
     readPredictionBody(req, res, opts.limits, name, takesTensors(name), (body) => guarded(res, () => predict(req, res, name, version, body)));
   }
 }

@@ -75,6 +75,15 @@ const UNNAMED_VERSION_LABEL = 'default';
  * A model's series for a request: `model_version` is the version the request named, `default`
  * when it named none (TorchServe's). Bound once per model and kind of request.
  */
+/**
+ * Where a model that takes no /predictions or /v2 infer is served, as a refusal's tail: a
+ * generation model or a spoken pipeline answers on OpenAI's routes, though its /v2 metadata and
+ * the management API describe it as any model; '' for another kind.
+ */
+export function servedElsewhere(model: ServedModel): string {
+  return model.kind === 'generate' || model.openaiListing !== undefined ? "; it answers on OpenAI's /v1 routes (GET /v1/models lists it)" : '';
+}
+
 export function seriesByVersion(series: FrontendSeries): (model: ServedModel, version: string | undefined) => ModelSeries {
   const cache = new WeakMap<ServedModel, { unnamed?: ModelSeries; named?: ModelSeries }>();
   return (model, version) => {

@@ -130,6 +130,9 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
       [404, { error: 'Model version 2.0 not found for model mlp' }],
       [413, { error: 'request body exceeds the limit of 1048576 bytes (--max-request-size)' }],
     ]);
+    // /predictions says the same of a generation model, in TorchServe's shape.
+    const pred = await send(`${base}/predictions/tiny-lm`, { method: 'POST', body: '[1]' });
+    expect([pred.status, json(pred)]).to.deep.equal([400, { code: 400, type: 'BadRequestException', message: "model tiny-lm does not serve /predictions (kind generate); it answers on OpenAI's /v1 routes (GET /v1/models lists it)" }]);
     // The infer path with another method: a 405 naming the one it takes, in the protocol's shape;
     // a path of the protocol's prefix that no route serves: a 404, in that shape too.
     const get = await send(`${base}/v2/models/mlp/infer`, { method: 'GET' });

@@ -25,7 +25,7 @@ import { routeTemplate } from '../http-metrics.js';
 import { jsonBoundsProblem } from '../json-bounds.js';
 import { float32Message } from '../json-tensor.js';
 import { readBody } from '../read-body.js';
-import { guarded, pathOf, refuse, routeStart, seriesByVersion } from '../route-helpers.js';
+import { guarded, pathOf, refuse, routeStart, servedElsewhere, seriesByVersion } from '../route-helpers.js';
 import type { RouteOptions } from '../route-helpers.js';
 import { predictionTiming } from '../server-timing.js';
 import { modelIoOf } from './io-cache.js';
@@ -64,11 +64,8 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     const model = opts.lookup(name);
     if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`, sendOipError);
     if (version !== undefined && version !== model.config.version) return refuse(req, res, 404, `Model version ${version} not found for model ${name}`, sendOipError);
-    if (model.submit === undefined) {
-      // Its /v2 metadata and ready answers look like any model's: say where it is served.
-      const where = model.kind === 'generate' || model.openaiListing !== undefined ? "; it answers on OpenAI's /v1 routes (GET /v1/models lists it)" : '';
-      return refuse(req, res, 400, `model ${name} does not serve inference requests (kind ${model.kind})${where}`, sendOipError);
-    }
+    // Its /v2 metadata and ready answers look like any model's: say where it is served.
+    if (model.submit === undefined) return refuse(req, res, 400, `model ${name} does not serve inference requests (kind ${model.kind})${servedElsewhere(model)}`, sendOipError);
     readBody(req, opts.limits, (failure, body) => {
       if (failure !== null) return refuse(req, res, failure.status, failure.message, sendOipError);
       // Timed from the whole body's arrival, as /predictions times its requests.
