@@ -1,30 +1,42 @@
 /**
  * `tsserve generate --model DIR --input prompts.jsonl [--output out.jsonl] [--set KEY=VALUE ...]`:
  * offline generation through the same engine the server runs (vLLM's offline `LLM`). Every
- * input line is `{"prompt": "...", "max_tokens": 16, ...}` (OpenAI-style sampling fields,
- * optional "id"); every prompt gives one output line, in input order.
+ * input line is one `/v1/completions` body without `model` (generate-input.ts: the server's
+ * fields, defaults and messages), plus an optional "id"; every prompt gives one output line, in
+ * input order, written as soon as it and every line before it are done.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { LLM, PromptRejected } from '../../backend/engine/llm.js';
 import type { CompletionOutput } from '../../backend/engine/llm.js';
-import { decodeToGenWorkerMessage } from '../../schema/engine-ipc.js';
+import type { EngineConfig } from '../../backend/engine/config.js';
 import { ENGINE_ARG_FLAGS, ENGINE_ARGS, parseEngineArgText, validateEngineArgs } from '../../schema/engine-args.js';
-import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
 import { loadModelConfig } from '../../frontend/store/model-config.js';
+import { completionLogprobs } from '../../frontend/openai/logprobs-format.js';
+import type { ModelVocab } from '../../frontend/openai/model-vocab.js';
+import { modelVocab } from '../../frontend/openai/model-vocab.js';
+import type { InputLine, ReadyLine } from './generate-input.js';
+import { parseInput, readyLine } from './generate-input.js';
 
 const USAGE = `Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]
 
 Runs every prompt of FILE.jsonl through the generation engine of the model in DIR (a
-directory with model-config.yaml and an engine: block) and prints one JSON line per prompt:
+directory with model-config.yaml and an engine: block) and prints one JSON line per prompt, in
+input order, each as soon as it and the lines before it are done:
   {"id":..., "prompt":..., "choices":[{"index":0,"text":...,"token_ids":[...],"finish_reason":...}],
    "usage":{"prompt_tokens":...,"completion_tokens":...,"cached_tokens":...}}
 
-Input lines: {"prompt": "text", "max_tokens": 16, "temperature": 1, "top_p": 1, "top_k": -1,
-  "seed": 0, "n": 1, "stop": ["..."], "ignore_eos": false, "stop_token_ids": [..], "min_tokens": 0,
-  "id": "optional"}
+Input lines: a /v1/completions body without "model", one prompt (text or token ids) per line,
+  plus an optional "id"; the server's fields, defaults (max_tokens 16) and checks, e.g.
+  {"prompt": "text", "max_tokens": 16, "temperature": 1, "top_p": 1, "top_k": -1, "min_p": 0,
+   "seed": 0, "n": 1, "stop": ["..."], "stop_token_ids": [..], "min_tokens": 0, "ignore_eos": false,
+   "presence_penalty": 0, "frequency_penalty": 0, "repetition_penalty": 1, "logit_bias": {"10": -100},
+   "logprobs": 2, "echo": false, "include_stop_str_in_output": false, "id": "optional"}
+Exit status: 0 every prompt done; 1 the model did not load, the output could not be written, or a
+  prompt failed (its line is {"id":..., "error":{"message":...}}, or has finish_reason "error"); 2 a bad flag or input line (each one listed with its
+  FILE:LINE, nothing generated); 130 interrupted (the lines written are whole).
 --set overrides one engine setting (e.g. --set maxNumSeqs=8 --set enablePrefixCaching=false).
 
 Engine settings are also flags, under vLLM's names with '_' or '-' (or ours, camelCase):
@@ -32,16 +44,7 @@ ${wrapFlags(ENGINE_ARGS.map((d) => `--${d.snake.replace(/_/g, '-')}${d.type === 
   e.g. --max-num-seqs 64 --max_model_len 512 --no-enable-prefix-caching --eos-token-id 257,10
 `;
 
-const PARAM_KEYS = ['max_tokens', 'temperature', 'top_p', 'top_k', 'seed', 'n', 'stop', 'ignore_eos', 'stop_token_ids', 'min_tokens'] as const;
-
-interface Job {
-  readonly id: unknown;
-  /** Where it was read (`FILE:LINE`), for the engine's refusal of it. */
-  readonly where: string;
-  readonly prompt: string;
-  readonly params: GenSamplingParams;
-}
-
+/** A `--set` value: true/false, a number, else the text. */
 function parseValue(v: string): unknown {
   if (v === 'true') return true;
   if (v === 'false') return false;
@@ -49,44 +52,30 @@ function parseValue(v: string): unknown {
   return v.trim() !== '' && Number.isFinite(n) ? n : v;
 }
 
-/** Parses the JSONL input; returns jobs or one message per bad line. */
-export function parseInput(text: string, file: string): { jobs: Job[]; problems: string[] } {
-  const jobs: Job[] = [];
-  const problems: string[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    const where = `${file}:${i + 1}`;
-    let obj: unknown;
-    try {
-      obj = JSON.parse(line);
-    } catch (e) {
-      problems.push(`${where}: not JSON (${(e as Error).message})`);
-      return;
-    }
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
-      problems.push(`${where}: must be a JSON object`);
-      return;
-    }
-    const o = obj as Record<string, unknown>;
-    const params: Record<string, unknown> = {};
-    for (const k of PARAM_KEYS) if (o[k] !== undefined) params[k] = o[k];
-    const d = decodeToGenWorkerMessage({ type: 'tsserve.gen.add', requestId: 'x', prompt: o.prompt, params });
-    if (!d.ok) {
-      problems.push(...d.problems.map((p) => `${where}: ${p.replace(/^prompt: .*/, 'prompt: must be a string')}`));
-      return;
-    }
-    jobs.push({ id: o.id ?? jobs.length, where, prompt: o.prompt as string, params: params as GenSamplingParams });
+/** Exit code of an interrupted run (SIGINT), the shell's 128 + 2. */
+const INTERRUPTED = 130;
+
+/** The vocabulary view of the loaded engine (its settings after the flags), as the server builds it from a model's block. */
+function engineVocab(c: EngineConfig): ModelVocab {
+  return modelVocab({
+    maxModelLen: c.maxModelLen, vocabSize: c.model.vocabSize, bosTokenId: c.model.bosId, addBos: c.addBos,
+    eosTokenId: [...c.eosTokenIds], suppressTokens: [...c.suppressTokenIds],
   });
-  return { jobs, problems };
 }
 
-/** One output line for one prompt. */
-export function renderCompletion(id: unknown, c: CompletionOutput): string {
+/** One output line for one prompt: the server's text (echo included) and logprobs, with the token ids. */
+export function renderCompletion(r: ReadyLine, c: CompletionOutput, vocab: ModelVocab): string {
   const completion = c.outputs.reduce((n, o) => n + o.tokenIds.length, 0);
+  const echo = r.line.request.echo ? r.text : '';
+  const logprobs = r.params.logprobs !== undefined;
   return JSON.stringify({
-    id,
-    prompt: c.prompt,
-    choices: c.outputs.map((o) => ({ index: o.index, text: o.text, token_ids: o.tokenIds, finish_reason: o.finishReason, ...(o.stopReason !== undefined ? { stop_reason: o.stopReason } : {}) })),
+    id: r.line.id,
+    prompt: r.line.prompt,
+    choices: c.outputs.map((o) => ({
+      index: o.index, text: echo + o.text, token_ids: o.tokenIds,
+      ...(logprobs ? { logprobs: completionLogprobs(o.logprobs ?? [], vocab, echo.length) } : {}),
+      finish_reason: o.finishReason, ...(o.stopReason !== undefined ? { stop_reason: o.stopReason } : {}),
+    })),
     usage: { prompt_tokens: c.promptTokenIds.length, completion_tokens: completion, cached_tokens: c.numCachedTokens },
   });
 }
@@ -163,16 +152,21 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve generate: --model and --input are required\n\n${USAGE}`);
     return 2;
   }
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(input, 'utf8');
+    bytes = readFileSync(input);
   } catch (e) {
     process.stderr.write(`tsserve generate: cannot read ${input}: ${(e as Error).message}\n`);
     return 2;
   }
-  const { jobs, problems } = parseInput(text, input);
+  const { lines, problems } = parseInput(bytes, input);
   if (problems.length > 0) {
     process.stderr.write(problems.map((p) => `${p}\n`).join(''));
+    return 2;
+  }
+  // Refused before the model loads: a directory here failed only after every prompt was generated.
+  if (output !== undefined && isDirectory(output)) {
+    process.stderr.write(`tsserve generate: --output: ${output} is a directory\n`);
     return 2;
   }
   // The server's own check of model-config.yaml first, so each problem names its file:line:col
@@ -190,20 +184,83 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   try {
-    const outs = await llm.generate(
-      jobs.map((j) => j.prompt),
-      jobs.map((j) => j.params),
-    );
-    const lines = outs.map((c, i) => renderCompletion(jobs[i]!.id, c) + '\n').join('');
-    if (output === undefined) process.stdout.write(lines);
-    else writeFileSync(output, lines);
-    return 0;
-  } catch (e) {
-    // A refused prompt is named by its line, as a bad line is (the index skips blank lines).
-    const why = e instanceof PromptRejected ? `${jobs[e.index]?.where ?? `prompt ${e.index}`}: ${e.reason}` : (e as Error).message;
-    process.stderr.write(`tsserve generate: ${why}\n`);
-    return 1;
+    return await generateAll(llm, lines, output);
   } finally {
     await llm.close();
+  }
+}
+
+/** What became of one prompt. */
+type Outcome = { readonly out: CompletionOutput } | { readonly error: string };
+
+/**
+ * Checks every line against the loaded model (the server's max_model_len and vocabulary checks),
+ * then runs them all at once and writes each answer in input order as soon as it is done.
+ */
+async function generateAll(llm: LLM, lines: readonly InputLine[], output: string | undefined): Promise<number> {
+  const vocab = engineVocab(llm.engine.config);
+  const ready: ReadyLine[] = [];
+  const refused: string[] = [];
+  for (const l of lines) {
+    const r = readyLine(l, vocab);
+    if (typeof r === 'string') refused.push(r);
+    else ready.push(r);
+  }
+  if (refused.length > 0) {
+    process.stderr.write(refused.map((p) => `${p}\n`).join(''));
+    return 2;
+  }
+  let fd = 1;
+  if (output !== undefined) {
+    try {
+      fd = openSync(output, 'w');
+    } catch (e) {
+      process.stderr.write(`tsserve generate: cannot write --output ${output}: ${(e as Error).message}\n`);
+      return 1;
+    }
+  }
+  // One call per line, all started now: the engine batches them as one call's prompts, in the same order.
+  const outcomes = ready.map((r) => llm.generate([r.ids], [r.params]).then(
+    (outs): Outcome => ({ out: outs[0]! }),
+    (e: unknown): Outcome => ({ error: `${r.line.where}: ${e instanceof PromptRejected ? e.reason : (e as Error).message}` }),
+  ));
+  let written = 0;
+  const interrupted = (): void => {
+    process.stderr.write(`tsserve generate: interrupted; ${written} of ${ready.length} answers written\n`);
+    process.exit(INTERRUPTED);
+  };
+  process.once('SIGINT', interrupted);
+  let failed = false;
+  try {
+    for (let i = 0; i < ready.length; i++) {
+      const o = await outcomes[i]!;
+      const r = ready[i]!;
+      let line: string;
+      if ('error' in o) {
+        failed = true;
+        line = JSON.stringify({ id: r.line.id, error: { message: o.error } });
+      } else {
+        if (o.out.outputs.some((s) => s.finishReason === 'error')) failed = true;
+        line = renderCompletion(r, o.out, vocab);
+      }
+      if (fd === 1) process.stdout.write(`${line}\n`);
+      else writeSync(fd, `${line}\n`);
+      written++;
+    }
+  } catch (e) {
+    process.stderr.write(`tsserve generate: cannot write --output ${output}: ${(e as Error).message}\n`);
+    return 1;
+  } finally {
+    process.removeListener('SIGINT', interrupted);
+    if (fd !== 1) closeSync(fd);
+  }
+  return failed ? 1 : 0;
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
   }
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -40,18 +41,23 @@ describe('tsserve generate', function () {
       (e: { code: number; stderr: string }) => e,
     );
     expect(err?.code).to.equal(2);
-    expect(err?.stderr).to.equal(`${input}:1: prompt: must be a string\n${input}:2: params.top_p: must be a number in (0, 1]\n`);
+    expect(err?.stderr).to.equal(`${input}:1: prompt must be a string, a list of token ids, or a non-empty list of either\n${input}:2: top_p must be a number in (0, 1], got 0\n`);
   });
 
-  it('should name the file and line of a prompt the engine refuses (it said \'prompt 1\', the index among the prompts, not the line)', async () => {
+  it('should name the file and line of every prompt the model refuses, with the server\'s message, and generate nothing (exit 2)', async () => {
     const input = join(root, 'long.jsonl');
-    writeFileSync(input, `{"prompt":"Hello","max_tokens":2}\n\n{"id":"long","prompt":"${'a'.repeat(20)}","max_tokens":2}\n`);
-    const err = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input, '--max_model_len=16']).then(
+    const output = join(root, 'long.out.jsonl');
+    writeFileSync(input, `{"prompt":"Hello","max_tokens":2}\n\n{"id":"long","prompt":"${'a'.repeat(20)}","max_tokens":2}\n{"prompt":"ab","max_tokens":14}\n{"prompt":"ab","stop_token_ids":[300]}\n`);
+    const err = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input, '--output', output, '--max_model_len=16']).then(
       () => null,
-      (e: { code: number; stderr: string }) => e,
+      (e: { code: number; stdout: string; stderr: string }) => e,
     );
-    expect(err?.code).to.equal(1);
-    expect(err?.stderr).to.equal(`tsserve generate: ${input}:3: the prompt has 21 tokens; this model accepts at most 15 so one can be generated\n`);
+    expect([err?.code, err?.stdout, existsSync(output)]).to.deep.equal([2, '', false]);
+    expect(err?.stderr).to.equal(
+      `${input}:3: This model's maximum context length is 16 tokens. However, your request has 21 input tokens. Please reduce the length of the input messages.\n` +
+        `${input}:4: 'max_tokens' or 'max_completion_tokens' is too large: 14. This model's maximum context length is 16 tokens and your request has 3 input tokens (14 > 16 - 3).\n` +
+        `${input}:5: stop_token_ids token id 300 at index 0 is outside the model's vocabulary (0..258)\n`,
+    );
   });
 
   it('should take engine settings as vLLM-named flags and refuse a bad one with its key and value', async () => {
@@ -65,5 +71,112 @@ describe('tsserve generate', function () {
     );
     expect(err?.code).to.equal(2);
     expect(err?.stderr).to.equal('tsserve generate: --max_num_seqs: must be an integer >= 1, got "many"\n');
+  });
+
+  /** Runs the command; resolves to its exit code and output (a non-zero exit too). */
+  const gen = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+    run(process.execPath, [BIN, 'generate', '--model', model, ...args]).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+
+  it('should apply every sampling field the server takes, as /v1/completions does (penalties, logit_bias, logprobs and echo were dropped)', async () => {
+    const input = join(root, 'fields.jsonl');
+    writeFileSync(input, [
+      '{"id":"fp","prompt":"Hello","max_tokens":12,"temperature":0,"frequency_penalty":2}',
+      '{"id":"bias","prompt":"Hello","max_tokens":12,"temperature":0,"logit_bias":{"122":-100}}',
+      '{"id":"echo","prompt":"Hello","max_tokens":4,"temperature":0,"echo":true}',
+      '{"id":"lp","prompt":"Hello","max_tokens":2,"temperature":0,"logprobs":1}',
+      '{"id":"null","prompt":"Hello","max_tokens":2,"temperature":0,"top_p":null,"seed":null,"user":"u"}',
+      '{"id":"seed","prompt":"The","max_tokens":5,"seed":3,"n":2}',
+    ].join('\n'));
+    const r = await gen('--input', input);
+    // The texts are /v1/completions' answers for the same bodies on the same model (tiny-lm).
+    const got = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; choices: { text: string; logprobs?: unknown }[] });
+    expect(got.map((o) => [o.id, ...o.choices.map((c) => c.text)])).to.deep.equal([
+      ['fp', 'Iz;idbajftmh'], ['bias', 'Idrmidrmidrb'], ['echo', 'HelloIz;i'], ['lp', 'Iz'], ['null', 'Iz'], ['seed', 'f.K*r', 'z/C/X'],
+    ]);
+    expect(got[3]!.choices[0]!.logprobs).to.deep.equal({
+      tokens: ['I', 'z'], token_logprobs: [-1.1726448030643952, -0.8152089336103371],
+      top_logprobs: [{ I: -1.1726448030643952 }, { z: -0.8152089336103371 }], text_offset: [0, 1],
+    });
+    expect([r.code, r.stderr]).to.deep.equal([0, '']);
+  });
+
+  it('should refuse what the server refuses with its message, and what has no meaning offline, each at its line (unknown fields were ignored)', async () => {
+    const input = join(root, 'refused.jsonl');
+    writeFileSync(input, [
+      '{"prompt":"a","temperature":3}', '{"prompt":"a","n":17}', '{"prompt":"a","bogus":1,"best_of":2}', '{"prompt":""}',
+      '{"prompt":"a","stream":true}', '{"prompt":"a","model":"tiny-lm"}', '{"prompt":["a","b"]}', '[1]', '{"prompt":"a","presence_penalty":5}',
+    ].join('\n'));
+    const r = await gen('--input', input);
+    expect([r.code, r.stdout]).to.deep.equal([2, '']);
+    expect(r.stderr.split('\n')).to.deep.equal([
+      `${input}:1: temperature must be a number between 0 and 2, got 3`,
+      `${input}:2: n must be an integer between 1 and 16, got 17`,
+      `${input}:3: Unsupported parameters: 'bogus', 'best_of' are not supported by this server.`,
+      `${input}:4: prompt must not be empty`,
+      `${input}:5: stream: not taken by tsserve generate (every answer is written as one whole line)`,
+      `${input}:6: model: not taken by tsserve generate (the model is the one of --model)`,
+      `${input}:7: prompt: one prompt per line (a string or a list of token ids), got a list of 2`,
+      `${input}:8: must be a JSON object`,
+      `${input}:9: presence_penalty must be a number between -2 and 2, got 5`,
+      '',
+    ]);
+  });
+
+  it('should read a file saved with a BOM and CRLF line ends, and refuse a line that is not UTF-8 by its line (the BOM was "not JSON", bad bytes became U+FFFD)', async () => {
+    const input = join(root, 'bom.jsonl');
+    writeFileSync(input, Buffer.concat([Buffer.from('\ufeff{"prompt":"Hello","max_tokens":2,"temperature":0}\r\n\r\n{"prompt":[72,105],"max_tokens":1,"temperature":0}\r\n')]));
+    const r = await gen('--input', input);
+    expect([r.code, r.stderr]).to.deep.equal([0, '']);
+    expect(r.stdout).to.equal(
+      '{"id":0,"prompt":"Hello","choices":[{"index":0,"text":"Iz","token_ids":[73,122],"finish_reason":"length"}],"usage":{"prompt_tokens":6,"completion_tokens":2,"cached_tokens":0}}\n' +
+        '{"id":1,"prompt":[72,105],"choices":[{"index":0,"text":"i","token_ids":[105],"finish_reason":"length"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"cached_tokens":0}}\n',
+    );
+    const bad = join(root, 'latin1.jsonl');
+    writeFileSync(bad, Buffer.concat([Buffer.from('{"prompt":"ok"}\n{"prompt":"caf'), Buffer.from([0xe9]), Buffer.from('"}\n')]));
+    expect(await gen('--input', bad)).to.deep.equal({ code: 2, stdout: '', stderr: `${bad}:2: not valid UTF-8\n` });
+  });
+
+  it('should default max_tokens to 16 capped to what is left of max_model_len, as /v1/completions does', async () => {
+    const input = join(root, 'default.jsonl');
+    writeFileSync(input, '{"prompt":"Hello","temperature":0}\n{"prompt":"Hello there","temperature":0}\n');
+    const r = await gen('--input', input, '--max-model-len', '16');
+    expect(r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { usage: { completion_tokens: number } }).usage.completion_tokens)).to.deep.equal([10, 4]);
+  });
+
+  it('should refuse an --output that is a directory before loading the model (it failed with EISDIR after generating everything)', async () => {
+    const input = join(root, 'one.jsonl');
+    writeFileSync(input, '{"prompt":"Hello","max_tokens":1}\n');
+    const dir = join(root, 'outdir');
+    mkdirSync(dir, { recursive: true });
+    expect(await gen('--input', input, '--output', dir)).to.deep.equal({ code: 2, stdout: '', stderr: `tsserve generate: --output: ${dir} is a directory\n` });
+  });
+
+  it('should write nothing and exit 0 for an empty input file', async () => {
+    const input = join(root, 'empty.jsonl');
+    writeFileSync(input, '\n\n');
+    expect(await gen('--input', input)).to.deep.equal({ code: 0, stdout: '', stderr: '' });
+  });
+
+  it('should write each answer as soon as it and those before it are done, and on SIGINT stop with exit 130 after whole lines only', async () => {
+    const input = join(root, 'sigint.jsonl');
+    const long = '{"prompt":"Hello","max_tokens":1000,"ignore_eos":true}';
+    writeFileSync(input, ['{"id":"first","prompt":"Hello","max_tokens":1,"temperature":0}', long, long, long].join('\n'));
+    const child = spawn(process.execPath, [BIN, 'generate', '--model', model, '--input', input], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const first = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); if (stdout.includes('\n')) resolve(); }));
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    await first;
+    child.kill('SIGINT');
+    const [code] = await exited;
+    expect([code, stdout, stderr]).to.deep.equal([
+      130,
+      '{"id":"first","prompt":"Hello","choices":[{"index":0,"text":"I","token_ids":[73],"finish_reason":"length"}],"usage":{"prompt_tokens":6,"completion_tokens":1,"cached_tokens":0}}\n',
+      'tsserve generate: interrupted; 1 of 4 answers written\n',
+    ]);
   });
 });
