@@ -1,6 +1,7 @@
 /** `tsserve speak`: offline spoken answers through the pipeline's orchestrator, real workers, WAVs decoded with wavefile. */
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -42,7 +43,7 @@ describe('tsserve speak', function () {
     expect(r.stderr.split('\n').slice(0, 3)).to.deep.equal([
       'tsserve speak: --model-store is required',
       'tsserve speak: --output-dir is required',
-      `tsserve speak: ${input}:1: "prompt" must be a non-empty string`,
+      `tsserve speak: ${input}:1: prompt must not be empty`,
     ]);
   });
 
@@ -62,5 +63,90 @@ describe('tsserve speak', function () {
     const stage = speak('--model-store', store, '--model', 'tiny-vocoder', '--output-dir', path.join(dir, 'o'));
     expect([stage.status, stage.stderr]).to.deep.equal([1, 'tsserve speak: model tiny-vocoder has handler vocoder: it serves as the code2wav stage of a pipeline model (handler pipeline), not alone\n']);
     expect(scratch()).to.deep.equal(before);
+  });
+
+  const SPEAK_ARGS = (store: string, input: string, out: string): string[] => [CLI, 'speak', '--model-store', store, '--model', 'tiny-omni', '--input', input, '--output-dir', out];
+
+  it('should refuse every line the server\'s spoken answer refuses, with its message and line (a null line was a TypeError, "hot" and 5 were taken as temperatures, top_p ignored)', () => {
+    const input = path.join(dir, 'refused.jsonl');
+    fs.writeFileSync(input, [
+      'null', '{"prompt":"Hi","temperature":"hot"}', '{"prompt":"Hi","temperature":5}', '{"prompt":"Hi","seed":-1}', '{"prompt":"Hi","n":2}',
+      '{"prompt":"Hi","logprobs":1}', '{"prompt":"Hi","echo":true}', '{"prompt":"Hi","voice":"x"}', '{"prompt":"Hi","top_p":0.5,"temperature":null}',
+    ].join('\n'));
+    const r = spawnSync(process.execPath, SPEAK_ARGS(path.join(dir, 'nostore-needed'), input, path.join(dir, 'o')), { encoding: 'utf8' });
+    expect([r.status, r.stdout]).to.deep.equal([2, '']);
+    expect(r.stderr.split('\n\n')[0]!.split('\n')).to.deep.equal([
+      `tsserve speak: ${input}:1: must be a JSON object`,
+      `tsserve speak: ${input}:2: temperature must be a number between 0 and 2, got "hot"`,
+      `tsserve speak: ${input}:3: temperature must be a number between 0 and 2, got 5`,
+      `tsserve speak: ${input}:4: seed must be an integer between 0 and 9007199254740991 (2^53 - 1, the largest a JSON number carries exactly), got -1`,
+      `tsserve speak: ${input}:5: n must be 1 for a spoken answer`,
+      `tsserve speak: ${input}:6: logprobs is not available from tiny-omni: a pipeline model returns no token logprobs`,
+      `tsserve speak: ${input}:7: echo: not taken by tsserve speak (the transcript is the answer alone)`,
+      `tsserve speak: ${input}:8: Unsupported parameter: 'voice' is not supported by this server.`,
+      `tsserve speak: --model-store ${path.join(dir, 'nostore-needed')}: no such directory`,
+    ]);
+  });
+
+  it('should refuse a max_tokens past the thinker\'s max_model_len before speaking any line (exit 2, nothing written)', () => {
+    const store = generateStore(['tiny-lm', 'tiny-vocoder', 'tiny-omni']);
+    const input = path.join(dir, 'long.jsonl');
+    fs.writeFileSync(input, '{"prompt":"Hi","max_tokens":2}\n{"prompt":"Hi","max_tokens":2000}\n');
+    const out = path.join(dir, 'long-out');
+    const r = spawnSync(process.execPath, SPEAK_ARGS(store, input, out), { encoding: 'utf8' });
+    expect([r.status, r.stdout, r.stderr, fs.readdirSync(out)]).to.deep.equal([2, '',
+      `tsserve speak: ${input}:2: 'max_tokens' or 'max_completion_tokens' is too large: 2000. This model's maximum context length is 1024 tokens and your request has 3 input tokens (2000 > 1024 - 3).\n`, []]);
+  });
+
+  it('should name --output-dir when it cannot be created, before starting anything (it printed mkdir\'s bare error after the server\'s start, exit 1)', () => {
+    const input = path.join(dir, 'one.jsonl');
+    fs.writeFileSync(input, '{"prompt":"Hi","max_tokens":2}\n');
+    const file = path.join(dir, 'a-file');
+    fs.writeFileSync(file, '');
+    const r = spawnSync(process.execPath, SPEAK_ARGS(path.join(dir), input, path.join(file, 'sub')), { encoding: 'utf8' });
+    expect([r.status, r.stdout, r.stderr]).to.deep.equal([2, '',
+      `tsserve speak: --output-dir: cannot write WAV files in ${path.join(file, 'sub')}: ENOTDIR: not a directory, mkdir '${path.join(file, 'sub')}'\n`]);
+  });
+
+  it('should write a 24 kHz mono 16-bit WAV of 960 frames per token for a non-ASCII prompt', () => {
+    const store = generateStore(['tiny-lm', 'tiny-vocoder', 'tiny-omni']);
+    const input = path.join(dir, 'utf8.jsonl');
+    fs.writeFileSync(input, '\ufeff{"prompt":"Grüße 日本","max_tokens":3,"temperature":0,"id":"ü"}\r\n');
+    const out = path.join(dir, 'utf8-out');
+    const r = spawnSync(process.execPath, SPEAK_ARGS(store, input, out), { encoding: 'utf8' });
+    const file = path.join(out, '0.wav');
+    expect([r.status, r.stderr, r.stdout]).to.deep.equal([0, '', `${JSON.stringify({ id: 'ü', file, finish_reason: 'length', frames: 2880, transcript: 'Icq' })}\n`]);
+    const wav = fs.readFileSync(file);
+    const dataBytes = 2880 * 2;
+    expect([wav.length, wav.toString('ascii', 0, 4), wav.readUInt32LE(4), wav.toString('ascii', 8, 16), wav.readUInt32LE(16), wav.readUInt16LE(20),
+      wav.readUInt16LE(22), wav.readUInt32LE(24), wav.readUInt32LE(28), wav.readUInt16LE(32), wav.readUInt16LE(34), wav.toString('ascii', 36, 40), wav.readUInt32LE(40)])
+      .to.deep.equal([44 + dataBytes, 'RIFF', 36 + dataBytes, 'WAVEfmt ', 16, 1, 1, 24000, 48000, 2, 16, 'data', dataBytes]);
+  });
+
+  it('should on SIGINT abort what is in flight, stop its workers, remove its scratch directory and exit 130 after whole lines (its workers ran on as orphans)', async () => {
+    const store = generateStore(['tiny-lm', 'tiny-vocoder', 'tiny-omni']);
+    const input = path.join(dir, 'sigint.jsonl');
+    const long = '{"prompt":"Hi","max_tokens":1000,"ignore_eos":true}';
+    fs.writeFileSync(input, ['{"prompt":"Hi","max_tokens":1,"temperature":0,"id":"first"}', long, long, long].join('\n'));
+    const out = path.join(dir, 'sigint-out');
+    const scratch = (): string[] => fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('tsserve-speak-')).sort();
+    const before = scratch();
+    const child = spawn(process.execPath, SPEAK_ARGS(store, input, out), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const first = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); if (stdout.includes('\n')) resolve(); }));
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    await first;
+    const workers = spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).stdout.trim().split(/\s+/).map(Number);
+    child.kill('SIGINT');
+    const [code] = await exited;
+    const alive = workers.filter((pid) => { try { process.kill(pid, 0); return true; } catch { return false; } });
+    expect([code, stdout, stderr, workers.length, alive, scratch()]).to.deep.equal([
+      130,
+      `${JSON.stringify({ id: 'first', file: path.join(out, '0.wav'), finish_reason: 'length', frames: 960, transcript: 'b' })}\n`,
+      'tsserve speak: interrupted; 1 of 4 answers written\n',
+      2, [], before,
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * `tsserve generate --model DIR --input prompts.jsonl [--output out.jsonl] [--set KEY=VALUE ...]`:
  * offline generation through the same engine the server runs (vLLM's offline `LLM`). Every
- * input line is one `/v1/completions` body without `model` (generate-input.ts: the server's
+ * input line is one `/v1/completions` body without `model` (completion-lines.ts: the server's
  * fields, defaults and messages), plus an optional "id"; every prompt gives one output line, in
  * input order, written as soon as it and every line before it are done.
  */
@@ -17,8 +17,8 @@ import { loadModelConfig } from '../../frontend/store/model-config.js';
 import { completionLogprobs } from '../../frontend/openai/logprobs-format.js';
 import type { ModelVocab } from '../../frontend/openai/model-vocab.js';
 import { modelVocab } from '../../frontend/openai/model-vocab.js';
-import type { InputLine, ReadyLine } from './generate-input.js';
-import { parseInput, readyLine } from './generate-input.js';
+import type { InputLine, ReadyLine } from './completion-lines.js';
+import { parseInput, readyLine } from './completion-lines.js';
 
 const USAGE = `Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]
 
@@ -159,7 +159,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve generate: cannot read ${input}: ${(e as Error).message}\n`);
     return 2;
   }
-  const { lines, problems } = parseInput(bytes, input);
+  const { lines, problems } = parseInput(bytes, input, { command: 'tsserve generate' });
   if (problems.length > 0) {
     process.stderr.write(problems.map((p) => `${p}\n`).join(''));
     return 2;

@@ -116,7 +116,7 @@ describe('tsserve generate', function () {
       `${input}:2: n must be an integer between 1 and 16, got 17`,
       `${input}:3: Unsupported parameters: 'bogus', 'best_of' are not supported by this server.`,
       `${input}:4: prompt must not be empty`,
-      `${input}:5: stream: not taken by tsserve generate (every answer is written as one whole line)`,
+      `${input}:5: stream: not taken by tsserve generate (every answer is written whole)`,
       `${input}:6: model: not taken by tsserve generate (the model is the one of --model)`,
       `${input}:7: prompt: one prompt per line (a string or a list of token ids), got a list of 2`,
       `${input}:8: must be a JSON object`,

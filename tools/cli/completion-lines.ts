@@ -1,5 +1,5 @@
 /**
- * The lines of `tsserve generate`'s JSONL input, checked by the server's own `/v1/completions`
+ * The lines of the JSONL input of `tsserve generate` and `tsserve speak`, checked by the server's own `/v1/completions`
  * rules (frontend/openai/params.ts, request-prompts.ts): the same fields, the same defaults
  * (max_tokens 16, capped to what is left of max_model_len) and the same messages, each after the
  * `FILE:LINE` it was read at. A field the server refuses is refused here too, never ignored: the
@@ -29,18 +29,24 @@ export interface ReadyLine {
   readonly ids: readonly number[];
   /** The prompt as text (echo). */
   readonly text: string;
-  readonly params: GenSamplingParams;
+  readonly params: GenSamplingParams & { readonly max_tokens: number };
 }
 
 /**
  * Fields the server takes that have no meaning for a file: the model is `--model`, and every
- * answer is a whole line. Refused by name, as the server refuses what it does not take.
+ * answer is written whole. Refused by name, as the server refuses what it does not take.
  */
 const NOT_OFFLINE: Readonly<Record<string, string>> = {
   model: 'the model is the one of --model',
-  stream: 'every answer is written as one whole line',
-  stream_options: 'every answer is written as one whole line',
+  stream: 'every answer is written whole',
+  stream_options: 'every answer is written whole',
 };
+
+/** What one command adds to the server's checks: its name for messages, and a rule of its own (a message, or null). */
+export interface LineRules {
+  readonly command: string;
+  readonly check?: (request: ParsedRequest) => string | null;
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -54,7 +60,7 @@ function decode(bytes: Uint8Array): string | null {
 }
 
 /** One line's fields checked; a string is the problem. */
-function parseLine(raw: string, where: string, index: number): InputLine | string {
+function parseLine(raw: string, where: string, index: number, rules: LineRules): InputLine | string {
   let obj: unknown;
   try {
     obj = JSON.parse(raw);
@@ -64,7 +70,7 @@ function parseLine(raw: string, where: string, index: number): InputLine | strin
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return 'must be a JSON object';
   const { id, ...body } = obj as Record<string, unknown>;
   for (const [k, why] of Object.entries(NOT_OFFLINE)) {
-    if (body[k] !== undefined && body[k] !== null) return `${k}: not taken by tsserve generate (${why})`;
+    if (body[k] !== undefined && body[k] !== null) return `${k}: not taken by ${rules.command} (${why})`;
   }
   let request: ParsedRequest;
   try {
@@ -75,6 +81,8 @@ function parseLine(raw: string, where: string, index: number): InputLine | strin
   }
   // The server's list of prompts is one answer with several prompts; a line is one prompt.
   if (request.prompts.length !== 1) return `prompt: one prompt per line (a string or a list of token ids), got a list of ${request.prompts.length}`;
+  const own = rules.check?.(request) ?? null;
+  if (own !== null) return own;
   return { id: id ?? index, where, prompt: request.prompts[0]!, request };
 }
 
@@ -82,7 +90,7 @@ function parseLine(raw: string, where: string, index: number): InputLine | strin
  * Parses the JSONL bytes of `file`: a UTF-8 BOM at the start is skipped, `\r\n` ends a line as
  * `\n` does, blank lines are skipped. Returns the lines, or one message per bad line.
  */
-export function parseInput(bytes: Uint8Array, file: string): { lines: InputLine[]; problems: string[] } {
+export function parseInput(bytes: Uint8Array, file: string, rules: LineRules): { lines: InputLine[]; problems: string[] } {
   const lines: InputLine[] = [];
   const problems: string[] = [];
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
@@ -98,7 +106,7 @@ export function parseInput(bytes: Uint8Array, file: string): { lines: InputLine[
       continue;
     }
     if (text.trim() === '') continue;
-    const r = parseLine(text, where, lines.length);
+    const r = parseLine(text, where, lines.length, rules);
     if (typeof r === 'string') problems.push(`${where}: ${r}`);
     else lines.push(r);
   }
