@@ -15,7 +15,9 @@ function usage(): string {
     '',
     'Writes the demo model store into DIR (default ./model-store), one directory per model',
     'with its model.onnx and model-config.yaml. Existing model directories are kept unless',
-    '--force. Weights are random but fixed by a seed: two runs write identical files.',
+    '--force, which rewrites one only when it holds nothing but the files the model writes (a',
+    'directory with files of yours is kept, named, and the exit status is 1). Other directories',
+    'of DIR are never touched. Weights are random but fixed by a seed: two runs write identical files.',
     '',
     'Models:',
     ...STORE_MODELS.map((m) => `  ${m.name.padEnd(12)} ${m.summary}`),
@@ -57,8 +59,9 @@ export async function run(argv: readonly string[]): Promise<number> {
   const target = dir ?? 'model-store';
   try {
     const r = await generateStore(target, { force, only, log: (line) => process.stdout.write(`${line}\n`) });
-    process.stdout.write(`model store ${target}: ${r.written.length} written, ${r.skipped.length} kept\n`);
-    return 0;
+    const refused = r.refused.length > 0 ? `, ${r.refused.length} not rewritten (${r.refused.join(', ')}: files of yours)` : '';
+    process.stdout.write(`model store ${target}: ${r.written.length} written, ${r.skipped.length} kept${refused}\n`);
+    return r.refused.length > 0 ? 1 : 0;
   } catch (err) {
     process.stderr.write(`tsserve models generate: ${(err as Error).message}\n`);
     return 1;

@@ -25,6 +25,61 @@ export interface GenerateStoreOptions {
 export interface GenerateStoreResult {
   readonly written: readonly string[];
   readonly skipped: readonly string[];
+  /** Asked to rewrite (--force), but their directory holds files this tool does not write: kept. */
+  readonly refused: readonly string[];
+}
+
+/** The names in `dir` that `written` (a fresh copy of the model) does not have: files a user put there. */
+function foreignFiles(dir: string, written: string): string[] {
+  const ours = new Set(readdirSync(written));
+  return readdirSync(dir).filter((f) => !ours.has(f)).sort();
+}
+
+/** Whether a rename failed because the target exists (made meanwhile). */
+function targetExists(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOTEMPTY' || code === 'EEXIST';
+}
+
+/**
+ * Puts the model written in `tmp` at `target`; what happened. A directory there is never removed
+ * unless forced, and then only when it holds nothing but files the model writes: one that
+ * appeared meanwhile (another run) is kept, and so is one holding a user's own files.
+ */
+function place(m: StoreModel, tmp: string, target: string, force: boolean, log: (line: string) => void): 'written' | 'skipped' | 'refused' {
+  if (force && existsSync(target)) {
+    const foreign = foreignFiles(target, tmp);
+    if (foreign.length > 0) {
+      log(`${m.name}: holds ${foreign.join(', ')}, which this tool does not write; kept (move them out, or remove ${target}, to rewrite it)`);
+      return 'refused';
+    }
+    // Moved aside, not removed, until the new copy is in place: a failure in between loses nothing.
+    const old = `${tmp}.old`;
+    renameSync(target, old);
+    renameSync(tmp, target);
+    rmSync(old, { recursive: true, force: true });
+    return 'written';
+  }
+  try {
+    renameSync(tmp, target);
+    return 'written';
+  } catch (err) {
+    if (!targetExists(err)) throw err;
+    // It was missing when this run started it: another run (or the user) made it meanwhile.
+    log(`${m.name}: appeared meanwhile (another run?), kept`);
+    return 'skipped';
+  }
+}
+
+/** Removes `.NAME.tmp-PID` directories (and their `.old`) of runs stopped mid-write (their process is gone), for the models' names only. */
+function removeAbandonedModels(root: string, models: readonly StoreModel[]): void {
+  const names = new Set(models.map((m) => m.name));
+  for (const entry of readdirSync(root)) {
+    const m = /^\.(.+)\.tmp-([1-9][0-9]*)(?:\.old)?$/.exec(entry);
+    if (m === null || !names.has(m[1]!)) continue;
+    const pid = Number(m[2]);
+    if (pid !== process.pid && !alive(pid)) rmSync(join(root, entry), { recursive: true, force: true });
+  }
 }
 
 /** Writes the store into `dir` (created if missing); throws on an unknown name in `only`. */
@@ -36,8 +91,10 @@ export async function generateStore(dir: string, opts: GenerateStoreOptions = {}
   const chosen = opts.only === undefined ? all : all.filter((m) => opts.only!.includes(m.name));
   const root = resolve(dir);
   makeDirs(root);
+  removeAbandonedModels(root, all);
   const written: string[] = [];
   const skipped: string[] = [];
+  const refused: string[] = [];
   for (const m of chosen) {
     const target = join(root, m.name);
     if (existsSync(target) && opts.force !== true) {
@@ -51,16 +108,20 @@ export async function generateStore(dir: string, opts: GenerateStoreOptions = {}
     try {
       const t0 = performance.now();
       await m.write(tmp);
-      rmSync(target, { recursive: true, force: true });
-      renameSync(tmp, target);
-      written.push(m.name);
-      log(`${m.name}: written in ${Math.round(performance.now() - t0)} ms — ${m.summary}`);
-    } catch (err) {
+      const done = place(m, tmp, target, opts.force === true, log);
+      if (done === 'written') {
+        written.push(m.name);
+        log(`${m.name}: written in ${Math.round(performance.now() - t0)} ms — ${m.summary}`);
+      } else if (done === 'skipped') {
+        skipped.push(m.name);
+      } else {
+        refused.push(m.name);
+      }
+    } finally {
       rmSync(tmp, { recursive: true, force: true });
-      throw err;
     }
   }
-  return { written, skipped };
+  return { written, skipped, refused };
 }
 
 /** Runs of `generateNewStore` in this process so far: each writes its own temporary sibling. */
@@ -103,7 +164,7 @@ export async function generateNewStore(dir: string, opts: GenerateStoreOptions =
       throw new Error(`${root} appeared while this run generated it, without ${missing.join(', ')}; it is not a store this tool wrote: remove it, or generate into it with tsserve models generate ${dir}`, { cause: err });
     }
     opts.log?.(`${root} was generated meanwhile by another run (another tsserve start?); using it`);
-    return { written: [], skipped: names };
+    return { written: [], skipped: names, refused: [] };
   }
 }
 

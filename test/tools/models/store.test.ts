@@ -66,13 +66,55 @@ describe('tools/models/store', function () {
     let calls = 0;
     const m: StoreModel = { name: 'm', summary: 's', write: (d) => { calls++; writeFileSync(join(d, 'x'), String(calls)); } };
     const lines: string[] = [];
-    expect(await generateStore(dir, { models: [m] })).to.deep.equal({ written: ['m'], skipped: [] });
-    expect(await generateStore(dir, { models: [m], log: (l) => lines.push(l) })).to.deep.equal({ written: [], skipped: ['m'] });
+    expect(await generateStore(dir, { models: [m] })).to.deep.equal({ written: ['m'], skipped: [], refused: [] });
+    expect(await generateStore(dir, { models: [m], log: (l) => lines.push(l) })).to.deep.equal({ written: [], skipped: ['m'], refused: [] });
     expect(lines).to.deep.equal(['m: exists, kept (use --force to rewrite)']);
     expect(readFileSync(join(dir, 'm', 'x'), 'utf8')).to.equal('1');
-    expect(await generateStore(dir, { models: [m], force: true })).to.deep.equal({ written: ['m'], skipped: [] });
+    expect(await generateStore(dir, { models: [m], force: true })).to.deep.equal({ written: ['m'], skipped: [], refused: [] });
     expect(readFileSync(join(dir, 'm', 'x'), 'utf8')).to.equal('2');
     expect(readdirSync(dir)).to.deep.equal(['m']);
+  });
+
+  it('should keep, under --force, a model directory holding files it does not write, naming them, and exit 1 (it removed a user\'s notes.txt with the model)', async () => {
+    const dir = join(tmp, 'user');
+    const run = promisify(execFile);
+    await run(process.execPath, [BIN, 'models', 'generate', dir, '--only', 'mlp,tiny-vocoder']);
+    writeFileSync(join(dir, 'mlp', 'notes.txt'), 'mine');
+    mkdirSync(join(dir, 'my-model'));
+    writeFileSync(join(dir, 'my-model', 'model-config.yaml'), 'handler: onnx\n');
+    const err = await run(process.execPath, [BIN, 'models', 'generate', dir, '--only', 'mlp,tiny-vocoder', '--force']).catch((e: { code: number; stdout: string }) => e);
+    const out = (err as { stdout: string }).stdout.split('\n').map((l) => l.replace(/ in \d+ ms/, ' in N ms'));
+    expect([(err as { code: number }).code, out]).to.deep.equal([1, [
+      `mlp: holds notes.txt, which this tool does not write; kept (move them out, or remove ${join(dir, 'mlp')}, to rewrite it)`,
+      'tiny-vocoder: written in N ms — codec tokens -> 24000 Hz PCM16, 960 frames per token (handler vocoder)',
+      `model store ${dir}: 1 written, 0 kept, 1 not rewritten (mlp: files of yours)`,
+      '',
+    ]]);
+    expect([readdirSync(dir).sort(), readdirSync(join(dir, 'mlp')).sort(), readFileSync(join(dir, 'my-model', 'model-config.yaml'), 'utf8')])
+      .to.deep.equal([['mlp', 'my-model', 'tiny-vocoder'], ['model-config.yaml', 'model.onnx', 'notes.txt'], 'handler: onnx\n']);
+  });
+
+  it('should keep a model directory that appeared while it wrote that model (a second run at once removed the first one\'s and put its own)', async () => {
+    const dir = join(tmp, 'race');
+    const m: StoreModel = { name: 'm', summary: 's', write: (d) => {
+      writeFileSync(join(d, 'x'), 'this run');
+      mkdirSync(join(dir, 'm'));
+      writeFileSync(join(dir, 'm', 'x'), 'the other run');
+    } };
+    const lines: string[] = [];
+    expect(await generateStore(dir, { models: [m], log: (l) => lines.push(l) })).to.deep.equal({ written: [], skipped: ['m'], refused: [] });
+    expect([lines, readdirSync(dir), readFileSync(join(dir, 'm', 'x'), 'utf8')]).to.deep.equal([['m: appeared meanwhile (another run?), kept'], ['m'], 'the other run']);
+  });
+
+  it('should remove the temporary model directories of a run stopped mid-write, and only those (a Ctrl-C left .NAME.tmp-PID in the store for good)', async () => {
+    const dir = join(tmp, 'abandoned');
+    const m: StoreModel = { name: 'm', summary: 's', write: (d) => writeFileSync(join(d, 'x'), '1') };
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    const left = [`.m.tmp-${gone}`, `.m.tmp-${gone}.old`];
+    const kept = [`.m.tmp-${process.ppid}`, `.other.tmp-${gone}`, `.m.tmp-0x${gone.toString(16)}`, 'my-model'];
+    for (const d of [...left, ...kept]) mkdirSync(join(dir, d), { recursive: true });
+    await generateStore(dir, { models: [m] });
+    expect(readdirSync(dir).sort()).to.deep.equal(['m', ...kept].sort());
   });
 
   it('should leave no model directory behind when a writer throws', async () => {
