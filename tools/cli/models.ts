@@ -2,6 +2,7 @@
  * `tsserve models generate DIR [--force] [--only a,b]`: writes the demo model store (no
  * downloads: every weight comes from a seed).
  */
+import { existsSync, statSync } from 'node:fs';
 import { generateStore } from '../models/store.js';
 import { STORE_MODELS } from '../models/store-models.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
@@ -57,6 +58,11 @@ export async function run(argv: readonly string[]): Promise<number> {
     }
   }
   const target = dir ?? 'model-store';
+  // Refused up front: it failed on a scandir or mkdir inside it with a bare ENOTDIR.
+  if (existsSync(target) && !statSync(target).isDirectory()) {
+    process.stderr.write(`tsserve models generate: ${target} exists and is not a directory\n`);
+    return 2;
+  }
   try {
     const r = await generateStore(target, { force, only, log: (line) => process.stdout.write(`${line}\n`) });
     const refused = r.refused.length > 0 ? `, ${r.refused.length} not rewritten (${r.refused.join(', ')}: files of yours)` : '';

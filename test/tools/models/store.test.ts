@@ -117,6 +117,13 @@ describe('tools/models/store', function () {
     expect(readdirSync(dir).sort()).to.deep.equal(['m', ...kept].sort());
   });
 
+  it('should refuse a DIR that is a file with one line and exit 2 (it failed with a bare ENOTDIR from scandir)', () => {
+    const file = join(tmp, 'a-file');
+    writeFileSync(file, '');
+    const r = spawnSync(process.execPath, [BIN, 'models', 'generate', file], { encoding: 'utf8' });
+    expect([r.status, r.stdout, r.stderr]).to.deep.equal([2, '', `tsserve models generate: ${file} exists and is not a directory\n`]);
+  });
+
   it('should leave no model directory behind when a writer throws', async () => {
     const dir = join(tmp, 'd');
     const bad: StoreModel = { name: 'bad', summary: 's', write: () => { throw new Error('boom'); } };
