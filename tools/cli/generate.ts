@@ -34,9 +34,10 @@ Input lines: a /v1/completions body without "model", one prompt (text or token i
    "seed": 0, "n": 1, "stop": ["..."], "stop_token_ids": [..], "min_tokens": 0, "ignore_eos": false,
    "presence_penalty": 0, "frequency_penalty": 0, "repetition_penalty": 1, "logit_bias": {"10": -100},
    "logprobs": 2, "echo": false, "include_stop_str_in_output": false, "id": "optional"}
-Exit status: 0 every prompt done; 1 the model did not load, the output could not be written, or a
-  prompt failed (its line is {"id":..., "error":{"message":...}}, or has finish_reason "error"); 2 a bad flag or input line (each one listed with its
-  FILE:LINE, nothing generated); 130 interrupted (the lines written are whole).
+Exit status: 0 every prompt done; 1 the model did not load, the output could not be written, or
+  a prompt failed (its line is {"id":..., "error":{"message":...}}, or has finish_reason "error");
+  2 a bad flag or input line (each one listed with its FILE:LINE, nothing generated); 130
+  interrupted (SIGINT; the lines written are whole).
 --set overrides one engine setting (e.g. --set maxNumSeqs=8 --set enablePrefixCaching=false).
 
 Engine settings are also flags, under vLLM's names with '_' or '-' (or ours, camelCase):
