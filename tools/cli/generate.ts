@@ -231,17 +231,17 @@ async function generateAll(llm: LLM, lines: readonly InputLine[], output: string
     process.exit(INTERRUPTED);
   };
   process.once('SIGINT', interrupted);
-  let failed = false;
+  let failed = 0;
   try {
     for (let i = 0; i < ready.length; i++) {
       const o = await outcomes[i]!;
       const r = ready[i]!;
       let line: string;
       if ('error' in o) {
-        failed = true;
+        failed++;
         line = JSON.stringify({ id: r.line.id, error: { message: o.error } });
       } else {
-        if (o.out.outputs.some((s) => s.finishReason === 'error')) failed = true;
+        if (o.out.outputs.some((s) => s.finishReason === 'error')) failed++;
         line = renderCompletion(r, o.out, vocab);
       }
       if (fd === 1) process.stdout.write(`${line}\n`);
@@ -255,7 +255,9 @@ async function generateAll(llm: LLM, lines: readonly InputLine[], output: string
     process.removeListener('SIGINT', interrupted);
     if (fd !== 1) closeSync(fd);
   }
-  return failed ? 1 : 0;
+  // Said on stderr too: the output file holds the failures, but the terminal showed nothing.
+  if (failed > 0) process.stderr.write(`tsserve generate: ${failed} of ${ready.length} prompts failed (see their lines in the output)\n`);
+  return failed > 0 ? 1 : 0;
 }
 
 function isDirectory(p: string): boolean {

@@ -154,6 +154,17 @@ describe('tsserve generate', function () {
     expect(await gen('--input', input, '--output', dir)).to.deep.equal({ code: 2, stdout: '', stderr: `tsserve generate: --output: ${dir} is a directory\n` });
   });
 
+  it('should answer a prompt the engine refuses at add with an error line naming its line, answer the others, and exit 1 (one refusal gave no output at all)', async () => {
+    const input = join(root, 'fit.jsonl');
+    writeFileSync(input, `{"prompt":"Hi","max_tokens":2,"temperature":0}\n{"id":"big","prompt":"${'a'.repeat(100)}","max_tokens":2}\n`);
+    expect(await gen('--input', input, '--num-gpu-blocks-override', '4', '--block-size', '16')).to.deep.equal({
+      code: 1,
+      stdout: '{"id":0,"prompt":"Hi","choices":[{"index":0,"text":"b5","token_ids":[98,53],"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"cached_tokens":0}}\n' +
+        `{"id":"big","error":{"message":"${input}:2: 103 tokens need 7 KV blocks; the pool has 4"}}\n`,
+      stderr: 'tsserve generate: 1 of 2 prompts failed (see their lines in the output)\n',
+    });
+  });
+
   it('should write nothing and exit 0 for an empty input file', async () => {
     const input = join(root, 'empty.jsonl');
     writeFileSync(input, '\n\n');
