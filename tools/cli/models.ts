@@ -56,6 +56,12 @@ export async function run(argv: readonly string[]): Promise<number> {
       process.stderr.write('tsserve models generate: --only needs a comma-separated list of model names\n');
       return 2;
     }
+    // A bad flag value, as an empty one is: exit 2 before anything is written (it was 1, a failed run's code).
+    const unknown = only.filter((n) => !STORE_MODELS.some((m) => m.name === n));
+    if (unknown.length > 0) {
+      process.stderr.write(`tsserve models generate: --only: unknown model(s): ${unknown.join(', ')} (known: ${STORE_MODELS.map((m) => m.name).join(', ')})\n`);
+      return 2;
+    }
   }
   const target = dir ?? 'model-store';
   // Refused up front: it failed on a scandir or mkdir inside it with a bare ENOTDIR.

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -133,11 +133,12 @@ describe('tools/models/store', function () {
     expect(readdirSync(dir)).to.deep.equal([]);
   });
 
-  it('should reject unknown names in --only with the known ones listed', async () => {
+  it('should reject unknown names in --only with the known ones listed, as a bad flag (exit 2, it was 1), writing nothing', async () => {
     const run = promisify(execFile);
     const err = await run(process.execPath, [BIN, 'models', 'generate', join(tmp, 'e'), '--only', 'mlp,nope']).catch((e: { code: number; stderr: string }) => e);
-    expect((err as { code: number }).code).to.equal(1);
-    expect((err as { stderr: string }).stderr).to.equal(`tsserve models generate: unknown model(s): nope (known: ${STORE_MODELS.map((m) => m.name).join(', ')})\n`);
+    expect((err as { code: number }).code).to.equal(2);
+    expect((err as { stderr: string }).stderr).to.equal(`tsserve models generate: --only: unknown model(s): nope (known: ${STORE_MODELS.map((m) => m.name).join(', ')})\n`);
+    expect(existsSync(join(tmp, 'e'))).to.equal(false);
   });
 
   it('should write mlp-heavy with batchSize 32 for the serving bench', async () => {
