@@ -19,6 +19,8 @@ export interface ModelVocab {
   readonly suppressTokenIds: readonly number[];
   /** Token ids of `text` (BOS first when the model adds it). */
   encode(text: string, addSpecialTokens?: boolean): number[];
+  /** How many ids `encode(text)` gives, without building them: a prompt far past max_model_len is refused at its count. */
+  count(text: string): number;
   /** Text of `ids`; special ids decode to nothing, invalid UTF-8 to U+FFFD. */
   decode(ids: readonly number[]): string;
   /** One token as logprobs show it: its character, `bytes:\xNN` for a lone non-ASCII byte, `token_id:N` for a special id. */
@@ -59,6 +61,7 @@ export function modelVocab(engine: Readonly<Record<string, unknown>> | undefined
       for (const b of utf8.encode(text)) ids.push(b);
       return ids;
     },
+    count: (text: string): number => (addBos ? 1 : 0) + Buffer.byteLength(text, 'utf8'),
     decode: (ids: readonly number[]): string => new TextDecoder('utf-8').decode(Uint8Array.from(ids.filter((id) => id >= 0 && id < 256))),
     tokenText,
     tokenBytes: (id: number): number[] => (id < 0x100 ? [id] : [...utf8.encode(tokenText(id))]),
