@@ -32,20 +32,27 @@ export interface ReadyLine {
   readonly params: GenSamplingParams & { readonly max_tokens: number };
 }
 
-/**
- * Fields the server takes that have no meaning for a file: the model is `--model`, and every
- * answer is written whole. Refused by name, as the server refuses what it does not take.
- */
-const NOT_OFFLINE: Readonly<Record<string, string>> = {
-  model: 'the model is the one of --model',
-  stream: 'every answer is written whole',
-  stream_options: 'every answer is written whole',
-};
-
-/** What one command adds to the server's checks: its name for messages, and a rule of its own (a message, or null). */
+/** What one command adds to the server's checks. */
 export interface LineRules {
+  /** Its name, for messages. */
   readonly command: string;
+  /** The model's name as the server would serve it: a line's "model", when given, must be it. */
+  readonly model: string;
+  /** A rule of its own: a message, or null. */
   readonly check?: (request: ParsedRequest) => string | null;
+}
+
+/**
+ * A body copied from a request to the server may name its model and say `stream: false`; the
+ * model is --model's and every answer is written whole, so another model or `stream: true` is
+ * refused by name, as the server refuses what it does not take.
+ */
+function offlineProblem(body: Readonly<Record<string, unknown>>, rules: LineRules): string | null {
+  if (body.model !== undefined && body.model !== null && body.model !== rules.model) {
+    return `model: ${JSON.stringify(body.model)} is not the model of --model (${rules.model}); leave it out`;
+  }
+  if (body.stream === true) return `stream: not taken by ${rules.command} (every answer is written whole)`;
+  return null;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -69,9 +76,8 @@ function parseLine(raw: string, where: string, index: number, rules: LineRules):
   }
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return 'must be a JSON object';
   const { id, ...body } = obj as Record<string, unknown>;
-  for (const [k, why] of Object.entries(NOT_OFFLINE)) {
-    if (body[k] !== undefined && body[k] !== null) return `${k}: not taken by ${rules.command} (${why})`;
-  }
+  const offline = offlineProblem(body, rules);
+  if (offline !== null) return offline;
   let request: ParsedRequest;
   try {
     request = parseCompletionRequest({ ...body, model: 'offline' });

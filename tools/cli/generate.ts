@@ -28,8 +28,8 @@ input order, each as soon as it and the lines before it are done:
   {"id":..., "prompt":..., "choices":[{"index":0,"text":...,"token_ids":[...],"finish_reason":...}],
    "usage":{"prompt_tokens":...,"completion_tokens":...,"cached_tokens":...}}
 
-Input lines: a /v1/completions body without "model", one prompt (text or token ids) per line,
-  plus an optional "id"; the server's fields, defaults (max_tokens 16) and checks, e.g.
+Input lines: a /v1/completions body ("model" optional: DIR's name), one prompt (text or token
+  ids) per line, plus an optional "id"; the server's fields, defaults (max_tokens 16) and checks:
   {"prompt": "text", "max_tokens": 16, "temperature": 1, "top_p": 1, "top_k": -1, "min_p": 0,
    "seed": 0, "n": 1, "stop": ["..."], "stop_token_ids": [..], "min_tokens": 0, "ignore_eos": false,
    "presence_penalty": 0, "frequency_penalty": 0, "repetition_penalty": 1, "logit_bias": {"10": -100},
@@ -160,7 +160,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve generate: cannot read ${input}: ${(e as Error).message}\n`);
     return 2;
   }
-  const { lines, problems } = parseInput(bytes, input, { command: 'tsserve generate' });
+  const { lines, problems } = parseInput(bytes, input, { command: 'tsserve generate', model: path.basename(path.resolve(model)) });
   if (problems.length > 0) {
     process.stderr.write(problems.map((p) => `${p}\n`).join(''));
     return 2;

@@ -35,8 +35,8 @@ Speaks every prompt of FILE.jsonl with the pipeline model NAME (handler: pipelin
 of the store DIR, through the same orchestrator as the server; writes OUT/<n>.wav (n: the
 prompt's index, from 0) and prints one JSON line per prompt, in input order:
   {"id":..., "file":..., "finish_reason":..., "frames":..., "transcript":...}
-Input lines: a /v1/completions body without "model", one prompt per line, plus an optional "id";
-  the server's fields, defaults (max_tokens 16) and checks (n 1, no logprobs, no echo), e.g.
+Input lines: a /v1/completions body ("model" optional: NAME), one prompt per line, and an optional
+  "id"; the server's fields, defaults (max_tokens 16) and checks (n 1, no logprobs, no echo), e.g.
   {"prompt": "text", "max_tokens": 16, "temperature": 1, "top_p": 1, "seed": 0, "id": "optional"}
 Exit status: 0 every prompt spoken; 1 the model could not be served or a prompt failed (its line is
   {"id":..., "error":{"status":..., "message":...}}); 2 a bad flag or input line (each one listed
@@ -73,7 +73,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     let bytes: Buffer | null = null;
     try { bytes = fs.readFileSync(input); } catch (e) { problems.push(`${input}: ${(e as Error).message}`); }
     if (bytes !== null) {
-      const parsed = parseInput(bytes, input, { command: 'tsserve speak', check: spokenRule(get('model') ?? 'the model') });
+      const parsed = parseInput(bytes, input, { command: 'tsserve speak', model: get('model') ?? '', check: spokenRule(get('model') ?? 'the model') });
       lines = parsed.lines;
       problems.push(...parsed.problems);
     }

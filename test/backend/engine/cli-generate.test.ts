@@ -89,12 +89,14 @@ describe('tsserve generate', function () {
       '{"id":"lp","prompt":"Hello","max_tokens":2,"temperature":0,"logprobs":1}',
       '{"id":"null","prompt":"Hello","max_tokens":2,"temperature":0,"top_p":null,"seed":null,"user":"u"}',
       '{"id":"seed","prompt":"The","max_tokens":5,"seed":3,"n":2}',
+      // A body copied from a request to the server: its model is --model's, and it does not stream.
+      '{"id":"copied","model":"tiny-lm","stream":false,"prompt":"Hello","max_tokens":2,"temperature":0}',
     ].join('\n'));
     const r = await gen('--input', input);
     // The texts are /v1/completions' answers for the same bodies on the same model (tiny-lm).
     const got = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; choices: { text: string; logprobs?: unknown }[] });
     expect(got.map((o) => [o.id, ...o.choices.map((c) => c.text)])).to.deep.equal([
-      ['fp', 'Iz;idbajftmh'], ['bias', 'Idrmidrmidrb'], ['echo', 'HelloIz;i'], ['lp', 'Iz'], ['null', 'Iz'], ['seed', 'f.K*r', 'z/C/X'],
+      ['fp', 'Iz;idbajftmh'], ['bias', 'Idrmidrmidrb'], ['echo', 'HelloIz;i'], ['lp', 'Iz'], ['null', 'Iz'], ['seed', 'f.K*r', 'z/C/X'], ['copied', 'Iz'],
     ]);
     expect(got[3]!.choices[0]!.logprobs).to.deep.equal({
       tokens: ['I', 'z'], token_logprobs: [-1.1726448030643952, -0.8152089336103371],
@@ -107,7 +109,7 @@ describe('tsserve generate', function () {
     const input = join(root, 'refused.jsonl');
     writeFileSync(input, [
       '{"prompt":"a","temperature":3}', '{"prompt":"a","n":17}', '{"prompt":"a","bogus":1,"best_of":2}', '{"prompt":""}',
-      '{"prompt":"a","stream":true}', '{"prompt":"a","model":"tiny-lm"}', '{"prompt":["a","b"]}', '[1]', '{"prompt":"a","presence_penalty":5}',
+      '{"prompt":"a","stream":true}', '{"prompt":"a","model":"other"}', '{"prompt":["a","b"]}', '[1]', '{"prompt":"a","presence_penalty":5}',
     ].join('\n'));
     const r = await gen('--input', input);
     expect([r.code, r.stdout]).to.deep.equal([2, '']);
@@ -117,7 +119,7 @@ describe('tsserve generate', function () {
       `${input}:3: Unsupported parameters: 'bogus', 'best_of' are not supported by this server.`,
       `${input}:4: prompt must not be empty`,
       `${input}:5: stream: not taken by tsserve generate (every answer is written whole)`,
-      `${input}:6: model: not taken by tsserve generate (the model is the one of --model)`,
+      `${input}:6: model: "other" is not the model of --model (tiny-lm); leave it out`,
       `${input}:7: prompt: one prompt per line (a string or a list of token ids), got a list of 2`,
       `${input}:8: must be a JSON object`,
       `${input}:9: presence_penalty must be a number between -2 and 2, got 5`,
