@@ -32,12 +32,13 @@ Input lines: a /v1/completions body ("model" optional: DIR's name), one prompt (
   ids) per line, plus an optional "id"; the server's fields, defaults (max_tokens 16) and checks:
   {"prompt": "text", "max_tokens": 16, "temperature": 1, "top_p": 1, "top_k": -1, "min_p": 0,
    "seed": 0, "n": 1, "stop": ["..."], "stop_token_ids": [..], "min_tokens": 0, "ignore_eos": false,
-   "presence_penalty": 0, "frequency_penalty": 0, "repetition_penalty": 1, "logit_bias": {"10": -100},
-   "logprobs": 2, "echo": false, "include_stop_str_in_output": false, "id": "optional"}
+   "presence_penalty": 0, "frequency_penalty": 0, "repetition_penalty": 1, "logprobs": 2,
+   "logit_bias": {"10": -100}, "echo": false, "include_stop_str_in_output": false, "id": "optional"}
 Exit status: 0 every prompt done; 1 the model did not load, the output could not be written, or
   a prompt failed (its line is {"id":..., "error":{"message":...}}, or has finish_reason "error");
   2 a bad flag or input line (each one listed with its FILE:LINE, nothing generated); 130
   interrupted (SIGINT; the lines written are whole).
+
 --set overrides one engine setting (e.g. --set maxNumSeqs=8 --set enablePrefixCaching=false).
 
 Engine settings are also flags, under vLLM's names with '_' or '-' (or ours, camelCase):
