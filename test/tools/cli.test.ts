@@ -36,6 +36,12 @@ describe('tsserve CLI', function () {
     expect(first('generate', '--help')).to.deep.equal([0, ['Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]', '']]);
   });
 
+  it('should keep the offline commands\' --help within 100 columns (generate\'s ran to 150)', () => {
+    const long = [['generate'], ['speak'], ['models', 'generate']].flatMap((cmd) =>
+      tsserve(...cmd, '--help').stdout.split('\n').filter((l) => l.length > 100).map((l) => `${cmd.join(' ')}: ${l}`));
+    expect(long).to.deep.equal([]);
+  });
+
   it('should list the log options in start --help', () => {
     const lines = tsserve('start', '--help').stdout.split('\n');
     expect(lines.filter((l) => l.startsWith('  --log-'))).to.deep.equal([

@@ -10,6 +10,20 @@ import { parseFlags } from '../../frontend/server/flags.js';
 
 const FLAGS: readonly FlagDef[] = [{ flag: 'force', kind: 'bool' }, { flag: 'only', kind: 'string' }];
 
+/** `head`, a space, then `text` broken at spaces into lines of at most 100 columns, the rest indented under the text. */
+function wrapped(head: string, text: string): string[] {
+  const lines: string[] = [];
+  let cur = head;
+  for (const word of text.split(' ')) {
+    if (cur.length > head.length && cur.length + 1 + word.length > 100) {
+      lines.push(cur);
+      cur = ' '.repeat(head.length);
+    }
+    cur += ` ${word}`;
+  }
+  return [...lines, cur];
+}
+
 function usage(): string {
   const lines = [
     'Usage: tsserve models generate [DIR] [--force] [--only NAME[,NAME...]]',
@@ -18,10 +32,11 @@ function usage(): string {
     'with its model.onnx and model-config.yaml. Existing model directories are kept unless',
     '--force, which rewrites one only when it holds nothing but the files the model writes (a',
     'directory with files of yours is kept, named, and the exit status is 1). Other directories',
-    'of DIR are never touched. Weights are random but fixed by a seed: two runs write identical files.',
+    'of DIR are never touched. Weights are random but fixed by a seed: two runs write identical',
+    'files.',
     '',
     'Models:',
-    ...STORE_MODELS.map((m) => `  ${m.name.padEnd(12)} ${m.summary}`),
+    ...STORE_MODELS.flatMap((m) => wrapped(`  ${m.name.padEnd(12)}`, m.summary)),
   ];
   return lines.join('\n') + '\n';
 }
