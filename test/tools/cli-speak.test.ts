@@ -142,11 +142,11 @@ describe('tsserve speak', function () {
     child.kill('SIGINT');
     const [code] = await exited;
     const alive = workers.filter((pid) => { try { process.kill(pid, 0); return true; } catch { return false; } });
-    expect([code, stdout, stderr, workers.length, alive, scratch()]).to.deep.equal([
+    expect([code, stdout, stderr, workers.length, alive, scratch(), fs.readdirSync(out)]).to.deep.equal([
       130,
       `${JSON.stringify({ id: 'first', file: path.join(out, '0.wav'), finish_reason: 'length', frames: 960, transcript: 'b' })}\n`,
       'tsserve speak: interrupted; 1 of 4 answers written\n',
-      2, [], before,
+      2, [], before, ['0.wav'],
     ]);
   });
 });
