@@ -73,9 +73,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     let bytes: Buffer | null = null;
     try { bytes = fs.readFileSync(input); } catch (e) { problems.push(`${input}: ${(e as Error).message}`); }
     if (bytes !== null) {
-      const parsed = parseInput(bytes, input, { command: 'tsserve speak', model: get('model') ?? '', check: spokenRule(get('model') ?? 'the model') });
-      lines = parsed.lines;
-      problems.push(...parsed.problems);
+      const read = parseInput(bytes, input, { command: 'tsserve speak', model: get('model') ?? '', check: spokenRule(get('model') ?? 'the model') });
+      lines = read.lines;
+      problems.push(...read.problems);
     }
   }
   const store = get('model-store');
