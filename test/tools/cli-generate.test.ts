@@ -1,3 +1,4 @@
+/** `tsserve generate`: offline generation from a JSONL file, run as a user runs it (bin/tsserve.js). */
 import { expect } from 'chai';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -5,10 +6,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { writeModels } from './real-harness.js';
+import { writeModels } from '../backend/engine/real-harness.js';
 
 const run = promisify(execFile);
-const BIN = resolve(import.meta.dirname, '../../../../bin/tsserve.js');
+const BIN = resolve(import.meta.dirname, '../../../bin/tsserve.js');
 
 describe('tsserve generate', function () {
   let root: string;
