@@ -68,5 +68,9 @@ export function tinyLmEngineSpec(layout: TinyLmLayout): Readonly<Record<string, 
     eosTokenId: EOS_ID,
     padTokenId: PAD_ID,
     maxModelLen: MAX_CONTEXT,
+    // The position table's size, written so that a larger max_model_len (`tsserve generate
+    // --max-model-len 2000`) is refused at load; unwritten, it defaulted to maxModelLen and so
+    // grew with it, and a prompt past 1024 tokens failed in the model's Gather.
+    maxContext: MAX_CONTEXT,
   };
 }

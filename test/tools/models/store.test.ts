@@ -57,7 +57,7 @@ describe('tools/models/store', function () {
     expect(hf.handler).to.equal('generate');
     expect(hf.engine).to.deep.equal({
       layout: 'hf', vocabSize: 259, numLayers: 4, numHeads: 4, headDim: 64, bosTokenId: 256, eosTokenId: 257, padTokenId: 258,
-      maxModelLen: 1024, blockSize: 16, numBlocks: 512, maxNumSeqs: 32, maxNumBatchedTokens: 512, enablePrefixCaching: true,
+      maxModelLen: 1024, maxContext: 1024, blockSize: 16, numBlocks: 512, maxNumSeqs: 32, maxNumBatchedTokens: 512, enablePrefixCaching: true,
     });
   });
 
@@ -139,6 +139,15 @@ describe('tools/models/store', function () {
     expect((err as { code: number }).code).to.equal(2);
     expect((err as { stderr: string }).stderr).to.equal(`tsserve models generate: --only: unknown model(s): nope (known: ${STORE_MODELS.map((m) => m.name).join(', ')})\n`);
     expect(existsSync(join(tmp, 'e'))).to.equal(false);
+  });
+
+  it('should write the tiny LM\'s position table size, so generate --max-model-len past it is refused at load (it ran, and failed in the model\'s Gather)', async () => {
+    const run = promisify(execFile);
+    const input = join(tmp, 'p.jsonl');
+    writeFileSync(input, '{"prompt":"hi","max_tokens":1}\n');
+    const err = await run(process.execPath, [BIN, 'generate', '--model', join(tmp, 'a', 'tiny-lm'), '--input', input, '--max-model-len', '2000'])
+      .catch((e: { code: number; stdout: string; stderr: string }) => e);
+    expect(err).to.deep.include({ code: 1, stdout: '', stderr: `tsserve generate: cannot load ${join(tmp, 'a', 'tiny-lm')}: invalid engine settings:\n  engine.max_model_len: 2000 exceeds the model's maxContext (max_position_embeddings) 1024\n` });
   });
 
   it('should write mlp-heavy with batchSize 32 for the serving bench', async () => {
