@@ -56,7 +56,12 @@ function place(m: StoreModel, tmp: string, target: string, force: boolean, log: 
     // Moved aside, not removed, until the new copy is in place: a failure in between loses nothing.
     const old = `${tmp}.old`;
     renameSync(target, old);
-    renameSync(tmp, target);
+    try {
+      renameSync(tmp, target);
+    } catch (err) {
+      renameSync(old, target);
+      throw err;
+    }
     rmSync(old, { recursive: true, force: true });
     return 'written';
   }
