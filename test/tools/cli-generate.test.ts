@@ -168,6 +168,22 @@ describe('tsserve generate', function () {
     });
   });
 
+  it('should read standard input for --input -, naming it <stdin> in its messages (it looked for a file named -)', async () => {
+    const feed = (text: string): Promise<{ code: number | null; stdout: string; stderr: string }> => new Promise((resolve) => {
+      const child = spawn(process.execPath, [BIN, 'generate', '--model', model, '--input', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+      child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(text);
+    });
+    expect(await feed('{"prompt":"Hi","max_tokens":1,"temperature":0}\n')).to.deep.equal({
+      code: 0, stdout: '{"id":0,"prompt":"Hi","choices":[{"index":0,"text":"b","token_ids":[98],"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"cached_tokens":0}}\n', stderr: '',
+    });
+    expect(await feed('\n{"prompt":"Hi","n":0}\n')).to.deep.equal({ code: 2, stdout: '', stderr: '<stdin>:2: n must be an integer between 1 and 16, got 0\n' });
+  });
+
   it('should write nothing and exit 0 for an empty input file', async () => {
     const input = join(root, 'empty.jsonl');
     writeFileSync(input, '\n\n');

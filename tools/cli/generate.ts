@@ -22,9 +22,9 @@ import { parseInput, readyLine } from './completion-lines.js';
 
 const USAGE = `Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]
 
-Runs every prompt of FILE.jsonl through the generation engine of the model in DIR (a
-directory with model-config.yaml and an engine: block) and prints one JSON line per prompt, in
-input order, each as soon as it and the lines before it are done:
+Runs every prompt of FILE.jsonl (- for standard input) through the generation engine of the
+model in DIR (a directory with model-config.yaml and an engine: block) and prints one JSON line
+per prompt, in input order, each as soon as it and the lines before it are done:
   {"id":..., "prompt":..., "choices":[{"index":0,"text":...,"token_ids":[...],"finish_reason":...}],
    "usage":{"prompt_tokens":...,"completion_tokens":...,"cached_tokens":...}}
 
@@ -155,13 +155,15 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 2;
   }
   let bytes: Buffer;
+  // `-` is standard input, as for most commands that read a file (`… | tsserve generate --input -`).
+  const stdin = input === '-';
   try {
-    bytes = readFileSync(input);
+    bytes = readFileSync(stdin ? 0 : input);
   } catch (e) {
     process.stderr.write(`tsserve generate: cannot read ${input}: ${(e as Error).message}\n`);
     return 2;
   }
-  const { lines, problems } = parseInput(bytes, input, { command: 'tsserve generate', model: path.basename(path.resolve(model)) });
+  const { lines, problems } = parseInput(bytes, stdin ? '<stdin>' : input, { command: 'tsserve generate', model: path.basename(path.resolve(model)) });
   if (problems.length > 0) {
     process.stderr.write(problems.map((p) => `${p}\n`).join(''));
     return 2;
