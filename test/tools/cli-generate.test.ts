@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -182,6 +182,20 @@ describe('tsserve generate', function () {
       code: 0, stdout: '{"id":0,"prompt":"Hi","choices":[{"index":0,"text":"b","token_ids":[98],"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"cached_tokens":0}}\n', stderr: '',
     });
     expect(await feed('\n{"prompt":"Hi","n":0}\n')).to.deep.equal({ code: 2, stdout: '', stderr: '<stdin>:2: n must be an integer between 1 and 16, got 0\n' });
+  });
+
+  it('should refuse an --output that is the --input file, leaving the prompts as they were (they were replaced by the answers)', async () => {
+    const input = join(root, 'same.jsonl');
+    const prompts = '{"prompt":"Hello","max_tokens":1}\n';
+    writeFileSync(input, prompts);
+    const link = join(root, 'same-link.jsonl');
+    symlinkSync(input, link);
+    for (const output of [input, link]) {
+      expect(await gen('--input', input, '--output', output)).to.deep.equal({
+        code: 2, stdout: '', stderr: `tsserve generate: --output ${output} is the --input file; answers would replace the prompts\n`,
+      });
+    }
+    expect(readFileSync(input, 'utf8')).to.equal(prompts);
   });
 
   it('should write nothing and exit 0 for an empty input file', async () => {

@@ -173,6 +173,11 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve generate: --output: ${output} is a directory\n`);
     return 2;
   }
+  // Writing the answers over the prompts would lose the prompts (the file is opened with truncation).
+  if (output !== undefined && !stdin && sameFile(input, output)) {
+    process.stderr.write(`tsserve generate: --output ${output} is the --input file; answers would replace the prompts\n`);
+    return 2;
+  }
   // The server's own check of model-config.yaml first, so each problem names its file:line:col
   // as a registration would (the engine's load lists them without a position).
   const checked = loadModelConfig(path.basename(path.resolve(model)), path.resolve(model));
@@ -261,6 +266,16 @@ async function generateAll(llm: LLM, lines: readonly InputLine[], output: string
   // Said on stderr too: the output file holds the failures, but the terminal showed nothing.
   if (failed > 0) process.stderr.write(`tsserve generate: ${failed} of ${ready.length} prompts failed (see their lines in the output)\n`);
   return failed > 0 ? 1 : 0;
+}
+
+/** Whether two paths name one file (the same inode, through links or another spelling). */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [x, y] = [statSync(a), statSync(b)];
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }
 
 function isDirectory(p: string): boolean {
