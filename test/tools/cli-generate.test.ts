@@ -198,6 +198,14 @@ describe('tsserve generate', function () {
     expect(readFileSync(input, 'utf8')).to.equal(prompts);
   });
 
+  it('should name --output and exit 1 when a write fails (a full device)', async () => {
+    const input = join(root, 'full.jsonl');
+    writeFileSync(input, '{"prompt":"Hello","max_tokens":1}\n');
+    expect(await gen('--input', input, '--output', '/dev/full')).to.deep.equal({
+      code: 1, stdout: '', stderr: 'tsserve generate: cannot write --output /dev/full: ENOSPC: no space left on device, write\n',
+    });
+  });
+
   it('should write nothing and exit 0 for an empty input file', async () => {
     const input = join(root, 'empty.jsonl');
     writeFileSync(input, '\n\n');

@@ -257,7 +257,7 @@ async function generateAll(llm: LLM, lines: readonly InputLine[], output: string
       written++;
     }
   } catch (e) {
-    process.stderr.write(`tsserve generate: cannot write --output ${output}: ${(e as Error).message}\n`);
+    process.stderr.write(`tsserve generate: cannot write ${output === undefined ? 'the standard output' : `--output ${output}`}: ${(e as Error).message}\n`);
     return 1;
   } finally {
     process.removeListener('SIGINT', interrupted);
