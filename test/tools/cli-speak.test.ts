@@ -123,6 +123,15 @@ describe('tsserve speak', function () {
       .to.deep.equal([44 + dataBytes, 'RIFF', 36 + dataBytes, 'WAVEfmt ', 16, 1, 1, 24000, 48000, 2, 16, 'data', dataBytes]);
   });
 
+  it('should read standard input for --input -, naming it <stdin> in its messages (it looked for a file named -)', () => {
+    const store = generateStore(['tiny-lm', 'tiny-vocoder', 'tiny-omni']);
+    const out = path.join(dir, 'stdin-out');
+    const ok = spawnSync(process.execPath, SPEAK_ARGS(store, '-', out), { encoding: 'utf8', input: '{"prompt":"Hi","max_tokens":6,"temperature":0}\n' });
+    expect([ok.status, ok.stderr, ok.stdout]).to.deep.equal([0, '', `${JSON.stringify({ id: 0, file: path.join(out, '0.wav'), finish_reason: 'length', frames: 5760, transcript: 'b5bb%d' })}\n`]);
+    const bad = spawnSync(process.execPath, SPEAK_ARGS(store, '-', out), { encoding: 'utf8', input: '{"prompt":"Hi","n":2}\n' });
+    expect([bad.status, bad.stderr.split('\n')[0]]).to.deep.equal([2, 'tsserve speak: <stdin>:1: n must be 1 for a spoken answer']);
+  });
+
   it('should on SIGINT abort what is in flight, stop its workers, remove its scratch directory and exit 130 after whole lines (its workers ran on as orphans)', async () => {
     const store = generateStore(['tiny-lm', 'tiny-vocoder', 'tiny-omni']);
     const input = path.join(dir, 'sigint.jsonl');

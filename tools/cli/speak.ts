@@ -31,9 +31,9 @@ import { parseInput, readyLine } from './completion-lines.js';
 
 const USAGE = `Usage: tsserve speak --model-store DIR --model NAME --input FILE.jsonl --output-dir OUT
 
-Speaks every prompt of FILE.jsonl with the pipeline model NAME (handler: pipeline, e.g. tiny-omni)
-of the store DIR, through the same orchestrator as the server; writes OUT/<n>.wav (n: the
-prompt's index, from 0) and prints one JSON line per prompt, in input order:
+Speaks every prompt of FILE.jsonl (- for standard input) with the pipeline model NAME (handler:
+pipeline, e.g. tiny-omni) of the store DIR, through the same orchestrator as the server; writes
+OUT/<n>.wav (n: the prompt's index, from 0) and prints one JSON line per prompt, in input order:
   {"id":..., "file":..., "finish_reason":..., "frames":..., "transcript":...}
 Input lines: a /v1/completions body ("model" optional: NAME), one prompt per line, and an optional
   "id"; the server's fields, defaults (max_tokens 16) and checks (n 1, no logprobs, no echo), e.g.
@@ -71,9 +71,11 @@ export async function run(argv: readonly string[]): Promise<number> {
   let lines: InputLine[] = [];
   if (input !== undefined) {
     let bytes: Buffer | null = null;
-    try { bytes = fs.readFileSync(input); } catch (e) { problems.push(`${input}: ${(e as Error).message}`); }
+    // `-` is standard input, as for tsserve generate.
+    const stdin = input === '-';
+    try { bytes = fs.readFileSync(stdin ? 0 : input); } catch (e) { problems.push(`${input}: ${(e as Error).message}`); }
     if (bytes !== null) {
-      const read = parseInput(bytes, input, { command: 'tsserve speak', model: get('model') ?? '', check: spokenRule(get('model') ?? 'the model') });
+      const read = parseInput(bytes, stdin ? '<stdin>' : input, { command: 'tsserve speak', model: get('model') ?? '', check: spokenRule(get('model') ?? 'the model') });
       lines = read.lines;
       problems.push(...read.problems);
     }
