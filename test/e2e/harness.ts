@@ -27,9 +27,14 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A fresh temp directory under os.tmpdir(). */
+/** Every directory tempDir() made in this process: the root hook below removes what a test left. */
+const tempDirs: string[] = [];
+
+/** A fresh temp directory under os.tmpdir(), removed after the last test if its test did not. */
 export function tempDir(tag: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `tsserve-e2e-${tag}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tsserve-e2e-${tag}-`));
+  tempDirs.push(dir);
+  return dir;
 }
 
 const storeCache = new Map<string, string>();
@@ -101,8 +106,14 @@ export function removeStores(): void {
   for (const d of slowStores.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 }
 
-// A root-level hook (registered once, when the first e2e file loads this module).
-if (typeof after === 'function') after(() => removeStores());
+// A root-level hook (registered once, when the first e2e file loads this module). A server
+// ended with stop() (its logs read afterwards) kept its log directory: 3 or so a run were left.
+if (typeof after === 'function') {
+  after(() => {
+    removeStores();
+    for (const d of tempDirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+}
 
 /** A running server started by `startTsserve`. */
 export interface Tsserve {
