@@ -8,7 +8,7 @@
 import * as path from 'node:path';
 import { LAYOUT_INPUTS, kvLayoutOf, missingInputs, verifiesDrafts } from '../../schema/kv-layout.js';
 import type { KvLayout } from '../../schema/kv-layout.js';
-import { onnxGraphInputs } from './onnx-graph-inputs.js';
+import { readOnnxIo } from './onnx-io.js';
 
 /** One problem: the model-config key it is placed at (`model`, or an engine setting as written) and the line. */
 export interface EngineGraphProblem {
@@ -22,8 +22,12 @@ export interface EngineGraphProblem {
  * model: the worker's load then says what is wrong with it.
  */
 export function engineGraphProblems(args: Readonly<Record<string, unknown>>, written: ReadonlyMap<string, string>, modelPath: string): EngineGraphProblem[] {
-  const inputs = onnxGraphInputs(modelPath);
-  if (inputs === null) return [];
+  let inputs: string[];
+  try {
+    inputs = readOnnxIo(modelPath).inputs.map((i) => i.name);
+  } catch {
+    return [];
+  }
   const file = path.basename(modelPath);
   const configured = (args.layout as KvLayout | 'auto' | undefined) ?? 'auto';
   const layout = kvLayoutOf(configured, inputs);

@@ -29,7 +29,7 @@ import { guarded, pathOf, refuse, routeStart, servedElsewhere, seriesByVersion }
 import type { RouteOptions } from '../route-helpers.js';
 import { predictionTiming } from '../server-timing.js';
 import { modelIoOf } from './io-cache.js';
-import type { ModelIo } from './onnx-io.js';
+import type { ModelIo } from '../../store/onnx-io.js';
 import { sendOipError } from './oip-error.js';
 import type { EncodedResponse, InputTensor, OutputTensor } from './tensor-codec.js';
 import { datatypeMismatch, decodeInferRequest, encodeInferResponse, OipError } from './tensor-codec.js';

@@ -5,8 +5,8 @@
  */
 import * as path from 'path';
 import type { ServedModel } from '../../server/served-model.js';
-import type { ModelIo } from './onnx-io.js';
-import { readOnnxIo } from './onnx-io.js';
+import { readOnnxIo } from '../../store/onnx-io.js';
+import type { ModelIo } from '../../store/onnx-io.js';
 
 const cache = new WeakMap<ServedModel, Promise<ModelIo | null>>();
 
@@ -15,8 +15,17 @@ export function modelIoOf(m: ServedModel): Promise<ModelIo | null> {
   let p = cache.get(m);
   if (p === undefined) {
     const file = path.join(m.config.dir, m.config.modelFile);
-    p = file.endsWith('.onnx') ? readOnnxIo(file).catch(() => null) : Promise.resolve(null);
+    p = Promise.resolve(file.endsWith('.onnx') ? ioOrNull(file) : null);
     cache.set(m, p);
   }
   return p;
+}
+
+/** The file's IO, or null when it cannot be read as an ONNX model (its worker's load says why). */
+function ioOrNull(file: string): ModelIo | null {
+  try {
+    return readOnnxIo(file);
+  } catch {
+    return null;
+  }
 }

@@ -2,18 +2,19 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { parseOnnxIo, readOnnxIo, scanOnnxIo } from '../../../../frontend/http/oip/onnx-io.js';
-import { GraphBuilder } from '../../../../tools/models/onnx-builder.js';
-import { writeMlp } from '../../../../tools/models/mlp.js';
+import { parseOnnxIo, readOnnxIo, scanOnnxIo } from '../../../frontend/store/onnx-io.js';
+import { GraphBuilder } from '../../../tools/models/onnx-builder.js';
+import { writeMlp } from '../../../tools/models/mlp.js';
 
 describe('readOnnxIo', () => {
+  // Also the model-config check's reader of a generation graph's inputs (engine-graph.ts).
   let dir = '';
   before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-onnx-io-')); });
   after(() => { fs.rmSync(dir, { recursive: true, force: true }); });
 
-  it('should read the demo MLP\'s input and output with -1 for the symbolic batch dimension', async () => {
+  it('should read the demo MLP\'s input and output with -1 for the symbolic batch dimension', () => {
     const file = writeMlp(dir, { hidden: 8, seed: 1 });
-    expect(await readOnnxIo(file)).to.deep.equal({
+    expect(readOnnxIo(file)).to.deep.equal({
       inputs: [{ name: 'input', datatype: 'FP32', shape: [-1, 784] }],
       outputs: [{ name: 'probabilities', datatype: 'FP32', shape: [-1, 10] }],
     });
@@ -33,26 +34,30 @@ describe('readOnnxIo', () => {
     });
   });
 
-  it('should throw on a file that is not an ONNX model', async () => {
+  it('should throw on a file that is not an ONNX model', () => {
     expect(() => parseOnnxIo(Buffer.from([0x0a, 0x05, 0x01]))).to.throw('truncated field');
     const file = path.join(dir, 'bad.onnx');
     fs.writeFileSync(file, Buffer.from([0x0a, 0x05, 0x01]));
-    let message = '';
-    await readOnnxIo(file).catch((e: Error) => { message = e.message; });
-    expect(message).to.equal('truncated field');
+    expect(() => readOnnxIo(file)).to.throw('truncated field');
+    // Missing, empty, or text: each throws (the model-config check then leaves it to the worker's load).
+    expect(() => readOnnxIo(path.join(dir, 'missing.onnx'))).to.throw('ENOENT');
+    fs.writeFileSync(file, '');
+    expect(() => readOnnxIo(file)).to.throw('no graph in the ONNX model');
+    fs.writeFileSync(file, 'not an onnx model at all\n');
+    expect(() => readOnnxIo(file)).to.throw('unsupported wire type 6');
   });
 
-  it('should read the IO without the weights: what the whole-file parse finds, from a fraction of the bytes (regression: the whole file was read into the frontend)', async () => {
+  it('should read the IO without the weights: what the whole-file parse finds, from a fraction of the bytes (regression: the whole file was read into the frontend)', () => {
     const file = writeMlp(path.join(dir, 'full'), { hidden: 1024, seed: 42 });
     const size = fs.statSync(file).size;
-    const { io, bytesRead } = await scanOnnxIo(file);
+    const { io, bytesRead } = scanOnnxIo(file);
     expect(io).to.deep.equal(parseOnnxIo(fs.readFileSync(file)));
     expect(io.inputs.map((i) => i.name)).to.deep.equal(['input']);
     // The demo MLP is 7.4 MB of weights; the walk reads a 64 KiB window per initializer header or so.
     expect([size > 7_000_000, bytesRead < 1_000_000]).to.deep.equal([true, true]);
   });
 
-  it('should leave out an initializer listed as a graph input (IR < 4), as the whole-file parse does', async () => {
+  it('should leave out an initializer listed as a graph input (IR < 4), as the whole-file parse does', () => {
     const g = new GraphBuilder('init');
     const x = g.input('x', 'float32', ['batch', 4]);
     const w = g.initF32('w', Float32Array.of(0, 1, 2, 3), [4]);
@@ -60,7 +65,7 @@ describe('readOnnxIo', () => {
     g.output('y', 'float32', ['batch', 4], g.op('Add', [x, w]));
     const file = path.join(dir, 'init.onnx');
     g.write(file, 'init');
-    expect(await readOnnxIo(file)).to.deep.equal(parseOnnxIo(fs.readFileSync(file)));
-    expect((await readOnnxIo(file)).inputs.map((i) => i.name)).to.deep.equal(['x']);
+    expect(readOnnxIo(file)).to.deep.equal(parseOnnxIo(fs.readFileSync(file)));
+    expect((readOnnxIo(file)).inputs.map((i) => i.name)).to.deep.equal(['x']);
   });
 });
