@@ -270,14 +270,23 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
     await until(() => statsdSum(statsd, 'InferenceRequestCount', `Hostname:${H}`) === total, { message: `InferenceRequestCount ${total} at the statsd daemon`, observe: () => statsdSum(statsd, 'InferenceRequestCount', `Hostname:${H}`) });
   });
 
-  it('should deliver what a worker flushed right before it was SIGKILLed, to every sink, and lose only what it recorded after', async () => {
+  /**
+   * Has flushkill's worker SIGKILL itself at `when` of a request: its 500 names the worker; waits
+   * for a READY replacement. Resolves to the killed request's id.
+   */
+  async function killFlushkill(when: 'after-flush' | 'mid-flush' | 'after-timer'): Promise<string | null> {
     const [w] = await workersOf(server, 'flushkill');
-    const killed = await post(`${server.inference}/predictions/flushkill`, { kill: 'after-flush' });
+    const killed = await post(`${server.inference}/predictions/flushkill`, { kill: when });
     expect([killed.status, killed.json]).to.deep.equal([500, { code: 500, type: 'InternalServerException', message: `Worker died: worker ${w.id} exited (signal SIGKILL)` }]);
     await until(async () => {
       const ws = await workersOf(server, 'flushkill');
       return ws.length === 1 && ws[0].pid !== w.pid && ws[0].status === 'READY';
     }, { message: 'a replacement for flushkill\'s worker', timeoutMs: 30_000 });
+    return killed.requestId;
+  }
+
+  it('should deliver what a worker flushed right before it was SIGKILLed, to every sink, and lose only what it recorded after', async () => {
+    await killFlushkill('after-flush');
     const served = await Promise.all([1, 2, 3].map(() => post(`${server.inference}/predictions/flushkill`, {})));
     expect(served.map((r) => r.status)).to.deep.equal([200, 200, 200]);
 
@@ -301,13 +310,7 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
   it('should drop whole, and count nowhere, a flush the kill cut mid-write, deliver the one before it, and serve on', async () => {
     const before = await scrape(server);
     const series = `PostprocessCallCount{ModelName="flushkill",Level="Model",Hostname="${H}"}`;
-    const [w] = await workersOf(server, 'flushkill');
-    const killed = await post(`${server.inference}/predictions/flushkill`, { kill: 'mid-flush' });
-    expect([killed.status, killed.json]).to.deep.equal([500, { code: 500, type: 'InternalServerException', message: `Worker died: worker ${w.id} exited (signal SIGKILL)` }]);
-    await until(async () => {
-      const ws = await workersOf(server, 'flushkill');
-      return ws.length === 1 && ws[0].pid !== w.pid && ws[0].status === 'READY';
-    }, { message: 'a replacement for flushkill\'s worker', timeoutMs: 30_000 });
+    await killFlushkill('mid-flush');
     expect((await post(`${server.inference}/predictions/flushkill`, {})).status).to.equal(200);
 
     // The 3 flushed whole before the cut message are counted; none of the cut message's points are.
@@ -326,13 +329,7 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
   it("should count what the worker's timer flushed while a batch awaited, though the kill then failed the batch", async () => {
     const before = await scrape(server);
     const series = `PostprocessCallCount{ModelName="flushkill",Level="Model",Hostname="${H}"}`;
-    const [w] = await workersOf(server, 'flushkill');
-    const killed = await post(`${server.inference}/predictions/flushkill`, { kill: 'after-timer' });
-    expect([killed.status, killed.json]).to.deep.equal([500, { code: 500, type: 'InternalServerException', message: `Worker died: worker ${w.id} exited (signal SIGKILL)` }]);
-    await until(async () => {
-      const ws = await workersOf(server, 'flushkill');
-      return ws.length === 1 && ws[0].pid !== w.pid && ws[0].status === 'READY';
-    }, { message: 'a replacement for flushkill\'s worker', timeoutMs: 30_000 });
+    const killedId = await killFlushkill('after-timer');
     expect((await post(`${server.inference}/predictions/flushkill`, {})).status).to.equal(200);
 
     // The 2 of the failed request are counted (docs/ipc.md, what a killed worker loses), once.
@@ -344,7 +341,7 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
       return ls.length >= 8 ? ls : null;
     }, { message: 'flushkill\'s PostprocessCallCount lines' });
     expect(lines.map((l) => l.value)).to.deep.equal([5, 1, 1, 1, 3, 1, 2, 1]);
-    expect(lines[6]!.requestId).to.equal(killed.requestId);
+    expect(lines[6]!.requestId).to.equal(killedId);
     await until(() => statsdSum(statsd, 'PostprocessCallCount', 'ModelName:flushkill,') === 15, { message: 'PostprocessCallCount 15 at the statsd daemon', observe: () => statsdSum(statsd, 'PostprocessCallCount', 'ModelName:flushkill,') });
   });
   it('should replace a SIGKILLed worker whose stdout and stderr a process it started holds open (regression: it stayed BUSY for as long as that process lived)', async () => {
