@@ -5,9 +5,9 @@
  * another; meanwhile the other front serves every new connection.
  */
 import { expect } from 'chai';
-import * as http from 'http';
 import * as os from 'os';
 import { generateStore, mlpInput, post, startTsserve } from './harness.js';
+import { freshPost } from './fresh-post.js';
 import type { Tsserve } from './harness.js';
 import { HEARTBEAT_ENV, STALL_ENV } from '../../frontend/cluster/test-hooks.js';
 import { until } from '../support/until.js';
@@ -39,19 +39,9 @@ describe('api servers: a hung front (--api-server-count 2)', function () {
   it('should kill the hung front with SIGKILL, log its pid and silence, count it in tsserve_front_restarts_total and start another, the other front serving meanwhile', async () => {
     const t0 = await scrape();
     const [hung, other] = pids(t0);
-    const u = new URL(server.inference);
     const body = JSON.stringify(mlpInput(2));
     // A fresh connection per request: the hung front never accepts one, the other takes them all.
-    const one = (): Promise<string> => new Promise((resolve) => {
-      const req = http.request({ host: u.hostname, port: u.port, path: '/predictions/mlp', method: 'POST', agent: false, timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(String(res.statusCode)));
-        res.on('error', () => resolve('ECONNRESET'));
-      });
-      req.on('timeout', () => { req.destroy(); resolve('TIMEOUT'); });
-      req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
-      req.end(body);
-    });
+    const one = (): Promise<string> => freshPost(server.inference, body);
     const outcomes: Record<string, number> = {};
     let stop = false;
     process.kill(hung!, 'SIGUSR2');

@@ -7,11 +7,11 @@
  */
 import { expect } from 'chai';
 import * as fs from 'fs';
-import * as http from 'http';
 import * as path from 'path';
 import * as os from 'os';
 import * as zlib from 'zlib';
 import { generateStore, mlpInput, post, startTsserve } from './harness.js';
+import { freshPost } from './fresh-post.js';
 import type { Tsserve } from './harness.js';
 import { until } from '../support/until.js';
 
@@ -180,19 +180,9 @@ describe('api servers (--api-server-count 2)', function () {
   });
 
   it('should end every request when a front is killed under load, none left hanging in the primary', async () => {
-    const u = new URL(server.inference);
     const body = JSON.stringify(mlpInput(1));
     // A fresh connection per request: the moment a front dies, some are on their way to it.
-    const one = (): Promise<string> => new Promise((resolve) => {
-      const req = http.request({ host: u.hostname, port: u.port, path: '/predictions/mlp', method: 'POST', agent: false, timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(String(res.statusCode)));
-        res.on('error', () => resolve('ECONNRESET'));
-      });
-      req.on('timeout', () => { req.destroy(); resolve('TIMEOUT'); });
-      req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
-      req.end(body);
-    });
+    const one = (): Promise<string> => freshPost(server.inference, body);
     const outcomes: Record<string, number> = {};
     let stop = false;
     const loops = Array.from({ length: 32 }, async () => {
