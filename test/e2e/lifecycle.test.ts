@@ -8,6 +8,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
 import { call, generateStore, mlpInput, post, sample, scrape, slowModelStore, startTsserve } from './harness.js';
+import { monotonicSamples } from './sink-readers.js';
 import { until } from '../support/until.js';
 import type { Tsserve } from './harness.js';
 import { configArgs } from './config-args.js';
@@ -22,21 +23,6 @@ async function workers(server: Tsserve, model: string, statuses: number[]): Prom
   return (r.json as Array<{ workers: WorkerView[] }>)[0].workers;
 }
 
-/** Every counter sample of the exposition, by series text. */
-function counters(text: string): Map<string, number> {
-  const types = new Map<string, string>();
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const t = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (t !== null) { types.set(t[1], t[2]); continue; }
-    if (line.startsWith('#') || line === '') continue;
-    const sp = line.lastIndexOf(' ');
-    const series = line.slice(0, sp);
-    const name = series.split('{')[0];
-    if (types.get(name) === 'counter') out.set(series, Number(line.slice(sp + 1)));
-  }
-  return out;
-}
 
 describe('tsserve start: workers, scaling and management (real server)', function () {
   this.timeout(180_000);
@@ -67,7 +53,7 @@ describe('tsserve start: workers, scaling and management (real server)', functio
     };
     const load = [client(0), client(100), client(200), client(300)];
     await until(() => (predictions.filter((s) => s === 200).length >= 20 ? true : null), { message: 'load to start' });
-    const sampled = counters(await scrape(server));
+    const sampled = monotonicSamples(await scrape(server));
     process.kill(oldPid, 'SIGKILL');
     const replaced = await until(async () => {
       const ws = await workers(server, 'mlp', statuses);
@@ -83,7 +69,7 @@ describe('tsserve start: workers, scaling and management (real server)', functio
     // Requests held by the killed worker get a 500; every other one a 200; none hangs.
     expect(predictions.filter((s) => s !== 200 && s !== 500)).to.deep.equal([]);
     const text = await scrape(server);
-    const after = counters(text);
+    const after = monotonicSamples(text);
     for (const [series, v] of sampled) expect(after.get(series) ?? -1, series).to.be.at.least(v);
     const delta = (series: string): number => (sample(text, series) ?? 0) - (sample(base, series) ?? 0);
     expect(delta(`ts_inference_requests_total{model_name="mlp",model_version="default",hostname="${H}"}`)).to.equal(predictions.length);

@@ -4,12 +4,11 @@
  * the values recorded.
  */
 import { expect } from 'chai';
-import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
 import type { TslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
 import { generateStore, mlpInput, post, ROOT, sample, scrape, startTsserve } from './harness.js';
+import { tslogLines } from './sink-readers.js';
 import { until } from '../support/until.js';
 import type { Tsserve } from './harness.js';
 import { mgmtCommand, startStatsd } from './statsd-daemon.js';
@@ -22,13 +21,7 @@ const N_CUSTOM = 5;
 const IMAGE_KB = (784 * 4) / 1024;
 
 function tslog(server: Tsserve, file: string): TslogLine[] {
-  const p = path.join(server.logDir, file);
-  if (!fs.existsSync(p)) return [];
-  return fs.readFileSync(p, 'utf8').split('\n').filter((l) => l !== '').map((l) => {
-    const parsed = parseTslogLine(l);
-    if (parsed === null) throw new Error(`line does not parse: ${l}`);
-    return parsed;
-  });
+  return tslogLines(server.logDir, file);
 }
 
 describe('tsserve start (tslog + prometheus + statsd, custom handler)', function () {

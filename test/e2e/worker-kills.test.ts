@@ -10,9 +10,9 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { parseTslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
 import type { TslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
 import { call, generateStore, mlpInput, post, ROOT, sample, scrape, startTsserve, tempDir } from './harness.js';
+import { monotonicSamples, tslogLines } from './sink-readers.js';
 import type { Tsserve } from './harness.js';
 import { startStatsd } from './statsd-daemon.js';
 import type { StatsdDaemon } from './statsd-daemon.js';
@@ -89,31 +89,9 @@ async function workersOf(server: Tsserve, model: string): Promise<WorkerView[]> 
   return ((await call('GET', `${server.management}/models/${model}`)).json as Array<{ workers: WorkerView[] }>)[0].workers;
 }
 
-/** Every counter sample and every histogram `_count` / `_bucket` sample of an exposition, by series text. */
-function monotonicSamples(text: string): Map<string, number> {
-  const types = new Map<string, string>();
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const t = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (t !== null) { types.set(t[1], t[2]); continue; }
-    if (line.startsWith('#') || line === '') continue;
-    const sp = line.lastIndexOf(' ');
-    const series = line.slice(0, sp);
-    const name = series.split('{')[0];
-    const histogram = /^(.*)_(count|bucket)$/.exec(name);
-    if (types.get(name) === 'counter' || (histogram !== null && types.get(histogram[1]) === 'histogram')) out.set(series, Number(line.slice(sp + 1)));
-  }
-  return out;
-}
 
 function tslog(server: Tsserve, file: string, name: string): TslogLine[] {
-  const p = path.join(server.logDir, file);
-  if (!fs.existsSync(p)) return [];
-  return fs.readFileSync(p, 'utf8').split('\n').filter((l) => l !== '').map((l) => {
-    const parsed = parseTslogLine(l);
-    if (parsed === null) throw new Error(`line does not parse: ${l}`);
-    return parsed;
-  }).filter((l) => l.name === name);
+  return tslogLines(server.logDir, file).filter((l) => l.name === name);
 }
 
 const dim = (l: TslogLine, key: string): string | undefined => l.dimensions.find(([k]) => k === key)?.[1];
@@ -184,9 +162,9 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
     const decreases: string[] = [];
     let scrapes = 0;
     const scraper = async (): Promise<void> => {
-      let prev = monotonicSamples(await scrape(server));
+      let prev = monotonicSamples(await scrape(server), true);
       while (!stop) {
-        const next = monotonicSamples(await scrape(server));
+        const next = monotonicSamples(await scrape(server), true);
         scrapes++;
         for (const [series, v] of prev) {
           const now = next.get(series);
