@@ -1,7 +1,7 @@
 /** `tsserve generate`: offline generation from a JSONL file, run as a user runs it (bin/tsserve.js). */
 import { expect } from 'chai';
+import { pastFirstLine } from '../support/first-line.js';
 import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -216,16 +216,9 @@ describe('tsserve generate', function () {
     const input = join(root, 'sigint.jsonl');
     const long = '{"prompt":"Hello","max_tokens":1000,"ignore_eos":true}';
     writeFileSync(input, ['{"id":"first","prompt":"Hello","max_tokens":1,"temperature":0}', long, long, long].join('\n'));
-    const child = spawn(process.execPath, [BIN, 'generate', '--model', model, '--input', input], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    const first = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); if (stdout.includes('\n')) resolve(); }));
-    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
-    await first;
-    child.kill('SIGINT');
-    const [code] = await exited;
-    expect([code, stdout, stderr]).to.deep.equal([
+    const run = await pastFirstLine([BIN, 'generate', '--model', model, '--input', input]);
+    run.child.kill('SIGINT');
+    expect([await run.exited, run.stdout(), run.stderr()]).to.deep.equal([
       130,
       '{"id":"first","prompt":"Hello","choices":[{"index":0,"text":"I","token_ids":[73],"finish_reason":"length"}],"usage":{"prompt_tokens":6,"completion_tokens":1,"cached_tokens":0}}\n',
       'tsserve generate: interrupted; 1 of 4 answers written\n',

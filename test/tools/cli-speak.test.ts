@@ -1,7 +1,7 @@
 /** `tsserve speak`: offline spoken answers through the pipeline's orchestrator, real workers, WAVs decoded with wavefile. */
 import { expect } from 'chai';
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
+import { pastFirstLine } from '../support/first-line.js';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -140,18 +140,12 @@ describe('tsserve speak', function () {
     const out = path.join(dir, 'sigint-out');
     const scratch = (): string[] => fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('tsserve-speak-')).sort();
     const before = scratch();
-    const child = spawn(process.execPath, SPEAK_ARGS(store, input, out), { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    const first = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); if (stdout.includes('\n')) resolve(); }));
-    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
-    await first;
-    const workers = spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).stdout.trim().split(/\s+/).map(Number);
-    child.kill('SIGINT');
-    const [code] = await exited;
+    const run = await pastFirstLine(SPEAK_ARGS(store, input, out));
+    const workers = spawnSync('ps', ['-o', 'pid=', '--ppid', String(run.child.pid)], { encoding: 'utf8' }).stdout.trim().split(/\s+/).map(Number);
+    run.child.kill('SIGINT');
+    const code = await run.exited;
     const alive = workers.filter((pid) => { try { process.kill(pid, 0); return true; } catch { return false; } });
-    expect([code, stdout, stderr, workers.length, alive, scratch(), fs.readdirSync(out)]).to.deep.equal([
+    expect([code, run.stdout(), run.stderr(), workers.length, alive, scratch(), fs.readdirSync(out)]).to.deep.equal([
       130,
       `${JSON.stringify({ id: 'first', file: path.join(out, '0.wav'), finish_reason: 'length', frames: 960, transcript: 'b' })}\n`,
       'tsserve speak: interrupted; 1 of 4 answers written\n',
