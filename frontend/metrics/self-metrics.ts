@@ -54,7 +54,7 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     'tsserve_worker_output_faults_total',
     'counter',
     ['model_name', 'reason'],
-    'Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB)',
+    'Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB), stdio_held (a worker that exited handled as gone after 1 s while a process it started held its stdout and stderr)',
   ),
   selfSpec(
     'tsserve_log_errors_total',

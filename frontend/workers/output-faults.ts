@@ -17,10 +17,12 @@ export type WorkerOutputFault =
   /** A result for a batch that is not in flight at this worker (never sent, or already answered): dropped. */
   | 'unknown_batch'
   /** A stdout/stderr line cut at MAX_WORKER_LINE_CHARS (the line itself says how much was dropped). */
-  | 'log_line_truncated';
+  | 'log_line_truncated'
+  /** A worker that exited with its IPC channel closed but its stdout/stderr held open (by a process it started) past STDIO_GRACE_MS. */
+  | 'stdio_held';
 
 /** Every reason, in the order the docs list them. */
-export const WORKER_OUTPUT_FAULTS: readonly WorkerOutputFault[] = Object.freeze(['malformed_result', 'extra_response', 'unknown_batch', 'log_line_truncated']);
+export const WORKER_OUTPUT_FAULTS: readonly WorkerOutputFault[] = Object.freeze(['malformed_result', 'extra_response', 'unknown_batch', 'log_line_truncated', 'stdio_held']);
 
 /** The self-metric counting them. */
 export const WORKER_OUTPUT_FAULTS_METRIC = 'tsserve_worker_output_faults_total';

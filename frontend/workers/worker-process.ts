@@ -150,6 +150,7 @@ export class WorkerProcess extends EventEmitter {
         setTimeout(() => {
           if (this.exited) return;
           opts.log.warn(`worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`}) and its IPC channel closed, but its stdout and stderr are still open ${STDIO_GRACE_MS} ms later (a process it started holds them): handled as gone`);
+          this.faults.countOnly('stdio_held');
           gone(code, signal);
         }, STDIO_GRACE_MS).unref();
       };

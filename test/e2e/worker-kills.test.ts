@@ -330,7 +330,10 @@ describe('tsserve start: workers SIGKILLed under load, every sink at once (real 
       return ws.length === 1 && ws[0].pid !== w.pid && ws[0].status === 'READY';
     }, { message: 'a replacement for helper\'s worker', timeoutMs: 20_000 });
     expect((await post(`${server.inference}/predictions/helper`, {})).status).to.equal(200);
-    expect(sample(await scrape(server), `tsserve_worker_restarts_total{model_name="helper",Hostname="${H}"}`)).to.equal(1);
+    const text = await scrape(server);
+    expect(sample(text, `tsserve_worker_restarts_total{model_name="helper",Hostname="${H}"}`)).to.equal(1);
+    // The grace's bound is counted, not only logged.
+    expect(sample(text, `tsserve_worker_output_faults_total{model_name="helper",reason="stdio_held",Hostname="${H}"}`)).to.equal(1);
     expect(server.output().split('\n').filter((l) => l.includes('stdout and stderr are still open')).map((l) => (JSON.parse(l) as { msg: string }).msg)).to.deep.equal([
       `worker ${w.id} exited (signal SIGKILL) and its IPC channel closed, but its stdout and stderr are still open 1000 ms later (a process it started holds them): handled as gone`,
     ]);

@@ -50,7 +50,7 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '# HELP tsserve_requests_refused_total Requests answered 503 because a bounded queue was full (reason queue_full: a batching queue, a generation engine or a pipeline stage at --job-queue-size) (unit: Count)',
     '# TYPE tsserve_requests_refused_total counter',
     '',
-    '# HELP tsserve_worker_output_faults_total Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB) (unit: Count)',
+    '# HELP tsserve_worker_output_faults_total Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB), stdio_held (a worker that exited handled as gone after 1 s while a process it started held its stdout and stderr) (unit: Count)',
     '# TYPE tsserve_worker_output_faults_total counter',
     '',
     '# HELP tsserve_log_errors_total Log file failures, by file (ts_log.log, access_log.log, ts_metrics.log, model_metrics.log) and reason (rotation_failed: a size rotation that failed, the file written on and the rotation tried again at most once a minute; lines_lost: lines of ts_log.log or access_log.log not written, a full buffer or a failed write; lost metric log lines are in tsserve_sink_errors_total) (unit: Count)',
