@@ -149,9 +149,6 @@ function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: strin
   const t = inputs[0] as (typeof inputs)[number];
   if (want !== undefined && t.name !== want.name) throw new OipError(400, `unexpected inference input '${t.name}' for model '${model}'`);
   const datatype = want?.datatype ?? 'FP32';
-  // The built-in onnx handler builds one float32 tensor: a model declaring another input type
-  // fails the worker's whole batch in onnxruntime, whatever datatype this request sends.
-  if (tensors && datatype !== 'FP32') throw new OipError(400, `model '${model}' declares input '${t.name}' as ${datatype}, and its handler (onnx) feeds a model FP32 only: serve it with a handler of your own to take ${datatype}`);
   if (t.datatype !== datatype) {
     // A model without ONNX metadata declares nothing: FP32 is what this server sends its handler.
     if (want === undefined) throw new OipError(400, `input '${t.name}': datatype ${t.datatype} is not taken: model '${model}' declares no inputs (no ONNX metadata), and its handler gets FP32 rows`);

@@ -3,11 +3,8 @@
  * rows meet the model's job queue, with exact answers and exact submissions.
  */
 import { expect } from 'chai';
-import * as fs from 'fs';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
-import * as os from 'os';
-import * as path from 'path';
 import type { Job } from '../../../../frontend/batching/job.js';
 import type { SubmitResult } from '../../../../frontend/batching/batcher.js';
 import { inferenceApp } from '../../../../frontend/http/inference-app.js';
@@ -15,7 +12,6 @@ import { traceIds } from '../../../../frontend/metrics/exposition/trace-ids.js';
 import { FrontendSeries } from '../../../../frontend/server/frontend-series.js';
 import type { MetricHandle, MetricsPort } from '../../../../frontend/server/metrics-port.js';
 import type { ModelDescription, ServedModel } from '../../../../frontend/server/served-model.js';
-import { GraphBuilder } from '../../../../tools/models/onnx-builder.js';
 
 /** Records `name{dims} value` per record call of tsserve_requests_refused_total; every other series a no-op. */
 function refusalsPort(records: string[]): MetricsPort {
@@ -174,28 +170,3 @@ describe('OIP infer route over a relayed model (a front\'s proxy)', () => {
   });
 });
 
-describe('OIP infer route over a built-in onnx model whose input is not float32', () => {
-  it('should refuse every request before the worker, saying the onnx handler feeds FP32 only (regression: INT64 reached the worker, whose whole batch failed with onnxruntime\'s "Unexpected input data type")', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-oip-ids-'));
-    const g = new GraphBuilder('ids');
-    g.output('same', 'float32', ['batch', 4], g.op('Cast', [g.input('ids', 'int64', ['batch', 4])], { to: { i: 1 } }));
-    g.write(path.join(dir, 'model.onnx'), 'ids');
-    const model = new QueuedModel(4);
-    Object.assign(model.config, { name: 'ids', dir, handler: 'onnx', modelFile: 'model.onnx' });
-    const server = http.createServer(inferenceApp({ lookup: () => model as unknown as ServedModel, series: new FrontendSeries(refusalsPort([])), maxRequestSizeBytes: 1 << 20 }));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const answers = [];
-      for (const datatype of ['INT64', 'FP32']) {
-        const r = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v2/models/ids/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'ids', shape: [1, 4], datatype, data: [1, 2, 3, 4] }] }) });
-        answers.push([r.status, await r.text()]);
-      }
-      const error = JSON.stringify({ error: "model 'ids' declares input 'ids' as INT64, and its handler (onnx) feeds a model FP32 only: serve it with a handler of your own to take INT64" });
-      expect(answers).to.deep.equal([[400, error], [400, error]]);
-      expect(model.submitted).to.deep.equal([]);
-    } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
