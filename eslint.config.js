@@ -8,7 +8,10 @@ import tseslint from 'typescript-eslint';
 
 /** Each outside library and the only files (globs) allowed to import it. */
 const LIBRARIES = [
-  { name: 'prom-client', homes: ['frontend/metrics/sinks/prometheus.ts', 'frontend/metrics/exposition/process-metrics.ts'] },
+  {
+    name: 'prom-client',
+    homes: ['frontend/metrics/sinks/prometheus.ts', 'frontend/metrics/exposition/process-metrics.ts'],
+  },
   { name: 'hot-shots', homes: ['frontend/metrics/sinks/statsd.ts'] },
   { name: 'onnxruntime-node', homes: ['backend/onnx/ort.ts'] },
   { name: 'pino', homes: ['frontend/log/logger.ts'] },
@@ -22,9 +25,18 @@ const LIBRARIES = [
 
 /** The top-level folders each source folder must not import (they meet only in schema/). */
 const FORBIDDEN_DIRS = {
-  schema: { dirs: ['frontend', 'backend'], why: 'schema/ holds what both sides share and imports neither frontend/ nor backend/' },
-  frontend: { dirs: ['backend'], why: 'frontend/ never imports backend/: they meet only in schema/ (workers are started by file path)' },
-  backend: { dirs: ['frontend'], why: 'backend/ never imports frontend/: they meet only in schema/ (IPC message types live there)' },
+  schema: {
+    dirs: ['frontend', 'backend'],
+    why: 'schema/ holds what both sides share and imports neither frontend/ nor backend/',
+  },
+  frontend: {
+    dirs: ['backend'],
+    why: 'frontend/ never imports backend/: they meet only in schema/ (workers are started by file path)',
+  },
+  backend: {
+    dirs: ['frontend'],
+    why: 'backend/ never imports frontend/: they meet only in schema/ (IPC message types live there)',
+  },
 };
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -57,7 +69,8 @@ function dirPattern(dir) {
 const INTERNALS = {
   regex: '^(?![./]|node:)(@[^/]+/)?[^/]+/(.+/)?(lib|dist)(/|$)',
   caseSensitive: true,
-  message: "Import a package by its public entry point, not its lib/ or dist/ internals: they change without notice between versions.",
+  message:
+    'Import a package by its public entry point, not its lib/ or dist/ internals: they change without notice between versions.',
 };
 
 /** Is `file` (a glob of one adapter) covered by `home` (a file or a `dir/**` glob)? */
@@ -121,8 +134,10 @@ const narrowSilencing = {
     docs: { description: 'eslint-disable comments cover one line, name their rules and give a reason' },
     schema: [],
     messages: {
-      reason: 'An eslint-disable comment names the rules it disables and says why after " -- " (e.g. `// eslint-disable-next-line rule -- reason`).',
-      range: 'Disable one line at a time (`// eslint-disable-next-line rule -- reason`), not a range; a rule wrong for a whole file belongs in eslint.config.js.',
+      reason:
+        'An eslint-disable comment names the rules it disables and says why after " -- " (e.g. `// eslint-disable-next-line rule -- reason`).',
+      range:
+        'Disable one line at a time (`// eslint-disable-next-line rule -- reason`), not a range; a rule wrong for a whole file belongs in eslint.config.js.',
       inline: 'Configure rules in eslint.config.js, not in an inline `/* eslint ... */` comment.',
     },
   },
@@ -185,14 +200,23 @@ export default defineConfig(
       '@typescript-eslint/require-await': 'off',
       // `{}` is `unknown` after a null check; `String(v)` of such a value in a validation message
       // is deliberate (the rule already skips `unknown` itself). Real object types still fail.
-      '@typescript-eslint/no-base-to-string': ['error', { ignoredTypeNames: ['Error', 'RegExp', 'URL', 'URLSearchParams', '{}'] }],
+      '@typescript-eslint/no-base-to-string': [
+        'error',
+        { ignoredTypeNames: ['Error', 'RegExp', 'URL', 'URLSearchParams', '{}'] },
+      ],
       // tsc's noUnusedParameters convention: a leading `_` marks a parameter kept for its position
       // (express needs four for an error handler) or a loop variable only there to drain.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
       // prom-client's private series map: what it keeps there is not its API and changes freely.
       'no-restricted-properties': [
         'error',
-        { property: 'hashMap', message: "hashMap is prom-client's private series map, not its API: go through the metric's public methods." },
+        {
+          property: 'hashMap',
+          message: "hashMap is prom-client's private series map, not its API: go through the metric's public methods.",
+        },
       ],
     },
   },

@@ -11,6 +11,11 @@ if (!existsSync(entry)) {
 }
 const { main } = await import(pathToFileURL(entry).href);
 main(process.argv.slice(2)).then(
-  (code) => { if (typeof code === 'number') process.exitCode = code; },
-  (err) => { process.stderr.write(`tsserve: ${err && err.stack ? err.stack : err}\n`); process.exit(1); },
+  (code) => {
+    if (typeof code === 'number') process.exitCode = code;
+  },
+  (err) => {
+    process.stderr.write(`tsserve: ${err && err.stack ? err.stack : err}\n`);
+    process.exit(1);
+  },
 );

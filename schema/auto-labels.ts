@@ -19,7 +19,10 @@ export interface AutoLabel {
  * did not declare it), every other key under its own name — unless a declared dimension already
  * has that name (the declared one wins).
  */
-export function metricAutoLabels(spec: Pick<MetricSpec, 'dimensions' | 'hostLabel'>, keys: readonly string[]): readonly AutoLabel[] {
+export function metricAutoLabels(
+  spec: Pick<MetricSpec, 'dimensions' | 'hostLabel'>,
+  keys: readonly string[],
+): readonly AutoLabel[] {
   const out: AutoLabel[] = [];
   for (const key of keys) {
     if (key === HOSTNAME_AUTO_LABEL) {
@@ -36,7 +39,9 @@ export function metricAutoLabels(spec: Pick<MetricSpec, 'dimensions' | 'hostLabe
  * a pipeline stage is named by its `stage` and `replica` labels, so its families carry those
  * instead of `engine` (vLLM-Omni's relabelling, decided here at bind — one label set per series).
  */
-export const SUPERSEDED_DIMENSIONS: Readonly<Record<string, readonly string[]>> = Object.freeze({ engine: Object.freeze(['stage', 'replica']) });
+export const SUPERSEDED_DIMENSIONS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  engine: Object.freeze(['stage', 'replica']),
+});
 
 /** Indices of `dimensions` whose superseding automatic labels are all among `keys`. */
 export function supersededDimensions(dimensions: readonly string[], keys: readonly string[]): readonly number[] {

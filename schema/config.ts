@@ -1,5 +1,11 @@
 /** Barrel for the metrics.yaml loader and its helpers. */
-export { loadMetricsConfig, parseMetricsConfig, buildMetricsConfig, formatProblem, defaultMetricsConfigPath } from './config/load.js';
+export {
+  loadMetricsConfig,
+  parseMetricsConfig,
+  buildMetricsConfig,
+  formatProblem,
+  defaultMetricsConfigPath,
+} from './config/load.js';
 export { BUCKET_PRESETS, BUCKET_PRESET_NAMES, presetForUnit, presetBuckets } from './config/presets.js';
 export { unitKind } from './config/units.js';
 export type { UnitKind } from './config/units.js';

@@ -28,7 +28,8 @@ export function plainNumber(v: number, shift = 0): string {
     digits = digits.slice(1);
     intLen--;
   }
-  while (digits.length > Math.max(intLen, 0) && digits.charCodeAt(digits.length - 1) === 48) digits = digits.slice(0, -1);
+  while (digits.length > Math.max(intLen, 0) && digits.charCodeAt(digits.length - 1) === 48)
+    digits = digits.slice(0, -1);
   let out: string;
   if (intLen <= 0) out = '0.' + '0'.repeat(-intLen) + digits;
   else if (intLen >= digits.length) out = digits + '0'.repeat(intLen - digits.length);

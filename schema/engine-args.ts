@@ -29,30 +29,115 @@ export interface EngineArgDef {
 export const ENGINE_ARGS: readonly EngineArgDef[] = Object.freeze([
   { name: 'layout', snake: 'layout', type: 'layout', help: 'KV layout: auto, fast or hf' },
   { name: 'vocabSize', snake: 'vocab_size', type: 'int', min: 1, help: 'vocabulary size' },
-  { name: 'numLayers', snake: 'num_layers', aliases: ['num_hidden_layers', 'layers'], type: 'int', min: 1, help: 'decoder layers' },
-  { name: 'numHeads', snake: 'num_heads', aliases: ['num_key_value_heads', 'heads'], type: 'int', min: 1, help: 'K/V heads per layer' },
+  {
+    name: 'numLayers',
+    snake: 'num_layers',
+    aliases: ['num_hidden_layers', 'layers'],
+    type: 'int',
+    min: 1,
+    help: 'decoder layers',
+  },
+  {
+    name: 'numHeads',
+    snake: 'num_heads',
+    aliases: ['num_key_value_heads', 'heads'],
+    type: 'int',
+    min: 1,
+    help: 'K/V heads per layer',
+  },
   { name: 'headDim', snake: 'head_dim', type: 'int', min: 1, help: 'floats per head' },
-  { name: 'maxContext', snake: 'max_position_embeddings', aliases: ['max_context', 'maxPositions'], type: 'int', min: 2, help: "the model's longest sequence (default maxModelLen, else 1024)" },
+  {
+    name: 'maxContext',
+    snake: 'max_position_embeddings',
+    aliases: ['max_context', 'maxPositions'],
+    type: 'int',
+    min: 2,
+    help: "the model's longest sequence (default maxModelLen, else 1024)",
+  },
   { name: 'bosTokenId', snake: 'bos_token_id', aliases: ['bosId', 'bos_id'], type: 'int', min: 0, help: 'BOS id' },
-  { name: 'eosTokenId', snake: 'eos_token_id', aliases: ['eosId', 'eos_id'], type: 'ids', min: 0, help: 'EOS id, or a list of them (the first is the tokenizer\'s)' },
-  { name: 'padTokenId', snake: 'pad_token_id', aliases: ['padId', 'pad_id'], type: 'int', min: 0, help: 'PAD id (fills unused batch slots; never banned)' },
-  { name: 'suppressTokens', snake: 'suppress_tokens', type: 'ids', min: 0, help: 'ids never sampled (Hugging Face generation_config)' },
+  {
+    name: 'eosTokenId',
+    snake: 'eos_token_id',
+    aliases: ['eosId', 'eos_id'],
+    type: 'ids',
+    min: 0,
+    help: "EOS id, or a list of them (the first is the tokenizer's)",
+  },
+  {
+    name: 'padTokenId',
+    snake: 'pad_token_id',
+    aliases: ['padId', 'pad_id'],
+    type: 'int',
+    min: 0,
+    help: 'PAD id (fills unused batch slots; never banned)',
+  },
+  {
+    name: 'suppressTokens',
+    snake: 'suppress_tokens',
+    type: 'ids',
+    min: 0,
+    help: 'ids never sampled (Hugging Face generation_config)',
+  },
   { name: 'blockSize', snake: 'block_size', type: 'int', min: 1, help: 'tokens per KV block' },
-  { name: 'numBlocks', snake: 'num_gpu_blocks_override', aliases: ['num_blocks'], type: 'int', min: 1, help: 'KV blocks in the pool' },
-  { name: 'kvCacheBytes', snake: 'kv_cache_memory_bytes', aliases: ['kv_cache_bytes'], type: 'int', min: 1, help: 'KV budget when numBlocks is absent' },
+  {
+    name: 'numBlocks',
+    snake: 'num_gpu_blocks_override',
+    aliases: ['num_blocks'],
+    type: 'int',
+    min: 1,
+    help: 'KV blocks in the pool',
+  },
+  {
+    name: 'kvCacheBytes',
+    snake: 'kv_cache_memory_bytes',
+    aliases: ['kv_cache_bytes'],
+    type: 'int',
+    min: 1,
+    help: 'KV budget when numBlocks is absent',
+  },
   { name: 'maxNumSeqs', snake: 'max_num_seqs', type: 'int', min: 1, help: 'running sequences at most' },
   { name: 'maxNumBatchedTokens', snake: 'max_num_batched_tokens', type: 'int', min: 1, help: 'tokens per step' },
   { name: 'maxModelLen', snake: 'max_model_len', type: 'int', min: 2, help: 'longest prompt + output' },
   { name: 'enableChunkedPrefill', snake: 'enable_chunked_prefill', type: 'bool', help: 'chunked prefill' },
-  { name: 'prefillChunkSize', snake: 'long_prefill_token_threshold', aliases: ['prefill_chunk_size'], type: 'int', min: 0, help: 'largest prefill chunk (0 = the step budget)' },
+  {
+    name: 'prefillChunkSize',
+    snake: 'long_prefill_token_threshold',
+    aliases: ['prefill_chunk_size'],
+    type: 'int',
+    min: 0,
+    help: 'largest prefill chunk (0 = the step budget)',
+  },
   { name: 'enablePrefixCaching', snake: 'enable_prefix_caching', type: 'bool', help: 'prefix caching' },
-  { name: 'statsIntervalMs', snake: 'stats_interval_ms', type: 'number', min: 0, help: 'scheduler stats at most once per interval (0 = every step)' },
-  { name: 'disableLogStats', snake: 'disable_log_stats', type: 'bool', help: 'produce no scheduler stats at all (the server sets it with --disable-log-stats)' },
-  { name: 'kvCacheMetricsSample', snake: 'kv_cache_metrics_sample', type: 'number', min: 0, max: 1, help: 'share of KV blocks whose residency is sampled, 0..1 (0 = off)' },
+  {
+    name: 'statsIntervalMs',
+    snake: 'stats_interval_ms',
+    type: 'number',
+    min: 0,
+    help: 'scheduler stats at most once per interval (0 = every step)',
+  },
+  {
+    name: 'disableLogStats',
+    snake: 'disable_log_stats',
+    type: 'bool',
+    help: 'produce no scheduler stats at all (the server sets it with --disable-log-stats)',
+  },
+  {
+    name: 'kvCacheMetricsSample',
+    snake: 'kv_cache_metrics_sample',
+    type: 'number',
+    min: 0,
+    max: 1,
+    help: 'share of KV blocks whose residency is sampled, 0..1 (0 = off)',
+  },
   { name: 'threads', snake: 'threads', type: 'int', min: 1, help: 'onnxruntime intraOpNumThreads' },
   { name: 'rowGrowStep', snake: 'row_grow_step', type: 'int', min: 1, help: 'fast runner row capacity step' },
   { name: 'addBos', snake: 'add_bos', type: 'bool', help: 'prepend BOS to text prompts' },
-  { name: 'speculativeConfig', snake: 'speculative_config', type: 'speculative', help: 'speculative decoding: {method: ngram, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min}' },
+  {
+    name: 'speculativeConfig',
+    snake: 'speculative_config',
+    type: 'speculative',
+    help: 'speculative decoding: {method: ngram, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min}',
+  },
 ] satisfies EngineArgDef[]);
 
 /** One problem with one key of an engine block: the key as written, its value, what is wrong. */
@@ -81,12 +166,18 @@ const SPELLINGS: readonly string[] = [...BY_SPELLING.keys()];
 /** What a value of `d` must be, for messages. */
 function expected(d: EngineArgDef): string {
   switch (d.type) {
-    case 'int': return `an integer >= ${d.min ?? 0}`;
-    case 'number': return d.max === undefined ? `a number >= ${d.min ?? 0}` : `a number from ${d.min ?? 0} to ${d.max}`;
-    case 'bool': return 'true or false';
-    case 'layout': return 'auto, fast or hf';
-    case 'ids': return `a token id or a non-empty list of token ids (integers >= ${d.min ?? 0})`;
-    case 'speculative': return 'a mapping {method: ngram, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min}';
+    case 'int':
+      return `an integer >= ${d.min ?? 0}`;
+    case 'number':
+      return d.max === undefined ? `a number >= ${d.min ?? 0}` : `a number from ${d.min ?? 0} to ${d.max}`;
+    case 'bool':
+      return 'true or false';
+    case 'layout':
+      return 'auto, fast or hf';
+    case 'ids':
+      return `a token id or a non-empty list of token ids (integers >= ${d.min ?? 0})`;
+    case 'speculative':
+      return 'a mapping {method: ngram, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min}';
   }
 }
 
@@ -94,12 +185,18 @@ function valid(d: EngineArgDef, v: unknown): boolean {
   const min = d.min ?? 0;
   const isInt = (x: unknown): boolean => typeof x === 'number' && Number.isInteger(x) && x >= min;
   switch (d.type) {
-    case 'int': return isInt(v);
-    case 'number': return typeof v === 'number' && Number.isFinite(v) && v >= min && v <= (d.max ?? Infinity);
-    case 'bool': return typeof v === 'boolean';
-    case 'layout': return v === 'auto' || v === 'fast' || v === 'hf';
-    case 'ids': return isInt(v) || (Array.isArray(v) && v.length > 0 && v.every(isInt));
-    case 'speculative': return typeof v === 'object' && v !== null && !Array.isArray(v);
+    case 'int':
+      return isInt(v);
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v) && v >= min && v <= (d.max ?? Infinity);
+    case 'bool':
+      return typeof v === 'boolean';
+    case 'layout':
+      return v === 'auto' || v === 'fast' || v === 'hf';
+    case 'ids':
+      return isInt(v) || (Array.isArray(v) && v.length > 0 && v.every(isInt));
+    case 'speculative':
+      return typeof v === 'object' && v !== null && !Array.isArray(v);
   }
 }
 
@@ -121,14 +218,25 @@ const SPEC_KEYS: readonly (readonly [string, string])[] = [
   ['prompt_lookup_max', 'promptLookupMax'],
   ['prompt_lookup_min', 'promptLookupMin'],
 ];
-const SPEC_KEY_OF: ReadonlyMap<string, string> = new Map(SPEC_KEYS.flatMap(([snake, camel]) => [[snake, camel], [camel, camel]] as const));
+const SPEC_KEY_OF: ReadonlyMap<string, string> = new Map(
+  SPEC_KEYS.flatMap(
+    ([snake, camel]) =>
+      [
+        [snake, camel],
+        [camel, camel],
+      ] as const,
+  ),
+);
 
 /**
  * Checks a `speculative_config` mapping (vLLM's keys or ours) and resolves it as vLLM does:
  * method `ngram` (the only one), num_speculative_tokens required; with neither lookup bound both
  * are 5, with one the other takes its value; 1 <= min <= max. Messages are prefixed with `at`.
  */
-export function checkSpeculativeConfig(raw: Readonly<Record<string, unknown>>, at: string): { readonly config?: NgramSpeculativeConfig; readonly problems: readonly string[] } {
+export function checkSpeculativeConfig(
+  raw: Readonly<Record<string, unknown>>,
+  at: string,
+): { readonly config?: NgramSpeculativeConfig; readonly problems: readonly string[] } {
   const problems: string[] = [];
   const got: Record<string, unknown> = {};
   const from: Record<string, string> = {};
@@ -136,24 +244,32 @@ export function checkSpeculativeConfig(raw: Readonly<Record<string, unknown>>, a
     const name = SPEC_KEY_OF.get(key);
     if (name === undefined) {
       const guess = didYouMean(key, [...SPEC_KEY_OF.keys()]);
-      problems.push(`${at}.${key}: unknown speculative_config key (value ${show(value)}); ${guess !== null ? `did you mean "${guess}"?` : `known keys: ${SPEC_KEYS.map(([k]) => k).join(', ')}`}`);
+      problems.push(
+        `${at}.${key}: unknown speculative_config key (value ${show(value)}); ${guess !== null ? `did you mean "${guess}"?` : `known keys: ${SPEC_KEYS.map(([k]) => k).join(', ')}`}`,
+      );
       continue;
     }
     if (name === 'method') {
-      if (value !== 'ngram') problems.push(`${at}.${key}: only "ngram" (prompt lookup) is supported, got ${show(value)}`);
+      if (value !== 'ngram')
+        problems.push(`${at}.${key}: only "ngram" (prompt lookup) is supported, got ${show(value)}`);
     } else if (!(typeof value === 'number' && Number.isInteger(value) && value >= 1)) {
       problems.push(`${at}.${key}: must be an integer >= 1, got ${show(value)}`);
       continue;
     }
     if (from[name] !== undefined && got[name] !== value) {
-      problems.push(`${at}.${key}: ${show(value)} conflicts with ${at}.${from[name]}: ${show(got[name])} (the same key spelled two ways)`);
+      problems.push(
+        `${at}.${key}: ${show(value)} conflicts with ${at}.${from[name]}: ${show(got[name])} (the same key spelled two ways)`,
+      );
       continue;
     }
     from[name] = key;
     got[name] = value;
   }
   if (!('method' in from)) problems.push(`${at}.method: required (the only method is "ngram")`);
-  if (!('numSpeculativeTokens' in from) && !problems.some((p) => p.startsWith(`${at}.num_speculative_tokens:`) || p.startsWith(`${at}.numSpeculativeTokens:`))) {
+  if (
+    !('numSpeculativeTokens' in from) &&
+    !problems.some((p) => p.startsWith(`${at}.num_speculative_tokens:`) || p.startsWith(`${at}.numSpeculativeTokens:`))
+  ) {
     problems.push(`${at}.num_speculative_tokens: required (drafts per step, an integer >= 1)`);
   }
   if (problems.length > 0) return { problems };
@@ -164,7 +280,15 @@ export function checkSpeculativeConfig(raw: Readonly<Record<string, unknown>>, a
   min ??= max!;
   max ??= min;
   if (min > max) return { problems: [`${at}.prompt_lookup_min: ${min} is greater than prompt_lookup_max ${max}`] };
-  return { config: Object.freeze({ method: 'ngram', numSpeculativeTokens: got.numSpeculativeTokens as number, promptLookupMax: max, promptLookupMin: min }), problems };
+  return {
+    config: Object.freeze({
+      method: 'ngram',
+      numSpeculativeTokens: got.numSpeculativeTokens as number,
+      promptLookupMax: max,
+      promptLookupMin: min,
+    }),
+    problems,
+  };
 }
 
 function show(v: unknown): string {
@@ -180,7 +304,17 @@ function show(v: unknown): string {
 export function validateEngineArgs(raw: unknown, where = 'engine'): EngineArgsResult {
   const at = where === '' ? '' : `${where}.`;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return { args: Object.freeze({}), problems: [{ key: '', value: raw, kind: 'value', message: `${where || 'engine'}: must be a mapping of engine settings (got ${show(raw)})` }] };
+    return {
+      args: Object.freeze({}),
+      problems: [
+        {
+          key: '',
+          value: raw,
+          kind: 'value',
+          message: `${where || 'engine'}: must be a mapping of engine settings (got ${show(raw)})`,
+        },
+      ],
+    };
   }
   const problems: EngineArgProblem[] = [];
   const out: Record<string, unknown> = {};
@@ -190,8 +324,14 @@ export function validateEngineArgs(raw: unknown, where = 'engine'): EngineArgsRe
     const d = BY_SPELLING.get(key);
     if (d === undefined) {
       const guess = didYouMean(key, SPELLINGS);
-      const hint = guess !== null ? `did you mean "${guess}"?` : `known settings: ${ENGINE_ARGS.map((a) => a.snake).join(', ')}`;
-      problems.push({ key, value, kind: 'unknown', message: `${at}${key}: unknown engine setting (value ${show(value)}); ${hint}` });
+      const hint =
+        guess !== null ? `did you mean "${guess}"?` : `known settings: ${ENGINE_ARGS.map((a) => a.snake).join(', ')}`;
+      problems.push({
+        key,
+        value,
+        kind: 'unknown',
+        message: `${at}${key}: unknown engine setting (value ${show(value)}); ${hint}`,
+      });
       continue;
     }
     if (!valid(d, value)) {
@@ -207,7 +347,12 @@ export function validateEngineArgs(raw: unknown, where = 'engine'): EngineArgsRe
     const prev = from[d.name];
     if (prev !== undefined) {
       if (JSON.stringify(out[d.name]) !== JSON.stringify(value)) {
-        problems.push({ key, value, kind: 'conflict', message: `${at}${key}: ${show(value)} conflicts with ${at}${prev}: ${show(out[d.name])} (the same setting spelled two ways)` });
+        problems.push({
+          key,
+          value,
+          kind: 'conflict',
+          message: `${at}${key}: ${show(value)} conflicts with ${at}${prev}: ${show(out[d.name])} (the same setting spelled two ways)`,
+        });
       }
       continue;
     }
@@ -229,7 +374,11 @@ export interface EngineArgFlag {
 export const ENGINE_ARG_FLAGS: readonly EngineArgFlag[] = Object.freeze(
   ENGINE_ARGS.flatMap((def) => {
     const names = new Set([def.snake, def.snake.replace(/_/g, '-'), def.name]);
-    return [...names].map((flag) => ({ flag, def, parseArgsType: def.type === 'bool' ? ('boolean' as const) : ('string' as const) }));
+    return [...names].map((flag) => ({
+      flag,
+      def,
+      parseArgsType: def.type === 'bool' ? ('boolean' as const) : ('string' as const),
+    }));
   }),
 );
 
@@ -247,9 +396,12 @@ export function parseEngineArgText(def: EngineArgDef, text: string): unknown {
   const num = (t: string): unknown => (t.trim() !== '' && Number.isFinite(Number(t)) ? Number(t) : t);
   switch (def.type) {
     case 'int':
-    case 'number': return num(text);
-    case 'bool': return text === 'true' ? true : text === 'false' ? false : text;
-    case 'layout': return text;
+    case 'number':
+      return num(text);
+    case 'bool':
+      return text === 'true' ? true : text === 'false' ? false : text;
+    case 'layout':
+      return text;
     // vLLM's --speculative-config takes JSON.
     case 'speculative': {
       try {

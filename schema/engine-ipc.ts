@@ -219,7 +219,8 @@ const isInt = (v: unknown): v is number => Number.isInteger(v);
 const isTokenList = (v: unknown): boolean => Array.isArray(v) && v.every((t) => isInt(t) && (t as number) >= 0);
 
 /** Result of a decode: the typed message, or one line per problem. */
-export type DecodeResult<T> = { readonly ok: true; readonly msg: T } | { readonly ok: false; readonly problems: readonly string[] };
+export type DecodeResult<T> =
+  { readonly ok: true; readonly msg: T } | { readonly ok: false; readonly problems: readonly string[] };
 
 function checkParams(p: unknown, out: string[]): void {
   if (!isObj(p)) {
@@ -227,36 +228,50 @@ function checkParams(p: unknown, out: string[]): void {
     return;
   }
   const intField = (k: string, min: number): void => {
-    if (p[k] !== undefined && !(isInt(p[k]) && (p[k] as number) >= min)) out.push(`params.${k}: must be an integer >= ${min}`);
+    if (p[k] !== undefined && !(isInt(p[k]) && (p[k] as number) >= min))
+      out.push(`params.${k}: must be an integer >= ${min}`);
   };
   intField('max_tokens', 1);
   intField('n', 1);
   if (p.seed !== undefined && !(isInt(p.seed) && (p.seed as number) >= 0 && (p.seed as number) <= MAX_SEED)) {
     out.push(`params.seed: must be an integer in [0, ${MAX_SEED}]`);
   }
-  if (p.top_k !== undefined && !(isInt(p.top_k) && (p.top_k as number) >= -1)) out.push('params.top_k: must be an integer >= -1');
-  if (p.temperature !== undefined && !(isNum(p.temperature) && p.temperature >= 0)) out.push('params.temperature: must be a number >= 0');
-  if (p.top_p !== undefined && !(isNum(p.top_p) && p.top_p > 0 && p.top_p <= 1)) out.push('params.top_p: must be a number in (0, 1]');
+  if (p.top_k !== undefined && !(isInt(p.top_k) && (p.top_k as number) >= -1))
+    out.push('params.top_k: must be an integer >= -1');
+  if (p.temperature !== undefined && !(isNum(p.temperature) && p.temperature >= 0))
+    out.push('params.temperature: must be a number >= 0');
+  if (p.top_p !== undefined && !(isNum(p.top_p) && p.top_p > 0 && p.top_p <= 1))
+    out.push('params.top_p: must be a number in (0, 1]');
   if (p.stop !== undefined && !(Array.isArray(p.stop) && p.stop.every((s) => typeof s === 'string' && s.length > 0))) {
     out.push('params.stop: must be a list of non-empty strings');
   }
   if (p.ignore_eos !== undefined && typeof p.ignore_eos !== 'boolean') out.push('params.ignore_eos: must be a boolean');
-  if (p.stop_token_ids !== undefined && !isTokenList(p.stop_token_ids)) out.push('params.stop_token_ids: must be a list of token ids');
+  if (p.stop_token_ids !== undefined && !isTokenList(p.stop_token_ids))
+    out.push('params.stop_token_ids: must be a list of token ids');
   intField('min_tokens', 0);
   const range = (k: string, lo: number, hi: number, loOpen = false): void => {
     const v = p[k];
-    if (v !== undefined && !(isNum(v) && (loOpen ? v > lo : v >= lo) && v <= hi)) out.push(`params.${k}: must be a number in ${loOpen ? '(' : '['}${lo}, ${hi}]`);
+    if (v !== undefined && !(isNum(v) && (loOpen ? v > lo : v >= lo) && v <= hi))
+      out.push(`params.${k}: must be a number in ${loOpen ? '(' : '['}${lo}, ${hi}]`);
   };
   range('min_p', 0, 1);
   range('presence_penalty', -2, 2);
   range('frequency_penalty', -2, 2);
   range('repetition_penalty', 0, 2 ** 31, true);
-  if (p.logit_bias !== undefined && !(isObj(p.logit_bias) && Object.entries(p.logit_bias).every(([k, v]) => /^(0|[1-9][0-9]*)$/.test(k) && isNum(v) && v >= -100 && v <= 100))) {
+  if (
+    p.logit_bias !== undefined &&
+    !(
+      isObj(p.logit_bias) &&
+      Object.entries(p.logit_bias).every(([k, v]) => /^(0|[1-9][0-9]*)$/.test(k) && isNum(v) && v >= -100 && v <= 100)
+    )
+  ) {
     out.push('params.logit_bias: must map token ids to numbers in [-100, 100]');
   }
   intField('logprobs', 0);
-  if (p.include_stop_str_in_output !== undefined && typeof p.include_stop_str_in_output !== 'boolean') out.push('params.include_stop_str_in_output: must be a boolean');
-  if (isInt(p.min_tokens) && isInt(p.max_tokens) && (p.min_tokens as number) > (p.max_tokens as number)) out.push('params.min_tokens: must be <= max_tokens');
+  if (p.include_stop_str_in_output !== undefined && typeof p.include_stop_str_in_output !== 'boolean')
+    out.push('params.include_stop_str_in_output: must be a boolean');
+  if (isInt(p.min_tokens) && isInt(p.max_tokens) && (p.min_tokens as number) > (p.max_tokens as number))
+    out.push('params.min_tokens: must be <= max_tokens');
 }
 
 /** One line per problem of a request's sampling params (none: valid); every front door's check. */
@@ -274,7 +289,8 @@ export function decodeToGenWorkerMessage(msg: unknown): DecodeResult<ToGenWorker
   if (msg.type === 'tsserve.gen.abort') {
     return problems.length === 0 ? { ok: true, msg: msg as unknown as GenAbortMessage } : { ok: false, problems };
   }
-  if (msg.type !== 'tsserve.gen.add') return { ok: false, problems: [`type: expected tsserve.gen.add or tsserve.gen.abort, got ${String(msg.type)}`] };
+  if (msg.type !== 'tsserve.gen.add')
+    return { ok: false, problems: [`type: expected tsserve.gen.add or tsserve.gen.abort, got ${String(msg.type)}`] };
   const hasText = typeof msg.prompt === 'string';
   const hasIds = msg.promptTokenIds !== undefined;
   if (hasText === hasIds) problems.push('prompt: give exactly one of prompt (string) or promptTokenIds');
@@ -286,7 +302,8 @@ export function decodeToGenWorkerMessage(msg: unknown): DecodeResult<ToGenWorker
 }
 
 const isIdLogprob = (e: unknown): boolean => isObj(e) && isInt(e.id) && isNum(e.logprob);
-const isTokenLogprobs = (e: unknown): boolean => isIdLogprob(e) && Array.isArray((e as Obj).top) && ((e as Obj).top as unknown[]).every(isIdLogprob);
+const isTokenLogprobs = (e: unknown): boolean =>
+  isIdLogprob(e) && Array.isArray((e as Obj).top) && ((e as Obj).top as unknown[]).every(isIdLogprob);
 
 function checkOutput(o: unknown, i: number, out: string[]): void {
   const at = `outputs[${i}]`;
@@ -301,17 +318,23 @@ function checkOutput(o: unknown, i: number, out: string[]): void {
   if (!Array.isArray(o.events) || !o.events.every((e) => isObj(e) && EVENTS.has(e.type as string) && isNum(e.ts))) {
     out.push(`${at}.events: must be a list of {type, ts}`);
   }
-  if (o.finishReason !== undefined && !FINISH.has(o.finishReason as string)) out.push(`${at}.finishReason: unknown reason ${String(o.finishReason)}`);
-  if (o.numPromptTokens !== undefined && !isInt(o.numPromptTokens)) out.push(`${at}.numPromptTokens: must be an integer`);
+  if (o.finishReason !== undefined && !FINISH.has(o.finishReason as string))
+    out.push(`${at}.finishReason: unknown reason ${String(o.finishReason)}`);
+  if (o.numPromptTokens !== undefined && !isInt(o.numPromptTokens))
+    out.push(`${at}.numPromptTokens: must be an integer`);
   if (o.prefill !== undefined) {
     const p = o.prefill;
-    if (!isObj(p) || !isInt(p.numPromptTokens) || !isInt(p.numCachedTokens) || !isInt(p.numComputedTokens)) out.push(`${at}.prefill: must hold integer token counts`);
+    if (!isObj(p) || !isInt(p.numPromptTokens) || !isInt(p.numCachedTokens) || !isInt(p.numComputedTokens))
+      out.push(`${at}.prefill: must hold integer token counts`);
   }
-  if (o.logprobs !== undefined && !(Array.isArray(o.logprobs) && o.logprobs.every(isTokenLogprobs))) out.push(`${at}.logprobs: must be a list of {id, logprob, top}`);
+  if (o.logprobs !== undefined && !(Array.isArray(o.logprobs) && o.logprobs.every(isTokenLogprobs)))
+    out.push(`${at}.logprobs: must be a list of {id, logprob, top}`);
 }
 
 function isEviction(e: unknown): boolean {
-  return isObj(e) && isNum(e.lifetimeMs) && isNum(e.idleMs) && Array.isArray(e.reuseGapsMs) && e.reuseGapsMs.every(isNum);
+  return (
+    isObj(e) && isNum(e.lifetimeMs) && isNum(e.idleMs) && Array.isArray(e.reuseGapsMs) && e.reuseGapsMs.every(isNum)
+  );
 }
 
 /** Validates a worker → frontend generation message. */
@@ -324,7 +347,8 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
     if (msg.requestId !== undefined && typeof msg.requestId !== 'string') problems.push('requestId: must be a string');
     return problems.length === 0 ? { ok: true, msg: msg as unknown as GenErrorMessage } : { ok: false, problems };
   }
-  if (msg.type !== 'tsserve.gen.step') return { ok: false, problems: [`type: expected tsserve.gen.step or tsserve.gen.error, got ${String(msg.type)}`] };
+  if (msg.type !== 'tsserve.gen.step')
+    return { ok: false, problems: [`type: expected tsserve.gen.step or tsserve.gen.error, got ${String(msg.type)}`] };
   if (!isNum(msg.timestamp)) problems.push('timestamp: must be a number');
   if (!isInt(msg.numPromptTokens)) problems.push('numPromptTokens: must be an integer');
   if (!isInt(msg.numGenerationTokens)) problems.push('numGenerationTokens: must be an integer');
@@ -332,13 +356,27 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
   else msg.outputs.forEach((o, i) => checkOutput(o, i, problems));
   if (msg.stats !== undefined) {
     const s = msg.stats;
-    const keys = ['numRunning', 'numWaiting', 'kvCacheUsage', 'prefixCacheQueries', 'prefixCacheHits', 'numPreemptions', 'numSteps'];
+    const keys = [
+      'numRunning',
+      'numWaiting',
+      'kvCacheUsage',
+      'prefixCacheQueries',
+      'prefixCacheHits',
+      'numPreemptions',
+      'numSteps',
+    ];
     if (!isObj(s) || !keys.every((k) => isNum(s[k]))) problems.push(`stats: must hold numbers ${keys.join(', ')}`);
     else {
       if (s.specDecoding !== undefined) {
         const d = s.specDecoding;
-        if (!isObj(d) || !['numDrafts', 'numDraftTokens', 'numAcceptedTokens'].every((k) => isInt(d[k])) || !isTokenList(d.numAcceptedTokensPerPos)) {
-          problems.push('stats.specDecoding: must hold integer counts numDrafts, numDraftTokens, numAcceptedTokens and a list numAcceptedTokensPerPos');
+        if (
+          !isObj(d) ||
+          !['numDrafts', 'numDraftTokens', 'numAcceptedTokens'].every((k) => isInt(d[k])) ||
+          !isTokenList(d.numAcceptedTokensPerPos)
+        ) {
+          problems.push(
+            'stats.specDecoding: must hold integer counts numDrafts, numDraftTokens, numAcceptedTokens and a list numAcceptedTokensPerPos',
+          );
         }
       }
       if (s.kvEvictions !== undefined && !(Array.isArray(s.kvEvictions) && s.kvEvictions.every(isEviction))) {

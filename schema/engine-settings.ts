@@ -18,7 +18,15 @@ export interface EngineSettingProblem {
 }
 
 /** The settings every engine block must give: the model's own dims and special ids. */
-export const REQUIRED_ENGINE_SETTINGS: readonly string[] = Object.freeze(['vocabSize', 'numLayers', 'numHeads', 'headDim', 'bosTokenId', 'eosTokenId', 'padTokenId']);
+export const REQUIRED_ENGINE_SETTINGS: readonly string[] = Object.freeze([
+  'vocabSize',
+  'numLayers',
+  'numHeads',
+  'headDim',
+  'bosTokenId',
+  'eosTokenId',
+  'padTokenId',
+]);
 
 type Args = Readonly<Record<string, unknown>>;
 
@@ -35,7 +43,9 @@ function idsOf(v: unknown): readonly number[] {
 export function checkEngineSettings(args: Args, written: ReadonlyMap<string, string>): EngineSettingProblem[] {
   const out: EngineSettingProblem[] = [];
   const label = (name: string): string => `engine.${written.get(name) ?? name}`;
-  const add = (name: string, what: string): void => { out.push({ name, absent: !written.has(name), message: `${label(name)}: ${what}` }); };
+  const add = (name: string, what: string): void => {
+    out.push({ name, absent: !written.has(name), message: `${label(name)}: ${what}` });
+  };
   const int = (k: string): number | undefined => (typeof args[k] === 'number' ? args[k] : undefined);
   let dimsKnown = true;
   for (const k of REQUIRED_ENGINE_SETTINGS) {
@@ -50,25 +60,36 @@ export function checkEngineSettings(args: Args, written: ReadonlyMap<string, str
   }
   const vocab = int('vocabSize');
   for (const k of ['eosTokenId', 'suppressTokens']) {
-    for (const t of idsOf(args[k])) if (vocab !== undefined && t >= vocab) add(k, `token id ${t} is outside the vocabulary (0..${vocab - 1})`);
+    for (const t of idsOf(args[k]))
+      if (vocab !== undefined && t >= vocab) add(k, `token id ${t} is outside the vocabulary (0..${vocab - 1})`);
   }
   if (dimsKnown) {
     const dims = { numLayers: int('numLayers')!, numHeads: int('numHeads')!, headDim: int('headDim')! };
     const b = kvBudgetOf(args, dims, maxModelLen ?? maxContext ?? 1024);
     // The block store takes its share first; what is left is the runner's working rows.
-    if (b.numRowTokens < 1) add('kvCacheBytes', `${int('kvCacheBytes') ?? DEFAULT_KV_CACHE_BYTES} bytes leave no room for working rows after ${b.numBlocks} blocks of ${b.blockSize} tokens; raise kvCacheBytes or lower numBlocks`);
+    if (b.numRowTokens < 1)
+      add(
+        'kvCacheBytes',
+        `${int('kvCacheBytes') ?? DEFAULT_KV_CACHE_BYTES} bytes leave no room for working rows after ${b.numBlocks} blocks of ${b.blockSize} tokens; raise kvCacheBytes or lower numBlocks`,
+      );
   }
   // vLLM's check: without chunking a whole prompt runs in one step, so a step budget under
   // max_model_len refuses every longer prompt (the engine used to raise it silently).
   const batched = int('maxNumBatchedTokens');
   const len = maxModelLen ?? maxContext;
   if (args.enableChunkedPrefill === false && batched !== undefined && len !== undefined && batched < len) {
-    add('maxNumBatchedTokens', `max_num_batched_tokens (${batched}) is smaller than max_model_len (${len}). This effectively limits the maximum sequence length to max_num_batched_tokens and makes the engine reject longer sequences. Please increase ${label('maxNumBatchedTokens')} or decrease ${label(maxModelLen !== undefined ? 'maxModelLen' : 'maxContext')}, or enable chunked prefill`);
+    add(
+      'maxNumBatchedTokens',
+      `max_num_batched_tokens (${batched}) is smaller than max_model_len (${len}). This effectively limits the maximum sequence length to max_num_batched_tokens and makes the engine reject longer sequences. Please increase ${label('maxNumBatchedTokens')} or decrease ${label(maxModelLen !== undefined ? 'maxModelLen' : 'maxContext')}, or enable chunked prefill`,
+    );
   }
   // The usual exported layout returns the last position's logits only, so drafts cannot be
   // verified; `auto` and `fast` depend on the graph (the engine checks its num_logits input).
   if (args.speculativeConfig !== undefined && args.layout === 'hf') {
-    add('speculativeConfig', `n-gram speculative decoding needs logits for several positions, which the hf layout (${label('layout')}) does not return; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)`);
+    add(
+      'speculativeConfig',
+      `n-gram speculative decoding needs logits for several positions, which the hf layout (${label('layout')}) does not return; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)`,
+    );
   }
   return out;
 }
@@ -90,9 +111,10 @@ export function checkKvHoldsMaxModelLen(args: Args, written: ReadonlyMap<string,
   const longest = longestSequence(b);
   if (longest >= maxModelLen) return null;
   const byBlocks = b.numBlocks * b.blockSize;
-  const why = longest === byBlocks
-    ? `numBlocks ${b.numBlocks} × blockSize ${b.blockSize}`
-    : `the working rows' ${b.numRowTokens} positions, in rows of ${b.rowGrowStep} × 2^k`;
+  const why =
+    longest === byBlocks
+      ? `numBlocks ${b.numBlocks} × blockSize ${b.blockSize}`
+      : `the working rows' ${b.numRowTokens} positions, in rows of ${b.rowGrowStep} × 2^k`;
   // Named at maxModelLen as written, else at maxContext (it sets the default), else the block.
   const name = written.has('maxModelLen') || !written.has('maxContext') ? 'maxModelLen' : 'maxContext';
   const at = `engine.${written.get(name) ?? name}`;

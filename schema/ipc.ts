@@ -119,8 +119,12 @@ function checkSeriesDecl(d: unknown, i: number): string | null {
  * increasing and below `count` (none when `count` is 0), and each run's payload via `payload`.
  * O(runs), never O(datapoints).
  */
-function checkRuns(name: string, r: Int32Array | Float64Array, count: number,
-  payload: (x: number, k: number) => string | null): string | null {
+function checkRuns(
+  name: string,
+  r: Int32Array | Float64Array,
+  count: number,
+  payload: (x: number, k: number) => string | null,
+): string | null {
   if (r.length % RUN_STRIDE !== 0) return `${name} length ${r.length} is not a multiple of ${RUN_STRIDE}`;
   if (count === 0) return r.length === 0 ? null : `${name} must be empty when there are no datapoints`;
   if (r.length === 0) return `${name} is empty but there are ${count} datapoints`;
@@ -146,12 +150,14 @@ function checkPoints(m: Record<string, unknown>, nRequests: number): string | nu
   const count = m.seriesIds.length;
   if (m.values.length !== count) return `values has ${m.values.length} datapoints, seriesIds ${count}`;
   if (!(m.requestRuns instanceof Int32Array)) return 'requestRuns must be an Int32Array';
-  const re = checkRuns('requestRuns', m.requestRuns, count, (ref, k) => (ref >= NO_REQUEST && ref < nRequests
-    ? null : `requestRuns[${k}] request ref ${ref} out of range`));
+  const re = checkRuns('requestRuns', m.requestRuns, count, (ref, k) =>
+    ref >= NO_REQUEST && ref < nRequests ? null : `requestRuns[${k}] request ref ${ref} out of range`,
+  );
   if (re !== null) return re;
   if (!(m.timeRuns instanceof Float64Array)) return 'timeRuns must be a Float64Array';
-  return checkRuns('timeRuns', m.timeRuns, count, (t, k) => (Number.isFinite(t)
-    ? null : `timeRuns[${k}] time ${t} is not finite`));
+  return checkRuns('timeRuns', m.timeRuns, count, (t, k) =>
+    Number.isFinite(t) ? null : `timeRuns[${k}] time ${t} is not finite`,
+  );
 }
 
 /**
@@ -161,9 +167,12 @@ function checkPoints(m: Record<string, unknown>, nRequests: number): string | nu
 export function decodeMetricsMessage(msg: unknown): MetricsMessage | { readonly error: string } {
   if (typeof msg !== 'object' || msg === null) return { error: 'message is not an object' };
   const m = msg as Record<string, unknown>;
-  if (m.type !== METRICS_MESSAGE_TYPE) return { error: `type is ${JSON.stringify(m.type)}, not ${METRICS_MESSAGE_TYPE}` };
+  if (m.type !== METRICS_MESSAGE_TYPE)
+    return { error: `type is ${JSON.stringify(m.type)}, not ${METRICS_MESSAGE_TYPE}` };
   if (m.v !== METRICS_IPC_VERSION) {
-    return { error: `unsupported metrics protocol version ${JSON.stringify(m.v)} (this frontend speaks ${METRICS_IPC_VERSION})` };
+    return {
+      error: `unsupported metrics protocol version ${JSON.stringify(m.v)} (this frontend speaks ${METRICS_IPC_VERSION})`,
+    };
   }
   if (!isNonNegInt(m.seq)) return { error: 'seq must be a non-negative integer' };
   if (!Array.isArray(m.metrics)) return { error: 'metrics must be an array' };
@@ -200,8 +209,10 @@ export function decodeMetricsMessage(msg: unknown): MetricsMessage | { readonly 
  * calls `fn(from, to, requestId, timeMs)` for datapoints `from` (inclusive) to `to`
  * (exclusive), in order. O(runs); the caller walks the datapoints of each segment.
  */
-export function forEachSegment(msg: MetricsMessage,
-  fn: (from: number, to: number, requestId: string | undefined, timeMs: number) => void): void {
+export function forEachSegment(
+  msg: MetricsMessage,
+  fn: (from: number, to: number, requestId: string | undefined, timeMs: number) => void,
+): void {
   const rr = msg.requestRuns;
   const tr = msg.timeRuns;
   const n = msg.seriesIds.length;

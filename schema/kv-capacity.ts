@@ -44,7 +44,10 @@ export function kvBudgetOf(args: Readonly<Record<string, unknown>>, dims: KvDims
   const blockSize = int('blockSize', 16);
   const budgetPos = Math.floor(int('kvCacheBytes', DEFAULT_KV_CACHE_BYTES) / bytesPerPosition(dims));
   const numBlocks = int('numBlocks', Math.max(1, Math.floor(budgetPos / 2 / blockSize)));
-  const numRowTokens = args.kvCacheBytes === undefined && args.numBlocks !== undefined ? numBlocks * blockSize : budgetPos - numBlocks * blockSize;
+  const numRowTokens =
+    args.kvCacheBytes === undefined && args.numBlocks !== undefined
+      ? numBlocks * blockSize
+      : budgetPos - numBlocks * blockSize;
   return { blockSize, numBlocks, numRowTokens, rowGrowStep: int('rowGrowStep', 64), maxModelLen };
 }
 
@@ -53,7 +56,11 @@ export function kvBudgetOfBlock(engine: Readonly<Record<string, unknown>> | unde
   const a = validateEngineArgs(engine ?? {}).args;
   const int = (k: string, dflt: number): number => (typeof a[k] === 'number' ? a[k] : dflt);
   const maxModelLen = int('maxModelLen', int('maxContext', 1024));
-  return kvBudgetOf(a, { numLayers: int('numLayers', 1), numHeads: int('numHeads', 1), headDim: int('headDim', 1) }, maxModelLen);
+  return kvBudgetOf(
+    a,
+    { numLayers: int('numLayers', 1), numHeads: int('numHeads', 1), headDim: int('headDim', 1) },
+    maxModelLen,
+  );
 }
 
 /** Row capacity (positions) for a sequence that must hold `positions`: rowGrowStep·2^k, capped at maxModelLen (rounded up). */

@@ -28,8 +28,20 @@ export function verifiesDrafts(layout: KvLayout, inputNames: readonly string[]):
 export function requiredInputs(layout: KvLayout, numLayers: number): string[] {
   const per = (f: (l: number) => string): string[] => Array.from({ length: numLayers }, (_, l) => f(l));
   return layout === 'fast'
-    ? ['input_ids', 'position_ids', LAYOUT_INPUTS.fast, ...per((l) => `past_key.${l}`), ...per((l) => `past_value.${l}`)]
-    : ['input_ids', LAYOUT_INPUTS.hf, 'position_ids', ...per((l) => `past_key_values.${l}.key`), ...per((l) => `past_key_values.${l}.value`)];
+    ? [
+        'input_ids',
+        'position_ids',
+        LAYOUT_INPUTS.fast,
+        ...per((l) => `past_key.${l}`),
+        ...per((l) => `past_value.${l}`),
+      ]
+    : [
+        'input_ids',
+        LAYOUT_INPUTS.hf,
+        'position_ids',
+        ...per((l) => `past_key_values.${l}.key`),
+        ...per((l) => `past_key_values.${l}.value`),
+      ];
 }
 
 /** The required inputs (requiredInputs) a graph lacks, in order. */

@@ -36,28 +36,41 @@ const STAGE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 /** Validates a `pipeline:` block; `problems` gets one line per problem (`pipeline.<key>: …`). */
 export function parsePipelineSpec(raw: unknown, problems: string[]): PipelineSpec | undefined {
-  const bad = (key: string, msg: string): undefined => { problems.push(`pipeline.${key}: ${msg}`); return undefined; };
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return bad('', 'must be a mapping with stages: [...]');
+  const bad = (key: string, msg: string): undefined => {
+    problems.push(`pipeline.${key}: ${msg}`);
+    return undefined;
+  };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return bad('', 'must be a mapping with stages: [...]');
   const doc = raw as Readonly<Record<string, unknown>>;
   const before = problems.length;
-  for (const k of Object.keys(doc)) if (k !== 'stages' && k !== 'chunkTokens') bad(k, 'unknown key (known: stages, chunkTokens)');
+  for (const k of Object.keys(doc))
+    if (k !== 'stages' && k !== 'chunkTokens') bad(k, 'unknown key (known: stages, chunkTokens)');
   const chunk = doc.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
-  if (typeof chunk !== 'number' || !Number.isInteger(chunk) || chunk < 1) bad('chunkTokens', `must be an integer >= 1 (got ${JSON.stringify(chunk)})`);
-  if (!Array.isArray(doc.stages) || doc.stages.length !== 2) return bad('stages', 'must list exactly two stages: a thinker (handler generate) and a code2wav (handler vocoder)');
+  if (typeof chunk !== 'number' || !Number.isInteger(chunk) || chunk < 1)
+    bad('chunkTokens', `must be an integer >= 1 (got ${JSON.stringify(chunk)})`);
+  if (!Array.isArray(doc.stages) || doc.stages.length !== 2)
+    return bad('stages', 'must list exactly two stages: a thinker (handler generate) and a code2wav (handler vocoder)');
   const stages: PipelineStageSpec[] = [];
   const seen = new Set<string>();
   (doc.stages as unknown[]).forEach((s, i) => {
-    if (typeof s !== 'object' || s === null || Array.isArray(s)) return bad(`stages[${i}]`, 'must be a mapping {name, model, replicas}');
+    if (typeof s !== 'object' || s === null || Array.isArray(s))
+      return bad(`stages[${i}]`, 'must be a mapping {name, model, replicas}');
     const st = s as Readonly<Record<string, unknown>>;
-    for (const k of Object.keys(st)) if (k !== 'name' && k !== 'model' && k !== 'replicas') bad(`stages[${i}].${k}`, 'unknown key (known: name, model, replicas)');
+    for (const k of Object.keys(st))
+      if (k !== 'name' && k !== 'model' && k !== 'replicas')
+        bad(`stages[${i}].${k}`, 'unknown key (known: name, model, replicas)');
     const name = st.name;
-    if (typeof name !== 'string' || !STAGE_NAME_RE.test(name)) return bad(`stages[${i}].name`, `must be letters, digits, '_', '.', '-' (got ${JSON.stringify(name)})`);
+    if (typeof name !== 'string' || !STAGE_NAME_RE.test(name))
+      return bad(`stages[${i}].name`, `must be letters, digits, '_', '.', '-' (got ${JSON.stringify(name)})`);
     if (seen.has(name)) return bad(`stages[${i}].name`, `duplicate stage name '${name}'`);
     seen.add(name);
     const model = st.model;
-    if (typeof model !== 'string' || !STAGE_NAME_RE.test(model)) return bad(`stages[${i}].model`, `must name a model directory of the store (got ${JSON.stringify(model)})`);
+    if (typeof model !== 'string' || !STAGE_NAME_RE.test(model))
+      return bad(`stages[${i}].model`, `must name a model directory of the store (got ${JSON.stringify(model)})`);
     const replicas = st.replicas ?? 1;
-    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1) return bad(`stages[${i}].replicas`, `must be an integer >= 1 (got ${JSON.stringify(replicas)})`);
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1)
+      return bad(`stages[${i}].replicas`, `must be an integer >= 1 (got ${JSON.stringify(replicas)})`);
     stages.push(Object.freeze({ name, model, replicas }));
     return undefined;
   });

@@ -25,7 +25,16 @@ export type StatsdHistogramType = 'ms' | 'h' | 'd';
 export type GaugeMerge = 'sum' | 'max' | 'min' | 'last' | 'livesum' | 'livemax' | 'livemin' | 'livelast';
 
 /** Every `GaugeMerge`, in documentation order. */
-export const GAUGE_MERGES: readonly GaugeMerge[] = Object.freeze(['livelast', 'livesum', 'livemax', 'livemin', 'last', 'sum', 'max', 'min']);
+export const GAUGE_MERGES: readonly GaugeMerge[] = Object.freeze([
+  'livelast',
+  'livesum',
+  'livemax',
+  'livemin',
+  'last',
+  'sum',
+  'max',
+  'min',
+]);
 
 /** Where a piece of the yaml came from, for error messages that point at it. */
 export interface SourcePos {

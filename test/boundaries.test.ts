@@ -31,13 +31,17 @@ function sourceFiles(entries: readonly string[]): string[] {
     const abs = path.join(ROOT, rel);
     if (!fs.existsSync(abs)) continue;
     if (!fs.statSync(abs).isDirectory()) out.push(rel);
-    else out.push(...sourceFiles(fs.readdirSync(abs).map((name) => path.join(rel, name))).filter((f) => /\.[jt]s$/.test(f)));
+    else
+      out.push(
+        ...sourceFiles(fs.readdirSync(abs).map((name) => path.join(rel, name))).filter((f) => /\.[jt]s$/.test(f)),
+      );
   }
   return out;
 }
 
 const R = '@typescript-eslint/no-restricted-imports';
-const restricted = (lib: string, why: string): string => `${R}: '${lib}' import is restricted from being used by a pattern. ${why}`;
+const restricted = (lib: string, why: string): string =>
+  `${R}: '${lib}' import is restricted from being used by a pattern. ${why}`;
 const adapterWhy = (lib: string, where: string): string =>
   `${lib} lives behind its adapter: import it only in ${where} (STYLE.md: one outside library per adapter file).`;
 const adapter = (lib: string, where: string): string => restricted(lib, adapterWhy(lib, where));
@@ -45,26 +49,41 @@ const adapter = (lib: string, where: string): string => restricted(lib, adapterW
 describe('Boundaries', () => {
   it('should keep schema/ from importing frontend/ or backend/', async () => {
     const why = 'schema/ holds what both sides share and imports neither frontend/ nor backend/.';
-    expect(await lint('schema/config/x.ts', [
-      "import { a } from '../../frontend/metrics/api.js';",
-      "export { b } from '../../backend/metrics/units.js';",
-      "import type { T } from '../types.js';",
-      'export const c: T = a;',
-    ].join('\n'))).to.deep.equal([
+    expect(
+      await lint(
+        'schema/config/x.ts',
+        [
+          "import { a } from '../../frontend/metrics/api.js';",
+          "export { b } from '../../backend/metrics/units.js';",
+          "import type { T } from '../types.js';",
+          'export const c: T = a;',
+        ].join('\n'),
+      ),
+    ).to.deep.equal([
       `1:${restricted('../../frontend/metrics/api.js', why)}`,
       `2:${restricted('../../backend/metrics/units.js', why)}`,
     ]);
   });
 
   it('should keep frontend/ and backend/ from importing each other, types included', async () => {
-    expect(await lint('frontend/server/x.ts', "import type { W } from '../../backend/worker/worker.js';\nexport type X = W;\n")).to.deep.equal([
+    expect(
+      await lint(
+        'frontend/server/x.ts',
+        "import type { W } from '../../backend/worker/worker.js';\nexport type X = W;\n",
+      ),
+    ).to.deep.equal([
       `1:${restricted('../../backend/worker/worker.js', 'frontend/ never imports backend/: they meet only in schema/ (workers are started by file path).')}`,
     ]);
     const why = 'backend/ never imports frontend/: they meet only in schema/ (IPC message types live there).';
-    expect(await lint('backend/worker/x.ts', "import { f } from '../../frontend/server/server.js';\nexport const x = f;\n")).to.deep.equal([
-      `1:${restricted('../../frontend/server/server.js', why)}`,
-    ]);
-    expect(await lint('backend/worker/x.ts', "export const m = import('../../frontend/server/server.js');\nexport const o = import('onnxruntime-node');\n")).to.deep.equal([
+    expect(
+      await lint('backend/worker/x.ts', "import { f } from '../../frontend/server/server.js';\nexport const x = f;\n"),
+    ).to.deep.equal([`1:${restricted('../../frontend/server/server.js', why)}`]);
+    expect(
+      await lint(
+        'backend/worker/x.ts',
+        "export const m = import('../../frontend/server/server.js');\nexport const o = import('onnxruntime-node');\n",
+      ),
+    ).to.deep.equal([
       `1:no-restricted-syntax: import(): ${why}`,
       `2:no-restricted-syntax: import(): ${adapterWhy('onnxruntime-node', 'backend/onnx/ort.ts')}`,
     ]);
@@ -72,11 +91,24 @@ describe('Boundaries', () => {
 
   it('should allow each outside library only in its adapter file', async () => {
     const cases: readonly (readonly [lib: string, outside: string, home: string, where: string])[] = [
-      ['prom-client', 'frontend/metrics/ingest.ts', 'frontend/metrics/sinks/prometheus.ts',
-        'frontend/metrics/sinks/prometheus.ts, frontend/metrics/exposition/process-metrics.ts'],
-      ['prom-client', 'frontend/metrics/sinks/statsd.ts', 'frontend/metrics/exposition/process-metrics.ts',
-        'frontend/metrics/sinks/prometheus.ts, frontend/metrics/exposition/process-metrics.ts'],
-      ['hot-shots', 'frontend/metrics/sinks/tslog.ts', 'frontend/metrics/sinks/statsd.ts', 'frontend/metrics/sinks/statsd.ts'],
+      [
+        'prom-client',
+        'frontend/metrics/ingest.ts',
+        'frontend/metrics/sinks/prometheus.ts',
+        'frontend/metrics/sinks/prometheus.ts, frontend/metrics/exposition/process-metrics.ts',
+      ],
+      [
+        'prom-client',
+        'frontend/metrics/sinks/statsd.ts',
+        'frontend/metrics/exposition/process-metrics.ts',
+        'frontend/metrics/sinks/prometheus.ts, frontend/metrics/exposition/process-metrics.ts',
+      ],
+      [
+        'hot-shots',
+        'frontend/metrics/sinks/tslog.ts',
+        'frontend/metrics/sinks/statsd.ts',
+        'frontend/metrics/sinks/statsd.ts',
+      ],
       ['onnxruntime-node', 'backend/handlers/onnx.ts', 'backend/onnx/ort.ts', 'backend/onnx/ort.ts'],
       ['pino', 'frontend/server/server.ts', 'frontend/log/logger.ts', 'frontend/log/logger.ts'],
       ['pino-pretty', 'frontend/log/other.ts', 'frontend/log/logger.ts', 'frontend/log/logger.ts'],
@@ -93,9 +125,12 @@ describe('Boundaries', () => {
   });
 
   it('should flag a library subpath too, but not a package whose name merely starts the same', async () => {
-    expect(await lint('frontend/metrics/ingest.ts', "import x from 'pino/file';\nimport y from 'pinot';\nexport const z = [x, y];\n")).to.deep.equal([
-      `1:${restricted('pino/file', adapterWhy('pino', 'frontend/log/logger.ts'))}`,
-    ]);
+    expect(
+      await lint(
+        'frontend/metrics/ingest.ts',
+        "import x from 'pino/file';\nimport y from 'pinot';\nexport const z = [x, y];\n",
+      ),
+    ).to.deep.equal([`1:${restricted('pino/file', adapterWhy('pino', 'frontend/log/logger.ts'))}`]);
   });
 
   it('should allow express in frontend/http/, openai/ and server/, and only its types elsewhere in frontend/', async () => {
@@ -113,8 +148,10 @@ describe('Boundaries', () => {
   });
 
   it("should let tests and tools import libraries directly but not a package's lib/ or dist/ internals", async () => {
-    const why = 'Import a package by its public entry point, not its lib/ or dist/ internals: they change without notice between versions.';
-    const code = "import { Registry } from 'prom-client';\nimport c from 'prom-client/lib/cluster';\nimport d from '@scope/pkg/dist/x.js';\nexport const all = [Registry, c, d];\n";
+    const why =
+      'Import a package by its public entry point, not its lib/ or dist/ internals: they change without notice between versions.';
+    const code =
+      "import { Registry } from 'prom-client';\nimport c from 'prom-client/lib/cluster';\nimport d from '@scope/pkg/dist/x.js';\nexport const all = [Registry, c, d];\n";
     for (const file of ['test/x.test.ts', 'tools/bench/x.ts']) {
       expect(await lint(file, code), file).to.deep.equal([
         `2:${restricted('prom-client/lib/cluster', why)}`,
@@ -128,22 +165,32 @@ describe('Boundaries', () => {
   });
 
   it("should forbid prom-client's private hashMap anywhere", async () => {
-    expect(await lint('frontend/metrics/sinks/prometheus.ts', 'export const f = (m: { hashMap: object }): object => m.hashMap;\n')).to.deep.equal([
+    expect(
+      await lint(
+        'frontend/metrics/sinks/prometheus.ts',
+        'export const f = (m: { hashMap: object }): object => m.hashMap;\n',
+      ),
+    ).to.deep.equal([
       "1:no-restricted-properties: 'hashMap' is restricted from being used. hashMap is prom-client's private series map, not its API: go through the metric's public methods.",
     ]);
   });
 
   it('should require an eslint-disable comment to cover one line, name its rules and give a reason', async () => {
     const rule = 'house/narrow-silencing';
-    expect(await lint('frontend/metrics/x.ts', [
-      '// eslint-disable-next-line no-restricted-properties',
-      'export const a = (m: { hashMap: object }): object => m.hashMap;',
-      '// eslint-disable-next-line no-restricted-properties -- a fixture for this test',
-      'export const b = (m: { hashMap: object }): object => m.hashMap;',
-      '/* eslint-disable no-restricted-properties -- a whole range */',
-      'export const c = (m: { hashMap: object }): object => m.hashMap;',
-      '/* eslint no-console: off */',
-    ].join('\n'))).to.deep.equal([
+    expect(
+      await lint(
+        'frontend/metrics/x.ts',
+        [
+          '// eslint-disable-next-line no-restricted-properties',
+          'export const a = (m: { hashMap: object }): object => m.hashMap;',
+          '// eslint-disable-next-line no-restricted-properties -- a fixture for this test',
+          'export const b = (m: { hashMap: object }): object => m.hashMap;',
+          '/* eslint-disable no-restricted-properties -- a whole range */',
+          'export const c = (m: { hashMap: object }): object => m.hashMap;',
+          '/* eslint no-console: off */',
+        ].join('\n'),
+      ),
+    ).to.deep.equal([
       `1:${rule}: An eslint-disable comment names the rules it disables and says why after " -- " (e.g. \`// eslint-disable-next-line rule -- reason\`).`,
       `5:${rule}: Disable one line at a time (\`// eslint-disable-next-line rule -- reason\`), not a range; a rule wrong for a whole file belongs in eslint.config.js.`,
       `7:${rule}: Configure rules in eslint.config.js, not in an inline \`/* eslint ... */\` comment.`,
@@ -152,8 +199,16 @@ describe('Boundaries', () => {
 
   it('should find no unnamed eslint-disable in the tree (it would silence the rule above too)', () => {
     const unnamed = /eslint-disable(-line|-next-line)?\s*(\*\/|--|$)/m;
-    const found = sourceFiles(['schema', 'frontend', 'backend', 'test', 'tools', 'examples', 'bin', 'eslint.config.js'])
-      .filter((rel) => unnamed.test(fs.readFileSync(path.join(ROOT, rel), 'utf8')));
+    const found = sourceFiles([
+      'schema',
+      'frontend',
+      'backend',
+      'test',
+      'tools',
+      'examples',
+      'bin',
+      'eslint.config.js',
+    ]).filter((rel) => unnamed.test(fs.readFileSync(path.join(ROOT, rel), 'utf8')));
     expect(found).to.deep.equal([]);
   });
 });

@@ -10,9 +10,12 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 /** Files allowed a raw write, each with the reason it cannot go through the logger. */
 const ALLOWED: Readonly<Record<string, string>> = {
-  'backend/worker/main.ts': 'the worker has no logger; stderr is its last-resort channel (no IPC channel yet, or a broken one), and the frontend captures worker stderr into ts_log.log',
-  'frontend/metrics/frontend-metrics.ts': 'default log when none is passed (unit tests); tsserve start always passes the logger; the file belongs to the metrics rewrite',
-  'frontend/metrics/ingest.ts': 'default log when none is passed (unit tests); tsserve start always passes the logger; the file belongs to the metrics rewrite',
+  'backend/worker/main.ts':
+    'the worker has no logger; stderr is its last-resort channel (no IPC channel yet, or a broken one), and the frontend captures worker stderr into ts_log.log',
+  'frontend/metrics/frontend-metrics.ts':
+    'default log when none is passed (unit tests); tsserve start always passes the logger; the file belongs to the metrics rewrite',
+  'frontend/metrics/ingest.ts':
+    'default log when none is passed (unit tests); tsserve start always passes the logger; the file belongs to the metrics rewrite',
 };
 
 function tsFiles(dir: string): string[] {

@@ -24,7 +24,10 @@ export class BlockPool {
   private readonly freeQueue = new Map<number, true>();
   private used = 0;
 
-  constructor(numBlocks: number, private readonly events: BlockEvents | null = null) {
+  constructor(
+    numBlocks: number,
+    private readonly events: BlockEvents | null = null,
+  ) {
     this.numBlocks = numBlocks;
     this.refs = new Int32Array(numBlocks);
     this.hashOf = new Array<string | undefined>(numBlocks).fill(undefined);

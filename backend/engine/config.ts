@@ -96,7 +96,9 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
   for (const problem of checkEngineSettings(r, writtenNames(overrides, raw))) p.push(problem.message);
   const int = (k: string, dflt: number): number => (r[k] as number | undefined) ?? dflt;
   const eosRaw = r.eosTokenId;
-  const eosTokenIds: readonly number[] = Object.freeze(Array.isArray(eosRaw) ? [...(eosRaw as number[])] : eosRaw === undefined ? [] : [eosRaw as number]);
+  const eosTokenIds: readonly number[] = Object.freeze(
+    Array.isArray(eosRaw) ? [...(eosRaw as number[])] : eosRaw === undefined ? [] : [eosRaw as number],
+  );
   const maxModelLenRaw = r.maxModelLen as number | undefined;
   const maxContext = int('maxContext', maxModelLenRaw ?? 1024);
   const model: ModelSpec = {
@@ -111,7 +113,13 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
   };
   const maxModelLen = maxModelLenRaw ?? maxContext;
   const suppressRaw = r.suppressTokens;
-  const suppressTokenIds: readonly number[] = Object.freeze(Array.isArray(suppressRaw) ? [...(suppressRaw as number[])] : suppressRaw === undefined ? [] : [suppressRaw as number]);
+  const suppressTokenIds: readonly number[] = Object.freeze(
+    Array.isArray(suppressRaw)
+      ? [...(suppressRaw as number[])]
+      : suppressRaw === undefined
+        ? []
+        : [suppressRaw as number],
+  );
   if (p.length > 0) throw new Error(`invalid engine settings:\n  ${p.join('\n  ')}`);
   const blockSize = int('blockSize', 16);
   // vLLM v1's scheduler by default (running first, chunks and decodes in one step); false = v0's prefill-first.

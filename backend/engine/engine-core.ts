@@ -6,7 +6,12 @@
  * doors drive this same class.
  */
 import { performance } from 'node:perf_hooks';
-import type { EngineCoreOutputs, GenRequestOutput, GenSamplingParams, GenSchedulerStats } from '../../schema/engine-ipc.js';
+import type {
+  EngineCoreOutputs,
+  GenRequestOutput,
+  GenSamplingParams,
+  GenSchedulerStats,
+} from '../../schema/engine-ipc.js';
 import { samplingParamsProblems } from '../../schema/engine-ipc.js';
 import type { EngineConfig } from './config.js';
 import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
@@ -48,19 +53,36 @@ export class EngineCore {
   readonly residency: KvResidency | null;
   private readonly drainEvictions: (() => EvictionsTaken) | undefined;
 
-  constructor(readonly config: EngineConfig, readonly runner: ModelRunner, readonly tokenizer: ByteTokenizer, random?: () => number) {
+  constructor(
+    readonly config: EngineConfig,
+    readonly runner: ModelRunner,
+    readonly tokenizer: ByteTokenizer,
+    random?: () => number,
+  ) {
     if (config.speculative !== null && runner.multiLogits !== true) {
-      throw new Error('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)');
+      throw new Error(
+        'speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)',
+      );
     }
     this.spec = config.speculative === null ? null : new SpecDecodingCounters(config.speculative.numSpeculativeTokens);
-    this.residency = config.kvCacheMetricsSample > 0 ? new KvResidency(config.kvCacheMetricsSample, () => performance.now(), random) : null;
+    this.residency =
+      config.kvCacheMetricsSample > 0
+        ? new KvResidency(config.kvCacheMetricsSample, () => performance.now(), random)
+        : null;
     const residency = this.residency;
-    this.drainEvictions = residency === null ? undefined : () => ({ events: residency.drain(), dropped: residency.takeDropped() });
-    this.kv = new KvCacheManager(config.numBlocks, config.blockSize, config.enablePrefixCaching, {
-      numRowTokens: config.numRowTokens,
-      minRow: config.rowGrowStep,
-      maxModelLen: config.maxModelLen,
-    }, this.residency);
+    this.drainEvictions =
+      residency === null ? undefined : () => ({ events: residency.drain(), dropped: residency.takeDropped() });
+    this.kv = new KvCacheManager(
+      config.numBlocks,
+      config.blockSize,
+      config.enablePrefixCaching,
+      {
+        numRowTokens: config.numRowTokens,
+        minRow: config.rowGrowStep,
+        maxModelLen: config.maxModelLen,
+      },
+      this.residency,
+    );
     this.scheduler = new Scheduler(config, this.kv);
     this.throttle = new StatsThrottle(config.statsIntervalMs);
   }
@@ -74,24 +96,33 @@ export class EngineCore {
     const ids = typeof prompt === 'string' ? this.tokenizer.encode(prompt) : [...prompt];
     const m = this.config.model;
     if (ids.length === 0) throw new RequestRejected('the prompt is empty');
-    for (const t of ids) if (!Number.isInteger(t) || t < 0 || t >= m.vocabSize) throw new RequestRejected(`token id ${t} is outside the vocabulary (0..${m.vocabSize - 1})`);
+    for (const t of ids)
+      if (!Number.isInteger(t) || t < 0 || t >= m.vocabSize)
+        throw new RequestRejected(`token id ${t} is outside the vocabulary (0..${m.vocabSize - 1})`);
     if (ids.length >= this.config.maxModelLen) {
-      throw new RequestRejected(`the prompt has ${ids.length} tokens; this model accepts at most ${this.config.maxModelLen - 1} so one can be generated`);
+      throw new RequestRejected(
+        `the prompt has ${ids.length} tokens; this model accepts at most ${this.config.maxModelLen - 1} so one can be generated`,
+      );
     }
     const sp = resolveSamplingParams(params);
     const longest = Math.min(ids.length + sp.maxTokens, this.config.maxModelLen);
     if (this.kv.blocksFor(longest) > this.config.numBlocks) {
-      throw new RequestRejected(`${longest} tokens need ${this.kv.blocksFor(longest)} KV blocks; the pool has ${this.config.numBlocks}`);
+      throw new RequestRejected(
+        `${longest} tokens need ${this.kv.blocksFor(longest)} KV blocks; the pool has ${this.config.numBlocks}`,
+      );
     }
     const row = rowCapacityFor(longest, this.kv.rows);
     if (row > this.config.numRowTokens) {
-      throw new RequestRejected(`${longest} tokens need a working row of ${row} positions; the KV budget leaves rows ${this.config.numRowTokens}`);
+      throw new RequestRejected(
+        `${longest} tokens need a working row of ${row} positions; the KV budget leaves rows ${this.config.numRowTokens}`,
+      );
     }
     const now = performance.now();
     const stopRule = stopRuleFor(this.config, sp);
     // Refused here, not found mid-step: a sequence with nothing left to sample would poison the
     // batched run it shares with every other request of this engine (stopRuleFor's lists hold each id once).
-    if (bansEveryToken(stopRule.bannedLate, m.vocabSize)) throw new RequestRejected(`the model suppresses every token of its ${m.vocabSize}-token vocabulary`);
+    if (bansEveryToken(stopRule.bannedLate, m.vocabSize))
+      throw new RequestRejected(`the model suppresses every token of its ${m.vocabSize}-token vocabulary`);
     if (sp.minTokens > 0 && bansEveryToken(stopRule.bannedEarly, m.vocabSize)) {
       throw new RequestRejected(minTokensBanMessage(m.vocabSize, sp.minTokens));
     }
@@ -161,27 +192,31 @@ export class EngineCore {
     const plan = this.scheduler.schedule(performance.now());
     for (const p of plan.preempted) this.runner.release(p.seqId);
     const registered = this.kv.takeRegistered();
-    const items: RunItem[] = plan.items.map((it) => (it.drafts === undefined ? {
-      seqId: it.seq.seqId,
-      tokens: it.seq.tokens,
-      start: it.start,
-      count: it.count,
-      blockTable: it.seq.blockTable,
-      wantLogits: it.start + it.count === it.seq.tokens.length,
-      reserve: it.seq.reserve,
-      rowCapacity: this.kv.rowCapacity(it.seq),
-    } : {
-      // A verify: the last token and the drafts, one run, logits after each of them.
-      seqId: it.seq.seqId,
-      tokens: [...it.seq.tokens, ...it.drafts],
-      start: it.start,
-      count: it.count,
-      blockTable: it.seq.blockTable,
-      wantLogits: true,
-      numLogits: it.count,
-      reserve: it.seq.reserve,
-      rowCapacity: this.kv.rowCapacity(it.seq),
-    }));
+    const items: RunItem[] = plan.items.map((it) =>
+      it.drafts === undefined
+        ? {
+            seqId: it.seq.seqId,
+            tokens: it.seq.tokens,
+            start: it.start,
+            count: it.count,
+            blockTable: it.seq.blockTable,
+            wantLogits: it.start + it.count === it.seq.tokens.length,
+            reserve: it.seq.reserve,
+            rowCapacity: this.kv.rowCapacity(it.seq),
+          }
+        : {
+            // A verify: the last token and the drafts, one run, logits after each of them.
+            seqId: it.seq.seqId,
+            tokens: [...it.seq.tokens, ...it.drafts],
+            start: it.start,
+            count: it.count,
+            blockTable: it.seq.blockTable,
+            wantLogits: true,
+            numLogits: it.count,
+            reserve: it.seq.reserve,
+            rowCapacity: this.kv.rowCapacity(it.seq),
+          },
+    );
     let results: RunResult[] = [];
     if (items.length > 0) {
       try {
@@ -210,7 +245,14 @@ export class EngineCore {
         continue;
       }
       if (it.drafts !== undefined) {
-        const v = verifyDrafts(seq, it.drafts, results[i] as Float32Array, this.config.model.vocabSize, (l) => sampleFor(seq, l), this.config.maxModelLen);
+        const v = verifyDrafts(
+          seq,
+          it.drafts,
+          results[i] as Float32Array,
+          this.config.model.vocabSize,
+          (l) => sampleFor(seq, l),
+          this.config.maxModelLen,
+        );
         this.spec!.observe(it.drafts.length, v.accepted);
         if (v.unsampled) {
           seq.finish('error');
@@ -260,17 +302,27 @@ export class EngineCore {
       this.lastError = `model run failed: ${msgs.join('; ')} (requests ${[...new Set(errored.map((q) => q.requestId))].join(', ')} finished with error)`;
     }
     const c = this.scheduler.counters;
-    this.throttle.add(c.prefixQueries - this.lastCounters.q, c.prefixHits - this.lastCounters.h, c.preemptions - this.lastCounters.p);
+    this.throttle.add(
+      c.prefixQueries - this.lastCounters.q,
+      c.prefixHits - this.lastCounters.h,
+      c.preemptions - this.lastCounters.p,
+    );
     this.lastCounters.q = c.prefixQueries;
     this.lastCounters.h = c.prefixHits;
     this.lastCounters.p = c.preemptions;
-    let stats: GenSchedulerStats | undefined = this.config.disableLogStats ? undefined : this.throttle.take(
-      ts,
-      { numRunning: this.scheduler.running.length, numWaiting: this.scheduler.waiting.length, kvCacheUsage: this.kv.usage() },
-      // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.
-      !this.hasWork() && this.deferredAborts.length === 0,
-      this.drainEvictions,
-    );
+    let stats: GenSchedulerStats | undefined = this.config.disableLogStats
+      ? undefined
+      : this.throttle.take(
+          ts,
+          {
+            numRunning: this.scheduler.running.length,
+            numWaiting: this.scheduler.waiting.length,
+            kvCacheUsage: this.kv.usage(),
+          },
+          // Idle after this step (aborts arriving mid-step aside): send stats so gauges settle at 0.
+          !this.hasWork() && this.deferredAborts.length === 0,
+          this.drainEvictions,
+        );
     if (stats !== undefined && this.spec !== null) stats = { ...stats, specDecoding: this.spec.take() };
     // Two literals rather than a spread: cloning the object was a measurable part of the step.
     return stats === undefined
@@ -282,7 +334,11 @@ export class EngineCore {
    * Per plan item, the message of the failure that finishes it, if any: its own run failed, or it
    * adopted a block that a failed item of this step was to fill (its row was built from garbage).
    */
-  private failedItems(plan: readonly ScheduledItem[], results: readonly RunResult[], registered: readonly { readonly block: number; readonly seq: Sequence }[]): (string | undefined)[] {
+  private failedItems(
+    plan: readonly ScheduledItem[],
+    results: readonly RunResult[],
+    registered: readonly { readonly block: number; readonly seq: Sequence }[],
+  ): (string | undefined)[] {
     const out: (string | undefined)[] = plan.map((_, i) => {
       const r = results[i];
       return r instanceof Error ? r.message : undefined;

@@ -35,7 +35,12 @@ export interface FastRunnerOptions {
 }
 
 /** Input/output names of the fast layout. */
-export const FAST_INPUTS = { ids: 'input_ids', pos: 'position_ids', bias: 'attn_bias', numLogits: 'num_logits' } as const;
+export const FAST_INPUTS = {
+  ids: 'input_ids',
+  pos: 'position_ids',
+  bias: 'attn_bias',
+  numLogits: 'num_logits',
+} as const;
 
 /** The fast-layout runner. */
 export class FastRunner implements ModelRunner {
@@ -84,8 +89,13 @@ export class FastRunner implements ModelRunner {
   }
 
   /** Row groups (capacity, allocated rows, live rows) and the positions their buffers hold. */
-  get capacity(): { readonly groups: readonly { readonly positions: number; readonly rows: number; readonly live: number }[]; readonly positions: number } {
-    const groups = [...this.groups.values()].sort((a, b) => a.pcap - b.pcap).map((g) => ({ positions: g.pcap, rows: g.bcap, live: g.rowOf.size }));
+  get capacity(): {
+    readonly groups: readonly { readonly positions: number; readonly rows: number; readonly live: number }[];
+    readonly positions: number;
+  } {
+    const groups = [...this.groups.values()]
+      .sort((a, b) => a.pcap - b.pcap)
+      .map((g) => ({ positions: g.pcap, rows: g.bcap, live: g.rowOf.size }));
     return { groups, positions: groups.reduce((n, g) => n + g.positions * g.rows, 0) };
   }
 
@@ -120,14 +130,16 @@ export class FastRunner implements ModelRunner {
     }
     for (const g of this.groups.values()) {
       let maxRow = -1;
-      for (const it of items) if (it.count === 1 && this.groupOf.get(it.seqId) === g) maxRow = Math.max(maxRow, g.rowOf.get(it.seqId)!);
+      for (const it of items)
+        if (it.count === 1 && this.groupOf.get(it.seqId) === g) maxRow = Math.max(maxRow, g.rowOf.get(it.seqId)!);
       if (maxRow < 0) continue;
       try {
         for (const it of items) if (it.count === 1 && this.groupOf.get(it.seqId) === g) this.loadPending(it);
         await this.runDecode(g, items, maxRow + 1, out);
       } catch (err) {
         const e = asError(err);
-        for (let i = 0; i < items.length; i++) if (items[i]!.count === 1 && this.groupOf.get(items[i]!.seqId) === g) out[i] = e;
+        for (let i = 0; i < items.length; i++)
+          if (items[i]!.count === 1 && this.groupOf.get(items[i]!.seqId) === g) out[i] = e;
       }
     }
     return out;
@@ -143,7 +155,14 @@ export class FastRunner implements ModelRunner {
     this.pendingLoad.clear();
     let incoming: Map<RowGroup, RunItem[]> | undefined;
     for (const it of items) {
-      const cap = it.rowCapacity > 0 ? it.rowCapacity : rowCapacityFor(it.start + it.count, { numRowTokens: this.opts.numRowTokens, minRow: this.opts.rowGrowStep, maxModelLen: this.opts.maxModelLen });
+      const cap =
+        it.rowCapacity > 0
+          ? it.rowCapacity
+          : rowCapacityFor(it.start + it.count, {
+              numRowTokens: this.opts.numRowTokens,
+              minRow: this.opts.rowGrowStep,
+              maxModelLen: this.opts.maxModelLen,
+            });
       if (this.groupOf.get(it.seqId)?.pcap === cap) continue;
       let g = this.groups.get(cap);
       if (g === undefined) this.groups.set(cap, (g = new RowGroup(this.spec, cap)));
@@ -311,7 +330,8 @@ export class FastRunner implements ModelRunner {
       [FAST_INPUTS.bias]: tensorF32(bias, [1, 1, T, S]),
     };
     const nl = it.wantLogits ? Math.min(it.numLogits ?? 1, T) : 1;
-    if (this.oneLogit !== null) feeds[FAST_INPUTS.numLogits] = nl === 1 ? this.oneLogit : tensorI64(BigInt64Array.of(BigInt(nl)), [1]);
+    if (this.oneLogit !== null)
+      feeds[FAST_INPUTS.numLogits] = nl === 1 ? this.oneLogit : tensorI64(BigInt64Array.of(BigInt(nl)), [1]);
     const rs = g.rowStride;
     for (let l = 0; l < this.L; l++) {
       feeds[this.pastKeyNames[l]!] = tensorF32(g.bufK[l]!.subarray(b * rs, (b + 1) * rs), [1, this.H, P, this.Dh]);
@@ -333,7 +353,14 @@ export class FastRunner implements ModelRunner {
    * the costliest JS of a step; `set()` (a memcpy) beats an element loop here (measured), and
    * going through the stage saves a view allocation per copy.
    */
-  private writeDecoded(g: RowGroup, buf: Float32Array, src: Float32Array, items: readonly RunItem[], active: readonly number[], rows: readonly number[]): void {
+  private writeDecoded(
+    g: RowGroup,
+    buf: Float32Array,
+    src: Float32Array,
+    items: readonly RunItem[],
+    active: readonly number[],
+    rows: readonly number[],
+  ): void {
     const H = this.H;
     const Dh = this.Dh;
     const pcap = g.pcap;

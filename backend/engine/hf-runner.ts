@@ -62,7 +62,11 @@ export class HfRunner implements ModelRunner {
   private readonly names: { pk: string[]; pv: string[]; ok: string[]; ov: string[] };
   private sessionMs = 0;
 
-  constructor(private readonly session: OrtSession, readonly spec: ModelSpec, private readonly store: KvStore | null) {
+  constructor(
+    private readonly session: OrtSession,
+    readonly spec: ModelSpec,
+    private readonly store: KvStore | null,
+  ) {
     const r = (f: (l: number) => string): string[] => Array.from({ length: spec.numLayers }, (_, l) => f(l));
     this.names = {
       pk: r((l) => `past_key_values.${l}.key`),
@@ -72,7 +76,8 @@ export class HfRunner implements ModelRunner {
     };
     // The frontend's model-config check applies the same rule to the file (schema/kv-layout.ts).
     const missing = missingInputs('hf', spec.numLayers, session.inputNames);
-    if (missing.length > 0) throw new Error(`model is not in the usual exported layout: missing inputs ${missing.join(', ')}`);
+    if (missing.length > 0)
+      throw new Error(`model is not in the usual exported layout: missing inputs ${missing.join(', ')}`);
   }
 
   /** Rows in the current decode batch (released ones included until the next rebuild), for tests. */
@@ -101,9 +106,15 @@ export class HfRunner implements ModelRunner {
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!;
       const gone = lost.get(it.seqId);
-      if (gone !== undefined) { out[i] = gone; continue; }
+      if (gone !== undefined) {
+        out[i] = gone;
+        continue;
+      }
       const known = this.solos.has(it.seqId) || (this.batch?.rowOf.has(it.seqId) ?? false);
-      if (it.count === 1 && known) { decode.push(i); continue; }
+      if (it.count === 1 && known) {
+        decode.push(i);
+        continue;
+      }
       // Each solo item is its own run: a failure fails only that item (its cache is dropped).
       try {
         out[i] = await this.runSolo(it);
@@ -168,7 +179,14 @@ export class HfRunner implements ModelRunner {
   }
 
   /** The graph's feeds for batch `b`: T new tokens per row, S mask positions, the past as it is. */
-  private feedsOf(b: Batch, ids: BigInt64Array, mask: BigInt64Array, pos: BigInt64Array, T: number, S: number): Record<string, OrtTensorInput> {
+  private feedsOf(
+    b: Batch,
+    ids: BigInt64Array,
+    mask: BigInt64Array,
+    pos: BigInt64Array,
+    T: number,
+    S: number,
+  ): Record<string, OrtTensorInput> {
     const { numHeads: H, headDim: Dh, numLayers: L } = this.spec;
     const B = b.seqIds.length;
     const P = b.slots;
@@ -297,7 +315,8 @@ export class HfRunner implements ModelRunner {
       this.solos.set(it.seqId, c);
     }
     const have = HfRunner.lenOf(c, 0);
-    if (have !== it.start) throw new Error(`sequence ${it.seqId}: cache holds ${have} positions, step starts at ${it.start}`);
+    if (have !== it.start)
+      throw new Error(`sequence ${it.seqId}: cache holds ${have} positions, step starts at ${it.start}`);
     const P = c.slots;
     const T = it.count;
     const ids = new BigInt64Array(T);
@@ -331,7 +350,13 @@ export class HfRunner implements ModelRunner {
   /** Makes the batch hold exactly the sequences of `ids` (in that order when rebuilt). */
   private ensureBatch(ids: readonly number[]): Batch {
     const old = this.batch;
-    if (old !== null && old.rowOf.size === ids.length && old.seqIds.length === ids.length && ids.every((id) => old.rowOf.has(id))) return old;
+    if (
+      old !== null &&
+      old.rowOf.size === ids.length &&
+      old.seqIds.length === ids.length &&
+      ids.every((id) => old.rowOf.has(id))
+    )
+      return old;
     // Rows of the old batch that do not decode this step (but live) step out into their own row.
     const want = new Set(ids);
     if (old !== null) for (const id of [...old.rowOf.keys()]) if (!want.has(id)) this.extract(id);
@@ -343,12 +368,22 @@ export class HfRunner implements ModelRunner {
     for (const s of src) slots = Math.max(slots, HfRunner.lenOf(s.from, s.row));
     const rows = this.copyRows(src, slots);
     for (const id of ids) this.solos.delete(id);
-    const b: Batch = { ...rows, seqIds: [...ids], rowOf: new Map(ids.map((id, r) => [id, r])), pending: ids.map(() => []), tables: ids.map(() => []) };
+    const b: Batch = {
+      ...rows,
+      seqIds: [...ids],
+      rowOf: new Map(ids.map((id, r) => [id, r])),
+      pending: ids.map(() => []),
+      tables: ids.map(() => []),
+    };
     this.batch = b;
     return b;
   }
 
-  private async runBatch(items: readonly RunItem[], decode: readonly number[], out: (Float32Array | null)[]): Promise<void> {
+  private async runBatch(
+    items: readonly RunItem[],
+    decode: readonly number[],
+    out: (Float32Array | null)[],
+  ): Promise<void> {
     const V = this.spec.vocabSize;
     const b = this.ensureBatch(decode.map((i) => items[i]!.seqId));
     const B = b.seqIds.length;
@@ -367,7 +402,8 @@ export class HfRunner implements ModelRunner {
       const it = items[i]!;
       const r = b.rowOf.get(it.seqId)!;
       const c = HfRunner.lenOf(b, r);
-      if (c + k !== it.start) throw new Error(`sequence ${it.seqId}: cache holds ${c + k} positions, step starts at ${it.start}`);
+      if (c + k !== it.start)
+        throw new Error(`sequence ${it.seqId}: cache holds ${c + k} positions, step starts at ${it.start}`);
       const pend = b.pending[r]!;
       for (let t = 0; t < k; t++) setI64(ids, ids32, r * T + t, pend[t]!);
       setI64(ids, ids32, r * T + k, it.tokens[it.start]!);

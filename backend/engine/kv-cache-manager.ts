@@ -45,7 +45,13 @@ export class KvCacheManager {
   private rowUsed = 0;
   private readonly budgetPositions: number;
 
-  constructor(numBlocks: number, readonly blockSize: number, readonly enablePrefixCaching: boolean, readonly rows: RowBudget, events: BlockEvents | null = null) {
+  constructor(
+    numBlocks: number,
+    readonly blockSize: number,
+    readonly enablePrefixCaching: boolean,
+    readonly rows: RowBudget,
+    events: BlockEvents | null = null,
+  ) {
     this.pool = new BlockPool(numBlocks, events);
     this.budgetPositions = numBlocks * blockSize + rows.numRowTokens;
   }
@@ -104,7 +110,8 @@ export class KvCacheManager {
    */
   allocate(seq: Sequence, numNew: number, hit: PrefixHit = NO_HIT): boolean {
     const haveHit = seq.blockTable.length === 0 ? hit.blocks.length : 0;
-    const need = this.blocksFor(seq.numComputed + (haveHit > 0 ? hit.numTokens : 0) + numNew) - seq.blockTable.length - haveHit;
+    const need =
+      this.blocksFor(seq.numComputed + (haveHit > 0 ? hit.numTokens : 0) + numNew) - seq.blockTable.length - haveHit;
     // A cached hit block that is currently free is not available for fresh allocation.
     let freeHits = 0;
     for (let i = 0; i < haveHit; i++) if (this.pool.refCount(hit.blocks[i]!) === 0) freeHits++;
@@ -170,7 +177,8 @@ export class KvCacheManager {
   free(seq: Sequence): void {
     // Blocks registered ahead whose K/V were never computed (preempted before its run) must not
     // be found by a later lookup.
-    for (let i = Math.floor(seq.numComputed / this.blockSize); i < seq.blocksCached; i++) this.pool.uncache(seq.blockTable[i]!);
+    for (let i = Math.floor(seq.numComputed / this.blockSize); i < seq.blocksCached; i++)
+      this.pool.uncache(seq.blockTable[i]!);
     this.pool.free(seq.blockTable);
     const cap = this.rowCap.get(seq);
     if (cap !== undefined) {

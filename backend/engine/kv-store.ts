@@ -13,7 +13,11 @@ export class KvStore {
   /** Floats per block per layer: heads × blockSize × headDim. */
   readonly blockStride: number;
 
-  constructor(readonly spec: ModelSpec, readonly numBlocks: number, readonly blockSize: number) {
+  constructor(
+    readonly spec: ModelSpec,
+    readonly numBlocks: number,
+    readonly blockSize: number,
+  ) {
     this.headStride = blockSize * spec.headDim;
     this.blockStride = spec.numHeads * this.headStride;
     this.k = [];

@@ -31,7 +31,13 @@ interface Pending {
   readonly prompt: string | readonly number[];
   readonly promptTokenIds: readonly number[];
   prefill?: PrefillStats;
-  readonly seqs: { text: string; tokenIds: number[]; finishReason?: FinishReason; stopReason?: string | number; logprobs?: GenTokenLogprobs[] }[];
+  readonly seqs: {
+    text: string;
+    tokenIds: number[];
+    finishReason?: FinishReason;
+    stopReason?: string | number;
+    logprobs?: GenTokenLogprobs[];
+  }[];
   /** Sequences not yet finished. */
   open: number;
   /** Set when the engine itself threw (not a model-run failure, which finishes with `error`). */
@@ -40,7 +46,11 @@ interface Pending {
 
 /** A prompt the engine refused at add (`index` in the call's list); the message is `prompt <index>: <reason>`. */
 export class PromptRejected extends Error {
-  constructor(readonly index: number, readonly reason: string, options?: ErrorOptions) {
+  constructor(
+    readonly index: number,
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
     super(`prompt ${index}: ${reason}`, options);
   }
 }
@@ -59,7 +69,15 @@ export class LLM {
   /** Loads `modelDir` (its model-config.yaml `engine:` block, then `overrides`). */
   static async load(modelDir: string, overrides: Readonly<Record<string, unknown>> = {}): Promise<LLM> {
     const m = readModelDir(modelDir);
-    return new LLM(await loadEngine({ dir: modelDir, modelFile: m.modelFile, engine: m.engine, overrides, ...(m.threads !== undefined ? { threads: m.threads } : {}) }));
+    return new LLM(
+      await loadEngine({
+        dir: modelDir,
+        modelFile: m.modelFile,
+        engine: m.engine,
+        overrides,
+        ...(m.threads !== undefined ? { threads: m.threads } : {}),
+      }),
+    );
   }
 
   /**
@@ -75,7 +93,9 @@ export class LLM {
     const list = typeof prompts === 'string' ? [prompts] : prompts;
     const ids: string[] = [];
     list.forEach((prompt, i) => {
-      const p = Array.isArray(params) ? (params as readonly GenSamplingParams[])[i] ?? {} : (params as GenSamplingParams);
+      const p = Array.isArray(params)
+        ? ((params as readonly GenSamplingParams[])[i] ?? {})
+        : (params as GenSamplingParams);
       const id = `llm-${this.counter++}`;
       try {
         this.engine.addRequest(id, prompt, p);
@@ -87,7 +107,12 @@ export class LLM {
         throw new PromptRejected(i, (e as Error).message, { cause: e });
       }
       const promptTokenIds = typeof prompt === 'string' ? this.engine.tokenizer.encode(prompt) : [...prompt];
-      this.pending.set(id, { prompt, promptTokenIds, seqs: Array.from({ length: p.n ?? 1 }, () => ({ text: '', tokenIds: [] })), open: p.n ?? 1 });
+      this.pending.set(id, {
+        prompt,
+        promptTokenIds,
+        seqs: Array.from({ length: p.n ?? 1 }, () => ({ text: '', tokenIds: [] })),
+        open: p.n ?? 1,
+      });
       ids.push(id);
     });
     const mine = ids.map((id) => this.pending.get(id)!);
@@ -102,7 +127,14 @@ export class LLM {
         prompt: p.prompt,
         promptTokenIds: p.promptTokenIds,
         numCachedTokens: p.prefill?.numCachedTokens ?? 0,
-        outputs: p.seqs.map((s, index) => ({ index, text: s.text, tokenIds: s.tokenIds, finishReason: s.finishReason ?? 'error', ...(s.stopReason !== undefined ? { stopReason: s.stopReason } : {}), ...(s.logprobs !== undefined ? { logprobs: s.logprobs } : {}) })),
+        outputs: p.seqs.map((s, index) => ({
+          index,
+          text: s.text,
+          tokenIds: s.tokenIds,
+          finishReason: s.finishReason ?? 'error',
+          ...(s.stopReason !== undefined ? { stopReason: s.stopReason } : {}),
+          ...(s.logprobs !== undefined ? { logprobs: s.logprobs } : {}),
+        })),
       };
     });
   }

@@ -32,7 +32,10 @@ export interface EngineLoadOptions {
 
 /** Opens the model and returns a ready engine (its runner owns the session). */
 export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
-  const base = opts.threads !== undefined && opts.engine.threads === undefined ? { ...opts.engine, threads: opts.threads } : opts.engine;
+  const base =
+    opts.threads !== undefined && opts.engine.threads === undefined
+      ? { ...opts.engine, threads: opts.threads }
+      : opts.engine;
   const cfg = resolveEngineConfig(base, opts.overrides);
   const session = await createSession(join(opts.dir, opts.modelFile), { threads: cfg.threads });
   // The frontend's model-config check applied the same rule to the file (schema/kv-layout.ts).
@@ -47,7 +50,14 @@ export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
   const store = new KvStore(cfg.model, cfg.numBlocks, cfg.blockSize);
   let runner: ModelRunner;
   try {
-    runner = layout === 'fast' ? new FastRunner(session, cfg.model, store, { rowGrowStep: cfg.rowGrowStep, maxModelLen: cfg.maxModelLen, numRowTokens: cfg.numRowTokens }) : new HfRunner(session, cfg.model, store);
+    runner =
+      layout === 'fast'
+        ? new FastRunner(session, cfg.model, store, {
+            rowGrowStep: cfg.rowGrowStep,
+            maxModelLen: cfg.maxModelLen,
+            numRowTokens: cfg.numRowTokens,
+          })
+        : new HfRunner(session, cfg.model, store);
   } catch (err) {
     await session.release();
     throw err;
@@ -62,7 +72,12 @@ export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
 
 /** The byte tokenizer for a model's special ids. */
 export function tokenizerFor(cfg: EngineConfig): ByteTokenizer {
-  return new ByteTokenizer({ bosId: cfg.model.bosId, eosId: cfg.model.eosId, padId: cfg.model.padId, addBos: cfg.addBos });
+  return new ByteTokenizer({
+    bosId: cfg.model.bosId,
+    eosId: cfg.model.eosId,
+    padId: cfg.model.padId,
+    addBos: cfg.addBos,
+  });
 }
 
 /** The parts of a model directory's model-config.yaml the engine reads. */
@@ -78,8 +93,11 @@ export function readModelDir(dir: string): ModelDirConfig {
   const doc = loadYaml(readFileSync(file, 'utf8')) as Record<string, unknown> | null;
   if (doc === null || typeof doc !== 'object') throw new Error(`${file}: not a mapping`);
   const engine = doc.engine;
-  if (engine === null || typeof engine !== 'object' || Array.isArray(engine)) throw new Error(`${file}: no engine: block (is this a generative model?)`);
+  if (engine === null || typeof engine !== 'object' || Array.isArray(engine))
+    throw new Error(`${file}: no engine: block (is this a generative model?)`);
   const modelFile = typeof doc.model === 'string' ? doc.model : 'model.onnx';
   const threads = typeof doc.threads === 'number' ? doc.threads : undefined;
-  return threads === undefined ? { modelFile, engine: engine as Record<string, unknown> } : { modelFile, threads, engine: engine as Record<string, unknown> };
+  return threads === undefined
+    ? { modelFile, engine: engine as Record<string, unknown> }
+    : { modelFile, threads, engine: engine as Record<string, unknown> };
 }

@@ -40,7 +40,12 @@ export function hasPenalties(p: SamplingParams): boolean {
  * Applies bans, logit bias and penalties to `logits` in place (a buffer the caller owns);
  * `state` is required when `hasPenalties(p)`.
  */
-export function processLogits(logits: Float32Array, p: SamplingParams, banned: readonly number[], state: PenaltyState | undefined): void {
+export function processLogits(
+  logits: Float32Array,
+  p: SamplingParams,
+  banned: readonly number[],
+  state: PenaltyState | undefined,
+): void {
   const V = logits.length;
   for (const b of banned) if (b < V) logits[b] = -Infinity;
   for (let i = 0; i < p.logitBiasIds.length; i++) {

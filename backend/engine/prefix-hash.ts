@@ -7,7 +7,13 @@
 import { createHash } from 'node:crypto';
 
 /** Key of the block holding `tokens[start, start+blockSize)` after a block keyed `parent` ('' for the first). */
-export function blockHash(parent: string, tokens: readonly number[], start: number, blockSize: number, cacheSalt = ''): string {
+export function blockHash(
+  parent: string,
+  tokens: readonly number[],
+  start: number,
+  blockSize: number,
+  cacheSalt = '',
+): string {
   const h = createHash('sha256');
   h.update(parent);
   // Tokens as one little-endian int32 run: unambiguous (fixed width), no string per token.

@@ -40,7 +40,10 @@ export class RowGroup {
   decodeFeeds: Record<string, unknown> | null = null;
   decodeFeedsB = -1;
 
-  constructor(spec: ModelSpec, readonly pcap: number) {
+  constructor(
+    spec: ModelSpec,
+    readonly pcap: number,
+  ) {
     this.H = spec.numHeads;
     this.Dh = spec.headDim;
     this.L = spec.numLayers;
@@ -152,7 +155,13 @@ export class RowGroup {
     for (let l = 0; l < this.L; l++) {
       for (const buf of [this.bufK[l]!, this.bufV[l]!]) {
         if (n * 2 >= P) buf.copyWithin(to * rs, from * rs, (from + 1) * rs);
-        else for (let h = 0; h < this.H; h++) buf.copyWithin((to * this.H + h) * P * Dh, (from * this.H + h) * P * Dh, ((from * this.H + h) * P + n) * Dh);
+        else
+          for (let h = 0; h < this.H; h++)
+            buf.copyWithin(
+              (to * this.H + h) * P * Dh,
+              (from * this.H + h) * P * Dh,
+              ((from * this.H + h) * P + n) * Dh,
+            );
       }
     }
     const moved = this.rowSeq[from]!;

@@ -147,7 +147,12 @@ export function argmax(logits: Float32Array): number {
  * token), top-k (partial selection) and top-p (over a candidate set that grows until it holds
  * the mass), never a sort of the whole vocabulary. NO_TOKEN when every id is banned or NaN.
  */
-export function sampleToken(logits: Float32Array, params: SamplingParams, rng: Prng, banned: readonly number[]): number {
+export function sampleToken(
+  logits: Float32Array,
+  params: SamplingParams,
+  rng: Prng,
+  banned: readonly number[],
+): number {
   for (const b of banned) if (b < logits.length) logits[b] = -Infinity;
   const best = argmax(logits);
   if (params.temperature === 0 || best === NO_TOKEN) return best;
@@ -167,7 +172,8 @@ export function sampleToken(logits: Float32Array, params: SamplingParams, rng: P
   for (let k = Math.min(CANDIDATES, V); ; k = Math.min(V, k * 4)) {
     const ids = topKIds(logits, k, floor);
     const probs = probsOf(logits, ids, t, maxL);
-    if (ids.length < k || k === V || sumOf(probs) >= params.topP * total) return nucleus(ids, probs, total, params.topP, rng);
+    if (ids.length < k || k === V || sumOf(probs) >= params.topP * total)
+      return nucleus(ids, probs, total, params.topP, rng);
   }
 }
 

@@ -47,7 +47,10 @@ export class Scheduler {
 
   private readonly proposer: NgramProposer | null;
 
-  constructor(private readonly cfg: EngineConfig, private readonly kv: KvCacheManager) {
+  constructor(
+    private readonly cfg: EngineConfig,
+    private readonly kv: KvCacheManager,
+  ) {
     this.proposer = cfg.speculative === null ? null : new NgramProposer(cfg.speculative);
   }
 
@@ -151,7 +154,11 @@ export class Scheduler {
       // Lookups after a preemption are recompute, not demand: vLLM keeps them out of the counters.
       if (seq.prefill === undefined) {
         const cached = Math.min(hit.numTokens, seq.promptLen);
-        seq.prefill = { numPromptTokens: seq.promptLen, numCachedTokens: cached, numComputedTokens: seq.promptLen - cached };
+        seq.prefill = {
+          numPromptTokens: seq.promptLen,
+          numCachedTokens: cached,
+          numComputedTokens: seq.promptLen - cached,
+        };
         if (this.kv.enablePrefixCaching) {
           this.counters.prefixQueries += seq.tokens.length;
           this.counters.prefixHits += hit.numTokens;

@@ -138,7 +138,8 @@ export class Sequence {
    * a lone high surrogate is invalid Unicode to every client that does not join chunks as JS strings.
    */
   takeText(): string {
-    let end = this.finishReason !== undefined ? this.text.length : Math.max(this.emitted, this.text.length - this.holdBack);
+    let end =
+      this.finishReason !== undefined ? this.text.length : Math.max(this.emitted, this.text.length - this.holdBack);
     if (end > this.emitted && end < this.text.length && isHighSurrogate(this.text.charCodeAt(end - 1))) end--;
     const out = this.text.slice(this.emitted, end);
     this.emitted = end;

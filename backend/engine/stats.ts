@@ -39,7 +39,12 @@ export class StatsThrottle {
    * A stats record when due (or forced, e.g. when the engine goes idle), resetting the deltas;
    * `evictions` drains the sampled KV evictions into it (only when due, so none is lost).
    */
-  take(now: number, gauges: StatsGauges, force: boolean, evictions?: () => EvictionsTaken): GenSchedulerStats | undefined {
+  take(
+    now: number,
+    gauges: StatsGauges,
+    force: boolean,
+    evictions?: () => EvictionsTaken,
+  ): GenSchedulerStats | undefined {
     if (!force && this.intervalMs > 0 && now - this.lastSent < this.intervalMs) return undefined;
     this.lastSent = now;
     const taken = evictions?.();

@@ -18,7 +18,9 @@ import { loadEngine } from './load.js';
  * every message has been handed to `send` (the caller then exits the process).
  */
 export async function runGenerationWorker(
-  init: InitMessage, send: (msg: unknown) => void, onMessage: (handler: (msg: unknown) => void) => void,
+  init: InitMessage,
+  send: (msg: unknown) => void,
+  onMessage: (handler: (msg: unknown) => void) => void,
   /** Diagnostics (the worker's log channel); dropped when absent. */
   logError: (line: string) => void = () => undefined,
   /** Builds the engine (tests hand in one over a fake runner). */
@@ -44,14 +46,22 @@ export async function runGenerationWorker(
     }
   };
   const error = (message: string, requestId?: string): void =>
-    trySend(requestId === undefined ? { type: 'tsserve.gen.error', engine: engineIndex, message } : { type: 'tsserve.gen.error', engine: engineIndex, requestId, message });
+    trySend(
+      requestId === undefined
+        ? { type: 'tsserve.gen.error', engine: engineIndex, message }
+        : { type: 'tsserve.gen.error', engine: engineIndex, requestId, message },
+    );
 
   const t0 = performance.now();
   let engine: EngineCore;
   try {
     engine = await load(init);
   } catch (e) {
-    trySend({ type: 'tsserve.load_failed', workerId: init.workerId, error: `generation engine: ${(e as Error).message}` });
+    trySend({
+      type: 'tsserve.load_failed',
+      workerId: init.workerId,
+      error: `generation engine: ${(e as Error).message}`,
+    });
     return;
   }
   trySend({ type: 'tsserve.ready', workerId: init.workerId, loadTimeMs: performance.now() - t0 });
@@ -108,5 +118,10 @@ export async function runGenerationWorker(
 
 /** The engine of `init`'s model directory, as the worker process loads it. */
 function loadFromInit(init: InitMessage): Promise<EngineCore> {
-  return loadEngine({ dir: init.model.dir, modelFile: init.model.modelFile, engine: init.model.engine ?? {}, threads: init.model.threads });
+  return loadEngine({
+    dir: init.model.dir,
+    modelFile: init.model.modelFile,
+    engine: init.model.engine ?? {},
+    threads: init.model.threads,
+  });
 }

@@ -59,7 +59,8 @@ export function validateRow(body: unknown, width: number, dst: Float32Array, off
   for (let i = 0; i < width; i++) {
     const v: unknown = arr[i];
     if (typeof v !== 'number' || !Number.isFinite(v)) return `element ${i} is ${describe(v)}, not a finite number`;
-    if (Math.abs(v) > FLOAT32_MAX && !Number.isFinite(Math.fround(v))) return `element ${i} (${v}) is not finite in float32`;
+    if (Math.abs(v) > FLOAT32_MAX && !Number.isFinite(Math.fround(v)))
+      return `element ${i} (${v}) is not finite in float32`;
     dst[offset + i] = v;
   }
   return null;
@@ -87,9 +88,15 @@ export function createOnnxHandler(): StagedHandler {
       if (inputName === '' || outputName === '') throw new Error(`${ctx.manifest.modelFile} has no input or no output`);
       // It feeds float32 rows and reads float32 answers: another type failed every batch 500 at
       // run time (onnxruntime's 'Unexpected input data type'); refused at load instead, once.
-      for (const [what, name] of [['input', inputName], ['output', outputName]] as const) {
+      for (const [what, name] of [
+        ['input', inputName],
+        ['output', outputName],
+      ] as const) {
         const type = session.valueTypes[name] ?? 'not a tensor';
-        if (type !== 'float32') throw new Error(`${ctx.manifest.modelFile}: its first ${what} '${name}' is ${type}; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)`);
+        if (type !== 'float32')
+          throw new Error(
+            `${ctx.manifest.modelFile}: its first ${what} '${name}' is ${type}; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)`,
+          );
       }
       width = inputWidthOf(ctx.handlerOptions);
     },
@@ -100,9 +107,10 @@ export function createOnnxHandler(): StagedHandler {
       const errors: (Error | null)[] = [];
       for (let i = 0; i < requests.length; i++) {
         const r = requests[i]!;
-        const why = r.input !== undefined
-          ? validateInput(r.input, width, input, rows.length * width)
-          : validateRow(r.body, width, input, rows.length * width);
+        const why =
+          r.input !== undefined
+            ? validateInput(r.input, width, input, rows.length * width)
+            : validateRow(r.body, width, input, rows.length * width);
         if (why === null) {
           rows.push(i);
           errors.push(null);
@@ -119,7 +127,8 @@ export function createOnnxHandler(): StagedHandler {
       if (batch.rows.length === 0) return { batch, output: new Float32Array(0), outputWidth: 0 };
       const out = await session.run({ [inputName]: tensorF32(batch.input, [batch.rows.length, width]) }, [outputName]);
       const t = out[outputName];
-      if (t === undefined || !(t.data instanceof Float32Array)) throw new Error(`output ${outputName} is missing or not float32`);
+      if (t === undefined || !(t.data instanceof Float32Array))
+        throw new Error(`output ${outputName} is missing or not float32`);
       const outputWidth = t.data.length / batch.rows.length;
       return { batch, output: t.data, outputWidth };
     },

@@ -68,7 +68,10 @@ export interface StagedHandler {
 }
 
 /** A single-function handler: one entry per request, like `postprocess`. */
-export type HandleFunction = (requests: readonly HandlerRequest[], context: HandlerContext) => MaybePromise<readonly unknown[]>;
+export type HandleFunction = (
+  requests: readonly HandlerRequest[],
+  context: HandlerContext,
+) => MaybePromise<readonly unknown[]>;
 
 /** What a handler module may export. */
 export interface HandlerModule extends StagedHandler {

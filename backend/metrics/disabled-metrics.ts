@@ -26,7 +26,12 @@ export class DisabledWorkerMetrics implements WorkerMetricsApi {
   }
 
   addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric {
-    return new SilentMetric(show(name), type ?? 'counter', show(unit), Array.isArray(dimensionNames) ? dimensionNames : []);
+    return new SilentMetric(
+      show(name),
+      type ?? 'counter',
+      show(unit),
+      Array.isArray(dimensionNames) ? dimensionNames : [],
+    );
   }
 
   getMetric(name: string, type?: MetricType): WorkerMetric {

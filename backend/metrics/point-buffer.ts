@@ -132,7 +132,7 @@ export class PointBuffer {
     const spareValues = this.spareValues;
     const fits = spareIds !== null && spareValues !== null && spareIds.length >= ids.length;
     this.ids = fits ? spareIds : new Uint32Array(ids.length);
-    this.values = fits ? spareValues as Float64Array : new Float64Array(ids.length);
+    this.values = fits ? (spareValues as Float64Array) : new Float64Array(ids.length);
     this.cap = this.ids.length;
     this.spareIds = ids;
     this.spareValues = values;

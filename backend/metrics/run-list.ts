@@ -35,8 +35,9 @@ export class RunList<A extends RunArray> {
   open(start: number, x: number): void {
     const r = this.runs;
     let k = this.k;
-    if (k > 0 && r[(k - 1) * RUN_STRIDE] === start) k--;        // the last run is empty
-    if (k > 0 && r[(k - 1) * RUN_STRIDE + 1] === x) {           // already in force
+    if (k > 0 && r[(k - 1) * RUN_STRIDE] === start) k--; // the last run is empty
+    if (k > 0 && r[(k - 1) * RUN_STRIDE + 1] === x) {
+      // already in force
       this.k = k;
       return;
     }

@@ -46,11 +46,25 @@ export const BAD_SIZE_UNIT_MESSAGE = "The unit for size based metric is one of [
 
 /** Each time unit as a power of ten of seconds, by shorthand and by TorchServe's full name. */
 const TIME_EXPONENT: Readonly<Record<string, number>> = Object.freeze({
-  ms: -3, Milliseconds: -3, s: 0, Seconds: 0, us: -6, Microseconds: -6, ns: -9, Nanoseconds: -9,
+  ms: -3,
+  Milliseconds: -3,
+  s: 0,
+  Seconds: 0,
+  us: -6,
+  Microseconds: -6,
+  ns: -9,
+  Nanoseconds: -9,
 });
 /** Bytes per size unit (MB = 1024 kB, as TorchServe's system metrics): powers of two, so products are exact. */
 const SIZE_BYTES: Readonly<Record<string, number>> = Object.freeze({
-  B: 1, Bytes: 1, kB: 1024, Kilobytes: 1024, MB: 1024 ** 2, Megabytes: 1024 ** 2, GB: 1024 ** 3, Gigabytes: 1024 ** 3,
+  B: 1,
+  Bytes: 1,
+  kB: 1024,
+  Kilobytes: 1024,
+  MB: 1024 ** 2,
+  Megabytes: 1024 ** 2,
+  GB: 1024 ** 3,
+  Gigabytes: 1024 ** 3,
 });
 
 /**

@@ -24,7 +24,8 @@ function badLabelValue(v: string): boolean {
 function notFinite(value: unknown): string {
   if (typeof value === 'string') {
     // One warning line, however long the string a handler passed.
-    const shown = value.length > 64 ? `${JSON.stringify(value.slice(0, 64))}… (${value.length} characters)` : JSON.stringify(value);
+    const shown =
+      value.length > 64 ? `${JSON.stringify(value.slice(0, 64))}… (${value.length} characters)` : JSON.stringify(value);
     return `value ${shown} is a string, not a number`;
   }
   if (typeof value === 'bigint') return `value ${value}n is a bigint, not a number`;
@@ -105,10 +106,16 @@ class LiveSeries implements BoundSeries {
     else if (typeof requestId === 'string') {
       // Bounded like a dimension value: the id is written into every log line and message of the datapoint.
       if (requestId.length <= MAX_REQUEST_ID_CHARS) this.buffer.pushWithRequest(this.id, value, requestId);
-      else this.owner.drop('bad_request_id', this.metric, () => `request id has ${requestId.length} characters; at most ${MAX_REQUEST_ID_CHARS} are kept`);
+      else
+        this.owner.drop(
+          'bad_request_id',
+          this.metric,
+          () => `request id has ${requestId.length} characters; at most ${MAX_REQUEST_ID_CHARS} are kept`,
+        );
     }
     // A number is written as TorchServe's Python writes it (String() of a number cannot throw).
-    else if (typeof requestId === 'number' || typeof requestId === 'bigint') this.buffer.pushWithRequest(this.id, value, String(requestId));
+    else if (typeof requestId === 'number' || typeof requestId === 'bigint')
+      this.buffer.pushWithRequest(this.id, value, String(requestId));
     // Not String(): an object's toString may throw into the handler; the frontend drops these too.
     else this.owner.drop('bad_request_id', this.metric, `request id ${typeof requestId} is not a string`);
   }
@@ -142,7 +149,8 @@ export class LiveMetric implements WorkerMetric {
   /** Resolves the values to a series (declared to the frontend on first use). */
   bind(dimensionValues?: DimensionValues): BoundSeries {
     const s = this.resolve(dimensionValues);
-    if (s === null) return new DroppingSeries(this.owner, this.name, 'bad_dimensions', this.badDimensions(dimensionValues));
+    if (s === null)
+      return new DroppingSeries(this.owner, this.name, 'bad_dimensions', this.badDimensions(dimensionValues));
     return s;
   }
 
@@ -268,9 +276,11 @@ export class LiveMetric implements WorkerMetric {
       return `Dimension values could not be read; they should correspond to Dimension names: [${this.dimensions.join(', ')}]`;
     }
     const long = values?.findIndex((v) => v.length > MAX_DIMENSION_VALUE_CHARS) ?? -1;
-    if (long >= 0) return `Dimension value for ${this.dimensions[long]} has ${values![long]!.length} characters; at most ${MAX_DIMENSION_VALUE_CHARS} are kept as a label`;
+    if (long >= 0)
+      return `Dimension value for ${this.dimensions[long]} has ${values![long]!.length} characters; at most ${MAX_DIMENSION_VALUE_CHARS} are kept as a label`;
     const lone = values?.findIndex((v) => LONE_SURROGATE.test(v)) ?? -1;
-    if (lone >= 0) return `Dimension value for ${this.dimensions[lone]} holds half of a UTF-16 surrogate pair; every sink would write it as U+FFFD, the same as any other such value`;
+    if (lone >= 0)
+      return `Dimension value for ${this.dimensions[lone]} holds half of a UTF-16 surrogate pair; every sink would write it as U+FFFD, the same as any other such value`;
     return `Dimension values ${describeDimensionValues(given)} should correspond to Dimension names: [${this.dimensions.join(', ')}]`;
   }
 }
@@ -287,7 +297,10 @@ export class ReorderedMetric implements WorkerMetric {
   /** For each declared dimension, its index in the handler's order. */
   private readonly from: readonly number[];
 
-  constructor(private readonly base: LiveMetric, readonly dimensions: readonly string[]) {
+  constructor(
+    private readonly base: LiveMetric,
+    readonly dimensions: readonly string[],
+  ) {
     this.name = base.name;
     this.type = base.type;
     this.unit = base.unit;

@@ -14,7 +14,15 @@ import { PointBuffer } from './point-buffer.js';
 import { clip, describeDimensionValues, show } from './dimensions.js';
 import { LiveMetric, NoopMetric, ReorderedMetric, SilentMetric } from './worker-metric.js';
 import type { MetricOwner, WorkerMetric } from './worker-metric.js';
-import { BAD_SIZE_UNIT_MESSAGE, BAD_TIME_UNIT_MESSAGE, convertUnit, isSizeUnit, isTimeUnit, mapUnit, measureOf } from './units.js';
+import {
+  BAD_SIZE_UNIT_MESSAGE,
+  BAD_TIME_UNIT_MESSAGE,
+  convertUnit,
+  isSizeUnit,
+  isTimeUnit,
+  mapUnit,
+  measureOf,
+} from './units.js';
 import type { SizeUnit, TimeUnit } from './units.js';
 
 /** The handler-facing API of the worker metrics cache (live or switched off). */
@@ -36,10 +44,35 @@ export interface WorkerMetricsApi {
   // The helpers' requestId: a request id, or (TorchServe's idx) the request's index in the batch.
   addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric;
   getMetric(name: string, type?: MetricType): WorkerMetric;
-  addCounter(name: string, value: number, requestId?: string | number, dimensions?: Readonly<Record<string, string>>): void;
-  addTime(name: string, value: number, requestId?: string | number, unit?: TimeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
-  addSize(name: string, value: number, requestId?: string | number, unit?: SizeUnit, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
-  addPercent(name: string, value: number, requestId?: string | number, dimensions?: Readonly<Record<string, string>>, type?: MetricType): void;
+  addCounter(
+    name: string,
+    value: number,
+    requestId?: string | number,
+    dimensions?: Readonly<Record<string, string>>,
+  ): void;
+  addTime(
+    name: string,
+    value: number,
+    requestId?: string | number,
+    unit?: TimeUnit,
+    dimensions?: Readonly<Record<string, string>>,
+    type?: MetricType,
+  ): void;
+  addSize(
+    name: string,
+    value: number,
+    requestId?: string | number,
+    unit?: SizeUnit,
+    dimensions?: Readonly<Record<string, string>>,
+    type?: MetricType,
+  ): void;
+  addPercent(
+    name: string,
+    value: number,
+    requestId?: string | number,
+    dimensions?: Readonly<Record<string, string>>,
+    type?: MetricType,
+  ): void;
   /**
    * Sends what is buffered; `force` sends even while the channel is congested (shutdown).
    * `carry`, when given, sends the message instead of the cache's own send (inside another
@@ -130,8 +163,12 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     this.maxAutoDetected = config.limits.maxAutoDetectedMetrics ?? DEFAULT_LIMITS.maxAutoDetectedMetrics;
     this.log = opts.log ?? ((): void => undefined);
     this.maxSeriesPerMetric = config.limits.maxSeriesPerMetric;
-    this.buffer = new PointBuffer(config.limits.maxPointsPerFlush, () => this.flush(), opts.nowMs ?? Date.now,
-      () => this.drop('ipc_backpressure', '', 'the IPC channel to the frontend is congested and the backlog is full'));
+    this.buffer = new PointBuffer(
+      config.limits.maxPointsPerFlush,
+      () => this.flush(),
+      opts.nowMs ?? Date.now,
+      () => this.drop('ipc_backpressure', '', 'the IPC channel to the frontend is congested and the backlog is full'),
+    );
     const frontendNames = new Set<string>();
     for (const spec of config.metrics) {
       if (spec.section !== 'model_metrics') {
@@ -139,9 +176,12 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
         continue;
       }
       // A hidden metric records nothing and counts nothing, decided here once.
-      this.metrics.set(spec.name, spec.hidden === true
-        ? new SilentMetric(spec.name, spec.type, spec.unit, spec.dimensions)
-        : new LiveMetric(this, spec.name, spec.type, spec.unit, spec.dimensions));
+      this.metrics.set(
+        spec.name,
+        spec.hidden === true
+          ? new SilentMetric(spec.name, spec.type, spec.unit, spec.dimensions)
+          : new LiveMetric(this, spec.name, spec.type, spec.unit, spec.dimensions),
+      );
     }
     this.frontendNames = frontendNames;
   }
@@ -173,20 +213,39 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
       return this.lookupOrDetect(name, unit, dimensionNames, type);
     } catch (e) {
       // Dimension names that throw when read (a Proxy, a getter): never into the handler.
-      return this.noop(name, 'counter', '', [], 'bad_dimensions', `Metric '${clip(name)}': dimension names could not be read: ${clip(e)}`);
+      return this.noop(
+        name,
+        'counter',
+        '',
+        [],
+        'bad_dimensions',
+        `Metric '${clip(name)}': dimension names could not be read: ${clip(e)}`,
+      );
     }
   }
 
-  private lookupOrDetect(name: string, unit: string, dimensionNames: readonly string[] | undefined, type: MetricType | undefined): WorkerMetric {
+  private lookupOrDetect(
+    name: string,
+    unit: string,
+    dimensionNames: readonly string[] | undefined,
+    type: MetricType | undefined,
+  ): WorkerMetric {
     const known = this.metrics.get(name);
     if (known instanceof SilentMetric) return known;
     if (known !== undefined) {
       if (type !== undefined && type !== known.type) return this.typeMismatch(known, type);
       if (dimensionNames !== undefined && !sameNames(known.dimensions, dimensionNames)) {
-        return this.noop(name, known.type, known.unit, known.dimensions, 'bad_dimensions',
-          `Metric '${name}' has dimensions [${known.dimensions.join(', ')}], not [${describeNames(dimensionNames)}]`);
+        return this.noop(
+          name,
+          known.type,
+          known.unit,
+          known.dimensions,
+          'bad_dimensions',
+          `Metric '${name}' has dimensions [${known.dimensions.join(', ')}], not [${describeNames(dimensionNames)}]`,
+        );
       }
-      if (dimensionNames !== undefined && dimensionNames.some((d, i) => d !== known.dimensions[i])) return this.view(known, dimensionNames);
+      if (dimensionNames !== undefined && dimensionNames.some((d, i) => d !== known.dimensions[i]))
+        return this.view(known, dimensionNames);
       return known;
     }
     return this.detect(name, mapUnit(typeof unit === 'string' ? unit : ''), dimensionNames ?? [], type ?? 'counter');
@@ -208,8 +267,14 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     const known = this.metrics.get(name);
     if (known === undefined && this.frontendNames.has(name)) return this.forbidden(name, type ?? 'counter');
     if (known === undefined) {
-      return this.noop(name, type ?? 'counter', '', [], 'unknown_metric',
-        `Metric of type '${clip(type ?? 'counter')}' and name '${clip(name)}' doesn't exist`);
+      return this.noop(
+        name,
+        type ?? 'counter',
+        '',
+        [],
+        'unknown_metric',
+        `Metric of type '${clip(type ?? 'counter')}' and name '${clip(name)}' doesn't exist`,
+      );
     }
     if (known instanceof SilentMetric) return known;
     if (type !== undefined && type !== known.type) return this.typeMismatch(known, type);
@@ -217,13 +282,24 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** Increments counter `name` (auto-detected as a `Count` counter with ModelName, Level). */
-  addCounter(name: string, value: number, requestId?: string | number, dimensions?: Readonly<Record<string, string>>): void {
+  addCounter(
+    name: string,
+    value: number,
+    requestId?: string | number,
+    dimensions?: Readonly<Record<string, string>>,
+  ): void {
     this.helper('addCounter', name, 'count', 'counter', true, value, requestId, dimensions);
   }
 
   /** Records a time in `ms` or `s` (gauge by default); other units are dropped as `bad_unit`. */
-  addTime(name: string, value: number, requestId?: string | number, unit: TimeUnit = 'ms',
-    dimensions?: Readonly<Record<string, string>>, type?: MetricType): void {
+  addTime(
+    name: string,
+    value: number,
+    requestId?: string | number,
+    unit: TimeUnit = 'ms',
+    dimensions?: Readonly<Record<string, string>>,
+    type?: MetricType,
+  ): void {
     if (!isTimeUnit(unit)) {
       this.drop('bad_unit', name, BAD_TIME_UNIT_MESSAGE);
       return;
@@ -232,8 +308,14 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** Records a size in B, kB, MB or GB (gauge by default); other units are dropped as `bad_unit`. */
-  addSize(name: string, value: number, requestId?: string | number, unit: SizeUnit = 'MB',
-    dimensions?: Readonly<Record<string, string>>, type?: MetricType): void {
+  addSize(
+    name: string,
+    value: number,
+    requestId?: string | number,
+    unit: SizeUnit = 'MB',
+    dimensions?: Readonly<Record<string, string>>,
+    type?: MetricType,
+  ): void {
     if (!isSizeUnit(unit)) {
       this.drop('bad_unit', name, BAD_SIZE_UNIT_MESSAGE);
       return;
@@ -242,8 +324,13 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** Records a percentage (gauge by default). */
-  addPercent(name: string, value: number, requestId?: string | number,
-    dimensions?: Readonly<Record<string, string>>, type?: MetricType): void {
+  addPercent(
+    name: string,
+    value: number,
+    requestId?: string | number,
+    dimensions?: Readonly<Record<string, string>>,
+    type?: MetricType,
+  ): void {
     this.helper('addPercent', name, 'percent', type ?? 'gauge', type !== undefined, value, requestId, dimensions);
   }
 
@@ -254,8 +341,12 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
    * goes out through it (inside another message) instead of `send`.
    */
   flush(force = false, carry?: MetricsSend): number {
-    const nothing = this.buffer.count === 0 && this.pendingSeries.length === 0
-      && this.pendingMetrics.length === 0 && this.deltaCount === 0 && this.overflowCount === 0;
+    const nothing =
+      this.buffer.count === 0 &&
+      this.pendingSeries.length === 0 &&
+      this.pendingMetrics.length === 0 &&
+      this.deltaCount === 0 &&
+      this.overflowCount === 0;
     if (nothing || (this.congestedOn !== 0 && !force)) {
       // Congested: everything stays buffered (points up to the cap, then counted drops) until the channel drains.
       this.buffer.tick();
@@ -321,7 +412,9 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     if (this.warned.size < MAX_WARNED && !this.warned.has(key)) {
       this.warned.add(key);
       const what = metric === '' ? 'Dropped a datapoint' : `Failed to update metric with name:${clip(metric)}`;
-      this.log(`[METRICS]${what}: ${typeof detail === 'string' ? detail : detail()} (${reason}; further drops of this kind are counted, not logged)`);
+      this.log(
+        `[METRICS]${what}: ${typeof detail === 'string' ? detail : detail()} (${reason}; further drops of this kind are counted, not logged)`,
+      );
     }
   }
 
@@ -332,14 +425,30 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** Shared body of the four TorchServe helpers. */
-  private helper(call: string, name: string, unit: string, type: MetricType, typeIsExplicit: boolean, value: number,
-    requestId: string | number | undefined, dimensions: Readonly<Record<string, string>> | undefined): void {
+  private helper(
+    call: string,
+    name: string,
+    unit: string,
+    type: MetricType,
+    typeIsExplicit: boolean,
+    value: number,
+    requestId: string | number | undefined,
+    dimensions: Readonly<Record<string, string>> | undefined,
+  ): void {
     let metric: WorkerMetric | undefined = this.metrics.get(name);
     if (metric instanceof SilentMetric) return;
-    if (dimensions !== undefined && dimensions !== null && (typeof dimensions !== 'object' || Array.isArray(dimensions))) {
+    if (
+      dimensions !== undefined &&
+      dimensions !== null &&
+      (typeof dimensions !== 'object' || Array.isArray(dimensions))
+    ) {
       // Read by its keys, a list would name labels "0", "1"… (and a string its characters).
-      this.drop('bad_dimensions', name, `dimensions must be an object of name: value (e.g. {MethodName: 'preprocess'}; `
-        + `TorchServe's [Dimension(name, value)]), not ${Array.isArray(dimensions) ? 'a list' : `a ${typeof dimensions}`}`);
+      this.drop(
+        'bad_dimensions',
+        name,
+        `dimensions must be an object of name: value (e.g. {MethodName: 'preprocess'}; ` +
+          `TorchServe's [Dimension(name, value)]), not ${Array.isArray(dimensions) ? 'a list' : `a ${typeof dimensions}`}`,
+      );
       return;
     }
     if (metric !== undefined) {
@@ -380,8 +489,14 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   private unitConflict(call: string, unit: string, metric: WorkerMetric): boolean {
     const given = measureOf(unit);
     const declared = measureOf(metric.unit);
-    if (given === undefined || declared === undefined || given === declared || metric instanceof NoopMetric) return false;
-    this.drop('bad_unit', metric.name, () => `it is declared in ${metric.unit} (a ${declared}); ${call} records a ${given} in ${unit}, which would be read as ${metric.unit}`);
+    if (given === undefined || declared === undefined || given === declared || metric instanceof NoopMetric)
+      return false;
+    this.drop(
+      'bad_unit',
+      metric.name,
+      () =>
+        `it is declared in ${metric.unit} (a ${declared}); ${call} records a ${given} in ${unit}, which would be read as ${metric.unit}`,
+    );
     return true;
   }
 
@@ -394,7 +509,10 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   }
 
   /** A fresh object each call: default dimensions never leak between calls (TorchServe's bug). */
-  private withDefaults(declared: readonly string[], given: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  private withDefaults(
+    declared: readonly string[],
+    given: Readonly<Record<string, string>> | undefined,
+  ): Record<string, string> {
     const out: Record<string, string> = { ...(given ?? {}) };
     if (declared.includes(MODEL_NAME_DIM) && !Object.prototype.hasOwnProperty.call(out, MODEL_NAME_DIM)) {
       out[MODEL_NAME_DIM] = this.modelName;
@@ -417,26 +535,51 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     if (!METRIC_TYPES.has(type)) {
       // Declared to the frontend, an unknown type would make it refuse the whole flush (and every
       // series declared in it, so later datapoints of other metrics would be lost too).
-      return this.noop(name, 'counter', unit, [], 'type_mismatch',
-        `Metric '${shown}' cannot be auto-detected: type ${describeDimensionValues(type)} is not counter, gauge or histogram`);
+      return this.noop(
+        name,
+        'counter',
+        unit,
+        [],
+        'type_mismatch',
+        `Metric '${shown}' cannot be auto-detected: type ${describeDimensionValues(type)} is not counter, gauge or histogram`,
+      );
     }
     if (this.frontendNames.has(name)) return this.forbidden(name, type);
     if (!this.autoDetect) {
-      return this.noop(name, type, unit, [], 'unknown_metric',
-        `Metric '${shown}' is not declared under model_metrics and auto-detect is off`);
+      return this.noop(
+        name,
+        type,
+        unit,
+        [],
+        'unknown_metric',
+        `Metric '${shown}' is not declared under model_metrics and auto-detect is off`,
+      );
     }
     if (!Array.isArray(dimensionNames)) {
-      return this.noop(name, type, unit, [], 'bad_dimensions',
-        `Metric '${shown}' cannot be auto-detected: its dimension names should be a list of strings, not ${describeDimensionValues(dimensionNames)}`);
+      return this.noop(
+        name,
+        type,
+        unit,
+        [],
+        'bad_dimensions',
+        `Metric '${shown}' cannot be auto-detected: its dimension names should be a list of strings, not ${describeDimensionValues(dimensionNames)}`,
+      );
     }
-    const problem = declarationProblems({ name, type, dimensions: dimensionNames }, true)[0]?.message
-      ?? this.autoLabelProblem(dimensionNames as readonly string[]);
+    const problem =
+      declarationProblems({ name, type, dimensions: dimensionNames }, true)[0]?.message ??
+      this.autoLabelProblem(dimensionNames as readonly string[]);
     if (problem !== undefined) {
       return this.noop(name, type, unit, [], 'invalid_name', `Metric '${shown}' cannot be auto-detected: ${problem}`);
     }
     if (this.detectedCount >= this.maxAutoDetected) {
-      return this.noop(name, type, unit, [], 'auto_detect_cap',
-        `Metric '${shown}' cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached`);
+      return this.noop(
+        name,
+        type,
+        unit,
+        [],
+        'auto_detect_cap',
+        `Metric '${shown}' cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached`,
+      );
     }
     this.detectedCount++;
     const dims = Object.freeze((dimensionNames as readonly string[]).slice());
@@ -452,25 +595,46 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
    */
   private autoLabelProblem(dimensionNames: readonly string[]): string | undefined {
     const d = dimensionNames.find((n) => Object.prototype.hasOwnProperty.call(this.autoLabels, n));
-    return d === undefined ? undefined : `dimension "${d}" is an automatic label, filled in by the server; leave it out`;
+    return d === undefined
+      ? undefined
+      : `dimension "${d}" is an automatic label, filled in by the server; leave it out`;
   }
 
   /** A frontend (ts_metrics) metric: declared, but not the worker's to record. */
   private forbidden(name: string, type: MetricType): WorkerMetric {
-    return this.noop(name, type, '', [], 'forbidden_metric', `'${clip(name)}' is a frontend (ts_metrics) metric; a worker records model metrics only`);
+    return this.noop(
+      name,
+      type,
+      '',
+      [],
+      'forbidden_metric',
+      `'${clip(name)}' is a frontend (ts_metrics) metric; a worker records model metrics only`,
+    );
   }
 
   private typeMismatch(known: WorkerMetric, type: MetricType): WorkerMetric {
-    return this.noop(known.name, type, known.unit, known.dimensions, 'type_mismatch',
-      `Metric '${known.name}' is declared as a ${known.type}, not a ${show(type)}`);
+    return this.noop(
+      known.name,
+      type,
+      known.unit,
+      known.dimensions,
+      'type_mismatch',
+      `Metric '${known.name}' is declared as a ${known.type}, not a ${show(type)}`,
+    );
   }
 
   /**
    * One no-op per (name, type, reason), so the warning is given once at creation; past
    * MAX_WARNED of them (a handler inventing names) a fresh one each time, neither kept nor logged.
    */
-  private noop(name: unknown, type: MetricType, unit: string, dims: readonly string[],
-    reason: DropReason, detail: string): NoopMetric {
+  private noop(
+    name: unknown,
+    type: MetricType,
+    unit: string,
+    dims: readonly string[],
+    reason: DropReason,
+    detail: string,
+  ): NoopMetric {
     // Cut: a handler inventing long names must not fill the tables (names past the cut share one).
     const shown = clip(name);
     const key = `${reason}\u0000${clip(type)}\u0000${shown}`;

@@ -25,7 +25,8 @@ export type OrtTensorInput =
   | { readonly type: 'int32'; readonly data: Int32Array; readonly dims: readonly number[] };
 
 /** A tensor returned by `run()`; `data` is owned by the caller (a fresh buffer per run). */
-export type OrtTensorOutput = OrtTensorInput | { readonly type: 'int16'; readonly data: Int16Array; readonly dims: readonly number[] };
+export type OrtTensorOutput =
+  OrtTensorInput | { readonly type: 'int16'; readonly data: Int16Array; readonly dims: readonly number[] };
 
 /** Session options chosen by the caller; everything else is fixed by this adapter. */
 export interface OrtSessionOptions {
@@ -40,7 +41,10 @@ export interface OrtSession {
   /** Element type of each tensor input and output by name (`float32`, `int64`, …); absent for a non-tensor one. */
   readonly valueTypes: Readonly<Record<string, string>>;
   /** Runs the graph; `outputs` limits which outputs are computed and copied out. */
-  run(feeds: Readonly<Record<string, OrtTensorInput>>, outputs?: readonly string[]): Promise<Record<string, OrtTensorOutput>>;
+  run(
+    feeds: Readonly<Record<string, OrtTensorInput>>,
+    outputs?: readonly string[],
+  ): Promise<Record<string, OrtTensorOutput>>;
   /** Frees the native session; the object is unusable afterwards. */
   release(): Promise<void>;
 }
@@ -73,14 +77,18 @@ class Session implements OrtSession {
     this.valueTypes = Object.freeze(types);
   }
 
-  async run(feeds: Readonly<Record<string, OrtTensorInput>>, outputs?: readonly string[]): Promise<Record<string, OrtTensorOutput>> {
+  async run(
+    feeds: Readonly<Record<string, OrtTensorInput>>,
+    outputs?: readonly string[],
+  ): Promise<Record<string, OrtTensorOutput>> {
     const wrapped: Record<string, ort.Tensor> = {};
     for (const name in feeds) {
       const f = feeds[name]!;
       // The Tensor constructor keeps a reference to `data`; no copy happens here.
       wrapped[name] = new ort.Tensor(f.type, f.data, f.dims);
     }
-    const result = outputs === undefined ? await this.inner.run(wrapped) : await this.inner.run(wrapped, outputs as string[]);
+    const result =
+      outputs === undefined ? await this.inner.run(wrapped) : await this.inner.run(wrapped, outputs as string[]);
     const out: Record<string, OrtTensorOutput> = {};
     for (const name in result) {
       const t = result[name]!;

@@ -52,11 +52,18 @@ export async function runVocoderWorker(
       const msg = raw as VocoderChunkMessage;
       if (dropped.has(msg.requestId)) return;
       const codes = msg.codes instanceof Int32Array ? msg.codes : new Int32Array(0);
-      if (codes.length === 0) return reject(msg.requestId, msg.seq, 'no_codec_tokens', 'the chunk holds no codec tokens');
+      if (codes.length === 0)
+        return reject(msg.requestId, msg.seq, 'no_codec_tokens', 'the chunk holds no codec tokens');
       const wide = new BigInt64Array(codes.length);
       for (let i = 0; i < codes.length; i++) {
         const c = codes[i]!;
-        if (c < 0 || c >= vocab) return reject(msg.requestId, msg.seq, 'invalid_codec_token', `codec token ${c} is outside the vocoder's vocabulary (0..${vocab - 1})`);
+        if (c < 0 || c >= vocab)
+          return reject(
+            msg.requestId,
+            msg.seq,
+            'invalid_codec_token',
+            `codec token ${c} is outside the vocoder's vocabulary (0..${vocab - 1})`,
+          );
         wide[i] = BigInt(c);
       }
       inbox.push({ msg, rxStartEpochMs, codes: wide, rxMs: performance.now() - t0 });
@@ -84,7 +91,9 @@ export async function runVocoderWorker(
     const r = inbox.shift();
     if (r === undefined) {
       if (shuttingDown) break;
-      await new Promise<void>((resolve) => { wake = resolve; });
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
       continue;
     }
     const { msg } = r;
@@ -95,8 +104,14 @@ export async function runVocoderWorker(
       if (out.type !== 'int16') throw new Error(`the model's output ${output} is ${out.type}, not int16 PCM`);
       const pcm = new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.byteLength);
       send({
-        type: 'tsserve.voc.audio', requestId: msg.requestId, seq: msg.seq, pcm, frames: out.data.length,
-        rxStartEpochMs: r.rxStartEpochMs, rxMs: r.rxMs, computeMs: performance.now() - c0,
+        type: 'tsserve.voc.audio',
+        requestId: msg.requestId,
+        seq: msg.seq,
+        pcm,
+        frames: out.data.length,
+        rxStartEpochMs: r.rxStartEpochMs,
+        rxMs: r.rxMs,
+        computeMs: performance.now() - c0,
       } satisfies FromVocoderMessage);
     } catch (e) {
       reject(msg.requestId, msg.seq, 'vocoder_failed', (e as Error).message);

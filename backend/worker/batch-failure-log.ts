@@ -32,7 +32,10 @@ export class BatchFailureLog {
     const line = this.throttle.take(first.split('\n', 1)[0]!);
     if (line === null) return;
     const n = line.suppressed;
-    const more = n === 0 ? '' : ` (${n} more ${n === 1 ? 'batch' : 'batches'} failed like it in the last ${line.sinceSec} s; their requests were answered with the error)`;
+    const more =
+      n === 0
+        ? ''
+        : ` (${n} more ${n === 1 ? 'batch' : 'batches'} failed like it in the last ${line.sinceSec} s; their requests were answered with the error)`;
     this.log(`batch ${String(batchId)} failed: ${detail}${more}`);
   }
 }

@@ -17,7 +17,12 @@ export function startGeneration(init: InitMessage, io: WorkerIo): ((msg: unknown
   const run = runGenerationWorker;
   const listeners: ((msg: unknown) => void)[] = [];
   try {
-    const started = run(init, (msg) => io.send(msg as never), (l) => void listeners.push(l), (line) => io.log('error', line));
+    const started = run(
+      init,
+      (msg) => io.send(msg as never),
+      (l) => void listeners.push(l),
+      (line) => io.log('error', line),
+    );
     // The loop resolves after `tsserve.shutdown` once everything is sent; the process ends then.
     Promise.resolve(started).then(
       () => io.exit(0),

@@ -11,7 +11,12 @@ import { resolveInModelDir } from './model-path.js';
 /** A handler normalized for the batch runner. */
 export type LoadedHandler =
   | { readonly kind: 'staged'; readonly source: string; readonly stages: StagedHandler }
-  | { readonly kind: 'handle'; readonly source: string; readonly init?: (ctx: HandlerContext) => unknown; readonly handle: HandleFunction };
+  | {
+      readonly kind: 'handle';
+      readonly source: string;
+      readonly init?: (ctx: HandlerContext) => unknown;
+      readonly handle: HandleFunction;
+    };
 
 /** Extensions tried when `handler:` names a module without one. */
 const MODULE_EXTENSIONS: readonly string[] = ['.js', '.mjs', '.cjs'];

@@ -47,7 +47,9 @@ function main(): void {
         try {
           this.send({ type: 'tsserve.log', level, msg: line });
           return;
-        } catch { /* fall through to stderr */ }
+        } catch {
+          /* fall through to stderr */
+        }
       }
       process.stderr.write(`${line}\n`);
     },

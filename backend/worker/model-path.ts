@@ -7,7 +7,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 /** A resolved file, or why it was refused. */
-export type ResolvedPath = { readonly ok: true; readonly file: string } | { readonly ok: false; readonly error: string };
+export type ResolvedPath =
+  { readonly ok: true; readonly file: string } | { readonly ok: false; readonly error: string };
 
 /** True when `child` is `dir` itself or below it (both absolute and normalized). */
 export function isInside(dir: string, child: string): boolean {

@@ -21,7 +21,11 @@ export interface BatchOutcome {
 }
 
 /** Runs the handler on `requests`; never rejects. */
-export async function runBatch(h: LoadedHandler, requests: readonly HandlerRequest[], ctx: HandlerContext): Promise<BatchOutcome> {
+export async function runBatch(
+  h: LoadedHandler,
+  requests: readonly HandlerRequest[],
+  ctx: HandlerContext,
+): Promise<BatchOutcome> {
   const t0 = performance.now();
   let predictionMs = 0;
   let out: unknown;

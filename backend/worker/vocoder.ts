@@ -6,7 +6,11 @@ import type { WorkerIo } from './worker.js';
 /** Starts the loop and returns the listener that must receive every later message. */
 export function startVocoder(init: InitMessage, io: WorkerIo): (msg: unknown) => void {
   const listeners: ((msg: unknown) => void)[] = [];
-  runVocoderWorker(init, (msg) => io.send(msg as never), (l) => void listeners.push(l)).then(
+  runVocoderWorker(
+    init,
+    (msg) => io.send(msg as never),
+    (l) => void listeners.push(l),
+  ).then(
     () => io.exit(0),
     (e: unknown) => {
       io.log('error', `vocoder loop failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);

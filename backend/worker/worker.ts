@@ -6,7 +6,12 @@
 import * as fs from 'fs';
 import { performance } from 'perf_hooks';
 import type {
-  BatchMessage, BatchTensors, FromWorkerMessage, InitMessage, ResultMessage, WorkerLogLevel,
+  BatchMessage,
+  BatchTensors,
+  FromWorkerMessage,
+  InitMessage,
+  ResultMessage,
+  WorkerLogLevel,
 } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
 import type { MetricsMessage } from '../../schema/ipc.js';
@@ -63,7 +68,10 @@ export class Worker {
   private readonly failures: BatchFailureLog;
 
   constructor(private readonly io: WorkerIo) {
-    this.failures = new BatchFailureLog((line) => io.log('error', line), () => performance.now());
+    this.failures = new BatchFailureLog(
+      (line) => io.log('error', line),
+      () => performance.now(),
+    );
   }
 
   /** Entry point for every message from the frontend. */
@@ -112,7 +120,12 @@ export class Worker {
     const b = this.current;
     if (b !== null) {
       this.current = null;
-      this.sendResult({ type: 'tsserve.result', batchId: b.batchId, responses: failAll(b.requests.length, 500, why), handlerMs: 0 });
+      this.sendResult({
+        type: 'tsserve.result',
+        batchId: b.batchId,
+        responses: failAll(b.requests.length, 500, why),
+        handlerMs: 0,
+      });
     } else if (this.state === 'loading') {
       this.state = 'failed';
       this.io.send({ type: 'tsserve.load_failed', workerId: this.workerId, error: why });
@@ -132,7 +145,9 @@ export class Worker {
       this.io.send({ type: 'tsserve.load_failed', workerId: init.workerId, error });
     };
     if ((init.v as number) !== WORKER_PROTOCOL_VERSION) {
-      fail(`worker protocol version ${String(init.v)} is not supported (this worker speaks ${WORKER_PROTOCOL_VERSION})`);
+      fail(
+        `worker protocol version ${String(init.v)} is not supported (this worker speaks ${WORKER_PROTOCOL_VERSION})`,
+      );
       return;
     }
     if (init.model.handler === 'generate') {
@@ -190,7 +205,12 @@ export class Worker {
     const metrics = this.metrics;
     const requests = withInputs(Array.isArray(b.requests) ? (b.requests as BatchMessage['requests']) : [], b.tensors);
     if (handler === null || ctx === null || metrics === null) {
-      this.sendResult({ type: 'tsserve.result', batchId: b.batchId, responses: failAll(requests.length, 503, 'worker has no model loaded'), handlerMs: 0 });
+      this.sendResult({
+        type: 'tsserve.result',
+        batchId: b.batchId,
+        responses: failAll(requests.length, 503, 'worker has no model loaded'),
+        handlerMs: 0,
+      });
       return;
     }
     const ids = requests.map((r) => String(r.requestId));
@@ -204,7 +224,12 @@ export class Worker {
     // Only when recorded: taking one out of metrics.yaml turns it off (TorchServe), it is no drop.
     if (metrics.records('HandlerTime')) metrics.addTime('HandlerTime', outcome.handlerMs, undefined, 'ms');
     if (metrics.records('PredictionTime')) metrics.addTime('PredictionTime', outcome.predictionMs, undefined, 'ms');
-    const result: ResultMessage = { type: 'tsserve.result', batchId: b.batchId, responses: outcome.responses, handlerMs: outcome.handlerMs };
+    const result: ResultMessage = {
+      type: 'tsserve.result',
+      batchId: b.batchId,
+      responses: outcome.responses,
+      handlerMs: outcome.handlerMs,
+    };
     // The batch's metrics ride in its result: one channel write a batch, not two. With nothing
     // to flush (or metrics off) the result goes alone. Forced even while the channel is
     // congested: the result is sent anyway, and held back its metrics would reach the frontend

@@ -108,12 +108,22 @@ export class Batcher {
   }
 
   /** Requests waiting for a worker. */
-  get queueLength(): number { return this.queue.length; }
-  get capacity(): number { return this.settings.queueCapacity; }
-  get batchSize(): number { return this.settings.batchSize; }
-  get maxBatchDelayMs(): number { return this.settings.maxBatchDelayMs; }
+  get queueLength(): number {
+    return this.queue.length;
+  }
+  get capacity(): number {
+    return this.settings.queueCapacity;
+  }
+  get batchSize(): number {
+    return this.settings.batchSize;
+  }
+  get maxBatchDelayMs(): number {
+    return this.settings.maxBatchDelayMs;
+  }
   /** Batches currently at a worker. */
-  get batchesInFlight(): number { return this.inFlight; }
+  get batchesInFlight(): number {
+    return this.inFlight;
+  }
 
   /** Changes batch settings for the batches formed from now on. */
   update(settings: Partial<BatcherSettings>): void {
@@ -155,7 +165,8 @@ export class Batcher {
   /** Answers every queued job with 503 and `message` (the model was scaled to 0 workers). */
   refuseQueued(message: string): void {
     this.clearDelay();
-    for (const slot of this.queue.splice(0)) this.settle(slot, errorOutcome(503, 'ServiceUnavailableException', message));
+    for (const slot of this.queue.splice(0))
+      this.settle(slot, errorOutcome(503, 'ServiceUnavailableException', message));
     this.checkDrained();
   }
 
@@ -172,7 +183,14 @@ export class Batcher {
         if (this.delayTimer !== null && this.delayHead === head) return;
         this.clearDelay();
         this.delayHead = head;
-        this.delayTimer = this.clock.setTimeout(() => { this.delayTimer = null; this.delayHead = null; this.pump(); }, Math.max(0, this.settings.maxBatchDelayMs - waited));
+        this.delayTimer = this.clock.setTimeout(
+          () => {
+            this.delayTimer = null;
+            this.delayHead = null;
+            this.pump();
+          },
+          Math.max(0, this.settings.maxBatchDelayMs - waited),
+        );
         return;
       }
       this.clearDelay();
@@ -197,7 +215,15 @@ export class Batcher {
     const out: Slot[] = [];
     while (out.length < this.settings.batchSize && this.queue.length > 0) {
       const s = this.queue.shift() as Slot;
-      if (s.job.cancelled?.() === true) this.settle(s, errorOutcome(503, 'ServiceUnavailableException', 'client closed the connection before the request was served'));
+      if (s.job.cancelled?.() === true)
+        this.settle(
+          s,
+          errorOutcome(
+            503,
+            'ServiceUnavailableException',
+            'client closed the connection before the request was served',
+          ),
+        );
       else out.push(s);
     }
     if (out.length === 0) this.checkDrained(); // only dropped jobs: nothing goes in flight
@@ -207,7 +233,10 @@ export class Batcher {
   private dispatch(worker: BatchWorker, slots: Slot[], now: number, oldestWaitMs: number): void {
     for (const s of slots) s.sentMs = now;
     this.inFlight++;
-    const requests = slots.map((s) => ({ requestId: s.job.requestId, body: s.job.input === undefined ? s.job.body : null }));
+    const requests = slots.map((s) => ({
+      requestId: s.job.requestId,
+      body: s.job.input === undefined ? s.job.body : null,
+    }));
     const tensors = batchTensors(slots);
     const finished = (): void => {
       this.inFlight--;
@@ -220,8 +249,21 @@ export class Batcher {
         this.answerInChunks(worker, slots, result, 0, finished);
       },
       (err: Error) => {
-        if (err instanceof UnsendableBatchError) { this.unsendable(slots, err); finished(); return; }
-        for (const s of slots) this.settle(s, errorOutcome(500, 'InternalServerException', `Worker died: ${err.message}`, msAsUs(s.sentMs - s.job.arrivalMs)));
+        if (err instanceof UnsendableBatchError) {
+          this.unsendable(slots, err);
+          finished();
+          return;
+        }
+        for (const s of slots)
+          this.settle(
+            s,
+            errorOutcome(
+              500,
+              'InternalServerException',
+              `Worker died: ${err.message}`,
+              msAsUs(s.sentMs - s.job.arrivalMs),
+            ),
+          );
         finished();
       },
     );
@@ -232,15 +274,39 @@ export class Batcher {
    * meanwhile reading the batch sent ahead, whose tail waits in this process's IPC write
    * queue, and a burst of 32 HTTP writes would hold that tail back.
    */
-  private answerInChunks(worker: BatchWorker, slots: readonly Slot[], result: ResultMessage, from: number, finished: () => void): void {
+  private answerInChunks(
+    worker: BatchWorker,
+    slots: readonly Slot[],
+    result: ResultMessage,
+    from: number,
+    finished: () => void,
+  ): void {
     const to = Math.min(slots.length, from + ANSWER_CHUNK);
     for (let i = from; i < to; i++) {
       const s = slots[i];
       const r = result.responses[i];
       const queueUs = msAsUs(s.sentMs - s.job.arrivalMs);
-      if (r === undefined) this.settle(s, errorOutcome(500, 'InternalServerException', `worker ${worker.id} returned no response for this request`, queueUs));
+      if (r === undefined)
+        this.settle(
+          s,
+          errorOutcome(
+            500,
+            'InternalServerException',
+            `worker ${worker.id} returned no response for this request`,
+            queueUs,
+          ),
+        );
       else if (r.ok) this.settle(s, { status: 200, body: r.body, queueUs, handlerUs: msAsUs(result.handlerMs) });
-      else this.settle(s, errorOutcome(r.status, r.status < 500 ? 'BadRequestException' : 'InternalServerException', r.message, queueUs));
+      else
+        this.settle(
+          s,
+          errorOutcome(
+            r.status,
+            r.status < 500 ? 'BadRequestException' : 'InternalServerException',
+            r.message,
+            queueUs,
+          ),
+        );
     }
     if (to < slots.length) setImmediate(() => this.answerInChunks(worker, slots, result, to, finished));
     else finished();
@@ -254,12 +320,30 @@ export class Batcher {
     const keep: Slot[] = [];
     for (const s of slots) {
       const why = whyUnsendable({ requestId: s.job.requestId, body: s.job.input === undefined ? s.job.body : null });
-      if (why !== null) this.settle(s, errorOutcome(500, 'InternalServerException', `the request cannot be sent to a worker: ${why}`, msAsUs(s.sentMs - s.job.arrivalMs)));
+      if (why !== null)
+        this.settle(
+          s,
+          errorOutcome(
+            500,
+            'InternalServerException',
+            `the request cannot be sent to a worker: ${why}`,
+            msAsUs(s.sentMs - s.job.arrivalMs),
+          ),
+        );
       else keep.push(s);
     }
     // None alone is at fault (only the batch as a whole): fail them all rather than loop.
     if (keep.length === slots.length) {
-      for (const s of keep) this.settle(s, errorOutcome(500, 'InternalServerException', `the batch cannot be sent to a worker: ${err.message}`, msAsUs(s.sentMs - s.job.arrivalMs)));
+      for (const s of keep)
+        this.settle(
+          s,
+          errorOutcome(
+            500,
+            'InternalServerException',
+            `the batch cannot be sent to a worker: ${err.message}`,
+            msAsUs(s.sentMs - s.job.arrivalMs),
+          ),
+        );
       return;
     }
     this.queue.unshift(...keep.filter((s) => !s.settled));
@@ -271,7 +355,15 @@ export class Batcher {
     const i = this.queue.indexOf(slot);
     if (i >= 0) this.queue.splice(i, 1);
     const queueUs = slot.sentMs > 0 ? msAsUs(slot.sentMs - slot.job.arrivalMs) : 0;
-    this.settle(slot, errorOutcome(504, 'RequestTimeoutException', `no response within responseTimeout ${this.settings.responseTimeoutSec} s`, queueUs));
+    this.settle(
+      slot,
+      errorOutcome(
+        504,
+        'RequestTimeoutException',
+        `no response within responseTimeout ${this.settings.responseTimeoutSec} s`,
+        queueUs,
+      ),
+    );
     this.checkDrained();
   }
 

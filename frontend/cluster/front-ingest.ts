@@ -17,7 +17,11 @@ export class FrontIngest {
   /** `tsserve_datapoints_dropped_total{reason="queue_full"}`, bound at a front's first drop. */
   private dropped: SeriesHandle | null = null;
 
-  constructor(private readonly metrics: MetricsPort, private readonly log: Log, private readonly access: AccessLog | undefined) {}
+  constructor(
+    private readonly metrics: MetricsPort,
+    private readonly log: Log,
+    private readonly access: AccessLog | undefined,
+  ) {}
 
   /** One flush from front `source`. Never throws. */
   handle(source: string, m: FrontMetrics): void {
@@ -26,15 +30,21 @@ export class FrontIngest {
     try {
       for (const d of m.decls) table[d.id] = this.metrics.get(d.name)?.bind(d.dims) ?? NOOP;
       for (let i = 0; i + 1 < m.counters.length; i += 2) table[m.counters[i]]?.record(m.counters[i + 1]);
-      for (let i = 0; i + 1 < m.gauges.length; i += 2) table[m.gauges[i]]?.record(m.gauges[i + 1], undefined, undefined, source);
+      for (let i = 0; i + 1 < m.gauges.length; i += 2)
+        table[m.gauges[i]]?.record(m.gauges[i + 1], undefined, undefined, source);
       for (const [id, values] of m.observations) {
         const s = table[id];
         if (s !== undefined) for (const v of values) s.record(v);
       }
       // Observations a front's full flush buffer (MAX_OBSERVATIONS_PER_FLUSH) could not hold.
-      if (m.dropped > 0) (this.dropped ??= this.metrics.get('tsserve_datapoints_dropped_total')?.bind({ reason: 'queue_full' }) ?? NOOP).record(m.dropped);
+      if (m.dropped > 0)
+        (this.dropped ??=
+          this.metrics.get('tsserve_datapoints_dropped_total')?.bind({ reason: 'queue_full' }) ?? NOOP).record(
+          m.dropped,
+        );
       if (this.access !== undefined) for (const r of m.access) this.access(r);
-      for (const [level, msg] of m.logs) this.log[(LOG_LEVELS as readonly string[]).includes(level) ? level : 'warn'](`${source}: ${msg}`);
+      for (const [level, msg] of m.logs)
+        this.log[(LOG_LEVELS as readonly string[]).includes(level) ? level : 'warn'](`${source}: ${msg}`);
     } catch (e) {
       this.log.warn(`${source}: a metrics flush could not be folded in: ${String(e)}`);
     }

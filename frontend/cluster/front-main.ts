@@ -45,33 +45,77 @@ function serve(init: FrontInit): void {
     for (const s of list) {
       seen.add(s.config.name);
       const m = models.get(s.config.name);
-      if (m !== undefined && m.kind === s.kind) { m.snapshot = s; continue; }
-      models.set(s.config.name, s.kind === 'generate' ? new RemoteGenerationModel(s, link) : s.kind === 'pipeline' ? new RemotePipelineModel(s, link) : new RemoteBatchedModel(s, link));
+      if (m !== undefined && m.kind === s.kind) {
+        m.snapshot = s;
+        continue;
+      }
+      models.set(
+        s.config.name,
+        s.kind === 'generate'
+          ? new RemoteGenerationModel(s, link)
+          : s.kind === 'pipeline'
+            ? new RemotePipelineModel(s, link)
+            : new RemoteBatchedModel(s, link),
+      );
     }
     for (const name of [...models.keys()]) if (!seen.has(name)) models.delete(name);
   };
   setModels(init.models);
   const list = (): ServedModel[] => [...models.values()].sort((a, b) => a.config.name.localeCompare(b.config.name));
   const generation = openaiRouter({
-    lookup: (n) => { const m = models.get(n); return m instanceof RemoteGenerationModel ? m : undefined; },
+    lookup: (n) => {
+      const m = models.get(n);
+      return m instanceof RemoteGenerationModel ? m : undefined;
+    },
     list: () => list().flatMap((m) => (m instanceof RemoteGenerationModel ? [m] : [])),
-    listOthers: () => list().flatMap((m) => (m instanceof RemotePipelineModel ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [])),
+    listOthers: () =>
+      list().flatMap((m) =>
+        m instanceof RemotePipelineModel ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [],
+      ),
     bodyLimits: init.bodyLimits,
   });
   // Spoken answers (pipelines), as the pipeline kind mounts them on the primary.
-  const pipeline = (n: string): RemotePipelineModel | undefined => { const m = models.get(n); return m instanceof RemotePipelineModel ? m : undefined; };
+  const pipeline = (n: string): RemotePipelineModel | undefined => {
+    const m = models.get(n);
+    return m instanceof RemotePipelineModel ? m : undefined;
+  };
   registerChatHook(chatAudioHook(pipeline));
   const speech = speechRouter({ lookup: pipeline, bodyLimits: init.bodyLimits });
   const app = inferenceApp({
-    lookup: (n) => models.get(n), list, series, maxRequestSizeBytes: init.maxRequestSizeBytes, bodyLimits: init.bodyLimits,
+    lookup: (n) => models.get(n),
+    list,
+    series,
+    maxRequestSizeBytes: init.maxRequestSizeBytes,
+    bodyLimits: init.bodyLimits,
     ...(init.token !== undefined ? { token: init.token } : {}),
-    extraRoutes: [generation, speech], health: () => health,
+    extraRoutes: [generation, speech],
+    health: () => health,
   });
   let draining = false;
   const server = http.createServer(headerTimeoutOptions(init.headerTimeoutMs));
-  server.on('request', accessLogListener('inference', (r) => shipped.accessRecord(r)));
-  server.on('request', drainGate(app, () => draining, () => true, (s) => series.countResponse(s), new HttpMetrics((n, d) => series.bind(n, d)), sendInferenceError));
-  server.on('clientError', clientErrorListener('inference', (r) => shipped.accessRecord(r), (s) => series.countResponse(s)));
+  server.on(
+    'request',
+    accessLogListener('inference', (r) => shipped.accessRecord(r)),
+  );
+  server.on(
+    'request',
+    drainGate(
+      app,
+      () => draining,
+      () => true,
+      (s) => series.countResponse(s),
+      new HttpMetrics((n, d) => series.bind(n, d)),
+      sendInferenceError,
+    ),
+  );
+  server.on(
+    'clientError',
+    clientErrorListener(
+      'inference',
+      (r) => shipped.accessRecord(r),
+      (s) => series.countResponse(s),
+    ),
+  );
   deferContinue(server);
   server.keepAliveTimeout = 65_000;
   installStallHook((level, msg) => shipped.logLine(level, msg));
@@ -89,9 +133,14 @@ function serve(init: FrontInit): void {
       // The last flush is on the channel before `stopped` (IPC keeps order): the primary has it.
       send({ type: 'tsserve.front.stopped' }, () => process.exit(0));
     };
-    const timer = setTimeout(() => { server.closeAllConnections(); }, CLOSE_TIMEOUT_MS);
+    const timer = setTimeout(() => {
+      server.closeAllConnections();
+    }, CLOSE_TIMEOUT_MS);
     timer.unref();
-    server.close(() => { clearTimeout(timer); finish(); });
+    server.close(() => {
+      clearTimeout(timer);
+      finish();
+    });
     server.closeIdleConnections();
   };
 
@@ -99,15 +148,32 @@ function serve(init: FrontInit): void {
     if (!isFrontMessage(raw)) return;
     const m = raw as ToFront;
     switch (m.type) {
-      case 'tsserve.front.done': link.done(m); break;
-      case 'tsserve.front.dones': for (const d of m.done) link.done(d); break;
-      case 'tsserve.front.gen': link.gen(m); break;
-      case 'tsserve.front.speech': link.speech(m); break;
-      case 'tsserve.front.models': setModels(m.models); health = m.health; break;
-      case 'tsserve.front.drain': draining = true; break;
-      case 'tsserve.front.stop': stop(); break;
+      case 'tsserve.front.done':
+        link.done(m);
+        break;
+      case 'tsserve.front.dones':
+        for (const d of m.done) link.done(d);
+        break;
+      case 'tsserve.front.gen':
+        link.gen(m);
+        break;
+      case 'tsserve.front.speech':
+        link.speech(m);
+        break;
+      case 'tsserve.front.models':
+        setModels(m.models);
+        health = m.health;
+        break;
+      case 'tsserve.front.drain':
+        draining = true;
+        break;
+      case 'tsserve.front.stop':
+        stop();
+        break;
       case 'tsserve.front.scrape':
-        void (processMetrics?.families() ?? Promise.resolve([])).then((families) => send({ type: 'tsserve.front.process', id: m.id, families }));
+        void (processMetrics?.families() ?? Promise.resolve([])).then((families) =>
+          send({ type: 'tsserve.front.process', id: m.id, families }),
+        );
         break;
       case 'tsserve.front.init':
       case 'tsserve.front.ping':
@@ -123,7 +189,10 @@ function serve(init: FrontInit): void {
   // listeners': thrown, it was an uncaught exception with a stack, and the start said only
   // 'front process N exited before listening'.
   const bindFailed = (e: NodeJS.ErrnoException): void => {
-    send({ type: 'tsserve.front.listen-failed', ...(e.code !== undefined ? { code: e.code } : {}), message: e.message }, () => process.exit(1));
+    send(
+      { type: 'tsserve.front.listen-failed', ...(e.code !== undefined ? { code: e.code } : {}), message: e.message },
+      () => process.exit(1),
+    );
   };
   server.once('error', bindFailed);
   server.listen(init.port, init.host, () => {
@@ -136,7 +205,10 @@ const onInit = (raw: unknown): void => {
   if (!isFrontMessage(raw)) return;
   // Stopped before its init (the primary began stopping while this front was being forked):
   // it has served nothing and has nothing to flush.
-  if (raw.type === 'tsserve.front.stop') { send({ type: 'tsserve.front.stopped' }, () => process.exit(0)); return; }
+  if (raw.type === 'tsserve.front.stop') {
+    send({ type: 'tsserve.front.stopped' }, () => process.exit(0));
+    return;
+  }
   if (raw.type !== 'tsserve.front.init') return;
   process.off('message', onInit);
   serve(raw as FrontInit);
@@ -145,7 +217,8 @@ process.on('message', onInit);
 // The heartbeat is answered from this process's event loop from its hello on (before and after
 // its init): a loop blocked for good leaves the pings unanswered, and the primary kills it.
 process.on('message', (raw: unknown) => {
-  if (isFrontMessage(raw) && raw.type === 'tsserve.front.ping') send({ type: 'tsserve.front.pong', seq: (raw as FrontPing).seq });
+  if (isFrontMessage(raw) && raw.type === 'tsserve.front.ping')
+    send({ type: 'tsserve.front.pong', seq: (raw as FrontPing).seq });
 });
 send({ type: 'tsserve.front.hello' });
 // SIGINT/SIGTERM/SIGHUP reach the whole process group (Ctrl-C, a closed terminal): the primary

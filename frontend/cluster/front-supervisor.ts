@@ -107,10 +107,14 @@ export class FrontSupervisor {
   }
 
   /** The shared inference port (-1 until the first front listens). */
-  get port(): number { return this.portValue; }
+  get port(): number {
+    return this.portValue;
+  }
 
   /** Live front processes' pids. */
-  pids(): number[] { return [...this.fronts].map((f) => f.worker.process.pid ?? -1); }
+  pids(): number[] {
+    return [...this.fronts].map((f) => f.worker.process.pid ?? -1);
+  }
 
   /** Forks every front; resolves with the shared port once all listen (rejects if one exits first). */
   start(): Promise<number> {
@@ -125,7 +129,10 @@ export class FrontSupervisor {
     this.timer.unref();
     this.beat = setInterval(() => this.heartbeat(), this.heartbeatMs);
     this.beat.unref();
-    return Promise.all(all).then((ports) => { this.started = true; return ports[0] ?? -1; });
+    return Promise.all(all).then((ports) => {
+      this.started = true;
+      return ports[0] ?? -1;
+    });
   }
 
   /** Sends the model table to every front now (after a registration or a scale). */
@@ -148,24 +155,48 @@ export class FrontSupervisor {
     if (this.beat !== null) clearInterval(this.beat);
     for (const t of this.pendingRestarts) clearTimeout(t);
     this.pendingRestarts.clear();
-    const exits = [...this.fronts].map((f) => new Promise<void>((resolve) => {
-      if (f.worker.isDead()) { resolve(); return; }
-      const kill = setTimeout(() => f.worker.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      kill.unref();
-      f.worker.once('exit', () => { clearTimeout(kill); resolve(); });
-      this.sendTo(f, { type: 'tsserve.front.stop' });
-    }));
+    const exits = [...this.fronts].map(
+      (f) =>
+        new Promise<void>((resolve) => {
+          if (f.worker.isDead()) {
+            resolve();
+            return;
+          }
+          const kill = setTimeout(() => f.worker.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
+          kill.unref();
+          f.worker.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          this.sendTo(f, { type: 'tsserve.front.stop' });
+        }),
+    );
     await Promise.all(exits);
   }
 
   /** Every live front's process metrics (each sample with its `pid`); a late front is left out. */
   async processFamilies(): Promise<ForeignFamily[]> {
-    const answers = await Promise.all([...this.fronts].map((f) => new Promise<readonly ForeignFamily[]>((resolve) => {
-      const id = this.nextScrape++;
-      const timer = setTimeout(() => { f.scrapes.delete(id); resolve([]); }, SCRAPE_TIMEOUT_MS);
-      f.scrapes.set(id, (families) => { clearTimeout(timer); resolve(families); });
-      if (!this.sendTo(f, { type: 'tsserve.front.scrape', id })) { clearTimeout(timer); f.scrapes.delete(id); resolve([]); }
-    })));
+    const answers = await Promise.all(
+      [...this.fronts].map(
+        (f) =>
+          new Promise<readonly ForeignFamily[]>((resolve) => {
+            const id = this.nextScrape++;
+            const timer = setTimeout(() => {
+              f.scrapes.delete(id);
+              resolve([]);
+            }, SCRAPE_TIMEOUT_MS);
+            f.scrapes.set(id, (families) => {
+              clearTimeout(timer);
+              resolve(families);
+            });
+            if (!this.sendTo(f, { type: 'tsserve.front.scrape', id })) {
+              clearTimeout(timer);
+              f.scrapes.delete(id);
+              resolve([]);
+            }
+          }),
+      ),
+    );
     return answers.flat();
   }
 
@@ -173,12 +204,22 @@ export class FrontSupervisor {
     const worker = cluster.fork({ TS_FRONT: '1' });
     const helloMs = this.opts.helloTimeoutMs ?? HELLO_TIMEOUT_MS;
     const helloTimer = setTimeout(() => {
-      this.opts.log.error(`front process ${String(worker.process.pid)} said no hello within ${helloMs} ms of its fork: its start is hung; killing it (SIGKILL)`);
+      this.opts.log.error(
+        `front process ${String(worker.process.pid)} said no hello within ${helloMs} ms of its fork: its start is hung; killing it (SIGKILL)`,
+      );
       worker.process.kill('SIGKILL');
     }, helloMs);
     helloTimer.unref();
     const key = `front-${worker.id}`;
-    const front: Front = { worker, key, relay: new ModelRelay(this.opts.lookup, (m) => this.sendTo(front, m)), scrapes: new Map(), inited: false, heartbeat: null, hung: false };
+    const front: Front = {
+      worker,
+      key,
+      relay: new ModelRelay(this.opts.lookup, (m) => this.sendTo(front, m)),
+      scrapes: new Map(),
+      inited: false,
+      heartbeat: null,
+      hung: false,
+    };
     this.fronts.add(front);
     return new Promise<number>((resolve, reject) => {
       let listening = false;
@@ -186,25 +227,41 @@ export class FrontSupervisor {
       const init = (): void => {
         const t = this.opts.models();
         front.inited = true;
-        this.sendTo(front, { type: 'tsserve.front.init', ...this.opts.init, ...(this.portValue > 0 ? { port: this.portValue } : {}), models: t.models, health: t.health });
+        this.sendTo(front, {
+          type: 'tsserve.front.init',
+          ...this.opts.init,
+          ...(this.portValue > 0 ? { port: this.portValue } : {}),
+          models: t.models,
+          health: t.health,
+        });
         if (this.draining) this.sendTo(front, { type: 'tsserve.front.drain' });
       };
       worker.on('message', (raw: unknown) => {
         if (!isFrontMessage(raw)) return;
         const m = raw as FromFront;
-        if (m.type === 'tsserve.front.pong') { front.heartbeat?.answer(m.seq, performance.now()); return; }
+        if (m.type === 'tsserve.front.pong') {
+          front.heartbeat?.answer(m.seq, performance.now());
+          return;
+        }
         // A front forked just before the stop (a replacement) is stopped, not started: its init
         // would have it listen, and the stop sent before it could read one went unheard until
         // the 15 s kill.
         if (m.type === 'tsserve.front.hello') {
           clearTimeout(helloTimer);
-          if (this.stopping) { this.sendTo(front, { type: 'tsserve.front.stop' }); return; }
+          if (this.stopping) {
+            this.sendTo(front, { type: 'tsserve.front.stop' });
+            return;
+          }
           front.heartbeat = new Heartbeat(this.opts.heartbeatMisses ?? HEARTBEAT_MISSES, performance.now());
           init();
           return;
         }
         if (m.type === 'tsserve.front.listen-failed') {
-          bindError = listenError('inference', { host: this.opts.init.host, port: this.portValue > 0 ? this.portValue : this.opts.init.port }, m);
+          bindError = listenError(
+            'inference',
+            { host: this.opts.init.host, port: this.portValue > 0 ? this.portValue : this.opts.init.port },
+            m,
+          );
           return;
         }
         if (m.type === 'tsserve.front.listening') {
@@ -216,13 +273,20 @@ export class FrontSupervisor {
         }
         this.onMessage(front, m);
       });
-      worker.on('error', () => { /* surfaced through 'exit' */ });
+      worker.on('error', () => {
+        /* surfaced through 'exit' */
+      });
       // Its series go once it exited AND its channel delivered its last flush ('exit' can come
       // first; a flush read after it would bind the dead front a table and gauge values again).
       let exited = false;
       let disconnected = false;
-      const forgetOnce = (): void => { if (exited && disconnected) this.opts.ingest.forget(key); };
-      worker.once('disconnect', () => { disconnected = true; forgetOnce(); });
+      const forgetOnce = (): void => {
+        if (exited && disconnected) this.opts.ingest.forget(key);
+      };
+      worker.once('disconnect', () => {
+        disconnected = true;
+        forgetOnce();
+      });
       worker.on('exit', (code, signal) => {
         clearTimeout(helloTimer);
         this.fronts.delete(front);
@@ -230,25 +294,43 @@ export class FrontSupervisor {
         exited = true;
         forgetOnce();
         for (const done of front.scrapes.values()) done([]);
-        if (!listening) reject(bindError ?? new Error(`front process ${String(worker.process.pid)} exited before listening (${signal ?? `code ${String(code)}`})`));
+        if (!listening)
+          reject(
+            bindError ??
+              new Error(
+                `front process ${String(worker.process.pid)} exited before listening (${signal ?? `code ${String(code)}`})`,
+              ),
+          );
         // A front of the start that failed fails the start (the server stops): none is started again.
         if (this.stopping || !this.started) return;
         this.restarts++;
         this.opts.restartCounter?.record(1);
         const why = signal ?? `code ${String(code)}`;
         // Its exit is logged here; the rejection of its start says the same.
-        const restart = (): void => { void this.fork().catch(() => undefined); };
+        const restart = (): void => {
+          void this.fork().catch(() => undefined);
+        };
         if (listening) {
           // A serving front is replaced at once: the shared port keeps its capacity.
-          this.opts.log.error(`front process ${String(worker.process.pid)} exited (${why}); starting another (restart ${this.restarts})`);
+          this.opts.log.error(
+            `front process ${String(worker.process.pid)} exited (${why}); starting another (restart ${this.restarts})`,
+          );
           restart();
           return;
         }
         // One that died before it listened will likely die again: forked at once, it looped as
         // fast as it could fail (a CPU and a log line per fork). Backed off as workers are.
-        const delay = Math.min((this.opts.restartBackoffMs ?? RESTART_BACKOFF_MS) * 2 ** this.failedStarts++, MAX_RESTART_BACKOFF_MS);
-        this.opts.log.error(`front process ${String(worker.process.pid)} exited before it listened (${why}); starting another in ${delay} ms (restart ${this.restarts})`);
-        const t = setTimeout(() => { this.pendingRestarts.delete(t); if (!this.stopping) restart(); }, delay);
+        const delay = Math.min(
+          (this.opts.restartBackoffMs ?? RESTART_BACKOFF_MS) * 2 ** this.failedStarts++,
+          MAX_RESTART_BACKOFF_MS,
+        );
+        this.opts.log.error(
+          `front process ${String(worker.process.pid)} exited before it listened (${why}); starting another in ${delay} ms (restart ${this.restarts})`,
+        );
+        const t = setTimeout(() => {
+          this.pendingRestarts.delete(t);
+          if (!this.stopping) restart();
+        }, delay);
         t.unref();
         this.pendingRestarts.add(t);
       });
@@ -261,23 +343,40 @@ export class FrontSupervisor {
     for (const f of this.fronts) {
       if (f.heartbeat === null || f.hung) continue;
       const t = f.heartbeat.tick(now);
-      if (t.kind === 'ping') { this.sendTo(f, { type: 'tsserve.front.ping', seq: t.seq }); continue; }
+      if (t.kind === 'ping') {
+        this.sendTo(f, { type: 'tsserve.front.ping', seq: t.seq });
+        continue;
+      }
       f.hung = true;
       // The connections it holds hang with it: only SIGKILL frees them (a blocked loop never
       // runs a SIGTERM handler). Its exit restarts it, as any front's.
-      this.opts.log.error(`front process ${String(f.worker.process.pid)} answered none of its last ${t.missed} heartbeats (one every ${this.heartbeatMs} ms) and was silent for ${(t.silentMs / 1000).toFixed(1)} s: its event loop is blocked; killing it (SIGKILL)`);
+      this.opts.log.error(
+        `front process ${String(f.worker.process.pid)} answered none of its last ${t.missed} heartbeats (one every ${this.heartbeatMs} ms) and was silent for ${(t.silentMs / 1000).toFixed(1)} s: its event loop is blocked; killing it (SIGKILL)`,
+      );
       f.worker.process.kill('SIGKILL');
     }
   }
 
   private onMessage(front: Front, m: FromFront): void {
     switch (m.type) {
-      case 'tsserve.front.job': front.relay.job(m); break;
-      case 'tsserve.front.jobs': for (const j of m.jobs) front.relay.job(j); break;
-      case 'tsserve.front.generate': front.relay.generate(m); break;
-      case 'tsserve.front.speak': front.relay.speak(m); break;
-      case 'tsserve.front.cancel': front.relay.cancel(m.id); break;
-      case 'tsserve.front.metrics': this.opts.ingest.handle(front.key, m); break;
+      case 'tsserve.front.job':
+        front.relay.job(m);
+        break;
+      case 'tsserve.front.jobs':
+        for (const j of m.jobs) front.relay.job(j);
+        break;
+      case 'tsserve.front.generate':
+        front.relay.generate(m);
+        break;
+      case 'tsserve.front.speak':
+        front.relay.speak(m);
+        break;
+      case 'tsserve.front.cancel':
+        front.relay.cancel(m.id);
+        break;
+      case 'tsserve.front.metrics':
+        this.opts.ingest.handle(front.key, m);
+        break;
       case 'tsserve.front.process': {
         const done = front.scrapes.get(m.id);
         front.scrapes.delete(m.id);

@@ -17,7 +17,10 @@ export class Heartbeat {
   private heardAt: number;
 
   /** `misses`: unanswered pings that make a front hung; `now`: when it said hello (ms). */
-  constructor(private readonly misses: number, now: number) {
+  constructor(
+    private readonly misses: number,
+    now: number,
+  ) {
     this.heardAt = now;
   }
 

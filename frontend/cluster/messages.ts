@@ -226,12 +226,37 @@ export interface FrontProcessMetrics {
 }
 
 /** Any message from the primary. */
-export type ToFront = FrontInit | FrontModels | FrontJobDone | FrontJobsDone | FrontGenEvent | FrontSpeechEvent | FrontControl | FrontScrape | FrontPing;
+export type ToFront =
+  | FrontInit
+  | FrontModels
+  | FrontJobDone
+  | FrontJobsDone
+  | FrontGenEvent
+  | FrontSpeechEvent
+  | FrontControl
+  | FrontScrape
+  | FrontPing;
 /** Any message from a front. */
-export type FromFront = FrontHello | FrontListening | FrontListenFailed | FrontStopped | FrontJob | FrontJobs | FrontCancel | FrontGenerate | FrontSpeak | FrontMetrics | FrontProcessMetrics | FrontPong;
+export type FromFront =
+  | FrontHello
+  | FrontListening
+  | FrontListenFailed
+  | FrontStopped
+  | FrontJob
+  | FrontJobs
+  | FrontCancel
+  | FrontGenerate
+  | FrontSpeak
+  | FrontMetrics
+  | FrontProcessMetrics
+  | FrontPong;
 
 /** True for a message of this protocol (either direction). */
 export function isFrontMessage(msg: unknown): msg is { readonly type: string } {
-  return typeof msg === 'object' && msg !== null && typeof (msg as { type?: unknown }).type === 'string'
-    && (msg as { type: string }).type.startsWith('tsserve.front.');
+  return (
+    typeof msg === 'object' &&
+    msg !== null &&
+    typeof (msg as { type?: unknown }).type === 'string' &&
+    (msg as { type: string }).type.startsWith('tsserve.front.')
+  );
 }

@@ -38,14 +38,28 @@ export class ModelRelay {
     // Something in them cannot be serialised: each alone, and one that still fails gets a 500.
     for (const d of done) {
       if (this.send(d)) continue;
-      this.send({ type: 'tsserve.front.done', id: d.id, outcome: errorOutcome(500, 'InternalServerException', 'the answer could not be sent to the front process', d.outcome.queueUs) });
+      this.send({
+        type: 'tsserve.front.done',
+        id: d.id,
+        outcome: errorOutcome(
+          500,
+          'InternalServerException',
+          'the answer could not be sent to the front process',
+          d.outcome.queueUs,
+        ),
+      });
     }
   };
 
   /** Relayed jobs not answered yet. */
-  get jobsInFlight(): number { return this.jobs.size; }
+  get jobsInFlight(): number {
+    return this.jobs.size;
+  }
 
-  constructor(private readonly lookup: (name: string) => ServedModel | undefined, private readonly send: (m: ToFront) => boolean) {}
+  constructor(
+    private readonly lookup: (name: string) => ServedModel | undefined,
+    private readonly send: (m: ToFront) => boolean,
+  ) {}
 
   job(m: FrontJob): void {
     // Exemplars are recorded here, in the primary: they look the trace id up by request id.
@@ -58,26 +72,34 @@ export class ModelRelay {
       this.answers.push({ type: 'tsserve.front.done', id: m.id, outcome });
     };
     this.jobs.set(m.id, false);
-    if (model?.submit === undefined) return answer(errorOutcome(404, 'ResourceNotFoundException', `Model not found: ${m.model}`));
+    if (model?.submit === undefined)
+      return answer(errorOutcome(404, 'ResourceNotFoundException', `Model not found: ${m.model}`));
     const admitted = model.submit({
-      requestId: m.requestId, body: m.body, ...(m.input !== undefined ? { input: m.input } : {}),
+      requestId: m.requestId,
+      body: m.body,
+      ...(m.input !== undefined ? { input: m.input } : {}),
       arrivalMs: m.arrivalEpochMs - performance.timeOrigin,
       cancelled: () => this.gone || this.jobs.get(m.id) === true,
       done: answer,
     });
-    if (admitted !== 'queued') answer({ ...errorOutcome(503, 'ServiceUnavailableException', refusal(m.model, admitted)), refused: admitted });
+    if (admitted !== 'queued')
+      answer({ ...errorOutcome(503, 'ServiceUnavailableException', refusal(m.model, admitted)), refused: admitted });
   }
 
   generate(m: FrontGenerate): void {
     // The rest of a request refused as a whole: the front failed it on its first prompt's error
     // and cancels these; none starts.
-    if (m.group !== undefined && m.group.index > 0 && this.refusedFollowers > 0) { this.refusedFollowers--; return; }
+    if (m.group !== undefined && m.group.index > 0 && this.refusedFollowers > 0) {
+      this.refusedFollowers--;
+      return;
+    }
     traceIds.set(m.requestId, m.traceId);
     const model = this.lookup(m.model);
     const send = (ev: Omit<Extract<ToFront, { type: 'tsserve.front.gen' }>, 'type' | 'id'>): void => {
       if (!this.gone) this.send({ type: 'tsserve.front.gen', id: m.id, ...ev });
     };
-    if (!(model instanceof GenerationModel)) return send({ error: { status: 404, message: `The model \`${m.model}\` does not exist.` } });
+    if (!(model instanceof GenerationModel))
+      return send({ error: { status: 404, message: `The model \`${m.model}\` does not exist.` } });
     // Several prompts are admitted all or none, as the route does without fronts (it started
     // the first ones, then aborted them when a later one was refused).
     if (m.group !== undefined && m.group.index === 0) {
@@ -88,14 +110,25 @@ export class ModelRelay {
       }
     }
     let left = m.params.n ?? 1;
-    const started = model.generate({ prompt: m.prompt, params: m.params, arrivalMs: m.arrivalEpochMs - performance.timeOrigin, requestId: m.requestId }, {
-      onTimings: (timings) => send({ timings }),
-      onOutput: (output) => {
-        if (output.finishReason !== undefined && --left <= 0) this.aborts.delete(m.id);
-        send({ output });
+    const started = model.generate(
+      {
+        prompt: m.prompt,
+        params: m.params,
+        arrivalMs: m.arrivalEpochMs - performance.timeOrigin,
+        requestId: m.requestId,
       },
-      onError: (status, message) => { this.aborts.delete(m.id); send({ error: { status, message } }); },
-    });
+      {
+        onTimings: (timings) => send({ timings }),
+        onOutput: (output) => {
+          if (output.finishReason !== undefined && --left <= 0) this.aborts.delete(m.id);
+          send({ output });
+        },
+        onError: (status, message) => {
+          this.aborts.delete(m.id);
+          send({ error: { status, message } });
+        },
+      },
+    );
     if ('status' in started) return send({ error: { status: started.status, message: started.message } });
     send({ accepted: true });
     const handle = started;
@@ -107,17 +140,33 @@ export class ModelRelay {
     const send = (ev: Omit<FrontSpeechEvent, 'type' | 'id'>): void => {
       if (!this.gone) this.send({ type: 'tsserve.front.speech', id: m.id, ...ev });
     };
-    if (!(model instanceof PipelineModel)) return send({ error: { status: 404, message: `The model \`${m.model}\` does not exist.` } });
+    if (!(model instanceof PipelineModel))
+      return send({ error: { status: 404, message: `The model \`${m.model}\` does not exist.` } });
     let ended = false;
-    const started = model.speak({
-      prompt: m.prompt, params: m.params, streamed: m.streamed, requestId: m.requestId,
-      arrivalMs: m.arrivalEpochMs - performance.timeOrigin, ...(m.codes !== undefined ? { codes: m.codes } : {}),
-    }, {
-      onText: (text) => send({ text }),
-      onAudio: (audio) => send({ audio }),
-      onDone: (done) => { ended = true; this.aborts.delete(m.id); send({ done }); },
-      onError: (status, message) => { ended = true; this.aborts.delete(m.id); send({ error: { status, message } }); },
-    });
+    const started = model.speak(
+      {
+        prompt: m.prompt,
+        params: m.params,
+        streamed: m.streamed,
+        requestId: m.requestId,
+        arrivalMs: m.arrivalEpochMs - performance.timeOrigin,
+        ...(m.codes !== undefined ? { codes: m.codes } : {}),
+      },
+      {
+        onText: (text) => send({ text }),
+        onAudio: (audio) => send({ audio }),
+        onDone: (done) => {
+          ended = true;
+          this.aborts.delete(m.id);
+          send({ done });
+        },
+        onError: (status, message) => {
+          ended = true;
+          this.aborts.delete(m.id);
+          send({ error: { status, message } });
+        },
+      },
+    );
     if ('status' in started) return send({ error: { status: started.status, message: started.message } });
     // A run that failed at once (nothing to speak) has already sent its end.
     if (ended) return;
@@ -127,7 +176,11 @@ export class ModelRelay {
 
   cancel(id: number): void {
     const abort = this.aborts.get(id);
-    if (abort !== undefined) { this.aborts.delete(id); abort(); return; }
+    if (abort !== undefined) {
+      this.aborts.delete(id);
+      abort();
+      return;
+    }
     // Only a job still in flight is marked: a cancel that crossed its answer leaves nothing behind.
     if (this.jobs.has(id)) this.jobs.set(id, true);
   }

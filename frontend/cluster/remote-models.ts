@@ -45,7 +45,9 @@ export class PrimaryLink {
   }
 
   /** Requests sent and not answered yet. */
-  get pending(): number { return this.jobs.size + this.gens.size + this.speaks.size; }
+  get pending(): number {
+    return this.jobs.size + this.gens.size + this.speaks.size;
+  }
 
   submit(model: string, job: Job): void {
     const id = this.nextId++;
@@ -54,9 +56,14 @@ export class PrimaryLink {
     // The route noted the request's trace id in this process; the exemplars are the primary's.
     const traceId = traceIds.get(job.requestId);
     this.outbox.push({
-      type: 'tsserve.front.job', id, model, requestId: job.requestId, body: job.input === undefined ? job.body : null,
+      type: 'tsserve.front.job',
+      id,
+      model,
+      requestId: job.requestId,
+      body: job.input === undefined ? job.body : null,
       ...(job.input !== undefined ? { input: job.input } : {}),
-      arrivalEpochMs: performance.timeOrigin + job.arrivalMs, ...(traceId !== undefined ? { traceId } : {}),
+      arrivalEpochMs: performance.timeOrigin + job.arrivalMs,
+      ...(traceId !== undefined ? { traceId } : {}),
     });
   }
 
@@ -64,20 +71,38 @@ export class PrimaryLink {
     const id = this.nextId++;
     this.gens.set(id, { sink, left: req.params.n ?? 1 });
     this.send({
-      type: 'tsserve.front.generate', id, model, requestId, prompt: req.prompt, params: req.params, arrivalEpochMs: performance.timeOrigin + req.arrivalMs,
-      ...(req.traceId !== undefined ? { traceId: req.traceId } : {}), ...(req.group !== undefined ? { group: req.group } : {}),
+      type: 'tsserve.front.generate',
+      id,
+      model,
+      requestId,
+      prompt: req.prompt,
+      params: req.params,
+      arrivalEpochMs: performance.timeOrigin + req.arrivalMs,
+      ...(req.traceId !== undefined ? { traceId: req.traceId } : {}),
+      ...(req.group !== undefined ? { group: req.group } : {}),
     });
-    return () => { if (this.gens.delete(id)) this.send({ type: 'tsserve.front.cancel', id }); };
+    return () => {
+      if (this.gens.delete(id)) this.send({ type: 'tsserve.front.cancel', id });
+    };
   }
 
   speak(model: string, req: SpeakRequest, requestId: string, sink: SpeakSink): () => void {
     const id = this.nextId++;
     this.speaks.set(id, sink);
     this.send({
-      type: 'tsserve.front.speak', id, model, requestId, prompt: req.prompt, params: req.params, streamed: req.streamed,
-      ...(req.codes !== undefined ? { codes: req.codes } : {}), arrivalEpochMs: performance.timeOrigin + req.arrivalMs,
+      type: 'tsserve.front.speak',
+      id,
+      model,
+      requestId,
+      prompt: req.prompt,
+      params: req.params,
+      streamed: req.streamed,
+      ...(req.codes !== undefined ? { codes: req.codes } : {}),
+      arrivalEpochMs: performance.timeOrigin + req.arrivalMs,
     });
-    return () => { if (this.speaks.delete(id)) this.send({ type: 'tsserve.front.cancel', id }); };
+    return () => {
+      if (this.speaks.delete(id)) this.send({ type: 'tsserve.front.cancel', id });
+    };
   }
 
   speech(m: FrontSpeechEvent): void {
@@ -86,8 +111,14 @@ export class PrimaryLink {
     if (m.accepted === true) sink.onAccepted?.();
     if (m.text !== undefined) sink.onText(m.text);
     if (m.audio !== undefined) sink.onAudio(m.audio);
-    if (m.done !== undefined) { this.speaks.delete(m.id); sink.onDone(m.done); }
-    if (m.error !== undefined) { this.speaks.delete(m.id); sink.onError(m.error.status, m.error.message); }
+    if (m.done !== undefined) {
+      this.speaks.delete(m.id);
+      sink.onDone(m.done);
+    }
+    if (m.error !== undefined) {
+      this.speaks.delete(m.id);
+      sink.onError(m.error.status, m.error.message);
+    }
   }
 
   done(m: FrontJobDone): void {
@@ -107,17 +138,30 @@ export class PrimaryLink {
       if (m.output.finishReason !== undefined && --g.left <= 0) this.gens.delete(m.id);
       g.sink.onOutput(m.output);
     }
-    if (m.error !== undefined) { this.gens.delete(m.id); g.sink.onError(m.error.status, m.error.message); }
+    if (m.error !== undefined) {
+      this.gens.delete(m.id);
+      g.sink.onError(m.error.status, m.error.message);
+    }
   }
 
-  close(): void { clearInterval(this.timer); }
+  close(): void {
+    clearInterval(this.timer);
+  }
 
   private scanCancelled(): void {
     for (const [id, job] of this.jobs) {
       if (job.cancelled?.() === true) {
         this.jobs.delete(id);
         this.send({ type: 'tsserve.front.cancel', id });
-        job.done({ status: 503, body: { code: 503, type: 'ServiceUnavailableException', message: 'client closed the connection before the request was served' }, queueUs: 0 });
+        job.done({
+          status: 503,
+          body: {
+            code: 503,
+            type: 'ServiceUnavailableException',
+            message: 'client closed the connection before the request was served',
+          },
+          queueUs: 0,
+        });
       }
     }
   }
@@ -128,14 +172,29 @@ export class PrimaryLink {
  * lifecycle a front cannot drive (models start, scale and stop on the primary).
  */
 abstract class RemoteModel {
-  constructor(public snapshot: ModelSnapshot, protected readonly link: PrimaryLink) {}
+  constructor(
+    public snapshot: ModelSnapshot,
+    protected readonly link: PrimaryLink,
+  ) {}
 
-  get config(): ModelConfig { return this.snapshot.config; }
-  describe(): ModelDescription { return this.snapshot.description; }
-  start(): Promise<void> { return Promise.resolve(); }
-  scale(): Promise<void> { return Promise.reject(new Error('models are scaled on the primary (management API)')); }
-  drain(): Promise<void> { return Promise.resolve(); }
-  stop(): Promise<void> { return Promise.resolve(); }
+  get config(): ModelConfig {
+    return this.snapshot.config;
+  }
+  describe(): ModelDescription {
+    return this.snapshot.description;
+  }
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+  scale(): Promise<void> {
+    return Promise.reject(new Error('models are scaled on the primary (management API)'));
+  }
+  drain(): Promise<void> {
+    return Promise.resolve();
+  }
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 /** A batched model served by the primary. */
@@ -157,7 +216,9 @@ export class RemoteBatchedModel extends RemoteModel implements ServedModel {
 export class RemoteGenerationModel extends RemoteModel implements ServedModel, GenerationTarget {
   readonly kind = 'generate';
 
-  get vocabSize(): number | undefined { return this.snapshot.vocabSize; }
+  get vocabSize(): number | undefined {
+    return this.snapshot.vocabSize;
+  }
 
   generate(req: GenerateRequest, sink: GenerationSink): GenerationHandle | GenerateRefused {
     // No check of the table's workers here: it is up to 500 ms old, and the primary's refusal
@@ -175,7 +236,9 @@ export class RemotePipelineModel extends RemoteModel implements ServedModel, Spe
   private vocabFor: ModelSnapshot | null = null;
   private cachedVocab: ModelVocab | null = null;
 
-  get sampleRate(): number { return this.snapshot.speech?.sampleRate ?? 24000; }
+  get sampleRate(): number {
+    return this.snapshot.speech?.sampleRate ?? 24000;
+  }
 
   /** The thinker's vocabulary, rebuilt only when the primary's model table changed. */
   get vocab(): ModelVocab {
@@ -187,7 +250,9 @@ export class RemotePipelineModel extends RemoteModel implements ServedModel, Spe
   }
 
   /** Listed by `GET /v1/models`, as on the primary. */
-  get openaiListing(): { readonly maxModelLen: number } { return { maxModelLen: this.vocab.maxModelLen }; }
+  get openaiListing(): { readonly maxModelLen: number } {
+    return { maxModelLen: this.vocab.maxModelLen };
+  }
 
   speak(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string } {
     // The primary's orchestrator names the stage without a replica (the table may be stale).

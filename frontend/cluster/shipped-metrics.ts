@@ -17,7 +17,10 @@ import { EMITTED_METRICS } from '../server/frontend-series.js';
  * declares): the frontend metrics, and the refusals a front's route counts itself (the Open
  * Inference Protocol's all-or-none check; a no-op there before, so those 503s went uncounted).
  */
-export const FRONT_METRICS: readonly string[] = Object.freeze([...Object.keys(EMITTED_METRICS), 'tsserve_requests_refused_total']);
+export const FRONT_METRICS: readonly string[] = Object.freeze([
+  ...Object.keys(EMITTED_METRICS),
+  'tsserve_requests_refused_total',
+]);
 
 /** Observations one flush holds at most, over every histogram series (more are dropped, and counted by the primary in tsserve_datapoints_dropped_total{reason="queue_full"}). */
 export const MAX_OBSERVATIONS_PER_FLUSH = 1_000_000;
@@ -29,15 +32,24 @@ class ShippedSeries implements SeriesHandle {
   observations: number[] = [];
   last = 0;
 
-  constructor(readonly id: number, readonly type: MetricSpec['type'], private readonly owner: ShippedMetrics) {}
+  constructor(
+    readonly id: number,
+    readonly type: MetricSpec['type'],
+    private readonly owner: ShippedMetrics,
+  ) {}
 
   record(value: number): void {
     if (!Number.isFinite(value)) return; // the primary's record would drop it too
-    if (!this.touched) { this.touched = true; this.owner.dirty.push(this); }
+    if (!this.touched) {
+      this.touched = true;
+      this.owner.dirty.push(this);
+    }
     if (this.type === 'counter') this.sum += value;
     else if (this.type === 'gauge') this.last = value;
-    else if (this.owner.observationCount < MAX_OBSERVATIONS_PER_FLUSH) { this.observations.push(value); this.owner.observationCount++; }
-    else this.owner.droppedCount++;
+    else if (this.owner.observationCount < MAX_OBSERVATIONS_PER_FLUSH) {
+      this.observations.push(value);
+      this.owner.observationCount++;
+    } else this.owner.droppedCount++;
   }
 }
 
@@ -58,7 +70,12 @@ export class ShippedMetrics implements MetricsPort {
   private readonly timer: NodeJS.Timeout;
 
   /** `send` ships one flush; `flushMs` is the interval between flushes. */
-  constructor(specs: readonly MetricSpec[], modes: readonly SinkMode[], private readonly send: (m: FrontMetrics) => void, flushMs = 100) {
+  constructor(
+    specs: readonly MetricSpec[],
+    modes: readonly SinkMode[],
+    private readonly send: (m: FrontMetrics) => void,
+    flushMs = 100,
+  ) {
     this.specs = new Map(specs.map((s) => [s.name, s]));
     this.specsByKey = new Map(specs.flatMap((s): [string, MetricSpec][] => (s.key === undefined ? [] : [[s.key, s]])));
     this.modes = modes;
@@ -78,27 +95,48 @@ export class ShippedMetrics implements MetricsPort {
   }
 
   /** An access record, shipped with the next flush (the primary writes access_log.log). */
-  accessRecord(r: AccessRecord): void { this.access.push(r); }
+  accessRecord(r: AccessRecord): void {
+    this.access.push(r);
+  }
 
   /** A log line, shipped with the next flush (the primary writes ts_log.log). */
-  logLine(level: LogLevel, msg: string): void { this.logs.push([level, msg]); }
+  logLine(level: LogLevel, msg: string): void {
+    this.logs.push([level, msg]);
+  }
 
   /** Ships everything recorded since the last flush (nothing when nothing was). */
   flush(): void {
-    if (this.dirty.length === 0 && this.pendingDecls.length === 0 && this.access.length === 0 && this.logs.length === 0 && this.droppedCount === 0) return;
+    if (
+      this.dirty.length === 0 &&
+      this.pendingDecls.length === 0 &&
+      this.access.length === 0 &&
+      this.logs.length === 0 &&
+      this.droppedCount === 0
+    )
+      return;
     const counters: number[] = [];
     const gauges: number[] = [];
     const observations: [number, Float64Array][] = [];
     for (const s of this.dirty) {
       s.touched = false;
-      if (s.type === 'counter') { counters.push(s.id, s.sum); s.sum = 0; }
-      else if (s.type === 'gauge') gauges.push(s.id, s.last);
-      else { observations.push([s.id, Float64Array.from(s.observations)]); s.observations = []; }
+      if (s.type === 'counter') {
+        counters.push(s.id, s.sum);
+        s.sum = 0;
+      } else if (s.type === 'gauge') gauges.push(s.id, s.last);
+      else {
+        observations.push([s.id, Float64Array.from(s.observations)]);
+        s.observations = [];
+      }
     }
     const msg: FrontMetrics = {
-      type: 'tsserve.front.metrics', decls: this.pendingDecls,
-      counters: Float64Array.from(counters), observations, gauges: Float64Array.from(gauges),
-      dropped: this.droppedCount, access: this.access, logs: this.logs,
+      type: 'tsserve.front.metrics',
+      decls: this.pendingDecls,
+      counters: Float64Array.from(counters),
+      observations,
+      gauges: Float64Array.from(gauges),
+      dropped: this.droppedCount,
+      access: this.access,
+      logs: this.logs,
     };
     this.dirty = [];
     this.pendingDecls = [];
@@ -121,7 +159,10 @@ export class ShippedMetrics implements MetricsPort {
 
   private bind(spec: MetricSpec, dims: Readonly<Record<string, string>> | readonly string[] | undefined): SeriesHandle {
     const byName: Record<string, string> = {};
-    if (Array.isArray(dims)) spec.dimensions.forEach((d, i) => { byName[d] = String((dims as readonly string[])[i] ?? ''); });
+    if (Array.isArray(dims))
+      spec.dimensions.forEach((d, i) => {
+        byName[d] = String((dims as readonly string[])[i] ?? '');
+      });
     else Object.assign(byName, dims ?? {});
     const key = JSON.stringify([spec.name, spec.dimensions.map((d) => byName[d] ?? null)]);
     let s = this.seriesByKey.get(key);

@@ -7,6 +7,18 @@ import type { ModelSnapshot } from './messages.js';
 /** The snapshot of `m` sent to the fronts. */
 export function snapshotOf(m: ServedModel): ModelSnapshot {
   const vocab = m instanceof GenerationModel ? m.vocabSize : undefined;
-  const speech = m instanceof PipelineModel ? { sampleRate: m.sampleRate, ...(m.thinker.config.engine !== undefined ? { thinkerEngine: m.thinker.config.engine } : {}) } : undefined;
-  return { kind: m.kind, config: m.config, description: m.describe(), ...(vocab !== undefined ? { vocabSize: vocab } : {}), ...(speech !== undefined ? { speech } : {}) };
+  const speech =
+    m instanceof PipelineModel
+      ? {
+          sampleRate: m.sampleRate,
+          ...(m.thinker.config.engine !== undefined ? { thinkerEngine: m.thinker.config.engine } : {}),
+        }
+      : undefined;
+  return {
+    kind: m.kind,
+    config: m.config,
+    description: m.describe(),
+    ...(vocab !== undefined ? { vocabSize: vocab } : {}),
+    ...(speech !== undefined ? { speech } : {}),
+  };
 }

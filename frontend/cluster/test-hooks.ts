@@ -23,7 +23,9 @@ export function testHeartbeatMs(env: NodeJS.ProcessEnv = process.env): number | 
   if (raw === undefined) return undefined;
   const ms = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!(ms >= MIN_HEARTBEAT_MS && ms <= MAX_HEARTBEAT_MS)) {
-    throw new Error(`${HEARTBEAT_ENV} (a test hook): expected an integer of ms from ${MIN_HEARTBEAT_MS} to ${MAX_HEARTBEAT_MS}, got ${JSON.stringify(raw)}`);
+    throw new Error(
+      `${HEARTBEAT_ENV} (a test hook): expected an integer of ms from ${MIN_HEARTBEAT_MS} to ${MAX_HEARTBEAT_MS}, got ${JSON.stringify(raw)}`,
+    );
   }
   return ms;
 }
@@ -32,12 +34,18 @@ export function testHeartbeatMs(env: NodeJS.ProcessEnv = process.env): number | 
  * With `TSSERVE_TEST_FRONT_STALL` set, SIGUSR2 blocks this process's event loop (Atomics.wait:
  * the thread sleeps, it does not spin a shared core) and, for a finite stall, logs it once over.
  */
-export function installStallHook(log: (level: LogLevel, msg: string) => void, env: NodeJS.ProcessEnv = process.env): void {
+export function installStallHook(
+  log: (level: LogLevel, msg: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   const raw = env[STALL_ENV];
   if (raw === undefined) return;
   const ms = raw === 'forever' ? Infinity : /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (Number.isNaN(ms)) {
-    log('error', `${STALL_ENV} (a test hook): expected an integer of ms or 'forever', got ${JSON.stringify(raw)}; no stall hook`);
+    log(
+      'error',
+      `${STALL_ENV} (a test hook): expected an integer of ms or 'forever', got ${JSON.stringify(raw)}; no stall hook`,
+    );
     return;
   }
   const cell = new Int32Array(new SharedArrayBuffer(4));

@@ -137,9 +137,16 @@ export function checkEngineMetrics(metrics: Pick<MetricsPort, 'byKey'>): Readonl
       problems.set(key, `${name} must be a ${e.type} (declared ${m.spec.type}); it is switched off`);
     } else if (e.info === true) {
       const unknown = declared.filter((d) => !want.includes(d));
-      if (unknown.length > 0) problems.set(key, `${name} may only have dimensions among [${want.join(', ')}] (+ the hostname), declared [${declared.join(', ')}]; it is switched off`);
+      if (unknown.length > 0)
+        problems.set(
+          key,
+          `${name} may only have dimensions among [${want.join(', ')}] (+ the hostname), declared [${declared.join(', ')}]; it is switched off`,
+        );
     } else if ([...declared].sort().join(',') !== [...want].sort().join(',')) {
-      problems.set(key, `${name} must have dimensions [${want.join(', ')}] (+ the hostname), declared [${declared.join(', ')}]; it is switched off`);
+      problems.set(
+        key,
+        `${name} must have dimensions [${want.join(', ')}] (+ the hostname), declared [${declared.join(', ')}]; it is switched off`,
+      );
     }
   }
   return problems;
@@ -194,7 +201,7 @@ export function bindEngineSeries(
   for (const s of PROMPT_SOURCES) bySource[s] = counter('llm.prompt_tokens_by_source', { source: s });
   const perPos: SeriesHandle[] = [];
   // The self-metric (no key: the server's own), for evictions the engine's bounded queue dropped.
-  const dropped = enabled ? metrics.get?.('tsserve_datapoints_dropped_total') ?? null : null;
+  const dropped = enabled ? (metrics.get?.('tsserve_datapoints_dropped_total') ?? null) : null;
   return {
     kvEvictionsDropped: dropped === null ? NOOP : dropped.bind(pick(dropped, { reason: 'queue_full' })),
     running: gauge('llm.num_requests_running'),
@@ -230,6 +237,7 @@ export function bindEngineSeries(
     specDrafts: bind('llm.spec_decode_num_drafts'),
     specDraftTokens: bind('llm.spec_decode_num_draft_tokens'),
     specAcceptedTokens: bind('llm.spec_decode_num_accepted_tokens'),
-    specAcceptedPerPos: (position) => (perPos[position] ??= bind('llm.spec_decode_num_accepted_tokens_per_pos', { position: String(position) })),
+    specAcceptedPerPos: (position) =>
+      (perPos[position] ??= bind('llm.spec_decode_num_accepted_tokens_per_pos', { position: String(position) })),
   };
 }

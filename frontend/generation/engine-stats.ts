@@ -149,7 +149,13 @@ export class EngineStats {
     const now = this.nowMs();
     for (const req of [...this.requests.values()]) {
       req.seqs.forEach((seq, index) => {
-        if (seq.finishReason === undefined) this.finish(req, seq, { requestId: req.requestId, index, newTokenIds: [], text: '', events: [], finishReason: reason }, now);
+        if (seq.finishReason === undefined)
+          this.finish(
+            req,
+            seq,
+            { requestId: req.requestId, index, newTokenIds: [], text: '', events: [], finishReason: reason },
+            now,
+          );
       });
     }
     this.requests.clear();

@@ -3,7 +3,13 @@
  * its log line, and the sinks of the requests it runs. Step messages are counted first, then
  * handed to each request's sink, so a client that reads its answer finds the metrics updated.
  */
-import type { GenErrorMessage, GenRequestOutput, GenSamplingParams, GenStepMessage, ToGenWorkerMessage } from '../../schema/engine-ipc.js';
+import type {
+  GenErrorMessage,
+  GenRequestOutput,
+  GenSamplingParams,
+  GenStepMessage,
+  ToGenWorkerMessage,
+} from '../../schema/engine-ipc.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { MetricsPort } from '../server/metrics-port.js';
 import type { CacheConfigInfo } from './engine-series.js';
@@ -52,7 +58,11 @@ export class GenerationEngine {
     statsEnabled = true,
   ) {
     this.logger = new LoggingStatLogger(index, nowMs);
-    this.stats = new EngineStats(bindEngineSeries(metrics, modelName, String(index), cache, autoLabels, statsEnabled), nowMs, this.logger);
+    this.stats = new EngineStats(
+      bindEngineSeries(metrics, modelName, String(index), cache, autoLabels, statsEnabled),
+      nowMs,
+      this.logger,
+    );
   }
 
   /** Requests in flight on this engine. */
@@ -61,13 +71,26 @@ export class GenerationEngine {
   }
 
   /** Sends a request (text, or token ids as `promptTokenIds`) to the engine; false when the worker cannot be reached. */
-  add(requestId: string, arrivalMs: number, prompt: string | readonly number[], params: GenSamplingParams & { readonly max_tokens: number }, sink: GenerationSink): boolean {
+  add(
+    requestId: string,
+    arrivalMs: number,
+    prompt: string | readonly number[],
+    params: GenSamplingParams & { readonly max_tokens: number },
+    sink: GenerationSink,
+  ): boolean {
     const n = params.n ?? 1;
-    this.stats.addRequest(requestId, arrivalMs, n, params.max_tokens, typeof prompt === 'string' ? undefined : prompt.length);
+    this.stats.addRequest(
+      requestId,
+      arrivalMs,
+      n,
+      params.max_tokens,
+      typeof prompt === 'string' ? undefined : prompt.length,
+    );
     this.sinks.set(requestId, { sink, n, finished: 0, seenOutput: false });
-    const add: ToGenWorkerMessage = typeof prompt === 'string'
-      ? { type: 'tsserve.gen.add', requestId, prompt, params }
-      : { type: 'tsserve.gen.add', requestId, promptTokenIds: prompt, params };
+    const add: ToGenWorkerMessage =
+      typeof prompt === 'string'
+        ? { type: 'tsserve.gen.add', requestId, prompt, params }
+        : { type: 'tsserve.gen.add', requestId, promptTokenIds: prompt, params };
     if (this.post(add)) return true;
     this.stats.dropRequest(requestId);
     this.sinks.delete(requestId);

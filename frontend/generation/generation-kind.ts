@@ -38,17 +38,30 @@ export class GenerationKind implements ModelKind {
     }
     if (this.opts.statsEnabled === false) {
       const engine = { ...config.engine, disableLogStats: true };
-      return new GenerationModel({ ...config, engine }, ctx, { modelUrl, loadedAtStartup, statLog: this.tickerFor(ctx), statsEnabled: false });
+      return new GenerationModel({ ...config, engine }, ctx, {
+        modelUrl,
+        loadedAtStartup,
+        statLog: this.tickerFor(ctx),
+        statsEnabled: false,
+      });
     }
     return new GenerationModel(config, ctx, { modelUrl, loadedAtStartup, statLog: this.tickerFor(ctx) });
   }
 
-  routes(ctx: ModelKindContext, lookup: (name: string) => ServedModel | undefined, list: () => readonly ServedModel[]): ReturnType<typeof openaiRouter> {
-    const asGen = (m: ServedModel | undefined): GenerationModel | undefined => (m instanceof GenerationModel ? m : undefined);
+  routes(
+    ctx: ModelKindContext,
+    lookup: (name: string) => ServedModel | undefined,
+    list: () => readonly ServedModel[],
+  ): ReturnType<typeof openaiRouter> {
+    const asGen = (m: ServedModel | undefined): GenerationModel | undefined =>
+      m instanceof GenerationModel ? m : undefined;
     return openaiRouter({
       lookup: (name) => asGen(lookup(name)),
       list: () => list().flatMap((m) => (m instanceof GenerationModel ? [m] : [])),
-      listOthers: () => list().flatMap((m) => (m.openaiListing !== undefined ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [])),
+      listOthers: () =>
+        list().flatMap((m) =>
+          m.openaiListing !== undefined ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [],
+        ),
       ...(ctx.bodyLimits !== undefined ? { bodyLimits: ctx.bodyLimits } : {}),
     });
   }

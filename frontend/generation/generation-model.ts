@@ -101,12 +101,17 @@ export class GenerationModel implements ServedModel, StatLineSource {
   /** `tsserve_requests_refused_total{reason="queue_full"}` of this model. */
   private readonly refused: SeriesHandle;
 
-  constructor(config: ModelConfig, private readonly ctx: ModelKindContext, private readonly opts: GenerationModelOptions) {
+  constructor(
+    config: ModelConfig,
+    private readonly ctx: ModelKindContext,
+    private readonly opts: GenerationModelOptions,
+  ) {
     this.configValue = config;
     this.cache = cacheConfigOf(config.engine);
     // --job-queue-size per engine when given, else 100 × max_num_seqs (TorchServe's default is 100 × batchSize).
     const seqs = validateEngineArgs(config.engine ?? {}).args.maxNumSeqs;
-    this.capacity = ctx.queueCapacity ?? ENGINE_QUEUE_FACTOR * (typeof seqs === 'number' && seqs > 0 ? seqs : DEFAULT_MAX_NUM_SEQS);
+    this.capacity =
+      ctx.queueCapacity ?? ENGINE_QUEUE_FACTOR * (typeof seqs === 'number' && seqs > 0 ? seqs : DEFAULT_MAX_NUM_SEQS);
     this.refused = ctx.series.queueFullRefusals(config.name);
     const base = ctx.poolDeps;
     this.pool = new WorkerPool(config, {
@@ -128,7 +133,9 @@ export class GenerationModel implements ServedModel, StatLineSource {
     opts.statLog?.add(this);
   }
 
-  get config(): ModelConfig { return this.configValue; }
+  get config(): ModelConfig {
+    return this.configValue;
+  }
 
   /** The model's vocabulary size from its `engine:` block (the keys the engine reads), if given. */
   get vocabSize(): number | undefined {
@@ -145,16 +152,21 @@ export class GenerationModel implements ServedModel, StatLineSource {
     return [...this.enginesById.values()].sort((a, b) => a.index - b.index);
   }
 
-  start(): Promise<void> { return this.pool.start(); }
+  start(): Promise<void> {
+    return this.pool.start();
+  }
 
   /** The stat lines of each engine (a SpecDecoding line too when it drafted), prefixed with the model name (starts each engine's next interval). */
   statLines(): StatLine[] {
-    return this.engines().flatMap((e) => e.logger.logLines().map((l) => ({ level: l.level, line: `[${this.configValue.name}] ${l.line}` })));
+    return this.engines().flatMap((e) =>
+      e.logger.logLines().map((l) => ({ level: l.level, line: `[${this.configValue.name}] ${l.line}` })),
+    );
   }
 
   /** Starts a request on the least loaded engine, or says why it cannot start. */
   generate(req: GenerateRequest, sink: GenerationSink): GenerationHandle | GenerateRefused {
-    if (this.closed) return { status: 503, message: `model ${this.configValue.name} is being unregistered or the server is stopping` };
+    if (this.closed)
+      return { status: 503, message: `model ${this.configValue.name} is being unregistered or the server is stopping` };
     let best: GenerationEngine | null = null;
     for (const [id, e] of this.enginesById) {
       if (this.retiring.has(id)) continue;
@@ -166,12 +178,21 @@ export class GenerationModel implements ServedModel, StatLineSource {
     const engine = best;
     if (engine.load >= this.capacity) {
       this.refused.record(1);
-      return { status: 503, message: `model ${this.configValue.name} has ${engine.load} request${engine.load === 1 ? '' : 's'} in flight on its least loaded engine, the most one holds (--job-queue-size ${this.capacity}); retry later` };
+      return {
+        status: 503,
+        message: `model ${this.configValue.name} has ${engine.load} request${engine.load === 1 ? '' : 's'} in flight on its least loaded engine, the most one holds (--job-queue-size ${this.capacity}); retry later`,
+      };
     }
     const requestId = req.requestId ?? `${this.configValue.name}-${randomUUID()}`;
     const wrapped: GenerationSink = {
-      onOutput: (o) => { sink.onOutput(o); this.checkDrained(); },
-      onError: (s, m) => { sink.onError(s, m); this.checkDrained(); },
+      onOutput: (o) => {
+        sink.onOutput(o);
+        this.checkDrained();
+      },
+      onError: (s, m) => {
+        sink.onError(s, m);
+        this.checkDrained();
+      },
       onTimings: (t) => sink.onTimings?.(t),
     };
     if (!engine.add(requestId, req.arrivalMs, req.prompt, req.params, wrapped)) {
@@ -196,16 +217,28 @@ export class GenerationModel implements ServedModel, StatLineSource {
     const free = this.remainingCapacity();
     if (this.closed || n <= free) return null; // a closing model refuses in generate()
     this.refused.record(1);
-    return { status: 503, message: `model ${this.configValue.name} can take ${free} more request${free === 1 ? '' : 's'} before its engines are full (--job-queue-size ${this.capacity} each), and this request has ${n} prompts; retry later` };
+    return {
+      status: 503,
+      message: `model ${this.configValue.name} can take ${free} more request${free === 1 ? '' : 's'} before its engines are full (--job-queue-size ${this.capacity} each), and this request has ${n} prompts; retry later`,
+    };
   }
 
   describe(): ModelDescription {
     const c = this.configValue;
     const pending = this.inFlight();
     return {
-      modelName: c.name, modelVersion: c.version, modelUrl: this.opts.modelUrl, handler: c.handler, kind: this.kind,
-      minWorkers: this.pool.minWorkers, maxWorkers: this.pool.maxWorkers, batchSize: c.batchSize, maxBatchDelay: c.maxBatchDelayMs,
-      responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup, workers: this.pool.workers(),
+      modelName: c.name,
+      modelVersion: c.version,
+      modelUrl: this.opts.modelUrl,
+      handler: c.handler,
+      kind: this.kind,
+      minWorkers: this.pool.minWorkers,
+      maxWorkers: this.pool.maxWorkers,
+      batchSize: c.batchSize,
+      maxBatchDelay: c.maxBatchDelayMs,
+      responseTimeout: c.responseTimeoutSec,
+      loadedAtStartup: this.opts.loadedAtStartup,
+      workers: this.pool.workers(),
       jobQueueStatus: { remainingCapacity: this.remainingCapacity(), pendingRequests: pending },
       ...(this.pool.lastError !== null ? { lastWorkerError: this.pool.lastError } : {}),
     };
@@ -249,7 +282,8 @@ export class GenerationModel implements ServedModel, StatLineSource {
   private checkDrained(): void {
     if (this.drainWaiters.length > 0 && this.inFlight() === 0) for (const w of this.drainWaiters.splice(0)) w();
     // Called on every output: the loop only while a scale-down is retiring an engine.
-    if (this.retiring.size > 0) for (const [id, done] of this.retiring) if ((this.enginesById.get(id)?.load ?? 0) === 0) done();
+    if (this.retiring.size > 0)
+      for (const [id, done] of this.retiring) if ((this.enginesById.get(id)?.load ?? 0) === 0) done();
   }
 
   /**
@@ -269,10 +303,20 @@ export class GenerationModel implements ServedModel, StatLineSource {
     let index = 0;
     while (used.has(index)) index++;
     const post = (msg: object): boolean => this.pool.worker(workerId)?.post(msg) ?? false;
-    this.enginesById.set(workerId, new GenerationEngine(
-      workerId, index, this.configValue.name, this.ctx.metrics, this.cache, () => performance.now(), post,
-      this.opts.autoLabelsFor?.(index), this.opts.statsEnabled ?? true,
-    ));
+    this.enginesById.set(
+      workerId,
+      new GenerationEngine(
+        workerId,
+        index,
+        this.configValue.name,
+        this.ctx.metrics,
+        this.cache,
+        () => performance.now(),
+        post,
+        this.opts.autoLabelsFor?.(index),
+        this.opts.statsEnabled ?? true,
+      ),
+    );
     this.opts.onEnginesChanged?.();
   }
 
@@ -288,7 +332,11 @@ export class GenerationModel implements ServedModel, StatLineSource {
     this.retiring.get(workerId)?.();
     this.retiring.delete(workerId);
     if (this.closed) e.fail(503, `model ${name} was stopped`);
-    else if (retired) e.fail(503, `worker ${workerId} of model ${name} (engine ${e.index}) was retired by a scale-down before this request finished (within responseTimeout ${this.configValue.responseTimeoutSec} s); retry`);
+    else if (retired)
+      e.fail(
+        503,
+        `worker ${workerId} of model ${name} (engine ${e.index}) was retired by a scale-down before this request finished (within responseTimeout ${this.configValue.responseTimeoutSec} s); retry`,
+      );
     else e.fail(500, `worker ${workerId} of model ${name} (engine ${e.index}) exited`);
     this.checkDrained();
     this.opts.onEnginesChanged?.();

@@ -33,7 +33,10 @@ export class LoggingStatLogger {
   private specPerPos: number[] = [];
 
   /** `nowMs` is a monotonic clock in ms (performance.now in production, a fake in tests). */
-  constructor(engineIndex: number, private readonly nowMs: () => number) {
+  constructor(
+    engineIndex: number,
+    private readonly nowMs: () => number,
+  ) {
     this.prefix = `Engine ${String(engineIndex).padStart(3, '0')}: `;
     this.lastLogMs = nowMs();
   }
@@ -83,10 +86,12 @@ export class LoggingStatLogger {
     const perS = (n: number): string => (elapsedS > 0 ? n / elapsedS : 0).toFixed(2);
     const rates = this.specPerPos.map((n) => (n / this.specDrafts).toFixed(3)).join(', ');
     const rate = this.specDraftTokens > 0 ? ((this.specAccepted / this.specDraftTokens) * 100).toFixed(1) : 'nan';
-    return `SpecDecoding metrics: Mean acceptance length: ${(1 + this.specAccepted / this.specDrafts).toFixed(2)}, ` +
+    return (
+      `SpecDecoding metrics: Mean acceptance length: ${(1 + this.specAccepted / this.specDrafts).toFixed(2)}, ` +
       `Accepted throughput: ${perS(this.specAccepted)} tokens/s, Drafted throughput: ${perS(this.specDraftTokens)} tokens/s, ` +
       `Accepted: ${this.specAccepted} tokens, Drafted: ${this.specDraftTokens} tokens, ` +
-      `Per-position acceptance rate: ${rates}, Avg Draft acceptance rate: ${rate}%`;
+      `Per-position acceptance rate: ${rates}, Avg Draft acceptance rate: ${rate}%`
+    );
   }
 
   /** Renders the interval's stat line and starts a new interval (the spec counters are `logLines`'). */
@@ -95,8 +100,11 @@ export class LoggingStatLogger {
     const elapsedS = (now - this.lastLogMs) / 1000;
     const promptThroughput = elapsedS > 0 ? this.promptTokens / elapsedS : 0;
     const generationThroughput = elapsedS > 0 ? this.generationTokens / elapsedS : 0;
-    const idle = promptThroughput === 0 && generationThroughput === 0 &&
-      this.lastPromptThroughput === 0 && this.lastGenerationThroughput === 0;
+    const idle =
+      promptThroughput === 0 &&
+      generationThroughput === 0 &&
+      this.lastPromptThroughput === 0 &&
+      this.lastGenerationThroughput === 0;
     const s = this.last;
     const parts = [
       `Avg prompt throughput: ${promptThroughput.toFixed(1)} tokens/s`,

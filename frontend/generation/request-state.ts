@@ -36,12 +36,24 @@ export interface RequestState {
 }
 
 /** A fresh request state with n empty sequences. */
-export function newRequestState(requestId: string, arrivalMs: number, n: number, maxTokens: number, promptLen?: number): RequestState {
+export function newRequestState(
+  requestId: string,
+  arrivalMs: number,
+  n: number,
+  maxTokens: number,
+  promptLen?: number,
+): RequestState {
   const seqs: SequenceState[] = [];
   for (let i = 0; i < n; i++) {
     seqs.push({
-      queuedTs: undefined, scheduledTs: undefined, firstTokenTs: undefined, lastTokenTs: undefined,
-      numGenerationTokens: 0, numPromptTokens: undefined, numComputedPromptTokens: undefined, finishReason: undefined,
+      queuedTs: undefined,
+      scheduledTs: undefined,
+      firstTokenTs: undefined,
+      lastTokenTs: undefined,
+      numGenerationTokens: 0,
+      numPromptTokens: undefined,
+      numComputedPromptTokens: undefined,
+      finishReason: undefined,
     });
   }
   return { requestId, arrivalMs, n, maxTokens, promptLen, seqs, finished: 0, maxGenerationTokens: 0 };

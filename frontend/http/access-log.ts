@@ -13,7 +13,8 @@ import { responseBytes } from './response-bytes.js';
 /** The `x-request-id` of writeHead's headers (an object or a flat [name, value, ...] array). */
 function requestIdOf(headers: object): string | undefined {
   if (Array.isArray(headers)) {
-    for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'x-request-id') return String(headers[i + 1]);
+    for (let i = 0; i + 1 < headers.length; i += 2)
+      if (String(headers[i]).toLowerCase() === 'x-request-id') return String(headers[i + 1]);
     return undefined;
   }
   for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === 'x-request-id') return String(v);
@@ -25,7 +26,10 @@ function requestIdOf(headers: object): string | undefined {
  * when the response never finished (client gone; status 0 when no header was sent). The
  * request id is the `x-request-id` the app answered (the inference path's), else a fresh one.
  */
-export function accessLogListener(listener: string, access: AccessLog): (req: IncomingMessage, res: ServerResponse) => void {
+export function accessLogListener(
+  listener: string,
+  access: AccessLog,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const t0 = performance.now();
     // Read now: once the client has gone the socket is destroyed and has no local port.
@@ -45,9 +49,13 @@ export function accessLogListener(listener: string, access: AccessLog): (req: In
       logged = true;
       const id = res.getHeader('x-request-id') ?? answeredId;
       access({
-        listener, port, method: req.method ?? '', path: req.url ?? '',
+        listener,
+        port,
+        method: req.method ?? '',
+        path: req.url ?? '',
         status: res.headersSent ? res.statusCode : 0,
-        durationMs: Math.round((performance.now() - t0) * 1000) / 1000, bytes: written.bytes,
+        durationMs: Math.round((performance.now() - t0) * 1000) / 1000,
+        bytes: written.bytes,
         requestId: typeof id === 'string' ? id : randomUUID(),
       });
     };

@@ -47,14 +47,21 @@ export function allowedMethods(routers: readonly Router[], outside: readonly Out
         // A route that takes every method has no wrong one.
         if (methods.includes('_all')) continue;
         for (const p of paths) {
-          if (typeof p !== 'string') throw new Error(`route path ${String(p)} is not a string: its 405 answers cannot be derived`);
-          add(p, methods.map((m) => m.toUpperCase()));
+          if (typeof p !== 'string')
+            throw new Error(`route path ${String(p)} is not a string: its 405 answers cannot be derived`);
+          add(
+            p,
+            methods.map((m) => m.toUpperCase()),
+          );
         }
         continue;
       }
       const nested = (layer.handle as { readonly stack?: unknown } | undefined)?.stack;
       if (!Array.isArray(nested)) continue; // a middleware
-      if (layer.slash !== true) throw new Error(`a router mounted at ${JSON.stringify(layer.rawPath)}: its routes' paths are not their own, so their 405 answers cannot be derived`);
+      if (layer.slash !== true)
+        throw new Error(
+          `a router mounted at ${JSON.stringify(layer.rawPath)}: its routes' paths are not their own, so their 405 answers cannot be derived`,
+        );
       walk(nested as LayerView[]);
     }
   };
@@ -81,7 +88,11 @@ function byOrder(a: string, b: string): number {
  * route per path answering any other method: `Allow`, then `answer`. One route per path, so each
  * 405 is counted under its own handler template in the HTTP metrics.
  */
-export function answerWrongMethods(app: Express, outside: readonly OutsideRoute[], answer: (req: Request, res: Response, allow: string) => void): AllowedMethods {
+export function answerWrongMethods(
+  app: Express,
+  outside: readonly OutsideRoute[],
+  answer: (req: Request, res: Response, allow: string) => void,
+): AllowedMethods {
   const allowed = allowedMethods([app.router], outside);
   for (const [path, allow] of allowed) {
     app.all(path, (req, res) => {

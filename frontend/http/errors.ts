@@ -44,12 +44,19 @@ export const notFound: RequestHandler = (_req, res) => {
   sendError(res, 404, 'Requested resource is not found, please refer to API document.');
 };
 
-interface BodyParserError { status?: number; statusCode?: number; type?: string; message?: string; limit?: number }
+interface BodyParserError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  message?: string;
+  limit?: number;
+}
 
 /** Maps body-parser and handler errors to JSON: bad JSON 400, too large 413, else 500. */
 export const errorHandler: ErrorRequestHandler = (err: unknown, _req, res, _next) => {
   const e = (typeof err === 'object' && err !== null ? err : {}) as BodyParserError;
-  if (e.type === 'entity.too.large') return sendError(res, 413, `request body exceeds the limit of ${String(e.limit)} bytes (--max-request-size)`);
+  if (e.type === 'entity.too.large')
+    return sendError(res, 413, `request body exceeds the limit of ${String(e.limit)} bytes (--max-request-size)`);
   if (e.type === 'entity.parse.failed') return sendError(res, 400, `invalid JSON body: ${e.message ?? ''}`);
   const status = e.status ?? e.statusCode ?? 500;
   if (status >= 400 && status < 500) return sendError(res, status, e.message ?? 'bad request');

@@ -98,10 +98,18 @@ export class HttpMetrics {
       this.record(req, res.statusCode, h, msAsSeconds(performance.now() - startMs), written.bytes);
     };
     res.once('finish', record);
-    res.once('close', () => { if (res.headersSent) record(); });
+    res.once('close', () => {
+      if (res.headersSent) record();
+    });
   }
 
-  private record(req: IncomingMessage, statusCode: number, handler: string, seconds: number, responseBytes: number): void {
+  private record(
+    req: IncomingMessage,
+    statusCode: number,
+    handler: string,
+    seconds: number,
+    responseBytes: number,
+  ): void {
     let h = this.handlers.get(handler);
     if (h === undefined) {
       h = {

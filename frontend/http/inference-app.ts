@@ -53,7 +53,9 @@ export interface InferenceAppOptions {
 export const OPEN_PATHS: readonly string[] = ['/ping', '/health', '/v2/health/live', '/v2/health/ready'];
 
 /** The inference listener, and the methods each of its paths takes (what its 405s say in `Allow`). */
-export type InferenceListener = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly allowed: AllowedMethods };
+export type InferenceListener = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  readonly allowed: AllowedMethods;
+};
 
 /** Builds the inference listener: the predictions route, then the express app for every other request. */
 export function inferenceApp(opts: InferenceAppOptions): InferenceListener {
@@ -83,18 +85,29 @@ export function inferenceApp(opts: InferenceAppOptions): InferenceListener {
     else send(res, 404, `Invalid URL (${req.method} ${req.path})`);
   });
   app.use(errorHandler);
-  const routeOpts = { lookup: opts.lookup, series: opts.series, httpMetrics, limits, ...(opts.token !== undefined ? { token: opts.token } : {}) };
+  const routeOpts = {
+    lookup: opts.lookup,
+    series: opts.series,
+    httpMetrics,
+    limits,
+    ...(opts.token !== undefined ? { token: opts.token } : {}),
+  };
   const predictions = predictionsRoute(routeOpts);
   const oipInfer = oipInferRoute(routeOpts);
   const count = (s: number): void => opts.series.countResponse(s);
-  const listener = guardTarget((req, res) => {
-    if (!predictions(req, res) && !oipInfer(req, res)) app(req, res);
-  }, count, (req, res) => httpMetrics.track(req, res, () => UNMATCHED_HANDLER));
+  const listener = guardTarget(
+    (req, res) => {
+      if (!predictions(req, res) && !oipInfer(req, res)) app(req, res);
+    },
+    count,
+    (req, res) => httpMetrics.track(req, res, () => UNMATCHED_HANDLER),
+  );
   return Object.assign(listener, { allowed });
 }
 
 /** Each API family answers a refused body in its own error shape. */
-const sendOpenAIBodyError: BodyErrorSender = (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message));
+const sendOpenAIBodyError: BodyErrorSender = (res, status, message) =>
+  sendOpenAIError(res, new OpenAIError(status, message));
 
 /**
  * An error in the shape of the API the request's path belongs to (OpenAI's under /v1, the Open
@@ -115,4 +128,3 @@ function errorShapeOf(path: string): BodyErrorSender | undefined {
   if (path.startsWith('/v1/')) return sendOpenAIBodyError;
   return undefined;
 }
-

@@ -69,7 +69,10 @@ export function decodeJsonTensor(body: Uint8Array, maxElements: number): JsonTen
     // One JSON number: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
     const start = i;
     let neg = false;
-    if (body[i] === 0x2d) { neg = true; i++; }
+    if (body[i] === 0x2d) {
+      neg = true;
+      i++;
+    }
     let c = body[i] ?? 0;
     if (c < 0x30 || c > 0x39) return JSON_FALLBACK;
     let mant = 0;
@@ -79,7 +82,13 @@ export function decodeJsonTensor(body: Uint8Array, maxElements: number): JsonTen
       i++;
     } else {
       while (c >= 0x30 && c <= 0x39) {
-        if (digits < FAST_DIGITS) { mant = mant * 10 + (c - 0x30); digits++; } else { scale++; digits++; }
+        if (digits < FAST_DIGITS) {
+          mant = mant * 10 + (c - 0x30);
+          digits++;
+        } else {
+          scale++;
+          digits++;
+        }
         c = body[++i] ?? 0;
       }
     }
@@ -88,8 +97,16 @@ export function decodeJsonTensor(body: Uint8Array, maxElements: number): JsonTen
       c = body[++i] ?? 0;
       if (c < 0x30 || c > 0x39) return JSON_FALLBACK;
       while (c >= 0x30 && c <= 0x39) {
-        if (mant === 0 && c === 0x30) { scale--; } // leading zeros of a fraction cost no digit
-        else if (digits < FAST_DIGITS) { mant = mant * 10 + (c - 0x30); digits++; scale--; } else { digits++; }
+        if (mant === 0 && c === 0x30) {
+          scale--;
+        } // leading zeros of a fraction cost no digit
+        else if (digits < FAST_DIGITS) {
+          mant = mant * 10 + (c - 0x30);
+          digits++;
+          scale--;
+        } else {
+          digits++;
+        }
         c = body[++i] ?? 0;
       }
     }
@@ -97,7 +114,10 @@ export function decodeJsonTensor(body: Uint8Array, maxElements: number): JsonTen
     if (c === 0x65 || c === 0x45) {
       c = body[++i] ?? 0;
       let eneg = false;
-      if (c === 0x2b || c === 0x2d) { eneg = c === 0x2d; c = body[++i] ?? 0; }
+      if (c === 0x2b || c === 0x2d) {
+        eneg = c === 0x2d;
+        c = body[++i] ?? 0;
+      }
       if (c < 0x30 || c > 0x39) return JSON_FALLBACK;
       while (c >= 0x30 && c <= 0x39) {
         if (exp < 100_000) exp = exp * 10 + (c - 0x30);
@@ -123,12 +143,18 @@ export function decodeJsonTensor(body: Uint8Array, maxElements: number): JsonTen
     scratch[n] = v;
     const f = scratch[n]!;
     if (f - f !== 0) {
-      return { kind: 'error', message: float32Message(n, Buffer.from(body.buffer, body.byteOffset + start, i - start).toString('latin1')) };
+      return {
+        kind: 'error',
+        message: float32Message(n, Buffer.from(body.buffer, body.byteOffset + start, i - start).toString('latin1')),
+      };
     }
     n++;
     i = skipSpace(body, i);
     c = body[i] ?? 0;
-    if (c === 0x2c) { i = skipSpace(body, i + 1); continue; }
+    if (c === 0x2c) {
+      i = skipSpace(body, i + 1);
+      continue;
+    }
     if (c !== 0x5d) return JSON_FALLBACK;
     i = skipSpace(body, i + 1);
     break;

@@ -41,7 +41,12 @@ const SEE_LOG = 'the reason is in ts_log.log';
  * booleans as their text, so the query's strict reading applies to both). Both at once is a 400
  * rather than a silent choice, and so is a key written twice (the query's parameter given twice).
  */
-function registrationParams(req: Request, limits: BodyLimits): { readonly values: Readonly<Record<string, unknown>>; readonly unreadBodyType?: string } | { readonly error: string } {
+function registrationParams(
+  req: Request,
+  limits: BodyLimits,
+):
+  | { readonly values: Readonly<Record<string, unknown>>; readonly unreadBodyType?: string }
+  | { readonly error: string } {
   const body = guardedBody(req);
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (body === undefined || body.length === 0) return { values: req.query };
@@ -50,29 +55,43 @@ function registrationParams(req: Request, limits: BodyLimits): { readonly values
   const parsed = parseJsonBody(body, limits);
   if ('status' in parsed) return { error: parsed.message };
   const doc = parsed.value;
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return { error: 'the JSON body of a registration must be an object of its parameters ({"url": "mlp", ...})' };
-  if (Object.keys(req.query).length > 0) return { error: 'give the registration\'s parameters in the query or in a JSON body, not both' };
-  for (const [k, n] of topLevelKeyCounts(body.toString('utf8'))) if (n > 1) return { error: `parameter ${k} must be given once (got ${n} values)` };
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    return { error: 'the JSON body of a registration must be an object of its parameters ({"url": "mlp", ...})' };
+  if (Object.keys(req.query).length > 0)
+    return { error: "give the registration's parameters in the query or in a JSON body, not both" };
+  for (const [k, n] of topLevelKeyCounts(body.toString('utf8')))
+    if (n > 1) return { error: `parameter ${k} must be given once (got ${n} values)` };
   const values: Record<string, string> = {};
   for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
     if (typeof v === 'string') values[k] = v;
     else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') values[k] = String(v);
-    else if (v !== null) return { error: `field ${k} of the JSON body must be a string, a number or a boolean (got ${JSON.stringify(v)})` };
+    else if (v !== null)
+      return {
+        error: `field ${k} of the JSON body must be a string, a number or a boolean (got ${JSON.stringify(v)})`,
+      };
   }
   return { values };
 }
 
 /** What `POST /models` takes, and why it takes none of TorchServe's other parameters. */
-const REGISTER_PARAMS = ['url', 'model_name', 'batch_size', 'max_batch_delay', 'initial_workers', 'response_timeout', 'synchronous'] as const;
+const REGISTER_PARAMS = [
+  'url',
+  'model_name',
+  'batch_size',
+  'max_batch_delay',
+  'initial_workers',
+  'response_timeout',
+  'synchronous',
+] as const;
 const REGISTER_NOTES = Object.freeze({
-  handler: 'the model directory\'s model-config.yaml names its handler',
-  runtime: 'the model directory\'s model-config.yaml names its handler, which says how it runs',
-  startup_timeout: 'the server\'s --model-load-timeout bounds every worker\'s load',
+  handler: "the model directory's model-config.yaml names its handler",
+  runtime: "the model directory's model-config.yaml names its handler, which says how it runs",
+  startup_timeout: "the server's --model-load-timeout bounds every worker's load",
   s3_sse_kms: 'tsserve downloads no model',
 });
 /** What `PUT /models/{name}` takes, and why it takes none of TorchServe's other parameters. */
 const SCALE_PARAMS = ['min_worker', 'max_worker', 'synchronous', 'timeout'] as const;
-const SCALE_NOTES = Object.freeze({ number_gpu: 'tsserve\'s workers run on the CPU' });
+const SCALE_NOTES = Object.freeze({ number_gpu: "tsserve's workers run on the CPU" });
 /** The one `timeout` a scale takes: TorchServe's default, what a scale-down here always does. */
 const SCALE_TIMEOUT = '-1';
 
@@ -111,14 +130,19 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     const from = p.int('next_page_token', PAGE_BOUNDS.nextPageToken) ?? 0;
     if (p.error !== null) return sendError(res, 400, p.error);
     const all = manager.list();
-    const page = all.slice(from, from + limit).map((m) => ({ modelName: m.config.name, modelVersion: m.config.version, modelUrl: m.describe().modelUrl }));
+    const page = all
+      .slice(from, from + limit)
+      .map((m) => ({ modelName: m.config.name, modelVersion: m.config.version, modelUrl: m.describe().modelUrl }));
     res.json(from + limit < all.length ? { nextPageToken: String(from + limit), models: page } : { models: page });
   });
 
   /** The model `/models/{name}[/{version}]` names, or undefined after answering 404. */
   const named = (req: Request, res: Response): ServedModel | undefined => {
     const m = manager.get(String(req.params.name));
-    if (m === undefined) { sendError(res, 404, `Model not found: ${String(req.params.name)}`); return undefined; }
+    if (m === undefined) {
+      sendError(res, 404, `Model not found: ${String(req.params.name)}`);
+      return undefined;
+    }
     if (req.params.version !== undefined && String(req.params.version) !== m.config.version) {
       sendError(res, 404, `Model version ${String(req.params.version)} not found for model ${m.config.name}`);
       return undefined;
@@ -132,10 +156,18 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     const p = new QueryParams(req.query);
     const customized = p.bool('customized', false);
     if (p.error !== null) return sendError(res, 400, p.error);
-    if (customized) return sendError(res, 400, 'parameter customized=true asks for the handler\'s customizedMetadata (TorchServe\'s describe_handle); tsserve\'s handlers have no such hook: leave it out');
+    if (customized)
+      return sendError(
+        res,
+        400,
+        "parameter customized=true asks for the handler's customizedMetadata (TorchServe's describe_handle); tsserve's handlers have no such hook: leave it out",
+      );
     // TorchServe's `/models/{name}/all` describes every version: a model here has one.
     const m = req.params.version === 'all' ? manager.get(String(req.params.name)) : named(req, res);
-    if (m === undefined) return req.params.version === 'all' ? sendError(res, 404, `Model not found: ${String(req.params.name)}`) : undefined;
+    if (m === undefined)
+      return req.params.version === 'all'
+        ? sendError(res, 404, `Model not found: ${String(req.params.name)}`)
+        : undefined;
     res.json([m.describe()]);
   });
 
@@ -153,15 +185,21 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     const sync = p.bool('synchronous', true);
     if (p.error !== null) return sendError(res, 400, p.error);
     if (url === undefined || url === '') {
-      const unread = 'unreadBodyType' in params && params.unreadBodyType !== undefined
-        ? ` The body was not read: its Content-Type is ${params.unreadBodyType}; give the parameters in the query, or as a JSON body with Content-Type: application/json.`
-        : '';
+      const unread =
+        'unreadBodyType' in params && params.unreadBodyType !== undefined
+          ? ` The body was not read: its Content-Type is ${params.unreadBodyType}; give the parameters in the query, or as a JSON body with Content-Type: application/json.`
+          : '';
       return sendError(res, 400, `Parameter url is required (a model directory inside the model store).${unread}`);
     }
     const name = modelName ?? url.replace(/\/+$/, '').split('/').pop() ?? url;
     // A model directory's name has at most 255 bytes; a longer model_name was registered, but
     // its workers' metrics (ModelName, WorkerName past 1,024 characters) were all dropped.
-    if (name.length > MAX_MODEL_NAME) return sendError(res, 400, `model name of ${name.length} characters is too long (at most ${MAX_MODEL_NAME}, as a model directory's name)`);
+    if (name.length > MAX_MODEL_NAME)
+      return sendError(
+        res,
+        400,
+        `model name of ${name.length} characters is too long (at most ${MAX_MODEL_NAME}, as a model directory's name)`,
+      );
     const overrides = {
       ...(batchSize !== undefined ? { batchSize } : {}),
       ...(maxBatchDelayMs !== undefined ? { maxBatchDelayMs } : {}),
@@ -174,27 +212,40 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     const started = manager.register({ name, url, overrides, loadedAtStartup: false });
     const answer = (m: ServedModel, workers: number): void => {
       const scaleLater = workers === 0 ? '. Use scale workers API to add workers for the model.' : '';
-      res.json({ status: `Model "${name}" Version: ${m.config.version} registered with ${workers} initial workers${scaleLater}` });
+      res.json({
+        status: `Model "${name}" Version: ${m.config.version} registered with ${workers} initial workers${scaleLater}`,
+      });
     };
-    started.then(async (m) => {
-      if (m === null) return sendError(res, 501, `model ${name}: its kind is not served by this build`);
-      if (!sync) return;
-      // A DELETE (or a DELETE and a new registration) came while its workers started: the
-      // registration is gone, which no worker failure explains (ts_log.log says nothing of it).
-      if (manager.get(name) !== m) return sendError(res, 409, `model ${name} was unregistered while its workers were starting; it is not registered`);
-      const want = m.describe().minWorkers;
-      const ready = readyWorkers(m.describe());
-      if (want > 0 && ready === 0) {
-        // TorchServe's answer (500, the registration undone): a model none of whose workers
-        // loads is not left retrying behind a 200, and can be registered again once fixed.
-        if (manager.get(name) === m) await manager.unregister(name);
-        return sendError(res, 500, `Failed to start workers for model ${name}: none of its ${want} workers loaded (${SEE_LOG}); the model is not registered`);
-      }
-      answer(m, ready);
-    }).catch((e: unknown) => {
-      if (e instanceof RegistrationError) return sendError(res, e.status, e.message);
-      next(e);
-    });
+    started
+      .then(async (m) => {
+        if (m === null) return sendError(res, 501, `model ${name}: its kind is not served by this build`);
+        if (!sync) return;
+        // A DELETE (or a DELETE and a new registration) came while its workers started: the
+        // registration is gone, which no worker failure explains (ts_log.log says nothing of it).
+        if (manager.get(name) !== m)
+          return sendError(
+            res,
+            409,
+            `model ${name} was unregistered while its workers were starting; it is not registered`,
+          );
+        const want = m.describe().minWorkers;
+        const ready = readyWorkers(m.describe());
+        if (want > 0 && ready === 0) {
+          // TorchServe's answer (500, the registration undone): a model none of whose workers
+          // loads is not left retrying behind a 200, and can be registered again once fixed.
+          if (manager.get(name) === m) await manager.unregister(name);
+          return sendError(
+            res,
+            500,
+            `Failed to start workers for model ${name}: none of its ${want} workers loaded (${SEE_LOG}); the model is not registered`,
+          );
+        }
+        answer(m, ready);
+      })
+      .catch((e: unknown) => {
+        if (e instanceof RegistrationError) return sendError(res, e.status, e.message);
+        next(e);
+      });
     // Asynchronous registration: answer once the config is accepted (workers start behind), in
     // TorchServe's words; a model that starts no worker has nothing in progress, so it is the 200.
     if (!sync) {
@@ -220,13 +271,19 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     const timeout = p.string('timeout');
     if (p.error !== null) return sendError(res, 400, p.error);
     if (timeout !== undefined && timeout !== SCALE_TIMEOUT) {
-      return sendError(res, 400, `parameter timeout must be -1 (got '${timeout}'): a worker a scale-down retires finishes what it holds first (a generation within the model's responseTimeout), as TorchServe's -1 waits`);
+      return sendError(
+        res,
+        400,
+        `parameter timeout must be -1 (got '${timeout}'): a worker a scale-down retires finishes what it holds first (a generation within the model's responseTimeout), as TorchServe's -1 waits`,
+      );
     }
     const newMin = min ?? m.config.minWorkers;
     // An explicit max below the min is a client error (TorchServe's 400), not something to clamp silently.
-    if (max !== undefined && max < newMin) return sendError(res, 400, `max_worker cannot be less than min_worker (${max} < ${newMin})`);
+    if (max !== undefined && max < newMin)
+      return sendError(res, 400, `max_worker cannot be less than min_worker (${max} < ${newMin})`);
     // A maximum no scale could reach is refused too, rather than stored and shown by GET.
-    if (max !== undefined && max > manager.maxWorkers) return sendError(res, 400, `max_worker ${max} is over --max-workers ${manager.maxWorkers}`);
+    if (max !== undefined && max > manager.maxWorkers)
+      return sendError(res, 400, `max_worker ${max} is over --max-workers ${manager.maxWorkers}`);
     const newMax = max ?? m.config.maxWorkers;
     // Bounded by the model's maxWorkers and the server's --max-workers: a 400 naming the bound.
     const refused = manager.scaleRefusal(m.config.name, newMin, newMax);
@@ -241,13 +298,28 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     }
     done.then(() => {
       // Unregistered meanwhile: its workers were stopped, not failed.
-      if (manager.get(m.config.name) !== m) return sendError(res, 409, `model ${m.config.name} was unregistered before this scale (to ${newMin} workers) was done`);
+      if (manager.get(m.config.name) !== m)
+        return sendError(
+          res,
+          409,
+          `model ${m.config.name} was unregistered before this scale (to ${newMin} workers) was done`,
+        );
       // A scale requested meanwhile replaced this one: neither its success nor a failure.
       const now = m.describe().minWorkers;
-      if (now !== newMin) return sendError(res, 409, `a later scale of model ${m.config.name} (to ${now} workers) replaced this one (to ${newMin})`);
+      if (now !== newMin)
+        return sendError(
+          res,
+          409,
+          `a later scale of model ${m.config.name} (to ${now} workers) replaced this one (to ${newMin})`,
+        );
       const ready = readyWorkers(m.describe());
       // TorchServe's 500 when the new workers do not start, rather than a 200 for a scale that did not happen.
-      if (ready < newMin) return sendError(res, 500, `Failed to start workers for model ${m.config.name}: ${ready} of ${newMin} ready (${SEE_LOG})`);
+      if (ready < newMin)
+        return sendError(
+          res,
+          500,
+          `Failed to start workers for model ${m.config.name}: ${ready} of ${newMin} ready (${SEE_LOG})`,
+        );
       // TorchServe names the version when the path does.
       const version = req.params.version !== undefined ? `, version: ${m.config.version}` : '';
       res.json({ status: `Workers scaled to ${newMin} for model: ${m.config.name}${version}` });
@@ -270,7 +342,9 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
 
   // A path that exists with a method it does not take is TorchServe's 405 (with the methods it
   // takes), not a 404 saying the model or path does not exist.
-  const allowed = answerWrongMethods(app, [], (_req, res) => sendError(res, 405, 'Requested method is not allowed, please refer to API document.'));
+  const allowed = answerWrongMethods(app, [], (_req, res) =>
+    sendError(res, 405, 'Requested method is not allowed, please refer to API document.'),
+  );
 
   app.use(notFound);
   app.use(errorHandler);

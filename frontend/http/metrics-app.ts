@@ -22,7 +22,8 @@ export type NamesFilter = { readonly names: readonly string[] | undefined } | { 
 export function metricNamesFilter(url: string): NamesFilter {
   const qs = new URL(url, 'http://x').searchParams;
   for (const key of qs.keys()) {
-    if (key.startsWith('name[') && key !== 'name[]') return { error: `parameter ${key} is not understood: use name[]=NAME, once per metric` };
+    if (key.startsWith('name[') && key !== 'name[]')
+      return { error: `parameter ${key} is not understood: use name[]=NAME, once per metric` };
   }
   const names = [...qs.getAll('name[]'), ...qs.getAll('name')];
   return { names: names.length > 0 ? names : undefined };
@@ -42,10 +43,15 @@ export function metricsApp(metrics: MetricsPort): Express {
   const http = new HttpMetrics((n, d) => metrics.get(n)?.bind(d) ?? noop);
   const scrapes = new Set([SCRAPE]);
   app.use((req, res, next) => {
-    http.track(req, res, () => {
-      const h = handlerOf(req);
-      return h === '/metrics' && (req.method === 'GET' || req.method === 'HEAD') ? SCRAPE : h;
-    }, scrapes);
+    http.track(
+      req,
+      res,
+      () => {
+        const h = handlerOf(req);
+        return h === '/metrics' && (req.method === 'GET' || req.method === 'HEAD') ? SCRAPE : h;
+      },
+      scrapes,
+    );
     next();
   });
   app.get(['/metrics', '/metrics/{*rest}'], (req, res) => {
@@ -54,7 +60,12 @@ export function metricsApp(metrics: MetricsPort): Express {
     // With the sink off the answer is a comment, which only the text format allows.
     const format = metrics.modes.includes('prometheus') ? negotiate(req.get('accept')) : 'text';
     metrics.prometheusText(filter.names, format).then(
-      (text) => { res.status(200).set('content-type', format === 'text' ? metrics.prometheusContentType : contentType(format)).send(text); },
+      (text) => {
+        res
+          .status(200)
+          .set('content-type', format === 'text' ? metrics.prometheusContentType : contentType(format))
+          .send(text);
+      },
       (e: unknown) => sendError(res, 500, `could not render metrics: ${String(e)}`),
     );
   });

@@ -16,7 +16,9 @@ import { closeIfUnread, readBody } from './read-body.js';
 import type { BodyFailure } from './read-body.js';
 
 /** A prediction's body: a float32 tensor for a tensor model, else the parsed JSON (undefined when empty). */
-export type PredictionBody = { readonly input: Float32Array; readonly value?: undefined } | { readonly input?: undefined; readonly value: unknown };
+export type PredictionBody =
+  | { readonly input: Float32Array; readonly value?: undefined }
+  | { readonly input?: undefined; readonly value: unknown };
 
 function refuse(req: IncomingMessage, res: ServerResponse, f: BodyFailure): void {
   closeIfUnread(req, res, f.status);
@@ -27,12 +29,22 @@ function refuse(req: IncomingMessage, res: ServerResponse, f: BodyFailure): void
  * Reads `req`'s body under `limits` and decodes it for `model` (`tensors`: its worker takes
  * float32 tensors); calls `done` with it, or answers the refusal (4xx) itself.
  */
-export function readPredictionBody(req: IncomingMessage, res: ServerResponse, limits: BodyLimits, model: string, tensors: boolean, done: (body: PredictionBody) => void): void {
+export function readPredictionBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  limits: BodyLimits,
+  model: string,
+  tensors: boolean,
+  done: (body: PredictionBody) => void,
+): void {
   readBody(req, limits, (failure, body) => {
     if (failure !== null) return refuse(req, res, failure);
     if (isBinaryTensor(req.headers['content-type'])) {
       if (!tensors) {
-        return refuse(req, res, { status: 415, message: `model ${model} takes JSON bodies: binary tensors (Content-Type application/octet-stream) go to models with the built-in onnx handler` });
+        return refuse(req, res, {
+          status: 415,
+          message: `model ${model} takes JSON bodies: binary tensors (Content-Type application/octet-stream) go to models with the built-in onnx handler`,
+        });
       }
       const header = req.headers[SHAPE_HEADER];
       const size = shapeSize(header, limits.maxElements);

@@ -40,7 +40,6 @@ export const PREDICTIONS_HANDLER = routeTemplate(PREDICTIONS_ROUTE.path);
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-
 /**
  * A handler's answer as JSON text. What crossed from the worker may not be JSON (a BigInt, a
  * cycle: the IPC channel carries both): that request gets a 500 naming why, and the server
@@ -75,13 +74,31 @@ export function predictionsRoute(opts: RouteOptions): (req: IncomingMessage, res
     // a body to a model that does not exist is never judged by another model's rules (415, 400).
     const model = opts.lookup(name);
     if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`, sendError);
-    if (version !== undefined && version !== model.config.version) return refuse(req, res, 404, `Model version ${version} not found for model ${name}`, sendError);
-    if (model.submit === undefined) return refuse(req, res, 400, `model ${name} does not serve /predictions (kind ${model.kind})${servedElsewhere(model)}`, sendError);
-    readPredictionBody(req, res, opts.limits, name, takesTensors(name), (body) => guarded(res, () => predict(req, res, name, version, body)));
+    if (version !== undefined && version !== model.config.version)
+      return refuse(req, res, 404, `Model version ${version} not found for model ${name}`, sendError);
+    if (model.submit === undefined)
+      return refuse(
+        req,
+        res,
+        400,
+        `model ${name} does not serve /predictions (kind ${model.kind})${servedElsewhere(model)}`,
+        sendError,
+      );
+    readPredictionBody(req, res, opts.limits, name, takesTensors(name), (body) =>
+      guarded(res, () => predict(req, res, name, version, body)),
+    );
   }
 }
 
-function predictor(opts: RouteOptions): (req: IncomingMessage, res: ServerResponse, name: string, version: string | undefined, body: PredictionBody) => void {
+function predictor(
+  opts: RouteOptions,
+): (
+  req: IncomingMessage,
+  res: ServerResponse,
+  name: string,
+  version: string | undefined,
+  body: PredictionBody,
+) => void {
   const seriesOf = seriesByVersion(opts.series);
   return (req, res, name, version, body) => {
     const arrivalMs = performance.now();
@@ -94,7 +111,8 @@ function predictor(opts: RouteOptions): (req: IncomingMessage, res: ServerRespon
     if (version !== undefined && version !== model.config.version) {
       return sendError(res, 404, `Model version ${version} not found for model ${name}`);
     }
-    if (model.submit === undefined) return sendError(res, 400, `model ${name} does not serve /predictions (kind ${model.kind})`);
+    if (model.submit === undefined)
+      return sendError(res, 400, `model ${name} does not serve /predictions (kind ${model.kind})`);
     const input = body.input;
     if (body.value === undefined && input === undefined) {
       return sendError(res, 400, 'missing request body: send the model input as JSON');
@@ -105,9 +123,14 @@ function predictor(opts: RouteOptions): (req: IncomingMessage, res: ServerRespon
     // 'close' before the response finished = the client went away (req's own 'close' fires
     // as soon as its body is read, so it cannot tell).
     let gone = false;
-    res.once('close', () => { if (!res.writableFinished) gone = true; });
+    res.once('close', () => {
+      if (!res.writableFinished) gone = true;
+    });
     const admitted = model.submit({
-      requestId, body: body.value, input, arrivalMs,
+      requestId,
+      body: body.value,
+      input,
+      arrivalMs,
       cancelled: () => gone,
       done: (outcome) => {
         if (outcome.refused !== undefined) {
@@ -128,7 +151,10 @@ function predictor(opts: RouteOptions): (req: IncomingMessage, res: ServerRespon
       },
     });
     // No requestID on frontend lines (TorchServe's ts_metrics.log format).
-    if (admitted === 'queued') { if (!relayed) s.requests.record(1); return; }
+    if (admitted === 'queued') {
+      if (!relayed) s.requests.record(1);
+      return;
+    }
     refusal(res, name, admitted);
   };
 }
@@ -136,8 +162,19 @@ function predictor(opts: RouteOptions): (req: IncomingMessage, res: ServerRespon
 /** The 503 of a job its model did not admit (here, or at the primary for a front). */
 function refusal(res: ServerResponse, name: string, why: NonNullable<JobOutcome['refused']>): void {
   switch (why) {
-    case 'queue_full': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers. (job queue full)`);
-    case 'unavailable': return sendError(res, 503, `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers.`);
-    case 'closed': return sendError(res, 503, `Model "${name}" is being unregistered`);
+    case 'queue_full':
+      return sendError(
+        res,
+        503,
+        `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers. (job queue full)`,
+      );
+    case 'unavailable':
+      return sendError(
+        res,
+        503,
+        `Model "${name}" has no worker to serve inference request. Please use scale workers API to add workers.`,
+      );
+    case 'closed':
+      return sendError(res, 503, `Model "${name}" is being unregistered`);
   }
 }

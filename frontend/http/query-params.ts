@@ -25,7 +25,10 @@ export class QueryParams {
     const extra = Object.keys(this.query).find((k) => !taken.includes(k));
     if (extra === undefined) return;
     const note = Object.hasOwn(notes, extra) ? notes[extra] : undefined;
-    this.error = note !== undefined ? `parameter ${extra} is not one ${route} takes: ${note}` : `parameter ${extra} is not one ${route} takes (it takes ${taken.join(', ')})`;
+    this.error =
+      note !== undefined
+        ? `parameter ${extra} is not one ${route} takes: ${note}`
+        : `parameter ${extra} is not one ${route} takes (it takes ${taken.join(', ')})`;
   }
 
   /** The parameter's one value; undefined when absent (or after an error). */

@@ -22,7 +22,10 @@ export type BodyCallback = (failure: BodyFailure | null, body: Buffer) => void;
 const EMPTY = Buffer.alloc(0);
 
 function tooLarge(limit: number, inflated: boolean): BodyFailure {
-  return { status: 413, message: `${inflated ? 'inflated request body' : 'request body'} exceeds the limit of ${limit} bytes (--max-request-size)` };
+  return {
+    status: 413,
+    message: `${inflated ? 'inflated request body' : 'request body'} exceeds the limit of ${limit} bytes (--max-request-size)`,
+  };
 }
 
 /** `gzip`, `identity`, or the failure for an encoding we do not take. */
@@ -63,7 +66,14 @@ export function closeIfUnread(req: IncomingMessage, res: ServerResponse, status:
   }
   // A body refused for being slow (408) is never waited for.
   const declared = Number(req.headers['content-length'] ?? Number.NaN);
-  if (status !== 408 && req.headers['transfer-encoding'] === undefined && Number.isFinite(declared) && declared <= DRAIN_MAX_BYTES && !req.readableEnded && req.listenerCount('data') === 0) {
+  if (
+    status !== 408 &&
+    req.headers['transfer-encoding'] === undefined &&
+    Number.isFinite(declared) &&
+    declared <= DRAIN_MAX_BYTES &&
+    !req.readableEnded &&
+    req.listenerCount('data') === 0
+  ) {
     req.resume();
     return;
   }
@@ -115,10 +125,16 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, done: BodyCal
     timer = null;
     const now = Date.now();
     if (now - startMs >= limits.timeoutMs) {
-      return finish({ status: 408, message: `request body not received within ${limits.timeoutMs} ms (--request-timeout)` }, EMPTY);
+      return finish(
+        { status: 408, message: `request body not received within ${limits.timeoutMs} ms (--request-timeout)` },
+        EMPTY,
+      );
     }
     if (now - lastMs >= limits.idleTimeoutMs) {
-      return finish({ status: 408, message: `no request body bytes for ${limits.idleTimeoutMs} ms (--request-idle-timeout)` }, EMPTY);
+      return finish(
+        { status: 408, message: `no request body bytes for ${limits.idleTimeoutMs} ms (--request-idle-timeout)` },
+        EMPTY,
+      );
     }
     arm(now);
   };
@@ -138,7 +154,8 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, done: BodyCal
     if (!gzip || size === 0) return finish(null, body);
     zlib.gunzip(body, { maxOutputLength: limits.maxBytes }, (err, out) => {
       if (err === null) return finish(null, out);
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return finish(tooLarge(limits.maxBytes, true), EMPTY);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+        return finish(tooLarge(limits.maxBytes, true), EMPTY);
       finish({ status: 400, message: `invalid gzip body: ${err.message}` }, EMPTY);
     });
   };

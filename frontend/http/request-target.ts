@@ -28,9 +28,16 @@ export function badTargetMessage(url: string | undefined): string {
  * `app` behind the target check: an unparseable target gets a 400 naming it, counted by
  * `count` (Requests4XX) and handed to `track` (HTTP metrics) when given.
  */
-export function guardTarget(app: Listener, count?: (status: number) => void, track?: (req: IncomingMessage, res: ServerResponse) => void): Listener {
+export function guardTarget(
+  app: Listener,
+  count?: (status: number) => void,
+  track?: (req: IncomingMessage, res: ServerResponse) => void,
+): Listener {
   return (req, res) => {
-    if (targetParses(req.url)) { app(req, res); return; }
+    if (targetParses(req.url)) {
+      app(req, res);
+      return;
+    }
     if (count !== undefined) countResponse(res, count);
     track?.(req, res);
     sendError(res, 400, badTargetMessage(req.url));

@@ -13,7 +13,8 @@ export interface ResponseBytes {
 const COUNTERS = new WeakMap<ServerResponse, { bytes: number }>();
 
 function byteLength(chunk: unknown, encoding: unknown): number {
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  if (typeof chunk === 'string')
+    return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
   if (chunk instanceof Uint8Array) return chunk.byteLength;
   return 0;
 }

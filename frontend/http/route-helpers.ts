@@ -30,7 +30,13 @@ export interface RouteOptions {
 export type ErrorSender = (res: ServerResponse, status: number, message: string) => void;
 
 /** Answers `status` in the route's shape; the unread rest of the body never becomes the next request. */
-export function refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string, send: ErrorSender): void {
+export function refuse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  message: string,
+  send: ErrorSender,
+): void {
   closeIfUnread(req, res, status);
   send(res, status, message);
 }
@@ -43,7 +49,14 @@ export function refuse(req: IncomingMessage, res: ServerResponse, status: number
  * (`m[1]`, optional `m[2]`; 400 when malformed). The model's name and version, or null after
  * answering.
  */
-export function routeStart(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray, opts: RouteOptions, template: string, send: ErrorSender): { readonly name: string; readonly version: string | undefined } | null {
+export function routeStart(
+  req: IncomingMessage,
+  res: ServerResponse,
+  m: RegExpExecArray,
+  opts: RouteOptions,
+  template: string,
+  send: ErrorSender,
+): { readonly name: string; readonly version: string | undefined } | null {
   countResponse(res, (s) => opts.series.countResponse(s));
   let handler = UNMATCHED_HANDLER;
   opts.httpMetrics.track(req, res, () => handler);
@@ -81,10 +94,14 @@ const UNNAMED_VERSION_LABEL = 'default';
  * the management API describe it as any model; '' for another kind.
  */
 export function servedElsewhere(model: ServedModel): string {
-  return model.kind === 'generate' || model.openaiListing !== undefined ? "; it answers on OpenAI's /v1 routes (GET /v1/models lists it)" : '';
+  return model.kind === 'generate' || model.openaiListing !== undefined
+    ? "; it answers on OpenAI's /v1 routes (GET /v1/models lists it)"
+    : '';
 }
 
-export function seriesByVersion(series: FrontendSeries): (model: ServedModel, version: string | undefined) => ModelSeries {
+export function seriesByVersion(
+  series: FrontendSeries,
+): (model: ServedModel, version: string | undefined) => ModelSeries {
   const cache = new WeakMap<ServedModel, { unnamed?: ModelSeries; named?: ModelSeries }>();
   return (model, version) => {
     let bound = cache.get(model);

@@ -39,6 +39,16 @@ export function predictionTiming(queueUs: number, handlerUs: number | undefined,
 }
 
 /** The header of a generation: the engine's queue, prefill and decode phases, and the total (ms). */
-export function generationTiming(t: { readonly queueMs: number; readonly prefillMs: number; readonly decodeMs: number; readonly totalMs: number }): string {
-  return serverTiming([['queue', t.queueMs], ['prefill', t.prefillMs], ['decode', t.decodeMs], ['total', t.totalMs]]);
+export function generationTiming(t: {
+  readonly queueMs: number;
+  readonly prefillMs: number;
+  readonly decodeMs: number;
+  readonly totalMs: number;
+}): string {
+  return serverTiming([
+    ['queue', t.queueMs],
+    ['prefill', t.prefillMs],
+    ['decode', t.decodeMs],
+    ['total', t.totalMs],
+  ]);
 }

@@ -81,14 +81,20 @@ interface Flushable {
 }
 
 function wrap(p: Logger, state: { closed: boolean }): Log {
-  const at = (fn: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal') =>
+  const at =
+    (fn: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal') =>
     (msg: string, fields?: LogFields): void => {
       if (state.closed) return; // after close() the files are gone: drop, never throw
       if (fields === undefined) p[fn](msg);
       else p[fn](fields, msg);
     };
   return {
-    trace: at('trace'), debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), fatal: at('fatal'),
+    trace: at('trace'),
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    fatal: at('fatal'),
     child: (bindings) => wrap(p.child(bindings), state),
     isLevelEnabled: (level) => p.isLevelEnabled(level),
   };
@@ -137,24 +143,44 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
   });
   // Synchronous, opened here: an unwritable log directory is refused now, by the caller.
   const main = new RotatingFile(path.join(opts.logDir, TS_LOG_FILE), {
-    ...fileOpts(TS_LOG_FILE), label: 'server log', sync: true, flushMs: 0, chunkChars: 0, maxQueueChars: 0,
+    ...fileOpts(TS_LOG_FILE),
+    label: 'server log',
+    sync: true,
+    flushMs: 0,
+    chunkChars: 0,
+    maxQueueChars: 0,
   });
-  const streams: { level: 'trace'; stream: DestinationStream }[] = [{ level: 'trace', stream: { write: (line: string) => main.append(line) } }];
+  const streams: { level: 'trace'; stream: DestinationStream }[] = [
+    { level: 'trace', stream: { write: (line: string) => main.append(line) } },
+  ];
   const mode = opts.console ?? (process.stdout.isTTY === true ? 'pretty' : 'json');
   let consoleDest: Flushable | null = null;
   if (mode === 'pretty') {
-    streams.push({ level: 'trace', stream: pretty({ destination: 1, sync: true, colorize: pretty.isColorSupported, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true }) });
+    streams.push({
+      level: 'trace',
+      stream: pretty({
+        destination: 1,
+        sync: true,
+        colorize: pretty.isColorSupported,
+        translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',
+        ignore: 'pid,hostname',
+        singleLine: true,
+      }),
+    });
   } else if (mode === 'json') {
     consoleDest = pino.destination({ dest: 1, sync: false }) as unknown as Flushable;
     // A failed write (a closed pipe) must not crash the server through an 'error' event.
     consoleDest.on('error', () => undefined);
     streams.push({ level: 'trace', stream: consoleDest as unknown as DestinationStream });
   }
-  const root = pino({
-    level: opts.level,
-    timestamp,
-    formatters: { level: (label) => ({ level: label }) },
-  }, pino.multistream(streams));
+  const root = pino(
+    {
+      level: opts.level,
+      timestamp,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    pino.multistream(streams),
+  );
   warn = (msg) => root.warn(msg);
 
   let dropped = 0;
@@ -169,12 +195,19 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
     flushMs: ACCESS_FLUSH_MS,
     chunkChars: opts.accessWriteBytes ?? ACCESS_WRITE_BYTES,
     maxQueueChars: opts.accessBufferBytes ?? ACCESS_BUFFER_BYTES,
-    onLost: (n: number) => { dropped += n; tally.add(ACCESS_LOG_FILE, 'lines_lost', n); },
+    onLost: (n: number) => {
+      dropped += n;
+      tally.add(ACCESS_LOG_FILE, 'lines_lost', n);
+    },
   });
 
   const state = { closed: false };
   const flushConsole = (): void => {
-    try { consoleDest?.flushSync(); } catch { /* nothing more can be done at exit */ }
+    try {
+      consoleDest?.flushSync();
+    } catch {
+      /* nothing more can be done at exit */
+    }
   };
   // At exit, rotating-file.ts writes the access log's queue itself; the console is flushed here.
   process.once('exit', flushConsole);
@@ -195,12 +228,19 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
     close: () => {
       if (state.closed) return;
       flush();
-      if (dropped > 0) root.warn(`access log: ${dropped} line(s) lost; counted in tsserve_log_errors_total{file="${ACCESS_LOG_FILE}",reason="lines_lost"}`);
+      if (dropped > 0)
+        root.warn(
+          `access log: ${dropped} line(s) lost; counted in tsserve_log_errors_total{file="${ACCESS_LOG_FILE}",reason="lines_lost"}`,
+        );
       state.closed = true;
       process.off('exit', flushConsole);
       void access.close();
       void main.close();
-      try { consoleDest?.end(); } catch { /* already closed */ }
+      try {
+        consoleDest?.end();
+      } catch {
+        /* already closed */
+      }
     },
   };
 }

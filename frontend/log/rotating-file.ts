@@ -100,7 +100,7 @@ function writeBytes(w: Writer, bytes: Buffer): void {
 
 /** All of `bytes` to `fd` (writeSync may write less than asked). */
 function writeAllSync(fd: number, bytes: Buffer): void {
-  for (let off = 0; off < bytes.length; ) off += fs.writeSync(fd, bytes, off);
+  for (let off = 0; off < bytes.length;) off += fs.writeSync(fd, bytes, off);
 }
 
 /** Queued files not yet closed: what the process writes out synchronously as it exits. */
@@ -185,7 +185,12 @@ export class RotatingFile {
     if (this.closing !== null) return;
     this.appended++;
     const bytes = Buffer.from(text, 'utf8');
-    if (this.fd >= 0 && this.size > 0 && this.size + bytes.length > this.opts.maxBytes && this.now() >= this.rotateRetryAtMs) {
+    if (
+      this.fd >= 0 &&
+      this.size > 0 &&
+      this.size + bytes.length > this.opts.maxBytes &&
+      this.now() >= this.rotateRetryAtMs
+    ) {
       try {
         rotateSync(this.path, this.opts.keep);
         try {
@@ -247,7 +252,12 @@ export class RotatingFile {
   private seal(): void {
     const cur = this.current;
     if (cur === null || this.currentLines === 0) return;
-    this.parts.push({ bytes: cur.subarray(0, this.currentBytes), lines: this.currentLines, chars: this.currentChars, pooled: cur });
+    this.parts.push({
+      bytes: cur.subarray(0, this.currentBytes),
+      lines: this.currentLines,
+      chars: this.currentChars,
+      pooled: cur,
+    });
     this.current = null;
     this.currentBytes = 0;
     this.currentLines = 0;
@@ -551,8 +561,14 @@ export class RotatingFile {
       // counting must not break the write that follows
     }
     const counted = this.opts.rotationCountedIn === undefined ? '' : `; counted in ${this.opts.rotationCountedIn}`;
-    const first = this.rotateFailures === 1 ? `, and tried again at most once every ${Math.round(this.rewarnMs / 1000)} s` : ` (failure ${this.rotateFailures})`;
-    this.opts.log('warn', `${this.opts.label} ${this.path}: rotation failed: ${String(err)}; writing on in the current file${counted}${first}`);
+    const first =
+      this.rotateFailures === 1
+        ? `, and tried again at most once every ${Math.round(this.rewarnMs / 1000)} s`
+        : ` (failure ${this.rotateFailures})`;
+    this.opts.log(
+      'warn',
+      `${this.opts.label} ${this.path}: rotation failed: ${String(err)}; writing on in the current file${counted}${first}`,
+    );
   }
 
   private settle(lines: number): void {

@@ -13,7 +13,11 @@ import * as nodePath from 'node:path';
  * the renames in order (oldest first, the file itself last). `present` is the directory's
  * listing: one listing instead of keep-1 renames that mostly fail with ENOENT.
  */
-function rotationSteps(p: string, keep: number, present: ReadonlySet<string>): { drop: string; renames: [string, string][] } {
+function rotationSteps(
+  p: string,
+  keep: number,
+  present: ReadonlySet<string>,
+): { drop: string; renames: [string, string][] } {
   if (keep <= 0) return { drop: p, renames: [] };
   const base = nodePath.basename(p);
   const renames: [string, string][] = [];

@@ -10,7 +10,12 @@ import type { AutoLabels, DropReason } from '../../schema/metrics-api.js';
 import { defaultAutoLabels } from '../../schema/metrics-api.js';
 import { declarationProblems } from '../../schema/config/declaration.js';
 import { DEFAULT_LIMITS } from '../../schema/config/normalize.js';
-import { packageVersion, resolveStability, showHiddenProblem, stabilitySummary } from '../../schema/config/stability.js';
+import {
+  packageVersion,
+  resolveStability,
+  showHiddenProblem,
+  stabilitySummary,
+} from '../../schema/config/stability.js';
 import type { FrontendMetric } from './api.js';
 import { CachedMetric, HiddenMetric } from './metric.js';
 import type { MetricHooks } from './metric.js';
@@ -140,7 +145,10 @@ export class FrontendMetrics {
     this.stopCountingTraceEvictions = traceIds.countEvictions(() => this.self.cacheEvicted('trace_ids'));
     for (const spec of this.config.metrics) {
       if (this.metrics.has(spec.name)) {
-        this.log('warn', `metrics: ${spec.name} is a built-in self-metric or already declared; the yaml entry is ignored`);
+        this.log(
+          'warn',
+          `metrics: ${spec.name} is a built-in self-metric or already declared; the yaml entry is ignored`,
+        );
         continue;
       }
       if (spec.hidden === true) this.metrics.set(spec.name, new HiddenMetric(spec));
@@ -169,12 +177,21 @@ export class FrontendMetrics {
       });
     }
     if (mode === 'prometheus') {
-      return new PrometheusSink({ log: this.log, processMetrics: opts.processMetrics ?? false, ...(opts.processPeers !== undefined ? { processPeers: opts.processPeers } : {}) });
+      return new PrometheusSink({
+        log: this.log,
+        processMetrics: opts.processMetrics ?? false,
+        ...(opts.processPeers !== undefined ? { processPeers: opts.processPeers } : {}),
+      });
     }
     const config: StatsdConfig =
-      opts.statsd === undefined ? this.config.statsd : { ...this.config.statsd, host: opts.statsd.host, port: opts.statsd.port };
+      opts.statsd === undefined
+        ? this.config.statsd
+        : { ...this.config.statsd, host: opts.statsd.host, port: opts.statsd.port };
     return new StatsdSink({
-      config, log: this.log, flushMs: opts.statsdFlushMs, nowMs,
+      config,
+      log: this.log,
+      flushMs: opts.statsdFlushMs,
+      nowMs,
       // Send errors are asynchronous, so `self` exists by the time one is counted.
       onSendError: () => this.self.sinkError('statsd'),
       ownErrorMetric: SINK_ERRORS_METRIC,
@@ -182,7 +199,13 @@ export class FrontendMetrics {
   }
 
   private create(spec: MetricSpec, hooks: MetricHooks, maxSeries: number): CachedMetric {
-    const m = new CachedMetric(spec, this.sinks.map((s) => s.metric(spec)), maxSeries, hooks, this.autoLabels);
+    const m = new CachedMetric(
+      spec,
+      this.sinks.map((s) => s.metric(spec)),
+      maxSeries,
+      hooks,
+      this.autoLabels,
+    );
     this.metrics.set(spec.name, m);
     claimExposedNames(spec.name, spec.type, '', this.exposed);
     return m;
@@ -236,20 +259,34 @@ export class FrontendMetrics {
     const existing = this.metrics.get(spec.name);
     if (existing !== undefined) {
       if (existing.spec.section !== 'model_metrics' || SelfMetrics.isReserved(spec.name)) {
-        return { reason: 'forbidden_metric', why: `${spec.name} is a frontend metric; workers record model metrics only` };
+        return {
+          reason: 'forbidden_metric',
+          why: `${spec.name} is a frontend metric; workers record model metrics only`,
+        };
       }
       if (sameShape(existing.spec, spec)) return existing;
-      return { reason: 'type_mismatch', why: `${spec.name} is a ${existing.spec.type} with dimensions [${existing.spec.dimensions.join(', ')}]` };
+      return {
+        reason: 'type_mismatch',
+        why: `${spec.name} is a ${existing.spec.type} with dimensions [${existing.spec.dimensions.join(', ')}]`,
+      };
     }
     const problem = declarationProblems(spec, true)[0];
-    if (problem !== undefined) return { reason: 'invalid_name', why: `${spec.name} cannot be auto-detected: ${problem.message}` };
+    if (problem !== undefined)
+      return { reason: 'invalid_name', why: `${spec.name} cannot be auto-detected: ${problem.message}` };
     const clash = exposureClashes(spec.name, spec.type, this.exposed)[0];
     if (clash !== undefined) return { reason: 'invalid_name', why: `${spec.name} cannot be auto-detected: ${clash}` };
     if (this.autoDetected >= this.maxAutoDetected) {
-      return { reason: 'auto_detect_cap', why: `${spec.name} cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached` };
+      return {
+        reason: 'auto_detect_cap',
+        why: `${spec.name} cannot be auto-detected: limits.max_auto_detected_metrics (${this.maxAutoDetected}) reached`,
+      };
     }
     this.autoDetected++;
-    return this.create(Object.freeze({ ...spec, dimensions: Object.freeze([...spec.dimensions]) }), this.self, this.config.limits.maxSeriesPerMetric);
+    return this.create(
+      Object.freeze({ ...spec, dimensions: Object.freeze([...spec.dimensions]) }),
+      this.self,
+      this.config.limits.maxSeriesPerMetric,
+    );
   }
 
   /** Prometheus exposition (text 0.0.4 or OpenMetrics); `names` filters families (`?name[]=`). */

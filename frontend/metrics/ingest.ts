@@ -22,7 +22,8 @@ export interface MetricsIngestOptions {
 }
 
 /** The part of `FrontendMetrics` the ingest uses (a structural type, so tests can fake it). */
-export type IngestTarget = Pick<FrontendMetrics, 'get' | 'admit' | 'self'> & Partial<Pick<FrontendMetrics, 'processGone'>>;
+export type IngestTarget = Pick<FrontendMetrics, 'get' | 'admit' | 'self'> &
+  Partial<Pick<FrontendMetrics, 'processGone'>>;
 
 /** Every datapoint of a series that could not be bound is a counted drop. */
 class DroppingBound implements BoundSeries {
@@ -111,7 +112,13 @@ export class MetricsIngest {
   private stateOf(workerKey: string): WorkerState {
     let s = this.workers.get(workerKey);
     if (s === undefined) {
-      s = { bounds: [], detected: new Map(), warnedMalformed: false, warnedUnknownSeries: false, warnedForbidden: false };
+      s = {
+        bounds: [],
+        detected: new Map(),
+        warnedMalformed: false,
+        warnedUnknownSeries: false,
+        warnedForbidden: false,
+      };
       this.workers.set(workerKey, s);
     }
     return s;
@@ -121,7 +128,9 @@ export class MetricsIngest {
     this.metrics.self.dropped('malformed_message', 1);
     if (!state.warnedMalformed) {
       state.warnedMalformed = true;
-      this.log(`metrics: worker ${workerKey} sent a malformed metrics message (${why}); it was dropped; further ones are only counted`);
+      this.log(
+        `metrics: worker ${workerKey} sent a malformed metrics message (${why}); it was dropped; further ones are only counted`,
+      );
     }
   }
 
@@ -135,7 +144,9 @@ export class MetricsIngest {
       this.metrics.self.dropped('malformed_message', unknown);
       if (!state.warnedUnknownSeries) {
         state.warnedUnknownSeries = true;
-        this.log(`metrics: worker ${workerKey} sent ${unknown} datapoints for series it never declared; they were dropped`);
+        this.log(
+          `metrics: worker ${workerKey} sent ${unknown} datapoints for series it never declared; they were dropped`,
+        );
       }
     }
     // The decoder admits known reasons only.
@@ -144,7 +155,8 @@ export class MetricsIngest {
     }
     for (const [metric, count] of Object.entries(msg.overflowed)) {
       // Only a model metric has a worker-side overflow; anything else would mint label values at will.
-      if (count > 0 && this.metrics.get(metric)?.spec.section === 'model_metrics') this.metrics.self.overflowed(metric, count);
+      if (count > 0 && this.metrics.get(metric)?.spec.section === 'model_metrics')
+        this.metrics.self.overflowed(metric, count);
     }
   }
 
@@ -157,11 +169,16 @@ export class MetricsIngest {
     const existing = this.metrics.get(decl.name);
     let metric: FrontendMetric | DropReason;
     if (existing !== null && existing.spec.section === 'model_metrics') {
-      metric = existing.spec.type === decl.type && sameNames(existing.spec.dimensions, decl.dimensions) ? existing : 'type_mismatch';
+      metric =
+        existing.spec.type === decl.type && sameNames(existing.spec.dimensions, decl.dimensions)
+          ? existing
+          : 'type_mismatch';
       if (metric === 'type_mismatch') {
-        this.log(`metrics: worker ${workerKey} auto-detected ${decl.name} as a ${decl.type} with dimensions `
-          + `[${decl.dimensions.join(', ')}], but it is a ${existing.spec.type} with [${existing.spec.dimensions.join(', ')}]; `
-          + 'its datapoints are dropped (type_mismatch)');
+        this.log(
+          `metrics: worker ${workerKey} auto-detected ${decl.name} as a ${decl.type} with dimensions ` +
+            `[${decl.dimensions.join(', ')}], but it is a ${existing.spec.type} with [${existing.spec.dimensions.join(', ')}]; ` +
+            'its datapoints are dropped (type_mismatch)',
+        );
       }
     } else {
       // Validated again here: the worker's checks are not a boundary the frontend can trust.
@@ -181,15 +198,18 @@ export class MetricsIngest {
   private forbidden(workerKey: string, state: WorkerState, metric: string): void {
     if (state.warnedForbidden) return;
     state.warnedForbidden = true;
-    this.log(`metrics: worker ${workerKey} sent datapoints for ${metric}, which is not a model metric; `
-      + 'workers record model metrics only: they are dropped (forbidden_metric); further ones are only counted');
+    this.log(
+      `metrics: worker ${workerKey} sent datapoints for ${metric}, which is not a model metric; ` +
+        'workers record model metrics only: they are dropped (forbidden_metric); further ones are only counted',
+    );
   }
 
   private bindSeries(workerKey: string, state: WorkerState, decl: SeriesDecl): BoundSeries {
     const detected = state.detected.get(decl.metric);
     if (detected !== undefined) {
       if (typeof detected.metric === 'string') return new DroppingBound(this.metrics, detected.metric, decl.metric);
-      if (detected.names.length !== decl.values.length) return new DroppingBound(this.metrics, 'bad_dimensions', decl.metric);
+      if (detected.names.length !== decl.values.length)
+        return new DroppingBound(this.metrics, 'bad_dimensions', decl.metric);
       const byName: Record<string, string> = {};
       for (let i = 0; i < detected.names.length; i++) byName[detected.names[i]] = decl.values[i];
       return detected.metric.bind(byName, this.autoLabels.get(workerKey));

@@ -26,7 +26,12 @@ function selfSpec(name: string, type: MetricType, dimensions: readonly string[],
 
 /** Built-in self-metric specs, in render order. Their names are reserved. */
 export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
-  selfSpec('tsserve_datapoints_dropped_total', 'counter', ['reason'], 'Datapoints dropped instead of recorded, by reason'),
+  selfSpec(
+    'tsserve_datapoints_dropped_total',
+    'counter',
+    ['reason'],
+    'Datapoints dropped instead of recorded, by reason',
+  ),
   selfSpec('tsserve_series', 'gauge', ['metric'], 'Live series per metric in the frontend metrics cache'),
   selfSpec(
     'tsserve_series_overflow_total',
@@ -42,8 +47,18 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     ['sink'],
     'Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost)',
   ),
-  selfSpec('tsserve_worker_restarts_total', 'counter', ['model_name'], 'Workers that exited unexpectedly (a crash, a kill, a failed or timed-out load), per model; each is replaced after a backoff'),
-  selfSpec('tsserve_front_restarts_total', 'counter', [], 'Front processes of --api-server-count that exited unexpectedly, or were killed for leaving 3 heartbeats unanswered, and were started again'),
+  selfSpec(
+    'tsserve_worker_restarts_total',
+    'counter',
+    ['model_name'],
+    'Workers that exited unexpectedly (a crash, a kill, a failed or timed-out load), per model; each is replaced after a backoff',
+  ),
+  selfSpec(
+    'tsserve_front_restarts_total',
+    'counter',
+    [],
+    'Front processes of --api-server-count that exited unexpectedly, or were killed for leaving 3 heartbeats unanswered, and were started again',
+  ),
   selfSpec(
     'tsserve_requests_refused_total',
     'counter',
@@ -54,7 +69,7 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     'tsserve_worker_output_faults_total',
     'counter',
     ['model_name', 'reason'],
-    'Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB), stdio_held (a worker that exited handled as gone after 1 s while a process it started held its stdout and stderr)',
+    "Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch's requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB), stdio_held (a worker that exited handled as gone after 1 s while a process it started held its stdout and stderr)",
   ),
   selfSpec(
     'tsserve_log_errors_total',
@@ -147,7 +162,10 @@ export class SelfMetrics implements MetricHooks {
     if (this.warned.size < MAX_WARNED && !this.warned.has(key)) {
       this.warned.add(key);
       const what = metric === '' ? 'a datapoint' : `a datapoint of ${metric}`;
-      this.log('warn', `metrics: dropped ${what} (${reason}); further drops like it are only counted in tsserve_datapoints_dropped_total`);
+      this.log(
+        'warn',
+        `metrics: dropped ${what} (${reason}); further drops like it are only counted in tsserve_datapoints_dropped_total`,
+      );
     }
   }
 

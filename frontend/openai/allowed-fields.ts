@@ -6,9 +6,26 @@
 
 /** Sampling and output fields both routes implement. */
 const COMMON = [
-  'model', 'max_tokens', 'temperature', 'top_p', 'top_k', 'min_p', 'n', 'seed', 'stop', 'stop_token_ids',
-  'ignore_eos', 'min_tokens', 'include_stop_str_in_output', 'presence_penalty', 'frequency_penalty',
-  'repetition_penalty', 'logit_bias', 'logprobs', 'stream', 'stream_options',
+  'model',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'top_k',
+  'min_p',
+  'n',
+  'seed',
+  'stop',
+  'stop_token_ids',
+  'ignore_eos',
+  'min_tokens',
+  'include_stop_str_in_output',
+  'presence_penalty',
+  'frequency_penalty',
+  'repetition_penalty',
+  'logit_bias',
+  'logprobs',
+  'stream',
+  'stream_options',
   // An end-user id for abuse tracking: metadata with no effect on the output (OpenAI, vLLM).
   'user',
 ] as const;
@@ -17,7 +34,12 @@ const COMMON = [
 export const COMPLETION_FIELDS: ReadonlySet<string> = new Set([...COMMON, 'prompt', 'echo']);
 
 /** `POST /v1/chat/completions`. */
-export const CHAT_FIELDS: ReadonlySet<string> = new Set([...COMMON, 'messages', 'max_completion_tokens', 'top_logprobs']);
+export const CHAT_FIELDS: ReadonlySet<string> = new Set([
+  ...COMMON,
+  'messages',
+  'max_completion_tokens',
+  'top_logprobs',
+]);
 
 /** A chat request to a model that speaks (a pipeline): audio output's two fields as well. */
 export const SPOKEN_CHAT_FIELDS: ReadonlySet<string> = new Set([...CHAT_FIELDS, 'modalities', 'audio']);

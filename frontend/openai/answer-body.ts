@@ -34,7 +34,7 @@ export class AnswerBody {
   /** The pieces of `{...head, choices: [...], usage}`, in that key order. */
   pieces(head: object, usage: object): string[] {
     const out = [`${JSON.stringify(head).slice(0, -1)},"choices":[`];
-    this.rendered.forEach((s, i) => out.push(i === 0 ? s ?? 'null' : `,${s ?? 'null'}`));
+    this.rendered.forEach((s, i) => out.push(i === 0 ? (s ?? 'null') : `,${s ?? 'null'}`));
     out.push(`],"usage":${JSON.stringify(usage)}}`);
     return out;
   }

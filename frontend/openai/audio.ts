@@ -39,23 +39,48 @@ export const AUDIO_EXPIRY_SEC = 3600;
 type Obj = Readonly<Record<string, unknown>>;
 
 /** `modalities` and `audio` of a chat body, validated; null when audio is not asked for. */
-export function parseAudioOptions(body: Obj, stream: boolean): { readonly format: ChatAudioFormat; readonly voice: string } | null {
+export function parseAudioOptions(
+  body: Obj,
+  stream: boolean,
+): { readonly format: ChatAudioFormat; readonly voice: string } | null {
   const mods = body.modalities ?? ['text'];
   if (!Array.isArray(mods) || mods.length === 0 || !mods.every((m) => m === 'text' || m === 'audio')) {
-    throw new OpenAIError(400, `modalities must be a list of "text" and "audio", got ${JSON.stringify(mods)}`, 'modalities');
+    throw new OpenAIError(
+      400,
+      `modalities must be a list of "text" and "audio", got ${JSON.stringify(mods)}`,
+      'modalities',
+    );
   }
   const a = body.audio as Obj | undefined | null;
   if (!mods.includes('audio')) {
     // Never dropped silently: the client asked for audio and would get text only.
-    if (a !== undefined && a !== null) throw new OpenAIError(400, 'audio is set but modalities does not include "audio": send modalities ["text", "audio"]', 'audio');
+    if (a !== undefined && a !== null)
+      throw new OpenAIError(
+        400,
+        'audio is set but modalities does not include "audio": send modalities ["text", "audio"]',
+        'audio',
+      );
     return null;
   }
-  if (!mods.includes('text')) throw new OpenAIError(400, 'modalities ["audio"] must also include "text": the answer is a transcript with its audio, send ["text", "audio"]', 'modalities');
-  if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new OpenAIError(400, 'audio {voice, format} is required when modalities includes "audio"', 'audio');
+  if (!mods.includes('text'))
+    throw new OpenAIError(
+      400,
+      'modalities ["audio"] must also include "text": the answer is a transcript with its audio, send ["text", "audio"]',
+      'modalities',
+    );
+  if (typeof a !== 'object' || a === null || Array.isArray(a))
+    throw new OpenAIError(400, 'audio {voice, format} is required when modalities includes "audio"', 'audio');
   refuseUnsupported(a, AUDIO_OPTION_FIELDS, 'audio.');
-  if (typeof a.voice !== 'string' || a.voice === '') throw new OpenAIError(400, 'audio.voice must be a non-empty string', 'audio.voice');
-  if (a.format !== 'wav' && a.format !== 'pcm16') throw new OpenAIError(400, `audio.format must be "wav" or "pcm16", got ${JSON.stringify(a.format)}`, 'audio.format');
-  if (stream && a.format !== 'pcm16') throw new OpenAIError(400, 'streamed audio needs audio.format "pcm16"', 'audio.format');
+  if (typeof a.voice !== 'string' || a.voice === '')
+    throw new OpenAIError(400, 'audio.voice must be a non-empty string', 'audio.voice');
+  if (a.format !== 'wav' && a.format !== 'pcm16')
+    throw new OpenAIError(
+      400,
+      `audio.format must be "wav" or "pcm16", got ${JSON.stringify(a.format)}`,
+      'audio.format',
+    );
+  if (stream && a.format !== 'pcm16')
+    throw new OpenAIError(400, 'streamed audio needs audio.format "pcm16"', 'audio.format');
   return { format: a.format, voice: a.voice };
 }
 
@@ -71,11 +96,26 @@ export function chatAudioHook(lookup: (name: string) => SpeakingModel | undefine
       const p = parseChatRequest(body, SPOKEN_CHAT_FIELDS);
       if (p.params.n !== 1) throw new OpenAIError(400, 'n must be 1 for a spoken answer', 'n');
       // The pipeline returns no token logprobs and counts usage once, at the end: refused, not ignored.
-      if (p.params.logprobs !== undefined) throw new OpenAIError(400, `logprobs is not available from ${model.config.name}: a pipeline model returns no token logprobs`, 'logprobs');
-      if (p.continuousUsage) throw new OpenAIError(400, `stream_options.continuous_usage_stats is not available from ${model.config.name}: its usage is sent once, with include_usage`, 'stream_options.continuous_usage_stats');
+      if (p.params.logprobs !== undefined)
+        throw new OpenAIError(
+          400,
+          `logprobs is not available from ${model.config.name}: a pipeline model returns no token logprobs`,
+          'logprobs',
+        );
+      if (p.continuousUsage)
+        throw new OpenAIError(
+          400,
+          `stream_options.continuous_usage_stats is not available from ${model.config.name}: its usage is sent once, with include_usage`,
+          'stream_options.continuous_usage_stats',
+        );
       const [ready] = readyPrompts(p, model.vocab);
       const audio = parseAudioOptions(body, p.stream);
-      const speak: SpeakRequest = { prompt: ready!.ids, params: { ...p.params, max_tokens: ready!.maxTokens }, arrivalMs, streamed: p.stream };
+      const speak: SpeakRequest = {
+        prompt: ready!.ids,
+        params: { ...p.params, max_tokens: ready!.maxTokens },
+        arrivalMs,
+        streamed: p.stream,
+      };
       if (p.stream) streamChat(model, speak, audio !== null, p.includeUsage, res, clientId);
       else answerChat(model, speak, audio?.format ?? null, res, clientId);
     } catch (e) {
@@ -88,7 +128,12 @@ export function chatAudioHook(lookup: (name: string) => SpeakingModel | undefine
 
 /** OpenAI's usage with vLLM's prompt_tokens_details, as a generation model's answer carries it. */
 function usageOf(r: SpeakResult): object {
-  return { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, total_tokens: r.promptTokens + r.completionTokens, prompt_tokens_details: { cached_tokens: r.cachedTokens } };
+  return {
+    prompt_tokens: r.promptTokens,
+    completion_tokens: r.completionTokens,
+    total_tokens: r.promptTokens + r.completionTokens,
+    prompt_tokens_details: { cached_tokens: r.cachedTokens },
+  };
 }
 
 /**
@@ -96,7 +141,14 @@ function usageOf(r: SpeakResult): object {
  * close. The answer's X-Request-Id is the client's own (`clientId`, echoed as vLLM's server does)
  * or else the pipeline's request id; the pipeline runs it under its own, unique id either way.
  */
-function start(model: SpeakingModel, req: SpeakRequest, sink: SpeakSink, res: Response, isDone: () => boolean, clientId: string | undefined): SpeakHandle | null {
+function start(
+  model: SpeakingModel,
+  req: SpeakRequest,
+  sink: SpeakSink,
+  res: Response,
+  isDone: () => boolean,
+  clientId: string | undefined,
+): SpeakHandle | null {
   if (clientId !== undefined) res.setHeader('x-request-id', clientId);
   const h = model.speak(req, sink);
   if ('status' in h) {
@@ -104,44 +156,85 @@ function start(model: SpeakingModel, req: SpeakRequest, sink: SpeakSink, res: Re
     return null;
   }
   if (clientId === undefined) res.setHeader('x-request-id', h.requestId);
-  res.on('close', () => { if (!isDone()) h.abort(); });
+  res.on('close', () => {
+    if (!isDone()) h.abort();
+  });
   return h;
 }
 
-function answerChat(model: SpeakingModel, req: SpeakRequest, format: ChatAudioFormat | null, res: Response, clientId: string | undefined): void {
+function answerChat(
+  model: SpeakingModel,
+  req: SpeakRequest,
+  format: ChatAudioFormat | null,
+  res: Response,
+  clientId: string | undefined,
+): void {
   const chunks: Uint8Array[] = [];
   let done = false;
   let id = '';
   const created = Math.floor(Date.now() / 1000);
-  const h = start(model, req, {
-    onText: () => undefined,
-    onAudio: (pcm) => { if (format !== null) chunks.push(pcm); },
-    onDone: (r) => {
-      done = true;
-      const pcm = Buffer.concat(chunks);
-      const message = format === null
-        ? { role: 'assistant', content: r.transcript, refusal: null }
-        : {
-          role: 'assistant', content: null, refusal: null,
-          audio: { id: `audio_${id}`, data: (format === 'wav' ? wavFile(pcm, model.sampleRate) : pcm).toString('base64'), transcript: r.transcript, expires_at: created + AUDIO_EXPIRY_SEC },
-        };
-      res.json({ id: `chatcmpl-${id}`, object: 'chat.completion', created, model: model.config.name, choices: [{ index: 0, message, logprobs: null, finish_reason: r.finishReason, stop_reason: r.stopReason }], usage: usageOf(r) });
+  const h = start(
+    model,
+    req,
+    {
+      onText: () => undefined,
+      onAudio: (pcm) => {
+        if (format !== null) chunks.push(pcm);
+      },
+      onDone: (r) => {
+        done = true;
+        const pcm = Buffer.concat(chunks);
+        const message =
+          format === null
+            ? { role: 'assistant', content: r.transcript, refusal: null }
+            : {
+                role: 'assistant',
+                content: null,
+                refusal: null,
+                audio: {
+                  id: `audio_${id}`,
+                  data: (format === 'wav' ? wavFile(pcm, model.sampleRate) : pcm).toString('base64'),
+                  transcript: r.transcript,
+                  expires_at: created + AUDIO_EXPIRY_SEC,
+                },
+              };
+        res.json({
+          id: `chatcmpl-${id}`,
+          object: 'chat.completion',
+          created,
+          model: model.config.name,
+          choices: [{ index: 0, message, logprobs: null, finish_reason: r.finishReason, stop_reason: r.stopReason }],
+          usage: usageOf(r),
+        });
+      },
+      onError: (status, message) => {
+        done = true;
+        if (!res.headersSent) res.status(status).json(errorBody(status, message));
+      },
     },
-    onError: (status, message) => {
-      done = true;
-      if (!res.headersSent) res.status(status).json(errorBody(status, message));
-    },
-  }, res, () => done, clientId);
+    res,
+    () => done,
+    clientId,
+  );
   id = clientId ?? h?.requestId ?? '';
 }
 
-function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean, includeUsage: boolean, res: Response, clientId: string | undefined): void {
+function streamChat(
+  model: SpeakingModel,
+  req: SpeakRequest,
+  withAudio: boolean,
+  includeUsage: boolean,
+  res: Response,
+  clientId: string | undefined,
+): void {
   let done = false;
   let begun = false;
   let id = '';
   const created = Math.floor(Date.now() / 1000);
   const send = (delta: object, finish: string | null = null, stopReason: string | number | null = null): void => {
-    res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish, stop_reason: stopReason }] })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish, stop_reason: stopReason }] })}\n\n`,
+    );
   };
   // The 200 and the role chunk: at once, or, for a request a front relays, once the primary
   // admitted it, so a refusal (a full stage) is answered with its own status.
@@ -154,28 +247,54 @@ function streamChat(model: SpeakingModel, req: SpeakRequest, withAudio: boolean,
     res.flushHeaders();
     send({ role: 'assistant', content: '' });
   };
-  const h = start(model, req, {
-    onAccepted: begin,
-    onText: (text) => { begin(); send(withAudio ? { audio: { id: `audio_${id}`, transcript: text } } : { content: text }); },
-    onAudio: (pcm) => { begin(); if (withAudio) send({ audio: { id: `audio_${id}`, data: Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64') } }); },
-    onDone: (r) => {
-      begin();
-      done = true;
-      send(withAudio ? { audio: { id: `audio_${id}`, expires_at: created + AUDIO_EXPIRY_SEC } } : {}, r.finishReason, r.stopReason);
-      // stream_options.include_usage: OpenAI's last chunk, no choices and the request's usage.
-      if (includeUsage) res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [], usage: usageOf(r) })}\n\n`);
-      res.end('data: [DONE]\n\n');
+  const h = start(
+    model,
+    req,
+    {
+      onAccepted: begin,
+      onText: (text) => {
+        begin();
+        send(withAudio ? { audio: { id: `audio_${id}`, transcript: text } } : { content: text });
+      },
+      onAudio: (pcm) => {
+        begin();
+        if (withAudio)
+          send({
+            audio: {
+              id: `audio_${id}`,
+              data: Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64'),
+            },
+          });
+      },
+      onDone: (r) => {
+        begin();
+        done = true;
+        send(
+          withAudio ? { audio: { id: `audio_${id}`, expires_at: created + AUDIO_EXPIRY_SEC } } : {},
+          r.finishReason,
+          r.stopReason,
+        );
+        // stream_options.include_usage: OpenAI's last chunk, no choices and the request's usage.
+        if (includeUsage)
+          res.write(
+            `data: ${JSON.stringify({ id: `chatcmpl-${id}`, object: 'chat.completion.chunk', created, model: model.config.name, choices: [], usage: usageOf(r) })}\n\n`,
+          );
+        res.end('data: [DONE]\n\n');
+      },
+      onError: (status, message) => {
+        done = true;
+        if (!begun) {
+          if (!res.headersSent) res.status(status).json(errorBody(status, message));
+          return;
+        }
+        res.write(`data: ${JSON.stringify(errorBody(status, message))}\n\n`);
+        res.end('data: [DONE]\n\n');
+      },
     },
-    onError: (status, message) => {
-      done = true;
-      if (!begun) {
-        if (!res.headersSent) res.status(status).json(errorBody(status, message));
-        return;
-      }
-      res.write(`data: ${JSON.stringify(errorBody(status, message))}\n\n`);
-      res.end('data: [DONE]\n\n');
-    },
-  }, res, () => done, clientId);
+    res,
+    () => done,
+    clientId,
+  );
   if (h === null) return;
   id = clientId ?? h.requestId;
   if (!h.pending) begin();
@@ -207,8 +326,13 @@ export function speechInput(input: unknown): string {
 /** `POST /v1/audio/speech`: the input's UTF-8 bytes are the codec tokens; `response_format` wav (default) or pcm. */
 export function speechRouter(opts: SpeechRouteOptions): Router {
   const r = express.Router();
-  const stamp = (req: Request, _res: Response, next: () => void): void => { (req as Request & { arrivalMs?: number }).arrivalMs = performance.now(); next(); };
-  const json = jsonBody(opts.bodyLimits, (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message)));
+  const stamp = (req: Request, _res: Response, next: () => void): void => {
+    (req as Request & { arrivalMs?: number }).arrivalMs = performance.now();
+    next();
+  };
+  const json = jsonBody(opts.bodyLimits, (res, status, message) =>
+    sendOpenAIError(res, new OpenAIError(status, message)),
+  );
   r.post('/v1/audio/speech', stamp, json, (req, res) => {
     const arrivalMs = (req as Request & { arrivalMs?: number }).arrivalMs ?? performance.now();
     const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Obj;
@@ -218,28 +342,47 @@ export function speechRouter(opts: SpeechRouteOptions): Router {
       if (typeof body.model !== 'string') throw new OpenAIError(400, 'model is required', 'model');
       refuseUnsupported(body, SPEECH_FIELDS);
       const model = opts.lookup(body.model);
-      if (model === undefined) throw new OpenAIError(404, `The model \`${body.model}\` does not exist or does not speak.`, 'model', 'model_not_found');
+      if (model === undefined)
+        throw new OpenAIError(
+          404,
+          `The model \`${body.model}\` does not exist or does not speak.`,
+          'model',
+          'model_not_found',
+        );
       const input = speechInput(body.input);
-      if (typeof body.voice !== 'string' || body.voice === '') throw new OpenAIError(400, 'voice must be a non-empty string', 'voice');
+      if (typeof body.voice !== 'string' || body.voice === '')
+        throw new OpenAIError(400, 'voice must be a non-empty string', 'voice');
       const format = body.response_format ?? 'wav';
-      if (format !== 'wav' && format !== 'pcm') throw new OpenAIError(400, `response_format must be "wav" or "pcm", got ${JSON.stringify(format)}`, 'response_format');
+      if (format !== 'wav' && format !== 'pcm')
+        throw new OpenAIError(
+          400,
+          `response_format must be "wav" or "pcm", got ${JSON.stringify(format)}`,
+          'response_format',
+        );
       const codes = [...Buffer.from(input, 'utf8')];
       const chunks: Uint8Array[] = [];
       let done = false;
-      start(model, { prompt: '', params: { max_tokens: 1 }, arrivalMs, streamed: false, codes }, {
-        onText: () => undefined,
-        onAudio: (pcm) => chunks.push(pcm),
-        onDone: () => {
-          done = true;
-          const pcm = Buffer.concat(chunks);
-          res.setHeader('Content-Type', format === 'wav' ? 'audio/wav' : 'audio/pcm');
-          res.end(format === 'wav' ? wavFile(pcm, model.sampleRate) : pcm);
+      start(
+        model,
+        { prompt: '', params: { max_tokens: 1 }, arrivalMs, streamed: false, codes },
+        {
+          onText: () => undefined,
+          onAudio: (pcm) => chunks.push(pcm),
+          onDone: () => {
+            done = true;
+            const pcm = Buffer.concat(chunks);
+            res.setHeader('Content-Type', format === 'wav' ? 'audio/wav' : 'audio/pcm');
+            res.end(format === 'wav' ? wavFile(pcm, model.sampleRate) : pcm);
+          },
+          onError: (status, message) => {
+            done = true;
+            if (!res.headersSent) res.status(status).json(errorBody(status, message));
+          },
         },
-        onError: (status, message) => {
-          done = true;
-          if (!res.headersSent) res.status(status).json(errorBody(status, message));
-        },
-      }, res, () => done, clientId);
+        res,
+        () => done,
+        clientId,
+      );
     } catch (e) {
       if (!(e instanceof OpenAIError)) throw e;
       sendOpenAIError(res, e);

@@ -40,10 +40,15 @@ export class ChoiceCollector {
    * @param n choices per prompt
    * @param keepLogprobs fold each output's logprobs into its choice (a stream sends them as they come: false)
    */
-  constructor(private readonly promptTokens: readonly number[], readonly n: number, private readonly keepLogprobs = true) {
+  constructor(
+    private readonly promptTokens: readonly number[],
+    readonly n: number,
+    private readonly keepLogprobs = true,
+  ) {
     this.cached = promptTokens.map(() => undefined);
     for (let p = 0; p < promptTokens.length; p++) {
-      for (let i = 0; i < n; i++) this.choices.push({ text: '', finishReason: null, stopReason: null, tokenIds: [], logprobs: [], prompt: p });
+      for (let i = 0; i < n; i++)
+        this.choices.push({ text: '', finishReason: null, stopReason: null, tokenIds: [], logprobs: [], prompt: p });
     }
   }
 
@@ -86,12 +91,22 @@ export class ChoiceCollector {
     for (const t of this.promptTokens) prompt += t;
     let cached = 0;
     for (const c of this.cached) cached += c ?? 0;
-    return { prompt_tokens: prompt, completion_tokens: this.completionTokens, total_tokens: prompt + this.completionTokens, prompt_tokens_details: { cached_tokens: cached } };
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: this.completionTokens,
+      total_tokens: prompt + this.completionTokens,
+      prompt_tokens_details: { cached_tokens: cached },
+    };
   }
 
   /** One choice's usage so far (vLLM's continuous_usage_stats: its prompt, its tokens, or `done` of them). */
   choiceUsage(c: Choice, done = c.tokenIds.length): Usage {
     const prompt = this.promptTokens[c.prompt] ?? 0;
-    return { prompt_tokens: prompt, completion_tokens: done, total_tokens: prompt + done, prompt_tokens_details: { cached_tokens: this.cached[c.prompt] ?? 0 } };
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: done,
+      total_tokens: prompt + done,
+      prompt_tokens_details: { cached_tokens: this.cached[c.prompt] ?? 0 },
+    };
   }
 }

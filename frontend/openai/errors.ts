@@ -22,7 +22,12 @@ export function errorType(status: number): string {
 }
 
 /** The error body for a status and message. */
-export function errorBody(status: number, message: string, param: string | null = null, code: string | null = null): object {
+export function errorBody(
+  status: number,
+  message: string,
+  param: string | null = null,
+  code: string | null = null,
+): object {
   return { error: { message, type: errorType(status), param, code } };
 }
 

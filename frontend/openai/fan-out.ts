@@ -35,36 +35,56 @@ export interface FanOut {
  * `idBase` (the client's X-Request-Id) each runs under the base and a fresh suffix
  * (request-id.ts), else under an id the model names.
  */
-export function generateAll(model: GenerationTarget, prompts: readonly ReadyPrompt[], params: GenSamplingParams, arrivalMs: number, sink: FanOutSink, traceId?: string, idBase?: string): FanOut | GenerateRefused {
+export function generateAll(
+  model: GenerationTarget,
+  prompts: readonly ReadyPrompt[],
+  params: GenSamplingParams,
+  arrivalMs: number,
+  sink: FanOutSink,
+  traceId?: string,
+  idBase?: string,
+): FanOut | GenerateRefused {
   if (prompts.length > 1) {
     const refused = model.admits?.(prompts.length);
     if (refused !== undefined && refused !== null) return refused;
   }
   const handles: { abort(): void }[] = [];
   let failed = false;
-  const abortAll = (): void => { for (const h of handles) h.abort(); };
+  const abortAll = (): void => {
+    for (const h of handles) h.abort();
+  };
   let requestId = '';
   let waiting = 0;
-  const accepted = (): void => { if (--waiting === 0 && !failed) sink.onAccepted?.(); };
+  const accepted = (): void => {
+    if (--waiting === 0 && !failed) sink.onAccepted?.();
+  };
   for (let p = 0; p < prompts.length; p++) {
     const r = prompts[p]!;
     // The trace id goes with the first prompt, whose id the answer carries (as the route notes it).
-    const started = model.generate({
-      prompt: r.ids, params: { ...params, max_tokens: r.maxTokens }, arrivalMs, ...(p === 0 && traceId !== undefined ? { traceId } : {}),
-      ...(idBase !== undefined ? { requestId: engineRequestId(idBase) } : {}),
-      // A target that cannot tell (a front's proxy) has the whole request admitted where it runs.
-      ...(prompts.length > 1 && model.admits === undefined ? { group: { size: prompts.length, index: p } } : {}),
-    }, {
-      onTimings: (t) => sink.onTimings(t),
-      onAccepted: accepted,
-      onOutput: (o) => { if (!failed) sink.onOutput(o, p); },
-      onError: (status, message) => {
-        if (failed) return;
-        failed = true;
-        abortAll();
-        sink.onError(status, message);
+    const started = model.generate(
+      {
+        prompt: r.ids,
+        params: { ...params, max_tokens: r.maxTokens },
+        arrivalMs,
+        ...(p === 0 && traceId !== undefined ? { traceId } : {}),
+        ...(idBase !== undefined ? { requestId: engineRequestId(idBase) } : {}),
+        // A target that cannot tell (a front's proxy) has the whole request admitted where it runs.
+        ...(prompts.length > 1 && model.admits === undefined ? { group: { size: prompts.length, index: p } } : {}),
       },
-    });
+      {
+        onTimings: (t) => sink.onTimings(t),
+        onAccepted: accepted,
+        onOutput: (o) => {
+          if (!failed) sink.onOutput(o, p);
+        },
+        onError: (status, message) => {
+          if (failed) return;
+          failed = true;
+          abortAll();
+          sink.onError(status, message);
+        },
+      },
+    );
     if ('status' in started) {
       failed = true;
       abortAll();

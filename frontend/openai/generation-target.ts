@@ -9,4 +9,5 @@ import type { GenerationModel } from '../generation/generation-model.js';
  * several-prompt request as a whole up front; a front's proxy has no view of the primary's
  * queues, so there a refused prompt aborts the ones already admitted.
  */
-export type GenerationTarget = Pick<GenerationModel, 'config' | 'vocabSize' | 'generate'> & Partial<Pick<GenerationModel, 'admits'>>;
+export type GenerationTarget = Pick<GenerationModel, 'config' | 'vocabSize' | 'generate'> &
+  Partial<Pick<GenerationModel, 'admits'>>;

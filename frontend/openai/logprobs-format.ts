@@ -28,7 +28,11 @@ export interface ChatTokenLogprob {
  * text (a stream continues from the previous chunk's end). Offsets advance by each token's
  * rendered length, as vLLM's do.
  */
-export function completionLogprobs(entries: readonly GenTokenLogprobs[], vocab: ModelVocab, offset: number): CompletionLogprobs {
+export function completionLogprobs(
+  entries: readonly GenTokenLogprobs[],
+  vocab: ModelVocab,
+  offset: number,
+): CompletionLogprobs {
   const out: CompletionLogprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
   let at = offset;
   for (const e of entries) {
@@ -59,7 +63,11 @@ export function chatLogprobs(entries: readonly GenTokenLogprobs[], vocab: ModelV
       token: vocab.tokenText(e.id),
       logprob: e.logprob,
       bytes: vocab.tokenBytes(e.id),
-      top_logprobs: e.top.map((t) => ({ token: vocab.tokenText(t.id), logprob: t.logprob, bytes: vocab.tokenBytes(t.id) })),
+      top_logprobs: e.top.map((t) => ({
+        token: vocab.tokenText(t.id),
+        logprob: t.logprob,
+        bytes: vocab.tokenBytes(t.id),
+      })),
     })),
   };
 }

@@ -44,7 +44,9 @@ export function modelVocab(engine: Readonly<Record<string, unknown>> | undefined
   const addBos = a.addBos !== false && bos !== undefined;
   const idsOf = (k: string): readonly number[] => {
     const v = a[k];
-    return Object.freeze(Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : typeof v === 'number' ? [v] : []);
+    return Object.freeze(
+      Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : typeof v === 'number' ? [v] : [],
+    );
   };
   const tokenText = (id: number): string => {
     if (id < 0x80) return String.fromCharCode(id);
@@ -62,7 +64,8 @@ export function modelVocab(engine: Readonly<Record<string, unknown>> | undefined
       return ids;
     },
     count: (text: string): number => (addBos ? 1 : 0) + Buffer.byteLength(text, 'utf8'),
-    decode: (ids: readonly number[]): string => new TextDecoder('utf-8').decode(Uint8Array.from(ids.filter((id) => id >= 0 && id < 256))),
+    decode: (ids: readonly number[]): string =>
+      new TextDecoder('utf-8').decode(Uint8Array.from(ids.filter((id) => id >= 0 && id < 256))),
     tokenText,
     tokenBytes: (id: number): number[] => (id < 0x100 ? [id] : [...utf8.encode(tokenText(id))]),
   });
@@ -72,7 +75,9 @@ const byEngineBlock = new WeakMap<object, ModelVocab>();
 const NO_ENGINE = {};
 
 /** The vocabulary view of a served model, built once per configuration. */
-export function vocabOf(model: { readonly config: { readonly engine?: Readonly<Record<string, unknown>> } }): ModelVocab {
+export function vocabOf(model: {
+  readonly config: { readonly engine?: Readonly<Record<string, unknown>> };
+}): ModelVocab {
   const key = model.config.engine ?? NO_ENGINE;
   let v = byEngineBlock.get(key);
   if (v === undefined) byEngineBlock.set(key, (v = modelVocab(model.config.engine)));

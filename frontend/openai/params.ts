@@ -7,7 +7,13 @@
  */
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 import { MAX_SEED } from '../../schema/engine-ipc.js';
-import { CHAT_FIELDS, COMPLETION_FIELDS, MESSAGE_FIELDS, STREAM_OPTION_FIELDS, unsupportedFields } from './allowed-fields.js';
+import {
+  CHAT_FIELDS,
+  COMPLETION_FIELDS,
+  MESSAGE_FIELDS,
+  STREAM_OPTION_FIELDS,
+  unsupportedFields,
+} from './allowed-fields.js';
 import type { ChatMessage } from './chat-template.js';
 import { applyChatTemplate } from './chat-template.js';
 import { OpenAIError } from './errors.js';
@@ -91,7 +97,10 @@ function seedOf(body: Obj): number | undefined {
   const v = body.seed;
   if (!present(v)) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_SEED) {
-    bad('seed', `seed must be an integer between 0 and ${MAX_SEED} (2^53 - 1, the largest a JSON number carries exactly), got ${shown(v)}`);
+    bad(
+      'seed',
+      `seed must be an integer between 0 and ${MAX_SEED} (2^53 - 1, the largest a JSON number carries exactly), got ${shown(v)}`,
+    );
   }
   return v;
 }
@@ -101,13 +110,19 @@ export function refuseUnsupported(body: Obj, allowed: ReadonlySet<string>, prefi
   const extra = unsupportedFields(body, allowed);
   if (extra.length === 0) return;
   const names = extra.map((k) => `'${prefix}${k}'`).join(', ');
-  throw new OpenAIError(400, `Unsupported parameter${extra.length > 1 ? 's' : ''}: ${names} ${extra.length > 1 ? 'are' : 'is'} not supported by this server.`, `${prefix}${extra[0]!}`, 'unsupported_parameter');
+  throw new OpenAIError(
+    400,
+    `Unsupported parameter${extra.length > 1 ? 's' : ''}: ${names} ${extra.length > 1 ? 'are' : 'is'} not supported by this server.`,
+    `${prefix}${extra[0]!}`,
+    'unsupported_parameter',
+  );
 }
 
 function idList(body: Obj, key: string): number[] | undefined {
   const v = body[key];
   if (!present(v)) return undefined;
-  if (!Array.isArray(v) || !v.every((x) => Number.isInteger(x) && (x as number) >= 0)) bad(key, `${key} must be a list of token ids (integers >= 0)`);
+  if (!Array.isArray(v) || !v.every((x) => Number.isInteger(x) && (x as number) >= 0))
+    bad(key, `${key} must be a list of token ids (integers >= 0)`);
   return v as number[];
 }
 
@@ -115,11 +130,13 @@ function idList(body: Obj, key: string): number[] | undefined {
 function logitBias(body: Obj): Record<string, number> | undefined {
   const v = body.logit_bias;
   if (!present(v)) return undefined;
-  if (typeof v !== 'object' || Array.isArray(v)) bad('logit_bias', 'logit_bias must be an object mapping token ids to biases');
+  if (typeof v !== 'object' || Array.isArray(v))
+    bad('logit_bias', 'logit_bias must be an object mapping token ids to biases');
   const out: Record<string, number> = {};
   for (const [k, b] of Object.entries(v as Obj)) {
     if (!/^(0|[1-9][0-9]*)$/.test(k)) bad('logit_bias', `logit_bias keys must be token ids, got ${JSON.stringify(k)}`);
-    if (typeof b !== 'number' || !Number.isFinite(b)) bad('logit_bias', `logit_bias values must be numbers, got ${shown(b)} for ${k}`);
+    if (typeof b !== 'number' || !Number.isFinite(b))
+      bad('logit_bias', `logit_bias values must be numbers, got ${shown(b)} for ${k}`);
     out[k] = Math.min(100, Math.max(-100, b));
   }
   return Object.keys(out).length === 0 ? undefined : out;
@@ -136,9 +153,15 @@ function stopList(body: Obj): string[] | undefined {
   return list.length === 0 ? undefined : list;
 }
 
-function common(body: Obj, prompts: readonly (string | readonly number[])[], maxTokensKeys: readonly string[], logprobs: number | undefined): ParsedRequest {
+function common(
+  body: Obj,
+  prompts: readonly (string | readonly number[])[],
+  maxTokensKeys: readonly string[],
+  logprobs: number | undefined,
+): ParsedRequest {
   const model = body.model;
-  if (typeof model !== 'string' || model === '') bad('model', 'model is required: the name of a served generation model (GET /v1/models)');
+  if (typeof model !== 'string' || model === '')
+    bad('model', 'model is required: the name of a served generation model (GET /v1/models)');
   let maxTokens: number | undefined;
   let maxTokensKey = 'max_tokens';
   for (const k of maxTokensKeys) {
@@ -158,9 +181,11 @@ function common(body: Obj, prompts: readonly (string | readonly number[])[], max
   const stop = stopList(body);
   const stopTokenIds = idList(body, 'stop_token_ids');
   const minTokens = int(body, 'min_tokens', 0);
-  if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) bad('min_tokens', `min_tokens (${minTokens}) must be <= ${maxTokensKey} (${maxTokens})`);
+  if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens)
+    bad('min_tokens', `min_tokens (${minTokens}) must be <= ${maxTokensKey} (${maxTokens})`);
   // Metadata with no effect, but OpenAI and vLLM take a string only: another type is the client's mistake.
-  if (present(body.user) && typeof body.user !== 'string') bad('user', `user must be a string, got ${shown(body.user)}`);
+  if (present(body.user) && typeof body.user !== 'string')
+    bad('user', `user must be a string, got ${shown(body.user)}`);
   const ignoreEos = bool(body, 'ignore_eos');
   const includeStop = bool(body, 'include_stop_str_in_output');
   const stream = bool(body, 'stream') ?? false;
@@ -217,7 +242,8 @@ function onePrompt(prompt: unknown, at: string): string | readonly number[] {
   if (Array.isArray(prompt) && prompt.length === 0) bad('prompt', `${at} must not be empty`);
   if (!isIdList(prompt)) bad('prompt', 'prompt must be a string, a list of token ids, or a list of either');
   prompt.forEach((id, i) => {
-    if (!Number.isInteger(id) || (id as number) < 0) bad('prompt', `prompt token ids must be integers >= 0, got ${shown(id)} at index ${i}`);
+    if (!Number.isInteger(id) || (id as number) < 0)
+      bad('prompt', `prompt token ids must be integers >= 0, got ${shown(id)} at index ${i}`);
   });
   return prompt as readonly number[];
 }
@@ -228,7 +254,8 @@ function onePrompt(prompt: unknown, at: string): string | readonly number[] {
  */
 function parsePrompts(raw: unknown): (string | readonly number[])[] {
   if (typeof raw === 'string' || isIdList(raw)) return [onePrompt(raw, 'prompt')];
-  if (!Array.isArray(raw) || raw.length === 0) bad('prompt', 'prompt must be a string, a list of token ids, or a non-empty list of either');
+  if (!Array.isArray(raw) || raw.length === 0)
+    bad('prompt', 'prompt must be a string, a list of token ids, or a non-empty list of either');
   if (raw.length > MAX_PROMPTS) bad('prompt', `at most ${MAX_PROMPTS} prompts per request, got ${raw.length}`);
   return raw.map((p, i) => onePrompt(p, `prompt[${i}]`));
 }
@@ -245,8 +272,13 @@ export function parseCompletionRequest(raw: unknown): ParsedRequest {
   const echo = bool(body, 'echo') ?? false;
   const logprobs = completionLogprobs(body);
   // Echoed prompt logprobs need the model's logits at every prompt position, which the runners do not return.
-  if (echo && logprobs !== undefined) bad('echo', 'echo with logprobs is not supported: tsserve does not compute prompt logprobs');
-  return { ...common(body, parsePrompts(body.prompt), ['max_tokens'], logprobs), echo, defaultMaxTokens: COMPLETION_DEFAULT_MAX_TOKENS };
+  if (echo && logprobs !== undefined)
+    bad('echo', 'echo with logprobs is not supported: tsserve does not compute prompt logprobs');
+  return {
+    ...common(body, parsePrompts(body.prompt), ['max_tokens'], logprobs),
+    echo,
+    defaultMaxTokens: COMPLETION_DEFAULT_MAX_TOKENS,
+  };
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
@@ -270,23 +302,37 @@ function messageContent(c: unknown, i: number): string {
 
 /** Validates chat `messages` (a non-empty list of {role, content}). Throws OpenAIError(400). */
 export function parseMessages(msgs: unknown): ChatMessage[] {
-  if (!Array.isArray(msgs) || msgs.length === 0) bad('messages', 'messages must be a non-empty list of {role, content}');
+  if (!Array.isArray(msgs) || msgs.length === 0)
+    bad('messages', 'messages must be a non-empty list of {role, content}');
   return msgs.map((m: unknown, i) => {
     const o = m as Obj;
-    if (typeof m !== 'object' || m === null || Array.isArray(m)) bad(`messages[${i}]`, 'each message must be an object {role, content}');
+    if (typeof m !== 'object' || m === null || Array.isArray(m))
+      bad(`messages[${i}]`, 'each message must be an object {role, content}');
     refuseUnsupported(o, MESSAGE_FIELDS, `messages[${i}].`);
-    if (typeof o.role !== 'string' || !ROLES.has(o.role)) bad(`messages[${i}].role`, `role must be one of ${[...ROLES].join(', ')}`);
+    if (typeof o.role !== 'string' || !ROLES.has(o.role))
+      bad(`messages[${i}].role`, `role must be one of ${[...ROLES].join(', ')}`);
     return { role: o.role as string, content: messageContent(o.content, i) };
   });
 }
 
 /** Validates a `/v1/chat/completions` body and applies the chat template. Throws OpenAIError(400). */
-export function parseChatRequest(raw: unknown, allowed: ReadonlySet<string> = CHAT_FIELDS): ParsedRequest & { readonly messages: readonly ChatMessage[] } {
+export function parseChatRequest(
+  raw: unknown,
+  allowed: ReadonlySet<string> = CHAT_FIELDS,
+): ParsedRequest & { readonly messages: readonly ChatMessage[] } {
   const body = asObject(raw);
   refuseUnsupported(body, allowed);
   const wantLogprobs = bool(body, 'logprobs') ?? false;
   const top = int(body, 'top_logprobs', 0, MAX_LOGPROBS);
   if (top !== undefined && !wantLogprobs) bad('top_logprobs', 'top_logprobs needs logprobs set to true');
   const messages = parseMessages(body.messages);
-  return { ...common(body, [applyChatTemplate(messages)], ['max_completion_tokens', 'max_tokens'], wantLogprobs ? top ?? 0 : undefined), messages };
+  return {
+    ...common(
+      body,
+      [applyChatTemplate(messages)],
+      ['max_completion_tokens', 'max_tokens'],
+      wantLogprobs ? (top ?? 0) : undefined,
+    ),
+    messages,
+  };
 }

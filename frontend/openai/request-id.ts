@@ -21,7 +21,11 @@ export const MAX_REQUEST_ID_LENGTH = 128;
 export function clientRequestId(headers: IncomingHttpHeaders): string | undefined {
   const id = headers['x-request-id'];
   if (id === undefined) return undefined;
-  const refuse = (why: string): OpenAIError => new OpenAIError(400, `X-Request-Id must be 1 to ${MAX_REQUEST_ID_LENGTH} visible ASCII characters (! to ~); ${why}`);
+  const refuse = (why: string): OpenAIError =>
+    new OpenAIError(
+      400,
+      `X-Request-Id must be 1 to ${MAX_REQUEST_ID_LENGTH} visible ASCII characters (! to ~); ${why}`,
+    );
   // Node gives a header it does not know as one string (repeats joined); the array is set-cookie's alone.
   const value = Array.isArray(id) ? id.join(', ') : id;
   if (value === '') throw refuse('it is empty');

@@ -22,7 +22,12 @@ export interface ReadyPrompt {
 
 function checkIds(ids: readonly number[], vocabSize: number, what: string, param: string): void {
   ids.forEach((id, i) => {
-    if (id >= vocabSize) throw new OpenAIError(400, `${what} token id ${id} at index ${i} is outside the model's vocabulary (0..${vocabSize - 1})`, param);
+    if (id >= vocabSize)
+      throw new OpenAIError(
+        400,
+        `${what} token id ${id} at index ${i} is outside the model's vocabulary (0..${vocabSize - 1})`,
+        param,
+      );
   });
 }
 
@@ -30,9 +35,15 @@ function checkIds(ids: readonly number[], vocabSize: number, what: string, param
 export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[] {
   const V = vocab.vocabSize;
   checkIds(p.params.stop_token_ids ?? [], V, 'stop_token_ids', 'stop_token_ids');
-  const biased = Object.keys(p.params.logit_bias ?? {}).map(Number).filter((id) => id >= V);
+  const biased = Object.keys(p.params.logit_bias ?? {})
+    .map(Number)
+    .filter((id) => id >= V);
   if (biased.length > 0) {
-    throw new OpenAIError(400, `token_id(s) [${biased.join(', ')}] in logit_bias contain out-of-vocab token ids. Vocabulary size: ${V}`, 'logit_bias');
+    throw new OpenAIError(
+      400,
+      `token_id(s) [${biased.join(', ')}] in logit_bias contain out-of-vocab token ids. Vocabulary size: ${V}`,
+      'logit_bias',
+    );
   }
   // The engine would refuse it too, but only once admitted: a stream had already answered 200.
   const minTokens = p.params.min_tokens ?? 0;
@@ -49,17 +60,28 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     const n = typeof prompt === 'string' ? vocab.count(prompt) : prompt.length;
     // The prompt alone leaves no room: vLLM says so whether max_tokens was given or not.
     if (n >= L) {
-      throw new OpenAIError(400, `This model's maximum context length is ${L} tokens. However, your request has ${n} input tokens. Please reduce the length of the input messages.`);
+      throw new OpenAIError(
+        400,
+        `This model's maximum context length is ${L} tokens. However, your request has ${n} input tokens. Please reduce the length of the input messages.`,
+      );
     }
     const ids = typeof prompt === 'string' ? vocab.encode(prompt) : prompt;
     // Completions default to 16 (OpenAI, vLLM), chat to the rest of the context; both capped to it.
     const maxTokens = p.maxTokens ?? Math.min(p.defaultMaxTokens ?? L - n, L - n);
     if (n + maxTokens > L) {
-      throw new OpenAIError(400, `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${L} tokens and your request has ${n} input tokens (${maxTokens} > ${L} - ${n}).`, 'max_tokens');
+      throw new OpenAIError(
+        400,
+        `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${L} tokens and your request has ${n} input tokens (${maxTokens} > ${L} - ${n}).`,
+        'max_tokens',
+      );
     }
     if (minTokens > maxTokens) {
       const why = maxTokens < L - n ? 'the default of /v1/completions' : `what is left of max_model_len ${L}`;
-      throw new OpenAIError(400, `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens}, ${why})`, 'min_tokens');
+      throw new OpenAIError(
+        400,
+        `min_tokens (${minTokens}) must be <= max_tokens (${maxTokens}, ${why})`,
+        'min_tokens',
+      );
     }
     return { ids, text: typeof prompt === 'string' ? prompt : vocab.decode(ids), maxTokens };
   });

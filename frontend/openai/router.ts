@@ -52,9 +52,14 @@ type Stamped = Request & { [ARRIVAL]?: number };
 /** Builds the `/v1` router. */
 export function openaiRouter(opts: OpenAIRouterOptions): Router {
   const r = express.Router();
-  const stamp: RequestHandler = (req, _res, next) => { (req as Stamped)[ARRIVAL] = performance.now(); next(); };
+  const stamp: RequestHandler = (req, _res, next) => {
+    (req as Stamped)[ARRIVAL] = performance.now();
+    next();
+  };
   // Read under the server's body limits (413 before the body is read, 415, 408, JSON bounds).
-  const json = jsonBody(opts.bodyLimits ?? opts.maxRequestSizeBytes, (res, status, message) => sendOpenAIError(res, new OpenAIError(status, message)));
+  const json = jsonBody(opts.bodyLimits ?? opts.maxRequestSizeBytes, (res, status, message) =>
+    sendOpenAIError(res, new OpenAIError(status, message)),
+  );
   r.post('/v1/completions', stamp, json, handler(opts, 'completion'));
   r.post('/v1/chat/completions', stamp, json, handler(opts, 'chat'));
   const models = (): object[] => {
@@ -62,21 +67,49 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
     return [
       ...opts.list().map((m) => ({ id: m.config.name, maxModelLen: vocabOf(m).maxModelLen })),
       ...(opts.listOthers?.() ?? []),
-    ].map((m) => ({ id: m.id, object: 'model', created, owned_by: 'tsserve', root: m.id, parent: null, max_model_len: m.maxModelLen }));
+    ].map((m) => ({
+      id: m.id,
+      object: 'model',
+      created,
+      owned_by: 'tsserve',
+      root: m.id,
+      parent: null,
+      max_model_len: m.maxModelLen,
+    }));
   };
-  r.get('/v1/models', (_req, res) => { res.json({ object: 'list', data: models() }); });
+  r.get('/v1/models', (_req, res) => {
+    res.json({ object: 'list', data: models() });
+  });
   // The client's models.retrieve(id): the same object as in the list.
   r.get('/v1/models/:model', (req, res) => {
     const m = models().find((o) => (o as { id: string }).id === req.params.model);
-    if (m === undefined) sendOpenAIError(res, new OpenAIError(404, `The model \`${req.params.model}\` does not exist.`, 'model', 'model_not_found'));
+    if (m === undefined)
+      sendOpenAIError(
+        res,
+        new OpenAIError(404, `The model \`${req.params.model}\` does not exist.`, 'model', 'model_not_found'),
+      );
     else res.json(m);
   });
-  r.use(utilityRoutes({ lookup: opts.lookup, list: opts.list, ...(opts.listOthers !== undefined ? { listOthers: opts.listOthers } : {}), json }));
+  r.use(
+    utilityRoutes({
+      lookup: opts.lookup,
+      list: opts.list,
+      ...(opts.listOthers !== undefined ? { listOthers: opts.listOthers } : {}),
+      json,
+    }),
+  );
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
     if (!req.path.startsWith('/v1/') && req.path !== '/tokenize' && req.path !== '/detokenize') return next(err);
-    const e = (typeof err === 'object' && err !== null ? err : {}) as { type?: string; message?: string; limit?: number; status?: unknown };
-    if (e.type === 'entity.too.large') return sendOpenAIError(res, new OpenAIError(413, `request body exceeds the limit of ${String(e.limit)} bytes`));
-    if (e.type === 'entity.parse.failed') return sendOpenAIError(res, new OpenAIError(400, `invalid JSON body: ${e.message ?? ''}`));
+    const e = (typeof err === 'object' && err !== null ? err : {}) as {
+      type?: string;
+      message?: string;
+      limit?: number;
+      status?: unknown;
+    };
+    if (e.type === 'entity.too.large')
+      return sendOpenAIError(res, new OpenAIError(413, `request body exceeds the limit of ${String(e.limit)} bytes`));
+    if (e.type === 'entity.parse.failed')
+      return sendOpenAIError(res, new OpenAIError(400, `invalid JSON body: ${e.message ?? ''}`));
     // Express marks the client's own errors (a path parameter that is not valid percent-encoding: 400).
     const status = typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 500;
     return sendOpenAIError(res, new OpenAIError(status, e.message ?? String(err)));
@@ -104,9 +137,15 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
     if (model === undefined) {
       // A model /v1/models lists that answers chat only (a pipeline's spoken answers): say so.
       if (kind === 'completion' && (opts.listOthers?.() ?? []).some((m) => m.id === parsed.model)) {
-        return sendOpenAIError(res, new OpenAIError(400, `The model \`${parsed.model}\` answers /v1/chat/completions only.`, 'model'));
+        return sendOpenAIError(
+          res,
+          new OpenAIError(400, `The model \`${parsed.model}\` answers /v1/chat/completions only.`, 'model'),
+        );
       }
-      return sendOpenAIError(res, new OpenAIError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found'));
+      return sendOpenAIError(
+        res,
+        new OpenAIError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found'),
+      );
     }
     const vocab = vocabOf(model);
     let prompts: ReadyPrompt[];
@@ -133,58 +172,76 @@ interface AnswerContext {
 function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, res: Response): void {
   const { p, kind } = ctx;
   // A stream sends each output's logprobs as they come: only a plain answer keeps them, until its choice is rendered.
-  const collector = new ChoiceCollector(ctx.prompts.map((r) => r.ids.length), p.params.n, !p.stream);
+  const collector = new ChoiceCollector(
+    ctx.prompts.map((r) => r.ids.length),
+    p.params.n,
+    !p.stream,
+  );
   const body = p.stream ? null : new AnswerBody(collector.size);
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
   let id = '';
   let ended = false;
-  const end = (): void => { ended = true; };
+  const end = (): void => {
+    ended = true;
+  };
   const stream = p.stream ? new SseAnswer(res, ctx, created, collector) : null;
   let timing: string | undefined;
   // Exemplars of this request's metrics carry its W3C trace id, when it sent one (noted below
   // for this process; a front's proxy relays it to the primary, which records them).
   const traceId = parseTraceparent(res.req.headers.traceparent);
-  const started = generateAll(model, ctx.prompts, p.params, arrivalMs, {
-    // Before the last output: a plain answer sends it as a header, a stream as a trailer.
-    onTimings: (t) => { timing = generationTiming(t); },
-    // Relayed by a front: the stream's 200 waits for the primary's admission, so a refusal (a
-    // full queue) is answered with its own status, as it is without fronts.
-    onAccepted: () => { if (!ended && stream !== null && !stream.started) stream.start(); },
-    onOutput: (o: GenRequestOutput, prompt: number) => {
-      const c = collector.add(o, prompt);
-      if (c === undefined || ended) return;
-      if (stream !== null) {
-        if (!stream.started) stream.start();
-        stream.output(id, o, c, prompt * p.params.n + o.index);
-        if (collector.done) {
-          if (collector.error) stream.error(500, 'the engine failed while generating');
-          else stream.finish(id, timing);
-          end();
+  const started = generateAll(
+    model,
+    ctx.prompts,
+    p.params,
+    arrivalMs,
+    {
+      // Before the last output: a plain answer sends it as a header, a stream as a trailer.
+      onTimings: (t) => {
+        timing = generationTiming(t);
+      },
+      // Relayed by a front: the stream's 200 waits for the primary's admission, so a refusal (a
+      // full queue) is answered with its own status, as it is without fronts.
+      onAccepted: () => {
+        if (!ended && stream !== null && !stream.started) stream.start();
+      },
+      onOutput: (o: GenRequestOutput, prompt: number) => {
+        const c = collector.add(o, prompt);
+        if (c === undefined || ended) return;
+        if (stream !== null) {
+          if (!stream.started) stream.start();
+          stream.output(id, o, c, prompt * p.params.n + o.index);
+          if (collector.done) {
+            if (collector.error) stream.error(500, 'the engine failed while generating');
+            else stream.finish(id, timing);
+            end();
+          }
+          return;
         }
-        return;
-      }
-      const index = prompt * p.params.n + o.index;
-      if (body !== null && c.finishReason !== null && !body.has(index)) {
-        body.set(index, choiceBody(ctx, c, index));
-        c.logprobs.length = 0; // rendered: the raw entries are not needed any more
-      }
-      if (!collector.done) return;
-      end();
-      if (timing !== undefined) res.setHeader('Server-Timing', timing);
-      if (collector.error) {
-        res.status(500).json(errorBody(500, 'the engine failed while generating'));
-        return;
-      }
-      body?.send(res, { id, object, created, model: p.model }, collector.usage());
+        const index = prompt * p.params.n + o.index;
+        if (body !== null && c.finishReason !== null && !body.has(index)) {
+          body.set(index, choiceBody(ctx, c, index));
+          c.logprobs.length = 0; // rendered: the raw entries are not needed any more
+        }
+        if (!collector.done) return;
+        end();
+        if (timing !== undefined) res.setHeader('Server-Timing', timing);
+        if (collector.error) {
+          res.status(500).json(errorBody(500, 'the engine failed while generating'));
+          return;
+        }
+        body?.send(res, { id, object, created, model: p.model }, collector.usage());
+      },
+      onError: (status, message) => {
+        if (ended) return;
+        end();
+        if (stream !== null && stream.started) stream.error(status, message);
+        else res.status(status).json(errorBody(status, message));
+      },
     },
-    onError: (status, message) => {
-      if (ended) return;
-      end();
-      if (stream !== null && stream.started) stream.error(status, message);
-      else res.status(status).json(errorBody(status, message));
-    },
-  }, traceId, ctx.clientId);
+    traceId,
+    ctx.clientId,
+  );
   if ('status' in started) {
     end();
     sendOpenAIError(res, new OpenAIError(started.status, started.message));
@@ -212,7 +269,13 @@ function logprobsBody(ctx: AnswerContext, entries: readonly GenTokenLogprobs[], 
 function choiceBody(ctx: AnswerContext, c: Choice, index: number): object {
   const logprobs = logprobsBody(ctx, c.logprobs, 0);
   if (ctx.kind === 'chat') {
-    return { index, message: { role: 'assistant', content: c.text }, logprobs, finish_reason: c.finishReason, stop_reason: c.stopReason };
+    return {
+      index,
+      message: { role: 'assistant', content: c.text },
+      logprobs,
+      finish_reason: c.finishReason,
+      stop_reason: c.stopReason,
+    };
   }
   const text = ctx.p.echo ? ctx.prompts[c.prompt]!.text + c.text : c.text;
   return { index, text, logprobs, finish_reason: c.finishReason, stop_reason: c.stopReason };
@@ -228,7 +291,12 @@ class SseAnswer {
   private readonly kind: Kind;
   private readonly model: string;
 
-  constructor(private readonly res: Response, private readonly ctx: AnswerContext, private readonly created: number, private readonly collector: ChoiceCollector) {
+  constructor(
+    private readonly res: Response,
+    private readonly ctx: AnswerContext,
+    private readonly created: number,
+    private readonly collector: ChoiceCollector,
+  ) {
     this.kind = ctx.kind;
     this.model = ctx.p.model;
     this.object = ctx.kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
@@ -261,7 +329,8 @@ class SseAnswer {
     if (o.text === '' && finish === null && entries.length === 0) return;
     const offset = this.offsets.get(index) ?? 0;
     const logprobs = logprobsBody(this.ctx, entries, offset);
-    if (logprobs !== null && this.kind === 'completion') this.offsets.set(index, endOffset(entries, this.ctx.vocab, offset));
+    if (logprobs !== null && this.kind === 'completion')
+      this.offsets.set(index, endOffset(entries, this.ctx.vocab, offset));
     const continuous = this.ctx.p.continuousUsage && this.ctx.p.includeUsage;
     const usage = continuous ? { usage: this.collector.choiceUsage(c) } : {};
     if (this.kind === 'chat') {
@@ -269,10 +338,26 @@ class SseAnswer {
         this.roleSent.add(index);
         // The role chunk carries no token: vLLM's says completion_tokens 0 (it was this output's count).
         const roleUsage = continuous ? { usage: this.collector.choiceUsage(c, 0) } : {};
-        this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], ...roleUsage });
+        this.send({
+          id,
+          object: this.object,
+          created: this.created,
+          model: this.model,
+          choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+          ...roleUsage,
+        });
       }
       const delta = o.text === '' ? {} : { content: o.text };
-      this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index, delta, logprobs, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }], ...usage });
+      this.send({
+        id,
+        object: this.object,
+        created: this.created,
+        model: this.model,
+        choices: [
+          { index, delta, logprobs, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason },
+        ],
+        ...usage,
+      });
       return;
     }
     let text = o.text;
@@ -281,11 +366,26 @@ class SseAnswer {
       this.roleSent.add(index);
       text = this.ctx.prompts[c.prompt]!.text + text;
     }
-    this.send({ id, object: this.object, created: this.created, model: this.model, choices: [{ index, text, logprobs, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }], ...usage });
+    this.send({
+      id,
+      object: this.object,
+      created: this.created,
+      model: this.model,
+      choices: [{ index, text, logprobs, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }],
+      ...usage,
+    });
   }
 
   finish(id: string, timing?: string): void {
-    if (this.ctx.p.includeUsage) this.send({ id, object: this.object, created: this.created, model: this.model, choices: [], usage: this.collector.usage() });
+    if (this.ctx.p.includeUsage)
+      this.send({
+        id,
+        object: this.object,
+        created: this.created,
+        model: this.model,
+        choices: [],
+        usage: this.collector.usage(),
+      });
     if (timing !== undefined && this.chunked) this.res.addTrailers({ 'Server-Timing': timing });
     this.res.end('data: [DONE]\n\n');
   }

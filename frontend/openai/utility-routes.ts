@@ -23,7 +23,13 @@ export interface UtilityRoutesOptions {
   readonly json: RequestHandler;
 }
 
-const TOKENIZE_FIELDS: ReadonlySet<string> = new Set(['model', 'prompt', 'messages', 'add_special_tokens', 'return_token_strs']);
+const TOKENIZE_FIELDS: ReadonlySet<string> = new Set([
+  'model',
+  'prompt',
+  'messages',
+  'add_special_tokens',
+  'return_token_strs',
+]);
 const DETOKENIZE_FIELDS: ReadonlySet<string> = new Set(['model', 'tokens']);
 
 type Obj = Readonly<Record<string, unknown>>;
@@ -38,7 +44,8 @@ function modelOf(body: Obj, opts: UtilityRoutesOptions): GenerationTarget {
   if (typeof name !== 'string') throw new OpenAIError(400, 'model must be a string', 'model');
   const m = opts.lookup(name);
   if (m === undefined) {
-    if ((opts.listOthers?.() ?? []).some((o) => o.id === name)) throw new OpenAIError(400, `The model \`${name}\` answers /v1/chat/completions only.`, 'model');
+    if ((opts.listOthers?.() ?? []).some((o) => o.id === name))
+      throw new OpenAIError(400, `The model \`${name}\` answers /v1/chat/completions only.`, 'model');
     throw new OpenAIError(404, `The model \`${name}\` does not exist.`, 'model', 'model_not_found');
   }
   return m;
@@ -63,29 +70,39 @@ function answer(res: Response, f: () => object): void {
 /** Builds the router of `/tokenize`, `/detokenize` and `/version`. */
 export function utilityRoutes(opts: UtilityRoutesOptions): Router {
   const r = express.Router();
-  r.get('/version', (_req, res) => { res.json({ version: packageVersion() }); });
-  r.post('/tokenize', opts.json, (req, res) => answer(res, () => {
-    const body = asObject(req.body);
-    refuseUnsupported(body, TOKENIZE_FIELDS);
-    const vocab = vocabOf(modelOf(body, opts));
-    const hasPrompt = body.prompt !== undefined && body.prompt !== null;
-    if (hasPrompt === (body.messages !== undefined && body.messages !== null)) throw new OpenAIError(400, 'give exactly one of prompt (a string) or messages', 'prompt');
-    if (hasPrompt && typeof body.prompt !== 'string') throw new OpenAIError(400, 'prompt must be a string', 'prompt');
-    // The chat route tokenizes its template's text the same way, BOS included.
-    const text = hasPrompt ? body.prompt as string : applyChatTemplate(parseMessages(body.messages));
-    const tokens = vocab.encode(text, flag(body, 'add_special_tokens', true));
-    const strs = flag(body, 'return_token_strs', false) ? tokens.map((t) => vocab.tokenText(t)) : null;
-    return { count: tokens.length, max_model_len: vocab.maxModelLen, tokens, token_strs: strs };
-  }));
-  r.post('/detokenize', opts.json, (req, res) => answer(res, () => {
-    const body = asObject(req.body);
-    refuseUnsupported(body, DETOKENIZE_FIELDS);
-    const vocab = vocabOf(modelOf(body, opts));
-    const t = body.tokens;
-    if (!Array.isArray(t) || !t.every((x) => Number.isInteger(x) && (x as number) >= 0 && (x as number) < vocab.vocabSize)) {
-      throw new OpenAIError(400, `tokens must be a list of token ids in 0..${vocab.vocabSize - 1}`, 'tokens');
-    }
-    return { prompt: vocab.decode(t as number[]) };
-  }));
+  r.get('/version', (_req, res) => {
+    res.json({ version: packageVersion() });
+  });
+  r.post('/tokenize', opts.json, (req, res) =>
+    answer(res, () => {
+      const body = asObject(req.body);
+      refuseUnsupported(body, TOKENIZE_FIELDS);
+      const vocab = vocabOf(modelOf(body, opts));
+      const hasPrompt = body.prompt !== undefined && body.prompt !== null;
+      if (hasPrompt === (body.messages !== undefined && body.messages !== null))
+        throw new OpenAIError(400, 'give exactly one of prompt (a string) or messages', 'prompt');
+      if (hasPrompt && typeof body.prompt !== 'string') throw new OpenAIError(400, 'prompt must be a string', 'prompt');
+      // The chat route tokenizes its template's text the same way, BOS included.
+      const text = hasPrompt ? (body.prompt as string) : applyChatTemplate(parseMessages(body.messages));
+      const tokens = vocab.encode(text, flag(body, 'add_special_tokens', true));
+      const strs = flag(body, 'return_token_strs', false) ? tokens.map((t) => vocab.tokenText(t)) : null;
+      return { count: tokens.length, max_model_len: vocab.maxModelLen, tokens, token_strs: strs };
+    }),
+  );
+  r.post('/detokenize', opts.json, (req, res) =>
+    answer(res, () => {
+      const body = asObject(req.body);
+      refuseUnsupported(body, DETOKENIZE_FIELDS);
+      const vocab = vocabOf(modelOf(body, opts));
+      const t = body.tokens;
+      if (
+        !Array.isArray(t) ||
+        !t.every((x) => Number.isInteger(x) && (x as number) >= 0 && (x as number) < vocab.vocabSize)
+      ) {
+        throw new OpenAIError(400, `tokens must be a list of token ids in 0..${vocab.vocabSize - 1}`, 'tokens');
+      }
+      return { prompt: vocab.decode(t as number[]) };
+    }),
+  );
   return r;
 }

@@ -32,7 +32,8 @@ export interface RequestTrace {
   readonly hops: HopTrace[];
 }
 
-const ms = (from: number, to: number): string => (Number.isFinite(to) && Number.isFinite(from) ? (to - from).toFixed(1) : '-');
+const ms = (from: number, to: number): string =>
+  Number.isFinite(to) && Number.isFinite(from) ? (to - from).toFixed(1) : '-';
 const num = (v: number): string => (Number.isFinite(v) ? v.toFixed(3) : '-');
 
 /** Renders a finished request's trace as the DEBUG table (exact text pinned in a test). */
@@ -44,7 +45,10 @@ export function renderTrace(modelName: string, stages: readonly [string, string]
     `  ${stages[1].padEnd(9)} ${String(t.vocoderReplica).padEnd(8)} ${ms(t.arrivalMs, t.firstAudioMs).padStart(8)} ${ms(t.arrivalMs, t.endMs).padStart(8)}`,
     `  hop ${stages[0]}/${t.thinkerReplica} -> ${stages[1]}/${t.vocoderReplica}: seq  bytes  tx_ms  rx_ms  in_flight_ms`,
   ];
-  for (const h of t.hops) lines.push(`    ${String(h.seq).padStart(4)} ${String(h.bytes).padStart(6)} ${num(h.txMs).padStart(6)} ${num(h.rxMs).padStart(6)} ${num(h.inFlightMs).padStart(13)}`);
+  for (const h of t.hops)
+    lines.push(
+      `    ${String(h.seq).padStart(4)} ${String(h.bytes).padStart(6)} ${num(h.txMs).padStart(6)} ${num(h.rxMs).padStart(6)} ${num(h.inFlightMs).padStart(13)}`,
+    );
   return lines.join('\n');
 }
 
@@ -70,7 +74,19 @@ export class PipelineAggregator {
 
   /** A fresh trace for a request bound to these replicas. */
   newTrace(requestId: string, arrivalMs: number, thinkerReplica: number, vocoderReplica: number): RequestTrace {
-    return { requestId, arrivalMs, thinkerReplica, vocoderReplica, thinkerFirstMs: NaN, thinkerDoneMs: NaN, firstAudioMs: NaN, endMs: NaN, reason: 'stop', frames: 0, hops: [] };
+    return {
+      requestId,
+      arrivalMs,
+      thinkerReplica,
+      vocoderReplica,
+      thinkerFirstMs: NaN,
+      thinkerDoneMs: NaN,
+      firstAudioMs: NaN,
+      endMs: NaN,
+      reason: 'stop',
+      frames: 0,
+      hops: [],
+    };
   }
 
   /** A request ended: fold it into the interval, print its table at DEBUG. */
@@ -92,7 +108,8 @@ export class PipelineAggregator {
     const { running, waiting } = this.counts();
     const r = this.byReason;
     const n = this.finishedCount;
-    const line = `[${this.modelName}] pipeline: finished ${n} (stop ${r.stop}, length ${r.length}, abort ${r.abort}, error ${r.error}), ` +
+    const line =
+      `[${this.modelName}] pipeline: finished ${n} (stop ${r.stop}, length ${r.length}, abort ${r.abort}, error ${r.error}), ` +
       `running ${running}, waiting ${waiting}, mean e2e ${n === 0 ? '-' : (this.e2eMsSum / n / 1000).toFixed(3)} s, ` +
       `audio ${(this.frames / this.sampleRate).toFixed(2)} s, transfers ${this.hops} chunks ${this.hopBytes} B, ` +
       `mean in flight ${this.hops === 0 ? '-' : (this.inFlightMsSum / this.hops).toFixed(3)} ms`;

@@ -53,19 +53,27 @@ export class AudioMetrics {
   streamed(replica: number, worstSec: number): void {
     const s = this.of(replica);
     s.underrun.record(worstSec);
-    CONTINUITY_THRESHOLDS_MS.forEach((ms, i) => { if (worstSec * 1000 < ms) s.continuity[i]!.record(1); });
+    CONTINUITY_THRESHOLDS_MS.forEach((ms, i) => {
+      if (worstSec * 1000 < ms) s.continuity[i]!.record(1);
+    });
   }
 
   /** The stage rejected the request's input: no audio, counted by reason. */
   skipped(replica: number, reason: SkipReason): void {
     const s = this.of(replica);
     let h = s.skipped.get(reason);
-    if (h === undefined) s.skipped.set(reason, (h = this.bind('ts_omni_audio_skipped_requests_total', replica, { reason })));
+    if (h === undefined)
+      s.skipped.set(reason, (h = this.bind('ts_omni_audio_skipped_requests_total', replica, { reason })));
     h.record(1);
   }
 
   private bind(name: string, replica: number, extra: Readonly<Record<string, string>> = {}): SeriesHandle {
-    return bindOrNoop(this.metrics, this.enabled, name, { model_name: this.modelName, stage: this.stage, replica: String(replica), ...extra });
+    return bindOrNoop(this.metrics, this.enabled, name, {
+      model_name: this.modelName,
+      stage: this.stage,
+      replica: String(replica),
+      ...extra,
+    });
   }
 
   private of(replica: number): ReplicaSeries {
@@ -77,7 +85,9 @@ export class AudioMetrics {
         rtf: this.bind('ts_omni_audio_rtf', replica),
         frames: this.bind('ts_omni_audio_frames_total', replica),
         underrun: this.bind('ts_omni_audio_underrun_seconds', replica),
-        continuity: CONTINUITY_THRESHOLDS_MS.map((ms) => this.bind('ts_omni_audio_continuity_ok_total', replica, { threshold_ms: String(ms) })),
+        continuity: CONTINUITY_THRESHOLDS_MS.map((ms) =>
+          this.bind('ts_omni_audio_continuity_ok_total', replica, { threshold_ms: String(ms) }),
+        ),
         skipped: new Map(),
       };
       this.byReplica.set(replica, s);

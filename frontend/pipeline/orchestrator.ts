@@ -112,19 +112,39 @@ export class Orchestrator {
   start(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string } {
     const p = this.p;
     const turn = this.turn++;
-    const thinkerReplica = leastLoaded(p.thinker.engines().map((e) => [e.index, e.load]), turn);
-    const vocoderReplica = leastLoaded(p.vocoder.replicas().map((i) => [i, p.vocoder.load(i)]), turn);
+    const thinkerReplica = leastLoaded(
+      p.thinker.engines().map((e) => [e.index, e.load]),
+      turn,
+    );
+    const vocoderReplica = leastLoaded(
+      p.vocoder.replicas().map((i) => [i, p.vocoder.load(i)]),
+      turn,
+    );
     if (thinkerReplica === null || vocoderReplica === null) {
-      return { status: 503, message: `model ${p.modelName}: stage ${thinkerReplica === null ? p.thinkerStage : p.vocoderStage} has no replica ready` };
+      return {
+        status: 503,
+        message: `model ${p.modelName}: stage ${thinkerReplica === null ? p.thinkerStage : p.vocoderStage} has no replica ready`,
+      };
     }
     // The thinker's engines bound their own queues; the code2wav replicas, which /v1/audio/speech
     // reaches without the thinker, take as many (--job-queue-size per replica).
     const held = p.vocoder.load(vocoderReplica);
     if (held >= p.thinker.capacity) {
       p.refused.record(1);
-      return { status: 503, message: `model ${p.modelName}: stage ${p.vocoderStage} has ${held} request${held === 1 ? '' : 's'} in flight on its least loaded replica, the most one holds (--job-queue-size ${p.thinker.capacity}); retry later` };
+      return {
+        status: 503,
+        message: `model ${p.modelName}: stage ${p.vocoderStage} has ${held} request${held === 1 ? '' : 's'} in flight on its least loaded replica, the most one holds (--job-queue-size ${p.thinker.capacity}); retry later`,
+      };
     }
-    const run = new PipelineRun(this, p, req.requestId ?? `${p.modelName}-${randomUUID()}`, req, sink, thinkerReplica, vocoderReplica);
+    const run = new PipelineRun(
+      this,
+      p,
+      req.requestId ?? `${p.modelName}-${randomUUID()}`,
+      req,
+      sink,
+      thinkerReplica,
+      vocoderReplica,
+    );
     return run.begin();
   }
 
@@ -212,18 +232,32 @@ class PipelineRun {
       onMessage: (m) => this.onVocoder(m),
       onReplicaGone: (status, why) => this.fail(status, `${p.vocoderStage}: ${why}`, null),
     });
-    if (!bound) return { status: 503, message: `model ${p.modelName}: ${p.vocoderStage} replica ${this.vocoderReplica} is not reachable` };
+    if (!bound)
+      return {
+        status: 503,
+        message: `model ${p.modelName}: ${p.vocoderStage} replica ${this.vocoderReplica} is not reachable`,
+      };
     const codes = this.req.codes;
     if (codes !== undefined) {
       this.orch.admitted();
       const handle = { requestId: this.requestId, abort: (): void => this.abort() };
-      this.onThinker({ requestId: this.requestId, index: 0, newTokenIds: codes, text: '', events: [], finishReason: 'stop' });
+      this.onThinker({
+        requestId: this.requestId,
+        index: 0,
+        newTokenIds: codes,
+        text: '',
+        events: [],
+        finishReason: 'stop',
+      });
       return handle;
     }
-    const started = p.thinker.generate({ prompt: this.req.prompt, params: this.req.params, arrivalMs: this.req.arrivalMs, engine: this.thinkerReplica }, {
-      onOutput: (o) => this.onThinker(o),
-      onError: (status, message) => this.fail(status, `${p.thinkerStage}: ${message}`, null),
-    });
+    const started = p.thinker.generate(
+      { prompt: this.req.prompt, params: this.req.params, arrivalMs: this.req.arrivalMs, engine: this.thinkerReplica },
+      {
+        onOutput: (o) => this.onThinker(o),
+        onError: (status, message) => this.fail(status, `${p.thinkerStage}: ${message}`, null),
+      },
+    );
     if ('status' in started) {
       p.vocoder.release(this.requestId, false);
       return started;
@@ -247,7 +281,10 @@ class PipelineRun {
     this.completionTokens += o.newTokenIds.length;
     // A thinker that stops on EOS or a stop token id ends with that token: it is counted (usage,
     // as vLLM counts it) but not spoken, as it is not in the transcript either.
-    const stopToken = this.req.codes === undefined && o.finishReason === 'stop' && (o.stopReason === undefined || typeof o.stopReason === 'number');
+    const stopToken =
+      this.req.codes === undefined &&
+      o.finishReason === 'stop' &&
+      (o.stopReason === undefined || typeof o.stopReason === 'number');
     const spoken = stopToken ? o.newTokenIds.length - 1 : o.newTokenIds.length;
     for (let i = 0; i < spoken; i++) this.buffer.push(o.newTokenIds[i]!);
     if (o.text !== '') {
@@ -267,7 +304,11 @@ class PipelineRun {
     this.stopReason = o.stopReason ?? null;
     if (this.buffer.length > 0) this.sendChunk(this.buffer.splice(0));
     if (this.nextSeq === 0) {
-      this.fail(500, `${this.p.vocoderStage} rejected the request: the ${this.p.thinkerStage} produced no codec tokens`, 'no_codec_tokens');
+      this.fail(
+        500,
+        `${this.p.vocoderStage} rejected the request: the ${this.p.thinkerStage} produced no codec tokens`,
+        'no_codec_tokens',
+      );
       return;
     }
     this.maybeComplete();
@@ -285,8 +326,14 @@ class PipelineRun {
     if (!ok) {
       // The replica's channel closed under a bound request: its worker is exiting (the exit
       // itself may be heard a moment later), so this is the dead-worker 500, not an overload 503.
-      if (this.p.vocoder.isStopping) this.fail(503, `${this.p.vocoderStage}: model ${this.p.modelName} was stopped`, null);
-      else this.fail(500, `${this.p.vocoderStage} replica ${this.vocoderReplica} is not reachable: its worker is gone`, null);
+      if (this.p.vocoder.isStopping)
+        this.fail(503, `${this.p.vocoderStage}: model ${this.p.modelName} was stopped`, null);
+      else
+        this.fail(
+          500,
+          `${this.p.vocoderStage} replica ${this.vocoderReplica} is not reachable: its worker is gone`,
+          null,
+        );
       return;
     }
     if (this.req.codes !== undefined) return;
@@ -298,7 +345,11 @@ class PipelineRun {
     if (this.done) return;
     if (m.type === 'tsserve.voc.error') {
       // The codes of /v1/audio/speech are the client's input (400); a chat's came from the thinker (500).
-      this.fail(this.req.codes !== undefined && m.reason === 'invalid_codec_token' ? 400 : 500, `${this.p.vocoderStage} rejected the request: ${m.message}`, m.reason);
+      this.fail(
+        this.req.codes !== undefined && m.reason === 'invalid_codec_token' ? 400 : 500,
+        `${this.p.vocoderStage} rejected the request: ${m.message}`,
+        m.reason,
+      );
       return;
     }
     if (m.seq !== this.audioSeq) return; // chunks of one replica arrive in order; anything else is stale
@@ -308,7 +359,8 @@ class PipelineRun {
     // Two epoch readings of one host's processes; a delivery faster than the sender's own return
     // from post() can read a few µs negative, which is clamped to 0 (docs/pipelines.md, "Clocks").
     const inFlightMs = Math.max(0, m.rxStartEpochMs - (hop?.sentEpochMs ?? m.rxStartEpochMs));
-    if (this.req.codes === undefined) this.p.transfer.received(this.thinkerReplica, this.vocoderReplica, m.rxMs / 1000, inFlightMs / 1000);
+    if (this.req.codes === undefined)
+      this.p.transfer.received(this.thinkerReplica, this.vocoderReplica, m.rxMs / 1000, inFlightMs / 1000);
     if (hop !== undefined) {
       hop.rxMs = m.rxMs;
       hop.inFlightMs = inFlightMs;
@@ -330,10 +382,21 @@ class PipelineRun {
     const p = this.p;
     p.audio.finalize(this.vocoderReplica, this.frames, p.sampleRate, this.computeMs / 1000);
     if (this.req.streamed) {
-      p.audio.streamed(this.vocoderReplica, worstUnderrunSec(this.chunkArrivalsSec.map((a, i) => ({ arrivalSec: a, durationSec: this.chunkSeconds[i]! }))));
+      p.audio.streamed(
+        this.vocoderReplica,
+        worstUnderrunSec(this.chunkArrivalsSec.map((a, i) => ({ arrivalSec: a, durationSec: this.chunkSeconds[i]! }))),
+      );
     }
     this.finish(this.thinkerReason, false);
-    this.sink.onDone({ finishReason: this.thinkerReason, transcript: this.transcript, frames: this.frames, promptTokens: this.promptTokens, completionTokens: this.completionTokens, cachedTokens: this.cachedTokens, stopReason: this.stopReason });
+    this.sink.onDone({
+      finishReason: this.thinkerReason,
+      transcript: this.transcript,
+      frames: this.frames,
+      promptTokens: this.promptTokens,
+      completionTokens: this.completionTokens,
+      cachedTokens: this.cachedTokens,
+      stopReason: this.stopReason,
+    });
   }
 
   private abort(): void {

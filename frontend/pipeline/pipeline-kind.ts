@@ -37,7 +37,13 @@ export class PipelineKind implements ModelKind {
       if (l.level === 'info') ctx.log('info', l.line);
       else debug?.(l.line);
     });
-    return new PipelineModel(config, ctx, { modelUrl, loadedAtStartup, statsEnabled: this.opts.statsEnabled ?? true, statLog: this.ticker, debugLog: debug });
+    return new PipelineModel(config, ctx, {
+      modelUrl,
+      loadedAtStartup,
+      statsEnabled: this.opts.statsEnabled ?? true,
+      statLog: this.ticker,
+      debugLog: debug,
+    });
   }
 
   routes(ctx: ModelKindContext, lookup: (name: string) => ServedModel | undefined): Router {
@@ -46,7 +52,10 @@ export class PipelineKind implements ModelKind {
       return m instanceof PipelineModel ? m : undefined;
     };
     registerChatHook(chatAudioHook(asPipeline));
-    return speechRouter({ lookup: asPipeline, ...(ctx.bodyLimits !== undefined ? { bodyLimits: ctx.bodyLimits } : {}) });
+    return speechRouter({
+      lookup: asPipeline,
+      ...(ctx.bodyLimits !== undefined ? { bodyLimits: ctx.bodyLimits } : {}),
+    });
   }
 }
 
@@ -61,6 +70,10 @@ export function registerPipelineFrontend(opts: PipelineFrontendOptions = {}): Pi
 /** `handler: vocoder` models serve only as a pipeline's stage: registering one alone is refused (with `all`, skipped with a note). */
 const VOCODER_ALONE: ModelKind = {
   create(config) {
-    throw new RegistrationError(400, `model ${config.name} has handler vocoder: it serves as the code2wav stage of a pipeline model (handler pipeline), not alone`, true);
+    throw new RegistrationError(
+      400,
+      `model ${config.name} has handler vocoder: it serves as the code2wav stage of a pipeline model (handler pipeline), not alone`,
+      true,
+    );
   },
 };

@@ -43,8 +43,16 @@ export interface PipelineModelOptions {
 /** Loads a stage's model config from the store (a sibling directory of the pipeline's). */
 function stageConfig(pipeline: ModelConfig, model: string, handler: string, replicas: number): ModelConfig {
   const res = loadModelConfig(pipeline.name, path.join(path.dirname(pipeline.dir), model));
-  if (!res.ok) throw new RegistrationError(400, `pipeline ${pipeline.name}: stage model ${model}:\n  ${res.problems.join('\n  ')}`);
-  if (res.config.handler !== handler) throw new RegistrationError(400, `pipeline ${pipeline.name}: stage model ${model} has handler '${res.config.handler}', this stage needs '${handler}'`);
+  if (!res.ok)
+    throw new RegistrationError(
+      400,
+      `pipeline ${pipeline.name}: stage model ${model}:\n  ${res.problems.join('\n  ')}`,
+    );
+  if (res.config.handler !== handler)
+    throw new RegistrationError(
+      400,
+      `pipeline ${pipeline.name}: stage model ${model} has handler '${res.config.handler}', this stage needs '${handler}'`,
+    );
   return { ...res.config, name: pipeline.name, version: pipeline.version, minWorkers: replicas, maxWorkers: replicas };
 }
 
@@ -58,20 +66,36 @@ export class PipelineModel implements ServedModel, StatLineSource {
   private readonly aggregator: PipelineAggregator;
   private closed = false;
 
-  constructor(readonly config: ModelConfig, ctx: ModelKindContext, private readonly opts: PipelineModelOptions) {
+  constructor(
+    readonly config: ModelConfig,
+    ctx: ModelKindContext,
+    private readonly opts: PipelineModelOptions,
+  ) {
     const spec = config.pipeline;
-    if (spec === undefined) throw new RegistrationError(400, `model ${config.name}: handler pipeline needs a pipeline: block`);
-    const [t, v] = spec.stages as readonly [typeof spec.stages[0], typeof spec.stages[0]];
+    if (spec === undefined)
+      throw new RegistrationError(400, `model ${config.name}: handler pipeline needs a pipeline: block`);
+    const [t, v] = spec.stages as readonly [(typeof spec.stages)[0], (typeof spec.stages)[0]];
     const lm = stageConfig(config, t.model, 'generate', t.replicas);
-    const engine = { ...lm.engine, statsIntervalMs: lm.engine?.statsIntervalMs ?? STAGE_STATS_INTERVAL_MS, ...(opts.statsEnabled ? {} : { disableLogStats: true }) };
+    const engine = {
+      ...lm.engine,
+      statsIntervalMs: lm.engine?.statsIntervalMs ?? STAGE_STATS_INTERVAL_MS,
+      ...(opts.statsEnabled ? {} : { disableLogStats: true }),
+    };
     const auto = new Map<number, AutoLabels>();
     const autoLabelsFor = (replica: number): AutoLabels => {
       let a = auto.get(replica);
-      if (a === undefined) auto.set(replica, (a = Object.freeze({ ...(ctx.metrics.autoLabels ?? {}), stage: t.name, replica: String(replica) })));
+      if (a === undefined)
+        auto.set(
+          replica,
+          (a = Object.freeze({ ...(ctx.metrics.autoLabels ?? {}), stage: t.name, replica: String(replica) })),
+        );
       return a;
     };
     this.thinker = new GenerationModel({ ...lm, engine }, ctx, {
-      modelUrl: opts.modelUrl, loadedAtStartup: opts.loadedAtStartup, autoLabelsFor, statsEnabled: opts.statsEnabled,
+      modelUrl: opts.modelUrl,
+      loadedAtStartup: opts.loadedAtStartup,
+      autoLabelsFor,
+      statsEnabled: opts.statsEnabled,
       ...(opts.statLog !== undefined ? { statLog: opts.statLog } : {}),
     });
     const voc = stageConfig(config, v.model, 'vocoder', v.replicas);
@@ -81,12 +105,25 @@ export class PipelineModel implements ServedModel, StatLineSource {
     const m = ctx.metrics;
     const on = opts.statsEnabled;
     let orchestrator: Orchestrator | null = null;
-    this.aggregator = new PipelineAggregator(config.name, [t.name, v.name], this.sampleRate, opts.debugLog, () => orchestrator?.counts() ?? { running: 0, waiting: 0 });
+    this.aggregator = new PipelineAggregator(
+      config.name,
+      [t.name, v.name],
+      this.sampleRate,
+      opts.debugLog,
+      () => orchestrator?.counts() ?? { running: 0, waiting: 0 },
+    );
     orchestrator = new Orchestrator({
-      modelName: config.name, thinker: this.thinker, thinkerStage: t.name, vocoder: this.vocoder, vocoderStage: v.name,
-      chunkTokens: spec.chunkTokens, sampleRate: this.sampleRate,
-      pipeline: new PipelineMetrics(m, config.name, on), audio: new AudioMetrics(m, config.name, v.name, on),
-      transfer: new TransferMetrics(m, config.name, t.name, v.name, on), aggregator: this.aggregator,
+      modelName: config.name,
+      thinker: this.thinker,
+      thinkerStage: t.name,
+      vocoder: this.vocoder,
+      vocoderStage: v.name,
+      chunkTokens: spec.chunkTokens,
+      sampleRate: this.sampleRate,
+      pipeline: new PipelineMetrics(m, config.name, on),
+      audio: new AudioMetrics(m, config.name, v.name, on),
+      transfer: new TransferMetrics(m, config.name, t.name, v.name, on),
+      aggregator: this.aggregator,
       refused: ctx.series.queueFullRefusals(config.name),
     });
     this.orchestrator = orchestrator;
@@ -94,10 +131,14 @@ export class PipelineModel implements ServedModel, StatLineSource {
   }
 
   /** The thinker's vocabulary and context length (prompts are tokenized and checked with it). */
-  get vocab(): ModelVocab { return vocabOf(this.thinker); }
+  get vocab(): ModelVocab {
+    return vocabOf(this.thinker);
+  }
 
   /** Listed by `GET /v1/models` (it answers `/v1/chat/completions`), with the thinker's context length. */
-  get openaiListing(): { readonly maxModelLen: number } { return { maxModelLen: this.vocab.maxModelLen }; }
+  get openaiListing(): { readonly maxModelLen: number } {
+    return { maxModelLen: this.vocab.maxModelLen };
+  }
 
   async start(): Promise<void> {
     await Promise.all([this.thinker.start(), this.vocoder.start()]);
@@ -105,7 +146,8 @@ export class PipelineModel implements ServedModel, StatLineSource {
 
   /** Starts a spoken request, or says why it cannot start. */
   speak(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string } {
-    if (this.closed) return { status: 503, message: `model ${this.config.name} is being unregistered or the server is stopping` };
+    if (this.closed)
+      return { status: 503, message: `model ${this.config.name} is being unregistered or the server is stopping` };
     return this.orchestrator.start(req, sink);
   }
 
@@ -120,11 +162,26 @@ export class PipelineModel implements ServedModel, StatLineSource {
     // The configured replicas, not the live workers: what --max-workers counts for the other models.
     const replicas = pipelineWorkers(c.pipeline!);
     return {
-      modelName: c.name, modelVersion: c.version, modelUrl: this.opts.modelUrl, handler: c.handler, kind: this.kind,
-      minWorkers: replicas, maxWorkers: replicas, batchSize: c.batchSize, maxBatchDelay: c.maxBatchDelayMs,
-      responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup, workers,
+      modelName: c.name,
+      modelVersion: c.version,
+      modelUrl: this.opts.modelUrl,
+      handler: c.handler,
+      kind: this.kind,
+      minWorkers: replicas,
+      maxWorkers: replicas,
+      batchSize: c.batchSize,
+      maxBatchDelay: c.maxBatchDelayMs,
+      responseTimeout: c.responseTimeoutSec,
+      loadedAtStartup: this.opts.loadedAtStartup,
+      workers,
       // A spoken request needs room on both stages; code2wav's replicas take --job-queue-size each.
-      jobQueueStatus: { remainingCapacity: Math.min(this.thinker.remainingCapacity(), this.vocoder.replicas().reduce((n, i) => n + Math.max(0, this.thinker.capacity - this.vocoder.load(i)), 0)), pendingRequests: this.orchestrator.inFlight },
+      jobQueueStatus: {
+        remainingCapacity: Math.min(
+          this.thinker.remainingCapacity(),
+          this.vocoder.replicas().reduce((n, i) => n + Math.max(0, this.thinker.capacity - this.vocoder.load(i)), 0),
+        ),
+        pendingRequests: this.orchestrator.inFlight,
+      },
     };
   }
 
@@ -137,7 +194,9 @@ export class PipelineModel implements ServedModel, StatLineSource {
     return Promise.reject(new RegistrationError(400, this.notScalable));
   }
 
-  drain(): Promise<void> { return this.orchestrator.whenIdle(); }
+  drain(): Promise<void> {
+    return this.orchestrator.whenIdle();
+  }
 
   async stop(): Promise<void> {
     this.closed = true;

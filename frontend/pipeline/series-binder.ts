@@ -8,7 +8,12 @@ import type { MetricsPort, SeriesHandle } from '../server/metrics-port.js';
 export const NOOP_SERIES: SeriesHandle = Object.freeze({ record: (): void => undefined });
 
 /** Binds `name` with `values` (by dimension name); NOOP_SERIES when `enabled` is false or the metric is absent. */
-export function bindOrNoop(metrics: Pick<MetricsPort, 'get'>, enabled: boolean, name: string, values: Readonly<Record<string, string>>): SeriesHandle {
+export function bindOrNoop(
+  metrics: Pick<MetricsPort, 'get'>,
+  enabled: boolean,
+  name: string,
+  values: Readonly<Record<string, string>>,
+): SeriesHandle {
   if (!enabled) return NOOP_SERIES;
   const m = metrics.get(name);
   return m === null ? NOOP_SERIES : m.bind(values);

@@ -46,9 +46,20 @@ export class TransferMetrics {
     const key = `${from}/${to}`;
     let e = this.byEdge.get(key);
     if (e === undefined) {
-      const v = { model_name: this.modelName, from_stage: this.fromStage, from_replica: String(from), to_stage: this.toStage, to_replica: String(to) };
+      const v = {
+        model_name: this.modelName,
+        from_stage: this.fromStage,
+        from_replica: String(from),
+        to_stage: this.toStage,
+        to_replica: String(to),
+      };
       const b = (name: string): SeriesHandle => bindOrNoop(this.metrics, this.enabled, name, v);
-      e = { size: b('ts_omni_transfer_size_bytes'), tx: b('ts_omni_transfer_tx_seconds'), rx: b('ts_omni_transfer_rx_seconds'), inFlight: b('ts_omni_transfer_in_flight_seconds') };
+      e = {
+        size: b('ts_omni_transfer_size_bytes'),
+        tx: b('ts_omni_transfer_tx_seconds'),
+        rx: b('ts_omni_transfer_rx_seconds'),
+        inFlight: b('ts_omni_transfer_in_flight_seconds'),
+      };
       this.byEdge.set(key, e);
     }
     return e;

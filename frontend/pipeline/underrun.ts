@@ -16,7 +16,8 @@ export function worstUnderrunSec(chunks: readonly PlayerChunk[]): number {
   let worst = 0;
   let bufferEnd = Number.NEGATIVE_INFINITY;
   for (const c of chunks) {
-    if (bufferEnd !== Number.NEGATIVE_INFINITY && c.arrivalSec > bufferEnd) worst = Math.max(worst, c.arrivalSec - bufferEnd);
+    if (bufferEnd !== Number.NEGATIVE_INFINITY && c.arrivalSec > bufferEnd)
+      worst = Math.max(worst, c.arrivalSec - bufferEnd);
     bufferEnd = Math.max(bufferEnd, c.arrivalSec) + c.durationSec;
   }
   return worst;

@@ -34,7 +34,11 @@ export class VocoderStage {
   /** Set before the pool stops: its workers' exits are the stop, not crashes. */
   private stopping = false;
 
-  constructor(readonly config: ModelConfig, ctx: ModelKindContext, private readonly onChange: () => void = () => undefined) {
+  constructor(
+    readonly config: ModelConfig,
+    ctx: ModelKindContext,
+    private readonly onChange: () => void = () => undefined,
+  ) {
     const base = ctx.poolDeps;
     this.pool = new WorkerPool(config, {
       ...base,
@@ -55,7 +59,9 @@ export class VocoderStage {
   }
 
   /** Starts the replicas; resolves when each is ready or failed. */
-  start(): Promise<void> { return this.pool.start(); }
+  start(): Promise<void> {
+    return this.pool.start();
+  }
 
   /** Replicas that are up, by index. */
   replicas(): readonly number[] {
@@ -104,9 +110,15 @@ export class VocoderStage {
     if (cancel) this.pool.worker(r.workerId)?.post({ type: 'tsserve.voc.cancel', requestId });
   }
 
-  workers(): WorkerInfo[] { return this.pool.workers(); }
-  get minWorkers(): number { return this.pool.minWorkers; }
-  get maxWorkers(): number { return this.pool.maxWorkers; }
+  workers(): WorkerInfo[] {
+    return this.pool.workers();
+  }
+  get minWorkers(): number {
+    return this.pool.minWorkers;
+  }
+  get maxWorkers(): number {
+    return this.pool.maxWorkers;
+  }
 
   /** Stops the workers; every bound request fails. */
   async stop(): Promise<void> {

@@ -12,8 +12,13 @@ export function parseAddress(flag: string, value: string): ListenAddress {
   if (v.startsWith(':')) v = `127.0.0.1${v}`;
   if (!/^[a-z]+:\/\//i.test(v)) v = `http://${v}`;
   let u: URL;
-  try { u = new URL(v); } catch { throw new Error(`${flag}: '${value}' is not an address like http://127.0.0.1:8080`); }
-  if (u.protocol !== 'http:') throw new Error(`${flag}: only http:// is supported (got ${u.protocol}//); put a TLS proxy in front for https`);
+  try {
+    u = new URL(v);
+  } catch {
+    throw new Error(`${flag}: '${value}' is not an address like http://127.0.0.1:8080`);
+  }
+  if (u.protocol !== 'http:')
+    throw new Error(`${flag}: only http:// is supported (got ${u.protocol}//); put a TLS proxy in front for https`);
   // URL drops a port equal to the scheme's default (80), so read it from the text then.
   const port = u.port !== '' ? Number(u.port) : /:(\d+)\/?$/.test(v) ? 80 : null;
   if (port === null) throw new Error(`${flag}: '${value}' has no port`);

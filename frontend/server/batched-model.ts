@@ -28,24 +28,40 @@ export class BatchedModel implements ServedModel {
   /** `tsserve_requests_refused_total{reason="queue_full"}` of this model. */
   private readonly refused: SeriesHandle;
 
-  constructor(config: ModelConfig, private readonly opts: BatchedModelOptions) {
+  constructor(
+    config: ModelConfig,
+    private readonly opts: BatchedModelOptions,
+  ) {
     this.configValue = config;
     this.refused = opts.series.queueFullRefusals(config.name);
     this.pool = new WorkerPool(config, opts.pool);
-    this.batcher = new Batcher(this.pool, {
-      batchSize: config.batchSize,
-      maxBatchDelayMs: config.maxBatchDelayMs,
-      responseTimeoutSec: config.responseTimeoutSec,
-      queueCapacity: opts.queueCapacity ?? 100 * config.batchSize,
-    }, (queueMs, workerThreadMs) => {
-      opts.series.queueTime.record(queueMs);
-      opts.series.workerThreadTime.record(workerThreadMs);
-    }, undefined, (err) => opts.pool.log.error(`model ${config.name}: answering a request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`));
+    this.batcher = new Batcher(
+      this.pool,
+      {
+        batchSize: config.batchSize,
+        maxBatchDelayMs: config.maxBatchDelayMs,
+        responseTimeoutSec: config.responseTimeoutSec,
+        queueCapacity: opts.queueCapacity ?? 100 * config.batchSize,
+      },
+      (queueMs, workerThreadMs) => {
+        opts.series.queueTime.record(queueMs);
+        opts.series.workerThreadTime.record(workerThreadMs);
+      },
+      undefined,
+      (err) =>
+        opts.pool.log.error(
+          `model ${config.name}: answering a request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+        ),
+    );
   }
 
-  get config(): ModelConfig { return this.configValue; }
+  get config(): ModelConfig {
+    return this.configValue;
+  }
 
-  start(): Promise<void> { return this.pool.start(); }
+  start(): Promise<void> {
+    return this.pool.start();
+  }
 
   submit(job: Job): SubmitResult {
     const r = this.batcher.submit(job);
@@ -56,12 +72,22 @@ export class BatchedModel implements ServedModel {
   describe(): ModelDescription {
     const c = this.configValue;
     return {
-      modelName: c.name, modelVersion: c.version, modelUrl: this.opts.modelUrl, handler: c.handler, kind: this.kind,
-      minWorkers: this.pool.minWorkers, maxWorkers: this.pool.maxWorkers,
-      batchSize: this.batcher.batchSize, maxBatchDelay: this.batcher.maxBatchDelayMs,
-      responseTimeout: c.responseTimeoutSec, loadedAtStartup: this.opts.loadedAtStartup,
+      modelName: c.name,
+      modelVersion: c.version,
+      modelUrl: this.opts.modelUrl,
+      handler: c.handler,
+      kind: this.kind,
+      minWorkers: this.pool.minWorkers,
+      maxWorkers: this.pool.maxWorkers,
+      batchSize: this.batcher.batchSize,
+      maxBatchDelay: this.batcher.maxBatchDelayMs,
+      responseTimeout: c.responseTimeoutSec,
+      loadedAtStartup: this.opts.loadedAtStartup,
       workers: this.pool.workers(),
-      jobQueueStatus: { remainingCapacity: this.batcher.capacity - this.batcher.queueLength, pendingRequests: this.batcher.queueLength },
+      jobQueueStatus: {
+        remainingCapacity: this.batcher.capacity - this.batcher.queueLength,
+        pendingRequests: this.batcher.queueLength,
+      },
       ...(this.pool.lastError !== null ? { lastWorkerError: this.pool.lastError } : {}),
     };
   }
@@ -72,11 +98,16 @@ export class BatchedModel implements ServedModel {
     // Scaled to 0, no worker will take what is queued: answer it now, not at its responseTimeout.
     // (Not `pool.unavailable`: that is also a pool whose workers failed to load, which this
     // scale may be retrying, and its queue was not scaled to 0.)
-    if (min === 0) this.batcher.refuseQueued(`Model "${this.configValue.name}" was scaled to 0 workers while this request waited; scale it up with the management API`);
+    if (min === 0)
+      this.batcher.refuseQueued(
+        `Model "${this.configValue.name}" was scaled to 0 workers while this request waited; scale it up with the management API`,
+      );
     await scaling;
   }
 
-  drain(): Promise<void> { return this.batcher.drain(); }
+  drain(): Promise<void> {
+    return this.batcher.drain();
+  }
 
   async stop(): Promise<void> {
     this.batcher.close(`model ${this.configValue.name} is being unregistered or the server is stopping`);

@@ -44,7 +44,10 @@ export function nearest(word: string, known: readonly string[]): string | null {
   let bestD = Infinity;
   for (const k of known) {
     const d = editDistance(word, k);
-    if (d < bestD) { best = k; bestD = d; }
+    if (d < bestD) {
+      best = k;
+      bestD = d;
+    }
   }
   return bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : null;
 }
@@ -53,17 +56,30 @@ export function nearest(word: string, known: readonly string[]): string | null {
 export function unknownOption(raw: string, defs: readonly FlagDef[], command: string): string {
   const name = raw.replace(/^-+/, '');
   const near = nearest(name, ['help', ...defs.map((d) => d.flag)]);
-  return near !== null ? `unknown option '${raw}'; did you mean '--${near}'?` : `unknown option '${raw}' (see ${command} --help)`;
+  return near !== null
+    ? `unknown option '${raw}'; did you mean '--${near}'?`
+    : `unknown option '${raw}' (see ${command} --help)`;
 }
 
 /**
  * Parses `argv` against `defs`. `positionals`: how many bare arguments the command takes
  * (`Infinity` for a list); bare words right after a `list` flag are that flag's values.
  */
-export function parseFlags(argv: readonly string[], defs: readonly FlagDef[], command: string, positionals = 0): FlagsResult {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = { help: { type: 'boolean', short: 'h' } };
+export function parseFlags(
+  argv: readonly string[],
+  defs: readonly FlagDef[],
+  command: string,
+  positionals = 0,
+): FlagsResult {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {
+    help: { type: 'boolean', short: 'h' },
+  };
   for (const d of defs) {
-    options[d.flag] = { type: d.kind === 'bool' ? 'boolean' : 'string', multiple: true, ...(d.short !== undefined ? { short: d.short } : {}) };
+    options[d.flag] = {
+      type: d.kind === 'bool' ? 'boolean' : 'string',
+      multiple: true,
+      ...(d.short !== undefined ? { short: d.short } : {}),
+    };
   }
   // Non-strict: parseArgs reports every token, and we word the problems ourselves.
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
@@ -74,7 +90,11 @@ export function parseFlags(argv: readonly string[], defs: readonly FlagDef[], co
   let listFlag: string | null = null; // bare words after a list flag belong to it
   let unknownValue = false; // the word after an unknown flag is its value, not a stray argument
   for (const t of tokens) {
-    if (t.kind === 'option-terminator') { listFlag = null; unknownValue = false; continue; }
+    if (t.kind === 'option-terminator') {
+      listFlag = null;
+      unknownValue = false;
+      continue;
+    }
     if (t.kind === 'positional') {
       if (unknownValue) unknownValue = false;
       else if (listFlag !== null) values.get(listFlag)!.push(...t.value.split(',').filter((s) => s !== ''));
@@ -84,7 +104,10 @@ export function parseFlags(argv: readonly string[], defs: readonly FlagDef[], co
     }
     listFlag = null;
     unknownValue = false;
-    if (t.name === 'help') { help = true; continue; }
+    if (t.name === 'help') {
+      help = true;
+      continue;
+    }
     const def = defs.find((d) => d.flag === t.name);
     if (def === undefined) {
       problems.push(unknownOption(t.rawName, defs, command));
@@ -93,8 +116,14 @@ export function parseFlags(argv: readonly string[], defs: readonly FlagDef[], co
     }
     const got = values.get(def.flag) ?? [];
     values.set(def.flag, got);
-    if (def.kind === 'bool') { got.push(t.value ?? 'true'); continue; }
-    if (t.value === undefined) { problems.push(`--${def.flag} needs a value`); continue; }
+    if (def.kind === 'bool') {
+      got.push(t.value ?? 'true');
+      continue;
+    }
+    if (t.value === undefined) {
+      problems.push(`--${def.flag} needs a value`);
+      continue;
+    }
     if (def.kind === 'list') {
       got.push(...t.value.split(',').filter((s) => s !== ''));
       listFlag = def.flag;

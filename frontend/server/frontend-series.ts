@@ -48,11 +48,15 @@ export function checkFrontendMetrics(metrics: SpecLookup): string[] {
     const m = metrics.get(name);
     if (m === null) continue;
     const where = m.spec.pos ? `${m.spec.pos.line}:${m.spec.pos.col}: ` : '';
-    if (m.spec.section !== 'ts_metrics') problems.push(`${where}metric ${name} is emitted by the frontend: declare it under ts_metrics`);
-    if (!e.types.includes(m.spec.type)) problems.push(`${where}metric ${name} must be a ${e.types.join(' or ')} (declared ${m.spec.type})`);
+    if (m.spec.section !== 'ts_metrics')
+      problems.push(`${where}metric ${name} is emitted by the frontend: declare it under ts_metrics`);
+    if (!e.types.includes(m.spec.type))
+      problems.push(`${where}metric ${name} must be a ${e.types.join(' or ')} (declared ${m.spec.type})`);
     const declared = [...m.spec.dimensions].sort().join(',');
     if (declared !== [...e.dims].sort().join(',')) {
-      problems.push(`${where}metric ${name} must have dimensions [${e.dims.join(', ')}] (+ the hostname), declared [${m.spec.dimensions.join(', ')}]`);
+      problems.push(
+        `${where}metric ${name} must have dimensions [${e.dims.join(', ')}] (+ the hostname), declared [${m.spec.dimensions.join(', ')}]`,
+      );
     }
   }
   return problems;
@@ -116,7 +120,10 @@ export class FrontendSeries {
 
   /** `tsserve_requests_refused_total{reason="queue_full"}` of one model (a self-metric), at 0 from the start. */
   queueFullRefusals(modelName: string): SeriesHandle {
-    const h = bindOrNoop(this.metrics, 'tsserve_requests_refused_total', { model_name: modelName, reason: 'queue_full' });
+    const h = bindOrNoop(this.metrics, 'tsserve_requests_refused_total', {
+      model_name: modelName,
+      reason: 'queue_full',
+    });
     h.record(0);
     return h;
   }
@@ -128,7 +135,9 @@ export class FrontendSeries {
 
   /** Records `WorkerLoadTime` for one worker load, to the microsecond (a clock difference such as 37.90763000000001 is noise past it). */
   workerLoaded(workerName: string, loadTimeMs: number): void {
-    bindOrNoop(this.metrics, 'WorkerLoadTime', { WorkerName: workerName, Level: 'Host' }).record(Math.round(loadTimeMs * 1000) / 1000);
+    bindOrNoop(this.metrics, 'WorkerLoadTime', { WorkerName: workerName, Level: 'Host' }).record(
+      Math.round(loadTimeMs * 1000) / 1000,
+    );
   }
 
   /** Counts one HTTP response in Requests2XX/4XX/5XX; 1xx and 3xx count in none. */

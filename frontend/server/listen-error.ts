@@ -7,10 +7,18 @@ import { formatAddress } from './address.js';
  * use`: node's `listen EADDRINUSE: address already in use` names neither. Used by the primary's
  * listeners and by the `--api-server-count` fronts, whose bind fails in their own process.
  */
-export function listenError(name: string, addr: ListenAddress, e: { readonly code?: string | undefined; readonly message: string }): Error {
-  const why = e.code === 'EADDRINUSE' ? 'the address is already in use'
-    : e.code === 'EACCES' ? 'permission denied (a port below 1024 needs privileges)'
-      : e.code === 'EADDRNOTAVAIL' ? 'no interface of this machine has that address'
-        : e.message;
+export function listenError(
+  name: string,
+  addr: ListenAddress,
+  e: { readonly code?: string | undefined; readonly message: string },
+): Error {
+  const why =
+    e.code === 'EADDRINUSE'
+      ? 'the address is already in use'
+      : e.code === 'EACCES'
+        ? 'permission denied (a port below 1024 needs privileges)'
+        : e.code === 'EADDRNOTAVAIL'
+          ? 'no interface of this machine has that address'
+          : e.message;
   return new Error(`${name} listener ${formatAddress(addr)} (--${name}-address): ${why}`);
 }

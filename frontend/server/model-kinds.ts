@@ -39,7 +39,11 @@ export interface ModelKind {
    * Routes mounted on the inference listener (e.g. `/v1/completions`), after the built-in
    * ones; `lookup` finds registered models by name.
    */
-  routes?(ctx: ModelKindContext, lookup: (name: string) => ServedModel | undefined, list: () => readonly ServedModel[]): Router;
+  routes?(
+    ctx: ModelKindContext,
+    lookup: (name: string) => ServedModel | undefined,
+    list: () => readonly ServedModel[],
+  ): Router;
 }
 
 const KINDS = new Map<string, ModelKind>();

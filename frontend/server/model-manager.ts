@@ -12,7 +12,13 @@ import type { ServedModel } from './served-model.js';
 /** A registration refused, with the HTTP status the management API answers. */
 export class RegistrationError extends Error {
   /** `stageOnly`: the model only serves inside another (a pipeline's stage): with `--models all` that is a note, not an error. */
-  constructor(readonly status: number, message: string, readonly stageOnly = false) { super(message); }
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly stageOnly = false,
+  ) {
+    super(message);
+  }
 }
 
 /** Options for one registration. */
@@ -56,12 +62,17 @@ export class ModelManager {
   scaleRefusal(name: string, min: number, max: number): string | null {
     if (min > max) return `min_worker ${min} exceeds maxWorkers ${max} of model ${name} (raise it with max_worker)`;
     const total = this.workersBesides(name) + min;
-    if (total > this.maxWorkers) return `${min} workers for model ${name} would bring the server to ${total} workers, over --max-workers ${this.maxWorkers}`;
+    if (total > this.maxWorkers)
+      return `${min} workers for model ${name} would bring the server to ${total} workers, over --max-workers ${this.maxWorkers}`;
     return null;
   }
 
-  get(name: string): ServedModel | undefined { return this.models.get(name); }
-  list(): ServedModel[] { return [...this.models.values()].sort((a, b) => a.config.name.localeCompare(b.config.name)); }
+  get(name: string): ServedModel | undefined {
+    return this.models.get(name);
+  }
+  list(): ServedModel[] {
+    return [...this.models.values()].sort((a, b) => a.config.name.localeCompare(b.config.name));
+  }
 
   /**
    * Validates and registers a model, then starts its workers; returns null (with a logged
@@ -78,7 +89,8 @@ export class ModelManager {
    * server registers every start-up model first, so /ping counts them all while they load).
    */
   prepare(opts: RegisterOptions): ServedModel | null {
-    if (!MODEL_NAME_RE.test(opts.name)) throw new RegistrationError(400, `invalid model name '${opts.name}': use letters, digits, '_', '.', '-'`);
+    if (!MODEL_NAME_RE.test(opts.name))
+      throw new RegistrationError(400, `invalid model name '${opts.name}': use letters, digits, '_', '.', '-'`);
     // The url first: a url that escapes the store is a 400 whatever name it would register under.
     let dir: string;
     try {
@@ -88,9 +100,14 @@ export class ModelManager {
     }
     // TorchServe's words, and why another version is refused too (it would add that version).
     const existing = this.models.get(opts.name);
-    if (existing !== undefined) throw new RegistrationError(409, `Model version ${existing.config.version} is already registered for model ${opts.name} (a model has one version here: unregister it to register another)`);
+    if (existing !== undefined)
+      throw new RegistrationError(
+        409,
+        `Model version ${existing.config.version} is already registered for model ${opts.name} (a model has one version here: unregister it to register another)`,
+      );
     const res = loadModelConfig(opts.name, dir, opts.overrides);
-    if (!res.ok) throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
+    if (!res.ok)
+      throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
     for (const w of res.warnings) this.ctx.log('warn', w);
     const config = res.config;
     // A pipeline runs a worker per replica of each stage: those count against --max-workers.
@@ -101,15 +118,25 @@ export class ModelManager {
     if (config.handler === 'generate') {
       const kind = modelKindFor('generate');
       if (kind === undefined) {
-        this.ctx.log('warn', `model ${opts.name}: handler 'generate' needs the generation frontend, which is not available in this build; skipped`);
+        this.ctx.log(
+          'warn',
+          `model ${opts.name}: handler 'generate' needs the generation frontend, which is not available in this build; skipped`,
+        );
         return null;
       }
       model = kind.create(config, this.ctx, opts.url, opts.loadedAtStartup);
     } else {
       const kind = modelKindFor(config.handler);
-      model = kind !== undefined
-        ? kind.create(config, this.ctx, opts.url, opts.loadedAtStartup)
-        : new BatchedModel(config, { pool: this.ctx.poolDeps, series: this.ctx.series, queueCapacity: this.queueCapacity, modelUrl: opts.url, loadedAtStartup: opts.loadedAtStartup });
+      model =
+        kind !== undefined
+          ? kind.create(config, this.ctx, opts.url, opts.loadedAtStartup)
+          : new BatchedModel(config, {
+              pool: this.ctx.poolDeps,
+              series: this.ctx.series,
+              queueCapacity: this.queueCapacity,
+              modelUrl: opts.url,
+              loadedAtStartup: opts.loadedAtStartup,
+            });
     }
     this.models.set(opts.name, model);
     this.onChange();

@@ -121,7 +121,8 @@ export interface RunningServer {
 export const DEFAULT_WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', 'backend', 'worker', 'main.js');
 
 /** The 503 answer's message while draining. */
-export const DRAIN_MESSAGE = 'The server is shutting down and accepts no new requests; retry later (or on another instance).';
+export const DRAIN_MESSAGE =
+  'The server is shutting down and accepts no new requests; retry later (or on another instance).';
 
 type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -131,12 +132,24 @@ type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
  * balancer, to an instance that is not leaving) and counted like any other answer.
  */
 export function drainGate(
-  app: Listener, draining: () => boolean, refused: (req: http.IncomingMessage) => boolean, count: (status: number) => void, http?: HttpMetrics,
+  app: Listener,
+  draining: () => boolean,
+  refused: (req: http.IncomingMessage) => boolean,
+  count: (status: number) => void,
+  http?: HttpMetrics,
   /** Writes the 503 in the shape of the request's API (default TorchServe's). */
-  send: (req: http.IncomingMessage, res: http.ServerResponse, status: number, message: string) => void = (_req, res, s, m) => sendError(res, s, m),
+  send: (req: http.IncomingMessage, res: http.ServerResponse, status: number, message: string) => void = (
+    _req,
+    res,
+    s,
+    m,
+  ) => sendError(res, s, m),
 ): Listener {
   return (req, res) => {
-    if (!draining() || !refused(req)) { app(req, res); return; }
+    if (!draining() || !refused(req)) {
+      app(req, res);
+      return;
+    }
     count(503);
     // In the HTTP families too (no route matched yet: handler "none"), or an error-ratio alert on
     // http_requests_total would miss every drain.
@@ -147,7 +160,14 @@ export function drainGate(
   };
 }
 
-function listen(app: Listener, addr: ListenAddress, name: string, access: AccessLog | undefined, headerTimeoutMs: number | undefined, count?: (status: number) => void): Promise<http.Server> {
+function listen(
+  app: Listener,
+  addr: ListenAddress,
+  name: string,
+  access: AccessLog | undefined,
+  headerTimeoutMs: number | undefined,
+  count?: (status: number) => void,
+): Promise<http.Server> {
   return new Promise((resolve, reject) => {
     const server = http.createServer(headerTimeoutOptions(headerTimeoutMs));
     // The access listener goes first: it must wrap the response before the app can answer.
@@ -157,9 +177,14 @@ function listen(app: Listener, addr: ListenAddress, name: string, access: Access
     server.on('request', app);
     server.keepAliveTimeout = 65_000;
     // A bind failure names the listener and its flag (node's 'listen EADDRINUSE: address already in use' names neither).
-    const failed = (e: NodeJS.ErrnoException): void => { reject(listenError(name, addr, e)); };
+    const failed = (e: NodeJS.ErrnoException): void => {
+      reject(listenError(name, addr, e));
+    };
     server.once('error', failed);
-    server.listen(addr.port, addr.host, () => { server.off('error', failed); resolve(server); });
+    server.listen(addr.port, addr.host, () => {
+      server.off('error', failed);
+      resolve(server);
+    });
   });
 }
 
@@ -169,13 +194,27 @@ function boundAddress(server: http.Server, host: string): string {
 }
 
 /** The front processes of `--api-server-count N`, relaying to this process's models. */
-function startFronts(cfg: ServerConfig, deps: ServerDeps, manager: ModelManager, limits: BodyLimits, token: { token?: string }, series: FrontendSeries): FrontSupervisor {
+function startFronts(
+  cfg: ServerConfig,
+  deps: ServerDeps,
+  manager: ModelManager,
+  limits: BodyLimits,
+  token: { token?: string },
+  series: FrontendSeries,
+): FrontSupervisor {
   return new FrontSupervisor({
     count: cfg.apiServerCount ?? 1,
     init: {
-      host: cfg.inference.host, port: cfg.inference.port, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
-      headerTimeoutMs: cfg.headerTimeoutMs ?? 0, ...token,
-      metrics: FRONT_METRICS.flatMap((n) => { const m = deps.metrics.get(n); return m === null ? [] : [m.spec]; }),
+      host: cfg.inference.host,
+      port: cfg.inference.port,
+      maxRequestSizeBytes: cfg.maxRequestSizeBytes,
+      bodyLimits: limits,
+      headerTimeoutMs: cfg.headerTimeoutMs ?? 0,
+      ...token,
+      metrics: FRONT_METRICS.flatMap((n) => {
+        const m = deps.metrics.get(n);
+        return m === null ? [] : [m.spec];
+      }),
       processMetrics: deps.metrics.modes.includes('prometheus'),
     },
     models: () => ({ models: manager.list().map(snapshotOf), health: healthOf(manager.list()) }),
@@ -199,7 +238,11 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   // up or goes, so their /ping and /health are not up to 500 ms behind.
   let fronts: FrontSupervisor | null = null;
   const ctx: ModelKindContext = {
-    metrics: deps.metrics, metricsConfig: deps.metricsConfig, series, log: levelCallback(deps.log), bodyLimits: limits,
+    metrics: deps.metrics,
+    metricsConfig: deps.metricsConfig,
+    series,
+    log: levelCallback(deps.log),
+    bodyLimits: limits,
     ...(cfg.queueCapacity !== undefined ? { queueCapacity: cfg.queueCapacity } : {}),
     ingestMetrics: (id, msg) => deps.ingest.handle(id, msg),
     poolDeps: {
@@ -210,11 +253,21 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       nextWorkerPort: () => workerPort++,
       onOtherMessage: (id, msg) => {
         if (deps.ingest.handle(id, msg)) return;
-        if (!warnedUnknown.has(id)) { warnedUnknown.add(id); deps.log.warn(`worker ${id}: ignoring a message of unknown type`); }
+        if (!warnedUnknown.has(id)) {
+          warnedUnknown.add(id);
+          deps.log.warn(`worker ${id}: ignoring a message of unknown type`);
+        }
       },
       onWorkerStarting: (id, labels) => deps.ingest.started?.(id, labels),
-      onWorkerGone: (id) => { deps.ingest.forget(id); warnedUnknown.delete(id); fronts?.announce(); },
-      onWorkerLoaded: (id, ms) => { series.workerLoaded(id, ms); fronts?.announce(); },
+      onWorkerGone: (id) => {
+        deps.ingest.forget(id);
+        warnedUnknown.delete(id);
+        fronts?.announce();
+      },
+      onWorkerLoaded: (id, ms) => {
+        series.workerLoaded(id, ms);
+        fronts?.announce();
+      },
       restartCounter: (model) => series.workerRestarts(model),
       faultCounter: (model, reason) => series.workerOutputFaults(model, reason),
       log: deps.log,
@@ -239,11 +292,15 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       let timer: NodeJS.Timeout | undefined;
       const late = await Promise.race([
         graceful.then(() => false),
-        new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), limit); }),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), limit);
+        }),
       ]);
       clearTimeout(timer);
       if (late) {
-        deps.log.warn(`shutdown: still draining after --shutdown-timeout ${limit / 1000} s; killing ${registry.size} worker(s)`);
+        deps.log.warn(
+          `shutdown: still draining after --shutdown-timeout ${limit / 1000} s; killing ${registry.size} worker(s)`,
+        );
         const aborted = manager.abortAll(); // first: no worker is restarted, queued requests get 503
         for (const w of registry) void w.kill();
         await aborted;
@@ -251,7 +308,10 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     }
     await graceful;
     await fronts?.stop(); // their last metrics flush is in before the sinks close
-    for (const s of servers) { s.close(); s.closeAllConnections(); }
+    for (const s of servers) {
+      s.close();
+      s.closeAllConnections();
+    }
   };
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => (stopping ??= stopAll());
@@ -260,7 +320,17 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const authOn = cfg.enableTokenAuth || !isLoopback(cfg.management.host);
     const keys = authOn ? writeKeyFile(cfg.logDir) : null;
     const kinds = [...registeredModelKinds().values()];
-    const extraRoutes = kinds.flatMap((k) => (k.routes ? [k.routes(ctx, (n) => manager.get(n), () => manager.list())] : []));
+    const extraRoutes = kinds.flatMap((k) =>
+      k.routes
+        ? [
+            k.routes(
+              ctx,
+              (n) => manager.get(n),
+              () => manager.list(),
+            ),
+          ]
+        : [],
+    );
     const isDraining = (): boolean => draining;
     const count = (status: number): void => series.countResponse(status);
     /** The HTTP families of the answers the drain gives before any app sees the request. */
@@ -274,27 +344,75 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       const sup = fronts;
       if (deps.processPeers !== undefined) deps.processPeers.source = () => sup.processFamilies();
     } else {
-      const inf = await listen(drainGate(inferenceApp({
-        lookup: (n) => manager.get(n), list: () => manager.list(), series, maxRequestSizeBytes: cfg.maxRequestSizeBytes, bodyLimits: limits,
-        ...token, extraRoutes,
-        health: () => healthOf(manager.list()),
-      }), isDraining, () => true, count, drainHttp, sendInferenceError), cfg.inference, 'inference', deps.access, cfg.headerTimeoutMs, count);
+      const inf = await listen(
+        drainGate(
+          inferenceApp({
+            lookup: (n) => manager.get(n),
+            list: () => manager.list(),
+            series,
+            maxRequestSizeBytes: cfg.maxRequestSizeBytes,
+            bodyLimits: limits,
+            ...token,
+            extraRoutes,
+            health: () => healthOf(manager.list()),
+          }),
+          isDraining,
+          () => true,
+          count,
+          drainHttp,
+          sendInferenceError,
+        ),
+        cfg.inference,
+        'inference',
+        deps.access,
+        cfg.headerTimeoutMs,
+        count,
+      );
       servers.push(inf);
       inferenceUrl = boundAddress(inf, cfg.inference.host);
     }
     // Management reads keep working while draining; changes are refused.
-    const mgmt = await listen(guardTarget(drainGate(managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }), isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count, drainHttp), count), cfg.management, 'management', deps.access, cfg.headerTimeoutMs, count);
+    const mgmt = await listen(
+      guardTarget(
+        drainGate(
+          managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }),
+          isDraining,
+          (req) => req.method !== 'GET' && req.method !== 'HEAD',
+          count,
+          drainHttp,
+        ),
+        count,
+      ),
+      cfg.management,
+      'management',
+      deps.access,
+      cfg.headerTimeoutMs,
+      count,
+    );
     servers.push(mgmt);
-    const met = await listen(guardTarget(metricsApp(deps.metrics)), cfg.metrics, 'metrics', deps.access, cfg.headerTimeoutMs);
+    const met = await listen(
+      guardTarget(metricsApp(deps.metrics)),
+      cfg.metrics,
+      'metrics',
+      deps.access,
+      cfg.headerTimeoutMs,
+    );
     servers.push(met);
-    const urls = { inference: inferenceUrl, management: boundAddress(mgmt, cfg.management.host), metrics: boundAddress(met, cfg.metrics.host) };
+    const urls = {
+      inference: inferenceUrl,
+      management: boundAddress(mgmt, cfg.management.host),
+      metrics: boundAddress(met, cfg.metrics.host),
+    };
     deps.onListening?.({ urls, stop });
 
     // Register every start-up model first (configs read, so /ping counts them all), then start
     // them together: the start gate lets a few workers load at a time, server-wide.
-    const wanted = cfg.models === 'all'
-      ? store.list((name, why) => deps.log.error(`model ${name} skipped: ${why}`)).map((e) => ({ name: e.name, url: e.name }))
-      : cfg.models;
+    const wanted =
+      cfg.models === 'all'
+        ? store
+            .list((name, why) => deps.log.error(`model ${name} skipped: ${why}`))
+            .map((e) => ({ name: e.name, url: e.name }))
+        : cfg.models;
     const prepared = [];
     for (const m of wanted) {
       try {
@@ -303,7 +421,8 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       } catch (e) {
         if (cfg.models !== 'all') throw e;
         // A pipeline's stage model is not a broken model: say so without an error line on every start.
-        if (e instanceof RegistrationError && e.stageOnly) deps.log.info(`model ${m.name} not served alone: ${e.message}`);
+        if (e instanceof RegistrationError && e.stageOnly)
+          deps.log.info(`model ${m.name} not served alone: ${e.message}`);
         else deps.log.error(`model ${m.name} skipped: ${(e as Error).message}`);
       }
     }

@@ -21,7 +21,11 @@ export interface EngineGraphProblem {
  * the keys as written) and the graph of `modelPath`. None when the file is not a readable ONNX
  * model: the worker's load then says what is wrong with it.
  */
-export function engineGraphProblems(args: Readonly<Record<string, unknown>>, written: ReadonlyMap<string, string>, modelPath: string): EngineGraphProblem[] {
+export function engineGraphProblems(
+  args: Readonly<Record<string, unknown>>,
+  written: ReadonlyMap<string, string>,
+  modelPath: string,
+): EngineGraphProblem[] {
   let inputs: string[];
   try {
     inputs = readOnnxIo(modelPath).inputs.map((i) => i.name);
@@ -32,19 +36,37 @@ export function engineGraphProblems(args: Readonly<Record<string, unknown>>, wri
   const configured = (args.layout as KvLayout | 'auto' | undefined) ?? 'auto';
   const layout = kvLayoutOf(configured, inputs);
   if (layout === null) {
-    return [{ at: ['model'], message: `model: cannot tell the KV layout of ${file}: it has neither ${LAYOUT_INPUTS.fast} (the fast layout) nor ${LAYOUT_INPUTS.hf} (the usual exported layout) among its inputs (${inputs.join(', ')})` }];
+    return [
+      {
+        at: ['model'],
+        message: `model: cannot tell the KV layout of ${file}: it has neither ${LAYOUT_INPUTS.fast} (the fast layout) nor ${LAYOUT_INPUTS.hf} (the usual exported layout) among its inputs (${inputs.join(', ')})`,
+      },
+    ];
   }
   // The runner feeds every layer's past K/V: a wrong num_layers (or layout) misses some.
   const missing = missingInputs(layout, args.numLayers as number, inputs);
   if (missing.length > 0) {
     const by = configured === 'auto' ? 'its inputs show' : `engine.${written.get('layout') ?? 'layout'} names`;
-    return [{ at: ['model'], message: `model: ${file} lacks inputs of the ${layout} layout (which ${by}) for ${written.get('numLayers') ?? 'numLayers'} ${String(args.numLayers)}: ${missing.join(', ')}` }];
+    return [
+      {
+        at: ['model'],
+        message: `model: ${file} lacks inputs of the ${layout} layout (which ${by}) for ${written.get('numLayers') ?? 'numLayers'} ${String(args.numLayers)}: ${missing.join(', ')}`,
+      },
+    ];
   }
   // layout: hf as written is refused with the settings (schema/engine-settings.ts).
   if (args.speculativeConfig !== undefined && configured !== 'hf' && !verifiesDrafts(layout, inputs)) {
     const key = written.get('speculativeConfig') ?? 'speculativeConfig';
-    const why = layout === 'hf' ? `${file} is in the usual exported layout (it takes ${LAYOUT_INPUTS.hf})` : `${file} has no ${LAYOUT_INPUTS.numLogits} input`;
-    return [{ at: ['engine', key], message: `engine.${key}: n-gram speculative decoding needs logits for several positions, and ${why}; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)` }];
+    const why =
+      layout === 'hf'
+        ? `${file} is in the usual exported layout (it takes ${LAYOUT_INPUTS.hf})`
+        : `${file} has no ${LAYOUT_INPUTS.numLogits} input`;
+    return [
+      {
+        at: ['engine', key],
+        message: `engine.${key}: n-gram speculative decoding needs logits for several positions, and ${why}; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)`,
+      },
+    ];
   }
   return [];
 }

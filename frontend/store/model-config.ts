@@ -34,14 +34,28 @@ export type ModelConfigResult =
   | { readonly ok: false; readonly problems: readonly string[] };
 
 const KNOWN_KEYS = new Set([
-  'handler', 'model', 'version', 'batchSize', 'maxBatchDelay', 'minWorkers', 'maxWorkers',
-  'responseTimeout', 'threads', 'engine', 'handlerOptions', 'description', 'pipeline',
+  'handler',
+  'model',
+  'version',
+  'batchSize',
+  'maxBatchDelay',
+  'minWorkers',
+  'maxWorkers',
+  'responseTimeout',
+  'threads',
+  'engine',
+  'handlerOptions',
+  'description',
+  'pipeline',
 ]);
 
 /** Handlers the server provides itself (no module file in the model directory; all run ONNX files on onnxruntime). */
 export const BUILT_IN_HANDLERS: ReadonlySet<string> = new Set(['onnx', 'generate', 'vocoder', 'pipeline']);
 
-interface IntRule { readonly key: keyof typeof MODEL_BOUNDS; readonly def: number }
+interface IntRule {
+  readonly key: keyof typeof MODEL_BOUNDS;
+  readonly def: number;
+}
 
 /** A model's version when its model-config gives none (TorchServe's default). */
 export const DEFAULT_MODEL_VERSION = '1.0';
@@ -57,11 +71,15 @@ const MAX_VERSION = 128;
 function modelVersion(v: unknown, bad: (msg: string) => void): string {
   if (v === undefined || v === null) return DEFAULT_MODEL_VERSION;
   if (typeof v === 'number') {
-    bad(`must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got ${String(v)})`);
+    bad(
+      `must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got ${String(v)})`,
+    );
     return DEFAULT_MODEL_VERSION;
   }
   if (typeof v !== 'string' || !VERSION_RE.test(v)) {
-    bad(`must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got ${JSON.stringify(v)})`);
+    bad(
+      `must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got ${JSON.stringify(v)})`,
+    );
     return DEFAULT_MODEL_VERSION;
   }
   // A label value of the model's metrics and part of its workers' names, bounded as the model
@@ -80,7 +98,14 @@ function modelVersion(v: unknown, bad: (msg: string) => void): string {
  * The rules between settings (schema/engine-settings.ts) run here too: the worker would refuse
  * the same block at every load, and a load that fails is retried with backoff forever.
  */
-function engineArgs(block: Readonly<Record<string, unknown>> | undefined, generate: boolean, hasKey: boolean, file: string, parsed: YamlParse, problems: string[]): Readonly<Record<string, unknown>> | undefined {
+function engineArgs(
+  block: Readonly<Record<string, unknown>> | undefined,
+  generate: boolean,
+  hasKey: boolean,
+  file: string,
+  parsed: YamlParse,
+  problems: string[],
+): Readonly<Record<string, unknown>> | undefined {
   if (block === undefined) return undefined;
   const r = validateEngineArgs(block, 'engine');
   const place = (path: readonly string[], kind: 'key' | 'value', message: string): void => {
@@ -96,7 +121,8 @@ function engineArgs(block: Readonly<Record<string, unknown>> | undefined, genera
   const kv = generate && r.problems.length === 0 ? checkKvHoldsMaxModelLen(r.args, written) : null;
   if (kv !== null) between.push(kv);
   // A missing setting is placed at the `engine:` key, a present one at its value.
-  for (const p of between) place(p.absent ? ['engine'] : ['engine', written.get(p.name)!], p.absent ? 'key' : 'value', p.message);
+  for (const p of between)
+    place(p.absent ? ['engine'] : ['engine', written.get(p.name)!], p.absent ? 'key' : 'value', p.message);
   return r.problems.length === 0 && between.length === 0 ? r.args : undefined;
 }
 
@@ -129,7 +155,8 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   // Parsed with positions first: a syntax error, and an alias bomb (nested anchors that expand
   // into billions of nodes, which the plain load would build and then choke on), at their place.
   const located = parseYaml(text);
-  if (!located.ok) return { ok: false, problems: [`${file}:${located.pos.line}:${located.pos.col}: ${located.reason}`] };
+  if (!located.ok)
+    return { ok: false, problems: [`${file}:${located.pos.line}:${located.pos.col}: ${located.reason}`] };
   try {
     raw = loadYaml(text);
   } catch (e) {
@@ -148,7 +175,9 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     const pos = where === 'key' ? located.locator.key([key]) : located.locator.value([key]);
     return `${file}:${pos.line}:${pos.col}`;
   };
-  const bad = (key: string, msg: string): void => { problems.push(`${at(key, 'value')}: ${key}: ${msg}`); };
+  const bad = (key: string, msg: string): void => {
+    problems.push(`${at(key, 'value')}: ${key}: ${msg}`);
+  };
   // A nested problem (`pipeline.stages[1].replicas: …`) at the position its path names.
   const atPath = (problem: string): string => {
     const path = docPathOf(problem.slice(0, problem.indexOf(':')));
@@ -159,11 +188,14 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   for (const key of Object.keys(doc)) {
     if (KNOWN_KEYS.has(key)) continue;
     const guess = didYouMean(key, [...KNOWN_KEYS]);
-    warnings.push(`${at(key, 'key')}: ${key}: unknown key ignored${guess !== null ? `; did you mean "${guess}"?` : ''}`);
+    warnings.push(
+      `${at(key, 'key')}: ${key}: unknown key ignored${guess !== null ? `; did you mean "${guess}"?` : ''}`,
+    );
   }
 
   const handler = doc.handler;
-  if (typeof handler !== 'string' || handler.trim() === '') bad('handler', "required: 'onnx', 'generate' or a path to a handler module");
+  if (typeof handler !== 'string' || handler.trim() === '')
+    bad('handler', "required: 'onnx', 'generate' or a path to a handler module");
   const model = doc.model ?? '';
   if (typeof model !== 'string') bad('model', 'must be a file name relative to the model directory');
   const version = modelVersion(doc.version, (msg) => bad('version', msg));
@@ -191,13 +223,23 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
   const objectOrUndef = (key: string): Readonly<Record<string, unknown>> | undefined => {
     const v = doc[key];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'object' || Array.isArray(v)) { bad(key, 'must be a mapping'); return undefined; }
+    if (typeof v !== 'object' || Array.isArray(v)) {
+      bad(key, 'must be a mapping');
+      return undefined;
+    }
     return v as Record<string, unknown>;
   };
   const engineBlock = objectOrUndef('engine');
   // The generation worker reads the model's dims and special ids from the block.
   const noBlock = doc.engine === undefined || doc.engine === null;
-  const engine = engineArgs(engineBlock ?? (handler === 'generate' && noBlock ? {} : undefined), handler === 'generate', !noBlock, file, located, problems);
+  const engine = engineArgs(
+    engineBlock ?? (handler === 'generate' && noBlock ? {} : undefined),
+    handler === 'generate',
+    !noBlock,
+    file,
+    located,
+    problems,
+  );
   const handlerOptions = objectOrUndef('handlerOptions');
 
   // Files the worker will open must exist and stay inside the model directory.
@@ -211,10 +253,12 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     }
     return null;
   };
-  if (typeof handler === 'string' && !BUILT_IN_HANDLERS.has(handler) && handler.trim() !== '') inside('handler', handler);
+  if (typeof handler === 'string' && !BUILT_IN_HANDLERS.has(handler) && handler.trim() !== '')
+    inside('handler', handler);
   const hasModel = typeof model === 'string' && model !== '';
   const modelPath = hasModel ? inside('model', model) : null;
-  if (!hasModel && (handler === 'onnx' || handler === 'generate' || handler === 'vocoder')) bad('model', `required for handler '${String(handler)}'`);
+  if (!hasModel && (handler === 'onnx' || handler === 'generate' || handler === 'vocoder'))
+    bad('model', `required for handler '${String(handler)}'`);
   // What the graph must offer the engine settings (its layout, num_logits for drafts).
   if (handler === 'generate' && engine !== undefined && engineBlock !== undefined && modelPath !== null) {
     for (const g of engineGraphProblems(engine, writtenNames(engineBlock), modelPath)) {
@@ -229,8 +273,17 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
 
   if (problems.length > 0) return { ok: false, problems: inFileOrder(file, problems) };
   const config: ModelConfig = Object.freeze({
-    name, version, dir, handler: String(handler), modelFile: String(model), batchSize, maxBatchDelayMs,
-    minWorkers, maxWorkers, responseTimeoutSec, threads,
+    name,
+    version,
+    dir,
+    handler: String(handler),
+    modelFile: String(model),
+    batchSize,
+    maxBatchDelayMs,
+    minWorkers,
+    maxWorkers,
+    responseTimeoutSec,
+    threads,
     ...(engine !== undefined ? { engine } : {}),
     ...(handlerOptions !== undefined ? { handlerOptions } : {}),
     ...(pipeline !== undefined ? { pipeline } : {}),

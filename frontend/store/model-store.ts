@@ -51,7 +51,11 @@ export class ModelStore {
     if (!relDir.endsWith('.mar')) return '';
     const base = relDir.slice(0, -'.mar'.length);
     let dir: string | null = null;
-    try { dir = base === '' ? null : resolveInside(this.root, base); } catch { /* not a directory it could mean */ }
+    try {
+      dir = base === '' ? null : resolveInside(this.root, base);
+    } catch {
+      /* not a directory it could mean */
+    }
     const named = dir !== null && fs.existsSync(path.join(dir, MODEL_CONFIG_FILE)) ? ` (url=${base} is one)` : '';
     return `: tsserve serves model directories, not .mar archives${named}`;
   }
@@ -60,11 +64,16 @@ export class ModelStore {
   resolve(relDir: string): string {
     // TorchServe downloads a url like https://…/m.mar or s3://…; read as a path it was 'not found'
     // (or, with a store directory named 'file:', loaded from there), never saying why.
-    if (SCHEME_URL.test(relDir)) throw new Error(`url '${relDir}' is a URL; tsserve downloads no model: give a model directory inside the model store ${this.root}`);
+    if (SCHEME_URL.test(relDir))
+      throw new Error(
+        `url '${relDir}' is a URL; tsserve downloads no model: give a model directory inside the model store ${this.root}`,
+      );
     const dir = resolveInside(this.root, relDir.replace(/\/+$/, ''));
-    if (!fs.existsSync(dir)) throw new Error(`model directory '${relDir}' not found in ${this.root}${this.marHint(relDir)}`);
+    if (!fs.existsSync(dir))
+      throw new Error(`model directory '${relDir}' not found in ${this.root}${this.marHint(relDir)}`);
     // A url naming a file (mlp/model.onnx) is a common slip: say so rather than 'not found'.
-    if (!fs.statSync(dir).isDirectory()) throw new Error(`'${relDir}' is a file; give the model directory that holds it and its model-config.yaml`);
+    if (!fs.statSync(dir).isDirectory())
+      throw new Error(`'${relDir}' is a file; give the model directory that holds it and its model-config.yaml`);
     return dir;
   }
 }

@@ -23,12 +23,28 @@ export interface ModelIo {
 
 /** ONNX TensorProto.DataType → Open Inference Protocol datatype. */
 const DATATYPES: Readonly<Record<number, string>> = {
-  1: 'FP32', 2: 'UINT8', 3: 'INT8', 4: 'UINT16', 5: 'INT16', 6: 'INT32', 7: 'INT64', 8: 'BYTES',
-  9: 'BOOL', 10: 'FP16', 11: 'FP64', 12: 'UINT32', 13: 'UINT64', 16: 'BF16',
+  1: 'FP32',
+  2: 'UINT8',
+  3: 'INT8',
+  4: 'UINT16',
+  5: 'INT16',
+  6: 'INT32',
+  7: 'INT64',
+  8: 'BYTES',
+  9: 'BOOL',
+  10: 'FP16',
+  11: 'FP64',
+  12: 'UINT32',
+  13: 'UINT64',
+  16: 'BF16',
 };
 
 /** A protobuf field: number, wire type, and its value (varint) or bytes (length-delimited). */
-interface Field { readonly no: number; readonly varint: number; readonly bytes: Buffer | null }
+interface Field {
+  readonly no: number;
+  readonly varint: number;
+  readonly bytes: Buffer | null;
+}
 
 function* fields(buf: Buffer): Generator<Field> {
   let pos = 0;
@@ -119,12 +135,16 @@ class WindowReader {
   /** Bytes read from the file so far. */
   bytesRead = 0;
 
-  constructor(private readonly fd: number, readonly size: number) {}
+  constructor(
+    private readonly fd: number,
+    readonly size: number,
+  ) {}
 
   /** `len` bytes at `pos` (a copy when they are not all in the window). */
   bytes(pos: number, len: number): Buffer {
     if (pos < 0 || pos + len > this.size) throw new Error('truncated field');
-    if (pos >= this.winPos && pos + len <= this.winPos + this.win.length) return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
+    if (pos >= this.winPos && pos + len <= this.winPos + this.win.length)
+      return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
     const n = Math.max(len, Math.min(WINDOW_BYTES, this.size - pos));
     const buf = Buffer.alloc(n);
     const bytesRead = fs.readSync(this.fd, buf, 0, n, pos);
@@ -151,7 +171,12 @@ class WindowReader {
 }
 
 /** A field's place in the file: its number, wire type, and its payload's range (length-delimited). */
-interface FieldAt { readonly no: number; readonly wire: number; readonly start: number; readonly end: number }
+interface FieldAt {
+  readonly no: number;
+  readonly wire: number;
+  readonly start: number;
+  readonly end: number;
+}
 
 /** The fields of the message in [start, end) of the file, payloads unread. */
 function* fieldsAt(r: WindowReader, start: number, end: number): Generator<FieldAt> {
@@ -160,8 +185,10 @@ function* fieldsAt(r: WindowReader, start: number, end: number): Generator<Field
     const [key, afterKey] = r.varint(pos);
     const no = Math.floor(key / 8);
     const wire = key % 8;
-    if (wire === 0) { pos = r.varint(afterKey)[1]; yield { no, wire, start: afterKey, end: pos }; }
-    else if (wire === 1) pos = afterKey + 8;
+    if (wire === 0) {
+      pos = r.varint(afterKey)[1];
+      yield { no, wire, start: afterKey, end: pos };
+    } else if (wire === 1) pos = afterKey + 8;
     else if (wire === 5) pos = afterKey + 4;
     else if (wire === 2) {
       const [len, at] = r.varint(afterKey);

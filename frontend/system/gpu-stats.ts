@@ -53,7 +53,8 @@ export function parseNvidiaSmi(text: string): GpuStats[] {
       deviceId: cols[0]!,
       utilizationPercent: util !== null && util <= 100 ? util : null,
       memoryUsedMb: used,
-      memoryUtilizationPercent: used !== null && total !== null && total > 0 && used <= total ? (100 * used) / total : null,
+      memoryUtilizationPercent:
+        used !== null && total !== null && total > 0 && used <= total ? (100 * used) / total : null,
     });
   }
   return out;

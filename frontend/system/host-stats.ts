@@ -96,7 +96,11 @@ export function readDisk(path: string): DiskStats | null {
     const used = (s.blocks - s.bfree) * s.bsize;
     const avail = s.bavail * s.bsize;
     if (!(used + avail > 0)) return null;
-    return { usedGb: used / GB, availableGb: avail / GB, utilizationPercent: clampPercent((100 * used) / (used + avail)) };
+    return {
+      usedGb: used / GB,
+      availableGb: avail / GB,
+      utilizationPercent: clampPercent((100 * used) / (used + avail)),
+    };
   } catch {
     return null;
   }

@@ -51,7 +51,11 @@ export const HOST_METRIC_NAMES: readonly string[] = Object.freeze([
 ]);
 
 /** Per-device GPU metric names (TorchServe's, dims Level:Host and DeviceId). */
-export const GPU_METRIC_NAMES: readonly string[] = Object.freeze(['GPUUtilization', 'GPUMemoryUsed', 'GPUMemoryUtilization']);
+export const GPU_METRIC_NAMES: readonly string[] = Object.freeze([
+  'GPUUtilization',
+  'GPUMemoryUsed',
+  'GPUMemoryUtilization',
+]);
 
 const HOST_DIMS: SystemDimValues = Object.freeze({ Level: 'Host' });
 
@@ -153,7 +157,10 @@ export function startSystemMetrics(metrics: SystemGaugeSource, opts: SystemMetri
   };
 }
 
-function safeGetGauge(metrics: SystemGaugeSource, name: string): { bind(d: SystemDimValues): SystemGaugeSeries } | null {
+function safeGetGauge(
+  metrics: SystemGaugeSource,
+  name: string,
+): { bind(d: SystemDimValues): SystemGaugeSeries } | null {
   try {
     return metrics.getGauge(name);
   } catch {

@@ -15,7 +15,10 @@ export class LineSplitter {
   private keptChars = 0;
   private dropped = 0;
 
-  constructor(private readonly emit: (line: string, droppedChars: number) => void, private readonly maxChars = MAX_WORKER_LINE_CHARS) {}
+  constructor(
+    private readonly emit: (line: string, droppedChars: number) => void,
+    private readonly maxChars = MAX_WORKER_LINE_CHARS,
+  ) {}
 
   /** Takes one chunk; emits every line it completes. */
   push(chunk: string): void {
@@ -46,7 +49,12 @@ export class LineSplitter {
 
   private flush(): void {
     const line = this.kept.join('');
-    this.emit(this.dropped > 0 ? `${line}… (${this.dropped} more characters dropped: a worker log line is kept to ${this.maxChars})` : line, this.dropped);
+    this.emit(
+      this.dropped > 0
+        ? `${line}… (${this.dropped} more characters dropped: a worker log line is kept to ${this.maxChars})`
+        : line,
+      this.dropped,
+    );
     this.kept = [];
     this.keptChars = 0;
     this.dropped = 0;

@@ -22,7 +22,13 @@ export type WorkerOutputFault =
   | 'stdio_held';
 
 /** Every reason, in the order the docs list them. */
-export const WORKER_OUTPUT_FAULTS: readonly WorkerOutputFault[] = Object.freeze(['malformed_result', 'extra_response', 'unknown_batch', 'log_line_truncated', 'stdio_held']);
+export const WORKER_OUTPUT_FAULTS: readonly WorkerOutputFault[] = Object.freeze([
+  'malformed_result',
+  'extra_response',
+  'unknown_batch',
+  'log_line_truncated',
+  'stdio_held',
+]);
 
 /** The self-metric counting them. */
 export const WORKER_OUTPUT_FAULTS_METRIC = 'tsserve_worker_output_faults_total';
@@ -49,8 +55,16 @@ export class OutputFaults {
     this.count(reason, n);
     const line = this.throttle.take(reason);
     if (line === null) return;
-    if (line.first) this.log(`${message} (further ones are logged at most once a minute; all are counted in ${WORKER_OUTPUT_FAULTS_METRIC}{reason="${reason}"})`);
-    else this.log(line.suppressed === 0 ? message : `${message} (${line.suppressed} more like it in the last ${line.sinceSec} s were only counted)`);
+    if (line.first)
+      this.log(
+        `${message} (further ones are logged at most once a minute; all are counted in ${WORKER_OUTPUT_FAULTS_METRIC}{reason="${reason}"})`,
+      );
+    else
+      this.log(
+        line.suppressed === 0
+          ? message
+          : `${message} (${line.suppressed} more like it in the last ${line.sinceSec} s were only counted)`,
+      );
   }
 
   /** Counts `n` faults of `reason` that need no log line of their own (a truncated line says so itself). */

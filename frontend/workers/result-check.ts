@@ -30,14 +30,28 @@ export function isDuration(v: unknown): v is number {
 
 /** One response entry of `worker`, or the 500 that replaces a malformed one and the reason. */
 function checkResponse(r: unknown, i: number, worker: string): [BatchResponse, string | null] {
-  if (!isRecord(r) || typeof r['ok'] !== 'boolean') return [{ ok: false, status: 500, message: `worker ${worker} sent a malformed response for request ${i} of its batch` }, `response ${i} is not {ok, ...}`];
+  if (!isRecord(r) || typeof r['ok'] !== 'boolean')
+    return [
+      { ok: false, status: 500, message: `worker ${worker} sent a malformed response for request ${i} of its batch` },
+      `response ${i} is not {ok, ...}`,
+    ];
   if (r['ok']) return [{ ok: true, body: r['body'] }, null];
   const status = r['status'];
   const message = typeof r['message'] === 'string' ? r['message'] : String(r['message']);
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) {
-    return [{ ok: false, status: 500, message: `worker ${worker} sent an error with status ${String(status)}, not 400-599: ${message}` }, `response ${i} has status ${String(status)}, not an error status 400-599`];
+    return [
+      {
+        ok: false,
+        status: 500,
+        message: `worker ${worker} sent an error with status ${String(status)}, not 400-599: ${message}`,
+      },
+      `response ${i} has status ${String(status)}, not an error status 400-599`,
+    ];
   }
-  return [{ ok: false, status, message }, message === r['message'] ? null : `response ${i} has a message that is not a string`];
+  return [
+    { ok: false, status, message },
+    message === r['message'] ? null : `response ${i} has a message that is not a string`,
+  ];
 }
 
 /** True when `r` is a response the batcher can answer as it is (the hot path: no allocation). */
@@ -45,7 +59,14 @@ function wellFormed(r: unknown): boolean {
   if (!isRecord(r)) return false;
   if (r['ok'] === true) return true;
   const status = r['status'];
-  return r['ok'] === false && typeof r['message'] === 'string' && typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599;
+  return (
+    r['ok'] === false &&
+    typeof r['message'] === 'string' &&
+    typeof status === 'number' &&
+    Number.isInteger(status) &&
+    status >= 400 &&
+    status <= 599
+  );
 }
 
 /** `size` copies of one 500. */
@@ -70,7 +91,10 @@ export function checkResult(m: ResultMessage, size: number, worker: string): Che
   } else if (list.length !== size) {
     problems.push(`${list.length} responses for a batch of ${size} requests`);
     extra = Math.max(0, list.length - size);
-    responses = failAll(size, `worker ${worker} sent ${list.length} responses for a batch of ${size} requests; they cannot be matched to the requests`);
+    responses = failAll(
+      size,
+      `worker ${worker} sent ${list.length} responses for a batch of ${size} requests; they cannot be matched to the requests`,
+    );
   } else {
     responses = list.map((r: unknown, i) => {
       const [checked, problem] = checkResponse(r, i, worker);

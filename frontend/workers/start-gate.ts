@@ -13,9 +13,13 @@ export class StartGate {
   constructor(readonly limit: number) {}
 
   /** Starts now being loaded. */
-  get held(): number { return this.heldValue; }
+  get held(): number {
+    return this.heldValue;
+  }
   /** The most starts ever held at once (for tests and the log). */
-  get peak(): number { return this.peakValue; }
+  get peak(): number {
+    return this.peakValue;
+  }
 
   /** Resolves with a release function once a slot is free (FIFO). */
   acquire(): Promise<() => void> {
@@ -31,7 +35,8 @@ export class StartGate {
           this.waiting.shift()?.();
         });
       };
-      if (this.heldValue < this.limit) grant(); else this.waiting.push(grant);
+      if (this.heldValue < this.limit) grant();
+      else this.waiting.push(grant);
     });
   }
 }

@@ -99,7 +99,10 @@ export class WorkerPool extends EventEmitter {
     s.record(n);
   };
 
-  constructor(readonly model: ModelConfig, private readonly deps: WorkerPoolDeps) {
+  constructor(
+    readonly model: ModelConfig,
+    private readonly deps: WorkerPoolDeps,
+  ) {
     super();
     this.target = model.minWorkers;
     this.maxWorkersValue = model.maxWorkers;
@@ -107,11 +110,21 @@ export class WorkerPool extends EventEmitter {
     this.restarts.record(0);
   }
 
-  get minWorkers(): number { return this.target; }
-  get maxWorkers(): number { return this.maxWorkersValue; }
+  get minWorkers(): number {
+    return this.target;
+  }
+  get maxWorkers(): number {
+    return this.maxWorkersValue;
+  }
   /** The last load failure or unexpected exit, cleared when a worker becomes ready. */
-  get lastError(): string | null { return this.lastErrorValue; }
-  get readyCount(): number { let n = 0; for (const w of this.live) if (w.status === 'READY' || w.status === 'BUSY') n++; return n; }
+  get lastError(): string | null {
+    return this.lastErrorValue;
+  }
+  get readyCount(): number {
+    let n = 0;
+    for (const w of this.live) if (w.status === 'READY' || w.status === 'BUSY') n++;
+    return n;
+  }
   /** True when no worker can serve soon: scaled to zero, or none ready and the last load failed. */
   get unavailable(): boolean {
     return this.target === 0 || (this.readyCount === 0 && this.loadFailed);
@@ -150,7 +163,12 @@ export class WorkerPool extends EventEmitter {
 
   /** Snapshot for the management API. */
   workers(): WorkerInfo[] {
-    return [...this.live].map((w) => ({ id: w.id, pid: w.pid ?? null, status: w.status, startTime: w.startTime.toISOString() }));
+    return [...this.live].map((w) => ({
+      id: w.id,
+      pid: w.pid ?? null,
+      status: w.status,
+      startTime: w.startTime.toISOString(),
+    }));
   }
 
   /** Stops every worker (each flushes its metrics and exits, bounded), no restarts after. */
@@ -173,7 +191,9 @@ export class WorkerPool extends EventEmitter {
     const alive = [...this.live].filter((w) => w.status !== 'STOPPING' && w.status !== 'DEAD');
     if (alive.length > this.target) {
       // Retire idle workers first, then the newest busy ones (they finish their batch first).
-      const order = alive.sort((a, b) => Number(a.busy) - Number(b.busy) || b.startTime.getTime() - a.startTime.getTime());
+      const order = alive.sort(
+        (a, b) => Number(a.busy) - Number(b.busy) || b.startTime.getTime() - a.startTime.getTime(),
+      );
       await Promise.all(order.slice(0, alive.length - this.target).map((w) => this.retire(w)));
       return;
     }
@@ -211,11 +231,17 @@ export class WorkerPool extends EventEmitter {
     // rather than waited on (a SIGTERM during a long load must not take the worker timeout).
     if (w.status === 'STARTING') return w.kill();
     w.retire();
-    while (w.busy && w.alive) await new Promise<void>((resolve) => { w.once('idle', resolve); w.once('exit', resolve); });
+    while (w.busy && w.alive)
+      await new Promise<void>((resolve) => {
+        w.once('idle', resolve);
+        w.once('exit', resolve);
+      });
     const held = this.deps.beforeRetire?.(w.id);
     if (held !== undefined && w.alive) {
       let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<void>((resolve) => { timer = setTimeout(resolve, this.model.responseTimeoutSec * 1000); });
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.model.responseTimeoutSec * 1000);
+      });
       await Promise.race([held, bound, new Promise<void>((resolve) => w.once('exit', resolve))]);
       clearTimeout(timer);
     }
@@ -225,17 +251,24 @@ export class WorkerPool extends EventEmitter {
   private spawn(): Promise<void> {
     const port = this.deps.nextWorkerPort();
     const init: InitMessage = {
-      type: 'tsserve.init', v: WORKER_PROTOCOL_VERSION,
+      type: 'tsserve.init',
+      v: WORKER_PROTOCOL_VERSION,
       workerId: `W-${port}-${this.model.name}_${this.model.version}`,
       workerIndex: this.indexSeq++,
-      model: this.model, metrics: this.deps.metrics,
-      metricsEnabled: this.deps.metricsEnabled ?? true, autoLabels: this.deps.autoLabels ?? {},
+      model: this.model,
+      metrics: this.deps.metrics,
+      metricsEnabled: this.deps.metricsEnabled ?? true,
+      autoLabels: this.deps.autoLabels ?? {},
     };
     this.deps.onWorkerStarting?.(init.workerId, init.autoLabels ?? {});
     const log = this.deps.log.child({ worker: init.workerId, model: this.model.name });
     const w = new WorkerProcess({
-      entry: this.deps.entry, init, onOtherMessage: this.deps.onOtherMessage, log,
-      batchTimeoutMs: this.model.responseTimeoutSec * 1000, countFault: this.countFault,
+      entry: this.deps.entry,
+      init,
+      onOtherMessage: this.deps.onOtherMessage,
+      log,
+      batchTimeoutMs: this.model.responseTimeoutSec * 1000,
+      countFault: this.countFault,
       ...(this.deps.clock !== undefined ? { nowMs: () => (this.deps.clock as Clock).now() } : {}),
       ...(this.deps.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.deps.loadTimeoutMs } : {}),
     });
@@ -267,7 +300,8 @@ export class WorkerPool extends EventEmitter {
   }
 
   private onIdle(): void {
-    if (this.waiters.length > 0 && ![...this.live].some((w) => w.busy)) for (const wake of this.waiters.splice(0)) wake();
+    if (this.waiters.length > 0 && ![...this.live].some((w) => w.busy))
+      for (const wake of this.waiters.splice(0)) wake();
     this.emit('idle');
   }
 
@@ -278,8 +312,12 @@ export class WorkerPool extends EventEmitter {
     this.onIdle();
     const expected = this.stopping || this.retiring.has(w);
     if (expected) return;
-    if (this.lastErrorValue === null) this.lastErrorValue = w.killReason ?? `worker ${w.id} died (${signal ?? `code ${String(code)}`})`;
-    this.deps.log.warn(`worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`, { worker: w.id, model: this.model.name });
+    if (this.lastErrorValue === null)
+      this.lastErrorValue = w.killReason ?? `worker ${w.id} died (${signal ?? `code ${String(code)}`})`;
+    this.deps.log.warn(`worker ${w.id} died (${signal ?? `code ${String(code)}`}); replacing it`, {
+      worker: w.id,
+      model: this.model.name,
+    });
     this.restarts.record(1);
     this.scheduleRestart();
   }
@@ -290,11 +328,15 @@ export class WorkerPool extends EventEmitter {
     const max = this.deps.backoffMaxMs ?? 30_000;
     const delay = Math.min(max, base * 2 ** Math.min(this.failures, 20));
     this.failures++;
-    this.restartTimer = (this.deps.clock ?? REAL_CLOCK).setTimeout(() => {
-      this.restartTimer = null;
-      void this.reconcile().then(() => {
-        if (this.live.size < this.target) this.scheduleRestart();
-      });
-    }, delay, true);
+    this.restartTimer = (this.deps.clock ?? REAL_CLOCK).setTimeout(
+      () => {
+        this.restartTimer = null;
+        void this.reconcile().then(() => {
+          if (this.live.size < this.target) this.scheduleRestart();
+        });
+      },
+      delay,
+      true,
+    );
   }
 }

@@ -8,7 +8,12 @@ import { performance } from 'perf_hooks';
 import type { ChildProcess } from 'child_process';
 import { EventEmitter } from 'events';
 import type {
-  BatchRequest, BatchTensors, FromWorkerMessage, InitMessage, ReadyMessage, ResultMessage,
+  BatchRequest,
+  BatchTensors,
+  FromWorkerMessage,
+  InitMessage,
+  ReadyMessage,
+  ResultMessage,
 } from '../../schema/worker-protocol.js';
 import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
@@ -112,7 +117,11 @@ export class WorkerProcess extends EventEmitter {
     super();
     this.id = opts.init.workerId;
     this.depth = Math.max(1, opts.depth ?? 2);
-    this.faults = new OutputFaults(opts.countFault ?? (() => undefined), (msg) => opts.log.error(msg), opts.nowMs ?? (() => performance.now()));
+    this.faults = new OutputFaults(
+      opts.countFault ?? (() => undefined),
+      (msg) => opts.log.error(msg),
+      opts.nowMs ?? (() => performance.now()),
+    );
     this.child = fork(opts.entry, [], {
       serialization: 'advanced',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -129,7 +138,9 @@ export class WorkerProcess extends EventEmitter {
         this.exited = true;
         this.statusValue = 'DEAD';
         this.disarm();
-        const why = this.killedFor ?? `worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`})`;
+        const why =
+          this.killedFor ??
+          `worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`})`;
         this.loadWait?.reject(new WorkerLostError(why));
         this.loadWait = null;
         for (const p of this.pending.values()) p.reject(new WorkerLostError(why));
@@ -149,47 +160,87 @@ export class WorkerProcess extends EventEmitter {
         const [code, signal] = status;
         setTimeout(() => {
           if (this.exited) return;
-          opts.log.warn(`worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`}) and its IPC channel closed, but its stdout and stderr are still open ${STDIO_GRACE_MS} ms later (a process it started holds them): handled as gone`);
+          opts.log.warn(
+            `worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`}) and its IPC channel closed, but its stdout and stderr are still open ${STDIO_GRACE_MS} ms later (a process it started holds them): handled as gone`,
+          );
           this.faults.countOnly('stdio_held');
           gone(code, signal);
         }, STDIO_GRACE_MS).unref();
       };
-      this.child.on('exit', (code: number | null, signal: NodeJS.Signals | null) => { status = [code, signal]; closing(); });
+      this.child.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
+        status = [code, signal];
+        closing();
+      });
       this.child.on('disconnect', closing);
     });
-    this.child.on('error', () => { /* surfaced through 'close' */ });
+    this.child.on('error', () => {
+      /* surfaced through 'close' */
+    });
   }
 
-  get pid(): number | undefined { return this.child.pid; }
-  get status(): WorkerStatus { return this.statusValue; }
-  get busy(): boolean { return this.pending.size > 0; }
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+  get status(): WorkerStatus {
+    return this.statusValue;
+  }
+  get busy(): boolean {
+    return this.pending.size > 0;
+  }
   /** Batches sent and not answered yet. */
-  get inFlight(): number { return this.pending.size; }
+  get inFlight(): number {
+    return this.pending.size;
+  }
   /** True when a batch may be sent now (ready, and fewer than `depth` in flight). */
-  get canTake(): boolean { return (this.statusValue === 'READY' || this.statusValue === 'BUSY') && this.pending.size < this.depth && !this.overdue; }
+  get canTake(): boolean {
+    return (
+      (this.statusValue === 'READY' || this.statusValue === 'BUSY') && this.pending.size < this.depth && !this.overdue
+    );
+  }
 
   /** No new batches from now on (scale-down): the worker finishes what it holds. */
   retire(): void {
     if (this.statusValue !== 'DEAD') this.statusValue = 'STOPPING';
   }
-  get alive(): boolean { return !this.exited; }
+  get alive(): boolean {
+    return !this.exited;
+  }
 
   /** Why the frontend killed this worker (a load or batch timeout), or null. */
-  get killReason(): string | null { return this.killedFor; }
+  get killReason(): string | null {
+    return this.killedFor;
+  }
 
   /** Sends init; resolves on `ready`, rejects on `load_failed`, exit or the load timeout. */
   load(): Promise<ReadyMessage> {
     return new Promise<ReadyMessage>((resolve, reject) => {
       const limit = this.opts.loadTimeoutMs;
-      const timer = limit === undefined ? null : setTimeout(() => {
-        // The rejection names the timeout; the kill that follows finds loadWait already gone.
-        this.loadWait = null;
-        this.killFor(`worker ${this.id} did not load within the model load timeout of ${limit / 1000} s; killed`, false);
-        reject(new Error(this.killedFor ?? ''));
-      }, limit);
+      const timer =
+        limit === undefined
+          ? null
+          : setTimeout(() => {
+              // The rejection names the timeout; the kill that follows finds loadWait already gone.
+              this.loadWait = null;
+              this.killFor(
+                `worker ${this.id} did not load within the model load timeout of ${limit / 1000} s; killed`,
+                false,
+              );
+              reject(new Error(this.killedFor ?? ''));
+            }, limit);
       timer?.unref();
-      const done = (): void => { if (timer !== null) clearTimeout(timer); };
-      this.loadWait = { resolve: (r) => { done(); resolve(r); }, reject: (e) => { done(); reject(e); } };
+      const done = (): void => {
+        if (timer !== null) clearTimeout(timer);
+      };
+      this.loadWait = {
+        resolve: (r) => {
+          done();
+          resolve(r);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
+      };
       this.send(this.opts.init);
     });
   }
@@ -197,23 +248,32 @@ export class WorkerProcess extends EventEmitter {
   /** Sends one batch; resolves with the worker's result, rejects if the worker is lost. */
   runBatch(requests: readonly BatchRequest[], tensors?: BatchTensors): Promise<BatchRun> {
     if (!this.canTake) {
-      return Promise.reject(new Error(`worker ${this.id} is ${this.statusValue} with ${this.pending.size} batch(es) in flight`));
+      return Promise.reject(
+        new Error(`worker ${this.id} is ${this.statusValue} with ${this.pending.size} batch(es) in flight`),
+      );
     }
     const batchId = this.nextBatchId++;
     this.statusValue = 'BUSY';
     return new Promise<BatchRun>((resolve, reject) => {
       this.pending.set(batchId, { sentMs: performance.now(), size: requests.length, resolve, reject });
       if (this.pending.size === 1) this.arm();
-      const msg = tensors === undefined ? { type: 'tsserve.batch', batchId, requests } : { type: 'tsserve.batch', batchId, requests, tensors };
+      const msg =
+        tensors === undefined
+          ? { type: 'tsserve.batch', batchId, requests }
+          : { type: 'tsserve.batch', batchId, requests, tensors };
       if (this.exited || !this.child.connected) return;
       try {
-        this.child.send(msg, (err) => { if (err) this.child.kill('SIGKILL'); });
+        this.child.send(msg, (err) => {
+          if (err) this.child.kill('SIGKILL');
+        });
       } catch (e) {
         // Serialisation throws before anything is written: the channel is intact, the worker
         // keeps serving, and the batcher fails the requests that cannot cross, alone.
         this.pending.delete(batchId);
-        if (this.pending.size === 0) { this.disarm(); if (this.statusValue === 'BUSY') this.statusValue = 'READY'; }
-        else this.arm();
+        if (this.pending.size === 0) {
+          this.disarm();
+          if (this.statusValue === 'BUSY') this.statusValue = 'READY';
+        } else this.arm();
         reject(new UnsendableBatchError(e instanceof Error ? e.message : String(e)));
       }
     });
@@ -231,7 +291,9 @@ export class WorkerProcess extends EventEmitter {
     if (this.exited) return;
     if (this.statusValue !== 'DEAD') this.statusValue = 'STOPPING';
     this.send({ type: 'tsserve.shutdown' });
-    const timer = setTimeout(() => { if (!this.exited) this.child.kill('SIGKILL'); }, timeoutMs);
+    const timer = setTimeout(() => {
+      if (!this.exited) this.child.kill('SIGKILL');
+    }, timeoutMs);
     timer.unref();
     await this.exitPromise;
     clearTimeout(timer);
@@ -263,15 +325,20 @@ export class WorkerProcess extends EventEmitter {
     if (limit === undefined || oldest.done === true) return;
     const startedMs = Math.max(oldest.value.sentMs, this.lastResultMs);
     // At the deadline: take no more batches; the grace later: kill (the requests' own 504s first).
-    this.watchdog = setTimeout(() => {
-      this.overdue = true;
-      this.emit('overdue');
-      this.watchdog = setTimeout(() => {
-        this.watchdog = null;
-        this.killFor(`worker ${this.id}: a batch outlived responseTimeout ${limit / 1000} s; killed (it is replaced)`);
-      }, WATCHDOG_GRACE_MS);
-      this.watchdog.unref();
-    }, Math.max(0, startedMs + limit - performance.now()));
+    this.watchdog = setTimeout(
+      () => {
+        this.overdue = true;
+        this.emit('overdue');
+        this.watchdog = setTimeout(() => {
+          this.watchdog = null;
+          this.killFor(
+            `worker ${this.id}: a batch outlived responseTimeout ${limit / 1000} s; killed (it is replaced)`,
+          );
+        }, WATCHDOG_GRACE_MS);
+        this.watchdog.unref();
+      },
+      Math.max(0, startedMs + limit - performance.now()),
+    );
     this.watchdog.unref();
   }
 
@@ -284,7 +351,9 @@ export class WorkerProcess extends EventEmitter {
   private send(msg: object): void {
     if (this.exited || !this.child.connected) return;
     try {
-      this.child.send(msg, (err) => { if (err) this.child.kill('SIGKILL'); });
+      this.child.send(msg, (err) => {
+        if (err) this.child.kill('SIGKILL');
+      });
     } catch {
       this.child.kill('SIGKILL'); // channel broken: the exit handler answers what was pending
     }
@@ -310,7 +379,9 @@ export class WorkerProcess extends EventEmitter {
         break;
       case 'tsserve.log': {
         // Checked here, at the edge: a bad level is logged at warn, never used as a method name.
-        const at = (WORKER_LOG_LEVELS as readonly unknown[]).includes(m.level) ? this.opts.log[m.level] : this.opts.log.warn;
+        const at = (WORKER_LOG_LEVELS as readonly unknown[]).includes(m.level)
+          ? this.opts.log[m.level]
+          : this.opts.log.warn;
         at(typeof m.msg === 'string' ? m.msg : String(m.msg));
         break;
       }
@@ -321,7 +392,11 @@ export class WorkerProcess extends EventEmitter {
         const p = this.pending.get(m.batchId);
         if (p === undefined) {
           // Never sent, or answered already (a forged or repeated result): nothing is left for it to answer.
-          this.faults.report('unknown_batch', 1, `worker ${this.id} sent a result for batch ${String(m.batchId)}, which is not in flight at it; dropped`);
+          this.faults.report(
+            'unknown_batch',
+            1,
+            `worker ${this.id} sent a result for batch ${String(m.batchId)}, which is not in flight at it; dropped`,
+          );
           return;
         }
         this.pending.delete(m.batchId);

@@ -31,7 +31,15 @@ function bucketsShort(m: MetricSpec): string {
 /** A fixed-width text table, one metric a line. */
 export function renderTable(config: MetricsConfig): string {
   const head = ['NAME', 'SECTION', 'TYPE', 'UNIT', 'DIMENSIONS', 'BUCKETS', 'HELP'];
-  const rows = config.metrics.map((m) => [m.name, m.section, m.type, m.unit, dimensionsText(m), bucketsShort(m), catalogHelp(m)]);
+  const rows = config.metrics.map((m) => [
+    m.name,
+    m.section,
+    m.type,
+    m.unit,
+    dimensionsText(m),
+    bucketsShort(m),
+    catalogHelp(m),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   const line = (cells: readonly string[]): string =>
     cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] as number))).join('  ');
@@ -65,11 +73,19 @@ export function renderMarkdown(config: MetricsConfig, shownFile: string): string
   for (const [section, title] of sections) {
     const metrics = config.metrics.filter((m) => m.section === section);
     if (metrics.length === 0) continue;
-    out.push('', `## ${title}`, '', '| name | section | type | unit | dimensions | help | buckets |', '|---|---|---|---|---|---|---|');
+    out.push(
+      '',
+      `## ${title}`,
+      '',
+      '| name | section | type | unit | dimensions | help | buckets |',
+      '|---|---|---|---|---|---|---|',
+    );
     for (const m of metrics) {
       const buckets = m.buckets.length === 0 ? '' : m.buckets.join(', ');
       const dims = dimensionsText(m).replace(/ \(auto\)/, ' *(auto)*');
-      out.push(`| \`${m.name}\` | ${m.section} | ${m.type} | ${cell(m.unit)} | ${cell(dims)} | ${cell(catalogHelp(m))} | ${buckets} |`);
+      out.push(
+        `| \`${m.name}\` | ${m.section} | ${m.type} | ${cell(m.unit)} | ${cell(dims)} | ${cell(catalogHelp(m))} | ${buckets} |`,
+      );
     }
   }
   return out.join('\n') + '\n';

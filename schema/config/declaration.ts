@@ -37,15 +37,35 @@ export function declarationProblems(decl: Declaration, autoDetected: boolean): D
   const out: DeclarationProblem[] = [];
   const name = decl.name;
   if (typeof name === 'string' && name.length > MAX_NAME_CHARS) {
-    out.push({ at: 'name', kind: 'reserved', message: `name has ${name.length} characters, more than ${MAX_NAME_CHARS}; shorten it` });
+    out.push({
+      at: 'name',
+      kind: 'reserved',
+      message: `name has ${name.length} characters, more than ${MAX_NAME_CHARS}; shorten it`,
+    });
   } else if (typeof name !== 'string' || name === '') {
-    out.push({ at: 'name', kind: 'grammar', message: '"name" is empty; give the metric a name matching [a-zA-Z_:][a-zA-Z0-9_:]*' });
+    out.push({
+      at: 'name',
+      kind: 'grammar',
+      message: '"name" is empty; give the metric a name matching [a-zA-Z_:][a-zA-Z0-9_:]*',
+    });
   } else if (!METRIC_NAME_RE.test(name)) {
-    out.push({ at: 'name', kind: 'grammar', message: `name "${name}" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "${suggestName(name, false)}"` });
+    out.push({
+      at: 'name',
+      kind: 'grammar',
+      message: `name "${name}" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "${suggestName(name, false)}"`,
+    });
   } else if (name.startsWith(RESERVED_PREFIX)) {
-    out.push({ at: 'name', kind: 'reserved', message: `names starting with "${RESERVED_PREFIX}" are reserved for tsserve's self-metrics; rename it (e.g. "${suggestName(name, false)}")` });
+    out.push({
+      at: 'name',
+      kind: 'reserved',
+      message: `names starting with "${RESERVED_PREFIX}" are reserved for tsserve's self-metrics; rename it (e.g. "${suggestName(name, false)}")`,
+    });
   } else if (name.startsWith(PROMETHEUS_PREFIX)) {
-    out.push({ at: 'name', kind: 'reserved', message: `names starting with "${PROMETHEUS_PREFIX}" are reserved by Prometheus; rename it (e.g. "${suggestName(name, false)}")` });
+    out.push({
+      at: 'name',
+      kind: 'reserved',
+      message: `names starting with "${PROMETHEUS_PREFIX}" are reserved by Prometheus; rename it (e.g. "${suggestName(name, false)}")`,
+    });
   }
   const seen = new Set<string>();
   decl.dimensions.forEach((d, i) => {
@@ -55,23 +75,40 @@ export function declarationProblems(decl: Declaration, autoDetected: boolean): D
       return;
     }
     if (d.length > MAX_NAME_CHARS) {
-      out.push({ at: i, kind: 'reserved', message: `dimension ${i + 1} has ${d.length} characters, more than ${MAX_NAME_CHARS}; shorten it` });
+      out.push({
+        at: i,
+        kind: 'reserved',
+        message: `dimension ${i + 1} has ${d.length} characters, more than ${MAX_NAME_CHARS}; shorten it`,
+      });
       return;
     }
     if (!LABEL_NAME_RE.test(d)) {
       out.push({ at: i, kind: 'grammar', message: labelGrammar(d) });
       return;
     }
-    if (seen.has(d)) out.push({ at: i, kind: 'duplicate', message: `dimension "${d}" listed twice; remove the duplicate` });
+    if (seen.has(d))
+      out.push({ at: i, kind: 'duplicate', message: `dimension "${d}" listed twice; remove the duplicate` });
     seen.add(d);
     if (decl.type === 'histogram' && d === 'le') {
-      out.push({ at: i, kind: 'reserved', message: 'dimension "le" is reserved for histogram bucket bounds in Prometheus; rename it' });
+      out.push({
+        at: i,
+        kind: 'reserved',
+        message: 'dimension "le" is reserved for histogram bucket bounds in Prometheus; rename it',
+      });
     }
     if (d === 'quantile') {
-      out.push({ at: i, kind: 'reserved', message: 'dimension "quantile" is reserved for summary quantiles in Prometheus; rename it' });
+      out.push({
+        at: i,
+        kind: 'reserved',
+        message: 'dimension "quantile" is reserved for summary quantiles in Prometheus; rename it',
+      });
     }
     if (autoDetected && HOSTNAME_RE.test(d)) {
-      out.push({ at: i, kind: 'reserved', message: `dimension "${d}" is the automatic hostname label, filled in by the server; leave it out` });
+      out.push({
+        at: i,
+        kind: 'reserved',
+        message: `dimension "${d}" is the automatic hostname label, filled in by the server; leave it out`,
+      });
     }
   });
   return out;
@@ -79,7 +116,9 @@ export function declarationProblems(decl: Declaration, autoDetected: boolean): D
 
 function labelGrammar(v: string): string {
   if (v === '') return 'empty dimension name; remove it or give it a name';
-  const why = v.startsWith('__') ? 'names starting with __ are reserved by Prometheus' : 'use letters, digits and _, not starting with a digit';
+  const why = v.startsWith('__')
+    ? 'names starting with __ are reserved by Prometheus'
+    : 'use letters, digits and _, not starting with a digit';
   const s = suggestName(v, true);
   return `dimension "${v}" is not a valid label name (${why})${LABEL_NAME_RE.test(s) ? `, e.g. "${s}"` : ''}`;
 }

@@ -67,7 +67,10 @@ const SHOWN_CHARS = 60;
 /** How a value reads in a message: `"abc"`, `12`, `a list`, `a mapping`, `null`. */
 export function showValue(v: unknown): string {
   // A long string (a file that is not YAML at all reads as one scalar) is shown by its start.
-  if (typeof v === 'string') return v.length > SHOWN_CHARS ? `${JSON.stringify(v.slice(0, SHOWN_CHARS))}… (${v.length} characters)` : JSON.stringify(v);
+  if (typeof v === 'string')
+    return v.length > SHOWN_CHARS
+      ? `${JSON.stringify(v.slice(0, SHOWN_CHARS))}… (${v.length} characters)`
+      : JSON.stringify(v);
   if (v === null || v === undefined) return 'empty (null)';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
@@ -80,7 +83,10 @@ export function didYouMean(word: string, candidates: readonly string[]): string 
   let bestD = Infinity;
   for (const c of candidates) {
     const d = distance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestD) { bestD = d; best = c; }
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
   }
   return best !== null && bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : null;
 }

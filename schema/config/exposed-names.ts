@@ -40,7 +40,12 @@ export interface ExposedOwner {
  * other metric, as messages without the "where" lead. A metric never clashes with itself
  * (`self`, its name by default; null for a family from elsewhere, which clashes even by name).
  */
-export function exposureClashes(name: string, type: MetricType, owners: ReadonlyMap<string, ExposedOwner>, self: string | null = name): string[] {
+export function exposureClashes(
+  name: string,
+  type: MetricType,
+  owners: ReadonlyMap<string, ExposedOwner>,
+  self: string | null = name,
+): string[] {
   const out: string[] = [];
   const named = new Set<string>();
   for (const mine of exposedNames(name, type)) {
@@ -48,8 +53,11 @@ export function exposureClashes(name: string, type: MetricType, owners: Readonly
     // One message per other metric: `Foo` and `Foo_total` clash twice (name and family), one fix.
     if (o === undefined || o.metric === self || named.has(o.metric)) continue;
     named.add(o.metric);
-    const what = mine.role === 'the name' ? `its name "${mine.name}"` : `${mine.role.replace(/^the /, 'its ')} "${mine.name}"`;
-    out.push(`${what} is also ${o.role} of ${o.type} "${o.metric}"${o.at} in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them`);
+    const what =
+      mine.role === 'the name' ? `its name "${mine.name}"` : `${mine.role.replace(/^the /, 'its ')} "${mine.name}"`;
+    out.push(
+      `${what} is also ${o.role} of ${o.type} "${o.metric}"${o.at} in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them`,
+    );
   }
   return out;
 }

@@ -29,7 +29,14 @@ export function loadMetricsConfig(file: string): LoadResult {
     const read = readBounded(file, MAX_CONFIG_BYTES);
     if (!Buffer.isBuffer(read)) return fail(file, [{ line: 1, col: 1, message: tooBig(read.size) }]);
     if (read.length >= 2 && ((read[0] === 0xff && read[1] === 0xfe) || (read[0] === 0xfe && read[1] === 0xff))) {
-      return fail(file, [{ line: 1, col: 1, message: "the file is UTF-16 (it starts with a UTF-16 byte-order mark; PowerShell 5's > writes it); save the file as UTF-8" }]);
+      return fail(file, [
+        {
+          line: 1,
+          col: 1,
+          message:
+            "the file is UTF-16 (it starts with a UTF-16 byte-order mark; PowerShell 5's > writes it); save the file as UTF-8",
+        },
+      ]);
     }
     const decoded = decodeUtf8(read);
     if (typeof decoded !== 'string') return fail(file, [{ ...decoded, message: NOT_UTF8 }]);
@@ -46,15 +53,17 @@ export function parseMetricsConfig(text: string, file: string): LoadResult {
   if (bytes > MAX_CONFIG_BYTES) return fail(file, [{ line: 1, col: 1, message: tooBig(bytes) }]);
   const parsed = parseYaml(text);
   if (!parsed.ok) {
-    const message = parsed.expansion !== undefined
-      ? `YAML alias "*${parsed.expansion.alias}" brings in ${parsed.expansion.nodes} nodes, and all aliases together more than ${MAX_ALIAS_EXPANSION} (a file of nested aliases, an "alias bomb", would exhaust memory); write the lists out, and keep anchors for names and small mappings`
-      : parsed.alias !== null
-      ? `undefined alias "*${parsed.alias}": no anchor &${parsed.alias} is defined above it; declare it in the top-level dimensions list (e.g. - &${parsed.alias} "Name") or fix the spelling`
-      : `YAML syntax error: ${parsed.reason}; the file must be valid YAML`;
+    const message =
+      parsed.expansion !== undefined
+        ? `YAML alias "*${parsed.expansion.alias}" brings in ${parsed.expansion.nodes} nodes, and all aliases together more than ${MAX_ALIAS_EXPANSION} (a file of nested aliases, an "alias bomb", would exhaust memory); write the lists out, and keep anchors for names and small mappings`
+        : parsed.alias !== null
+          ? `undefined alias "*${parsed.alias}": no anchor &${parsed.alias} is defined above it; declare it in the top-level dimensions list (e.g. - &${parsed.alias} "Name") or fix the spelling`
+          : `YAML syntax error: ${parsed.reason}; the file must be valid YAML`;
     return fail(file, [{ ...parsed.pos, message }]);
   }
   if (parsed.value === undefined || parsed.value === null) {
-    const message = 'the file is empty (no YAML document); declare ts_metrics: and/or model_metrics: (start from the repo\'s metrics.yaml)';
+    const message =
+      "the file is empty (no YAML document); declare ts_metrics: and/or model_metrics: (start from the repo's metrics.yaml)";
     return fail(file, [{ line: 1, col: 1, message }]);
   }
   const duplicates: Finding[] = parsed.duplicates.map((d) => ({
@@ -90,7 +99,14 @@ export function defaultMetricsConfigPath(): string {
   return path.resolve(import.meta.dirname, '..', '..', '..', 'metrics.yaml');
 }
 
-function check(doc: unknown, configFile: string, shownFile: string, loc: Locator, withPos = true, parsed: readonly Finding[] = []): LoadResult {
+function check(
+  doc: unknown,
+  configFile: string,
+  shownFile: string,
+  loc: Locator,
+  withPos = true,
+  parsed: readonly Finding[] = [],
+): LoadResult {
   const findings = [...parsed, ...schemaFindings(doc, loc), ...ruleFindings(doc, loc)];
   if (findings.length > 0 || !isRecord(doc)) return fail(shownFile, findings);
   const config = normalize(doc, configFile, (p) => (withPos ? loc.value(p) : null));
@@ -193,6 +209,7 @@ function readError(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'cannot read the file: no such file; check the path (or pass --metrics-config FILE)';
   if (code === 'EISDIR') return 'cannot read the file: it is a directory; pass the path of a metrics.yaml file';
-  if (code === 'EACCES' || code === 'EPERM') return 'cannot read the file: permission denied; make it readable by the server user';
+  if (code === 'EACCES' || code === 'EPERM')
+    return 'cannot read the file: permission denied; make it readable by the server user';
   return `cannot read the file: ${(err as Error).message}`;
 }

@@ -4,7 +4,12 @@ import type { SinkMode } from '../types.js';
 /** Used when `mode` is absent: unlike TorchServe (log only) we can run both sinks at once. */
 export const DEFAULT_MODES: readonly SinkMode[] = ['tslog', 'prometheus'];
 
-const ALIASES: Readonly<Record<string, SinkMode>> = { tslog: 'tslog', log: 'tslog', prometheus: 'prometheus', statsd: 'statsd' };
+const ALIASES: Readonly<Record<string, SinkMode>> = {
+  tslog: 'tslog',
+  log: 'tslog',
+  prometheus: 'prometheus',
+  statsd: 'statsd',
+};
 
 /** One mode word: TorchServe's `log` is `tslog`; case and surrounding blanks are ignored. */
 export function parseModeWord(word: string): SinkMode | null {

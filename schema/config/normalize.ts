@@ -2,7 +2,17 @@
  * Builds the typed MetricsConfig from a document that passed the schema and the rules.
  * Applies the defaults (modes, statsd, limits, help, buckets) and the hostname convention.
  */
-import type { Deprecation, GaugeMerge, MetricSpec, MetricType, MetricsConfig, Section, SourcePos, StatsdConfig, MetricsLimits } from '../types.js';
+import type {
+  Deprecation,
+  GaugeMerge,
+  MetricSpec,
+  MetricType,
+  MetricsConfig,
+  Section,
+  SourcePos,
+  StatsdConfig,
+  MetricsLimits,
+} from '../types.js';
 import { SECTIONS, TYPES, getAt, isRecord } from './doc.js';
 import { parseModes } from './modes.js';
 import { HOSTNAME_RE } from './names.js';
@@ -14,8 +24,18 @@ import type { DocPath } from './yaml-source.js';
 export type PosOf = (path: DocPath) => SourcePos | null;
 
 /** Defaults, exported for docs and tests. */
-export const DEFAULT_STATSD: StatsdConfig = { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'h' };
-export const DEFAULT_LIMITS = { maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 } as const satisfies Required<MetricsLimits>;
+export const DEFAULT_STATSD: StatsdConfig = {
+  host: '127.0.0.1',
+  port: 8125,
+  prefix: '',
+  tagStyle: 'datadog',
+  histogramType: 'h',
+};
+export const DEFAULT_LIMITS = {
+  maxSeriesPerMetric: 10000,
+  maxPointsPerFlush: 65536,
+  maxAutoDetectedMetrics: 100,
+} as const satisfies Required<MetricsLimits>;
 
 /**
  * The default help text: the name alone. The exposition appends ` (unit: UNIT)` to every help
@@ -61,10 +81,19 @@ function spec(m: Record<string, unknown>, section: Section, type: MetricType, po
   const help = typeof m.help === 'string' && m.help.trim() !== '' ? m.help.trim() : defaultHelp(name);
   const deprecated = deprecation(m.deprecated);
   return {
-    name, ...(typeof m.key === 'string' ? { key: m.key } : {}), section, type, unit, dimensions, hostLabel, help: withNotice(help, deprecated),
-    buckets: type === 'histogram' ? buckets(m.buckets, unit) : [], pos,
+    name,
+    ...(typeof m.key === 'string' ? { key: m.key } : {}),
+    section,
+    type,
+    unit,
+    dimensions,
+    hostLabel,
+    help: withNotice(help, deprecated),
+    buckets: type === 'histogram' ? buckets(m.buckets, unit) : [],
+    pos,
     // Only when declared, so the catalog's JSON of an ordinary metric is unchanged.
-    ...(deprecated !== null ? { deprecated } : {}), ...(m.hidden === true ? { hidden: true } : {}),
+    ...(deprecated !== null ? { deprecated } : {}),
+    ...(m.hidden === true ? { hidden: true } : {}),
     ...(type === 'gauge' && typeof m.merge === 'string' ? { merge: m.merge as GaugeMerge } : {}),
   };
 }
@@ -93,7 +122,8 @@ function statsd(value: unknown): StatsdConfig {
     port: typeof s.port === 'number' ? s.port : DEFAULT_STATSD.port,
     prefix: typeof s.prefix === 'string' ? s.prefix : DEFAULT_STATSD.prefix,
     tagStyle: s.tag_style === 'telegraf' || s.tag_style === 'none' ? s.tag_style : DEFAULT_STATSD.tagStyle,
-    histogramType: s.histogram_type === 'h' || s.histogram_type === 'd' ? s.histogram_type : DEFAULT_STATSD.histogramType,
+    histogramType:
+      s.histogram_type === 'h' || s.histogram_type === 'd' ? s.histogram_type : DEFAULT_STATSD.histogramType,
   };
 }
 

@@ -11,7 +11,9 @@ const ONE_TWO_FIVE = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 1000
 /** Every preset, by the name used in metrics.yaml. Values are upper bounds, without +Inf. */
 export const BUCKET_PRESETS: Readonly<Record<string, readonly number[]>> = {
   latency_ms: [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000],
-  latency_us: [100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 10000000],
+  latency_us: [
+    100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 10000000,
+  ],
   latency_s: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   percent: [5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 100],
   ratio: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1],
@@ -20,9 +22,15 @@ export const BUCKET_PRESETS: Readonly<Record<string, readonly number[]>> = {
   count_pow2: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
   generic: [0.001, 0.01, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 10000, 100000],
   // vLLM's lists, under their vLLM names, for users porting dashboards.
-  vllm_ttft: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0],
+  vllm_ttft: [
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0,
+    640.0, 2560.0,
+  ],
   vllm_itl: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0],
-  vllm_request_latency: [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0],
+  vllm_request_latency: [
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0,
+    1920.0, 7680.0,
+  ],
   vllm_iteration_tokens: [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
   vllm_params_n: [1, 2, 5, 10, 20],
 };
@@ -57,5 +65,7 @@ export function presetForUnit(unit: string): string {
 
 /** The bucket list of a preset, or null for an unknown name. */
 export function presetBuckets(name: string): readonly number[] | null {
-  return Object.prototype.hasOwnProperty.call(BUCKET_PRESETS, name) ? (BUCKET_PRESETS[name] as readonly number[]) : null;
+  return Object.prototype.hasOwnProperty.call(BUCKET_PRESETS, name)
+    ? (BUCKET_PRESETS[name] as readonly number[])
+    : null;
 }

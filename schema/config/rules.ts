@@ -46,7 +46,8 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
         checkDimensions(metric, where, base, emit);
         checkReserved(metric, type, where, base, emit);
         checkReplacement(metric, where, base, names, emit);
-        if (type === 'histogram' && metric.buckets !== undefined) checkBuckets(metric.buckets, where, [...base, 'buckets'], emit);
+        if (type === 'histogram' && metric.buckets !== undefined)
+          checkBuckets(metric.buckets, where, [...base, 'buckets'], emit);
         if (metric.merge !== undefined) checkMerge(metric.merge, type, where, [...base, 'merge'], emit);
       });
     }
@@ -62,7 +63,11 @@ function checkCentralDimensions(doc: Record<string, unknown>, loc: Locator, emit
     if (typeof d !== 'string') return;
     const prev = first.get(d);
     if (prev === undefined) first.set(d, j);
-    else emit(['dimensions', j], `dimensions: "${d}" is declared twice (first at line ${loc.value(['dimensions', prev]).line}); remove the duplicate`);
+    else
+      emit(
+        ['dimensions', j],
+        `dimensions: "${d}" is declared twice (first at line ${loc.value(['dimensions', prev]).line}); remove the duplicate`,
+      );
   });
 }
 
@@ -71,7 +76,10 @@ function checkMode(doc: Record<string, unknown>, emit: Emit): void {
   const value = doc.mode;
   const use = 'use tslog (alias log), prometheus or statsd';
   if (typeof value !== 'string' && !Array.isArray(value)) {
-    emit(['mode'], `mode: must be a sink name or a list of them, not ${showValue(value)}; ${use}, or remove mode: for the default [tslog, prometheus]`);
+    emit(
+      ['mode'],
+      `mode: must be a sink name or a list of them, not ${showValue(value)}; ${use}, or remove mode: for the default [tslog, prometheus]`,
+    );
     return;
   }
   const words = modeWords(value);
@@ -83,7 +91,8 @@ function checkMode(doc: Record<string, unknown>, emit: Emit): void {
     const path: DocPath = index === null ? ['mode'] : ['mode', index];
     if (typeof word !== 'string') emit(path, `mode: ${showValue(word)} is not a sink name; ${use}`);
     else if (word.trim() === '') emit(path, `mode: empty sink name; ${use}`);
-    else if (parseModeWord(word) === null) emit(path, `mode: unknown mode "${word.trim()}"; ${modeHint(word.trim())}${use}`);
+    else if (parseModeWord(word) === null)
+      emit(path, `mode: unknown mode "${word.trim()}"; ${modeHint(word.trim())}${use}`);
   }
 }
 
@@ -95,8 +104,13 @@ function modeHint(word: string): string {
 }
 
 function checkName(
-  metric: Record<string, unknown>, where: string, base: DocPath, loc: Locator, emit: Emit,
-  seen: Map<string, { where: string; line: number }>, list: string,
+  metric: Record<string, unknown>,
+  where: string,
+  base: DocPath,
+  loc: Locator,
+  emit: Emit,
+  seen: Map<string, { where: string; line: number }>,
+  list: string,
 ): void {
   const name = metric.name;
   if (typeof name !== 'string' || !METRIC_NAME_RE.test(name)) return; // the schema reports it
@@ -104,12 +118,21 @@ function checkName(
   const prev = seen.get(name);
   const line = loc.value(path).line;
   if (prev === undefined) seen.set(name, { where: list, line });
-  else emit(path, `${where}: name already used by the metric in ${prev.where} at line ${prev.line}; names must be unique across the file (any section, any type), rename one`);
+  else
+    emit(
+      path,
+      `${where}: name already used by the metric in ${prev.where} at line ${prev.line}; names must be unique across the file (any section, any type), rename one`,
+    );
 }
 
 /** No name of this metric's Prometheus exposition (`X_count`, `X_total`…) is another metric's. */
 function checkExposure(
-  metric: Record<string, unknown>, type: MetricType, where: string, base: DocPath, loc: Locator, emit: Emit,
+  metric: Record<string, unknown>,
+  type: MetricType,
+  where: string,
+  base: DocPath,
+  loc: Locator,
+  emit: Emit,
   exposed: Map<string, ExposedOwner>,
 ): void {
   const name = metric.name;
@@ -121,7 +144,11 @@ function checkExposure(
 
 /** A key names one metric: the code binds by it, so two entries with one key would be ambiguous. */
 function checkKey(
-  metric: Record<string, unknown>, where: string, base: DocPath, loc: Locator, emit: Emit,
+  metric: Record<string, unknown>,
+  where: string,
+  base: DocPath,
+  loc: Locator,
+  emit: Emit,
   keys: Map<string, { where: string; line: number }>,
 ): void {
   const key = metric.key;
@@ -130,7 +157,11 @@ function checkKey(
   const prev = keys.get(key);
   const line = loc.value(path).line;
   if (prev === undefined) keys.set(key, { where, line });
-  else emit(path, `${where}: key "${key}" already names ${prev.where} at line ${prev.line}; keys must be unique across the file (the server binds each to one metric), remove or change one`);
+  else
+    emit(
+      path,
+      `${where}: key "${key}" already names ${prev.where} at line ${prev.line}; keys must be unique across the file (the server binds each to one metric), remove or change one`,
+    );
 }
 
 /** Every metric name of the file, for `deprecated.replacement`. */
@@ -146,20 +177,33 @@ function allNames(doc: Record<string, unknown>): string[] {
 }
 
 /** A replacement must be a metric users can move to: another one of this file. */
-function checkReplacement(metric: Record<string, unknown>, where: string, base: DocPath, names: readonly string[], emit: Emit): void {
+function checkReplacement(
+  metric: Record<string, unknown>,
+  where: string,
+  base: DocPath,
+  names: readonly string[],
+  emit: Emit,
+): void {
   const d = metric.deprecated;
   if (d !== undefined && typeof d !== 'string' && !isRecord(d)) {
-    emit([...base, 'deprecated'], `${where}: "deprecated" must be a notice string or a mapping {since: "X.Y", replacement: NAME}, not ${showValue(d)}`);
+    emit(
+      [...base, 'deprecated'],
+      `${where}: "deprecated" must be a notice string or a mapping {since: "X.Y", replacement: NAME}, not ${showValue(d)}`,
+    );
     return;
   }
   checkHiddenSince(metric, where, base, emit);
   const r = getAt(metric, ['deprecated', 'replacement']);
   if (typeof r !== 'string' || !METRIC_NAME_RE.test(r)) return; // the schema reports it
   const path = [...base, 'deprecated', 'replacement'];
-  if (r === metric.name) emit(path, `${where}: deprecated.replacement names the metric itself; name the metric to use instead`);
+  if (r === metric.name)
+    emit(path, `${where}: deprecated.replacement names the metric itself; name the metric to use instead`);
   else if (!names.includes(r)) {
     const guess = didYouMean(r, names);
-    emit(path, `${where}: deprecated.replacement "${r}" is not declared in this file; ${guess !== null ? `did you mean "${guess}"?` : 'declare the new metric too'}`);
+    emit(
+      path,
+      `${where}: deprecated.replacement "${r}" is not declared in this file; ${guess !== null ? `did you mean "${guess}"?` : 'declare the new metric too'}`,
+    );
   }
 }
 
@@ -172,14 +216,25 @@ function checkHiddenSince(metric: Record<string, unknown>, where: string, base: 
   const b = /^(\d+)\.(\d+)$/.exec(hide);
   if (a === null || b === null) return; // the schema reports it
   const before = Number(b[1]) < Number(a[1]) || (Number(b[1]) === Number(a[1]) && Number(b[2]) < Number(a[2]));
-  if (before) emit([...base, 'deprecated', 'hidden_since'], `${where}: deprecated.hidden_since ${hide} comes before since ${since}; a metric is hidden at the earliest in the version that deprecates it`);
+  if (before)
+    emit(
+      [...base, 'deprecated', 'hidden_since'],
+      `${where}: deprecated.hidden_since ${hide} comes before since ${since}; a metric is hidden at the earliest in the version that deprecates it`,
+    );
 }
 
 /** The reserved-name rules shared with auto-detection (declaration.ts); grammar is the schema's. */
-function checkReserved(metric: Record<string, unknown>, type: MetricType, where: string, base: DocPath, emit: Emit): void {
+function checkReserved(
+  metric: Record<string, unknown>,
+  type: MetricType,
+  where: string,
+  base: DocPath,
+  emit: Emit,
+): void {
   const dims = Array.isArray(metric.dimensions) ? metric.dimensions : [];
   for (const p of declarationProblems({ name: metric.name, type, dimensions: dims }, false)) {
-    if (p.kind === 'reserved') emit(p.at === 'name' ? [...base, 'name'] : [...base, 'dimensions', p.at], `${where}: ${p.message}`);
+    if (p.kind === 'reserved')
+      emit(p.at === 'name' ? [...base, 'name'] : [...base, 'dimensions', p.at], `${where}: ${p.message}`);
   }
 }
 
@@ -194,7 +249,10 @@ function checkDimensions(metric: Record<string, unknown>, where: string, base: D
     if (seen.has(d)) emit(path, `${where}: dimension "${d}" listed twice; remove the duplicate`);
     seen.add(d);
     if (HOSTNAME_RE.test(d) && j !== last) {
-      emit(path, `${where}: dimension "${d}" must be the last one (the hostname is filled in automatically and rendered last); move it to the end of the list`);
+      emit(
+        path,
+        `${where}: dimension "${d}" must be the last one (the hostname is filled in automatically and rendered last); move it to the end of the list`,
+      );
     }
   });
 }
@@ -209,16 +267,25 @@ function checkBuckets(buckets: unknown, where: string, path: DocPath, emit: Emit
     return;
   }
   if (!Array.isArray(buckets)) {
-    emit(path, `${where}: "buckets" must be a list of numbers or a preset name (${presets}), not ${showValue(buckets)}`);
+    emit(
+      path,
+      `${where}: "buckets" must be a list of numbers or a preset name (${presets}), not ${showValue(buckets)}`,
+    );
     return;
   }
   if (buckets.length === 0) {
-    emit(path, `${where}: "buckets" is empty; list at least one upper bound, or remove it to use the unit's default preset`);
+    emit(
+      path,
+      `${where}: "buckets" is empty; list at least one upper bound, or remove it to use the unit's default preset`,
+    );
     return;
   }
   if (buckets.length > MAX_BUCKETS) {
     // One problem, not one per bound out of order in a list of thousands.
-    emit(path, `${where}: "buckets" has ${buckets.length} bounds, more than ${MAX_BUCKETS} (every series renders a line per bound in each scrape); keep the bounds that tell latencies apart`);
+    emit(
+      path,
+      `${where}: "buckets" has ${buckets.length} bounds, more than ${MAX_BUCKETS} (every series renders a line per bound in each scrape); keep the bounds that tell latencies apart`,
+    );
     return;
   }
   let max = -Infinity;
@@ -235,7 +302,8 @@ function checkBuckets(buckets: unknown, where: string, path: DocPath, emit: Emit
       return;
     }
     if (seen.has(b)) emit(itemPath, `${where}: bucket ${b} listed twice; remove the duplicate`);
-    else if (b < max) emit(itemPath, `${where}: buckets must be in increasing order, but ${b} comes after ${max}; sort the list`);
+    else if (b < max)
+      emit(itemPath, `${where}: buckets must be in increasing order, but ${b} comes after ${max}; sort the list`);
     seen.add(b);
     max = Math.max(max, b);
   });
@@ -245,11 +313,18 @@ function checkBuckets(buckets: unknown, where: string, path: DocPath, emit: Emit
 function checkMerge(merge: unknown, type: string, where: string, path: DocPath, emit: Emit): void {
   if (type !== 'gauge') {
     // Histograms refuse the key in the schema already; a counter's is caught here.
-    if (type === 'counter') emit(path, `${where}: "merge" only applies to gauges (counters and histograms always sum across processes); remove it`);
+    if (type === 'counter')
+      emit(
+        path,
+        `${where}: "merge" only applies to gauges (counters and histograms always sum across processes); remove it`,
+      );
     return;
   }
   if (typeof merge !== 'string' || (GAUGE_MERGES as readonly string[]).includes(merge)) return;
   const guess = didYouMean(merge, GAUGE_MERGES);
   const list = GAUGE_MERGES.join(', ');
-  emit(path, `${where}: unknown merge mode "${merge}"; ${guess !== null ? `did you mean "${guess}"? Modes` : 'use one of'}: ${list}`);
+  emit(
+    path,
+    `${where}: unknown merge mode "${merge}"; ${guess !== null ? `did you mean "${guess}"? Modes` : 'use one of'}: ${list}`,
+  );
 }

@@ -15,7 +15,9 @@ import type { DocPath, Locator } from './yaml-source.js';
 
 /** Where the schema lives: read from the source tree (dist/schema/config/ is three levels below the repo). */
 const SCHEMA_FILE = resolve(import.meta.dirname, '..', '..', '..', 'schema', 'metrics.schema.json');
-const schemaJson = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as { readonly properties: Readonly<Record<string, unknown>> };
+const schemaJson = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as {
+  readonly properties: Readonly<Record<string, unknown>>;
+};
 
 /** The JSON Schema object, as shipped in schema/metrics.schema.json. */
 export const METRICS_SCHEMA: Readonly<Record<string, unknown>> = schemaJson;
@@ -28,7 +30,8 @@ const METRIC_FIELDS = ['name', 'key', 'unit', 'dimensions', 'help', 'deprecated'
 
 /** Hints for keys people carry over from TorchServe, vLLM or other metric configs. */
 const TOP_HINTS: Readonly<Record<string, string>> = {
-  metrics_format: 'it was removed in TorchServe 0.8 (a config.properties option, never a metrics.yaml key) and is not read; use mode: prometheus (or tslog, statsd)',
+  metrics_format:
+    'it was removed in TorchServe 0.8 (a config.properties option, never a metrics.yaml key) and is not read; use mode: prometheus (or tslog, statsd)',
   metrics_mode: 'use mode: (e.g. mode: prometheus) in metrics.yaml',
   metrics: 'declare metrics under ts_metrics: or model_metrics:',
 };
@@ -51,8 +54,10 @@ const FIELD_HINTS: Readonly<Record<string, string>> = {
  * buffering 2^30 points, 12 GiB, before its first flush), so the hint says what it costs.
  */
 const LIMIT_HINTS: Readonly<Record<string, string>> = {
-  max_series_per_metric: 'each series is held in every sink and rendered on every scrape; a dimension with more values than that (a request id, a user id) is unbounded: drop it from the metric',
-  max_points_per_flush: 'a worker buffers this many datapoints (12 bytes each) before it flushes, and holds as many while the IPC channel is congested',
+  max_series_per_metric:
+    'each series is held in every sink and rendered on every scrape; a dimension with more values than that (a request id, a user id) is unbounded: drop it from the metric',
+  max_points_per_flush:
+    'a worker buffers this many datapoints (12 bytes each) before it flushes, and holds as many while the IPC channel is congested',
   max_auto_detected_metrics: 'each is a family in every sink; declare the metrics you keep in metrics.yaml',
 };
 
@@ -69,10 +74,13 @@ export function schemaFindings(doc: unknown, loc: Locator): Finding[] {
 
 function decodePath(instancePath: string): (string | number)[] {
   if (instancePath === '') return [];
-  return instancePath.slice(1).split('/').map((s) => {
-    const seg = s.replace(/~1/g, '/').replace(/~0/g, '~');
-    return /^(0|[1-9][0-9]*)$/.test(seg) ? Number(seg) : seg;
-  });
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((s) => {
+      const seg = s.replace(/~1/g, '/').replace(/~0/g, '~');
+      return /^(0|[1-9][0-9]*)$/.test(seg) ? Number(seg) : seg;
+    });
 }
 
 /** True for paths whose problems rules.ts reports itself. */
@@ -114,7 +122,11 @@ function translate(doc: unknown, loc: Locator, err: ErrorObject): Finding | null
         return make(keyPath, `${pre}unknown field "${prop}"; ${hint}`, true);
       }
       if (path.length === 4 && isSection(path[0]) && path[3] === 'deprecated') {
-        return make(keyPath, `${pre}unknown field "deprecated.${prop}"; ${hintFor(prop, ['since', 'replacement', 'hidden_since'])}`, true);
+        return make(
+          keyPath,
+          `${pre}unknown field "deprecated.${prop}"; ${hintFor(prop, ['since', 'replacement', 'hidden_since'])}`,
+          true,
+        );
       }
       const parent = getAt(schemaJson.properties, [String(path[0]), 'properties']);
       const allowed = typeof parent === 'object' && parent !== null ? Object.keys(parent) : [];
@@ -127,11 +139,17 @@ function translate(doc: unknown, loc: Locator, err: ErrorObject): Finding | null
     }
     case 'type': {
       if (path.length === 0) {
-        return make(path, `the top level must be a mapping (keys such as ts_metrics:, model_metrics:), not ${showValue(value)}`);
+        return make(
+          path,
+          `the top level must be a mapping (keys such as ts_metrics:, model_metrics:), not ${showValue(value)}`,
+        );
       }
       const wanted = typeWords(String(params.type));
       // YAML reads `since: 0.1` as a number (and `0.10` as 0.1): a version must be quoted.
-      const quote = path[path.length - 1] === 'since' && typeof value === 'number' ? `; quote it ("${String(value)}") so YAML keeps it a version` : '';
+      const quote =
+        path[path.length - 1] === 'since' && typeof value === 'number'
+          ? `; quote it ("${String(value)}") so YAML keeps it a version`
+          : '';
       return make(path, `${pre}${fieldWords(path)} must be ${wanted}, not ${showValue(value)}${quote}`);
     }
     case 'pattern':
@@ -146,7 +164,10 @@ function translate(doc: unknown, loc: Locator, err: ErrorObject): Finding | null
       const limit = String(params.limit);
       const rel = err.keyword === 'minimum' ? 'at least' : 'at most';
       const hint = err.keyword === 'maximum' && path[0] === 'limits' ? LIMIT_HINTS[String(path[1])] : undefined;
-      return make(path, `${pre}${fieldWords(path)} must be ${rel} ${limit}, not ${showValue(value)}${hint === undefined ? '' : `; ${hint}`}`);
+      return make(
+        path,
+        `${pre}${fieldWords(path)} must be ${rel} ${limit}, not ${showValue(value)}${hint === undefined ? '' : `; ${hint}`}`,
+      );
     }
     default:
       return make(path, `${pre}${fieldWords(path)} ${err.message ?? 'is invalid'}`);
@@ -162,7 +183,12 @@ function hintFor(prop: string, allowed: readonly string[]): string {
 function typeWords(types: string): string {
   const first = types.split(',').find((t) => t !== 'null') ?? types;
   const words: Record<string, string> = {
-    array: 'a list', object: 'a mapping', string: 'a string', integer: 'a whole number', number: 'a number', boolean: 'true or false',
+    array: 'a list',
+    object: 'a mapping',
+    string: 'a string',
+    integer: 'a whole number',
+    number: 'a number',
+    boolean: 'true or false',
   };
   return words[first] ?? first;
 }
@@ -180,7 +206,9 @@ function nameMessage(pre: string, path: DocPath, value: unknown): string {
   if (isDimItem) {
     const v = String(value);
     if (v === '') return `${pre}empty dimension name; remove it or give it a name`;
-    const why = v.startsWith('__') ? 'names starting with __ are reserved by Prometheus' : 'use letters, digits and _, not starting with a digit';
+    const why = v.startsWith('__')
+      ? 'names starting with __ are reserved by Prometheus'
+      : 'use letters, digits and _, not starting with a digit';
     const kind = path.length === 2 ? 'dimension name' : 'label name';
     const suggestion = LABEL_NAME_RE.test(suggestName(v, true)) ? `, e.g. "${suggestName(v, true)}"` : '';
     return `${pre}dimension "${v}" is not a valid ${kind} (${why})${suggestion}`;
@@ -190,7 +218,8 @@ function nameMessage(pre: string, path: DocPath, value: unknown): string {
     if (v === '') return `${pre}"name" is empty; give the metric a name matching [a-zA-Z_:][a-zA-Z0-9_:]*`;
     return `${pre}name "${v}" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "${suggestName(v, false)}"`;
   }
-  if (last === 'key') return `${pre}key "${String(value)}" is not a valid key; use dotted lowercase words, e.g. "llm.time_to_first_token"`;
+  if (last === 'key')
+    return `${pre}key "${String(value)}" is not a valid key; use dotted lowercase words, e.g. "llm.time_to_first_token"`;
   if (last === 'unit' && typeof value === 'string' && value.trim() === '') {
     return `${pre}"unit" ${value === '' ? 'is empty' : 'holds only blanks'}; write the unit, e.g. Count, Milliseconds or Percent`;
   }

@@ -43,7 +43,9 @@ function show(v: MinorVersion): string {
 /** The notice HELP starts with: `(Deprecated since 0.1, use NewName instead)`. */
 export function deprecationNotice(d: Deprecation): string {
   if (d.since === null) return d.note === null || d.note === '' ? '(Deprecated)' : `(Deprecated: ${d.note})`;
-  return d.replacement === null ? `(Deprecated since ${d.since})` : `(Deprecated since ${d.since}, use ${d.replacement} instead)`;
+  return d.replacement === null
+    ? `(Deprecated since ${d.since})`
+    : `(Deprecated since ${d.since}, use ${d.replacement} instead)`;
 }
 
 /** `help` with the deprecation notice first (unchanged without one). */
@@ -60,11 +62,14 @@ export function showHiddenProblem(version: string, flag: string): string | null 
   if (current === null) return `the server version "${version}" is not X.Y.Z`;
   const prev = current.minor > 0 ? `${current.major}.${current.minor - 1}` : null;
   const wanted = parseMinorVersion(flag);
-  const only = prev === null
-    ? `tsserve ${show(current)} has no previous minor version to show hidden metrics for`
-    : `only ${prev}, the previous minor version of tsserve ${show(current)}, is accepted`;
-  if (wanted === null || !/^\d+\.\d+$/.test(flag.trim())) return `--show-hidden-metrics-for-version: "${flag}" is not a version X.Y; ${only}`;
-  if (prev === null || show(wanted) !== prev) return `--show-hidden-metrics-for-version: ${flag.trim()} is not accepted; ${only}`;
+  const only =
+    prev === null
+      ? `tsserve ${show(current)} has no previous minor version to show hidden metrics for`
+      : `only ${prev}, the previous minor version of tsserve ${show(current)}, is accepted`;
+  if (wanted === null || !/^\d+\.\d+$/.test(flag.trim()))
+    return `--show-hidden-metrics-for-version: "${flag}" is not a version X.Y; ${only}`;
+  if (prev === null || show(wanted) !== prev)
+    return `--show-hidden-metrics-for-version: ${flag.trim()} is not accepted; ${only}`;
   return null;
 }
 
@@ -127,7 +132,8 @@ export function stabilitySummary(config: MetricsConfig): string | null {
   const hidden: string[] = [];
   for (const m of config.metrics) {
     if (m.hidden === true) hidden.push(m.name);
-    else if (m.deprecated !== null && m.deprecated !== undefined) shown.push(`${m.name} ${deprecationNotice(m.deprecated)}`);
+    else if (m.deprecated !== null && m.deprecated !== undefined)
+      shown.push(`${m.name} ${deprecationNotice(m.deprecated)}`);
   }
   if (shown.length === 0 && hidden.length === 0) return null;
   const parts: string[] = [];

@@ -5,15 +5,7 @@
 
 /** What a unit measures, as far as bucket choice is concerned. */
 export type UnitKind =
-  | 'milliseconds'
-  | 'microseconds'
-  | 'seconds'
-  | 'percent'
-  | 'ratio'
-  | 'bytes'
-  | 'scaled_bytes'
-  | 'count'
-  | 'other';
+  'milliseconds' | 'microseconds' | 'seconds' | 'percent' | 'ratio' | 'bytes' | 'scaled_bytes' | 'count' | 'other';
 
 const KINDS: ReadonlyArray<readonly [UnitKind, RegExp]> = [
   ['milliseconds', /^(ms|msec|msecs|millis|millisecond|milliseconds)$/],

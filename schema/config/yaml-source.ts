@@ -33,8 +33,19 @@ export interface Locator {
 
 /** Result of parsing: the plain JS value plus a locator, or the YAML error with its position. */
 export type YamlParse =
-  | { readonly ok: true; readonly value: unknown; readonly locator: Locator; readonly duplicates: readonly DuplicateKey[] }
-  | { readonly ok: false; readonly pos: SourcePos; readonly reason: string; readonly alias: string | null; readonly expansion?: ExpansionProblem };
+  | {
+      readonly ok: true;
+      readonly value: unknown;
+      readonly locator: Locator;
+      readonly duplicates: readonly DuplicateKey[];
+    }
+  | {
+      readonly ok: false;
+      readonly pos: SourcePos;
+      readonly reason: string;
+      readonly alias: string | null;
+      readonly expansion?: ExpansionProblem;
+    };
 
 /**
  * A key given again in one mapping. YAML forbids it, but it is a problem like any other: the
@@ -147,7 +158,8 @@ export function parseYaml(text: string): YamlParse {
   try {
     docs = constructFromEvents(events, { source: text, ...CONSTRUCT });
   } catch (err) {
-    if (!(err instanceof YAMLException) || err.reason !== 'duplicated mapping key') return yamlError(err, text, lines, tree);
+    if (!(err instanceof YAMLException) || err.reason !== 'duplicated mapping key')
+      return yamlError(err, text, lines, tree);
     nameKeys(text, tree.keys);
     duplicates = duplicateKeys(text, lines, tree.roots[0] ?? null);
     // One js-yaml found but the tree cannot place (a key no scalar names) stays the one error.
@@ -159,7 +171,12 @@ export function parseYaml(text: string): YamlParse {
     }
   }
   if (docs.length > 1) {
-    return { ok: false, pos: { line: 1, col: 1 }, reason: 'expected a single document in the stream, but found more', alias: null };
+    return {
+      ok: false,
+      pos: { line: 1, col: 1 },
+      reason: 'expected a single document in the stream, but found more',
+      alias: null,
+    };
   }
   nameKeys(text, tree.keys);
   const locator = new TreeLocator(text, lines, tree.roots[0] ?? null);
@@ -183,7 +200,12 @@ function duplicateKeys(text: string, lines: readonly number[], root: YNode | nul
         const first = seen.get(name);
         // `<<` may repeat: each merges one more mapping in.
         if (first !== undefined && name !== '<<') {
-          out.push({ pos: toPos(text, lines, k.start), key: name, firstLine: toPos(text, lines, first.start).line, path });
+          out.push({
+            pos: toPos(text, lines, k.start),
+            key: name,
+            firstLine: toPos(text, lines, first.start).line,
+            path,
+          });
         } else if (first === undefined) seen.set(name, k);
         stack.push({ node: node.kids[i + 1] as YNode, path: [...path, name] });
       }
@@ -231,9 +253,10 @@ function buildTree(text: string, lines: readonly number[], events: readonly Even
       case EVENT_ID.MAPPING: {
         const start = earliest(propsStart(text, ev.anchorStart, ev.tagStart), ev.start);
         const mark = firstOf(ev.tagStart, ev.anchorStart, ev.start);
-        const node: SeqNode | MapNode = ev.type === EVENT_ID.SEQUENCE
-          ? { kind: 'seq', start, mark, dash: ev.style === COLLECTION_STYLE.BLOCK ? ev.start : NONE, items: [] }
-          : { kind: 'map', start, mark, kids: [] };
+        const node: SeqNode | MapNode =
+          ev.type === EVENT_ID.SEQUENCE
+            ? { kind: 'seq', start, mark, dash: ev.style === COLLECTION_STYLE.BLOCK ? ev.start : NONE, items: [] }
+            : { kind: 'map', start, mark, kids: [] };
         add(node);
         anchor(node, ev);
         stack.push(node);
@@ -276,7 +299,10 @@ function buildTree(text: string, lines: readonly number[], events: readonly Even
         if (done !== null && done !== undefined) {
           const kids = done.kind === 'seq' ? done.items : done.kids;
           // Capped: a bomb's sizes grow tenfold per level, and only "past the limit" matters.
-          done.size = Math.min(kids.reduce((n, k) => n + (k.size ?? 1), 1), Number.MAX_SAFE_INTEGER);
+          done.size = Math.min(
+            kids.reduce((n, k) => n + (k.size ?? 1), 1),
+            Number.MAX_SAFE_INTEGER,
+          );
         }
         break;
       }
@@ -363,9 +389,20 @@ function nameKeys(text: string, keys: readonly YNode[]): void {
   for (const [doc, list] of byDoc) {
     let values: unknown[] | null = null;
     try {
-      const seq: Event = { type: EVENT_ID.SEQUENCE, start: NONE, anchorStart: NONE, anchorEnd: NONE, tagStart: NONE, tagEnd: NONE, style: COLLECTION_STYLE.FLOW };
+      const seq: Event = {
+        type: EVENT_ID.SEQUENCE,
+        start: NONE,
+        anchorStart: NONE,
+        anchorEnd: NONE,
+        tagStart: NONE,
+        tagEnd: NONE,
+        style: COLLECTION_STYLE.FLOW,
+      };
       const pop: Event = { type: EVENT_ID.POP };
-      const built = constructFromEvents([doc, seq, ...list.map((k) => k.event), pop, pop], { source: text, ...CONSTRUCT });
+      const built = constructFromEvents([doc, seq, ...list.map((k) => k.event), pop, pop], {
+        source: text,
+        ...CONSTRUCT,
+      });
       if (Array.isArray(built[0]) && built[0].length === list.length) values = built[0];
     } catch {
       values = null;
@@ -383,7 +420,8 @@ function yamlError(err: unknown, text: string, lines: readonly number[], tree: T
   if (/^unidentified alias "/.test(err.reason)) {
     // js-yaml marks the alias name; point at its `*`.
     const node = tree?.aliases.find((a) => a.mark === at);
-    if (node !== undefined) return { ok: false, pos: toPos(text, lines, node.start), reason: err.reason, alias: node.name };
+    if (node !== undefined)
+      return { ok: false, pos: toPos(text, lines, node.start), reason: err.reason, alias: node.name };
     const name = /^unidentified alias "(.*)"$/.exec(err.reason)?.[1] ?? '';
     const star = at > 0 && text[at - 1] === '*' ? at - 1 : at;
     return { ok: false, pos: star === NONE ? pos : toPos(text, lines, star), reason: err.reason, alias: name };
@@ -392,7 +430,8 @@ function yamlError(err: unknown, text: string, lines: readonly number[], tree: T
     // js-yaml marks the second occurrence of the key but does not name it.
     const key = tree?.keys.find((k) => k.mark === at);
     if (key !== undefined) {
-      const name = key.kind === 'scalar' ? ` "${getScalarValue(text, key.event)}"` : key.kind === 'alias' ? ` "*${key.name}"` : '';
+      const name =
+        key.kind === 'scalar' ? ` "${getScalarValue(text, key.event)}"` : key.kind === 'alias' ? ` "*${key.name}"` : '';
       return { ok: false, pos: toPos(text, lines, key.start), reason: `duplicated mapping key${name}`, alias: null };
     }
   }

@@ -27,14 +27,18 @@ describe('api servers: a hung front (--api-server-count 2)', function () {
 
   before(async () => {
     server = await startTsserve({
-      store: generateStore(['mlp']), args: ['--api-server-count', '2', '--metrics-mode', 'prometheus'],
+      store: generateStore(['mlp']),
+      args: ['--api-server-count', '2', '--metrics-mode', 'prometheus'],
       env: { [STALL_ENV]: 'forever', [HEARTBEAT_ENV]: '1000' },
     });
   });
   after(() => server.kill());
 
   const scrape = async (): Promise<string> => (await fetch(`${server.metrics}/metrics`)).text();
-  const pids = (text: string): number[] => [...text.matchAll(/^process_cpu_user_seconds_total\{pid="(\d+)"\} /gm)].map((m) => Number(m[1])).filter((p) => p !== server.proc.pid);
+  const pids = (text: string): number[] =>
+    [...text.matchAll(/^process_cpu_user_seconds_total\{pid="(\d+)"\} /gm)]
+      .map((m) => Number(m[1]))
+      .filter((p) => p !== server.proc.pid);
 
   it('should kill the hung front with SIGKILL, log its pid and silence, count it in tsserve_front_restarts_total and start another, the other front serving meanwhile', async () => {
     const t0 = await scrape();
@@ -46,28 +50,55 @@ describe('api servers: a hung front (--api-server-count 2)', function () {
     let stop = false;
     process.kill(hung!, 'SIGUSR2');
     const loops = Array.from({ length: 4 }, async () => {
-      while (!stop) { const r = await one(); outcomes[r] = (outcomes[r] ?? 0) + 1; }
+      while (!stop) {
+        const r = await one();
+        outcomes[r] = (outcomes[r] ?? 0) + 1;
+      }
     });
-    const t1 = await until(async () => {
-      const t = await scrape();
-      const now = pids(t);
-      return now.length === 2 && !now.includes(hung!) ? t : null;
-    }, { message: 'a new front in place of the hung one', observe: () => outcomes });
+    const t1 = await until(
+      async () => {
+        const t = await scrape();
+        const now = pids(t);
+        return now.length === 2 && !now.includes(hung!) ? t : null;
+      },
+      { message: 'a new front in place of the hung one', observe: () => outcomes },
+    );
     stop = true;
     await Promise.all(loops);
     // Served by the other front, or (one that reached the hung front the moment it blocked)
     // cut by its kill; none waits on a front that no longer runs.
-    expect(Object.keys(outcomes).filter((k) => k !== '200' && k !== 'ECONNRESET'), JSON.stringify(outcomes)).to.deep.equal([]);
+    expect(
+      Object.keys(outcomes).filter((k) => k !== '200' && k !== 'ECONNRESET'),
+      JSON.stringify(outcomes),
+    ).to.deep.equal([]);
     expect(pids(t1)).to.include(other);
-    const lines = server.output().split('\n').filter((l) => l.includes(`front process ${hung}`)).map((l) => /front process .*/.exec(l)![0].replace(/silent for \d+\.\d s/, 'silent for S s').replace(/["}].*$/, ''));
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((l) => l.includes(`front process ${hung}`))
+      .map((l) =>
+        /front process .*/
+          .exec(l)![0]
+          .replace(/silent for \d+\.\d s/, 'silent for S s')
+          .replace(/["}].*$/, ''),
+      );
     expect(lines).to.deep.equal([
       `front process ${hung} answered none of its last 3 heartbeats (one every 1000 ms) and was silent for S s: its event loop is blocked; killing it (SIGKILL)`,
       `front process ${hung} exited (SIGKILL); starting another (restart 1)`,
     ]);
     const served = outcomes['200'] ?? 0;
-    await until(async () => sample(await scrape(), infer) === sample(t0, infer) + served, { message: `${served} requests counted` });
-    for (let i = 0; i < 10; i++) expect((await post(`${server.inference}/predictions/mlp`, mlpInput(i))).status).to.equal(200);
-    const t2 = await until(async () => { const t = await scrape(); return sample(t, infer) === sample(t0, infer) + served + 10 ? t : null; }, { message: '10 more requests counted' });
+    await until(async () => sample(await scrape(), infer) === sample(t0, infer) + served, {
+      message: `${served} requests counted`,
+    });
+    for (let i = 0; i < 10; i++)
+      expect((await post(`${server.inference}/predictions/mlp`, mlpInput(i))).status).to.equal(200);
+    const t2 = await until(
+      async () => {
+        const t = await scrape();
+        return sample(t, infer) === sample(t0, infer) + served + 10 ? t : null;
+      },
+      { message: '10 more requests counted' },
+    );
     expect([sample(t0, restarts), sample(t2, restarts)]).to.deep.equal([0, 1]);
   });
 });

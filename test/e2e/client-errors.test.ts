@@ -23,7 +23,9 @@ function rawExchange(url: string, bytes: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const s = net.connect(Number(port), hostname, () => s.write(bytes));
     let got = '';
-    s.on('data', (d: Buffer) => { got += d.toString('latin1'); });
+    s.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+    });
     s.on('error', reject);
     s.on('close', () => resolve(got));
   });
@@ -32,11 +34,20 @@ function rawExchange(url: string, bytes: string): Promise<string> {
 describe('requests the HTTP parser refuses (real tsserve start)', function () {
   this.timeout(60_000);
   let server: Tsserve;
-  before(async () => { server = await startTsserve({ store: generateStore(['mlp']), args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics'] }); });
-  after(() => { server?.kill(); removeStores(); });
+  before(async () => {
+    server = await startTsserve({
+      store: generateStore(['mlp']),
+      args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics'],
+    });
+  });
+  after(() => {
+    server?.kill();
+    removeStores();
+  });
 
   it('should answer 400 and 431 as node does and count each once in Requests4XX and the access log, on both listeners', async () => {
-    const requests4xx = async (): Promise<number> => sample(await scrape(server), `Requests4XX{Level="Host",Hostname="${H}"}`) ?? 0;
+    const requests4xx = async (): Promise<number> =>
+      sample(await scrape(server), `Requests4XX{Level="Host",Hostname="${H}"}`) ?? 0;
     const before = await requests4xx();
     const answers = [
       await rawExchange(server.inference, 'FOO /ping HTTP/1.1\r\nHost: x\r\n\r\n'),
@@ -52,14 +63,26 @@ describe('requests the HTTP parser refuses (real tsserve start)', function () {
     ]);
     expect((await requests4xx()) - before).to.equal(4);
     // The access log is written in blocks or every 200 ms: wait for the four lines.
-    const refused = await until(() => {
-      const file = path.join(server.logDir, 'access_log.log');
-      const recs = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>) : [];
-      const mine = recs.filter((r) => r.method === '');
-      return mine.length >= 4 ? mine : null;
-    }, { message: 'four access records of refused requests' });
+    const refused = await until(
+      () => {
+        const file = path.join(server.logDir, 'access_log.log');
+        const recs = fs.existsSync(file)
+          ? fs
+              .readFileSync(file, 'utf8')
+              .split('\n')
+              .filter((l) => l !== '')
+              .map((l) => JSON.parse(l) as Record<string, unknown>)
+          : [];
+        const mine = recs.filter((r) => r.method === '');
+        return mine.length >= 4 ? mine : null;
+      },
+      { message: 'four access records of refused requests' },
+    );
     expect(refused.map((r) => [r.listener, r.status, r.path, r.bytes])).to.deep.equal([
-      ['inference', 400, '', 0], ['inference', 431, '', 0], ['inference', 400, '', 0], ['management', 400, '', 0],
+      ['inference', 400, '', 0],
+      ['inference', 431, '', 0],
+      ['inference', 400, '', 0],
+      ['management', 400, '', 0],
     ]);
   });
 });

@@ -30,11 +30,7 @@ const ENTRIES: Readonly<Record<'counter' | 'gauge' | 'histogram', string>> = {
     '      unit: count',
     '      dimensions: [*model_name, *level]',
   ].join('\n'),
-  gauge: [
-    '    - name: PayloadSize',
-    '      unit: kB',
-    '      dimensions: [*model_name, *level]',
-  ].join('\n'),
+  gauge: ['    - name: PayloadSize', '      unit: kB', '      dimensions: [*model_name, *level]'].join('\n'),
   histogram: [
     '    - name: ScoreTime',
     '      unit: ms',
@@ -90,7 +86,9 @@ function appendToModelList(text: string, list: string, snippet: string): string 
 function logLines(server: Tsserve, names: readonly string[]): string[] {
   const file = path.join(server.logDir, 'model_metrics.log');
   if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, 'utf8').split('\n')
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
     .filter((l) => names.some((n) => l.includes(` - ${n}.`)))
     .map((l) => l.replace(/^\S+ - /, 'T - ').replace(/timestamp:\d+$/, 'timestamp:T'));
 }
@@ -114,14 +112,28 @@ describe('a custom counter and histogram, from metrics.yaml to every sink and th
     statsd = await startStatsd();
     server = await startTsserve({
       store,
-      args: ['--metrics-config', yaml, '--metrics-mode', 'tslog,prometheus,statsd', '--statsd-address', `127.0.0.1:${statsd.port}`, '--disable-system-metrics'],
+      args: [
+        '--metrics-config',
+        yaml,
+        '--metrics-mode',
+        'tslog,prometheus,statsd',
+        '--statsd-address',
+        `127.0.0.1:${statsd.port}`,
+        '--disable-system-metrics',
+      ],
     });
     // The model arrives in the store after start, and is registered through the management API.
     fs.mkdirSync(path.join(store, MODEL));
     fs.writeFileSync(path.join(store, MODEL, 'handler.mjs'), HANDLER);
-    fs.writeFileSync(path.join(store, MODEL, 'model-config.yaml'), 'handler: handler.mjs\nbatchSize: 1\nmaxBatchDelay: 5\nminWorkers: 1\nmaxWorkers: 1\nresponseTimeout: 30\n');
+    fs.writeFileSync(
+      path.join(store, MODEL, 'model-config.yaml'),
+      'handler: handler.mjs\nbatchSize: 1\nmaxBatchDelay: 5\nminWorkers: 1\nmaxWorkers: 1\nresponseTimeout: 30\n',
+    );
     const reg = await call('POST', `${server.management}/models?url=${MODEL}&initial_workers=1`);
-    expect(reg).to.deep.equal({ status: 200, json: { status: `Model "${MODEL}" Version: 1.0 registered with 1 initial workers` } });
+    expect(reg).to.deep.equal({
+      status: 200,
+      json: { status: `Model "${MODEL}" Version: 1.0 registered with 1 initial workers` },
+    });
     for (const text of TEXTS) {
       const r = await post(`${server.inference}/predictions/${MODEL}`, { text });
       expect([r.status, r.json]).to.deep.equal([200, { score: text.includes('good') ? 0.9 : 0.25 }]);
@@ -137,40 +149,53 @@ describe('a custom counter and histogram, from metrics.yaml to every sink and th
 
   it("should validate the user's metrics.yaml", () => {
     const r = spawnSync(process.execPath, [CLI, 'metrics', 'validate', yaml], { encoding: 'utf8' });
-    expect([r.status, r.stdout.replace(/\(\d+ metrics\)/, '(N metrics)')]).to.deep.equal([0, `${yaml}: OK (N metrics)\n`]);
+    expect([r.status, r.stdout.replace(/\(\d+ metrics\)/, '(N metrics)')]).to.deep.equal([
+      0,
+      `${yaml}: OK (N metrics)\n`,
+    ]);
   });
 
   it('should write one TorchServe line per record to model_metrics.log: the converted value, the dimensions in declared order, the request id', async () => {
     const names = ['WordsSeen', 'PayloadSize', 'BatchesSeen', 'ScoreTime', 'Confidence'];
-    const lines = await until(() => {
-      const ls = logLines(server!, names);
-      return ls.length === 15 ? ls : null;
-    }, { message: '15 lines of the custom metrics in model_metrics.log', observe: () => logLines(server!, names) });
+    const lines = await until(
+      () => {
+        const ls = logLines(server!, names);
+        return ls.length === 15 ? ls : null;
+      },
+      { message: '15 lines of the custom metrics in model_metrics.log', observe: () => logLines(server!, names) },
+    );
     const bodyKb = (text: string): number => JSON.stringify({ text }).length / 1024;
-    expect(lines).to.deep.equal(TEXTS.flatMap((text, i) => {
-      const tail = `|#hostname:${H},requestID:${ids[i]},timestamp:T`;
-      const outcome = text.includes('good') ? 'positive' : 'negative';
-      return [
-        `T - WordsSeen.count:${text.split(' ').length}.0|#Outcome:${outcome},ModelName:${MODEL},Level:Model${tail}`,
-        `T - PayloadSize.kB:${bodyKb(text)}|#ModelName:${MODEL},Level:Model${tail}`,
-        `T - BatchesSeen.count:1.0|#ModelName:${MODEL},Level:Model${tail}`,
-        `T - ScoreTime.ms:500.0|#Outcome:${outcome},ModelName:${MODEL},Level:Model${tail}`,
-        `T - Confidence.percent:${outcome === 'positive' ? '90.0' : '25.0'}|#ModelName:${MODEL},Level:Model${tail}`,
-      ];
-    }));
+    expect(lines).to.deep.equal(
+      TEXTS.flatMap((text, i) => {
+        const tail = `|#hostname:${H},requestID:${ids[i]},timestamp:T`;
+        const outcome = text.includes('good') ? 'positive' : 'negative';
+        return [
+          `T - WordsSeen.count:${text.split(' ').length}.0|#Outcome:${outcome},ModelName:${MODEL},Level:Model${tail}`,
+          `T - PayloadSize.kB:${bodyKb(text)}|#ModelName:${MODEL},Level:Model${tail}`,
+          `T - BatchesSeen.count:1.0|#ModelName:${MODEL},Level:Model${tail}`,
+          `T - ScoreTime.ms:500.0|#Outcome:${outcome},ModelName:${MODEL},Level:Model${tail}`,
+          `T - Confidence.percent:${outcome === 'positive' ? '90.0' : '25.0'}|#ModelName:${MODEL},Level:Model${tail}`,
+        ];
+      }),
+    );
     expect(bodyKb(TEXTS[1]!)).to.equal(0.0302734375);
   });
 
   it('should expose the counter per Outcome, the histogram in its declared buckets and the gauge at its last value on /metrics', async () => {
     const query = '?name[]=WordsSeen&name[]=BatchesSeen&name[]=PayloadSize&name[]=ScoreTime&name[]=Confidence';
     const samples = (t: string): string[] => t.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-    const text = await until(async () => {
-      const t = await scrape(server!, query);
-      return samples(t).includes(`Confidence_count{ModelName="${MODEL}",Level="Model",Hostname="${H}"} 3`) ? t : null;
-    }, { message: 'Confidence_count 3 on /metrics' });
+    const text = await until(
+      async () => {
+        const t = await scrape(server!, query);
+        return samples(t).includes(`Confidence_count{ModelName="${MODEL}",Level="Model",Hostname="${H}"} 3`) ? t : null;
+      },
+      { message: 'Confidence_count 3 on /metrics' },
+    );
     const m = `ModelName="${MODEL}",Level="Model",Hostname="${H}"`;
     const score = (outcome: string, counts: readonly number[], n: number): string[] => [
-      ...['100', '250', '500', '1000', '+Inf'].map((le, i) => `ScoreTime_bucket{le="${le}",Outcome="${outcome}",${m}} ${counts[i]}`),
+      ...['100', '250', '500', '1000', '+Inf'].map(
+        (le, i) => `ScoreTime_bucket{le="${le}",Outcome="${outcome}",${m}} ${counts[i]}`,
+      ),
       `ScoreTime_sum{Outcome="${outcome}",${m}} ${500 * n}`,
       `ScoreTime_count{Outcome="${outcome}",${m}} ${n}`,
     ];
@@ -191,31 +216,51 @@ describe('a custom counter and histogram, from metrics.yaml to every sink and th
   it('should send the counter as c, the ms histogram as ms timers and the percent histogram as h to the statsd daemon', async () => {
     const tags = `ModelName=${MODEL};Level=Model;Hostname=${H}`;
     const want = {
-      counters: [`'WordsSeen;Outcome=positive;${tags}': 4`, `'WordsSeen;Outcome=negative;${tags}': 4`, `'BatchesSeen;${tags}': 3`,
+      counters: [
+        `'WordsSeen;Outcome=positive;${tags}': 4`,
+        `'WordsSeen;Outcome=negative;${tags}': 4`,
+        `'BatchesSeen;${tags}': 3`,
         // The plain Etsy daemon sums a DogStatsD h as a counter (docs/sinks.md): 90 + 25 + 90.
-        `'Confidence;${tags}': 205`],
+        `'Confidence;${tags}': 205`,
+      ],
       timers: [`'ScoreTime;Outcome=positive;${tags}': [ 500, 500 ]`, `'ScoreTime;Outcome=negative;${tags}': [ 500 ]`],
       gauges: [`'PayloadSize;${tags}': ${JSON.stringify({ text: TEXTS[2] }).length / 1024}`],
     };
     for (const [command, lines] of Object.entries(want)) {
       const seen = (text: string): string[] => lines.filter((l) => text.includes(l));
       await until(async () => seen(await mgmtCommand(statsd!.mgmtPort, command)).length === lines.length, {
-        message: `the daemon's ${command}`, observe: () => lines,
+        message: `the daemon's ${command}`,
+        observe: () => lines,
       });
     }
     expect(statsd!.lines.filter((l) => l.startsWith('ScoreTime:') || l.startsWith('Confidence:'))).to.deep.equal([
-      ...TEXTS.flatMap((text) => text.includes('good')
-        ? [`ScoreTime:500|ms|#Outcome:positive,ModelName:${MODEL},Level:Model,Hostname:${H}`, `Confidence:90|h|#ModelName:${MODEL},Level:Model,Hostname:${H}`]
-        : [`ScoreTime:500|ms|#Outcome:negative,ModelName:${MODEL},Level:Model,Hostname:${H}`, `Confidence:25|h|#ModelName:${MODEL},Level:Model,Hostname:${H}`]),
+      ...TEXTS.flatMap((text) =>
+        text.includes('good')
+          ? [
+              `ScoreTime:500|ms|#Outcome:positive,ModelName:${MODEL},Level:Model,Hostname:${H}`,
+              `Confidence:90|h|#ModelName:${MODEL},Level:Model,Hostname:${H}`,
+            ]
+          : [
+              `ScoreTime:500|ms|#Outcome:negative,ModelName:${MODEL},Level:Model,Hostname:${H}`,
+              `Confidence:25|h|#ModelName:${MODEL},Level:Model,Hostname:${H}`,
+            ],
+      ),
     ]);
   });
 
   it("should give the families panels in the generated serving dashboard that query their stored series, with their type's function and unit", () => {
     const out = path.join(dir, 'dashboards');
-    const r = spawnSync(process.execPath, [CLI, 'metrics', 'dashboard', '--metrics-config', yaml, '--out', out], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [CLI, 'metrics', 'dashboard', '--metrics-config', yaml, '--out', out], {
+      encoding: 'utf8',
+    });
     expect(r.status, r.stderr).to.equal(0);
-    interface Panel { title: string; fieldConfig?: { defaults: { unit: string } }; targets?: { expr: string }[] }
-    const panels = (JSON.parse(fs.readFileSync(path.join(out, 'tsserve-serving.json'), 'utf8')) as { panels: Panel[] }).panels;
+    interface Panel {
+      title: string;
+      fieldConfig?: { defaults: { unit: string } };
+      targets?: { expr: string }[];
+    }
+    const panels = (JSON.parse(fs.readFileSync(path.join(out, 'tsserve-serving.json'), 'utf8')) as { panels: Panel[] })
+      .panels;
     const shown = (title: string): [string | undefined, string[]] => {
       const p = panels.find((x) => x.title === title);
       if (p === undefined) throw new Error(`no panel "${title}"`);
@@ -223,14 +268,25 @@ describe('a custom counter and histogram, from metrics.yaml to every sink and th
     };
     const sel = 'instance=~"$instance", ModelName=~"$model_name"';
     const quantiles = (name: string): string[] => [
-      ...[0.5, 0.9, 0.99].map((q) => `histogram_quantile(${q}, sum by (le) (rate(${name}_bucket{${sel}}[$__rate_interval])))`),
+      ...[0.5, 0.9, 0.99].map(
+        (q) => `histogram_quantile(${q}, sum by (le) (rate(${name}_bucket{${sel}}[$__rate_interval])))`,
+      ),
       `sum(rate(${name}_sum{${sel}}[$__rate_interval])) / sum(rate(${name}_count{${sel}}[$__rate_interval]))`,
     ];
-    expect(shown('WordsSeen (per second)')).to.deep.equal(['cps', [`sum by (instance, Outcome, ModelName, Level) (rate(WordsSeen_total{${sel}}[$__rate_interval]))`]]);
-    expect(shown('BatchesSeen (per second)')).to.deep.equal(['cps', [`sum by (instance, ModelName, Level) (rate(BatchesSeen_total{${sel}}[$__rate_interval]))`]]);
+    expect(shown('WordsSeen (per second)')).to.deep.equal([
+      'cps',
+      [`sum by (instance, Outcome, ModelName, Level) (rate(WordsSeen_total{${sel}}[$__rate_interval]))`],
+    ]);
+    expect(shown('BatchesSeen (per second)')).to.deep.equal([
+      'cps',
+      [`sum by (instance, ModelName, Level) (rate(BatchesSeen_total{${sel}}[$__rate_interval]))`],
+    ]);
     expect(shown('PayloadSize')).to.deep.equal(['kbytes', [`PayloadSize{${sel}}`]]);
     expect(shown('ScoreTime: p50 / p90 / p99')).to.deep.equal(['ms', quantiles('ScoreTime')]);
-    expect(shown('ScoreTime: heatmap')).to.deep.equal(['ms', [`sum by (le) (increase(ScoreTime_bucket{${sel}}[$__rate_interval]))`]]);
+    expect(shown('ScoreTime: heatmap')).to.deep.equal([
+      'ms',
+      [`sum by (le) (increase(ScoreTime_bucket{${sel}}[$__rate_interval]))`],
+    ]);
     expect(shown('Confidence: p50 / p90 / p99')).to.deep.equal(['percent', quantiles('Confidence')]);
   });
 });

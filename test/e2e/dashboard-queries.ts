@@ -14,22 +14,38 @@ import type { Prometheus } from './prometheus.js';
 export const MAY_BE_EMPTY: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bGPU\w+/, 'no GPU on the test machine'],
   [/\bRequests5XX_total\b/, 'no request fails with a 5xx (a /ping before the models load may or may not count one)'],
-  [/\btsserve_datapoints_dropped_total\b/, 'no datapoint is dropped (a reason\'s series is rendered from its first drop)'],
-  [/\btsserve_sink_errors_total\b/, 'bound on a sink\'s first error; the sinks are healthy'],
-  [/\btsserve_series_overflow_total\b/, 'bound on a metric\'s first overflow; no metric reaches its limit'],
-  [/\bts_omni_audio_skipped_requests_total\b/, 'no spoken request is skipped (the vocoder takes every codec token the thinker emits)'],
+  [
+    /\btsserve_datapoints_dropped_total\b/,
+    "no datapoint is dropped (a reason's series is rendered from its first drop)",
+  ],
+  [/\btsserve_sink_errors_total\b/, "bound on a sink's first error; the sinks are healthy"],
+  [/\btsserve_series_overflow_total\b/, "bound on a metric's first overflow; no metric reaches its limit"],
+  [
+    /\bts_omni_audio_skipped_requests_total\b/,
+    'no spoken request is skipped (the vocoder takes every codec token the thinker emits)',
+  ],
   [/\b\w*spec_decode_\w*/, 'speculative decoding is off in the demo tiny-lm'],
   [/\b\w*kv_block_\w*/, 'KV residency sampling is off by default'],
-  [/\btsserve_worker_output_faults_total\b/, 'bound on a worker\'s first fault; the test workers answer well'],
-  [/\btsserve_log_errors_total\b/, 'bound on a log file\'s first failure; the test servers\' log directories are writable'],
-  [/\btsserve_front_restarts_total\b/, 'front processes exist only with --api-server-count 2 or more; these servers run one'],
+  [/\btsserve_worker_output_faults_total\b/, "bound on a worker's first fault; the test workers answer well"],
+  [
+    /\btsserve_log_errors_total\b/,
+    "bound on a log file's first failure; the test servers' log directories are writable",
+  ],
+  [
+    /\btsserve_front_restarts_total\b/,
+    'front processes exist only with --api-server-count 2 or more; these servers run one',
+  ],
   [/\btsserve_cache_evictions_total\b/, 'bound on the first eviction of the trace id table, past 4096 traced requests'],
 ];
 
 /** A generated dashboard: its file name and parsed JSON. */
 export interface Dashboard {
   readonly file: string;
-  readonly json: { readonly templating: { readonly list: ReadonlyArray<{ readonly name: string; readonly type: string; readonly definition?: string }> } };
+  readonly json: {
+    readonly templating: {
+      readonly list: ReadonlyArray<{ readonly name: string; readonly type: string; readonly definition?: string }>;
+    };
+  };
 }
 
 /** The dashboards generated from the repo's metrics.yaml. */
@@ -52,7 +68,10 @@ export async function variableValues(prom: Prometheus, d: Dashboard): Promise<Ma
     expect(m, `${d.file} variable ${v.name}: ${v.definition}`).to.not.equal(null);
     const res = await fetch(`${prom.url}/api/v1/label/${m![2]}/values?match[]=${encodeURIComponent(m![1] as string)}`);
     const body = (await res.json()) as { status: string; data: string[] };
-    expect([body.status, body.data.length > 0], `${d.file} variable ${v.name}: ${v.definition}`).to.deep.equal(['success', true]);
+    expect([body.status, body.data.length > 0], `${d.file} variable ${v.name}: ${v.definition}`).to.deep.equal([
+      'success',
+      true,
+    ]);
     values.set(v.name, body.data);
   }
   return values;
@@ -61,7 +80,8 @@ export async function variableValues(prom: Prometheus, d: Dashboard): Promise<Ma
 /** `expr` with the variables filled in. */
 export function substitute(expr: string, values: ReadonlyMap<string, readonly string[]>): string {
   let out = expr.replaceAll('$__rate_interval', '1m');
-  for (const [name, vals] of values) out = out.replace(new RegExp(`\\$${name}\\b`, 'g'), `(${vals.map(escapeRegex).join('|')})`);
+  for (const [name, vals] of values)
+    out = out.replace(new RegExp(`\\$${name}\\b`, 'g'), `(${vals.map(escapeRegex).join('|')})`);
   return out;
 }
 
@@ -69,7 +89,11 @@ export function substitute(expr: string, values: ReadonlyMap<string, readonly st
  * Runs every query of `d` (each must parse: a parse error rejects); returns how many returned
  * data and the panels whose query returned none without a reason in `mayBeEmpty`.
  */
-export async function runDashboard(prom: Prometheus, d: Dashboard, mayBeEmpty: ReadonlyArray<readonly [RegExp, string]>): Promise<{ answered: number; empty: string[] }> {
+export async function runDashboard(
+  prom: Prometheus,
+  d: Dashboard,
+  mayBeEmpty: ReadonlyArray<readonly [RegExp, string]>,
+): Promise<{ answered: number; empty: string[] }> {
   const values = await variableValues(prom, d);
   const empty: string[] = [];
   let answered = 0;

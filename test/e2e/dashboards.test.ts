@@ -21,7 +21,6 @@ const N_MLP = 7;
 const N_CUSTOM = 3;
 const PROMPTS = ['hello world', 'the quick brown fox', 'tsserve'];
 
-
 describe('tsserve metrics dashboard (every query on a real Prometheus)', function () {
   let dir = '';
   let server: Tsserve | undefined;
@@ -34,22 +33,45 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
     this.timeout(180_000);
     skipWithout(this, 'prometheus', 'prometheus');
     dir = tempDir('dashboards');
-    server = await startTsserve({ store: generateStore(['mlp', 'custom', 'tiny-lm', 'tiny-vocoder', 'tiny-omni']), args: ['--metrics-mode', 'prometheus', '--metric-time-interval', '1'] });
-    prom = await startPrometheus(path.join(dir, 'prom'), [
-      'global:', '  scrape_interval: 1s', '  evaluation_interval: 1s',
-      'rule_files:', `  - ${path.join(ROOT, 'tools', 'prometheus', 'tsserve.rules.yml')}`,
-      'scrape_configs:', '  - job_name: tsserve',
-      '    static_configs:', `      - targets: ['${server.metrics.replace('http://', '')}']`, '',
-    ].join('\n'));
-    for (let i = 0; i < N_MLP; i++) expect((await post(`${server.inference}/predictions/mlp`, mlpInput(i))).status).to.equal(200);
-    for (let i = 0; i < N_CUSTOM; i++) expect((await post(`${server.inference}/predictions/custom`, mlpInput(i))).status).to.equal(200);
+    server = await startTsserve({
+      store: generateStore(['mlp', 'custom', 'tiny-lm', 'tiny-vocoder', 'tiny-omni']),
+      args: ['--metrics-mode', 'prometheus', '--metric-time-interval', '1'],
+    });
+    prom = await startPrometheus(
+      path.join(dir, 'prom'),
+      [
+        'global:',
+        '  scrape_interval: 1s',
+        '  evaluation_interval: 1s',
+        'rule_files:',
+        `  - ${path.join(ROOT, 'tools', 'prometheus', 'tsserve.rules.yml')}`,
+        'scrape_configs:',
+        '  - job_name: tsserve',
+        '    static_configs:',
+        `      - targets: ['${server.metrics.replace('http://', '')}']`,
+        '',
+      ].join('\n'),
+    );
+    for (let i = 0; i < N_MLP; i++)
+      expect((await post(`${server.inference}/predictions/mlp`, mlpInput(i))).status).to.equal(200);
+    for (let i = 0; i < N_CUSTOM; i++)
+      expect((await post(`${server.inference}/predictions/custom`, mlpInput(i))).status).to.equal(200);
     expect((await post(`${server.inference}/predictions/no-such-model`, mlpInput(0))).status).to.equal(404);
     // Two spoken answers through the tiny-omni pipeline, a whole WAV and a stream, so the
     // pipelines dashboard has data too (the stream feeds the player-underrun families).
     for (const stream of [false, true]) {
       const r = await fetch(`${server.inference}/v1/chat/completions`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'tiny-omni', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8, temperature: 0, stream, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: stream ? 'pcm16' : 'wav' } }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'tiny-omni',
+          messages: [{ role: 'user', content: 'hi' }],
+          max_tokens: 8,
+          temperature: 0,
+          stream,
+          modalities: ['text', 'audio'],
+          audio: { voice: 'alloy', format: stream ? 'pcm16' : 'wav' },
+        }),
       });
       expect([r.status, r.status === 200 ? '' : await r.text()]).to.deep.equal([200, '']);
       await r.text();
@@ -62,12 +84,26 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
       completionTokens += usage.completion_tokens;
     }
     // Scraped after the traffic, then two more scrapes, so every rate has two samples of the final values.
-    const seen = await until(async () => {
-      const [req, done, spoken] = [await prom!.query('sum(ts_inference_requests_total)'), await prom!.query('sum(ts_request_success_total{model_name="tiny-lm"})'), await prom!.query('sum(ts_omni_requests_success_total)')];
-      return req[0]?.value === String(N_MLP + N_CUSTOM) && done[0]?.value === String(PROMPTS.length) && spoken[0]?.value === '2' ? await prom!.query('count_over_time(up[10m])') : null;
-    }, { message: 'Prometheus to scrape the traffic', timeoutMs: 60_000 });
+    const seen = await until(
+      async () => {
+        const [req, done, spoken] = [
+          await prom!.query('sum(ts_inference_requests_total)'),
+          await prom!.query('sum(ts_request_success_total{model_name="tiny-lm"})'),
+          await prom!.query('sum(ts_omni_requests_success_total)'),
+        ];
+        return req[0]?.value === String(N_MLP + N_CUSTOM) &&
+          done[0]?.value === String(PROMPTS.length) &&
+          spoken[0]?.value === '2'
+          ? await prom!.query('count_over_time(up[10m])')
+          : null;
+      },
+      { message: 'Prometheus to scrape the traffic', timeoutMs: 60_000 },
+    );
     const scrapes = Number(seen[0]?.value);
-    await until(async () => Number((await prom!.query('count_over_time(up[10m])'))[0]?.value) >= scrapes + 2, { message: 'two more scrapes', timeoutMs: 30_000 });
+    await until(async () => Number((await prom!.query('count_over_time(up[10m])'))[0]?.value) >= scrapes + 2, {
+      message: 'two more scrapes',
+      timeoutMs: 30_000,
+    });
   });
 
   after(() => {
@@ -78,18 +114,29 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
   });
 
   it('should start the whole store (--models all) without an error line: the vocoder stage is noted at info, not skipped as broken', () => {
-    const lines = server!.output().split('\n').filter((l) => l.includes('tiny-vocoder'));
-    expect(lines.filter((l) => l.includes('not served alone')).map((l) => (JSON.parse(l) as { level: string }).level)).to.deep.equal(['info']);
+    const lines = server!
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('tiny-vocoder'));
+    expect(
+      lines.filter((l) => l.includes('not served alone')).map((l) => (JSON.parse(l) as { level: string }).level),
+    ).to.deep.equal(['info']);
     expect(server!.output()).to.not.contain('"level":"error"');
   });
 
   it('should have Prometheus evaluate every generated rule without an error', async () => {
     const res = await fetch(`${prom!.url}/api/v1/rules`);
-    const body = (await res.json()) as { data: { groups: Array<{ name: string; rules: Array<{ name: string; health: string; lastError?: string }> }> } };
-    const unhealthy = body.data.groups.flatMap((g) => g.rules.filter((r) => r.health !== 'ok').map((r) => `${r.name}: ${r.health} ${r.lastError ?? ''}`));
+    const body = (await res.json()) as {
+      data: { groups: Array<{ name: string; rules: Array<{ name: string; health: string; lastError?: string }> }> };
+    };
+    const unhealthy = body.data.groups.flatMap((g) =>
+      g.rules.filter((r) => r.health !== 'ok').map((r) => `${r.name}: ${r.health} ${r.lastError ?? ''}`),
+    );
     expect(unhealthy).to.deep.equal([]);
     expect(body.data.groups.map((g) => g.name).sort()).to.deep.equal(['tsserve.alerts', 'tsserve.records']);
-    expect((await prom!.query('model_name:ts_inference_requests:rate5m')).map((s) => s.metric.model_name).sort()).to.deep.equal(['custom', 'mlp']);
+    expect(
+      (await prom!.query('model_name:ts_inference_requests:rate5m')).map((s) => s.metric.model_name).sort(),
+    ).to.deep.equal(['custom', 'mlp']);
   });
 
   for (const d of dashboards) {
@@ -110,12 +157,17 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
 
   it('should show exactly the requests sent in the serving dashboard\'s "Inference requests (since start)"', async () => {
     const got = await panelValues('tsserve-serving.json', 'Inference requests (since start)');
-    expect(Object.fromEntries(got.map((s) => [s.metric.model_name, s.value]))).to.deep.equal({ mlp: String(N_MLP), custom: String(N_CUSTOM) });
+    expect(Object.fromEntries(got.map((s) => [s.metric.model_name, s.value]))).to.deep.equal({
+      mlp: String(N_MLP),
+      custom: String(N_CUSTOM),
+    });
   });
 
-  it('should show exactly the completions and their tokens in the generation dashboard\'s totals', async () => {
+  it("should show exactly the completions and their tokens in the generation dashboard's totals", async () => {
     const values = async (title: string): Promise<Record<string, string>> =>
-      Object.fromEntries((await panelValues('tsserve-generation.json', title)).map((s) => [s.metric.model_name, s.value]));
+      Object.fromEntries(
+        (await panelValues('tsserve-generation.json', title)).map((s) => [s.metric.model_name, s.value]),
+      );
     // tiny-omni's thinker carries stage/replica instead of engine: it is on the pipelines dashboard, not here.
     expect(await values('Finished requests (since start)')).to.deep.equal({ 'tiny-lm': String(PROMPTS.length) });
     expect((await values('Prompt tokens (since start)'))['tiny-lm']).to.equal(String(promptTokens));

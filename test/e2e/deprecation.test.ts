@@ -25,14 +25,21 @@ function deprecatedConfig(): string {
   const dir = tempDir('deprecated');
   dirs.push(dir);
   const file = path.join(dir, 'metrics.yaml');
-  fs.writeFileSync(file, text.replace(entry, `${entry}      deprecated: {since: "0.1", replacement: PredictionTime}\n`));
+  fs.writeFileSync(
+    file,
+    text.replace(entry, `${entry}      deprecated: {since: "0.1", replacement: PredictionTime}\n`),
+  );
   return file;
 }
 
 /** [level, msg] of the server's JSON log records about metrics. */
 function records(out: string): [string, string][] {
-  return out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level?: unknown; msg?: unknown })
-    .filter((x) => typeof x.msg === 'string' && x.msg.startsWith('metrics: ')).map((x) => [String(x.level), String(x.msg)]);
+  return out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level?: unknown; msg?: unknown })
+    .filter((x) => typeof x.msg === 'string' && x.msg.startsWith('metrics: '))
+    .map((x) => [String(x.level), String(x.msg)]);
 }
 
 /** Names of the model_metrics.log lines, counted. */
@@ -57,15 +64,29 @@ describe('e2e: deprecated and hidden metrics', () => {
   });
 
   async function serve(extra: readonly string[]): Promise<{ text: string; logs: Record<string, number>; out: string }> {
-    server = await startTsserve({ store: generateStore(['mlp']), env: { TS_SERVER_VERSION: '0.3.0' },
-      args: ['--metrics-config', deprecatedConfig(), '--metrics-mode', 'tslog,prometheus', '--disable-system-metrics', ...extra] });
+    server = await startTsserve({
+      store: generateStore(['mlp']),
+      env: { TS_SERVER_VERSION: '0.3.0' },
+      args: [
+        '--metrics-config',
+        deprecatedConfig(),
+        '--metrics-mode',
+        'tslog,prometheus',
+        '--disable-system-metrics',
+        ...extra,
+      ],
+    });
     const s = server;
     // One request at a time: one batch each, so exactly N datapoints per model metric.
-    for (let i = 0; i < N; i++) expect((await post(`${s.inference}/predictions/mlp`, mlpInput(i))).status).to.equal(200);
-    const text = await until(async () => {
-      const t = await scrape(s);
-      return t.includes('\nPredictionTime{') ? t : null;
-    }, { message: 'PredictionTime on /metrics' });
+    for (let i = 0; i < N; i++)
+      expect((await post(`${s.inference}/predictions/mlp`, mlpInput(i))).status).to.equal(200);
+    const text = await until(
+      async () => {
+        const t = await scrape(s);
+        return t.includes('\nPredictionTime{') ? t : null;
+      },
+      { message: 'PredictionTime on /metrics' },
+    );
     expect(await s.stop()).to.equal(0);
     return { text, logs: logged(s), out: s.output() };
   }
@@ -76,18 +97,29 @@ describe('e2e: deprecated and hidden metrics', () => {
     expect(r.text).to.include('\nPredictionTime{');
     expect(r.text).to.not.match(/tsserve_datapoints_dropped_total\{[^}]*\} [1-9]/);
     expect(r.logs).to.deep.equal({ PredictionTime: N });
-    expect(records(r.out)).to.deep.include(['warn', 'metrics: hidden metrics (not exposed, logged or sent): HandlerTime']);
+    expect(records(r.out)).to.deep.include([
+      'warn',
+      'metrics: hidden metrics (not exposed, logged or sent): HandlerTime',
+    ]);
   });
 
   it('should show it again, notice first in HELP, with --show-hidden-metrics-for-version 0.2', async () => {
     const r = await serve(['--show-hidden-metrics-for-version', '0.2']);
-    expect(r.text).to.include(`# HELP HandlerTime ${NOTICE} Time the handler took for the last batch (preprocess, inference, postprocess). (unit: ms)\n`);
+    expect(r.text).to.include(
+      `# HELP HandlerTime ${NOTICE} Time the handler took for the last batch (preprocess, inference, postprocess). (unit: ms)\n`,
+    );
     expect(r.logs).to.deep.equal({ HandlerTime: N, PredictionTime: N });
     expect(records(r.out)).to.deep.include(['warn', `metrics: deprecated metrics in use: HandlerTime ${NOTICE}`]);
   });
 
   it('should refuse to start with a version other than the previous minor one', () => {
-    const r = spawnSync(process.execPath, [CLI, 'start', '--show-hidden-metrics-for-version', '0.1'], { encoding: 'utf8', env: { ...process.env, TS_SERVER_VERSION: '0.3.0' } });
-    expect([r.status, r.stderr]).to.deep.equal([2, 'tsserve start: --show-hidden-metrics-for-version: 0.1 is not accepted; only 0.2, the previous minor version of tsserve 0.3, is accepted\n']);
+    const r = spawnSync(process.execPath, [CLI, 'start', '--show-hidden-metrics-for-version', '0.1'], {
+      encoding: 'utf8',
+      env: { ...process.env, TS_SERVER_VERSION: '0.3.0' },
+    });
+    expect([r.status, r.stderr]).to.deep.equal([
+      2,
+      'tsserve start: --show-hidden-metrics-for-version: 0.1 is not accepted; only 0.2, the previous minor version of tsserve 0.3, is accepted\n',
+    ]);
   });
 });

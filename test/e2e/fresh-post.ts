@@ -8,12 +8,26 @@ import * as http from 'node:http';
 export function freshPost(inference: string, body: string): Promise<string> {
   const u = new URL(inference);
   return new Promise((resolve) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: '/predictions/mlp', method: 'POST', agent: false, timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(String(res.statusCode)));
-      res.on('error', () => resolve('ECONNRESET'));
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: '/predictions/mlp',
+        method: 'POST',
+        agent: false,
+        timeout: 10_000,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(String(res.statusCode)));
+        res.on('error', () => resolve('ECONNRESET'));
+      },
+    );
+    req.on('timeout', () => {
+      req.destroy();
+      resolve('TIMEOUT');
     });
-    req.on('timeout', () => { req.destroy(); resolve('TIMEOUT'); });
     req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
     req.end(body);
   });

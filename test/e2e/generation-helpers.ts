@@ -11,7 +11,10 @@ import { generateStore, scrape } from './harness.js';
 import type { Tsserve } from './harness.js';
 
 /** Writes `dir/<name>/` for each variant: tiny-lm's files with its engine settings overridden. */
-export function tinyLmVariants(dir: string, variants: Readonly<Record<string, Readonly<Record<string, unknown>>>>): string {
+export function tinyLmVariants(
+  dir: string,
+  variants: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
+): string {
   const src = path.join(generateStore(['tiny-lm']), 'tiny-lm');
   const cfg = yaml.load(fs.readFileSync(path.join(src, 'model-config.yaml'), 'utf8')) as Record<string, unknown>;
   for (const [name, engine] of Object.entries(variants)) {

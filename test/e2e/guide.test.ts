@@ -17,7 +17,12 @@ import type { Tsserve } from './harness.js';
 import { until } from '../support/until.js';
 
 /** One marked block of the guide. */
-interface Block { readonly mark: string; readonly arg: string; readonly body: string; readonly line: number }
+interface Block {
+  readonly mark: string;
+  readonly arg: string;
+  readonly body: string;
+  readonly line: number;
+}
 
 /** The marked fenced blocks of a markdown text, in order. */
 function markedBlocks(md: string): Block[] {
@@ -26,7 +31,8 @@ function markedBlocks(md: string): Block[] {
   for (let i = 0; i < lines.length; i++) {
     const m = /^<!-- guide-test: (\S+)\s*(.*?) -->$/.exec(lines[i]!);
     if (m === null) continue;
-    if (!/^```\w*$/.test(lines[i + 1] ?? '')) throw new Error(`docs/guide.md:${i + 1}: a guide-test mark must sit right above a fenced block`);
+    if (!/^```\w*$/.test(lines[i + 1] ?? ''))
+      throw new Error(`docs/guide.md:${i + 1}: a guide-test mark must sit right above a fenced block`);
     const end = lines.findIndex((l, j) => j > i + 1 && l === '```');
     out.push({ mark: m[1]!, arg: m[2]!, body: lines.slice(i + 2, end).join('\n') + '\n', line: i + 3 });
     i = end;
@@ -40,9 +46,14 @@ function appendToList(text: string, where: string, snippet: string): string {
   const lines = text.split('\n');
   const top = lines.findIndex((l) => l === `${section}:`);
   const key = lines.findIndex((l, i) => i > top && l === `  ${list}:`);
-  if (top < 0 || key < 0 || lines.slice(top + 1, key).some((l) => /^\S/.test(l))) throw new Error(`no list ${where} in metrics.yaml`);
+  if (top < 0 || key < 0 || lines.slice(top + 1, key).some((l) => /^\S/.test(l)))
+    throw new Error(`no list ${where} in metrics.yaml`);
   let end = key + 1;
-  while (end < lines.length && (lines[end]!.trim() === '' || lines[end]!.trimStart().startsWith('#') || /^ {3,}/.test(lines[end]!))) end++;
+  while (
+    end < lines.length &&
+    (lines[end]!.trim() === '' || lines[end]!.trimStart().startsWith('#') || /^ {3,}/.test(lines[end]!))
+  )
+    end++;
   while (end > key + 1 && lines[end - 1]!.trim() === '') end--; // before the blank lines that close the list
   return [...lines.slice(0, end), ...snippet.replace(/\n$/, '').split('\n'), ...lines.slice(end)].join('\n');
 }
@@ -62,11 +73,16 @@ describe('docs/guide.md followed literally (real server)', function () {
   const sh = (body: string): { code: number | null; stdout: string; stderr: string } => {
     const script = body
       .replaceAll('npx tsserve', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`)
-      .replaceAll('http://127.0.0.1:8080', server!.inference).replaceAll('http://127.0.0.1:8081', server!.management)
+      .replaceAll('http://127.0.0.1:8080', server!.inference)
+      .replaceAll('http://127.0.0.1:8081', server!.management)
       .replaceAll('http://127.0.0.1:8082', server!.metrics);
     const assigned = [...body.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)=/gm)].map((m) => m[1]!);
     const keep = assigned.length > 0 ? `\ndeclare -p ${assigned.join(' ')} >> .guide-env` : '';
-    const r = spawnSync('bash', ['-c', `touch .guide-env; source .guide-env\nset -e -o pipefail\n${script}${keep}`], { cwd: sandbox, encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync('bash', ['-c', `touch .guide-env; source .guide-env\nset -e -o pipefail\n${script}${keep}`], {
+      cwd: sandbox,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
 
@@ -88,15 +104,30 @@ describe('docs/guide.md followed literally (real server)', function () {
       } else if (b.mark === 'start') {
         expect(b.body.split('\n')[0]!.split('#')[0]!.trim(), `guide line ${b.line}`).to.equal('npm start');
         // npm start = the default metrics.yaml (the edited one), ./model-store and ./logs.
-        server = await startTsserve({ store: path.join(sandbox, 'model-store'), logDir: path.join(sandbox, 'logs'),
-          args: ['--metrics-config', path.join(sandbox, 'metrics.yaml'), '--disable-system-metrics'] });
+        server = await startTsserve({
+          store: path.join(sandbox, 'model-store'),
+          logDir: path.join(sandbox, 'logs'),
+          args: ['--metrics-config', path.join(sandbox, 'metrics.yaml'), '--disable-system-metrics'],
+        });
       } else if (b.mark === 'run' || b.mark === 'run-until') {
         if (server === undefined) {
           // Blocks before `start` need no server (metrics validate).
-          server = { inference: 'http://127.0.0.1:8080', management: 'http://127.0.0.1:8081', metrics: 'http://127.0.0.1:8082' } as Tsserve;
+          server = {
+            inference: 'http://127.0.0.1:8080',
+            management: 'http://127.0.0.1:8081',
+            metrics: 'http://127.0.0.1:8082',
+          } as Tsserve;
         }
-        const r = b.mark === 'run' ? sh(b.body) : await until(() => { const x = sh(b.body); return x.code === 0 ? x : null; },
-          { message: `guide line ${b.line} to succeed`, observe: () => sh(b.body) });
+        const r =
+          b.mark === 'run'
+            ? sh(b.body)
+            : await until(
+                () => {
+                  const x = sh(b.body);
+                  return x.code === 0 ? x : null;
+                },
+                { message: `guide line ${b.line} to succeed`, observe: () => sh(b.body) },
+              );
         expect(r.code, `guide line ${b.line}:\n${b.body}\n${r.stderr}`).to.equal(0);
         outputs.set(b.line, r.stdout);
         if (server.proc === undefined) server = undefined;
@@ -111,16 +142,27 @@ describe('docs/guide.md followed literally (real server)', function () {
 
   it('should hold the marked blocks the test relies on, in this order', () => {
     expect(blocks.map((b) => `${b.mark} ${b.arg}`.trim())).to.deep.equal([
-      'append metrics.yaml model_metrics.counter', 'append metrics.yaml model_metrics.histogram', 'run',
-      'file model-store/my-model/handler.mjs', 'file model-store/my-model/model-config.yaml', 'start', 'run', 'run-until',
-      'run', 'run-until', 'run', 'promql',
+      'append metrics.yaml model_metrics.counter',
+      'append metrics.yaml model_metrics.histogram',
+      'run',
+      'file model-store/my-model/handler.mjs',
+      'file model-store/my-model/model-config.yaml',
+      'start',
+      'run',
+      'run-until',
+      'run',
+      'run-until',
+      'run',
+      'promql',
     ]);
   });
 
-  it('should validate the repo\'s metrics.yaml with the two snippets pasted where the guide says', () => {
+  it("should validate the repo's metrics.yaml with the two snippets pasted where the guide says", () => {
     const validate = blocks[2]!;
     // Two metrics more than the repo's own file declares.
-    const repo = spawnSync(process.execPath, [CLI, 'metrics', 'validate', path.join(ROOT, 'metrics.yaml')], { encoding: 'utf8' });
+    const repo = spawnSync(process.execPath, [CLI, 'metrics', 'validate', path.join(ROOT, 'metrics.yaml')], {
+      encoding: 'utf8',
+    });
     const n = Number(/OK \((\d+) metrics\)/.exec(repo.stdout)?.[1]);
     expect(outputs.get(validate.line)).to.equal(`metrics.yaml: OK (${n + 2} metrics)\n`);
   });
@@ -130,54 +172,109 @@ describe('docs/guide.md followed literally (real server)', function () {
     expect(outputs.get(answer.line)).to.equal('{"label":"short","confidence":0.6666666666666666}');
     const out = outputs.get(look.line)!;
     const [logLine, ...exposition] = out.split('\n');
-    expect(logLine).to.match(/^\S+ - TokensSeen\.count:6\.0\|#ModelName:my-model,Level:Model\|#hostname:[^,]+,requestID:[0-9a-f-]{36},timestamp:\d+$/);
+    expect(logLine).to.match(
+      /^\S+ - TokensSeen\.count:6\.0\|#ModelName:my-model,Level:Model\|#hostname:[^,]+,requestID:[0-9a-f-]{36},timestamp:\d+$/,
+    );
     const H = /#hostname:([^,]+),/.exec(logLine!)![1]!;
-    const bucket = (le: string, n: number): string => `ConfidencePercent_bucket{le="${le}",ModelName="my-model",Level="Model",Hostname="${H}"} ${n}`;
-    expect(exposition.join('\n')).to.equal([
-      '# HELP TokensSeen Input tokens the handler saw. (unit: count)', '# TYPE TokensSeen counter',
-      `TokensSeen{ModelName="my-model",Level="Model",Hostname="${H}"} 6`, '',
-      '# HELP ConfidencePercent Confidence of each answer. (unit: percent)', '# TYPE ConfidencePercent histogram',
-      bucket('50', 0), bucket('75', 1), bucket('90', 1), bucket('95', 1), bucket('99', 1), bucket('100', 1), bucket('+Inf', 1),
-      `ConfidencePercent_sum{ModelName="my-model",Level="Model",Hostname="${H}"} 66.66666666666666`,
-      `ConfidencePercent_count{ModelName="my-model",Level="Model",Hostname="${H}"} 1`, '',
-    ].join('\n'));
+    const bucket = (le: string, n: number): string =>
+      `ConfidencePercent_bucket{le="${le}",ModelName="my-model",Level="Model",Hostname="${H}"} ${n}`;
+    expect(exposition.join('\n')).to.equal(
+      [
+        '# HELP TokensSeen Input tokens the handler saw. (unit: count)',
+        '# TYPE TokensSeen counter',
+        `TokensSeen{ModelName="my-model",Level="Model",Hostname="${H}"} 6`,
+        '',
+        '# HELP ConfidencePercent Confidence of each answer. (unit: percent)',
+        '# TYPE ConfidencePercent histogram',
+        bucket('50', 0),
+        bucket('75', 1),
+        bucket('90', 1),
+        bucket('95', 1),
+        bucket('99', 1),
+        bucket('100', 1),
+        bucket('+Inf', 1),
+        `ConfidencePercent_sum{ModelName="my-model",Level="Model",Hostname="${H}"} 66.66666666666666`,
+        `ConfidencePercent_count{ModelName="my-model",Level="Model",Hostname="${H}"} 1`,
+        '',
+      ].join('\n'),
+    );
   });
 
   it("should follow one request from its x-request-id to its handler's log lines, and print the guide's aggregations", () => {
     const [follow, agg] = [blocks[9]!, blocks[10]!];
-    expect(outputs.get(follow.line)).to.match(/ - HandlerTime\.ms:[0-9.]+\|#ModelName:mlp,Level:Model\|#hostname:[^,]+,requestID:[0-9a-f-]{36},timestamp:\d+\n/);
+    expect(outputs.get(follow.line)).to.match(
+      / - HandlerTime\.ms:[0-9.]+\|#ModelName:mlp,Level:Model\|#hostname:[^,]+,requestID:[0-9a-f-]{36},timestamp:\d+\n/,
+    );
     const lines = outputs.get(agg.line)!.split('\n');
     // One request to each model so far (awk prints its map in no fixed order).
     expect(lines.filter((l) => !l.endsWith(' ms') && l !== '').sort()).to.deep.equal(['mlp 1', 'my-model 1']);
     expect(lines.find((l) => l.endsWith(' ms'))).to.match(/^[0-9.e-]+ ms$/);
   });
 
-  it("should have a real Prometheus answer every PromQL line of the guide, each naming only series the server exposes", async function () {
+  it('should have a real Prometheus answer every PromQL line of the guide, each naming only series the server exposes', async function () {
     if (!haveBinary('prometheus')) {
-      console.warn('SKIPPED: prometheus not found — install the Debian package `prometheus` (apt-get install -y prometheus)');
+      console.warn(
+        'SKIPPED: prometheus not found — install the Debian package `prometheus` (apt-get install -y prometheus)',
+      );
       this.skip();
     }
-    const exprs = blocks.filter((b) => b.mark === 'promql').flatMap((b) => b.body.split('\n')).map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l !== '');
+    const exprs = blocks
+      .filter((b) => b.mark === 'promql')
+      .flatMap((b) => b.body.split('\n'))
+      .map((l) => l.replace(/\s+#.*$/, '').trim())
+      .filter((l) => l !== '');
     expect(exprs.length).to.equal(6);
     const promDir = path.join(sandbox, 'prom');
     fs.mkdirSync(promDir);
     const port = await freePort();
-    fs.writeFileSync(path.join(promDir, 'prometheus.yml'), fs.readFileSync(path.join(ROOT, 'tools', 'prometheus', 'prometheus.yml'), 'utf8')
-      .replace('scrape_interval: 15s', 'scrape_interval: 1s').replace("'127.0.0.1:8082'", `'${server!.metrics.replace('http://', '')}'`));
-    const prom = spawn('prometheus', [`--config.file=${path.join(promDir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(promDir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore', detached: true });
-    const api = async (p: string): Promise<{ status: string; error?: string; data: { result?: unknown[] } & unknown[] }> =>
-      (await (await fetch(`http://127.0.0.1:${port}${p}`)).json()) as { status: string; error?: string; data: { result?: unknown[] } & unknown[] };
+    fs.writeFileSync(
+      path.join(promDir, 'prometheus.yml'),
+      fs
+        .readFileSync(path.join(ROOT, 'tools', 'prometheus', 'prometheus.yml'), 'utf8')
+        .replace('scrape_interval: 15s', 'scrape_interval: 1s')
+        .replace("'127.0.0.1:8082'", `'${server!.metrics.replace('http://', '')}'`),
+    );
+    const prom = spawn(
+      'prometheus',
+      [
+        `--config.file=${path.join(promDir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(promDir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+      ],
+      { stdio: 'ignore', detached: true },
+    );
+    const api = async (
+      p: string,
+    ): Promise<{ status: string; error?: string; data: { result?: unknown[] } & unknown[] }> =>
+      (await (await fetch(`http://127.0.0.1:${port}${p}`)).json()) as {
+        status: string;
+        error?: string;
+        data: { result?: unknown[] } & unknown[];
+      };
     try {
       // Two scrapes after the traffic, so every rate() has two points.
-      const names = await until(async () => {
-        try {
-          const n = (await api('/api/v1/label/__name__/values')).data as unknown as string[];
-          const r = await api(`/api/v1/query?query=${encodeURIComponent('count_over_time(ConfidencePercent_count[1m])')}`);
-          return n.includes('ConfidencePercent_bucket') && Number((r.data.result?.[0] as { value: [number, string] } | undefined)?.value[1]) >= 2 ? n : null;
-        } catch { return null; }
-      }, { message: 'Prometheus to scrape the server twice', timeoutMs: 60_000 });
-      const exposed = await (await fetch(`${server!.metrics}/metrics`, { headers: { accept: 'application/openmetrics-text; version=1.0.0' } })).text();
+      const names = await until(
+        async () => {
+          try {
+            const n = (await api('/api/v1/label/__name__/values')).data as unknown as string[];
+            const r = await api(
+              `/api/v1/query?query=${encodeURIComponent('count_over_time(ConfidencePercent_count[1m])')}`,
+            );
+            return n.includes('ConfidencePercent_bucket') &&
+              Number((r.data.result?.[0] as { value: [number, string] } | undefined)?.value[1]) >= 2
+              ? n
+              : null;
+          } catch {
+            return null;
+          }
+        },
+        { message: 'Prometheus to scrape the server twice', timeoutMs: 60_000 },
+      );
+      const exposed = await (
+        await fetch(`${server!.metrics}/metrics`, {
+          headers: { accept: 'application/openmetrics-text; version=1.0.0' },
+        })
+      ).text();
       for (const e of exprs) {
         const r = await api(`/api/v1/query?query=${encodeURIComponent(e)}`);
         expect([r.status, r.error], e).to.deep.equal(['success', undefined]);
@@ -185,13 +282,19 @@ describe('docs/guide.md followed literally (real server)', function () {
         // exposition declares with no series yet (OpenMetrics: family `x`, samples `x_total`).
         for (const name of e.match(/\b[A-Za-z_][A-Za-z0-9_]*(?=\[|\{)/g) ?? []) {
           if (['rate', 'sum', 'increase', 'by', 'histogram_quantile'].includes(name)) continue;
-          const declared = name.endsWith('_total') && exposed.includes(`# TYPE ${name.slice(0, -'_total'.length)} counter\n`);
+          const declared =
+            name.endsWith('_total') && exposed.includes(`# TYPE ${name.slice(0, -'_total'.length)} counter\n`);
           expect(names.includes(name) || declared, `${e}: ${name}`).to.equal(true);
         }
-        if (!e.includes('tsserve_datapoints_dropped_total')) expect((r.data.result ?? []).length, e).to.be.greaterThan(0);
+        if (!e.includes('tsserve_datapoints_dropped_total'))
+          expect((r.data.result ?? []).length, e).to.be.greaterThan(0);
       }
     } finally {
-      try { process.kill(-(prom.pid as number), 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-(prom.pid as number), 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
   });
 });

@@ -45,39 +45,62 @@ export async function startHaproxy(bin: string, servers: readonly [string, strin
   let out = '';
   const proc: ChildProcess = spawn(bin, ['-db', '-f', HAPROXY_CFG], {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, TSSERVE_LB_BIND: `127.0.0.1:${port}`, TSSERVE_LB_SOCKET: socket, TSSERVE_1: servers[0], TSSERVE_2: servers[1], TSSERVE_3: servers[2] },
+    env: {
+      ...process.env,
+      TSSERVE_LB_BIND: `127.0.0.1:${port}`,
+      TSSERVE_LB_SOCKET: socket,
+      TSSERVE_1: servers[0],
+      TSSERVE_2: servers[1],
+      TSSERVE_3: servers[2],
+    },
   });
-  proc.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
-  const command = (cmd: string): Promise<string> => new Promise((resolve, reject) => {
-    const sock = net.connect(socket);
-    let text = '';
-    sock.setEncoding('utf8');
-    sock.on('error', reject);
-    sock.on('data', (d: string) => { text += d; });
-    sock.on('end', () => resolve(text));
-    sock.write(cmd + '\n');
+  proc.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
   });
+  const command = (cmd: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const sock = net.connect(socket);
+      let text = '';
+      sock.setEncoding('utf8');
+      sock.on('error', reject);
+      sock.on('data', (d: string) => {
+        text += d;
+      });
+      sock.on('end', () => resolve(text));
+      sock.write(cmd + '\n');
+    });
   /** The backend's server rows of `show stat`, as column name → value. */
   const rows = async (): Promise<Array<Record<string, string>>> => {
     const csv = (await command('show stat')).split('\n');
     const head = (csv[0] ?? '').replace(/^# /, '').split(',');
-    return csv.slice(1).map((line) => Object.fromEntries(line.split(',').map((v, i) => [head[i] ?? '', v])))
+    return csv
+      .slice(1)
+      .map((line) => Object.fromEntries(line.split(',').map((v, i) => [head[i] ?? '', v])))
       .filter((r) => r.pxname === 'tsserve' && r.svname !== 'BACKEND' && r.svname !== undefined);
   };
-  const servers_ = async (): Promise<Record<string, string>> => Object.fromEntries((await rows()).map((r) => [r.svname!, r.status ?? '']));
+  const servers_ = async (): Promise<Record<string, string>> =>
+    Object.fromEntries((await rows()).map((r) => [r.svname!, r.status ?? '']));
   const stat = async (server: string): Promise<{ wretr: number; wredis: number }> => {
     const r = (await rows()).find((x) => x.svname === server);
     return { wretr: Number(r?.wretr), wredis: Number(r?.wredis) };
   };
-  const stop = (): void => { proc.kill('SIGKILL'); fs.rmSync(dir, { recursive: true, force: true }); };
+  const stop = (): void => {
+    proc.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
   try {
-    await until(async () => {
-      if (proc.exitCode !== null) throw new Error(`haproxy exited during start-up:\n${out}`);
-      try {
-        const s = await servers_();
-        return Object.values(s).length === 3 && Object.values(s).every((v) => v === 'UP');
-      } catch { return false; }
-    }, { message: 'haproxy with its three servers UP', timeoutMs: 30_000, observe: () => out });
+    await until(
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`haproxy exited during start-up:\n${out}`);
+        try {
+          const s = await servers_();
+          return Object.values(s).length === 3 && Object.values(s).every((v) => v === 'UP');
+        } catch {
+          return false;
+        }
+      },
+      { message: 'haproxy with its three servers UP', timeoutMs: 30_000, observe: () => out },
+    );
   } catch (err) {
     stop();
     throw err;

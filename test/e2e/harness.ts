@@ -88,13 +88,24 @@ export function slowModelStore(models: Readonly<Record<string, SlowModelSettings
   for (const [name, m] of Object.entries(models)) {
     const dir = path.join(store, name);
     fs.mkdirSync(dir, { recursive: true });
-    const init = m.loadMs === undefined ? '' : `exports.initialize = () => new Promise((resolve) => setTimeout(resolve, ${m.loadMs}));\n`;
+    const init =
+      m.loadMs === undefined
+        ? ''
+        : `exports.initialize = () => new Promise((resolve) => setTimeout(resolve, ${m.loadMs}));\n`;
     fs.writeFileSync(path.join(dir, 'handler.js'), SLOW_HANDLER + init);
     const workers = m.workers ?? 1;
-    fs.writeFileSync(path.join(dir, 'model-config.yaml'), [
-      'handler: handler.js', `batchSize: ${m.batchSize ?? 1}`, 'maxBatchDelay: 0',
-      `minWorkers: ${workers}`, `maxWorkers: ${m.maxWorkers ?? workers}`, `responseTimeout: ${m.responseTimeout ?? 60}`, '',
-    ].join('\n'));
+    fs.writeFileSync(
+      path.join(dir, 'model-config.yaml'),
+      [
+        'handler: handler.js',
+        `batchSize: ${m.batchSize ?? 1}`,
+        'maxBatchDelay: 0',
+        `minWorkers: ${workers}`,
+        `maxWorkers: ${m.maxWorkers ?? workers}`,
+        `responseTimeout: ${m.responseTimeout ?? 60}`,
+        '',
+      ].join('\n'),
+    );
   }
   return store;
 }
@@ -163,39 +174,81 @@ async function startOnce(opts: StartOptions): Promise<Tsserve> {
   const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
   const logDir = opts.logDir ?? tempDir('logs');
   const args = [
-    CLI, 'start', '--model-store', opts.store, '--log-dir', logDir,
-    '--inference-address', `http://127.0.0.1:${ip}`, '--management-address', `http://127.0.0.1:${mp}`,
-    '--metrics-address', `http://127.0.0.1:${xp}`, ...(opts.args ?? []),
+    CLI,
+    'start',
+    '--model-store',
+    opts.store,
+    '--log-dir',
+    logDir,
+    '--inference-address',
+    `http://127.0.0.1:${ip}`,
+    '--management-address',
+    `http://127.0.0.1:${mp}`,
+    '--metrics-address',
+    `http://127.0.0.1:${xp}`,
+    ...(opts.args ?? []),
   ];
-  const proc = spawn(process.execPath, args, { cwd: logDir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  const proc = spawn(process.execPath, args, {
+    cwd: logDir,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...opts.env },
+  });
   let out = '';
-  proc.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
-  proc.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
+  proc.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  proc.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   let alive = true;
-  void exited.then(() => { alive = false; });
+  void exited.then(() => {
+    alive = false;
+  });
   const killGroup = (): void => {
-    try { if (proc.pid !== undefined) process.kill(-proc.pid, 'SIGKILL'); } catch { /* already gone */ }
+    try {
+      if (proc.pid !== undefined) process.kill(-proc.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   };
   const pinged = async (): Promise<boolean> => {
-    try { return (await fetch(`http://127.0.0.1:${ip}/ping`)).status === 200; } catch { return false; }
+    try {
+      return (await fetch(`http://127.0.0.1:${ip}/ping`)).status === 200;
+    } catch {
+      return false;
+    }
   };
   // 'listening': the listeners are up (they open before the models load).
-  const isReady = async (): Promise<boolean> => (opts.ready === 'ping' ? pinged() : out.includes(opts.ready === 'listening' ? 'Metrics API bind to' : 'Model server started.'));
+  const isReady = async (): Promise<boolean> =>
+    opts.ready === 'ping'
+      ? pinged()
+      : out.includes(opts.ready === 'listening' ? 'Metrics API bind to' : 'Model server started.');
   try {
-    await until(async () => {
-      if (await isReady()) return true;
-      if (!alive) throw new Error(`server exited during start-up:\n${out}`);
-      return false;
-    }, { message: opts.ready === 'ping' ? '/ping answering 200' : '"Model server started."', timeoutMs: 60_000, observe: () => out });
+    await until(
+      async () => {
+        if (await isReady()) return true;
+        if (!alive) throw new Error(`server exited during start-up:\n${out}`);
+        return false;
+      },
+      {
+        message: opts.ready === 'ping' ? '/ping answering 200' : '"Model server started."',
+        timeoutMs: 60_000,
+        observe: () => out,
+      },
+    );
   } catch (err) {
     killGroup();
     if (opts.logDir === undefined) fs.rmSync(logDir, { recursive: true, force: true });
     throw err;
   }
   return {
-    proc, logDir,
-    inference: `http://127.0.0.1:${ip}`, management: `http://127.0.0.1:${mp}`, metrics: `http://127.0.0.1:${xp}`,
+    proc,
+    logDir,
+    inference: `http://127.0.0.1:${ip}`,
+    management: `http://127.0.0.1:${mp}`,
+    metrics: `http://127.0.0.1:${xp}`,
     output: () => out,
     stop: async (signal = 'SIGTERM', group = false) => {
       if (alive) {
@@ -220,20 +273,40 @@ export function mlpInput(seed: number): number[] {
 }
 
 /** POSTs `body` (a string is sent as is) and returns status, JSON body and request id. */
-export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown; requestId: string | null }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: unknown; requestId: string | null }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   let json: unknown = text;
-  try { json = JSON.parse(text); } catch { /* keep the text */ }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* keep the text */
+  }
   return { status: res.status, json, requestId: res.headers.get('x-request-id') };
 }
 
 /** Sends a request and returns status and parsed JSON. */
-export async function call(method: string, url: string, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown }> {
+export async function call(
+  method: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, { method, headers });
   const text = await res.text();
   let json: unknown = text;
-  try { json = JSON.parse(text); } catch { /* keep the text */ }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* keep the text */
+  }
   return { status: res.status, json };
 }
 

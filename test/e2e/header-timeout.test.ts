@@ -24,15 +24,22 @@ function slowHeaders(url: string, lines: readonly string[], gapMs: number): Prom
     };
     s.on('connect', next);
     s.on('error', reject);
-    s.on('data', (d: Buffer) => { got += d.toString('utf8'); });
-    s.on('close', () => { if (timer !== null) clearTimeout(timer); resolve(got); });
+    s.on('data', (d: Buffer) => {
+      got += d.toString('utf8');
+    });
+    s.on('close', () => {
+      if (timer !== null) clearTimeout(timer);
+      resolve(got);
+    });
   });
 }
 
 describe('header timeout (--header-timeout)', function () {
   this.timeout(120_000);
   let server: Tsserve;
-  before(async () => { server = await startTsserve({ store: generateStore(['mlp']), args: ['--header-timeout', '1000'] }); });
+  before(async () => {
+    server = await startTsserve({ store: generateStore(['mlp']), args: ['--header-timeout', '1000'] });
+  });
   after(() => server.kill());
 
   it('should answer 408 and close a connection whose headers take longer than the timeout, serving others meanwhile', async () => {

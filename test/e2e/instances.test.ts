@@ -42,7 +42,9 @@ function tslogTotal(logDir: string): number {
 
 /** The sum of the `ts_inference_requests_total:V|c...` increments the daemon received. */
 function statsdTotal(d: StatsdDaemon): number {
-  return d.lines.filter((l) => l.startsWith('ts_inference_requests_total:')).reduce((s, l) => s + Number(l.slice(l.indexOf(':') + 1, l.indexOf('|'))), 0);
+  return d.lines
+    .filter((l) => l.startsWith('ts_inference_requests_total:'))
+    .reduce((s, l) => s + Number(l.slice(l.indexOf(':') + 1, l.indexOf('|'))), 0);
 }
 
 /** The daemon's own counters (management port `counters`), summed over the keys of `name`. */
@@ -54,7 +56,11 @@ async function statsdCounter(port: number, name: string): Promise<number> {
 }
 
 /** Sends `count` mlp predictions through `url`, CONCURRENCY at a time; `onAnswer` sees each status as it arrives. */
-async function drive(url: string, count: number, onAnswer: (status: number, answered: number) => void = () => {}): Promise<Record<number, number>> {
+async function drive(
+  url: string,
+  count: number,
+  onAnswer: (status: number, answered: number) => void = () => {},
+): Promise<Record<number, number>> {
   const statuses: Record<number, number> = {};
   let next = 0;
   let answered = 0;
@@ -64,10 +70,16 @@ async function drive(url: string, count: number, onAnswer: (status: number, answ
       next++;
       let status: number;
       try {
-        const res = await fetch(`${url}/predictions/mlp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const res = await fetch(`${url}/predictions/mlp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
         await res.arrayBuffer();
         status = res.status;
-      } catch { status = 0; /* connection error: no answer */ }
+      } catch {
+        status = 0; /* connection error: no answer */
+      }
       statuses[status] = (statuses[status] ?? 0) + 1;
       onAnswer(status, ++answered);
     }
@@ -93,19 +105,32 @@ describe('tsserve instances behind HAProxy, one Prometheus (file_sd) and one Sta
       this.skip();
     }
     if (!haveBinary('prometheus')) {
-      console.warn('SKIPPED: prometheus not found — install the Debian package `prometheus` (apt-get install -y prometheus)');
+      console.warn(
+        'SKIPPED: prometheus not found — install the Debian package `prometheus` (apt-get install -y prometheus)',
+      );
       this.skip();
     }
     statsd = await startStatsd();
     const store = generateStore(['mlp']);
     // System metrics every second, so the dashboard's system panels have data too.
-    const args = ['--metrics-mode', 'tslog,prometheus,statsd', '--statsd-address', `127.0.0.1:${statsd.port}`, '--metric-time-interval', '1'];
+    const args = [
+      '--metrics-mode',
+      'tslog,prometheus,statsd',
+      '--statsd-address',
+      `127.0.0.1:${statsd.port}`,
+      '--metric-time-interval',
+      '1',
+    ];
     // Every start settles before a failure is thrown, so after() kills the ones that did start.
     const started = await Promise.allSettled([0, 1, 2].map(() => startTsserve({ store, args })));
     for (const r of started) if (r.status === 'fulfilled') servers.push(r.value);
     for (const r of started) if (r.status === 'rejected') throw r.reason;
     prom = await startPrometheusSd(servers.map((s) => hostPort(s.metrics)));
-    lb = await startHaproxy(bin!, [hostPort(servers[0]!.inference), hostPort(servers[1]!.inference), hostPort(servers[2]!.inference)]);
+    lb = await startHaproxy(bin!, [
+      hostPort(servers[0]!.inference),
+      hostPort(servers[1]!.inference),
+      hostPort(servers[2]!.inference),
+    ]);
   });
 
   after(() => {
@@ -120,30 +145,51 @@ describe('tsserve instances behind HAProxy, one Prometheus (file_sd) and one Sta
     expect(statuses).to.deep.equal({ 200: N });
 
     // The tslog files: each instance wrote its own third.
-    const perFile = await until(() => {
-      const t = servers.map((s) => tslogTotal(s.logDir));
-      return t.reduce((a, b) => a + b, 0) === N ? t : null;
-    }, { message: `${N} ts_inference_requests_total in the three ts_metrics.log`, observe: () => servers.map((s) => tslogTotal(s.logDir)) });
+    const perFile = await until(
+      () => {
+        const t = servers.map((s) => tslogTotal(s.logDir));
+        return t.reduce((a, b) => a + b, 0) === N ? t : null;
+      },
+      {
+        message: `${N} ts_inference_requests_total in the three ts_metrics.log`,
+        observe: () => servers.map((s) => tslogTotal(s.logDir)),
+      },
+    );
     expect(perFile).to.deep.equal([N / 3, N / 3, N / 3]);
 
     // StatsD: the lines received, and the daemon's own counter.
-    await until(() => statsdTotal(statsd!) === N, { message: `${N} at the statsd daemon`, observe: () => statsdTotal(statsd!) });
+    await until(() => statsdTotal(statsd!) === N, {
+      message: `${N} at the statsd daemon`,
+      observe: () => statsdTotal(statsd!),
+    });
     expect(await statsdCounter(statsd!.mgmtPort, 'ts_inference_requests_total')).to.equal(N);
 
     // Prometheus over the three targets it discovered from the file.
-    const sum = await until(async () => {
-      const r = await prom!.query('sum(ts_inference_requests_total)');
-      return r.length === 1 && Number(r[0]!.value) === N ? r : null;
-    }, { message: `Prometheus sum(ts_inference_requests_total) == ${N}`, timeoutMs: 30_000, observe: () => prom!.query('sum(ts_inference_requests_total)') });
+    const sum = await until(
+      async () => {
+        const r = await prom!.query('sum(ts_inference_requests_total)');
+        return r.length === 1 && Number(r[0]!.value) === N ? r : null;
+      },
+      {
+        message: `Prometheus sum(ts_inference_requests_total) == ${N}`,
+        timeoutMs: 30_000,
+        observe: () => prom!.query('sum(ts_inference_requests_total)'),
+      },
+    );
     expect(sum.map((s) => s.value)).to.deep.equal([String(N)]);
     const byInstance = await prom!.query('sum by (instance) (ts_inference_requests_total)');
     const want = Object.fromEntries(servers.map((s, i) => [hostPort(s.metrics), String(perFile[i])]));
     expect(Object.fromEntries(byInstance.map((s) => [s.metric.instance, s.value]))).to.deep.equal(want);
 
     // The shipped config's rule_files loaded every generated rule (45: recording and alerting).
-    const rules = await (await fetch(`${prom!.url}/api/v1/rules`)).json() as { data: { groups: { rules: { health: string }[] }[] } };
+    const rules = (await (await fetch(`${prom!.url}/api/v1/rules`)).json()) as {
+      data: { groups: { rules: { health: string }[] }[] };
+    };
     const loaded = rules.data.groups.flatMap((g) => g.rules);
-    expect({ rules: loaded.length, unhealthy: loaded.filter((r) => r.health === 'err').length }).to.deep.equal({ rules: 45, unhealthy: 0 });
+    expect({ rules: loaded.length, unhealthy: loaded.filter((r) => r.health === 'err').length }).to.deep.equal({
+      rules: 45,
+      unhealthy: 0,
+    });
   });
 
   it('should lose no admitted request when one instance is stopped mid-load: clients answered = tslog = StatsD, and Prometheus still answers', async () => {
@@ -162,11 +208,17 @@ describe('tsserve instances behind HAProxy, one Prometheus (file_sd) and one Sta
     const servedOk = statuses[200] ?? 0;
 
     // Push sinks: the leaving instance flushed its last increments before it exited.
-    const after = await until(() => {
-      const t = servers.map((s) => tslogTotal(s.logDir));
-      return t.reduce((a, b) => a + b, 0) - before.tslog.reduce((a, b) => a + b, 0) === servedOk ? t : null;
-    }, { message: `${servedOk} more in the tslog files`, observe: () => servers.map((s) => tslogTotal(s.logDir)) });
-    await until(() => statsdTotal(statsd!) - before.statsd === servedOk, { message: `${servedOk} more at the statsd daemon`, observe: () => statsdTotal(statsd!) });
+    const after = await until(
+      () => {
+        const t = servers.map((s) => tslogTotal(s.logDir));
+        return t.reduce((a, b) => a + b, 0) - before.tslog.reduce((a, b) => a + b, 0) === servedOk ? t : null;
+      },
+      { message: `${servedOk} more in the tslog files`, observe: () => servers.map((s) => tslogTotal(s.logDir)) },
+    );
+    await until(() => statsdTotal(statsd!) - before.statsd === servedOk, {
+      message: `${servedOk} more at the statsd daemon`,
+      observe: () => statsdTotal(statsd!),
+    });
     expect(await statsdCounter(statsd!.mgmtPort, 'ts_inference_requests_total')).to.equal(N + servedOk);
     expect(after.reduce((a, b) => a + b, 0)).to.equal(N + M);
     expect(after[1]).to.be.greaterThan(before.tslog[1]!); // it served in this phase before it left
@@ -174,25 +226,36 @@ describe('tsserve instances behind HAProxy, one Prometheus (file_sd) and one Sta
     // Prometheus: the stopped target is down, the two others are exact, and the queries answer.
     const survivors = [servers[0]!, servers[2]!];
     const survivorsTotal = after[0]! + after[2]!;
-    await until(async () => {
-      const up = await prom!.query(`up{instance="${hostPort(victim.metrics)}"}`);
-      const sum = await prom!.query('sum(ts_inference_requests_total)');
-      return up[0]?.value === '0' && Number(sum[0]?.value) === survivorsTotal;
-    }, { message: `the stopped target down and sum(ts_inference_requests_total) == ${survivorsTotal}`, timeoutMs: 30_000 });
+    await until(
+      async () => {
+        const up = await prom!.query(`up{instance="${hostPort(victim.metrics)}"}`);
+        const sum = await prom!.query('sum(ts_inference_requests_total)');
+        return up[0]?.value === '0' && Number(sum[0]?.value) === survivorsTotal;
+      },
+      {
+        message: `the stopped target down and sum(ts_inference_requests_total) == ${survivorsTotal}`,
+        timeoutMs: 30_000,
+      },
+    );
     const byInstance = await prom!.query('sum by (instance) (ts_inference_requests_total)');
     expect(Object.fromEntries(byInstance.map((s) => [s.metric.instance, s.value]))).to.deep.equal(
-      Object.fromEntries(survivors.map((s) => [hostPort(s.metrics), String(tslogTotal(s.logDir))])));
+      Object.fromEntries(survivors.map((s) => [hostPort(s.metrics), String(tslogTotal(s.logDir))])),
+    );
     // What Prometheus last scraped from the stopped instance: at most its tslog total (a pull
     // misses what the instance counted after its last scrape; the push sinks have it all).
-    const last = await prom!.query(`sum(last_over_time(ts_inference_requests_total{instance="${hostPort(victim.metrics)}"}[10m]))`);
+    const last = await prom!.query(
+      `sum(last_over_time(ts_inference_requests_total{instance="${hostPort(victim.metrics)}"}[10m]))`,
+    );
     expect(Number(last[0]!.value)).to.be.at.most(after[1]!);
     // Every query of the generated serving dashboard still answers over the two survivors.
     const serving = repoDashboards().find((d) => d.file === 'tsserve-serving.json')!;
     const { answered, empty } = await runDashboard(prom!, serving, [
       ...MAY_BE_EMPTY,
       [/\bRequests4XX_total\b/, 'every request through the balancer succeeds'],
-      [/\b(InferenceRequestCount|InitializeCallCount|PreprocessCallCount|PostprocessCallCount|RequestBatchSize|HandlerMethodTime|ExamplePercentMetric|SizeOfImage)(_total|_bucket|_sum|_count)?\b/,
-        'model metrics only the custom demo handler records; these instances serve mlp'],
+      [
+        /\b(InferenceRequestCount|InitializeCallCount|PreprocessCallCount|PostprocessCallCount|RequestBatchSize|HandlerMethodTime|ExamplePercentMetric|SizeOfImage)(_total|_bucket|_sum|_count)?\b/,
+        'model metrics only the custom demo handler records; these instances serve mlp',
+      ],
     ]);
     expect(empty, 'serving dashboard queries with no data after the stop').to.deep.equal([]);
     expect(answered).to.be.greaterThan(0);

@@ -51,11 +51,15 @@ describe('405s of every routed path (real tsserve start)', function () {
     removeStores();
   });
 
-  it('should answer 405 with Allow exactly the methods each inference path\'s routes take, and no 405 to those', async () => {
-    expect(await sweepMethods(server.inference, new Map(INFERENCE))).to.deep.equal(INFERENCE.map(([p, allow]) => agreeing(p, allow)));
+  it("should answer 405 with Allow exactly the methods each inference path's routes take, and no 405 to those", async () => {
+    expect(await sweepMethods(server.inference, new Map(INFERENCE))).to.deep.equal(
+      INFERENCE.map(([p, allow]) => agreeing(p, allow)),
+    );
   });
 
-  it('should answer 405 with Allow exactly the methods each management path\'s routes take, and no 405 to those', async () => {
-    expect(await sweepMethods(server.management, new Map(MANAGEMENT))).to.deep.equal(MANAGEMENT.map(([p, allow]) => agreeing(p, allow)));
+  it("should answer 405 with Allow exactly the methods each management path's routes take, and no 405 to those", async () => {
+    expect(await sweepMethods(server.management, new Map(MANAGEMENT))).to.deep.equal(
+      MANAGEMENT.map(([p, allow]) => agreeing(p, allow)),
+    );
   });
 });

@@ -17,16 +17,28 @@ import { until } from '../support/until.js';
 const N_MLP = 6;
 const N_CUSTOM = 4;
 
-interface JsonLine { file: string; time: string; name: string; value: number; dimensions: Record<string, string>; requestId: string | null }
+interface JsonLine {
+  file: string;
+  time: string;
+  name: string;
+  value: number;
+  dimensions: Record<string, string>;
+  requestId: string | null;
+}
 
 function tail(server: Tsserve, ...args: string[]): string {
-  const r = spawnSync(process.execPath, [CLI, 'metrics', 'tail', '--once', '--log-dir', server.logDir, ...args], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [CLI, 'metrics', 'tail', '--once', '--log-dir', server.logDir, ...args], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`tsserve metrics tail exited ${r.status}: ${r.stderr}`);
   return r.stdout;
 }
 
 function jsonLines(text: string): JsonLine[] {
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as JsonLine);
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as JsonLine);
 }
 
 describe('tsserve metrics tail (real server logs)', function () {
@@ -37,17 +49,33 @@ describe('tsserve metrics tail (real server logs)', function () {
   before(async () => {
     server = await startTsserve({
       store: generateStore(['mlp', 'custom']),
-      args: ['--metrics-config', path.join(ROOT, 'examples', 'custom-metrics', 'metrics.yaml'), '--metrics-mode', 'tslog', '--disable-system-metrics'],
+      args: [
+        '--metrics-config',
+        path.join(ROOT, 'examples', 'custom-metrics', 'metrics.yaml'),
+        '--metrics-mode',
+        'tslog',
+        '--disable-system-metrics',
+      ],
     });
-    const mlp = await Promise.all(Array.from({ length: N_MLP }, (_v, i) => post(`${server.inference}/predictions/mlp`, mlpInput(i))));
-    const custom = await Promise.all(Array.from({ length: N_CUSTOM }, (_v, i) => post(`${server.inference}/predictions/custom`, mlpInput(i))));
+    const mlp = await Promise.all(
+      Array.from({ length: N_MLP }, (_v, i) => post(`${server.inference}/predictions/mlp`, mlpInput(i))),
+    );
+    const custom = await Promise.all(
+      Array.from({ length: N_CUSTOM }, (_v, i) => post(`${server.inference}/predictions/custom`, mlpInput(i))),
+    );
     expect([...mlp, ...custom].map((r) => r.status)).to.deep.equal(Array(N_MLP + N_CUSTOM).fill(200));
     for (const r of custom) customIds.push(r.requestId ?? '');
     // The sink writes on a timer: wait until every request's lines are in both files.
-    await until(() => {
-      const lines = jsonLines(tail(server, '--json', '--metric', 'ts_inference_requests_total,SizeOfImage'));
-      return lines.filter((l) => l.name === 'ts_inference_requests_total').length === N_MLP + N_CUSTOM && lines.filter((l) => l.name === 'SizeOfImage').length === N_CUSTOM;
-    }, { message: 'every request in the metric logs' });
+    await until(
+      () => {
+        const lines = jsonLines(tail(server, '--json', '--metric', 'ts_inference_requests_total,SizeOfImage'));
+        return (
+          lines.filter((l) => l.name === 'ts_inference_requests_total').length === N_MLP + N_CUSTOM &&
+          lines.filter((l) => l.name === 'SizeOfImage').length === N_CUSTOM
+        );
+      },
+      { message: 'every request in the metric logs' },
+    );
   });
 
   after(() => server?.kill());
@@ -58,8 +86,12 @@ describe('tsserve metrics tail (real server logs)', function () {
       ...Array.from({ length: N_CUSTOM }, () => ['ts_metrics.log', 'custom', 1]),
       ...Array.from({ length: N_MLP }, () => ['ts_metrics.log', 'mlp', 1]),
     ]);
-    expect(jsonLines(tail(server, '--json', '--metric', 'ts_inference_requests_total', '--model', 'mlp')).length).to.equal(N_MLP);
-    expect(jsonLines(tail(server, '--json', '--metric', 'ts_inference_requests_total', '--dim', 'model_name=custom')).length).to.equal(N_CUSTOM);
+    expect(
+      jsonLines(tail(server, '--json', '--metric', 'ts_inference_requests_total', '--model', 'mlp')).length,
+    ).to.equal(N_MLP);
+    expect(
+      jsonLines(tail(server, '--json', '--metric', 'ts_inference_requests_total', '--dim', 'model_name=custom')).length,
+    ).to.equal(N_CUSTOM);
   });
 
   it('should print table rows whose aggregates are exactly those of the lines', () => {
@@ -68,15 +100,39 @@ describe('tsserve metrics tail (real server logs)', function () {
     const values = handler.map((l) => l.value);
     const sorted = [...values].sort((a, b) => a - b);
     const mean = values.reduce((s, v) => s + v, 0) / values.length;
-    const rows = tail(server, '--table', '--window', '3600', '--metric', 'HandlerTime,ts_inference_requests_total', '--model', 'mlp').split('\n');
+    const rows = tail(
+      server,
+      '--table',
+      '--window',
+      '3600',
+      '--metric',
+      'HandlerTime,ts_inference_requests_total',
+      '--model',
+      'mlp',
+    ).split('\n');
     const cells = (prefix: string): string[] => (rows.find((r) => r.startsWith(prefix)) ?? '').split(/ {2,}/);
     const last = handler[handler.length - 1] as JsonLine;
     expect(cells('HandlerTime.ms')).to.deep.equal([
-      'HandlerTime.ms', Object.entries(last.dimensions).map(([k, v]) => `${k}=${v}`).join(','), String(values.length),
-      formatCell(values.length / 3600), formatCell(last.value), formatCell(mean), formatCell(percentile(sorted, 50)), formatCell(percentile(sorted, 99)),
+      'HandlerTime.ms',
+      Object.entries(last.dimensions)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+      String(values.length),
+      formatCell(values.length / 3600),
+      formatCell(last.value),
+      formatCell(mean),
+      formatCell(percentile(sorted, 50)),
+      formatCell(percentile(sorted, 99)),
     ]);
     expect(cells('ts_inference_requests_total.Count')).to.deep.equal([
-      'ts_inference_requests_total.Count', 'model_name=mlp,model_version=default', String(N_MLP), formatCell(N_MLP / 3600), '1', '1', '1', '1',
+      'ts_inference_requests_total.Count',
+      'model_name=mlp,model_version=default',
+      String(N_MLP),
+      formatCell(N_MLP / 3600),
+      '1',
+      '1',
+      '1',
+      '1',
     ]);
   });
 
@@ -88,11 +144,17 @@ describe('tsserve metrics tail (real server logs)', function () {
     for (const file of ['ts_metrics.log', 'model_metrics.log']) {
       for (const raw of fs.readFileSync(path.join(server.logDir, file), 'utf8').split('\n')) {
         const l = raw === '' ? null : parseTslogLine(raw);
-        if (l !== null && l.requestId !== null && l.requestId.split(',').includes(id)) expected.push({ file, time: l.time, name: l.name, value: l.value });
+        if (l !== null && l.requestId !== null && l.requestId.split(',').includes(id))
+          expected.push({ file, time: l.time, name: l.name, value: l.value });
       }
     }
     expected.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
-    const got = jsonLines(tail(server, '--request', id, '--json')).map((l) => ({ file: l.file, time: l.time, name: l.name, value: l.value }));
+    const got = jsonLines(tail(server, '--request', id, '--json')).map((l) => ({
+      file: l.file,
+      time: l.time,
+      name: l.name,
+      value: l.value,
+    }));
     expect(got).to.deep.equal(expected);
     expect(got.filter((l) => l.file === 'model_metrics.log' && l.name === 'SizeOfImage').length).to.equal(1);
   });

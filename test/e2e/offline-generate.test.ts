@@ -15,7 +15,15 @@ const BODIES: readonly Readonly<Record<string, unknown>>[] = [
   { prompt: 'Hello', max_tokens: 8, temperature: 0 },
   { prompt: 'The', max_tokens: 5, seed: 3, n: 2 },
   { prompt: 'Hello', max_tokens: 12, temperature: 0, frequency_penalty: 2 },
-  { prompt: 'Hello', max_tokens: 12, temperature: 0.7, seed: 5, presence_penalty: 1.5, repetition_penalty: 1.3, top_k: 5 },
+  {
+    prompt: 'Hello',
+    max_tokens: 12,
+    temperature: 0.7,
+    seed: 5,
+    presence_penalty: 1.5,
+    repetition_penalty: 1.3,
+    top_k: 5,
+  },
   { prompt: 'Hello', max_tokens: 12, temperature: 0, logit_bias: { 122: -100 } },
   { prompt: 'Hello', max_tokens: 4, temperature: 0, logprobs: 2 },
   { prompt: 'Hello', max_tokens: 4, temperature: 0, echo: true },
@@ -24,7 +32,11 @@ const BODIES: readonly Readonly<Record<string, unknown>>[] = [
   { prompt: 'Hello', temperature: 0 },
 ];
 
-interface Choice { readonly text: string; readonly logprobs?: unknown; readonly finish_reason: string }
+interface Choice {
+  readonly text: string;
+  readonly logprobs?: unknown;
+  readonly finish_reason: string;
+}
 
 describe('tsserve generate against the server', function () {
   this.timeout(120_000);
@@ -33,7 +45,10 @@ describe('tsserve generate against the server', function () {
 
   before(async () => {
     dir = tempDir('offline-generate');
-    server = await startTsserve({ store: generateStore(['tiny-lm']), args: ['--models', 'tiny-lm=tiny-lm', '--metrics-mode', 'prometheus', '--disable-system-metrics'] });
+    server = await startTsserve({
+      store: generateStore(['tiny-lm']),
+      args: ['--models', 'tiny-lm=tiny-lm', '--metrics-mode', 'prometheus', '--disable-system-metrics'],
+    });
   });
 
   after(() => {
@@ -47,15 +62,32 @@ describe('tsserve generate against the server', function () {
     for (const body of BODIES) {
       const r = await post(`${server!.inference}/v1/completions`, { model: 'tiny-lm', ...body });
       expect(r.status, JSON.stringify(r.json)).to.equal(200);
-      online.push((r.json as { choices: Choice[] }).choices.map((c) => ({ text: c.text, finish_reason: c.finish_reason, ...(c.logprobs !== null ? { logprobs: c.logprobs } : {}) })));
+      online.push(
+        (r.json as { choices: Choice[] }).choices.map((c) => ({
+          text: c.text,
+          finish_reason: c.finish_reason,
+          ...(c.logprobs !== null ? { logprobs: c.logprobs } : {}),
+        })),
+      );
     }
     const input = path.join(dir, 'in.jsonl');
     fs.writeFileSync(input, BODIES.map((b) => JSON.stringify(b)).join('\n'));
-    const r = spawnSync(process.execPath, [CLI, 'generate', '--model', path.join(generateStore(['tiny-lm']), 'tiny-lm'), '--input', input], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [CLI, 'generate', '--model', path.join(generateStore(['tiny-lm']), 'tiny-lm'), '--input', input],
+      { encoding: 'utf8' },
+    );
     expect([r.status, r.stderr]).to.deep.equal([0, '']);
-    const offline = r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { choices: Choice[] }).choices.map((c) => ({
-      text: c.text, finish_reason: c.finish_reason, ...(c.logprobs !== undefined ? { logprobs: c.logprobs } : {}),
-    })));
+    const offline = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) =>
+        (JSON.parse(l) as { choices: Choice[] }).choices.map((c) => ({
+          text: c.text,
+          finish_reason: c.finish_reason,
+          ...(c.logprobs !== undefined ? { logprobs: c.logprobs } : {}),
+        })),
+      );
     expect(offline).to.deep.equal(online);
   });
 });

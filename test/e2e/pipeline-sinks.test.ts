@@ -20,7 +20,8 @@ import { until } from '../support/until.js';
 
 /** Families no ordinary request records, with why (each is covered where it can be recorded). */
 const NOT_RECORDED: Readonly<Record<string, string>> = {
-  ts_omni_audio_skipped_requests_total: 'only a vocoder rejection records it (pipeline-skipped.test.ts, backend/vocoder unit test)',
+  ts_omni_audio_skipped_requests_total:
+    'only a vocoder rejection records it (pipeline-skipped.test.ts, backend/vocoder unit test)',
 };
 
 describe('pipeline families in every sink (real tsserve start, tiny-omni, statsd daemon)', function () {
@@ -37,8 +38,17 @@ describe('pipeline families in every sink (real tsserve start, tiny-omni, statsd
     fs.mkdirSync(logDir);
     statsd = await startStatsd();
     server = await startTsserve({
-      store: omniStore(path.join(dir, 'store'), {}), logDir,
-      args: ['--metrics-mode', 'tslog,prometheus,statsd', '--statsd-address', `127.0.0.1:${statsd.port}`, '--disable-system-metrics', '--models', 'tiny-omni=tiny-omni'],
+      store: omniStore(path.join(dir, 'store'), {}),
+      logDir,
+      args: [
+        '--metrics-mode',
+        'tslog,prometheus,statsd',
+        '--statsd-address',
+        `127.0.0.1:${statsd.port}`,
+        '--disable-system-metrics',
+        '--models',
+        'tiny-omni=tiny-omni',
+      ],
     });
     client = openaiClient(server);
   });
@@ -51,31 +61,58 @@ describe('pipeline families in every sink (real tsserve start, tiny-omni, statsd
   });
 
   it('should render every ts_omni_* family in prometheus, tslog and statsd, with the frames the client got in each', async () => {
-    const body = (stream: boolean, format: 'wav' | 'pcm16'): OpenAI.Chat.ChatCompletionCreateParams => ({
-      model: 'tiny-omni', messages: [{ role: 'user', content: `sinks ${format}` }], max_tokens: 10, temperature: 0, stream,
-      modalities: ['text', 'audio'], audio: { voice: 'alloy', format }, ...({ ignore_eos: true } as object),
-    }) as OpenAI.Chat.ChatCompletionCreateParams;
+    const body = (stream: boolean, format: 'wav' | 'pcm16'): OpenAI.Chat.ChatCompletionCreateParams =>
+      ({
+        model: 'tiny-omni',
+        messages: [{ role: 'user', content: `sinks ${format}` }],
+        max_tokens: 10,
+        temperature: 0,
+        stream,
+        modalities: ['text', 'audio'],
+        audio: { voice: 'alloy', format },
+        ...({ ignore_eos: true } as object),
+      }) as OpenAI.Chat.ChatCompletionCreateParams;
     let pcmBytes = 0;
-    const stream = await client.chat.completions.create(body(true, 'pcm16') as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const stream = await client.chat.completions.create(
+      body(true, 'pcm16') as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+    );
     for await (const c of stream) {
       const data = (c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio?.data;
       if (data !== undefined) pcmBytes += Buffer.from(data, 'base64').length;
     }
-    const whole = await client.chat.completions.create(body(false, 'wav') as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+    const whole = await client.chat.completions.create(
+      body(false, 'wav') as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+    );
     const frames = pcmBytes / 2 + decodeWav(Buffer.from(whole.choices[0]!.message.audio!.data, 'base64')).frames;
 
     const loaded = loadMetricsConfig(defaultMetricsConfigPath());
     if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
-    const families = loaded.config.metrics.filter((m) => m.name.startsWith('ts_omni_') && NOT_RECORDED[m.name] === undefined).map((m) => m.name);
+    const families = loaded.config.metrics
+      .filter((m) => m.name.startsWith('ts_omni_') && NOT_RECORDED[m.name] === undefined)
+      .map((m) => m.name);
     expect(families.length).to.equal(14);
     const tslogPath = path.join(logDir, 'ts_metrics.log');
     const tslog = (): string => (fs.existsSync(tslogPath) ? fs.readFileSync(tslogPath, 'utf8') : '');
-    const sum = (lines: readonly string[], re: RegExp): number => lines.reduce((s, l) => s + Number(re.exec(l)?.[1] ?? 0), 0);
+    const sum = (lines: readonly string[], re: RegExp): number =>
+      lines.reduce((s, l) => s + Number(re.exec(l)?.[1] ?? 0), 0);
     const statsdFrames = (): number => sum(statsd.lines, /^ts_omni_audio_frames_total:(\d+)\|c\|/);
     const tslogFrames = (): number => sum(tslog().split('\n'), / - ts_omni_audio_frames_total\.\w+:(\d+)\.0\|/);
     // The sinks flush on their own timers (statsd 100 ms, tslog 200 ms).
-    await until(() => (statsdFrames() === frames && tslogFrames() === frames ? true : null), { message: 'the frames in statsd and tslog', observe: () => [frames, statsdFrames(), tslogFrames()] });
-    await until(() => (families.every((n) => statsd.lines.some((l) => l.startsWith(`${n}:`)) && tslog().includes(` - ${n}.`)) ? true : null), { message: 'a line of every family in statsd and tslog', observe: () => families.filter((n) => !statsd.lines.some((l) => l.startsWith(`${n}:`)) || !tslog().includes(` - ${n}.`)) });
+    await until(() => (statsdFrames() === frames && tslogFrames() === frames ? true : null), {
+      message: 'the frames in statsd and tslog',
+      observe: () => [frames, statsdFrames(), tslogFrames()],
+    });
+    await until(
+      () =>
+        families.every((n) => statsd.lines.some((l) => l.startsWith(`${n}:`)) && tslog().includes(` - ${n}.`))
+          ? true
+          : null,
+      {
+        message: 'a line of every family in statsd and tslog',
+        observe: () =>
+          families.filter((n) => !statsd.lines.some((l) => l.startsWith(`${n}:`)) || !tslog().includes(` - ${n}.`)),
+      },
+    );
     const text = await scrape(server);
     const missing = families.filter((n) => !new RegExp(`^${n}(_bucket|_sum|_count)?\\{`, 'm').test(text));
     const promFrames = sum(text.split('\n'), /^ts_omni_audio_frames_total\{[^}]*\} (\d+)$/);

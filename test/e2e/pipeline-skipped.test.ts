@@ -21,28 +21,63 @@ const AUDIO = { model_name: 'omni-narrow', stage: 'code2wav', replica: '0' };
 describe('pipeline refusals: a vocoder rejecting its input, a full stage (real tsserve start, openai client)', function () {
   this.timeout(120_000);
   // The same vocoder model, told its codec vocabulary is the 128 ASCII codes, behind a pipeline of its own.
-  const omni = servedOmni('omni-narrow', ['--metrics-mode', 'prometheus', '--disable-system-metrics', '--models', 'omni-narrow=omni-narrow', '--job-queue-size', '1'], {
-    prepare: (store) => {
-      fs.cpSync(path.join(store, 'tiny-vocoder'), path.join(store, 'narrow-vocoder'), { recursive: true });
-      const vcfg = yaml.load(fs.readFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), 'utf8')) as { handlerOptions: Record<string, unknown> };
-      vcfg.handlerOptions.vocabSize = 128;
-      fs.writeFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), yaml.dump(vcfg));
-      const pcfg = yaml.load(fs.readFileSync(path.join(store, 'tiny-omni', 'model-config.yaml'), 'utf8')) as { pipeline: { stages: { name: string; model: string }[] } };
-      pcfg.pipeline.stages[1]!.model = 'narrow-vocoder';
-      fs.mkdirSync(path.join(store, 'omni-narrow'));
-      fs.writeFileSync(path.join(store, 'omni-narrow', 'model-config.yaml'), yaml.dump(pcfg));
+  const omni = servedOmni(
+    'omni-narrow',
+    [
+      '--metrics-mode',
+      'prometheus',
+      '--disable-system-metrics',
+      '--models',
+      'omni-narrow=omni-narrow',
+      '--job-queue-size',
+      '1',
+    ],
+    {
+      prepare: (store) => {
+        fs.cpSync(path.join(store, 'tiny-vocoder'), path.join(store, 'narrow-vocoder'), { recursive: true });
+        const vcfg = yaml.load(fs.readFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), 'utf8')) as {
+          handlerOptions: Record<string, unknown>;
+        };
+        vcfg.handlerOptions.vocabSize = 128;
+        fs.writeFileSync(path.join(store, 'narrow-vocoder', 'model-config.yaml'), yaml.dump(vcfg));
+        const pcfg = yaml.load(fs.readFileSync(path.join(store, 'tiny-omni', 'model-config.yaml'), 'utf8')) as {
+          pipeline: { stages: { name: string; model: string }[] };
+        };
+        pcfg.pipeline.stages[1]!.model = 'narrow-vocoder';
+        fs.mkdirSync(path.join(store, 'omni-narrow'));
+        fs.writeFileSync(path.join(store, 'omni-narrow', 'model-config.yaml'), yaml.dump(pcfg));
+      },
     },
-  });
+  );
 
   it('should answer 400 naming the token, count the request as skipped and as error, and keep speaking valid input', async () => {
     const before = await Scrape.of(omni.server);
-    const refused = await omni.client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hello wörld', response_format: 'wav' }).then(() => null, (e: unknown) => e);
-    const ok = decodeWav(new Uint8Array(await (await omni.client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hello', response_format: 'wav' })).arrayBuffer()));
+    const refused = await omni.client.audio.speech
+      .create({ model: 'omni-narrow', voice: 'alloy', input: 'hello wörld', response_format: 'wav' })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    const ok = decodeWav(
+      new Uint8Array(
+        await (
+          await omni.client.audio.speech.create({
+            model: 'omni-narrow',
+            voice: 'alloy',
+            input: 'hello',
+            response_format: 'wav',
+          })
+        ).arrayBuffer(),
+      ),
+    );
     const after = await Scrape.of(omni.server);
     const d = (name: string, labels: Record<string, string>): number => delta(before, after, name, labels);
     expect(refused).to.be.instanceOf(OpenAI.APIError);
     const e = refused as InstanceType<typeof OpenAI.APIError>;
-    expect([e.status, e.message]).to.deep.equal([400, "400 code2wav rejected the request: codec token 195 is outside the vocoder's vocabulary (0..127)"]);
+    expect([e.status, e.message]).to.deep.equal([
+      400,
+      "400 code2wav rejected the request: codec token 195 is outside the vocoder's vocabulary (0..127)",
+    ]);
     expect({
       skipped: d('ts_omni_audio_skipped_requests_total', { ...AUDIO, reason: 'invalid_codec_token' }),
       error: d('ts_omni_requests_success_total', { ...M, finished_reason: 'error' }),
@@ -54,21 +89,46 @@ describe('pipeline refusals: a vocoder rejecting its input, a full stage (real t
 
   it('should answer 503 naming the full stage while a spoken stream holds it, count it, and speak again once it ended', async () => {
     const before = await Scrape.of(omni.server);
-    const stream = await omni.client.chat.completions.create(spoken('omni-narrow', 'hold', 900, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const stream = await omni.client.chat.completions.create(
+      spoken('omni-narrow', 'hold', 900, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+    );
     const it = stream[Symbol.asyncIterator]();
     await it.next(); // the role chunk: the run holds a thinker engine and a code2wav replica
-    const refused = await omni.client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' }).then(() => null, (e: unknown) => e);
+    const refused = await omni.client.audio.speech
+      .create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     stream.controller.abort();
     const pending = async (): Promise<number> => {
       const r = await fetch(`${omni.server.management}/models/omni-narrow`);
       return ((await r.json()) as { jobQueueStatus: { pendingRequests: number } }[])[0]!.jobQueueStatus.pendingRequests;
     };
     await until(async () => (await pending()) === 0, { message: 'the aborted stream left the pipeline' });
-    const again = decodeWav(new Uint8Array(await (await omni.client.audio.speech.create({ model: 'omni-narrow', voice: 'alloy', input: 'hi', response_format: 'wav' })).arrayBuffer()));
+    const again = decodeWav(
+      new Uint8Array(
+        await (
+          await omni.client.audio.speech.create({
+            model: 'omni-narrow',
+            voice: 'alloy',
+            input: 'hi',
+            response_format: 'wav',
+          })
+        ).arrayBuffer(),
+      ),
+    );
     const e = refused as InstanceType<typeof OpenAI.APIError>;
-    const counted = delta(before, await Scrape.of(omni.server), 'tsserve_requests_refused_total', { model_name: 'omni-narrow', reason: 'queue_full' });
+    const counted = delta(before, await Scrape.of(omni.server), 'tsserve_requests_refused_total', {
+      model_name: 'omni-narrow',
+      reason: 'queue_full',
+    });
     expect([refused instanceof OpenAI.APIError, e.status, e.message, again.frames, counted]).to.deep.equal([
-      true, 503, '503 model omni-narrow: stage code2wav has 1 request in flight on its least loaded replica, the most one holds (--job-queue-size 1); retry later', 2 * 960, 1,
+      true,
+      503,
+      '503 model omni-narrow: stage code2wav has 1 request in flight on its least loaded replica, the most one holds (--job-queue-size 1); retry later',
+      2 * 960,
+      1,
     ]);
   });
 });

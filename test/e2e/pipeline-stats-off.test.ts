@@ -15,8 +15,13 @@ import type { Tsserve } from './harness.js';
 import { omniStore } from './pipeline-helpers.js';
 
 const BODY = {
-  model: 'tiny-omni', messages: [{ role: 'user', content: 'count me' }], max_tokens: 6, temperature: 0,
-  modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' }, ignore_eos: true,
+  model: 'tiny-omni',
+  messages: [{ role: 'user', content: 'count me' }],
+  max_tokens: 6,
+  temperature: 0,
+  modalities: ['text', 'audio'],
+  audio: { voice: 'alloy', format: 'wav' },
+  ignore_eos: true,
 } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 
 /** Sample lines (not comments) of an exposition whose name starts with one of `prefixes` or that carry `label=`. */
@@ -43,7 +48,15 @@ describe('--disable-log-stats (real tsserve start, tiny-omni)', function () {
   async function run(extra: readonly string[]): Promise<{ text: string; server: Tsserve }> {
     const server = await startTsserve({
       store: path.join(dir, 'store'),
-      args: [...configArgs(), '--metrics-mode', 'tslog,prometheus', '--disable-system-metrics', '--models', 'tiny-omni=tiny-omni', ...extra],
+      args: [
+        ...configArgs(),
+        '--metrics-mode',
+        'tslog,prometheus',
+        '--disable-system-metrics',
+        '--models',
+        'tiny-omni=tiny-omni',
+        ...extra,
+      ],
     });
     servers.push(server);
     const r = await openaiClient(server).chat.completions.create(BODY);
@@ -72,7 +85,11 @@ describe('--disable-log-stats (real tsserve start, tiny-omni)', function () {
     // On: the pipeline families reach the tslog sink too.
     await on.server.stop();
     const log = fs.readFileSync(path.join(on.server.logDir, 'ts_metrics.log'), 'utf8');
-    expect(log).to.match(/ - ts_omni_audio_frames_total\.Frames:5760\.0\|#model_name:tiny-omni,stage:code2wav,replica:0\|#hostname:/);
-    expect(log).to.match(/ - ts_generation_tokens_total\.Tokens:1\.0\|#model_name:tiny-omni,stage:thinker,replica:0\|#hostname:/);
+    expect(log).to.match(
+      / - ts_omni_audio_frames_total\.Frames:5760\.0\|#model_name:tiny-omni,stage:code2wav,replica:0\|#hostname:/,
+    );
+    expect(log).to.match(
+      / - ts_generation_tokens_total\.Tokens:1\.0\|#model_name:tiny-omni,stage:thinker,replica:0\|#hostname:/,
+    );
   });
 });

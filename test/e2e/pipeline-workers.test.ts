@@ -18,7 +18,18 @@ describe('pipelines and --max-workers (real tsserve start)', function () {
   before(async () => {
     dir = tempDir('omni-workers');
     const store = omniStore(path.join(dir, 'store'), { omni3: { thinker: 2, code2wav: 1 } });
-    server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics', '--max-workers', '4', '--models', 'tiny-omni=tiny-omni'] });
+    server = await startTsserve({
+      store,
+      args: [
+        '--metrics-mode',
+        'prometheus',
+        '--disable-system-metrics',
+        '--max-workers',
+        '4',
+        '--models',
+        'tiny-omni=tiny-omni',
+      ],
+    });
   });
 
   after(() => {
@@ -32,18 +43,40 @@ describe('pipelines and --max-workers (real tsserve start)', function () {
     const d = (described.json as Array<{ minWorkers: number; maxWorkers: number; workers: unknown[] }>)[0]!;
     const refused = await call('POST', `${server.management}/models?url=omni3&model_name=omni3`);
     expect([described.status, d.minWorkers, d.maxWorkers, d.workers.length, refused]).to.deep.equal([
-      200, 2, 2, 2,
-      { status: 400, json: { code: 400, type: 'BadRequestException', message: '3 workers for model omni3 would bring the server to 5 workers, over --max-workers 4' } },
+      200,
+      2,
+      2,
+      2,
+      {
+        status: 400,
+        json: {
+          code: 400,
+          type: 'BadRequestException',
+          message: '3 workers for model omni3 would bring the server to 5 workers, over --max-workers 4',
+        },
+      },
     ]);
   });
 
   it('should refuse to scale a pipeline through the management API with 400, asynchronous or not, and leave it as it was', async () => {
-    const refusal = { status: 400, json: { code: 400, type: 'BadRequestException', message: "model tiny-omni is a pipeline: its stages' replicas are set in its model-config.yaml" } };
+    const refusal = {
+      status: 400,
+      json: {
+        code: 400,
+        type: 'BadRequestException',
+        message: "model tiny-omni is a pipeline: its stages' replicas are set in its model-config.yaml",
+      },
+    };
     const answers = [
       await call('PUT', `${server.management}/models/tiny-omni?min_worker=1`),
       await call('PUT', `${server.management}/models/tiny-omni?min_worker=1&synchronous=true`),
     ];
-    const d = ((await call('GET', `${server.management}/models/tiny-omni`)).json as Array<{ workers: unknown[]; jobQueueStatus: unknown }>)[0]!;
+    const d = (
+      (await call('GET', `${server.management}/models/tiny-omni`)).json as Array<{
+        workers: unknown[];
+        jobQueueStatus: unknown;
+      }>
+    )[0]!;
     expect([...answers, d.workers.length]).to.deep.equal([refusal, refusal, 2]);
     // Idle: each stage's one replica takes 100 × maxNumSeqs (32) requests (--job-queue-size 0).
     expect(d.jobQueueStatus).to.deep.equal({ remainingCapacity: 3200, pendingRequests: 0 });

@@ -22,7 +22,8 @@ export interface PrometheusSd extends Prometheus {
 export async function startPrometheusSd(targets: readonly string[]): Promise<PrometheusSd> {
   const dir = tempDir('prom-sd');
   const cfg = fs.readFileSync(PROMETHEUS_SD_CFG, 'utf8');
-  if (!cfg.includes('  scrape_interval: 15s\n')) throw new Error(`${PROMETHEUS_SD_CFG}: no 'scrape_interval: 15s' line to shorten`);
+  if (!cfg.includes('  scrape_interval: 15s\n'))
+    throw new Error(`${PROMETHEUS_SD_CFG}: no 'scrape_interval: 15s' line to shorten`);
   fs.mkdirSync(path.join(dir, 'targets'));
   // The shipped config loads the generated rules from beside it; without the copy Prometheus
   // would start with none and the test would not know.

@@ -26,7 +26,10 @@ export interface Prometheus {
 interface QueryAnswer {
   readonly status: string;
   readonly error?: string;
-  readonly data?: { readonly resultType: string; readonly result: ReadonlyArray<{ metric: Record<string, string>; value: [number, string] }> };
+  readonly data?: {
+    readonly resultType: string;
+    readonly result: ReadonlyArray<{ metric: Record<string, string>; value: [number, string] }>;
+  };
 }
 
 /**
@@ -38,16 +41,34 @@ export async function startPrometheus(dir: string, config: string): Promise<Prom
   const port = await freePort();
   const file = path.join(dir, 'prometheus.yml');
   fs.writeFileSync(file, config);
-  const proc = spawn('prometheus', [`--config.file=${file}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
-    { stdio: 'ignore', detached: true });
+  const proc = spawn(
+    'prometheus',
+    [
+      `--config.file=${file}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    { stdio: 'ignore', detached: true },
+  );
   const url = `http://127.0.0.1:${port}`;
   const stop = (): void => {
-    try { process.kill(-(proc.pid as number), 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(-(proc.pid as number), 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   };
   try {
-    await until(async () => {
-      try { return (await fetch(`${url}/-/ready`)).status === 200; } catch { return false; }
-    }, { message: 'Prometheus ready', timeoutMs: 60_000 });
+    await until(
+      async () => {
+        try {
+          return (await fetch(`${url}/-/ready`)).status === 200;
+        } catch {
+          return false;
+        }
+      },
+      { message: 'Prometheus ready', timeoutMs: 60_000 },
+    );
   } catch (err) {
     stop();
     throw err;
@@ -56,10 +77,16 @@ export async function startPrometheus(dir: string, config: string): Promise<Prom
     url,
     stop,
     async query(expr: string): Promise<PromSample[]> {
-      const res = await fetch(`${url}/api/v1/query`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `query=${encodeURIComponent(expr)}` });
+      const res = await fetch(`${url}/api/v1/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `query=${encodeURIComponent(expr)}`,
+      });
       const body = (await res.json()) as QueryAnswer;
-      if (body.status !== 'success' || body.data === undefined) throw new Error(`query failed: ${body.error ?? res.status}: ${expr}`);
-      if (body.data.resultType === 'scalar') return [{ metric: {}, value: (body.data.result as unknown as [number, string])[1] }];
+      if (body.status !== 'success' || body.data === undefined)
+        throw new Error(`query failed: ${body.error ?? res.status}: ${expr}`);
+      if (body.data.resultType === 'scalar')
+        return [{ metric: {}, value: (body.data.result as unknown as [number, string])[1] }];
       return body.data.result.map((r) => ({ metric: r.metric, value: r.value[1] }));
     },
   };

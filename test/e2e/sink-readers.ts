@@ -11,11 +11,15 @@ import type { TslogLine } from '../../frontend/metrics/sinks/tslog-format.js';
 export function tslogLines(logDir: string, file: string): TslogLine[] {
   const p = path.join(logDir, file);
   if (!fs.existsSync(p)) return [];
-  return fs.readFileSync(p, 'utf8').split('\n').filter((l) => l !== '').map((l) => {
-    const parsed = parseTslogLine(l);
-    if (parsed === null) throw new Error(`line does not parse: ${l}`);
-    return parsed;
-  });
+  return fs
+    .readFileSync(p, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => {
+      const parsed = parseTslogLine(l);
+      if (parsed === null) throw new Error(`line does not parse: ${l}`);
+      return parsed;
+    });
 }
 
 /**
@@ -27,13 +31,17 @@ export function monotonicSamples(text: string, histograms = false): Map<string, 
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     const t = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (t !== null) { types.set(t[1]!, t[2]!); continue; }
+    if (t !== null) {
+      types.set(t[1]!, t[2]!);
+      continue;
+    }
     if (line.startsWith('#') || line === '') continue;
     const sp = line.lastIndexOf(' ');
     const series = line.slice(0, sp);
     const name = series.split('{')[0]!;
     const histogram = histograms ? /^(.*)_(count|bucket)$/.exec(name) : null;
-    if (types.get(name) === 'counter' || (histogram !== null && types.get(histogram[1]!) === 'histogram')) out.set(series, Number(line.slice(sp + 1)));
+    if (types.get(name) === 'counter' || (histogram !== null && types.get(histogram[1]!) === 'histogram'))
+      out.set(series, Number(line.slice(sp + 1)));
   }
   return out;
 }

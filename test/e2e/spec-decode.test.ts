@@ -46,9 +46,15 @@ describe('speculative decoding (real tsserve start, tiny-lm, openai client)', fu
     removeStores();
   });
 
-  it('should answer with the plain model\'s greedy text and count drafts exactly as the engine run offline does', async () => {
+  it("should answer with the plain model's greedy text and count drafts exactly as the engine run offline does", async () => {
     // A prompt whose greedy continuation is mostly a cycle: "qld z" and its own first 80 tokens.
-    const seed = await client.completions.create({ model: 'tiny-lm', prompt: 'qld z', max_tokens: 80, temperature: 0, ignore_eos: true } as CompletionBody);
+    const seed = await client.completions.create({
+      model: 'tiny-lm',
+      prompt: 'qld z',
+      max_tokens: 80,
+      temperature: 0,
+      ignore_eos: true,
+    } as CompletionBody);
     const head = seed.choices[0]!.text;
     expect(Buffer.byteLength(head), 'one ASCII byte per token').to.equal(80);
     const prompt = `qld z${head}`;
@@ -60,10 +66,18 @@ describe('speculative decoding (real tsserve start, tiny-lm, openai client)', fu
     expect(spec.usage!.completion_tokens).to.equal(48);
     // Stats ride on every step, and the last one of an idle engine always carries them.
     let after = await Scrape.of(server);
-    await until(async () => {
-      after = await Scrape.of(server);
-      return delta(before, after, 'ts_generation_tokens_total', L) === 48 && after.get('ts_num_requests_running', L) === 0;
-    }, { message: 'the spec engine\'s stats after the request', observe: () => after.get('ts_generation_tokens_total', L) });
+    await until(
+      async () => {
+        after = await Scrape.of(server);
+        return (
+          delta(before, after, 'ts_generation_tokens_total', L) === 48 && after.get('ts_num_requests_running', L) === 0
+        );
+      },
+      {
+        message: "the spec engine's stats after the request",
+        observe: () => after.get('ts_generation_tokens_total', L),
+      },
+    );
 
     // The same prompt through an engine of the same model and settings, in this process.
     const m = readModelDir(path.join(store, 'tiny-spec'));
@@ -84,16 +98,33 @@ describe('speculative decoding (real tsserve start, tiny-lm, openai client)', fu
       numDrafts: delta(before, after, 'ts_spec_decode_num_drafts_total', L),
       numDraftTokens: delta(before, after, 'ts_spec_decode_num_draft_tokens_total', L),
       numAcceptedTokens: delta(before, after, 'ts_spec_decode_num_accepted_tokens_total', L),
-      perPos: [0, 1, 2, 3].map((p) => delta(before, after, 'ts_spec_decode_num_accepted_tokens_per_pos_total', { ...L, position: String(p) })),
+      perPos: [0, 1, 2, 3].map((p) =>
+        delta(before, after, 'ts_spec_decode_num_accepted_tokens_per_pos_total', { ...L, position: String(p) }),
+      ),
     }).to.deep.equal(want);
     expect(want.perPos.reduce((a, b) => a + b, 0)).to.equal(want.numAcceptedTokens);
     // The plain engine has no spec series at all.
     expect(after.has('ts_spec_decode_num_drafts_total', { model_name: 'tiny-lm' })).to.equal(false);
   });
 
-  it('should log vLLM\'s SpecDecoding line for the speculating engine (--log-stats-interval 1)', async () => {
-    const line = /"msg":"\[tiny-spec\] Engine 000: SpecDecoding metrics: Mean acceptance length: \d+\.\d\d, Accepted throughput: \d+\.\d\d tokens\/s, Drafted throughput: \d+\.\d\d tokens\/s, Accepted: \d+ tokens, Drafted: [1-9]\d* tokens, Per-position acceptance rate: \d\.\d{3}, \d\.\d{3}, \d\.\d{3}, \d\.\d{3}, Avg Draft acceptance rate: \d+\.\d%"/;
-    await client.completions.create({ model: 'tiny-spec', prompt: 'abababababababab', max_tokens: 16, temperature: 0, ignore_eos: true } as CompletionBody);
-    await until(() => line.test(server.output()), { message: 'a SpecDecoding line for tiny-spec', observe: () => server.output().split('\n').filter((l) => l.includes('[tiny-spec]')).slice(-3) });
+  it("should log vLLM's SpecDecoding line for the speculating engine (--log-stats-interval 1)", async () => {
+    const line =
+      /"msg":"\[tiny-spec\] Engine 000: SpecDecoding metrics: Mean acceptance length: \d+\.\d\d, Accepted throughput: \d+\.\d\d tokens\/s, Drafted throughput: \d+\.\d\d tokens\/s, Accepted: \d+ tokens, Drafted: [1-9]\d* tokens, Per-position acceptance rate: \d\.\d{3}, \d\.\d{3}, \d\.\d{3}, \d\.\d{3}, Avg Draft acceptance rate: \d+\.\d%"/;
+    await client.completions.create({
+      model: 'tiny-spec',
+      prompt: 'abababababababab',
+      max_tokens: 16,
+      temperature: 0,
+      ignore_eos: true,
+    } as CompletionBody);
+    await until(() => line.test(server.output()), {
+      message: 'a SpecDecoding line for tiny-spec',
+      observe: () =>
+        server
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('[tiny-spec]'))
+          .slice(-3),
+    });
   });
 });

@@ -9,20 +9,31 @@ import { call, CLI, freePort, generateStore, mlpInput, post, removeStores, start
 describe('tsserve start (start-up checks)', function () {
   this.timeout(60_000);
   let dir: string;
-  before(() => { dir = tempDir('startup'); });
+  before(() => {
+    dir = tempDir('startup');
+  });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('should print every problem of an invalid metrics.yaml and exit non-zero without serving', () => {
     const bad = path.join(dir, 'bad.yaml');
-    fs.writeFileSync(bad, 'ts_metrics:\n  counter:\n    - name: my-metric\n      unit: Count\n    - name: Dup\n      unit: Count\n    - name: Dup\n      unit: Count\n');
-    const r = spawnSync(process.execPath, [CLI, 'start', '--metrics-config', bad, '--model-store', dir, '--log-dir', dir], { encoding: 'utf8' });
+    fs.writeFileSync(
+      bad,
+      'ts_metrics:\n  counter:\n    - name: my-metric\n      unit: Count\n    - name: Dup\n      unit: Count\n    - name: Dup\n      unit: Count\n',
+    );
+    const r = spawnSync(
+      process.execPath,
+      [CLI, 'start', '--metrics-config', bad, '--model-store', dir, '--log-dir', dir],
+      { encoding: 'utf8' },
+    );
     expect([r.status, r.stdout]).to.deep.equal([1, '']);
-    expect(r.stderr).to.equal([
-      `tsserve start: invalid metrics config ${bad} (2 problem(s)); not starting:`,
-      `${bad}:3:13: metric "my-metric" in ts_metrics.counter: name "my-metric" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "my_metric"`,
-      `${bad}:7:13: metric "Dup" in ts_metrics.counter: name already used by the metric in ts_metrics.counter at line 5; names must be unique across the file (any section, any type), rename one`,
-      '',
-    ].join('\n'));
+    expect(r.stderr).to.equal(
+      [
+        `tsserve start: invalid metrics config ${bad} (2 problem(s)); not starting:`,
+        `${bad}:3:13: metric "my-metric" in ts_metrics.counter: name "my-metric" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "my_metric"`,
+        `${bad}:7:13: metric "Dup" in ts_metrics.counter: name already used by the metric in ts_metrics.counter at line 5; names must be unique across the file (any section, any type), rename one`,
+        '',
+      ].join('\n'),
+    );
   });
 
   it('should name the listener and its flag when its address is taken, and exit 1', async () => {
@@ -32,10 +43,28 @@ describe('tsserve start (start-up checks)', function () {
     try {
       const [mgmt, met] = [await freePort(), await freePort()];
       // The bind fails in the kernel, so the blocked event loop of spawnSync does not matter.
-      const r = spawnSync(process.execPath, [CLI, 'start', '--model-store', dir, '--log-dir', dir, '--inference-address', `127.0.0.1:${port}`,
-        '--management-address', `127.0.0.1:${mgmt}`, '--metrics-address', `127.0.0.1:${met}`], { encoding: 'utf8' });
+      const r = spawnSync(
+        process.execPath,
+        [
+          CLI,
+          'start',
+          '--model-store',
+          dir,
+          '--log-dir',
+          dir,
+          '--inference-address',
+          `127.0.0.1:${port}`,
+          '--management-address',
+          `127.0.0.1:${mgmt}`,
+          '--metrics-address',
+          `127.0.0.1:${met}`,
+        ],
+        { encoding: 'utf8' },
+      );
       expect(r.status).to.equal(1);
-      expect(r.stdout).to.contain(`"msg":"tsserve start: inference listener http://127.0.0.1:${port} (--inference-address): the address is already in use"`);
+      expect(r.stdout).to.contain(
+        `"msg":"tsserve start: inference listener http://127.0.0.1:${port} (--inference-address): the address is already in use"`,
+      );
     } finally {
       taken.close();
     }
@@ -47,11 +76,34 @@ describe('tsserve start (start-up checks)', function () {
     const port = (taken.address() as net.AddressInfo).port;
     try {
       const [mgmt, met] = [await freePort(), await freePort()];
-      const r = spawnSync(process.execPath, [CLI, 'start', '--model-store', dir, '--log-dir', dir, '--inference-address', `127.0.0.1:${port}`,
-        '--management-address', `127.0.0.1:${mgmt}`, '--metrics-address', `127.0.0.1:${met}`, '--api-server-count', '2'], { encoding: 'utf8' });
+      const r = spawnSync(
+        process.execPath,
+        [
+          CLI,
+          'start',
+          '--model-store',
+          dir,
+          '--log-dir',
+          dir,
+          '--inference-address',
+          `127.0.0.1:${port}`,
+          '--management-address',
+          `127.0.0.1:${mgmt}`,
+          '--metrics-address',
+          `127.0.0.1:${met}`,
+          '--api-server-count',
+          '2',
+        ],
+        { encoding: 'utf8' },
+      );
       expect(r.status).to.equal(1);
-      const errors = r.stdout.split('\n').filter((l) => /"level":"(error|fatal)"/.test(l)).map((l) => (JSON.parse(l) as { msg: string }).msg);
-      expect(errors).to.deep.equal([`tsserve start: inference listener http://127.0.0.1:${port} (--inference-address): the address is already in use`]);
+      const errors = r.stdout
+        .split('\n')
+        .filter((l) => /"level":"(error|fatal)"/.test(l))
+        .map((l) => (JSON.parse(l) as { msg: string }).msg);
+      expect(errors).to.deep.equal([
+        `tsserve start: inference listener http://127.0.0.1:${port} (--inference-address): the address is already in use`,
+      ]);
     } finally {
       taken.close();
     }
@@ -59,7 +111,9 @@ describe('tsserve start (start-up checks)', function () {
 
   it('should refuse an explicit --model-store that does not exist', () => {
     const missing = path.join(dir, 'nope');
-    const r = spawnSync(process.execPath, [CLI, 'start', '--model-store', missing, '--log-dir', dir], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [CLI, 'start', '--model-store', missing, '--log-dir', dir], {
+      encoding: 'utf8',
+    });
     expect([r.status, r.stdout]).to.deep.equal([1, '']);
     expect(r.stderr).to.equal(
       `tsserve start: --model-store: directory ${missing} does not exist (generate one with: tsserve models generate ${missing})\n`,
@@ -68,13 +122,28 @@ describe('tsserve start (start-up checks)', function () {
   });
 
   it('should refuse a --models entry without a name and a name given twice before binding anything (exit 2)', () => {
-    const run = (models: string) => spawnSync(process.execPath, [CLI, 'start', '--models', models, '--model-store', dir, '--log-dir', dir], { encoding: 'utf8' });
+    const run = (models: string) =>
+      spawnSync(process.execPath, [CLI, 'start', '--models', models, '--model-store', dir, '--log-dir', dir], {
+        encoding: 'utf8',
+      });
     const noName = run('=mlp');
-    expect([noName.status, noName.stdout, noName.stderr]).to.deep.equal([2, '', "tsserve start: --models: '=mlp' has no name (use NAME=DIR)\n"]);
+    expect([noName.status, noName.stdout, noName.stderr]).to.deep.equal([
+      2,
+      '',
+      "tsserve start: --models: '=mlp' has no name (use NAME=DIR)\n",
+    ]);
     const twice = run('mlp=mlp,mlp=custom');
-    expect([twice.status, twice.stdout, twice.stderr]).to.deep.equal([2, '', "tsserve start: --models: the name 'mlp' is given twice\n"]);
+    expect([twice.status, twice.stdout, twice.stderr]).to.deep.equal([
+      2,
+      '',
+      "tsserve start: --models: the name 'mlp' is given twice\n",
+    ]);
     const mixed = run('none,mlp=mlp');
-    expect([mixed.status, mixed.stdout, mixed.stderr]).to.deep.equal([2, '', "tsserve start: --models: 'none' cannot be combined with NAME=DIR entries\n"]);
+    expect([mixed.status, mixed.stdout, mixed.stderr]).to.deep.equal([
+      2,
+      '',
+      "tsserve start: --models: 'none' cannot be combined with NAME=DIR entries\n",
+    ]);
   });
 
   it('should start with no model under --models none, as TorchServe starts without --models, and serve one registered later', async () => {
@@ -92,12 +161,23 @@ describe('tsserve start (start-up checks)', function () {
     }
   });
 
-  it('should fail a --log-dir or a generated store it cannot create (under /proc) with mkdir\'s error, not spin (Node 20\'s recursive mkdir retried that for ever)', () => {
+  it("should fail a --log-dir or a generated store it cannot create (under /proc) with mkdir's error, not spin (Node 20's recursive mkdir retried that for ever)", () => {
     const opts = { encoding: 'utf8' as const, timeout: 30_000 };
-    const start = spawnSync(process.execPath, [CLI, 'start', '--log-dir', '/proc/tsserve-x/logs', '--model-store', dir], opts);
-    expect([start.status, start.stdout, start.stderr]).to.deep.equal([1, '', "tsserve start: --log-dir: cannot write logs in /proc/tsserve-x/logs: ENOENT: no such file or directory, mkdir '/proc/tsserve-x'\n"]);
+    const start = spawnSync(
+      process.execPath,
+      [CLI, 'start', '--log-dir', '/proc/tsserve-x/logs', '--model-store', dir],
+      opts,
+    );
+    expect([start.status, start.stdout, start.stderr]).to.deep.equal([
+      1,
+      '',
+      "tsserve start: --log-dir: cannot write logs in /proc/tsserve-x/logs: ENOENT: no such file or directory, mkdir '/proc/tsserve-x'\n",
+    ]);
     const gen = spawnSync(process.execPath, [CLI, 'models', 'generate', '/proc/tsserve-x/store'], opts);
-    expect([gen.status, gen.stderr]).to.deep.equal([1, "tsserve models generate: ENOENT: no such file or directory, mkdir '/proc/tsserve-x'\n"]);
+    expect([gen.status, gen.stderr]).to.deep.equal([
+      1,
+      "tsserve models generate: ENOENT: no such file or directory, mkdir '/proc/tsserve-x'\n",
+    ]);
   });
 
   it('should list every option with its env name in --help', () => {
@@ -110,12 +190,38 @@ describe('tsserve start (start-up checks)', function () {
       return flag === undefined ? [] : [[flag, /^ +env (TS_[A-Z_]+)$/.exec(lines[i + 1] ?? '')?.[1] ?? null]];
     });
     const flags = [
-      '--inference-address', '--management-address', '--metrics-address', '--model-store', '--models', '--metrics-config', '--metrics-profile',
-      '--metrics-mode', '--statsd-address', '--log-dir', '--log-level', '--metric-time-interval', '--disable-system-metrics',
-      '--enable-token-auth', '--max-request-size', '--max-json-depth', '--max-json-elements', '--request-timeout', '--header-timeout', '--request-idle-timeout',
-      '--job-queue-size', '--disable-log-stats', '--log-stats-interval',
-      '--max-workers', '--model-load-timeout', '--shutdown-timeout', '--api-server-count', '--show-hidden-metrics-for-version',
+      '--inference-address',
+      '--management-address',
+      '--metrics-address',
+      '--model-store',
+      '--models',
+      '--metrics-config',
+      '--metrics-profile',
+      '--metrics-mode',
+      '--statsd-address',
+      '--log-dir',
+      '--log-level',
+      '--metric-time-interval',
+      '--disable-system-metrics',
+      '--enable-token-auth',
+      '--max-request-size',
+      '--max-json-depth',
+      '--max-json-elements',
+      '--request-timeout',
+      '--header-timeout',
+      '--request-idle-timeout',
+      '--job-queue-size',
+      '--disable-log-stats',
+      '--log-stats-interval',
+      '--max-workers',
+      '--model-load-timeout',
+      '--shutdown-timeout',
+      '--api-server-count',
+      '--show-hidden-metrics-for-version',
     ];
-    expect(pairs).to.deep.equal([...flags.map((f) => [f, `TS_${f.slice(2).replace(/-/g, '_').toUpperCase()}`]), ['--help', null]]);
+    expect(pairs).to.deep.equal([
+      ...flags.map((f) => [f, `TS_${f.slice(2).replace(/-/g, '_').toUpperCase()}`]),
+      ['--help', null],
+    ]);
   });
 });

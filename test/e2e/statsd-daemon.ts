@@ -36,10 +36,17 @@ export async function startStatsd(): Promise<StatsdDaemon> {
   const port = await freeUdpPort();
   const mgmt = await freePort();
   const cfg = path.join(dir, 'config.js');
-  fs.writeFileSync(cfg, `{ port: ${port}, address: '127.0.0.1', mgmt_port: ${mgmt}, mgmt_address: '127.0.0.1', backends: ['./backends/console'], dumpMessages: true, flushInterval: 1000000 }\n`);
+  fs.writeFileSync(
+    cfg,
+    `{ port: ${port}, address: '127.0.0.1', mgmt_port: ${mgmt}, mgmt_address: '127.0.0.1', backends: ['./backends/console'], dumpMessages: true, flushInterval: 1000000 }\n`,
+  );
   // The shim gives the daemon back util.log, which Node 23+ removed (see the file).
   const shim = path.join(ROOT, 'test', 'e2e', 'fixtures', 'statsd-util-log.cjs');
-  const proc: ChildProcess = spawn(process.execPath, ['--require', shim, path.join(ROOT, 'node_modules', 'statsd', 'stats.js'), cfg], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const proc: ChildProcess = spawn(
+    process.execPath,
+    ['--require', shim, path.join(ROOT, 'node_modules', 'statsd', 'stats.js'), cfg],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   const lines: string[] = [];
   let up = false;
   let echoed = false;
@@ -53,17 +60,24 @@ export async function startStatsd(): Promise<StatsdDaemon> {
       if (line.includes('server is up')) up = true;
       const m = / - DEBUG: (.*)$/.exec(line);
       if (m === null) continue;
-      if (m[1] === PROBE) echoed = true; // start-up probes never reach `lines`
+      if (m[1] === PROBE)
+        echoed = true; // start-up probes never reach `lines`
       else lines.push(m[1]);
     }
   });
-  const stop = (): void => { proc.kill('SIGKILL'); fs.rmSync(dir, { recursive: true, force: true }); };
+  const stop = (): void => {
+    proc.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
   const waitFor = async (cond: () => boolean, what: string): Promise<void> => {
     try {
-      await until(() => {
-        if (proc.exitCode !== null) throw new Error(`statsd daemon exited during start-up (${what})`);
-        return cond();
-      }, { message: `statsd daemon: ${what}`, timeoutMs: 30_000 });
+      await until(
+        () => {
+          if (proc.exitCode !== null) throw new Error(`statsd daemon exited during start-up (${what})`);
+          return cond();
+        },
+        { message: `statsd daemon: ${what}`, timeoutMs: 30_000 },
+      );
     } catch (err) {
       stop();
       throw err;

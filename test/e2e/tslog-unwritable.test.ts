@@ -23,7 +23,11 @@ describe('tsserve start with an unwritable ts_metrics.log', function () {
   before(async () => {
     logDir = tempDir('unwritable');
     fs.mkdirSync(path.join(logDir, 'ts_metrics.log'));
-    server = await startTsserve({ store: generateStore(['mlp']), logDir, args: [...configArgs(), '--metrics-mode', 'tslog,prometheus', '--disable-system-metrics'] });
+    server = await startTsserve({
+      store: generateStore(['mlp']),
+      logDir,
+      args: [...configArgs(), '--metrics-mode', 'tslog,prometheus', '--disable-system-metrics'],
+    });
   });
 
   after(() => {
@@ -38,18 +42,31 @@ describe('tsserve start with an unwritable ts_metrics.log', function () {
     // Each prediction records at least Requests2XX and ts_inference_requests_total, both
     // ts_metrics lines, and each of those lines is lost: at least 2N once they are flushed.
     const series = `tsserve_sink_errors_total{sink="tslog",Hostname="${H}"}`;
-    const lost = await until(async () => {
-      const v = sample(await scrape(server, '?name[]=tsserve_sink_errors_total'), series);
-      return v !== null && v >= 2 * N ? v : null;
-    }, { message: 'lost tslog lines counted' });
+    const lost = await until(
+      async () => {
+        const v = sample(await scrape(server, '?name[]=tsserve_sink_errors_total'), series);
+        return v !== null && v >= 2 * N ? v : null;
+      },
+      { message: 'lost tslog lines counted' },
+    );
     expect(lost).to.be.at.least(2 * N);
-    expect(sample(await scrape(server, '?name[]=ts_inference_requests_total'), `ts_inference_requests_total{model_name="mlp",model_version="default",hostname="${H}"}`)).to.equal(N);
-    expect(server.output()).to.contain(`metrics log ${path.join(logDir, 'ts_metrics.log')}: Error: EISDIR: illegal operation on a directory`);
+    expect(
+      sample(
+        await scrape(server, '?name[]=ts_inference_requests_total'),
+        `ts_inference_requests_total{model_name="mlp",model_version="default",hostname="${H}"}`,
+      ),
+    ).to.equal(N);
+    expect(server.output()).to.contain(
+      `metrics log ${path.join(logDir, 'ts_metrics.log')}: Error: EISDIR: illegal operation on a directory`,
+    );
     expect(fs.statSync(path.join(logDir, 'ts_metrics.log')).isDirectory()).to.equal(true);
-    const model = await until(() => {
-      const p = path.join(logDir, 'model_metrics.log');
-      return fs.existsSync(p) && fs.statSync(p).size > 0 ? fs.readFileSync(p, 'utf8') : null;
-    }, { message: 'model_metrics.log written' });
+    const model = await until(
+      () => {
+        const p = path.join(logDir, 'model_metrics.log');
+        return fs.existsSync(p) && fs.statSync(p).size > 0 ? fs.readFileSync(p, 'utf8') : null;
+      },
+      { message: 'model_metrics.log written' },
+    );
     expect(model).to.match(/ - \w+\.\w+:\d/);
   });
 

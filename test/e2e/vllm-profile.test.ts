@@ -14,14 +14,24 @@ import { removeStores, scrape, skipWithout, startTsserve, tempDir } from './harn
 import type { Tsserve } from './harness.js';
 
 /** A family as the gateway's text parser sees it: its TYPE and its series in exposition order. */
-interface Family { type: string | null; series: { labels: Record<string, string>; value: number }[] }
+interface Family {
+  type: string | null;
+  series: { labels: Record<string, string>; value: number }[];
+}
 
 function parseFamilies(text: string): Map<string, Family> {
   const out = new Map<string, Family>();
-  const fam = (n: string): Family => { let f = out.get(n); if (f === undefined) out.set(n, (f = { type: null, series: [] })); return f; };
+  const fam = (n: string): Family => {
+    let f = out.get(n);
+    if (f === undefined) out.set(n, (f = { type: null, series: [] }));
+    return f;
+  };
   for (const line of text.split('\n')) {
     const t = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (t !== null) { fam(t[1]!).type = t[2]!; continue; }
+    if (t !== null) {
+      fam(t[1]!).type = t[2]!;
+      continue;
+    }
     if (line === '' || line.startsWith('#')) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (m === null) continue;
@@ -41,9 +51,15 @@ describe('vLLM profile (real tsserve start --metrics-profile vllm)', function ()
 
   before(async () => {
     dir = tempDir('vllm-profile');
-    const store = tinyLmVariants(path.join(dir, 'store'), { 'tiny-lm': { numBlocks: 24, maxModelLen: 384, kvCacheMetricsSample: 1 } });
+    const store = tinyLmVariants(path.join(dir, 'store'), {
+      'tiny-lm': { numBlocks: 24, maxModelLen: 384, kvCacheMetricsSample: 1 },
+    });
     fs.mkdirSync(path.join(dir, 'logs'));
-    server = await startTsserve({ store, args: ['--metrics-profile', 'vllm', '--metrics-mode', 'prometheus', '--disable-system-metrics'], logDir: path.join(dir, 'logs') });
+    server = await startTsserve({
+      store,
+      args: ['--metrics-profile', 'vllm', '--metrics-mode', 'prometheus', '--disable-system-metrics'],
+      logDir: path.join(dir, 'logs'),
+    });
     const client = openaiClient(server);
     await client.completions.create({ model: 'tiny-lm', prompt: 'hello vllm names', max_tokens: 4, temperature: 0 });
     text = await scrape(server);
@@ -55,9 +71,14 @@ describe('vLLM profile (real tsserve start --metrics-profile vllm)', function ()
     removeStores();
   });
 
-  it('should give the gateway each gauge with its TYPE line and cache_config_info\'s integers', () => {
+  it("should give the gateway each gauge with its TYPE line and cache_config_info's integers", () => {
     const fams = parseFamilies(text);
-    for (const g of ['vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:kv_cache_usage_perc', 'vllm:cache_config_info']) {
+    for (const g of [
+      'vllm:num_requests_running',
+      'vllm:num_requests_waiting',
+      'vllm:kv_cache_usage_perc',
+      'vllm:cache_config_info',
+    ]) {
       const f = fams.get(g);
       expect(f?.type, g).to.equal('gauge');
       expect(f!.series[0]!.labels.engine, g).to.equal('0');
@@ -66,30 +87,46 @@ describe('vLLM profile (real tsserve start --metrics-profile vllm)', function ()
     expect(fams.get('vllm:num_requests_waiting')!.series[0]!.value).to.equal(0);
     const info = fams.get('vllm:cache_config_info')!.series[0]!;
     expect(info.value).to.equal(1);
-    expect(Object.keys(info.labels).sort()).to.deep.equal(['block_size', 'enable_prefix_caching', 'engine', 'num_gpu_blocks']);
-    expect([Number.parseInt(info.labels.block_size!, 10), Number.parseInt(info.labels.num_gpu_blocks!, 10)]).to.deep.equal([16, 24]);
+    expect(Object.keys(info.labels).sort()).to.deep.equal([
+      'block_size',
+      'enable_prefix_caching',
+      'engine',
+      'num_gpu_blocks',
+    ]);
+    expect([
+      Number.parseInt(info.labels.block_size!, 10),
+      Number.parseInt(info.labels.num_gpu_blocks!, 10),
+    ]).to.deep.equal([16, 24]);
     expect(fams.get('vllm:prompt_tokens_total')?.type).to.equal('counter');
     expect(fams.get('vllm:time_to_first_token_seconds')?.type).to.equal('histogram');
     expect(text).to.contain('vllm:request_success_total{model_name="tiny-lm",engine="0",finished_reason="length"} 1');
     expect(text).to.contain('vllm:request_params_max_tokens_sum{model_name="tiny-lm",engine="0"} 4');
   });
 
-  it('should expose exactly the profile\'s declared vllm: families (the deprecated gpu_cache_usage_perc hidden)', () => {
+  it("should expose exactly the profile's declared vllm: families (the deprecated gpu_cache_usage_perc hidden)", () => {
     const r = loadMetricsConfig(profileConfigPath('vllm')!);
     if (!r.ok) throw new Error('metrics-vllm.yaml does not load');
-    const declared = r.config.metrics.filter((m) => m.name.startsWith('vllm:') && m.name !== 'vllm:gpu_cache_usage_perc').map((m) => m.name).sort();
+    const declared = r.config.metrics
+      .filter((m) => m.name.startsWith('vllm:') && m.name !== 'vllm:gpu_cache_usage_perc')
+      .map((m) => m.name)
+      .sort();
     const exposed = [...text.matchAll(/^# TYPE (vllm:\S+) /gm)].map((m) => m[1]!).sort();
     expect(exposed).to.deep.equal(declared);
     expect(text).to.not.contain('vllm:gpu_cache_usage_perc');
   });
 
-  it('should pass promtool check metrics but for the naming lint vLLM\'s own names draw (colons, a histogram named _total)', function () {
+  it("should pass promtool check metrics but for the naming lint vLLM's own names draw (colons, a histogram named _total)", function () {
     skipWithout(this, 'promtool', 'prometheus');
     const res = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
     const findings = (res.stdout + res.stderr).split('\n').filter((l) => l.startsWith('vllm:'));
     // promtool lints the families that have samples (the residency histograms have none: no block was evicted).
-    const families = [...text.matchAll(/^# TYPE (vllm:\S+) /gm)].map((m) => m[1]!).filter((f) => new RegExp(`^${f}(_bucket|_sum|_count)?[{ ]`, 'm').test(text));
-    const expected = [...families.map((f) => `${f} metric names should not contain ':'`), 'vllm:iteration_tokens_total non-counter metrics should not have "_total" suffix'].sort();
+    const families = [...text.matchAll(/^# TYPE (vllm:\S+) /gm)]
+      .map((m) => m[1]!)
+      .filter((f) => new RegExp(`^${f}(_bucket|_sum|_count)?[{ ]`, 'm').test(text));
+    const expected = [
+      ...families.map((f) => `${f} metric names should not contain ':'`),
+      'vllm:iteration_tokens_total non-counter metrics should not have "_total" suffix',
+    ].sort();
     expect(findings.sort()).to.deep.equal(expected);
     expect(res.stdout + res.stderr).to.not.match(/error|parse/i);
   });

@@ -32,8 +32,17 @@ describe('vLLM recording rules (promtool, real scrape)', function () {
     dir = tempDir('vllm-rules');
     const store = tinyLmVariants(path.join(dir, 'store'), { 'tiny-lm': {} });
     fs.mkdirSync(path.join(dir, 'logs'));
-    server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics'], logDir: path.join(dir, 'logs') });
-    await openaiClient(server).completions.create({ model: 'tiny-lm', prompt: 'recording rules', max_tokens: 3, temperature: 0 });
+    server = await startTsserve({
+      store,
+      args: ['--metrics-mode', 'prometheus', '--disable-system-metrics'],
+      logDir: path.join(dir, 'logs'),
+    });
+    await openaiClient(server).completions.create({
+      model: 'tiny-lm',
+      prompt: 'recording rules',
+      max_tokens: 3,
+      temperature: 0,
+    });
     text = await scrape(server);
   });
 
@@ -48,7 +57,7 @@ describe('vLLM recording rules (promtool, real scrape)', function () {
     expect(res.status, res.stdout + res.stderr).to.equal(0);
   });
 
-  it('should derive every scraped ts_ LLM sample under vLLM\'s name (promtool test rules)', () => {
+  it("should derive every scraped ts_ LLM sample under vLLM's name (promtool test rules)", () => {
     const rules = plainRules();
     const inputs: string[] = [];
     const expects: string[] = [];

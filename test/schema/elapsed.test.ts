@@ -8,6 +8,8 @@ describe('elapsed times rounded to whole nanoseconds', () => {
     expect(msAsUs(ms)).to.equal(9453.808);
     expect(msToNs(ms)).to.equal(9.453808);
     expect(msAsSeconds(ms)).to.equal(0.009453808);
-    expect([msAsUs(0), msAsUs(5), msToNs(0.5247830000007525), msAsSeconds(1234.5678901)]).to.deep.equal([0, 5000, 0.524783, 1.234567890]);
+    expect([msAsUs(0), msAsUs(5), msToNs(0.5247830000007525), msAsSeconds(1234.5678901)]).to.deep.equal([
+      0, 5000, 0.524783, 1.23456789,
+    ]);
   });
 });

@@ -8,8 +8,17 @@ import { validateEngineArgs } from '../../schema/engine-args.js';
 import { checkEngineSettings, checkKvHoldsMaxModelLen, writtenNames } from '../../schema/engine-settings.js';
 
 /** The tiny LM's own dims and ids (8 KiB of K/V per position). */
-const MODEL = { vocab_size: 259, num_layers: 4, num_heads: 4, head_dim: 64, bos_token_id: 256, eos_token_id: 257, pad_token_id: 258 };
-const MODEL_YAML = '  vocab_size: 259\n  num_layers: 4\n  num_heads: 4\n  head_dim: 64\n  bos_token_id: 256\n  eos_token_id: 257\n  pad_token_id: 258\n';
+const MODEL = {
+  vocab_size: 259,
+  num_layers: 4,
+  num_heads: 4,
+  head_dim: 64,
+  bos_token_id: 256,
+  eos_token_id: 257,
+  pad_token_id: 258,
+};
+const MODEL_YAML =
+  '  vocab_size: 259\n  num_layers: 4\n  num_heads: 4\n  head_dim: 64\n  bos_token_id: 256\n  eos_token_id: 257\n  pad_token_id: 258\n';
 const SPEC = { method: 'ngram', num_speculative_tokens: 3 };
 
 function between(block: Record<string, unknown>): string[] {
@@ -32,7 +41,9 @@ describe('checkEngineSettings', () => {
 
   it('should name a missing dim once, and not a dim given with a bad value', () => {
     const { num_heads: _, ...noHeads } = MODEL;
-    expect(between({ ...noHeads, head_dim: 'wide' })).to.deep.equal(["engine.numHeads: required (the model's own dims and special ids)"]);
+    expect(between({ ...noHeads, head_dim: 'wide' })).to.deep.equal([
+      "engine.numHeads: required (the model's own dims and special ids)",
+    ]);
   });
 
   it('should refuse a budget that leaves no working rows', () => {
@@ -42,13 +53,19 @@ describe('checkEngineSettings', () => {
   });
 
   it('should refuse a step budget under max_model_len without chunked prefill, as vLLM does (the engine raised it silently)', () => {
-    expect(between({ ...MODEL, max_model_len: 1024, enable_chunked_prefill: false, max_num_batched_tokens: 512 })).to.deep.equal([
+    expect(
+      between({ ...MODEL, max_model_len: 1024, enable_chunked_prefill: false, max_num_batched_tokens: 512 }),
+    ).to.deep.equal([
       'engine.max_num_batched_tokens: max_num_batched_tokens (512) is smaller than max_model_len (1024). This effectively limits the maximum sequence length to max_num_batched_tokens and makes the engine reject longer sequences. Please increase engine.max_num_batched_tokens or decrease engine.max_model_len, or enable chunked prefill',
     ]);
     // Chunked (the default), equal, or left to its default (max(2048, max_model_len)): fine.
     expect(between({ ...MODEL, max_model_len: 1024, max_num_batched_tokens: 512 })).to.deep.equal([]);
-    expect(between({ ...MODEL, max_model_len: 1024, enable_chunked_prefill: false, max_num_batched_tokens: 1024 })).to.deep.equal([]);
-    expect(resolveEngineConfig({ ...MODEL, max_model_len: 1024 }, { enableChunkedPrefill: false }).maxNumBatchedTokens).to.equal(2048);
+    expect(
+      between({ ...MODEL, max_model_len: 1024, enable_chunked_prefill: false, max_num_batched_tokens: 1024 }),
+    ).to.deep.equal([]);
+    expect(
+      resolveEngineConfig({ ...MODEL, max_model_len: 1024 }, { enableChunkedPrefill: false }).maxNumBatchedTokens,
+    ).to.equal(2048);
   });
 
   it('should give the engine the same problems, with the keys as written', () => {
@@ -59,7 +76,7 @@ describe('checkEngineSettings', () => {
 });
 
 describe('checkKvHoldsMaxModelLen', () => {
-  it('should refuse a block pool smaller than max_model_len with vLLM\'s message and our knobs', () => {
+  it("should refuse a block pool smaller than max_model_len with vLLM's message and our knobs", () => {
     expect(kv({ ...MODEL, max_model_len: 1024, num_gpu_blocks_override: 8 })).to.equal(
       "engine.max_model_len: The model's max seq len (1024) is larger than the maximum number of tokens that can be stored in KV cache (128: numBlocks 8 × blockSize 16). Try increasing engine.kvCacheBytes or engine.numBlocks, or decreasing engine.maxModelLen to 128.",
     );
@@ -72,7 +89,7 @@ describe('checkKvHoldsMaxModelLen', () => {
     );
   });
 
-  it('should pass a pool that holds max_model_len, and the demo\'s and the default budgets', () => {
+  it("should pass a pool that holds max_model_len, and the demo's and the default budgets", () => {
     expect(kv({ ...MODEL, max_model_len: 128, num_gpu_blocks_override: 8 })).to.equal(undefined);
     expect(kv({ ...MODEL, maxModelLen: 1024, blockSize: 16, numBlocks: 512 })).to.equal(undefined);
     expect(kv({ ...MODEL, maxModelLen: 1024 })).to.equal(undefined);
@@ -90,25 +107,43 @@ describe('model-config.yaml engine: rules between settings', () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('should stop speculative decoding on the hf layout at the config check (the worker refused it at every load, retried forever)', () => {
-    fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n  layout: hf\n${MODEL_YAML}  speculative_config:\n    method: ngram\n    num_speculative_tokens: 3\n`);
-    expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
-      `${f}:13:5: engine.speculative_config: n-gram speculative decoding needs logits for several positions, which the hf layout (engine.layout) does not return; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)`,
-    ] });
+    fs.writeFileSync(
+      f,
+      `handler: generate\nmodel: model.onnx\nengine:\n  layout: hf\n${MODEL_YAML}  speculative_config:\n    method: ngram\n    num_speculative_tokens: 3\n`,
+    );
+    expect(loadModelConfig('m', dir)).to.deep.equal({
+      ok: false,
+      problems: [
+        `${f}:13:5: engine.speculative_config: n-gram speculative decoding needs logits for several positions, which the hf layout (engine.layout) does not return; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)`,
+      ],
+    });
   });
 
   it('should stop a pool that cannot hold max_model_len at its key, and a generate model without dims', () => {
-    fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n${MODEL_YAML}  max_model_len: 1024\n  num_gpu_blocks_override: 8\n`);
-    expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
-      `${f}:11:18: engine.max_model_len: The model's max seq len (1024) is larger than the maximum number of tokens that can be stored in KV cache (128: numBlocks 8 × blockSize 16). Try increasing engine.kvCacheBytes or engine.numBlocks, or decreasing engine.maxModelLen to 128.`,
-    ] });
+    fs.writeFileSync(
+      f,
+      `handler: generate\nmodel: model.onnx\nengine:\n${MODEL_YAML}  max_model_len: 1024\n  num_gpu_blocks_override: 8\n`,
+    );
+    expect(loadModelConfig('m', dir)).to.deep.equal({
+      ok: false,
+      problems: [
+        `${f}:11:18: engine.max_model_len: The model's max seq len (1024) is larger than the maximum number of tokens that can be stored in KV cache (128: numBlocks 8 × blockSize 16). Try increasing engine.kvCacheBytes or engine.numBlocks, or decreasing engine.maxModelLen to 128.`,
+      ],
+    });
     fs.writeFileSync(f, 'handler: generate\nmodel: model.onnx\nengine:\n  vocab_size: 259\n  max_num_seqs: 4\n');
-    expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
-      "numLayers", "numHeads", "headDim", "bosTokenId", "eosTokenId", "padTokenId",
-    ].map((k) => `${f}:3:1: engine.${k}: required (the model's own dims and special ids)`) });
+    expect(loadModelConfig('m', dir)).to.deep.equal({
+      ok: false,
+      problems: ['numLayers', 'numHeads', 'headDim', 'bosTokenId', 'eosTokenId', 'padTokenId'].map(
+        (k) => `${f}:3:1: engine.${k}: required (the model's own dims and special ids)`,
+      ),
+    });
     fs.writeFileSync(f, 'handler: generate\nmodel: model.onnx\n');
-    expect(loadModelConfig('m', dir)).to.deep.equal({ ok: false, problems: [
-      "vocabSize", "numLayers", "numHeads", "headDim", "bosTokenId", "eosTokenId", "padTokenId",
-    ].map((k) => `${f}: engine.${k}: required (the model's own dims and special ids)`) });
+    expect(loadModelConfig('m', dir)).to.deep.equal({
+      ok: false,
+      problems: ['vocabSize', 'numLayers', 'numHeads', 'headDim', 'bosTokenId', 'eosTokenId', 'padTokenId'].map(
+        (k) => `${f}: engine.${k}: required (the model's own dims and special ids)`,
+      ),
+    });
   });
 
   it('should leave an engine block of another handler to its own keys', () => {

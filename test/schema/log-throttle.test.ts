@@ -6,7 +6,16 @@ describe('LogThrottle', () => {
     let now = 0;
     const t = new LogThrottle(60_000, () => now);
     const seen: unknown[] = [];
-    for (const [ms, kind] of [[0, 'a'], [1000, 'a'], [2000, 'b'], [59_999, 'a'], [60_000, 'a'], [61_000, 'a'], [200_000, 'a'], [200_000, 'b']] as const) {
+    for (const [ms, kind] of [
+      [0, 'a'],
+      [1000, 'a'],
+      [2000, 'b'],
+      [59_999, 'a'],
+      [60_000, 'a'],
+      [61_000, 'a'],
+      [200_000, 'a'],
+      [200_000, 'b'],
+    ] as const) {
       now = ms;
       seen.push(t.take(kind));
     }

@@ -14,7 +14,9 @@ describe('metrics.yaml pipeline block (repo root)', () => {
     const r = loadMetricsConfig(defaultMetricsConfigPath());
     if (!r.ok) throw new Error(r.problems.map(formatProblem).join('\n'));
     const omni = r.config.metrics.filter((m) => m.name.startsWith('ts_omni_'));
-    expect(omni.map((m) => `${m.type} ${m.name} ${m.unit} [${m.dimensions.join(',')}] ${m.buckets.join(',')}`)).to.deep.equal([
+    expect(
+      omni.map((m) => `${m.type} ${m.name} ${m.unit} [${m.dimensions.join(',')}] ${m.buckets.join(',')}`),
+    ).to.deep.equal([
       'counter ts_omni_requests_success_total Count [model_name,finished_reason] ',
       `counter ts_omni_audio_frames_total Frames [${AUDIO}] `,
       `counter ts_omni_audio_continuity_ok_total Count [${AUDIO},threshold_ms] `,

@@ -6,10 +6,25 @@ import type { MetricsConfig } from '../../schema/types.js';
 import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
 import { defaultHelp } from '../../schema/config/normalize.js';
 
-const TORCHSERVE_DEFAULT = path.resolve(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'torchserve', 'torchserve-default-metrics.yaml');
-const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
+const TORCHSERVE_DEFAULT = path.resolve(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  'test',
+  'fixtures',
+  'torchserve',
+  'torchserve-default-metrics.yaml',
+);
+const TTFT = [
+  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0,
+  640.0, 2560.0,
+];
 const ITL = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
-const REQUEST = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0];
+const REQUEST = [
+  0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0,
+  7680.0,
+];
 const ONE_TWO_FIVE = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
 function load(file: string): MetricsConfig {
@@ -22,10 +37,18 @@ describe('metrics.yaml (repo root)', () => {
   const config = load(defaultMetricsConfigPath());
   const byName = new Map(config.metrics.map((m) => [m.name, m]));
 
-  it('should declare TorchServe\'s default catalog with the same sections, types, units and dimensions', () => {
-    const shape = (c: MetricsConfig, names: ReadonlySet<string>) => c.metrics
-      .filter((m) => names.has(m.name))
-      .map((m) => ({ name: m.name, section: m.section, type: m.type, unit: m.unit, dimensions: m.dimensions, hostLabel: m.hostLabel }));
+  it("should declare TorchServe's default catalog with the same sections, types, units and dimensions", () => {
+    const shape = (c: MetricsConfig, names: ReadonlySet<string>) =>
+      c.metrics
+        .filter((m) => names.has(m.name))
+        .map((m) => ({
+          name: m.name,
+          section: m.section,
+          type: m.type,
+          unit: m.unit,
+          dimensions: m.dimensions,
+          hostLabel: m.hostLabel,
+        }));
     const ts = load(TORCHSERVE_DEFAULT);
     const names = new Set(ts.metrics.map((m) => m.name));
     expect(names.size).to.equal(21);
@@ -37,9 +60,17 @@ describe('metrics.yaml (repo root)', () => {
     expect(missing).to.deep.equal([]);
   });
 
-  it('should declare the LLM block with vLLM\'s labels and bucket lists', () => {
-    const llm = config.metrics.filter((m) => m.name.startsWith('ts_') && !m.name.startsWith('ts_inference') && !m.name.startsWith('ts_queue') && !m.name.startsWith('ts_omni_'));
-    expect(llm.map((m) => `${m.type} ${m.name} ${m.unit} [${m.dimensions.join(',')}] ${m.buckets.join(',')}`)).to.deep.equal([
+  it("should declare the LLM block with vLLM's labels and bucket lists", () => {
+    const llm = config.metrics.filter(
+      (m) =>
+        m.name.startsWith('ts_') &&
+        !m.name.startsWith('ts_inference') &&
+        !m.name.startsWith('ts_queue') &&
+        !m.name.startsWith('ts_omni_'),
+    );
+    expect(
+      llm.map((m) => `${m.type} ${m.name} ${m.unit} [${m.dimensions.join(',')}] ${m.buckets.join(',')}`),
+    ).to.deep.equal([
       'counter ts_prompt_tokens_total Tokens [model_name,engine] ',
       'counter ts_generation_tokens_total Tokens [model_name,engine] ',
       'counter ts_request_success_total Count [model_name,engine,finished_reason] ',

@@ -13,7 +13,9 @@ describe('test/fixtures/torchserve', () => {
       const original = path.join(SHARED, name);
       if (!fs.existsSync(original)) {
         // The only skip of a tracked comparison: ../shared is outside the repo, absent in a plain clone.
-        console.warn(`SKIPPED: ${original} is absent (../shared lies outside the repo); the vendored copy is used as is`);
+        console.warn(
+          `SKIPPED: ${original} is absent (../shared lies outside the repo); the vendored copy is used as is`,
+        );
         this.skip();
       }
       expect(fs.readFileSync(path.join(VENDORED, name), 'utf8')).to.equal(fs.readFileSync(original, 'utf8'));

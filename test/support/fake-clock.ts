@@ -45,7 +45,12 @@ export class FakeClock implements Clock {
     const end = this.t + ms;
     for (;;) {
       let next: [number, Pending] | null = null;
-      for (const e of this.timers) if (e[1].at <= end && (next === null || e[1].at < next[1].at || (e[1].at === next[1].at && e[1].seq < next[1].seq))) next = e;
+      for (const e of this.timers)
+        if (
+          e[1].at <= end &&
+          (next === null || e[1].at < next[1].at || (e[1].at === next[1].at && e[1].seq < next[1].seq))
+        )
+          next = e;
       if (next === null) break;
       this.timers.delete(next[0]);
       this.t = next[1].at;

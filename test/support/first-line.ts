@@ -19,8 +19,15 @@ export async function pastFirstLine(args: readonly string[]): Promise<PastFirstL
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const first = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); if (stdout.includes('\n')) resolve(); }));
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const first = new Promise<void>((resolve) =>
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (stdout.includes('\n')) resolve();
+    }),
+  );
   const exited = (once(child, 'exit') as Promise<[number | null, string | null]>).then(([code]) => code);
   await first;
   return { child, stdout: () => stdout, stderr: () => stderr, exited };

@@ -18,14 +18,19 @@ describe('notADirectory', () => {
 
   it('should refuse a path that exists and is not a directory, naming the flag and the path, with the reason when given', () => {
     const file = path.join(dir, 'file');
-    expect([notADirectory('output-dir', file), notADirectory('out', file, 'the dashboards are three files')]).to.deep.equal([
+    expect([
+      notADirectory('output-dir', file),
+      notADirectory('out', file, 'the dashboards are three files'),
+    ]).to.deep.equal([
       `--output-dir: ${file} exists and is not a directory`,
       `--out: ${file} exists and is not a directory (the dashboards are three files)`,
     ]);
   });
 
   it('should accept a directory, a missing path, and a path under a file (left to the mkdir that follows)', () => {
-    expect([dir, path.join(dir, 'missing', 'deeper'), path.join(dir, 'file', 'under')].map((p) => notADirectory('out', p))).to.deep.equal([null, null, null]);
+    expect(
+      [dir, path.join(dir, 'missing', 'deeper'), path.join(dir, 'file', 'under')].map((p) => notADirectory('out', p)),
+    ).to.deep.equal([null, null, null]);
   });
 });
 
@@ -40,7 +45,11 @@ describe('makeDirs', () => {
   it('should create every missing level and accept a directory that exists', () => {
     makeDirs(path.join(dir, 'a', 'b', 'c'));
     makeDirs(path.join(dir, 'a', 'b'));
-    expect(['a', 'a/b', 'a/b/c'].map((p) => fs.statSync(path.join(dir, p)).isDirectory())).to.deep.equal([true, true, true]);
+    expect(['a', 'a/b', 'a/b/c'].map((p) => fs.statSync(path.join(dir, p)).isDirectory())).to.deep.equal([
+      true,
+      true,
+      true,
+    ]);
   });
 
   it("should throw mkdir's own error under a file (ENOTDIR) and under /proc (ENOENT), where Node 20's recursive mkdir never returned", () => {
@@ -53,7 +62,8 @@ describe('makeDirs', () => {
       }
     };
     expect([code(path.join(dir, 'file', 'under')), code('/proc/tsserve-make-dirs/x')]).to.deep.equal([
-      `ENOTDIR ${path.join(dir, 'file', 'under')}`, 'ENOENT /proc/tsserve-make-dirs',
+      `ENOTDIR ${path.join(dir, 'file', 'under')}`,
+      'ENOENT /proc/tsserve-make-dirs',
     ]);
   });
 });

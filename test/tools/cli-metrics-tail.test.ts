@@ -10,10 +10,18 @@ import { until } from '../support/until.js';
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const BIN = path.join(ROOT, 'bin', 'tsserve.js');
 
-interface Run { readonly code: number | null; readonly stdout: string; readonly stderr: string }
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 function tsserve(env: NodeJS.ProcessEnv, ...args: string[]): Run {
-  const r = spawnSync(process.execPath, [BIN, 'metrics', 'tail', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env } });
+  const r = spawnSync(process.execPath, [BIN, 'metrics', 'tail', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -43,17 +51,28 @@ describe('tsserve metrics tail', () => {
   });
 
   it('should name the nearest flag for a typo and check values', () => {
-    expect(tsserve({}, '--modle', 'x')).to.deep.equal({ code: 2, stdout: '', stderr: "tsserve metrics tail: unknown option '--modle'; did you mean '--model'?\n" });
-    expect(tsserve({}, '--window', '0', '--since', 'later', '--dim', 'x')).to.deep.equal({
-      code: 2, stdout: '',
-      stderr: "tsserve metrics tail: --window must be a positive number of seconds, got '0'\ntsserve metrics tail: --dim must be KEY=VALUE, got 'x'\ntsserve metrics tail: --since must be an ISO 8601 time or a duration like 10m, got 'later'\n",
+    expect(tsserve({}, '--modle', 'x')).to.deep.equal({
+      code: 2,
+      stdout: '',
+      stderr: "tsserve metrics tail: unknown option '--modle'; did you mean '--model'?\n",
     });
-    expect(tsserve({}, '--once', '--log-dir', path.join(dir, 'nope'))).to.deep.equal({ code: 1, stdout: '', stderr: `tsserve metrics tail: no log directory ${path.join(dir, 'nope')} (give --log-dir or set TS_LOG_DIR)\n` });
+    expect(tsserve({}, '--window', '0', '--since', 'later', '--dim', 'x')).to.deep.equal({
+      code: 2,
+      stdout: '',
+      stderr:
+        "tsserve metrics tail: --window must be a positive number of seconds, got '0'\ntsserve metrics tail: --dim must be KEY=VALUE, got 'x'\ntsserve metrics tail: --since must be an ISO 8601 time or a duration like 10m, got 'later'\n",
+    });
+    expect(tsserve({}, '--once', '--log-dir', path.join(dir, 'nope'))).to.deep.equal({
+      code: 1,
+      stdout: '',
+      stderr: `tsserve metrics tail: no log directory ${path.join(dir, 'nope')} (give --log-dir or set TS_LOG_DIR)\n`,
+    });
   });
 
   it('should print the table once, its window ending at the last line kept', () => {
     expect(tsserve({ TS_LOG_DIR: dir }, '--once', '--table')).to.deep.equal({
-      code: 0, stderr: '',
+      code: 0,
+      stderr: '',
       stdout: [
         'METRIC                             SERIES                                COUNT     RATE/S  LAST  MEAN  P50  P99',
         'HandlerTime.ms                     ModelName=mlp,Level=Model                 2  0.0333333     6     4    2    6',
@@ -69,15 +88,22 @@ describe('tsserve metrics tail', () => {
   it('should write JSON lines in time order across both files (the default into a pipe), from --since on', () => {
     const r = tsserve({}, '--once', '--log-dir', dir, '--since', '2026-11-21T14:35:06,100');
     expect(r.code).to.equal(0);
-    expect(r.stdout.split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { time: string; file: string }).time)).to.deep.equal([
-      '2026-11-21T14:35:06,100', '2026-11-21T14:35:07,050', '2026-11-21T14:35:07,100',
-    ]);
+    expect(
+      r.stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => (JSON.parse(l) as { time: string; file: string }).time),
+    ).to.deep.equal(['2026-11-21T14:35:06,100', '2026-11-21T14:35:07,050', '2026-11-21T14:35:07,100']);
   });
 
   it('should print the lines of one request as written, each after its file, and batch lines for each of their ids', () => {
-    expect(tsserve({}, '--once', '--table', '--log-dir', dir, '--request', 'r2').stdout).to.equal(`model_metrics.log: ${MODEL[0]}\n`);
+    expect(tsserve({}, '--once', '--table', '--log-dir', dir, '--request', 'r2').stdout).to.equal(
+      `model_metrics.log: ${MODEL[0]}\n`,
+    );
     // Into a pipe too (the guide's `tail --once --request "$id"`): as written unless --json.
-    expect(tsserve({}, '--once', '--log-dir', dir, '--request', 'r2').stdout).to.equal(`model_metrics.log: ${MODEL[0]}\n`);
+    expect(tsserve({}, '--once', '--log-dir', dir, '--request', 'r2').stdout).to.equal(
+      `model_metrics.log: ${MODEL[0]}\n`,
+    );
     expect(tsserve({}, '--once', '--log-dir', dir, '--request', 'r1', '--json').stdout).to.equal(
       '{"file":"model_metrics.log","time":"2026-11-21T14:35:06,050","name":"HandlerTime","unit":"ms","value":2,"dimensions":{"ModelName":"mlp","Level":"Model"},"hostname":"vm","requestId":"r1,r2","timestamp":1795271706}\n',
     );
@@ -86,13 +112,22 @@ describe('tsserve metrics tail', () => {
   it('should follow new lines live, through a rotation, and exit 0 on SIGINT', async () => {
     const live = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-tail-live-'));
     const file = path.join(live, 'model_metrics.log');
-    const line = (i: number): string => `${new Date().toISOString().slice(0, 19)},${String(i).padStart(3, '0')} - Step.Count:${i}.0|#|#hostname:vm,timestamp:1`;
+    const line = (i: number): string =>
+      `${new Date().toISOString().slice(0, 19)},${String(i).padStart(3, '0')} - Step.Count:${i}.0|#|#hostname:vm,timestamp:1`;
     fs.writeFileSync(file, line(1) + '\n');
-    const proc = spawn(process.execPath, [BIN, 'metrics', 'tail', '--log-dir', live, '--json', '--since', '1d'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, 'metrics', 'tail', '--log-dir', live, '--json', '--since', '1d'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
-    proc.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    proc.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-    const values = (): number[] => out.split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { value: number }).value);
+    const values = (): number[] =>
+      out
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => (JSON.parse(l) as { value: number }).value);
     try {
       await until(() => values().length === 1, { message: 'the first line', observe: () => out });
       fs.appendFileSync(file, line(2) + '\n');

@@ -17,7 +17,11 @@ function repoMetricCount(): number {
   return r.config.metrics.length;
 }
 
-interface Run { readonly code: number | null; readonly stdout: string; readonly stderr: string }
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 function tsserve(...args: string[]): Run {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8' });
@@ -25,13 +29,21 @@ function tsserve(...args: string[]): Run {
 }
 
 describe('tsserve metrics validate', () => {
-  it('should accept TorchServe\'s default metrics.yaml', () => {
+  it("should accept TorchServe's default metrics.yaml", () => {
     const file = path.join(ROOT, 'test', 'fixtures', 'torchserve', 'torchserve-default-metrics.yaml');
-    expect(tsserve('metrics', 'validate', file)).to.deep.equal({ code: 0, stdout: `${file}: OK (21 metrics)\n`, stderr: '' });
+    expect(tsserve('metrics', 'validate', file)).to.deep.equal({
+      code: 0,
+      stdout: `${file}: OK (21 metrics)\n`,
+      stderr: '',
+    });
   });
 
-  it('should accept the repo\'s metrics.yaml', () => {
-    expect(tsserve('metrics', 'validate', 'metrics.yaml')).to.deep.equal({ code: 0, stdout: `metrics.yaml: OK (${repoMetricCount()} metrics)\n`, stderr: '' });
+  it("should accept the repo's metrics.yaml", () => {
+    expect(tsserve('metrics', 'validate', 'metrics.yaml')).to.deep.equal({
+      code: 0,
+      stdout: `metrics.yaml: OK (${repoMetricCount()} metrics)\n`,
+      stderr: '',
+    });
   });
 
   it('should print every problem as FILE:LINE:COL: message on stderr and exit 1', () => {
@@ -60,7 +72,9 @@ describe('tsserve metrics validate', () => {
       expect(bad).to.not.equal(text);
       fs.writeFileSync(file, bad);
       expect(tsserve('metrics', 'validate', file)).to.deep.equal({
-        code: 1, stdout: '', stderr: `${file}:27:7: metric Requests2XX must have dimensions [Level] (+ the hostname), declared [Level, ModelName]\n`,
+        code: 1,
+        stdout: '',
+        stderr: `${file}:27:7: metric Requests2XX must have dimensions [Level] (+ the hostname), declared [Level, ModelName]\n`,
       });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -69,7 +83,9 @@ describe('tsserve metrics validate', () => {
 
   it('should exit 1 for a missing file', () => {
     expect(tsserve('metrics', 'validate', 'no-such.yaml')).to.deep.equal({
-      code: 1, stdout: '', stderr: 'no-such.yaml:1:1: cannot read the file: no such file; check the path (or pass --metrics-config FILE)\n',
+      code: 1,
+      stdout: '',
+      stderr: 'no-such.yaml:1:1: cannot read the file: no such file; check the path (or pass --metrics-config FILE)\n',
     });
   });
 
@@ -90,17 +106,40 @@ describe('tsserve metrics list', () => {
   });
 
   it('should print a table with a header and the hostname marked (auto)', () => {
-    const r = tsserve('metrics', 'list', path.join(ROOT, 'test', 'fixtures', 'torchserve', 'torchserve-default-metrics.yaml'), '--format=table');
+    const r = tsserve(
+      'metrics',
+      'list',
+      path.join(ROOT, 'test', 'fixtures', 'torchserve', 'torchserve-default-metrics.yaml'),
+      '--format=table',
+    );
     const lines = r.stdout.split('\n');
     expect(r.code).to.equal(0);
     expect(lines.length).to.equal(23);
-    expect(lines[0]?.split(/\s{2,}/)).to.deep.equal(['NAME', 'SECTION', 'TYPE', 'UNIT', 'DIMENSIONS', 'BUCKETS', 'HELP']);
-    expect(lines[20]?.split(/\s{2,}/)).to.deep.equal(['HandlerTime', 'model_metrics', 'gauge', 'ms', 'ModelName, Level, Hostname (auto)', '-', 'HandlerTime']);
+    expect(lines[0]?.split(/\s{2,}/)).to.deep.equal([
+      'NAME',
+      'SECTION',
+      'TYPE',
+      'UNIT',
+      'DIMENSIONS',
+      'BUCKETS',
+      'HELP',
+    ]);
+    expect(lines[20]?.split(/\s{2,}/)).to.deep.equal([
+      'HandlerTime',
+      'model_metrics',
+      'gauge',
+      'ms',
+      'ModelName, Level, Hostname (auto)',
+      '-',
+      'HandlerTime',
+    ]);
   });
 
   it('should reject an unknown format with exit 2', () => {
     expect(tsserve('metrics', 'list', '--format', 'xml')).to.deep.equal({
-      code: 2, stdout: '', stderr: 'tsserve metrics list: --format must be one of table, json, markdown\n',
+      code: 2,
+      stdout: '',
+      stderr: 'tsserve metrics list: --format must be one of table, json, markdown\n',
     });
   });
 

@@ -14,8 +14,20 @@ describe('the vLLM profile files (npm run profiles)', () => {
   });
 
   it('should refuse a metrics.yaml that lacks a family the profile renames, naming its key', () => {
-    const yaml = ['# a file', 'dimensions:', '  - &llm_model "model_name"', 'ts_metrics:', '  counter:', '    - name: Requests2XX', '      unit: Count', '      help: "2xx"', ''].join('\n');
-    expect(() => vllmProfileYaml(yaml)).to.throw(`metrics.yaml declares no family with key ${Object.keys(VLLM_NAMES).join(', ')}`);
+    const yaml = [
+      '# a file',
+      'dimensions:',
+      '  - &llm_model "model_name"',
+      'ts_metrics:',
+      '  counter:',
+      '    - name: Requests2XX',
+      '      unit: Count',
+      '      help: "2xx"',
+      '',
+    ].join('\n');
+    expect(() => vllmProfileYaml(yaml)).to.throw(
+      `metrics.yaml declares no family with key ${Object.keys(VLLM_NAMES).join(', ')}`,
+    );
     expect(() => vllmRecordingRules(yaml)).to.throw('metrics.yaml declares no family with key llm.prompt_tokens');
   });
 });

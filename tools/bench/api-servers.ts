@@ -44,10 +44,19 @@ interface Served {
 /** req/s of `mlp` served with `count` API servers. */
 async function served(store: string, count: number): Promise<Served> {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bench-api-'));
-  const server = await spawnServer(['--model-store', store, '--models', 'mlp=mlp', '--log-dir', logDir, '--api-server-count', String(count)], logDir);
+  const server = await spawnServer(
+    ['--model-store', store, '--models', 'mlp=mlp', '--log-dir', logDir, '--api-server-count', String(count)],
+    logDir,
+  );
   try {
     const body = JSON.stringify(Array.from({ length: WIDTH }, (_v, i) => ((i * 31 + 17) % 100) / 100));
-    const opts = { url: `${server.inference}/predictions/mlp`, method: 'POST' as const, connections: CONNECTIONS, headers: { 'content-type': 'application/json' }, body };
+    const opts = {
+      url: `${server.inference}/predictions/mlp`,
+      method: 'POST' as const,
+      connections: CONNECTIONS,
+      headers: { 'content-type': 'application/json' },
+      body,
+    };
     await autocannon({ ...opts, duration: WARMUP_S });
     const cpu0 = machineCpu();
     const self0 = process.cpuUsage();
@@ -59,7 +68,9 @@ async function served(store: string, count: number): Promise<Served> {
     // How full the two cores were: whether a second front had any CPU left to use.
     const busy = 1 - (cpu1.idle - cpu0.idle) / (cpu1.total - cpu0.total);
     const loadGen = ((self.user + self.system) / 1e6 / MEASURE_S) * 100;
-    note(`api servers ${count}: ${Math.round(rps)} req/s; all cores ${(busy * 100).toFixed(0)}% busy, of which autocannon ${loadGen.toFixed(0)}% of one core; ${((busy * os.availableParallelism() * 1e6) / rps).toFixed(0)} µs machine CPU a request`);
+    note(
+      `api servers ${count}: ${Math.round(rps)} req/s; all cores ${(busy * 100).toFixed(0)}% busy, of which autocannon ${loadGen.toFixed(0)}% of one core; ${((busy * os.availableParallelism() * 1e6) / rps).toFixed(0)} µs machine CPU a request`,
+    );
     return { rps, busy };
   } finally {
     const exited = new Promise((resolve) => server.proc.once('exit', resolve));
@@ -74,11 +85,21 @@ const store = path.join(dir, 'store');
 const gen = spawnSync(process.execPath, [CLI, 'models', 'generate', store, '--only', 'mlp'], { encoding: 'utf8' });
 if (gen.status !== 0) throw new Error(`tsserve models generate failed: ${gen.stderr}`);
 try {
-  note(`${os.availableParallelism()} CPUs; server and autocannon unpinned; ${CONNECTIONS} connections; ${MEASURE_S} s per run`);
+  note(
+    `${os.availableParallelism()} CPUs; server and autocannon unpinned; ${CONNECTIONS} connections; ${MEASURE_S} s per run`,
+  );
   const one = await served(store, 1);
   const two = await served(store, 2);
   const line = (bench: string, ours: number, baseline: number, unit: string): void => {
-    process.stdout.write(JSON.stringify({ bench, ours: Math.round(ours * 10) / 10, baseline: Math.round(baseline * 10) / 10, unit, ratio: Math.round((ours / baseline) * 1000) / 1000 }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        bench,
+        ours: Math.round(ours * 10) / 10,
+        baseline: Math.round(baseline * 10) / 10,
+        unit,
+        ratio: Math.round((ours / baseline) * 1000) / 1000,
+      }) + '\n',
+    );
   };
   line('api_servers_2_vs_1', two.rps, one.rps, 'req/s');
   line('api_servers_cpu_ceiling', one.rps / one.busy, one.rps, 'req/s');

@@ -34,24 +34,66 @@ function pair(ours: () => unknown, baseline: () => unknown, n: number): [number,
 }
 
 function line(bench: string, [ours, baseline]: [number, number]): void {
-  process.stdout.write(JSON.stringify({ bench, ours: Math.round(ours * 100) / 100, baseline: Math.round(baseline * 100) / 100, unit: 'µs', ratio: Math.round((ours / baseline) * 1000) / 1000 }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      bench,
+      ours: Math.round(ours * 100) / 100,
+      baseline: Math.round(baseline * 100) / 100,
+      unit: 'µs',
+      ratio: Math.round((ours / baseline) * 1000) / 1000,
+    }) + '\n',
+  );
 }
 
 const values = Array.from({ length: WIDTH }, (_v, i) => ((i * 31 + 17) % 100) / 100);
 const body = Buffer.from(JSON.stringify(values));
 const parse = (): unknown => JSON.parse(body.toString('utf8'));
-line('decode_vs_json_parse', pair(() => decodeJsonTensor(body, 262_144), parse, 2000));
-line('bounds_and_parse_vs_parse', pair(() => { jsonBoundsProblem(body, 32, 262_144); parse(); }, parse, 2000));
+line(
+  'decode_vs_json_parse',
+  pair(() => decodeJsonTensor(body, 262_144), parse, 2000),
+);
+line(
+  'bounds_and_parse_vs_parse',
+  pair(
+    () => {
+      jsonBoundsProblem(body, 32, 262_144);
+      parse();
+    },
+    parse,
+    2000,
+  ),
+);
 
 const arrays = Array.from({ length: BATCH }, () => parse());
 const ids = Array.from({ length: BATCH }, (_v, i) => `id-${i}`);
 const oldMsg = { type: 'tsserve.batch', batchId: 1, requests: arrays.map((b, i) => ({ requestId: ids[i], body: b })) };
 const newMsg = {
-  type: 'tsserve.batch', batchId: 1, requests: ids.map((requestId) => ({ requestId, body: null })),
-  tensors: { data: new Float32Array(BATCH * WIDTH), offsets: Uint32Array.from({ length: BATCH + 1 }, (_v, i) => i * WIDTH) },
+  type: 'tsserve.batch',
+  batchId: 1,
+  requests: ids.map((requestId) => ({ requestId, body: null })),
+  tensors: {
+    data: new Float32Array(BATCH * WIDTH),
+    offsets: Uint32Array.from({ length: BATCH + 1 }, (_v, i) => i * WIDTH),
+  },
 };
-line('batch_serialize_f32_vs_arrays', pair(() => v8.serialize(newMsg), () => v8.serialize(oldMsg), 200));
+line(
+  'batch_serialize_f32_vs_arrays',
+  pair(
+    () => v8.serialize(newMsg),
+    () => v8.serialize(oldMsg),
+    200,
+  ),
+);
 const oldBytes = v8.serialize(oldMsg);
 const newBytes = v8.serialize(newMsg);
-line('batch_deserialize_f32_vs_arrays', pair(() => v8.deserialize(newBytes), () => v8.deserialize(oldBytes), 50));
-process.stderr.write(`# batch message: ${newBytes.length} bytes (one Float32Array) vs ${oldBytes.length} bytes (32 JS arrays)\n`);
+line(
+  'batch_deserialize_f32_vs_arrays',
+  pair(
+    () => v8.deserialize(newBytes),
+    () => v8.deserialize(oldBytes),
+    50,
+  ),
+);
+process.stderr.write(
+  `# batch message: ${newBytes.length} bytes (one Float32Array) vs ${oldBytes.length} bytes (32 JS arrays)\n`,
+);

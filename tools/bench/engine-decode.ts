@@ -13,7 +13,7 @@ export function prompts(count: number, len: number, seed: number): number[][] {
     const p = [BOS_ID];
     while (p.length < len) {
       s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-      p.push(32 + (s >>> 24) % 95);
+      p.push(32 + ((s >>> 24) % 95));
     }
     return p;
   });
@@ -29,7 +29,12 @@ export interface DecodeRun {
  * Runs `ps` through the engine, `concurrent` at a time, `gen` greedy tokens each (ignore_eos);
  * the decode-only steps in which every one of the `concurrent` sequences sampled give the figures.
  */
-export async function engineDecode(e: EngineCore, ps: readonly number[][], concurrent: number, gen: number): Promise<DecodeRun> {
+export async function engineDecode(
+  e: EngineCore,
+  ps: readonly number[][],
+  concurrent: number,
+  gen: number,
+): Promise<DecodeRun> {
   let tokens = 0;
   let ms = 0;
   let js = 0;

@@ -6,7 +6,13 @@
 import type { Prng } from '../../backend/engine/sampling.js';
 import { sortedIds } from '../../backend/engine/top-candidates.js';
 
-export function fullSortSample(logits: Float32Array, temperature: number, topK: number, topP: number, rng: Prng): number {
+export function fullSortSample(
+  logits: Float32Array,
+  temperature: number,
+  topK: number,
+  topP: number,
+  rng: Prng,
+): number {
   const idx = sortedIds(logits);
   const k = topK > 0 ? Math.min(topK, idx.length) : idx.length;
   const maxL = logits[idx[0]!]!;

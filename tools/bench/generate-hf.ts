@@ -29,7 +29,9 @@ const ROUNDS = 3;
 
 function line(bench: string, ours: number, baseline: number, unit: string, extra: Record<string, number>): void {
   const r = (x: number): number => Math.round(x * 1000) / 1000;
-  process.stdout.write(JSON.stringify({ bench, ours: r(ours), baseline: r(baseline), unit, ratio: r(ours / baseline), ...extra }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ bench, ours: r(ours), baseline: r(baseline), unit, ratio: r(ours / baseline), ...extra }) + '\n',
+  );
 }
 
 /**
@@ -45,7 +47,12 @@ async function staticLoop(file: string, B: number): Promise<number> {
   let past: Record<string, OrtTensorInput> = {};
   for (let l = 0; l < NUM_LAYERS; l++) {
     past[`past_key_values.${l}.key`] = tensorF32(new Float32Array(B * H * PROMPT * Dh).fill(0.01), [B, H, PROMPT, Dh]);
-    past[`past_key_values.${l}.value`] = tensorF32(new Float32Array(B * H * PROMPT * Dh).fill(0.01), [B, H, PROMPT, Dh]);
+    past[`past_key_values.${l}.value`] = tensorF32(new Float32Array(B * H * PROMPT * Dh).fill(0.01), [
+      B,
+      H,
+      PROMPT,
+      Dh,
+    ]);
   }
   const ids = new BigInt64Array(B).fill(65n);
   const t0 = performance.now();
@@ -65,7 +72,7 @@ async function staticLoop(file: string, B: number): Promise<number> {
   }
   const ms = performance.now() - t0;
   await s.release();
-  return (B * GEN) / ms * 1000;
+  return ((B * GEN) / ms) * 1000;
 }
 
 async function main(): Promise<void> {
@@ -75,7 +82,12 @@ async function main(): Promise<void> {
     mkdirSync(dir, { recursive: true });
     await TINY_LM_HF_MODEL.write(dir);
     const m = readModelDir(dir);
-    const e = await loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides: { numBlocks: 1024, threads: 1, enablePrefixCaching: false } });
+    const e = await loadEngine({
+      dir,
+      modelFile: m.modelFile,
+      engine: m.engine,
+      overrides: { numBlocks: 1024, threads: 1, enablePrefixCaching: false },
+    });
     const ps = prompts(BATCH, PROMPT, 11);
     await engineDecode(e, ps.slice(0, 4), 4, GEN); // warm-up
     const batched: number[] = [];

@@ -25,7 +25,6 @@ function promptFor(i: number): string {
   return `Bench stream ${i}: ${'once upon a time, '.repeat(12)}`.slice(0, PROMPT_BYTES);
 }
 
-
 interface StreamRun {
   /** performance.now() of the first token and of the last chunk. */
   readonly firstMs: number;
@@ -38,7 +37,15 @@ async function stream(base: string, i: number): Promise<StreamRun> {
   const res = await fetch(`${base}/v1/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'tiny-lm', prompt: promptFor(i), max_tokens: MAX_TOKENS, ignore_eos: true, temperature: 0, stream: true, stream_options: { include_usage: true } }),
+    body: JSON.stringify({
+      model: 'tiny-lm',
+      prompt: promptFor(i),
+      max_tokens: MAX_TOKENS,
+      ignore_eos: true,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
   });
   if (!res.ok || res.body === null) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
   let firstMs = 0;
@@ -54,7 +61,10 @@ async function stream(base: string, i: number): Promise<StreamRun> {
       buf = buf.slice(at + 2);
       if (!ev.startsWith('data: ') || ev === 'data: [DONE]') continue;
       const msg = JSON.parse(ev.slice(6)) as { usage?: { completion_tokens: number } };
-      if (msg.usage !== undefined) { tokens = msg.usage.completion_tokens; continue; }
+      if (msg.usage !== undefined) {
+        tokens = msg.usage.completion_tokens;
+        continue;
+      }
       const now = performance.now();
       if (firstMs === 0) firstMs = now;
       lastMs = now;
@@ -73,7 +83,18 @@ function decodeRate(runs: readonly StreamRun[], sequential: boolean): number {
 }
 
 async function startServer(dir: string): Promise<{ proc: ChildProcess; base: string }> {
-  const s = await spawnServer(['--model-store', join(dir, 'store'), '--log-dir', join(dir, 'logs'), '--metrics-mode', 'prometheus', '--disable-system-metrics'], dir);
+  const s = await spawnServer(
+    [
+      '--model-store',
+      join(dir, 'store'),
+      '--log-dir',
+      join(dir, 'logs'),
+      '--metrics-mode',
+      'prometheus',
+      '--disable-system-metrics',
+    ],
+    dir,
+  );
   return { proc: s.proc, base: s.inference };
 }
 
@@ -96,10 +117,22 @@ async function main(): Promise<void> {
     const ours = decodeRate(conc, false);
     const baseline = decodeRate(seq, true);
     const r = (x: number): number => Math.round(x * 1000) / 1000;
-    process.stdout.write(JSON.stringify({ bench: 'decode_tok_s_32_vs_1_http', ours: r(ours), baseline: r(baseline), unit: 'tok/s', ratio: r(ours / baseline) }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        bench: 'decode_tok_s_32_vs_1_http',
+        ours: r(ours),
+        baseline: r(baseline),
+        unit: 'tok/s',
+        ratio: r(ours / baseline),
+      }) + '\n',
+    );
   } finally {
     if (proc?.pid !== undefined) {
-      try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-proc.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
     rmSync(dir, { recursive: true, force: true });
   }

@@ -57,9 +57,10 @@ const ROUNDS = 3;
 
 function line(bench: string, ours: number, baseline: number, unit: string): void {
   const r = (x: number): number => Math.round(x * 1000) / 1000;
-  process.stdout.write(JSON.stringify({ bench, ours: r(ours), baseline: r(baseline), unit, ratio: r(ours / baseline) }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ bench, ours: r(ours), baseline: r(baseline), unit, ratio: r(ours / baseline) }) + '\n',
+  );
 }
-
 
 /** The static-batch baseline: prefill each row, then decode all rows in lockstep in one buffer. */
 async function staticDecode(file: string, ps: readonly number[][]): Promise<number> {
@@ -72,7 +73,14 @@ async function staticDecode(file: string, ps: readonly number[][]): Promise<numb
   const K = Array.from({ length: NUM_LAYERS }, () => new Float32Array(B * rowStride));
   const V = Array.from({ length: NUM_LAYERS }, () => new Float32Array(B * rowStride));
   const next = new Array<number>(B).fill(0);
-  const feedsFor = (ids: BigInt64Array, pos: BigInt64Array, bias: Float32Array, b0: number, nb: number, T: number): Record<string, OrtTensorInput> => {
+  const feedsFor = (
+    ids: BigInt64Array,
+    pos: BigInt64Array,
+    bias: Float32Array,
+    b0: number,
+    nb: number,
+    T: number,
+  ): Record<string, OrtTensorInput> => {
     const f: Record<string, OrtTensorInput> = {
       input_ids: tensorI64(ids, [nb, T]),
       position_ids: tensorI64(pos, [nb, T]),
@@ -94,7 +102,16 @@ async function staticDecode(file: string, ps: readonly number[][]): Promise<numb
     const T = PROMPT;
     const bias = new Float32Array(T * (P + T)).fill(MASK_VALUE);
     for (let t = 0; t < T; t++) bias.fill(0, t * (P + T) + P, t * (P + T) + P + t + 1);
-    const r = await s.run(feedsFor(BigInt64Array.from(ps[b]!, BigInt), BigInt64Array.from(ps[b]!, (_, i) => BigInt(i)), bias, b, 1, T));
+    const r = await s.run(
+      feedsFor(
+        BigInt64Array.from(ps[b]!, BigInt),
+        BigInt64Array.from(ps[b]!, (_, i) => BigInt(i)),
+        bias,
+        b,
+        1,
+        T,
+      ),
+    );
     for (let l = 0; l < NUM_LAYERS; l++) {
       const nk = r[`new_key.${l}`]!.data as Float32Array;
       const nv = r[`new_value.${l}`]!.data as Float32Array;
@@ -151,7 +168,9 @@ async function mixedDecode(e: EngineCore, withLong: boolean, round: number): Pro
     e.addRequest(`long${round}`, prompts(1, 900, 50 + round)[0]!, { ...params, max_tokens: 100 });
     while ((await e.step()).numGenerationTokens === 0); // its prefill, chunk by chunk
   }
-  prompts(31, 16, 60 + round).forEach((p, i) => e.addRequest(`m${round}-${withLong}-${i}`, p, { ...params, max_tokens: 40 }));
+  prompts(31, 16, 60 + round).forEach((p, i) =>
+    e.addRequest(`m${round}-${withLong}-${i}`, p, { ...params, max_tokens: 40 }),
+  );
   let tokens = 0;
   let ms = 0;
   const want = withLong ? 32 : 31;
@@ -188,8 +207,18 @@ async function staticMixed(file: string): Promise<{ withLong: number; alone: num
       num_logits: tensorI64(BigInt64Array.of(1n), [1]),
     };
     for (let l = 0; l < NUM_LAYERS; l++) {
-      f[`past_key.${l}`] = tensorF32(new Float32Array(B * NUM_HEADS * P * HEAD_DIM).fill(0.01), [B, NUM_HEADS, P, HEAD_DIM]);
-      f[`past_value.${l}`] = tensorF32(new Float32Array(B * NUM_HEADS * P * HEAD_DIM).fill(0.01), [B, NUM_HEADS, P, HEAD_DIM]);
+      f[`past_key.${l}`] = tensorF32(new Float32Array(B * NUM_HEADS * P * HEAD_DIM).fill(0.01), [
+        B,
+        NUM_HEADS,
+        P,
+        HEAD_DIM,
+      ]);
+      f[`past_value.${l}`] = tensorF32(new Float32Array(B * NUM_HEADS * P * HEAD_DIM).fill(0.01), [
+        B,
+        NUM_HEADS,
+        P,
+        HEAD_DIM,
+      ]);
     }
     return f;
   };
@@ -198,7 +227,7 @@ async function staticMixed(file: string): Promise<{ withLong: number; alone: num
   const tokS = async (runs: readonly Record<string, OrtTensorInput>[]): Promise<number> => {
     const t0 = performance.now();
     for (let i = 0; i < 100; i++) for (const f of runs) await s.run(f);
-    return (31 * 100) / (performance.now() - t0) * 1000;
+    return ((31 * 100) / (performance.now() - t0)) * 1000;
   };
   await tokS([short, long]); // warm-up
   const withLong: number[] = [];
@@ -248,7 +277,11 @@ async function arrivals(e: EngineCore, round: number): Promise<{ share: number; 
   while (e.hasWork()) await e.step();
   alone.sort((a, b) => a - b);
   gaps.sort((a, b) => a - b);
-  return { share: full / 100, p99Itl: gaps[Math.floor(gaps.length * 0.99)] ?? NaN, decodeStep: alone[Math.floor(alone.length / 2)]! };
+  return {
+    share: full / 100,
+    p99Itl: gaps[Math.floor(gaps.length * 0.99)] ?? NaN,
+    decodeStep: alone[Math.floor(alone.length / 2)]!,
+  };
 }
 
 /** Median TTFT (ms) of a repeated prompt: each sample adds it again after the previous finished. */
@@ -275,7 +308,8 @@ async function main(): Promise<void> {
     mkdirSync(dir, { recursive: true });
     await TINY_LM_MODEL.write(dir);
     const m = readModelDir(dir);
-    const load = (o: Record<string, unknown>): Promise<EngineCore> => loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides: { numBlocks: 1024, threads: 1, ...o } });
+    const load = (o: Record<string, unknown>): Promise<EngineCore> =>
+      loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides: { numBlocks: 1024, threads: 1, ...o } });
     const ps = prompts(BATCH, PROMPT, 7);
 
     const e = await load({ enablePrefixCaching: false });

@@ -26,15 +26,24 @@ import type { BoundSeries, FrontendMetric, Refusal } from '../../frontend/metric
 import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
 
 const SPEC: MetricSpec = {
-  name: 'BenchCount', section: 'model_metrics', type: 'counter', unit: 'Count', dimensions: ['a', 'b', 'c'],
-  hostLabel: 'Hostname', help: '', buckets: [], pos: null,
+  name: 'BenchCount',
+  section: 'model_metrics',
+  type: 'counter',
+  unit: 'Count',
+  dimensions: ['a', 'b', 'c'],
+  hostLabel: 'Hostname',
+  help: '',
+  buckets: [],
+  pos: null,
 };
 const CONFIG: MetricsConfig = {
-  file: '', modes: ['prometheus'],
+  file: '',
+  modes: ['prometheus'],
   statsd: { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' },
   // The loader's default cap: a busy worker flushes by itself every 65536 datapoints.
   limits: { maxSeriesPerMetric: 10_000, maxPointsPerFlush: 65_536 },
-  autoDetect: false, metrics: [SPEC],
+  autoDetect: false,
+  metrics: [SPEC],
 };
 const SERIES = 8;
 /** Datapoints per request batch in the worker (each gets its own request id). */
@@ -53,13 +62,19 @@ type Mode = 'ours' | 'naive';
 /** Sends with backpressure: resolves at once, or when the channel has taken a queued message. */
 function sendAsync(msg: unknown): Promise<void> | null {
   let done: (() => void) | null = null;
-  const p = new Promise<void>((r) => { done = r; });
+  const p = new Promise<void>((r) => {
+    done = r;
+  });
   const ok = process.send!(msg as object, undefined, {}, () => done?.());
   return ok ? null : p;
 }
 
-async function produceOurs(wm: WorkerMetrics, bound: readonly { record(v: number): void }[], n: number,
-  pending: { p: Promise<void> | null }): Promise<void> {
+async function produceOurs(
+  wm: WorkerMetrics,
+  bound: readonly { record(v: number): void }[],
+  n: number,
+  pending: { p: Promise<void> | null },
+): Promise<void> {
   for (let i = 0, b = 0; i < n; b++) {
     wm.setRequestIds([`req-${b}`]);
     const end = Math.min(n, i + BATCH);
@@ -78,7 +93,13 @@ async function produceNaive(n: number, size: number): Promise<void> {
     const end = Math.min(n, i + size);
     const t = Date.now();
     for (; i < end; i++) {
-      arr.push({ name: 'BenchCount', dims: { a: `a${i % SERIES}`, b: 'y', c: 'z' }, value: 1, requestId: `req-${b}`, time: t });
+      arr.push({
+        name: 'BenchCount',
+        dims: { a: `a${i % SERIES}`, b: 'y', c: 'z' },
+        value: 1,
+        requestId: `req-${b}`,
+        time: t,
+      });
     }
     const p = sendAsync(arr);
     if (p !== null) await p;
@@ -88,8 +109,12 @@ async function produceNaive(n: number, size: number): Promise<void> {
 function child(mode: Mode, naiveArray: number): void {
   const pending: { p: Promise<void> | null } = { p: null };
   const wm = new WorkerMetrics(CONFIG, {
-    modelName: 'bench', log: () => undefined,
-    send: (m) => { const p = sendAsync(m); if (p !== null) pending.p = p; },
+    modelName: 'bench',
+    log: () => undefined,
+    send: (m) => {
+      const p = sendAsync(m);
+      if (p !== null) pending.p = p;
+    },
   });
   const metric = wm.getMetric('BenchCount', 'counter');
   const bound = Array.from({ length: SERIES }, (_, k) => metric.bind([`a${k}`, 'y', 'z']));
@@ -110,7 +135,11 @@ class SummingTarget implements IngestTarget {
   private readonly metric: FrontendMetric;
 
   constructor() {
-    const series: BoundSeries = { record: (v: number) => { this.sum += v; } };
+    const series: BoundSeries = {
+      record: (v: number) => {
+        this.sum += v;
+      },
+    };
     this.metric = { spec: SPEC, addOrUpdate: () => undefined, bind: () => series };
   }
 
@@ -123,7 +152,13 @@ class SummingTarget implements IngestTarget {
   }
 }
 
-interface NaivePoint { name: string; dims: Record<string, string>; value: number; requestId: string; time: number }
+interface NaivePoint {
+  name: string;
+  dims: Record<string, string>;
+  value: number;
+  requestId: string;
+  time: number;
+}
 
 /** One side of the bench: a forked worker and the parent's receiving end; rounds run on demand. */
 class Side {
@@ -134,9 +169,13 @@ class Side {
   private rounds = 0;
   private onMessage: () => void = () => undefined;
 
-  constructor(private readonly mode: Mode, naiveArray = 0) {
+  constructor(
+    private readonly mode: Mode,
+    naiveArray = 0,
+  ) {
     this.c = fork(import.meta.filename, ['child', mode, String(naiveArray)], {
-      serialization: mode === 'ours' ? 'advanced' : 'json', stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: mode === 'ours' ? 'advanced' : 'json',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const ingest = new MetricsIngest(this.target, { log: (m) => process.stderr.write(`${m}\n`) });
     this.c.on('message', (m: unknown) => {
@@ -146,7 +185,8 @@ class Side {
         if (ingest.handle('w', m)) this.received = this.target.sum;
       } else if (Array.isArray(m)) {
         for (const p of m as NaivePoint[]) {
-          if (p.name === SPEC.name && typeof p.dims.a === 'string' && typeof p.requestId === 'string' && p.time > 0) this.received += p.value;
+          if (p.name === SPEC.name && typeof p.dims.a === 'string' && typeof p.requestId === 'string' && p.time > 0)
+            this.received += p.value;
         }
       }
       this.onMessage();
@@ -160,13 +200,18 @@ class Side {
     const k = this.rounds++;
     const t0 = process.hrtime.bigint();
     await new Promise<void>((resolve) => {
-      this.onMessage = () => { if (this.received >= n) resolve(); };
+      this.onMessage = () => {
+        if (this.received >= n) resolve();
+      };
       this.c.send({ type: 'bench.go', n });
     });
     const rate = n / (Number(process.hrtime.bigint() - t0) / 1e9);
     if (this.received !== n) throw new Error(`${this.mode}: received ${this.received} of ${n}`);
-    await new Promise<void>((resolve) => {  // the end marker, before the next round
-      this.onMessage = () => { if (this.ended > k) resolve(); };
+    await new Promise<void>((resolve) => {
+      // the end marker, before the next round
+      this.onMessage = () => {
+        if (this.ended > k) resolve();
+      };
       this.onMessage();
     });
     return rate;
@@ -189,7 +234,7 @@ async function main(): Promise<void> {
   const oursRates: number[] = [];
   const naiveRates: number[][] = naives.map(() => []);
   try {
-    await ours.round(OURS_N / 10);                       // warm-up
+    await ours.round(OURS_N / 10); // warm-up
     for (const side of naives) await side.round(NAIVE_N / 10);
     // Interleaved, so a burst of load from other jobs falls on both sides alike.
     for (let k = 0; k < MEASURED; k++) {
@@ -205,13 +250,22 @@ async function main(): Promise<void> {
   const naiveArray = NAIVE_ARRAYS[best];
   const r = (x: number): number => Math.round(x);
   const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
-  console.log(JSON.stringify({
-    bench: 'ipc_datapoints_per_s', ours: r(median(oursRates)), baseline: r(median(naive)), unit: 'datapoints/s',
-    ratio: ratio(median(oursRates), median(naive)), better: 'higher', statistic: `median of ${MEASURED} interleaved rounds`,
-    ours_best: r(Math.max(...oursRates)), baseline_best: r(Math.max(...naive)),
-    ratio_best: ratio(Math.max(...oursRates), Math.max(...naive)),
-    ours_points_per_message: CONFIG.limits.maxPointsPerFlush, baseline_points_per_message: naiveArray,
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'ipc_datapoints_per_s',
+      ours: r(median(oursRates)),
+      baseline: r(median(naive)),
+      unit: 'datapoints/s',
+      ratio: ratio(median(oursRates), median(naive)),
+      better: 'higher',
+      statistic: `median of ${MEASURED} interleaved rounds`,
+      ours_best: r(Math.max(...oursRates)),
+      baseline_best: r(Math.max(...naive)),
+      ratio_best: ratio(Math.max(...oursRates), Math.max(...naive)),
+      ours_points_per_message: CONFIG.limits.maxPointsPerFlush,
+      baseline_points_per_message: naiveArray,
+    }),
+  );
 }
 
 if (process.argv[2] === 'child') child(process.argv[3] as Mode, Number(process.argv[4]));

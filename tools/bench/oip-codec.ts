@@ -11,7 +11,18 @@ import { decodeInferRequest, encodeInferResponse } from '../../frontend/http/oip
 const ITERATIONS = 20_000;
 const RUNS = 5;
 
-const body = Buffer.from(JSON.stringify({ inputs: [{ name: 'input', shape: [1, 784], datatype: 'FP32', data: Array.from({ length: 784 }, (_v, i) => (i % 100) / 100) }] }));
+const body = Buffer.from(
+  JSON.stringify({
+    inputs: [
+      {
+        name: 'input',
+        shape: [1, 784],
+        datatype: 'FP32',
+        data: Array.from({ length: 784 }, (_v, i) => (i % 100) / 100),
+      },
+    ],
+  }),
+);
 const out = Float32Array.from({ length: 10 }, (_v, i) => i / 10);
 
 /** Median µs per call of `fn`. */
@@ -27,11 +38,32 @@ function time(fn: () => unknown): number {
   return Math.round((runs[Math.floor(RUNS / 2)] ?? 0) * 10) / 10;
 }
 
-const tensor = (binary: boolean) => ({ model_name: 'mlp', outputs: [{ name: 'probabilities', shape: [1, 10], datatype: 'FP32' as const, data: out, binary }] });
+const tensor = (binary: boolean) => ({
+  model_name: 'mlp',
+  outputs: [{ name: 'probabilities', shape: [1, 10], datatype: 'FP32' as const, data: out, binary }],
+});
 const row = Array.from(out);
 const line = (bench: string, ours: number, baseline: number): string =>
   JSON.stringify({ bench, ours, baseline, unit: 'us', ratio: Math.round((ours / baseline) * 100) / 100 });
 // Baselines: what /predictions pays for the same body and answer (JSON.parse, JSON.stringify).
-console.log(line('oip_decode_vs_json_parse', time(() => decodeInferRequest(body)), time(() => JSON.parse(body.toString('utf8')) as unknown)));
-console.log(line('oip_encode_vs_json_stringify', time(() => encodeInferResponse(tensor(false))), time(() => Buffer.from(JSON.stringify(row)))));
-console.log(line('oip_encode_binary_vs_json', time(() => encodeInferResponse(tensor(true))), time(() => encodeInferResponse(tensor(false)))));
+console.log(
+  line(
+    'oip_decode_vs_json_parse',
+    time(() => decodeInferRequest(body)),
+    time(() => JSON.parse(body.toString('utf8')) as unknown),
+  ),
+);
+console.log(
+  line(
+    'oip_encode_vs_json_stringify',
+    time(() => encodeInferResponse(tensor(false))),
+    time(() => Buffer.from(JSON.stringify(row))),
+  ),
+);
+console.log(
+  line(
+    'oip_encode_binary_vs_json',
+    time(() => encodeInferResponse(tensor(true))),
+    time(() => encodeInferResponse(tensor(false))),
+  ),
+);

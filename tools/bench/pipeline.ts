@@ -56,12 +56,19 @@ const CHUNK = 4;
 const content = (i: number): string => `Tell story ${i} about the sea`;
 
 /** Runs `requests` jobs (ids `first…`) `clients` at a time; returns requests/s over the wall time. */
-async function throughput(first: number, job: (i: number) => Promise<unknown>, clients = CONCURRENCY, requests = REQUESTS): Promise<number> {
+async function throughput(
+  first: number,
+  job: (i: number) => Promise<unknown>,
+  clients = CONCURRENCY,
+  requests = REQUESTS,
+): Promise<number> {
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (next < requests) await job(first + next++);
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < requests) await job(first + next++);
+    }),
+  );
   return requests / ((performance.now() - t0) / 1000);
 }
 
@@ -77,12 +84,20 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(CONCURRENCY
 function post(url: string, payload: unknown): Promise<{ status: number; text: string }> {
   const body = JSON.stringify(payload);
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -90,7 +105,15 @@ function post(url: string, payload: unknown): Promise<{ status: number; text: st
 
 /** One spoken chat request; resolves to its prompt token count. */
 async function spoken(base: string, i: number): Promise<number> {
-  const res = await post(`${base}/v1/chat/completions`, { model: 'tiny-omni', messages: [{ role: 'user', content: content(i) }], max_tokens: MAX_TOKENS, temperature: 0, ignore_eos: true, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } });
+  const res = await post(`${base}/v1/chat/completions`, {
+    model: 'tiny-omni',
+    messages: [{ role: 'user', content: content(i) }],
+    max_tokens: MAX_TOKENS,
+    temperature: 0,
+    ignore_eos: true,
+    modalities: ['text', 'audio'],
+    audio: { voice: 'alloy', format: 'wav' },
+  });
   if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.text}`);
   const body = JSON.parse(res.text) as { usage: { prompt_tokens: number } };
   return body.usage.prompt_tokens;
@@ -106,7 +129,11 @@ async function inProcess(dir: string): Promise<InProcess> {
   const llm = await LLM.load(join(dir, 'store', 'tiny-lm'));
   const voc = await createSession(join(dir, 'store', 'tiny-vocoder', 'model.onnx'));
   const job = async (i: number): Promise<number> => {
-    const [out] = await llm.generate(applyChatTemplate([{ role: 'user', content: content(i) }]), { max_tokens: MAX_TOKENS, temperature: 0, ignore_eos: true });
+    const [out] = await llm.generate(applyChatTemplate([{ role: 'user', content: content(i) }]), {
+      max_tokens: MAX_TOKENS,
+      temperature: 0,
+      ignore_eos: true,
+    });
     const tokens = out!.outputs[0]!.tokenIds;
     const chunks: Uint8Array[] = [];
     for (let k = 0; k < tokens.length; k += CHUNK) {
@@ -117,7 +144,13 @@ async function inProcess(dir: string): Promise<InProcess> {
     wavFile(Buffer.concat(chunks), VOCODER_SAMPLE_RATE);
     return out!.promptTokenIds.length;
   };
-  return { job, close: async () => { await voc.release(); await llm.close(); } };
+  return {
+    job,
+    close: async () => {
+      await voc.release();
+      await llm.close();
+    },
+  };
 }
 
 function median(xs: readonly number[]): number {
@@ -137,7 +170,21 @@ async function main(): Promise<void> {
     }
     const start = async (name: string, extra: readonly string[]): Promise<string> => {
       mkdirSync(join(dir, name));
-      const s = await spawnServer(['--model-store', join(dir, 'store'), '--models', 'tiny-omni=tiny-omni', '--log-dir', join(dir, name), '--metrics-mode', 'prometheus', '--disable-system-metrics', ...extra], dir);
+      const s = await spawnServer(
+        [
+          '--model-store',
+          join(dir, 'store'),
+          '--models',
+          'tiny-omni=tiny-omni',
+          '--log-dir',
+          join(dir, name),
+          '--metrics-mode',
+          'prometheus',
+          '--disable-system-metrics',
+          ...extra,
+        ],
+        dir,
+      );
       servers.push(s);
       return s.inference;
     };
@@ -153,8 +200,20 @@ async function main(): Promise<void> {
       (first) => throughput(first, (i) => spoken(onUrl, i)),
       (first) => throughput(first, (i) => spoken(offUrl, i)),
       // The saturated pair gets prompts of its own (ids from 10^7), fresh each round.
-      (first) => throughput(10_000_000 + (first / REQUESTS) * SATURATED_REQUESTS, (i) => lp.job(i), SATURATED, SATURATED_REQUESTS),
-      (first) => throughput(10_000_000 + (first / REQUESTS) * SATURATED_REQUESTS, (i) => spoken(onUrl, i), SATURATED, SATURATED_REQUESTS),
+      (first) =>
+        throughput(
+          10_000_000 + (first / REQUESTS) * SATURATED_REQUESTS,
+          (i) => lp.job(i),
+          SATURATED,
+          SATURATED_REQUESTS,
+        ),
+      (first) =>
+        throughput(
+          10_000_000 + (first / REQUESTS) * SATURATED_REQUESTS,
+          (i) => spoken(onUrl, i),
+          SATURATED,
+          SATURATED_REQUESTS,
+        ),
     ];
     for (const run of setups) await run(REQUESTS * 1000); // warm-up (its own prompts)
     const rates: number[][] = setups.map(() => []);
@@ -167,10 +226,20 @@ async function main(): Promise<void> {
     const [baseline, on, off, baselineSat, onSat] = rates as [number[], number[], number[], number[], number[]];
     const r = (x: number): number => Math.round(x * 1000) / 1000;
     const line = (bench: string, ours: number[], base: number[]): string =>
-      JSON.stringify({ bench, ours: r(median(ours)), baseline: r(median(base)), unit: 'req/s', ratio: r(median(ours.map((x, i) => x / base[i]!))) });
+      JSON.stringify({
+        bench,
+        ours: r(median(ours)),
+        baseline: r(median(base)),
+        unit: 'req/s',
+        ratio: r(median(ours.map((x, i) => x / base[i]!))),
+      });
     if (process.env.BENCH_VERBOSE !== undefined) {
-      process.stderr.write(`rounds (req/s, ${CONCURRENCY} clients): in-process ${baseline.map(r).join(' ')} | on ${on.map(r).join(' ')} | off ${off.map(r).join(' ')}\n`);
-      process.stderr.write(`rounds (req/s, ${SATURATED} clients): in-process ${baselineSat.map(r).join(' ')} | on ${onSat.map(r).join(' ')}\n`);
+      process.stderr.write(
+        `rounds (req/s, ${CONCURRENCY} clients): in-process ${baseline.map(r).join(' ')} | on ${on.map(r).join(' ')} | off ${off.map(r).join(' ')}\n`,
+      );
+      process.stderr.write(
+        `rounds (req/s, ${SATURATED} clients): in-process ${baselineSat.map(r).join(' ')} | on ${onSat.map(r).join(' ')}\n`,
+      );
     }
     process.stdout.write(line('pipeline_overhead', on, baseline) + '\n');
     process.stdout.write(line('pipeline_metrics_on_vs_off', on, off) + '\n');
@@ -178,7 +247,11 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers) {
       if (s.proc.pid !== undefined) {
-        try { process.kill(-s.proc.pid, 'SIGKILL'); } catch { /* gone */ }
+        try {
+          process.kill(-s.proc.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
       }
     }
     agent.destroy();

@@ -25,10 +25,19 @@ const CONFIG: MetricsConfig = {
   statsd: { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' },
   limits: { maxSeriesPerMetric: 10_000, maxPointsPerFlush: 10_000 },
   autoDetect: false,
-  metrics: [{
-    name: 'BenchCount', section: 'model_metrics', type: 'counter', unit: 'Count', dimensions: ['a', 'b', 'c'],
-    hostLabel: 'Hostname', help: '', buckets: [], pos: null,
-  }],
+  metrics: [
+    {
+      name: 'BenchCount',
+      section: 'model_metrics',
+      type: 'counter',
+      unit: 'Count',
+      dimensions: ['a', 'b', 'c'],
+      hostLabel: 'Hostname',
+      help: '',
+      buckets: [],
+      pos: null,
+    },
+  ],
 };
 
 /** Median ns/op of `rounds` timed runs of `fn(iterations)`, after a warm-up run. */
@@ -46,33 +55,65 @@ export function nsPerOp(fn: (n: number) => void, iterations: number, rounds = 7)
 
 function line(bench: string, ours: number, baseline: number): string {
   const r = (x: number): number => Math.round(x * 1000) / 1000;
-  return JSON.stringify({ bench, ours: r(ours), baseline: r(baseline), unit: 'ns/op', ratio: r(ours / baseline), better: 'lower' });
+  return JSON.stringify({
+    bench,
+    ours: r(ours),
+    baseline: r(baseline),
+    unit: 'ns/op',
+    ratio: r(ours / baseline),
+    better: 'lower',
+  });
 }
 
 function main(): void {
   let sent = 0;
-  const wm = new WorkerMetrics(CONFIG, { modelName: 'bench', send: (m) => { sent += m.values.length; }, log: () => undefined });
+  const wm = new WorkerMetrics(CONFIG, {
+    modelName: 'bench',
+    send: (m) => {
+      sent += m.values.length;
+    },
+    log: () => undefined,
+  });
   const metric = wm.getMetric('BenchCount', 'counter');
   const bound = metric.bind(['x', 'y', 'z']);
   const registry = new Registry();
-  const counter = new Counter({ name: 'bench_count', help: 'bench', labelNames: ['a', 'b', 'c'], registers: [registry] });
+  const counter = new Counter({
+    name: 'bench_count',
+    help: 'bench',
+    labelNames: ['a', 'b', 'c'],
+    registers: [registry],
+  });
   const child = counter.labels('x', 'y', 'z');
   const labels = { a: 'x', b: 'y', c: 'z' };
   const dims: readonly string[] = ['x', 'y', 'z'];
 
-  const oursBound = nsPerOp((n) => { for (let i = 0; i < n; i++) bound.record(1); }, 5_000_000);
-  const promBound = nsPerOp((n) => { for (let i = 0; i < n; i++) child.inc(); }, 2_000_000);
+  const oursBound = nsPerOp((n) => {
+    for (let i = 0; i < n; i++) bound.record(1);
+  }, 5_000_000);
+  const promBound = nsPerOp((n) => {
+    for (let i = 0; i < n; i++) child.inc();
+  }, 2_000_000);
   console.log(line('record_bound', oursBound, promBound));
 
-  const oursLabels = nsPerOp((n) => { for (let i = 0; i < n; i++) metric.addOrUpdate(1, dims); }, 1_000_000);
-  const promLabels = nsPerOp((n) => { for (let i = 0; i < n; i++) counter.inc(labels, 1); }, 500_000);
+  const oursLabels = nsPerOp((n) => {
+    for (let i = 0; i < n; i++) metric.addOrUpdate(1, dims);
+  }, 1_000_000);
+  const promLabels = nsPerOp((n) => {
+    for (let i = 0; i < n; i++) counter.inc(labels, 1);
+  }, 500_000);
   console.log(line('record_labels', oursLabels, promLabels));
 
-  const fm = new FrontendMetrics({ ...CONFIG, metrics: [{ ...CONFIG.metrics[0]!, section: 'ts_metrics' }] },
-    { logDir: os.tmpdir(), hostname: 'bench-host', modes: ['prometheus'] });
+  const fm = new FrontendMetrics(
+    { ...CONFIG, metrics: [{ ...CONFIG.metrics[0]!, section: 'ts_metrics' }] },
+    { logDir: os.tmpdir(), hostname: 'bench-host', modes: ['prometheus'] },
+  );
   const frontBound = fm.get('BenchCount')!.bind(['x', 'y', 'z']);
-  const oursFront = nsPerOp((n) => { for (let i = 0; i < n; i++) frontBound.record(1); }, 10_000_000);
-  const promFront = nsPerOp((n) => { for (let i = 0; i < n; i++) child.inc(); }, 2_000_000);
+  const oursFront = nsPerOp((n) => {
+    for (let i = 0; i < n; i++) frontBound.record(1);
+  }, 10_000_000);
+  const promFront = nsPerOp((n) => {
+    for (let i = 0; i < n; i++) child.inc();
+  }, 2_000_000);
   console.log(line('frontend_record_bound', oursFront, promFront));
 
   wm.flush();

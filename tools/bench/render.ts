@@ -57,7 +57,8 @@ function buildOurs(): FrontendMetrics {
 
 /** The same families in a plain prom-client Registry: the self-metrics and the bench counter. */
 function buildBaseline(format: ExpositionFormat): Registry<RegistryContentType> {
-  const registry: Registry<RegistryContentType> = format === 'text' ? new Registry() : new Registry<OpenMetricsContentType>();
+  const registry: Registry<RegistryContentType> =
+    format === 'text' ? new Registry() : new Registry<OpenMetricsContentType>();
   if (format === 'openmetrics') registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
   for (const s of SELF_METRIC_SPECS) {
     const labelNames = s.hostLabel === null ? [...s.dimensions] : [...s.dimensions, s.hostLabel];
@@ -65,7 +66,12 @@ function buildBaseline(format: ExpositionFormat): Registry<RegistryContentType> 
     if (s.type === 'gauge') new Gauge(opts);
     else new Counter(opts);
   }
-  const c = new Counter({ name: 'bench_requests_total', help: 'Requests, for the render benchmark (unit: Count)', labelNames: [...LABELS], registers: [registry] });
+  const c = new Counter({
+    name: 'bench_requests_total',
+    help: 'Requests, for the render benchmark (unit: Count)',
+    labelNames: [...LABELS],
+    registers: [registry],
+  });
   for (let i = 0; i < SERIES; i++) {
     const [a, b, k] = labelValues(i);
     c.labels({ model_name: a, model_version: b, request_kind: k }).inc((i % 7) + 1);
@@ -86,7 +92,9 @@ async function bench(ours: FrontendMetrics, format: ExpositionFormat): Promise<s
   // Counter samples keep `_total` in both formats.
   const lines = (t: string): number => t.split('\n').filter((l) => l.startsWith('bench_requests_total{')).length;
   if (lines(oursText) !== SERIES || lines(baseText) !== SERIES) {
-    throw new Error(`${format}: expected ${SERIES} series in both renders, got ${lines(oursText)} and ${lines(baseText)}`);
+    throw new Error(
+      `${format}: expected ${SERIES} series in both renders, got ${lines(oursText)} and ${lines(baseText)}`,
+    );
   }
   const o: number[] = [];
   const b: number[] = [];
@@ -105,7 +113,13 @@ async function bench(ours: FrontendMetrics, format: ExpositionFormat): Promise<s
   }
   const oursMs = Number(median(o).toFixed(2));
   const baseMs = Number(median(b).toFixed(2));
-  return JSON.stringify({ bench: `render_100k_series_${format}`, ours: oursMs, baseline: baseMs, unit: 'ms', ratio: Number((oursMs / baseMs).toFixed(3)) });
+  return JSON.stringify({
+    bench: `render_100k_series_${format}`,
+    ours: oursMs,
+    baseline: baseMs,
+    unit: 'ms',
+    ratio: Number((oursMs / baseMs).toFixed(3)),
+  });
 }
 
 async function main(): Promise<void> {

@@ -18,10 +18,12 @@ const ROUNDS = Number(process.env.SAMPLING_BENCH_ROUNDS ?? 400);
 /** Logit rows shaped like a trained model's: a few strong candidates over a long low tail. */
 function rows(): Float32Array[] {
   const r = new Prng(7);
-  return Array.from({ length: ROWS }, () => Float32Array.from({ length: VOCAB }, () => {
-    const u = r.next();
-    return u > 0.999 ? 8 + 4 * r.next() : 6 * (r.next() + r.next() + r.next() - 1.5);
-  }));
+  return Array.from({ length: ROWS }, () =>
+    Float32Array.from({ length: VOCAB }, () => {
+      const u = r.next();
+      return u > 0.999 ? 8 + 4 * r.next() : 6 * (r.next() + r.next() + r.next() - 1.5);
+    }),
+  );
 }
 
 function median(xs: number[]): number {
@@ -53,6 +55,8 @@ for (const [name, raw] of [
   }
   const o = median(ours) * 1000;
   const b = median(base) * 1000;
-  process.stdout.write(`${JSON.stringify({ bench: name, ours: Number(o.toFixed(1)), baseline: Number(b.toFixed(1)), unit: 'µs', ratio: Number((o / b).toFixed(3)) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ bench: name, ours: Number(o.toFixed(1)), baseline: Number(b.toFixed(1)), unit: 'µs', ratio: Number((o / b).toFixed(3)) })}\n`,
+  );
 }
 if (sink < 0) process.stdout.write('\n');

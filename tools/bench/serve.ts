@@ -40,8 +40,6 @@ const MEASURE_S = Number(process.env.BENCH_SECONDS ?? 5);
 const RAW_S = 4;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
-
-
 const HAVE_TASKSET = spawnSync('taskset', ['--version']).status === 0;
 
 function pin(pid: number, cpu: number): void {
@@ -51,7 +49,6 @@ function pin(pid: number, cpu: number): void {
 function note(msg: string): void {
   process.stderr.write(`# ${msg}\n`);
 }
-
 
 function input(seed: number): number[] {
   return Array.from({ length: WIDTH }, (_v, i) => ((i * 31 + seed * 17) % 100) / 100);
@@ -85,7 +82,14 @@ async function rawOrt(modelFile: string, batch: number): Promise<number> {
   return (runs * batch) / secs;
 }
 
-interface Server { readonly proc: ChildProcess; readonly model: string; readonly inference: string; readonly management: string; readonly workerPid: number; stop(): Promise<void> }
+interface Server {
+  readonly proc: ChildProcess;
+  readonly model: string;
+  readonly inference: string;
+  readonly management: string;
+  readonly workerPid: number;
+  stop(): Promise<void>;
+}
 
 /** Where the server's processes run: `split` worker core 0, frontend core 1; `one` both on core 0. */
 type Placement = 'split' | 'one';
@@ -101,26 +105,55 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-async function startServer(store: string, model: string, logDir: string, extra: readonly string[], placement: Placement): Promise<Server> {
-  const { proc, inference, management } = await spawnServer(
-    ['--model-store', store, '--log-dir', logDir, '--disable-system-metrics', '--job-queue-size', '1024', ...extra]);
-  const desc = (await (await fetch(`${management}/models/${model}`)).json()) as Array<{ workers: Array<{ pid: number }> }>;
+async function startServer(
+  store: string,
+  model: string,
+  logDir: string,
+  extra: readonly string[],
+  placement: Placement,
+): Promise<Server> {
+  const { proc, inference, management } = await spawnServer([
+    '--model-store',
+    store,
+    '--log-dir',
+    logDir,
+    '--disable-system-metrics',
+    '--job-queue-size',
+    '1024',
+    ...extra,
+  ]);
+  const desc = (await (await fetch(`${management}/models/${model}`)).json()) as Array<{
+    workers: Array<{ pid: number }>;
+  }>;
   if (proc.pid !== undefined) pin(proc.pid, placement === 'split' ? 1 : 0);
   for (const w of desc[0]!.workers) pin(w.pid, 0);
   return {
-    proc, model, inference, management, workerPid: desc[0]!.workers[0]!.pid,
-    stop: () => new Promise<void>((resolve) => {
-      proc.once('exit', () => resolve());
-      proc.kill('SIGTERM');
-      setTimeout(() => { try { process.kill(-(proc.pid as number), 'SIGKILL'); } catch { /* gone */ } }, 20_000).unref();
-    }),
+    proc,
+    model,
+    inference,
+    management,
+    workerPid: desc[0]!.workers[0]!.pid,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+        setTimeout(() => {
+          try {
+            process.kill(-(proc.pid as number), 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }, 20_000).unref();
+      }),
   };
 }
 
 /** Waits until requests left over from the previous run (autocannon stops without them) are served. */
 async function settle(server: Server): Promise<void> {
   for (;;) {
-    const d = (await (await fetch(`${server.management}/models/${server.model}`)).json()) as Array<{ jobQueueStatus: { pendingRequests: number } }>;
+    const d = (await (await fetch(`${server.management}/models/${server.model}`)).json()) as Array<{
+      jobQueueStatus: { pendingRequests: number };
+    }>;
     if (d[0]!.jobQueueStatus.pendingRequests === 0) break;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -133,10 +166,19 @@ type Body = 'json' | 'binary' | 'oip';
 /** Served samples/s (one sample per request) under autocannon, bodies of kind `body`. */
 async function load(server: Server, tag: string, body: Body): Promise<number> {
   const bodies: Record<Body, { url: string; headers: Record<string, string>; body: string | Buffer }> = {
-    json: { url: `${server.inference}/predictions/${server.model}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(input(1)) },
-    binary: { url: `${server.inference}/predictions/${server.model}`, headers: { 'content-type': 'application/octet-stream', 'x-tensor-shape': `1,${WIDTH}` }, body: Buffer.from(Float32Array.from(input(1)).buffer) },
+    json: {
+      url: `${server.inference}/predictions/${server.model}`,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(input(1)),
+    },
+    binary: {
+      url: `${server.inference}/predictions/${server.model}`,
+      headers: { 'content-type': 'application/octet-stream', 'x-tensor-shape': `1,${WIDTH}` },
+      body: Buffer.from(Float32Array.from(input(1)).buffer),
+    },
     oip: {
-      url: `${server.inference}/v2/models/${server.model}/infer`, headers: { 'content-type': 'application/json' },
+      url: `${server.inference}/v2/models/${server.model}/infer`,
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ inputs: [{ name: 'input', shape: [1, WIDTH], datatype: 'FP32', data: input(1) }] }),
     },
   };
@@ -167,16 +209,39 @@ function makeLightStore(root: string): string {
   const dir = path.join(root, 'store-light', 'mlp');
   fs.mkdirSync(dir, { recursive: true });
   writeMlp(dir, { hidden: MLP_HIDDEN, seed: MLP_SEED });
-  writeModelConfig(dir, { handler: 'onnx', model: 'model.onnx', batchSize: 32, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 1, responseTimeout: 60, threads: 1 }, 'bench:serve light model');
+  writeModelConfig(
+    dir,
+    {
+      handler: 'onnx',
+      model: 'model.onnx',
+      batchSize: 32,
+      maxBatchDelay: 5,
+      minWorkers: 1,
+      maxWorkers: 1,
+      responseTimeout: 60,
+      threads: 1,
+    },
+    'bench:serve light model',
+  );
   return path.dirname(dir);
 }
 
-interface Run { readonly model: string; readonly placement: Placement; readonly body?: Body }
+interface Run {
+  readonly model: string;
+  readonly placement: Placement;
+  readonly body?: Body;
+}
 
 const HEAVY: Run = { model: 'mlp-heavy', placement: 'split' };
 const LIGHT: Run = { model: 'mlp', placement: 'one' };
 
-async function served(store: string, root: string, tag: string, extra: readonly string[], run: Run = HEAVY): Promise<number> {
+async function served(
+  store: string,
+  root: string,
+  tag: string,
+  extra: readonly string[],
+  run: Run = HEAVY,
+): Promise<number> {
   const logDir = path.join(root, `logs-${tag}`);
   const server = await startServer(store, run.model, logDir, extra, run.placement);
   try {
@@ -210,7 +275,15 @@ function fullBatchPredictionMs(logDir: string, batch: number): number {
 }
 
 function line(bench: string, ours: number, baseline: number, unit: string): void {
-  process.stdout.write(JSON.stringify({ bench, ours: Math.round(ours * 10) / 10, baseline: Math.round(baseline * 10) / 10, unit, ratio: Math.round((ours / baseline) * 1000) / 1000 }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      bench,
+      ours: Math.round(ours * 10) / 10,
+      baseline: Math.round(baseline * 10) / 10,
+      unit,
+      ratio: Math.round((ours / baseline) * 1000) / 1000,
+    }) + '\n',
+  );
 }
 
 /** On/off pairs measured back to back (`BENCH_PAIRS`, default 3), alternating which goes first. */
@@ -224,19 +297,31 @@ const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
  * server start lands in a fast or a slow state (the same setting measured 3,400 and 3,900
  * samples/s in consecutive starts), which a median of ons over a median of offs mixes in.
  */
-async function onOff(run: (tag: string, extra: readonly string[]) => Promise<number>, allSinks: readonly string[]): Promise<{ on: number; off: number; onCpu: number; offCpu: number }> {
+async function onOff(
+  run: (tag: string, extra: readonly string[]) => Promise<number>,
+  allSinks: readonly string[],
+): Promise<{ on: number; off: number; onCpu: number; offCpu: number }> {
   const pairs: Array<{ on: number; off: number; onCpu: number; offCpu: number }> = [];
   for (let i = 0; i < PAIRS; i++) {
     const first = i % 2 === 0 ? 'on' : 'off';
     const p = { on: 0, off: 0, onCpu: 0, offCpu: 0 };
     for (const which of first === 'on' ? ['on', 'off'] : ['off', 'on']) {
       const r = await run(`${which}-${i}`, which === 'on' ? allSinks : ['--metrics-mode', 'off']);
-      if (which === 'on') { p.on = r; p.onCpu = lastCpuPerItem; } else { p.off = r; p.offCpu = lastCpuPerItem; }
+      if (which === 'on') {
+        p.on = r;
+        p.onCpu = lastCpuPerItem;
+      } else {
+        p.off = r;
+        p.offCpu = lastCpuPerItem;
+      }
     }
     pairs.push(p);
   }
   const byRatio = [...pairs].sort((a, b) => a.on / a.off - b.on / b.off);
-  if (PAIRS > 1) note(`on/off pairs: ${pairs.map((x) => `${x.on.toFixed(0)}/${x.off.toFixed(0)} (${(x.on / x.off).toFixed(3)})`).join(', ')}`);
+  if (PAIRS > 1)
+    note(
+      `on/off pairs: ${pairs.map((x) => `${x.on.toFixed(0)}/${x.off.toFixed(0)} (${(x.on / x.off).toFixed(3)})`).join(', ')}`,
+    );
   return byRatio[(byRatio.length - 1) >> 1]!;
 }
 
@@ -247,13 +332,20 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => sink.bind(0, '127.0.0.1', resolve));
   sink.on('message', () => undefined);
   try {
-    note(HAVE_TASKSET
-      ? 'CPU split: server worker (onnxruntime, 1 thread) pinned to core 0; frontend + autocannon pinned to core 1; raw baseline alone on core 0'
-      : 'CPU split: taskset not found, processes unpinned (worker 1 thread; frontend and autocannon share the other core by the scheduler)');
+    note(
+      HAVE_TASKSET
+        ? 'CPU split: server worker (onnxruntime, 1 thread) pinned to core 0; frontend + autocannon pinned to core 1; raw baseline alone on core 0'
+        : 'CPU split: taskset not found, processes unpinned (worker 1 thread; frontend and autocannon share the other core by the scheduler)',
+    );
     note(`autocannon: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up, ${MEASURE_S} s measured per run`);
     pin(process.pid, 1);
     const only = process.env.BENCH_ONLY ?? '';
-    const allSinks = ['--metrics-mode', 'tslog,prometheus,statsd', '--statsd-address', `127.0.0.1:${sink.address().port}`];
+    const allSinks = [
+      '--metrics-mode',
+      'tslog,prometheus,statsd',
+      '--statsd-address',
+      `127.0.0.1:${sink.address().port}`,
+    ];
     // The raw baseline, alone on core 0 (the light model: before and after its served runs, the
     // mean of both; mlp-heavy: before each served round), so drift on this shared machine hits
     // ours and the baseline alike.
@@ -269,7 +361,9 @@ async function main(): Promise<void> {
     // least the sinks' text can cost (tools/bench/sink-floor.ts, measured here on core 1).
     const floorLine = async (offCpu: number): Promise<void> => {
       const floorUs = await sinkFloorUsPerRequest(sink.address().port);
-      note(`sink floor: ${floorUs.toFixed(2)} µs CPU a request (${FLOOR_POINTS_PER_REQUEST} datapoints as TorchServe log lines and StatsD lines) against ${(offCpu * 1e6).toFixed(0)} µs a request with metrics off`);
+      note(
+        `sink floor: ${floorUs.toFixed(2)} µs CPU a request (${FLOOR_POINTS_PER_REQUEST} datapoints as TorchServe log lines and StatsD lines) against ${(offCpu * 1e6).toFixed(0)} µs a request with metrics off`,
+      );
       line('metrics_on_vs_off_light_floor', 1 / (offCpu + floorUs / 1e6), 1 / offCpu, 'req per CPU-second');
     };
 
@@ -282,15 +376,26 @@ async function main(): Promise<void> {
       const rawCpu1 = lastCpuPerItem;
       const json = await served(light, root, 'light-json', [], LIGHT);
       const jsonCpu = lastCpuPerItem;
-      note(`light served, JSON bodies: ${json.toFixed(1)} req/s, ${(jsonCpu * 1e6).toFixed(0)} µs server CPU per request`);
+      note(
+        `light served, JSON bodies: ${json.toFixed(1)} req/s, ${(jsonCpu * 1e6).toFixed(0)} µs server CPU per request`,
+      );
       const bin = await served(light, root, 'light-binary', [], { ...LIGHT, body: 'binary' });
       const binCpu = lastCpuPerItem;
-      note(`light served, binary bodies: ${bin.toFixed(1)} req/s, ${(binCpu * 1e6).toFixed(0)} µs server CPU per request`);
+      note(
+        `light served, binary bodies: ${bin.toFixed(1)} req/s, ${(binCpu * 1e6).toFixed(0)} µs server CPU per request`,
+      );
       const oip = await served(light, root, 'light-oip', [], { ...LIGHT, body: 'oip' });
       const oipCpu = lastCpuPerItem;
-      note(`light served, Open Inference Protocol JSON: ${oip.toFixed(1)} req/s, ${(oipCpu * 1e6).toFixed(0)} µs server CPU per request`);
-      const { on, off, onCpu, offCpu } = await onOff((tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT), allSinks);
-      note(`light served, all sinks ${on.toFixed(1)}, metrics off ${off.toFixed(1)} req/s; server CPU per request ${(onCpu * 1e6).toFixed(0)} vs ${(offCpu * 1e6).toFixed(0)} µs`);
+      note(
+        `light served, Open Inference Protocol JSON: ${oip.toFixed(1)} req/s, ${(oipCpu * 1e6).toFixed(0)} µs server CPU per request`,
+      );
+      const { on, off, onCpu, offCpu } = await onOff(
+        (tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT),
+        allSinks,
+      );
+      note(
+        `light served, all sinks ${on.toFixed(1)}, metrics off ${off.toFixed(1)} req/s; server CPU per request ${(onCpu * 1e6).toFixed(0)} vs ${(offCpu * 1e6).toFixed(0)} µs`,
+      );
       const raw = (raw1 + (await rawRun(file))) / 2;
       const rawCpu = (rawCpu1 + lastCpuPerItem) / 2;
       note(`raw onnxruntime: ${(rawCpu * 1e6).toFixed(1)} µs CPU per sample`);
@@ -307,7 +412,10 @@ async function main(): Promise<void> {
     if (only === 'metrics') {
       const light = makeLightStore(root);
       await served(light, root, 'light-warm-up', [], LIGHT);
-      const { on, off, onCpu, offCpu } = await onOff((tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT), allSinks);
+      const { on, off, onCpu, offCpu } = await onOff(
+        (tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT),
+        allSinks,
+      );
       line('metrics_on_vs_off_light', on, off, 'req/s');
       line('metrics_on_vs_off_light_cpu', 1 / onCpu, 1 / offCpu, 'req per CPU-second');
       await floorLine(offCpu);
@@ -328,7 +436,9 @@ async function main(): Promise<void> {
       for (let i = 0; i < PAIRS; i++) {
         for (const [name, extra] of modes) {
           const r = await served(light, root, `sinks-${name}-${i}`, extra, LIGHT);
-          note(`sinks ${name}: ${r.toFixed(0)} req/s; µs CPU a request: worker ${(lastCpuSplit[0] * 1e6).toFixed(0)}, frontend ${(lastCpuSplit[1] * 1e6).toFixed(0)}`);
+          note(
+            `sinks ${name}: ${r.toFixed(0)} req/s; µs CPU a request: worker ${(lastCpuSplit[0] * 1e6).toFixed(0)}, frontend ${(lastCpuSplit[1] * 1e6).toFixed(0)}`,
+          );
         }
       }
       return;
@@ -352,17 +462,29 @@ async function main(): Promise<void> {
       const raw = await rawRun(heavyFile);
       const s = await served(b32, root, `default-${i}`, []);
       const predMs = fullBatchPredictionMs(path.join(root, `logs-default-${i}`), 32);
-      if (Number.isNaN(predMs)) note(`  [default-${i}] warning: no full batch's PredictionTime in its model_metrics.log; the session ceiling of this round is unknown (null)`);
-      note(`  [default-${i}] worker's onnxruntime time per full batch ${predMs.toFixed(2)} ms (${(32000 / predMs).toFixed(0)} samples/s) vs raw ${(32000 / raw).toFixed(2)} ms`);
+      if (Number.isNaN(predMs))
+        note(
+          `  [default-${i}] warning: no full batch's PredictionTime in its model_metrics.log; the session ceiling of this round is unknown (null)`,
+        );
+      note(
+        `  [default-${i}] worker's onnxruntime time per full batch ${predMs.toFixed(2)} ms (${(32000 / predMs).toFixed(0)} samples/s) vs raw ${(32000 / raw).toFixed(2)} ms`,
+      );
       rounds.push({ raw, served: s, session: 32000 / predMs });
     }
-    if (PAIRS > 1) note(`served/raw rounds: ${rounds.map((x) => `${x.served.toFixed(0)}/${x.raw.toFixed(0)} (${(x.served / x.raw).toFixed(3)}; model alone while served ${(x.session / x.raw).toFixed(3)})`).join(', ')}`);
+    if (PAIRS > 1)
+      note(
+        `served/raw rounds: ${rounds.map((x) => `${x.served.toFixed(0)}/${x.raw.toFixed(0)} (${(x.served / x.raw).toFixed(3)}; model alone while served ${(x.session / x.raw).toFixed(3)})`).join(', ')}`,
+      );
     const median = [...rounds].sort((a, b) => a.served / a.raw - b.served / b.raw)[(rounds.length - 1) >> 1]!;
     const dflt = median.served;
     note(`served batch 32, default metrics (tslog,prometheus): ${dflt.toFixed(1)} samples/s`);
     const { on, off, onCpu, offCpu } = await onOff((tag, extra) => served(b32, root, tag, extra), allSinks);
-    note(`served batch 32, all three sinks: ${on.toFixed(1)} samples/s, ${(onCpu * 1e6).toFixed(0)} µs server CPU per request`);
-    note(`served batch 32, metrics off: ${off.toFixed(1)} samples/s, ${(offCpu * 1e6).toFixed(0)} µs server CPU per request`);
+    note(
+      `served batch 32, all three sinks: ${on.toFixed(1)} samples/s, ${(onCpu * 1e6).toFixed(0)} µs server CPU per request`,
+    );
+    note(
+      `served batch 32, metrics off: ${off.toFixed(1)} samples/s, ${(offCpu * 1e6).toFixed(0)} µs server CPU per request`,
+    );
     const one = await served(b1, root, 'b1', []);
     note(`served batch 1, default metrics: ${one.toFixed(1)} samples/s`);
 
@@ -383,6 +505,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`bench:serve failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.stderr.write(`bench:serve failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);
 });

@@ -46,18 +46,41 @@ export async function spawnServer(args: readonly string[], cwd?: string): Promis
 
 async function spawnOnce(args: readonly string[], cwd?: string): Promise<SpawnedServer> {
   const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
-  const urls = { inference: `http://127.0.0.1:${ip}`, management: `http://127.0.0.1:${mp}`, metrics: `http://127.0.0.1:${xp}` };
-  const proc = spawn(process.execPath, [
-    CLI, 'start', ...args,
-    '--inference-address', urls.inference, '--management-address', urls.management, '--metrics-address', urls.metrics,
-  ], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const urls = {
+    inference: `http://127.0.0.1:${ip}`,
+    management: `http://127.0.0.1:${mp}`,
+    metrics: `http://127.0.0.1:${xp}`,
+  };
+  const proc = spawn(
+    process.execPath,
+    [
+      CLI,
+      'start',
+      ...args,
+      '--inference-address',
+      urls.inference,
+      '--management-address',
+      urls.management,
+      '--metrics-address',
+      urls.metrics,
+    ],
+    { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
-  proc.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
-  proc.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
+  proc.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  proc.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
   const t0 = Date.now();
   while (!out.includes('Model server started.')) {
     if (proc.exitCode !== null || Date.now() - t0 > 60_000) {
-      try { if (proc.pid !== undefined) process.kill(-proc.pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        if (proc.pid !== undefined) process.kill(-proc.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
       throw new Error(`server did not start:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 50));

@@ -32,9 +32,10 @@ import { TINY_LM_MODEL } from '../../tools/models/demo-models.js';
 import { BOS_ID } from '../../tools/models/tiny-lm-spec.js';
 
 /** SPEC_BENCH_CONFIG (JSON) replaces the speculative_config measured. */
-const SPEC = process.env.SPEC_BENCH_CONFIG !== undefined
-  ? JSON.parse(process.env.SPEC_BENCH_CONFIG) as Record<string, unknown>
-  : { method: 'ngram', num_speculative_tokens: 2, prompt_lookup_max: 2, prompt_lookup_min: 2 };
+const SPEC =
+  process.env.SPEC_BENCH_CONFIG !== undefined
+    ? (JSON.parse(process.env.SPEC_BENCH_CONFIG) as Record<string, unknown>)
+    : { method: 'ngram', num_speculative_tokens: 2, prompt_lookup_max: 2, prompt_lookup_min: 2 };
 const TOKENS = 128;
 const ROUNDS = 7;
 
@@ -83,7 +84,8 @@ async function compare(bench: string, plain: EngineCore, spec: EngineCore, promp
   for (let r = 0; r < ROUNDS; r++) {
     const a = await decode(plain, prompt, TOKENS);
     const b = await decode(spec, prompt, TOKENS);
-    if (a.tokens.join(',') !== b.tokens.join(',')) throw new Error(`${bench}: speculative tokens differ from plain decoding`);
+    if (a.tokens.join(',') !== b.tokens.join(','))
+      throw new Error(`${bench}: speculative tokens differ from plain decoding`);
     base.push(a.tokS);
     ours.push(b.tokS);
     last = b;
@@ -91,10 +93,18 @@ async function compare(bench: string, plain: EngineCore, spec: EngineCore, promp
   const x = (v: number): number => Math.round(v * 1000) / 1000;
   const o = median(ours);
   const p = median(base);
-  process.stdout.write(JSON.stringify({
-    bench, ours: x(o), baseline: x(p), unit: 'decode tok/s', ratio: x(o / p),
-    drafts: last!.drafts, drafted: last!.drafted, accepted: last!.accepted,
-  }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      bench,
+      ours: x(o),
+      baseline: x(p),
+      unit: 'decode tok/s',
+      ratio: x(o / p),
+      drafts: last!.drafts,
+      drafted: last!.drafted,
+      accepted: last!.accepted,
+    }) + '\n',
+  );
 }
 
 async function main(): Promise<void> {
@@ -105,7 +115,12 @@ async function main(): Promise<void> {
     await TINY_LM_MODEL.write(dir);
     const m = readModelDir(dir);
     const load = async (overrides: Record<string, unknown>): Promise<EngineCore> => {
-      const e = await loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides: { threads: 1, ...overrides } });
+      const e = await loadEngine({
+        dir,
+        modelFile: m.modelFile,
+        engine: m.engine,
+        overrides: { threads: 1, ...overrides },
+      });
       engines.push(e);
       return e;
     };
@@ -114,7 +129,10 @@ async function main(): Promise<void> {
     const head = [BOS_ID, ...Buffer.from('qld z')];
     const repetitive = [...head, ...(await decode(plain, head, 80)).tokens];
     await compare('spec_ngram_vs_off', plain, spec, repetitive);
-    await compare('spec_ngram_vs_off_no_repeats', plain, spec, [BOS_ID, ...Buffer.from('abcdefghijklmnopqrstuvwxyz0123456789')]);
+    await compare('spec_ngram_vs_off_no_repeats', plain, spec, [
+      BOS_ID,
+      ...Buffer.from('abcdefghijklmnopqrstuvwxyz0123456789'),
+    ]);
   } finally {
     for (const e of engines) await e.runner.close();
     rmSync(root, { recursive: true, force: true });

@@ -86,7 +86,8 @@ function parseLine(raw: string, where: string, index: number, rules: LineRules):
     throw e;
   }
   // The server's list of prompts is one answer with several prompts; a line is one prompt.
-  if (request.prompts.length !== 1) return `prompt: one prompt per line (a string or a list of token ids), got a list of ${request.prompts.length}`;
+  if (request.prompts.length !== 1)
+    return `prompt: one prompt per line (a string or a list of token ids), got a list of ${request.prompts.length}`;
   const own = rules.check?.(request) ?? null;
   if (own !== null) return own;
   return { id: id ?? index, where, prompt: request.prompts[0]!, request };
@@ -96,7 +97,11 @@ function parseLine(raw: string, where: string, index: number, rules: LineRules):
  * Parses the JSONL bytes of `file`: a UTF-8 BOM at the start is skipped, `\r\n` ends a line as
  * `\n` does, blank lines are skipped. Returns the lines, or one message per bad line.
  */
-export function parseInput(bytes: Uint8Array, file: string, rules: LineRules): { lines: InputLine[]; problems: string[] } {
+export function parseInput(
+  bytes: Uint8Array,
+  file: string,
+  rules: LineRules,
+): { lines: InputLine[]; problems: string[] } {
   const lines: InputLine[] = [];
   const problems: string[] = [];
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;

@@ -60,8 +60,12 @@ const INTERRUPTED = 130;
 /** The vocabulary view of the loaded engine (its settings after the flags), as the server builds it from a model's block. */
 function engineVocab(c: EngineConfig): ModelVocab {
   return modelVocab({
-    maxModelLen: c.maxModelLen, vocabSize: c.model.vocabSize, bosTokenId: c.model.bosId, addBos: c.addBos,
-    eosTokenId: [...c.eosTokenIds], suppressTokens: [...c.suppressTokenIds],
+    maxModelLen: c.maxModelLen,
+    vocabSize: c.model.vocabSize,
+    bosTokenId: c.model.bosId,
+    addBos: c.addBos,
+    eosTokenId: [...c.eosTokenIds],
+    suppressTokens: [...c.suppressTokenIds],
   });
 }
 
@@ -74,9 +78,12 @@ export function renderCompletion(r: ReadyLine, c: CompletionOutput, vocab: Model
     id: r.line.id,
     prompt: r.line.prompt,
     choices: c.outputs.map((o) => ({
-      index: o.index, text: echo + o.text, token_ids: o.tokenIds,
+      index: o.index,
+      text: echo + o.text,
+      token_ids: o.tokenIds,
       ...(logprobs ? { logprobs: completionLogprobs(o.logprobs ?? [], vocab, echo.length) } : {}),
-      finish_reason: o.finishReason, ...(o.stopReason !== undefined ? { stop_reason: o.stopReason } : {}),
+      finish_reason: o.finishReason,
+      ...(o.stopReason !== undefined ? { stop_reason: o.stopReason } : {}),
     })),
     usage: { prompt_tokens: c.promptTokenIds.length, completion_tokens: completion, cached_tokens: c.numCachedTokens },
   });
@@ -103,10 +110,18 @@ function wrapFlags(flags: readonly string[]): string {
  * (`--max_num_seqs`, `--max-num-seqs`, `--maxNumSeqs`), booleans also as `--no-NAME`.
  */
 const FLAGS: readonly FlagDef[] = [
-  { flag: 'model', kind: 'string' }, { flag: 'input', kind: 'string' }, { flag: 'output', kind: 'string' }, { flag: 'set', kind: 'string' },
-  ...ENGINE_ARG_FLAGS.flatMap((f): FlagDef[] => (f.parseArgsType === 'boolean'
-    ? [{ flag: f.flag, kind: 'bool' }, { flag: `no-${f.flag}`, kind: 'bool' }]
-    : [{ flag: f.flag, kind: 'string' }])),
+  { flag: 'model', kind: 'string' },
+  { flag: 'input', kind: 'string' },
+  { flag: 'output', kind: 'string' },
+  { flag: 'set', kind: 'string' },
+  ...ENGINE_ARG_FLAGS.flatMap((f): FlagDef[] =>
+    f.parseArgsType === 'boolean'
+      ? [
+          { flag: f.flag, kind: 'bool' },
+          { flag: `no-${f.flag}`, kind: 'bool' },
+        ]
+      : [{ flag: f.flag, kind: 'string' }],
+  ),
 ];
 
 /** Engine settings given as flags, under vLLM's spelling; values are checked by the validator after. */
@@ -163,7 +178,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tsserve generate: cannot read ${input}: ${(e as Error).message}\n`);
     return 2;
   }
-  const { lines, problems } = parseInput(bytes, stdin ? '<stdin>' : input, { command: 'tsserve generate', model: path.basename(path.resolve(model)) });
+  const { lines, problems } = parseInput(bytes, stdin ? '<stdin>' : input, {
+    command: 'tsserve generate',
+    model: path.basename(path.resolve(model)),
+  });
   if (problems.length > 0) {
     process.stderr.write(problems.map((p) => `${p}\n`).join(''));
     return 2;
@@ -175,7 +193,9 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   // Writing the answers over the prompts would lose the prompts (the file is opened with truncation).
   if (output !== undefined && !stdin && sameFile(input, output)) {
-    process.stderr.write(`tsserve generate: --output ${output} is the --input file; answers would replace the prompts\n`);
+    process.stderr.write(
+      `tsserve generate: --output ${output} is the --input file; answers would replace the prompts\n`,
+    );
     return 2;
   }
   // The server's own check of model-config.yaml first, so each problem names its file:line:col
@@ -229,10 +249,14 @@ async function generateAll(llm: LLM, lines: readonly InputLine[], output: string
     }
   }
   // One call per line, all started now: the engine batches them as one call's prompts, in the same order.
-  const outcomes = ready.map((r) => llm.generate([r.ids], [r.params]).then(
-    (outs): Outcome => ({ out: outs[0]! }),
-    (e: unknown): Outcome => ({ error: `${r.line.where}: ${e instanceof PromptRejected ? e.reason : (e as Error).message}` }),
-  ));
+  const outcomes = ready.map((r) =>
+    llm.generate([r.ids], [r.params]).then(
+      (outs): Outcome => ({ out: outs[0]! }),
+      (e: unknown): Outcome => ({
+        error: `${r.line.where}: ${e instanceof PromptRejected ? e.reason : (e as Error).message}`,
+      }),
+    ),
+  );
   let written = 0;
   const interrupted = (): void => {
     process.stderr.write(`tsserve generate: interrupted; ${written} of ${ready.length} answers written\n`);
@@ -257,14 +281,19 @@ async function generateAll(llm: LLM, lines: readonly InputLine[], output: string
       written++;
     }
   } catch (e) {
-    process.stderr.write(`tsserve generate: cannot write ${output === undefined ? 'the standard output' : `--output ${output}`}: ${(e as Error).message}\n`);
+    process.stderr.write(
+      `tsserve generate: cannot write ${output === undefined ? 'the standard output' : `--output ${output}`}: ${(e as Error).message}\n`,
+    );
     return 1;
   } finally {
     process.removeListener('SIGINT', interrupted);
     if (fd !== 1) closeSync(fd);
   }
   // Said on stderr too: the output file holds the failures, but the terminal showed nothing.
-  if (failed > 0) process.stderr.write(`tsserve generate: ${failed} of ${ready.length} prompts failed (see their lines in the output)\n`);
+  if (failed > 0)
+    process.stderr.write(
+      `tsserve generate: ${failed} of ${ready.length} prompts failed (see their lines in the output)\n`,
+    );
   return failed > 0 ? 1 : 0;
 }
 

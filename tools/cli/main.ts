@@ -14,24 +14,40 @@ interface Command {
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   start: { summary: 'serve models (inference, management and metrics APIs)', load: () => import('./start.js') },
-  metrics: { summary: 'validate metrics.yaml, list the metric catalog, tail the metric logs', load: () => import('./metrics.js') },
+  metrics: {
+    summary: 'validate metrics.yaml, list the metric catalog, tail the metric logs',
+    load: () => import('./metrics.js'),
+  },
   models: { summary: 'generate the demo model store', load: () => import('./models.js') },
-  generate: { summary: 'offline generation: prompts from a JSONL file through the engine', load: () => import('./generate.js') },
-  speak: { summary: 'offline spoken answers of a pipeline model (WAV files) through its orchestrator', load: () => import('./speak.js') },
+  generate: {
+    summary: 'offline generation: prompts from a JSONL file through the engine',
+    load: () => import('./generate.js'),
+  },
+  speak: {
+    summary: 'offline spoken answers of a pipeline model (WAV files) through its orchestrator',
+    load: () => import('./speak.js'),
+  },
 };
 
 /** Usage text listing every command. */
 export function usage(): string {
   const lines = ['Usage: tsserve <command> [options]', '', 'Commands:'];
   for (const [name, cmd] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(10)} ${cmd.summary}`);
-  lines.push('', 'Options:', `  ${'-h, --help'.padEnd(16)} this text`, `  ${'-v, --version'.padEnd(16)} print the version`);
+  lines.push(
+    '',
+    'Options:',
+    `  ${'-h, --help'.padEnd(16)} this text`,
+    `  ${'-v, --version'.padEnd(16)} print the version`,
+  );
   lines.push('', 'Run `tsserve <command> --help` for the options of one command.');
   return lines.join('\n') + '\n';
 }
 
 /** The package version (package.json at the repo root; this file runs from dist/tools/cli). */
 export function version(): string {
-  const pkg = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '..', '..', '..', 'package.json'), 'utf8')) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -47,7 +63,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (name.startsWith('-')) {
-    process.stderr.write(`tsserve: ${unknownOption(name.replace(/=.*/, ''), [{ flag: 'version', kind: 'bool' }], 'tsserve')}\n`);
+    process.stderr.write(
+      `tsserve: ${unknownOption(name.replace(/=.*/, ''), [{ flag: 'version', kind: 'bool' }], 'tsserve')}\n`,
+    );
     return 2;
   }
   // A reader that stops early (`tsserve metrics list | head`) closes the pipe: the rest of the
@@ -60,7 +78,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   const cmd = COMMANDS[name];
   if (cmd === undefined) {
     const near = nearest(name, Object.keys(COMMANDS));
-    process.stderr.write(`tsserve: unknown command '${name}'${near !== null ? `; did you mean '${near}'?` : ''}\n\n${usage()}`);
+    process.stderr.write(
+      `tsserve: unknown command '${name}'${near !== null ? `; did you mean '${near}'?` : ''}\n\n${usage()}`,
+    );
     return 2;
   }
   return (await cmd.load()).run(rest);

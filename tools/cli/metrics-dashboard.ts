@@ -31,7 +31,9 @@ Both are described in docs/dashboards.md.
 `;
 
 const FLAGS: readonly FlagDef[] = [
-  { flag: 'metrics-config', kind: 'string' }, { flag: 'out', kind: 'string' }, { flag: 'show-hidden-metrics-for-version', kind: 'string' },
+  { flag: 'metrics-config', kind: 'string' },
+  { flag: 'out', kind: 'string' },
+  { flag: 'show-hidden-metrics-for-version', kind: 'string' },
 ];
 
 function load(file: string | undefined, version: string, showHidden: string | null): MetricsConfig | null {

@@ -80,11 +80,16 @@ function last(values: ReadonlyMap<string, readonly string[]>, flag: string): str
   return v === undefined ? undefined : v[v.length - 1];
 }
 
-function readOptions(values: ReadonlyMap<string, readonly string[]>, nowMs: number, isTty: boolean): TailOptions | string[] {
+function readOptions(
+  values: ReadonlyMap<string, readonly string[]>,
+  nowMs: number,
+  isTty: boolean,
+): TailOptions | string[] {
   const problems: string[] = [];
   const windowText = last(values, 'window') ?? '60';
   const windowS = Number(windowText);
-  if (!/^\d+(\.\d+)?$/.test(windowText) || !(windowS > 0)) problems.push(`--window must be a positive number of seconds, got '${windowText}'`);
+  if (!/^\d+(\.\d+)?$/.test(windowText) || !(windowS > 0))
+    problems.push(`--window must be a positive number of seconds, got '${windowText}'`);
   const dims: (readonly [string, string])[] = [];
   for (const d of values.get('dim') ?? []) {
     const kv = parseDim(d);
@@ -193,7 +198,11 @@ async function tail(opts: TailOptions, isTty: boolean): Promise<number> {
   for (;;) {
     let best = -1;
     heads.forEach((h, j) => {
-      if (h.done !== true && (best < 0 || h.value.timeMs < (heads[best] as IteratorYieldResult<TailRecord>).value.timeMs)) best = j;
+      if (
+        h.done !== true &&
+        (best < 0 || h.value.timeMs < (heads[best] as IteratorYieldResult<TailRecord>).value.timeMs)
+      )
+        best = j;
     });
     if (best < 0) break;
     emitOne((heads[best] as IteratorYieldResult<TailRecord>).value);
@@ -204,7 +213,8 @@ async function tail(opts: TailOptions, isTty: boolean): Promise<number> {
 
   if (opts.once) {
     for (const f of followers) f.close();
-    if (opts.format === 'table') process.stdout.write(table.render(Number.isNaN(lastKeptMs) ? Date.now() : lastKeptMs) + footer());
+    if (opts.format === 'table')
+      process.stdout.write(table.render(Number.isNaN(lastKeptMs) ? Date.now() : lastKeptMs) + footer());
     return 0;
   }
 

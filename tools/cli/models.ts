@@ -8,7 +8,10 @@ import { STORE_MODELS } from '../models/store-models.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
 
-const FLAGS: readonly FlagDef[] = [{ flag: 'force', kind: 'bool' }, { flag: 'only', kind: 'string' }];
+const FLAGS: readonly FlagDef[] = [
+  { flag: 'force', kind: 'bool' },
+  { flag: 'only', kind: 'string' },
+];
 
 /** `head`, a space, then `text` broken at spaces into lines of at most 100 columns, the rest indented under the text. */
 function wrapped(head: string, text: string): string[] {
@@ -74,7 +77,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     // A bad flag value, as an empty one is: exit 2 before anything is written (it was 1, a failed run's code).
     const unknown = only.filter((n) => !STORE_MODELS.some((m) => m.name === n));
     if (unknown.length > 0) {
-      process.stderr.write(`tsserve models generate: --only: unknown model(s): ${unknown.join(', ')} (known: ${STORE_MODELS.map((m) => m.name).join(', ')})\n`);
+      process.stderr.write(
+        `tsserve models generate: --only: unknown model(s): ${unknown.join(', ')} (known: ${STORE_MODELS.map((m) => m.name).join(', ')})\n`,
+      );
       return 2;
     }
   }
@@ -86,7 +91,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   try {
     const r = await generateStore(target, { force, only, log: (line) => process.stdout.write(`${line}\n`) });
-    const refused = r.refused.length > 0 ? `, ${r.refused.length} not rewritten (${r.refused.join(', ')}: files of yours)` : '';
+    const refused =
+      r.refused.length > 0 ? `, ${r.refused.length} not rewritten (${r.refused.join(', ')}: files of yours)` : '';
     process.stdout.write(`model store ${target}: ${r.written.length} written, ${r.skipped.length} kept${refused}\n`);
     return r.refused.length > 0 ? 1 : 0;
   } catch (err) {

@@ -44,7 +44,10 @@ Exit status: 0 every prompt spoken; 1 the model could not be served or a prompt 
 `;
 
 const FLAGS: readonly FlagDef[] = [
-  { flag: 'model-store', kind: 'string' }, { flag: 'model', kind: 'string' }, { flag: 'input', kind: 'string' }, { flag: 'output-dir', kind: 'string' },
+  { flag: 'model-store', kind: 'string' },
+  { flag: 'model', kind: 'string' },
+  { flag: 'input', kind: 'string' },
+  { flag: 'output-dir', kind: 'string' },
 ];
 
 /** Exit code of an interrupted run (SIGINT), the shell's 128 + 2. */
@@ -54,7 +57,8 @@ const INTERRUPTED = 130;
 function spokenRule(model: string): (r: ParsedRequest) => string | null {
   return (r) => {
     if (r.params.n !== 1) return 'n must be 1 for a spoken answer';
-    if (r.params.logprobs !== undefined) return `logprobs is not available from ${model}: a pipeline model returns no token logprobs`;
+    if (r.params.logprobs !== undefined)
+      return `logprobs is not available from ${model}: a pipeline model returns no token logprobs`;
     if (r.echo) return 'echo: not taken by tsserve speak (the transcript is the answer alone)';
     return null;
   };
@@ -63,19 +67,31 @@ function spokenRule(model: string): (r: ParsedRequest) => string | null {
 /** Runs `tsserve speak`; resolves to the exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
   const parsed = parseFlags(argv, FLAGS, 'tsserve speak');
-  if (parsed.given.help) { process.stdout.write(USAGE); return 0; }
+  if (parsed.given.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const get = (f: string): string | undefined => parsed.given.values.get(f)?.at(-1);
   const problems = [...parsed.problems];
-  for (const f of ['model-store', 'model', 'input', 'output-dir']) if (get(f) === undefined) problems.push(`--${f} is required`);
+  for (const f of ['model-store', 'model', 'input', 'output-dir'])
+    if (get(f) === undefined) problems.push(`--${f} is required`);
   const input = get('input');
   let lines: InputLine[] = [];
   if (input !== undefined) {
     let bytes: Buffer | null = null;
     // `-` is standard input, as for tsserve generate.
     const stdin = input === '-';
-    try { bytes = fs.readFileSync(stdin ? 0 : input); } catch (e) { problems.push(`${input}: ${(e as Error).message}`); }
+    try {
+      bytes = fs.readFileSync(stdin ? 0 : input);
+    } catch (e) {
+      problems.push(`${input}: ${(e as Error).message}`);
+    }
     if (bytes !== null) {
-      const read = parseInput(bytes, stdin ? '<stdin>' : input, { command: 'tsserve speak', model: get('model') ?? '', check: spokenRule(get('model') ?? 'the model') });
+      const read = parseInput(bytes, stdin ? '<stdin>' : input, {
+        command: 'tsserve speak',
+        model: get('model') ?? '',
+        check: spokenRule(get('model') ?? 'the model'),
+      });
       lines = read.lines;
       problems.push(...read.problems);
     }
@@ -85,7 +101,10 @@ export async function run(argv: readonly string[]): Promise<number> {
   const outDir = get('output-dir');
   const notDir = outDir === undefined ? null : notADirectory('output-dir', outDir);
   if (notDir !== null) problems.push(notDir);
-  if (problems.length > 0) { process.stderr.write(`${problems.map((p) => `tsserve speak: ${p}`).join('\n')}\n\n${USAGE}`); return 2; }
+  if (problems.length > 0) {
+    process.stderr.write(`${problems.map((p) => `tsserve speak: ${p}`).join('\n')}\n\n${USAGE}`);
+    return 2;
+  }
   // Made before anything starts, and named by its flag: the bare mkdir error came after the server's start.
   try {
     makeDirs(outDir!);
@@ -94,7 +113,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const cfg = loadMetricsConfig(defaultMetricsConfigPath());
-  if (!cfg.ok) { process.stderr.write(`${cfg.problems.map(formatProblem).join('\n')}\n`); return 1; }
+  if (!cfg.ok) {
+    process.stderr.write(`${cfg.problems.map(formatProblem).join('\n')}\n`);
+    return 1;
+  }
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-speak-'));
   const logger = createServerLogger({ level: 'warn', logDir, console: 'off' });
   const metrics = new FrontendMetrics(cfg.config, { logDir, modes: [], log: () => undefined });
@@ -106,7 +128,9 @@ export async function run(argv: readonly string[]): Promise<number> {
   const handles: SpeakHandle[] = [];
   let interrupted = false;
   let onInterrupt = (): void => undefined;
-  const stopped = new Promise<void>((resolve) => { onInterrupt = resolve; });
+  const stopped = new Promise<void>((resolve) => {
+    onInterrupt = resolve;
+  });
   const sigint = (): void => {
     if (interrupted) process.exit(INTERRUPTED); // a second Ctrl-C does not wait for the workers
     interrupted = true;
@@ -119,10 +143,24 @@ export async function run(argv: readonly string[]): Promise<number> {
     registerGenerationFrontend({ statsEnabled: false });
     const loop = parseAddress('speak', 'http://127.0.0.1:0');
     const model = get('model')!;
-    server = await startServer({
-      inference: loop, management: loop, metrics: loop, modelStore: path.resolve(store!), models: [{ name: model, url: model }],
-      logDir, enableTokenAuth: false, maxRequestSizeBytes: 1 << 20,
-    }, { metrics, metricsConfig: metrics.config, ingest: new MetricsIngest(metrics, { log: () => undefined }), log: logger.log });
+    server = await startServer(
+      {
+        inference: loop,
+        management: loop,
+        metrics: loop,
+        modelStore: path.resolve(store!),
+        models: [{ name: model, url: model }],
+        logDir,
+        enableTokenAuth: false,
+        maxRequestSizeBytes: 1 << 20,
+      },
+      {
+        metrics,
+        metricsConfig: metrics.config,
+        ingest: new MetricsIngest(metrics, { log: () => undefined }),
+        log: logger.log,
+      },
+    );
     const p = server.manager.get(model);
     if (!(p instanceof PipelineModel)) throw new Error(`model ${model} is not a pipeline (handler: pipeline)`);
     // What needs the thinker (max_model_len, its vocabulary), checked for every line before any is spoken.
@@ -137,28 +175,45 @@ export async function run(argv: readonly string[]): Promise<number> {
       process.stderr.write(refused.join(''));
       return 2;
     }
-    const answers = ready.map(({ line: l, ids, params }, i) => new Promise<string>((resolve) => {
-      const failed = (error: object): void => { code = 1; resolve(JSON.stringify({ id: l.id, error })); };
-      if (interrupted) return;
-      const chunks: Uint8Array[] = [];
-      const started = p.speak({ prompt: ids, params, arrivalMs: performance.now(), streamed: false }, {
-        onText: () => undefined,
-        onAudio: (pcm) => chunks.push(pcm),
-        onDone: (r: SpeakResult) => {
-          const file = path.join(outDir!, `${i}.wav`);
-          try {
-            fs.writeFileSync(file, wavFile(Buffer.concat(chunks), p.sampleRate));
-          } catch (e) {
-            failed({ message: `cannot write ${file}: ${(e as Error).message}` });
-            return;
-          }
-          resolve(JSON.stringify({ id: l.id, file, finish_reason: r.finishReason, frames: r.frames, transcript: r.transcript }));
-        },
-        onError: (status, message) => failed({ status, message }),
-      });
-      if ('status' in started) failed(started);
-      else handles.push(started);
-    }));
+    const answers = ready.map(
+      ({ line: l, ids, params }, i) =>
+        new Promise<string>((resolve) => {
+          const failed = (error: object): void => {
+            code = 1;
+            resolve(JSON.stringify({ id: l.id, error }));
+          };
+          if (interrupted) return;
+          const chunks: Uint8Array[] = [];
+          const started = p.speak(
+            { prompt: ids, params, arrivalMs: performance.now(), streamed: false },
+            {
+              onText: () => undefined,
+              onAudio: (pcm) => chunks.push(pcm),
+              onDone: (r: SpeakResult) => {
+                const file = path.join(outDir!, `${i}.wav`);
+                try {
+                  fs.writeFileSync(file, wavFile(Buffer.concat(chunks), p.sampleRate));
+                } catch (e) {
+                  failed({ message: `cannot write ${file}: ${(e as Error).message}` });
+                  return;
+                }
+                resolve(
+                  JSON.stringify({
+                    id: l.id,
+                    file,
+                    finish_reason: r.finishReason,
+                    frames: r.frames,
+                    transcript: r.transcript,
+                  }),
+                );
+              },
+              onError: (status, message) => failed({ status, message }),
+            },
+          );
+          if ('status' in started) failed(started);
+          else handles.push(started);
+        }),
+    );
     // Each answer's line as soon as it and those before it are done, so an interrupted run printed whole lines.
     let written = 0;
     for (const a of answers) {

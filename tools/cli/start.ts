@@ -11,7 +11,13 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { MetricsConfig, SinkMode } from '../../schema/types.js';
-import { METRICS_PROFILES, defaultMetricsConfigPath, formatProblem, loadMetricsConfig, profileConfigPath } from '../../schema/config/load.js';
+import {
+  METRICS_PROFILES,
+  defaultMetricsConfigPath,
+  formatProblem,
+  loadMetricsConfig,
+  profileConfigPath,
+} from '../../schema/config/load.js';
 import { parseModeWord } from '../../schema/config/modes.js';
 import { packageVersion, showHiddenProblem } from '../../schema/config/stability.js';
 import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
@@ -35,12 +41,18 @@ import { makeDirs, notADirectory } from './dir-arg.js';
 
 /** `--metrics-mode` value → modes; `off`/`none` → no sinks at all (metrics switched off). */
 export function parseModesFlag(value: string): { modes: SinkMode[] } | { error: string } {
-  const words = value.split(',').map((w) => w.trim()).filter((w) => w !== '');
+  const words = value
+    .split(',')
+    .map((w) => w.trim())
+    .filter((w) => w !== '');
   if (words.length === 1 && ['off', 'none'].includes(words[0].toLowerCase())) return { modes: [] };
   const modes: SinkMode[] = [];
   for (const w of words) {
     const m = parseModeWord(w);
-    if (m === null) return { error: `--metrics-mode: unknown mode '${w}' (use tslog, prometheus, statsd, a comma list of them, or off)` };
+    if (m === null)
+      return {
+        error: `--metrics-mode: unknown mode '${w}' (use tslog, prometheus, statsd, a comma list of them, or off)`,
+      };
     if (!modes.includes(m)) modes.push(m);
   }
   if (modes.length === 0) return { error: '--metrics-mode: empty (use tslog, prometheus, statsd or off)' };
@@ -105,11 +117,19 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const opts = parsed.options;
-  if (opts.help) { process.stdout.write(startUsage()); return 0; }
+  if (opts.help) {
+    process.stdout.write(startUsage());
+    return 0;
+  }
 
   const problems: string[] = [];
   const addr = (flag: string, v: string): ReturnType<typeof parseAddress> | null => {
-    try { return parseAddress(flag, v); } catch (e) { problems.push((e as Error).message); return null; }
+    try {
+      return parseAddress(flag, v);
+    } catch (e) {
+      problems.push((e as Error).message);
+      return null;
+    }
   };
   const inference = addr('--inference-address', opts.inferenceAddress);
   const management = addr('--management-address', opts.managementAddress);
@@ -117,12 +137,14 @@ export async function run(argv: readonly string[]): Promise<number> {
   let modes: SinkMode[] | undefined;
   if (opts.metricsMode !== null) {
     const m = parseModesFlag(opts.metricsMode);
-    if ('error' in m) problems.push(m.error); else modes = m.modes;
+    if ('error' in m) problems.push(m.error);
+    else modes = m.modes;
   }
   let statsd: { host: string; port: number } | undefined;
   if (opts.statsdAddress !== null) {
     const s = parseStatsd(opts.statsdAddress);
-    if (s === null) problems.push(`--statsd-address: '${opts.statsdAddress}' is not HOST:PORT`); else statsd = s;
+    if (s === null) problems.push(`--statsd-address: '${opts.statsdAddress}' is not HOST:PORT`);
+    else statsd = s;
   }
   const models = parseModels(opts.models);
   if (typeof models === 'object' && 'error' in models) problems.push(models.error);
@@ -134,8 +156,12 @@ export async function run(argv: readonly string[]): Promise<number> {
   let profileFile: string | null = null;
   if (opts.metricsProfile !== null) {
     profileFile = profileConfigPath(opts.metricsProfile);
-    if (profileFile === null) problems.push(`--metrics-profile: unknown profile '${opts.metricsProfile}' (known: ${Object.keys(METRICS_PROFILES).join(', ')})`);
-    else if (opts.metricsConfig !== null) problems.push('--metrics-profile and --metrics-config both name the metrics configuration; give one');
+    if (profileFile === null)
+      problems.push(
+        `--metrics-profile: unknown profile '${opts.metricsProfile}' (known: ${Object.keys(METRICS_PROFILES).join(', ')})`,
+      );
+    else if (opts.metricsConfig !== null)
+      problems.push('--metrics-profile and --metrics-config both name the metrics configuration; give one');
   }
   if (problems.length > 0 || inference === null || management === null || metricsAddr === null) {
     for (const p of problems) process.stderr.write(`tsserve start: ${p}\n`);
@@ -146,14 +172,18 @@ export async function run(argv: readonly string[]): Promise<number> {
   const configFile = path.resolve(opts.metricsConfig ?? profileFile ?? defaultMetricsConfigPath());
   const loaded = loadMetricsConfig(configFile);
   if (!loaded.ok) {
-    process.stderr.write(`tsserve start: invalid metrics config ${configFile} (${loaded.problems.length} problem(s)); not starting:\n`);
+    process.stderr.write(
+      `tsserve start: invalid metrics config ${configFile} (${loaded.problems.length} problem(s)); not starting:\n`,
+    );
     for (const p of loaded.problems) process.stderr.write(`${formatProblem(p)}\n`);
     return 1;
   }
   const config = loaded.config;
   const storeDir = path.resolve(opts.modelStore);
   if (!opts.modelStoreIsDefault && !fs.existsSync(storeDir)) {
-    process.stderr.write(`tsserve start: --model-store: directory ${storeDir} does not exist (generate one with: tsserve models generate ${opts.modelStore})\n`);
+    process.stderr.write(
+      `tsserve start: --model-store: directory ${storeDir} does not exist (generate one with: tsserve models generate ${opts.modelStore})\n`,
+    );
     return 1;
   }
   const notStoreDir = notADirectory('model-store', storeDir);
@@ -185,7 +215,26 @@ export async function run(argv: readonly string[]): Promise<number> {
   };
   process.on('uncaughtException', onCrash);
   try {
-    return await serve(opts, { configFile, config, storeDir, logDir, modes, statsd, models: models as ServerConfig['models'], inference, management, metricsAddr, serverVersion, showHidden }, logger.log, logger.access, logger.countErrorsIn);
+    return await serve(
+      opts,
+      {
+        configFile,
+        config,
+        storeDir,
+        logDir,
+        modes,
+        statsd,
+        models: models as ServerConfig['models'],
+        inference,
+        management,
+        metricsAddr,
+        serverVersion,
+        showHidden,
+      },
+      logger.log,
+      logger.access,
+      logger.countErrorsIn,
+    );
   } finally {
     process.off('uncaughtException', onCrash);
     logger.close();
@@ -209,7 +258,13 @@ interface Checked {
 }
 
 /** Runs the server with checked options until a signal; resolves to the exit code. */
-async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog, countLogErrors: (counter: LogErrorCounter) => void): Promise<number> {
+async function serve(
+  opts: StartOptions,
+  c: Checked,
+  log: Log,
+  access: AccessLog,
+  countLogErrors: (counter: LogErrorCounter) => void,
+): Promise<number> {
   const { configFile, config, logDir, modes, statsd, inference, management, metricsAddr } = c;
   const store = await ensureStore(c.storeDir, log);
   if (store === null) return 1;
@@ -217,14 +272,22 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
   // Above one front, /metrics shows every process's runtime metrics, each with its pid.
   const peers: { source: (() => Promise<readonly ForeignFamily[]>) | null } = { source: null };
   const metrics = new FrontendMetrics(config, {
-    logDir, processMetrics: true, ...(opts.apiServerCount > 1 ? { processPeers: () => peers.source?.() ?? Promise.resolve([]) } : {}), log: metricsLog, ...(modes ? { modes } : {}), ...(statsd ? { statsd } : {}),
-    serverVersion: c.serverVersion, showHiddenMetricsForVersion: c.showHidden,
+    logDir,
+    processMetrics: true,
+    ...(opts.apiServerCount > 1 ? { processPeers: () => peers.source?.() ?? Promise.resolve([]) } : {}),
+    log: metricsLog,
+    ...(modes ? { modes } : {}),
+    ...(statsd ? { statsd } : {}),
+    serverVersion: c.serverVersion,
+    showHiddenMetricsForVersion: c.showHidden,
   });
   // The log files' failures (a rotation, lost lines) from start-up on, in tsserve_log_errors_total.
   countLogErrors((file, reason, n) => metrics.self.logError(file, reason, n));
   const wrong = checkFrontendMetrics(metrics);
   if (wrong.length > 0) {
-    process.stderr.write(`tsserve start: metrics config ${configFile} declares frontend metrics the server cannot fill; not starting:\n`);
+    process.stderr.write(
+      `tsserve start: metrics config ${configFile} declares frontend metrics the server cannot fill; not starting:\n`,
+    );
     for (const w of wrong) process.stderr.write(`${configFile}:${w}\n`);
     await metrics.close();
     return 1;
@@ -233,10 +296,16 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
 
   // handler: pipeline models (spoken answers through a chat hook, /v1/audio/speech).
   registerPipelineFrontend({
-    statsEnabled: !opts.disableLogStats, logStatsIntervalSec: opts.logStatsInterval,
+    statsEnabled: !opts.disableLogStats,
+    logStatsIntervalSec: opts.logStatsInterval,
     ...(log.isLevelEnabled('debug') ? { debugLog: (m: string) => log.debug(m) } : {}),
   });
-  registerGenerationFrontend({ logStatsIntervalSec: opts.logStatsInterval, debug: log.isLevelEnabled('debug'), debugLog: (m) => log.debug(m), statsEnabled: !opts.disableLogStats });
+  registerGenerationFrontend({
+    logStatsIntervalSec: opts.logStatsInterval,
+    debug: log.isLevelEnabled('debug'),
+    debugLog: (m) => log.debug(m),
+    statsEnabled: !opts.disableLogStats,
+  });
   // From the moment the listeners are up (before the models load), a signal drains.
   let stopEarly: (() => Promise<void>) | null = null;
   let signalled: NodeJS.Signals | null = null;
@@ -253,44 +322,81 @@ async function serve(opts: StartOptions, c: Checked, log: Log, access: AccessLog
   const maxWorkers = opts.maxWorkers > 0 ? opts.maxWorkers : 4 * os.availableParallelism();
   let server;
   try {
-    server = await startServer({
-      inference, management, metrics: metricsAddr, modelStore: store, models: c.models, logDir,
-      enableTokenAuth: opts.enableTokenAuth, maxRequestSizeBytes: opts.maxRequestSize,
-      bodyLimits: { maxDepth: opts.maxJsonDepth, maxElements: opts.maxJsonElements, timeoutMs: opts.requestTimeout, idleTimeoutMs: opts.requestIdleTimeout },
-      ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
-      maxWorkers,
-      ...(opts.modelLoadTimeout > 0 ? { modelLoadTimeoutMs: opts.modelLoadTimeout * 1000 } : {}),
-      ...(opts.shutdownTimeout > 0 ? { shutdownTimeoutMs: opts.shutdownTimeout * 1000 } : {}),
-      headerTimeoutMs: opts.headerTimeout, apiServerCount: opts.apiServerCount,
-    }, {
-      metrics, metricsConfig: metrics.config, ingest, log, access, processPeers: peers,
-      onListening: (early) => {
-        log.info(`Inference API bind to: ${early.urls.inference}`);
-        log.info(`Management API bind to: ${early.urls.management}`);
-        log.info(`Metrics API bind to: ${early.urls.metrics}`);
-        stopEarly = () => early.stop();
-        if (signalled !== null) void early.stop();
+    server = await startServer(
+      {
+        inference,
+        management,
+        metrics: metricsAddr,
+        modelStore: store,
+        models: c.models,
+        logDir,
+        enableTokenAuth: opts.enableTokenAuth,
+        maxRequestSizeBytes: opts.maxRequestSize,
+        bodyLimits: {
+          maxDepth: opts.maxJsonDepth,
+          maxElements: opts.maxJsonElements,
+          timeoutMs: opts.requestTimeout,
+          idleTimeoutMs: opts.requestIdleTimeout,
+        },
+        ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
+        maxWorkers,
+        ...(opts.modelLoadTimeout > 0 ? { modelLoadTimeoutMs: opts.modelLoadTimeout * 1000 } : {}),
+        ...(opts.shutdownTimeout > 0 ? { shutdownTimeoutMs: opts.shutdownTimeout * 1000 } : {}),
+        headerTimeoutMs: opts.headerTimeout,
+        apiServerCount: opts.apiServerCount,
       },
-    });
+      {
+        metrics,
+        metricsConfig: metrics.config,
+        ingest,
+        log,
+        access,
+        processPeers: peers,
+        onListening: (early) => {
+          log.info(`Inference API bind to: ${early.urls.inference}`);
+          log.info(`Management API bind to: ${early.urls.management}`);
+          log.info(`Metrics API bind to: ${early.urls.metrics}`);
+          stopEarly = () => early.stop();
+          if (signalled !== null) void early.stop();
+        },
+      },
+    );
   } catch (e) {
     log.error(`tsserve start: ${(e as Error).message}`);
     await metrics.close();
     return 1;
   }
-  const system = opts.disableSystemMetrics || metrics.modes.length === 0
-    ? null
-    : startSystemMetrics(metrics, { intervalSec: Math.max(1, opts.metricTimeInterval), diskPath: logDir });
+  const system =
+    opts.disableSystemMetrics || metrics.modes.length === 0
+      ? null
+      : startSystemMetrics(metrics, { intervalSec: Math.max(1, opts.metricTimeInterval), diskPath: logDir });
 
   const activeModes = metrics.modes.length === 0 ? 'off' : metrics.modes.join(',');
-  log.info(`Metrics config: ${configFile}; metrics mode: ${activeModes}${metrics.modes.includes('tslog') ? `; metric logs in ${logDir}` : ''}${metrics.modes.includes('statsd') ? `; statsd ${statsd ? `${statsd.host}:${statsd.port}` : `${config.statsd.host}:${config.statsd.port}`}` : ''}`);
+  log.info(
+    `Metrics config: ${configFile}; metrics mode: ${activeModes}${metrics.modes.includes('tslog') ? `; metric logs in ${logDir}` : ''}${metrics.modes.includes('statsd') ? `; statsd ${statsd ? `${statsd.host}:${statsd.port}` : `${config.statsd.host}:${config.statsd.port}`}` : ''}`,
+  );
   // An address for a sink that is off sends nothing; say so rather than look configured.
   if (statsd !== undefined && !metrics.modes.includes('statsd')) {
-    log.warn(`--statsd-address ${statsd.host}:${statsd.port} is not used: the metrics mode is ${activeModes} (add statsd to --metrics-mode to send there)`);
+    log.warn(
+      `--statsd-address ${statsd.host}:${statsd.port} is not used: the metrics mode is ${activeModes} (add statsd to --metrics-mode to send there)`,
+    );
   }
   log.info(`System metrics: ${system === null ? 'off' : `every ${opts.metricTimeInterval} s`}`);
-  log.info(`Model store: ${store}; models: ${server.manager.list().map((m) => m.config.name).join(', ') || '(none)'}`);
-  log.info(`Workers: at most ${maxWorkers} over all models (--max-workers); model load timeout ${opts.modelLoadTimeout > 0 ? `${opts.modelLoadTimeout} s` : 'none'}; shutdown timeout ${opts.shutdownTimeout > 0 ? `${opts.shutdownTimeout} s` : 'none'}`);
-  if (opts.apiServerCount > 1) log.info(`API servers: ${opts.apiServerCount} front processes share ${server.urls.inference}; this process (pid ${process.pid}) keeps the workers and sinks`);
+  log.info(
+    `Model store: ${store}; models: ${
+      server.manager
+        .list()
+        .map((m) => m.config.name)
+        .join(', ') || '(none)'
+    }`,
+  );
+  log.info(
+    `Workers: at most ${maxWorkers} over all models (--max-workers); model load timeout ${opts.modelLoadTimeout > 0 ? `${opts.modelLoadTimeout} s` : 'none'}; shutdown timeout ${opts.shutdownTimeout > 0 ? `${opts.shutdownTimeout} s` : 'none'}`,
+  );
+  if (opts.apiServerCount > 1)
+    log.info(
+      `API servers: ${opts.apiServerCount} front processes share ${server.urls.inference}; this process (pid ${process.pid}) keeps the workers and sinks`,
+    );
   if (server.keys !== null) log.info(`Token authorization on: keys in ${server.keys.file}`);
   if (signalled === null) log.info('Model server started.');
 

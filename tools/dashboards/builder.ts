@@ -14,7 +14,10 @@ export class DashboardBuilder {
   private readonly sections: Section[] = [];
   private readonly used: MetricSpec[] = [];
 
-  constructor(private readonly families: Families, readonly vars: readonly VarName[]) {}
+  constructor(
+    private readonly families: Families,
+    readonly vars: readonly VarName[],
+  ) {}
 
   /** The first declared family among `keys`, or null; remembered for the variables. */
   use(...keys: readonly string[]): MetricSpec | null {

@@ -56,7 +56,12 @@ export type FamilyGroup = 'serving' | 'generation' | 'pipelines';
 /** The group of one family. */
 export function familyGroup(spec: MetricSpec): FamilyGroup {
   const omni = /(^|[._:])omni[._]/;
-  if (omni.test(spec.name) || omni.test(declaredKey(spec) ?? '') || spec.dimensions.some((d) => STAGE_LABELS.includes(d))) return 'pipelines';
+  if (
+    omni.test(spec.name) ||
+    omni.test(declaredKey(spec) ?? '') ||
+    spec.dimensions.some((d) => STAGE_LABELS.includes(d))
+  )
+    return 'pipelines';
   if (spec.dimensions.includes('engine')) return 'generation';
   return 'serving';
 }
@@ -87,7 +92,9 @@ export class Families {
 
   /** Families of `group` (of `section`, when given) that no `get` has taken yet, in yaml order. */
   unclaimed(group: FamilyGroup, section?: MetricSpec['section']): MetricSpec[] {
-    return this.all.filter((m) => (section === undefined || m.section === section) && familyGroup(m) === group && !this.claimed.has(m.name));
+    return this.all.filter(
+      (m) => (section === undefined || m.section === section) && familyGroup(m) === group && !this.claimed.has(m.name),
+    );
   }
 
   /** Marks `spec` as shown (a generic panel took it). */

@@ -45,33 +45,61 @@ function byModel(spec: MetricSpec): string[] {
 function totalStat(spec: MetricSpec | null, title: string): PanelSpec | null {
   if (spec === null) return null;
   const by = byModel(spec);
-  return { type: 'stat', title, description: describe(spec, 'Counter value since each instance started.'), queries: [{ expr: sumBy(by, selector(spec, VARS)), legend: legend(by), instant: true }] };
+  return {
+    type: 'stat',
+    title,
+    description: describe(spec, 'Counter value since each instance started.'),
+    queries: [{ expr: sumBy(by, selector(spec, VARS)), legend: legend(by), instant: true }],
+  };
 }
 
 function throughput(b: DashboardBuilder, success: MetricSpec | null): PanelSpec[] {
   const out: PanelSpec[] = [];
-  const tokens = ([['prompt_tokens_total', 'prompt_tokens'], ['generation_tokens_total', 'generation_tokens']] as const)
-    .map((keys) => b.use(...keys)).filter((s): s is MetricSpec => s !== null);
+  const tokens = (
+    [
+      ['prompt_tokens_total', 'prompt_tokens'],
+      ['generation_tokens_total', 'generation_tokens'],
+    ] as const
+  )
+    .map((keys) => b.use(...keys))
+    .filter((s): s is MetricSpec => s !== null);
   if (tokens.length > 0) {
     out.push({
-      type: 'timeseries', title: 'Token throughput (tokens per second)', description: tokens.map((s) => describe(s)).join(' '), unit: 'short',
+      type: 'timeseries',
+      title: 'Token throughput (tokens per second)',
+      description: tokens.map((s) => describe(s)).join(' '),
+      unit: 'short',
       queries: tokens.map((s) => ({ expr: rate(s, VARS, byModel(s)), legend: `${legend(byModel(s))} ${s.name}` })),
     });
   }
   if (success !== null) {
     const by = ['finished_reason'].filter((d) => success.dimensions.includes(d));
-    out.push({ type: 'timeseries', title: 'Finished requests by finish reason (per second)', description: describe(success), unit: 'reqps', queries: [{ expr: rate(success, VARS, by), legend: legend(by) }] });
+    out.push({
+      type: 'timeseries',
+      title: 'Finished requests by finish reason (per second)',
+      description: describe(success),
+      unit: 'reqps',
+      queries: [{ expr: rate(success, VARS, by), legend: legend(by) }],
+    });
   }
   return out;
 }
 
 function scheduler(b: DashboardBuilder): PanelSpec[] {
   const out: PanelSpec[] = [];
-  const state = ([['num_requests_running'], ['num_requests_waiting']] as const).map((keys) => b.use(...keys)).filter((s): s is MetricSpec => s !== null);
+  const state = ([['num_requests_running'], ['num_requests_waiting']] as const)
+    .map((keys) => b.use(...keys))
+    .filter((s): s is MetricSpec => s !== null);
   if (state.length > 0) {
     out.push({
-      type: 'timeseries', title: 'Scheduler state: running and waiting requests', description: state.map((s) => describe(s)).join(' '), unit: 'short',
-      queries: state.map((s) => ({ expr: sumBy(byModel(s), selector(s, VARS)), legend: `${legend(byModel(s))} ${s.name}` })),
+      type: 'timeseries',
+      title: 'Scheduler state: running and waiting requests',
+      description: state.map((s) => describe(s)).join(' '),
+      unit: 'short',
+      queries: state.map((s) => ({
+        expr: sumBy(byModel(s), selector(s, VARS)),
+        legend: `${legend(byModel(s))} ${s.name}`,
+      })),
     });
   }
   const kv = b.use('kv_cache_usage_ratio', 'kv_cache_usage_perc', 'gpu_cache_usage_perc');
@@ -81,16 +109,32 @@ function scheduler(b: DashboardBuilder): PanelSpec[] {
   if (hits !== null && queries !== null) {
     const by = byModel(hits);
     out.push({
-      type: 'timeseries', title: 'Prefix cache hit rate', description: `Share of looked-up prompt tokens found in the prefix cache over the interval: ${describe(hits)} over ${describe(queries)}`, unit: 'percentunit',
+      type: 'timeseries',
+      title: 'Prefix cache hit rate',
+      description: `Share of looked-up prompt tokens found in the prefix cache over the interval: ${describe(hits)} over ${describe(queries)}`,
+      unit: 'percentunit',
       queries: [{ expr: `${rate(hits, VARS, by)} / ${rate(queries, VARS, by)}`, legend: legend(by) }],
     });
   }
   const preemptions = b.use('num_preemptions_total', 'num_preemptions');
-  if (preemptions !== null) out.push({ type: 'timeseries', title: 'Preemptions (per second)', description: describe(preemptions), unit: 'short', queries: [{ expr: rate(preemptions, VARS, byModel(preemptions)), legend: legend(byModel(preemptions)) }] });
+  if (preemptions !== null)
+    out.push({
+      type: 'timeseries',
+      title: 'Preemptions (per second)',
+      description: describe(preemptions),
+      unit: 'short',
+      queries: [{ expr: rate(preemptions, VARS, byModel(preemptions)), legend: legend(byModel(preemptions)) }],
+    });
   const info = b.use('cache_config_info');
   if (info !== null) {
     const labels = info.dimensions.filter((d) => d !== modelLabel(info));
-    out.push({ type: 'stat', title: 'KV cache configuration', description: describe(info), width: 12, queries: [{ expr: selector(info, VARS), legend: labels.map((l) => `${l}={{${l}}}`).join(' '), instant: true }] });
+    out.push({
+      type: 'stat',
+      title: 'KV cache configuration',
+      description: describe(info),
+      width: 12,
+      queries: [{ expr: selector(info, VARS), legend: labels.map((l) => `${l}={{${l}}}`).join(' '), instant: true }],
+    });
   }
   return out;
 }
@@ -104,18 +148,31 @@ export function generationDashboard(families: Families): DashboardSpec {
     totalStat(b.use('prompt_tokens_total', 'prompt_tokens'), 'Prompt tokens (since start)'),
     totalStat(b.use('generation_tokens_total', 'generation_tokens'), 'Generated tokens (since start)'),
   ]);
-  b.section('Latency', LATENCY.flatMap(([keys, title]) => {
-    const s = b.use(...keys);
-    return s === null ? [] : histogramPanels(s, VARS, title);
-  }));
+  b.section(
+    'Latency',
+    LATENCY.flatMap(([keys, title]) => {
+      const s = b.use(...keys);
+      return s === null ? [] : histogramPanels(s, VARS, title);
+    }),
+  );
   b.section('Throughput', throughput(b, success));
   b.section('Scheduler and KV cache', scheduler(b));
-  b.section('Request shape', SHAPE.flatMap(([key, title]) => {
-    const s = b.use(key);
-    return s === null ? [] : histogramPanels(s, VARS, title);
-  }));
+  b.section(
+    'Request shape',
+    SHAPE.flatMap(([key, title]) => {
+      const s = b.use(key);
+      return s === null ? [] : histogramPanels(s, VARS, title);
+    }),
+  );
   const other = families.unclaimed('generation');
   b.uses(other);
-  b.section('Other engine metrics', other.flatMap((s) => genericPanels(s, VARS)));
-  return b.build('tsserve-generation', 'tsserve / generation', 'vLLM\'s metric families as tsserve\'s engines fill them: latency, throughput, scheduler state, KV and prefix cache. Generated from metrics.yaml by `tsserve metrics dashboard`.');
+  b.section(
+    'Other engine metrics',
+    other.flatMap((s) => genericPanels(s, VARS)),
+  );
+  return b.build(
+    'tsserve-generation',
+    'tsserve / generation',
+    "vLLM's metric families as tsserve's engines fill them: latency, throughput, scheduler state, KV and prefix cache. Generated from metrics.yaml by `tsserve metrics dashboard`.",
+  );
 }

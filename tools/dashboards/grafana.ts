@@ -72,7 +72,13 @@ function target(q: Query, i: number): Json {
 
 function options(p: PanelSpec): Json {
   if (p.type === 'text') return { mode: 'markdown', content: p.content ?? '' };
-  if (p.type === 'stat') return { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false }, colorMode: 'value', graphMode: 'none', textMode: 'value_and_name' };
+  if (p.type === 'stat')
+    return {
+      reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false },
+      colorMode: 'value',
+      graphMode: 'none',
+      textMode: 'value_and_name',
+    };
   if (p.type === 'heatmap') {
     return {
       calculate: false,
@@ -84,7 +90,10 @@ function options(p: PanelSpec): Json {
       legend: { show: true },
     };
   }
-  return { legend: { displayMode: 'list', placement: 'bottom', showLegend: true }, tooltip: { mode: 'multi', sort: 'desc' } };
+  return {
+    legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
+    tooltip: { mode: 'multi', sort: 'desc' },
+  };
 }
 
 function panel(p: PanelSpec, id: number, gridPos: Json): Json {
@@ -138,7 +147,14 @@ export function renderDashboard(d: DashboardSpec): Json {
   let id = 1;
   let y = 0;
   for (const s of d.sections) {
-    panels.push({ id: id++, type: 'row', title: s.title, collapsed: false, gridPos: { h: 1, w: 24, x: 0, y }, panels: [] });
+    panels.push({
+      id: id++,
+      type: 'row',
+      title: s.title,
+      collapsed: false,
+      gridPos: { h: 1, w: 24, x: 0, y },
+      panels: [],
+    });
     y += 1;
     let x = 0;
     let rowHeight = 0;
@@ -161,10 +177,17 @@ export function renderDashboard(d: DashboardSpec): Json {
   }
   return {
     annotations: {
-      list: [{
-        builtIn: 1, datasource: { type: 'grafana', uid: '-- Grafana --' }, enable: true, hide: true,
-        iconColor: 'rgba(0, 211, 255, 1)', name: 'Annotations & Alerts', type: 'dashboard',
-      }],
+      list: [
+        {
+          builtIn: 1,
+          datasource: { type: 'grafana', uid: '-- Grafana --' },
+          enable: true,
+          hide: true,
+          iconColor: 'rgba(0, 211, 255, 1)',
+          name: 'Annotations & Alerts',
+          type: 'dashboard',
+        },
+      ],
     },
     description: d.description,
     editable: true,
@@ -190,6 +213,7 @@ export function renderDashboard(d: DashboardSpec): Json {
 export function dashboardQueries(dashboard: unknown): Array<{ readonly panel: string; readonly expr: string }> {
   const out: Array<{ panel: string; expr: string }> = [];
   const panels = (dashboard as { panels?: Array<{ title?: string; targets?: Array<{ expr?: string }> }> }).panels ?? [];
-  for (const p of panels) for (const t of p.targets ?? []) if (typeof t.expr === 'string') out.push({ panel: p.title ?? '', expr: t.expr });
+  for (const p of panels)
+    for (const t of p.targets ?? []) if (typeof t.expr === 'string') out.push({ panel: p.title ?? '', expr: t.expr });
   return out;
 }

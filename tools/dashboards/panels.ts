@@ -22,14 +22,30 @@ export const QUANTILES: readonly number[] = [0.5, 0.9, 0.99];
 export function grafanaUnit(unit: string, name = ''): string {
   const u = unit.trim().toLowerCase();
   switch (unitKind(unit)) {
-    case 'seconds': return 's';
-    case 'milliseconds': return 'ms';
-    case 'microseconds': return 'µs';
-    case 'percent': return 'percent';
-    case 'ratio': return /_(ratio|perc)$/.test(name) ? 'percentunit' : 'short';
-    case 'bytes': return 'bytes';
-    case 'scaled_bytes': return u.startsWith('k') ? 'kbytes' : u.startsWith('m') ? 'mbytes' : u.startsWith('g') ? 'gbytes' : u.startsWith('t') ? 'tbytes' : 'short';
-    default: return 'short';
+    case 'seconds':
+      return 's';
+    case 'milliseconds':
+      return 'ms';
+    case 'microseconds':
+      return 'µs';
+    case 'percent':
+      return 'percent';
+    case 'ratio':
+      return /_(ratio|perc)$/.test(name) ? 'percentunit' : 'short';
+    case 'bytes':
+      return 'bytes';
+    case 'scaled_bytes':
+      return u.startsWith('k')
+        ? 'kbytes'
+        : u.startsWith('m')
+          ? 'mbytes'
+          : u.startsWith('g')
+            ? 'gbytes'
+            : u.startsWith('t')
+              ? 'tbytes'
+              : 'short';
+    default:
+      return 'short';
   }
 }
 
@@ -62,20 +78,44 @@ export function quantileQueries(spec: MetricSpec, vars: readonly VarName[], by: 
 export function histogramPanels(spec: MetricSpec, vars: readonly VarName[], title: string): PanelSpec[] {
   const unit = grafanaUnit(spec.unit, spec.name);
   return [
-    { type: 'timeseries', title: `${title}: p50 / p90 / p99`, description: describe(spec), unit, queries: quantileQueries(spec, vars) },
-    { type: 'heatmap', title: `${title}: heatmap`, description: describe(spec, 'Observations per bucket and interval.'), unit, queries: [{ expr: heatmap(spec, vars), legend: '{{le}}', format: 'heatmap' }] },
+    {
+      type: 'timeseries',
+      title: `${title}: p50 / p90 / p99`,
+      description: describe(spec),
+      unit,
+      queries: quantileQueries(spec, vars),
+    },
+    {
+      type: 'heatmap',
+      title: `${title}: heatmap`,
+      description: describe(spec, 'Observations per bucket and interval.'),
+      unit,
+      queries: [{ expr: heatmap(spec, vars), legend: '{{le}}', format: 'heatmap' }],
+    },
   ];
 }
 
 /** A counter's rate panel, one line per series. */
 export function counterPanel(spec: MetricSpec, vars: readonly VarName[], title = spec.name): PanelSpec {
   const by = groupLabels(spec);
-  return { type: 'timeseries', title: `${title} (per second)`, description: describe(spec), unit: rateUnit(spec.unit, spec.name), queries: [{ expr: rate(spec, vars, by), legend: legend(by) }] };
+  return {
+    type: 'timeseries',
+    title: `${title} (per second)`,
+    description: describe(spec),
+    unit: rateUnit(spec.unit, spec.name),
+    queries: [{ expr: rate(spec, vars, by), legend: legend(by) }],
+  };
 }
 
 /** A gauge's value panel, one line per series. */
 export function gaugePanel(spec: MetricSpec, vars: readonly VarName[], title = spec.name): PanelSpec {
-  return { type: 'timeseries', title, description: describe(spec), unit: grafanaUnit(spec.unit, spec.name), queries: [{ expr: selector(spec, vars), legend: legend(groupLabels(spec)) }] };
+  return {
+    type: 'timeseries',
+    title,
+    description: describe(spec),
+    unit: grafanaUnit(spec.unit, spec.name),
+    queries: [{ expr: selector(spec, vars), legend: legend(groupLabels(spec)) }],
+  };
 }
 
 /** The panels a family gets by its type alone. */

@@ -46,7 +46,12 @@ export function matchers(spec: MetricSpec, vars: readonly VarName[], extra: read
 }
 
 /** A selector of the family's stored series (`part` for histograms). */
-export function selector(spec: MetricSpec, vars: readonly VarName[], part?: 'bucket' | 'sum' | 'count', extra: readonly string[] = []): string {
+export function selector(
+  spec: MetricSpec,
+  vars: readonly VarName[],
+  part?: 'bucket' | 'sum' | 'count',
+  extra: readonly string[] = [],
+): string {
   return seriesName(spec, part) + matchers(spec, vars, extra);
 }
 
@@ -56,18 +61,35 @@ export function sumBy(by: readonly string[], inner: string): string {
 }
 
 /** Per-second rate of a counter (or of a histogram's `_count`/`_sum`), summed by `by`. */
-export function rate(spec: MetricSpec, vars: readonly VarName[], by: readonly string[], window = RATE_INTERVAL, extra: readonly string[] = []): string {
+export function rate(
+  spec: MetricSpec,
+  vars: readonly VarName[],
+  by: readonly string[],
+  window = RATE_INTERVAL,
+  extra: readonly string[] = [],
+): string {
   const part = spec.type === 'histogram' ? 'count' : undefined;
   return sumBy(by, `rate(${selector(spec, vars, part, extra)}[${window}])`);
 }
 
 /** Mean of a histogram's observations over the window: rate of `_sum` over rate of `_count`. */
-export function mean(spec: MetricSpec, vars: readonly VarName[], by: readonly string[], window = RATE_INTERVAL): string {
+export function mean(
+  spec: MetricSpec,
+  vars: readonly VarName[],
+  by: readonly string[],
+  window = RATE_INTERVAL,
+): string {
   return `${sumBy(by, `rate(${selector(spec, vars, 'sum')}[${window}])`)} / ${sumBy(by, `rate(${selector(spec, vars, 'count')}[${window}])`)}`;
 }
 
 /** The q-quantile of a histogram over the window, from its buckets summed by `le` and `by`. */
-export function quantile(q: number, spec: MetricSpec, vars: readonly VarName[], by: readonly string[], window = RATE_INTERVAL): string {
+export function quantile(
+  q: number,
+  spec: MetricSpec,
+  vars: readonly VarName[],
+  by: readonly string[],
+  window = RATE_INTERVAL,
+): string {
   return `histogram_quantile(${q}, ${sumBy(['le', ...by], `rate(${selector(spec, vars, 'bucket')}[${window}])`)})`;
 }
 

@@ -18,6 +18,8 @@ export interface GeneratedFile {
 /** `tsserve-serving.json`, `tsserve-generation.json`, `tsserve-pipelines.json`, in that order. */
 export function renderDashboards(config: MetricsConfig): GeneratedFile[] {
   const families = new Families(config);
-  return [servingDashboard(families), generationDashboard(families), pipelinesDashboard(families)]
-    .map((d) => ({ file: `${d.uid}.json`, text: JSON.stringify(renderDashboard(d), null, 2) + '\n' }));
+  return [servingDashboard(families), generationDashboard(families), pipelinesDashboard(families)].map((d) => ({
+    file: `${d.uid}.json`,
+    text: JSON.stringify(renderDashboard(d), null, 2) + '\n',
+  }));
 }

@@ -18,18 +18,39 @@ export const MLP_MODEL: StoreModel = {
     writeMlp(dir, { hidden: MLP_HIDDEN, seed: MLP_SEED });
     writeModelConfig(
       dir,
-      { handler: 'onnx', model: 'model.onnx', batchSize: 8, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 4, responseTimeout: 30, threads: 1 },
+      {
+        handler: 'onnx',
+        model: 'model.onnx',
+        batchSize: 8,
+        maxBatchDelay: 5,
+        minWorkers: 1,
+        maxWorkers: 4,
+        responseTimeout: 30,
+        threads: 1,
+      },
       `mlp: input float32 [batch, 784] -> probabilities [batch, 10]. Random weights (seed ${MLP_SEED}).\nRequest body: a JSON array of 784 numbers; answer: 10 probabilities.`,
     );
   },
 };
 
 /** Writes `dir/` for the bench's compute-bound MLP (a batch of 32 costs ≥ 20 ms on 1 thread). */
-export function writeMlpHeavy(dir: string, cfg: { readonly batchSize?: number; readonly maxBatchDelay?: number } = {}): void {
+export function writeMlpHeavy(
+  dir: string,
+  cfg: { readonly batchSize?: number; readonly maxBatchDelay?: number } = {},
+): void {
   writeMlp(dir, { hidden: MLP_HEAVY_HIDDEN, seed: MLP_HEAVY_SEED, repeat: MLP_HEAVY_REPEAT });
   writeModelConfig(
     dir,
-    { handler: 'onnx', model: 'model.onnx', batchSize: cfg.batchSize ?? 32, maxBatchDelay: cfg.maxBatchDelay ?? 5, minWorkers: 1, maxWorkers: 1, responseTimeout: 60, threads: 1 },
+    {
+      handler: 'onnx',
+      model: 'model.onnx',
+      batchSize: cfg.batchSize ?? 32,
+      maxBatchDelay: cfg.maxBatchDelay ?? 5,
+      minWorkers: 1,
+      maxWorkers: 1,
+      responseTimeout: 60,
+      threads: 1,
+    },
     `mlp-heavy: same interface as mlp, hidden ${MLP_HEAVY_HIDDEN} applied ${MLP_HEAVY_REPEAT}x (shared weights), for bench:serve.`,
   );
 }
@@ -61,7 +82,17 @@ function tinyLm(name: string, layout: TinyLmLayout, what: string): StoreModel {
       writeTinyLm(dir, { layout });
       writeModelConfig(
         dir,
-        { handler: 'generate', model: 'model.onnx', batchSize: 1, maxBatchDelay: 0, minWorkers: 1, maxWorkers: 1, responseTimeout: 120, threads: 1, engine: tinyLmEngineConfig(layout) },
+        {
+          handler: 'generate',
+          model: 'model.onnx',
+          batchSize: 1,
+          maxBatchDelay: 0,
+          minWorkers: 1,
+          maxWorkers: 1,
+          responseTimeout: 120,
+          threads: 1,
+          engine: tinyLmEngineConfig(layout),
+        },
         `${name}: tiny decoder-only LM, random weights (its text means nothing). ${what}.\nTokens: 0-255 = UTF-8 bytes, then BOS, EOS, PAD. Layout contract: docs/models.md.`,
       );
     },
@@ -71,7 +102,11 @@ function tinyLm(name: string, layout: TinyLmLayout, what: string): StoreModel {
 /** `tiny-lm`: the fast KV layout the engine is built for. */
 export const TINY_LM_MODEL: StoreModel = tinyLm('tiny-lm', 'fast', 'fast KV layout');
 /** `tiny-lm-hf`: the same weights in the usual exported layout (the engine's compatible path). */
-export const TINY_LM_HF_MODEL: StoreModel = tinyLm('tiny-lm-hf', 'hf', 'usual exported layout (past_key_values/present)');
+export const TINY_LM_HF_MODEL: StoreModel = tinyLm(
+  'tiny-lm-hf',
+  'hf',
+  'usual exported layout (past_key_values/present)',
+);
 
 /** `tiny-vocoder`: codec tokens → 24 kHz PCM16 (a pipeline's code2wav stage, handler vocoder). */
 export const TINY_VOCODER_MODEL: StoreModel = {
@@ -81,8 +116,17 @@ export const TINY_VOCODER_MODEL: StoreModel = {
     writeTinyVocoder(dir);
     writeModelConfig(
       dir,
-      { handler: 'vocoder', model: 'model.onnx', batchSize: 1, maxBatchDelay: 0, minWorkers: 1, maxWorkers: 1, responseTimeout: 60, threads: 1,
-        handlerOptions: { sampleRate: VOCODER_SAMPLE_RATE, framesPerToken: FRAMES_PER_TOKEN, vocabSize: VOCODER_VOCAB } },
+      {
+        handler: 'vocoder',
+        model: 'model.onnx',
+        batchSize: 1,
+        maxBatchDelay: 0,
+        minWorkers: 1,
+        maxWorkers: 1,
+        responseTimeout: 60,
+        threads: 1,
+        handlerOptions: { sampleRate: VOCODER_SAMPLE_RATE, framesPerToken: FRAMES_PER_TOKEN, vocabSize: VOCODER_VOCAB },
+      },
       `tiny-vocoder: codes int64 [N] -> pcm int16 [N, ${FRAMES_PER_TOKEN}] at ${VOCODER_SAMPLE_RATE} Hz; a pitch and an envelope per token.\nServed as a stage of a pipeline (see tiny-omni and docs/pipelines.md).`,
     );
   },
@@ -104,7 +148,17 @@ export const TINY_OMNI_MODEL: StoreModel = {
   write(dir) {
     writeModelConfig(
       dir,
-      { handler: 'pipeline', model: '', batchSize: 1, maxBatchDelay: 0, minWorkers: 1, maxWorkers: 1, responseTimeout: 120, threads: 1, pipeline: TINY_OMNI_PIPELINE },
+      {
+        handler: 'pipeline',
+        model: '',
+        batchSize: 1,
+        maxBatchDelay: 0,
+        minWorkers: 1,
+        maxWorkers: 1,
+        responseTimeout: 120,
+        threads: 1,
+        pipeline: TINY_OMNI_PIPELINE,
+      },
       'tiny-omni: a two-stage pipeline over models of the same store (tiny-lm, tiny-vocoder must be there too).\nOpenAI audio output on /v1/chat/completions and POST /v1/audio/speech; see docs/pipelines.md.',
     );
   },

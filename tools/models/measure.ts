@@ -58,7 +58,10 @@ function decodeFeeds(layout: 'fast' | 'hf', B: number, P: number): Record<string
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tsserve-measure-'));
   try {
-    const x = tensorF32(new Float32Array(32 * MLP_INPUT_WIDTH).map((_, i) => (i % 13) / 13), [32, MLP_INPUT_WIDTH]);
+    const x = tensorF32(
+      new Float32Array(32 * MLP_INPUT_WIDTH).map((_, i) => (i % 13) / 13),
+      [32, MLP_INPUT_WIDTH],
+    );
     await MLP_MODEL.write(join(dir, 'mlp'));
     writeMlpHeavy(join(dir, 'mlp-heavy'));
     for (const name of ['mlp', 'mlp-heavy']) {
@@ -68,7 +71,11 @@ async function main(): Promise<void> {
     }
     for (const layout of ['fast', 'hf'] as const) {
       const s = await createSession(writeTinyLm(join(dir, layout), { layout }));
-      for (const B of [1, 32]) print(`tiny-lm-${layout}_decode_step`, await median(s, decodeFeeds(layout, B, 256), 20), { batch: B, context: 256 });
+      for (const B of [1, 32])
+        print(`tiny-lm-${layout}_decode_step`, await median(s, decodeFeeds(layout, B, 256), 20), {
+          batch: B,
+          context: 256,
+        });
       await s.release();
     }
   } finally {

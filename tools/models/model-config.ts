@@ -25,7 +25,10 @@ export interface ModelConfigFile {
 
 /** Renders a model-config.yaml with `comment` as a header (one `#` line per line). */
 export function renderModelConfig(cfg: ModelConfigFile, comment: string): string {
-  const header = comment.split('\n').map((l) => `# ${l}`.trimEnd()).join('\n');
+  const header = comment
+    .split('\n')
+    .map((l) => `# ${l}`.trimEnd())
+    .join('\n');
   return `${header}\n${dump(cfg, { lineWidth: 120, noRefs: true, sortKeys: false })}`;
 }
 

@@ -145,14 +145,26 @@ export class GraphBuilder {
   }
 
   /** Adds a node with one output; returns the output's (auto-generated unless given) name. */
-  op(opType: string, inputs: readonly string[], attrs: Readonly<Record<string, AttrValue>> = {}, output?: string): string {
+  op(
+    opType: string,
+    inputs: readonly string[],
+    attrs: Readonly<Record<string, AttrValue>> = {},
+    output?: string,
+  ): string {
     return this.opN(opType, inputs, 1, attrs, output === undefined ? undefined : [output])[0]!;
   }
 
   /** Adds a node with `n` outputs; returns their names. */
-  opN(opType: string, inputs: readonly string[], n: number, attrs: Readonly<Record<string, AttrValue>> = {}, outputs?: readonly string[]): string[] {
+  opN(
+    opType: string,
+    inputs: readonly string[],
+    n: number,
+    attrs: Readonly<Record<string, AttrValue>> = {},
+    outputs?: readonly string[],
+  ): string[] {
     const id = this.counter++;
-    const outs = outputs !== undefined ? [...outputs] : Array.from({ length: n }, (_, k) => `${opType.toLowerCase()}_${id}_${k}`);
+    const outs =
+      outputs !== undefined ? [...outputs] : Array.from({ length: n }, (_, k) => `${opType.toLowerCase()}_${id}_${k}`);
     this.nodes.push({
       opType,
       name: `${opType}_${id}`,

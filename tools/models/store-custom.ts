@@ -37,7 +37,9 @@ export function requiredModules(js: string): string[] {
 export function storeHandlerText(compiled: string): string {
   const foreign = requiredModules(compiled).filter((m) => !BUILTINS.has(m.replace(/^node:/, '')));
   if (foreign.length > 0) {
-    throw new Error(`custom handler must be self-contained, but it imports ${foreign.join(', ')}; get it from context instead`);
+    throw new Error(
+      `custom handler must be self-contained, but it imports ${foreign.join(', ')}; get it from context instead`,
+    );
   }
   const body = compiled.replace(/^\/\/# sourceMappingURL=.*$/m, '').trimEnd();
   return `// Generated from tools/models/custom/handler.ts by tools/models/store-custom.ts; edit the source.\n${body}\n`;
@@ -45,7 +47,14 @@ export function storeHandlerText(compiled: string): string {
 
 /** The custom model's model-config.yaml values (also shown in examples/custom-metrics/). */
 export const CUSTOM_MODEL_CONFIG: ModelConfigFile = {
-  handler: 'handler.mjs', model: 'model.onnx', batchSize: 8, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 1, responseTimeout: 30, threads: 1,
+  handler: 'handler.mjs',
+  model: 'model.onnx',
+  batchSize: 8,
+  maxBatchDelay: 5,
+  minWorkers: 1,
+  maxWorkers: 1,
+  responseTimeout: 30,
+  threads: 1,
 };
 
 /** The header comment of the custom model's model-config.yaml. */

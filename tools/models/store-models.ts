@@ -7,4 +7,11 @@ import type { StoreModel } from './store-model.js';
 import { CUSTOM_MODEL } from './store-custom.js';
 
 /** Every model of the default demo store. */
-export const STORE_MODELS: readonly StoreModel[] = [MLP_MODEL, CUSTOM_MODEL, TINY_LM_MODEL, TINY_LM_HF_MODEL, TINY_VOCODER_MODEL, TINY_OMNI_MODEL];
+export const STORE_MODELS: readonly StoreModel[] = [
+  MLP_MODEL,
+  CUSTOM_MODEL,
+  TINY_LM_MODEL,
+  TINY_LM_HF_MODEL,
+  TINY_VOCODER_MODEL,
+  TINY_OMNI_MODEL,
+];

@@ -32,7 +32,9 @@ export interface GenerateStoreResult {
 /** The names in `dir` that `written` (a fresh copy of the model) does not have: files a user put there. */
 function foreignFiles(dir: string, written: string): string[] {
   const ours = new Set(readdirSync(written));
-  return readdirSync(dir).filter((f) => !ours.has(f)).sort();
+  return readdirSync(dir)
+    .filter((f) => !ours.has(f))
+    .sort();
 }
 
 /** Whether a rename failed because the target exists (made meanwhile). */
@@ -46,11 +48,19 @@ function targetExists(err: unknown): boolean {
  * unless forced, and then only when it holds nothing but files the model writes: one that
  * appeared meanwhile (another run) is kept, and so is one holding a user's own files.
  */
-function place(m: StoreModel, tmp: string, target: string, force: boolean, log: (line: string) => void): 'written' | 'skipped' | 'refused' {
+function place(
+  m: StoreModel,
+  tmp: string,
+  target: string,
+  force: boolean,
+  log: (line: string) => void,
+): 'written' | 'skipped' | 'refused' {
   if (force && existsSync(target)) {
     const foreign = foreignFiles(target, tmp);
     if (foreign.length > 0) {
-      log(`${m.name}: holds ${foreign.join(', ')}, which this tool does not write; kept (move them out, or remove ${target}, to rewrite it)`);
+      log(
+        `${m.name}: holds ${foreign.join(', ')}, which this tool does not write; kept (move them out, or remove ${target}, to rewrite it)`,
+      );
       return 'refused';
     }
     // Moved aside, not removed, until the new copy is in place: a failure in between loses nothing.
@@ -92,7 +102,8 @@ export async function generateStore(dir: string, opts: GenerateStoreOptions = {}
   const all = opts.models ?? STORE_MODELS;
   const log = opts.log ?? ((): void => undefined);
   const unknown = (opts.only ?? []).filter((n) => !all.some((m) => m.name === n));
-  if (unknown.length > 0) throw new Error(`unknown model(s): ${unknown.join(', ')} (known: ${all.map((m) => m.name).join(', ')})`);
+  if (unknown.length > 0)
+    throw new Error(`unknown model(s): ${unknown.join(', ')} (known: ${all.map((m) => m.name).join(', ')})`);
   const chosen = opts.only === undefined ? all : all.filter((m) => opts.only!.includes(m.name));
   const root = resolve(dir);
   makeDirs(root);
@@ -166,7 +177,10 @@ export async function generateNewStore(dir: string, opts: GenerateStoreOptions =
     const names = [...r.written, ...r.skipped];
     const missing = names.filter((n) => !existsSync(join(root, n)));
     if (missing.length > 0) {
-      throw new Error(`${root} appeared while this run generated it, without ${missing.join(', ')}; it is not a store this tool wrote: remove it, or generate into it with tsserve models generate ${dir}`, { cause: err });
+      throw new Error(
+        `${root} appeared while this run generated it, without ${missing.join(', ')}; it is not a store this tool wrote: remove it, or generate into it with tsserve models generate ${dir}`,
+        { cause: err },
+      );
     }
     opts.log?.(`${root} was generated meanwhile by another run (another tsserve start?); using it`);
     return { written: [], skipped: names, refused: [] };

@@ -4,7 +4,17 @@
  * favoured, PAD/BOS are never chosen and EOS is rare. Not trained: the text means nothing.
  */
 import { Prng } from './prng.js';
-import { BOS_ID, D_MODEL, EOS_ID, FFN_DIM, HEAD_DIM, MAX_CONTEXT, NUM_LAYERS, PAD_ID, VOCAB_SIZE } from './tiny-lm-spec.js';
+import {
+  BOS_ID,
+  D_MODEL,
+  EOS_ID,
+  FFN_DIM,
+  HEAD_DIM,
+  MAX_CONTEXT,
+  NUM_LAYERS,
+  PAD_ID,
+  VOCAB_SIZE,
+} from './tiny-lm-spec.js';
 
 /** One transformer block's parameters; matrices are [in, out] (x @ W). */
 export interface TinyLmLayerWeights {
@@ -71,7 +81,20 @@ export function tinyLmWeights(seed: number): TinyLmWeights {
     const fc1Bias = rng.normals(FFN_DIM, 0.02);
     const fc2Weight = rng.normals(FFN_DIM * D, 0.5 / Math.sqrt(FFN_DIM));
     const fc2Bias = rng.normals(D, 0.02);
-    layers.push({ ln1Scale, ln1Bias, qkvWeight, qkvBias, outWeight, outBias, ln2Scale, ln2Bias, fc1Weight, fc1Bias, fc2Weight, fc2Bias });
+    layers.push({
+      ln1Scale,
+      ln1Bias,
+      qkvWeight,
+      qkvBias,
+      outWeight,
+      outBias,
+      ln2Scale,
+      ln2Bias,
+      fc1Weight,
+      fc1Bias,
+      fc2Weight,
+      fc2Bias,
+    });
   }
   const [lnfScale, lnfBias] = layerNormParams(rng);
   const headWeight = rng.normals(D * VOCAB_SIZE, 2.5 / Math.sqrt(D));

@@ -11,7 +11,20 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { GraphBuilder } from './onnx-builder.js';
-import { D_MODEL, FAST_NAMES, FFN_DIM, HEAD_DIM, HF_NAMES, LN_EPS, MASK_VALUE, MAX_CONTEXT, NUM_HEADS, NUM_LAYERS, TINY_LM_SEED, VOCAB_SIZE } from './tiny-lm-spec.js';
+import {
+  D_MODEL,
+  FAST_NAMES,
+  FFN_DIM,
+  HEAD_DIM,
+  HF_NAMES,
+  LN_EPS,
+  MASK_VALUE,
+  MAX_CONTEXT,
+  NUM_HEADS,
+  NUM_LAYERS,
+  TINY_LM_SEED,
+  VOCAB_SIZE,
+} from './tiny-lm-spec.js';
 import type { TinyLmLayout } from './tiny-lm-spec.js';
 import { tinyLmWeights } from './tiny-lm-weights.js';
 import type { TinyLmLayerWeights, TinyLmWeights } from './tiny-lm-weights.js';
@@ -41,14 +54,34 @@ function layerNorm(g: GraphBuilder, x: string, scale: string, bias: string): str
  * `concatPast` builds past ++ new K/V (the usual layout needs it as `present`); without it the
  * past is only read (measured: batch 32, context 256, 1 thread: ≈11 ms per step vs ≈20 ms).
  */
-function block(g: GraphBuilder, l: number, w: TinyLmLayerWeights, x: string, bias: string, pastK: string, pastV: string, concatPast: boolean): { x: string; k: string; v: string; kAll: string; vAll: string } {
+function block(
+  g: GraphBuilder,
+  l: number,
+  w: TinyLmLayerWeights,
+  x: string,
+  bias: string,
+  pastK: string,
+  pastV: string,
+  concatPast: boolean,
+): { x: string; k: string; v: string; kAll: string; vAll: string } {
   const D = D_MODEL;
   const p = (n: string): string => `layers.${l}.${n}`;
   const h = layerNorm(g, x, g.initF32(p('ln1.scale'), w.ln1Scale, [D]), g.initF32(p('ln1.bias'), w.ln1Bias, [D]));
-  const qkv = linear(g, h, g.initF32(p('attn.qkv.weight'), w.qkvWeight, [D, 3 * D]), g.initF32(p('attn.qkv.bias'), w.qkvBias, [3 * D]));
+  const qkv = linear(
+    g,
+    h,
+    g.initF32(p('attn.qkv.weight'), w.qkvWeight, [D, 3 * D]),
+    g.initF32(p('attn.qkv.bias'), w.qkvBias, [3 * D]),
+  );
   // [B,T,3D] → [B,T,3H,Dh] → [B,3H,T,Dh] → q, k, v each [B,H,T,Dh]
-  const heads = g.op('Transpose', [g.op('Reshape', [qkv, g.constI64([0, 0, 3 * NUM_HEADS, HEAD_DIM])])], { perm: { ints: [0, 2, 1, 3] } });
-  const [q, k, v] = g.opN('Split', [heads, g.constI64([NUM_HEADS, NUM_HEADS, NUM_HEADS])], 3, { axis: { i: 1 } }) as [string, string, string];
+  const heads = g.op('Transpose', [g.op('Reshape', [qkv, g.constI64([0, 0, 3 * NUM_HEADS, HEAD_DIM])])], {
+    perm: { ints: [0, 2, 1, 3] },
+  });
+  const [q, k, v] = g.opN('Split', [heads, g.constI64([NUM_HEADS, NUM_HEADS, NUM_HEADS])], 3, { axis: { i: 1 } }) as [
+    string,
+    string,
+    string,
+  ];
   let ctx: string;
   let kAll = '';
   let vAll = '';
@@ -62,7 +95,10 @@ function block(g: GraphBuilder, l: number, w: TinyLmLayerWeights, x: string, bia
   } else {
     // Attend to past and new separately so the cache is never copied into a [.., P+T, ..]
     // tensor: only the scores ([B,H,T,P+T], small) are concatenated.
-    const scores = g.op('Add', [g.op('Concat', [g.op('MatMul', [q, kT(pastK)]), g.op('MatMul', [q, kT(k)])], { axis: { i: 3 } }), bias]);
+    const scores = g.op('Add', [
+      g.op('Concat', [g.op('MatMul', [q, kT(pastK)]), g.op('MatMul', [q, kT(k)])], { axis: { i: 3 } }),
+      bias,
+    ]);
     const probs = g.op('Softmax', [scores], { axis: { i: -1 } });
     const pastLen = g.op('Shape', [pastK], { start: { i: 2 }, end: { i: 3 } });
     const axis3 = g.constI64([3]);
@@ -71,23 +107,52 @@ function block(g: GraphBuilder, l: number, w: TinyLmLayerWeights, x: string, bia
     ctx = g.op('Add', [g.op('MatMul', [pPast, pastV]), g.op('MatMul', [pNew, v])]);
   }
   const merged = g.op('Reshape', [g.op('Transpose', [ctx], { perm: { ints: [0, 2, 1, 3] } }), g.constI64([0, 0, D])]);
-  const attn = linear(g, merged, g.initF32(p('attn.out.weight'), w.outWeight, [D, D]), g.initF32(p('attn.out.bias'), w.outBias, [D]));
+  const attn = linear(
+    g,
+    merged,
+    g.initF32(p('attn.out.weight'), w.outWeight, [D, D]),
+    g.initF32(p('attn.out.bias'), w.outBias, [D]),
+  );
   const x1 = g.op('Add', [x, attn]);
   const h2 = layerNorm(g, x1, g.initF32(p('ln2.scale'), w.ln2Scale, [D]), g.initF32(p('ln2.bias'), w.ln2Bias, [D]));
-  const ff = g.op('Relu', [linear(g, h2, g.initF32(p('mlp.fc1.weight'), w.fc1Weight, [D, FFN_DIM]), g.initF32(p('mlp.fc1.bias'), w.fc1Bias, [FFN_DIM]))]);
-  const out = linear(g, ff, g.initF32(p('mlp.fc2.weight'), w.fc2Weight, [FFN_DIM, D]), g.initF32(p('mlp.fc2.bias'), w.fc2Bias, [D]));
+  const ff = g.op('Relu', [
+    linear(
+      g,
+      h2,
+      g.initF32(p('mlp.fc1.weight'), w.fc1Weight, [D, FFN_DIM]),
+      g.initF32(p('mlp.fc1.bias'), w.fc1Bias, [FFN_DIM]),
+    ),
+  ]);
+  const out = linear(
+    g,
+    ff,
+    g.initF32(p('mlp.fc2.weight'), w.fc2Weight, [FFN_DIM, D]),
+    g.initF32(p('mlp.fc2.bias'), w.fc2Bias, [D]),
+  );
   return { x: g.op('Add', [x1, out]), k, v, kAll, vAll };
 }
 
 function embed(g: GraphBuilder, w: TinyLmWeights, ids: string, positions: string): string {
   const tok = g.op('Gather', [g.initF32('embed.tokens', w.tokEmb, [VOCAB_SIZE, D_MODEL]), ids], { axis: { i: 0 } });
-  const pos = g.op('Gather', [g.initF32('embed.positions', w.posEmb, [MAX_CONTEXT, D_MODEL]), positions], { axis: { i: 0 } });
+  const pos = g.op('Gather', [g.initF32('embed.positions', w.posEmb, [MAX_CONTEXT, D_MODEL]), positions], {
+    axis: { i: 0 },
+  });
   return g.op('Add', [tok, pos]);
 }
 
 function head(g: GraphBuilder, w: TinyLmWeights, x: string): string {
-  const h = layerNorm(g, x, g.initF32('ln_f.scale', w.lnfScale, [D_MODEL]), g.initF32('ln_f.bias', w.lnfBias, [D_MODEL]));
-  return linear(g, h, g.initF32('lm_head.weight', w.headWeight, [D_MODEL, VOCAB_SIZE]), g.initF32('lm_head.bias', w.headBias, [VOCAB_SIZE]));
+  const h = layerNorm(
+    g,
+    x,
+    g.initF32('ln_f.scale', w.lnfScale, [D_MODEL]),
+    g.initF32('ln_f.bias', w.lnfBias, [D_MODEL]),
+  );
+  return linear(
+    g,
+    h,
+    g.initF32('lm_head.weight', w.headWeight, [D_MODEL, VOCAB_SIZE]),
+    g.initF32('lm_head.bias', w.headBias, [VOCAB_SIZE]),
+  );
 }
 
 /** Builds the fast layout: caller-built attn_bias, read-only past, new K/V and last logits out. */
@@ -123,7 +188,10 @@ function hfBias(g: GraphBuilder, ids: string, mask: string): string {
   const one = g.initI64('int_one', [1], []);
   const qPos = g.op('Range', [g.op('Sub', [s, t]), s, one]); // absolute slots of the new tokens
   const kPos = g.op('Range', [zero, s, one]);
-  const causal = g.op('LessOrEqual', [g.op('Unsqueeze', [kPos, g.constI64([0])]), g.op('Unsqueeze', [qPos, g.constI64([1])])]); // [T,S]
+  const causal = g.op('LessOrEqual', [
+    g.op('Unsqueeze', [kPos, g.constI64([0])]),
+    g.op('Unsqueeze', [qPos, g.constI64([1])]),
+  ]); // [T,S]
   const keep = g.op('Unsqueeze', [g.op('Cast', [mask], { to: { i: 9 } }), g.constI64([1, 2])]); // [B,1,1,S] bool
   const allowed = g.op('And', [causal, keep]);
   return g.op('Where', [allowed, g.constF32(0), g.constF32(MASK_VALUE)]);

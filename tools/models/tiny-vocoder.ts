@@ -46,7 +46,10 @@ export function buildTinyVocoder(): GraphBuilder {
   const decay = Float32Array.from({ length: VOCODER_VOCAB }, (_, t) => -tokenDecayPerSec(t));
   const time = Float32Array.from({ length: FRAMES_PER_TOKEN }, (_, i) => i / VOCODER_SAMPLE_RATE);
   const col = (name: string, data: Float32Array): string =>
-    g.op('Unsqueeze', [g.op('Gather', [g.initF32(name, data, [VOCODER_VOCAB]), codes], { axis: { i: 0 } }), g.constI64([1])]); // [N,1]
+    g.op('Unsqueeze', [
+      g.op('Gather', [g.initF32(name, data, [VOCODER_VOCAB]), codes], { axis: { i: 0 } }),
+      g.constI64([1]),
+    ]); // [N,1]
   const t = g.initF32('time', time, [1, FRAMES_PER_TOKEN]);
   const sine = g.op('Sin', [g.op('Mul', [col('omega', pitch), t])]);
   const attack = g.op('Sub', [g.constF32(1), g.op('Exp', [g.op('Mul', [t, g.constF32(-ATTACK_PER_SEC)])])]);
@@ -60,6 +63,9 @@ export function buildTinyVocoder(): GraphBuilder {
 export function writeTinyVocoder(dir: string): string {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'model.onnx');
-  buildTinyVocoder().write(file, `tsserve tiny vocoder: codec tokens -> ${VOCODER_SAMPLE_RATE} Hz PCM16, ${FRAMES_PER_TOKEN} frames per token`);
+  buildTinyVocoder().write(
+    file,
+    `tsserve tiny vocoder: codec tokens -> ${VOCODER_SAMPLE_RATE} Hz PCM16, ${FRAMES_PER_TOKEN} frames per token`,
+  );
   return file;
 }

@@ -12,7 +12,10 @@ export const VLLM_NAMES: Readonly<Record<string, readonly [string, string]>> = {
   'llm.generation_tokens': ['vllm:generation_tokens_total', 'Number of generation tokens processed.'],
   'llm.request_success': ['vllm:request_success_total', 'Count of successfully processed requests.'],
   'llm.num_preemptions': ['vllm:num_preemptions_total', 'Cumulative number of preemption from the engine.'],
-  'llm.prefix_cache_queries': ['vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.'],
+  'llm.prefix_cache_queries': [
+    'vllm:prefix_cache_queries_total',
+    'Prefix cache queries, in terms of number of queried tokens.',
+  ],
   'llm.prefix_cache_hits': ['vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.'],
   'llm.prompt_tokens_by_source': ['vllm:prompt_tokens_by_source_total', 'Number of prompt tokens by source.'],
   'llm.prompt_tokens_cached': ['vllm:prompt_tokens_cached_total', 'Number of cached prompt tokens (local + external).'],
@@ -22,26 +25,59 @@ export const VLLM_NAMES: Readonly<Record<string, readonly [string, string]>> = {
   'llm.cache_config_info': ['vllm:cache_config_info', 'Information of the LLMEngine CacheConfig'],
   'llm.time_to_first_token': ['vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.'],
   'llm.inter_token_latency': ['vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.'],
-  'llm.request_time_per_output_token': ['vllm:request_time_per_output_token_seconds', 'Histogram of time_per_output_token_seconds per request.'],
+  'llm.request_time_per_output_token': [
+    'vllm:request_time_per_output_token_seconds',
+    'Histogram of time_per_output_token_seconds per request.',
+  ],
   'llm.e2e_request_latency': ['vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.'],
-  'llm.request_queue_time': ['vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.'],
-  'llm.request_prefill_time': ['vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.'],
-  'llm.request_decode_time': ['vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.'],
-  'llm.request_inference_time': ['vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.'],
+  'llm.request_queue_time': [
+    'vllm:request_queue_time_seconds',
+    'Histogram of time spent in WAITING phase for request.',
+  ],
+  'llm.request_prefill_time': [
+    'vllm:request_prefill_time_seconds',
+    'Histogram of time spent in PREFILL phase for request.',
+  ],
+  'llm.request_decode_time': [
+    'vllm:request_decode_time_seconds',
+    'Histogram of time spent in DECODE phase for request.',
+  ],
+  'llm.request_inference_time': [
+    'vllm:request_inference_time_seconds',
+    'Histogram of time spent in RUNNING phase for request.',
+  ],
   'llm.request_prompt_tokens': ['vllm:request_prompt_tokens', 'Number of prefill tokens processed.'],
   'llm.request_generation_tokens': ['vllm:request_generation_tokens', 'Number of generation tokens processed.'],
   'llm.request_params_max_tokens': ['vllm:request_params_max_tokens', 'Histogram of the max_tokens request parameter.'],
-  'llm.request_max_num_generation_tokens': ['vllm:request_max_num_generation_tokens', 'Histogram of maximum number of requested generation tokens.'],
+  'llm.request_max_num_generation_tokens': [
+    'vllm:request_max_num_generation_tokens',
+    'Histogram of maximum number of requested generation tokens.',
+  ],
   'llm.iteration_tokens': ['vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.'],
   'llm.request_params_n': ['vllm:request_params_n', 'Histogram of the n request parameter.'],
-  'llm.request_prefill_kv_computed_tokens': ['vllm:request_prefill_kv_computed_tokens', 'Histogram of new KV tokens computed during prefill (excluding cached tokens).'],
+  'llm.request_prefill_kv_computed_tokens': [
+    'vllm:request_prefill_kv_computed_tokens',
+    'Histogram of new KV tokens computed during prefill (excluding cached tokens).',
+  ],
   'llm.spec_decode_num_drafts': ['vllm:spec_decode_num_drafts_total', 'Number of spec decoding drafts.'],
   'llm.spec_decode_num_draft_tokens': ['vllm:spec_decode_num_draft_tokens_total', 'Number of draft tokens.'],
   'llm.spec_decode_num_accepted_tokens': ['vllm:spec_decode_num_accepted_tokens_total', 'Number of accepted tokens.'],
-  'llm.spec_decode_num_accepted_tokens_per_pos': ['vllm:spec_decode_num_accepted_tokens_per_pos_total', 'Accepted tokens per draft position.'],
-  'llm.kv_block_lifetime': ['vllm:kv_block_lifetime_seconds', 'Histogram of KV cache block lifetime from allocation to eviction. Sampled metrics (controlled by --kv-cache-metrics-sample).'],
-  'llm.kv_block_idle_before_evict': ['vllm:kv_block_idle_before_evict_seconds', 'Histogram of idle time before KV cache block eviction. Sampled metrics (controlled by --kv-cache-metrics-sample).'],
-  'llm.kv_block_reuse_gap': ['vllm:kv_block_reuse_gap_seconds', 'Histogram of time gaps between consecutive KV cache block accesses. Only the most recent accesses are recorded (ring buffer). Sampled metrics (controlled by --kv-cache-metrics-sample).'],
+  'llm.spec_decode_num_accepted_tokens_per_pos': [
+    'vllm:spec_decode_num_accepted_tokens_per_pos_total',
+    'Accepted tokens per draft position.',
+  ],
+  'llm.kv_block_lifetime': [
+    'vllm:kv_block_lifetime_seconds',
+    'Histogram of KV cache block lifetime from allocation to eviction. Sampled metrics (controlled by --kv-cache-metrics-sample).',
+  ],
+  'llm.kv_block_idle_before_evict': [
+    'vllm:kv_block_idle_before_evict_seconds',
+    'Histogram of idle time before KV cache block eviction. Sampled metrics (controlled by --kv-cache-metrics-sample).',
+  ],
+  'llm.kv_block_reuse_gap': [
+    'vllm:kv_block_reuse_gap_seconds',
+    'Histogram of time gaps between consecutive KV cache block accesses. Only the most recent accesses are recorded (ring buffer). Sampled metrics (controlled by --kv-cache-metrics-sample).',
+  ],
 };
 
 const HEADER = `# yaml-language-server: $schema=./schema/metrics.schema.json
@@ -88,7 +124,8 @@ export function vllmProfileYaml(metricsYaml: string): string {
     }
     if (key === 'llm.cache_config_info') {
       for (let j = i + 1; j < i + 4; j++) {
-        if (lines[j]!.startsWith('      dimensions: ')) lines[j] = '      dimensions: [*engine, "block_size", "num_gpu_blocks", "enable_prefix_caching"]';
+        if (lines[j]!.startsWith('      dimensions: '))
+          lines[j] = '      dimensions: [*engine, "block_size", "num_gpu_blocks", "enable_prefix_caching"]';
       }
     }
     if (key === 'llm.kv_cache_usage') {
@@ -116,9 +153,11 @@ export function vllmRecordingRules(metricsYaml: string): string {
     if (key !== null && VLLM_NAMES[key[1]!] !== undefined) ours.set(key[1]!, { name, kind });
   }
   const out = [
-    '# Generated from metrics.yaml and the vLLM profile\'s names by `npm run profiles` (tools/profiles/vllm-profile.ts).',
-    '# vLLM\'s series from tsserve\'s default ts_* names (labels kept: model_name, engine, ...).',
-    'groups:', '  - name: tsserve-vllm-names', '    rules:',
+    "# Generated from metrics.yaml and the vLLM profile's names by `npm run profiles` (tools/profiles/vllm-profile.ts).",
+    "# vLLM's series from tsserve's default ts_* names (labels kept: model_name, engine, ...).",
+    'groups:',
+    '  - name: tsserve-vllm-names',
+    '    rules:',
   ];
   const rule = (record: string, expr: string): void => {
     out.push(`      - record: ${record}`, `        expr: ${expr}`);
@@ -126,7 +165,8 @@ export function vllmRecordingRules(metricsYaml: string): string {
   for (const [key, [vname]] of Object.entries(VLLM_NAMES)) {
     const o = ours.get(key);
     if (o === undefined) throw new Error(`metrics.yaml declares no family with key ${key}`);
-    if (key === 'llm.cache_config_info') rule(vname, `label_replace(${o.name}, "num_gpu_blocks", "$1", "num_blocks", "(.*)")`);
+    if (key === 'llm.cache_config_info')
+      rule(vname, `label_replace(${o.name}, "num_gpu_blocks", "$1", "num_blocks", "(.*)")`);
     else if (o.kind === 'histogram') for (const s of ['_bucket', '_sum', '_count']) rule(vname + s, o.name + s);
     else rule(vname, o.name);
     if (key === 'llm.kv_cache_usage') rule('vllm:gpu_cache_usage_perc', o.name);

@@ -14,5 +14,8 @@ const HEADER: readonly string[] = [
 /** The rule file's text. */
 export function renderRules(config: MetricsConfig): string {
   const groups = ruleGroups(config);
-  return toYaml({ groups: groups.map((g) => ({ name: g.name, rules: g.rules as unknown as readonly YamlValue[] })) }, HEADER);
+  return toYaml(
+    { groups: groups.map((g) => ({ name: g.name, rules: g.rules as unknown as readonly YamlValue[] })) },
+    HEADER,
+  );
 }

@@ -12,8 +12,17 @@ const PLAIN_WORDS = /^(true|false|yes|no|on|off|null|~|y|n)$/i;
 
 /** Whether `s` can be written as a plain scalar (no quoting). */
 export function isPlain(s: string): boolean {
-  return s !== '' && !INDICATORS.test(s) && !s.includes(': ') && !s.includes(' #') && !s.endsWith(':') && !/[\n\t]/.test(s)
-    && s.trim() === s && !PLAIN_WORDS.test(s) && Number.isNaN(Number(s));
+  return (
+    s !== '' &&
+    !INDICATORS.test(s) &&
+    !s.includes(': ') &&
+    !s.includes(' #') &&
+    !s.endsWith(':') &&
+    !/[\n\t]/.test(s) &&
+    s.trim() === s &&
+    !PLAIN_WORDS.test(s) &&
+    Number.isNaN(Number(s))
+  );
 }
 
 function scalar(v: string | number): string {

@@ -50,7 +50,8 @@ export function selector(sel: TailSelection): (r: TailRecord) => boolean {
     const l = r.line;
     if (sel.sinceMs !== null && !(r.timeMs >= sel.sinceMs)) return false;
     if (metrics.size > 0 && !metrics.has(l.name)) return false;
-    if (sel.model !== null && !l.dimensions.some(([k, v]) => v === sel.model && MODEL_DIMENSIONS.includes(k))) return false;
+    if (sel.model !== null && !l.dimensions.some(([k, v]) => v === sel.model && MODEL_DIMENSIONS.includes(k)))
+      return false;
     for (const [key, value] of sel.dims) {
       if (!l.dimensions.some(([k, v]) => k === key && v === value)) return false;
     }

@@ -4,15 +4,17 @@ import type { TailRecord } from './record.js';
 /** One line of JSON: file, fields decoded, dimensions as an object in written order. */
 export function jsonLine(r: TailRecord): string {
   const l = r.line;
-  return JSON.stringify({
-    file: r.file,
-    time: l.time,
-    name: l.name,
-    unit: l.unit,
-    value: l.value,
-    dimensions: Object.fromEntries(l.dimensions),
-    hostname: l.hostname,
-    requestId: l.requestId,
-    timestamp: l.timestamp,
-  }) + '\n';
+  return (
+    JSON.stringify({
+      file: r.file,
+      time: l.time,
+      name: l.name,
+      unit: l.unit,
+      value: l.value,
+      dimensions: Object.fromEntries(l.dimensions),
+      hostname: l.hostname,
+      requestId: l.requestId,
+      timestamp: l.timestamp,
+    }) + '\n'
+  );
 }

@@ -48,7 +48,8 @@ export class TailTable {
     const key = JSON.stringify([l.name, l.unit, l.dimensions]);
     let row = this.rows.get(key);
     if (row === undefined) {
-      const series = l.dimensions.length === 0 ? '-' : l.dimensions.map(([k, v]) => `${showPart(k)}=${showPart(v)}`).join(',');
+      const series =
+        l.dimensions.length === 0 ? '-' : l.dimensions.map(([k, v]) => `${showPart(k)}=${showPart(v)}`).join(',');
       row = { metric: `${l.name}.${l.unit}`, series, window: new SeriesWindow(this.windowMs, this.cap) };
       this.rows.set(key, row);
     }
@@ -57,8 +58,14 @@ export class TailTable {
 
   /** Every row with its window ending at `nowMs`, sorted by metric then series. */
   snapshot(nowMs: number): TableRow[] {
-    const out = [...this.rows.values()].map((r) => ({ metric: r.metric, series: r.series, stats: r.window.stats(nowMs) }));
-    return out.sort((a, b) => (a.metric < b.metric ? -1 : a.metric > b.metric ? 1 : a.series < b.series ? -1 : a.series > b.series ? 1 : 0));
+    const out = [...this.rows.values()].map((r) => ({
+      metric: r.metric,
+      series: r.series,
+      stats: r.window.stats(nowMs),
+    }));
+    return out.sort((a, b) =>
+      a.metric < b.metric ? -1 : a.metric > b.metric ? 1 : a.series < b.series ? -1 : a.series > b.series ? 1 : 0,
+    );
   }
 
   /** The table as text, header first, columns padded to their widest cell. */
@@ -69,12 +76,29 @@ export class TailTable {
     for (const r of rows) {
       const s = r.stats;
       cut += s.cut;
-      cells.push([r.metric, r.series, String(s.count), formatCell(s.rate), formatCell(s.last), formatCell(s.mean), formatCell(s.p50), formatCell(s.p99)]);
+      cells.push([
+        r.metric,
+        r.series,
+        String(s.count),
+        formatCell(s.rate),
+        formatCell(s.last),
+        formatCell(s.mean),
+        formatCell(s.p50),
+        formatCell(s.p99),
+      ]);
     }
     const widths = HEADER.map((_h, i) => Math.max(...cells.map((c) => (c[i] as string).length)));
-    const lines = cells.map((c) => c.map((cell, i) => (i < 2 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ').trimEnd());
+    const lines = cells.map((c) =>
+      c
+        .map((cell, i) => (i < 2 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number)))
+        .join('  ')
+        .trimEnd(),
+    );
     const end = new Date(nowMs).toISOString();
-    lines.push('', `window ${this.windowMs / 1000} s ending ${end}; COUNT is every line since the start${cut > 0 ? `; ${cut} values cut from full windows (cap ${this.cap} per series)` : ''}`);
+    lines.push(
+      '',
+      `window ${this.windowMs / 1000} s ending ${end}; COUNT is every line since the start${cut > 0 ? `; ${cut} values cut from full windows (cap ${this.cap} per series)` : ''}`,
+    );
     return lines.join('\n') + '\n';
   }
 }

@@ -63,27 +63,50 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     const { name, version } = start;
     const model = opts.lookup(name);
     if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`, sendOipError);
-    if (version !== undefined && version !== model.config.version) return refuse(req, res, 404, `Model version ${version} not found for model ${name}`, sendOipError);
+    if (version !== undefined && version !== model.config.version)
+      return refuse(req, res, 404, `Model version ${version} not found for model ${name}`, sendOipError);
     // Its /v2 metadata and ready answers look like any model's: say where it is served.
-    if (model.submit === undefined) return refuse(req, res, 400, `model ${name} does not serve inference requests (kind ${model.kind})${servedElsewhere(model)}`, sendOipError);
+    if (model.submit === undefined)
+      return refuse(
+        req,
+        res,
+        400,
+        `model ${name} does not serve inference requests (kind ${model.kind})${servedElsewhere(model)}`,
+        sendOipError,
+      );
     readBody(req, opts.limits, (failure, body) => {
       if (failure !== null) return refuse(req, res, failure.status, failure.message, sendOipError);
       // Timed from the whole body's arrival, as /predictions times its requests.
       const arrivalMs = performance.now();
-      void modelIoOf(model).then((io) => guarded(res, () => infer(req, res, model, version, body, io, arrivalMs), sendOipError));
+      void modelIoOf(model).then((io) =>
+        guarded(res, () => infer(req, res, model, version, body, io, arrivalMs), sendOipError),
+      );
     });
   }
 
-  function infer(req: IncomingMessage, res: ServerResponse, model: ServedModel, version: string | undefined, body: Buffer, io: ModelIo | null, arrivalMs: number): void {
+  function infer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    model: ServedModel,
+    version: string | undefined,
+    body: Buffer,
+    io: ModelIo | null,
+    arrivalMs: number,
+  ): void {
     const raw = req.headers[HEADER_LENGTH];
     const h = Array.isArray(raw) ? raw.join(', ') : raw;
-    if (h !== undefined && !/^\d{1,15}$/.test(h)) return sendOipError(res, 400, `Inference-Header-Content-Length ${JSON.stringify(h)} is not a byte count`);
+    if (h !== undefined && !/^\d{1,15}$/.test(h))
+      return sendOipError(res, 400, `Inference-Header-Content-Length ${JSON.stringify(h)} is not a byte count`);
     const headerLength = h === undefined ? undefined : Number(h);
     // The JSON part under the same depth and element bounds as every JSON body, before it is parsed.
     // A header length beyond the body is left to the decoder, which names it: scanning the whole
     // body then read the binary data as JSON (bytes of `[` said "nests deeper than 32 levels").
     if (headerLength === undefined || headerLength <= body.length) {
-      const bounds = jsonBoundsProblem(body.subarray(0, headerLength ?? body.length), opts.limits.maxDepth, opts.limits.maxElements);
+      const bounds = jsonBoundsProblem(
+        body.subarray(0, headerLength ?? body.length),
+        opts.limits.maxDepth,
+        opts.limits.maxElements,
+      );
       if (bounds !== null) return sendOipError(res, 400, bounds);
     }
     let rows: Row[];
@@ -101,12 +124,19 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
       // A tensor model's FP32 rows may be decoded straight into float32; a user handler gets the JSON values as sent.
       const takesTensors = model.config.handler === 'onnx';
       const declared = (input: string): string | undefined => io?.inputs.find((t) => t.name === input)?.datatype;
-      const r = decodeInferRequest(body, headerLength, takesTensors ? opts.limits.maxElements : null, opts.limits.maxElements, declared);
+      const r = decodeInferRequest(
+        body,
+        headerLength,
+        takesTensors ? opts.limits.maxElements : null,
+        opts.limits.maxElements,
+        declared,
+      );
       id = r.id;
       rows = toRows(r.inputs, io, model.config.name, takesTensors, capacity);
       const outName = io?.outputs[0]?.name ?? 'output0';
       outputs = (r.outputs ?? [{ name: outName, binary: r.binaryOutput }]).map((o) => {
-        if (o.name !== outName) throw new OipError(400, `unexpected inference output '${o.name}' for model '${model.config.name}'`);
+        if (o.name !== outName)
+          throw new OipError(400, `unexpected inference output '${o.name}' for model '${model.config.name}'`);
         return o;
       });
     } catch (e) {
@@ -125,8 +155,19 @@ export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: S
     run(model, rows, arrivalMs, req, res, seriesOf(model, version), (results) => {
       const flat = flatRows(results);
       const width = results.length === 0 ? 0 : flat.length / results.length;
-      const tensors: OutputTensor[] = outputs.map((o) => ({ name: o.name, shape: [results.length, width], datatype: 'FP32', data: flat, binary: o.binary }));
-      return encodeInferResponse({ model_name: model.config.name, model_version: model.config.version, ...(id !== undefined ? { id } : {}), outputs: tensors });
+      const tensors: OutputTensor[] = outputs.map((o) => ({
+        name: o.name,
+        shape: [results.length, width],
+        datatype: 'FP32',
+        data: flat,
+        binary: o.binary,
+      }));
+      return encodeInferResponse({
+        model_name: model.config.name,
+        model_version: model.config.version,
+        ...(id !== undefined ? { id } : {}),
+        outputs: tensors,
+      });
     });
   }
 }
@@ -143,35 +184,62 @@ type Row = Float32Array | number[];
  * that there are at most `maxRows()` (asked only of more than one row); FP32 values must be
  * finite in float32 (as /predictions refuses `1e308`), JSON or binary.
  */
-function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: string, tensors: boolean, maxRows: () => number): Row[] {
+function toRows(
+  inputs: readonly InputTensor[],
+  io: ModelIo | null,
+  model: string,
+  tensors: boolean,
+  maxRows: () => number,
+): Row[] {
   const want = io?.inputs[0];
   if (inputs.length !== 1) throw new OipError(400, `model '${model}' takes 1 input, the request has ${inputs.length}`);
   const t = inputs[0] as (typeof inputs)[number];
-  if (want !== undefined && t.name !== want.name) throw new OipError(400, `unexpected inference input '${t.name}' for model '${model}'`);
+  if (want !== undefined && t.name !== want.name)
+    throw new OipError(400, `unexpected inference input '${t.name}' for model '${model}'`);
   const datatype = want?.datatype ?? 'FP32';
   if (t.datatype !== datatype) {
     // A model without ONNX metadata declares nothing: FP32 is what this server sends its handler.
-    if (want === undefined) throw new OipError(400, `input '${t.name}': datatype ${t.datatype} is not taken: model '${model}' declares no inputs (no ONNX metadata), and its handler gets FP32 rows`);
+    if (want === undefined)
+      throw new OipError(
+        400,
+        `input '${t.name}': datatype ${t.datatype} is not taken: model '${model}' declares no inputs (no ONNX metadata), and its handler gets FP32 rows`,
+      );
     throw new OipError(400, datatypeMismatch(t.name, t.datatype, datatype));
   }
-  if (want !== undefined && (t.shape.length !== want.shape.length || want.shape.some((d, i) => d !== -1 && d !== t.shape[i]))) {
-    throw new OipError(400, `input '${t.name}': shape [${t.shape.join(',')}] does not match the model's [${want.shape.join(',')}]`);
+  if (
+    want !== undefined &&
+    (t.shape.length !== want.shape.length || want.shape.some((d, i) => d !== -1 && d !== t.shape[i]))
+  ) {
+    throw new OipError(
+      400,
+      `input '${t.name}': shape [${t.shape.join(',')}] does not match the model's [${want.shape.join(',')}]`,
+    );
   }
   const n = t.shape[0] ?? 0;
   if (n < 1) throw new OipError(400, `input '${t.name}': the batch dimension must be at least 1`);
-  if (n > 1 && n > maxRows()) throw new OipError(400, `the request has ${n} rows, more than model '${model}' queues at once (${maxRows()}, --job-queue-size); send at most ${maxRows()} rows a request`);
+  if (n > 1 && n > maxRows())
+    throw new OipError(
+      400,
+      `the request has ${n} rows, more than model '${model}' queues at once (${maxRows()}, --job-queue-size); send at most ${maxRows()} rows a request`,
+    );
   const width = t.data.length / n;
   let data = t.data;
   if (datatype === 'FP32' && !(data instanceof Float32Array)) {
     // The fast JSON path checked its values as it decoded them; these came from JSON.parse or binary.
     for (let k = 0; k < data.length; k++) {
       const v = data[k] as number;
-      if (!Number.isFinite(Math.fround(v))) throw new OipError(400, `input '${t.name}': ${float32Message(k, String(v))}`);
+      if (!Number.isFinite(Math.fround(v)))
+        throw new OipError(400, `input '${t.name}': ${float32Message(k, String(v))}`);
     }
     if (tensors) data = Float32Array.from(data as number[]);
   }
   const rows: Row[] = [];
-  for (let k = 0; k < n; k++) rows.push(data instanceof Float32Array ? data.subarray(k * width, (k + 1) * width) : data.slice(k * width, (k + 1) * width) as number[]);
+  for (let k = 0; k < n; k++)
+    rows.push(
+      data instanceof Float32Array
+        ? data.subarray(k * width, (k + 1) * width)
+        : (data.slice(k * width, (k + 1) * width) as number[]),
+    );
   return rows;
 }
 
@@ -218,21 +286,29 @@ type Finish = (results: readonly unknown[]) => EncodedResponse;
 
 /** Submits every row; answers once all are done (the first failed row's error, else `finish`). */
 function run(
-  model: ServedModel, rows: readonly Row[], arrivalMs: number,
-  req: IncomingMessage, res: ServerResponse, s: ModelSeries, finish: Finish,
+  model: ServedModel,
+  rows: readonly Row[],
+  arrivalMs: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+  s: ModelSeries,
+  finish: Finish,
 ): void {
   const requestId = randomUUID();
   res.setHeader('x-request-id', requestId);
   const trace = parseTraceparent(req.headers.traceparent);
   traceIds.set(requestId, trace);
   // The rows travel as jobs `<id>-<k>`: their metrics' exemplars look the trace up by those ids.
-  if (trace !== undefined && rows.length > 1) for (let k = 0; k < rows.length; k++) traceIds.set(`${requestId}-${k}`, trace);
+  if (trace !== undefined && rows.length > 1)
+    for (let k = 0; k < rows.length; k++) traceIds.set(`${requestId}-${k}`, trace);
   const name = model.config.name;
   const outcomes: (JobOutcome | undefined)[] = new Array<JobOutcome | undefined>(rows.length);
   let left = rows.length;
   let gone = false;
   let refused = false;
-  res.once('close', () => { if (!res.writableFinished) gone = true; });
+  res.once('close', () => {
+    if (!res.writableFinished) gone = true;
+  });
   // A front's proxy: the primary admits each row, and says so with its outcome.
   const relayed = model.admitsRemotely === true;
   const done = (): void => {
@@ -252,24 +328,38 @@ function run(
     const failed = outcomes.find((o) => o !== undefined && o.status !== 200);
     if (failed !== undefined) {
       const b = failed.body as { message?: unknown };
-      return sendOipError(res, failed.status, typeof b.message === 'string' ? b.message : `inference failed with status ${failed.status}`);
+      return sendOipError(
+        res,
+        failed.status,
+        typeof b.message === 'string' ? b.message : `inference failed with status ${failed.status}`,
+      );
     }
     let enc: EncodedResponse;
     try {
       enc = finish(outcomes.map((o) => o?.body));
     } catch (e) {
       // A handler's answer the protocol cannot encode fails this request, not the server.
-      return sendOipError(res, 500, `the handler's answer cannot be encoded: ${e instanceof Error ? e.message : String(e)}`);
+      return sendOipError(
+        res,
+        500,
+        `the handler's answer cannot be encoded: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
     const length = String(enc.body.length);
     if (enc.headerLength === null) res.writeHead(200, { 'content-type': 'application/json', 'content-length': length });
-    else res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': length, [HEADER_LENGTH]: String(enc.headerLength) });
+    else
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-length': length,
+        [HEADER_LENGTH]: String(enc.headerLength),
+      });
     res.end(enc.body);
   };
   for (let k = 0; k < rows.length; k++) {
     const row = rows[k]!;
     const admitted = model.submit!({
-      requestId: rows.length === 1 ? requestId : `${requestId}-${k}`, arrivalMs,
+      requestId: rows.length === 1 ? requestId : `${requestId}-${k}`,
+      arrivalMs,
       ...(row instanceof Float32Array ? { body: undefined, input: row } : { body: row }),
       cancelled: () => gone || refused,
       done: (o) => {

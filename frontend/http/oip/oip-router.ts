@@ -36,7 +36,6 @@ function platformOf(handler: string): string {
   return BUILT_IN_HANDLERS.has(handler) ? ONNX_PLATFORM : HANDLER_PLATFORM;
 }
 
-
 function packageVersion(): string {
   try {
     // This file runs from dist/frontend/http/oip; package.json is at the repo root.
@@ -60,14 +59,24 @@ export function oipRouter(opts: OipRouterOptions): Router {
   const named = (req: Request, res: Response): ServedModel | undefined => {
     const name = String(req.params.model);
     const m = opts.lookup(name);
-    if (m === undefined) { sendOipError(res, 404, `Model not found: ${name}`); return undefined; }
+    if (m === undefined) {
+      sendOipError(res, 404, `Model not found: ${name}`);
+      return undefined;
+    }
     const v = req.params.version === undefined ? undefined : String(req.params.version);
-    if (v !== undefined && v !== m.config.version) { sendOipError(res, 404, `Model version ${v} not found for model ${name}`); return undefined; }
+    if (v !== undefined && v !== m.config.version) {
+      sendOipError(res, 404, `Model version ${v} not found for model ${name}`);
+      return undefined;
+    }
     return m;
   };
 
-  r.get('/v2', (_req, res) => { res.json({ name: SERVER_NAME, version, extensions: EXTENSIONS }); });
-  r.get('/v2/health/live', (_req, res) => { res.status(200).end(); });
+  r.get('/v2', (_req, res) => {
+    res.json({ name: SERVER_NAME, version, extensions: EXTENSIONS });
+  });
+  r.get('/v2/health/live', (_req, res) => {
+    res.status(200).end();
+  });
   // Ready when every model that wants workers has one, /health's rule: a model scaled to 0 on
   // purpose (min_worker=0, Triton's unload) must not take the whole server out of a balancer.
   r.get('/v2/health/ready', (_req, res) => {
@@ -82,13 +91,28 @@ export function oipRouter(opts: OipRouterOptions): Router {
     const m = named(req, res);
     if (m === undefined) return;
     void modelIoOf(m).then((io) => {
-      res.json({ name: m.config.name, versions: [m.config.version], platform: platformOf(m.config.handler), inputs: io?.inputs ?? [], outputs: io?.outputs ?? [] });
+      res.json({
+        name: m.config.name,
+        versions: [m.config.version],
+        platform: platformOf(m.config.handler),
+        inputs: io?.inputs ?? [],
+        outputs: io?.outputs ?? [],
+      });
     });
   });
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
-    if (!req.path.startsWith('/v2/')) { next(err); return; }
-    const e = (typeof err === 'object' && err !== null ? err : {}) as { type?: string; message?: string; limit?: number; status?: number };
-    if (e.type === 'entity.too.large') return sendOipError(res, 413, `request body exceeds the limit of ${String(e.limit)} bytes (--max-request-size)`);
+    if (!req.path.startsWith('/v2/')) {
+      next(err);
+      return;
+    }
+    const e = (typeof err === 'object' && err !== null ? err : {}) as {
+      type?: string;
+      message?: string;
+      limit?: number;
+      status?: number;
+    };
+    if (e.type === 'entity.too.large')
+      return sendOipError(res, 413, `request body exceeds the limit of ${String(e.limit)} bytes (--max-request-size)`);
     // The router's own refusals carry their status (a malformed `%zz` parameter is a 400).
     const status = typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 500;
     return sendOipError(res, status, e.message ?? String(err));

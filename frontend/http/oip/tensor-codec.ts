@@ -10,7 +10,12 @@ import { decodeJsonTensor } from '../json-tensor.js';
 
 /** A request the protocol rejects: HTTP status and the `error` message. */
 export class OipError extends Error {
-  constructor(readonly status: number, message: string) { super(message); }
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** Integers a JS number holds exactly: the range of INT64 and UINT64 values carried here. */
@@ -21,28 +26,72 @@ const SAFE = Number.MAX_SAFE_INTEGER;
  * integer type the values it holds (64-bit ones: those a JS number carries exactly, so a larger
  * one is refused rather than rounded); `exact` reads a 64-bit element as its full decimal text.
  */
-const FIXED: Readonly<Record<string, { readonly size: number; readonly read: (b: Buffer, at: number) => number | boolean; readonly range?: readonly [number, number]; readonly exact?: (b: Buffer, at: number) => string }>> = {
+const FIXED: Readonly<
+  Record<
+    string,
+    {
+      readonly size: number;
+      readonly read: (b: Buffer, at: number) => number | boolean;
+      readonly range?: readonly [number, number];
+      readonly exact?: (b: Buffer, at: number) => string;
+    }
+  >
+> = {
   BOOL: { size: 1, read: (b, at) => b[at] !== 0 },
   UINT8: { size: 1, read: (b, at) => b.readUInt8(at), range: [0, 255] },
   UINT16: { size: 2, read: (b, at) => b.readUInt16LE(at), range: [0, 65535] },
   UINT32: { size: 4, read: (b, at) => b.readUInt32LE(at), range: [0, 4294967295] },
-  UINT64: { size: 8, read: (b, at) => Number(b.readBigUInt64LE(at)), range: [0, SAFE], exact: (b, at) => String(b.readBigUInt64LE(at)) },
+  UINT64: {
+    size: 8,
+    read: (b, at) => Number(b.readBigUInt64LE(at)),
+    range: [0, SAFE],
+    exact: (b, at) => String(b.readBigUInt64LE(at)),
+  },
   INT8: { size: 1, read: (b, at) => b.readInt8(at), range: [-128, 127] },
   INT16: { size: 2, read: (b, at) => b.readInt16LE(at), range: [-32768, 32767] },
   INT32: { size: 4, read: (b, at) => b.readInt32LE(at), range: [-2147483648, 2147483647] },
-  INT64: { size: 8, read: (b, at) => Number(b.readBigInt64LE(at)), range: [-SAFE, SAFE], exact: (b, at) => String(b.readBigInt64LE(at)) },
+  INT64: {
+    size: 8,
+    read: (b, at) => Number(b.readBigInt64LE(at)),
+    range: [-SAFE, SAFE],
+    exact: (b, at) => String(b.readBigInt64LE(at)),
+  },
   FP32: { size: 4, read: (b, at) => b.readFloatLE(at) },
   FP64: { size: 8, read: (b, at) => b.readDoubleLE(at) },
 };
 
 /** The 400 of an integer element its datatype does not hold (`text`: the value as sent). */
-function notInRange(input: string, k: number, text: string, datatype: string, [min, max]: readonly [number, number]): OipError {
+function notInRange(
+  input: string,
+  k: number,
+  text: string,
+  datatype: string,
+  [min, max]: readonly [number, number],
+): OipError {
   const what = datatype.endsWith('64') ? `${datatype} this server carries exactly` : datatype;
-  return new OipError(400, `input '${input}': element ${k} (${text}) is not ${datatype.startsWith('I') ? 'an' : 'a'} ${what} (an integer from ${min} to ${max})`);
+  return new OipError(
+    400,
+    `input '${input}': element ${k} (${text}) is not ${datatype.startsWith('I') ? 'an' : 'a'} ${what} (an integer from ${min} to ${max})`,
+  );
 }
 
 /** The protocol's datatypes (KServe's table, and Triton's BF16), for naming a misspelt one. */
-const DATATYPES = ['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'FP32', 'FP64', 'BYTES', 'BF16'] as const;
+const DATATYPES = [
+  'BOOL',
+  'UINT8',
+  'UINT16',
+  'UINT32',
+  'UINT64',
+  'INT8',
+  'INT16',
+  'INT32',
+  'INT64',
+  'FP16',
+  'FP32',
+  'FP64',
+  'BYTES',
+  'BF16',
+] as const;
 
 /** The datatype a model declares for an input, undefined when it declares none or no such input. */
 export type DeclaredDatatype = (input: string) => string | undefined;
@@ -58,7 +107,11 @@ export function datatypeMismatch(input: string, got: string, want: string): stri
  * choice to change, not a missing feature), else the missing reader.
  */
 function unreadable(input: string, datatype: string, declared: DeclaredDatatype): OipError {
-  if (!(DATATYPES as readonly string[]).includes(datatype)) return new OipError(400, `input '${input}': datatype ${JSON.stringify(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`);
+  if (!(DATATYPES as readonly string[]).includes(datatype))
+    return new OipError(
+      400,
+      `input '${input}': datatype ${JSON.stringify(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`,
+    );
   const want = declared(input);
   if (want !== undefined && want !== datatype) return new OipError(400, datatypeMismatch(input, datatype, want));
   return new OipError(400, `input '${input}': datatype ${datatype} is not supported`);
@@ -116,7 +169,8 @@ function parametersOf(raw: Record<string, unknown>, where: string): Record<strin
 function flagOf(params: Record<string, unknown> | undefined, key: string, where: string): boolean | undefined {
   const v = params?.[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw new OipError(400, `${where}parameters.${key} must be true or false, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'boolean')
+    throw new OipError(400, `${where}parameters.${key} must be true or false, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -130,9 +184,20 @@ function elementCount(shape: readonly number[]): number {
 }
 
 /** Elements the binary parts of one request may still hold (`--max-json-elements`, as /predictions' binary tensors). */
-interface BinaryBudget { left: number; readonly max: number }
+interface BinaryBudget {
+  left: number;
+  readonly max: number;
+}
 
-function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: number }, budget: BinaryBudget, declared: DeclaredDatatype, preset?: Float32Array): InputTensor {
+function decodeInput(
+  raw: unknown,
+  i: number,
+  binary: Buffer,
+  offset: { at: number },
+  budget: BinaryBudget,
+  declared: DeclaredDatatype,
+  preset?: Float32Array,
+): InputTensor {
   if (!isObject(raw)) throw new OipError(400, `inputs[${i}] must be an object`);
   const name = raw['name'];
   if (typeof name !== 'string') throw new OipError(400, `inputs[${i}].name must be a string`);
@@ -149,27 +214,46 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
   const size = params?.['binary_data_size'];
   if (size !== undefined) {
     // Both would be two inputs in one: Triton refuses it too, rather than pick one.
-    if ('data' in raw) throw new OipError(400, `input '${name}': has both data and parameters.binary_data_size; send one`);
-    if (!Number.isSafeInteger(size) || (size as number) < 0) throw new OipError(400, `input '${name}': binary_data_size must be a non-negative integer`);
+    if ('data' in raw)
+      throw new OipError(400, `input '${name}': has both data and parameters.binary_data_size; send one`);
+    if (!Number.isSafeInteger(size) || (size as number) < 0)
+      throw new OipError(400, `input '${name}': binary_data_size must be a non-negative integer`);
     if (fixed === undefined) throw unreadable(name, datatype, declared);
     const n = size as number;
-    if (n !== count * fixed.size) throw new OipError(400, `input '${name}': binary_data_size ${n} does not match shape [${shape.join(',')}] of ${datatype} (${count * fixed.size} bytes)`);
-    if (offset.at + n > binary.length) throw new OipError(400, `input '${name}': the body holds ${binary.length - offset.at} bytes of binary data, binary_data_size says ${n}`);
-    if (count > budget.left) throw new OipError(400, `input '${name}': binary data of ${count} elements brings the request to ${budget.max - budget.left + count}, more than ${budget.max} (--max-json-elements)`);
+    if (n !== count * fixed.size)
+      throw new OipError(
+        400,
+        `input '${name}': binary_data_size ${n} does not match shape [${shape.join(',')}] of ${datatype} (${count * fixed.size} bytes)`,
+      );
+    if (offset.at + n > binary.length)
+      throw new OipError(
+        400,
+        `input '${name}': the body holds ${binary.length - offset.at} bytes of binary data, binary_data_size says ${n}`,
+      );
+    if (count > budget.left)
+      throw new OipError(
+        400,
+        `input '${name}': binary data of ${count} elements brings the request to ${budget.max - budget.left + count}, more than ${budget.max} (--max-json-elements)`,
+      );
     budget.left -= count;
     const data: (number | boolean)[] = new Array<number | boolean>(count);
     for (let k = 0; k < count; k++) data[k] = fixed.read(binary, offset.at + k * fixed.size);
     // Only a 64-bit integer can fall outside its range once read (the smaller ones cannot).
     if (fixed.exact !== undefined) {
       const bad = data.findIndex((v) => !Number.isSafeInteger(v));
-      if (bad >= 0) throw notInRange(name, bad, fixed.exact(binary, offset.at + bad * fixed.size), datatype, fixed.range ?? [0, 0]);
+      if (bad >= 0)
+        throw notInRange(name, bad, fixed.exact(binary, offset.at + bad * fixed.size), datatype, fixed.range ?? [0, 0]);
     }
     offset.at += n;
     return { name, datatype, shape, data };
   }
   if (!('data' in raw)) throw new OipError(400, `input '${name}': no data and no binary_data_size`);
   if (preset !== undefined) {
-    if (preset.length !== count) throw new OipError(400, `input '${name}': shape [${shape.join(',')}] needs ${count} elements, data has ${preset.length}`);
+    if (preset.length !== count)
+      throw new OipError(
+        400,
+        `input '${name}': shape [${shape.join(',')}] needs ${count} elements, data has ${preset.length}`,
+      );
     return { name, datatype, shape, data: preset };
   }
   const data = raw['data'];
@@ -177,8 +261,15 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
   // The usual flat array is taken as it is; nested data is flattened row major.
   let flat: unknown[];
   if (!data.some((x) => Array.isArray(x))) flat = data;
-  else { flat = []; flatten(data, flat); }
-  if (flat.length !== count) throw new OipError(400, `input '${name}': shape [${shape.join(',')}] needs ${count} elements, data has ${flat.length}`);
+  else {
+    flat = [];
+    flatten(data, flat);
+  }
+  if (flat.length !== count)
+    throw new OipError(
+      400,
+      `input '${name}': shape [${shape.join(',')}] needs ${count} elements, data has ${flat.length}`,
+    );
   const want = datatype === 'BOOL' ? 'boolean' : 'number';
   if (fixed === undefined) throw unreadable(name, datatype, declared);
   for (let k = 0; k < flat.length; k++) {
@@ -203,9 +294,21 @@ function decodeInput(raw: unknown, i: number, binary: Buffer, offset: { at: numb
  * most `maxBinaryElements` elements (the JSON part is bounded before it is parsed). `declared`
  * gives the model's datatype of an input, for the 400 of a datatype the codec cannot read.
  */
-export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxElements: number | null = null, maxBinaryElements = Number.POSITIVE_INFINITY, declared: DeclaredDatatype = () => undefined): InferRequest {
-  if (headerLength !== undefined && (!Number.isSafeInteger(headerLength) || headerLength < 0 || headerLength > body.length)) {
-    throw new OipError(400, `Inference-Header-Content-Length ${String(headerLength)} is not within the body's ${body.length} bytes`);
+export function decodeInferRequest(
+  body: Buffer,
+  headerLength?: number,
+  fastMaxElements: number | null = null,
+  maxBinaryElements = Number.POSITIVE_INFINITY,
+  declared: DeclaredDatatype = () => undefined,
+): InferRequest {
+  if (
+    headerLength !== undefined &&
+    (!Number.isSafeInteger(headerLength) || headerLength < 0 || headerLength > body.length)
+  ) {
+    throw new OipError(
+      400,
+      `Inference-Header-Content-Length ${String(headerLength)} is not within the body's ${body.length} bytes`,
+    );
   }
   const end = headerLength ?? body.length;
   if (headerLength === undefined && fastMaxElements !== null) {
@@ -218,9 +321,15 @@ export function decodeInferRequest(body: Buffer, headerLength?: number, fastMaxE
   } catch (e) {
     const reason = jsonErrorReason(e);
     // The header's length cut the JSON: say that the cut, not only the JSON, may be what is wrong.
-    if (headerLength !== undefined) throw new OipError(400, `invalid JSON in the inference request's first ${end} bytes (Inference-Header-Content-Length): ${reason}`);
+    if (headerLength !== undefined)
+      throw new OipError(
+        400,
+        `invalid JSON in the inference request's first ${end} bytes (Inference-Header-Content-Length): ${reason}`,
+      );
     // Bytes after a whole JSON object are most often binary tensor data sent without the header.
-    const hint = /after JSON at position/.test(reason) ? '; binary tensor data after the JSON needs the Inference-Header-Content-Length header' : '';
+    const hint = /after JSON at position/.test(reason)
+      ? '; binary tensor data after the JSON needs the Inference-Header-Content-Length header'
+      : '';
     throw new OipError(400, `invalid JSON in the inference request: ${reason}${hint}`);
   }
   return fromParsed(parsed, body.subarray(end), declared, undefined, maxBinaryElements);
@@ -259,7 +368,8 @@ function fastFp32(body: Buffer, maxElements: number): { parsed: unknown; data: F
   }
   const inputs = isObject(parsed) ? parsed['inputs'] : undefined;
   const input: unknown = Array.isArray(inputs) && inputs.length === 1 ? inputs[0] : undefined;
-  if (!isObject(input) || input['datatype'] !== 'FP32' || !Array.isArray(input['data']) || input['data'].length !== 0) return null;
+  if (!isObject(input) || input['datatype'] !== 'FP32' || !Array.isArray(input['data']) || input['data'].length !== 0)
+    return null;
   const t = decodeJsonTensor(body.subarray(open, close + 1), maxElements);
   if (t.kind === 'json') return null;
   if (t.kind === 'error') throw new OipError(400, `input '${String(input['name'])}': ${t.message}`);
@@ -271,7 +381,13 @@ function isJsonSpace(c: number | undefined): boolean {
 }
 
 /** The request from its parsed JSON part and its binary part; `preset`: input 0's decoded data. */
-function fromParsed(parsed: unknown, binary: Buffer, declared: DeclaredDatatype, preset?: Float32Array, maxBinaryElements = Number.POSITIVE_INFINITY): InferRequest {
+function fromParsed(
+  parsed: unknown,
+  binary: Buffer,
+  declared: DeclaredDatatype,
+  preset?: Float32Array,
+  maxBinaryElements = Number.POSITIVE_INFINITY,
+): InferRequest {
   if (!isObject(parsed)) throw new OipError(400, 'the inference request must be a JSON object');
   const id = parsed['id'];
   if (id !== undefined && typeof id !== 'string') throw new OipError(400, 'id must be a string');
@@ -280,8 +396,11 @@ function fromParsed(parsed: unknown, binary: Buffer, declared: DeclaredDatatype,
   const binaryOutput = flagOf(parametersOf(parsed, ''), 'binary_data_output', '') ?? false;
   const offset = { at: 0 };
   const budget: BinaryBudget = { left: maxBinaryElements, max: maxBinaryElements };
-  const decoded = inputs.map((raw, i) => decodeInput(raw, i, binary, offset, budget, declared, i === 0 ? preset : undefined));
-  if (offset.at !== binary.length) throw new OipError(400, `the body has ${binary.length - offset.at} bytes of binary data no input claims`);
+  const decoded = inputs.map((raw, i) =>
+    decodeInput(raw, i, binary, offset, budget, declared, i === 0 ? preset : undefined),
+  );
+  if (offset.at !== binary.length)
+    throw new OipError(400, `the body has ${binary.length - offset.at} bytes of binary data no input claims`);
   const outputsRaw = parsed['outputs'];
   let outputs: RequestedOutput[] | undefined;
   if (outputsRaw !== undefined && !Array.isArray(outputsRaw)) throw new OipError(400, 'outputs must be an array');
@@ -296,11 +415,20 @@ function fromParsed(parsed: unknown, binary: Buffer, declared: DeclaredDatatype,
       const where = `output '${o['name']}': `;
       const p = parametersOf(o, where);
       // Triton's top-N classes in place of the tensor: answering the tensor would be a silent wrong shape.
-      if (p?.['classification'] !== undefined) throw new OipError(400, `${where}parameters.classification asks for the classification extension, which this server does not have (GET /v2 lists its extensions)`);
+      if (p?.['classification'] !== undefined)
+        throw new OipError(
+          400,
+          `${where}parameters.classification asks for the classification extension, which this server does not have (GET /v2 lists its extensions)`,
+        );
       return { name: o['name'], binary: flagOf(p, 'binary_data', where) ?? binaryOutput };
     });
   }
-  return { ...(id !== undefined ? { id } : {}), inputs: decoded, ...(outputs !== undefined ? { outputs } : {}), binaryOutput };
+  return {
+    ...(id !== undefined ? { id } : {}),
+    inputs: decoded,
+    ...(outputs !== undefined ? { outputs } : {}),
+    binaryOutput,
+  };
 }
 
 /** One output tensor of a response (FP32: the server's models answer float32). */
@@ -336,12 +464,15 @@ export function encodeInferResponse(r: InferResponse): EncodedResponse {
     chunks.push(bytes);
     return { name: o.name, shape: o.shape, datatype: o.datatype, parameters: { binary_data_size: bytes.length } };
   });
-  const json = Buffer.from(JSON.stringify({
-    ...(r.model_name !== undefined ? { model_name: r.model_name } : {}),
-    ...(r.model_version !== undefined ? { model_version: r.model_version } : {}),
-    ...(r.id !== undefined ? { id: r.id } : {}),
-    outputs,
-  }), 'utf8');
+  const json = Buffer.from(
+    JSON.stringify({
+      ...(r.model_name !== undefined ? { model_name: r.model_name } : {}),
+      ...(r.model_version !== undefined ? { model_version: r.model_version } : {}),
+      ...(r.id !== undefined ? { id: r.id } : {}),
+      outputs,
+    }),
+    'utf8',
+  );
   if (chunks.length === 0) return { body: json, headerLength: null };
   return { body: Buffer.concat([json, ...chunks]), headerLength: json.length };
 }

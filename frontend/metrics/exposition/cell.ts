@@ -181,9 +181,20 @@ export class GaugeCell implements Cell {
 /** Folds `c` into `acc` by `kind` (`last`: the later write by sequence wins). */
 function merge(kind: MergeKind, acc: Contribution, c: Contribution): void {
   switch (kind) {
-    case 'sum': acc.value += c.value; break;
-    case 'max': if (c.value > acc.value) acc.value = c.value; break;
-    case 'min': if (c.value < acc.value) acc.value = c.value; break;
-    case 'last': if (c.seq > acc.seq) { acc.value = c.value; acc.seq = c.seq; } break;
+    case 'sum':
+      acc.value += c.value;
+      break;
+    case 'max':
+      if (c.value > acc.value) acc.value = c.value;
+      break;
+    case 'min':
+      if (c.value < acc.value) acc.value = c.value;
+      break;
+    case 'last':
+      if (c.seq > acc.seq) {
+        acc.value = c.value;
+        acc.seq = c.seq;
+      }
+      break;
   }
 }

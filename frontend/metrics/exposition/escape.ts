@@ -45,7 +45,8 @@ export function canonicalFloat(v: number): string {
   if (v === 0) return '0.0';
   const [mantissa, expText] = v.toExponential().split('e') as [string, string];
   const exp = Number(expText);
-  if (exp < -4 || exp >= 6) return mantissa + 'e' + (exp < 0 ? '-' : '+') + (Math.abs(exp) < 10 ? '0' : '') + Math.abs(exp);
+  if (exp < -4 || exp >= 6)
+    return mantissa + 'e' + (exp < 0 ? '-' : '+') + (Math.abs(exp) < 10 ? '0' : '') + Math.abs(exp);
   const s = '' + v;
   return s.includes('.') ? s : s + '.0';
 }

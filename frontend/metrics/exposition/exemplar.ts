@@ -27,9 +27,10 @@ export function exemplarText(requestId: string, traceId: string | undefined, val
   }
   if (size() > EXEMPLAR_MAX_RUNES) tid = undefined;
   if (size() > EXEMPLAR_MAX_RUNES) rid = [...rid].slice(0, EXEMPLAR_MAX_RUNES - REQUEST_ID.length).join('');
-  const labels = tid === undefined
-    ? `${REQUEST_ID}="${escapeLabelValue(rid)}"`
-    : `${REQUEST_ID}="${escapeLabelValue(rid)}",${TRACE_ID}="${escapeLabelValue(tid)}"`;
+  const labels =
+    tid === undefined
+      ? `${REQUEST_ID}="${escapeLabelValue(rid)}"`
+      : `${REQUEST_ID}="${escapeLabelValue(rid)}",${TRACE_ID}="${escapeLabelValue(tid)}"`;
   return ` # {${labels}} ${formatValue(value)} ${formatTimestamp(timeMs)}`;
 }
 

@@ -19,7 +19,14 @@ import { counterFamilyName } from './units.js';
 const DEFAULT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** No automatic labels: the series a family without any label holds from the start. */
-const NO_AUTO: BoundAutoLabels = Object.freeze({ hostname: '', names: [], values: [], isHostname: [], key: '', omitted: [] });
+const NO_AUTO: BoundAutoLabels = Object.freeze({
+  hostname: '',
+  names: [],
+  values: [],
+  isHostname: [],
+  key: '',
+  omitted: [],
+});
 
 /** Help text with the unit, as Prometheus has no unit field in text format 0.0.4. */
 export function prometheusHelp(spec: MetricSpec): string {
@@ -52,7 +59,10 @@ export abstract class Family implements SinkMetric {
 
   /** `a="x",…,Hostname="h"` for dimension values in yaml order, then the automatic labels. */
   protected pairs(values: readonly string[], auto: BoundAutoLabels): string {
-    let pairs = auto.omitted.length === 0 ? labelPairs(this.spec.dimensions, values) : labelPairs(keptDimensions(this.spec.dimensions, auto), keptDimensions(values, auto));
+    let pairs =
+      auto.omitted.length === 0
+        ? labelPairs(this.spec.dimensions, values)
+        : labelPairs(keptDimensions(this.spec.dimensions, auto), keptDimensions(values, auto));
     for (let i = 0; i < auto.names.length; i++) {
       const p = (auto.names[i] as string) + '="' + escapeLabelValue(auto.values[i] as string) + '"';
       pairs = pairs === '' ? p : pairs + ',' + p;
@@ -114,7 +124,10 @@ export class GaugeFamily extends Family {
   private readonly unlabelled: GaugeCell | null;
   readonly merge: GaugeMerge;
 
-  constructor(spec: MetricSpec, private readonly tracker: GaugeWriteTracker) {
+  constructor(
+    spec: MetricSpec,
+    private readonly tracker: GaugeWriteTracker,
+  ) {
     super(spec, spec.name);
     this.merge = spec.merge ?? DEFAULT_GAUGE_MERGE;
     this.unlabelled = this.labelNames.length === 0 ? this.cell([], NO_AUTO, true) : null;
@@ -122,7 +135,14 @@ export class GaugeFamily extends Family {
 
   private cell(values: readonly string[], auto: BoundAutoLabels, alwaysPresent: boolean): GaugeCell {
     const pairs = this.pairs(values, auto);
-    return new GaugeCell(pairs === '' ? '' : '{' + pairs + '}', this.cells, mergeKind(this.merge), isLive(this.merge), this.tracker, alwaysPresent);
+    return new GaugeCell(
+      pairs === '' ? '' : '{' + pairs + '}',
+      this.cells,
+      mergeKind(this.merge),
+      isLive(this.merge),
+      this.tracker,
+      alwaysPresent,
+    );
   }
 
   bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
@@ -156,8 +176,14 @@ export class HistogramFamily extends Family {
     const bounds = spec.buckets.length > 0 ? spec.buckets : DEFAULT_BUCKETS;
     this.bounds = Float64Array.from(bounds);
     this.negativeBounds = bounds.some((b) => b < 0);
-    this.bucketPrefixes = Object.freeze([...bounds.map((b) => `${spec.name}_bucket{le="${formatValue(b)}"`), `${spec.name}_bucket{le="+Inf"`]);
-    this.omBucketPrefixes = Object.freeze([...bounds.map((b) => `${spec.name}_bucket{le="${canonicalFloat(b)}"`), `${spec.name}_bucket{le="+Inf"`]);
+    this.bucketPrefixes = Object.freeze([
+      ...bounds.map((b) => `${spec.name}_bucket{le="${formatValue(b)}"`),
+      `${spec.name}_bucket{le="+Inf"`,
+    ]);
+    this.omBucketPrefixes = Object.freeze([
+      ...bounds.map((b) => `${spec.name}_bucket{le="${canonicalFloat(b)}"`),
+      `${spec.name}_bucket{le="+Inf"`,
+    ]);
     this.unlabelled = this.labelNames.length === 0 ? this.cell([], NO_AUTO) : null;
     if (this.unlabelled !== null) {
       this.unlabelled.present = true;
@@ -167,7 +193,9 @@ export class HistogramFamily extends Family {
 
   private cell(values: readonly string[], auto: BoundAutoLabels): HistogramCell {
     const pairs = this.pairs(values, auto);
-    return pairs === '' ? new HistogramCell('', '}', this.bounds, this.cells) : new HistogramCell('{' + pairs + '}', ',' + pairs + '}', this.bounds, this.cells);
+    return pairs === ''
+      ? new HistogramCell('', '}', this.bounds, this.cells)
+      : new HistogramCell('{' + pairs + '}', ',' + pairs + '}', this.bounds, this.cells);
   }
 
   bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
@@ -179,7 +207,14 @@ export class HistogramFamily extends Family {
     const sum = this.name + '_sum';
     const count = this.name + '_count';
     for (const c of this.cells) {
-      if (c.present) out += c.lines(openMetrics ? this.omBucketPrefixes : this.bucketPrefixes, sum, count, openMetrics, !openMetrics || !(this.negativeBounds || c.sawNegative));
+      if (c.present)
+        out += c.lines(
+          openMetrics ? this.omBucketPrefixes : this.bucketPrefixes,
+          sum,
+          count,
+          openMetrics,
+          !openMetrics || !(this.negativeBounds || c.sawNegative),
+        );
     }
     return out;
   }

@@ -50,7 +50,12 @@ export class HistogramCell {
     }
     if (requestId !== undefined) {
       const n = bounds.length + 1;
-      const ex = (this.ex ??= { requestId: new Array<string | undefined>(n).fill(undefined), traceId: new Array<string | undefined>(n).fill(undefined), value: new Float64Array(n), timeMs: new Float64Array(n) });
+      const ex = (this.ex ??= {
+        requestId: new Array<string | undefined>(n).fill(undefined),
+        traceId: new Array<string | undefined>(n).fill(undefined),
+        value: new Float64Array(n),
+        timeMs: new Float64Array(n),
+      });
       ex.requestId[i] = requestId;
       ex.traceId[i] = traceIds.get(requestId);
       ex.value[i] = value;
@@ -70,7 +75,13 @@ export class HistogramCell {
    * Lines `<prefix[i]><tail> <cumulative>` for every bucket, then `_sum` and `_count`; with
    * `withSum` false, the buckets alone (OpenMetrics has a count if and only if it has a sum).
    */
-  lines(bucketPrefixes: readonly string[], sumName: string, countName: string, withExemplars: boolean, withSum = true): string {
+  lines(
+    bucketPrefixes: readonly string[],
+    sumName: string,
+    countName: string,
+    withExemplars: boolean,
+    withSum = true,
+  ): string {
     let out = '';
     let acc = 0;
     const counts = this.counts;
@@ -80,6 +91,18 @@ export class HistogramCell {
       if (withExemplars) out += this.exemplar(i);
     }
     if (!withSum) return out;
-    return out + '\n' + sumName + this.block + ' ' + formatValue(this.sum) + '\n' + countName + this.block + ' ' + formatValue(this.count);
+    return (
+      out +
+      '\n' +
+      sumName +
+      this.block +
+      ' ' +
+      formatValue(this.sum) +
+      '\n' +
+      countName +
+      this.block +
+      ' ' +
+      formatValue(this.count)
+    );
   }
 }

@@ -22,13 +22,15 @@ const PART_SUFFIXES: readonly string[] = ['_bucket', '_sum', '_count'];
 function resolve(name: string, typeOf: (family: string) => FamilyType | undefined): FamilySelection | null {
   if (typeOf(name) !== undefined) return { family: name, samples: null };
   // Counters have one kind of sample, so their OpenMetrics names stand for the whole family.
-  if (name.endsWith('_total') && typeOf(name.slice(0, -'_total'.length)) === 'counter') return { family: name.slice(0, -'_total'.length), samples: null };
+  if (name.endsWith('_total') && typeOf(name.slice(0, -'_total'.length)) === 'counter')
+    return { family: name.slice(0, -'_total'.length), samples: null };
   if (typeOf(name + '_total') === 'counter') return { family: name + '_total', samples: null };
   for (const suffix of PART_SUFFIXES) {
     if (!name.endsWith(suffix)) continue;
     const family = name.slice(0, -suffix.length);
     const type = typeOf(family);
-    if (type === 'histogram' || (type === 'summary' && suffix !== '_bucket')) return { family, samples: new Set([name]) };
+    if (type === 'histogram' || (type === 'summary' && suffix !== '_bucket'))
+      return { family, samples: new Set([name]) };
   }
   return null;
 }
@@ -37,7 +39,10 @@ function resolve(name: string, typeOf: (family: string) => FamilyType | undefine
  * The families `names` select, each once, in the order of its first name; unknown names select
  * nothing. A family asked for by name and by a sample name is rendered whole.
  */
-export function selectFamilies(names: Iterable<string>, typeOf: (family: string) => FamilyType | undefined): FamilySelection[] {
+export function selectFamilies(
+  names: Iterable<string>,
+  typeOf: (family: string) => FamilyType | undefined,
+): FamilySelection[] {
   const out = new Map<string, FamilySelection>();
   for (const name of names) {
     const sel = resolve(name, typeOf);

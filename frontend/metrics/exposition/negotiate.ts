@@ -23,7 +23,10 @@ function parseRange(range: string): Offer | null {
     const eq = p.indexOf('=');
     if (eq < 0) continue;
     const k = p.slice(0, eq).trim().toLowerCase();
-    const v = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+    const v = p
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"|"$/g, '');
     if (k === 'q') q = Number(v);
     else if (k === 'version') version = v;
   }

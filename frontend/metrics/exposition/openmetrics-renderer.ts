@@ -13,8 +13,17 @@ export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1
 /** The header lines of a family (no trailing newline); `type` in OpenMetrics' words. */
 export function openMetricsHeader(familyName: string, help: string, type: string): string {
   const unit = openMetricsUnit(familyName);
-  return '# HELP ' + familyName + ' ' + escapeHelpOpenMetrics(help) + '\n# TYPE ' + familyName + ' ' + type
-    + (unit === '' ? '' : '\n# UNIT ' + familyName + ' ' + unit);
+  return (
+    '# HELP ' +
+    familyName +
+    ' ' +
+    escapeHelpOpenMetrics(help) +
+    '\n# TYPE ' +
+    familyName +
+    ' ' +
+    type +
+    (unit === '' ? '' : '\n# UNIT ' + familyName + ' ' + unit)
+  );
 }
 
 /** The `le` label of a bucket sample's label block (prom-client writes `le="1"`). */
@@ -22,7 +31,9 @@ const LE = /(^\{|,)le="([^"]*)"/;
 
 /** A label block with its `le` value written canonically (`1` → `1.0`). */
 function canonicalLe(block: string): string {
-  return block.replace(LE, (all, before: string, le: string) => (le === '+Inf' || Number.isNaN(Number(le)) ? all : `${before}le="${canonicalFloat(Number(le))}"`));
+  return block.replace(LE, (all, before: string, le: string) =>
+    le === '+Inf' || Number.isNaN(Number(le)) ? all : `${before}le="${canonicalFloat(Number(le))}"`,
+  );
 }
 
 /** A foreign family's block (prom-client names its counters with `_total`). */

@@ -39,7 +39,11 @@ export class ProcessMetrics {
       const samples: ForeignSample[] = [];
       for (const v of m.values) {
         const val = v as { labels?: LabelSet; sharedLabels?: LabelSet; metricName?: string; value: number };
-        samples.push({ name: val.metricName ?? m.name, block: block({ ...val.labels, ...this.pidLabel }, val.sharedLabels ?? {}), value: val.value });
+        samples.push({
+          name: val.metricName ?? m.name,
+          block: block({ ...val.labels, ...this.pidLabel }, val.sharedLabels ?? {}),
+          value: val.value,
+        });
       }
       out.push({ name: m.name, help: m.help, type: String(m.type), samples });
     }
@@ -47,7 +51,10 @@ export class ProcessMetrics {
     const byName = new Map(out.map((f) => [f.name, f]));
     for (const f of await this.peers()) {
       const own = byName.get(f.name);
-      if (own === undefined) { byName.set(f.name, f); out.push(f); } else (own.samples as ForeignSample[]).push(...f.samples);
+      if (own === undefined) {
+        byName.set(f.name, f);
+        out.push(f);
+      } else (own.samples as ForeignSample[]).push(...f.samples);
     }
     return out;
   }

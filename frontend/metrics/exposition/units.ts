@@ -2,7 +2,16 @@
 
 /** Base units (Prometheus naming conventions) a family name may end with. */
 export const BASE_UNITS: readonly string[] = Object.freeze([
-  'seconds', 'bytes', 'ratio', 'meters', 'grams', 'joules', 'volts', 'amperes', 'celsius', 'kelvin',
+  'seconds',
+  'bytes',
+  'ratio',
+  'meters',
+  'grams',
+  'joules',
+  'volts',
+  'amperes',
+  'celsius',
+  'kelvin',
 ]);
 
 /** `x_seconds` → `seconds`; '' when the family name ends with no base unit. */

@@ -83,11 +83,12 @@ export class PrometheusSink implements Sink {
       this.opts.log('error', `prometheus: cannot register ${spec.name}: ${bad}`);
       return NOOP_SINK_METRIC;
     }
-    const f: Family = spec.type === 'counter'
-      ? new CounterFamily(spec)
-      : spec.type === 'gauge'
-        ? new GaugeFamily(spec, this.track)
-        : new HistogramFamily(spec);
+    const f: Family =
+      spec.type === 'counter'
+        ? new CounterFamily(spec)
+        : spec.type === 'gauge'
+          ? new GaugeFamily(spec, this.track)
+          : new HistogramFamily(spec);
     this.families.set(spec.name, f);
     claimExposedNames(spec.name, spec.type, '', this.claimed);
     return f;
@@ -102,7 +103,8 @@ export class PrometheusSink implements Sink {
     if (this.process === null) return [];
     const out: ForeignFamily[] = [];
     for (const p of await this.process.families()) {
-      const type = p.type === 'counter' || p.type === 'histogram' ? p.type : p.type === 'summary' ? 'histogram' : 'gauge';
+      const type =
+        p.type === 'counter' || p.type === 'histogram' ? p.type : p.type === 'summary' ? 'histogram' : 'gauge';
       const clash = exposureClashes(p.name, type, this.claimed, null)[0];
       if (clash === undefined) {
         out.push(p);
@@ -110,7 +112,10 @@ export class PrometheusSink implements Sink {
       }
       if (!this.shadowed.has(p.name)) {
         this.shadowed.add(p.name);
-        this.opts.log('warn', `prometheus: the process metric ${p.name} is not exposed: ${clash.replace(/; rename one of them$/, '')}; rename the metrics.yaml one to get it back`);
+        this.opts.log(
+          'warn',
+          `prometheus: the process metric ${p.name} is not exposed: ${clash.replace(/; rename one of them$/, '')}; rename the metrics.yaml one to get it back`,
+        );
       }
     }
     return out;
@@ -137,11 +142,19 @@ export class PrometheusSink implements Sink {
       for (const p of await this.processFamilies()) blocks.push(om ? openMetricsForeign(p) : textForeign(p));
     } else {
       // Process families are collected only when a name is not a declared family's.
-      const process = filter.every((n) => this.families.has(n)) ? new Map<string, ForeignFamily>() : new Map((await this.processFamilies()).map((p) => [p.name, p]));
-      const typeOf = (n: string): FamilyType | undefined => this.families.get(n)?.spec.type ?? (process.get(n)?.type as FamilyType | undefined);
+      const process = filter.every((n) => this.families.has(n))
+        ? new Map<string, ForeignFamily>()
+        : new Map((await this.processFamilies()).map((p) => [p.name, p]));
+      const typeOf = (n: string): FamilyType | undefined =>
+        this.families.get(n)?.spec.type ?? (process.get(n)?.type as FamilyType | undefined);
       for (const sel of selectFamilies(filter, typeOf)) {
         const f = this.families.get(sel.family);
-        const block = f !== undefined ? (om ? f.openMetrics() : f.text()) : foreignBlock(process.get(sel.family) as ForeignFamily, om);
+        const block =
+          f !== undefined
+            ? om
+              ? f.openMetrics()
+              : f.text()
+            : foreignBlock(process.get(sel.family) as ForeignFamily, om);
         blocks.push(sel.samples === null ? block : keepSamples(block, sel.samples));
       }
     }

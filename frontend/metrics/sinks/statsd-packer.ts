@@ -55,7 +55,10 @@ export class DatagramPacker {
       this.bytes += 1 + n;
     }
     if (this.timer === null) {
-      this.timer = setTimeout(() => { this.timer = null; this.flush(); }, this.flushMs);
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.flush();
+      }, this.flushMs);
       this.timer.unref();
     }
   }

@@ -225,7 +225,9 @@ class StatsdMetric implements SinkMetric {
         tags.push(sanitizeStatsdTag(names[i] as string, style) + sep + sanitizeStatsdTag(values[i] as string, style));
       }
       for (let i = 0; i < auto.names.length; i++) {
-        tags.push(sanitizeStatsdTag(auto.names[i] as string, style) + sep + sanitizeStatsdTag(auto.values[i] as string, style));
+        tags.push(
+          sanitizeStatsdTag(auto.names[i] as string, style) + sep + sanitizeStatsdTag(auto.values[i] as string, style),
+        );
       }
     }
     const name = this.wireName;
@@ -261,7 +263,9 @@ export class StatsdSink implements Sink {
       maxBufferSize: 0, // datagrams come packed (DatagramPacker): hot-shots sends each as is
       includeDataDogTags: false,
       // A host name is resolved once a minute (statsd-lookup.ts), not for every datagram.
-      ...(net.isIP(opts.config.host) === 0 ? { udpSocketOptions: { type: 'udp4' as const, lookup: cachedLookup4() } } : {}),
+      ...(net.isIP(opts.config.host) === 0
+        ? { udpSocketOptions: { type: 'udp4' as const, lookup: cachedLookup4() } }
+        : {}),
       errorHandler: (err: Error): void => this.sendFailed(err),
     });
     // hot-shots' typed helpers format the value with `${value}` (scientific for 1e21) and
@@ -270,16 +274,25 @@ export class StatsdSink implements Sink {
     const client = this.client as unknown as { send(message: string, tags: undefined): void };
     const flushMs = opts.flushMs ?? 100;
     const size = isLoopbackHost(opts.config.host) ? LOOPBACK_DATAGRAM_BYTES : NETWORK_DATAGRAM_BYTES;
-    this.packer = new DatagramPacker(size, flushMs, (datagram) => {
-      try {
-        client.send(datagram, undefined);
-      } catch (err) {
-        this.sendFailed(err instanceof Error ? err : new Error(String(err)));
-      }
-    }, (line, bytes) => {
-      const head = line.length > 60 ? `${line.slice(0, 60)}…` : line;
-      this.sendFailed(new Error(`a line of ${bytes} bytes (${head}) was not sent: it is longer than the ${LOOPBACK_DATAGRAM_BYTES} bytes a StatsD agent reads in one datagram (DogStatsD's dogstatsd_buffer_size)`));
-    });
+    this.packer = new DatagramPacker(
+      size,
+      flushMs,
+      (datagram) => {
+        try {
+          client.send(datagram, undefined);
+        } catch (err) {
+          this.sendFailed(err instanceof Error ? err : new Error(String(err)));
+        }
+      },
+      (line, bytes) => {
+        const head = line.length > 60 ? `${line.slice(0, 60)}…` : line;
+        this.sendFailed(
+          new Error(
+            `a line of ${bytes} bytes (${head}) was not sent: it is longer than the ${LOOPBACK_DATAGRAM_BYTES} bytes a StatsD agent reads in one datagram (DogStatsD's dogstatsd_buffer_size)`,
+          ),
+        );
+      },
+    );
     this.send = (line: string): void => this.packer.add(line);
     this.dirty = new DirtyList(this.send, flushMs);
   }
@@ -290,7 +303,11 @@ export class StatsdSink implements Sink {
     const other = this.wireNames.get(m.wireName);
     // StatsD has no escaping: `job:rate` and `job_rate` both go as `job_rate`, and the agent adds them up.
     if (other === undefined) this.wireNames.set(m.wireName, spec.name);
-    else this.opts.log('warn', `statsd: ${spec.name} and ${other} are both sent as ${m.wireName} (StatsD names cannot carry : | @ # , or spaces), so the agent mixes their datapoints; rename one`);
+    else
+      this.opts.log(
+        'warn',
+        `statsd: ${spec.name} and ${other} are both sent as ${m.wireName} (StatsD names cannot carry : | @ # , or spaces), so the agent mixes their datapoints; rename one`,
+      );
     return m;
   }
 
@@ -308,9 +325,15 @@ export class StatsdSink implements Sink {
     const now = (this.opts.nowMs ?? Date.now)();
     const where = `statsd ${this.opts.config.host}:${this.opts.config.port}`;
     if (this.warnedAtMs === null) {
-      this.opts.log('warn', `${where}: ${err.message}; every failed send is counted in ${this.opts.ownErrorMetric ?? 'the sink errors'}{sink="statsd"}, and this warning repeats at most once every ${Math.round((this.opts.rewarnMs ?? STATSD_REWARN_MS) / 1000)} s while sends fail`);
+      this.opts.log(
+        'warn',
+        `${where}: ${err.message}; every failed send is counted in ${this.opts.ownErrorMetric ?? 'the sink errors'}{sink="statsd"}, and this warning repeats at most once every ${Math.round((this.opts.rewarnMs ?? STATSD_REWARN_MS) / 1000)} s while sends fail`,
+      );
     } else if (now - this.warnedAtMs >= (this.opts.rewarnMs ?? STATSD_REWARN_MS)) {
-      this.opts.log('warn', `${where}: ${this.errorsSinceWarning} sends failed since the last warning, latest: ${err.message}`);
+      this.opts.log(
+        'warn',
+        `${where}: ${this.errorsSinceWarning} sends failed since the last warning, latest: ${err.message}`,
+      );
     } else {
       return;
     }

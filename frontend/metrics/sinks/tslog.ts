@@ -67,8 +67,14 @@ class TslogChild implements SinkChild {
     const at = timeMs === undefined ? now : timeMs;
     const rid = requestId === undefined ? '' : ',requestID:' + encodeTslogField(requestId);
     this.file.append(
-      formatTslogTimestamp(now) + this.head + formatTslogValue(value) + this.tail + rid +
-        ',timestamp:' + Math.floor(at / 1000) + '\n',
+      formatTslogTimestamp(now) +
+        this.head +
+        formatTslogValue(value) +
+        this.tail +
+        rid +
+        ',timestamp:' +
+        Math.floor(at / 1000) +
+        '\n',
     );
   }
 }
@@ -98,7 +104,12 @@ class TslogMetric implements SinkMetric {
       if (dims !== '') dims += ',';
       dims += encodeTslogField(auto.names[i] as string) + ':' + encodeTslogField(auto.values[i] as string);
     }
-    return new TslogChild(this.file, this.opts.nowMs, this.head, '|#' + dims + '|#hostname:' + encodeTslogField(auto.hostname));
+    return new TslogChild(
+      this.file,
+      this.opts.nowMs,
+      this.head,
+      '|#' + dims + '|#hostname:' + encodeTslogField(auto.hostname),
+    );
   }
 }
 
@@ -128,11 +139,14 @@ export class TslogSink implements Sink {
       ...(opts.closeTimeoutMs !== undefined ? { closeTimeoutMs: opts.closeTimeoutMs } : {}),
       nowMs: opts.nowMs,
     };
-    const file = (name: string): RotatingFile => new RotatingFile(path.join(opts.logDir, name), {
-      ...fileOpts,
-      ...(opts.onRotateFailed !== undefined ? { onRotateFailed: () => opts.onRotateFailed?.(name) } : {}),
-      ...(opts.logErrorMetric !== undefined ? { rotationCountedIn: `${opts.logErrorMetric}{file="${name}",reason="rotation_failed"}` } : {}),
-    });
+    const file = (name: string): RotatingFile =>
+      new RotatingFile(path.join(opts.logDir, name), {
+        ...fileOpts,
+        ...(opts.onRotateFailed !== undefined ? { onRotateFailed: () => opts.onRotateFailed?.(name) } : {}),
+        ...(opts.logErrorMetric !== undefined
+          ? { rotationCountedIn: `${opts.logErrorMetric}{file="${name}",reason="rotation_failed"}` }
+          : {}),
+      });
     this.tsFile = file('ts_metrics.log');
     this.modelFile = file('model_metrics.log');
   }

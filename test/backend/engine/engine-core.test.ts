@@ -54,10 +54,18 @@ describe('EngineCore (fake runner)', () => {
     prompts.forEach((p, i) => expect(res.get(`r${i}/0`)!.tokens).to.deep.equal(fakeGreedy(enc(p), 24)));
     const t = totals(steps);
     expect(t.preemptions).to.equal(4); // deterministic: fake runner, fixed prompts and pool (v1 scheduling, rows charged to the budget)
-    const preemptedEvents = [...res.values()].reduce((n, r) => n + r.events.filter((e) => e.type === 'PREEMPTED').length, 0);
+    const preemptedEvents = [...res.values()].reduce(
+      (n, r) => n + r.events.filter((e) => e.type === 'PREEMPTED').length,
+      0,
+    );
     expect(preemptedEvents).to.equal(t.preemptions);
     // The newest sequence is the first victim.
-    expect(res.get('r3/0')!.events.map((e) => e.type).slice(0, 3)).to.deep.equal(['QUEUED', 'SCHEDULED', 'PREEMPTED']);
+    expect(
+      res
+        .get('r3/0')!
+        .events.map((e) => e.type)
+        .slice(0, 3),
+    ).to.deep.equal(['QUEUED', 'SCHEDULED', 'PREEMPTED']);
   });
 
   it('should reuse cached prefix blocks for a repeated prompt (hits ≤ P−1, block multiple)', async () => {
@@ -93,7 +101,11 @@ describe('EngineCore (fake runner)', () => {
     engine.addRequest('b', prompt, { ...greedy, max_tokens: 5 });
     const steps = await drain(engine);
     expect(totals(steps)).to.deep.include({ queries: 0, hits: 0 });
-    expect(collect(steps).get('b/0')!.prefill).to.deep.equal({ numPromptTokens: 40, numCachedTokens: 0, numComputedTokens: 40 });
+    expect(collect(steps).get('b/0')!.prefill).to.deep.equal({
+      numPromptTokens: 40,
+      numCachedTokens: 0,
+      numComputedTokens: 40,
+    });
     expect(runner.rowsFromBlocks).to.equal(0);
   });
 
@@ -187,15 +199,23 @@ describe('EngineCore (fake runner)', () => {
     const pending = engine.step();
     expect(engine.abort('r')).to.equal(true);
     const first = await pending;
-    expect(first.outputs.map((o) => [o.requestId, o.newTokenIds.length, o.finishReason])).to.deep.equal([['r', 1, undefined]]);
+    expect(first.outputs.map((o) => [o.requestId, o.newTokenIds.length, o.finishReason])).to.deep.equal([
+      ['r', 1, undefined],
+    ]);
     const rest = await drain(engine);
     expect(rest.length).to.equal(1);
-    expect(rest[0]!.outputs.map((o) => [o.requestId, o.newTokenIds.length, o.finishReason])).to.deep.equal([['r', 0, 'abort']]);
+    expect(rest[0]!.outputs.map((o) => [o.requestId, o.newTokenIds.length, o.finishReason])).to.deep.equal([
+      ['r', 0, 'abort'],
+    ]);
     expect(rest[0]!.stats).to.deep.include({ numRunning: 0, numWaiting: 0, kvCacheUsage: 0 });
   });
 
   it('should chunk long prefills and still match greedy', async () => {
-    const { engine, runner } = fakeEngine({ enableChunkedPrefill: true, prefillChunkSize: 16, maxNumBatchedTokens: 24 });
+    const { engine, runner } = fakeEngine({
+      enableChunkedPrefill: true,
+      prefillChunkSize: 16,
+      maxNumBatchedTokens: 24,
+    });
     const long = 'q'.repeat(60);
     engine.addRequest('short', 'hi', { ...greedy, max_tokens: 8 });
     engine.addRequest('long', long, { ...greedy, max_tokens: 8 });
@@ -210,7 +230,9 @@ describe('EngineCore (fake runner)', () => {
   it('should keep counter totals when stats are throttled', async () => {
     const run = async (statsIntervalMs: number) => {
       const { engine } = fakeEngine({ statsIntervalMs, numBlocks: 12, blockSize: 4, rowGrowStep: 4 });
-      ['abcdef', 'abcdef', 'lmnopqr', 'stu'].forEach((p, i) => engine.addRequest(`r${i}`, p, { ...greedy, max_tokens: 24 }));
+      ['abcdef', 'abcdef', 'lmnopqr', 'stu'].forEach((p, i) =>
+        engine.addRequest(`r${i}`, p, { ...greedy, max_tokens: 24 }),
+      );
       const steps = await drain(engine);
       return { steps: steps.length, t: totals(steps) };
     };
@@ -233,24 +255,54 @@ describe('EngineCore (fake runner)', () => {
 
   it('should reject prompts that can never run', () => {
     const { engine } = fakeEngine({ numBlocks: 4, blockSize: 4, rowGrowStep: 4 });
-    expect(() => engine.addRequest('x', 'a'.repeat(1100), {})).to.throw(RequestRejected, 'the prompt has 1101 tokens; this model accepts at most 1023 so one can be generated');
-    expect(() => engine.addRequest('y', 'abc', { max_tokens: 20 })).to.throw(RequestRejected, '24 tokens need 6 KV blocks; the pool has 4');
-    expect(() => engine.addRequest('z', [999], {})).to.throw(RequestRejected, 'token id 999 is outside the vocabulary (0..258)');
+    expect(() => engine.addRequest('x', 'a'.repeat(1100), {})).to.throw(
+      RequestRejected,
+      'the prompt has 1101 tokens; this model accepts at most 1023 so one can be generated',
+    );
+    expect(() => engine.addRequest('y', 'abc', { max_tokens: 20 })).to.throw(
+      RequestRejected,
+      '24 tokens need 6 KV blocks; the pool has 4',
+    );
+    expect(() => engine.addRequest('z', [999], {})).to.throw(
+      RequestRejected,
+      'token id 999 is outside the vocabulary (0..258)',
+    );
   });
 
   it('should refuse bad sampling params at add, as tsserve.gen.add does (LLM.generate took max_tokens 0 as 1 token, n 0 as no output, n 1.5 threw a TypeError)', async () => {
     const { engine } = fakeEngine();
-    expect(() => engine.addRequest('a', 'abc', { max_tokens: 0 })).to.throw(RequestRejected, 'invalid sampling params: params.max_tokens: must be an integer >= 1');
-    expect(() => engine.addRequest('b', 'abc', { n: 1.5, temperature: -1 } as never)).to.throw(RequestRejected, 'invalid sampling params: params.n: must be an integer >= 1; params.temperature: must be a number >= 0');
-    expect(() => engine.addRequest('c', 'abc', { stop: 'b' } as never)).to.throw(RequestRejected, 'invalid sampling params: params.stop: must be a list of non-empty strings');
-    expect(() => engine.addRequest('d', 'abc', { min_tokens: 3, max_tokens: 2 })).to.throw(RequestRejected, 'invalid sampling params: params.min_tokens: must be <= max_tokens');
+    expect(() => engine.addRequest('a', 'abc', { max_tokens: 0 })).to.throw(
+      RequestRejected,
+      'invalid sampling params: params.max_tokens: must be an integer >= 1',
+    );
+    expect(() => engine.addRequest('b', 'abc', { n: 1.5, temperature: -1 } as never)).to.throw(
+      RequestRejected,
+      'invalid sampling params: params.n: must be an integer >= 1; params.temperature: must be a number >= 0',
+    );
+    expect(() => engine.addRequest('c', 'abc', { stop: 'b' } as never)).to.throw(
+      RequestRejected,
+      'invalid sampling params: params.stop: must be a list of non-empty strings',
+    );
+    expect(() => engine.addRequest('d', 'abc', { min_tokens: 3, max_tokens: 2 })).to.throw(
+      RequestRejected,
+      'invalid sampling params: params.min_tokens: must be <= max_tokens',
+    );
     expect(engine.hasWork()).to.equal(false);
     engine.addRequest('a', 'abc', { ...greedy, max_tokens: 1 });
     expect([...collect(await drain(engine)).values()].map((r) => r.tokens.length)).to.deep.equal([1]);
   });
 
   it('should admit exactly the longest sequence schema/kv-capacity.ts computes (the frontend checks max_tokens with it) and refuse one token more', () => {
-    const model = { vocabSize: 259, numLayers: 1, numHeads: 1, headDim: 1, bosTokenId: 256, eosTokenId: 257, padTokenId: 258, maxModelLen: 1024 };
+    const model = {
+      vocabSize: 259,
+      numLayers: 1,
+      numHeads: 1,
+      headDim: 1,
+      bosTokenId: 256,
+      eosTokenId: 257,
+      padTokenId: 258,
+      maxModelLen: 1024,
+    };
     const cases: [Record<string, number>, number][] = [
       [{ numBlocks: 8, blockSize: 16 }, 128], // blocks and rows hold 128
       [{ numBlocks: 6, blockSize: 16 }, 64], // 96 row positions: a 128 row does not fit
@@ -262,10 +314,19 @@ describe('EngineCore (fake runner)', () => {
       const raw = { ...model, ...kv };
       const cfg = resolveEngineConfig(raw);
       const budget = kvBudgetOfBlock(raw);
-      expect([budget.numBlocks, budget.numRowTokens, longestSequence(budget)]).to.deep.equal([cfg.numBlocks, cfg.numRowTokens, longest]);
-      const engine = new EngineCore(cfg, new FakeRunner(cfg.numBlocks, cfg.blockSize), new ByteTokenizer({ bosId: 256, eosId: 257, padId: 258 }));
+      expect([budget.numBlocks, budget.numRowTokens, longestSequence(budget)]).to.deep.equal([
+        cfg.numBlocks,
+        cfg.numRowTokens,
+        longest,
+      ]);
+      const engine = new EngineCore(
+        cfg,
+        new FakeRunner(cfg.numBlocks, cfg.blockSize),
+        new ByteTokenizer({ bosId: 256, eosId: 257, padId: 258 }),
+      );
       engine.addRequest('fits', 'abcdefghi', { max_tokens: longest - 10 });
-      if (longest < 1024) expect(() => engine.addRequest('over', 'abcdefghi', { max_tokens: longest - 9 })).to.throw(RequestRejected);
+      if (longest < 1024)
+        expect(() => engine.addRequest('over', 'abcdefghi', { max_tokens: longest - 9 })).to.throw(RequestRejected);
     }
   });
 

@@ -11,7 +11,13 @@ import { collect, drain, totals } from './harness.js';
 import { promptIds, referenceGreedy, writeModels } from './real-harness.js';
 
 const greedy = { temperature: 0, ignore_eos: true };
-const PROMPTS = ['Hello', 'The quick brown fox jumps over the lazy dog.', 'a', 'Once upon a time, in a land far away, there lived a tiny model that', 'zz'];
+const PROMPTS = [
+  'Hello',
+  'The quick brown fox jumps over the lazy dog.',
+  'a',
+  'Once upon a time, in a land far away, there lived a tiny model that',
+  'zz',
+];
 
 describe('EngineCore on the real tiny LM', function () {
   let root: string;
@@ -72,7 +78,8 @@ describe('EngineCore on the real tiny LM', function () {
     const e = await engine(dirs.fast);
     PROMPTS.forEach((p, i) => e.addRequest(`r${i}`, p, { ...greedy, max_tokens: 8 + 3 * i }));
     const res = collect(await drain(e));
-    for (let i = 0; i < PROMPTS.length; i++) expect(res.get(`r${i}/0`)!.tokens, PROMPTS[i]).to.deep.equal(await reference(PROMPTS[i]!, 8 + 3 * i));
+    for (let i = 0; i < PROMPTS.length; i++)
+      expect(res.get(`r${i}/0`)!.tokens, PROMPTS[i]).to.deep.equal(await reference(PROMPTS[i]!, 8 + 3 * i));
   });
 
   it('should give the same tokens with chunked prefill', async () => {
@@ -80,8 +87,11 @@ describe('EngineCore on the real tiny LM', function () {
     PROMPTS.forEach((p, i) => e.addRequest(`r${i}`, p, { ...greedy, max_tokens: 10 }));
     const steps = await drain(e);
     const res = collect(steps);
-    for (let i = 0; i < PROMPTS.length; i++) expect(res.get(`r${i}/0`)!.tokens).to.deep.equal(await reference(PROMPTS[i]!, 10));
-    expect(steps.reduce((n, s) => n + s.numPromptTokens, 0)).to.equal(PROMPTS.reduce((n, p) => n + promptIds(p).length, 0));
+    for (let i = 0; i < PROMPTS.length; i++)
+      expect(res.get(`r${i}/0`)!.tokens).to.deep.equal(await reference(PROMPTS[i]!, 10));
+    expect(steps.reduce((n, s) => n + s.numPromptTokens, 0)).to.equal(
+      PROMPTS.reduce((n, p) => n + promptIds(p).length, 0),
+    );
   });
 
   it('should keep requests waiting when maxNumSeqs is saturated', async () => {
@@ -90,7 +100,8 @@ describe('EngineCore on the real tiny LM', function () {
     const first = await e.step();
     expect(first.stats).to.deep.include({ numRunning: 2, numWaiting: 3 });
     const res = collect([first, ...(await drain(e))]);
-    for (let i = 0; i < PROMPTS.length; i++) expect(res.get(`r${i}/0`)!.tokens).to.deep.equal(await reference(PROMPTS[i]!, 4));
+    for (let i = 0; i < PROMPTS.length; i++)
+      expect(res.get(`r${i}/0`)!.tokens).to.deep.equal(await reference(PROMPTS[i]!, 4));
   });
 
   it('should preempt under a tiny pool and still produce the unpreempted greedy tokens', async () => {
@@ -99,7 +110,8 @@ describe('EngineCore on the real tiny LM', function () {
     ps.forEach((p, i) => e.addRequest(`r${i}`, p, { ...greedy, max_tokens: 20 }));
     const steps = await drain(e);
     const res = collect(steps);
-    for (let i = 0; i < ps.length; i++) expect(res.get(`r${i}/0`)!.tokens, ps[i]).to.deep.equal(await reference(ps[i]!, 20));
+    for (let i = 0; i < ps.length; i++)
+      expect(res.get(`r${i}/0`)!.tokens, ps[i]).to.deep.equal(await reference(ps[i]!, 20));
     expect(totals(steps).preemptions).to.equal(5); // scheduling is deterministic: fixed prompts, lengths and pool
     expect(steps[steps.length - 1]!.stats).to.deep.include({ numRunning: 0, numWaiting: 0, kvCacheUsage: 0 });
   });
@@ -115,7 +127,11 @@ describe('EngineCore on the real tiny LM', function () {
     const res = collect([...s1, ...s2]);
     const hits = Math.floor((P - 1) / 16) * 16;
     expect(totals(s2)).to.deep.include({ queries: P, hits });
-    expect(res.get('b/0')!.prefill).to.deep.equal({ numPromptTokens: P, numCachedTokens: hits, numComputedTokens: P - hits });
+    expect(res.get('b/0')!.prefill).to.deep.equal({
+      numPromptTokens: P,
+      numCachedTokens: hits,
+      numComputedTokens: P - hits,
+    });
     expect(s2.reduce((n, s) => n + s.numPromptTokens, 0)).to.equal(P - hits);
     expect(res.get('b/0')!.tokens).to.deep.equal(res.get('a/0')!.tokens);
     expect(res.get('a/0')!.tokens).to.deep.equal(await reference(long, 12));

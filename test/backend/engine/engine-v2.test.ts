@@ -5,18 +5,25 @@ import { fakeGreedy } from './fake-runner.js';
 
 const greedy = { temperature: 0 };
 /** A prompt of exactly `n` tokens (BOS, a byte that differs per `seed` below 90, then letters). */
-const promptOf = (n: number, seed: number): number[] => [256, 33 + (seed % 90), ...Array.from({ length: n - 2 }, (_, i) => 97 + ((i * 7 + seed) % 26))];
+const promptOf = (n: number, seed: number): number[] => [
+  256,
+  33 + (seed % 90),
+  ...Array.from({ length: n - 2 }, (_, i) => 97 + ((i * 7 + seed) % 26)),
+];
 
 describe('Scheduler (vLLM v1 by default)', () => {
   it('should give each of 16 decoders exactly one token in every step while a 100-token prompt arrives each step', async () => {
     const { engine } = fakeEngine({ maxNumSeqs: 64, numBlocks: 1024 });
-    for (let i = 0; i < 16; i++) engine.addRequest(`d${i}`, promptOf(8, i), { ...greedy, max_tokens: 40, ignore_eos: true });
+    for (let i = 0; i < 16; i++)
+      engine.addRequest(`d${i}`, promptOf(8, i), { ...greedy, max_tokens: 40, ignore_eos: true });
     const first = await engine.step();
     expect(first.outputs.filter((o) => o.newTokenIds.length === 1)).to.have.length(16);
     for (let s = 0; s < 30; s++) {
       engine.addRequest(`a${s}`, promptOf(100, 100 + s), { ...greedy, max_tokens: 1 });
       const out = await engine.step();
-      const perDecoder = Array.from({ length: 16 }, (_, i) => out.outputs.filter((o) => o.requestId === `d${i}`).reduce((n, o) => n + o.newTokenIds.length, 0));
+      const perDecoder = Array.from({ length: 16 }, (_, i) =>
+        out.outputs.filter((o) => o.requestId === `d${i}`).reduce((n, o) => n + o.newTokenIds.length, 0),
+      );
       expect(perDecoder, `step ${s}`).to.deep.equal(new Array<number>(16).fill(1));
       // The arrival's whole prompt ran in the same step as the 16 decodes.
       expect(out.numPromptTokens).to.equal(100);
@@ -36,10 +43,12 @@ describe('Scheduler (vLLM v1 by default)', () => {
 });
 
 describe('KV budget (blocks and working rows)', () => {
-  it('should reject a request whose working row alone exceeds the rows\' share of the budget', () => {
+  it("should reject a request whose working row alone exceeds the rows' share of the budget", () => {
     // Fake model: 8 bytes per position; 16 blocks of 16 = 256 positions, so 3072 bytes leave rows 128.
     const { engine } = fakeEngine({ numBlocks: 16, kvCacheBytes: 3072 });
-    expect(() => engine.addRequest('big', promptOf(100, 1), { max_tokens: 50 })).to.throw('150 tokens need a working row of 256 positions; the KV budget leaves rows 128');
+    expect(() => engine.addRequest('big', promptOf(100, 1), { max_tokens: 50 })).to.throw(
+      '150 tokens need a working row of 256 positions; the KV budget leaves rows 128',
+    );
   });
 
   it('should report usage 1.0 when blocks and rows are full, then preempt instead of growing a row', async () => {
@@ -102,7 +111,9 @@ describe('EngineCore errors and concurrency', () => {
       ['bad', 'error', 0],
       ['ok', null, 1],
     ]);
-    expect(engine.takeError()).to.equal('model run failed: injected failure for seq 1 (requests bad finished with error)');
+    expect(engine.takeError()).to.equal(
+      'model run failed: injected failure for seq 1 (requests bad finished with error)',
+    );
     const res = collect(await drain(engine));
     expect(res.get('ok/0')!.finishReason).to.equal('length');
     expect(engine.numRequests).to.equal(0);
@@ -122,7 +133,10 @@ describe('EngineCore errors and concurrency', () => {
     // Not an engine failure: the other requests of the engine are not failed with it.
     expect(engine.takeError()).to.equal(undefined);
     const res = collect(await drain(engine));
-    expect(res.get('ok/0')!).to.deep.include({ finishReason: 'length', tokens: fakeGreedy([256, ...Buffer.from('fine prompt', 'utf8')], 5).slice(2) });
+    expect(res.get('ok/0')!).to.deep.include({
+      finishReason: 'length',
+      tokens: fakeGreedy([256, ...Buffer.from('fine prompt', 'utf8')], 5).slice(2),
+    });
     expect(engine.numRequests).to.equal(0);
   });
 
@@ -143,7 +157,11 @@ describe('EngineCore errors and concurrency', () => {
     engine.addRequest('again', p, { ...greedy, max_tokens: 2 });
     const res = collect(await drain(engine));
     expect(res.get('again/0')).to.deep.include({ tokens: fakeGreedy(p, 2), finishReason: 'length' });
-    expect(res.get('again/0')!.prefill).to.deep.equal({ numPromptTokens: 64, numCachedTokens: 0, numComputedTokens: 64 });
+    expect(res.get('again/0')!.prefill).to.deep.equal({
+      numPromptTokens: 64,
+      numCachedTokens: 0,
+      numComputedTokens: 64,
+    });
   });
 
   it('should refuse a step() while another runs', async () => {
@@ -164,7 +182,9 @@ describe('EngineCore errors and concurrency', () => {
     for (const p of prompts) sequential.push(await seq.generate(p, params));
     const conc = new LLM(fakeEngine().engine);
     const concurrent = await Promise.all(prompts.map((p) => conc.generate(p, params)));
-    const strip = (rs: readonly (readonly { outputs: readonly unknown[]; promptTokenIds: readonly number[] }[])[]): unknown => rs.map((r) => r.map((c) => ({ p: c.promptTokenIds, o: c.outputs })));
+    const strip = (
+      rs: readonly (readonly { outputs: readonly unknown[]; promptTokenIds: readonly number[] }[])[],
+    ): unknown => rs.map((r) => r.map((c) => ({ p: c.promptTokenIds, o: c.outputs })));
     expect(strip(concurrent)).to.deep.equal(strip(sequential));
     expect(conc.engine.numRequests).to.equal(0);
   });

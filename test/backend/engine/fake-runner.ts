@@ -57,7 +57,11 @@ export class FakeRunner implements ModelRunner {
   rowsFromBlocks = 0;
   runs = 0;
 
-  constructor(numBlocks: number, private readonly blockSize: number, private readonly eosAt = -1) {
+  constructor(
+    numBlocks: number,
+    private readonly blockSize: number,
+    private readonly eosAt = -1,
+  ) {
     this.blocks = new Int32Array(numBlocks * blockSize).fill(-1);
   }
 
@@ -78,19 +82,31 @@ export class FakeRunner implements ModelRunner {
       let row = this.rows.get(it.seqId);
       if (row === undefined) {
         row = [];
-        for (let p = 0; p < it.start; p++) row.push(this.blocks[it.blockTable[Math.floor(p / this.blockSize)]! * this.blockSize + (p % this.blockSize)]!);
+        for (let p = 0; p < it.start; p++)
+          row.push(
+            this.blocks[it.blockTable[Math.floor(p / this.blockSize)]! * this.blockSize + (p % this.blockSize)]!,
+          );
         if (it.start > 0) this.rowsFromBlocks++;
         this.rows.set(it.seqId, row);
       }
-      if (row.length !== it.start) throw new Error(`seq ${it.seqId}: row has ${row.length} tokens, step starts at ${it.start}`);
+      if (row.length !== it.start)
+        throw new Error(`seq ${it.seqId}: row has ${row.length} tokens, step starts at ${it.start}`);
       for (let p = it.start; p < it.start + it.count; p++) {
         // As onnxruntime's Gather does: one id outside the vocabulary fails the whole batched run.
-        if (!(it.tokens[p]! >= 0 && it.tokens[p]! < FAKE_SPEC.vocabSize)) throw new Error(`seq ${it.seqId}: token id ${it.tokens[p]} is outside the vocabulary`);
+        if (!(it.tokens[p]! >= 0 && it.tokens[p]! < FAKE_SPEC.vocabSize))
+          throw new Error(`seq ${it.seqId}: token id ${it.tokens[p]} is outside the vocabulary`);
         row.push(it.tokens[p]!);
-        this.blocks[it.blockTable[Math.floor(p / this.blockSize)]! * this.blockSize + (p % this.blockSize)] = it.tokens[p]!;
+        this.blocks[it.blockTable[Math.floor(p / this.blockSize)]! * this.blockSize + (p % this.blockSize)] =
+          it.tokens[p]!;
       }
       this.computedTokens += it.count;
-      out.push(!it.wantLogits ? null : this.nanNext.delete(it.seqId) ? new Float32Array(FAKE_SPEC.vocabSize).fill(NaN) : fakeLogits(row, this.eosAt));
+      out.push(
+        !it.wantLogits
+          ? null
+          : this.nanNext.delete(it.seqId)
+            ? new Float32Array(FAKE_SPEC.vocabSize).fill(NaN)
+            : fakeLogits(row, this.eosAt),
+      );
     }
     return out;
   }

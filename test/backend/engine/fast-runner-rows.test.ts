@@ -68,7 +68,9 @@ describe('FastRunner rows and blocks (real tiny LM)', function () {
     texts.forEach((t, i) => e.addRequest(`r${i}`, t, { ...greedy, max_tokens: 2 + ((i * 5) % 9) }));
     const res = collect(await drain(e));
     for (let i = 0; i < texts.length; i++) {
-      expect(res.get(`r${i}/0`)!.tokens, texts[i]).to.deep.equal(await referenceGreedy(ref, promptIds(texts[i]!), 2 + ((i * 5) % 9), true));
+      expect(res.get(`r${i}/0`)!.tokens, texts[i]).to.deep.equal(
+        await referenceGreedy(ref, promptIds(texts[i]!), 2 + ((i * 5) % 9), true),
+      );
     }
   });
 

@@ -2,7 +2,13 @@
 import { resolveEngineConfig } from '../../../backend/engine/config.js';
 import { EngineCore } from '../../../backend/engine/engine-core.js';
 import { ByteTokenizer } from '../../../backend/engine/tokenizer.js';
-import type { EngineCoreOutputs, EngineEvent, FinishReason, GenSchedulerStats, PrefillStats } from '../../../schema/engine-ipc.js';
+import type {
+  EngineCoreOutputs,
+  EngineEvent,
+  FinishReason,
+  GenSchedulerStats,
+  PrefillStats,
+} from '../../../schema/engine-ipc.js';
 import { FAKE_SPEC, FakeRunner } from './fake-runner.js';
 
 /** Everything one sequence produced across steps. */
@@ -26,7 +32,10 @@ export function fakeEngine(over: Record<string, unknown> = {}, eosAt = -1): { en
 }
 
 /** Folds step outputs into per-sequence results keyed `requestId/index`. */
-export function collect(steps: readonly EngineCoreOutputs[], into = new Map<string, SeqResult>()): Map<string, SeqResult> {
+export function collect(
+  steps: readonly EngineCoreOutputs[],
+  into = new Map<string, SeqResult>(),
+): Map<string, SeqResult> {
   for (const s of steps) {
     for (const o of s.outputs) {
       const k = `${o.requestId}/${o.index}`;
@@ -55,7 +64,13 @@ export async function drain(engine: EngineCore, maxSteps = 10000): Promise<Engin
 }
 
 /** Sums the counters of every stats record. */
-export function totals(steps: readonly EngineCoreOutputs[]): { queries: number; hits: number; preemptions: number; steps: number; records: number } {
+export function totals(steps: readonly EngineCoreOutputs[]): {
+  queries: number;
+  hits: number;
+  preemptions: number;
+  steps: number;
+  records: number;
+} {
   const t = { queries: 0, hits: 0, preemptions: 0, steps: 0, records: 0 };
   for (const s of steps) {
     const st: GenSchedulerStats | undefined = s.stats;

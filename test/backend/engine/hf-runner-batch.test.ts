@@ -11,8 +11,14 @@ import { writeModels } from './real-harness.js';
 
 const greedy = { temperature: 0, ignore_eos: true };
 const PROMPTS = [
-  'Hello', 'The quick brown fox jumps over the lazy dog.', 'a', 'Once upon a time, in a land far away, there lived a tiny model that',
-  'zz', 'Once upon a time, in a land far away, there lived a tiny model that sang', 'Batching changes nothing', '0123456789abcdef',
+  'Hello',
+  'The quick brown fox jumps over the lazy dog.',
+  'a',
+  'Once upon a time, in a land far away, there lived a tiny model that',
+  'zz',
+  'Once upon a time, in a land far away, there lived a tiny model that sang',
+  'Batching changes nothing',
+  '0123456789abcdef',
 ];
 
 describe('HfRunner (usual exported layout)', function () {
@@ -61,7 +67,16 @@ describe('HfRunner (usual exported layout)', function () {
 
   it('should keep the tokens with prefix hits, chunked prefill and a small pool', async () => {
     const alone = await tokensOf(await engine({ maxNumSeqs: 1, enablePrefixCaching: false }));
-    const mixed = await tokensOf(await engine({ maxNumSeqs: 32, enablePrefixCaching: true, enableChunkedPrefill: true, prefillChunkSize: 16, maxNumBatchedTokens: 24, numBlocks: 12 }));
+    const mixed = await tokensOf(
+      await engine({
+        maxNumSeqs: 32,
+        enablePrefixCaching: true,
+        enableChunkedPrefill: true,
+        prefillChunkSize: 16,
+        maxNumBatchedTokens: 24,
+        numBlocks: 12,
+      }),
+    );
     expect(mixed.tokens).to.deep.equal(alone.tokens);
   });
 

@@ -28,7 +28,11 @@ describe('KvResidency', () => {
 
   it('should track only sampled blocks (none at a sample the random source never passes)', () => {
     const draws = [0.3, 0.9];
-    const r = new KvResidency(0.5, () => 0, () => draws.shift() ?? 1);
+    const r = new KvResidency(
+      0.5,
+      () => 0,
+      () => draws.shift() ?? 1,
+    );
     const pool = new BlockPool(2, r);
     const got = pool.allocate(2)!;
     pool.free(got);
@@ -39,9 +43,16 @@ describe('KvResidency', () => {
   it('should keep at most MAX_PENDING_EVICTIONS events between two drains and report each dropped one once', () => {
     const r = new KvResidency(1, () => 0);
     const pool = new BlockPool(1, r);
-    const cycle = (): void => { pool.free(pool.allocate(1)!); };
+    const cycle = (): void => {
+      pool.free(pool.allocate(1)!);
+    };
     cycle(); // the first allocation is tracked; each later one evicts the previous tracking
     for (let i = 0; i < MAX_PENDING_EVICTIONS + 3; i++) cycle();
-    expect([r.drain().length, r.takeDropped(), r.takeDropped(), r.dropped]).to.deep.equal([MAX_PENDING_EVICTIONS, 3, 0, 3]);
+    expect([r.drain().length, r.takeDropped(), r.takeDropped(), r.dropped]).to.deep.equal([
+      MAX_PENDING_EVICTIONS,
+      3,
+      0,
+      3,
+    ]);
   });
 });

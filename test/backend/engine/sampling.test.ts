@@ -28,7 +28,7 @@ describe('topKIds', () => {
 const draws = (r: Prng, k = 3): number[] => Array.from({ length: k }, () => r.next());
 
 describe('Prng', () => {
-  it('should draw mulberry32\'s stream unchanged for a seed below 2^32 (pinned samples and users\' seeds keep their outputs)', () => {
+  it("should draw mulberry32's stream unchanged for a seed below 2^32 (pinned samples and users' seeds keep their outputs)", () => {
     expect(draws(new Prng(1))).to.deep.equal([0.6270739405881613, 0.002735721180215478, 0.5274470399599522]);
     expect(draws(new Prng(2 ** 32 - 1))).to.deep.equal([0.8964226141106337, 0.189478256739676, 0.7156526781618595]);
   });
@@ -40,7 +40,7 @@ describe('Prng', () => {
     expect(draws(new Prng(MAX_SEED))).to.not.deep.equal(draws(new Prng(2 ** 32 - 1)));
   });
 
-  it('should add an n > 1 child\'s index to the seed exactly, past 2^32 and 2^53 (seed + i rounded: children 1 and 2 of 2^53 - 1 drew alike)', () => {
+  it("should add an n > 1 child's index to the seed exactly, past 2^32 and 2^53 (seed + i rounded: children 1 and 2 of 2^53 - 1 drew alike)", () => {
     expect(draws(prngFor(5, 3))).to.deep.equal(draws(new Prng(8)));
     expect(draws(prngFor(2 ** 32 - 1, 2))).to.deep.equal(draws(new Prng(2 ** 32 + 1)));
     const children = [0, 1, 2, 3].map((i) => draws(prngFor(MAX_SEED, i)));
@@ -52,11 +52,18 @@ describe('Prng', () => {
 describe('sampleToken', () => {
   it('should pick the same tokens as a full sort for top-k, top-p and both, seed by seed', () => {
     const logits = row(4096, 3);
-    for (const [topK, topP] of [[50, 1], [0, 0.9], [0, 0.99], [40, 0.8]] as const) {
+    for (const [topK, topP] of [
+      [50, 1],
+      [0, 0.9],
+      [0, 0.99],
+      [40, 0.8],
+    ] as const) {
       const params = resolveSamplingParams({ temperature: 0.8, top_k: topK, top_p: topP });
       for (let seed = 0; seed < 50; seed++) {
         const ours = sampleToken(Float32Array.from(logits), params, new Prng(seed), []);
-        expect(ours, `top_k ${topK} top_p ${topP} seed ${seed}`).to.equal(fullSortSample(logits, 0.8, topK, topP, new Prng(seed)));
+        expect(ours, `top_k ${topK} top_p ${topP} seed ${seed}`).to.equal(
+          fullSortSample(logits, 0.8, topK, topP, new Prng(seed)),
+        );
       }
     }
   });
@@ -69,13 +76,15 @@ describe('sampleToken', () => {
     for (let seed = 0; seed < 200; seed++) seen.add(sampleToken(Float32Array.from(logits), params, new Prng(seed), []));
     expect([...seen].sort()).to.deep.equal([0, 1]);
     const all = new Set<number>();
-    for (let seed = 0; seed < 200; seed++) all.add(sampleToken(Float32Array.from(logits), resolveSamplingParams({ temperature: 1 }), new Prng(seed), []));
+    for (let seed = 0; seed < 200; seed++)
+      all.add(sampleToken(Float32Array.from(logits), resolveSamplingParams({ temperature: 1 }), new Prng(seed), []));
     expect([...all].sort()).to.deep.equal([0, 1, 2, 3]);
   });
 
   it('should never sample a banned id', () => {
     const params = resolveSamplingParams({ temperature: 2 });
-    for (let seed = 0; seed < 100; seed++) expect(sampleToken(Float32Array.from([5, 5, 5]), params, new Prng(seed), [1])).to.not.equal(1);
+    for (let seed = 0; seed < 100; seed++)
+      expect(sampleToken(Float32Array.from([5, 5, 5]), params, new Prng(seed), [1])).to.not.equal(1);
   });
 
   it('should return NO_TOKEN, greedy or sampled, when every id is banned or NaN, and never let a NaN win', () => {
@@ -87,13 +96,20 @@ describe('sampleToken', () => {
       }
     }
     expect(NO_TOKEN).to.equal(-1);
-    expect(sampleToken(Float32Array.from([NaN, 1, 3]), resolveSamplingParams({ temperature: 0 }), new Prng(1), [])).to.equal(2);
+    expect(
+      sampleToken(Float32Array.from([NaN, 1, 3]), resolveSamplingParams({ temperature: 0 }), new Prng(1), []),
+    ).to.equal(2);
   });
 });
 
 describe('processLogits', () => {
   it('should apply logit_bias, then the repetition penalty over prompt and output and frequency / presence over the output (vLLM)', () => {
-    const p = resolveSamplingParams({ repetition_penalty: 2, frequency_penalty: 0.5, presence_penalty: 0.25, logit_bias: { 4: 10 } });
+    const p = resolveSamplingParams({
+      repetition_penalty: 2,
+      frequency_penalty: 0.5,
+      presence_penalty: 0.25,
+      logit_bias: { 4: 10 },
+    });
     const state = new PenaltyState(2);
     // Prompt [0, 1]; output [2, 2, 1].
     state.update([0, 1, 2, 2, 1]);
@@ -104,7 +120,7 @@ describe('processLogits', () => {
     expect([...l]).to.deep.equal([2, -8.75, 1.75, 1, 10, -Infinity]);
   });
 
-  it('should keep a tiny repetition_penalty\'s logits finite, so sampling picks among the seen ids with a positive logit (it picked the last id, PAD, every step)', () => {
+  it("should keep a tiny repetition_penalty's logits finite, so sampling picks among the seen ids with a positive logit (it picked the last id, PAD, every step)", () => {
     const p = resolveSamplingParams({ repetition_penalty: 1e-300, temperature: 1 });
     const state = new PenaltyState(3);
     state.update([0, 1, 2]);
@@ -114,14 +130,26 @@ describe('processLogits', () => {
     const picks = Array.from({ length: 12 }, (_v, seed) => sampleToken(Float32Array.from(l), p, new Prng(seed), []));
     expect(picks).to.deep.equal([0, 2, 2, 2, 2, 2, 2, 0, 0, 0, 2, 2]);
     // Two ids share the mass: each at log(1/2), the others at 0 probability (the floor).
-    expect(tokenLogprobs(l, 2, 4)).to.deep.equal({ id: 2, logprob: -Math.LN2, top: [{ id: 0, logprob: -Math.LN2 }, { id: 2, logprob: -Math.LN2 }, { id: 3, logprob: -9999 }, { id: 1, logprob: -9999 }] });
+    expect(tokenLogprobs(l, 2, 4)).to.deep.equal({
+      id: 2,
+      logprob: -Math.LN2,
+      top: [
+        { id: 0, logprob: -Math.LN2 },
+        { id: 2, logprob: -Math.LN2 },
+        { id: 3, logprob: -9999 },
+        { id: 1, logprob: -9999 },
+      ],
+    });
   });
 
   it('should keep a banned id that was seen at -Infinity under a repetition_penalty (the overflow clamp made it -3.4e38: a candidate again, listed in top logprobs)', () => {
     const state = new PenaltyState(3);
     state.update([0, 1, 2]);
     // rp 1e-300: ids 0 and 2 tie at the clamp (the first wins the tie).
-    for (const [rp, top] of [[2, [2, 0, 3]], [1e-300, [0, 2, 3]]] as const) {
+    for (const [rp, top] of [
+      [2, [2, 0, 3]],
+      [1e-300, [0, 2, 3]],
+    ] as const) {
       const l = Float32Array.from([4, -4, 6, 1]);
       processLogits(l, resolveSamplingParams({ repetition_penalty: rp }), [1], state);
       expect([l[1], tokenLogprobs(l, 2, 4).top.map((t) => t.id)], String(rp)).to.deep.equal([-Infinity, top]);
@@ -132,7 +160,10 @@ describe('processLogits', () => {
     const s = new PenaltyState(1);
     s.update([7, 3]);
     s.update([7, 3, 3, 9]);
-    expect([...s.outputCounts]).to.deep.equal([[3, 2], [9, 1]]);
+    expect([...s.outputCounts]).to.deep.equal([
+      [3, 2],
+      [9, 1],
+    ]);
     expect([...s.seen].sort()).to.deep.equal([3, 7, 9]);
   });
 });

@@ -27,7 +27,15 @@ const EMOJI_TOKENS = [0x61, 0xf0, 0x9f, 0x98, 0x80, 0x62];
 describe('Sequence', () => {
   describe('takeText', () => {
     it('should never end a held-back chunk between the two halves of a surrogate pair (a stop string of 2 held 1 unit: "a\\ud83d" then "\\ude00")', () => {
-      expect(chunks({ stop: ['xy'], max_tokens: 10 }, EMOJI_TOKENS)).to.deep.equal(['', '', '', '', 'a', '\u{1F600}', 'b']);
+      expect(chunks({ stop: ['xy'], max_tokens: 10 }, EMOJI_TOKENS)).to.deep.equal([
+        '',
+        '',
+        '',
+        '',
+        'a',
+        '\u{1F600}',
+        'b',
+      ]);
     });
 
     it('should send a character above U+FFFF whole when no stop string holds text back', () => {
@@ -35,7 +43,15 @@ describe('Sequence', () => {
     });
 
     it('should hold back a whole pair when the stop string is longer', () => {
-      expect(chunks({ stop: ['xyz'], max_tokens: 10 }, EMOJI_TOKENS)).to.deep.equal(['', '', '', '', 'a', '', '\u{1F600}b']);
+      expect(chunks({ stop: ['xyz'], max_tokens: 10 }, EMOJI_TOKENS)).to.deep.equal([
+        '',
+        '',
+        '',
+        '',
+        'a',
+        '',
+        '\u{1F600}b',
+      ]);
     });
   });
 });

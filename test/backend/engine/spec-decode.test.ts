@@ -14,7 +14,8 @@ import { createSession } from '../../../backend/onnx/ort.js';
 import { VOCAB_SIZE } from '../../../tools/models/tiny-lm-spec.js';
 import { fullRunLogits, promptIds, writeModels } from './real-harness.js';
 
-const ngram = (k: number, max: number, min: number): NgramProposer => new NgramProposer({ method: 'ngram', numSpeculativeTokens: k, promptLookupMax: max, promptLookupMin: min });
+const ngram = (k: number, max: number, min: number): NgramProposer =>
+  new NgramProposer({ method: 'ngram', numSpeculativeTokens: k, promptLookupMax: max, promptLookupMin: min });
 
 describe('NgramProposer', () => {
   it('should propose the tokens after the earliest occurrence of the longest suffix n-gram', () => {
@@ -63,7 +64,9 @@ describe('speculative decoding on the real tiny LM', function () {
     const runner = e.runner as { run(items: readonly RunItem[]): Promise<RunResult[]> };
     const run = runner.run.bind(runner);
     runner.run = (items) => {
-      log.push(items.filter((it) => (it.numLogits ?? 1) > 1).map((it) => ({ count: it.count, numLogits: it.numLogits! })));
+      log.push(
+        items.filter((it) => (it.numLogits ?? 1) > 1).map((it) => ({ count: it.count, numLogits: it.numLogits! })),
+      );
       return run(items);
     };
     return log;
@@ -82,7 +85,17 @@ describe('speculative decoding on the real tiny LM', function () {
     return t;
   }
 
-  async function tokensOf(e: EngineCore, prompt: string | number[], params: GenSamplingParams): Promise<{ tokens: number[]; text: string; finishReason?: string; stopReason?: string | number; steps: EngineCoreOutputs[] }> {
+  async function tokensOf(
+    e: EngineCore,
+    prompt: string | number[],
+    params: GenSamplingParams,
+  ): Promise<{
+    tokens: number[];
+    text: string;
+    finishReason?: string;
+    stopReason?: string | number;
+    steps: EngineCoreOutputs[];
+  }> {
     e.addRequest('r', prompt, params);
     const steps = await drain(e);
     const r = collect(steps).get('r/0')!;
@@ -147,19 +160,32 @@ describe('speculative decoding on the real tiny LM', function () {
     for (const params of cases) {
       const want = await tokensOf(await engine(dirs.fast), repetitive, params);
       const got = await tokensOf(await engine(dirs.fast, { speculative_config: SPEC }), repetitive, params);
-      expect({ tokens: got.tokens, text: got.text, finishReason: got.finishReason, stopReason: got.stopReason }, JSON.stringify(params)).to.deep.equal({
-        tokens: want.tokens, text: want.text, finishReason: want.finishReason, stopReason: want.stopReason,
+      expect(
+        { tokens: got.tokens, text: got.text, finishReason: got.finishReason, stopReason: got.stopReason },
+        JSON.stringify(params),
+      ).to.deep.equal({
+        tokens: want.tokens,
+        text: want.text,
+        finishReason: want.finishReason,
+        stopReason: want.stopReason,
       });
     }
   });
 
   it('should propose nothing on a prompt with no repeats (no verify runs, zero counters)', async () => {
-    const e = await engine(dirs.fast, { speculative_config: { method: 'ngram', num_speculative_tokens: 4, prompt_lookup_max: 4, prompt_lookup_min: 2 } });
+    const e = await engine(dirs.fast, {
+      speculative_config: { method: 'ngram', num_speculative_tokens: 4, prompt_lookup_max: 4, prompt_lookup_min: 2 },
+    });
     const log = spy(e);
     const got = await tokensOf(e, 'The quick brown fox', { ...greedy, max_tokens: 6 });
     expect(got.tokens.length).to.equal(6);
     expect(log.flat()).to.deep.equal([]);
-    expect(specTotals(got.steps)).to.deep.equal({ numDrafts: 0, numDraftTokens: 0, numAcceptedTokens: 0, numAcceptedTokensPerPos: [0, 0, 0, 0] });
+    expect(specTotals(got.steps)).to.deep.equal({
+      numDrafts: 0,
+      numDraftTokens: 0,
+      numAcceptedTokens: 0,
+      numAcceptedTokensPerPos: [0, 0, 0, 0],
+    });
   });
 
   it('should give back rejected slots: after every step the blocks cover the computed positions, as in plain decoding', async () => {
@@ -187,7 +213,7 @@ describe('speculative decoding on the real tiny LM', function () {
     expect(compared).to.be.greaterThan(5);
   });
 
-  it('should give, with num_logits N, the last N positions\' logits of one run, each equal to that prefix\'s own last logits', async () => {
+  it("should give, with num_logits N, the last N positions' logits of one run, each equal to that prefix's own last logits", async () => {
     const s = await createSession(join(dirs.fast, 'model.onnx'));
     try {
       const tokens = promptIds('Hello there');
@@ -219,7 +245,9 @@ describe('speculative decoding on the real tiny LM', function () {
       'invalid engine settings:\n  engine.speculative_config: n-gram speculative decoding needs logits for several positions, which the hf layout (engine.layout) does not return; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)',
     );
     // layout: auto: only the graph tells, so the engine's own check is the backstop.
-    expect(await refusal({ layout: 'auto', speculative_config: SPEC })).to.equal('speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)');
+    expect(await refusal({ layout: 'auto', speculative_config: SPEC })).to.equal(
+      'speculative_config (ngram) needs a model that returns logits for several positions: the fast KV layout with a num_logits input (regenerate tiny-lm with `tsserve models generate`)',
+    );
   });
 });
 
@@ -236,17 +264,37 @@ describe('tsserve generate --speculative-config', function () {
 
   after(() => rmSync(root, { recursive: true, force: true }));
 
-  it('should take vLLM\'s JSON flag, print the plain run\'s output, and refuse a bad key with a did-you-mean', async () => {
+  it("should take vLLM's JSON flag, print the plain run's output, and refuse a bad key with a did-you-mean", async () => {
     const input = join(root, 'in.jsonl');
     writeFileSync(input, '{"prompt":"abcabcabcabcabc","max_tokens":12,"temperature":0,"ignore_eos":true}\n');
     const plain = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input]);
-    const spec = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input, '--speculative-config', '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":3}']);
+    const spec = await run(process.execPath, [
+      BIN,
+      'generate',
+      '--model',
+      model,
+      '--input',
+      input,
+      '--speculative-config',
+      '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":3}',
+    ]);
     expect(spec.stdout).to.equal(plain.stdout);
-    const err = await run(process.execPath, [BIN, 'generate', '--model', model, '--input', input, '--speculative-config', '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_mx":3}']).then(
+    const err = await run(process.execPath, [
+      BIN,
+      'generate',
+      '--model',
+      model,
+      '--input',
+      input,
+      '--speculative-config',
+      '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_mx":3}',
+    ]).then(
       () => null,
       (e: { code: number; stderr: string }) => e,
     );
     expect(err?.code).to.equal(2);
-    expect(err?.stderr).to.equal('tsserve generate: --speculative_config.prompt_lookup_mx: unknown speculative_config key (value 3); did you mean "prompt_lookup_max"?\n');
+    expect(err?.stderr).to.equal(
+      'tsserve generate: --speculative_config.prompt_lookup_mx: unknown speculative_config key (value 3); did you mean "prompt_lookup_max"?\n',
+    );
   });
 });

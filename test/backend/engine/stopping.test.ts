@@ -32,7 +32,12 @@ describe('Stopping (vLLM rules)', () => {
     const { engine } = fakeEngine({ eosTokenId: [EOS, ref[3]!] });
     engine.addRequest('l', 'list', { ...greedy, max_tokens: 10 });
     const r = collect(await drain(engine)).get('l/0')!;
-    expect(r).to.deep.include({ finishReason: 'stop', stopReason: undefined, tokens: ref.slice(0, 4), text: Buffer.from(ref.slice(0, 3)).toString() });
+    expect(r).to.deep.include({
+      finishReason: 'stop',
+      stopReason: undefined,
+      tokens: ref.slice(0, 4),
+      text: Buffer.from(ref.slice(0, 3)).toString(),
+    });
   });
 
   it('should stop on a stop token id with the id as the stop reason, ignore_eos or not', async () => {
@@ -40,7 +45,12 @@ describe('Stopping (vLLM rules)', () => {
     const { engine } = fakeEngine();
     engine.addRequest('s', 'ids', { ...greedy, max_tokens: 10, stop_token_ids: [ref[2]!], ignore_eos: true });
     const r = collect(await drain(engine)).get('s/0')!;
-    expect(r).to.deep.include({ finishReason: 'stop', stopReason: ref[2], tokens: ref.slice(0, 3), text: Buffer.from(ref.slice(0, 2)).toString() });
+    expect(r).to.deep.include({
+      finishReason: 'stop',
+      stopReason: ref[2],
+      tokens: ref.slice(0, 3),
+      text: Buffer.from(ref.slice(0, 2)).toString(),
+    });
   });
 
   it('should ban EOS and stop ids until min_tokens, then stop on them', async () => {
@@ -56,23 +66,37 @@ describe('Stopping (vLLM rules)', () => {
   it('should refuse a request whose stop_token_ids and min_tokens ban every id of the vocabulary, and only then', () => {
     const { engine } = fakeEngine();
     const all = Array.from({ length: 259 }, (_v, i) => i);
-    const why = 'stop_token_ids with the model\'s EOS and suppressed ids cover all 259 token ids, so nothing could be sampled before min_tokens (5); leave at least one id out';
-    expect(() => engine.addRequest('all', 'a', { max_tokens: 5, min_tokens: 5, stop_token_ids: all })).to.throw(RequestRejected, why);
+    const why =
+      "stop_token_ids with the model's EOS and suppressed ids cover all 259 token ids, so nothing could be sampled before min_tokens (5); leave at least one id out";
+    expect(() => engine.addRequest('all', 'a', { max_tokens: 5, min_tokens: 5, stop_token_ids: all })).to.throw(
+      RequestRejected,
+      why,
+    );
     // EOS (257) is banned before min_tokens anyway: leaving it out of the list changes nothing.
-    expect(() => engine.addRequest('eos', 'a', { max_tokens: 5, min_tokens: 5, stop_token_ids: all.filter((t) => t !== 257) })).to.throw(RequestRejected, why);
+    expect(() =>
+      engine.addRequest('eos', 'a', { max_tokens: 5, min_tokens: 5, stop_token_ids: all.filter((t) => t !== 257) }),
+    ).to.throw(RequestRejected, why);
     expect(engine.hasWork()).to.equal(false);
     // Without min_tokens the ids only stop the sequence; with one id left out it can be sampled.
     engine.addRequest('no-min', 'a', { ...greedy, max_tokens: 5, stop_token_ids: all });
-    engine.addRequest('one-left', 'a', { ...greedy, max_tokens: 5, min_tokens: 5, stop_token_ids: all.filter((t) => t !== 97) });
+    engine.addRequest('one-left', 'a', {
+      ...greedy,
+      max_tokens: 5,
+      min_tokens: 5,
+      stop_token_ids: all.filter((t) => t !== 97),
+    });
     expect(engine.hasWork()).to.equal(true);
   });
 
   it('should refuse every request when the model suppresses its whole vocabulary', () => {
     const { engine } = fakeEngine({ suppressTokens: Array.from({ length: 259 }, (_v, i) => i) });
-    expect(() => engine.addRequest('x', 'a', { max_tokens: 2 })).to.throw(RequestRejected, 'the model suppresses every token of its 259-token vocabulary');
+    expect(() => engine.addRequest('x', 'a', { max_tokens: 2 })).to.throw(
+      RequestRejected,
+      'the model suppresses every token of its 259-token vocabulary',
+    );
   });
 
-  it('should never sample the model\'s suppressTokens', async () => {
+  it("should never sample the model's suppressTokens", async () => {
     const { engine } = fakeEngine({ suppressTokens: [EOS] }, 8);
     engine.addRequest('x', 'abc', { ...greedy, max_tokens: 12 });
     const r = collect(await drain(engine)).get('x/0')!;
@@ -81,11 +105,27 @@ describe('Stopping (vLLM rules)', () => {
   });
 
   it('should validate stop_token_ids and min_tokens in the add message', () => {
-    expect(decodeToGenWorkerMessage({ type: 'tsserve.gen.add', requestId: 'a', prompt: 'x', params: { stop_token_ids: [1, -1], min_tokens: -1 } })).to.deep.equal({
-      ok: false, problems: ['params.stop_token_ids: must be a list of token ids', 'params.min_tokens: must be an integer >= 0'],
+    expect(
+      decodeToGenWorkerMessage({
+        type: 'tsserve.gen.add',
+        requestId: 'a',
+        prompt: 'x',
+        params: { stop_token_ids: [1, -1], min_tokens: -1 },
+      }),
+    ).to.deep.equal({
+      ok: false,
+      problems: ['params.stop_token_ids: must be a list of token ids', 'params.min_tokens: must be an integer >= 0'],
     });
-    expect(decodeToGenWorkerMessage({ type: 'tsserve.gen.add', requestId: 'a', prompt: 'x', params: { max_tokens: 2, min_tokens: 3 } })).to.deep.equal({
-      ok: false, problems: ['params.min_tokens: must be <= max_tokens'],
+    expect(
+      decodeToGenWorkerMessage({
+        type: 'tsserve.gen.add',
+        requestId: 'a',
+        prompt: 'x',
+        params: { max_tokens: 2, min_tokens: 3 },
+      }),
+    ).to.deep.equal({
+      ok: false,
+      problems: ['params.min_tokens: must be <= max_tokens'],
     });
   });
 });

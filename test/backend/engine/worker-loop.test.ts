@@ -18,7 +18,20 @@ function initFor(dir: string, engine: Readonly<Record<string, unknown>>, workerI
     v: 1,
     workerId: 'W-test',
     workerIndex,
-    model: { name: 'tiny-lm', version: 'default', dir, handler: 'generate', modelFile: 'model.onnx', batchSize: 1, maxBatchDelayMs: 0, minWorkers: 1, maxWorkers: 1, responseTimeoutSec: 60, threads: 1, engine },
+    model: {
+      name: 'tiny-lm',
+      version: 'default',
+      dir,
+      handler: 'generate',
+      modelFile: 'model.onnx',
+      batchSize: 1,
+      maxBatchDelayMs: 0,
+      minWorkers: 1,
+      maxWorkers: 1,
+      responseTimeoutSec: 60,
+      threads: 1,
+      engine,
+    },
     metrics: {} as MetricsConfig,
   };
 }
@@ -39,7 +52,7 @@ function startLoop(init: InitMessage, engine?: EngineCore) {
       handler = h;
     },
     (line) => logged.push(line),
-    ...(engine !== undefined ? [() => Promise.resolve(engine)] as const : []),
+    ...(engine !== undefined ? ([() => Promise.resolve(engine)] as const) : []),
   );
   const post = (m: unknown): void => handler!(m);
   const until = async (pred: () => boolean): Promise<void> => {
@@ -65,9 +78,24 @@ describe('runGenerationWorker', function () {
     const { loadTimeMs, ...ready } = sent[0] as { loadTimeMs: number };
     expect(ready).to.deep.equal({ type: 'tsserve.ready', workerId: 'W-test' });
     expect(loadTimeMs).to.be.a('number').and.above(0); // measured around a real model load
-    post({ type: 'tsserve.gen.add', requestId: 'a', prompt: 'Hello', params: { temperature: 0, max_tokens: 6, ignore_eos: true } });
-    post({ type: 'tsserve.gen.add', requestId: 'b', promptTokenIds: [256, 104, 105], params: { temperature: 0, max_tokens: 4, ignore_eos: true } });
-    post({ type: 'tsserve.gen.add', requestId: 'c', prompt: 'long one', params: { temperature: 0, max_tokens: 500, ignore_eos: true } });
+    post({
+      type: 'tsserve.gen.add',
+      requestId: 'a',
+      prompt: 'Hello',
+      params: { temperature: 0, max_tokens: 6, ignore_eos: true },
+    });
+    post({
+      type: 'tsserve.gen.add',
+      requestId: 'b',
+      promptTokenIds: [256, 104, 105],
+      params: { temperature: 0, max_tokens: 4, ignore_eos: true },
+    });
+    post({
+      type: 'tsserve.gen.add',
+      requestId: 'c',
+      prompt: 'long one',
+      params: { temperature: 0, max_tokens: 500, ignore_eos: true },
+    });
     post({ type: 'tsserve.gen.add', requestId: 'bad', prompt: 'x', params: { top_p: 2 } });
     post({ type: 'tsserve.gen.add', requestId: 'toolong', prompt: 'x'.repeat(2000), params: {} });
     await until(() => sent.some((m) => m.type === 'tsserve.gen.step'));
@@ -80,8 +108,18 @@ describe('runGenerationWorker', function () {
     expect(steps.every((s) => s.engine === 3)).to.equal(true);
     const errors = sent.filter((m) => m.type === 'tsserve.gen.error');
     expect(errors).to.deep.equal([
-      { type: 'tsserve.gen.error', engine: 3, requestId: 'bad', message: 'invalid tsserve.gen.add: params.top_p: must be a number in (0, 1]' },
-      { type: 'tsserve.gen.error', engine: 3, requestId: 'toolong', message: 'the prompt has 2001 tokens; this model accepts at most 1023 so one can be generated' },
+      {
+        type: 'tsserve.gen.error',
+        engine: 3,
+        requestId: 'bad',
+        message: 'invalid tsserve.gen.add: params.top_p: must be a number in (0, 1]',
+      },
+      {
+        type: 'tsserve.gen.error',
+        engine: 3,
+        requestId: 'toolong',
+        message: 'the prompt has 2001 tokens; this model accepts at most 1023 so one can be generated',
+      },
     ]);
     const res = collect(steps);
     expect(res.get('a/0')).to.deep.include({ finishReason: 'length', numGenerationTokens: 6 });
@@ -91,21 +129,37 @@ describe('runGenerationWorker', function () {
     expect(steps[steps.length - 1]!.stats).to.deep.include({ numRunning: 0, numWaiting: 0, kvCacheUsage: 0 });
   });
 
-  it('should fail only the sequences of a failed run and log why, never the engine\'s other requests', async () => {
+  it("should fail only the sequences of a failed run and log why, never the engine's other requests", async () => {
     const { engine, runner } = fakeEngine();
     runner.failNext.add(1); // the second request's first run ('bad' is seq 1)
     const { sent, logged, post, until, done } = startLoop(initFor(dir, {}), engine);
     await until(() => sent.length > 0);
-    post({ type: 'tsserve.gen.add', requestId: 'ok', prompt: 'fine', params: { temperature: 0, max_tokens: 5, ignore_eos: true } });
-    post({ type: 'tsserve.gen.add', requestId: 'bad', prompt: 'doomed', params: { temperature: 0, max_tokens: 5, ignore_eos: true } });
+    post({
+      type: 'tsserve.gen.add',
+      requestId: 'ok',
+      prompt: 'fine',
+      params: { temperature: 0, max_tokens: 5, ignore_eos: true },
+    });
+    post({
+      type: 'tsserve.gen.add',
+      requestId: 'bad',
+      prompt: 'doomed',
+      params: { temperature: 0, max_tokens: 5, ignore_eos: true },
+    });
     const res = () => collect(sent.filter((m) => m.type === 'tsserve.gen.step') as unknown as GenStepMessage[]);
     await until(() => res().get('ok/0')?.finishReason !== undefined);
     post({ type: 'tsserve.shutdown' });
     await done;
-    expect([res().get('ok/0')!.finishReason, res().get('ok/0')!.numGenerationTokens, res().get('bad/0')!.finishReason]).to.deep.equal(['length', 5, 'error']);
+    expect([
+      res().get('ok/0')!.finishReason,
+      res().get('ok/0')!.numGenerationTokens,
+      res().get('bad/0')!.finishReason,
+    ]).to.deep.equal(['length', 5, 'error']);
     // No engine-wide error (the frontend would fail 'ok' with it): the reason goes to the log.
     expect(sent.filter((m) => m.type === 'tsserve.gen.error')).to.deep.equal([]);
-    expect(logged).to.deep.equal(['generation engine 3: model run failed: injected failure for seq 1 (requests bad finished with error)']);
+    expect(logged).to.deep.equal([
+      'generation engine 3: model run failed: injected failure for seq 1 (requests bad finished with error)',
+    ]);
   });
 
   it('should answer load_failed when the model cannot be loaded', async () => {
@@ -114,7 +168,8 @@ describe('runGenerationWorker', function () {
     expect(sent.length).to.equal(1);
     const missing = join(root, 'missing', 'model.onnx');
     expect(sent[0]).to.deep.equal({
-      type: 'tsserve.load_failed', workerId: 'W-test',
+      type: 'tsserve.load_failed',
+      workerId: 'W-test',
       error: `generation engine: Load model from ${missing} failed:Load model ${missing} failed. File doesn't exist`,
     });
   });

@@ -5,12 +5,27 @@ import * as path from 'path';
 import { loadMetricsConfig } from '../../../schema/config.js';
 import type { ResultMessage } from '../../../schema/worker-protocol.js';
 import { MLP_MODEL } from '../../../tools/models/demo-models.js';
-import { CUSTOM_MODEL, CUSTOM_MODEL_COMMENT, CUSTOM_MODEL_CONFIG, requiredModules, storeHandlerText } from '../../../tools/models/store-custom.js';
+import {
+  CUSTOM_MODEL,
+  CUSTOM_MODEL_COMMENT,
+  CUSTOM_MODEL_CONFIG,
+  requiredModules,
+  storeHandlerText,
+} from '../../../tools/models/store-custom.js';
 import { writeModelConfig } from '../../../tools/models/model-config.js';
 import { ForkedWorker, modelConfig } from '../worker/forked-worker.js';
 
 /** examples/custom-metrics/metrics.yaml, from dist/test/backend/handlers. */
-const EXAMPLE_YAML = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'examples', 'custom-metrics', 'metrics.yaml');
+const EXAMPLE_YAML = path.resolve(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  '..',
+  'examples',
+  'custom-metrics',
+  'metrics.yaml',
+);
 
 describe('custom demo model (tools/models/custom/handler.ts, copied as handler.mjs)', () => {
   let tmp: string;
@@ -37,7 +52,9 @@ describe('custom demo model (tools/models/custom/handler.ts, copied as handler.m
     const text = fs.readFileSync(path.join(dir, 'handler.mjs'), 'utf8');
     expect(requiredModules(text)).to.deep.equal([]);
     expect(text).to.not.include('sourceMappingURL');
-    expect(text.split('\n')[0]).to.equal('// Generated from tools/models/custom/handler.ts by tools/models/store-custom.ts; edit the source.');
+    expect(text.split('\n')[0]).to.equal(
+      '// Generated from tools/models/custom/handler.ts by tools/models/store-custom.ts; edit the source.',
+    );
     expect(fs.readdirSync(dir).sort()).to.deep.equal(['handler.mjs', 'model-config.yaml', 'model.onnx']);
   });
 
@@ -45,7 +62,9 @@ describe('custom demo model (tools/models/custom/handler.ts, copied as handler.m
     expect(() => storeHandlerText('import * as ort from "onnxruntime-node";\nimport fs from "node:fs";\n')).to.throw(
       'custom handler must be self-contained, but it imports onnxruntime-node; get it from context instead',
     );
-    expect(() => storeHandlerText("import 'side-effect';\nconst x = await import('lodash');\nconst y = require('yaml');\n")).to.throw(
+    expect(() =>
+      storeHandlerText("import 'side-effect';\nconst x = await import('lodash');\nconst y = require('yaml');\n"),
+    ).to.throw(
       'custom handler must be self-contained, but it imports side-effect, lodash, yaml; get it from context instead',
     );
     expect(storeHandlerText('const fs = require("fs");\n//# sourceMappingURL=handler.js.map\n')).to.equal(
@@ -57,7 +76,9 @@ describe('custom demo model (tools/models/custom/handler.ts, copied as handler.m
     const mlpDir = path.join(tmp, 'mlp');
     fs.mkdirSync(mlpDir);
     await MLP_MODEL.write(mlpDir);
-    expect(fs.readFileSync(path.join(dir, 'model.onnx')).equals(fs.readFileSync(path.join(mlpDir, 'model.onnx')))).to.equal(true);
+    expect(
+      fs.readFileSync(path.join(dir, 'model.onnx')).equals(fs.readFileSync(path.join(mlpDir, 'model.onnx'))),
+    ).to.equal(true);
   });
 
   it('should answer the batch and record every custom metric of the example with the right dims and ids', async () => {
@@ -68,13 +89,21 @@ describe('custom demo model (tools/models/custom/handler.ts, copied as handler.m
     w.init(modelConfig('custom', dir, 'handler.mjs'), loaded.config);
     await w.waitType('tsserve.ready');
     const body = Array.from({ length: 784 }, (_, i) => (i % 10) / 10);
-    w.send({ type: 'tsserve.batch', batchId: 1, requests: [
-      { requestId: 'a', body },
-      { requestId: 'b', body: body.slice().reverse() },
-      { requestId: 'c', body: [1] },
-    ] });
+    w.send({
+      type: 'tsserve.batch',
+      batchId: 1,
+      requests: [
+        { requestId: 'a', body },
+        { requestId: 'b', body: body.slice().reverse() },
+        { requestId: 'c', body: [1] },
+      ],
+    });
     const result = await w.waitType<ResultMessage>('tsserve.result');
-    expect(result.responses[2]).to.deep.equal({ ok: false, status: 400, message: 'expected a JSON array of 784 numbers' });
+    expect(result.responses[2]).to.deep.equal({
+      ok: false,
+      status: 400,
+      message: 'expected a JSON array of 784 numbers',
+    });
     for (const r of result.responses.slice(0, 2)) {
       const b = (r as { ok: true; body: { class: number; probabilities: number[] } }).body;
       expect(b.probabilities).to.have.length(10);
@@ -120,7 +149,16 @@ describe('examples/custom-metrics/model-config.yaml', () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-custom-cfg-'));
     try {
       writeModelConfig(tmp, CUSTOM_MODEL_CONFIG, CUSTOM_MODEL_COMMENT);
-      const example = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'examples', 'custom-metrics', 'model-config.yaml');
+      const example = path.resolve(
+        import.meta.dirname,
+        '..',
+        '..',
+        '..',
+        '..',
+        'examples',
+        'custom-metrics',
+        'model-config.yaml',
+      );
       expect(fs.readFileSync(example, 'utf8')).to.equal(fs.readFileSync(path.join(tmp, 'model-config.yaml'), 'utf8'));
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });

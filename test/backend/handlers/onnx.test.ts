@@ -67,18 +67,34 @@ describe('onnx handler initialize', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-onnx-types-'));
     try {
       const g = new GraphBuilder('cast');
-      g.output('y', to, ['batch', 4], g.op('Cast', [g.input('x', type, ['batch', 4])], { to: { i: to === 'float32' ? 1 : 7 } }));
+      g.output(
+        'y',
+        to,
+        ['batch', 4],
+        g.op('Cast', [g.input('x', type, ['batch', 4])], { to: { i: to === 'float32' ? 1 : 7 } }),
+      );
       g.write(path.join(dir, 'model.onnx'), 'cast');
-      const ctx = { manifest: { modelFile: 'model.onnx' }, handlerOptions: { inputWidth: 4 }, createSession: (f: string) => createSession(path.join(dir, f)) } as unknown as HandlerContext;
-      return await Promise.resolve(createOnnxHandler().initialize!(ctx)).then(() => null, (e: unknown) => (e as Error).message);
+      const ctx = {
+        manifest: { modelFile: 'model.onnx' },
+        handlerOptions: { inputWidth: 4 },
+        createSession: (f: string) => createSession(path.join(dir, f)),
+      } as unknown as HandlerContext;
+      return await Promise.resolve(createOnnxHandler().initialize!(ctx)).then(
+        () => null,
+        (e: unknown) => (e as Error).message,
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }
 
   it('should refuse at load a model whose first input or output is not float32 (regression: every batch failed 500 with onnxruntime\'s "Unexpected input data type")', async () => {
-    expect(await loadError('int64', 'float32')).to.equal("model.onnx: its first input 'x' is int64; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)");
-    expect(await loadError('float32', 'int64')).to.equal("model.onnx: its first output 'y' is int64; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)");
+    expect(await loadError('int64', 'float32')).to.equal(
+      "model.onnx: its first input 'x' is int64; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)",
+    );
+    expect(await loadError('float32', 'int64')).to.equal(
+      "model.onnx: its first output 'y' is int64; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)",
+    );
     expect(await loadError('float32', 'float32')).to.equal(null);
   });
 });

@@ -2,18 +2,31 @@
 import type { MetricSpec, MetricsConfig, MetricType, Section } from '../../../schema/types.js';
 
 /** A spec with TorchServe-like defaults for the fields a test does not care about. */
-export function spec(name: string, type: MetricType, unit: string, dimensions: readonly string[],
-  section: Section = 'model_metrics'): MetricSpec {
+export function spec(
+  name: string,
+  type: MetricType,
+  unit: string,
+  dimensions: readonly string[],
+  section: Section = 'model_metrics',
+): MetricSpec {
   return {
-    name, section, type, unit, dimensions,
+    name,
+    section,
+    type,
+    unit,
+    dimensions,
     hostLabel: section === 'model_metrics' ? 'Hostname' : null,
-    help: '', buckets: type === 'histogram' ? [1, 10, 100] : [], pos: null,
+    help: '',
+    buckets: type === 'histogram' ? [1, 10, 100] : [],
+    pos: null,
   };
 }
 
 /** A config holding `metrics`, with small limits unless given. */
-export function config(metrics: readonly MetricSpec[], opts: { autoDetect?: boolean; maxPointsPerFlush?: number;
-  maxSeriesPerMetric?: number } = {}): MetricsConfig {
+export function config(
+  metrics: readonly MetricSpec[],
+  opts: { autoDetect?: boolean; maxPointsPerFlush?: number; maxSeriesPerMetric?: number } = {},
+): MetricsConfig {
   return {
     file: '',
     modes: ['prometheus'],

@@ -10,7 +10,10 @@ function setup(opts: { autoDetect?: boolean; maxPointsPerFlush?: number; maxSeri
   const logs: string[] = [];
   const clock = { now: 1_700_000_000_000 };
   const wm = new WorkerMetrics(config(MODEL_SPECS, opts), {
-    modelName: 'mlp', send: (m) => sent.push(copy(m)), log: (m) => logs.push(m), nowMs: () => clock.now,
+    modelName: 'mlp',
+    send: (m) => sent.push(copy(m)),
+    log: (m) => logs.push(m),
+    nowMs: () => clock.now,
     autoDetect: opts.autoDetect,
   });
   return { wm, sent, logs, clock };
@@ -18,8 +21,13 @@ function setup(opts: { autoDetect?: boolean; maxPointsPerFlush?: number; maxSeri
 
 /** A message with its typed arrays copied (they are views of recycled buffers). */
 function copy(m: MetricsMessage): MetricsMessage {
-  return { ...m, seriesIds: m.seriesIds.slice(), values: m.values.slice(), requestRuns: m.requestRuns.slice(),
-    timeRuns: m.timeRuns.slice() };
+  return {
+    ...m,
+    seriesIds: m.seriesIds.slice(),
+    values: m.values.slice(),
+    requestRuns: m.requestRuns.slice(),
+    timeRuns: m.timeRuns.slice(),
+  };
 }
 
 /** The wire arrays of a message as plain arrays: seriesIds, values, requestRuns, timeRuns. */
@@ -52,7 +60,12 @@ describe('WorkerMetrics', () => {
       expect(wm.flush()).to.equal(3);
       expect(sent).to.have.length(1);
       expect(sent[0].series).to.deep.equal([{ id: 0, metric: 'InferenceCount', values: ['mlp', 'Model', 'cpu'] }]);
-      expect(wire(sent[0])).to.deep.equal([[0, 0, 0], [1, 2, 3], [0, -1], [0, 1_700_000_000_000]]);
+      expect(wire(sent[0])).to.deep.equal([
+        [0, 0, 0],
+        [1, 2, 3],
+        [0, -1],
+        [0, 1_700_000_000_000],
+      ]);
     });
 
     it('should drop missing, extra, misnamed and miscounted values as bad_dimensions and warn once', () => {
@@ -67,8 +80,8 @@ describe('WorkerMetrics', () => {
       m.bind(['mlp']).record(1);
       expect(wm.dropped).to.deep.equal({ bad_dimensions: 7 });
       expect(logs).to.deep.equal([
-        '[METRICS]Failed to update metric with name:HandlerTime: Dimension values {"ModelName":"mlp"} should correspond '
-        + 'to Dimension names: [ModelName, Level] (bad_dimensions; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:HandlerTime: Dimension values {"ModelName":"mlp"} should correspond ' +
+          'to Dimension names: [ModelName, Level] (bad_dimensions; further drops of this kind are counted, not logged)',
       ]);
       expect(wm.flush()).to.equal(0);
     });
@@ -81,8 +94,8 @@ describe('WorkerMetrics', () => {
       m.bind({ ModelName: 'y'.repeat(100_000), Level: 'Model' }).record(3);
       expect(wm.dropped).to.deep.equal({ bad_dimensions: 2 });
       expect(logs).to.deep.equal([
-        '[METRICS]Failed to update metric with name:HandlerTime: Dimension value for Level has 1025 characters; at most 1024 are kept as a label '
-        + '(bad_dimensions; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:HandlerTime: Dimension value for Level has 1025 characters; at most 1024 are kept as a label ' +
+          '(bad_dimensions; further drops of this kind are counted, not logged)',
       ]);
       wm.flush();
       expect(points(sent).map((p) => [p[0], p[1][1]!.length, p[2]])).to.deep.equal([['HandlerTime', 1024, 1]]);
@@ -96,8 +109,8 @@ describe('WorkerMetrics', () => {
       m.addOrUpdate(3, ['mlp', 'ok \uD83D\uDE00']); // a whole pair (an emoji) is fine
       expect(wm.dropped).to.deep.equal({ bad_dimensions: 2 });
       expect(logs).to.deep.equal([
-        '[METRICS]Failed to update metric with name:HandlerTime: Dimension value for Level holds half of a UTF-16 surrogate pair; every sink would write it as U+FFFD, the same as any other such value '
-        + '(bad_dimensions; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:HandlerTime: Dimension value for Level holds half of a UTF-16 surrogate pair; every sink would write it as U+FFFD, the same as any other such value ' +
+          '(bad_dimensions; further drops of this kind are counted, not logged)',
       ]);
       wm.flush();
       expect(points(sent).map((p) => [p[0], p[1][1], p[2]])).to.deep.equal([['HandlerTime', 'ok \uD83D\uDE00', 3]]);
@@ -137,7 +150,12 @@ describe('WorkerMetrics', () => {
       m.addOrUpdate(4, {});
       wm.flush();
       expect(sent[0]!.series).to.deep.equal([{ id: 0, metric: 'NoDims', values: [] }]);
-      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['NoDims', 1], ['NoDims', 2], ['NoDims', 3], ['NoDims', 4]]);
+      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([
+        ['NoDims', 1],
+        ['NoDims', 2],
+        ['NoDims', 3],
+        ['NoDims', 4],
+      ]);
       expect(wm.dropped).to.deep.equal({});
     });
 
@@ -157,12 +175,12 @@ describe('WorkerMetrics', () => {
       wm.getMetric('NoDims').addOrUpdate(-2, undefined, 'req-1');
       expect(wm.dropped).to.deep.equal({ not_finite: 5, negative_counter: 2 });
       expect(logs).to.deep.equal([
-        '[METRICS]Failed to update metric with name:NoDims: value NaN is not a finite number '
-        + '(not_finite; further drops of this kind are counted, not logged)',
-        '[METRICS]Failed to update metric with name:NoDims: Counter metric update value cannot be negative '
-        + '(negative_counter; further drops of this kind are counted, not logged)',
-        '[METRICS]Failed to update metric with name:HandlerTime: value NaN is not a finite number '
-        + '(not_finite; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:NoDims: value NaN is not a finite number ' +
+          '(not_finite; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:NoDims: Counter metric update value cannot be negative ' +
+          '(negative_counter; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:HandlerTime: value NaN is not a finite number ' +
+          '(not_finite; further drops of this kind are counted, not logged)',
       ]);
       expect(wm.flush()).to.equal(3);
     });
@@ -185,14 +203,19 @@ describe('WorkerMetrics', () => {
       const { wm } = setup();
       const m = wm.addMetric('HandlerTime', 's', ['Level', 'ModelName'], 'gauge');
       // In the order given: a list of values follows it (next test).
-      expect([m.name, m.type, m.unit, m.dimensions]).to.deep.equal(['HandlerTime', 'gauge', 'ms', ['Level', 'ModelName']]);
+      expect([m.name, m.type, m.unit, m.dimensions]).to.deep.equal([
+        'HandlerTime',
+        'gauge',
+        'ms',
+        ['Level', 'ModelName'],
+      ]);
       const declared = wm.getMetric('HandlerTime');
       expect(declared.dimensions).to.deep.equal(['ModelName', 'Level']);
       expect(wm.addMetric('HandlerTime', 'ms')).to.equal(declared);
       expect(wm.addMetric('HandlerTime', 'ms', ['ModelName', 'Level'])).to.equal(declared);
     });
 
-    it('should take TorchServe\'s backwards-compatible update(value, request_id, dimensions) as addOrUpdate (a ported handler\'s call threw a TypeError)', () => {
+    it("should take TorchServe's backwards-compatible update(value, request_id, dimensions) as addOrUpdate (a ported handler's call threw a TypeError)", () => {
       const { wm, sent, clock } = setup();
       wm.getMetric('HandlerTime').update(3.5, 'req-1', ['mlp', 'Model']);
       wm.addMetric('HandlerTime', 'ms', ['Level', 'ModelName']).update(4, undefined, ['Model', 'mlp']);
@@ -229,7 +252,7 @@ describe('WorkerMetrics', () => {
     });
 
     // Regression: the list's values were taken in the yaml's order, so HandlerTime got ModelName="Model", Level="mlp".
-    it('should take a list of values in the order addMetric named the dimensions, not the yaml\'s', () => {
+    it("should take a list of values in the order addMetric named the dimensions, not the yaml's", () => {
       const { wm, sent } = setup();
       const m = wm.addMetric('HandlerTime', 'ms', ['Level', 'ModelName'], 'gauge');
       expect(m.dimensions).to.deep.equal(['Level', 'ModelName']);
@@ -240,7 +263,10 @@ describe('WorkerMetrics', () => {
       m.addOrUpdate(5, ['Model']);
       wm.flush();
       expect(points(sent).map((p) => [p[1], p[2], p[3]])).to.deep.equal([
-        [['mlp', 'Model'], 1, null], [['mlp', 'Model'], 2, null], [['mlp', 'Model'], 3, 'req-1'], [['mlp', 'Model'], 4, null],
+        [['mlp', 'Model'], 1, null],
+        [['mlp', 'Model'], 2, null],
+        [['mlp', 'Model'], 3, 'req-1'],
+        [['mlp', 'Model'], 4, null],
       ]);
       expect(wm.dropped).to.deep.equal({ bad_dimensions: 1 });
       expect(wm.addMetric('HandlerTime', 'ms', ['Level', 'ModelName'])).to.equal(m);
@@ -279,10 +305,33 @@ describe('WorkerMetrics', () => {
       // Regression: each of these calls threw (a Symbol in a template string, Object.keys or a
       // getter of the handler's object, String() of the request id) out of the record API.
       const { wm, sent, logs } = setup();
-      const throwing = new Proxy({}, { ownKeys: () => { throw new Error('ownKeys'); }, get: () => { throw new Error('get'); } });
-      const throwingList = new Proxy([] as string[], { get: () => { throw new Error('get'); } });
-      const getter = { get ModelName(): string { throw new Error('getter'); }, Level: 'Model' };
-      const badId = { toString: (): string => { throw new Error('toString'); } } as unknown as string;
+      const throwing = new Proxy(
+        {},
+        {
+          ownKeys: () => {
+            throw new Error('ownKeys');
+          },
+          get: () => {
+            throw new Error('get');
+          },
+        },
+      );
+      const throwingList = new Proxy([] as string[], {
+        get: () => {
+          throw new Error('get');
+        },
+      });
+      const getter = {
+        get ModelName(): string {
+          throw new Error('getter');
+        },
+        Level: 'Model',
+      };
+      const badId = {
+        toString: (): string => {
+          throw new Error('toString');
+        },
+      } as unknown as string;
       const calls: Array<() => unknown> = [
         () => wm.getMetric(Symbol('s') as unknown as string).addOrUpdate(1),
         () => wm.addTime(Symbol('s') as unknown as string, 1, undefined, 'h' as 'ms'),
@@ -298,7 +347,10 @@ describe('WorkerMetrics', () => {
       // A numeric id is written as Python's str() of it would be, not dropped.
       wm.getMetric('HandlerTime').addOrUpdate(4, ['mlp', 'Model'], 17 as unknown as string);
       wm.flush();
-      expect(points(sent).map((p) => [p[0], p[1], p[2], p[3]])).to.deep.equal([['HandlerTime', ['mlp', 'Model'], 3, 'req-1'], ['HandlerTime', ['mlp', 'Model'], 4, '17']]);
+      expect(points(sent).map((p) => [p[0], p[1], p[2], p[3]])).to.deep.equal([
+        ['HandlerTime', ['mlp', 'Model'], 3, 'req-1'],
+        ['HandlerTime', ['mlp', 'Model'], 4, '17'],
+      ]);
       expect(wm.dropped).to.deep.equal({ unknown_metric: 1, bad_unit: 1, bad_dimensions: 5, bad_request_id: 1 });
       expect(logs).to.deep.equal([
         "[METRICS]Metric of type 'counter' and name 'Symbol(s)' doesn't exist; its datapoints are dropped and counted as unknown_metric",
@@ -317,10 +369,16 @@ describe('WorkerMetrics', () => {
       // caught it but blamed the dimension names (bad_dimensions).
       const { wm, logs } = setup({ autoDetect: true });
       const bare = Object.create(null) as string;
-      const calls: Array<() => unknown> = [() => wm.addCounter(bare, 1), () => wm.addPercent(bare, 1), () => wm.addMetric(bare, 'ms').addOrUpdate(1)];
+      const calls: Array<() => unknown> = [
+        () => wm.addCounter(bare, 1),
+        () => wm.addPercent(bare, 1),
+        () => wm.addMetric(bare, 'ms').addOrUpdate(1),
+      ];
       for (const call of calls) expect(call).to.not.throw();
       expect(wm.dropped).to.deep.equal({ unknown_metric: 3 });
-      expect(logs).to.deep.equal(['[METRICS]`metric_name` must be a non-empty string; its datapoints are dropped and counted as unknown_metric']);
+      expect(logs).to.deep.equal([
+        '[METRICS]`metric_name` must be a non-empty string; its datapoints are dropped and counted as unknown_metric',
+      ]);
     });
   });
 
@@ -330,7 +388,11 @@ describe('WorkerMetrics', () => {
       // addTime('LatencyHist', '0.5', …, 's') was coerced by the unit conversion and recorded 500.
       const { wm, sent, logs } = setup();
       const bare = Object.create(null) as number;
-      const throwing = { toString: (): string => { throw new Error('toString'); } } as unknown as number;
+      const throwing = {
+        toString: (): string => {
+          throw new Error('toString');
+        },
+      } as unknown as number;
       const calls: Array<() => unknown> = [
         () => wm.getMetric('HandlerTime').addOrUpdate(bare, ['mlp', 'Model']),
         () => wm.getMetric('HandlerTime').addOrUpdate(throwing, ['mlp', 'Model']),
@@ -373,8 +435,10 @@ describe('WorkerMetrics', () => {
       wm.getMetric('HandlerTime').addOrUpdate(2, ['mlp', 'Model'], 'r'.repeat(1_000_000));
       wm.addTime('PredictionTime', 3, 'r'.repeat(1025));
       wm.flush();
-      expect([points(sent).map((p) => [p[0], p[2], p[3]?.length]), wm.dropped])
-        .to.deep.equal([[['HandlerTime', 1, 1024]], { bad_request_id: 2 }]);
+      expect([points(sent).map((p) => [p[0], p[2], p[3]?.length]), wm.dropped]).to.deep.equal([
+        [['HandlerTime', 1, 1024]],
+        { bad_request_id: 2 },
+      ]);
       expect(logs).to.deep.equal([
         '[METRICS]Failed to update metric with name:HandlerTime: request id has 1000000 characters; at most 1024 are kept (bad_request_id; further drops of this kind are counted, not logged)',
         '[METRICS]Failed to update metric with name:PredictionTime: request id has 1025 characters; at most 1024 are kept (bad_request_id; further drops of this kind are counted, not logged)',
@@ -388,12 +452,28 @@ describe('WorkerMetrics', () => {
     it('should say whether a datapoint of the name would be recorded: declared and shown, or auto-detectable', () => {
       const hidden = { ...spec('Old', 'gauge', 'ms', []), hidden: true };
       const wm = new WorkerMetrics(config([spec('HandlerTime', 'gauge', 'ms', ['ModelName', 'Level']), hidden]), {
-        modelName: 'mlp', send: () => undefined, nowMs: () => 0 });
-      const auto = new WorkerMetrics(config([], { autoDetect: true }), { modelName: 'mlp', send: () => undefined, nowMs: () => 0 });
-      expect([wm.records('HandlerTime'), wm.records('PredictionTime'), wm.records('Old'), auto.records('PredictionTime')])
-        .to.deep.equal([true, false, false, true]);
-      expect(createWorkerMetrics(config([spec('HandlerTime', 'gauge', 'ms', [])]), { modelName: 'mlp', send: () => undefined, enabled: false })
-        .records('HandlerTime')).to.equal(false);
+        modelName: 'mlp',
+        send: () => undefined,
+        nowMs: () => 0,
+      });
+      const auto = new WorkerMetrics(config([], { autoDetect: true }), {
+        modelName: 'mlp',
+        send: () => undefined,
+        nowMs: () => 0,
+      });
+      expect([
+        wm.records('HandlerTime'),
+        wm.records('PredictionTime'),
+        wm.records('Old'),
+        auto.records('PredictionTime'),
+      ]).to.deep.equal([true, false, false, true]);
+      expect(
+        createWorkerMetrics(config([spec('HandlerTime', 'gauge', 'ms', [])]), {
+          modelName: 'mlp',
+          send: () => undefined,
+          enabled: false,
+        }).records('HandlerTime'),
+      ).to.equal(false);
     });
   });
 
@@ -416,7 +496,7 @@ describe('WorkerMetrics', () => {
       expect(wm.dropped).to.deep.equal({});
     });
 
-    it('should convert a time or size given in another unit of its kind to the metric\'s unit, and keep other values as given', () => {
+    it("should convert a time or size given in another unit of its kind to the metric's unit, and keep other values as given", () => {
       const { wm, sent } = setup({ autoDetect: true });
       wm.addTime('LatencyHist', 0.002, undefined, 's'); // declared in ms: 2 ms, not 0.002
       wm.addTime('LatencyHist', 0.043, undefined, 's'); // 43 ms, not 42.99999999999999
@@ -425,27 +505,52 @@ describe('WorkerMetrics', () => {
       wm.addSize('Mem', 512, undefined, 'kB');
       wm.addTime('InferenceCount', 3, undefined, 's', { Device: 'cpu' }, 'counter'); // declared Count: not a time, kept
       wm.flush();
-      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['LatencyHist', 2], ['LatencyHist', 43], ['HandlerTime', 1.5], ['Mem', 2], ['Mem', 0.5], ['InferenceCount', 3]]);
+      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([
+        ['LatencyHist', 2],
+        ['LatencyHist', 43],
+        ['HandlerTime', 1.5],
+        ['Mem', 2],
+        ['Mem', 0.5],
+        ['InferenceCount', 3],
+      ]);
       expect(wm.dropped).to.deep.equal({});
     });
 
     it('should convert to a metric declared in another spelling of a time unit (unit: sec, msec)', () => {
       const sent: MetricsMessage[] = [];
       const wm = new WorkerMetrics(config([spec('Sec', 'histogram', 'sec', []), spec('Msec', 'gauge', 'msec', [])]), {
-        modelName: 'mlp', send: (m) => sent.push(copy(m)), nowMs: () => 0 });
+        modelName: 'mlp',
+        send: (m) => sent.push(copy(m)),
+        nowMs: () => 0,
+      });
       wm.addTime('Sec', 5, undefined, 'ms'); // 0.005 s, not 5 s
       wm.addTime('Msec', 0.25, undefined, 's');
       wm.flush();
-      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['Sec', 0.005], ['Msec', 250]]);
+      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([
+        ['Sec', 0.005],
+        ['Msec', 250],
+      ]);
     });
 
     // Regression: addTime into a metric declared in kB recorded the milliseconds as kilobytes.
     it('should drop a time, size or percent recorded into a metric that measures another of them as bad_unit', () => {
       const sent: MetricsMessage[] = [];
       const logs: string[] = [];
-      const wm = new WorkerMetrics(config([spec('Size', 'gauge', 'kB', []), spec('Time', 'gauge', 'ms', []),
-        spec('Pct', 'histogram', 'Percent', []), spec('Calls', 'counter', 'CallCount', []), spec('Odd', 'gauge', 'request', [])]), {
-        modelName: 'mlp', send: (m) => sent.push(copy(m)), log: (m) => logs.push(m), nowMs: () => 0 });
+      const wm = new WorkerMetrics(
+        config([
+          spec('Size', 'gauge', 'kB', []),
+          spec('Time', 'gauge', 'ms', []),
+          spec('Pct', 'histogram', 'Percent', []),
+          spec('Calls', 'counter', 'CallCount', []),
+          spec('Odd', 'gauge', 'request', []),
+        ]),
+        {
+          modelName: 'mlp',
+          send: (m) => sent.push(copy(m)),
+          log: (m) => logs.push(m),
+          nowMs: () => 0,
+        },
+      );
       wm.addTime('Size', 5);
       wm.addPercent('Size', 5);
       wm.addSize('Time', 5, undefined, 'kB');
@@ -453,15 +558,18 @@ describe('WorkerMetrics', () => {
       wm.addTime('Calls', 5, undefined, 'ms', undefined, 'counter'); // a count of no measure: kept, as TorchServe
       wm.addPercent('Odd', 5); // a unit of its own: kept as given
       wm.flush();
-      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([['Calls', 5], ['Odd', 5]]);
+      expect(points(sent).map((p) => [p[0], p[2]])).to.deep.equal([
+        ['Calls', 5],
+        ['Odd', 5],
+      ]);
       expect(wm.dropped).to.deep.equal({ bad_unit: 4 });
       expect(logs).to.deep.equal([
-        "[METRICS]Failed to update metric with name:Size: it is declared in kB (a size); addTime records a time in ms, "
-        + 'which would be read as kB (bad_unit; further drops of this kind are counted, not logged)',
-        "[METRICS]Failed to update metric with name:Time: it is declared in ms (a time); addSize records a size in kB, "
-        + 'which would be read as ms (bad_unit; further drops of this kind are counted, not logged)',
-        "[METRICS]Failed to update metric with name:Pct: it is declared in Percent (a percentage); addTime records a time in s, "
-        + 'which would be read as Percent (bad_unit; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:Size: it is declared in kB (a size); addTime records a time in ms, ' +
+          'which would be read as kB (bad_unit; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:Time: it is declared in ms (a time); addSize records a size in kB, ' +
+          'which would be read as ms (bad_unit; further drops of this kind are counted, not logged)',
+        '[METRICS]Failed to update metric with name:Pct: it is declared in Percent (a percentage); addTime records a time in s, ' +
+          'which would be read as Percent (bad_unit; further drops of this kind are counted, not logged)',
       ]);
     });
 
@@ -469,19 +577,25 @@ describe('WorkerMetrics', () => {
     // indexes: an undeclared metric was refused for a label named "0", a declared one blamed its values.
     it('should drop dimensions that are a list or a string as bad_dimensions, saying to write an object', () => {
       const { wm, sent, logs } = setup({ autoDetect: true });
-      wm.addTime('MethodTime', 1, undefined, 'ms', [{ name: 'MethodName', value: 'pre' }] as unknown as Record<string, string>);
+      wm.addTime('MethodTime', 1, undefined, 'ms', [{ name: 'MethodName', value: 'pre' }] as unknown as Record<
+        string,
+        string
+      >);
       wm.addCounter('InferenceCount', 1, undefined, 'cpu' as unknown as Record<string, string>);
       wm.addPercent('HandlerTime', 1, undefined, ['x'] as unknown as Record<string, string>);
       wm.flush();
       expect([points(sent), wm.dropped]).to.deep.equal([[], { bad_dimensions: 3 }]);
       const tail = ' (bad_dimensions; further drops of this kind are counted, not logged)';
       expect(logs).to.deep.equal([
-        '[METRICS]Failed to update metric with name:MethodTime: dimensions must be an object of name: value '
-        + "(e.g. {MethodName: 'preprocess'}; TorchServe's [Dimension(name, value)]), not a list" + tail,
-        '[METRICS]Failed to update metric with name:InferenceCount: dimensions must be an object of name: value '
-        + "(e.g. {MethodName: 'preprocess'}; TorchServe's [Dimension(name, value)]), not a string" + tail,
-        '[METRICS]Failed to update metric with name:HandlerTime: dimensions must be an object of name: value '
-        + "(e.g. {MethodName: 'preprocess'}; TorchServe's [Dimension(name, value)]), not a list" + tail,
+        '[METRICS]Failed to update metric with name:MethodTime: dimensions must be an object of name: value ' +
+          "(e.g. {MethodName: 'preprocess'}; TorchServe's [Dimension(name, value)]), not a list" +
+          tail,
+        '[METRICS]Failed to update metric with name:InferenceCount: dimensions must be an object of name: value ' +
+          "(e.g. {MethodName: 'preprocess'}; TorchServe's [Dimension(name, value)]), not a string" +
+          tail,
+        '[METRICS]Failed to update metric with name:HandlerTime: dimensions must be an object of name: value ' +
+          "(e.g. {MethodName: 'preprocess'}; TorchServe's [Dimension(name, value)]), not a list" +
+          tail,
       ]);
     });
 
@@ -491,13 +605,13 @@ describe('WorkerMetrics', () => {
       wm.addMetric('Fresh', 'ms', 'ModelName' as unknown as string[], 'gauge').addOrUpdate(1, ['mlp']);
       expect(wm.dropped).to.deep.equal({ bad_dimensions: 1 });
       expect(logs).to.deep.equal([
-        "[METRICS]Metric 'Fresh' cannot be auto-detected: its dimension names should be a list of strings, not \"ModelName\"; "
-        + 'its datapoints are dropped and counted as bad_dimensions',
+        '[METRICS]Metric \'Fresh\' cannot be auto-detected: its dimension names should be a list of strings, not "ModelName"; ' +
+          'its datapoints are dropped and counted as bad_dimensions',
       ]);
     });
 
     // Regression: addTime('T', 5, 1) wrote requestID:1; TorchServe's helpers take idx, the request's index in the batch.
-    it('should read a helper\'s numeric request id as an index into the batch, as TorchServe\'s idx', () => {
+    it("should read a helper's numeric request id as an index into the batch, as TorchServe's idx", () => {
       const { wm, sent } = setup();
       wm.setRequestIds(['req-a', 'req-b']);
       wm.addTime('HandlerTime', 1, 1);
@@ -506,7 +620,13 @@ describe('WorkerMetrics', () => {
       wm.addTime('HandlerTime', 4, 0.5);
       wm.addTime('HandlerTime', 5, 'req-b');
       wm.flush();
-      expect(points(sent).map((p) => [p[2], p[3]])).to.deep.equal([[1, 'req-b'], [2, 'req-a'], [3, 'req-a,req-b'], [4, 'req-a,req-b'], [5, 'req-b']]);
+      expect(points(sent).map((p) => [p[2], p[3]])).to.deep.equal([
+        [1, 'req-b'],
+        [2, 'req-a'],
+        [3, 'req-a,req-b'],
+        [4, 'req-a,req-b'],
+        [5, 'req-b'],
+      ]);
       expect(wm.dropped).to.deep.equal({});
     });
 
@@ -514,7 +634,12 @@ describe('WorkerMetrics', () => {
     it('should describe a dimension name that is not a string by its kind, in a short warning', () => {
       const { wm, logs } = setup({ autoDetect: true });
       wm.addMetric('X', 'ms', [{ a: 1 }] as unknown as string[], 'gauge').addOrUpdate(1, ['a']);
-      wm.addMetric('Y', 'ms', [Array.from({ length: 100_000 }, (_, i) => `name${i}`)] as unknown as string[], 'gauge').addOrUpdate(1, ['a']);
+      wm.addMetric(
+        'Y',
+        'ms',
+        [Array.from({ length: 100_000 }, (_, i) => `name${i}`)] as unknown as string[],
+        'gauge',
+      ).addOrUpdate(1, ['a']);
       wm.addMetric('Z', 'ms', ['ok', 5] as unknown as string[], 'gauge').addOrUpdate(1, ['a', 'b']);
       expect(wm.dropped).to.deep.equal({ invalid_name: 3 });
       expect(logs).to.deep.equal([
@@ -566,10 +691,10 @@ describe('WorkerMetrics', () => {
       wm.addSize('S', 1, undefined, 'TB' as 'MB');
       expect(wm.dropped).to.deep.equal({ bad_unit: 3 });
       expect(logs).to.deep.equal([
-        "[METRICS]Failed to update metric with name:T: the unit for a timed metric should be one of ['ms', 's'] "
-        + '(bad_unit; further drops of this kind are counted, not logged)',
-        "[METRICS]Failed to update metric with name:S: The unit for size based metric is one of ['MB','kB', 'GB', 'B'] "
-        + '(bad_unit; further drops of this kind are counted, not logged)',
+        "[METRICS]Failed to update metric with name:T: the unit for a timed metric should be one of ['ms', 's'] " +
+          '(bad_unit; further drops of this kind are counted, not logged)',
+        "[METRICS]Failed to update metric with name:S: The unit for size based metric is one of ['MB','kB', 'GB', 'B'] " +
+          '(bad_unit; further drops of this kind are counted, not logged)',
       ]);
       expect(wm.flush()).to.equal(0);
     });
@@ -627,7 +752,9 @@ describe('WorkerMetrics', () => {
       wm.addMetric('Sum', 'ms', [], 'summary' as 'gauge').addOrUpdate(1);
       wm.addCounter('Hits', 1);
       wm.flush();
-      expect(sent[0].metrics).to.deep.equal([{ name: 'Hits', type: 'counter', unit: 'Count', dimensions: ['ModelName', 'Level'] }]);
+      expect(sent[0].metrics).to.deep.equal([
+        { name: 'Hits', type: 'counter', unit: 'Count', dimensions: ['ModelName', 'Level'] },
+      ]);
       expect(points(sent).map((p) => [p[0], p[1], p[2]])).to.deep.equal([['Hits', ['mlp', 'Model'], 1]]);
       expect(sent[0].dropped).to.deep.equal({ type_mismatch: 2 });
       expect('error' in decodeMetricsMessage(sent[0])).to.equal(false);
@@ -666,7 +793,13 @@ describe('WorkerMetrics', () => {
       expect(wire(sent[0])[2]).to.deep.equal([0, -1, 1, 0, 2, 1, 3, 0]);
       expect(wire(sent[1])[2]).to.deep.equal([0, 0, 1, -1]);
       expect(points(sent).map((p) => [p[2], p[3]])).to.deep.equal([
-        [1, null], [2, 'req-a,req-b'], [3, 'req-x'], [4, 'req-a,req-b'], [5, 'req-a,req-b'], [6, null]]);
+        [1, null],
+        [2, 'req-a,req-b'],
+        [3, 'req-x'],
+        [4, 'req-a,req-b'],
+        [5, 'req-a,req-b'],
+        [6, null],
+      ]);
     });
   });
 
@@ -675,19 +808,22 @@ describe('WorkerMetrics', () => {
       const { wm, sent, clock } = setup();
       const s = wm.getMetric('NoDims').bind();
       clock.now = 1000;
-      s.record(1);                               // still the construction time
+      s.record(1); // still the construction time
       wm.setRequestIds(['r']);
       clock.now = 2000;
-      s.record(2);                               // 1000, from setRequestIds
-      wm.getMetric('NoDims').addOrUpdate(3);     // 1000: unbound records read no clock either
+      s.record(2); // 1000, from setRequestIds
+      wm.getMetric('NoDims').addOrUpdate(3); // 1000: unbound records read no clock either
       clock.now = 3000;
-      s.record(4);                               // 1000
-      wm.flush();                                // refresh to 3000
+      s.record(4); // 1000
+      wm.flush(); // refresh to 3000
       s.record(5);
       wm.flush();
       expect(points(sent).map((p) => p[4])).to.deep.equal([1_700_000_000_000, 1000, 1000, 1000, 3000]);
       // The time changed mid-flush: a second run from datapoint 1; the next flush starts afresh.
-      expect(sent.map((m) => Array.from(m.timeRuns))).to.deep.equal([[0, 1_700_000_000_000, 1, 1000], [0, 3000]]);
+      expect(sent.map((m) => Array.from(m.timeRuns))).to.deep.equal([
+        [0, 1_700_000_000_000, 1, 1000],
+        [0, 3000],
+      ]);
     });
   });
 
@@ -698,21 +834,30 @@ describe('WorkerMetrics', () => {
       const m = wm.getMetric('NoDims');
       wm.setRequestIds(['a']);
       s.record(1);
-      wm.setRequestIds(['a']);                   // same batch ids, same clock: no new run
-      m.addOrUpdate(2, [], 'a');                 // the explicit id is the batch's: no new run
+      wm.setRequestIds(['a']); // same batch ids, same clock: no new run
+      m.addOrUpdate(2, [], 'a'); // the explicit id is the batch's: no new run
       m.addOrUpdate(3, [], 'x');
-      m.addOrUpdate(4, [], 'x');                 // two explicit datapoints in a row: one run
+      m.addOrUpdate(4, [], 'x'); // two explicit datapoints in a row: one run
       clock.now = 5;
-      wm.setRequestIds(['b']);                   // no datapoint in this batch: its runs are replaced
+      wm.setRequestIds(['b']); // no datapoint in this batch: its runs are replaced
       clock.now = 6;
       wm.setRequestIds(['c']);
       s.record(5);
       wm.flush();
       expect(sent[0].requestIds).to.deep.equal(['a', 'x', 'b', 'c']);
-      expect(wire(sent[0])).to.deep.equal([[0, 0, 0, 0, 0], [1, 2, 3, 4, 5], [0, 0, 2, 1, 4, 3],
-        [0, 1_700_000_000_000, 4, 6]]);
-      expect(points(sent).map((p) => [p[2], p[3], p[4]])).to.deep.equal([[1, 'a', 1_700_000_000_000],
-        [2, 'a', 1_700_000_000_000], [3, 'x', 1_700_000_000_000], [4, 'x', 1_700_000_000_000], [5, 'c', 6]]);
+      expect(wire(sent[0])).to.deep.equal([
+        [0, 0, 0, 0, 0],
+        [1, 2, 3, 4, 5],
+        [0, 0, 2, 1, 4, 3],
+        [0, 1_700_000_000_000, 4, 6],
+      ]);
+      expect(points(sent).map((p) => [p[2], p[3], p[4]])).to.deep.equal([
+        [1, 'a', 1_700_000_000_000],
+        [2, 'a', 1_700_000_000_000],
+        [3, 'x', 1_700_000_000_000],
+        [4, 'x', 1_700_000_000_000],
+        [5, 'c', 6],
+      ]);
     });
 
     it('should split runs at the cap: the batch id carries on into the next message, with the refreshed time', () => {
@@ -724,22 +869,50 @@ describe('WorkerMetrics', () => {
       s.record(1);
       m.addOrUpdate(2, [], 'x');
       s.record(3);
-      s.record(4);                               // full
+      s.record(4); // full
       clock.now = 200;
-      s.record(5);                               // flushes the four first, by itself
+      s.record(5); // flushes the four first, by itself
       m.addOrUpdate(6, [], 'x');
       s.record(7);
-      s.record(8);                               // full
-      m.addOrUpdate(9, [], 'y');                 // flushes by itself; an explicit id at the cap
+      s.record(8); // full
+      m.addOrUpdate(9, [], 'y'); // flushes by itself; an explicit id at the cap
       s.record(10);
       wm.flush();
       expect(sent.map((x) => [x.requestIds, ...wire(x)])).to.deep.equal([
-        [['b', 'x'], [0, 0, 0, 0], [1, 2, 3, 4], [0, 0, 1, 1, 2, 0], [0, 100]],
-        [['b', 'x'], [0, 0, 0, 0], [5, 6, 7, 8], [0, 0, 1, 1, 2, 0], [0, 200]],
-        [['b', 'y'], [0, 0], [9, 10], [0, 1, 1, 0], [0, 200]],
+        [
+          ['b', 'x'],
+          [0, 0, 0, 0],
+          [1, 2, 3, 4],
+          [0, 0, 1, 1, 2, 0],
+          [0, 100],
+        ],
+        [
+          ['b', 'x'],
+          [0, 0, 0, 0],
+          [5, 6, 7, 8],
+          [0, 0, 1, 1, 2, 0],
+          [0, 200],
+        ],
+        [
+          ['b', 'y'],
+          [0, 0],
+          [9, 10],
+          [0, 1, 1, 0],
+          [0, 200],
+        ],
       ]);
-      expect(points(sent).map((p) => [p[2], p[3], p[4]])).to.deep.equal([[1, 'b', 100], [2, 'x', 100], [3, 'b', 100],
-        [4, 'b', 100], [5, 'b', 200], [6, 'x', 200], [7, 'b', 200], [8, 'b', 200], [9, 'y', 200], [10, 'b', 200]]);
+      expect(points(sent).map((p) => [p[2], p[3], p[4]])).to.deep.equal([
+        [1, 'b', 100],
+        [2, 'x', 100],
+        [3, 'b', 100],
+        [4, 'b', 100],
+        [5, 'b', 200],
+        [6, 'x', 200],
+        [7, 'b', 200],
+        [8, 'b', 200],
+        [9, 'y', 200],
+        [10, 'b', 200],
+      ]);
     });
 
     it('should grow the run arrays past their first size when every datapoint has its own request id', () => {
@@ -749,7 +922,9 @@ describe('WorkerMetrics', () => {
       for (let i = 0; i < 100; i++) m.addOrUpdate(i, [], `r${i % 2}`);
       wm.flush();
       expect(sent[0].requestIds).to.deep.equal(['batch', 'r0', 'r1']);
-      expect(Array.from(sent[0].requestRuns)).to.deep.equal(Array.from({ length: 100 }, (_, i) => [i, 1 + (i % 2)]).flat());
+      expect(Array.from(sent[0].requestRuns)).to.deep.equal(
+        Array.from({ length: 100 }, (_, i) => [i, 1 + (i % 2)]).flat(),
+      );
       expect(points(sent).map((p) => p[3])).to.deep.equal(Array.from({ length: 100 }, (_, i) => `r${i % 2}`));
     });
   });
@@ -762,7 +937,10 @@ describe('WorkerMetrics', () => {
       expect(wm.flush()).to.equal(1);
       wm.getMetric('NoDims').bind().record(1);
       expect(wm.flush()).to.equal(1);
-      expect(sent.map((m) => [m.type, m.v, m.seq])).to.deep.equal([['tsserve.metrics', 3, 0], ['tsserve.metrics', 3, 1]]);
+      expect(sent.map((m) => [m.type, m.v, m.seq])).to.deep.equal([
+        ['tsserve.metrics', 3, 0],
+        ['tsserve.metrics', 3, 1],
+      ]);
     });
 
     it('should grow by doubling up to maxPointsPerFlush, then flush by itself without losing a point', () => {
@@ -782,22 +960,35 @@ describe('WorkerMetrics', () => {
       const sent: MetricsMessage[] = [];
       const clock = { now: 10 };
       const wm = new WorkerMetrics(config([spec('C', 'counter', 'Count', [])], { maxPointsPerFlush: 4 }), {
-        modelName: 'm', send: (m) => sent.push(m), log: () => undefined, nowMs: () => clock.now });
+        modelName: 'm',
+        send: (m) => sent.push(m),
+        log: () => undefined,
+        nowMs: () => clock.now,
+      });
       const s = wm.getMetric('C').bind();
       wm.setRequestIds(['r']);
       s.record(1);
-      wm.flush();                                 // views of the A arrays, 1 datapoint
+      wm.flush(); // views of the A arrays, 1 datapoint
       clock.now = 20;
       wm.setRequestIds(['q']);
-      for (let i = 0; i < 4; i++) s.record(2);    // fills the B arrays exactly; A is untouched
+      for (let i = 0; i < 4; i++) s.record(2); // fills the B arrays exactly; A is untouched
       expect(wire(sent[0])).to.deep.equal([[0], [1], [0, 0], [0, 10]]);
-      wm.flush();                                 // hands over B, writes go to A again
+      wm.flush(); // hands over B, writes go to A again
       clock.now = 30;
       wm.setRequestIds(['p']);
       s.record(3);
-      expect(wire(sent[1])).to.deep.equal([[0, 0, 0, 0], [2, 2, 2, 2], [0, 1], [0, 20]]);
-      const buffers = (m: MetricsMessage): ArrayBufferLike[] => [m.seriesIds.buffer, m.values.buffer, m.requestRuns.buffer,
-        m.timeRuns.buffer];
+      expect(wire(sent[1])).to.deep.equal([
+        [0, 0, 0, 0],
+        [2, 2, 2, 2],
+        [0, 1],
+        [0, 20],
+      ]);
+      const buffers = (m: MetricsMessage): ArrayBufferLike[] => [
+        m.seriesIds.buffer,
+        m.values.buffer,
+        m.requestRuns.buffer,
+        m.timeRuns.buffer,
+      ];
       expect(buffers(sent[0]).map((b, i) => b === buffers(sent[1])[i])).to.deep.equal([false, false, false, false]);
       wm.flush();
       expect(buffers(sent[2]).map((b, i) => b === buffers(sent[0])[i])).to.deep.equal([true, true, true, true]);
@@ -823,7 +1014,11 @@ describe('WorkerMetrics', () => {
     it('should log and keep going when send throws', () => {
       const logs: string[] = [];
       const wm = new WorkerMetrics(config([spec('C', 'counter', 'Count', [])]), {
-        modelName: 'm', send: () => { throw new Error('channel closed'); }, log: (m) => logs.push(m),
+        modelName: 'm',
+        send: () => {
+          throw new Error('channel closed');
+        },
+        log: (m) => logs.push(m),
       });
       wm.getMetric('C').bind().record(1);
       expect(wm.flush()).to.equal(1);

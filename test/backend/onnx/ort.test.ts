@@ -29,7 +29,10 @@ describe('backend/onnx/ort', () => {
     try {
       expect(s.inputNames).to.deep.equal(['x', 'ids']);
       expect(s.outputNames).to.deep.equal(['y', 'n']);
-      const out = await s.run({ x: tensorF32(Float32Array.of(10, 20, 30, 40, 50, 60), [2, 3]), ids: tensorI64(new BigInt64Array(10), [2, 5]) });
+      const out = await s.run({
+        x: tensorF32(Float32Array.of(10, 20, 30, 40, 50, 60), [2, 3]),
+        ids: tensorI64(new BigInt64Array(10), [2, 5]),
+      });
       expect(out['y']!.type).to.equal('float32');
       expect(Array.from(out['y']!.data as Float32Array)).to.deep.equal([11, 22, 33, 41, 52, 63]);
       expect(out['y']!.dims).to.deep.equal([2, 3]);
@@ -43,7 +46,10 @@ describe('backend/onnx/ort', () => {
     const s = await createSession(file, { threads: 2 });
     try {
       const big = Float32Array.of(0, 0, 5, 6, 7, 0);
-      const out = await s.run({ x: tensorF32(big.subarray(2, 5), [1, 3]), ids: tensorI64(new BigInt64Array(1), [1, 1]) }, ['y']);
+      const out = await s.run(
+        { x: tensorF32(big.subarray(2, 5), [1, 3]), ids: tensorI64(new BigInt64Array(1), [1, 1]) },
+        ['y'],
+      );
       expect(Object.keys(out)).to.deep.equal(['y']);
       expect(Array.from(out['y']!.data as Float32Array)).to.deep.equal([6, 8, 10]);
     } finally {

@@ -25,12 +25,34 @@ describe('runVocoderWorker', () => {
     const sent: Record<string, unknown>[] = [];
     let deliver: (msg: unknown) => void = () => undefined;
     const init = {
-      type: 'tsserve.init', v: WORKER_PROTOCOL_VERSION, workerId: 'W-1', workerIndex: 0,
-      model: { name: 'v', version: '1.0', dir, handler: 'vocoder', modelFile: 'model.onnx', batchSize: 1, maxBatchDelayMs: 0, minWorkers: 1, maxWorkers: 1, responseTimeoutSec: 60, threads: 1 },
+      type: 'tsserve.init',
+      v: WORKER_PROTOCOL_VERSION,
+      workerId: 'W-1',
+      workerIndex: 0,
+      model: {
+        name: 'v',
+        version: '1.0',
+        dir,
+        handler: 'vocoder',
+        modelFile: 'model.onnx',
+        batchSize: 1,
+        maxBatchDelayMs: 0,
+        minWorkers: 1,
+        maxWorkers: 1,
+        responseTimeoutSec: 60,
+        threads: 1,
+      },
     } as unknown as InitMessage;
-    const done = runVocoderWorker(init, (m) => sent.push(m as Record<string, unknown>), (h) => { deliver = h; });
+    const done = runVocoderWorker(
+      init,
+      (m) => sent.push(m as Record<string, unknown>),
+      (h) => {
+        deliver = h;
+      },
+    );
     await until(() => sent.some((m) => m.type === 'tsserve.ready'), { message: 'ready' });
-    const chunk = (requestId: string, seq: number, codes: number[]): void => deliver({ type: 'tsserve.voc.chunk', requestId, seq, codes: Int32Array.from(codes) });
+    const chunk = (requestId: string, seq: number, codes: number[]): void =>
+      deliver({ type: 'tsserve.voc.chunk', requestId, seq, codes: Int32Array.from(codes) });
     chunk('a', 0, [65, 66]);
     chunk('a', 1, [67]);
     chunk('bad', 0, [65, 999]);
@@ -39,10 +61,25 @@ describe('runVocoderWorker', () => {
     chunk('c', 0, [70]);
     deliver({ type: 'tsserve.voc.cancel', requestId: 'c' });
     chunk('d', 0, [71]);
-    await until(() => sent.some((m) => m.requestId === 'd'), { message: 'the last chunk answered', observe: () => sent });
+    await until(() => sent.some((m) => m.requestId === 'd'), {
+      message: 'the last chunk answered',
+      observe: () => sent,
+    });
     deliver({ type: 'tsserve.shutdown' });
     await done;
-    const answers = sent.filter((m) => m.type !== 'tsserve.ready').map((m) => m.type === 'tsserve.voc.audio' ? `${String(m.requestId)}/${String(m.seq)} audio ${String(m.frames)} ${(m.pcm as Uint8Array).byteLength}` : `${String(m.requestId)}/${String(m.seq)} ${String(m.reason)}`);
-    expect(answers).to.deep.equal(['bad/0 invalid_codec_token', 'empty/0 no_codec_tokens', 'a/0 audio 1920 3840', 'a/1 audio 960 1920', 'd/0 audio 960 1920']);
+    const answers = sent
+      .filter((m) => m.type !== 'tsserve.ready')
+      .map((m) =>
+        m.type === 'tsserve.voc.audio'
+          ? `${String(m.requestId)}/${String(m.seq)} audio ${String(m.frames)} ${(m.pcm as Uint8Array).byteLength}`
+          : `${String(m.requestId)}/${String(m.seq)} ${String(m.reason)}`,
+      );
+    expect(answers).to.deep.equal([
+      'bad/0 invalid_codec_token',
+      'empty/0 no_codec_tokens',
+      'a/0 audio 1920 3840',
+      'a/1 audio 960 1920',
+      'd/0 audio 960 1920',
+    ]);
   });
 });

@@ -4,7 +4,16 @@ import { BatchFailureLog, MAX_TRACKED_FAILURES } from '../../../backend/worker/b
 function harness(): { log: BatchFailureLog; lines: string[]; at: (ms: number) => void } {
   const lines: string[] = [];
   let now = 0;
-  return { log: new BatchFailureLog((l) => lines.push(l), () => now), lines, at: (ms) => { now = ms; } };
+  return {
+    log: new BatchFailureLog(
+      (l) => lines.push(l),
+      () => now,
+    ),
+    lines,
+    at: (ms) => {
+      now = ms;
+    },
+  };
 }
 
 /** An Error whose stack is fixed, so the lines are exact. */
@@ -17,7 +26,10 @@ function err(message: string): Error {
 describe('BatchFailureLog', () => {
   it('should log a failure with its stack the first time, then once a minute with how many batches were only answered', () => {
     const h = harness();
-    for (let b = 1; b <= 5; b++) { h.at(b * 1000); h.log.report(b, err('asked to fail')); }
+    for (let b = 1; b <= 5; b++) {
+      h.at(b * 1000);
+      h.log.report(b, err('asked to fail'));
+    }
     h.at(61_000);
     h.log.report(6, err('asked to fail'));
     h.at(62_000);

@@ -39,8 +39,18 @@ export function testMetricsConfig(text = TEST_METRICS_YAML): MetricsConfig {
 /** A ModelConfig for a model directory. */
 export function modelConfig(name: string, dir: string, handler: string, extra: Partial<ModelConfig> = {}): ModelConfig {
   return {
-    name, version: '1.0', dir, handler, modelFile: 'model.onnx', batchSize: 4, maxBatchDelayMs: 10,
-    minWorkers: 1, maxWorkers: 1, responseTimeoutSec: 30, threads: 1, ...extra,
+    name,
+    version: '1.0',
+    dir,
+    handler,
+    modelFile: 'model.onnx',
+    batchSize: 4,
+    maxBatchDelayMs: 10,
+    minWorkers: 1,
+    maxWorkers: 1,
+    responseTimeoutSec: 30,
+    threads: 1,
+    ...extra,
   };
 }
 
@@ -74,7 +84,14 @@ export class ForkedWorker {
   }
 
   init(model: ModelConfig, metrics = testMetricsConfig()): void {
-    const init: InitMessage = { type: 'tsserve.init', v: 1, workerId: `W-test-${model.name}`, workerIndex: 0, model, metrics };
+    const init: InitMessage = {
+      type: 'tsserve.init',
+      v: 1,
+      workerId: `W-test-${model.name}`,
+      workerIndex: 0,
+      model,
+      metrics,
+    };
     this.send(init);
   }
 
@@ -97,7 +114,10 @@ export class ForkedWorker {
   private onMessage(m: unknown): void {
     this.messages.push(m);
     // A flush comes alone or inside a batch's result (as the frontend reads it: that first).
-    const carried = (m as { type?: unknown; metrics?: unknown }).type === 'tsserve.result' ? (m as { metrics?: unknown }).metrics : undefined;
+    const carried =
+      (m as { type?: unknown; metrics?: unknown }).type === 'tsserve.result'
+        ? (m as { metrics?: unknown }).metrics
+        : undefined;
     for (const f of [carried, m]) {
       if (!isMetricsMessageType(f)) continue;
       const d = decodeMetricsMessage(f);

@@ -24,7 +24,12 @@ describe('backend/worker/main with handler: generate (forked)', () => {
   it('should hand the worker to the engine loop: ready, steps for an added request, exit 0 on shutdown', async () => {
     const w = new ForkedWorker();
     worker = w;
-    w.init(modelConfig('tiny-lm', path.join(tmp, 'tiny-lm'), 'generate', { engine: tinyLmEngineConfig('fast'), batchSize: 1 }));
+    w.init(
+      modelConfig('tiny-lm', path.join(tmp, 'tiny-lm'), 'generate', {
+        engine: tinyLmEngineConfig('fast'),
+        batchSize: 1,
+      }),
+    );
     const ready = await w.waitType<ReadyMessage>('tsserve.ready');
     expect(ready.workerId).to.equal('W-test-tiny-lm');
     w.send({ type: 'tsserve.gen.add', requestId: 'g1', prompt: 'hi', params: { max_tokens: 2, temperature: 0 } });

@@ -63,7 +63,11 @@ describe('backend/worker/main (forked)', () => {
     const result = await w.waitType<ResultMessage>('tsserve.result');
     expect(result.batchId).to.equal(1);
     expect(result.responses).to.have.length(3);
-    expect(result.responses[1]).to.deep.equal({ ok: false, status: 400, message: 'expected a JSON array of 784 numbers, got 3 elements' });
+    expect(result.responses[1]).to.deep.equal({
+      ok: false,
+      status: 400,
+      message: 'expected a JSON array of 784 numbers, got 3 elements',
+    });
     for (const i of [0, 2]) {
       const r = result.responses[i]!;
       expect(r.ok).to.equal(true);
@@ -78,7 +82,9 @@ describe('backend/worker/main (forked)', () => {
     // and no metrics message of its own follows it.
     expect(result.metrics?.type).to.equal('tsserve.metrics');
     const resultAt = w.messages.indexOf(result);
-    expect(w.messages.slice(resultAt + 1).filter((m) => (m as { type: string }).type === 'tsserve.metrics')).to.deep.equal([]);
+    expect(
+      w.messages.slice(resultAt + 1).filter((m) => (m as { type: string }).type === 'tsserve.metrics'),
+    ).to.deep.equal([]);
     const timing = w.points.filter((p) => p.metric === 'HandlerTime' || p.metric === 'PredictionTime');
     expect(timing.map((p) => [p.metric, p.dims, p.requestId])).to.deep.equal([
       ['HandlerTime', ['mlp', 'Model'], 'req-1,req-2,req-3'],
@@ -90,9 +96,20 @@ describe('backend/worker/main (forked)', () => {
 
   it('should send no metrics message at all when the init message says metrics are off', async () => {
     const w = start();
-    const dir = handlerModel('quiet', "exports.handle = async (reqs, ctx) => { ctx.metrics.addCounter('Hits', 1); return reqs.map(() => 1); };\n");
-    w.send({ type: 'tsserve.init', v: 1, workerId: 'W-test-quiet', workerIndex: 0, model: modelConfig('quiet', dir, 'handler.js'),
-      metrics: testMetricsConfig(), metricsEnabled: false, autoLabels: { hostname: 'h' } });
+    const dir = handlerModel(
+      'quiet',
+      "exports.handle = async (reqs, ctx) => { ctx.metrics.addCounter('Hits', 1); return reqs.map(() => 1); };\n",
+    );
+    w.send({
+      type: 'tsserve.init',
+      v: 1,
+      workerId: 'W-test-quiet',
+      workerIndex: 0,
+      model: modelConfig('quiet', dir, 'handler.js'),
+      metrics: testMetricsConfig(),
+      metricsEnabled: false,
+      autoLabels: { hostname: 'h' },
+    });
     await w.waitType<ReadyMessage>('tsserve.ready');
     w.send({ type: 'tsserve.batch', batchId: 1, requests: [{ requestId: 'r1', body: 1 }] });
     const result = await w.waitType<ResultMessage>('tsserve.result');
@@ -109,18 +126,37 @@ describe('backend/worker/main (forked)', () => {
     await w.waitType('tsserve.ready');
     const bad = ONES(784) as unknown[];
     bad[5] = 'x';
-    w.send({ type: 'tsserve.batch', batchId: 7, requests: [{ requestId: 'a', body: bad }, { requestId: 'b', body: ONES(784) }, { requestId: 'c', body: 'hello' }] });
+    w.send({
+      type: 'tsserve.batch',
+      batchId: 7,
+      requests: [
+        { requestId: 'a', body: bad },
+        { requestId: 'b', body: ONES(784) },
+        { requestId: 'c', body: 'hello' },
+      ],
+    });
     const result = await w.waitType<ResultMessage>('tsserve.result');
-    expect(result.responses[0]).to.deep.equal({ ok: false, status: 400, message: 'element 5 is the string "x", not a finite number' });
+    expect(result.responses[0]).to.deep.equal({
+      ok: false,
+      status: 400,
+      message: 'element 5 is the string "x", not a finite number',
+    });
     expect(result.responses[1]!.ok).to.equal(true);
-    expect(result.responses[2]).to.deep.equal({ ok: false, status: 400, message: 'expected a JSON array of 784 numbers, got the string "hello"' });
+    expect(result.responses[2]).to.deep.equal({
+      ok: false,
+      status: 400,
+      message: 'expected a JSON array of 784 numbers, got the string "hello"',
+    });
   });
 
   it('should refuse a handler path that escapes the model dir with ..', async () => {
     const outside = path.join(tmp, 'outside');
     fs.mkdirSync(outside, { recursive: true });
     const marker = path.join(outside, 'ran');
-    fs.writeFileSync(path.join(outside, 'evil.js'), `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x');\nexports.handle = (r) => r.map(() => 'pwned');\n`);
+    fs.writeFileSync(
+      path.join(outside, 'evil.js'),
+      `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x');\nexports.handle = (r) => r.map(() => 'pwned');\n`,
+    );
     const dir = path.join(tmp, 'escape');
     fs.mkdirSync(dir);
     const w = start();
@@ -152,13 +188,23 @@ describe('backend/worker/main (forked)', () => {
   });
 
   it('should answer a per-request error with its status and the others with their bodies', async () => {
-    const dir = handlerModel('perreq', `
+    const dir = handlerModel(
+      'perreq',
+      `
 exports.handle = (requests, ctx) => requests.map((r) => r.body === 'bad' ? ctx.requestError('bad body: ' + r.requestId) : { echo: r.body, ids: ctx.requestIds });
-`);
+`,
+    );
     const w = start();
     w.init(modelConfig('perreq', dir, 'handler'));
     await w.waitType('tsserve.ready');
-    w.send({ type: 'tsserve.batch', batchId: 2, requests: [{ requestId: 'x', body: 'ok' }, { requestId: 'y', body: 'bad' }] });
+    w.send({
+      type: 'tsserve.batch',
+      batchId: 2,
+      requests: [
+        { requestId: 'x', body: 'ok' },
+        { requestId: 'y', body: 'bad' },
+      ],
+    });
     const result = await w.waitType<ResultMessage>('tsserve.result');
     expect(result.responses).to.deep.equal([
       { ok: true, body: { echo: 'ok', ids: ['x', 'y'] } },
@@ -167,34 +213,56 @@ exports.handle = (requests, ctx) => requests.map((r) => r.body === 'bad' ? ctx.r
   });
 
   it('should answer 500 to every request when the handler throws, and keep serving', async () => {
-    const dir = handlerModel('thrower', `
+    const dir = handlerModel(
+      'thrower',
+      `
 let n = 0;
 exports.preprocess = (requests) => { if (n++ === 0) throw new Error('preprocess exploded'); return requests; };
 exports.inference = (batch) => batch.map((r) => r.body * 2);
 exports.postprocess = (out) => out;
-`);
+`,
+    );
     const w = start();
     w.init(modelConfig('thrower', dir, 'handler.js'));
     await w.waitType('tsserve.ready');
-    w.send({ type: 'tsserve.batch', batchId: 1, requests: [{ requestId: 'a', body: 1 }, { requestId: 'b', body: 2 }] });
+    w.send({
+      type: 'tsserve.batch',
+      batchId: 1,
+      requests: [
+        { requestId: 'a', body: 1 },
+        { requestId: 'b', body: 2 },
+      ],
+    });
     const first = await w.waitType<ResultMessage>('tsserve.result');
     expect(first.responses).to.deep.equal([
       { ok: false, status: 500, message: 'preprocess exploded' },
       { ok: false, status: 500, message: 'preprocess exploded' },
     ]);
     w.send({ type: 'tsserve.batch', batchId: 2, requests: [{ requestId: 'c', body: 21 }] });
-    const second = await w.waitFor<ResultMessage>((m) => (m as ResultMessage).type === 'tsserve.result' && (m as ResultMessage).batchId === 2);
+    const second = await w.waitFor<ResultMessage>(
+      (m) => (m as ResultMessage).type === 'tsserve.result' && (m as ResultMessage).batchId === 2,
+    );
     expect(second.responses).to.deep.equal([{ ok: true, body: 42 }]);
   });
 
   it('should answer the batch with 500s and exit non-zero on an uncaught exception in handler code', async () => {
-    const dir = handlerModel('crasher', `
+    const dir = handlerModel(
+      'crasher',
+      `
 exports.handle = () => new Promise(() => { setImmediate(() => { throw new Error('stray callback threw'); }); });
-`);
+`,
+    );
     const w = start();
     w.init(modelConfig('crasher', dir, 'handler.js'));
     await w.waitType('tsserve.ready');
-    w.send({ type: 'tsserve.batch', batchId: 9, requests: [{ requestId: 'a', body: 1 }, { requestId: 'b', body: 2 }] });
+    w.send({
+      type: 'tsserve.batch',
+      batchId: 9,
+      requests: [
+        { requestId: 'a', body: 1 },
+        { requestId: 'b', body: 2 },
+      ],
+    });
     const result = await w.waitType<ResultMessage>('tsserve.result');
     expect(result.responses).to.deep.equal([
       { ok: false, status: 500, message: 'worker crashed: stray callback threw' },
@@ -202,24 +270,34 @@ exports.handle = () => new Promise(() => { setImmediate(() => { throw new Error(
     ]);
     expect(await w.exited).to.equal(1);
     const fatal = w.messages.find((m) => (m as LogMessage).type === 'tsserve.log') as LogMessage;
-    expect([fatal.level, fatal.msg.split('\n')[0]]).to.deep.equal(['error', 'fatal: uncaught exception in handler code: Error: stray callback threw']);
+    expect([fatal.level, fatal.msg.split('\n')[0]]).to.deep.equal([
+      'error',
+      'fatal: uncaught exception in handler code: Error: stray callback threw',
+    ]);
     expect(w.stderr.join('')).to.equal(''); // its log lines went over IPC
   });
 
   it('should send its diagnostics as tsserve.log messages', async () => {
     const w = start();
     w.send({ type: 'tsserve.bogus' });
-    expect(await w.waitType<LogMessage>('tsserve.log')).to.deep.equal({ type: 'tsserve.log', level: 'warn', msg: 'ignoring unknown message type "tsserve.bogus"' });
+    expect(await w.waitType<LogMessage>('tsserve.log')).to.deep.equal({
+      type: 'tsserve.log',
+      level: 'warn',
+      msg: 'ignoring unknown message type "tsserve.bogus"',
+    });
   });
 
   it('should flush buffered metrics on shutdown and exit 0', async () => {
-    const dir = handlerModel('late', `
+    const dir = handlerModel(
+      'late',
+      `
 exports.handle = (requests, ctx) => {
   // recorded after the batch's own flush, so only the shutdown flush can carry it
   setImmediate(() => ctx.metrics.addCounter('LateCount', 3));
   return requests.map(() => 'ok');
 };
-`);
+`,
+    );
     const w = start();
     w.init(modelConfig('late', dir, 'handler.js'));
     await w.waitType('tsserve.ready');
@@ -234,10 +312,13 @@ exports.handle = (requests, ctx) => {
   });
 
   it('should answer load_failed when initialize throws', async () => {
-    const dir = handlerModel('badinit', `
+    const dir = handlerModel(
+      'badinit',
+      `
 exports.initialize = () => { throw new Error('weights missing'); };
 exports.handle = (r) => r;
-`);
+`,
+    );
     const w = start();
     w.init(modelConfig('badinit', dir, 'handler.js'));
     const failed = await w.waitType<LoadFailedMessage>('tsserve.load_failed');
@@ -250,7 +331,9 @@ exports.handle = (r) => r;
     const w = start();
     w.init(modelConfig('badfile', dir, 'onnx', { modelFile: '../mlp/model.onnx' }));
     const failed = await w.waitType<LoadFailedMessage>('tsserve.load_failed');
-    expect(failed.error).to.equal(`model file refused: "../mlp/model.onnx" resolves outside the model directory ${path.join(realTmp, 'badfile')}`);
+    expect(failed.error).to.equal(
+      `model file refused: "../mlp/model.onnx" resolves outside the model directory ${path.join(realTmp, 'badfile')}`,
+    );
   });
 });
 
@@ -259,7 +342,10 @@ describe('backend/worker/main (forked) — bodies the channel cannot carry', () 
   let w: ForkedWorker | null = null;
   before(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-worker-clone-'));
-    fs.writeFileSync(path.join(tmp, 'handler.js'), 'exports.handle = (requests) => requests.map(() => ({ fn: () => 1 }));\n');
+    fs.writeFileSync(
+      path.join(tmp, 'handler.js'),
+      'exports.handle = (requests) => requests.map(() => ({ fn: () => 1 }));\n',
+    );
   });
   after(async () => {
     await w?.kill();

@@ -20,7 +20,10 @@ describe('resolveInModelDir', () => {
   it('should resolve a file, a subfolder file and a name without extension', () => {
     expect(resolveInModelDir(dir, 'handler.js')).to.deep.equal({ ok: true, file: path.join(dir, 'handler.js') });
     expect(resolveInModelDir(dir, 'handler', ['.js'])).to.deep.equal({ ok: true, file: path.join(dir, 'handler.js') });
-    expect(resolveInModelDir(dir, './lib/h', ['.js', '.cjs'])).to.deep.equal({ ok: true, file: path.join(dir, 'lib', 'h.cjs') });
+    expect(resolveInModelDir(dir, './lib/h', ['.js', '.cjs'])).to.deep.equal({
+      ok: true,
+      file: path.join(dir, 'lib', 'h.cjs'),
+    });
   });
 
   it('should accept a symlink whose target stays inside the model dir', () => {
@@ -29,13 +32,31 @@ describe('resolveInModelDir', () => {
   });
 
   it('should refuse .. escapes, absolute paths, outward symlinks, folders and missing files', () => {
-    expect(resolveInModelDir(dir, '../outside.js')).to.deep.equal({ ok: false, error: `"../outside.js" resolves outside the model directory ${dir}` });
-    expect(resolveInModelDir(dir, 'lib/../../outside.js')).to.deep.equal({ ok: false, error: `"lib/../../outside.js" resolves outside the model directory ${dir}` });
-    expect(resolveInModelDir(dir, path.join(tmp, 'outside.js'))).to.deep.equal({ ok: false, error: `"${path.join(tmp, 'outside.js')}" must be relative to the model directory` });
+    expect(resolveInModelDir(dir, '../outside.js')).to.deep.equal({
+      ok: false,
+      error: `"../outside.js" resolves outside the model directory ${dir}`,
+    });
+    expect(resolveInModelDir(dir, 'lib/../../outside.js')).to.deep.equal({
+      ok: false,
+      error: `"lib/../../outside.js" resolves outside the model directory ${dir}`,
+    });
+    expect(resolveInModelDir(dir, path.join(tmp, 'outside.js'))).to.deep.equal({
+      ok: false,
+      error: `"${path.join(tmp, 'outside.js')}" must be relative to the model directory`,
+    });
     fs.symlinkSync(tmp, path.join(dir, 'up'));
-    expect(resolveInModelDir(dir, 'up/outside.js')).to.deep.equal({ ok: false, error: `"up/outside.js" is a symlink to ${path.join(tmp, 'outside.js')}, outside the model directory ${dir}` });
-    expect(resolveInModelDir(dir, 'lib')).to.deep.equal({ ok: false, error: `"lib" not found in the model directory ${dir}` });
-    expect(resolveInModelDir(dir, 'nope.js')).to.deep.equal({ ok: false, error: `"nope.js" not found in the model directory ${dir}` });
+    expect(resolveInModelDir(dir, 'up/outside.js')).to.deep.equal({
+      ok: false,
+      error: `"up/outside.js" is a symlink to ${path.join(tmp, 'outside.js')}, outside the model directory ${dir}`,
+    });
+    expect(resolveInModelDir(dir, 'lib')).to.deep.equal({
+      ok: false,
+      error: `"lib" not found in the model directory ${dir}`,
+    });
+    expect(resolveInModelDir(dir, 'nope.js')).to.deep.equal({
+      ok: false,
+      error: `"nope.js" not found in the model directory ${dir}`,
+    });
     expect(resolveInModelDir(dir, '')).to.deep.equal({ ok: false, error: 'invalid path ""' });
   });
 

@@ -39,8 +39,16 @@ function driven(dir: string) {
     log: () => undefined,
   };
   const worker = new Worker(io);
-  const next = <T>(type: string): Promise<T> => new Promise((resolve) => waiters.push({ type, resolve: resolve as (m: unknown) => void }));
-  const init: InitMessage = { type: 'tsserve.init', v: 1, workerId: 'W-test-counting', workerIndex: 0, model: modelConfig('counting', dir, 'handler.js'), metrics: testMetricsConfig() };
+  const next = <T>(type: string): Promise<T> =>
+    new Promise((resolve) => waiters.push({ type, resolve: resolve as (m: unknown) => void }));
+  const init: InitMessage = {
+    type: 'tsserve.init',
+    v: 1,
+    workerId: 'W-test-counting',
+    workerIndex: 0,
+    model: modelConfig('counting', dir, 'handler.js'),
+    metrics: testMetricsConfig(),
+  };
   return { worker, sent, channel, next, init };
 }
 
@@ -48,7 +56,9 @@ function driven(dir: string) {
 function lateCounts(msg: MetricsMessage | undefined, ids: Map<number, string>): [number, string | null][] {
   if (msg === undefined) return [];
   for (const s of msg.series) ids.set(s.id, s.metric);
-  return expandDatapoints(msg).filter((p) => ids.get(p.seriesId) === 'LateCount').map((p) => [p.value, p.requestId]);
+  return expandDatapoints(msg)
+    .filter((p) => ids.get(p.seriesId) === 'LateCount')
+    .map((p) => [p.value, p.requestId]);
 }
 
 describe('Worker', () => {
@@ -71,9 +81,17 @@ describe('Worker', () => {
     await ready;
     channel.congested = true;
     const results: ResultMessage[] = [];
-    for (const [batchId, requestIds] of [[1, ['a']], [2, ['b', 'c']], [3, ['d', 'e', 'f']]] as const) {
+    for (const [batchId, requestIds] of [
+      [1, ['a']],
+      [2, ['b', 'c']],
+      [3, ['d', 'e', 'f']],
+    ] as const) {
       const result = next<ResultMessage>('tsserve.result');
-      worker.onMessage({ type: 'tsserve.batch', batchId, requests: requestIds.map((requestId) => ({ requestId, body: null })) });
+      worker.onMessage({
+        type: 'tsserve.batch',
+        batchId,
+        requests: requestIds.map((requestId) => ({ requestId, body: null })),
+      });
       results.push(await result);
     }
     const ids = new Map<number, string>();

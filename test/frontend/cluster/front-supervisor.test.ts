@@ -19,25 +19,57 @@ import { STALL_ENV } from '../../../frontend/cluster/test-hooks.js';
 import { until } from '../../support/until.js';
 
 const NO_METRICS: MetricsPort = {
-  prometheusContentType: 'text/plain', modes: [], get: () => null, byKey: () => null,
-  prometheusText: () => Promise.resolve(''), close: () => Promise.resolve(),
+  prometheusContentType: 'text/plain',
+  modes: [],
+  get: () => null,
+  byKey: () => null,
+  prometheusText: () => Promise.resolve(''),
+  close: () => Promise.resolve(),
 };
 
 /** A log keeping its lines as `level: message`. */
 function recordingLog(lines: string[]): Log {
-  const at = (level: string) => (msg: string): void => { lines.push(`${level}: ${msg}`); };
-  const log: Log = { trace: at('trace'), debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), fatal: at('fatal'), child: () => log, isLevelEnabled: () => true };
+  const at =
+    (level: string) =>
+    (msg: string): void => {
+      lines.push(`${level}: ${msg}`);
+    };
+  const log: Log = {
+    trace: at('trace'),
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    fatal: at('fatal'),
+    child: () => log,
+    isLevelEnabled: () => true,
+  };
   return log;
 }
 
-interface Extra { entry?: string; restartBackoffMs?: number; heartbeatMs?: number; heartbeatMisses?: number; helloTimeoutMs?: number; restartCounter?: { record(n: number): void } }
+interface Extra {
+  entry?: string;
+  restartBackoffMs?: number;
+  heartbeatMs?: number;
+  heartbeatMisses?: number;
+  helloTimeoutMs?: number;
+  restartCounter?: { record(n: number): void };
+}
 
 function supervisor(lines: string[], extra: Extra = {}): FrontSupervisor {
   const log = recordingLog(lines);
   return new FrontSupervisor({
     ...extra,
     count: 1,
-    init: { host: '127.0.0.1', port: 0, maxRequestSizeBytes: 1 << 20, bodyLimits: bodyLimits(), headerTimeoutMs: 0, metrics: [], processMetrics: false },
+    init: {
+      host: '127.0.0.1',
+      port: 0,
+      maxRequestSizeBytes: 1 << 20,
+      bodyLimits: bodyLimits(),
+      headerTimeoutMs: 0,
+      metrics: [],
+      processMetrics: false,
+    },
     models: () => ({ models: [], health: { ping: 'Healthy', serving: true } }),
     lookup: () => undefined,
     ingest: new FrontIngest(NO_METRICS, log, undefined),
@@ -51,7 +83,12 @@ function supervisor(lines: string[], extra: Extra = {}): FrontSupervisor {
  */
 function listeningOther(than: Worker): Promise<Worker> {
   return new Promise((resolve) => {
-    const on = (w: Worker): void => { if (w !== than) { cluster.off('listening', on); resolve(w); } };
+    const on = (w: Worker): void => {
+      if (w !== than) {
+        cluster.off('listening', on);
+        resolve(w);
+      }
+    };
     cluster.on('listening', on);
   });
 }
@@ -65,18 +102,26 @@ function onlyFront(): Worker {
 
 describe('FrontSupervisor', function () {
   this.timeout(60_000);
-  afterEach(() => { delete process.env[STALL_ENV]; });
+  afterEach(() => {
+    delete process.env[STALL_ENV];
+  });
 
   it('should kill a front whose event loop is blocked (three heartbeats unanswered) with SIGKILL, log its pid and silence, count the restart and start another', async () => {
     process.env[STALL_ENV] = 'forever';
     const lines: string[] = [];
     const records: number[] = [];
-    const sup = supervisor(lines, { heartbeatMs: 250, heartbeatMisses: 3, restartCounter: { record: (n) => records.push(n) } });
+    const sup = supervisor(lines, {
+      heartbeatMs: 250,
+      heartbeatMisses: 3,
+      restartCounter: { record: (n) => records.push(n) },
+    });
     try {
       await sup.start();
       const hung = onlyFront();
       const pid = hung.process.pid!;
-      const exited = new Promise<string | null>((resolve) => hung.once('exit', (_code, signal: string | null) => resolve(signal)));
+      const exited = new Promise<string | null>((resolve) =>
+        hung.once('exit', (_code, signal: string | null) => resolve(signal)),
+      );
       const replaced = listeningOther(hung);
       hung.process.kill('SIGUSR2');
       expect(await exited).to.equal('SIGKILL');
@@ -95,13 +140,17 @@ describe('FrontSupervisor', function () {
     process.env[STALL_ENV] = '1000';
     const lines: string[] = [];
     const records: number[] = [];
-    const sup = supervisor(lines, { heartbeatMs: 100, heartbeatMisses: 20, restartCounter: { record: (n) => records.push(n) } });
+    const sup = supervisor(lines, {
+      heartbeatMs: 100,
+      heartbeatMisses: 20,
+      restartCounter: { record: (n) => records.push(n) },
+    });
     try {
       await sup.start();
       const busy = onlyFront();
       busy.process.kill('SIGUSR2');
       // Shipped with its next flush once its loop runs again, so the front lived through the stall.
-      await until(() => lines.length > 0, { message: 'the stall hook\'s line', observe: () => lines });
+      await until(() => lines.length > 0, { message: "the stall hook's line", observe: () => lines });
       // A scrape's answer comes after the pongs of every ping sent before it (IPC keeps order).
       await sup.processFamilies();
       expect(lines).to.deep.equal([`info: front-${busy.id}: test hook: event loop blocked for 1000 ms on SIGUSR2`]);
@@ -117,13 +166,21 @@ describe('FrontSupervisor', function () {
     await sup.start();
     const first = Object.values(cluster.workers ?? {})[0] as Worker;
     const exits: string[] = [];
-    cluster.on('exit', (w, code, signal) => exits.push(`${w === first ? 'first' : 'replacement'} ${signal ?? `code ${code}`}`));
+    cluster.on('exit', (w, code, signal) =>
+      exits.push(`${w === first ? 'first' : 'replacement'} ${signal ?? `code ${code}`}`),
+    );
     // The supervisor's own 'exit' listener came first: the replacement is forked when this one runs.
-    const stopped = new Promise<void>((resolve) => first.once('exit', () => { void sup.stop().then(resolve); }));
+    const stopped = new Promise<void>((resolve) =>
+      first.once('exit', () => {
+        void sup.stop().then(resolve);
+      }),
+    );
     first.process.kill('SIGKILL');
     await stopped;
     expect(exits).to.deep.equal(['first SIGKILL', 'replacement code 0']);
-    expect(lines).to.deep.equal([`error: front process ${first.process.pid} exited (SIGKILL); starting another (restart 1)`]);
+    expect(lines).to.deep.equal([
+      `error: front process ${first.process.pid} exited (SIGKILL); starting another (restart 1)`,
+    ]);
   });
 
   it('should start a front that died before it listened again after a doubling backoff, not at once in a loop (regression: a front failing at start was forked again and again, as fast as it could die)', async () => {
@@ -159,7 +216,10 @@ describe('FrontSupervisor', function () {
     const lines: string[] = [];
     const sup = supervisor(lines, { entry, helloTimeoutMs: 200 });
     try {
-      const refused = await sup.start().then(() => 'started', (e: unknown) => String(e).replace(/\d{2,}/, 'P'));
+      const refused = await sup.start().then(
+        () => 'started',
+        (e: unknown) => String(e).replace(/\d{2,}/, 'P'),
+      );
       expect([refused, lines.map((l) => l.replace(/process \d+/, 'process P')), sup.restarts]).to.deep.equal([
         'Error: front process P exited before listening (SIGKILL)',
         ['error: front process P said no hello within 200 ms of its fork: its start is hung; killing it (SIGKILL)'],
@@ -178,8 +238,15 @@ describe('FrontSupervisor', function () {
     const lines: string[] = [];
     const sup = supervisor(lines, { entry });
     try {
-      const refused = await sup.start().then(() => 'started', (e: unknown) => String(e).replace(/\d{2,}/, 'P'));
-      expect([refused, lines, sup.restarts]).to.deep.equal(['Error: front process P exited before listening (code 3)', [], 0]);
+      const refused = await sup.start().then(
+        () => 'started',
+        (e: unknown) => String(e).replace(/\d{2,}/, 'P'),
+      );
+      expect([refused, lines, sup.restarts]).to.deep.equal([
+        'Error: front process P exited before listening (code 3)',
+        [],
+        0,
+      ]);
     } finally {
       await sup.stop();
       fs.rmSync(dir, { recursive: true, force: true });

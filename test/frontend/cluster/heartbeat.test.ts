@@ -18,7 +18,9 @@ describe('Heartbeat', () => {
     hb.answer((hb.tick(5_000) as { seq: number }).seq, 5_010);
     const ticks = [10_000, 15_000, 20_000, 25_000].map((t) => hb.tick(t));
     expect(ticks).to.deep.equal([
-      { kind: 'ping', seq: 2 }, { kind: 'ping', seq: 3 }, { kind: 'ping', seq: 4 },
+      { kind: 'ping', seq: 2 },
+      { kind: 'ping', seq: 3 },
+      { kind: 'ping', seq: 4 },
       { kind: 'hung', missed: 3, silentMs: 19_990 },
     ]);
   });
@@ -31,7 +33,10 @@ describe('Heartbeat', () => {
     expect(hb.tick(15_000)).to.deep.equal({ kind: 'ping', seq: 3 });
     // Its loop runs again: the three pings are answered at once.
     for (const seq of [1, 2, 3]) hb.answer(seq, 18_000);
-    expect([hb.tick(20_000), hb.tick(25_000)]).to.deep.equal([{ kind: 'ping', seq: 4 }, { kind: 'ping', seq: 5 }]);
+    expect([hb.tick(20_000), hb.tick(25_000)]).to.deep.equal([
+      { kind: 'ping', seq: 4 },
+      { kind: 'ping', seq: 5 },
+    ]);
   });
 
   it('should not count against a front the time the primary itself was blocked (no pings were sent then)', () => {

@@ -9,10 +9,24 @@ import { FRONT_METRICS, ShippedMetrics } from '../../../frontend/cluster/shipped
 import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
 
 function spec(name: string, type: MetricSpec['type'], dimensions: readonly string[]): MetricSpec {
-  return { name, section: 'ts_metrics', type, unit: 'Count', dimensions, hostLabel: 'Hostname', help: '', buckets: [], pos: null };
+  return {
+    name,
+    section: 'ts_metrics',
+    type,
+    unit: 'Count',
+    dimensions,
+    hostLabel: 'Hostname',
+    help: '',
+    buckets: [],
+    pos: null,
+  };
 }
 
-const SPECS = [spec('http_requests_total', 'counter', ['handler', 'method', 'status']), spec('http_request_size_bytes', 'histogram', ['handler']), spec('Busy', 'gauge', [])];
+const SPECS = [
+  spec('http_requests_total', 'counter', ['handler', 'method', 'status']),
+  spec('http_request_size_bytes', 'histogram', ['handler']),
+  spec('Busy', 'gauge', []),
+];
 /** The primary's self-metric (never a front's: fronts get the frontend families only). */
 const DROPPED = spec('tsserve_datapoints_dropped_total', 'counter', ['reason']);
 const REFUSED = spec('tsserve_requests_refused_total', 'counter', ['model_name', 'reason']);
@@ -24,16 +38,37 @@ function recordingPort(): { port: MetricsPort; records: string[] } {
     get: (name): MetricHandle | null => {
       const s = [...SPECS, DROPPED, REFUSED].find((x) => x.name === name);
       if (s === undefined) return null;
-      return { spec: s, bind: (dims) => ({ record: (v: number, _r?: string, _t?: number, source?: string) => { records.push(`${name}${JSON.stringify(dims)} ${v}${source !== undefined ? ` ${source}` : ''}`); } }) };
+      return {
+        spec: s,
+        bind: (dims) => ({
+          record: (v: number, _r?: string, _t?: number, source?: string) => {
+            records.push(`${name}${JSON.stringify(dims)} ${v}${source !== undefined ? ` ${source}` : ''}`);
+          },
+        }),
+      };
     },
     byKey: () => null,
-    prometheusText: () => Promise.resolve(''), prometheusContentType: '', modes: ['prometheus'], close: () => Promise.resolve(),
-    processGone: (source) => { records.push(`gone ${source}`); },
+    prometheusText: () => Promise.resolve(''),
+    prometheusContentType: '',
+    modes: ['prometheus'],
+    close: () => Promise.resolve(),
+    processGone: (source) => {
+      records.push(`gone ${source}`);
+    },
   };
   return { port, records };
 }
 
-const SILENT: Log = { trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, fatal: () => undefined, child: () => SILENT, isLevelEnabled: () => false };
+const SILENT: Log = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  fatal: () => undefined,
+  child: () => SILENT,
+  isLevelEnabled: () => false,
+};
 
 describe('ShippedMetrics → FrontIngest', () => {
   it('should ship counters as sums, histograms as observations and gauges as last values, each once', async () => {
@@ -42,9 +77,13 @@ describe('ShippedMetrics → FrontIngest', () => {
     const ok = front.get('http_requests_total')!.bind({ handler: '/ping', method: 'GET', status: '2xx' });
     const size = front.get('http_request_size_bytes')!.bind({ handler: '/ping' });
     const busy = front.get('Busy')!.bind({});
-    ok.record(1); ok.record(1); ok.record(1);
-    size.record(10); size.record(20);
-    busy.record(3); busy.record(5);
+    ok.record(1);
+    ok.record(1);
+    ok.record(1);
+    size.record(10);
+    size.record(20);
+    busy.record(3);
+    busy.record(5);
     expect(front.get('not_declared')).to.equal(null);
     front.flush();
     front.flush(); // nothing new: nothing sent
@@ -64,7 +103,7 @@ describe('ShippedMetrics → FrontIngest', () => {
     ]);
   });
 
-  it('should retire a gone front from the gauges merged over live processes, and bind its next incarnation afresh (regression: a dead front\'s values stayed in them)', async () => {
+  it("should retire a gone front from the gauges merged over live processes, and bind its next incarnation afresh (regression: a dead front's values stayed in them)", async () => {
     const sent: FrontMetrics[] = [];
     const front = new ShippedMetrics(SPECS, ['prometheus'], (m) => sent.push(m), 60_000);
     front.get('Busy')!.bind({}).record(4);
@@ -81,12 +120,26 @@ describe('ShippedMetrics → FrontIngest', () => {
   it('should carry access records and log lines to the primary with the next flush', async () => {
     const sent: FrontMetrics[] = [];
     const front = new ShippedMetrics(SPECS, ['prometheus'], (m) => sent.push(m), 60_000);
-    const rec: AccessRecord = { listener: 'inference', port: 8080, method: 'GET', path: '/ping', status: 200, durationMs: 1.5, bytes: 20, requestId: 'r1' };
+    const rec: AccessRecord = {
+      listener: 'inference',
+      port: 8080,
+      method: 'GET',
+      path: '/ping',
+      status: 200,
+      durationMs: 1.5,
+      bytes: 20,
+      requestId: 'r1',
+    };
     front.accessRecord(rec);
     front.logLine('warn', 'something');
     await front.close();
     const lines: string[] = [];
-    const log: Log = { ...SILENT, warn: (m) => { lines.push(`warn ${m}`); } };
+    const log: Log = {
+      ...SILENT,
+      warn: (m) => {
+        lines.push(`warn ${m}`);
+      },
+    };
     const access: AccessRecord[] = [];
     new FrontIngest(recordingPort().port, log, (r) => access.push(r)).handle('front-2', sent[0]!);
     expect([access, lines]).to.deep.equal([[rec], ['warn front-2: something']]);
@@ -95,14 +148,26 @@ describe('ShippedMetrics → FrontIngest', () => {
   it('should count the observations a front dropped for a full flush in tsserve_datapoints_dropped_total{reason="queue_full"} (regression: summed into a field nothing read)', () => {
     const { port, records } = recordingPort();
     const ingest = new FrontIngest(port, SILENT, undefined);
-    const flush = (dropped: number): FrontMetrics => ({ type: 'tsserve.front.metrics', decls: [], counters: new Float64Array(0), gauges: new Float64Array(0), observations: [], dropped, access: [], logs: [] });
+    const flush = (dropped: number): FrontMetrics => ({
+      type: 'tsserve.front.metrics',
+      decls: [],
+      counters: new Float64Array(0),
+      gauges: new Float64Array(0),
+      observations: [],
+      dropped,
+      access: [],
+      logs: [],
+    });
     ingest.handle('front-1', flush(0));
     ingest.handle('front-1', flush(3));
     ingest.handle('front-2', flush(2));
-    expect(records).to.deep.equal(['tsserve_datapoints_dropped_total{"reason":"queue_full"} 3', 'tsserve_datapoints_dropped_total{"reason":"queue_full"} 2']);
+    expect(records).to.deep.equal([
+      'tsserve_datapoints_dropped_total{"reason":"queue_full"} 3',
+      'tsserve_datapoints_dropped_total{"reason":"queue_full"} 2',
+    ]);
   });
 
-  it('should ship a front\'s own queue_full refusal (the Open Inference Protocol\'s all-or-none check) into tsserve_requests_refused_total (regression: a no-op, the family was not a front\'s)', () => {
+  it("should ship a front's own queue_full refusal (the Open Inference Protocol's all-or-none check) into tsserve_requests_refused_total (regression: a no-op, the family was not a front's)", () => {
     const specs = FRONT_METRICS.map((n) => (n === REFUSED.name ? REFUSED : spec(n, 'counter', [])));
     const sent: FrontMetrics[] = [];
     const front = new ShippedMetrics(specs, [], (m) => sent.push(m), 60_000);

@@ -15,7 +15,6 @@ import { ENGINE_METRICS, bindEngineSeries } from '../../../frontend/generation/e
 import { EngineStats } from '../../../frontend/generation/engine-stats.js';
 import { until } from '../../support/until.js';
 
-
 describe('LLM families in every sink (repo metrics.yaml)', () => {
   let dir: string;
   let udp: dgram.Socket;
@@ -24,7 +23,9 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-llm-sinks-'));
     udp = dgram.createSocket('udp4');
-    udp.on('message', (buf) => { for (const l of buf.toString('utf8').split('\n')) if (l !== '') received.push(l); });
+    udp.on('message', (buf) => {
+      for (const l of buf.toString('utf8').split('\n')) if (l !== '') received.push(l);
+    });
     await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
   });
 
@@ -37,24 +38,63 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     const loaded = loadMetricsConfig(defaultMetricsConfigPath());
     if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
     const fm = new FrontendMetrics(loaded.config, {
-      logDir: dir, hostname: 'h', modes: ['tslog', 'prometheus', 'statsd'],
-      statsd: { host: '127.0.0.1', port: udp.address().port }, statsdFlushMs: 10, log: () => undefined,
+      logDir: dir,
+      hostname: 'h',
+      modes: ['tslog', 'prometheus', 'statsd'],
+      statsd: { host: '127.0.0.1', port: udp.address().port },
+      statsdFlushMs: 10,
+      log: () => undefined,
     });
     let now = 1000;
-    const stats = new EngineStats(bindEngineSeries(fm, 'tiny', '0', { blockSize: 16, numBlocks: 8, enablePrefixCaching: true }), () => now);
+    const stats = new EngineStats(
+      bindEngineSeries(fm, 'tiny', '0', { blockSize: 16, numBlocks: 8, enablePrefixCaching: true }),
+      () => now,
+    );
     stats.addRequest('r1', 1000, 1, 2);
-    const gauges = { numRunning: 1, numWaiting: 0, kvCacheUsage: 0.25, prefixCacheQueries: 5, prefixCacheHits: 0, numPreemptions: 1, numSteps: 1 };
+    const gauges = {
+      numRunning: 1,
+      numWaiting: 0,
+      kvCacheUsage: 0.25,
+      prefixCacheQueries: 5,
+      prefixCacheHits: 0,
+      numPreemptions: 1,
+      numSteps: 1,
+    };
     const step1: EngineCoreOutputs = {
-      timestamp: 50, numPromptTokens: 5, numGenerationTokens: 1,
-      outputs: [{ requestId: 'r1', index: 0, newTokenIds: [65], text: 'A',
-        events: [{ type: 'QUEUED', ts: 10 }, { type: 'SCHEDULED', ts: 20 }],
-        prefill: { numPromptTokens: 5, numCachedTokens: 0, numComputedTokens: 5 } }],
-      stats: { ...gauges, specDecoding: { numDrafts: 1, numDraftTokens: 2, numAcceptedTokens: 1, numAcceptedTokensPerPos: [1, 0] } },
+      timestamp: 50,
+      numPromptTokens: 5,
+      numGenerationTokens: 1,
+      outputs: [
+        {
+          requestId: 'r1',
+          index: 0,
+          newTokenIds: [65],
+          text: 'A',
+          events: [
+            { type: 'QUEUED', ts: 10 },
+            { type: 'SCHEDULED', ts: 20 },
+          ],
+          prefill: { numPromptTokens: 5, numCachedTokens: 0, numComputedTokens: 5 },
+        },
+      ],
+      stats: {
+        ...gauges,
+        specDecoding: { numDrafts: 1, numDraftTokens: 2, numAcceptedTokens: 1, numAcceptedTokensPerPos: [1, 0] },
+      },
     };
     const step2: EngineCoreOutputs = {
-      timestamp: 80, numPromptTokens: 0, numGenerationTokens: 1,
+      timestamp: 80,
+      numPromptTokens: 0,
+      numGenerationTokens: 1,
       outputs: [{ requestId: 'r1', index: 0, newTokenIds: [66], text: 'B', events: [], finishReason: 'length' }],
-      stats: { ...gauges, numRunning: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 16, kvEvictions: [{ lifetimeMs: 500, idleMs: 200, reuseGapsMs: [100] }] },
+      stats: {
+        ...gauges,
+        numRunning: 0,
+        kvCacheUsage: 0,
+        prefixCacheQueries: 0,
+        prefixCacheHits: 16,
+        kvEvictions: [{ lifetimeMs: 500, idleMs: 200, reuseGapsMs: [100] }],
+      },
     };
     now = 1060;
     stats.onStep(step1);
@@ -62,12 +102,19 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     stats.onStep(step2);
 
     // The families the code fills, as the yaml names them (every key but the vLLM profile's deprecated alias).
-    const names = loaded.config.metrics.filter((m) => m.key !== undefined && ENGINE_METRICS[m.key] !== undefined).map((m) => m.name);
+    const names = loaded.config.metrics
+      .filter((m) => m.key !== undefined && ENGINE_METRICS[m.key] !== undefined)
+      .map((m) => m.name);
     expect(names.length).to.equal(34);
-    expect(Object.keys(ENGINE_METRICS).filter((k) => !loaded.config.metrics.some((m) => m.key === k))).to.deep.equal(['llm.gpu_cache_usage']);
+    expect(Object.keys(ENGINE_METRICS).filter((k) => !loaded.config.metrics.some((m) => m.key === k))).to.deep.equal([
+      'llm.gpu_cache_usage',
+    ]);
     const text = await fm.prometheusText(names);
     await fm.close();
-    await until(() => names.every((n) => received.some((l) => l.startsWith(`${n}:`))), { message: 'a statsd line of every family', observe: () => received });
+    await until(() => names.every((n) => received.some((l) => l.startsWith(`${n}:`))), {
+      message: 'a statsd line of every family',
+      observe: () => received,
+    });
     const tslog = fs.readFileSync(path.join(dir, 'ts_metrics.log'), 'utf8');
     const missing: string[] = [];
     for (const n of names) {
@@ -85,19 +132,51 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     expect(received).to.include('ts_kv_block_lifetime_seconds:500|ms|#model_name:tiny,engine:0');
     expect(received).to.include('ts_kv_block_reuse_gap_seconds:100|ms|#model_name:tiny,engine:0');
     expect(text).to.contain('ts_prompt_tokens_by_source_total{model_name="tiny",engine="0",source="local_compute"} 5');
-    expect(tslog).to.match(/ - ts_request_inference_time_seconds\.Seconds:0\.06\|#model_name:tiny,engine:0\|#hostname:h,requestID:r1,timestamp:\d+\n/);
+    expect(tslog).to.match(
+      / - ts_request_inference_time_seconds\.Seconds:0\.06\|#model_name:tiny,engine:0\|#hostname:h,requestID:r1,timestamp:\d+\n/,
+    );
   });
 
   it('should count sampled KV evictions the engine\'s bounded queue dropped in tsserve_datapoints_dropped_total{reason="queue_full"}', async () => {
     const loaded = loadMetricsConfig(defaultMetricsConfigPath());
     if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
-    const fm = new FrontendMetrics(loaded.config, { logDir: dir, hostname: 'h', modes: ['prometheus'], log: () => undefined });
-    const stats = new EngineStats(bindEngineSeries(fm, 'tiny', '0', { blockSize: 16, numBlocks: 8, enablePrefixCaching: true }), () => 0);
-    const gauges = { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 0, numPreemptions: 0, numSteps: 1 };
-    stats.onStep({ timestamp: 1, numPromptTokens: 0, numGenerationTokens: 0, outputs: [], stats: { ...gauges, kvEvictionsDropped: 3 } });
-    stats.onStep({ timestamp: 2, numPromptTokens: 0, numGenerationTokens: 0, outputs: [], stats: { ...gauges, kvEvictionsDropped: 2 } });
+    const fm = new FrontendMetrics(loaded.config, {
+      logDir: dir,
+      hostname: 'h',
+      modes: ['prometheus'],
+      log: () => undefined,
+    });
+    const stats = new EngineStats(
+      bindEngineSeries(fm, 'tiny', '0', { blockSize: 16, numBlocks: 8, enablePrefixCaching: true }),
+      () => 0,
+    );
+    const gauges = {
+      numRunning: 0,
+      numWaiting: 0,
+      kvCacheUsage: 0,
+      prefixCacheQueries: 0,
+      prefixCacheHits: 0,
+      numPreemptions: 0,
+      numSteps: 1,
+    };
+    stats.onStep({
+      timestamp: 1,
+      numPromptTokens: 0,
+      numGenerationTokens: 0,
+      outputs: [],
+      stats: { ...gauges, kvEvictionsDropped: 3 },
+    });
+    stats.onStep({
+      timestamp: 2,
+      numPromptTokens: 0,
+      numGenerationTokens: 0,
+      outputs: [],
+      stats: { ...gauges, kvEvictionsDropped: 2 },
+    });
     const text = await fm.prometheusText(['tsserve_datapoints_dropped_total']);
     await fm.close();
-    expect(text.split('\n').filter((l) => l.includes('queue_full'))).to.deep.equal(['tsserve_datapoints_dropped_total{reason="queue_full",Hostname="h"} 5']);
+    expect(text.split('\n').filter((l) => l.includes('queue_full'))).to.deep.equal([
+      'tsserve_datapoints_dropped_total{reason="queue_full",Hostname="h"} 5',
+    ]);
   });
 });

@@ -20,7 +20,10 @@ export class FakeMetrics {
     this.specs = specs ?? defaultByKey();
   }
 
-  byKey(key: string): { spec: MetricSpec; bind(d?: Readonly<Record<string, string>> | readonly string[]): { record(v: number): void } } | null {
+  byKey(key: string): {
+    spec: MetricSpec;
+    bind(d?: Readonly<Record<string, string>> | readonly string[]): { record(v: number): void };
+  } | null {
     const spec = this.specs.get(key);
     if (spec === undefined || ENGINE_METRICS[key] === undefined) return null;
     const name = spec.name;
@@ -28,9 +31,17 @@ export class FakeMetrics {
       spec,
       bind: (d) => {
         const dims = d === undefined ? {} : (d as Readonly<Record<string, string>>);
-        const extra = Object.entries(dims).filter(([k]) => k !== 'model_name' && k !== 'engine').map(([k, v]) => `${k}=${v}`);
+        const extra = Object.entries(dims)
+          .filter(([k]) => k !== 'model_name' && k !== 'engine')
+          .map(([k, v]) => `${k}=${v}`);
         const series = extra.length > 0 ? `${name}{${extra.join(',')}}` : name;
-        return { record: (v: number) => { const l = this.records.get(series) ?? []; l.push(v); this.records.set(series, l); } };
+        return {
+          record: (v: number) => {
+            const l = this.records.get(series) ?? [];
+            l.push(v);
+            this.records.set(series, l);
+          },
+        };
       },
     };
   }

@@ -4,7 +4,11 @@ import type { GenRequestOutput } from '../../../schema/engine-ipc.js';
 import type { MetricSpec, MetricsConfig } from '../../../schema/types.js';
 import type { ModelConfig } from '../../../schema/worker-protocol.js';
 import type { GenerationSink } from '../../../frontend/generation/generation-engine.js';
-import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../../../frontend/generation/generation-model.js';
+import type {
+  GenerateRefused,
+  GenerateRequest,
+  GenerationHandle,
+} from '../../../frontend/generation/generation-model.js';
 import { GenerationModel } from '../../../frontend/generation/generation-model.js';
 import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
 import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
@@ -14,7 +18,10 @@ import { until } from '../../support/until.js';
 /** The stand-in worker (fixtures/gen-worker.ts): its behaviour is chosen by the prompt. */
 const ENTRY = path.join(import.meta.dirname, 'fixtures', 'gen-worker.js');
 const METRICS: MetricsConfig = {
-  file: '', modes: [], autoDetect: false, metrics: [],
+  file: '',
+  modes: [],
+  autoDetect: false,
+  metrics: [],
   statsd: { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' },
   limits: { maxSeriesPerMetric: 100, maxPointsPerFlush: 100 },
 };
@@ -37,29 +44,60 @@ function harness(over: Partial<ModelConfig> = {}, { queueCapacity, backoffBaseMs
   const records: string[] = [];
   const logs: string[] = [];
   const metrics: MetricsPort = {
-    prometheusContentType: 'text/plain', modes: [],
-    get: (name): MetricHandle | null => (name !== 'tsserve_requests_refused_total' ? null : {
-      spec: { name } as MetricSpec,
-      bind: (dims) => ({ record: (v: number) => { records.push(`${name}${JSON.stringify(dims)} ${v}`); } }),
-    }),
+    prometheusContentType: 'text/plain',
+    modes: [],
+    get: (name): MetricHandle | null =>
+      name !== 'tsserve_requests_refused_total'
+        ? null
+        : {
+            spec: { name } as MetricSpec,
+            bind: (dims) => ({
+              record: (v: number) => {
+                records.push(`${name}${JSON.stringify(dims)} ${v}`);
+              },
+            }),
+          },
     byKey: (): MetricHandle | null => null,
-    prometheusText: () => Promise.resolve(''), close: () => Promise.resolve(),
+    prometheusText: () => Promise.resolve(''),
+    close: () => Promise.resolve(),
   };
   const config: ModelConfig = {
-    name: 'm', version: '1.0', dir: import.meta.dirname, handler: 'generate', modelFile: 'x', batchSize: 1, maxBatchDelayMs: 0,
-    minWorkers: 1, maxWorkers: 1, responseTimeoutSec: 10, threads: 1, ...over,
+    name: 'm',
+    version: '1.0',
+    dir: import.meta.dirname,
+    handler: 'generate',
+    modelFile: 'x',
+    batchSize: 1,
+    maxBatchDelayMs: 0,
+    minWorkers: 1,
+    maxWorkers: 1,
+    responseTimeoutSec: 10,
+    threads: 1,
+    ...over,
   };
   let port = 9000;
-  const model = new GenerationModel(config, {
-    metrics, metricsConfig: METRICS, series: new FrontendSeries(metrics),
-    poolDeps: {
-      entry: ENTRY, metrics: METRICS, nextWorkerPort: () => port++, onOtherMessage: () => undefined,
-      onWorkerGone: () => undefined, onWorkerLoaded: () => undefined, log: recordingLog(logs), backoffBaseMs,
+  const model = new GenerationModel(
+    config,
+    {
+      metrics,
+      metricsConfig: METRICS,
+      series: new FrontendSeries(metrics),
+      poolDeps: {
+        entry: ENTRY,
+        metrics: METRICS,
+        nextWorkerPort: () => port++,
+        onOtherMessage: () => undefined,
+        onWorkerGone: () => undefined,
+        onWorkerLoaded: () => undefined,
+        log: recordingLog(logs),
+        backoffBaseMs,
+      },
+      ingestMetrics: () => false,
+      log: (level, msg) => logs.push(`${level}: ${msg}`),
+      ...(queueCapacity !== undefined ? { queueCapacity } : {}),
     },
-    ingestMetrics: () => false,
-    log: (level, msg) => logs.push(`${level}: ${msg}`),
-    ...(queueCapacity !== undefined ? { queueCapacity } : {}),
-  }, { modelUrl: 'm', loadedAtStartup: false });
+    { modelUrl: 'm', loadedAtStartup: false },
+  );
   return { model, records, logs };
 }
 
@@ -68,13 +106,23 @@ function recorder(onError: () => void = () => undefined): GenerationSink & { out
   const r = {
     outputs: [] as string[],
     errors: [] as string[],
-    onOutput: (o: GenRequestOutput) => { r.outputs.push(`${o.index}:${String(o.finishReason)}:${o.text}`); },
-    onError: (s: number, m: string) => { r.errors.push(`${s} ${m}`); onError(); },
+    onOutput: (o: GenRequestOutput) => {
+      r.outputs.push(`${o.index}:${String(o.finishReason)}:${o.text}`);
+    },
+    onError: (s: number, m: string) => {
+      r.errors.push(`${s} ${m}`);
+      onError();
+    },
   };
   return r;
 }
 
-const req = (prompt: string, engine?: number): GenerateRequest => ({ prompt, params: { max_tokens: 1 }, arrivalMs: 0, ...(engine !== undefined ? { engine } : {}) });
+const req = (prompt: string, engine?: number): GenerateRequest => ({
+  prompt,
+  params: { max_tokens: 1 },
+  arrivalMs: 0,
+  ...(engine !== undefined ? { engine } : {}),
+});
 
 function started(r: GenerationHandle | GenerateRefused): GenerationHandle {
   if ('status' in r) throw new Error(`refused: ${r.status} ${r.message}`);
@@ -85,11 +133,17 @@ function started(r: GenerationHandle | GenerateRefused): GenerationHandle {
 async function served(model: GenerationModel): Promise<string[]> {
   const sink = recorder();
   started(model.generate(req('finish'), sink));
-  await until(() => sink.outputs.length + sink.errors.length > 0, { message: 'the finish request to end', observe: () => sink });
+  await until(() => sink.outputs.length + sink.errors.length > 0, {
+    message: 'the finish request to end',
+    observe: () => sink,
+  });
   return [...sink.outputs, ...sink.errors];
 }
 
-const STARTING = { status: 503, message: 'model m has no engine ready; its worker is starting or being replaced; retry in a few seconds' };
+const STARTING = {
+  status: 503,
+  message: 'model m has no engine ready; its worker is starting or being replaced; retry in a few seconds',
+};
 const SCALED_TO_0 = { status: 503, message: 'model m has no engine ready; scale its workers with the management API' };
 
 describe('GenerationModel', () => {
@@ -110,7 +164,9 @@ describe('GenerationModel', () => {
     await model.start();
     try {
       expect(model.generate(req('finish'), recorder())).to.deep.equal({
-        status: 503, message: 'model m has no engine ready; its worker failed to load and is retried with backoff (worker W-9000-m_1.0 failed to load: told to fail)',
+        status: 503,
+        message:
+          'model m has no engine ready; its worker failed to load and is retried with backoff (worker W-9000-m_1.0 failed to load: told to fail)',
       });
       // The management API's describe says it too.
       expect(model.describe().lastWorkerError).to.equal('worker W-9000-m_1.0 failed to load: told to fail');
@@ -148,10 +204,15 @@ describe('GenerationModel', () => {
       expect(held.errors).to.deep.equal([died]);
       expect(crashed.errors).to.deep.equal([died]);
       expect(refusals).to.deep.equal([STARTING]);
-      await until(() => model.engines().length === 1, { message: 'the replacement engine', observe: () => model.describe().workers });
+      await until(() => model.engines().length === 1, {
+        message: 'the replacement engine',
+        observe: () => model.describe().workers,
+      });
       expect(model.engines().map((e) => [e.workerId, e.index])).to.deep.equal([['W-9001-m_1.0', 0]]);
       expect(await served(model)).to.deep.equal(['0:length:ok']);
-      expect(logs.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn: worker W-9000-m_1.0 died (code 3); replacing it {"worker":"W-9000-m_1.0","model":"m"}']);
+      expect(logs.filter((l) => l.startsWith('warn'))).to.deep.equal([
+        'warn: worker W-9000-m_1.0 died (code 3); replacing it {"worker":"W-9000-m_1.0","model":"m"}',
+      ]);
     } finally {
       await model.stop();
     }
@@ -164,7 +225,10 @@ describe('GenerationModel', () => {
       const held = recorder();
       const h = started(model.generate(req('hold'), held));
       const scaling = model.scale(0, 0);
-      await until(() => model.describe().workers[0]?.status === 'STOPPING', { message: 'the worker retiring', observe: () => model.describe().workers });
+      await until(() => model.describe().workers[0]?.status === 'STOPPING', {
+        message: 'the worker retiring',
+        observe: () => model.describe().workers,
+      });
       // Retiring: new requests are refused, the held one still runs.
       expect(model.generate(req('finish'), recorder())).to.deep.equal(SCALED_TO_0);
       expect([held.outputs, held.errors, model.engines().length]).to.deep.equal([[], [], 1]);
@@ -183,7 +247,12 @@ describe('GenerationModel', () => {
       const held = recorder();
       started(model.generate(req('hold'), held));
       await model.scale(0, 0);
-      expect([held.outputs, held.errors]).to.deep.equal([[], ['503 worker W-9000-m_1.0 of model m (engine 0) was retired by a scale-down before this request finished (within responseTimeout 1 s); retry']]);
+      expect([held.outputs, held.errors]).to.deep.equal([
+        [],
+        [
+          '503 worker W-9000-m_1.0 of model m (engine 0) was retired by a scale-down before this request finished (within responseTimeout 1 s); retry',
+        ],
+      ]);
     } finally {
       await model.stop();
     }
@@ -196,7 +265,10 @@ describe('GenerationModel', () => {
     started(model.generate(req('hold'), held));
     await model.stop();
     expect(held.errors).to.deep.equal(['503 model m was stopped']);
-    expect(model.generate(req('finish'), recorder())).to.deep.equal({ status: 503, message: 'model m is being unregistered or the server is stopping' });
+    expect(model.generate(req('finish'), recorder())).to.deep.equal({
+      status: 503,
+      message: 'model m is being unregistered or the server is stopping',
+    });
     expect(model.admits(5)).to.equal(null); // a stopping model refuses in generate(), not twice
   });
 
@@ -207,16 +279,23 @@ describe('GenerationModel', () => {
       expect(model.admits(1)).to.equal(null);
       const held = started(model.generate(req('hold'), recorder()));
       expect(model.generate(req('finish'), recorder())).to.deep.equal({
-        status: 503, message: 'model m has 1 request in flight on its least loaded engine, the most one holds (--job-queue-size 1); retry later',
+        status: 503,
+        message:
+          'model m has 1 request in flight on its least loaded engine, the most one holds (--job-queue-size 1); retry later',
       });
       expect(model.admits(2)).to.deep.equal({
-        status: 503, message: 'model m can take 0 more requests before its engines are full (--job-queue-size 1 each), and this request has 2 prompts; retry later',
+        status: 503,
+        message:
+          'model m can take 0 more requests before its engines are full (--job-queue-size 1 each), and this request has 2 prompts; retry later',
       });
       expect(model.remainingCapacity()).to.equal(0);
       const refused = 'tsserve_requests_refused_total{"model_name":"m","reason":"queue_full"}';
       expect(records).to.deep.equal([`${refused} 0`, `${refused} 1`, `${refused} 1`]);
       held.abort();
-      await until(() => model.remainingCapacity() === 1, { message: 'the held request to be aborted', observe: () => model.describe().jobQueueStatus });
+      await until(() => model.remainingCapacity() === 1, {
+        message: 'the held request to be aborted',
+        observe: () => model.describe().jobQueueStatus,
+      });
       expect(model.admits(1)).to.equal(null);
     } finally {
       await model.stop();
@@ -245,15 +324,21 @@ describe('GenerationModel', () => {
       started(model.generate(req('exit held open'), lost));
       // Until the frontend sees the channel close, a request is still sent (and lost with the worker).
       const sent: ReturnType<typeof recorder>[] = [];
-      const refused = await until(() => {
-        const sink = recorder();
-        const r = model.generate(req('finish'), sink);
-        if ('status' in r) return r;
-        sent.push(sink);
-        return null;
-      }, { message: 'a refusal', intervalMs: 5 });
+      const refused = await until(
+        () => {
+          const sink = recorder();
+          const r = model.generate(req('finish'), sink);
+          if ('status' in r) return r;
+          sent.push(sink);
+          return null;
+        },
+        { message: 'a refusal', intervalMs: 5 },
+      );
       expect(refused).to.deep.equal({ status: 503, message: 'engine 0 of model m is not reachable' });
-      const holder = await until(() => /^info: holder (\d+) /.exec(logs.find((l) => l.startsWith('info: holder ')) ?? '')?.[1], { message: 'the holder\'s pid', observe: () => logs });
+      const holder = await until(
+        () => /^info: holder (\d+) /.exec(logs.find((l) => l.startsWith('info: holder ')) ?? '')?.[1],
+        { message: "the holder's pid", observe: () => logs },
+      );
       process.kill(Number(holder));
       await until(() => lost.errors.length > 0, { message: 'the held request to fail', observe: () => lost });
       const died = '500 worker W-9000-m_1.0 of model m (engine 0) exited';

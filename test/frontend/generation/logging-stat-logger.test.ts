@@ -4,7 +4,16 @@ import { CachingWindow } from '../../../frontend/generation/caching-window.js';
 import { LoggingStatLogger } from '../../../frontend/generation/logging-stat-logger.js';
 
 function stats(s: Partial<GenSchedulerStats>): GenSchedulerStats {
-  return { numRunning: 0, numWaiting: 0, kvCacheUsage: 0, prefixCacheQueries: 0, prefixCacheHits: 0, numPreemptions: 0, numSteps: 1, ...s };
+  return {
+    numRunning: 0,
+    numWaiting: 0,
+    kvCacheUsage: 0,
+    prefixCacheQueries: 0,
+    prefixCacheHits: 0,
+    numPreemptions: 0,
+    numSteps: 1,
+    ...s,
+  };
 }
 
 describe('LoggingStatLogger', () => {
@@ -13,7 +22,9 @@ describe('LoggingStatLogger', () => {
     const l = new LoggingStatLogger(0, () => now);
     l.recordStep(120, 1, 2);
     l.recordStep(0, 49, 0);
-    l.recordStats(stats({ numRunning: 2, numWaiting: 14, kvCacheUsage: 0.765, prefixCacheQueries: 100, prefixCacheHits: 92 }));
+    l.recordStats(
+      stats({ numRunning: 2, numWaiting: 14, kvCacheUsage: 0.765, prefixCacheQueries: 100, prefixCacheHits: 92 }),
+    );
     now = 10_000;
     expect(l.log()).to.deep.equal({
       level: 'info',
@@ -27,10 +38,14 @@ describe('LoggingStatLogger', () => {
     l.recordStep(0, 4, 0);
     l.recordStats(stats({ numRunning: 1, numPreemptions: 2 }));
     now = 2000;
-    expect(l.log().line).to.equal('Engine 003: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, Preemptions: 2, KV cache usage: 0.0%, Prefix cache hit rate: 0.0%');
+    expect(l.log().line).to.equal(
+      'Engine 003: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, Preemptions: 2, KV cache usage: 0.0%, Prefix cache hit rate: 0.0%',
+    );
     l.recordStep(0, 4, 0);
     now = 4000;
-    expect(l.log().line).to.equal('Engine 003: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, KV cache usage: 0.0%, Prefix cache hit rate: 0.0%');
+    expect(l.log().line).to.equal(
+      'Engine 003: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, KV cache usage: 0.0%, Prefix cache hit rate: 0.0%',
+    );
   });
 
   it('should demote to debug only after two consecutive idle intervals', () => {

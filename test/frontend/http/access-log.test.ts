@@ -6,13 +6,26 @@ import { accessLogListener } from '../../../frontend/http/access-log.js';
 import type { AccessRecord } from '../../../frontend/log/log.js';
 
 /** A real node server with the access listener before a handler; resolves with its port. */
-function serve(records: AccessRecord[], handler: http.RequestListener): Promise<{ server: http.Server; port: number; logged: Promise<void> }> {
+function serve(
+  records: AccessRecord[],
+  handler: http.RequestListener,
+): Promise<{ server: http.Server; port: number; logged: Promise<void> }> {
   let done: () => void = () => undefined;
-  const logged = new Promise<void>((r) => { done = r; });
+  const logged = new Promise<void>((r) => {
+    done = r;
+  });
   const server = http.createServer();
-  server.on('request', accessLogListener('inference', (r) => { records.push(r); done(); }));
+  server.on(
+    'request',
+    accessLogListener('inference', (r) => {
+      records.push(r);
+      done();
+    }),
+  );
   server.on('request', handler);
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, logged })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, logged })),
+  );
 }
 
 describe('accessLogListener', () => {
@@ -30,23 +43,42 @@ describe('accessLogListener', () => {
       await logged;
       const { durationMs, ...rest } = records[0]!;
       expect(durationMs).to.be.at.least(0);
-      expect(rest).to.deep.equal({ listener: 'inference', port, method: 'POST', path: '/v1/completions?x=1', status: 201, bytes: 10 + 3 + 3, requestId: 'req-7' });
+      expect(rest).to.deep.equal({
+        listener: 'inference',
+        port,
+        method: 'POST',
+        path: '/v1/completions?x=1',
+        status: 201,
+        bytes: 10 + 3 + 3,
+        requestId: 'req-7',
+      });
       expect(records.length).to.equal(1);
     } finally {
       server.close();
     }
   });
 
-  it('should log a request whose client went away with status 0 and its listener\'s port (regression: port 0, read from the destroyed socket)', async () => {
+  it("should log a request whose client went away with status 0 and its listener's port (regression: port 0, read from the destroyed socket)", async () => {
     const records: AccessRecord[] = [];
-    const { server, port, logged } = await serve(records, () => { /* never answers */ });
+    const { server, port, logged } = await serve(records, () => {
+      /* never answers */
+    });
     try {
-      const sock = net.connect(port, '127.0.0.1', () => { sock.write('POST /predictions/mlp HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n[1'); });
+      const sock = net.connect(port, '127.0.0.1', () => {
+        sock.write('POST /predictions/mlp HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n[1');
+      });
       server.once('request', () => sock.destroy());
       await logged;
       const { durationMs, requestId, ...rest } = records[0]!;
       expect([durationMs >= 0, requestId.length]).to.deep.equal([true, 36]);
-      expect(rest).to.deep.equal({ listener: 'inference', port, method: 'POST', path: '/predictions/mlp', status: 0, bytes: 0 });
+      expect(rest).to.deep.equal({
+        listener: 'inference',
+        port,
+        method: 'POST',
+        path: '/predictions/mlp',
+        status: 0,
+        bytes: 0,
+      });
     } finally {
       server.close();
     }
@@ -54,7 +86,9 @@ describe('accessLogListener', () => {
 
   it('should give a request without an answered id a fresh UUID', async () => {
     const records: AccessRecord[] = [];
-    const { server, port, logged } = await serve(records, (_req, res) => { res.end(); });
+    const { server, port, logged } = await serve(records, (_req, res) => {
+      res.end();
+    });
     try {
       await (await fetch(`http://127.0.0.1:${port}/ping`)).text();
       await logged;

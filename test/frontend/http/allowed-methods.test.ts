@@ -6,7 +6,9 @@ import { expect } from 'chai';
 import express from 'express';
 import { allowedMethods } from '../../../frontend/http/allowed-methods.js';
 
-const ok: express.RequestHandler = (_req, res) => { res.end(); };
+const ok: express.RequestHandler = (_req, res) => {
+  res.end();
+};
 
 describe('allowedMethods', () => {
   it('should give each path the methods of all its routes, nested routers included, in GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS order', () => {
@@ -20,7 +22,15 @@ describe('allowedMethods', () => {
     outer.use(inner);
     outer.options('/c', ok);
     outer.patch('/c', ok);
-    expect([...allowedMethods([outer], [{ path: '/out', methods: ['PUT', 'POST'] }, { path: '/c', methods: ['GET'] }])]).to.deep.equal([
+    expect([
+      ...allowedMethods(
+        [outer],
+        [
+          { path: '/out', methods: ['PUT', 'POST'] },
+          { path: '/c', methods: ['GET'] },
+        ],
+      ),
+    ]).to.deep.equal([
       ['/a', 'GET, HEAD, PUT, DELETE'],
       ['/b', 'POST'],
       ['/c', 'GET, HEAD, POST, PATCH, OPTIONS'],
@@ -46,9 +56,13 @@ describe('allowedMethods', () => {
   it('should refuse a router mounted below / and a route path that is a RegExp, naming them', () => {
     const mounted = express.Router();
     mounted.use('/api', express.Router());
-    expect(() => allowedMethods([mounted])).to.throw('a router mounted at "/api": its routes\' paths are not their own, so their 405 answers cannot be derived');
+    expect(() => allowedMethods([mounted])).to.throw(
+      'a router mounted at "/api": its routes\' paths are not their own, so their 405 answers cannot be derived',
+    );
     const rx = express.Router();
     rx.get(/^\/x$/, ok);
-    expect(() => allowedMethods([rx])).to.throw('route path /^\\/x$/ is not a string: its 405 answers cannot be derived');
+    expect(() => allowedMethods([rx])).to.throw(
+      'route path /^\\/x$/ is not a string: its 405 answers cannot be derived',
+    );
   });
 });

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { jsonBoundsProblem } from '../../../frontend/http/json-bounds.js';
 
-const check = (text: string, depth: number, elements: number): string | null => jsonBoundsProblem(Buffer.from(text), depth, elements);
+const check = (text: string, depth: number, elements: number): string | null =>
+  jsonBoundsProblem(Buffer.from(text), depth, elements);
 
 describe('jsonBoundsProblem', () => {
   it('should accept a body at the depth limit and refuse one level deeper', () => {
@@ -12,7 +13,9 @@ describe('jsonBoundsProblem', () => {
 
   it('should count array items and object members, nested ones too', () => {
     expect(check('[1,2,[3,4],{"a":5,"b":[]}]', 5, 8)).to.equal(null);
-    expect(check('[1,2,[3,4],{"a":5,"b":[]}]', 5, 7)).to.equal('JSON body has more than 7 elements (--max-json-elements)');
+    expect(check('[1,2,[3,4],{"a":5,"b":[]}]', 5, 7)).to.equal(
+      'JSON body has more than 7 elements (--max-json-elements)',
+    );
     expect(check('[]', 5, 0)).to.equal(null);
     expect(check('{}', 5, 0)).to.equal(null);
     expect(check('[1]', 5, 0)).to.equal('JSON body has more than 0 elements (--max-json-elements)');

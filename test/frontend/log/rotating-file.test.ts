@@ -16,7 +16,13 @@ describe('RotatingFile', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const base = { label: 'metrics log', flushMs: 60_000, chunkChars: 1 << 20, maxQueueChars: 1 << 22, log: (): void => {} };
+  const base = {
+    label: 'metrics log',
+    flushMs: 60_000,
+    chunkChars: 1 << 20,
+    maxQueueChars: 1 << 22,
+    log: (): void => {},
+  };
 
   it('should rotate by size into .1 … .keep and drop the oldest', async () => {
     const file = path.join(dir, 'ts_metrics.log');
@@ -40,7 +46,8 @@ describe('RotatingFile', () => {
     const first = f.flush(); // chunk 1: lines 0-9 (80 bytes)
     for (let i = 10; i < 30; i++) f.append(line(i)); // queued while chunk 1 is written
     await Promise.all([first, f.close()]); // chunk 2: lines 10-29; 80 + 160 > 100: rotate first
-    const all = (from: number, to: number): string => Array.from({ length: to - from }, (_v, k) => line(from + k)).join('');
+    const all = (from: number, to: number): string =>
+      Array.from({ length: to - from }, (_v, k) => line(from + k)).join('');
     expect(fs.readdirSync(dir).sort()).to.deep.equal(['ts_metrics.log', 'ts_metrics.log.1']);
     expect(fs.readFileSync(`${file}.1`, 'utf8')).to.equal(all(0, 10));
     expect(fs.readFileSync(file, 'utf8')).to.equal(all(10, 30));
@@ -64,13 +71,18 @@ describe('RotatingFile', () => {
     }
     await f.close();
     const files = fs.readdirSync(dir);
-    const rotated = files.filter((n) => n !== 'm.log').map((n) => Number(n.slice('m.log.'.length))).sort((a, b) => b - a);
+    const rotated = files
+      .filter((n) => n !== 'm.log')
+      .map((n) => Number(n.slice('m.log.'.length)))
+      .sort((a, b) => b - a);
     // Chunks are at most ~330 bytes, so no file passes maxBytes: at least total/1000 files.
     const total = Buffer.byteLength(lines.join(''));
     expect(rotated.length + 1).to.be.at.least(Math.ceil(total / 1000));
     for (const k of rotated) expect(fs.statSync(`${file}.${k}`).size).to.be.at.most(1000);
     expect(rotated).to.deep.equal(Array.from({ length: rotated.length }, (_v, k) => rotated.length - k)); // .N … .1, no gap
-    const text = [...rotated.map((k) => fs.readFileSync(`${file}.${k}`, 'utf8')), fs.readFileSync(file, 'utf8')].join('');
+    const text = [...rotated.map((k) => fs.readFileSync(`${file}.${k}`, 'utf8')), fs.readFileSync(file, 'utf8')].join(
+      '',
+    );
     expect(text).to.equal(lines.join(''));
   });
 
@@ -97,7 +109,10 @@ describe('RotatingFile', () => {
     expect(fs.existsSync(file)).to.equal(false);
     f.append('cd\n');
     // No flush and no timer (flushMs is a minute): only the full chunk can have written it.
-    await until(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8') === 'ab\ncd\n', { message: 'the full chunk on disk', observe: () => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null) });
+    await until(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8') === 'ab\ncd\n', {
+      message: 'the full chunk on disk',
+      observe: () => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null),
+    });
     await f.close();
   });
 
@@ -122,8 +137,14 @@ describe('RotatingFile', () => {
     let now = 0;
     const lost: number[] = [];
     const f = new RotatingFile(file, {
-      ...base, maxQueueChars: 10, maxBytes: 1000, keep: 1, log: log.log, nowMs: () => now,
-      onLost: (n) => lost.push(n), countedIn: 'tsserve_sink_errors_total{sink="tslog"}',
+      ...base,
+      maxQueueChars: 10,
+      maxBytes: 1000,
+      keep: 1,
+      log: log.log,
+      nowMs: () => now,
+      onLost: (n) => lost.push(n),
+      countedIn: 'tsserve_sink_errors_total{sink="tslog"}',
     });
     f.append('abcd\n');
     f.append('efgh\n'); // 10 characters queued: the cap
@@ -173,7 +194,14 @@ describe('RotatingFile', () => {
     execFileSync('mkfifo', [fifo]); // opening a FIFO for writing blocks until a reader comes
     const lost: number[] = [];
     const log = captureLog();
-    const f = new RotatingFile(fifo, { ...base, maxBytes: 1000, keep: 1, closeTimeoutMs: 50, log: log.log, onLost: (n) => lost.push(n) });
+    const f = new RotatingFile(fifo, {
+      ...base,
+      maxBytes: 1000,
+      keep: 1,
+      closeTimeoutMs: 50,
+      log: log.log,
+      onLost: (n) => lost.push(n),
+    });
     f.append('a\n');
     const never = f.flush(); // its chunk waits on the open
     f.append('b\n');
@@ -217,7 +245,8 @@ describe('RotatingFile rotation failures and flushSync', () => {
     fs.mkdirSync(`${file}.1`);
     fs.writeFileSync(path.join(`${file}.1`, 'x'), 'x');
   };
-  const eisdir = (file: string): string => `SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${file}.1`;
+  const eisdir = (file: string): string =>
+    `SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${file}.1`;
 
   for (const sync of [false, true]) {
     it(`should count a failed rotation exactly once, warn with its error, write on in the current file and rotate again after rewarnMs (${sync ? 'sync' : 'queued'})`, async () => {
@@ -227,7 +256,11 @@ describe('RotatingFile rotation failures and flushSync', () => {
       let now = 1000;
       let failures = 0;
       const f = new RotatingFile(file, {
-        ...base, sync, log: log.log, nowMs: () => now, onRotateFailed: () => failures++,
+        ...base,
+        sync,
+        log: log.log,
+        nowMs: () => now,
+        onRotateFailed: () => failures++,
         rotationCountedIn: 'tsserve_log_errors_total{file="access_log.log",reason="rotation_failed"}',
       });
       for (const n of ['1', '2', '3']) {
@@ -245,7 +278,9 @@ describe('RotatingFile rotation failures and flushSync', () => {
       await f.close();
       expect(failures).to.equal(1);
       expect(fs.readdirSync(dir).sort()).to.deep.equal(['access_log.log', 'access_log.log.1']);
-      expect(fs.readFileSync(`${file}.1`, 'utf8')).to.equal('line-1-0123456789\nline-2-0123456789\nline-3-0123456789\n');
+      expect(fs.readFileSync(`${file}.1`, 'utf8')).to.equal(
+        'line-1-0123456789\nline-2-0123456789\nline-3-0123456789\n',
+      );
       expect(fs.readFileSync(file, 'utf8')).to.equal('line-4-0123456789\n');
     });
   }
@@ -284,7 +319,9 @@ describe('RotatingFile rotation failures and flushSync', () => {
 
   it('should throw from the constructor in sync mode when the file cannot be opened', () => {
     const file = path.join(dir, 'missing', 'ts_log.log');
-    expect(() => new RotatingFile(file, { ...base, sync: true, log: captureLog().log })).to.throw(`ENOENT: no such file or directory, open '${file}'`);
+    expect(() => new RotatingFile(file, { ...base, sync: true, log: captureLog().log })).to.throw(
+      `ENOENT: no such file or directory, open '${file}'`,
+    );
   });
 
   it('should write every queued line synchronously on flushSync, rotating as the queued writer would', async () => {
@@ -314,8 +351,18 @@ describe('RotatingFile rotation failures and flushSync', () => {
     f.append('line-8-0123456789\n');
     await f.close(); // line 2's write completes; its writer, now on a rotated file, is retired
     const read = (name: string): string => fs.readFileSync(path.join(dir, name), 'utf8');
-    expect(fs.readdirSync(dir).sort()).to.deep.equal(['access_log.log', 'access_log.log.1', 'access_log.log.2', 'access_log.log.3']);
-    expect([read('access_log.log.3'), read('access_log.log.2'), read('access_log.log.1'), read('access_log.log')]).to.deep.equal([
+    expect(fs.readdirSync(dir).sort()).to.deep.equal([
+      'access_log.log',
+      'access_log.log.1',
+      'access_log.log.2',
+      'access_log.log.3',
+    ]);
+    expect([
+      read('access_log.log.3'),
+      read('access_log.log.2'),
+      read('access_log.log.1'),
+      read('access_log.log'),
+    ]).to.deep.equal([
       'line-1-0123456789\nline-2-0123456789\n',
       'line-3-0123456789\nline-4-0123456789\n',
       'line-5-0123456789\nline-6-0123456789\n',

@@ -14,12 +14,27 @@ describe('rotateSync and rotateAsync', () => {
   });
 
   /** Every file of the directory with its content. */
-  const contents = (): Record<string, string> => Object.fromEntries(fs.readdirSync(dir).sort().map((n) => [n, fs.readFileSync(path.join(dir, n), 'utf8')]));
+  const contents = (): Record<string, string> =>
+    Object.fromEntries(
+      fs
+        .readdirSync(dir)
+        .sort()
+        .map((n) => [n, fs.readFileSync(path.join(dir, n), 'utf8')]),
+    );
 
-  for (const [name, rotate] of [['rotateSync', async (p: string, k: number) => rotateSync(p, k)], ['rotateAsync', rotateAsync]] as const) {
+  for (const [name, rotate] of [
+    ['rotateSync', async (p: string, k: number) => rotateSync(p, k)],
+    ['rotateAsync', rotateAsync],
+  ] as const) {
     it(`${name} should drop .keep, move the others up one (a gap stays a gap) and the file to .1`, async () => {
       const p = path.join(dir, 'x.log');
-      for (const [n, c] of [['x.log', 'now'], ['x.log.2', 'two'], ['x.log.3', 'three'], ['other.log.1', 'other']]) fs.writeFileSync(path.join(dir, n), c);
+      for (const [n, c] of [
+        ['x.log', 'now'],
+        ['x.log.2', 'two'],
+        ['x.log.3', 'three'],
+        ['other.log.1', 'other'],
+      ])
+        fs.writeFileSync(path.join(dir, n), c);
       await rotate(p, 3);
       expect(contents()).to.deep.equal({ 'other.log.1': 'other', 'x.log.1': 'now', 'x.log.3': 'two' });
       await rotate(p, 3); // no x.log: only the copies move
@@ -44,7 +59,9 @@ describe('rotateSync and rotateAsync', () => {
       } catch (err) {
         thrown = err;
       }
-      expect(String(thrown)).to.equal(`SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${p}.1`);
+      expect(String(thrown)).to.equal(
+        `SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${p}.1`,
+      );
       expect(fs.readFileSync(p, 'utf8')).to.equal('now');
     });
   }

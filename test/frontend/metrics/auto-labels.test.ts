@@ -22,7 +22,13 @@ const WORKER = path.join(import.meta.dirname, 'fixtures', 'auto-labels-worker.js
 const CONFIG = config(MODEL_SPECS, { autoDetect: true });
 
 /** Forks a worker with `autoLabels` in its init, announces it to the ingest, resolves on exit. */
-function runWorker(key: string, autoLabels: AutoLabels, value: number, ingest: MetricsIngest, children: ChildProcess[]): Promise<AutoLabelsDone> {
+function runWorker(
+  key: string,
+  autoLabels: AutoLabels,
+  value: number,
+  ingest: MetricsIngest,
+  children: ChildProcess[],
+): Promise<AutoLabelsDone> {
   return new Promise((resolve, reject) => {
     ingest.started(key, autoLabels);
     const child = fork(WORKER, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -37,15 +43,24 @@ function runWorker(key: string, autoLabels: AutoLabels, value: number, ingest: M
       if (code === 0 && done !== null) resolve(done);
       else reject(new Error(`worker ${key} exited with ${code}`));
     });
-    const init: AutoLabelsInit = { type: 'fixture.init', metrics: CONFIG, autoLabels, value, passReplica: 'replica' in autoLabels };
+    const init: AutoLabelsInit = {
+      type: 'fixture.init',
+      metrics: CONFIG,
+      autoLabels,
+      value,
+      passReplica: 'replica' in autoLabels,
+    };
     child.send(init);
   });
 }
 
 describe('metricAutoLabels', () => {
-  it('should name the hostname by the metric\'s hostLabel and every other automatic label by its key', () => {
+  it("should name the hostname by the metric's hostLabel and every other automatic label by its key", () => {
     const m = spec('M', 'counter', 'Count', ['ModelName']);
-    expect(metricAutoLabels(m, ['hostname', 'replica'])).to.deep.equal([{ label: 'Hostname', key: 'hostname' }, { label: 'replica', key: 'replica' }]);
+    expect(metricAutoLabels(m, ['hostname', 'replica'])).to.deep.equal([
+      { label: 'Hostname', key: 'hostname' },
+      { label: 'replica', key: 'replica' },
+    ]);
   });
 
   it('should leave the hostname out of a metric without a host label, and a label a declared dimension already names', () => {
@@ -59,7 +74,12 @@ describe('bindAutoLabels', () => {
     const m = spec('M', 'counter', 'Count', []);
     const a = bindAutoLabels(m, { hostname: 'h', replica: '1' });
     const b = bindAutoLabels(m, { hostname: 'h', stage: '1' });
-    expect([a.names, a.values, a.isHostname, a.hostname]).to.deep.equal([['Hostname', 'replica'], ['h', '1'], [true, false], 'h']);
+    expect([a.names, a.values, a.isHostname, a.hostname]).to.deep.equal([
+      ['Hostname', 'replica'],
+      ['h', '1'],
+      [true, false],
+      'h',
+    ]);
     expect(a.key).to.not.equal(b.key);
   });
 });
@@ -75,7 +95,9 @@ describe('Automatic labels of a forked worker', () => {
     children = [];
     received = [];
     udp = dgram.createSocket('udp4');
-    udp.on('message', (buf) => { for (const l of buf.toString('utf8').split('\n')) if (l !== '') received.push(l); });
+    udp.on('message', (buf) => {
+      for (const l of buf.toString('utf8').split('\n')) if (l !== '') received.push(l);
+    });
     await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
   });
 
@@ -87,8 +109,13 @@ describe('Automatic labels of a forked worker', () => {
 
   it('should render a replica label from the init message in Prometheus, OpenMetrics, tslog and StatsD', async () => {
     const fm = new FrontendMetrics(CONFIG, {
-      logDir: dir, hostname: 'h', modes: ['tslog', 'prometheus', 'statsd'], nowMs: () => 1_700_000_000_000,
-      statsd: { host: '127.0.0.1', port: udp.address().port }, statsdFlushMs: 10, log: () => undefined,
+      logDir: dir,
+      hostname: 'h',
+      modes: ['tslog', 'prometheus', 'statsd'],
+      nowMs: () => 1_700_000_000_000,
+      statsd: { host: '127.0.0.1', port: udp.address().port },
+      statsdFlushMs: 10,
+      log: () => undefined,
     });
     const ingest = new MetricsIngest(fm, { log: () => undefined });
     const plain = await runWorker('W-9000', { hostname: 'h' }, 2, ingest, children);
@@ -96,18 +123,24 @@ describe('Automatic labels of a forked worker', () => {
     fm.get('NoDims')!.bind().record(5);
 
     expect([plain.dropped, forked.dropped]).to.deep.equal([{}, { bad_dimensions: 1, invalid_name: 1 }]);
-    expect(await fm.prometheusText(['InferenceCount', 'NoDims'])).to.equal([
-      '# HELP InferenceCount InferenceCount (unit: Count)',
-      '# TYPE InferenceCount counter',
-      'InferenceCount{ModelName="mlp",Level="Model",Device="cpu",Hostname="h"} 2',
-      'InferenceCount{ModelName="mlp",Level="Model",Device="cpu",Hostname="h",replica="1"} 3',
-      '',
-      '# HELP NoDims NoDims (unit: Count)',
-      '# TYPE NoDims counter',
-      'NoDims{Hostname="h"} 5',
-      '',
-    ].join('\n'));
-    expect((await fm.prometheusText(['InferenceCount'], 'openmetrics')).split('\n').filter((l) => l.startsWith('InferenceCount_total'))).to.deep.equal([
+    expect(await fm.prometheusText(['InferenceCount', 'NoDims'])).to.equal(
+      [
+        '# HELP InferenceCount InferenceCount (unit: Count)',
+        '# TYPE InferenceCount counter',
+        'InferenceCount{ModelName="mlp",Level="Model",Device="cpu",Hostname="h"} 2',
+        'InferenceCount{ModelName="mlp",Level="Model",Device="cpu",Hostname="h",replica="1"} 3',
+        '',
+        '# HELP NoDims NoDims (unit: Count)',
+        '# TYPE NoDims counter',
+        'NoDims{Hostname="h"} 5',
+        '',
+      ].join('\n'),
+    );
+    expect(
+      (await fm.prometheusText(['InferenceCount'], 'openmetrics'))
+        .split('\n')
+        .filter((l) => l.startsWith('InferenceCount_total')),
+    ).to.deep.equal([
       'InferenceCount_total{ModelName="mlp",Level="Model",Device="cpu",Hostname="h"} 2',
       'InferenceCount_total{ModelName="mlp",Level="Model",Device="cpu",Hostname="h",replica="1"} 3',
     ]);
@@ -123,7 +156,10 @@ describe('Automatic labels of a forked worker', () => {
       'InferenceCount:3|c|#ModelName:mlp,Level:Model,Device:cpu,Hostname:h,replica:1',
       'NoDims:5|c|#Hostname:h',
     ];
-    await until(() => want.every((l) => received.includes(l)), { message: 'the three statsd lines', observe: () => received });
+    await until(() => want.every((l) => received.includes(l)), {
+      message: 'the three statsd lines',
+      observe: () => received,
+    });
     expect(received.filter((l) => !l.startsWith('tsserve_'))).to.deep.equal(want);
   });
 });

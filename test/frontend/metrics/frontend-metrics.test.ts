@@ -22,7 +22,10 @@ function make(maxSeries = 1000): { fm: FrontendMetrics; logs: string[] } {
 }
 
 async function dropped(fm: FrontendMetrics): Promise<string> {
-  return (await fm.prometheusText(['tsserve_datapoints_dropped_total'])).split('\n').filter((l) => !l.startsWith('#') && l !== '').join('\n');
+  return (await fm.prometheusText(['tsserve_datapoints_dropped_total']))
+    .split('\n')
+    .filter((l) => !l.startsWith('#') && l !== '')
+    .join('\n');
 }
 
 describe('FrontendMetrics', () => {
@@ -72,18 +75,30 @@ describe('FrontendMetrics', () => {
     await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
     const { lines, log } = captureLog();
     const config = makeConfig([makeSpec('ProbeItems', 'counter', [])], { modes: ['prometheus', 'statsd'] });
-    const fm = new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'h', log, statsd: { host: '127.0.0.1', port: udp.address().port }, statsdFlushMs: 10 });
+    const fm = new FrontendMetrics(config, {
+      logDir: os.tmpdir(),
+      hostname: 'h',
+      log,
+      statsd: { host: '127.0.0.1', port: udp.address().port },
+      statsdFlushMs: 10,
+    });
     try {
       const items = fm.get('ProbeItems')!;
       items.addOrUpdate(1e308);
       items.addOrUpdate(1e308);
       items.addOrUpdate(7e307);
       items.addOrUpdate(1e308);
-      expect(await fm.prometheusText(['ProbeItems'])).to.equal('# HELP ProbeItems ProbeItems (unit: Count)\n# TYPE ProbeItems counter\nProbeItems 1.7e+308\n');
+      expect(await fm.prometheusText(['ProbeItems'])).to.equal(
+        '# HELP ProbeItems ProbeItems (unit: Count)\n# TYPE ProbeItems counter\nProbeItems 1.7e+308\n',
+      );
       expect(await dropped(fm)).to.equal('tsserve_datapoints_dropped_total{reason="counter_overflow",Hostname="h"} 2');
-      expect(lines).to.deep.equal(['warn: metrics: dropped a datapoint of ProbeItems (counter_overflow); further drops like it are only counted in tsserve_datapoints_dropped_total']);
+      expect(lines).to.deep.equal([
+        'warn: metrics: dropped a datapoint of ProbeItems (counter_overflow); further drops like it are only counted in tsserve_datapoints_dropped_total',
+      ]);
       // The sink sums a counter's records between flushes: one datagram, the kept total, never Infinity.
-      await until(() => (packets.some((p) => p.startsWith('ProbeItems:')) ? true : null), { message: 'a ProbeItems packet' });
+      await until(() => (packets.some((p) => p.startsWith('ProbeItems:')) ? true : null), {
+        message: 'a ProbeItems packet',
+      });
       expect(packets.filter((p) => p.startsWith('ProbeItems:'))).to.deep.equal([`ProbeItems:17${'0'.repeat(307)}|c`]);
     } finally {
       await fm.close();
@@ -106,7 +121,14 @@ describe('FrontendMetrics', () => {
       'warn: metrics: dropped a datapoint (malformed_message); further drops like it are only counted in tsserve_datapoints_dropped_total',
       'warn: metrics: dropped a datapoint of Nope (unknown_metric); further drops like it are only counted in tsserve_datapoints_dropped_total',
     ]);
-    expect(DROP_REASONS).to.include.members(['not_finite', 'negative_counter', 'bad_dimensions', 'unknown_metric', 'type_mismatch', 'malformed_message']);
+    expect(DROP_REASONS).to.include.members([
+      'not_finite',
+      'negative_counter',
+      'bad_dimensions',
+      'unknown_metric',
+      'type_mismatch',
+      'malformed_message',
+    ]);
   });
 
   it('should return metrics by type and null for undeclared or other types', () => {
@@ -144,8 +166,10 @@ describe('FrontendMetrics', () => {
     expect(await fm.prometheusText(['AutoTime'])).to.equal(
       '# HELP AutoTime AutoTime (unit: Milliseconds)\n# TYPE AutoTime gauge\nAutoTime{ModelName="mnist",Hostname="h"} 4.5\n',
     );
-    expect(await dropped(fm)).to.equal('tsserve_datapoints_dropped_total{reason="type_mismatch",Hostname="h"} 2\n'
-      + 'tsserve_datapoints_dropped_total{reason="forbidden_metric",Hostname="h"} 1');
+    expect(await dropped(fm)).to.equal(
+      'tsserve_datapoints_dropped_total{reason="type_mismatch",Hostname="h"} 2\n' +
+        'tsserve_datapoints_dropped_total{reason="forbidden_metric",Hostname="h"} 1',
+    );
     expect(logs).to.deep.equal([
       'warn: metrics: dropped a datapoint of AutoTime (type_mismatch); further drops like it are only counted in tsserve_datapoints_dropped_total',
       'warn: metrics: dropped a datapoint of Req (forbidden_metric); further drops like it are only counted in tsserve_datapoints_dropped_total',
@@ -168,21 +192,30 @@ describe('FrontendMetrics', () => {
     // Regression: a worker's auto-detected gauge Lat_count (or counter Req_total) was admitted,
     // and the scrape held a second family for one name, which promtool and Prometheus refuse.
     const { fm } = make();
-    const auto = (name: string, type: 'counter' | 'gauge' | 'histogram') => autoDetectedSpec({ name, type, unit: 'Count', dimensions: [] });
-    expect(fm.admit(auto('Lat_count', 'gauge'))).to.deep.equal({ reason: 'invalid_name',
-      why: 'Lat_count cannot be auto-detected: its name "Lat_count" is also the _count series of histogram "Lat" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them' });
-    expect(fm.admit(auto('Req_total', 'counter'))).to.deep.equal({ reason: 'invalid_name',
-      why: 'Req_total cannot be auto-detected: its name "Req_total" is also the OpenMetrics _total series of counter "Req" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them' });
+    const auto = (name: string, type: 'counter' | 'gauge' | 'histogram') =>
+      autoDetectedSpec({ name, type, unit: 'Count', dimensions: [] });
+    expect(fm.admit(auto('Lat_count', 'gauge'))).to.deep.equal({
+      reason: 'invalid_name',
+      why: 'Lat_count cannot be auto-detected: its name "Lat_count" is also the _count series of histogram "Lat" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them',
+    });
+    expect(fm.admit(auto('Req_total', 'counter'))).to.deep.equal({
+      reason: 'invalid_name',
+      why: 'Req_total cannot be auto-detected: its name "Req_total" is also the OpenMetrics _total series of counter "Req" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them',
+    });
     expect(fm.register(auto('Depth', 'histogram'))).to.equal(null); // a frontend metric: forbidden_metric, as before
     expect(fm.register(auto('Lat_sum', 'counter'))).to.equal(null);
     const fresh = fm.register(auto('Fresh', 'counter'));
     expect([fresh === null, fm.get('Fresh') === fresh]).to.deep.equal([false, true]);
-    expect(fm.admit(auto('Fresh_total', 'gauge'))).to.deep.equal({ reason: 'invalid_name', // an admitted one claims its names too
-      why: 'Fresh_total cannot be auto-detected: its name "Fresh_total" is also the OpenMetrics _total series of counter "Fresh" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them' });
-    expect(await dropped(fm)).to.equal([
-      'tsserve_datapoints_dropped_total{reason="forbidden_metric",Hostname="h"} 1',
-      'tsserve_datapoints_dropped_total{reason="invalid_name",Hostname="h"} 1',
-    ].join('\n'));
+    expect(fm.admit(auto('Fresh_total', 'gauge'))).to.deep.equal({
+      reason: 'invalid_name', // an admitted one claims its names too
+      why: 'Fresh_total cannot be auto-detected: its name "Fresh_total" is also the OpenMetrics _total series of counter "Fresh" in the Prometheus exposition, where a scrape fails on a name two families claim; rename one of them',
+    });
+    expect(await dropped(fm)).to.equal(
+      [
+        'tsserve_datapoints_dropped_total{reason="forbidden_metric",Hostname="h"} 1',
+        'tsserve_datapoints_dropped_total{reason="invalid_name",Hostname="h"} 1',
+      ].join('\n'),
+    );
   });
 
   it('should keep series counts in tsserve_series, the overflow series included', async () => {
@@ -190,25 +223,33 @@ describe('FrontendMetrics', () => {
     for (const v of ['1', '2', '3', '4']) fm.get('Req')!.addOrUpdate(1, [v, 'x']);
     const text = await fm.prometheusText(['tsserve_series']);
     // Req: two own series and the overflow series; the self-metrics count their own series too.
-    expect(text).to.equal([
-      '# HELP tsserve_series Live series per metric in the frontend metrics cache (unit: Count)',
-      '# TYPE tsserve_series gauge',
-      'tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 15',
-      'tsserve_series{metric="tsserve_series",Hostname="h"} 6',
-      'tsserve_series{metric="tsserve_flush_batches_total",Hostname="h"} 1',
-      'tsserve_series{metric="tsserve_flush_datapoints_total",Hostname="h"} 1',
-      'tsserve_series{metric="Req",Hostname="h"} 3',
-      'tsserve_series{metric="tsserve_series_overflow_total",Hostname="h"} 1',
-      '',
-    ].join('\n'));
+    expect(text).to.equal(
+      [
+        '# HELP tsserve_series Live series per metric in the frontend metrics cache (unit: Count)',
+        '# TYPE tsserve_series gauge',
+        'tsserve_series{metric="tsserve_datapoints_dropped_total",Hostname="h"} 15',
+        'tsserve_series{metric="tsserve_series",Hostname="h"} 6',
+        'tsserve_series{metric="tsserve_flush_batches_total",Hostname="h"} 1',
+        'tsserve_series{metric="tsserve_flush_datapoints_total",Hostname="h"} 1',
+        'tsserve_series{metric="Req",Hostname="h"} 3',
+        'tsserve_series{metric="tsserve_series_overflow_total",Hostname="h"} 1',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('should count the trace id table\'s evictions in tsserve_cache_evictions_total{cache="trace_ids"} until it closes', async () => {
     // Whatever earlier tests left, 4096 new ids fill the process-wide table before this cache counts.
     for (let i = 0; i < 4096; i++) traceIds.set(`fill-${i}`, '4bf92f3577b34da6a3ce929d0e0e4736');
-    const fm = new FrontendMetrics(makeConfig([], { modes: ['prometheus'] }), { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });
+    const fm = new FrontendMetrics(makeConfig([], { modes: ['prometheus'] }), {
+      logDir: os.tmpdir(),
+      hostname: 'h1',
+      log: captureLog().log,
+    });
     const evictions = async (): Promise<string[]> =>
-      (await fm.prometheusText(['tsserve_cache_evictions_total'])).split('\n').filter((l) => l.startsWith('tsserve_cache_evictions_total{'));
+      (await fm.prometheusText(['tsserve_cache_evictions_total']))
+        .split('\n')
+        .filter((l) => l.startsWith('tsserve_cache_evictions_total{'));
     expect(await evictions()).to.deep.equal([]); // no series until the table evicts
     for (let i = 0; i < 3; i++) traceIds.set(`new-${i}`, '4bf92f3577b34da6a3ce929d0e0e4736');
     traceIds.set('new-2', '00f067aa0ba902b74bf92f3577b34da6'); // an update evicts nothing

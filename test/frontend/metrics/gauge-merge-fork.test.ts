@@ -18,7 +18,12 @@ const CONFIG = config([
 ]);
 
 /** Forks a real worker that records `value`; resolves once its flush is ingested. */
-function startWorker(key: string, value: number, ingest: MetricsIngest, children: ChildProcess[]): Promise<ChildProcess> {
+function startWorker(
+  key: string,
+  value: number,
+  ingest: MetricsIngest,
+  children: ChildProcess[],
+): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = fork(WORKER, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.push(child);
@@ -52,21 +57,42 @@ describe('Gauge merge with real forked workers', () => {
   });
 
   it('should merge two live workers per mode, then drop a SIGKILLed one in live modes only while counters keep its counts', async () => {
-    const fm = new FrontendMetrics(CONFIG, { logDir: os.tmpdir(), hostname: 'h', modes: ['prometheus'], log: () => undefined });
+    const fm = new FrontendMetrics(CONFIG, {
+      logDir: os.tmpdir(),
+      hostname: 'h',
+      modes: ['prometheus'],
+      log: () => undefined,
+    });
     const ingest = new MetricsIngest(fm, { log: () => undefined });
     await startWorker('w1', 3, ingest, children);
     const w2 = await startWorker('w2', 5, ingest, children);
     expect(values(await fm.prometheusText())).to.deep.equal({
-      g_livelast: 5, g_livesum: 8, g_livemax: 5, g_livemin: 3, g_last: 5, g_sum: 8, g_max: 5, g_min: 3,
-      c_total: 2, h_seconds_count: 2,
+      g_livelast: 5,
+      g_livesum: 8,
+      g_livemax: 5,
+      g_livemin: 3,
+      g_last: 5,
+      g_sum: 8,
+      g_max: 5,
+      g_min: 3,
+      c_total: 2,
+      h_seconds_count: 2,
     });
 
     const exited = new Promise<void>((resolve) => w2.once('exit', () => resolve()));
     w2.kill('SIGKILL');
     await exited;
     expect(values(await fm.prometheusText())).to.deep.equal({
-      g_livelast: 3, g_livesum: 3, g_livemax: 3, g_livemin: 3, g_last: 5, g_sum: 8, g_max: 5, g_min: 3,
-      c_total: 2, h_seconds_count: 2,
+      g_livelast: 3,
+      g_livesum: 3,
+      g_livemax: 3,
+      g_livemin: 3,
+      g_last: 5,
+      g_sum: 8,
+      g_max: 5,
+      g_min: 3,
+      c_total: 2,
+      h_seconds_count: 2,
     });
     await fm.close();
   });

@@ -12,17 +12,33 @@ const NAMES = [...MODES.map((m) => `Gauge_${m}`), 'Restarted'];
 /** One flush declaring a series of every gauge and the counter, each recorded once with `value`. */
 function flush(value: number): MetricsMessage {
   const series = NAMES.map((metric, id) => ({ id, metric, values: ['mlp'] }));
-  return { type: 'tsserve.metrics', v: 3, seq: 0, metrics: [], series, seriesIds: Uint32Array.from(series.map((s) => s.id)),
-    values: Float64Array.from(series.map(() => value)), requestRuns: Int32Array.from([0, -1]), requestIds: [],
-    timeRuns: Float64Array.from([0, 0]), dropped: {}, overflowed: {} };
+  return {
+    type: 'tsserve.metrics',
+    v: 3,
+    seq: 0,
+    metrics: [],
+    series,
+    seriesIds: Uint32Array.from(series.map((s) => s.id)),
+    values: Float64Array.from(series.map(() => value)),
+    requestRuns: Int32Array.from([0, -1]),
+    requestIds: [],
+    timeRuns: Float64Array.from([0, 0]),
+    dropped: {},
+    overflowed: {},
+  };
 }
 
 describe('MetricsIngest under a crash loop', () => {
   it('should forget each of 500 dead incarnations while gauges keep their merged value and the counter its total (regression)', async () => {
-    const config = makeConfig([
-      ...MODES.map((merge) => makeSpec(`Gauge_${merge}`, 'gauge', ['ModelName'], { section: 'model_metrics', merge })),
-      makeSpec('Restarted', 'counter', ['ModelName'], { section: 'model_metrics' }),
-    ], { modes: ['prometheus'] });
+    const config = makeConfig(
+      [
+        ...MODES.map((merge) =>
+          makeSpec(`Gauge_${merge}`, 'gauge', ['ModelName'], { section: 'model_metrics', merge }),
+        ),
+        makeSpec('Restarted', 'counter', ['ModelName'], { section: 'model_metrics' }),
+      ],
+      { modes: ['prometheus'] },
+    );
     const fm = new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log });
     const ingest = new MetricsIngest(fm, { log: () => undefined });
     for (let i = 1; i <= 500; i++) {
@@ -33,7 +49,9 @@ describe('MetricsIngest under a crash loop', () => {
     ingest.started('mlp-501', { hostname: 'h1' });
     ingest.handle('mlp-501', flush(7));
     expect(ingest.incarnations).to.equal(1);
-    expect((await fm.prometheusText(NAMES, 'text')).split('\n').filter((l) => !l.startsWith('#') && l !== '')).to.deep.equal([
+    expect(
+      (await fm.prometheusText(NAMES, 'text')).split('\n').filter((l) => !l.startsWith('#') && l !== ''),
+    ).to.deep.equal([
       'Gauge_sum{ModelName="mlp",Hostname="h1"} 125257', // 1 + 2 + … + 500, then the live 7
       'Gauge_max{ModelName="mlp",Hostname="h1"} 500',
       'Gauge_min{ModelName="mlp",Hostname="h1"} 1',

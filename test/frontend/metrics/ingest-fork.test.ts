@@ -59,19 +59,25 @@ describe('MetricsIngest with real forked workers', () => {
 
   it('should deliver every datapoint exactly once, with auto-detect raced by two workers and a replacement', async () => {
     const fmLogs: string[] = [];
-    fm = new FrontendMetrics(CONFIG, { logDir: dir, hostname: 'h', modes: ['prometheus', 'tslog'],
-      log: (level, m) => fmLogs.push(`${level}: ${m}`) });
+    fm = new FrontendMetrics(CONFIG, {
+      logDir: dir,
+      hostname: 'h',
+      modes: ['prometheus', 'tslog'],
+      log: (level, m) => fmLogs.push(`${level}: ${m}`),
+    });
     const logs: string[] = [];
     const ingest = new MetricsIngest(fm, { log: (m) => logs.push(m) });
 
     const first = await Promise.all([runWorker('w0', ingest, children), runWorker('w1', ingest, children)]);
-    const replacement = await runWorker('w0b', ingest, children);   // w0 "died"; its data stays
+    const replacement = await runWorker('w0b', ingest, children); // w0 "died"; its data stays
     const reports = [...first, replacement];
 
     const perWorker = BATCHES * (1 + 10 + 100 + 1) + BULK;
     expect(reports.map((r) => [r.points, r.dropped])).to.deep.equal([
-      [perWorker, { negative_counter: BATCHES }], [perWorker, { negative_counter: BATCHES }],
-      [perWorker, { negative_counter: BATCHES }]]);
+      [perWorker, { negative_counter: BATCHES }],
+      [perWorker, { negative_counter: BATCHES }],
+      [perWorker, { negative_counter: BATCHES }],
+    ]);
     // Per worker: one flush per batch, 24 automatic flushes at the 1000-point cap, one final.
     expect(reports.map((r) => r.messages)).to.deep.equal([BATCHES + 25, BATCHES + 25, BATCHES + 25]);
 
@@ -83,34 +89,56 @@ describe('MetricsIngest with real forked workers', () => {
       'NoDims{Hostname="h"} 75000',
       'RaceHits{ModelName="mlp",Level="Model",Hostname="h"} 1500',
     ]);
-    expect(samples(text, ['tsserve_flush_batches_total', 'tsserve_flush_datapoints_total', 'tsserve_datapoints_dropped_total']))
-      .to.deep.equal([
-        'tsserve_datapoints_dropped_total{reason="negative_counter",Hostname="h"} 15',
-        `tsserve_flush_batches_total{Hostname="h"} ${3 * (BATCHES + 25)}`,
-        `tsserve_flush_datapoints_total{Hostname="h"} ${3 * perWorker}`,
-      ]);
+    expect(
+      samples(text, [
+        'tsserve_flush_batches_total',
+        'tsserve_flush_datapoints_total',
+        'tsserve_datapoints_dropped_total',
+      ]),
+    ).to.deep.equal([
+      'tsserve_datapoints_dropped_total{reason="negative_counter",Hostname="h"} 15',
+      `tsserve_flush_batches_total{Hostname="h"} ${3 * (BATCHES + 25)}`,
+      `tsserve_flush_datapoints_total{Hostname="h"} ${3 * perWorker}`,
+    ]);
     // Auto-detected types: RaceHits a counter, PreTime a gauge.
     expect(text.split('\n').filter((l) => l.startsWith('# TYPE ') && !l.startsWith('# TYPE tsserve_'))).to.deep.equal([
-      '# TYPE Requests2XX counter', '# TYPE HandlerTime gauge', '# TYPE PredictionTime gauge', '# TYPE InferenceCount counter',
-      '# TYPE LatencyHist histogram', '# TYPE NoDims counter', '# TYPE RaceHits counter', '# TYPE PreTime gauge',
+      '# TYPE Requests2XX counter',
+      '# TYPE HandlerTime gauge',
+      '# TYPE PredictionTime gauge',
+      '# TYPE InferenceCount counter',
+      '# TYPE LatencyHist histogram',
+      '# TYPE NoDims counter',
+      '# TYPE RaceHits counter',
+      '# TYPE PreTime gauge',
     ]);
     expect(logs).to.deep.equal([]);
-    expect(fmLogs).to.deep.equal(['warn: metrics: dropped a datapoint (negative_counter); further drops like it are only '
-      + 'counted in tsserve_datapoints_dropped_total']);
+    expect(fmLogs).to.deep.equal([
+      'warn: metrics: dropped a datapoint (negative_counter); further drops like it are only ' +
+        'counted in tsserve_datapoints_dropped_total',
+    ]);
 
     // tslog: one line per datapoint, with the batch's joined request ids or the explicit one.
     await fm.flush();
     const lines = fs.readFileSync(path.join(dir, 'model_metrics.log'), 'utf8').trimEnd().split('\n');
     const count = (name: string): number => lines.filter((l) => l.includes(` - ${name}.`)).length;
-    expect([count('HandlerTime'), count('InferenceCount'), count('RaceHits'), count('PreTime'), count('NoDims')])
-      .to.deep.equal([15, 150, 1500, 15, 75000]);
-    const ids = (name: string): string[] => lines.filter((l) => l.includes(` - ${name}.`))
-      .map((l) => decodeURIComponent(/requestID:([^,]*)/.exec(l)?.[1] ?? '-'));
-    expect(ids('HandlerTime').sort()).to.deep.equal(['w0', 'w0b', 'w1'].flatMap((w) =>
-      [0, 1, 2, 3, 4].map((b) => `${w}-b${b}-r0,${w}-b${b}-r1`)).sort());
+    expect([
+      count('HandlerTime'),
+      count('InferenceCount'),
+      count('RaceHits'),
+      count('PreTime'),
+      count('NoDims'),
+    ]).to.deep.equal([15, 150, 1500, 15, 75000]);
+    const ids = (name: string): string[] =>
+      lines
+        .filter((l) => l.includes(` - ${name}.`))
+        .map((l) => decodeURIComponent(/requestID:([^,]*)/.exec(l)?.[1] ?? '-'));
+    expect(ids('HandlerTime').sort()).to.deep.equal(
+      ['w0', 'w0b', 'w1'].flatMap((w) => [0, 1, 2, 3, 4].map((b) => `${w}-b${b}-r0,${w}-b${b}-r1`)).sort(),
+    );
     expect([...new Set(ids('PreTime'))].sort()).to.deep.equal(['w0-explicit', 'w0b-explicit', 'w1-explicit']);
     expect([...new Set(ids('NoDims'))]).to.deep.equal(['-']);
     expect(lines.filter((l) => l.includes(' - PreTime.'))[0]).to.match(
-      /^\S+ - PreTime\.Seconds:2\.0\|#ModelName:mlp,Level:Model\|#hostname:h,requestID:w\w+-explicit,timestamp:\d+$/);
+      /^\S+ - PreTime\.Seconds:2\.0\|#ModelName:mlp,Level:Model\|#hostname:h,requestID:w\w+-explicit,timestamp:\d+$/,
+    );
   });
 });

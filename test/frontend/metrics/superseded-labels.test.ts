@@ -13,7 +13,9 @@ import { supersededDimensions } from '../../../schema/auto-labels.js';
 import { config, spec } from '../../backend/metrics/config.js';
 import { until } from '../../support/until.js';
 
-const CONFIG = config([spec('ts_generation_tokens_total', 'counter', 'Tokens', ['model_name', 'engine'], 'ts_metrics')]);
+const CONFIG = config([
+  spec('ts_generation_tokens_total', 'counter', 'Tokens', ['model_name', 'engine'], 'ts_metrics'),
+]);
 
 describe('supersededDimensions', () => {
   it('should supersede engine only when both stage and replica are automatic labels', () => {
@@ -31,7 +33,9 @@ describe('engine families of a pipeline stage', () => {
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-superseded-'));
     udp = dgram.createSocket('udp4');
-    udp.on('message', (buf) => { for (const l of buf.toString('utf8').split('\n')) if (l !== '') received.push(l); });
+    udp.on('message', (buf) => {
+      for (const l of buf.toString('utf8').split('\n')) if (l !== '') received.push(l);
+    });
     await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
   });
 
@@ -42,25 +46,43 @@ describe('engine families of a pipeline stage', () => {
 
   it('should render stage and replica instead of engine in Prometheus, tslog and StatsD', async () => {
     const fm = new FrontendMetrics(CONFIG, {
-      logDir: dir, hostname: 'h', modes: ['tslog', 'prometheus', 'statsd'], nowMs: () => 1_700_000_000_000,
-      statsd: { host: '127.0.0.1', port: udp.address().port }, statsdFlushMs: 10, log: () => undefined,
+      logDir: dir,
+      hostname: 'h',
+      modes: ['tslog', 'prometheus', 'statsd'],
+      nowMs: () => 1_700_000_000_000,
+      statsd: { host: '127.0.0.1', port: udp.address().port },
+      statsdFlushMs: 10,
+      log: () => undefined,
     });
     const m = fm.get('ts_generation_tokens_total')!;
     m.bind({ model_name: 'tiny-lm', engine: '0' }).record(2);
     m.bind({ model_name: 'tiny-omni', engine: '1' }, { hostname: 'h', stage: 'thinker', replica: '1' }).record(3);
-    expect(await fm.prometheusText(['ts_generation_tokens_total'])).to.equal([
-      '# HELP ts_generation_tokens_total ts_generation_tokens_total (unit: Tokens)',
-      '# TYPE ts_generation_tokens_total counter',
-      'ts_generation_tokens_total{model_name="tiny-lm",engine="0"} 2',
-      'ts_generation_tokens_total{model_name="tiny-omni",stage="thinker",replica="1"} 3',
-      '',
-    ].join('\n'));
+    expect(await fm.prometheusText(['ts_generation_tokens_total'])).to.equal(
+      [
+        '# HELP ts_generation_tokens_total ts_generation_tokens_total (unit: Tokens)',
+        '# TYPE ts_generation_tokens_total counter',
+        'ts_generation_tokens_total{model_name="tiny-lm",engine="0"} 2',
+        'ts_generation_tokens_total{model_name="tiny-omni",stage="thinker",replica="1"} 3',
+        '',
+      ].join('\n'),
+    );
     await fm.close();
-    expect(fs.readFileSync(path.join(dir, 'ts_metrics.log'), 'utf8').split('\n').filter((l) => l.includes(' - ts_generation'))).to.deep.equal([
+    expect(
+      fs
+        .readFileSync(path.join(dir, 'ts_metrics.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(' - ts_generation')),
+    ).to.deep.equal([
       '2023-11-14T22:13:20,000 - ts_generation_tokens_total.Tokens:2.0|#model_name:tiny-lm,engine:0|#hostname:h,timestamp:1700000000',
       '2023-11-14T22:13:20,000 - ts_generation_tokens_total.Tokens:3.0|#model_name:tiny-omni,stage:thinker,replica:1|#hostname:h,timestamp:1700000000',
     ]);
-    const want = ['ts_generation_tokens_total:2|c|#model_name:tiny-lm,engine:0', 'ts_generation_tokens_total:3|c|#model_name:tiny-omni,stage:thinker,replica:1'];
-    await until(() => want.every((l) => received.includes(l)), { message: 'the two statsd lines', observe: () => received });
+    const want = [
+      'ts_generation_tokens_total:2|c|#model_name:tiny-lm,engine:0',
+      'ts_generation_tokens_total:3|c|#model_name:tiny-omni,stage:thinker,replica:1',
+    ];
+    await until(() => want.every((l) => received.includes(l)), {
+      message: 'the two statsd lines',
+      observe: () => received,
+    });
   });
 });

@@ -20,7 +20,11 @@ const RULE = 'X-Request-Id must be 1 to 128 visible ASCII characters (! to ~)';
 
 describe('clientRequestId', () => {
   it('should take an id of visible ASCII up to 128 characters as it is, and none when the header is absent', () => {
-    expect([read(undefined), read('0f3c-Ab_9.~!'), read('x'.repeat(128))]).to.deep.equal([undefined, '0f3c-Ab_9.~!', 'x'.repeat(128)]);
+    expect([read(undefined), read('0f3c-Ab_9.~!'), read('x'.repeat(128))]).to.deep.equal([
+      undefined,
+      '0f3c-Ab_9.~!',
+      'x'.repeat(128),
+    ]);
   });
 
   it('should refuse with a 400 naming the header and what is wrong: empty, too long, a control, a space of a repeated header', () => {
@@ -36,7 +40,9 @@ describe('clientRequestId', () => {
 describe('engineRequestId', () => {
   it('should give a new id under the base at each call', () => {
     const ids = [engineRequestId('same'), engineRequestId('same')];
-    expect(ids.map((id) => id.replace(/^same-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'same-<uuid>'))).to.deep.equal(['same-<uuid>', 'same-<uuid>']);
+    expect(
+      ids.map((id) => id.replace(/^same-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'same-<uuid>')),
+    ).to.deep.equal(['same-<uuid>', 'same-<uuid>']);
     expect(ids[0]).to.not.equal(ids[1]);
   });
 });

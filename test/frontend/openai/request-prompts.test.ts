@@ -8,7 +8,12 @@ const ENGINE = { vocabSize: 259, bosTokenId: 256, eosTokenId: 257, maxModelLen: 
 
 /** The model's vocabulary, but encoding a prompt fails the test: what is refused by its count must not be encoded. */
 function countOnly(v: ModelVocab): ModelVocab {
-  return { ...v, encode: () => { throw new Error('encoded'); } };
+  return {
+    ...v,
+    encode: () => {
+      throw new Error('encoded');
+    },
+  };
 }
 
 describe('readyPrompts', () => {
@@ -18,7 +23,9 @@ describe('readyPrompts', () => {
       const v = modelVocab(engine);
       expect(v.count(text)).to.equal(v.encode(text).length);
     }
-    expect([modelVocab(ENGINE).count(text), modelVocab({ ...ENGINE, addBos: false }).count(text)]).to.deep.equal([15, 14]);
+    expect([modelVocab(ENGINE).count(text), modelVocab({ ...ENGINE, addBos: false }).count(text)]).to.deep.equal([
+      15, 14,
+    ]);
   });
 
   it('should refuse a prompt past max_model_len by its count, without encoding it (the ids of a 120 MB prompt took the heap past its limit)', () => {

@@ -23,6 +23,11 @@ describe('speechInput', () => {
 
   it('should take 1 to 4096 characters and refuse the rest', () => {
     expect(speechInput('x'.repeat(4096))).to.equal('x'.repeat(4096));
-    expect([refusal('x'.repeat(4097)), refusal(''), refusal(7), refusal(undefined)]).to.deep.equal([TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG]);
+    expect([refusal('x'.repeat(4097)), refusal(''), refusal(7), refusal(undefined)]).to.deep.equal([
+      TOO_LONG,
+      TOO_LONG,
+      TOO_LONG,
+      TOO_LONG,
+    ]);
   });
 });

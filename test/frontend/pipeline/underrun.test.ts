@@ -9,11 +9,23 @@ describe('worstUnderrunSec', () => {
     const q = 0.25;
     expect(worstUnderrunSec([0, 0.2, 0.75, 1.0, 1.5].map((a) => ({ arrivalSec: a, durationSec: q })))).to.equal(0.25);
     // A late third chunk: dry at 0.5, arrives at 1.125 → 0.625.
-    expect(worstUnderrunSec([{ arrivalSec: 0, durationSec: 0.25 }, { arrivalSec: 0.125, durationSec: 0.25 }, { arrivalSec: 1.125, durationSec: 0.5 }])).to.equal(0.625);
+    expect(
+      worstUnderrunSec([
+        { arrivalSec: 0, durationSec: 0.25 },
+        { arrivalSec: 0.125, durationSec: 0.25 },
+        { arrivalSec: 1.125, durationSec: 0.5 },
+      ]),
+    ).to.equal(0.625);
   });
 
   it('should give 0 when every chunk arrives before the buffer runs dry, and for no chunks', () => {
-    expect(worstUnderrunSec([{ arrivalSec: 10, durationSec: 0.5 }, { arrivalSec: 10.5, durationSec: 0.5 }, { arrivalSec: 10.75, durationSec: 1 }])).to.equal(0);
+    expect(
+      worstUnderrunSec([
+        { arrivalSec: 10, durationSec: 0.5 },
+        { arrivalSec: 10.5, durationSec: 0.5 },
+        { arrivalSec: 10.75, durationSec: 1 },
+      ]),
+    ).to.equal(0);
     expect(worstUnderrunSec([])).to.equal(0);
   });
 

@@ -10,31 +10,55 @@ import { recordingLog } from '../log/recording-log.js';
 
 const ENTRY = path.join(import.meta.dirname, '..', 'workers', 'fixtures', 'echo-worker.js');
 const METRICS: MetricsConfig = {
-  file: '', modes: [], autoDetect: false, metrics: [],
+  file: '',
+  modes: [],
+  autoDetect: false,
+  metrics: [],
   statsd: { host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'ms' },
   limits: { maxSeriesPerMetric: 100, maxPointsPerFlush: 100 },
 };
 
 /** Metrics off: every series a no-op. */
 const NO_METRICS: MetricsPort = {
-  prometheusContentType: 'text/plain', modes: [],
-  get: (): MetricHandle | null => null, byKey: (): MetricHandle | null => null,
-  prometheusText: () => Promise.resolve(''), close: () => Promise.resolve(),
+  prometheusContentType: 'text/plain',
+  modes: [],
+  get: (): MetricHandle | null => null,
+  byKey: (): MetricHandle | null => null,
+  prometheusText: () => Promise.resolve(''),
+  close: () => Promise.resolve(),
 };
 
 /** A model over echo workers that fail to load. */
 function failingModel(): BatchedModel {
   const config: ModelConfig = {
-    name: 'm', version: '1.0', dir: import.meta.dirname, handler: 'onnx', modelFile: 'x', batchSize: 1, maxBatchDelayMs: 0,
-    minWorkers: 1, maxWorkers: 1, responseTimeoutSec: 10, threads: 1, handlerOptions: { failLoad: true },
+    name: 'm',
+    version: '1.0',
+    dir: import.meta.dirname,
+    handler: 'onnx',
+    modelFile: 'x',
+    batchSize: 1,
+    maxBatchDelayMs: 0,
+    minWorkers: 1,
+    maxWorkers: 1,
+    responseTimeoutSec: 10,
+    threads: 1,
+    handlerOptions: { failLoad: true },
   };
   let port = 9000;
   return new BatchedModel(config, {
     pool: {
-      entry: ENTRY, metrics: METRICS, nextWorkerPort: () => port++, onOtherMessage: () => undefined,
-      onWorkerGone: () => undefined, onWorkerLoaded: () => undefined, log: recordingLog([]), backoffBaseMs: 60_000,
+      entry: ENTRY,
+      metrics: METRICS,
+      nextWorkerPort: () => port++,
+      onOtherMessage: () => undefined,
+      onWorkerGone: () => undefined,
+      onWorkerLoaded: () => undefined,
+      log: recordingLog([]),
+      backoffBaseMs: 60_000,
     },
-    series: new FrontendSeries(NO_METRICS), modelUrl: 'm', loadedAtStartup: false,
+    series: new FrontendSeries(NO_METRICS),
+    modelUrl: 'm',
+    loadedAtStartup: false,
   });
 }
 

@@ -3,7 +3,9 @@ import { editDistance, nearest, parseFlags } from '../../../frontend/server/flag
 import type { FlagDef } from '../../../frontend/server/flags.js';
 
 const DEFS: readonly FlagDef[] = [
-  { flag: 'models', kind: 'list' }, { flag: 'metrics-mode', kind: 'string' }, { flag: 'force', kind: 'bool' },
+  { flag: 'models', kind: 'list' },
+  { flag: 'metrics-mode', kind: 'string' },
+  { flag: 'force', kind: 'bool' },
 ];
 
 describe('editDistance', () => {

@@ -17,14 +17,23 @@ describe('healthOf', () => {
 
   it('should be Partial Healthy when some of the wanted workers are ready, and not serving when a model has none', () => {
     expect(healthOf([model(2, ['READY', 'STARTING'])])).to.deep.equal({ ping: 'Partial Healthy', serving: true });
-    expect(healthOf([model(1, ['READY']), model(1, ['STARTING'])])).to.deep.equal({ ping: 'Partial Healthy', serving: false });
+    expect(healthOf([model(1, ['READY']), model(1, ['STARTING'])])).to.deep.equal({
+      ping: 'Partial Healthy',
+      serving: false,
+    });
   });
 
   it('should be Unhealthy when workers are wanted and none is ready (a STOPPING one does not count)', () => {
-    expect(healthOf([model(1, ['STARTING']), model(2, ['STOPPING'])])).to.deep.equal({ ping: 'Unhealthy', serving: false });
+    expect(healthOf([model(1, ['STARTING']), model(2, ['STOPPING'])])).to.deep.equal({
+      ping: 'Unhealthy',
+      serving: false,
+    });
   });
 
   it('should not let a model with more workers than its minWorkers cover for another', () => {
-    expect(healthOf([model(1, ['READY', 'READY', 'READY']), model(1, [])])).to.deep.equal({ ping: 'Partial Healthy', serving: false });
+    expect(healthOf([model(1, ['READY', 'READY', 'READY']), model(1, [])])).to.deep.equal({
+      ping: 'Partial Healthy',
+      serving: false,
+    });
   });
 });

@@ -14,7 +14,10 @@ describe('Model store', () => {
     outside = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-outside-'));
     fs.mkdirSync(path.join(root, 'm'));
     fs.writeFileSync(path.join(root, 'm', 'model.onnx'), 'x');
-    fs.writeFileSync(path.join(root, 'm', 'model-config.yaml'), 'handler: onnx\nmodel: model.onnx\nbatchSize: 4\nmaxBatchDelay: 7\nminWorkers: 2\nmaxWorkers: 3\nresponseTimeout: 9\nthreads: 2\nextra: 1\n');
+    fs.writeFileSync(
+      path.join(root, 'm', 'model-config.yaml'),
+      'handler: onnx\nmodel: model.onnx\nbatchSize: 4\nmaxBatchDelay: 7\nminWorkers: 2\nmaxWorkers: 3\nresponseTimeout: 9\nthreads: 2\nextra: 1\n',
+    );
     fs.writeFileSync(path.join(outside, 'evil.js'), '');
     fs.symlinkSync(path.join(outside, 'evil.js'), path.join(root, 'm', 'link.js'));
     fs.symlinkSync(outside, path.join(root, 'escape'));
@@ -29,7 +32,19 @@ describe('Model store', () => {
     const r = loadModelConfig('m', dir);
     expect(r).to.deep.equal({
       ok: true,
-      config: { name: 'm', version: '1.0', dir, handler: 'onnx', modelFile: 'model.onnx', batchSize: 4, maxBatchDelayMs: 7, minWorkers: 2, maxWorkers: 3, responseTimeoutSec: 9, threads: 2 },
+      config: {
+        name: 'm',
+        version: '1.0',
+        dir,
+        handler: 'onnx',
+        modelFile: 'model.onnx',
+        batchSize: 4,
+        maxBatchDelayMs: 7,
+        minWorkers: 2,
+        maxWorkers: 3,
+        responseTimeoutSec: 9,
+        threads: 2,
+      },
       warnings: [`${dir}/model-config.yaml:9:1: extra: unknown key ignored`],
     });
   });
@@ -47,26 +62,38 @@ describe('Model store', () => {
       expect(versionOf('')).to.equal('1.0');
       expect(versionOf('version: "2.0"')).to.equal('2.0');
       expect(versionOf('version: v3_beta-1')).to.equal('v3_beta-1');
-      expect(versionOf('version: 1.0')).to.deep.equal([`${f}:2:10: version: must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got 1)`]);
+      expect(versionOf('version: 1.0')).to.deep.equal([
+        `${f}:2:10: version: must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got 1)`,
+      ]);
       expect(versionOf(`version: "${'1'.repeat(128)}"`)).to.equal('1'.repeat(128));
-      expect(versionOf(`version: "${'1'.repeat(129)}"`)).to.deep.equal([`${f}:2:10: version: is 129 characters, at most 128`]);
-      expect(versionOf('version: "1/0"')).to.deep.equal([`${f}:2:10: version: must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got "1/0")`]);
+      expect(versionOf(`version: "${'1'.repeat(129)}"`)).to.deep.equal([
+        `${f}:2:10: version: is 129 characters, at most 128`,
+      ]);
+      expect(versionOf('version: "1/0"')).to.deep.equal([
+        `${f}:2:10: version: must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got "1/0")`,
+      ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('should report every problem of an invalid model-config at once, in the file\'s order', () => {
+  it("should report every problem of an invalid model-config at once, in the file's order", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bad-'));
-    fs.writeFileSync(path.join(dir, 'model-config.yaml'), 'handler: ../../x.js\nbatchSize: 0\nminWorkers: 3\nmaxWorkers: 1\n');
+    fs.writeFileSync(
+      path.join(dir, 'model-config.yaml'),
+      'handler: ../../x.js\nbatchSize: 0\nminWorkers: 3\nmaxWorkers: 1\n',
+    );
     const r = loadModelConfig('b', dir);
     fs.rmSync(dir, { recursive: true, force: true });
     const f = `${dir}/model-config.yaml`;
-    expect(r).to.deep.equal({ ok: false, problems: [
-      `${f}:1:10: handler: path '../../x.js' must not contain '..'`,
-      `${f}:2:12: batchSize: must be an integer from 1 to 1024 (got 0)`,
-      `${f}:4:13: maxWorkers: must be >= minWorkers (1 < 3)`,
-    ] });
+    expect(r).to.deep.equal({
+      ok: false,
+      problems: [
+        `${f}:1:10: handler: path '../../x.js' must not contain '..'`,
+        `${f}:2:12: batchSize: must be an integer from 1 to 1024 (got 0)`,
+        `${f}:4:13: maxWorkers: must be >= minWorkers (1 < 3)`,
+      ],
+    });
   });
 
   it('should refuse timers and counts past their bounds (a responseTimeout over 2^31-1 ms fired at once)', () => {
@@ -74,18 +101,26 @@ describe('Model store', () => {
     const f = `${dir}/model-config.yaml`;
     try {
       fs.writeFileSync(path.join(dir, 'h.js'), '');
-      fs.writeFileSync(f, 'handler: h.js\nresponseTimeout: 3000000\nmaxBatchDelay: 60001\nbatchSize: 1025\nminWorkers: 2000\nmaxWorkers: 1e20\nthreads: 4096\n');
-      expect(loadModelConfig('b', dir)).to.deep.equal({ ok: false, problems: [
-        `${f}:2:18: responseTimeout: must be an integer from 1 to 86400 seconds (got 3000000)`,
-        `${f}:3:16: maxBatchDelay: must be an integer from 0 to 60000 ms (got 60001)`,
-        `${f}:4:12: batchSize: must be an integer from 1 to 1024 (got 1025)`,
-        `${f}:5:13: minWorkers: must be an integer from 0 to 1024 (got 2000)`,
-        `${f}:6:13: maxWorkers: must be an integer from 0 to 1024 (got 100000000000000000000)`,
-        `${f}:7:10: threads: must be an integer from 1 to 1024 (got 4096)`,
-      ] });
+      fs.writeFileSync(
+        f,
+        'handler: h.js\nresponseTimeout: 3000000\nmaxBatchDelay: 60001\nbatchSize: 1025\nminWorkers: 2000\nmaxWorkers: 1e20\nthreads: 4096\n',
+      );
+      expect(loadModelConfig('b', dir)).to.deep.equal({
+        ok: false,
+        problems: [
+          `${f}:2:18: responseTimeout: must be an integer from 1 to 86400 seconds (got 3000000)`,
+          `${f}:3:16: maxBatchDelay: must be an integer from 0 to 60000 ms (got 60001)`,
+          `${f}:4:12: batchSize: must be an integer from 1 to 1024 (got 1025)`,
+          `${f}:5:13: minWorkers: must be an integer from 0 to 1024 (got 2000)`,
+          `${f}:6:13: maxWorkers: must be an integer from 0 to 1024 (got 100000000000000000000)`,
+          `${f}:7:10: threads: must be an integer from 1 to 1024 (got 4096)`,
+        ],
+      });
       fs.writeFileSync(f, 'handler: h.js\nresponseTimeout: 86400\nmaxBatchDelay: 60000\nbatchSize: 1024\n');
       const r = loadModelConfig('b', dir);
-      expect(r.ok && [r.config.responseTimeoutSec, r.config.maxBatchDelayMs, r.config.batchSize]).to.deep.equal([86400, 60000, 1024]);
+      expect(r.ok && [r.config.responseTimeoutSec, r.config.maxBatchDelayMs, r.config.batchSize]).to.deep.equal([
+        86400, 60000, 1024,
+      ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -96,11 +131,17 @@ describe('Model store', () => {
     const f = `${dir}/model-config.yaml`;
     try {
       fs.writeFileSync(f, 'handler: onnx\nmodel: m.onnx\n  batchSize: 2\n');
-      expect(loadModelConfig('t', dir)).to.deep.equal({ ok: false, problems: [`${f}:3:12: bad indentation of a mapping entry`] });
+      expect(loadModelConfig('t', dir)).to.deep.equal({
+        ok: false,
+        problems: [`${f}:3:12: bad indentation of a mapping entry`],
+      });
       fs.writeFileSync(path.join(dir, 'm.onnx'), 'x');
       fs.writeFileSync(f, 'handler: onnx\nmodel: m.onnx\nbatchSise: 2\nzzz: 1\n');
       const r = loadModelConfig('t', dir);
-      expect(r.ok && r.warnings).to.deep.equal([`${f}:3:1: batchSise: unknown key ignored; did you mean "batchSize"?`, `${f}:4:1: zzz: unknown key ignored`]);
+      expect(r.ok && r.warnings).to.deep.equal([
+        `${f}:3:1: batchSise: unknown key ignored; did you mean "batchSize"?`,
+        `${f}:4:1: zzz: unknown key ignored`,
+      ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -111,24 +152,38 @@ describe('Model store', () => {
     const f = `${dir}/model-config.yaml`;
     try {
       const levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
-      for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+      for (let i = 1; i < 9; i++)
+        levels.push(
+          `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+            .fill(`*${String.fromCharCode(96 + i)}`)
+            .join(',')}]`,
+        );
       fs.writeFileSync(f, `handler: onnx\nmodel: m.onnx\nhandlerOptions:\n  ${levels.join('\n  ')}\n`);
-      expect(loadModelConfig('b', dir)).to.deep.equal({ ok: false, problems: [`${f}:8:31: alias "*d" brings in 11111 nodes, past the 100000 all aliases may bring in`] });
+      expect(loadModelConfig('b', dir)).to.deep.equal({
+        ok: false,
+        problems: [`${f}:8:31: alias "*d" brings in 11111 nodes, past the 100000 all aliases may bring in`],
+      });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('should place a pipeline block\'s problems at their line and column', () => {
+  it("should place a pipeline block's problems at their line and column", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-pipe-'));
     const f = `${dir}/model-config.yaml`;
     try {
-      fs.writeFileSync(f, 'handler: pipeline\npipeline:\n  chunkTokens: 0\n  stages:\n    - {name: thinker, model: tiny-lm}\n    - name: code2wav\n      model: tiny-vocoder\n      replicas: -1\n      color: red\n');
-      expect(loadModelConfig('p', dir)).to.deep.equal({ ok: false, problems: [
-        `${f}:3:16: pipeline.chunkTokens: must be an integer >= 1 (got 0)`,
-        `${f}:8:17: pipeline.stages[1].replicas: must be an integer >= 1 (got -1)`,
-        `${f}:9:7: pipeline.stages[1].color: unknown key (known: name, model, replicas)`,
-      ] });
+      fs.writeFileSync(
+        f,
+        'handler: pipeline\npipeline:\n  chunkTokens: 0\n  stages:\n    - {name: thinker, model: tiny-lm}\n    - name: code2wav\n      model: tiny-vocoder\n      replicas: -1\n      color: red\n',
+      );
+      expect(loadModelConfig('p', dir)).to.deep.equal({
+        ok: false,
+        problems: [
+          `${f}:3:16: pipeline.chunkTokens: must be an integer >= 1 (got 0)`,
+          `${f}:8:17: pipeline.stages[1].replicas: must be an integer >= 1 (got -1)`,
+          `${f}:9:7: pipeline.stages[1].color: unknown key (known: name, model, replicas)`,
+        ],
+      });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -146,10 +201,16 @@ describe('Model store', () => {
     const store = new ModelStore(root);
     expect(store.resolve('m/')).to.equal(path.join(fs.realpathSync(root), 'm'));
     expect(() => store.resolve('nope')).to.throw(`model directory 'nope' not found in ${store.root}`);
-    expect(() => store.resolve('m/model.onnx')).to.throw("'m/model.onnx' is a file; give the model directory that holds it and its model-config.yaml");
+    expect(() => store.resolve('m/model.onnx')).to.throw(
+      "'m/model.onnx' is a file; give the model directory that holds it and its model-config.yaml",
+    );
     // TorchServe's url names a .mar archive: say what is served instead, naming the directory when there is one.
-    expect(() => store.resolve('m.mar')).to.throw(`model directory 'm.mar' not found in ${store.root}: tsserve serves model directories, not .mar archives (url=m is one)`);
-    expect(() => store.resolve('other.mar')).to.throw(`model directory 'other.mar' not found in ${store.root}: tsserve serves model directories, not .mar archives`);
+    expect(() => store.resolve('m.mar')).to.throw(
+      `model directory 'm.mar' not found in ${store.root}: tsserve serves model directories, not .mar archives (url=m is one)`,
+    );
+    expect(() => store.resolve('other.mar')).to.throw(
+      `model directory 'other.mar' not found in ${store.root}: tsserve serves model directories, not .mar archives`,
+    );
   });
 
   it('should refuse a url with a scheme as a download it does not do, even where a store directory would match it (regression: "model directory \'https://…\' not found")', () => {
@@ -157,15 +218,25 @@ describe('Model store', () => {
     // A directory named like a scheme's first part: the url is still a download, never this directory.
     fs.mkdirSync(path.join(root, 'file:', 'm'), { recursive: true });
     fs.writeFileSync(path.join(root, 'file:', 'm', 'model-config.yaml'), 'handler: onnx\n');
-    for (const url of ['https://example.com/m.mar', 'http://127.0.0.1/m', 's3://bucket/m.mar', 'file://m', 'FILE:///etc']) {
-      expect(() => store.resolve(url), url).to.throw(`url '${url}' is a URL; tsserve downloads no model: give a model directory inside the model store ${store.root}`);
+    for (const url of [
+      'https://example.com/m.mar',
+      'http://127.0.0.1/m',
+      's3://bucket/m.mar',
+      'file://m',
+      'FILE:///etc',
+    ]) {
+      expect(() => store.resolve(url), url).to.throw(
+        `url '${url}' is a URL; tsserve downloads no model: give a model directory inside the model store ${store.root}`,
+      );
     }
     expect(store.resolve('file:/m')).to.equal(path.join(fs.realpathSync(root), 'file:', 'm'));
   });
 
   it('should list only model directories inside the store, and say which symlink it skipped and why', () => {
     const skipped: string[] = [];
-    expect(new ModelStore(root).list((name, why) => skipped.push(`${name}: ${why}`)).map((e) => e.name)).to.deep.equal(['m']);
+    expect(new ModelStore(root).list((name, why) => skipped.push(`${name}: ${why}`)).map((e) => e.name)).to.deep.equal([
+      'm',
+    ]);
     expect(skipped).to.deep.equal([`escape: path 'escape' is a symlink leading outside ${fs.realpathSync(root)}`]);
   });
 });

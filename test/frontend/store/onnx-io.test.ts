@@ -9,10 +9,14 @@ import { writeMlp } from '../../../tools/models/mlp.js';
 describe('readOnnxIo', () => {
   // Also the model-config check's reader of a generation graph's inputs (engine-graph.ts).
   let dir = '';
-  before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-onnx-io-')); });
-  after(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-onnx-io-'));
+  });
+  after(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 
-  it('should read the demo MLP\'s input and output with -1 for the symbolic batch dimension', () => {
+  it("should read the demo MLP's input and output with -1 for the symbolic batch dimension", () => {
     const file = writeMlp(dir, { hidden: 8, seed: 1 });
     expect(readOnnxIo(file)).to.deep.equal({
       inputs: [{ name: 'input', datatype: 'FP32', shape: [-1, 784] }],
@@ -20,7 +24,7 @@ describe('readOnnxIo', () => {
     });
   });
 
-  it('should map ONNX element types to the protocol\'s datatypes', () => {
+  it("should map ONNX element types to the protocol's datatypes", () => {
     const g = new GraphBuilder('types');
     const ids = g.input('ids', 'int64', ['batch', 'seq']);
     const mask = g.input('mask', 'bool', [1, 'seq']);
@@ -29,8 +33,14 @@ describe('readOnnxIo', () => {
     const file = path.join(dir, 'types.onnx');
     g.write(file, 'types');
     expect(parseOnnxIo(fs.readFileSync(file))).to.deep.equal({
-      inputs: [{ name: 'ids', datatype: 'INT64', shape: [-1, -1] }, { name: 'mask', datatype: 'BOOL', shape: [1, -1] }],
-      outputs: [{ name: 'same', datatype: 'INT64', shape: [-1, -1] }, { name: 'm', datatype: 'BOOL', shape: [1, -1] }],
+      inputs: [
+        { name: 'ids', datatype: 'INT64', shape: [-1, -1] },
+        { name: 'mask', datatype: 'BOOL', shape: [1, -1] },
+      ],
+      outputs: [
+        { name: 'same', datatype: 'INT64', shape: [-1, -1] },
+        { name: 'm', datatype: 'BOOL', shape: [1, -1] },
+      ],
     });
   });
 
@@ -66,6 +76,6 @@ describe('readOnnxIo', () => {
     const file = path.join(dir, 'init.onnx');
     g.write(file, 'init');
     expect(readOnnxIo(file)).to.deep.equal(parseOnnxIo(fs.readFileSync(file)));
-    expect((readOnnxIo(file)).inputs.map((i) => i.name)).to.deep.equal(['x']);
+    expect(readOnnxIo(file).inputs.map((i) => i.name)).to.deep.equal(['x']);
   });
 });

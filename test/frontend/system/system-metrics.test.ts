@@ -81,7 +81,10 @@ describe('startSystemMetrics', () => {
 
   it('should compute memory from /proc/meminfo MemTotal and MemAvailable exactly', () => {
     const meminfo = path.join(tmp, 'meminfo');
-    fs.writeFileSync(meminfo, 'MemTotal:        8388608 kB\nMemFree:         1048576 kB\nMemAvailable:    2097152 kB\n');
+    fs.writeFileSync(
+      meminfo,
+      'MemTotal:        8388608 kB\nMemFree:         1048576 kB\nMemAvailable:    2097152 kB\n',
+    );
     const { sink, calls } = fakeSink(['MemoryUsed', 'MemoryAvailable', 'MemoryUtilization']);
     startSystemMetrics(sink, { intervalSec: 3600, nvidiaSmi: null, meminfoPath: meminfo }).stop();
     expect(calls).to.deep.equal([
@@ -116,9 +119,13 @@ describe('startSystemMetrics', () => {
 
   it('should record no GPU metric when nvidia-smi exists but fails', async () => {
     const smi = path.join(tmp, 'nvidia-smi');
-    fs.writeFileSync(smi, '#!/bin/sh\necho "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver." >&2\nexit 9\n', {
-      mode: 0o755,
-    });
+    fs.writeFileSync(
+      smi,
+      '#!/bin/sh\necho "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver." >&2\nexit 9\n',
+      {
+        mode: 0o755,
+      },
+    );
     const { sink, calls } = fakeSink();
     const h = startSystemMetrics(sink, { intervalSec: 3600, nvidiaSmi: smi, diskPath: tmp });
     await h.settled();

@@ -46,6 +46,10 @@ describe('LineSplitter', () => {
 
   it('should bound lines at 64 KiB by default', () => {
     const out = split(['y'.repeat(MAX_WORKER_LINE_CHARS + 10) + '\n']);
-    expect([MAX_WORKER_LINE_CHARS, out.length, out[0]!.length]).to.deep.equal([65_536, 1, 65_536 + '… (10 more characters dropped: a worker log line is kept to 65536)'.length]);
+    expect([MAX_WORKER_LINE_CHARS, out.length, out[0]!.length]).to.deep.equal([
+      65_536,
+      1,
+      65_536 + '… (10 more characters dropped: a worker log line is kept to 65536)'.length,
+    ]);
   });
 });

@@ -3,12 +3,28 @@ import { FAULT_LOG_INTERVAL_MS, OutputFaults } from '../../../frontend/workers/o
 import type { WorkerOutputFault } from '../../../frontend/workers/output-faults.js';
 
 /** An OutputFaults whose counts, log lines and clock the test holds. */
-function faults(): { f: OutputFaults; counts: Map<WorkerOutputFault, number>; lines: string[]; at: (ms: number) => void } {
+function faults(): {
+  f: OutputFaults;
+  counts: Map<WorkerOutputFault, number>;
+  lines: string[];
+  at: (ms: number) => void;
+} {
   const counts = new Map<WorkerOutputFault, number>();
   const lines: string[] = [];
   let now = 1000;
-  const f = new OutputFaults((reason, n) => counts.set(reason, (counts.get(reason) ?? 0) + n), (msg) => lines.push(msg), () => now);
-  return { f, counts, lines, at: (ms) => { now = ms; } };
+  const f = new OutputFaults(
+    (reason, n) => counts.set(reason, (counts.get(reason) ?? 0) + n),
+    (msg) => lines.push(msg),
+    () => now,
+  );
+  return {
+    f,
+    counts,
+    lines,
+    at: (ms) => {
+      now = ms;
+    },
+  };
 }
 
 describe('OutputFaults', () => {
@@ -35,7 +51,11 @@ describe('OutputFaults', () => {
     f.report('extra_response', 3, 'b');
     f.report('extra_response', 2, 'c');
     f.report('unknown_batch', 1, 'd');
-    expect([...counts]).to.deep.equal([['malformed_result', 1], ['extra_response', 5], ['unknown_batch', 1]]);
+    expect([...counts]).to.deep.equal([
+      ['malformed_result', 1],
+      ['extra_response', 5],
+      ['unknown_batch', 1],
+    ]);
     expect(lines).to.deep.equal([
       'a (further ones are logged at most once a minute; all are counted in tsserve_worker_output_faults_total{reason="malformed_result"})',
       'b (further ones are logged at most once a minute; all are counted in tsserve_worker_output_faults_total{reason="extra_response"})',

@@ -56,7 +56,7 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
     'missing-unit.yaml:3:7: metric "HandlerTime" in model_metrics.gauge: missing "unit"; add it (e.g. unit: Count, unit: Milliseconds or unit: Percent)',
   ],
   'reserved-name': [
-    "reserved-name.yaml:3:13: metric \"tsserve_dropped_points\" in ts_metrics.counter: names starting with \"tsserve_\" are reserved for tsserve's self-metrics; rename it (e.g. \"dropped_points\")",
+    'reserved-name.yaml:3:13: metric "tsserve_dropped_points" in ts_metrics.counter: names starting with "tsserve_" are reserved for tsserve\'s self-metrics; rename it (e.g. "dropped_points")',
   ],
   'several-problems': [
     'several-problems.yaml:8:20: metric "Requests2XX" in ts_metrics.counter: dimension "Hostname" must be the last one (the hostname is filled in automatically and rendered last); move it to the end of the list',
@@ -180,8 +180,10 @@ describe('loadMetricsConfig (invalid files)', () => {
       const file = path.join(dir, 'edge.yaml');
       fs.writeFileSync(file, text(MAX_CONFIG_BYTES));
       const r = loadMetricsConfig(file);
-      expect([fs.statSync(file).size, r.ok ? r.config.metrics.length : r.problems.map(formatProblem)])
-        .to.deep.equal([MAX_CONFIG_BYTES, count(MAX_CONFIG_BYTES)]);
+      expect([fs.statSync(file).size, r.ok ? r.config.metrics.length : r.problems.map(formatProblem)]).to.deep.equal([
+        MAX_CONFIG_BYTES,
+        count(MAX_CONFIG_BYTES),
+      ]);
     });
 
     it('should refuse a device without a size after reading one byte past it (/dev/zero never ends)', () => {
@@ -193,7 +195,10 @@ describe('loadMetricsConfig (invalid files)', () => {
 
     it('should place a byte that is not UTF-8 after a byte-order mark and a character of three bytes', () => {
       const file = path.join(dir, 'bom.yaml');
-      fs.writeFileSync(file, Buffer.concat([Buffer.from('\uFEFF# €'), Buffer.from([0xff]), Buffer.from('\nmodel_metrics: {}\n')]));
+      fs.writeFileSync(
+        file,
+        Buffer.concat([Buffer.from('\uFEFF# €'), Buffer.from([0xff]), Buffer.from('\nmodel_metrics: {}\n')]),
+      );
       const r = loadMetricsConfig(file);
       expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
         `${file}:1:4: the file is not valid UTF-8: the byte here is not (Latin-1 or Windows-1252?); save the file as UTF-8`,
@@ -219,7 +224,7 @@ describe('loadMetricsConfig (invalid files)', () => {
   });
 
   // Regression: `mode: off` (the start flag's word) and a misspelt sink got only the list of sinks.
-  it('should say that off is the start flag\'s, and guess a misspelt sink', () => {
+  it("should say that off is the start flag's, and guess a misspelt sink", () => {
     const lines = (text: string): string[] => {
       const r = parseMetricsConfig(text, 'm.yaml');
       return r.ok ? [] : r.problems.map(formatProblem);
@@ -233,7 +238,10 @@ describe('loadMetricsConfig (invalid files)', () => {
 
   // Regression: a unit of blanks loaded and was logged as `A.   :1.0`; only "" was refused.
   it('should refuse a unit of blanks as it refuses an empty one', () => {
-    const r = parseMetricsConfig('model_metrics:\n  gauge:\n    - {name: A, unit: "   "}\n    - {name: B, unit: ""}\n', 'u.yaml');
+    const r = parseMetricsConfig(
+      'model_metrics:\n  gauge:\n    - {name: A, unit: "   "}\n    - {name: B, unit: ""}\n',
+      'u.yaml',
+    );
     expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
       'u.yaml:3:23: metric "A" in model_metrics.gauge: "unit" holds only blanks; write the unit, e.g. Count, Milliseconds or Percent',
       'u.yaml:4:23: metric "B" in model_metrics.gauge: "unit" is empty; write the unit, e.g. Count, Milliseconds or Percent',
@@ -244,8 +252,10 @@ describe('loadMetricsConfig (invalid files)', () => {
   // and the same list in descending order gave 99999 problem lines.
   it('should refuse more than MAX_BUCKETS bounds in one problem, without checking each', () => {
     expect(MAX_BUCKETS).to.equal(256);
-    const list = (n: number, down = false): string => Array.from({ length: n }, (_, i) => (down ? n - i : i + 1)).join(', ');
-    const text = (n: number, down = false): string => `model_metrics:\n  histogram:\n    - {name: H, unit: ms, buckets: [${list(n, down)}]}\n`;
+    const list = (n: number, down = false): string =>
+      Array.from({ length: n }, (_, i) => (down ? n - i : i + 1)).join(', ');
+    const text = (n: number, down = false): string =>
+      `model_metrics:\n  histogram:\n    - {name: H, unit: ms, buckets: [${list(n, down)}]}\n`;
     const lines = (t: string): string[] => {
       const r = parseMetricsConfig(t, 'b.yaml');
       return r.ok ? [] : r.problems.map(formatProblem);
@@ -256,15 +266,27 @@ describe('loadMetricsConfig (invalid files)', () => {
   });
 
   it('should refuse a metric or dimension name over 256 characters, the bound auto-detection keeps too', () => {
-    const r = parseMetricsConfig(`model_metrics:\n  gauge:\n    - {name: ${'A'.repeat(257)}, unit: ms, dimensions: [${'d'.repeat(257)}]}\n`, 'n.yaml');
-    expect(r.ok ? [] : r.problems.map((p) => formatProblem(p).replace(/([Ad])\1{9,}/g, (m) => `${m[0]}*${m.length}`))).to.deep.equal([
+    const r = parseMetricsConfig(
+      `model_metrics:\n  gauge:\n    - {name: ${'A'.repeat(257)}, unit: ms, dimensions: [${'d'.repeat(257)}]}\n`,
+      'n.yaml',
+    );
+    expect(
+      r.ok ? [] : r.problems.map((p) => formatProblem(p).replace(/([Ad])\1{9,}/g, (m) => `${m[0]}*${m.length}`)),
+    ).to.deep.equal([
       'n.yaml:3:14: metric "A*257" in model_metrics.gauge: name has 257 characters, more than 256; shorten it',
       'n.yaml:3:296: metric "A*257" in model_metrics.gauge: dimension 1 has 257 characters, more than 256; shorten it',
     ]);
   });
 
   it('should have a test for every fixture in the folder', () => {
-    const files = fs.readdirSync(DIR).map((f) => f.replace(/\.yaml$/, '')).sort();
-    expect(files).to.deep.equal(Object.keys(EXPECTED).filter((n) => n !== 'file-missing').sort());
+    const files = fs
+      .readdirSync(DIR)
+      .map((f) => f.replace(/\.yaml$/, ''))
+      .sort();
+    expect(files).to.deep.equal(
+      Object.keys(EXPECTED)
+        .filter((n) => n !== 'file-missing')
+        .sort(),
+    );
   });
 });

@@ -4,7 +4,13 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { MetricsConfig } from '../../../schema/types.js';
-import { buildMetricsConfig, defaultMetricsConfigPath, formatProblem, loadMetricsConfig, parseMetricsConfig } from '../../../schema/config/load.js';
+import {
+  buildMetricsConfig,
+  defaultMetricsConfigPath,
+  formatProblem,
+  loadMetricsConfig,
+  parseMetricsConfig,
+} from '../../../schema/config/load.js';
 
 /** Copies of TorchServe's own files (../shared/fixtures), kept in the repo so a clone is self-contained. */
 const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'torchserve');
@@ -17,44 +23,98 @@ function mustLoad(file: string): MetricsConfig {
 }
 
 describe('loadMetricsConfig (valid files)', () => {
-  it('should load TorchServe\'s default metrics.yaml unchanged', () => {
+  it("should load TorchServe's default metrics.yaml unchanged", () => {
     const file = path.join(SHARED, 'torchserve-default-metrics.yaml');
     const c = mustLoad(file);
     expect(c.metrics.map((m) => m.name)).to.deep.equal([
-      'Requests2XX', 'Requests4XX', 'Requests5XX', 'ts_inference_requests_total', 'ts_inference_latency_microseconds',
-      'ts_queue_latency_microseconds', 'QueueTime', 'WorkerThreadTime', 'WorkerLoadTime', 'CPUUtilization', 'MemoryUsed',
-      'MemoryAvailable', 'MemoryUtilization', 'DiskUsage', 'DiskUtilization', 'DiskAvailable', 'GPUMemoryUtilization',
-      'GPUMemoryUsed', 'GPUUtilization', 'HandlerTime', 'PredictionTime',
+      'Requests2XX',
+      'Requests4XX',
+      'Requests5XX',
+      'ts_inference_requests_total',
+      'ts_inference_latency_microseconds',
+      'ts_queue_latency_microseconds',
+      'QueueTime',
+      'WorkerThreadTime',
+      'WorkerLoadTime',
+      'CPUUtilization',
+      'MemoryUsed',
+      'MemoryAvailable',
+      'MemoryUtilization',
+      'DiskUsage',
+      'DiskUtilization',
+      'DiskAvailable',
+      'GPUMemoryUtilization',
+      'GPUMemoryUsed',
+      'GPUUtilization',
+      'HandlerTime',
+      'PredictionTime',
     ]);
     expect(c.metrics[0]).to.deep.equal({
-      name: 'Requests2XX', section: 'ts_metrics', type: 'counter', unit: 'Count', dimensions: ['Level'],
-      hostLabel: 'Hostname', help: 'Requests2XX', buckets: [], pos: { line: 10, col: 7 },
+      name: 'Requests2XX',
+      section: 'ts_metrics',
+      type: 'counter',
+      unit: 'Count',
+      dimensions: ['Level'],
+      hostLabel: 'Hostname',
+      help: 'Requests2XX',
+      buckets: [],
+      pos: { line: 10, col: 7 },
     });
     expect(c.metrics[3]).to.deep.equal({
-      name: 'ts_inference_requests_total', section: 'ts_metrics', type: 'counter', unit: 'Count',
-      dimensions: ['model_name', 'model_version'], hostLabel: 'hostname',
-      help: 'ts_inference_requests_total', buckets: [], pos: { line: 19, col: 7 },
+      name: 'ts_inference_requests_total',
+      section: 'ts_metrics',
+      type: 'counter',
+      unit: 'Count',
+      dimensions: ['model_name', 'model_version'],
+      hostLabel: 'hostname',
+      help: 'ts_inference_requests_total',
+      buckets: [],
+      pos: { line: 19, col: 7 },
     });
     expect(c.metrics[8]?.dimensions).to.deep.equal(['WorkerName', 'Level']);
     expect(c.metrics[19]).to.deep.equal({
-      name: 'HandlerTime', section: 'model_metrics', type: 'gauge', unit: 'ms', dimensions: ['ModelName', 'Level'],
-      hostLabel: 'Hostname', help: 'HandlerTime', buckets: [], pos: { line: 73, col: 7 },
+      name: 'HandlerTime',
+      section: 'model_metrics',
+      type: 'gauge',
+      unit: 'ms',
+      dimensions: ['ModelName', 'Level'],
+      hostLabel: 'Hostname',
+      help: 'HandlerTime',
+      buckets: [],
+      pos: { line: 73, col: 7 },
     });
     expect(c.modes).to.deep.equal(['tslog', 'prometheus']);
-    expect(c.statsd).to.deep.equal({ host: '127.0.0.1', port: 8125, prefix: '', tagStyle: 'datadog', histogramType: 'h' });
-    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 10000, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 });
+    expect(c.statsd).to.deep.equal({
+      host: '127.0.0.1',
+      port: 8125,
+      prefix: '',
+      tagStyle: 'datadog',
+      histogramType: 'h',
+    });
+    expect(c.limits).to.deep.equal({
+      maxSeriesPerMetric: 10000,
+      maxPointsPerFlush: 65536,
+      maxAutoDetectedMetrics: 100,
+    });
     expect(c.autoDetect).to.equal(false);
     expect(c.file).to.equal(file);
   });
 
-  it('should load TorchServe\'s custom-metrics example (free-form units, empty dimensions)', () => {
+  it("should load TorchServe's custom-metrics example (free-form units, empty dimensions)", () => {
     const file = path.join(SHARED, 'torchserve-custom-metrics-example.yaml');
     const c = mustLoad(file);
     expect(c.metrics.length).to.equal(27);
     const byName = new Map(c.metrics.map((m) => [m.name, m]));
     expect(byName.get('InferenceRequestCount')).to.deep.equal({
-      name: 'InferenceRequestCount', section: 'model_metrics', type: 'counter', unit: 'count', dimensions: [],
-      hostLabel: 'Hostname', help: 'InferenceRequestCount', buckets: [], pos: { line: 73, col: 7 },
+      name: 'InferenceRequestCount',
+      section: 'model_metrics',
+      type: 'counter',
+      unit: 'count',
+      dimensions: [],
+      hostLabel: 'Hostname',
+      help: 'InferenceRequestCount',
+      buckets: [],
+      pos: { line: 73, col: 7 },
     });
     expect(byName.get('PostprocessCallCount')?.unit).to.equal('CallCount');
     expect(byName.get('SizeOfImage')?.unit).to.equal('kB');
@@ -71,13 +131,23 @@ describe('loadMetricsConfig (valid files)', () => {
   it('should apply every extension of the format exactly', () => {
     const c = mustLoad(path.join(VALID, 'extended.yaml'));
     expect(c.modes).to.deep.equal(['tslog', 'statsd']);
-    expect(c.statsd).to.deep.equal({ host: 'agent.local', port: 9125, prefix: 'tsserve.', tagStyle: 'telegraf', histogramType: 'd' });
+    expect(c.statsd).to.deep.equal({
+      host: 'agent.local',
+      port: 9125,
+      prefix: 'tsserve.',
+      tagStyle: 'telegraf',
+      histogramType: 'd',
+    });
     expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 50, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 });
     expect(c.autoDetect).to.equal(true);
     expect(c.metrics.map((m) => [m.name, m.type, m.buckets.join(',')])).to.deep.equal([
       ['TokensPerRequest', 'histogram', '1,2,5,10,20,50,100,200,500,1000,2000,5000,10000'],
       ['StepTime', 'histogram', '1,2.5,5,10,25,50,100,250,500,1000,2500,5000,10000,30000,60000'],
-      ['StepTimeUs', 'histogram', '100,250,500,1000,2500,5000,10000,25000,50000,100000,250000,500000,1000000,2500000,10000000'],
+      [
+        'StepTimeUs',
+        'histogram',
+        '100,250,500,1000,2500,5000,10000,25000,50000,100000,250000,500000,1000000,2500000,10000000',
+      ],
       ['WallSeconds', 'histogram', '0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,10,30,60'],
       ['Utilization', 'histogram', '5,10,20,30,40,50,60,70,80,90,95,99,100'],
       ['Fanout', 'histogram', '1,2,5,10,20'],
@@ -92,12 +162,26 @@ describe('loadMetricsConfig (valid files)', () => {
     expect(byName.get('StepTime')?.help).to.equal('StepTime');
     expect(byName.get('OldCalls')?.help).to.equal('(Deprecated: use Calls instead.) Calls, old name.');
     expect(byName.get('Calls')).to.deep.equal({
-      name: 'Calls', section: 'ts_metrics', type: 'counter', unit: 'Count', dimensions: [], hostLabel: null,
-      help: 'Calls', buckets: [], pos: { line: 33, col: 7 },
+      name: 'Calls',
+      section: 'ts_metrics',
+      type: 'counter',
+      unit: 'Count',
+      dimensions: [],
+      hostLabel: null,
+      help: 'Calls',
+      buckets: [],
+      pos: { line: 33, col: 7 },
     });
     expect(byName.get('ModelCalls')).to.deep.equal({
-      name: 'ModelCalls', section: 'model_metrics', type: 'counter', unit: 'Count', dimensions: ['ModelName'],
-      hostLabel: 'hostname', help: 'ModelCalls', buckets: [], pos: { line: 42, col: 7 },
+      name: 'ModelCalls',
+      section: 'model_metrics',
+      type: 'counter',
+      unit: 'Count',
+      dimensions: ['ModelName'],
+      hostLabel: 'hostname',
+      help: 'ModelCalls',
+      buckets: [],
+      pos: { line: 42, col: 7 },
     });
     expect(byName.get('Odd')?.pos).to.deep.equal({ line: 30, col: 7 });
   });
@@ -108,8 +192,13 @@ describe('loadMetricsConfig (valid files)', () => {
   });
 
   it('should accept empty sections and type lists, and a metric without dimensions', () => {
-    const r = parseMetricsConfig('ts_metrics:\nmodel_metrics:\n  gauge:\n    - {name: G, unit: ms}\n  counter:\n', 'inline.yaml');
-    expect(r.ok && r.config.metrics.map((m) => [m.name, m.dimensions.length, m.hostLabel])).to.deep.equal([['G', 0, 'Hostname']]);
+    const r = parseMetricsConfig(
+      'ts_metrics:\nmodel_metrics:\n  gauge:\n    - {name: G, unit: ms}\n  counter:\n',
+      'inline.yaml',
+    );
+    expect(r.ok && r.config.metrics.map((m) => [m.name, m.dimensions.length, m.hostLabel])).to.deep.equal([
+      ['G', 0, 'Hostname'],
+    ]);
   });
 
   it('should accept a file with only a mapping and no metrics', () => {
@@ -118,14 +207,20 @@ describe('loadMetricsConfig (valid files)', () => {
   });
 
   it('should accept CRLF line endings and report positions on the right lines', () => {
-    const r = parseMetricsConfig('ts_metrics:\r\n  counter:\r\n    - name: A\r\n      unit: Count\r\n      dimensions: Level\r\n', 'crlf.yaml');
+    const r = parseMetricsConfig(
+      'ts_metrics:\r\n  counter:\r\n    - name: A\r\n      unit: Count\r\n      dimensions: Level\r\n',
+      'crlf.yaml',
+    );
     expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
       'crlf.yaml:5:19: metric "A" in ts_metrics.counter: "dimensions" must be a list, not "Level"',
     ]);
   });
 
   it('should point at the item of a flow list and at keys of flow mappings', () => {
-    const r = parseMetricsConfig('model_metrics: {gauge: [{name: A, unit: ms, dimensions: [X, X]}], summary: []}\n', 'flow.yaml');
+    const r = parseMetricsConfig(
+      'model_metrics: {gauge: [{name: A, unit: ms, dimensions: [X, X]}], summary: []}\n',
+      'flow.yaml',
+    );
     expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
       'flow.yaml:1:61: metric "A" in model_metrics.gauge: dimension "X" listed twice; remove the duplicate',
       'flow.yaml:1:67: model_metrics: unknown metric type "summary"; use counter, gauge or histogram (summaries are not supported; declare a histogram)',
@@ -154,9 +249,14 @@ describe('loadMetricsConfig (valid files)', () => {
   });
 
   it('should load limits at their ceilings (limits-too-high.yaml has the refusals)', () => {
-    const atCeiling = parseMetricsConfig('limits: {max_series_per_metric: 1000000, max_points_per_flush: 1048576, max_auto_detected_metrics: 10000}\n', 'y.yaml');
+    const atCeiling = parseMetricsConfig(
+      'limits: {max_series_per_metric: 1000000, max_points_per_flush: 1048576, max_auto_detected_metrics: 10000}\n',
+      'y.yaml',
+    );
     expect(atCeiling.ok ? atCeiling.config.limits : atCeiling.problems.map(formatProblem)).to.deep.equal({
-      maxSeriesPerMetric: 1000000, maxPointsPerFlush: 1048576, maxAutoDetectedMetrics: 10000,
+      maxSeriesPerMetric: 1000000,
+      maxPointsPerFlush: 1048576,
+      maxAutoDetectedMetrics: 10000,
     });
   });
 
@@ -186,8 +286,15 @@ describe('buildMetricsConfig', () => {
   it('should build a config with pos null and file as given', () => {
     const r = buildMetricsConfig({ model_metrics: { counter: [{ name: 'C', unit: 'Count' }] } });
     expect(r.ok && r.config.metrics[0]).to.deep.equal({
-      name: 'C', section: 'model_metrics', type: 'counter', unit: 'Count', dimensions: [], hostLabel: 'Hostname',
-      help: 'C', buckets: [], pos: null,
+      name: 'C',
+      section: 'model_metrics',
+      type: 'counter',
+      unit: 'Count',
+      dimensions: [],
+      hostLabel: 'Hostname',
+      help: 'C',
+      buckets: [],
+      pos: null,
     });
     expect(r.ok && r.config.file).to.equal('');
   });
@@ -195,7 +302,9 @@ describe('buildMetricsConfig', () => {
 
 describe('defaultMetricsConfigPath', () => {
   it('should point at the repo root metrics.yaml', () => {
-    expect(defaultMetricsConfigPath()).to.equal(path.resolve(import.meta.dirname, '..', '..', '..', '..', 'metrics.yaml'));
+    expect(defaultMetricsConfigPath()).to.equal(
+      path.resolve(import.meta.dirname, '..', '..', '..', '..', 'metrics.yaml'),
+    );
   });
 });
 

@@ -6,10 +6,45 @@ import { getAt } from '../../../schema/config/doc.js';
 
 describe('presetForUnit', () => {
   it('should map each unit spelling to its preset', () => {
-    const units = ['ms', 'Milliseconds', 'us', 'Microseconds', 's', 'Seconds', 'Percent', '%', 'Ratio', 'Bytes', 'kB', 'Megabytes', 'GB', 'Count', 'count', 'CallCount', 'Tokens', 'Widgets'];
+    const units = [
+      'ms',
+      'Milliseconds',
+      'us',
+      'Microseconds',
+      's',
+      'Seconds',
+      'Percent',
+      '%',
+      'Ratio',
+      'Bytes',
+      'kB',
+      'Megabytes',
+      'GB',
+      'Count',
+      'count',
+      'CallCount',
+      'Tokens',
+      'Widgets',
+    ];
     expect(units.map(presetForUnit)).to.deep.equal([
-      'latency_ms', 'latency_ms', 'latency_us', 'latency_us', 'latency_s', 'latency_s', 'percent', 'percent', 'ratio', 'bytes',
-      'count_1_2_5', 'count_1_2_5', 'count_1_2_5', 'count_1_2_5', 'count_1_2_5', 'count_1_2_5', 'count_1_2_5', 'generic',
+      'latency_ms',
+      'latency_ms',
+      'latency_us',
+      'latency_us',
+      'latency_s',
+      'latency_s',
+      'percent',
+      'percent',
+      'ratio',
+      'bytes',
+      'count_1_2_5',
+      'count_1_2_5',
+      'count_1_2_5',
+      'count_1_2_5',
+      'count_1_2_5',
+      'count_1_2_5',
+      'count_1_2_5',
+      'generic',
     ]);
   });
 });
@@ -23,7 +58,15 @@ describe('BUCKET_PRESETS', () => {
   });
 
   it('should be mirrored exactly by the enum in schema/metrics.schema.json', () => {
-    const anyOf = getAt(METRICS_SCHEMA, ['definitions', 'histogramMetric', 'properties', 'buckets', 'anyOf', 1, 'enum']);
+    const anyOf = getAt(METRICS_SCHEMA, [
+      'definitions',
+      'histogramMetric',
+      'properties',
+      'buckets',
+      'anyOf',
+      1,
+      'enum',
+    ]);
     expect(anyOf).to.deep.equal(BUCKET_PRESET_NAMES);
   });
 });

@@ -71,7 +71,14 @@ describe('parseYaml', () => {
 describe('parseYaml line breaks', () => {
   it('should count CR, LF and CRLF line breaks alike', () => {
     const lines = (eol: string): string[] => {
-      const text = ['ts_metrics:', '  counter:', '    - name: A', '      unit: Count', '      dimensions: [x, x]', ''].join(eol);
+      const text = [
+        'ts_metrics:',
+        '  counter:',
+        '    - name: A',
+        '      unit: Count',
+        '      dimensions: [x, x]',
+        '',
+      ].join(eol);
       const r = parseMetricsConfig(text, 'e.yaml');
       return r.ok ? [] : r.problems.map(formatProblem);
     };
@@ -93,16 +100,24 @@ describe('parseYaml alias expansion', () => {
 
   it('should refuse the alias that takes them past it, at its star', () => {
     const r = parseYaml(doc(101));
-    expect(r.ok ? null : [r.pos, r.expansion]).to.deep.equal([{ line: 2, col: 5 + 6 * 100 }, { alias: 'big', nodes: 1000 }]);
+    expect(r.ok ? null : [r.pos, r.expansion]).to.deep.equal([
+      { line: 2, col: 5 + 6 * 100 },
+      { alias: 'big', nodes: 1000 },
+    ]);
   });
 
   // Regression: js-yaml's own cap of 10000 merged keys refused a 97 KB file of 3500 metrics each
   // merging 3 shared keys, as a "YAML syntax error"; MAX_ALIAS_EXPANSION is the bound merges need.
   it('should merge as many keys as the aliases may bring in', () => {
     const items = Array.from({ length: 3500 }, (_, i) => `  - {<<: *c, name: M${i}}`);
-    const r = parseYaml(['base: &c {unit: ms, help: shared, dimensions: [ModelName, Level]}', 'list:', ...items, ''].join('\n'));
+    const r = parseYaml(
+      ['base: &c {unit: ms, help: shared, dimensions: [ModelName, Level]}', 'list:', ...items, ''].join('\n'),
+    );
     const list = r.ok ? (r.value as { list: Array<{ name: string; unit: string }> }).list : [];
-    expect([list.length, list[3499]]).to.deep.equal([3500, { unit: 'ms', help: 'shared', dimensions: ['ModelName', 'Level'], name: 'M3499' }]);
+    expect([list.length, list[3499]]).to.deep.equal([
+      3500,
+      { unit: 'ms', help: 'shared', dimensions: ['ModelName', 'Level'], name: 'M3499' },
+    ]);
   });
 
   it('should count a recursive alias as one node', () => {
@@ -113,13 +128,15 @@ describe('parseYaml alias expansion', () => {
 
 describe('parseYaml on js-yaml 5 events', () => {
   it('should name a duplicated mapping key, point at its second occurrence and keep the last value', () => {
-    const r = parseYaml([
-      'buckets:',
-      '  ts_queue_latency_seconds: [1, 2]',
-      '  ts_inference_latency_seconds: [1]',
-      '  ts_queue_latency_seconds: [3]',
-      '',
-    ].join('\n'));
+    const r = parseYaml(
+      [
+        'buckets:',
+        '  ts_queue_latency_seconds: [1, 2]',
+        '  ts_inference_latency_seconds: [1]',
+        '  ts_queue_latency_seconds: [3]',
+        '',
+      ].join('\n'),
+    );
     expect(r.ok && [r.duplicates, r.value]).to.deep.equal([
       [{ pos: { line: 4, col: 3 }, key: 'ts_queue_latency_seconds', firstLine: 2, path: ['buckets'] }],
       { buckets: { ts_queue_latency_seconds: [3], ts_inference_latency_seconds: [1] } },
@@ -136,14 +153,26 @@ describe('parseYaml on js-yaml 5 events', () => {
 
   it('should point a duplicated quoted key at its quote, and let merge keys repeat', () => {
     const r = parseYaml('m:\n  - name: A\n    "unit": ms\n    unit: s\nn:\n  <<: {a: 1}\n  <<: {b: 2}\n');
-    expect(r.ok && r.duplicates).to.deep.equal([{ pos: { line: 4, col: 5 }, key: 'unit', firstLine: 3, path: ['m', 0] }]);
+    expect(r.ok && r.duplicates).to.deep.equal([
+      { pos: { line: 4, col: 5 }, key: 'unit', firstLine: 3, path: ['m', 0] },
+    ]);
   });
 
   it('should point an undefined alias at its star, in flow and block sequences', () => {
     const flow = parseYaml('dimensions:\n  - &level "Level"\nm:\n  dimensions: [*level, *hostname]\n');
-    expect(flow).to.deep.equal({ ok: false, pos: { line: 4, col: 24 }, reason: 'unidentified alias "hostname"', alias: 'hostname' });
+    expect(flow).to.deep.equal({
+      ok: false,
+      pos: { line: 4, col: 24 },
+      reason: 'unidentified alias "hostname"',
+      alias: 'hostname',
+    });
     const block = parseYaml('m:\n  dimensions:\n    -   *nope\n');
-    expect(block).to.deep.equal({ ok: false, pos: { line: 3, col: 9 }, reason: 'unidentified alias "nope"', alias: 'nope' });
+    expect(block).to.deep.equal({
+      ok: false,
+      pos: { line: 3, col: 9 },
+      reason: 'unidentified alias "nope"',
+      alias: 'nope',
+    });
   });
 
   it('should resolve merge keys (one or a list, local keys win) and locate the local keys', () => {

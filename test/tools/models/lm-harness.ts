@@ -4,7 +4,16 @@
  */
 import type { OrtSession, OrtTensorInput } from '../../../backend/onnx/ort.js';
 import { tensorF32, tensorI64 } from '../../../backend/onnx/ort.js';
-import { FAST_NAMES, HEAD_DIM, HF_NAMES, MASK_VALUE, NUM_HEADS, NUM_LAYERS, PAD_ID, VOCAB_SIZE } from '../../../tools/models/tiny-lm-spec.js';
+import {
+  FAST_NAMES,
+  HEAD_DIM,
+  HF_NAMES,
+  MASK_VALUE,
+  NUM_HEADS,
+  NUM_LAYERS,
+  PAD_ID,
+  VOCAB_SIZE,
+} from '../../../tools/models/tiny-lm-spec.js';
 
 const H = NUM_HEADS;
 const DH = HEAD_DIM;
@@ -18,11 +27,21 @@ export interface RowCache {
 
 /** An empty cache. */
 export function emptyCache(): RowCache {
-  return { len: 0, keys: Array.from({ length: NUM_LAYERS }, () => new Float32Array(0)), values: Array.from({ length: NUM_LAYERS }, () => new Float32Array(0)) };
+  return {
+    len: 0,
+    keys: Array.from({ length: NUM_LAYERS }, () => new Float32Array(0)),
+    values: Array.from({ length: NUM_LAYERS }, () => new Float32Array(0)),
+  };
 }
 
 /** Appends `t` tokens' K/V ([H, t, Dh], taken from row `row` of a [B,H,t,Dh] output). */
-export function appendKv(c: RowCache, newK: readonly Float32Array[], newV: readonly Float32Array[], t: number, row = 0): void {
+export function appendKv(
+  c: RowCache,
+  newK: readonly Float32Array[],
+  newV: readonly Float32Array[],
+  t: number,
+  row = 0,
+): void {
   const len = c.len + t;
   const grow = (old: Float32Array, add: Float32Array): Float32Array => {
     const out = new Float32Array(H * len * DH);
@@ -41,12 +60,18 @@ export function appendKv(c: RowCache, newK: readonly Float32Array[], newV: reado
 }
 
 /** Copies row caches into one [B,H,P,Dh] buffer; `placeLeft` puts each row's past at the end (left padding). */
-function batchPast(caches: readonly RowCache[], P: number, pick: (c: RowCache) => Float32Array, placeLeft: boolean): Float32Array {
+function batchPast(
+  caches: readonly RowCache[],
+  P: number,
+  pick: (c: RowCache) => Float32Array,
+  placeLeft: boolean,
+): Float32Array {
   const out = new Float32Array(caches.length * H * P * DH).fill(7.5); // garbage in unused slots: must be masked
   caches.forEach((c, b) => {
     const src = pick(c);
     const off = placeLeft ? P - c.len : 0;
-    for (let h = 0; h < H; h++) out.set(src.subarray(h * c.len * DH, (h + 1) * c.len * DH), ((b * H + h) * P + off) * DH);
+    for (let h = 0; h < H; h++)
+      out.set(src.subarray(h * c.len * DH, (h + 1) * c.len * DH), ((b * H + h) * P + off) * DH);
   });
   return out;
 }
@@ -67,7 +92,11 @@ export interface StepResult {
  * LEFT-padded with PAD (masked for every real query; a pad query sees only itself) so the
  * last position of every row is a real token.
  */
-export async function runFast(s: OrtSession, rows: readonly number[][], caches: readonly RowCache[]): Promise<StepResult> {
+export async function runFast(
+  s: OrtSession,
+  rows: readonly number[][],
+  caches: readonly RowCache[],
+): Promise<StepResult> {
   const n = FAST_NAMES;
   const B = rows.length;
   const T = Math.max(...rows.map((r) => r.length));
@@ -96,8 +125,14 @@ export async function runFast(s: OrtSession, rows: readonly number[][], caches: 
     [n.numLogits]: tensorI64(BigInt64Array.of(1n), [1]),
   };
   for (let l = 0; l < NUM_LAYERS; l++) {
-    feeds[n.pastKey(l)] = tensorF32(batchPast(caches, P, (c) => c.keys[l]!, false), [B, H, P, DH]);
-    feeds[n.pastValue(l)] = tensorF32(batchPast(caches, P, (c) => c.values[l]!, false), [B, H, P, DH]);
+    feeds[n.pastKey(l)] = tensorF32(
+      batchPast(caches, P, (c) => c.keys[l]!, false),
+      [B, H, P, DH],
+    );
+    feeds[n.pastValue(l)] = tensorF32(
+      batchPast(caches, P, (c) => c.values[l]!, false),
+      [B, H, P, DH],
+    );
   }
   const out = await s.run(feeds);
   const logits = out[n.logits]!.data as Float32Array;
@@ -116,7 +151,11 @@ function tail(present: Float32Array, B: number, S: number, t: number): Float32Ar
 }
 
 /** Runs the usual layout; pasts left-padded to the longest, masked by attention_mask. */
-export async function runHf(s: OrtSession, rows: readonly number[][], caches: readonly RowCache[]): Promise<StepResult> {
+export async function runHf(
+  s: OrtSession,
+  rows: readonly number[][],
+  caches: readonly RowCache[],
+): Promise<StepResult> {
   const n = HF_NAMES;
   const B = rows.length;
   const T = rows[0]!.length;
@@ -139,8 +178,14 @@ export async function runHf(s: OrtSession, rows: readonly number[][], caches: re
     [n.positionIds]: tensorI64(pos, [B, T]),
   };
   for (let l = 0; l < NUM_LAYERS; l++) {
-    feeds[n.pastKey(l)] = tensorF32(batchPast(caches, P, (c) => c.keys[l]!, true), [B, H, P, DH]);
-    feeds[n.pastValue(l)] = tensorF32(batchPast(caches, P, (c) => c.values[l]!, true), [B, H, P, DH]);
+    feeds[n.pastKey(l)] = tensorF32(
+      batchPast(caches, P, (c) => c.keys[l]!, true),
+      [B, H, P, DH],
+    );
+    feeds[n.pastValue(l)] = tensorF32(
+      batchPast(caches, P, (c) => c.values[l]!, true),
+      [B, H, P, DH],
+    );
   }
   const out = await s.run(feeds);
   const logits = out[n.logits]!.data as Float32Array;

@@ -49,7 +49,9 @@ describe('tools/models/mlp', () => {
     expect(readFileSync(file).length - one).to.be.below(1000);
     const s = await createSession(file);
     try {
-      const out = (await s.run({ input: tensorF32(new Float32Array(MLP_INPUT).fill(0.5), [1, MLP_INPUT]) }))['probabilities']!;
+      const out = (await s.run({ input: tensorF32(new Float32Array(MLP_INPUT).fill(0.5), [1, MLP_INPUT]) }))[
+        'probabilities'
+      ]!;
       expect(out.dims).to.deep.equal([1, MLP_CLASSES]);
     } finally {
       await s.release();

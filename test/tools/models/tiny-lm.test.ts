@@ -17,7 +17,8 @@ function bytes(text: string): number[] {
 
 function cacheDiff(a: RowCache, b: RowCache): number {
   let m = 0;
-  for (let l = 0; l < NUM_LAYERS; l++) m = Math.max(m, maxAbsDiff(a.keys[l]!, b.keys[l]!), maxAbsDiff(a.values[l]!, b.values[l]!));
+  for (let l = 0; l < NUM_LAYERS; l++)
+    m = Math.max(m, maxAbsDiff(a.keys[l]!, b.keys[l]!), maxAbsDiff(a.values[l]!, b.values[l]!));
   return m;
 }
 
@@ -41,13 +42,58 @@ describe('tools/models/tiny-lm', function () {
   });
 
   it('should declare the fast layout inputs and outputs in order', () => {
-    expect(fast.inputNames).to.deep.equal(['input_ids', 'position_ids', 'attn_bias', 'past_key.0', 'past_value.0', 'past_key.1', 'past_value.1', 'past_key.2', 'past_value.2', 'past_key.3', 'past_value.3', 'num_logits']);
-    expect(fast.outputNames).to.deep.equal(['new_key.0', 'new_value.0', 'new_key.1', 'new_value.1', 'new_key.2', 'new_value.2', 'new_key.3', 'new_value.3', 'logits']);
+    expect(fast.inputNames).to.deep.equal([
+      'input_ids',
+      'position_ids',
+      'attn_bias',
+      'past_key.0',
+      'past_value.0',
+      'past_key.1',
+      'past_value.1',
+      'past_key.2',
+      'past_value.2',
+      'past_key.3',
+      'past_value.3',
+      'num_logits',
+    ]);
+    expect(fast.outputNames).to.deep.equal([
+      'new_key.0',
+      'new_value.0',
+      'new_key.1',
+      'new_value.1',
+      'new_key.2',
+      'new_value.2',
+      'new_key.3',
+      'new_value.3',
+      'logits',
+    ]);
   });
 
   it('should declare the usual exported layout inputs and outputs in order', () => {
-    expect(hf.inputNames).to.deep.equal(['input_ids', 'attention_mask', 'position_ids', 'past_key_values.0.key', 'past_key_values.0.value', 'past_key_values.1.key', 'past_key_values.1.value', 'past_key_values.2.key', 'past_key_values.2.value', 'past_key_values.3.key', 'past_key_values.3.value']);
-    expect(hf.outputNames).to.deep.equal(['present.0.key', 'present.0.value', 'present.1.key', 'present.1.value', 'present.2.key', 'present.2.value', 'present.3.key', 'present.3.value', 'logits']);
+    expect(hf.inputNames).to.deep.equal([
+      'input_ids',
+      'attention_mask',
+      'position_ids',
+      'past_key_values.0.key',
+      'past_key_values.0.value',
+      'past_key_values.1.key',
+      'past_key_values.1.value',
+      'past_key_values.2.key',
+      'past_key_values.2.value',
+      'past_key_values.3.key',
+      'past_key_values.3.value',
+    ]);
+    expect(hf.outputNames).to.deep.equal([
+      'present.0.key',
+      'present.0.value',
+      'present.1.key',
+      'present.1.value',
+      'present.2.key',
+      'present.2.value',
+      'present.3.key',
+      'present.3.value',
+      'logits',
+    ]);
   });
 
   it('should match full no-cache runs when prefilling k tokens then stepping one token at a time (fast)', async () => {
@@ -102,7 +148,10 @@ describe('tools/models/tiny-lm', function () {
     return c;
   }
 
-  for (const [name, run, which] of [['fast', runFast, 'fast'], ['hf', runHf, 'hf']] as const) {
+  for (const [name, run, which] of [
+    ['fast', runFast, 'fast'],
+    ['hf', runHf, 'hf'],
+  ] as const) {
     it(`should give each row of a batch with different past lengths the logits it gets alone (${name}, masked)`, async () => {
       const s = which === 'fast' ? fast : hf;
       const a = bytes('short');
@@ -110,7 +159,10 @@ describe('tools/models/tiny-lm', function () {
       const ca = await prefilled(run, s, a);
       const cb = await prefilled(run, s, b);
       expect([ca.len, cb.len]).to.deep.equal([6, 14]);
-      const next = [[120, 121], [65, 66]];
+      const next = [
+        [120, 121],
+        [65, 66],
+      ];
       const batch = await run(s, next, [ca, cb]);
       const aloneA = await run(s, [next[0]!], [ca]);
       const aloneB = await run(s, [next[1]!], [cb]);

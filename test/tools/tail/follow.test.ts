@@ -14,9 +14,17 @@ describe('FileFollower', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('should see every line once, in order, across the sink\'s own rotations', async () => {
+  it("should see every line once, in order, across the sink's own rotations", async () => {
     // 10-byte lines, 35-byte files: RotatingFile rotates before every fourth line.
-    const log = new RotatingFile(file, { label: 'metrics log', maxBytes: 35, keep: 3, flushMs: 1, chunkChars: 1, maxQueueChars: 1 << 20, log: () => undefined });
+    const log = new RotatingFile(file, {
+      label: 'metrics log',
+      maxBytes: 35,
+      keep: 3,
+      flushMs: 1,
+      chunkChars: 1,
+      maxQueueChars: 1 << 20,
+      log: () => undefined,
+    });
     const follower = new FileFollower(file);
     const seen: string[] = [];
     const line = (i: number): string => `line-${String(i).padStart(4, '0')}`;
@@ -29,7 +37,11 @@ describe('FileFollower', () => {
     seen.push(...follower.poll());
     follower.close();
     expect(seen).to.deep.equal(Array.from({ length: 20 }, (_v, i) => line(i)));
-    expect(rotatedPaths(file).map((p) => path.basename(p))).to.deep.equal(['ts_metrics.log.3', 'ts_metrics.log.2', 'ts_metrics.log.1']);
+    expect(rotatedPaths(file).map((p) => path.basename(p))).to.deep.equal([
+      'ts_metrics.log.3',
+      'ts_metrics.log.2',
+      'ts_metrics.log.1',
+    ]);
   });
 
   it('should hold a partial line until its newline arrives', () => {

@@ -53,7 +53,11 @@ export function preprocess(requests: readonly HandlerRequest[], ctx: HandlerCont
   const errors: (Error | null)[] = [];
   requests.forEach((req, i) => {
     const body = req.body;
-    if (!Array.isArray(body) || body.length !== WIDTH || !body.every((v) => typeof v === 'number' && Number.isFinite(v))) {
+    if (
+      !Array.isArray(body) ||
+      body.length !== WIDTH ||
+      !body.every((v) => typeof v === 'number' && Number.isFinite(v))
+    ) {
       errors.push(ctx.requestError(`expected a JSON array of ${WIDTH} numbers`, 400));
       return;
     }
@@ -74,7 +78,9 @@ export async function inference(prepared: Prepared, ctx: HandlerContext): Promis
   let probabilities: Float32Array = new Float32Array(0);
   if (prepared.rows.length > 0) {
     const name = session.inputNames[0]!;
-    const out = await session.run({ [name]: { type: 'float32', data: prepared.input, dims: [prepared.rows.length, WIDTH] } });
+    const out = await session.run({
+      [name]: { type: 'float32', data: prepared.input, dims: [prepared.rows.length, WIDTH] },
+    });
     probabilities = out[session.outputNames[0]!]!.data as Float32Array;
   }
   timeMethod(ctx, 'inference', t0);

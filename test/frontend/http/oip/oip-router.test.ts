@@ -10,7 +10,10 @@ import type { ServedModel } from '../../../../frontend/server/served-model.js';
 
 /** A model of `handler` whose directory holds no ONNX file (no IO metadata). */
 function fakeModel(name: string, handler: string): ServedModel {
-  return { kind: handler, config: { name, version: '1.0', dir: '/nonexistent', handler, modelFile: '' } } as unknown as ServedModel;
+  return {
+    kind: handler,
+    config: { name, version: '1.0', dir: '/nonexistent', handler, modelFile: '' },
+  } as unknown as ServedModel;
 }
 
 describe('oipRouter model metadata', () => {
@@ -18,7 +21,10 @@ describe('oipRouter model metadata', () => {
   let base = '';
 
   before(async () => {
-    const models = new Map([['omni', fakeModel('omni', 'pipeline')], ['user', fakeModel('user', './handler.js')]]);
+    const models = new Map([
+      ['omni', fakeModel('omni', 'pipeline')],
+      ['user', fakeModel('user', './handler.js')],
+    ]);
     server = http.createServer(express().use(oipRouter({ lookup: (n) => models.get(n) })));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -29,7 +35,9 @@ describe('oipRouter model metadata', () => {
   });
 
   it('should report a pipeline as Triton reports a chain of models, platform ensemble (regression: onnxruntime_onnx, for a model with no ONNX file of its own)', async () => {
-    const answers = await Promise.all(['omni', 'user'].map(async (m) => (await fetch(`${base}/v2/models/${m}`)).json() as Promise<unknown>));
+    const answers = await Promise.all(
+      ['omni', 'user'].map(async (m) => (await fetch(`${base}/v2/models/${m}`)).json() as Promise<unknown>),
+    );
     expect(answers).to.deep.equal([
       { name: 'omni', versions: ['1.0'], platform: 'ensemble', inputs: [], outputs: [] },
       { name: 'user', versions: ['1.0'], platform: 'tsserve_handler', inputs: [], outputs: [] },

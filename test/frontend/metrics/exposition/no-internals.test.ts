@@ -27,10 +27,14 @@ const INTERNALS: readonly RegExp[] = [
 describe('Library internals', () => {
   it('should not be reached anywhere in the source tree (no hashMap, no deep imports, no _private fields)', () => {
     const hits: string[] = [];
-    for (const file of ['frontend', 'backend', 'schema', 'tools', 'bin'].filter((d) => fs.existsSync(path.join(ROOT, d))).flatMap(sources)) {
-      fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n').forEach((line, i) => {
-        for (const re of INTERNALS) if (re.test(line)) hits.push(`${file}:${i + 1}: ${line.trim()}`);
-      });
+    for (const file of ['frontend', 'backend', 'schema', 'tools', 'bin']
+      .filter((d) => fs.existsSync(path.join(ROOT, d)))
+      .flatMap(sources)) {
+      fs.readFileSync(path.join(ROOT, file), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          for (const re of INTERNALS) if (re.test(line)) hits.push(`${file}:${i + 1}: ${line.trim()}`);
+        });
     }
     expect(hits).to.deep.equal([]);
   });

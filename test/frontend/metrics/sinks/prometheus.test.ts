@@ -50,7 +50,7 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '# HELP tsserve_requests_refused_total Requests answered 503 because a bounded queue was full (reason queue_full: a batching queue, a generation engine or a pipeline stage at --job-queue-size) (unit: Count)',
     '# TYPE tsserve_requests_refused_total counter',
     '',
-    '# HELP tsserve_worker_output_faults_total Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch\'s requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB), stdio_held (a worker that exited handled as gone after 1 s while a process it started held its stdout and stderr) (unit: Count)',
+    "# HELP tsserve_worker_output_faults_total Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch's requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB), stdio_held (a worker that exited handled as gone after 1 s while a process it started held its stdout and stderr) (unit: Count)",
     '# TYPE tsserve_worker_output_faults_total counter',
     '',
     '# HELP tsserve_log_errors_total Log file failures, by file (ts_log.log, access_log.log, ts_metrics.log, model_metrics.log) and reason (rotation_failed: a size rotation that failed, the file written on and the rotation tried again at most once a minute; lines_lost: lines of ts_log.log or access_log.log not written, a full buffer or a failed write; lost metric log lines are in tsserve_sink_errors_total) (unit: Count)',
@@ -170,19 +170,36 @@ describe('PrometheusSink', () => {
     expect(await fm.prometheusText(['HandlerTime_count', 'QueueDepth', 'HandlerTime_sum'])).to.equal(
       `${head}\nHandlerTime_sum{ModelName="mlp",Hostname="h1"} 5\nHandlerTime_count{ModelName="mlp",Hostname="h1"} 1\n\n# HELP QueueDepth QueueDepth (unit: Count)\n# TYPE QueueDepth gauge\nQueueDepth 0\n`,
     );
-    expect(await fm.prometheusText(['HandlerTime_sum', 'HandlerTime'])).to.equal(await fm.prometheusText(['HandlerTime']));
+    expect(await fm.prometheusText(['HandlerTime_sum', 'HandlerTime'])).to.equal(
+      await fm.prometheusText(['HandlerTime']),
+    );
     // A counter's OpenMetrics names (family Requests2XX, sample Requests2XX_total; family
     // tsserve_series_overflow, sample tsserve_series_overflow_total) select it in either format.
     const counter = '# HELP Requests2XX HTTP 2xx responses (unit: Count)\n# TYPE Requests2XX counter';
-    expect(await fm.prometheusText(['Requests2XX_total'])).to.equal(`${counter}\nRequests2XX{Level="Host",Hostname="h1"} 1\n`);
-    expect(await fm.prometheusText(['Requests2XX_total'], 'openmetrics')).to.equal(`${counter}\nRequests2XX_total{Level="Host",Hostname="h1"} 1\n# EOF\n`);
-    expect(await fm.prometheusText(['tsserve_series_overflow'], 'openmetrics')).to.equal(await fm.prometheusText(['tsserve_series_overflow_total'], 'openmetrics'));
+    expect(await fm.prometheusText(['Requests2XX_total'])).to.equal(
+      `${counter}\nRequests2XX{Level="Host",Hostname="h1"} 1\n`,
+    );
+    expect(await fm.prometheusText(['Requests2XX_total'], 'openmetrics')).to.equal(
+      `${counter}\nRequests2XX_total{Level="Host",Hostname="h1"} 1\n# EOF\n`,
+    );
+    expect(await fm.prometheusText(['tsserve_series_overflow'], 'openmetrics')).to.equal(
+      await fm.prometheusText(['tsserve_series_overflow_total'], 'openmetrics'),
+    );
     expect(await fm.prometheusText(['HandlerTime_total', 'QueueDepth_count', 'Requests2XX_bucket'])).to.equal('');
   });
 
   it('should take sample names of the process families too (nodejs_gc_duration_seconds_count, process_cpu_seconds)', async () => {
-    const fm = new FrontendMetrics(SMALL, { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log, processMetrics: true });
-    const text = await fm.prometheusText(['nodejs_gc_duration_seconds_count', 'process_cpu_seconds', 'process_start_time_seconds_bucket']);
+    const fm = new FrontendMetrics(SMALL, {
+      logDir: os.tmpdir(),
+      hostname: 'h1',
+      log: captureLog().log,
+      processMetrics: true,
+    });
+    const text = await fm.prometheusText([
+      'nodejs_gc_duration_seconds_count',
+      'process_cpu_seconds',
+      'process_start_time_seconds_bucket',
+    ]);
     await fm.close();
     const lines = text.split('\n');
     expect(lines.filter((l) => l.startsWith('#'))).to.deep.equal([
@@ -192,11 +209,16 @@ describe('PrometheusSink', () => {
       '# TYPE process_cpu_seconds_total counter',
     ]);
     const samples = lines.filter((l) => l !== '' && !l.startsWith('#')).map((l) => l.replace(/[{ ].*/, ''));
-    expect(samples.filter((n) => n !== 'nodejs_gc_duration_seconds_count')).to.deep.equal(['process_cpu_seconds_total']);
+    expect(samples.filter((n) => n !== 'nodejs_gc_duration_seconds_count')).to.deep.equal([
+      'process_cpu_seconds_total',
+    ]);
   });
 
   it('should name the unit once in the HELP of a metric declared without help (it rendered twice)', async () => {
-    const r = parseMetricsConfig('mode: prometheus\nmodel_metrics:\n  gauge:\n    - name: ProbeSizeGauge\n      unit: kB\n      dimensions: []\n', '');
+    const r = parseMetricsConfig(
+      'mode: prometheus\nmodel_metrics:\n  gauge:\n    - name: ProbeSizeGauge\n      unit: kB\n      dimensions: []\n',
+      '',
+    );
     if (!r.ok) throw new Error(JSON.stringify(r.problems));
     const fm = promFor(r.config);
     fm.get('ProbeSizeGauge')!.addOrUpdate(3);
@@ -208,7 +230,9 @@ describe('PrometheusSink', () => {
 
   it('should put labels in yaml order with the host label last', async () => {
     const fm = promFor(
-      makeConfig([makeSpec('Lat', 'counter', ['zeta', 'alpha', 'mid'], { hostLabel: 'hostname' })], { modes: ['prometheus'] }),
+      makeConfig([makeSpec('Lat', 'counter', ['zeta', 'alpha', 'mid'], { hostLabel: 'hostname' })], {
+        modes: ['prometheus'],
+      }),
     );
     fm.get('Lat')!.addOrUpdate(1, { alpha: 'a', mid: 'm', zeta: 'z' });
     expect(await fm.prometheusText(['Lat'])).to.equal(
@@ -270,7 +294,9 @@ describe('PrometheusSink', () => {
     // Both text formats take any UTF-8 in a label value, NUL included (Prometheus' lexer keeps it).
     const expected = ['C{a="a\u0000b\tc\u001bd\u007fe\r\\"\\\\\\n"} 1', 'C{a="ab\tc\u001bd\u007fe\r\\"\\\\\\n"} 2'];
     expect((await fm.prometheusText(['C'])).split('\n').slice(2, 4)).to.deep.equal(expected);
-    expect((await fm.prometheusText(['C'], 'openmetrics')).split('\n').slice(2, 4)).to.deep.equal(expected.map((l) => l.replace('C{', 'C_total{')));
+    expect((await fm.prometheusText(['C'], 'openmetrics')).split('\n').slice(2, 4)).to.deep.equal(
+      expected.map((l) => l.replace('C{', 'C_total{')),
+    );
   });
 
   it('should keep colliding gauge and histogram series apart as well', async () => {
@@ -311,7 +337,10 @@ describe('PrometheusSink', () => {
     // Regression: a yaml gauge process_open_fds rendered beside prom-client's: "second HELP line
     // for metric name", and the whole scrape was refused.
     const { lines, log } = captureLog();
-    const config = makeConfig([makeSpec('process_open_fds', 'gauge', []), makeSpec('nodejs_active_handles', 'counter', [])], { modes: ['prometheus'] });
+    const config = makeConfig(
+      [makeSpec('process_open_fds', 'gauge', []), makeSpec('nodejs_active_handles', 'counter', [])],
+      { modes: ['prometheus'] },
+    );
     const fm = new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'h1', log, processMetrics: true });
     fm.get('process_open_fds')!.addOrUpdate(7);
     fm.get('nodejs_active_handles')!.addOrUpdate(2);
@@ -320,7 +349,10 @@ describe('PrometheusSink', () => {
     await fm.close();
     const typeLines = text.split('\n').filter((l) => /^# TYPE (process_open_fds|nodejs_active_handles)/.test(l));
     expect(typeLines).to.deep.equal(['# TYPE process_open_fds gauge', '# TYPE nodejs_active_handles counter']);
-    expect(text.split('\n').filter((l) => /^(process_open_fds|nodejs_active_handles)/.test(l))).to.deep.equal(['process_open_fds 7', 'nodejs_active_handles 2']);
+    expect(text.split('\n').filter((l) => /^(process_open_fds|nodejs_active_handles)/.test(l))).to.deep.equal([
+      'process_open_fds 7',
+      'nodejs_active_handles 2',
+    ]);
     expect(text).to.contain('\n# TYPE process_max_fds gauge\n'); // the other process families stay
     expect(lines).to.deep.equal([
       'warn: prometheus: the process metric process_open_fds is not exposed: its name "process_open_fds" is also the name of gauge "process_open_fds" in the Prometheus exposition, where a scrape fails on a name two families claim; rename the metrics.yaml one to get it back',
@@ -332,7 +364,11 @@ describe('PrometheusSink', () => {
   it('should answer a one-line comment when prometheus is not among the modes', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-prom-off-'));
     try {
-      const fm = new FrontendMetrics(makeConfig([], { modes: ['tslog'] }), { logDir: dir, modes: ['tslog', 'statsd'], log: () => {} });
+      const fm = new FrontendMetrics(makeConfig([], { modes: ['tslog'] }), {
+        logDir: dir,
+        modes: ['tslog', 'statsd'],
+        log: () => {},
+      });
       expect(await fm.prometheusText()).to.equal(
         '# the prometheus sink is off (metrics modes: tslog, statsd); enable it with --metrics-mode prometheus (comma list allowed) or add prometheus to mode: in metrics.yaml\n',
       );

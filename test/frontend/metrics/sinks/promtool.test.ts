@@ -22,12 +22,26 @@ function fullConfig(): { config: MetricsConfig; source: string } {
 describe('PrometheusSink with promtool', () => {
   it('should render every metric of the full config without a promtool parse error', async function () {
     if (!hasPromtool()) {
-      console.warn('SKIPPED: promtool not found; install the Debian package `prometheus` (apt-get install -y prometheus)');
+      console.warn(
+        'SKIPPED: promtool not found; install the Debian package `prometheus` (apt-get install -y prometheus)',
+      );
       this.skip();
     }
     const { config, source } = fullConfig();
-    const fm = new FrontendMetrics(config, { logDir: os.tmpdir(), hostname: 'host "1"\\', log: () => {}, processMetrics: true });
-    const nasty = ['plain', 'with "quotes"', 'back\\slash', 'new\nline', 'a|b,c:d=e{}', 'nul\u0000tab\tesc\u001b[31mdel\u007f'];
+    const fm = new FrontendMetrics(config, {
+      logDir: os.tmpdir(),
+      hostname: 'host "1"\\',
+      log: () => {},
+      processMetrics: true,
+    });
+    const nasty = [
+      'plain',
+      'with "quotes"',
+      'back\\slash',
+      'new\nline',
+      'a|b,c:d=e{}',
+      'nul\u0000tab\tesc\u001b[31mdel\u007f',
+    ];
     let i = 0;
     for (const spec of config.metrics) {
       for (const v of nasty) {
@@ -44,7 +58,12 @@ describe('PrometheusSink with promtool', () => {
     // promtool exits 3 for lint advice (e.g. TorchServe's counters lack `_total`), 1 for a parse error.
     expect(out, `${source}:\n${out}`).to.not.match(/error while linting|parsing error/i);
     expect([0, 3], `${source}: exit ${res.status}\n${out}`).to.include(res.status);
-    const families = new Set(text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]));
+    const families = new Set(
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('# TYPE '))
+        .map((l) => l.split(' ')[2]),
+    );
     expect(config.metrics.map((m) => m.name).filter((n) => !families.has(n))).to.deep.equal([]); // every declared metric rendered
   });
 });

@@ -11,7 +11,11 @@ describe('cachedLookup4', () => {
     asked = [];
     fail = false;
     // A fake resolver: records each question (name and family) and answers 10.0.0.<n>.
-    dns.lookup = ((host: string, opts: { family?: number }, cb: (e: NodeJS.ErrnoException | null, a: string, f: number) => void) => {
+    dns.lookup = ((
+      host: string,
+      opts: { family?: number },
+      cb: (e: NodeJS.ErrnoException | null, a: string, f: number) => void,
+    ) => {
       asked.push(`${host}/${String(opts.family)}`);
       if (fail) cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }), '', 0);
       else cb(null, `10.0.0.${asked.length}`, 4);
@@ -22,7 +26,9 @@ describe('cachedLookup4', () => {
   });
 
   const ask = (lookup: SocketLookup, host: string): Promise<string> =>
-    new Promise((resolve) => lookup(host, 4, (err, address) => resolve(err === null ? address : `error ${err.message}`)));
+    new Promise((resolve) =>
+      lookup(host, 4, (err, address) => resolve(err === null ? address : `error ${err.message}`)),
+    );
 
   it('should ask for a name once per ttl, IPv4 only, answer an IP in place and never cache a failure', async () => {
     let now = 0;

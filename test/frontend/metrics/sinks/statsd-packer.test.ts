@@ -4,7 +4,15 @@ import { DatagramPacker, isLoopbackHost } from '../../../../frontend/metrics/sin
 describe('DatagramPacker', () => {
   function packer(maxBytes: number): { p: DatagramPacker; sent: string[] } {
     const sent: string[] = [];
-    return { p: new DatagramPacker(maxBytes, 60_000, (d) => sent.push(d), (line) => expect.fail(`refused ${line}`)), sent };
+    return {
+      p: new DatagramPacker(
+        maxBytes,
+        60_000,
+        (d) => sent.push(d),
+        (line) => expect.fail(`refused ${line}`),
+      ),
+      sent,
+    };
   }
 
   it('should pack whole lines up to maxBytes, newline-separated, and send the rest on flush', () => {
@@ -30,7 +38,12 @@ describe('DatagramPacker', () => {
     // Regression: such a line went out alone; DogStatsD reads 8192 bytes and parsed the rest as a malformed packet.
     const sent: string[] = [];
     const refused: Array<[number, number]> = [];
-    const p = new DatagramPacker(1400, 60_000, (d) => sent.push(d), (line, bytes) => refused.push([line.length, bytes]));
+    const p = new DatagramPacker(
+      1400,
+      60_000,
+      (d) => sent.push(d),
+      (line, bytes) => refused.push([line.length, bytes]),
+    );
     p.add('a:1|c');
     p.add(`b:1|c|#v:${'x'.repeat(8192 - 9)}`); // 8192 bytes: the most an agent reads, sent alone
     p.add(`c:1|c|#v:${'é'.repeat(4092)}`); // 4101 characters, 8193 bytes in UTF-8: refused
@@ -42,8 +55,15 @@ describe('DatagramPacker', () => {
 
   it('should send what waits when the timer fires', async () => {
     let sent!: (d: string) => void;
-    const first = new Promise<string>((resolve) => { sent = resolve; });
-    const p = new DatagramPacker(8192, 5, (d) => sent(d), (line) => expect.fail(`refused ${line}`));
+    const first = new Promise<string>((resolve) => {
+      sent = resolve;
+    });
+    const p = new DatagramPacker(
+      8192,
+      5,
+      (d) => sent(d),
+      (line) => expect.fail(`refused ${line}`),
+    );
     p.add('a:1|c');
     p.add('b:2|c');
     expect(await first).to.equal('a:1|c\nb:2|c');
@@ -51,6 +71,8 @@ describe('DatagramPacker', () => {
 
   it('should treat only addresses that never leave the host as loopback', () => {
     expect(['127.0.0.1', '127.1.2.3', 'localhost', '::1'].map(isLoopbackHost)).to.deep.equal([true, true, true, true]);
-    expect(['10.0.0.1', 'statsd.local', '0.0.0.0', '128.0.0.1', '127.0.0.1.example.com'].map(isLoopbackHost)).to.deep.equal([false, false, false, false, false]);
+    expect(
+      ['10.0.0.1', 'statsd.local', '0.0.0.0', '128.0.0.1', '127.0.0.1.example.com'].map(isLoopbackHost),
+    ).to.deep.equal([false, false, false, false, false]);
   });
 });

@@ -17,9 +17,15 @@ describe('statsdWireType', () => {
 
   it('should send time histograms as ms timers scaled to milliseconds, whatever histogramType says', () => {
     for (const type of ['ms', 'h', 'd'] as const) {
-      expect(['ms', 'Milliseconds', 'msec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', shift: 0 }));
-      expect(['s', 'Seconds', 'sec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', shift: 3 }));
-      expect(['us', 'Microseconds', 'µs'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(Array(3).fill({ code: 'ms', shift: -3 }));
+      expect(['ms', 'Milliseconds', 'msec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(
+        Array(3).fill({ code: 'ms', shift: 0 }),
+      );
+      expect(['s', 'Seconds', 'sec'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(
+        Array(3).fill({ code: 'ms', shift: 3 }),
+      );
+      expect(['us', 'Microseconds', 'µs'].map((u) => statsdWireType(hist(u), type))).to.deep.equal(
+        Array(3).fill({ code: 'ms', shift: -3 }),
+      );
     }
   });
 
@@ -31,8 +37,14 @@ describe('statsdWireType', () => {
   });
 
   it('should keep counters and gauges as c and g with their values unscaled, time units included', () => {
-    expect(statsdWireType(makeSpec('C', 'counter', [], { unit: 'Microseconds' }), 'ms')).to.deep.equal({ code: 'c', shift: 0 });
-    expect(statsdWireType(makeSpec('G', 'gauge', [], { unit: 'Seconds' }), 'ms')).to.deep.equal({ code: 'g', shift: 0 });
+    expect(statsdWireType(makeSpec('C', 'counter', [], { unit: 'Microseconds' }), 'ms')).to.deep.equal({
+      code: 'c',
+      shift: 0,
+    });
+    expect(statsdWireType(makeSpec('G', 'gauge', [], { unit: 'Seconds' }), 'ms')).to.deep.equal({
+      code: 'g',
+      shift: 0,
+    });
   });
 });
 
@@ -91,8 +103,13 @@ describe('StatsdSink with the real statsd daemon', () => {
     }) as typeof dns.lookup;
     dns.lookup = counting;
     try {
-      const fm = new FrontendMetrics(makeConfig([makeSpec('Lat', 'histogram', [], { unit: 'Tokens' })], { modes: ['statsd'], statsd: { prefix: 'dns.' } }),
-        { logDir: dir, hostname: 'h1', statsd: { host: 'localhost', port }, log: () => {} });
+      const fm = new FrontendMetrics(
+        makeConfig([makeSpec('Lat', 'histogram', [], { unit: 'Tokens' })], {
+          modes: ['statsd'],
+          statsd: { prefix: 'dns.' },
+        }),
+        { logDir: dir, hostname: 'h1', statsd: { host: 'localhost', port }, log: () => {} },
+      );
       const mine = (): string[] => received.filter((l) => l.startsWith('dns.Lat:'));
       // Each observation waits for the previous one to arrive, so each is its own datagram.
       for (let i = 1; i <= 5; i++) {
@@ -100,7 +117,10 @@ describe('StatsdSink with the real statsd daemon', () => {
         await until(() => mine().length >= i, { message: `observation ${i} at the statsd daemon`, observe: mine });
       }
       await fm.close();
-      expect([mine(), lookups]).to.deep.equal([['dns.Lat:1|h', 'dns.Lat:2|h', 'dns.Lat:3|h', 'dns.Lat:4|h', 'dns.Lat:5|h'], 1]);
+      expect([mine(), lookups]).to.deep.equal([
+        ['dns.Lat:1|h', 'dns.Lat:2|h', 'dns.Lat:3|h', 'dns.Lat:4|h', 'dns.Lat:5|h'],
+        1,
+      ]);
     } finally {
       dns.lookup = original;
     }
@@ -133,7 +153,11 @@ describe('StatsdSink with the real statsd daemon', () => {
 
   it('should aggregate counters (the sum) and gauges (the last level) per series over a flush interval, and send every histogram observation', async () => {
     const lines = await send(
-      [makeSpec('Reqs', 'counter', ['m']), makeSpec('Depth', 'gauge', ['m']), makeSpec('Size', 'histogram', ['m'], { unit: 'Bytes' })],
+      [
+        makeSpec('Reqs', 'counter', ['m']),
+        makeSpec('Depth', 'gauge', ['m']),
+        makeSpec('Size', 'histogram', ['m'], { unit: 'Bytes' }),
+      ],
       { tagStyle: 'datadog' },
       (fm) => {
         for (let i = 1; i <= 100; i++) {
@@ -146,7 +170,13 @@ describe('StatsdSink with the real statsd daemon', () => {
       },
       5,
     );
-    expect(lines).to.deep.equal(['ts.Size:7|h|#m:a', 'ts.Size:7|h|#m:a', 'ts.Reqs:5050|c|#m:a', 'ts.Reqs:100|c|#m:b', 'ts.Depth:100|g|#m:a']);
+    expect(lines).to.deep.equal([
+      'ts.Size:7|h|#m:a',
+      'ts.Size:7|h|#m:a',
+      'ts.Reqs:5050|c|#m:a',
+      'ts.Reqs:100|c|#m:b',
+      'ts.Depth:100|g|#m:a',
+    ]);
     expect(await mgmtCommand(mgmtPort, 'counters')).to.contain("'ts.Reqs;m=a': 5050");
   });
 
@@ -196,10 +226,7 @@ describe('StatsdSink with the real statsd daemon', () => {
     );
     const mine = (): string[] => received.filter((l) => /rate5m|ok_name/.test(l) && !l.includes('tsserve_'));
     await until(() => mine().length >= 2, { message: 'the two sanitized lines at the statsd daemon', observe: mine });
-    expect(mine()).to.deep.equal([
-      'my_app_x_y_z_w_job_requests_rate5m:2|c|#m:a_b',
-      'my_app_x_y_z_w_ok_name:1|g',
-    ]);
+    expect(mine()).to.deep.equal(['my_app_x_y_z_w_job_requests_rate5m:2|c|#m:a_b', 'my_app_x_y_z_w_ok_name:1|g']);
     received.length = 0;
     const telegraf = await send(
       [makeSpec('job:requests:rate5m', 'histogram', ['m'])],
@@ -223,9 +250,16 @@ describe('StatsdSink with the real statsd daemon', () => {
   it('should warn once when two metrics are sent under one StatsD name (job:rate and job_rate)', async () => {
     // Regression: both went as ts.job_rate and the agent summed them, silently.
     const log = captureLog();
-    const config = makeConfig([makeSpec('job:rate', 'counter', []), makeSpec('job_rate', 'counter', []), makeSpec('job|rate', 'gauge', [])],
-      { modes: ['statsd'], statsd: { prefix: 'ts.' } });
-    const fm = new FrontendMetrics(config, { logDir: dir, hostname: 'h1', statsd: { host: '127.0.0.1', port }, log: log.log });
+    const config = makeConfig(
+      [makeSpec('job:rate', 'counter', []), makeSpec('job_rate', 'counter', []), makeSpec('job|rate', 'gauge', [])],
+      { modes: ['statsd'], statsd: { prefix: 'ts.' } },
+    );
+    const fm = new FrontendMetrics(config, {
+      logDir: dir,
+      hostname: 'h1',
+      statsd: { host: '127.0.0.1', port },
+      log: log.log,
+    });
     await fm.close();
     expect(log.lines).to.deep.equal([
       'warn: statsd: job_rate and job:rate are both sent as ts.job_rate (StatsD names cannot carry : | @ # , or spaces), so the agent mixes their datapoints; rename one',
@@ -236,7 +270,10 @@ describe('StatsdSink with the real statsd daemon', () => {
   it('should send a seconds or microseconds observation as the decimal recorded, its point moved (0.0041 s is 4.1|ms)', async () => {
     // Regression: 0.0041 * 1000 went out as 4.1000000000000005|ms, 1.005 s as 1004.9999999999999|ms.
     const lines = await send(
-      [makeSpec('shift_seconds', 'histogram', [], { unit: 'Seconds' }), makeSpec('shift_us', 'histogram', [], { unit: 'us' })],
+      [
+        makeSpec('shift_seconds', 'histogram', [], { unit: 'Seconds' }),
+        makeSpec('shift_us', 'histogram', [], { unit: 'us' }),
+      ],
       { tagStyle: 'none' },
       (fm) => {
         for (const v of [0.0041, 1.005, 0.000123, 2e-7, 12]) fm.get('shift_seconds')!.addOrUpdate(v);
@@ -245,8 +282,15 @@ describe('StatsdSink with the real statsd daemon', () => {
       9,
     );
     expect(lines).to.deep.equal([
-      'ts.shift_seconds:4.1|ms', 'ts.shift_seconds:1005|ms', 'ts.shift_seconds:0.123|ms', 'ts.shift_seconds:0.0002|ms', 'ts.shift_seconds:12000|ms',
-      'ts.shift_us:0.007|ms', 'ts.shift_us:1|ms', 'ts.shift_us:0.0005|ms', 'ts.shift_us:1000000000000000000|ms',
+      'ts.shift_seconds:4.1|ms',
+      'ts.shift_seconds:1005|ms',
+      'ts.shift_seconds:0.123|ms',
+      'ts.shift_seconds:0.0002|ms',
+      'ts.shift_seconds:12000|ms',
+      'ts.shift_us:0.007|ms',
+      'ts.shift_us:1|ms',
+      'ts.shift_us:0.0005|ms',
+      'ts.shift_us:1000000000000000000|ms',
     ]);
   });
 
@@ -287,7 +331,10 @@ describe('StatsdSink with the real statsd daemon', () => {
 
   it('should send non-time histograms as d when histogramType is d, time histograms still as ms', async () => {
     const lines = await send(
-      [makeSpec('wire_tokens_d', 'histogram', [], { unit: 'Tokens' }), makeSpec('wire_e2e_seconds', 'histogram', [], { unit: 'Seconds' })],
+      [
+        makeSpec('wire_tokens_d', 'histogram', [], { unit: 'Tokens' }),
+        makeSpec('wire_e2e_seconds', 'histogram', [], { unit: 'Seconds' }),
+      ],
       { tagStyle: 'none', histogramType: 'd' },
       (fm) => {
         fm.get('wire_tokens_d')!.addOrUpdate(3);
@@ -300,7 +347,12 @@ describe('StatsdSink with the real statsd daemon', () => {
 
   it('should send self-metrics like any other metric', async () => {
     const config = makeConfig([], { modes: ['statsd'], statsd: { prefix: 'ts.' } });
-    const fm = new FrontendMetrics(config, { logDir: dir, hostname: 'h1', statsd: { host: '127.0.0.1', port }, log: () => {} });
+    const fm = new FrontendMetrics(config, {
+      logDir: dir,
+      hostname: 'h1',
+      statsd: { host: '127.0.0.1', port },
+      log: () => {},
+    });
     fm.self.flushed(2, 40);
     fm.self.dropped('malformed_message', 3);
     await fm.close();
@@ -309,26 +361,45 @@ describe('StatsdSink with the real statsd daemon', () => {
       'ts.tsserve_flush_datapoints_total:40|c|#Hostname:h1',
       'ts.tsserve_datapoints_dropped_total:3|c|#reason:malformed_message,Hostname:h1',
     ];
-    await until(() => want.every((w) => received.includes(w)), { message: 'the self-metric lines at the statsd daemon', observe: () => received });
+    await until(() => want.every((w) => received.includes(w)), {
+      message: 'the self-metric lines at the statsd daemon',
+      observe: () => received,
+    });
     expect(received.filter((l) => l.startsWith('ts.') && !l.startsWith('ts.tsserve_series:'))).to.deep.equal(want);
   });
 
   it('should count every failed send in tsserve_sink_errors_total{sink="statsd"} (never sent to StatsD) and warn again after 60 s of failures', async () => {
     let now = 0;
     const log = captureLog();
-    const fm = new FrontendMetrics(makeConfig([makeSpec('Big', 'counter', ['v']), makeSpec('Small', 'counter', [])], { modes: ['statsd', 'prometheus'], statsd: { prefix: 'ts.' } }), {
-      logDir: dir, hostname: 'h1', statsd: { host: '127.0.0.1', port }, log: log.log, nowMs: () => now, statsdFlushMs: 10,
-    });
+    const fm = new FrontendMetrics(
+      makeConfig([makeSpec('Big', 'counter', ['v']), makeSpec('Small', 'counter', [])], {
+        modes: ['statsd', 'prometheus'],
+        statsd: { prefix: 'ts.' },
+      }),
+      {
+        logDir: dir,
+        hostname: 'h1',
+        statsd: { host: '127.0.0.1', port },
+        log: log.log,
+        nowMs: () => now,
+        statsdFlushMs: 10,
+      },
+    );
     // One line over the 8192 bytes an agent reads in one datagram: never sent, counted at once.
     const huge = 'x'.repeat(70_000);
     const errors = async (): Promise<number | null> => {
-      const line = (await fm.prometheusText(['tsserve_sink_errors_total'])).split('\n').find((l) => l.startsWith('tsserve_sink_errors_total{'));
+      const line = (await fm.prometheusText(['tsserve_sink_errors_total']))
+        .split('\n')
+        .find((l) => l.startsWith('tsserve_sink_errors_total{'));
       return line === undefined ? null : Number(line.split(' ')[1]);
     };
     const failUntil = async (n: number): Promise<void> => {
       fm.get('Big')!.addOrUpdate(1, [huge]);
       let seen: number | null = null;
-      await until(async () => (seen = await errors()) === n, { message: `tsserve_sink_errors_total at ${n}`, observe: () => seen });
+      await until(async () => (seen = await errors()) === n, {
+        message: `tsserve_sink_errors_total at ${n}`,
+        observe: () => seen,
+      });
     };
     const tooLong = `a line of 70014 bytes (ts.Big:1|c|#v:${'x'.repeat(46)}…) was not sent: it is longer than the 8192 bytes a StatsD agent reads in one datagram (DogStatsD's dogstatsd_buffer_size)`;
     const first = `warn: statsd 127.0.0.1:${port}: ${tooLong}; every failed send is counted in tsserve_sink_errors_total{sink="statsd"}, and this warning repeats at most once every 60 s while sends fail`;
@@ -340,19 +411,24 @@ describe('StatsdSink with the real statsd daemon', () => {
       await failUntil(2);
       expect(log.lines).to.deep.equal([first]);
       fm.get('Small')!.addOrUpdate(1); // the sink keeps delivering what fits
-      await until(() => received.includes('ts.Small:1|c'), { message: 'ts.Small:1|c at the statsd daemon', observe: () => received });
+      await until(() => received.includes('ts.Small:1|c'), {
+        message: 'ts.Small:1|c at the statsd daemon',
+        observe: () => received,
+      });
       now = 61_000;
       await failUntil(3);
       expect(log.lines).to.deep.equal([
         first,
         `warn: statsd 127.0.0.1:${port}: 2 sends failed since the last warning, latest: ${tooLong}`,
       ]);
-      expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.equal([
-        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
-        '# TYPE tsserve_sink_errors_total counter',
-        'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 3',
-        '',
-      ].join('\n'));
+      expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.equal(
+        [
+          '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
+          '# TYPE tsserve_sink_errors_total counter',
+          'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 3',
+          '',
+        ].join('\n'),
+      );
     } finally {
       await fm.close();
     }
@@ -380,10 +456,17 @@ describe('StatsdSink with the real statsd daemon', () => {
     // Every record still counts in the other sinks (0+…+999 + 0+…+2999); the 3000 lines (28,889
     // bytes with their newlines) filled 3 datagrams of up to 8 KiB (an agent on this host); the
     // rest waits for the flush timer.
-    expect(await fm.prometheusText(['X', 'tsserve_sink_errors_total'])).to.equal([
-      '# HELP X X (unit: Count)', '# TYPE X counter', 'X 4998000', '',
-      '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
-      '# TYPE tsserve_sink_errors_total counter', 'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 3', '',
-    ].join('\n'));
+    expect(await fm.prometheusText(['X', 'tsserve_sink_errors_total'])).to.equal(
+      [
+        '# HELP X X (unit: Count)',
+        '# TYPE X counter',
+        'X 4998000',
+        '',
+        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
+        '# TYPE tsserve_sink_errors_total counter',
+        'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 3',
+        '',
+      ].join('\n'),
+    );
   });
 });

@@ -33,7 +33,16 @@ describe('tslog format', () => {
     expect(enc).to.equal('a%7Cb%2Cc%3Ad%25e%0Af%0Dg 100%2525 ü');
     expect(decodeTslogField(enc)).to.equal(nasty);
     expect(encodeTslogField('plain-value_1.2/x')).to.equal('plain-value_1.2/x');
-    for (const s of ['', '%', '%%7C', '|#hostname:x,requestID:y', '%25', '\r\n', '%00%1B', String.fromCharCode(...Array.from({ length: 32 }, (_v, i) => i), 127)]) {
+    for (const s of [
+      '',
+      '%',
+      '%%7C',
+      '|#hostname:x,requestID:y',
+      '%25',
+      '\r\n',
+      '%00%1B',
+      String.fromCharCode(...Array.from({ length: 32 }, (_v, i) => i), 127),
+    ]) {
       expect(decodeTslogField(encodeTslogField(s))).to.equal(s);
     }
   });
@@ -198,7 +207,9 @@ describe('TslogSink with an unwritable file', () => {
   async function run(logDir: string): Promise<{ fm: FrontendMetrics; log: string[] }> {
     const log = captureLog();
     const fm = new FrontendMetrics(
-      makeConfig([makeSpec('A', 'counter', ['Level']), makeSpec('M', 'gauge', [], { section: 'model_metrics' })], { modes: ['tslog', 'prometheus'] }),
+      makeConfig([makeSpec('A', 'counter', ['Level']), makeSpec('M', 'gauge', [], { section: 'model_metrics' })], {
+        modes: ['tslog', 'prometheus'],
+      }),
       { logDir, hostname: 'h1', nowMs: () => FIXED_NOW_MS, log: log.log },
     );
     for (let i = 0; i < 5; i++) fm.get('A')!.addOrUpdate(1, ['Host']);
@@ -224,10 +235,16 @@ describe('TslogSink with an unwritable file', () => {
       // Every line the control wrote, plus the two tsserve_series lines that binding the error
       // series makes (its own series count, and tsserve_series' count, which grows by that one).
       expect(written).to.equal(30);
-      expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.contain(`tsserve_sink_errors_total{sink="tslog",Hostname="h1"} ${written + 2}\n`);
+      expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.contain(
+        `tsserve_sink_errors_total{sink="tslog",Hostname="h1"} ${written + 2}\n`,
+      );
       const file = path.join(bad, 'ts_metrics.log');
       expect(log).to.have.length(1);
-      expect(log[0]).to.match(new RegExp(`^warn: metrics log ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: Error: EISDIR: illegal operation on a directory, open '[^']+'; \\d+ line\\(s\\) lost; every lost line is counted in tsserve_sink_errors_total\\{sink="tslog"\\}, and this warning repeats at most once every 60 s while lines are lost$`));
+      expect(log[0]).to.match(
+        new RegExp(
+          `^warn: metrics log ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: Error: EISDIR: illegal operation on a directory, open '[^']+'; \\d+ line\\(s\\) lost; every lost line is counted in tsserve_sink_errors_total\\{sink="tslog"\\}, and this warning repeats at most once every 60 s while lines are lost$`,
+        ),
+      );
       expect(readLines(path.join(bad, 'model_metrics.log'))).to.deep.equal([
         '2023-07-17T17:00:25,016 - M.Count:2.0|#|#hostname:h1,timestamp:1689613225',
       ]);
@@ -241,7 +258,9 @@ describe('TslogSink with an unwritable file', () => {
     fs.mkdirSync(path.join(bad, 'model_metrics.log'), { recursive: true });
     const { fm } = await run(bad);
     await fm.close();
-    expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.contain('tsserve_sink_errors_total{sink="tslog",Hostname="h1"} 1\n');
+    expect(await fm.prometheusText(['tsserve_sink_errors_total'])).to.contain(
+      'tsserve_sink_errors_total{sink="tslog",Hostname="h1"} 1\n',
+    );
     const ts = readLines(path.join(bad, 'ts_metrics.log'));
     expect(ts.filter((l) => l.includes(' - A.'))).to.have.length(5);
     expect(ts.filter((l) => l.includes(' - tsserve_sink_errors_total.'))).to.deep.equal([]);
@@ -263,9 +282,16 @@ describe('TslogSink rotation failure', () => {
     fs.mkdirSync(`${file}.1`);
     fs.writeFileSync(path.join(`${file}.1`, 'x'), 'x');
     const log = captureLog();
-    const fm = new FrontendMetrics(makeConfig([makeSpec('A', 'counter', ['Level'])], { modes: ['tslog', 'prometheus'] }), {
-      logDir: dir, hostname: 'h1', nowMs: () => FIXED_NOW_MS, log: log.log, logRotation: { maxBytes: 10, keep: 1 },
-    });
+    const fm = new FrontendMetrics(
+      makeConfig([makeSpec('A', 'counter', ['Level'])], { modes: ['tslog', 'prometheus'] }),
+      {
+        logDir: dir,
+        hostname: 'h1',
+        nowMs: () => FIXED_NOW_MS,
+        log: log.log,
+        logRotation: { maxBytes: 10, keep: 1 },
+      },
+    );
     const a = fm.get('A')!;
     a.addOrUpdate(1, ['Host']);
     await fm.flush(); // the first chunk goes to the empty file
@@ -274,12 +300,14 @@ describe('TslogSink rotation failure', () => {
     a.addOrUpdate(3, ['Host']);
     await fm.flush(); // within a minute of the failure: not tried again
     await fm.close();
-    expect(await fm.prometheusText(['tsserve_log_errors_total'])).to.equal([
-      '# HELP tsserve_log_errors_total Log file failures, by file (ts_log.log, access_log.log, ts_metrics.log, model_metrics.log) and reason (rotation_failed: a size rotation that failed, the file written on and the rotation tried again at most once a minute; lines_lost: lines of ts_log.log or access_log.log not written, a full buffer or a failed write; lost metric log lines are in tsserve_sink_errors_total) (unit: Count)',
-      '# TYPE tsserve_log_errors_total counter',
-      'tsserve_log_errors_total{file="ts_metrics.log",reason="rotation_failed",Hostname="h1"} 1',
-      '',
-    ].join('\n'));
+    expect(await fm.prometheusText(['tsserve_log_errors_total'])).to.equal(
+      [
+        '# HELP tsserve_log_errors_total Log file failures, by file (ts_log.log, access_log.log, ts_metrics.log, model_metrics.log) and reason (rotation_failed: a size rotation that failed, the file written on and the rotation tried again at most once a minute; lines_lost: lines of ts_log.log or access_log.log not written, a full buffer or a failed write; lost metric log lines are in tsserve_sink_errors_total) (unit: Count)',
+        '# TYPE tsserve_log_errors_total counter',
+        'tsserve_log_errors_total{file="ts_metrics.log",reason="rotation_failed",Hostname="h1"} 1',
+        '',
+      ].join('\n'),
+    );
     expect(log.lines).to.deep.equal([
       `warn: metrics log ${file}: rotation failed: SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${file}.1; writing on in the current file; counted in tsserve_log_errors_total{file="ts_metrics.log",reason="rotation_failed"}, and tried again at most once every 60 s`,
     ]);
