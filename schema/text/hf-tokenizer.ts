@@ -1,6 +1,7 @@
 /**
  * The adapter for `@huggingface/tokenizers` (the one file that imports it): a Hugging Face
- * `tokenizer.json` (+ `tokenizer_config.json`) as encode / decode over token ids.
+ * `tokenizer.json` (+ `tokenizer_config.json`) as encode / decode over token ids. In schema/ because
+ * both sides tokenize: the frontend for requests (as vLLM's API server does), a worker offline.
  */
 import * as tokenizers from '@huggingface/tokenizers';
 
