@@ -134,8 +134,9 @@ export function hfSettings(
     if (past.datatype !== 'FP32' && past.datatype !== 'FP16')
       problems.push(`${onnxFile}: past_key_values.0.key is ${past.datatype}, expected FP32 or FP16`);
     const [, h, , d] = past.shape;
+    const kvKey = c.num_key_value_heads !== undefined ? 'num_key_value_heads' : 'num_attention_heads';
     if (h !== undefined && h > 0 && kvHeads !== undefined && h !== kvHeads)
-      problems.push(`config.json: num_key_value_heads: ${kvHeads}, but ${onnxFile}'s past has ${h} heads`);
+      problems.push(`config.json: ${kvKey}: ${kvHeads} K/V heads, but ${onnxFile}'s past has ${h}`);
     if (d !== undefined && d > 0 && headDim !== undefined && d !== headDim)
       problems.push(`config.json: head_dim: ${headDim}, but ${onnxFile}'s past has head size ${d}`);
   }

@@ -119,6 +119,8 @@ export async function readHfBase(store: string, dir: string): Promise<HfBaseResu
       problems.push(`${modelFile}: not a readable ONNX model (${(e as Error).message.split('\n')[0]!.slice(0, 80)})`);
     }
   }
+  // Every setting comes from config.json: unread, its keys would all be listed as missing.
+  if (problems.some((p) => p.startsWith(`${HF_CONFIG_FILE}:`))) return { ok: false, problems };
   const canCheckGraph = modelFile !== null && inputs.length > 0;
   const s = hfSettings(files, inputs, outputs, modelFile ?? 'model.onnx');
   for (const p of s.problems) if (canCheckGraph || !p.startsWith(`${modelFile ?? 'model.onnx'}:`)) problems.push(p);
