@@ -20,6 +20,7 @@ const LIBRARIES = [
   { name: 'sonic-boom', homes: ['frontend/log/rotating-file.ts'] },
   { name: 'js-yaml', homes: ['schema/config/yaml-source.ts'] },
   { name: 'ajv', homes: ['schema/config/schema-check.ts'] },
+  { name: '@grafana/schema', homes: ['tools/dashboards/grafana.ts'] },
   // The HTTP layer; elsewhere in frontend/ a handler signature may still name express's types.
   { name: 'express', homes: ['frontend/http/**', 'frontend/openai/**', 'frontend/server/**'], typesIn: 'frontend' },
 ];
