@@ -72,6 +72,23 @@ describe('tsserve serve DIR (a Hugging Face export with no model-config.yaml)', 
     }
   });
 
+  it('should register the export over HTTP from inside the store, with no model-config.yaml', async () => {
+    const res = await fetch(`${server.management}/models?url=llama-gqa&model_name=again`, { method: 'POST' });
+    expect([res.status, await res.json()]).to.deep.equal([
+      200,
+      { status: 'Model "again" Version: 1.0 registered with 1 initial workers' },
+    ]);
+    const r = await client.completions.create({
+      model: 'again',
+      prompt: PROMPTS[1]!,
+      max_tokens: MAX_TOKENS,
+      logprobs: 0,
+      ignore_eos: true,
+    } as OpenAI.CompletionCreateParamsNonStreaming);
+    expect(r.choices[0]!.logprobs!.tokens).to.deep.equal(expected[1]);
+    expect((await fetch(`${server.management}/models/again`, { method: 'DELETE' })).status).to.equal(200);
+  });
+
   it('should refuse a broken directory registered over HTTP with every problem, and keep serving', async () => {
     const res = await fetch(`${server.management}/models?url=broken`, { method: 'POST' });
     const body = (await res.json()) as { code: number; message: string };
@@ -88,7 +105,10 @@ describe('tsserve serve DIR (a Hugging Face export with no model-config.yaml)', 
     const outside = await fetch(`${server.management}/models?url=${encodeURIComponent('../../etc')}`, {
       method: 'POST',
     });
-    expect(outside.status).to.equal(400);
+    expect([outside.status, ((await outside.json()) as { message: string }).message]).to.deep.equal([
+      400,
+      "path '../../etc' must not contain '..'",
+    ]);
     const r = await client.completions.create({
       model: 'llama-gqa',
       prompt: PROMPTS[0]!,
