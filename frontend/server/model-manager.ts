@@ -1,33 +1,13 @@
 /** The registered models: register from the store, look up, scale, unregister, drain. */
 import { pipelineWorkers } from '../../schema/pipeline-config.js';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import type { ModelConfigOverrides, ModelConfigResult } from '../store/model-config.js';
-import { MODEL_CONFIG_FILE, loadModelConfig } from '../store/model-config.js';
-import { hfModelConfig, isHfModelDir, readHfBase } from '../store/hf-model-dir.js';
+import type { ModelConfigOverrides } from '../store/model-config.js';
+import { modelDirConfig } from '../store/model-dir-config.js';
 import { MODEL_NAME_RE } from '../store/model-store.js';
 import type { ModelStore } from '../store/model-store.js';
 import { BatchedModel } from './batched-model.js';
 import type { ModelKindContext } from './model-kinds.js';
 import { modelKindFor } from './model-kinds.js';
 import type { ServedModel } from './served-model.js';
-
-/**
- * The model config of `dir`: its model-config.yaml; a Hugging Face directory's files make one
- * when it has none (frontend/store/hf-model-dir.ts), and are the defaults of the one it has.
- */
-async function configOf(
-  store: string,
-  name: string,
-  dir: string,
-  overrides: ModelConfigOverrides | undefined,
-): Promise<ModelConfigResult> {
-  if (!isHfModelDir(dir)) return loadModelConfig(name, dir, overrides);
-  const hf = await readHfBase(store, dir);
-  const hasYaml = fs.existsSync(path.join(dir, MODEL_CONFIG_FILE));
-  if (!hf.ok) return { ok: false, problems: hf.problems };
-  return hasYaml ? loadModelConfig(name, dir, overrides, hf.base) : hfModelConfig(name, dir, hf.base, overrides);
-}
 
 /** A registration refused, with the HTTP status the management API answers. */
 export class RegistrationError extends Error {
@@ -125,7 +105,7 @@ export class ModelManager {
         409,
         `Model version ${existing.config.version} is already registered for model ${opts.name} (a model has one version here: unregister it to register another)`,
       );
-    const res = await configOf(this.store.root, opts.name, dir, opts.overrides);
+    const res = await modelDirConfig(this.store.root, opts.name, dir, opts.overrides);
     if (!res.ok)
       throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
     for (const w of res.warnings) this.ctx.log('warn', w);
