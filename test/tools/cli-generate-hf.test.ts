@@ -16,9 +16,12 @@ describe('tsserve generate on a Hugging Face export', () => {
   });
   after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  it("should give each prompt the direct onnxruntime greedy loop's token ids", async () => {
+  it("should give each prompt the direct onnxruntime greedy loop's token ids (greedy and 6 tokens by generation_config.json)", async () => {
     const dir = path.join(root, 'llama-merged');
-    const { onnxFile } = writeHfDir(dir, { merged: true });
+    const { onnxFile } = writeHfDir(dir, {
+      merged: true,
+      generationConfig: { eos_token_id: 256, temperature: 0, max_new_tokens: 6 },
+    });
     const prompts = [
       [5, 6, 7],
       [100, 101, 102, 103, 104, 105, 106],

@@ -15,6 +15,8 @@ import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
 import { isHfModelDir } from '../../frontend/store/hf-model-dir.js';
 import { modelDirConfig } from '../../frontend/store/model-dir-config.js';
+import { withSamplingDefaults } from '../../frontend/openai/sampling-defaults.js';
+import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 import { completionLogprobs } from '../../frontend/openai/logprobs-format.js';
 import type { ModelVocab } from '../../frontend/openai/model-vocab.js';
 import { modelVocab } from '../../frontend/openai/model-vocab.js';
@@ -220,7 +222,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   try {
-    return await generateAll(llm, lines, output);
+    return await generateAll(llm, lines, output, checked.config.samplingDefaults);
   } finally {
     await llm.close();
   }
@@ -233,12 +235,18 @@ type Outcome = { readonly out: CompletionOutput } | { readonly error: string };
  * Checks every line against the loaded model (the server's max_model_len and vocabulary checks),
  * then runs them all at once and writes each answer in input order as soon as it is done.
  */
-async function generateAll(llm: LLM, lines: readonly InputLine[], output: string | undefined): Promise<number> {
+async function generateAll(
+  llm: LLM,
+  lines: readonly InputLine[],
+  output: string | undefined,
+  /** A Hugging Face export's generation_config.json defaults, under each line's own (as the server does). */
+  samplingDefaults?: GenSamplingParams,
+): Promise<number> {
   const vocab = engineVocab(llm.engine.config);
   const ready: ReadyLine[] = [];
   const refused: string[] = [];
   for (const l of lines) {
-    const r = readyLine(l, vocab);
+    const r = readyLine({ ...l, request: withSamplingDefaults(l.request, samplingDefaults) }, vocab);
     if (typeof r === 'string') refused.push(r);
     else ready.push(r);
   }
