@@ -3,8 +3,9 @@
  * `tokenizer_config.json` when present, an ONNX export) as a generation model with no
  * model-config.yaml, as `vllm serve DIR` takes one. Every file is read as a request is
  * (schema/files/model-file.ts: inside the store after links, regular, bounded, off the event
- * loop); the settings come from schema/hf-config.ts; every problem is listed at once, naming its
- * file and key. With a model-config.yaml beside them, these are the defaults it overrides.
+ * loop; the ONNX file's inputs and outputs through onnx-io-async.ts, its weights unread); the
+ * settings come from schema/hf-config.ts; every problem is listed at once, naming its file and
+ * key. With a model-config.yaml beside them, these are the defaults it overrides.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -16,7 +17,8 @@ import { checkEngineSettings, checkKvHoldsMaxModelLen, writtenNames } from '../.
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { DEFAULT_MODEL_VERSION } from './model-config.js';
 import type { ModelConfigOverrides, ModelConfigResult } from './model-config.js';
-import { readOnnxIo } from './onnx-io.js';
+import type { ModelIo } from './onnx-io.js';
+import { readOnnxIoAsync } from './onnx-io-async.js';
 
 /** The file that makes a directory a Hugging Face model. */
 export const HF_CONFIG_FILE = 'config.json';
@@ -110,11 +112,11 @@ export async function readHfBase(store: string, dir: string): Promise<HfBaseResu
     problems.push(`tokenizer.json: ${e.message.slice(e.message.indexOf(':') + 2)}`);
   }
   const modelFile = await onnxFileOf(store, dir, problems);
-  let inputs: ReturnType<typeof readOnnxIo>['inputs'] = [];
-  let outputs: ReturnType<typeof readOnnxIo>['outputs'] = [];
+  let inputs: ModelIo['inputs'] = [];
+  let outputs: ModelIo['outputs'] = [];
   if (modelFile !== null) {
     try {
-      ({ inputs, outputs } = readOnnxIo(path.join(dir, modelFile)));
+      ({ inputs, outputs } = await readOnnxIoAsync(store, path.join(dir, modelFile)));
     } catch (e) {
       problems.push(`${modelFile}: not a readable ONNX model (${(e as Error).message.split('\n')[0]!.slice(0, 80)})`);
     }
