@@ -6,8 +6,8 @@
  * sequences form one left-padded batch ([B,H,P,Dh], row b's real slots at the end,
  * `attention_mask` 0 on its padding) over two preallocated buffers per layer: the past is a view
  * of one, and onnxruntime writes `present` (the past with the new position) straight into the
- * other, which is the next step's past. So a decode step copies no K/V in JS and allocates
- * nothing; the batch is rebuilt (rows copied once) only when the set of decoding sequences
+ * other, which is the next step's past. So a decode step copies no K/V in JS and allocates no
+ * K/V-sized memory (only its small id, position and mask inputs); the batch is rebuilt (rows copied once) only when the set of decoding sequences
  * changes. Prompts and chunks run alone (B=1). Blocks are copied to the store whole, when they
  * fill. See docs/engine.md.
  */
