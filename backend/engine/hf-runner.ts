@@ -7,9 +7,9 @@
  * `attention_mask` 0 on its padding) over two preallocated buffers per layer: the past is a view
  * of one, and onnxruntime writes `present` (the past with the new position) straight into the
  * other, which is the next step's past. So a decode step copies no K/V in JS and allocates no
- * K/V-sized memory (only its small id, position and mask inputs); the batch is rebuilt (rows copied once) only when the set of decoding sequences
- * changes. Prompts and chunks run alone (B=1). Blocks are copied to the store whole, when they
- * fill. See docs/engine.md.
+ * K/V-sized memory (only its small id, position and mask inputs); the batch is rebuilt (rows
+ * copied once) only when the set of decoding sequences changes. Prompts and chunks run alone
+ * (B=1). Blocks are copied to the store whole, when they fill. See docs/engine.md.
  */
 import { performance } from 'node:perf_hooks';
 import type { OrtSession, OrtTensorInput, OrtTensorOutput } from '../onnx/ort.js';
