@@ -237,8 +237,12 @@ export function loadModelConfig(
     return v as Record<string, unknown>;
   };
   const ownBlock = objectOrUndef('engine');
-  // A Hugging Face directory's engine keys lie under the file's own.
-  const engineBlock = hf !== undefined && handler === 'generate' ? { ...hf.engine, ...ownBlock } : ownBlock;
+  // A Hugging Face directory's engine keys lie under the file's own (either spelling of a key wins).
+  const own = writtenNames(ownBlock ?? {});
+  const engineBlock =
+    hf !== undefined && handler === 'generate'
+      ? { ...Object.fromEntries(Object.entries(hf.engine).filter(([k]) => !own.has(k))), ...ownBlock }
+      : ownBlock;
   // The generation worker reads the model's dims and special ids from the block.
   const noBlock = (doc.engine === undefined || doc.engine === null) && engineBlock === undefined;
   const engine = engineArgs(

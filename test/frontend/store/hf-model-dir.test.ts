@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hfModelConfig, readHfBase } from '../../../frontend/store/hf-model-dir.js';
+import { modelDirConfig } from '../../../frontend/store/model-dir-config.js';
 import { writeHfDir } from '../../../tools/models/hf-dir.js';
 import { writeMlp } from '../../../tools/models/mlp.js';
 
@@ -82,6 +83,40 @@ describe('Hugging Face model directories (frontend/store/hf-model-dir.ts)', func
     json(dir, 'tokenizer_config.json', { add_bos_token: true });
     const hf = await readHfBase(root, dir);
     expect(hf.ok && [hf.base.modelFile, hf.base.engine.addBos]).to.deep.equal(['decoder_model_merged.onnx', true]);
+  });
+
+  it('should refuse a max_position_embeddings the KV budget cannot hold, and take a model-config.yaml that lowers it', async () => {
+    const dir = exportDir('long');
+    const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+    json(dir, 'config.json', { ...cfg, max_position_embeddings: 10_000_000 });
+    expect(await modelDirConfig(root, 'long', dir)).to.deep.equal({
+      ok: false,
+      problems: [
+        "config.json: max_position_embeddings 10000000: engine.maxModelLen: The model's max seq len (10000000) is larger than the maximum number of tokens that can be stored in KV cache (65536: numBlocks 4096 × blockSize 16). Try increasing engine.kvCacheBytes or engine.numBlocks, or decreasing engine.maxModelLen to 65536. (a model-config.yaml beside config.json may set engine.max_model_len)",
+      ],
+    });
+    writeFileSync(join(dir, 'model-config.yaml'), 'minWorkers: 2\nengine:\n  max_model_len: 1024\n');
+    const over = await modelDirConfig(root, 'long', dir);
+    expect(
+      over.ok && [over.config.handler, over.config.modelFile, over.config.minWorkers, over.config.engine],
+    ).to.deep.equal([
+      'generate',
+      'onnx/model.onnx',
+      2,
+      {
+        layout: 'hf',
+        vocabSize: 260,
+        numLayers: 2,
+        numHeads: 2,
+        headDim: 16,
+        maxModelLen: 1024,
+        maxContext: 10_000_000,
+        bosTokenId: 256,
+        eosTokenId: 256,
+        padTokenId: 256,
+        addBos: false,
+      },
+    ]);
   });
 
   it('should list every missing or bad config.json key at once, naming file and key', async () => {
