@@ -4,7 +4,7 @@
  * body when every model can serve, else 503 with an empty body).
  */
 import { Router } from 'express';
-import type { HealthReport } from '../server/health.js';
+import type { HealthReport } from '../models/health.js';
 
 /** `/ping` and `/health`, answered from `health()` at each call. */
 export function healthRoutes(health: () => HealthReport): Router {

@@ -4,11 +4,11 @@
  */
 import express from 'express';
 import type { Express, Request, Response } from 'express';
-import type { FrontendSeries } from '../server/frontend-series.js';
-import type { ModelManager } from '../server/model-manager.js';
-import { RegistrationError } from '../server/model-manager.js';
-import { readyWorkers } from '../server/health.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { FrontendSeries } from '../models/frontend-series.js';
+import type { ModelManager } from '../models/model-manager.js';
+import { RegistrationError } from '../models/model-manager.js';
+import { readyWorkers } from '../models/health.js';
+import type { ServedModel } from '../models/served-model.js';
 import type { AllowedMethods } from './allowed-methods.js';
 import { answerWrongMethods } from './allowed-methods.js';
 import type { BodyLimits } from './body-limits.js';

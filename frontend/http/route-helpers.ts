@@ -6,8 +6,8 @@
  * 500 that express's error handler gave a route that threw.
  */
 import type { IncomingMessage, ServerResponse } from 'http';
-import type { FrontendSeries, ModelSeries } from '../server/frontend-series.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { FrontendSeries, ModelSeries } from '../models/frontend-series.js';
+import type { ServedModel } from '../models/served-model.js';
 import type { BodyLimits } from './body-limits.js';
 import { countResponse } from './count-responses.js';
 import { sendError } from './errors.js';

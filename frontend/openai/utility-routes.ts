@@ -9,8 +9,8 @@ import type { RequestHandler, Response, Router } from 'express';
 import { packageVersion } from '../../schema/config/stability.js';
 import type { GenerationTarget } from './generation-target.js';
 import { applyChatTemplate } from './chat-template.js';
-import { OpenAIError, sendOpenAIError } from './errors.js';
-import { vocabOf } from './model-vocab.js';
+import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
+import { vocabOf } from '../generation/model-vocab.js';
 import { asObject, parseMessages, refuseUnsupported } from './params.js';
 
 /** What the routes need from the server. */

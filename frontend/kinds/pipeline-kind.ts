@@ -9,11 +9,11 @@ import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { StatLogTicker } from '../generation/stat-log-ticker.js';
 import { chatAudioHook, speechRouter } from '../openai/audio.js';
 import { registerChatHook } from '../openai/chat-hooks.js';
-import type { ModelKind, ModelKindContext } from '../server/model-kinds.js';
-import { registerModelKind } from '../server/model-kinds.js';
-import { RegistrationError } from '../server/model-manager.js';
-import type { ServedModel } from '../server/served-model.js';
-import { PipelineModel } from './pipeline-model.js';
+import type { ModelKind, ModelKindContext } from '../models/model-kinds.js';
+import { registerModelKind } from '../models/model-kinds.js';
+import { RegistrationError } from '../models/model-manager.js';
+import type { ServedModel } from '../models/served-model.js';
+import { PipelineModel } from '../pipeline/pipeline-model.js';
 
 /** Options of the pipeline frontend. */
 export interface PipelineFrontendOptions {

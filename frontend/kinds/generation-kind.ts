@@ -4,13 +4,13 @@
  * (`/v1/completions`, `/v1/chat/completions`, `/v1/models`) mount on the inference listener.
  */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
-import type { ModelKind, ModelKindContext } from '../server/model-kinds.js';
-import { registerModelKind } from '../server/model-kinds.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { ModelKind, ModelKindContext } from '../models/model-kinds.js';
+import { registerModelKind } from '../models/model-kinds.js';
+import type { ServedModel } from '../models/served-model.js';
 import { openaiRouter } from '../openai/router.js';
-import { GenerationModel } from './generation-model.js';
-import { StatLogTicker } from './stat-log-ticker.js';
-import { checkEngineMetrics } from './engine-series.js';
+import { GenerationModel } from '../generation/generation-model.js';
+import { StatLogTicker } from '../generation/stat-log-ticker.js';
+import { checkEngineMetrics } from '../generation/engine-series.js';
 
 /** Options of the generation frontend. */
 export interface GenerationFrontendOptions {
