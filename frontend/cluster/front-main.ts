@@ -12,7 +12,7 @@ import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
 import { ProcessMetrics } from '../metrics/exposition/process-metrics.js';
 import { openaiRouter } from '../openai/router.js';
 import { FrontendSeries } from '../models/frontend-series.js';
-import { drainGate } from '../server/server.js';
+import { drainGate } from '../http/drain-gate.js';
 import { headerTimeoutOptions } from '../http/header-timeout.js';
 import { clientErrorListener } from '../http/client-error.js';
 import { deferContinue } from '../http/expect-continue.js';

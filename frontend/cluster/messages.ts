@@ -6,7 +6,7 @@
 import type { MetricSpec } from '../../schema/types.js';
 import type { GenSamplingParams, GenRequestOutput } from '../../schema/engine-ipc.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
-import type { BodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import type { AccessRecord, LogLevel } from '../log/log.js';
 import type { ModelDescription } from '../models/served-model.js';
 import type { HealthReport } from '../models/health.js';

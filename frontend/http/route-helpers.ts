@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'http';
 import type { FrontendSeries, ModelSeries } from '../models/frontend-series.js';
 import type { ServedModel } from '../models/served-model.js';
-import type { BodyLimits } from './body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { countResponse } from './count-responses.js';
 import { sendError } from './errors.js';
 import type { HttpMetrics } from './http-metrics.js';

@@ -9,7 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import express from 'express';
 import type { Request, Response, Router } from 'express';
-import type { BodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import type { SpeakHandle, SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/orchestrator.js';
 import type { ChatHook } from './chat-hooks.js';

@@ -13,7 +13,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } f
 import type { GenRequestOutput, GenTokenLogprobs } from '../../schema/engine-ipc.js';
 import type { GenerationTarget } from './generation-target.js';
 import { generationTiming } from '../http/server-timing.js';
-import type { BodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { chatHookTook } from './chat-hooks.js';

@@ -16,7 +16,7 @@ import { agreeing, sweepMethods } from '../../support/method-sweep.js';
 import { until } from '../../support/until.js';
 import { rawExchange, withoutDate } from '../../support/raw-http.js';
 import { deferContinue } from '../../../frontend/http/expect-continue.js';
-import { DEFAULT_BODY_LIMITS } from '../../../frontend/http/body-limits.js';
+import { DEFAULT_BODY_LIMITS } from '../../../frontend/models/body-limits.js';
 
 /** Metrics off: every series a no-op. */
 const NO_METRICS: MetricsPort = {
