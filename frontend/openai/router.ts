@@ -8,7 +8,7 @@
  * aborted in the engine, where it finishes with `abort` (and counts).
  */
 import { performance } from 'perf_hooks';
-import express from 'express';
+import { routeTable } from '../http/route-table.js';
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
 import type { GenRequestOutput, GenTokenLogprobs } from '../../schema/engine-ipc.js';
 import type { GenerationTarget } from './generation-target.js';
@@ -51,7 +51,7 @@ type Stamped = Request & { [ARRIVAL]?: number };
 
 /** Builds the `/v1` router. */
 export function openaiRouter(opts: OpenAIRouterOptions): Router {
-  const r = express.Router();
+  const r = routeTable();
   const stamp: RequestHandler = (req, _res, next) => {
     (req as Stamped)[ARRIVAL] = performance.now();
     next();
@@ -90,7 +90,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
       );
     else res.json(m);
   });
-  r.use(
+  r.mount(
     utilityRoutes({
       lookup: opts.lookup,
       list: opts.list,
@@ -115,7 +115,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
     return sendOpenAIError(res, new OpenAIError(status, e.message ?? String(err)));
   };
   r.use(onError);
-  return r;
+  return r.router;
 }
 
 function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {

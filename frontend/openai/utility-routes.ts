@@ -4,7 +4,7 @@
  * (`{model, tokens}` → `{prompt}`) and `GET /version` (`{version}`). `model` may be left out
  * when one generation model is served. Errors use OpenAI's shape, as on `/v1`.
  */
-import express from 'express';
+import { routeTable } from '../http/route-table.js';
 import type { RequestHandler, Response, Router } from 'express';
 import { packageVersion } from '../../schema/config/stability.js';
 import type { GenerationTarget } from './generation-target.js';
@@ -69,7 +69,7 @@ function answer(res: Response, f: () => object): void {
 
 /** Builds the router of `/tokenize`, `/detokenize` and `/version`. */
 export function utilityRoutes(opts: UtilityRoutesOptions): Router {
-  const r = express.Router();
+  const r = routeTable();
   r.get('/version', (_req, res) => {
     res.json({ version: packageVersion() });
   });
@@ -104,5 +104,5 @@ export function utilityRoutes(opts: UtilityRoutesOptions): Router {
       return { prompt: vocab.decode(t as number[]) };
     }),
   );
-  return r;
+  return r.router;
 }

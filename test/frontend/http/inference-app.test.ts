@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
-import express from 'express';
+import { routeTable } from '../../../frontend/http/route-table.js';
 import { inferenceApp } from '../../../frontend/http/inference-app.js';
 import type { InferenceListener } from '../../../frontend/http/inference-app.js';
 import { speechRouter } from '../../../frontend/openai/audio.js';
@@ -150,7 +150,7 @@ describe('inferenceApp: a path that exists, with a method it does not take', () 
   let base = '';
   before(async () => {
     // The routers the server mounts: the generation kind's (OpenAI's and vLLM's) and the pipeline kind's (speech), plus one of a test's own.
-    const own = express.Router();
+    const own = routeTable();
     own.get('/own', (_req, res) => {
       res.end();
     });
@@ -160,7 +160,7 @@ describe('inferenceApp: a path that exists, with a method it does not take', () 
     const extraRoutes = [
       openaiRouter({ lookup: () => undefined, list: () => [] }),
       speechRouter({ lookup: () => undefined }),
-      own,
+      own.router,
     ];
     listener = inferenceApp({
       lookup: () => undefined,
