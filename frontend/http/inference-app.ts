@@ -99,12 +99,8 @@ export function inferenceApp(opts: InferenceAppOptions): InferenceListener {
   });
   app.use(errorHandler);
   const count = (s: number): void => opts.series.countResponse(s);
-  const listener = guardTarget(
-    (req, res) => {
-      if (!routes.serveFast(req, res)) app(req, res);
-    },
-    count,
-    (req, res) => httpMetrics.track(req, res, () => UNMATCHED_HANDLER),
+  const listener = guardTarget(routes.listener(app), count, (req, res) =>
+    httpMetrics.track(req, res, () => UNMATCHED_HANDLER),
   );
   return Object.assign(listener, { allowed });
 }

@@ -146,6 +146,11 @@ export function guarded(res: ServerResponse, fn: () => void, send: ErrorSender =
   try {
     fn();
   } catch (e) {
-    send(res, 500, e instanceof Error ? e.message : String(e));
+    sendThrown(res, e, send);
   }
+}
+
+/** The 500 of a route that threw `e`: its message, in the route's error shape. */
+export function sendThrown(res: ServerResponse, e: unknown, send: ErrorSender): void {
+  send(res, 500, e instanceof Error ? e.message : String(e));
 }

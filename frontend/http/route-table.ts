@@ -10,16 +10,23 @@ import type { ErrorRequestHandler, IRouterMatcher, RequestHandler, Router } from
 import type { IncomingMessage, ServerResponse } from 'http';
 import type { AllowedMethods } from './allowed-methods.js';
 import { allowValue } from './allowed-methods.js';
+import type { ErrorSender } from './route-helpers.js';
+import { pathOf, sendThrown } from './route-helpers.js';
 
 /**
- * A route served on node's request before express: its path as express writes it, its methods,
- * and its listener, which answers and returns true for its requests and false for any other.
+ * A route served on node's request before express: its path as express writes it and as the
+ * `pattern` its requests' paths match, its methods, the shape of its errors (a throw is answered
+ * 500 in it, as express's error handler did), and its handler, given the pattern's match.
  */
 export interface FastRoute {
   readonly path: string;
   readonly methods: readonly string[];
-  readonly serve: (req: IncomingMessage, res: ServerResponse) => boolean;
+  readonly pattern: RegExp;
+  readonly send: ErrorSender;
+  readonly serve: (req: IncomingMessage, res: ServerResponse, m: RegExpExecArray) => void;
 }
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A router and the routes declared on it. */
 export interface RouteTable {
@@ -36,8 +43,11 @@ export interface RouteTable {
   mount(other: Router): RouteTable;
   /** A route served before express, on node's request (mounted tables' fast routes come along). */
   fast(route: FastRoute): RouteTable;
-  /** Serves `req` on the first fast route that takes it; false when none does (express then does). */
-  serveFast(req: IncomingMessage, res: ServerResponse): boolean;
+  /**
+   * The listener serving each request on the first fast route whose methods and pattern take it,
+   * any other with `app` (the express app this table's router is mounted in).
+   */
+  listener(app: Listener): Listener;
   /** The `Allow` value of every declared path, in the order the routes were added. */
   allowed(): AllowedMethods;
 }
@@ -89,9 +99,25 @@ export function routeTable(): RouteTable {
       fastRoutes.push(route);
       return table;
     },
-    serveFast(req, res) {
-      for (const f of fastRoutes) if (f.serve(req, res)) return true;
-      return false;
+    listener(app) {
+      return (req, res) => {
+        if (fastRoutes.length > 0) {
+          const method = req.method ?? '';
+          const path = pathOf(req.url ?? '');
+          for (const f of fastRoutes) {
+            if (!f.methods.includes(method)) continue;
+            const m = f.pattern.exec(path);
+            if (m === null) continue;
+            try {
+              f.serve(req, res, m);
+            } catch (e) {
+              sendThrown(res, e, f.send);
+            }
+            return;
+          }
+        }
+        app(req, res);
+      };
     },
     allowed() {
       const out = new Map<string, string>();

@@ -13,15 +13,16 @@ const ok: express.RequestHandler = (_req, res) => {
   res.end();
 };
 
-/** A fast route taking `method` on `path` exactly, recording each request it serves in `served`. */
+/** A fast route taking `methods` on `path` exactly, recording each request it serves in `served`; `/throws` throws. */
 function fastRoute(path: string, methods: readonly string[], served: string[]): FastRoute {
   return {
     path,
     methods,
-    serve: (req) => {
-      if (req.url !== path || !methods.includes(req.method ?? '')) return false;
-      served.push(`${req.method} ${path}`);
-      return true;
+    pattern: new RegExp(`^${path}$`),
+    send: (_res, status, message) => served.push(`${status} ${message}`),
+    serve: (req, _res, m) => {
+      if (m[0] === '/throws') throw new Error('route failed');
+      served.push(`${req.method} ${m[0]}`);
     },
   };
 }
@@ -56,22 +57,33 @@ describe('routeTable', () => {
     expect([...t.allowed()]).to.deep.equal([['/q', 'POST, PURGE, SEARCH']]);
   });
 
-  it('should serve a request on the first fast route that takes it, a mounted table’s too, and leave others to express', () => {
+  it('should serve a request on the first fast route whose methods and path take it (a mounted table’s too, query ignored), a throw as its 500, and any other with the app', () => {
     const served: string[] = [];
     const inner = routeTable().fast(fastRoute('/inner', ['POST'], served));
     const t = routeTable()
       .fast(fastRoute('/p', ['POST'], served))
       .fast(fastRoute('/p', ['POST', 'PUT'], served))
+      .fast(fastRoute('/throws', ['POST'], served))
       .mount(inner.router);
-    expect([
-      t.serveFast(request('POST', '/p'), response),
-      t.serveFast(request('PUT', '/p'), response),
-      t.serveFast(request('POST', '/inner'), response),
-      t.serveFast(request('GET', '/p'), response),
-      t.serveFast(request('POST', '/other'), response),
-    ]).to.deep.equal([true, true, true, false, false]);
+    const listener = t.listener((req) => served.push(`app ${req.method} ${req.url}`));
+    for (const [method, url] of [
+      ['POST', '/p?x=1'],
+      ['PUT', '/p'],
+      ['POST', '/inner'],
+      ['POST', '/throws'],
+      ['GET', '/p'],
+      ['POST', '/other'],
+    ] as const)
+      listener(request(method, url), response);
     // POST /p went to the first of the two routes that take it; each request was served once.
-    expect(served).to.deep.equal(['POST /p', 'PUT /p', 'POST /inner']);
+    expect(served).to.deep.equal([
+      'POST /p',
+      'PUT /p',
+      'POST /inner',
+      '500 route failed',
+      'app GET /p',
+      'app POST /other',
+    ]);
   });
 
   it('should refuse to mount a router it did not build, and a table router through use(), naming why', () => {
