@@ -10,6 +10,7 @@ import type { AccessLog, Log, LogErrorCounter } from './log/log.js';
 import { levelCallback } from './log/log.js';
 import type { ForeignFamily } from './metrics/exposition/foreign-family.js';
 import { FrontendMetrics } from './metrics/frontend-metrics.js';
+import type { OtlpSettings } from './metrics/otlp/otlp-settings.js';
 import { MetricsIngest } from './metrics/ingest.js';
 import { checkFrontendMetrics } from './models/frontend-series.js';
 import type { MetricsPort } from './models/metrics-port.js';
@@ -32,6 +33,8 @@ export interface MetricsSettings {
   readonly modes?: readonly SinkMode[];
   /** `--statsd-address` (overrides the yaml's statsd host and port). */
   readonly statsd?: { readonly host: string; readonly port: number };
+  /** The otlp sink's endpoint and OTEL_* settings (checked), when it runs. */
+  readonly otlp?: OtlpSettings;
   /** The server's version and `--show-hidden-metrics-for-version`, for deprecated metrics. */
   readonly serverVersion?: string;
   readonly showHidden?: string | null;
@@ -103,6 +106,7 @@ async function buildMetrics(
     log: levelCallback(log),
     ...(m.modes ? { modes: m.modes } : {}),
     ...(m.statsd ? { statsd: m.statsd } : {}),
+    ...(m.otlp ? { otlp: m.otlp } : {}),
     ...(m.serverVersion !== undefined ? { serverVersion: m.serverVersion } : {}),
     ...(m.showHidden !== undefined ? { showHiddenMetricsForVersion: m.showHidden } : {}),
   });

@@ -3,7 +3,7 @@
  * unregister models.
  */
 import express from 'express';
-import type { Express, Request, Response } from 'express';
+import type { Express, Request, Response, Router } from 'express';
 import type { FrontendSeries } from '../models/frontend-series.js';
 import type { ModelManager } from '../models/model-manager.js';
 import { RegistrationError } from '../models/model-manager.js';
@@ -31,6 +31,8 @@ export interface ManagementAppOptions {
   readonly token?: string;
   /** Bounds on request bodies (management routes take none: a body is read and dropped). */
   readonly bodyLimits?: BodyLimits;
+  /** The status page's routes (`GET /`, `/status`, `/status.json`, its script and style). */
+  readonly status?: Router;
 }
 
 /** Where a worker's load failure is told (the answer cannot carry it: the pool logs it). */
@@ -123,6 +125,7 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
   if (opts.token !== undefined) app.use(requireToken(opts.token));
   app.use(bodyGuard(limits, { discard: true }));
   const routes = routeTable();
+  if (opts.status !== undefined) routes.mount(opts.status);
 
   // TorchServe's pagination: `limit` models (at most 100, a larger limit is clamped) from
   // `next_page_token` (an offset in name order), and `nextPageToken` while more remain.
