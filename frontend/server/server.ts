@@ -8,9 +8,8 @@
 import { StatusSampler } from '../status/status-sampler.js';
 import { statusRoutes } from '../http/status-routes.js';
 import { packageVersion } from '../../schema/config/stability.js';
-import * as http from 'http';
+import type * as http from 'http';
 import * as os from 'os';
-import type { AddressInfo } from 'net';
 import * as path from 'path';
 import type { MetricsConfig } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
@@ -20,11 +19,9 @@ import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
 import { guardTarget } from '../http/request-target.js';
-import { accessLogListener } from '../http/access-log.js';
-import { clientErrorListener } from '../http/client-error.js';
-import { deferContinue } from '../http/expect-continue.js';
 import { HttpMetrics } from '../http/http-metrics.js';
 import { drainGate } from '../http/drain-gate.js';
+import { boundAddress, listen } from '../http/listen.js';
 import type { TokenKeys } from '../http/token-auth.js';
 import { writeKeyFile } from '../http/token-auth.js';
 import type { AccessLog, Log } from '../log/log.js';
@@ -32,7 +29,6 @@ import { levelCallback } from '../log/log.js';
 import { ModelStore } from '../store/model-store.js';
 import type { ListenAddress } from '../http/address.js';
 import { formatAddress, isLoopback } from '../http/address.js';
-import { listenError } from '../http/listen-error.js';
 import { FrontendSeries } from '../models/frontend-series.js';
 import type { MetricsPort } from '../models/metrics-port.js';
 import type { ModelKind, ModelKindContext } from '../models/model-kinds.js';
@@ -45,7 +41,6 @@ import { FrontSupervisor } from '../cluster/front-supervisor.js';
 import { snapshotOf } from '../cluster/snapshot.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import { FRONT_METRICS } from '../cluster/shipped-metrics.js';
-import { headerTimeoutOptions } from '../http/header-timeout.js';
 import type { WorkerProcess } from '../workers/worker-process.js';
 
 /** Everything the server is configured with (already parsed and checked). */
@@ -123,41 +118,6 @@ export interface RunningServer {
 
 /** Default worker entry, relative to this compiled file (dist/frontend/server/). */
 export const DEFAULT_WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', 'backend', 'worker', 'main.js');
-
-type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-
-function listen(
-  app: Listener,
-  addr: ListenAddress,
-  name: string,
-  access: AccessLog | undefined,
-  headerTimeoutMs: number | undefined,
-  count?: (status: number) => void,
-): Promise<http.Server> {
-  return new Promise((resolve, reject) => {
-    const server = http.createServer(headerTimeoutOptions(headerTimeoutMs));
-    // The access listener goes first: it must wrap the response before the app can answer.
-    if (access !== undefined) server.on('request', accessLogListener(name, access));
-    server.on('clientError', clientErrorListener(name, access, count));
-    deferContinue(server);
-    server.on('request', app);
-    server.keepAliveTimeout = 65_000;
-    // A bind failure names the listener and its flag (node's 'listen EADDRINUSE: address already in use' names neither).
-    const failed = (e: NodeJS.ErrnoException): void => {
-      reject(listenError(name, addr, e));
-    };
-    server.once('error', failed);
-    server.listen(addr.port, addr.host, () => {
-      server.off('error', failed);
-      resolve(server);
-    });
-  });
-}
-
-function boundAddress(server: http.Server, host: string): string {
-  const a = server.address() as AddressInfo;
-  return formatAddress({ host, port: a.port });
-}
 
 /** The front processes of `--api-server-count N`, relaying to this process's models. */
 function startFronts(
