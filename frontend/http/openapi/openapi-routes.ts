@@ -3,8 +3,9 @@
  * `GET /docs` (the document as a page) and `OPTIONS /` (the document, as TorchServe answers its
  * API description there). The document is built once; its JSON is serialized once.
  */
-import type { IncomingMessage, ServerResponse } from 'http';
+import type { ServerResponse } from 'http';
 import { renderDocsPage } from './docs-page.js';
+import type { RouteTable } from '../route-table.js';
 
 /** What the routes answer, built once per port. */
 export interface Description {
@@ -15,13 +16,6 @@ export interface Description {
 /** The answers for `doc`. */
 export function description(doc: Record<string, unknown>): Description {
   return { json: JSON.stringify(doc), page: renderDocsPage(doc) };
-}
-
-/** Answers `OPTIONS /` with the document; false for any other request. */
-export function answerOptions(d: Description, req: IncomingMessage, res: ServerResponse): boolean {
-  if (req.method !== 'OPTIONS' || (req.url ?? '') !== '/') return false;
-  sendDocument(d, res);
-  return true;
 }
 
 /** The document as JSON. */
@@ -42,4 +36,13 @@ export function sendDocsPage(d: Description, res: ServerResponse): void {
   );
   res.setHeader('x-content-type-options', 'nosniff');
   res.end(d.page);
+}
+
+/** Declares `GET /openapi.json`, `GET /docs` and `OPTIONS /` on `routes`, answering `doc`. */
+export function describeRoutes(routes: RouteTable, doc: Record<string, unknown>): RouteTable {
+  const d = description(doc);
+  return routes
+    .get('/openapi.json', (_req, res) => sendDocument(d, res))
+    .get('/docs', (_req, res) => sendDocsPage(d, res))
+    .options('/', (_req, res) => sendDocument(d, res));
 }

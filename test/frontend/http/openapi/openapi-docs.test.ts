@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { inferenceDocument } from '../../../../frontend/http/openapi/inference-doc.js';
-import { managementDocument } from '../../../../frontend/http/openapi/management-doc.js';
-import { metricsDocument } from '../../../../frontend/http/openapi/metrics-doc.js';
+import { inferenceDocument } from '../../../../frontend/openapi/inference-doc.js';
+import { managementDocument } from '../../../../frontend/openapi/management-doc.js';
+import { metricsDocument } from '../../../../frontend/openapi/metrics-doc.js';
 import { openApiPaths } from '../../../../frontend/http/openapi/openapi-builder.js';
 
 describe('the OpenAPI documents', () => {

@@ -5,8 +5,8 @@
  * document together, so neither can drift from the other.
  */
 import { COMPONENTS, openaiErrors, torchserveErrors } from './components.js';
-import type { OperationSpec } from './openapi-builder.js';
-import { json, pathsOf, ref } from './openapi-builder.js';
+import type { OperationSpec } from '../http/openapi/openapi-builder.js';
+import { json, pathsOf, ref } from '../http/openapi/openapi-builder.js';
 
 type Op = readonly ['get' | 'post' | 'put' | 'delete', OperationSpec];
 

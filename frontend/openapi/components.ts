@@ -4,9 +4,9 @@
  * the common error answers, and the OpenAI request bodies, whose properties are the very field
  * sets the routes accept (frontend/openai/allowed-fields.ts): a field added there is documented.
  */
-import { CHAT_FIELDS, COMPLETION_FIELDS, SPEECH_FIELDS } from '../../openai/allowed-fields.js';
-import type { Answer, Schema } from './openapi-builder.js';
-import { json, ref } from './openapi-builder.js';
+import { CHAT_FIELDS, COMPLETION_FIELDS, SPEECH_FIELDS } from '../openai/allowed-fields.js';
+import type { Answer, Schema } from '../http/openapi/openapi-builder.js';
+import { json, ref } from '../http/openapi/openapi-builder.js';
 
 /** What an OpenAI request field holds, where it is more than "any JSON". */
 const FIELD_SCHEMAS: Readonly<Record<string, Schema>> = {

@@ -5,8 +5,8 @@
  */
 import { COMPONENTS } from './components.js';
 import { describeOps } from './inference-doc.js';
-import type { OperationSpec } from './openapi-builder.js';
-import { json, pathsOf, queryParam, ref } from './openapi-builder.js';
+import type { OperationSpec } from '../http/openapi/openapi-builder.js';
+import { json, pathsOf, queryParam, ref } from '../http/openapi/openapi-builder.js';
 
 const OPS: Array<readonly ['get' | 'post' | 'put' | 'delete', OperationSpec]> = [
   [
