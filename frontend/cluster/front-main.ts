@@ -5,19 +5,21 @@
  * decoded request to the primary, which owns the models, the workers and the sinks. Its
  * metrics, access records and log lines are shipped to the primary (one writer per file).
  */
+import { inferenceDocument } from '../openapi/inference-doc.js';
+import { packageVersion } from '../../schema/config/stability.js';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { accessLogListener } from '../http/access-log.js';
 import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
 import { ProcessMetrics } from '../metrics/exposition/process-metrics.js';
 import { openaiRouter } from '../openai/router.js';
-import { FrontendSeries } from '../server/frontend-series.js';
-import { drainGate } from '../server/server.js';
-import { headerTimeoutOptions } from '../server/header-timeout.js';
+import { FrontendSeries } from '../models/frontend-series.js';
+import { drainGate } from '../http/drain-gate.js';
+import { headerTimeoutOptions } from '../http/header-timeout.js';
 import { clientErrorListener } from '../http/client-error.js';
 import { deferContinue } from '../http/expect-continue.js';
 import { HttpMetrics } from '../http/http-metrics.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { ServedModel } from '../models/served-model.js';
 import type { FrontInit, FrontPing, FromFront, ModelSnapshot, ToFront } from './messages.js';
 import { isFrontMessage } from './messages.js';
 import { PrimaryLink, RemoteBatchedModel, RemoteGenerationModel, RemotePipelineModel } from './remote-models.js';
@@ -90,6 +92,7 @@ function serve(init: FrontInit): void {
     ...(init.token !== undefined ? { token: init.token } : {}),
     extraRoutes: [generation, speech],
     health: () => health,
+    description: inferenceDocument(packageVersion()),
   });
   let draining = false;
   const server = http.createServer(headerTimeoutOptions(init.headerTimeoutMs));

@@ -5,48 +5,47 @@
  * requests get 503 with Retry-After, queued and in-flight ones finish, workers flush and exit;
  * past the shutdown deadline the workers are killed.
  */
+import { inferenceDocument } from '../openapi/inference-doc.js';
+import { managementDocument } from '../openapi/management-doc.js';
+import { metricsDocument } from '../openapi/metrics-doc.js';
+import type { AllowedMethods } from '../http/allowed-methods.js';
 import { StatusSampler } from '../status/status-sampler.js';
 import { statusRoutes } from '../http/status-routes.js';
 import { packageVersion } from '../../schema/config/stability.js';
-import * as http from 'http';
+import type * as http from 'http';
 import * as os from 'os';
-import type { AddressInfo } from 'net';
 import * as path from 'path';
 import type { MetricsConfig } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
-import type { BodyLimits } from '../http/body-limits.js';
-import { bodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
+import { bodyLimits } from '../models/body-limits.js';
 import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
 import { guardTarget } from '../http/request-target.js';
-import { accessLogListener } from '../http/access-log.js';
-import { clientErrorListener } from '../http/client-error.js';
-import { deferContinue } from '../http/expect-continue.js';
-import { HttpMetrics, UNMATCHED_HANDLER } from '../http/http-metrics.js';
+import { HttpMetrics } from '../http/http-metrics.js';
+import { drainGate } from '../http/drain-gate.js';
+import { boundAddress, listen } from '../http/listen.js';
 import type { TokenKeys } from '../http/token-auth.js';
 import { writeKeyFile } from '../http/token-auth.js';
 import type { AccessLog, Log } from '../log/log.js';
 import { levelCallback } from '../log/log.js';
 import { ModelStore } from '../store/model-store.js';
-import type { ListenAddress } from './address.js';
-import { formatAddress, isLoopback } from './address.js';
-import { listenError } from './listen-error.js';
-import { FrontendSeries } from './frontend-series.js';
-import type { MetricsPort } from './metrics-port.js';
-import type { ModelKindContext } from './model-kinds.js';
-import { registeredModelKinds } from './model-kinds.js';
-import { ModelManager, RegistrationError } from './model-manager.js';
-import { healthOf } from './health.js';
+import type { ListenAddress } from '../http/address.js';
+import { formatAddress, isLoopback } from '../http/address.js';
+import { FrontendSeries } from '../models/frontend-series.js';
+import type { MetricsPort } from '../models/metrics-port.js';
+import type { ModelKind, ModelKindContext } from '../models/model-kinds.js';
+import type { Clock } from '../batching/clock.js';
+import { ModelManager, RegistrationError } from '../models/model-manager.js';
+import { healthOf } from '../models/health.js';
 import { StartGate } from '../workers/start-gate.js';
 import { FrontIngest } from '../cluster/front-ingest.js';
 import { FrontSupervisor } from '../cluster/front-supervisor.js';
 import { snapshotOf } from '../cluster/snapshot.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import { FRONT_METRICS } from '../cluster/shipped-metrics.js';
-import { headerTimeoutOptions } from './header-timeout.js';
 import type { WorkerProcess } from '../workers/worker-process.js';
-import { sendError } from '../http/errors.js';
 
 /** Everything the server is configured with (already parsed and checked). */
 export interface ServerConfig {
@@ -84,14 +83,15 @@ export interface ServerConfig {
   readonly apiServerCount?: number;
 }
 
-/** Seconds a client is told to wait (Retry-After) when it reaches a draining server. */
-export const DRAIN_RETRY_AFTER_SEC = 5;
-
 /** Workers loading their model at once, server-wide: a few, as many as the CPUs up to 4. */
 export const WORKER_START_CONCURRENCY = Math.max(2, Math.min(4, os.availableParallelism()));
 
 /** The parts the server records into and forwards worker metrics to. */
 export interface ServerDeps {
+  /** The model kinds beyond the built-in batched one (their routes mount in this order). */
+  readonly kinds: readonly ModelKind[];
+  /** The batchers' time and timers (default the real clock). */
+  readonly clock?: Clock;
   readonly metrics: MetricsPort;
   readonly metricsConfig: MetricsConfig;
   readonly ingest: {
@@ -116,85 +116,21 @@ export interface RunningServer {
   readonly manager: ModelManager;
   /** Present when token auth is on. */
   readonly keys: TokenKeys | null;
+  /** Each listener's routes and their methods (the inference one absent when front processes serve it). */
+  readonly routes: ServerRoutes;
   /** Graceful stop (idempotent). */
   stop(): Promise<void>;
 }
 
+/** The route tables of the three listeners, as their 405s read them (the OpenAPI test walks them). */
+export interface ServerRoutes {
+  inference?: AllowedMethods;
+  management?: AllowedMethods;
+  metrics?: AllowedMethods;
+}
+
 /** Default worker entry, relative to this compiled file (dist/frontend/server/). */
 export const DEFAULT_WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', 'backend', 'worker', 'main.js');
-
-/** The 503 answer's message while draining. */
-export const DRAIN_MESSAGE =
-  'The server is shutting down and accepts no new requests; retry later (or on another instance).';
-
-type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-
-/**
- * `app` until the drain starts; from then on, the requests `refused` picks are answered 503
- * with Retry-After and `Connection: close` (a keep-alive client reconnects, through its load
- * balancer, to an instance that is not leaving) and counted like any other answer.
- */
-export function drainGate(
-  app: Listener,
-  draining: () => boolean,
-  refused: (req: http.IncomingMessage) => boolean,
-  count: (status: number) => void,
-  http?: HttpMetrics,
-  /** Writes the 503 in the shape of the request's API (default TorchServe's). */
-  send: (req: http.IncomingMessage, res: http.ServerResponse, status: number, message: string) => void = (
-    _req,
-    res,
-    s,
-    m,
-  ) => sendError(res, s, m),
-): Listener {
-  return (req, res) => {
-    if (!draining() || !refused(req)) {
-      app(req, res);
-      return;
-    }
-    count(503);
-    // In the HTTP families too (no route matched yet: handler "none"), or an error-ratio alert on
-    // http_requests_total would miss every drain.
-    http?.track(req, res, () => UNMATCHED_HANDLER);
-    res.setHeader('retry-after', String(DRAIN_RETRY_AFTER_SEC));
-    res.setHeader('connection', 'close');
-    send(req, res, 503, DRAIN_MESSAGE);
-  };
-}
-
-function listen(
-  app: Listener,
-  addr: ListenAddress,
-  name: string,
-  access: AccessLog | undefined,
-  headerTimeoutMs: number | undefined,
-  count?: (status: number) => void,
-): Promise<http.Server> {
-  return new Promise((resolve, reject) => {
-    const server = http.createServer(headerTimeoutOptions(headerTimeoutMs));
-    // The access listener goes first: it must wrap the response before the app can answer.
-    if (access !== undefined) server.on('request', accessLogListener(name, access));
-    server.on('clientError', clientErrorListener(name, access, count));
-    deferContinue(server);
-    server.on('request', app);
-    server.keepAliveTimeout = 65_000;
-    // A bind failure names the listener and its flag (node's 'listen EADDRINUSE: address already in use' names neither).
-    const failed = (e: NodeJS.ErrnoException): void => {
-      reject(listenError(name, addr, e));
-    };
-    server.once('error', failed);
-    server.listen(addr.port, addr.host, () => {
-      server.off('error', failed);
-      resolve(server);
-    });
-  });
-}
-
-function boundAddress(server: http.Server, host: string): string {
-  const a = server.address() as AddressInfo;
-  return formatAddress({ host, port: a.port });
-}
 
 /** The front processes of `--api-server-count N`, relaying to this process's models. */
 function startFronts(
@@ -247,6 +183,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     log: levelCallback(deps.log),
     bodyLimits: limits,
     ...(cfg.queueCapacity !== undefined ? { queueCapacity: cfg.queueCapacity } : {}),
+    ...(deps.clock !== undefined ? { clock: deps.clock } : {}),
     ingestMetrics: (id, msg) => deps.ingest.handle(id, msg),
     poolDeps: {
       entry: cfg.workerEntry ?? DEFAULT_WORKER_ENTRY,
@@ -281,8 +218,10 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     },
   };
   const store = new ModelStore(cfg.modelStore);
-  const manager = new ModelManager(store, ctx, cfg.queueCapacity, cfg.maxWorkers);
+  const manager = new ModelManager(store, ctx, cfg.queueCapacity, cfg.maxWorkers, deps.kinds);
   const servers: http.Server[] = [];
+  const routes: ServerRoutes = {};
+  const version = packageVersion();
   let draining = false;
   const stopAll = async (): Promise<void> => {
     // The listeners stay open while draining: a new request gets a 503 with Retry-After (and a
@@ -332,8 +271,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   try {
     const authOn = cfg.enableTokenAuth || !isLoopback(cfg.management.host);
     const keys = authOn ? writeKeyFile(cfg.logDir) : null;
-    const kinds = [...registeredModelKinds().values()];
-    const extraRoutes = kinds.flatMap((k) =>
+    const extraRoutes = deps.kinds.flatMap((k) =>
       k.routes
         ? [
             k.routes(
@@ -357,24 +295,20 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       const sup = fronts;
       if (deps.processPeers !== undefined) deps.processPeers.source = () => sup.processFamilies();
     } else {
+      const infApp = inferenceApp({
+        lookup: (n) => manager.get(n),
+        list: () => manager.list(),
+        series,
+        maxRequestSizeBytes: cfg.maxRequestSizeBytes,
+        bodyLimits: limits,
+        ...token,
+        extraRoutes,
+        health: () => healthOf(manager.list()),
+        description: inferenceDocument(version),
+      });
+      routes.inference = infApp.allowed;
       const inf = await listen(
-        drainGate(
-          inferenceApp({
-            lookup: (n) => manager.get(n),
-            list: () => manager.list(),
-            series,
-            maxRequestSizeBytes: cfg.maxRequestSizeBytes,
-            bodyLimits: limits,
-            ...token,
-            extraRoutes,
-            health: () => healthOf(manager.list()),
-          }),
-          isDraining,
-          () => true,
-          count,
-          drainHttp,
-          sendInferenceError,
-        ),
+        drainGate(infApp, isDraining, () => true, count, drainHttp, sendInferenceError),
         cfg.inference,
         'inference',
         deps.access,
@@ -385,21 +319,18 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       inferenceUrl = boundAddress(inf, cfg.inference.host);
     }
     // Management reads keep working while draining; changes are refused.
+    const mgmtApp = managementApp({
+      manager,
+      series,
+      bodyLimits: limits,
+      status: statusRoutes(status),
+      description: managementDocument(version),
+      ...(keys !== null ? { token: keys.management } : {}),
+    });
+    routes.management = mgmtApp.allowed;
     const mgmt = await listen(
       guardTarget(
-        drainGate(
-          managementApp({
-            manager,
-            series,
-            bodyLimits: limits,
-            status: statusRoutes(status),
-            ...(keys !== null ? { token: keys.management } : {}),
-          }),
-          isDraining,
-          (req) => req.method !== 'GET' && req.method !== 'HEAD',
-          count,
-          drainHttp,
-        ),
+        drainGate(mgmtApp, isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count, drainHttp),
         count,
       ),
       cfg.management,
@@ -409,13 +340,9 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       count,
     );
     servers.push(mgmt);
-    const met = await listen(
-      guardTarget(metricsApp(deps.metrics)),
-      cfg.metrics,
-      'metrics',
-      deps.access,
-      cfg.headerTimeoutMs,
-    );
+    const metApp = metricsApp(deps.metrics, metricsDocument(version));
+    routes.metrics = metApp.allowed;
+    const met = await listen(guardTarget(metApp), cfg.metrics, 'metrics', deps.access, cfg.headerTimeoutMs);
     servers.push(met);
     const urls = {
       inference: inferenceUrl,
@@ -446,7 +373,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       }
     }
     if (!draining) await Promise.all(prepared.map((m) => m.start().finally(() => fronts?.announce())));
-    return { urls, manager, keys, stop };
+    return { urls, manager, keys, routes, stop };
   } catch (e) {
     await stop();
     throw e;

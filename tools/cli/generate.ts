@@ -18,8 +18,8 @@ import { modelDirConfig } from '../../frontend/store/model-dir-config.js';
 import { withSamplingDefaults } from '../../frontend/openai/sampling-defaults.js';
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 import { completionLogprobs } from '../../frontend/openai/logprobs-format.js';
-import type { ModelVocab } from '../../frontend/openai/model-vocab.js';
-import { modelVocab } from '../../frontend/openai/model-vocab.js';
+import type { ModelVocab } from '../../frontend/generation/model-vocab.js';
+import { modelVocab } from '../../frontend/generation/model-vocab.js';
 import type { InputLine, ReadyLine } from './completion-lines.js';
 import { parseInput, readyLine } from './completion-lines.js';
 
