@@ -3,7 +3,7 @@ import type OpenAI from 'openai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readHfBase } from '../../frontend/store/hf-model-dir.js';
-import { modelVocab } from '../../frontend/openai/model-vocab.js';
+import { modelVocab } from '../../frontend/generation/model-vocab.js';
 import { writeHfDir } from '../../tools/models/hf-dir.js';
 import { greedyFile } from '../../tools/models/hf-greedy.js';
 import { openaiClient } from './generation-helpers.js';
