@@ -18,10 +18,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { spawnServer } from './spawn-server.js';
+import { smoke } from './smoke.js';
 
 const CLI = path.resolve(import.meta.dirname, '..', '..', '..', 'bin', 'tsserve.js');
-const WARMUP_S = 2;
-const MEASURE_S = Number(process.env.BENCH_SECONDS ?? 5);
+const WARMUP_S = smoke(2, 1);
+const MEASURE_S = Number(process.env.BENCH_SECONDS ?? smoke(5, 1));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const WIDTH = 784;
 

@@ -46,14 +46,23 @@ import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort.js';
 import type { OrtTensorInput } from '../../backend/onnx/ort.js';
 import { TINY_LM_MODEL } from '../../tools/models/demo-models.js';
 import { engineDecode, prompts } from './engine-decode.js';
+import { smoke } from './smoke.js';
 import type { DecodeRun } from './engine-decode.js';
-import { HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../../tools/models/tiny-lm-spec.js';
+import {
+  HEAD_DIM,
+  MASK_VALUE,
+  MAX_CONTEXT,
+  NUM_HEADS,
+  NUM_LAYERS,
+  VOCAB_SIZE,
+} from '../../tools/models/tiny-lm-spec.js';
 
 const BATCH = 32;
 const PROMPT = 192; // tokens, BOS included
-const GEN = 64; // → contexts up to 256
+// Smoke: enough tokens that all 32 decode together once the 12 prefill steps are done.
+const GEN = smoke(64, 24); // → contexts up to 256
 /** Ours and baseline alternate in rounds and report medians, so load drift hits both alike. */
-const ROUNDS = 3;
+const ROUNDS = smoke(3, 1);
 
 function line(bench: string, ours: number, baseline: number, unit: string): void {
   const r = (x: number): number => Math.round(x * 1000) / 1000;
@@ -336,8 +345,8 @@ async function main(): Promise<void> {
     const long = prompts(1, 512, 99)[0]!;
     const cached = await load({ enablePrefixCaching: true });
     const uncached = await load({ enablePrefixCaching: false });
-    const withCache = await ttft(cached, long, 5);
-    const without = await ttft(uncached, long, 5);
+    const withCache = await ttft(cached, long, smoke(5, 1));
+    const without = await ttft(uncached, long, smoke(5, 1));
     await cached.runner.close();
     await uncached.runner.close();
     line('ttft_prefix_cache', withCache, without, 'ms');
@@ -349,7 +358,13 @@ async function main(): Promise<void> {
     const itl: number[] = [];
     const itlBase: number[] = [];
     const fresh = await load({ enablePrefixCaching: false });
-    const v0 = await load({ enablePrefixCaching: false, enableChunkedPrefill: false });
+    // Without chunked prefill a whole prompt runs in one step, so (as vLLM sets it) the step
+    // budget is max_model_len: the settings check refuses a smaller one.
+    const v0 = await load({
+      enablePrefixCaching: false,
+      enableChunkedPrefill: false,
+      maxNumBatchedTokens: MAX_CONTEXT,
+    });
     for (let r = 0; r < ROUNDS; r++) {
       mixedWith.push(await mixedDecode(fresh, true, r));
       mixedAlone.push(await mixedDecode(fresh, false, r));

@@ -32,12 +32,13 @@ import { MLP_HIDDEN, MLP_SEED, writeMlp } from '../models/mlp.js';
 import { writeModelConfig } from '../models/model-config.js';
 import { FLOOR_POINTS_PER_REQUEST, sinkFloorUsPerRequest } from './sink-floor.js';
 import { spawnServer } from './spawn-server.js';
+import { smoke } from './smoke.js';
 
 const WIDTH = 784;
-const WARMUP_S = 2;
-const MEASURE_S = Number(process.env.BENCH_SECONDS ?? 5);
+const WARMUP_S = smoke(2, 1);
+const MEASURE_S = Number(process.env.BENCH_SECONDS ?? smoke(5, 1));
 /** Seconds of each raw baseline measurement (run twice: before and after the served runs). */
-const RAW_S = 4;
+const RAW_S = smoke(4, 1);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
 const HAVE_TASKSET = spawnSync('taskset', ['--version']).status === 0;
@@ -287,7 +288,7 @@ function line(bench: string, ours: number, baseline: number, unit: string): void
 }
 
 /** On/off pairs measured back to back (`BENCH_PAIRS`, default 3), alternating which goes first. */
-const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? smoke(3, 1));
 
 /**
  * Metrics on (all three sinks) vs `--metrics-mode off`, as paired runs: each pair is an on run
