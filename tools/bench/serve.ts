@@ -32,6 +32,7 @@ import { MLP_HIDDEN, MLP_SEED, writeMlp } from '../models/mlp.js';
 import { writeModelConfig } from '../models/model-config.js';
 import { FLOOR_POINTS_PER_REQUEST, sinkFloorUsPerRequest } from './sink-floor.js';
 import { spawnServer } from './spawn-server.js';
+import { startHttpFloor } from './http-floor.js';
 import { smoke } from './smoke.js';
 
 const WIDTH = 784;
@@ -196,6 +197,34 @@ async function load(server: Server, tag: string, body: Body): Promise<number> {
   note(`  [${tag}] cpu busy: worker ${busy[0]}%, frontend ${busy[1]}%, autocannon ${busy[2]}%`);
   if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
   return r.requests.total / MEASURE_S;
+}
+
+/**
+ * CPU seconds per request of the bare node:http floor (tools/bench/http-floor.ts) on core 0
+ * under the same autocannon load and JSON body as the light server.
+ */
+async function httpFloorCpuPerRequest(): Promise<number> {
+  const floor = await startHttpFloor();
+  try {
+    if (floor.proc.pid !== undefined) pin(floor.proc.pid, 0);
+    const opts = {
+      url: floor.url,
+      method: 'POST' as const,
+      connections: CONNECTIONS,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(input(1)),
+    };
+    await autocannon({ ...opts, duration: WARMUP_S });
+    const c0 = cpuSeconds(floor.proc.pid ?? 0);
+    const r = await autocannon({ ...opts, duration: MEASURE_S });
+    const used = cpuSeconds(floor.proc.pid ?? 0) - c0;
+    note(
+      `  [http-floor] ${(r.requests.total / MEASURE_S).toFixed(0)} req/s, cpu busy ${Math.round((used / MEASURE_S) * 100)}%`,
+    );
+    return used / r.requests.total;
+  } finally {
+    await floor.stop();
+  }
 }
 
 function makeStore(root: string, batchSize: number): string {
@@ -377,6 +406,11 @@ async function main(): Promise<void> {
       const rawCpu1 = lastCpuPerItem;
       const json = await served(light, root, 'light-json', [], LIGHT);
       const jsonCpu = lastCpuPerItem;
+      const frontCpu = lastCpuSplit[1];
+      const floorCpu = await httpFloorCpuPerRequest();
+      note(
+        `light frontend ${(frontCpu * 1e6).toFixed(1)} µs CPU a request (worker ${(lastCpuSplit[0] * 1e6).toFixed(1)} µs) vs bare node:http ${(floorCpu * 1e6).toFixed(1)} µs`,
+      );
       note(
         `light served, JSON bodies: ${json.toFixed(1)} req/s, ${(jsonCpu * 1e6).toFixed(0)} µs server CPU per request`,
       );
@@ -403,6 +437,8 @@ async function main(): Promise<void> {
       line('serve_light_vs_raw_ort', json, raw, 'samples/s');
       // The same per CPU-second used (what each would do with the core to itself).
       line('serve_light_vs_raw_ort_cpu', 1 / jsonCpu, 1 / rawCpu, 'samples per CPU-second');
+      // The frontend's own CPU a request over a bare node:http server's on the same body (≤ 2).
+      line('frontend_cpu_per_request_vs_http_floor', frontCpu * 1e6, floorCpu * 1e6, 'µs CPU per request');
       line('serve_binary_vs_json', bin, json, 'req/s');
       line('serve_binary_vs_json_cpu', 1 / binCpu, 1 / jsonCpu, 'req per CPU-second');
       line('serve_oip_vs_predictions', oip, json, 'req/s');
