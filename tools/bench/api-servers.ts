@@ -23,7 +23,7 @@ import { spawnServer } from './spawn-server.js';
 import { smoke } from './smoke.js';
 
 const CLI = path.resolve(import.meta.dirname, '..', '..', '..', 'bin', 'tsserve.js');
-const WARMUP_S = smoke(2, 1);
+const WARMUP_S = smoke(2, 0);
 const MEASURE_S = Number(process.env.BENCH_SECONDS ?? smoke(5, 1));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const WIDTH = 784;
@@ -87,7 +87,7 @@ async function served(store: string, count: number): Promise<Served> {
       headers: { 'content-type': 'application/json' },
       body,
     };
-    await autocannon({ ...opts, duration: WARMUP_S });
+    if (WARMUP_S > 0) await autocannon({ ...opts, duration: WARMUP_S });
     const cpu0 = machineCpu();
     const tree0 = treeCpuSeconds(server.proc.pid ?? 0);
     const self0 = process.cpuUsage();

@@ -56,6 +56,10 @@ const PROMPT = 192; // tokens, BOS included
 const GEN = smoke(64, 24); // → contexts up to 256
 /** Ours and baseline alternate in rounds and report medians, so load drift hits both alike. */
 const ROUNDS = smoke(3, 1);
+/** Steps with an arrival before each in decode_share_under_arrivals (a few in smoke mode). */
+const ARRIVALS = smoke(100, 10);
+/** Steps per timing of decode_mixed_lengths_static. */
+const STATIC_STEPS = smoke(100, 10);
 
 function line(bench: string, ours: number, baseline: number, unit: string): void {
   const r = (x: number): number => Math.round(x * 1000) / 1000;
@@ -228,8 +232,8 @@ async function staticMixed(file: string): Promise<{ withLong: number; alone: num
   const long = feeds(1, 1024);
   const tokS = async (runs: readonly Record<string, OrtTensorInput>[]): Promise<number> => {
     const t0 = performance.now();
-    for (let i = 0; i < 100; i++) for (const f of runs) await s.run(f);
-    return ((31 * 100) / (performance.now() - t0)) * 1000;
+    for (let i = 0; i < STATIC_STEPS; i++) for (const f of runs) await s.run(f);
+    return ((31 * STATIC_STEPS) / (performance.now() - t0)) * 1000;
   };
   await tokS([short, long]); // warm-up
   const withLong: number[] = [];
@@ -261,8 +265,8 @@ async function arrivals(e: EngineCore, round: number): Promise<{ share: number; 
   const last = new Map<string, number>();
   const gaps: number[] = [];
   let full = 0;
-  const incoming = prompts(100, 100, 1000 + round * 100);
-  for (let s = 0; s < 100; s++) {
+  const incoming = prompts(ARRIVALS, 100, 1000 + round * 100);
+  for (let s = 0; s < ARRIVALS; s++) {
     e.addRequest(`in${round}-${s}`, incoming[s]!, { ...params, max_tokens: 1 });
     const out = await e.step();
     let got = 0;
@@ -280,7 +284,7 @@ async function arrivals(e: EngineCore, round: number): Promise<{ share: number; 
   alone.sort((a, b) => a - b);
   gaps.sort((a, b) => a - b);
   return {
-    share: full / 100,
+    share: full / ARRIVALS,
     p99Itl: gaps[Math.floor(gaps.length * 0.99)] ?? NaN,
     decodeStep: alone[Math.floor(alone.length / 2)]!,
   };

@@ -17,8 +17,8 @@ import { startHttpFloor } from './http-floor.js';
 import { smoke } from './smoke.js';
 
 const WIDTH = 784;
-/** Seconds of autocannon before each measured run. */
-export const WARMUP_S = smoke(2, 1);
+/** Seconds of autocannon before each measured run (none in smoke mode). */
+export const WARMUP_S = smoke(2, 0);
 /** Seconds of each measured served run (BENCH_SECONDS). */
 export const MEASURE_S = Number(process.env.BENCH_SECONDS ?? smoke(5, 1));
 /** Seconds of each raw baseline measurement (run twice: before and after the served runs). */
@@ -172,7 +172,7 @@ async function load(server: Server, tag: string, body: Body): Promise<number> {
     },
   };
   const opts = { method: 'POST', connections: CONNECTIONS, ...bodies[body] };
-  await autocannon({ ...opts, duration: WARMUP_S });
+  if (WARMUP_S > 0) await autocannon({ ...opts, duration: WARMUP_S });
   await settle(server);
   const pids = [server.workerPid, server.proc.pid ?? 0, process.pid];
   const cpu0 = pids.map(cpuSeconds);
@@ -201,7 +201,7 @@ export async function httpFloorCpuPerRequest(): Promise<number> {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(input(1)),
     };
-    await autocannon({ ...opts, duration: WARMUP_S });
+    if (WARMUP_S > 0) await autocannon({ ...opts, duration: WARMUP_S });
     const c0 = cpuSeconds(floor.proc.pid ?? 0);
     const r = await autocannon({ ...opts, duration: MEASURE_S });
     const used = cpuSeconds(floor.proc.pid ?? 0) - c0;

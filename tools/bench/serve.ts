@@ -41,7 +41,7 @@ import {
   rawOrt,
   served,
 } from './serve-runs.js';
-import { smoke } from './smoke.js';
+import { SMOKE, smoke } from './smoke.js';
 
 function line(bench: string, ours: number, baseline: number, unit: string): void {
   process.stdout.write(
@@ -140,7 +140,7 @@ async function main(): Promise<void> {
       const light = makeLightStore(root);
       const file = path.join(light, 'mlp', 'model.onnx');
       note('light: demo mlp, batch 32, 5 ms; whole server (frontend + worker) on core 0, autocannon on core 1');
-      await served(light, root, 'light-warm-up', [], LIGHT);
+      if (!SMOKE) await served(light, root, 'light-warm-up', [], LIGHT);
       const raw1 = await rawRun(file);
       const rawCpu1 = lastCpuPerItem;
       const json = await served(light, root, 'light-json', [], LIGHT);
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     }
     if (only === 'metrics') {
       const light = makeLightStore(root);
-      await served(light, root, 'light-warm-up', [], LIGHT);
+      if (!SMOKE) await served(light, root, 'light-warm-up', [], LIGHT);
       const { on, off, onCpu, offCpu } = await onOff(
         (tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT),
         allSinks,
@@ -201,7 +201,7 @@ async function main(): Promise<void> {
       // Each sink alone vs off on the light model, repeated: where the metrics' CPU goes, by
       // process. Notes only (no figure line): a diagnosis, not a goal.
       const light = makeLightStore(root);
-      await served(light, root, 'light-warm-up', [], LIGHT);
+      if (!SMOKE) await served(light, root, 'light-warm-up', [], LIGHT);
       const modes: Array<[string, readonly string[]]> = [
         ['off', ['--metrics-mode', 'off']],
         ['prometheus', ['--metrics-mode', 'prometheus']],
@@ -226,7 +226,7 @@ async function main(): Promise<void> {
     const heavyFile = path.join(b32, 'mlp-heavy', 'model.onnx');
     // One discarded served run first: the in-process load generator and the first server start
     // are cold otherwise, which handicapped whichever served run came first.
-    await served(b32, root, 'warm-up', []);
+    if (!SMOKE) await served(b32, root, 'warm-up', []);
 
     // ours = the server as shipped (the repo's metrics.yaml: tslog + prometheus), measured as
     // BENCH_PAIRS rounds of raw-then-served; the figure is the round with the median ratio (its
