@@ -23,9 +23,9 @@ import { createSession } from '../../backend/onnx/ort.js';
 import { writeHfDir } from '../models/hf-dir.js';
 import { greedyLoop } from '../models/hf-greedy.js';
 import { Prng } from '../models/prng.js';
+import { SMOKE } from './smoke.js';
 import { spawnServer } from './spawn-server.js';
 
-const SMOKE = process.env.BENCH_SMOKE === '1';
 const BATCH = 32;
 const PROMPT = 32;
 const GEN = SMOKE ? 4 : 64;
