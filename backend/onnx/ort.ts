@@ -6,6 +6,7 @@
  * are accepted); outputs are the binding's own freshly copied buffers, handed back as they are.
  */
 import * as ort from 'onnxruntime-node';
+import type { TensorDType } from '../../schema/tensors.js';
 
 /** Element types the project's models use. */
 export type OrtDType = 'float32' | 'int64' | 'int32' | 'int16';
@@ -28,6 +29,29 @@ export type OrtTensorInput =
 export type OrtTensorOutput =
   OrtTensorInput | { readonly type: 'int16'; readonly data: Int16Array; readonly dims: readonly number[] };
 
+/** The typed array of any element type the built-in onnx handler feeds: float16 as its bits, bool as bytes. */
+export type OrtAnyData =
+  | Float32Array
+  | Float64Array
+  | Uint16Array
+  | Int8Array
+  | Uint8Array
+  | Int16Array
+  | Uint32Array
+  | Int32Array
+  | BigInt64Array
+  | BigUint64Array;
+
+/**
+ * A tensor of any of the built-in handler's element types. Fed to `run()` like the others;
+ * `run()` answers such an output with the typed array onnxruntime gives that type (as above).
+ */
+export interface OrtAnyTensor {
+  readonly type: TensorDType;
+  readonly data: OrtAnyData;
+  readonly dims: readonly number[];
+}
+
 /** Session options chosen by the caller; everything else is fixed by this adapter. */
 export interface OrtSessionOptions {
   /** intraOpNumThreads (default 1: workers share a small machine). */
@@ -40,9 +64,11 @@ export interface OrtSession {
   readonly outputNames: readonly string[];
   /** Element type of each tensor input and output by name (`float32`, `int64`, …); absent for a non-tensor one. */
   readonly valueTypes: Readonly<Record<string, string>>;
+  /** Declared shape of each tensor input and output: a size, or -1 for a dynamic axis (absent when the graph gives none). */
+  readonly valueShapes?: Readonly<Record<string, readonly number[]>>;
   /** Runs the graph; `outputs` limits which outputs are computed and copied out. */
   run(
-    feeds: Readonly<Record<string, OrtTensorInput>>,
+    feeds: Readonly<Record<string, OrtTensorInput | OrtAnyTensor>>,
     outputs?: readonly string[],
   ): Promise<Record<string, OrtTensorOutput>>;
   /** Frees the native session; the object is unusable afterwards. */
@@ -68,17 +94,25 @@ class Session implements OrtSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   readonly valueTypes: Readonly<Record<string, string>>;
+  readonly valueShapes: Readonly<Record<string, readonly number[]>>;
 
   constructor(private readonly inner: ort.InferenceSession) {
     this.inputNames = Object.freeze([...inner.inputNames]);
     this.outputNames = Object.freeze([...inner.outputNames]);
     const types: Record<string, string> = {};
-    for (const m of [...inner.inputMetadata, ...inner.outputMetadata]) if (m.isTensor) types[m.name] = m.type;
+    const shapes: Record<string, readonly number[]> = {};
+    for (const m of [...inner.inputMetadata, ...inner.outputMetadata]) {
+      if (!m.isTensor) continue;
+      types[m.name] = m.type;
+      // A symbolic axis comes as its name (a string): dynamic, as an unnamed one.
+      shapes[m.name] = Object.freeze(m.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : -1)));
+    }
     this.valueTypes = Object.freeze(types);
+    this.valueShapes = Object.freeze(shapes);
   }
 
   async run(
-    feeds: Readonly<Record<string, OrtTensorInput>>,
+    feeds: Readonly<Record<string, OrtTensorInput | OrtAnyTensor>>,
     outputs?: readonly string[],
   ): Promise<Record<string, OrtTensorOutput>> {
     const wrapped: Record<string, ort.Tensor> = {};

@@ -15,6 +15,7 @@ import type { IntBound } from './model-bounds.js';
 import { MODEL_BOUNDS, boundText } from './model-bounds.js';
 import { PathEscapeError, resolveInside } from './safe-path.js';
 import { engineGraphProblems } from './engine-graph.js';
+import { parseTensorSettings } from './tensor-settings.js';
 
 /** The file every model directory holds. */
 export const MODEL_CONFIG_FILE = 'model-config.yaml';
@@ -47,6 +48,7 @@ const KNOWN_KEYS = new Set([
   'handlerOptions',
   'description',
   'pipeline',
+  'tensors',
 ]);
 
 /** Handlers the server provides itself (no module file in the model directory; all run ONNX files on onnxruntime). */
@@ -241,6 +243,9 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     problems,
   );
   const handlerOptions = objectOrUndef('handlerOptions');
+  const tensorProblems: string[] = [];
+  const tensors = parseTensorSettings(doc.tensors, tensorProblems);
+  for (const p of tensorProblems) problems.push(`${atPath(p)}: ${p}`);
 
   // Files the worker will open must exist and stay inside the model directory.
   const inside = (key: string, rel: string): string | null => {
@@ -286,6 +291,7 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     threads,
     ...(engine !== undefined ? { engine } : {}),
     ...(handlerOptions !== undefined ? { handlerOptions } : {}),
+    ...(tensors !== undefined ? { tensors } : {}),
     ...(pipeline !== undefined ? { pipeline } : {}),
   });
   return { ok: true, config, warnings };

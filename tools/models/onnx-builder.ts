@@ -11,7 +11,7 @@ import type { onnx as OnnxT } from 'onnx-proto';
 const { onnx } = onnxProto;
 
 /** Element types used in graph inputs, outputs and initializers. */
-export type ElemType = 'float32' | 'int64' | 'int32' | 'int16' | 'bool';
+export type ElemType = 'float32' | 'int64' | 'int32' | 'int16' | 'bool' | 'float16';
 
 /** A dimension: a fixed size or a symbolic name such as 'batch'. */
 export type Dim = number | string;
@@ -36,6 +36,7 @@ const ELEM: Readonly<Record<ElemType, number>> = {
   int32: onnx.TensorProto.DataType.INT32,
   int16: onnx.TensorProto.DataType.INT16,
   bool: onnx.TensorProto.DataType.BOOL,
+  float16: onnx.TensorProto.DataType.FLOAT16,
 };
 
 function bytesOf(data: Float32Array | BigInt64Array | Int32Array): Uint8Array {

@@ -5,8 +5,10 @@
  * row major, in input order); and the response, JSON or JSON + binary outputs the same way.
  * Everything a client can get wrong is an `OipError` (400) with the protocol's `{"error"}` text.
  */
+import { dtypeOfDatatype, halfToNumber } from '../../../schema/tensors.js';
 import { jsonErrorReason } from '../json-error.js';
 import { decodeJsonTensor } from '../json-tensor.js';
+import { nestedText } from '../tensor-json.js';
 
 /** A request the protocol rejects: HTTP status and the `error` message. */
 export class OipError extends Error {
@@ -56,6 +58,7 @@ const FIXED: Readonly<
     range: [-SAFE, SAFE],
     exact: (b, at) => String(b.readBigInt64LE(at)),
   },
+  FP16: { size: 2, read: (b, at) => halfToNumber(b.readUInt16LE(at)) },
   FP32: { size: 4, read: (b, at) => b.readFloatLE(at) },
   FP64: { size: 8, read: (b, at) => b.readDoubleLE(at) },
 };
@@ -124,6 +127,8 @@ export interface InputTensor {
   readonly shape: readonly number[];
   /** Flat, row major; a Float32Array when the fast JSON path decoded an FP32 input's numbers. */
   readonly data: readonly (number | boolean)[] | Float32Array;
+  /** A binary input's bytes as sent, when the request was decoded with `rawBinary` (`data` is then empty). */
+  readonly bytes?: Uint8Array;
 }
 
 /** One requested output and whether it should come back as binary. */
@@ -197,6 +202,7 @@ function decodeInput(
   budget: BinaryBudget,
   declared: DeclaredDatatype,
   preset?: Float32Array,
+  rawBinary = false,
 ): InputTensor {
   if (!isObject(raw)) throw new OipError(400, `inputs[${i}] must be an object`);
   const name = raw['name'];
@@ -236,6 +242,11 @@ function decodeInput(
         `input '${name}': binary data of ${count} elements brings the request to ${budget.max - budget.left + count}, more than ${budget.max} (--max-json-elements)`,
       );
     budget.left -= count;
+    if (rawBinary) {
+      const bytes = binary.subarray(offset.at, offset.at + n);
+      offset.at += n;
+      return { name, datatype, shape, data: [], bytes };
+    }
     const data: (number | boolean)[] = new Array<number | boolean>(count);
     for (let k = 0; k < count; k++) data[k] = fixed.read(binary, offset.at + k * fixed.size);
     // Only a 64-bit integer can fall outside its range once read (the smaller ones cannot).
@@ -293,6 +304,8 @@ function decodeInput(
  * JSON numbers may come back as a Float32Array (`fastFp32`). The binary inputs together hold at
  * most `maxBinaryElements` elements (the JSON part is bounded before it is parsed). `declared`
  * gives the model's datatype of an input, for the 400 of a datatype the codec cannot read.
+ * `rawBinary` keeps each binary input's bytes as sent (`bytes`) instead of reading its values:
+ * a built-in onnx model takes them as they are, 64-bit integers whole.
  */
 export function decodeInferRequest(
   body: Buffer,
@@ -300,6 +313,7 @@ export function decodeInferRequest(
   fastMaxElements: number | null = null,
   maxBinaryElements = Number.POSITIVE_INFINITY,
   declared: DeclaredDatatype = () => undefined,
+  rawBinary = false,
 ): InferRequest {
   if (
     headerLength !== undefined &&
@@ -332,7 +346,7 @@ export function decodeInferRequest(
       : '';
     throw new OipError(400, `invalid JSON in the inference request: ${reason}${hint}`);
   }
-  return fromParsed(parsed, body.subarray(end), declared, undefined, maxBinaryElements);
+  return fromParsed(parsed, body.subarray(end), declared, undefined, maxBinaryElements, rawBinary);
 }
 
 const DATA_KEY = Buffer.from('"data"');
@@ -387,6 +401,7 @@ function fromParsed(
   declared: DeclaredDatatype,
   preset?: Float32Array,
   maxBinaryElements = Number.POSITIVE_INFINITY,
+  rawBinary = false,
 ): InferRequest {
   if (!isObject(parsed)) throw new OipError(400, 'the inference request must be a JSON object');
   const id = parsed['id'];
@@ -397,7 +412,7 @@ function fromParsed(
   const offset = { at: 0 };
   const budget: BinaryBudget = { left: maxBinaryElements, max: maxBinaryElements };
   const decoded = inputs.map((raw, i) =>
-    decodeInput(raw, i, binary, offset, budget, declared, i === 0 ? preset : undefined),
+    decodeInput(raw, i, binary, offset, budget, declared, i === 0 ? preset : undefined, rawBinary),
   );
   if (offset.at !== binary.length)
     throw new OipError(400, `the body has ${binary.length - offset.at} bytes of binary data no input claims`);
@@ -431,12 +446,16 @@ function fromParsed(
   };
 }
 
-/** One output tensor of a response (FP32: the server's models answer float32). */
+/**
+ * One output tensor of a response: its values (`data`: a user handler's FP32 rows) or its
+ * little-endian bytes in its datatype (`bytes`: a built-in onnx model's outputs, any type).
+ */
 export interface OutputTensor {
   readonly name: string;
   readonly shape: readonly number[];
-  readonly datatype: 'FP32';
-  readonly data: ArrayLike<number>;
+  readonly datatype: string;
+  readonly data?: ArrayLike<number>;
+  readonly bytes?: Uint8Array;
   readonly binary: boolean;
 }
 
@@ -454,25 +473,41 @@ export interface EncodedResponse {
   readonly headerLength: number | null;
 }
 
+/** An output's values as FP32 little-endian bytes. */
+function fp32Bytes(data: ArrayLike<number>): Buffer {
+  const bytes = Buffer.alloc(data.length * 4);
+  for (let k = 0; k < data.length; k++) bytes.writeFloatLE(data[k]!, k * 4);
+  return bytes;
+}
+
+/** An output's `data` as a JSON array: from its bytes in its datatype (64-bit integers exact), else its values. */
+function dataText(o: OutputTensor): string {
+  const dtype = dtypeOfDatatype(o.datatype);
+  if (o.bytes !== undefined && dtype !== undefined)
+    return nestedText(dtype, [o.bytes.byteLength / elementBytes(o)], o.bytes);
+  return JSON.stringify(Array.from(o.data ?? []));
+}
+
+function elementBytes(o: OutputTensor): number {
+  return FIXED[o.datatype]?.size ?? 4;
+}
+
 /** Encodes a response: outputs with `binary` go after the JSON as little-endian bytes, in order. */
 export function encodeInferResponse(r: InferResponse): EncodedResponse {
-  const chunks: Buffer[] = [];
+  const chunks: Uint8Array[] = [];
   const outputs = r.outputs.map((o) => {
-    if (!o.binary) return { name: o.name, shape: o.shape, datatype: o.datatype, data: Array.from(o.data) };
-    const bytes = Buffer.alloc(o.data.length * 4);
-    for (let k = 0; k < o.data.length; k++) bytes.writeFloatLE(o.data[k] as number, k * 4);
+    const head = `{"name":${JSON.stringify(o.name)},"shape":${JSON.stringify(o.shape)},"datatype":${JSON.stringify(o.datatype)}`;
+    if (!o.binary) return `${head},"data":${dataText(o)}}`;
+    const bytes = o.bytes ?? fp32Bytes(o.data ?? []);
     chunks.push(bytes);
-    return { name: o.name, shape: o.shape, datatype: o.datatype, parameters: { binary_data_size: bytes.length } };
+    return `${head},"parameters":{"binary_data_size":${bytes.byteLength}}}`;
   });
-  const json = Buffer.from(
-    JSON.stringify({
-      ...(r.model_name !== undefined ? { model_name: r.model_name } : {}),
-      ...(r.model_version !== undefined ? { model_version: r.model_version } : {}),
-      ...(r.id !== undefined ? { id: r.id } : {}),
-      outputs,
-    }),
-    'utf8',
-  );
+  const top = JSON.stringify({
+    ...(r.model_name !== undefined ? { model_name: r.model_name } : {}),
+    ...(r.model_version !== undefined ? { model_version: r.model_version } : {}),
+    ...(r.id !== undefined ? { id: r.id } : {}),
+  });
+  const json = Buffer.from(`${top.slice(0, -1)}${top.length > 2 ? ',' : ''}"outputs":[${outputs.join(',')}]}`, 'utf8');
   if (chunks.length === 0) return { body: json, headerLength: null };
   return { body: Buffer.concat([json, ...chunks]), headerLength: json.length };
 }
