@@ -125,7 +125,10 @@ export function checkBytes(name: string, dtype: TensorDType, bytes: Uint8Array):
     } else if (dtype === 'bool' && bytes[k]! > 1) {
       return `input '${name}': element ${k} is the byte ${bytes[k]!}, not 0 or 1 (BOOL)`;
     }
-    if (bad !== null) return `input '${name}': element ${k} is ${String(bad)}, not a finite ${dt}`;
+    if (bad !== null)
+      return dtype === 'float32'
+        ? `input '${name}': ${float32Message(k, String(bad))}`
+        : `input '${name}': element ${k} (${String(bad)}) is not finite in ${dt}`;
   }
   return null;
 }

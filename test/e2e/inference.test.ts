@@ -98,7 +98,11 @@ describe('tsserve start (tslog + prometheus, real workers)', function () {
     const w = await post(`${server.inference}/predictions/mlp`, [1, 2, 3]);
     expect([w.status, w.json]).to.deep.equal([
       400,
-      { code: 400, type: 'BadRequestException', message: 'expected 784 numbers, got 3' },
+      {
+        code: 400,
+        type: 'BadRequestException',
+        message: "input 'input': expected [784] (a row of the model's FP32 [N,784]), got [3]",
+      },
     ]);
   });
 

@@ -44,8 +44,8 @@ describe('tensor values', () => {
       checkBytes('b', 'bool', Uint8Array.of(0, 1, 2)),
       checkBytes('i', 'int64', Uint8Array.of(255, 255, 255, 255, 255, 255, 255, 255)),
     ]).to.deep.equal([
-      "input 'f': element 1 is NaN, not a finite FP32",
-      "input 'h': element 0 is Infinity, not a finite FP16",
+      "input 'f': element 1 (NaN) is not finite in float32 (largest magnitude 3.4028234663852886e38)",
+      "input 'h': element 0 (Infinity) is not finite in FP16",
       "input 'b': element 2 is the byte 2, not 0 or 1 (BOOL)",
       null,
     ]);
