@@ -2,123 +2,20 @@
  * The Open Inference Protocol's REST bodies: an inference request as JSON, or as a JSON header
  * followed by raw tensor bytes (the binary tensor data extension: `Inference-Header-Content-Length`
  * gives the header's length, `parameters.binary_data_size` each input's bytes, little-endian,
- * row major, in input order); and the response, JSON or JSON + binary outputs the same way.
- * Everything a client can get wrong is an `OipError` (400) with the protocol's `{"error"}` text.
+ * row major, in input order). The response, JSON or JSON + binary outputs the same way, is
+ * response-codec.ts's (re-exported here), the datatypes datatypes.ts's. Everything a client can get wrong is an `OipError` (400) with the protocol's `{"error"}` text.
  */
-import { dtypeOfDatatype, halfToNumber } from '../../../schema/tensors.js';
 import { jsonErrorReason } from '../json-error.js';
 import { decodeJsonTensor } from '../json-tensor.js';
-import { nestedText } from '../tensor-json.js';
+import type { DeclaredDatatype } from './datatypes.js';
+import { FIXED, notInRange, unreadable } from './datatypes.js';
+import { OipError } from './oip-error-class.js';
 
-/** A request the protocol rejects: HTTP status and the `error` message. */
-export class OipError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Integers a JS number holds exactly: the range of INT64 and UINT64 values carried here. */
-const SAFE = Number.MAX_SAFE_INTEGER;
-
-/**
- * Bytes per element of each fixed-size datatype, how to read one little-endian, and for an
- * integer type the values it holds (64-bit ones: those a JS number carries exactly, so a larger
- * one is refused rather than rounded); `exact` reads a 64-bit element as its full decimal text.
- */
-const FIXED: Readonly<
-  Record<
-    string,
-    {
-      readonly size: number;
-      readonly read: (b: Buffer, at: number) => number | boolean;
-      readonly range?: readonly [number, number];
-      readonly exact?: (b: Buffer, at: number) => string;
-    }
-  >
-> = {
-  BOOL: { size: 1, read: (b, at) => b[at] !== 0 },
-  UINT8: { size: 1, read: (b, at) => b.readUInt8(at), range: [0, 255] },
-  UINT16: { size: 2, read: (b, at) => b.readUInt16LE(at), range: [0, 65535] },
-  UINT32: { size: 4, read: (b, at) => b.readUInt32LE(at), range: [0, 4294967295] },
-  UINT64: {
-    size: 8,
-    read: (b, at) => Number(b.readBigUInt64LE(at)),
-    range: [0, SAFE],
-    exact: (b, at) => String(b.readBigUInt64LE(at)),
-  },
-  INT8: { size: 1, read: (b, at) => b.readInt8(at), range: [-128, 127] },
-  INT16: { size: 2, read: (b, at) => b.readInt16LE(at), range: [-32768, 32767] },
-  INT32: { size: 4, read: (b, at) => b.readInt32LE(at), range: [-2147483648, 2147483647] },
-  INT64: {
-    size: 8,
-    read: (b, at) => Number(b.readBigInt64LE(at)),
-    range: [-SAFE, SAFE],
-    exact: (b, at) => String(b.readBigInt64LE(at)),
-  },
-  FP16: { size: 2, read: (b, at) => halfToNumber(b.readUInt16LE(at)) },
-  FP32: { size: 4, read: (b, at) => b.readFloatLE(at) },
-  FP64: { size: 8, read: (b, at) => b.readDoubleLE(at) },
-};
-
-/** The 400 of an integer element its datatype does not hold (`text`: the value as sent). */
-function notInRange(
-  input: string,
-  k: number,
-  text: string,
-  datatype: string,
-  [min, max]: readonly [number, number],
-): OipError {
-  const what = datatype.endsWith('64') ? `${datatype} this server carries exactly` : datatype;
-  return new OipError(
-    400,
-    `input '${input}': element ${k} (${text}) is not ${datatype.startsWith('I') ? 'an' : 'a'} ${what} (an integer from ${min} to ${max})`,
-  );
-}
-
-/** The protocol's datatypes (KServe's table, and Triton's BF16), for naming a misspelt one. */
-const DATATYPES = [
-  'BOOL',
-  'UINT8',
-  'UINT16',
-  'UINT32',
-  'UINT64',
-  'INT8',
-  'INT16',
-  'INT32',
-  'INT64',
-  'FP16',
-  'FP32',
-  'FP64',
-  'BYTES',
-  'BF16',
-] as const;
-
-/** The datatype a model declares for an input, undefined when it declares none or no such input. */
-export type DeclaredDatatype = (input: string) => string | undefined;
-
-/** The 400 of an input whose datatype is not the model's: one text, whether the codec or the route finds it. */
-export function datatypeMismatch(input: string, got: string, want: string): string {
-  return `input '${input}': datatype ${got} does not match the model's ${want}`;
-}
-
-/**
- * The 400 of a datatype with no reader here: a name the protocol does not have (`fp32`), else
- * the model's own datatype when it declares another (FP16 sent to an FP32 model is the client's
- * choice to change, not a missing feature), else the missing reader.
- */
-function unreadable(input: string, datatype: string, declared: DeclaredDatatype): OipError {
-  if (!(DATATYPES as readonly string[]).includes(datatype))
-    return new OipError(
-      400,
-      `input '${input}': datatype ${JSON.stringify(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`,
-    );
-  const want = declared(input);
-  if (want !== undefined && want !== datatype) return new OipError(400, datatypeMismatch(input, datatype, want));
-  return new OipError(400, `input '${input}': datatype ${datatype} is not supported`);
-}
+export { OipError } from './oip-error-class.js';
+export { datatypeMismatch } from './datatypes.js';
+export type { DeclaredDatatype } from './datatypes.js';
+export { encodeInferResponse } from './response-codec.js';
+export type { EncodedResponse, InferResponse, OutputTensor } from './response-codec.js';
 
 /** One decoded input tensor; `data` is flat, row major. */
 export interface InputTensor {
@@ -444,70 +341,4 @@ function fromParsed(
     ...(outputs !== undefined ? { outputs } : {}),
     binaryOutput,
   };
-}
-
-/**
- * One output tensor of a response: its values (`data`: a user handler's FP32 rows) or its
- * little-endian bytes in its datatype (`bytes`: a built-in onnx model's outputs, any type).
- */
-export interface OutputTensor {
-  readonly name: string;
-  readonly shape: readonly number[];
-  readonly datatype: string;
-  readonly data?: ArrayLike<number>;
-  readonly bytes?: Uint8Array;
-  readonly binary: boolean;
-}
-
-/** A response to encode. */
-export interface InferResponse {
-  readonly model_name?: string;
-  readonly model_version?: string;
-  readonly id?: string;
-  readonly outputs: readonly OutputTensor[];
-}
-
-/** An encoded response: the body, and the JSON header's length when binary data follows it. */
-export interface EncodedResponse {
-  readonly body: Buffer;
-  readonly headerLength: number | null;
-}
-
-/** An output's values as FP32 little-endian bytes. */
-function fp32Bytes(data: ArrayLike<number>): Buffer {
-  const bytes = Buffer.alloc(data.length * 4);
-  for (let k = 0; k < data.length; k++) bytes.writeFloatLE(data[k]!, k * 4);
-  return bytes;
-}
-
-/** An output's `data` as a JSON array: from its bytes in its datatype (64-bit integers exact), else its values. */
-function dataText(o: OutputTensor): string {
-  const dtype = dtypeOfDatatype(o.datatype);
-  if (o.bytes !== undefined && dtype !== undefined)
-    return nestedText(dtype, [o.bytes.byteLength / elementBytes(o)], o.bytes);
-  return JSON.stringify(Array.from(o.data ?? []));
-}
-
-function elementBytes(o: OutputTensor): number {
-  return FIXED[o.datatype]?.size ?? 4;
-}
-
-/** Encodes a response: outputs with `binary` go after the JSON as little-endian bytes, in order. */
-export function encodeInferResponse(r: InferResponse): EncodedResponse {
-  const chunks: Uint8Array[] = [];
-  const outputs = r.outputs.map((o) => {
-    const head = `{"name":${JSON.stringify(o.name)},"shape":${JSON.stringify(o.shape)},"datatype":${JSON.stringify(o.datatype)}`;
-    if (!o.binary) return `${head},"data":${dataText(o)}}`;
-    const bytes = o.bytes ?? fp32Bytes(o.data ?? []);
-    chunks.push(bytes);
-    return `${head},"parameters":{"binary_data_size":${bytes.byteLength}}}`;
-  });
-  const top = JSON.stringify({
-    ...(r.model_name !== undefined ? { model_name: r.model_name } : {}),
-    ...(r.model_version !== undefined ? { model_version: r.model_version } : {}),
-    ...(r.id !== undefined ? { id: r.id } : {}),
-  });
-  const json = Buffer.from(`${top.slice(0, -1)}${top.length > 2 ? ',' : ''}"outputs":[${outputs.join(',')}]}`, 'utf8');
-  if (chunks.length === 0) return { body: json, headerLength: null };
-  return { body: Buffer.concat([json, ...chunks]), headerLength: json.length };
 }
