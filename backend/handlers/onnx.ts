@@ -62,6 +62,19 @@ export function createOnnxHandler(): StagedHandler {
       session = s;
       batched = batchesAlongFirstAxis(s);
       pad = ctx.manifest.tensors?.pad ?? {};
+      // A rule the graph cannot follow would pad nothing, silently: refused at load instead.
+      for (const [name, rule] of Object.entries(pad)) {
+        const shape = s.valueShapes?.[name];
+        if (!s.inputNames.includes(name))
+          throw new Error(
+            `tensors.pad.${name}: the model has no input '${name}' (it takes ${s.inputNames.join(', ')})`,
+          );
+        if (!batched) throw new Error(`tensors.pad.${name}: the model is not batched (an input's first axis is fixed)`);
+        if (shape !== undefined && (rule.axis >= shape.length || shape[rule.axis] !== -1))
+          throw new Error(
+            `tensors.pad.${name}.axis: axis ${rule.axis} of '${name}' [${shape.join(',')}] is not a dynamic axis (-1)`,
+          );
+      }
     },
 
     preprocess(requests: readonly HandlerRequest[], ctx: HandlerContext): OnnxBatch {

@@ -9,8 +9,8 @@
  * ```
  *
  * `axis` counts the graph's axes (0 is the batch axis, which is never padded). Which axes are
- * dynamic is the graph's business: the frontend checks the rule against it when it reads the
- * graph (a fixed axis never differs, so its rule pads nothing).
+ * dynamic is the graph's business: the worker checks each rule against the graph at load (an
+ * input the graph lacks, or an axis that is not dynamic, fails the load naming it).
  */
 import type { PadRule, TensorSettings } from '../../schema/tensors.js';
 

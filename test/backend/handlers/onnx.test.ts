@@ -134,3 +134,35 @@ describe('onnx handler (a real session of the generated multi-input model)', () 
     ]);
   });
 });
+
+describe('onnx handler initialize with tensors.pad', () => {
+  it('should refuse at load a pad rule the graph cannot follow: no such input, or a fixed axis', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-onnx-pad-'));
+    try {
+      writeMultiInputModel(dir);
+      const load = (pad: Record<string, { axis: number; value: number }>) =>
+        Promise.resolve(
+          createOnnxHandler().initialize!({
+            manifest: { modelFile: 'model.onnx', tensors: { pad } },
+            createSession: (f: string) => createSession(path.join(dir, f)),
+          } as unknown as HandlerContext),
+        ).then(
+          () => null,
+          (e: unknown) => (e as Error).message,
+        );
+      expect([
+        await load({ ids: { axis: 1, value: 0 } }),
+        await load({ pixels: { axis: 1, value: 0 } }),
+        await load({ scale: { axis: 1, value: 0 } }),
+        await load({ ids: { axis: 2, value: 0 } }),
+      ]).to.deep.equal([
+        null,
+        "tensors.pad.pixels: the model has no input 'pixels' (it takes ids, mask, scale)",
+        "tensors.pad.scale.axis: axis 1 of 'scale' [-1,4] is not a dynamic axis (-1)",
+        "tensors.pad.ids.axis: axis 2 of 'ids' [-1,-1] is not a dynamic axis (-1)",
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
