@@ -69,11 +69,14 @@ export interface BatchRequest {
 /**
  * The decoded input tensors of a batch's requests (models with the built-in onnx handler) in
  * one buffer, so they cross to the worker as one block of bytes: tensor j (counted across the
- * requests, in order) is `data[offsets[j] .. offsets[j + 1])`.
+ * requests, in order) is `data[offsets[j] .. offsets[j + 1])`. Each distinct list of heads
+ * crosses once: a batch's requests mostly share one (structured clone copies every object).
  */
 export interface BatchTensors {
-  /** Per request: its tensors, or null for a request whose input is its JSON `body`. */
-  readonly heads: readonly (readonly TensorHead[] | null)[];
+  /** The distinct head lists of the batch's requests (one, for a batch of one shape). */
+  readonly kinds: readonly (readonly TensorHead[])[];
+  /** Per request: its head list's index in `kinds`, or -1 for a request whose input is its JSON `body`. */
+  readonly kindOf: Int32Array;
   readonly data: Uint8Array;
   readonly offsets: Uint32Array;
 }

@@ -42,11 +42,11 @@ export interface WorkerIo {
 /** The batch's requests, each with its tensors (views of the batch's one buffer) when it has them. */
 function withInputs(requests: BatchMessage['requests'], tensors: BatchTensors | undefined): readonly HandlerRequest[] {
   if (tensors === undefined) return requests;
-  const { heads, data, offsets } = tensors;
+  const { kinds, kindOf, data, offsets } = tensors;
   let k = 0;
   return requests.map((r, i): HandlerRequest => {
-    const h = heads[i];
-    if (h === null || h === undefined) return r;
+    const h = kinds[kindOf[i] ?? -1];
+    if (h === undefined) return r;
     const bytes = h.map(() => {
       const from = offsets[k] ?? 0;
       const to = offsets[++k] ?? from;

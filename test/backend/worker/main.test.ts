@@ -25,7 +25,8 @@ function tensorsOf(rows: readonly (readonly number[] | null)[]): BatchTensors {
     offsets[i + 1] = offsets[i]! + p.length;
   });
   return {
-    heads: rows.map((r) => (r === null ? null : [{ name: 'input', dtype: 'float32' as const, dims: [r.length] }])),
+    kinds: [[{ name: 'input', dtype: 'float32' as const, dims: [784] }]],
+    kindOf: Int32Array.from(rows, (r) => (r === null ? -1 : 0)),
     data,
     offsets,
   };
