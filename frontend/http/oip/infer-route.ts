@@ -350,7 +350,7 @@ function run(
         `the handler's answer cannot be encoded: ${e instanceof Error ? e.message : String(e)}`,
       );
     }
-    const length = String(enc.body.length);
+    const length = String(enc.length);
     if (enc.headerLength === null) res.writeHead(200, { 'content-type': 'application/json', 'content-length': length });
     else
       res.writeHead(200, {
@@ -358,7 +358,9 @@ function run(
         'content-length': length,
         [HEADER_LENGTH]: String(enc.headerLength),
       });
-    res.end(enc.body);
+    const last = enc.parts.length - 1;
+    for (let i = 0; i < last; i++) res.write(enc.parts[i]);
+    res.end(enc.parts[last]);
   };
   for (let k = 0; k < rows.length; k++) {
     const row = rows[k]!;

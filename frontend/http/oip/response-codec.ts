@@ -27,10 +27,26 @@ export interface InferResponse {
   readonly outputs: readonly OutputTensor[];
 }
 
-/** An encoded response: the body, and the JSON header's length when binary data follows it. */
-export interface EncodedResponse {
-  readonly body: Buffer;
-  readonly headerLength: number | null;
+/**
+ * An encoded response: the JSON part and each binary output's bytes, in order (written as they
+ * are: joining a recognizer's 1 MB outputs into one buffer cost a copy and its garbage an
+ * image), and the JSON part's length when binary data follows it.
+ */
+export class EncodedResponse {
+  constructor(
+    readonly parts: readonly Uint8Array[],
+    readonly headerLength: number | null,
+  ) {}
+
+  /** The body's bytes. */
+  get length(): number {
+    return this.parts.reduce((n, p) => n + p.byteLength, 0);
+  }
+
+  /** The whole body in one buffer (a copy when it has binary parts). */
+  get body(): Buffer {
+    return Buffer.concat(this.parts);
+  }
 }
 
 /** An output's values as FP32 little-endian bytes. */
@@ -68,6 +84,6 @@ export function encodeInferResponse(r: InferResponse): EncodedResponse {
     ...(r.id !== undefined ? { id: r.id } : {}),
   });
   const json = Buffer.from(`${top.slice(0, -1)}${top.length > 2 ? ',' : ''}"outputs":[${outputs.join(',')}]}`, 'utf8');
-  if (chunks.length === 0) return { body: json, headerLength: null };
-  return { body: Buffer.concat([json, ...chunks]), headerLength: json.length };
+  if (chunks.length === 0) return new EncodedResponse([json], null);
+  return new EncodedResponse([json, ...chunks], json.length);
 }

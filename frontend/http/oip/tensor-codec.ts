@@ -14,8 +14,8 @@ import { OipError } from './oip-error-class.js';
 export { OipError } from './oip-error-class.js';
 export { datatypeMismatch } from './datatypes.js';
 export type { DeclaredDatatype } from './datatypes.js';
-export { encodeInferResponse } from './response-codec.js';
-export type { EncodedResponse, InferResponse, OutputTensor } from './response-codec.js';
+export { EncodedResponse, encodeInferResponse } from './response-codec.js';
+export type { InferResponse, OutputTensor } from './response-codec.js';
 
 /** One decoded input tensor; `data` is flat, row major. */
 export interface InputTensor {
