@@ -15,7 +15,8 @@ import type { IntBound } from './model-bounds.js';
 import { MODEL_BOUNDS, boundText } from './model-bounds.js';
 import { PathEscapeError, resolveInside } from './safe-path.js';
 import { engineGraphProblems } from './engine-graph.js';
-import { parseTensorSettings } from './tensor-settings.js';
+import { padProblems, parseTensorSettings } from './tensor-settings.js';
+import { readOnnxIo } from './onnx-io.js';
 
 /** The file every model directory holds. */
 export const MODEL_CONFIG_FILE = 'model-config.yaml';
@@ -269,6 +270,14 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     for (const g of engineGraphProblems(engine, writtenNames(engineBlock), modelPath)) {
       const pos = located.locator.value(g.at);
       problems.push(`${file}:${pos.line}:${pos.col}: ${g.message}`);
+    }
+  }
+  // A pad rule the graph cannot follow: the worker would refuse it at every load, retried forever.
+  if (handler === 'onnx' && tensors?.pad !== undefined && modelPath !== null && modelPath.endsWith('.onnx')) {
+    try {
+      for (const p of padProblems(tensors.pad, readOnnxIo(modelPath))) problems.push(`${atPath(p)}: ${p}`);
+    } catch {
+      // An unreadable graph is the worker's load error to name.
     }
   }
   // A pipeline's stages are other models of the store: the pipeline kind loads their configs.

@@ -9,10 +9,13 @@
  * ```
  *
  * `axis` counts the graph's axes (0 is the batch axis, which is never padded). Which axes are
- * dynamic is the graph's business: the worker checks each rule against the graph at load (an
- * input the graph lacks, or an axis that is not dynamic, fails the load naming it).
+ * dynamic is the graph's business: each rule is checked against the graph when the model is
+ * registered (`padProblems`: an input the graph lacks, or an axis that is not dynamic, is a
+ * problem of the model-config, as an engine setting the graph cannot follow is), and again by the
+ * worker at load.
  */
 import type { PadRule, TensorSettings } from '../../schema/tensors.js';
+import type { ModelIo } from './onnx-io.js';
 
 /** The largest batch byte bound taken: the worker protocol counts a batch's bytes in 32 bits. */
 export const MAX_BATCH_BYTES = 1024 * 1024 * 1024;
@@ -63,4 +66,23 @@ export function parseTensorSettings(v: unknown, problems: string[]): TensorSetti
     ...(Object.keys(pad).length > 0 ? { pad: Object.freeze(pad) } : {}),
     ...(maxBatchBytes !== undefined ? { maxBatchBytes } : {}),
   });
+}
+
+/** The problems of pad rules the graph cannot follow, as `tensors.pad.<input>…: <what is wrong>`. */
+export function padProblems(pad: Readonly<Record<string, PadRule>>, io: ModelIo): string[] {
+  const problems: string[] = [];
+  const batched = io.inputs.length > 0 && io.inputs.every((i) => i.shape[0] === -1);
+  for (const [name, rule] of Object.entries(pad)) {
+    const input = io.inputs.find((i) => i.name === name);
+    if (input === undefined)
+      problems.push(
+        `tensors.pad.${name}: the model has no input '${name}' (it takes ${io.inputs.map((i) => i.name).join(', ')})`,
+      );
+    else if (!batched) problems.push(`tensors.pad.${name}: the model is not batched (an input's first axis is fixed)`);
+    else if (rule.axis >= input.shape.length || input.shape[rule.axis] !== -1)
+      problems.push(
+        `tensors.pad.${name}.axis: axis ${rule.axis} of '${name}' [${input.shape.join(',')}] is not a dynamic axis (-1)`,
+      );
+  }
+  return problems;
 }

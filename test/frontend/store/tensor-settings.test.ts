@@ -1,5 +1,10 @@
 import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadModelConfig } from '../../../frontend/store/model-config.js';
 import { parseTensorSettings } from '../../../frontend/store/tensor-settings.js';
+import { writeMultiInputModel } from '../../../tools/models/multi-input.js';
 
 describe('model-config tensors: block', () => {
   it('should read pad rules and the batch byte bound', () => {
@@ -34,5 +39,28 @@ describe('model-config tensors: block', () => {
     const list: string[] = [];
     expect(parseTensorSettings([1], list)).to.equal(undefined);
     expect(list).to.deep.equal(['tensors: must be a mapping (pad, maxBatchBytes)']);
+  });
+});
+
+describe('model-config tensors.pad against the graph', () => {
+  it('should name a pad rule the graph cannot follow at its line and column, when the model is registered', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-pad-config-'));
+    try {
+      writeMultiInputModel(dir, [
+        'tensors:',
+        '  pad:',
+        '    ids: { axis: 1, value: 0 }',
+        '    scale: { axis: 1, value: 0 }',
+        '    pixels: { axis: 1 }',
+      ]);
+      const r = loadModelConfig('multi', dir);
+      const file = path.join(dir, 'model-config.yaml');
+      expect(r.ok ? [] : r.problems).to.deep.equal([
+        `${file}:6:12: tensors.pad.scale.axis: axis 1 of 'scale' [-1,4] is not a dynamic axis (-1)`,
+        `${file}:7:13: tensors.pad.pixels: the model has no input 'pixels' (it takes ids, mask, scale)`,
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
