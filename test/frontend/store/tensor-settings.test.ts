@@ -56,7 +56,7 @@ describe('model-config tensors.pad against the graph', () => {
       const r = loadModelConfig('multi', dir);
       const file = path.join(dir, 'model-config.yaml');
       expect(r.ok ? [] : r.problems).to.deep.equal([
-        `${file}:6:12: tensors.pad.scale.axis: axis 1 of 'scale' [-1,4] is not a dynamic axis (-1)`,
+        `${file}:6:20: tensors.pad.scale.axis: axis 1 of 'scale' [-1,4] is not a dynamic axis (-1)`,
         `${file}:7:13: tensors.pad.pixels: the model has no input 'pixels' (it takes ids, mask, scale)`,
       ]);
     } finally {
