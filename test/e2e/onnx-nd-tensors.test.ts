@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import * as path from 'node:path';
-import { writeMultiInputModel } from '../../tools/models/multi-input.js';
+import { writeFixedShapeModel, writeMultiInputModel } from '../../tools/models/multi-input.js';
 import { configArgs } from './config-args.js';
 import { Scrape, delta } from './generation-helpers.js';
 import { post, startTsserve, tempDir } from './harness.js';
@@ -28,6 +28,7 @@ describe('built-in onnx handler on a multi-input model: INT64, BOOL, FP16 inputs
     const store = path.join(tempDir('tensor-store'), 'store');
     writeMultiInputModel(path.join(store, 'multi'));
     writeMultiInputModel(path.join(store, 'tight'), ['tensors:', '  maxBatchBytes: 64']);
+    writeFixedShapeModel(path.join(store, 'fixed'));
     server = await startTsserve({
       store,
       args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics', '--models', 'all'],
@@ -213,5 +214,32 @@ describe('built-in onnx handler on a multi-input model: INT64, BOOL, FP16 inputs
     ]);
     expect(delta(before, after, 'OnnxRequestCount', { ModelName: 'multi' })).to.equal(1);
     expect(delta(before, after, 'OnnxRequestCount', { ModelName: 'tight' })).to.equal(0);
+  });
+
+  it('should run a model whose first axis is fixed on whole tensors: OIP [2,3] answered [2,3], /predictions nested [[…],[…]], a row refused', async () => {
+    const a = await post(`${base}/v2/models/fixed/infer`, {
+      inputs: [{ name: 'x', shape: [2, 3], datatype: 'FP32', data: [1, 2, 3, 4, 5, 6] }],
+    });
+    const b = await post(`${base}/predictions/fixed`, [
+      [0.5, 1, 1.5],
+      [-1, 0, 1],
+    ]);
+    const c = await post(`${base}/predictions/fixed`, [1, 2, 3]);
+    expect([a.status, a.json]).to.deep.equal([
+      200,
+      {
+        model_name: 'fixed',
+        model_version: '1.0',
+        outputs: [{ name: 'y', shape: [2, 3], datatype: 'FP32', data: [2, 4, 6, 8, 10, 12] }],
+      },
+    ]);
+    expect([b.status, b.json]).to.deep.equal([
+      200,
+      [
+        [1, 2, 3],
+        [-2, 0, 2],
+      ],
+    ]);
+    expect([c.status, errorOf(c)]).to.deep.equal([400, "input 'x': expected FP32 [2,3], got [3]"]);
   });
 });
