@@ -11,7 +11,7 @@
  * Anything wrong is a 400 naming the input; the request never reaches a worker.
  */
 import type { TensorHead } from '../../schema/tensors.js';
-import type { BodyLimits } from './body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { binaryTensorBytes, shapeDims } from './binary-tensor.js';
 import { parseJsonBody } from './json-body.js';
 import { decodeJsonTensor } from './json-tensor.js';
