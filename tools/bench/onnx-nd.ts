@@ -17,10 +17,10 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createSession } from '../../backend/onnx/ort.js';
 import { OCR_REC } from '../models/ocr-assets.js';
+import { smoke } from './smoke.js';
 import { spawnServer } from './spawn-server.js';
 
-const SMOKE = process.env.BENCH_SMOKE === '1';
-const SECONDS = SMOKE ? 1 : Number(process.env.BENCH_SECONDS ?? 20);
+const SECONDS = smoke(Number(process.env.BENCH_SECONDS ?? 20), 1);
 const BATCH = 8;
 const CLIENTS = 24;
 const WIDTH = 320;
