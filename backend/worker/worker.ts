@@ -39,14 +39,20 @@ export interface WorkerIo {
   log(level: WorkerLogLevel, line: string): void;
 }
 
-/** The batch's requests, each with its slice of the batch's float32 buffer when it has one. */
+/** The batch's requests, each with its tensors (views of the batch's one buffer) when it has them. */
 function withInputs(requests: BatchMessage['requests'], tensors: BatchTensors | undefined): readonly HandlerRequest[] {
   if (tensors === undefined) return requests;
-  const { data, offsets } = tensors;
+  const { kinds, kindOf, data, offsets } = tensors;
+  let k = 0;
   return requests.map((r, i): HandlerRequest => {
-    const from = offsets[i] ?? 0;
-    const to = offsets[i + 1] ?? from;
-    return to > from ? { requestId: r.requestId, body: r.body, input: data.subarray(from, to) } : r;
+    const h = kinds[kindOf[i] ?? -1];
+    if (h === undefined) return r;
+    const bytes = h.map(() => {
+      const from = offsets[k] ?? 0;
+      const to = offsets[++k] ?? from;
+      return data.subarray(from, to);
+    });
+    return { requestId: r.requestId, body: r.body, tensors: { heads: h, data: bytes } };
   });
 }
 

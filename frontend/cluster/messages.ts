@@ -3,6 +3,7 @@
  * cluster IPC channel (advanced serialization: typed arrays cross as bytes, not JSON). Every
  * type is namespaced `tsserve.front.*`, so a stray message is recognised and ignored.
  */
+import type { RequestTensors } from '../../schema/tensors.js';
 import type { MetricSpec } from '../../schema/types.js';
 import type { GenSamplingParams, GenRequestOutput } from '../../schema/engine-ipc.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
@@ -146,7 +147,10 @@ export interface FrontJob {
   readonly model: string;
   readonly requestId: string;
   readonly body: unknown;
-  readonly input?: Float32Array;
+  /** The tensors the front decoded (a built-in onnx model), with the job's batch key and bytes. */
+  readonly input?: RequestTensors;
+  readonly batchKey?: string;
+  readonly inputBytes?: number;
   /** Arrival as epoch ms (performance.timeOrigin + now): each process has its own time origin. */
   readonly arrivalEpochMs: number;
   /** The W3C trace id the request came with: the primary's exemplars carry it. */
