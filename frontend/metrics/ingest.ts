@@ -13,6 +13,7 @@ import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc.js
 import type { MetricSpec } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import { presetBuckets, presetForUnit } from '../../schema/config/presets.js';
+import { sameNameSet } from '../../schema/config/names.js';
 import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from './frontend-metrics.js';
 
 /** Options of a `MetricsIngest`. */
@@ -170,7 +171,7 @@ export class MetricsIngest {
     let metric: FrontendMetric | DropReason;
     if (existing !== null && existing.spec.section === 'model_metrics') {
       metric =
-        existing.spec.type === decl.type && sameNames(existing.spec.dimensions, decl.dimensions)
+        existing.spec.type === decl.type && sameNameSet(existing.spec.dimensions, decl.dimensions)
           ? existing
           : 'type_mismatch';
       if (metric === 'type_mismatch') {
@@ -261,10 +262,4 @@ export function autoDetectedSpec(decl: MetricDecl): MetricSpec {
     buckets: decl.type === 'histogram' ? (presetBuckets(presetForUnit(decl.unit)) ?? []) : [],
     pos: null,
   };
-}
-
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  const set = new Set(a);
-  return b.every((x) => set.has(x));
 }
