@@ -27,7 +27,7 @@ import type { ExpositionFormat } from './exposition/negotiate.js';
 import type { ProcessPeers } from './exposition/process-metrics.js';
 import { StatsdSink } from './sinks/statsd.js';
 import { TslogSink } from './sinks/tslog.js';
-import { LOG_KEEP, LOG_MAX_BYTES } from '../log/rotating-file.js';
+import { LOG_KEEP, LOG_MAX_BYTES } from '../log/rotating-file-options.js';
 
 export type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
 export type { DropReason } from '../../schema/metrics-api.js';
