@@ -4,7 +4,7 @@
  */
 import { METRIC_TYPES } from '../types.js';
 import type { MetricType, Section } from '../types.js';
-import type { DocPath } from './yaml-source.js';
+import type { DocPath } from './yaml-types.js';
 
 /** The two metric sections, in the order the config lists them. */
 export const SECTIONS: readonly Section[] = ['ts_metrics', 'model_metrics'];
