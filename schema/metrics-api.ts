@@ -40,7 +40,6 @@ export type DropReason =
   /** An event that did not fit a bounded queue between two reports (an engine's sampled KV block evictions). */
   | 'queue_full';
 
-/** Every drop reason, in a stable order (the self-metric binds one series per reason). */
 /**
  * Longest dimension value a handler may record (characters). A longer one is a `bad_dimensions`
  * drop: it would be a series of that size in every scrape and log line, and past about 64 KB a
@@ -48,6 +47,7 @@ export type DropReason =
  */
 export const MAX_DIMENSION_VALUE_CHARS = 1024;
 
+/** Every drop reason, in a stable order (the self-metric binds one series per reason). */
 export const DROP_REASONS: readonly DropReason[] = Object.freeze([
   'not_finite',
   'negative_counter',

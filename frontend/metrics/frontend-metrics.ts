@@ -62,7 +62,7 @@ export interface FrontendMetricsOptions {
   readonly logRotation?: { readonly maxBytes: number; readonly keep: number };
   /** tslog buffer flush period in ms (default 200). */
   readonly tslogFlushMs?: number;
-  /** Cap of each tslog file's queue in characters (default 4 Mi); lines beyond it are dropped and counted. */
+  /** Cap of each tslog file's queue in characters (default TSLOG_MAX_QUEUE_CHARS, 32 Mi); lines beyond it are dropped and counted. */
   readonly tslogMaxQueueChars?: number;
   /** StatsD buffer flush period in ms (default 100). */
   readonly statsdFlushMs?: number;
