@@ -22,8 +22,9 @@ const KNOWN_TYPES: ReadonlySet<unknown> = new Set<MetricType>(METRIC_TYPES);
 
 /** Model metrics by name, and how a name that is none resolves. */
 export class MetricRegistry {
-  /** Declared (live, or silent when hidden) and auto-detected metrics. */
-  private readonly metrics = new Map<string, LiveMetric | SilentMetric>();
+  /** Declared (live, or silent when hidden) and auto-detected metrics, by name. */
+  readonly metrics: ReadonlyMap<string, LiveMetric | SilentMetric>;
+  private readonly byName = new Map<string, LiveMetric | SilentMetric>();
   private readonly frontendNames: ReadonlySet<string>;
   private readonly noops = new Map<string, NoopMetric>();
   /** Declared metrics seen in the dimension order a handler gave addMetric, by name and order. */
@@ -39,6 +40,7 @@ export class MetricRegistry {
     private readonly autoDetect: boolean,
     private readonly autoLabels: AutoLabels,
   ) {
+    this.metrics = this.byName;
     this.maxAutoDetected = config.limits.maxAutoDetectedMetrics ?? DEFAULT_LIMITS.maxAutoDetectedMetrics;
     const frontendNames = new Set<string>();
     for (const spec of config.metrics) {
@@ -47,7 +49,7 @@ export class MetricRegistry {
         continue;
       }
       // A hidden metric records nothing and counts nothing, decided here once.
-      this.metrics.set(
+      this.byName.set(
         spec.name,
         spec.hidden === true
           ? new SilentMetric(spec.name, spec.type, spec.unit, spec.dimensions)
@@ -55,11 +57,6 @@ export class MetricRegistry {
       );
     }
     this.frontendNames = frontendNames;
-  }
-
-  /** The registered metric `name`, if any (declared or auto-detected). */
-  get(name: string): LiveMetric | SilentMetric | undefined {
-    return this.metrics.get(name);
   }
 
   /** See WorkerMetricsApi.records. */
@@ -203,7 +200,7 @@ export class MetricRegistry {
     this.detectedCount++;
     const dims = Object.freeze((dimensionNames as readonly string[]).slice());
     const metric = new LiveMetric(this.owner, name, type, unit, dims);
-    this.metrics.set(name, metric);
+    this.byName.set(name, metric);
     this.flusher.declareMetric({ name, type, unit, dimensions: dims });
     return metric;
   }

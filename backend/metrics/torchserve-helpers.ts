@@ -9,6 +9,7 @@ import { NoopMetric, SilentMetric } from './worker-metric.js';
 import type { WorkerMetric } from './worker-metric.js';
 import type { DropLedger } from './drop-ledger.js';
 import type { MetricRegistry } from './metric-registry.js';
+import type { PointBuffer } from './point-buffer.js';
 import {
   BAD_SIZE_UNIT_MESSAGE,
   BAD_TIME_UNIT_MESSAGE,
@@ -33,12 +34,14 @@ export class TorchServeHelpers {
   constructor(
     private readonly registry: MetricRegistry,
     private readonly ledger: DropLedger,
+    private readonly buffer: PointBuffer,
     private readonly modelName: string,
   ) {}
 
-  /** The batch whose request ids an `idx` indexes. */
-  setBatch(ids: readonly string[]): void {
-    this.batchIds = ids;
+  /** The batch being handled: an `idx` indexes it, and bound records carry its ids joined by `,`. */
+  setRequestIds(ids: readonly string[]): void {
+    this.batchIds = Array.isArray(ids) ? ids.filter((x) => typeof x === 'string') : [];
+    this.buffer.setBatch(this.batchIds);
   }
 
   /** See WorkerMetricsApi.addCounter. */
@@ -105,7 +108,7 @@ export class TorchServeHelpers {
     requestId: string | number | undefined,
     dimensions: Readonly<Record<string, string>> | undefined,
   ): void {
-    let metric: WorkerMetric | undefined = this.registry.get(name);
+    let metric: WorkerMetric | undefined = this.registry.metrics.get(name);
     if (metric instanceof SilentMetric) return;
     if (
       dimensions !== undefined &&

@@ -6,16 +6,15 @@
  * (`drop-ledger.ts`), the flusher (`flusher.ts`) and TorchServe's helpers
  * (`torchserve-helpers.ts`); this class is the API that joins them.
  */
-import type { MetricsConfig, MetricType } from '../../schema/types.js';
+import type { MetricsConfig } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import { DisabledWorkerMetrics } from './disabled-metrics.js';
 import { DropLedger } from './drop-ledger.js';
 import { MetricsFlusher } from './flusher.js';
 import { MetricRegistry } from './metric-registry.js';
 import { TorchServeHelpers } from './torchserve-helpers.js';
-import type { MetricOwner, WorkerMetric } from './worker-metric.js';
-import type { MetricsSend, WorkerMetricsApi, WorkerMetricsOptions } from './worker-metrics-api.js';
-import type { SizeUnit, TimeUnit } from './units.js';
+import type { MetricOwner } from './worker-metric.js';
+import type { WorkerMetricsApi, WorkerMetricsOptions } from './worker-metrics-api.js';
 
 export type { MetricsSend, WorkerMetricsApi, WorkerMetricsOptions } from './worker-metrics-api.js';
 export { MAX_WARNED } from './drop-ledger.js';
@@ -25,13 +24,37 @@ export function createWorkerMetrics(config: MetricsConfig, opts: WorkerMetricsOp
   return opts.enabled === false ? new DisabledWorkerMetrics(opts.autoLabels ?? {}) : new WorkerMetrics(config, opts);
 }
 
-/** The worker-side model metrics cache. Nothing here throws into handler code. */
+/**
+ * The worker-side model metrics cache. Nothing here throws into handler code. Each API method
+ * is its job's own method, bound (the registry's, the helpers', the flusher's): this class
+ * wires them and adds no call of its own to a datapoint's path.
+ */
 export class WorkerMetrics implements WorkerMetricsApi {
   readonly autoLabels: AutoLabels;
-  private readonly ledger: DropLedger;
-  private readonly flusher: MetricsFlusher;
-  private readonly registry: MetricRegistry;
-  private readonly helpers: TorchServeHelpers;
+  /** Datapoints dropped since start, by reason (cumulative; flushes carry deltas): the ledger's totals. */
+  readonly dropped: Readonly<Record<string, number>>;
+  /** See WorkerMetricsApi.records. */
+  readonly records: WorkerMetricsApi['records'];
+  /** The batch being handled; bound records carry these ids joined by `,` (TorchServe). */
+  readonly setRequestIds: WorkerMetricsApi['setRequestIds'];
+  /**
+   * Returns the metric `name`. A declared one is returned if `type` and `dimensionNames` (when
+   * given) agree with the yaml, whose unit wins; an undeclared one is registered from this call
+   * when auto-detect is on. Anything else gets a no-op metric that counts its drops.
+   */
+  readonly addMetric: WorkerMetricsApi['addMetric'];
+  /** Returns the metric `name` (of `type`, when given); unknown → a counted no-op, never throws. */
+  readonly getMetric: WorkerMetricsApi['getMetric'];
+  /** Increments counter `name` (auto-detected as a `Count` counter with ModelName, Level). */
+  readonly addCounter: WorkerMetricsApi['addCounter'];
+  /** Records a time in `ms` or `s` (gauge by default); other units are dropped as `bad_unit`. */
+  readonly addTime: WorkerMetricsApi['addTime'];
+  /** Records a size in B, kB, MB or GB (gauge by default); other units are dropped as `bad_unit`. */
+  readonly addSize: WorkerMetricsApi['addSize'];
+  /** Records a percentage (gauge by default). */
+  readonly addPercent: WorkerMetricsApi['addPercent'];
+  /** See WorkerMetricsApi.flush and MetricsFlusher.flush. */
+  readonly flush: WorkerMetricsApi['flush'];
 
   constructor(config: MetricsConfig, opts: WorkerMetricsOptions) {
     const log = opts.log ?? ((): void => undefined);
@@ -46,97 +69,18 @@ export class WorkerMetrics implements WorkerMetricsApi {
       drop: (reason, metric, detail) => ledger.drop(reason, metric, detail),
       overflowed: (metric) => ledger.overflowed(metric),
     };
-    this.ledger = ledger;
-    this.flusher = flusher;
-    this.registry = new MetricRegistry(
-      config,
-      owner,
-      ledger,
-      flusher,
-      opts.autoDetect ?? config.autoDetect,
-      this.autoLabels,
-    );
-    this.helpers = new TorchServeHelpers(this.registry, ledger, opts.modelName);
-  }
-
-  /** Datapoints dropped since start, by reason (cumulative; flushes carry deltas). */
-  get dropped(): Readonly<Record<string, number>> {
-    return this.ledger.totals;
-  }
-
-  /** See WorkerMetricsApi.records. */
-  records(name: string): boolean {
-    return this.registry.records(name);
-  }
-
-  /** The batch being handled; bound records carry these ids joined by `,` (TorchServe). */
-  setRequestIds(ids: readonly string[]): void {
-    const batch = Array.isArray(ids) ? ids.filter((x) => typeof x === 'string') : [];
-    this.helpers.setBatch(batch);
-    this.flusher.buffer.setBatch(batch);
-  }
-
-  /**
-   * Returns the metric `name`. A declared one is returned if `type` and `dimensionNames` (when
-   * given) agree with the yaml, whose unit wins; an undeclared one is registered from this call
-   * when auto-detect is on. Anything else gets a no-op metric that counts its drops.
-   */
-  addMetric(name: string, unit: string, dimensionNames?: readonly string[], type?: MetricType): WorkerMetric {
-    return this.registry.addMetric(name, unit, dimensionNames, type);
-  }
-
-  /** Returns the metric `name` (of `type`, when given); unknown → a counted no-op, never throws. */
-  getMetric(name: string, type?: MetricType): WorkerMetric {
-    return this.registry.getMetric(name, type);
-  }
-
-  /** Increments counter `name` (auto-detected as a `Count` counter with ModelName, Level). */
-  addCounter(
-    name: string,
-    value: number,
-    requestId?: string | number,
-    dimensions?: Readonly<Record<string, string>>,
-  ): void {
-    this.helpers.addCounter(name, value, requestId, dimensions);
-  }
-
-  /** Records a time in `ms` or `s` (gauge by default); other units are dropped as `bad_unit`. */
-  addTime(
-    name: string,
-    value: number,
-    requestId?: string | number,
-    unit?: TimeUnit,
-    dimensions?: Readonly<Record<string, string>>,
-    type?: MetricType,
-  ): void {
-    this.helpers.addTime(name, value, requestId, unit, dimensions, type);
-  }
-
-  /** Records a size in B, kB, MB or GB (gauge by default); other units are dropped as `bad_unit`. */
-  addSize(
-    name: string,
-    value: number,
-    requestId?: string | number,
-    unit?: SizeUnit,
-    dimensions?: Readonly<Record<string, string>>,
-    type?: MetricType,
-  ): void {
-    this.helpers.addSize(name, value, requestId, unit, dimensions, type);
-  }
-
-  /** Records a percentage (gauge by default). */
-  addPercent(
-    name: string,
-    value: number,
-    requestId?: string | number,
-    dimensions?: Readonly<Record<string, string>>,
-    type?: MetricType,
-  ): void {
-    this.helpers.addPercent(name, value, requestId, dimensions, type);
-  }
-
-  /** See WorkerMetricsApi.flush and MetricsFlusher.flush. */
-  flush(force = false, carry?: MetricsSend): number {
-    return this.flusher.flush(force, carry);
+    const autoDetect = opts.autoDetect ?? config.autoDetect;
+    const registry = new MetricRegistry(config, owner, ledger, flusher, autoDetect, this.autoLabels);
+    const helpers = new TorchServeHelpers(registry, ledger, flusher.buffer, opts.modelName);
+    this.dropped = ledger.totals;
+    this.records = registry.records.bind(registry);
+    this.setRequestIds = helpers.setRequestIds.bind(helpers);
+    this.addMetric = registry.addMetric.bind(registry);
+    this.getMetric = registry.getMetric.bind(registry);
+    this.addCounter = helpers.addCounter.bind(helpers);
+    this.addTime = helpers.addTime.bind(helpers);
+    this.addSize = helpers.addSize.bind(helpers);
+    this.addPercent = helpers.addPercent.bind(helpers);
+    this.flush = flusher.flush.bind(flusher);
   }
 }
