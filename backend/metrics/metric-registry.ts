@@ -12,9 +12,9 @@ import { sameNameSet } from '../../schema/config/names.js';
 import { clip, describeDimensionValues, show } from './dimensions.js';
 import { LiveMetric, NoopMetric, ReorderedMetric, SilentMetric } from './worker-metric.js';
 import type { MetricOwner, WorkerMetric } from './worker-metric.js';
-import { MAX_WARNED } from './drop-ledger.js';
-import type { DropLedger } from './drop-ledger.js';
-import type { MetricsFlusher } from './flusher.js';
+import { MAX_WARNED } from '../../schema/flush/drop-ledger.js';
+import type { DropLedger } from '../../schema/flush/drop-ledger.js';
+import type { MetricsFlusher } from '../../schema/flush/flusher.js';
 import { mapUnit } from './units.js';
 
 /** The types a metric can have; anything else a handler passes is refused before it is registered. */

@@ -7,9 +7,9 @@ import type { MetricType } from '../../schema/types.js';
 import { show } from './dimensions.js';
 import { NoopMetric, SilentMetric } from './worker-metric.js';
 import type { WorkerMetric } from './worker-metric.js';
-import type { DropLedger } from './drop-ledger.js';
+import type { DropLedger } from '../../schema/flush/drop-ledger.js';
 import type { MetricRegistry } from './metric-registry.js';
-import type { PointBuffer } from './point-buffer.js';
+import type { PointBuffer } from '../../schema/flush/point-buffer.js';
 import {
   BAD_SIZE_UNIT_MESSAGE,
   BAD_TIME_UNIT_MESSAGE,

@@ -6,7 +6,7 @@ import type { MetricType } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, DropReason } from '../../schema/metrics-api.js';
 import { MAX_DIMENSION_VALUE_CHARS } from '../../schema/metrics-api.js';
-import type { PointBuffer } from './point-buffer.js';
+import type { PointBuffer } from '../../schema/flush/point-buffer.js';
 import { describeDimensionValues, orderDimensionValues, show } from './dimensions.js';
 
 /** Longest request id a handler may attach to a datapoint (characters), as long as a dimension value. */

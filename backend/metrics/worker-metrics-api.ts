@@ -4,7 +4,7 @@
  * it, so neither imports the other.
  */
 import type { MetricType } from '../../schema/types.js';
-import type { MetricsMessage } from '../../schema/ipc.js';
+import type { MetricsSend } from '../../schema/flush/flusher.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { WorkerMetric } from './worker-metric.js';
 import type { SizeUnit, TimeUnit } from './units.js';
@@ -65,14 +65,7 @@ export interface WorkerMetricsApi {
   flush(force?: boolean, carry?: MetricsSend): number;
 }
 
-/**
- * Where flushes go. In a worker: `process.send(m, cb)`, whose `false` means the channel's
- * backlog is full; then nothing more is sent until `done` is called (the message was written).
- * Returning nothing means "not congested". Errors are caught and logged. The typed arrays of
- * `msg` are views of recycled buffers, valid until the next flush: send, serialize or copy them
- * by then (`process.send` serializes before it returns).
- */
-export type MetricsSend = (msg: MetricsMessage, done: () => void) => unknown;
+export type { MetricsSend } from '../../schema/flush/flusher.js';
 
 /** Options of a `WorkerMetrics`. */
 export interface WorkerMetricsOptions {

@@ -9,15 +9,15 @@
 import type { MetricsConfig } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import { DisabledWorkerMetrics } from './disabled-metrics.js';
-import { DropLedger } from './drop-ledger.js';
-import { MetricsFlusher } from './flusher.js';
+import { DropLedger } from '../../schema/flush/drop-ledger.js';
+import { MetricsFlusher } from '../../schema/flush/flusher.js';
 import { MetricRegistry } from './metric-registry.js';
 import { TorchServeHelpers } from './torchserve-helpers.js';
 import type { MetricOwner } from './worker-metric.js';
 import type { WorkerMetricsApi, WorkerMetricsOptions } from './worker-metrics-api.js';
 
 export type { MetricsSend, WorkerMetricsApi, WorkerMetricsOptions } from './worker-metrics-api.js';
-export { MAX_WARNED } from './drop-ledger.js';
+export { MAX_WARNED } from '../../schema/flush/drop-ledger.js';
 
 /** The cache `opts` asks for: live, or (metrics off) one that does nothing. Decided here, once. */
 export function createWorkerMetrics(config: MetricsConfig, opts: WorkerMetricsOptions): WorkerMetricsApi {

@@ -55,6 +55,8 @@ export class MetricsIngest {
   private readonly workers = new Map<string, WorkerState>();
   /** Automatic labels by worker, as its init message gave them; absent: the frontend's own. */
   private readonly autoLabels = new Map<string, AutoLabels>();
+  /** Front processes, and the frontend metrics each may record (a worker records model metrics only). */
+  private readonly fronts = new Map<string, ReadonlySet<string>>();
   private readonly log: (msg: string) => void;
 
   constructor(
@@ -94,6 +96,14 @@ export class MetricsIngest {
     this.autoLabels.set(workerKey, Object.freeze({ ...autoLabels }));
   }
 
+  /**
+   * `source` is a front process (`--api-server-count`): its flushes are a worker's, but its
+   * series are bound to the frontend metrics `names` (a model metric or any other is refused).
+   */
+  acceptFrom(source: string, names: ReadonlySet<string>): void {
+    this.fronts.set(source, names);
+  }
+
   /** Worker incarnations whose series tables are held (the live ones: `forget` drops a dead one's). */
   get incarnations(): number {
     return this.workers.size;
@@ -107,6 +117,7 @@ export class MetricsIngest {
   forget(workerKey: string): void {
     this.workers.delete(workerKey);
     this.autoLabels.delete(workerKey);
+    this.fronts.delete(workerKey);
     this.metrics.processGone?.(workerKey);
   }
 
@@ -217,6 +228,12 @@ export class MetricsIngest {
     }
     const metric = this.metrics.get(decl.metric);
     if (metric === null) return new DroppingBound(this.metrics, 'unknown_metric', decl.metric);
+    const front = this.fronts.get(workerKey);
+    if (front !== undefined) {
+      if (front.has(decl.metric)) return metric.bind(decl.values);
+      this.forbidden(workerKey, state, decl.metric);
+      return new DroppingBound(this.metrics, 'forbidden_metric', decl.metric);
+    }
     if (metric.spec.section !== 'model_metrics') {
       this.forbidden(workerKey, state, decl.metric);
       return new DroppingBound(this.metrics, 'forbidden_metric', decl.metric);

@@ -36,11 +36,11 @@ import { registeredModelKinds } from './model-kinds.js';
 import { ModelManager, RegistrationError } from './model-manager.js';
 import { healthOf } from './health.js';
 import { StartGate } from '../workers/start-gate.js';
-import { FrontIngest } from '../cluster/front-ingest.js';
+import { FrontRecords } from '../cluster/front-records.js';
 import { FrontSupervisor } from '../cluster/front-supervisor.js';
 import { snapshotOf } from '../cluster/snapshot.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
-import { FRONT_METRICS } from '../cluster/shipped-metrics.js';
+import { FRONT_METRICS } from '../cluster/front-port.js';
 import { headerTimeoutOptions } from './header-timeout.js';
 import type { WorkerProcess } from '../workers/worker-process.js';
 import { sendError } from '../http/errors.js';
@@ -96,6 +96,8 @@ export interface ServerDeps {
     forget(workerKey: string): void;
     /** A worker is forked with these automatic labels: its series carry them. */
     started?(workerKey: string, autoLabels: AutoLabels): void;
+    /** A front process: its series are these frontend metrics', not model metrics'. */
+    acceptFrom?(source: string, names: ReadonlySet<string>): void;
   };
   /** The server's logger; workers log through children of it (`worker`, `model` bindings). */
   readonly log: Log;
@@ -216,10 +218,11 @@ function startFronts(
         return m === null ? [] : [m.spec];
       }),
       processMetrics: deps.metrics.modes.includes('prometheus'),
+      maxPointsPerFlush: deps.metricsConfig.limits.maxPointsPerFlush,
     },
     models: () => ({ models: manager.list().map(snapshotOf), health: healthOf(manager.list()) }),
     lookup: (n) => manager.get(n),
-    ingest: new FrontIngest(deps.metrics, deps.log, deps.access),
+    ingest: new FrontRecords(deps.ingest, deps.log, deps.access),
     log: deps.log,
     restartCounter: series.frontRestarts(),
   });

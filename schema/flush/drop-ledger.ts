@@ -3,8 +3,8 @@
  * running total for the handler, a delta for the next flush), with one warning per (metric,
  * reason), and every fold into a metric's overflow series is counted for the next flush.
  */
-import type { DropReason } from '../../schema/metrics-api.js';
-import { clip } from './dimensions.js';
+import type { DropReason } from '../metrics-api.js';
+import { clip } from '../shown.js';
 
 /** Most distinct (metric, reason) pairs warned about, and no-op metrics kept; later ones are only counted. */
 export const MAX_WARNED = 1000;

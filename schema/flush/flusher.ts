@@ -3,13 +3,21 @@
  * flush, and sends them with the drop ledger's deltas as one `MetricsMessage`, holding back
  * while the channel is congested.
  */
-import { METRICS_IPC_VERSION, METRICS_MESSAGE_TYPE } from '../../schema/ipc.js';
-import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc.js';
+import { METRICS_IPC_VERSION, METRICS_MESSAGE_TYPE } from '../ipc.js';
+import type { MetricDecl, MetricsMessage, SeriesDecl } from '../ipc.js';
 import { PointBuffer } from './point-buffer.js';
 import type { DropLedger } from './drop-ledger.js';
-import type { MetricsSend } from './worker-metrics-api.js';
 
-/** Builds and sends the worker's metrics messages. */
+/**
+ * Where flushes go. In a worker: `process.send(m, cb)`, whose `false` means the channel's
+ * backlog is full; then nothing more is sent until `done` is called (the message was written).
+ * Returning nothing means "not congested". Errors are caught and logged. The typed arrays of
+ * `msg` are views of recycled buffers, valid until the next flush: send, serialize or copy them
+ * by then (`process.send` serializes before it returns).
+ */
+export type MetricsSend = (msg: MetricsMessage, done: () => void) => unknown;
+
+/** Builds and sends one process's metrics messages (a worker's, or a front's). */
 export class MetricsFlusher {
   /** Datapoints since the last flush; a full buffer flushes. */
   readonly buffer: PointBuffer;
