@@ -86,6 +86,9 @@ export interface BoundSeries {
   record(value: number, requestId?: string, timeMs?: number, source?: string): void;
 }
 
+/** The series that records nothing: a metric switched off, hidden or not declared (the one no-op series). */
+export const NOOP_SERIES: BoundSeries = Object.freeze({ record(): void {} });
+
 /**
  * Labels the server fills in itself, never the caller: ordered name → value (`hostname` today;
  * `stage`, `replica`, `worker` for pipelines). Decided once per process (the frontend's own, or

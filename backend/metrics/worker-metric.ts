@@ -5,7 +5,7 @@
 import type { MetricType } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, DropReason } from '../../schema/metrics-api.js';
-import { MAX_DIMENSION_VALUE_CHARS } from '../../schema/metrics-api.js';
+import { MAX_DIMENSION_VALUE_CHARS, NOOP_SERIES } from '../../schema/metrics-api.js';
 import type { PointBuffer } from '../../schema/flush/point-buffer.js';
 import { describeDimensionValues, orderDimensionValues, show } from './dimensions.js';
 
@@ -380,8 +380,6 @@ export class SilentMetric implements WorkerMetric {
   update(): void {}
 
   bind(): BoundSeries {
-    return SILENT_SERIES;
+    return NOOP_SERIES;
   }
 }
-
-const SILENT_SERIES: BoundSeries = Object.freeze({ record(): void {} });

@@ -6,6 +6,7 @@ import type { MetricSpec } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
 import type { AutoLabels, DropReason } from '../../schema/metrics-api.js';
+import { NOOP_SERIES } from '../../schema/metrics-api.js';
 import { bindAutoLabels } from '../../schema/auto-labels.js';
 import type { BoundAutoLabels } from '../../schema/auto-labels.js';
 import type { SinkChild, SinkMetric } from './sinks/sink.js';
@@ -166,8 +167,6 @@ export class CachedMetric implements FrontendMetric {
   }
 }
 
-const SILENT: BoundSeries = Object.freeze({ record(): void {} });
-
 /**
  * A hidden metric (deprecated past its grace, or `hidden: true`): bound to no sink, so it is not
  * exposed, logged or sent, and its records are no-ops — never drops. Chosen at construction.
@@ -178,6 +177,6 @@ export class HiddenMetric implements FrontendMetric {
   addOrUpdate(): void {}
 
   bind(): BoundSeries {
-    return SILENT;
+    return NOOP_SERIES;
   }
 }
