@@ -86,6 +86,15 @@ export interface BoundSeries {
   record(value: number, requestId?: string, timeMs?: number, source?: string): void;
 }
 
+/** A series each record of which is a counted drop (its binding failed): the one such shape, on both sides. */
+export class DroppingSeries implements BoundSeries {
+  constructor(private readonly drop: () => void) {}
+
+  record(): void {
+    this.drop();
+  }
+}
+
 /** The series that records nothing: a metric switched off, hidden or not declared (the one no-op series). */
 export const NOOP_SERIES: BoundSeries = Object.freeze({ record(): void {} });
 

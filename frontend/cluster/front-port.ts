@@ -8,6 +8,7 @@
  */
 import type { MetricSpec, SinkMode } from '../../schema/types.js';
 import type { MetricsMessage } from '../../schema/ipc.js';
+import { DroppingSeries } from '../../schema/metrics-api.js';
 import { DEFAULT_LIMITS } from '../../schema/config/normalize.js';
 import { DropLedger } from '../../schema/flush/drop-ledger.js';
 import { MetricsFlusher } from '../../schema/flush/flusher.js';
@@ -37,19 +38,6 @@ class FrontSeries implements SeriesHandle {
   /** The primary stamps the time and checks the value, as it does a worker's datapoint. */
   record(value: number): void {
     this.buffer.push(this.id, value);
-  }
-}
-
-/** A series whose dimensions did not match the declared ones: each record is a counted drop. */
-class MismatchedSeries implements SeriesHandle {
-  constructor(
-    private readonly ledger: DropLedger,
-    private readonly metric: string,
-    private readonly names: readonly string[],
-  ) {}
-
-  record(): void {
-    this.ledger.drop('bad_dimensions', this.metric, () => `dimensions should be [${this.names.join(', ')}]`);
   }
 }
 
@@ -149,7 +137,9 @@ export class FrontMetricsPort implements MetricsPort {
     // The primary would refuse a missing or an extra name: counted here, as it would count them.
     const names = Object.keys(byName);
     if (names.length !== spec.dimensions.length || spec.dimensions.some((d) => typeof byName[d] !== 'string'))
-      return new MismatchedSeries(this.ledger, spec.name, spec.dimensions);
+      return new DroppingSeries(() =>
+        this.ledger.drop('bad_dimensions', spec.name, () => `dimensions should be [${spec.dimensions.join(', ')}]`),
+      );
     const values = spec.dimensions.map((d) => byName[d] as string);
     const key = JSON.stringify([spec.name, values]);
     let s = this.seriesByKey.get(key);

@@ -12,6 +12,7 @@ import { decodeMetricsMessage, forEachSegment, isMetricsMessageType } from '../.
 import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc.js';
 import type { MetricSpec } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
+import { DroppingSeries } from '../../schema/metrics-api.js';
 import { presetBuckets, presetForUnit } from '../../schema/config/presets.js';
 import { sameNameSet } from '../../schema/config/names.js';
 import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from './frontend-metrics.js';
@@ -25,19 +26,6 @@ export interface MetricsIngestOptions {
 /** The part of `FrontendMetrics` the ingest uses (a structural type, so tests can fake it). */
 export type IngestTarget = Pick<FrontendMetrics, 'get' | 'admit' | 'self'> &
   Partial<Pick<FrontendMetrics, 'processGone'>>;
-
-/** Every datapoint of a series that could not be bound is a counted drop. */
-class DroppingBound implements BoundSeries {
-  constructor(
-    private readonly target: IngestTarget,
-    private readonly reason: DropReason,
-    private readonly metric: string,
-  ) {}
-
-  record(): void {
-    this.target.self.dropped(this.reason, 1, this.metric);
-  }
-}
 
 /** What the ingest remembers about one worker incarnation. */
 interface WorkerState {
@@ -216,27 +204,31 @@ export class MetricsIngest {
     );
   }
 
+  /** A series each datapoint of which is counted as dropped for `reason`. */
+  private dropping(reason: DropReason, metric: string): BoundSeries {
+    return new DroppingSeries(() => this.metrics.self.dropped(reason, 1, metric));
+  }
+
   private bindSeries(workerKey: string, state: WorkerState, decl: SeriesDecl): BoundSeries {
     const detected = state.detected.get(decl.metric);
     if (detected !== undefined) {
-      if (typeof detected.metric === 'string') return new DroppingBound(this.metrics, detected.metric, decl.metric);
-      if (detected.names.length !== decl.values.length)
-        return new DroppingBound(this.metrics, 'bad_dimensions', decl.metric);
+      if (typeof detected.metric === 'string') return this.dropping(detected.metric, decl.metric);
+      if (detected.names.length !== decl.values.length) return this.dropping('bad_dimensions', decl.metric);
       const byName: Record<string, string> = {};
       for (let i = 0; i < detected.names.length; i++) byName[detected.names[i]] = decl.values[i];
       return detected.metric.bind(byName, this.autoLabels.get(workerKey));
     }
     const metric = this.metrics.get(decl.metric);
-    if (metric === null) return new DroppingBound(this.metrics, 'unknown_metric', decl.metric);
+    if (metric === null) return this.dropping('unknown_metric', decl.metric);
     const front = this.fronts.get(workerKey);
     if (front !== undefined) {
       if (front.has(decl.metric)) return metric.bind(decl.values);
       this.forbidden(workerKey, state, decl.metric);
-      return new DroppingBound(this.metrics, 'forbidden_metric', decl.metric);
+      return this.dropping('forbidden_metric', decl.metric);
     }
     if (metric.spec.section !== 'model_metrics') {
       this.forbidden(workerKey, state, decl.metric);
-      return new DroppingBound(this.metrics, 'forbidden_metric', decl.metric);
+      return this.dropping('forbidden_metric', decl.metric);
     }
     // A declared metric: the worker ordered the values by the same config's dimension list.
     return metric.bind(decl.values, this.autoLabels.get(workerKey));
