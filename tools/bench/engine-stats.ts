@@ -16,7 +16,7 @@ import type { GenSchedulerStats, GenStepMessage } from '../../schema/engine-ipc.
 import type { MetricsMessage } from '../../schema/ipc.js';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
-const STEPS = SMOKE ? 200 : 200_000;
+const STEPS = SMOKE ? 200 : 20_000;
 const ROUNDS = SMOKE ? 1 : 5;
 
 /** A decode step of 16 running sequences, one token each. */
