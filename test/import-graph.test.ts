@@ -14,7 +14,7 @@ describe('import graph', () => {
   it('should find no import cycle among the sources of schema/, frontend/, backend/, tools/, test/ and examples/', () => {
     const graph = importGraph(ROOT, DIRS);
     // The walk saw the tree (an empty graph has no cycles either).
-    expect(graph.get('backend/metrics/worker-metrics.ts')).to.include('backend/metrics/flusher.ts');
+    expect(graph.get('backend/metrics/worker-metrics.ts')).to.include('schema/flush/flusher.ts');
     expect(importCycles(graph)).to.deep.equal([]);
   });
 
