@@ -15,7 +15,7 @@ interface Command {
 const COMMANDS: Readonly<Record<string, Command>> = {
   start: { summary: 'serve models (inference, management and metrics APIs)', load: () => import('./start.js') },
   metrics: {
-    summary: 'validate metrics.yaml, list the metric catalog, tail the metric logs',
+    summary: 'validate metrics.yaml, list the metric catalog, tail the metric logs, write handler types',
     load: () => import('./metrics.js'),
   },
   models: { summary: 'generate the demo model store', load: () => import('./models.js') },
