@@ -14,9 +14,9 @@ import { DropLedger } from '../../schema/flush/drop-ledger.js';
 import { MetricsFlusher } from '../../schema/flush/flusher.js';
 import type { PointBuffer } from '../../schema/flush/point-buffer.js';
 import type { AccessRecord, LogLevel } from '../log/log.js';
-import type { MetricHandle, MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricHandle, MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 import type { FrontMetrics } from './messages.js';
-import { EMITTED_METRICS } from '../server/frontend-series.js';
+import { EMITTED_METRICS } from '../models/frontend-series.js';
 
 /**
  * The families a front records into (the primary sends their specs, those its metrics.yaml

@@ -11,7 +11,7 @@ import type { AutoLabels } from '../../schema/metrics-api.js';
 import { ENGINE_BINDINGS } from '../../schema/metric-catalog.js';
 import type { EngineKey, KeyBinding } from '../../schema/metric-catalog.js';
 import { NOOP_SERIES } from '../../schema/metrics-api.js';
-import type { MetricHandle, MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricHandle, MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 
 /** The engine's KV-cache settings, exported as the labels of the cache-config info gauge. */
 export interface CacheConfigInfo {

@@ -12,7 +12,7 @@ import { FrontRecords } from '../../../frontend/cluster/front-records.js';
 import type { FrontMetrics } from '../../../frontend/cluster/messages.js';
 import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
 import { MetricsIngest } from '../../../frontend/metrics/ingest.js';
-import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
+import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
 import type { MetricSpec } from '../../../schema/types.js';
 import { makeConfig, makeSpec } from '../metrics/make-config.js';
 

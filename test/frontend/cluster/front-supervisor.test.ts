@@ -12,7 +12,7 @@ import * as path from 'path';
 import type { Worker } from 'cluster';
 import { FrontRecords } from '../../../frontend/cluster/front-records.js';
 import { FrontSupervisor } from '../../../frontend/cluster/front-supervisor.js';
-import { bodyLimits } from '../../../frontend/http/body-limits.js';
+import { bodyLimits } from '../../../frontend/models/body-limits.js';
 import type { Log } from '../../../frontend/log/log.js';
 import type { FrontMetricsIngest } from '../../../frontend/cluster/front-records.js';
 import { STALL_ENV } from '../../../frontend/cluster/test-hooks.js';
