@@ -14,10 +14,10 @@ import { decodeFromGenWorkerMessage } from '../../schema/engine-ipc.js';
 import { decodeMetricsMessage } from '../../schema/ipc.js';
 import type { GenSchedulerStats, GenStepMessage } from '../../schema/engine-ipc.js';
 import type { MetricsMessage } from '../../schema/ipc.js';
+import { SMOKE, smoke } from './smoke.js';
 
-const SMOKE = process.env.BENCH_SMOKE === '1';
-const STEPS = SMOKE ? 200 : 20_000;
-const ROUNDS = SMOKE ? 1 : 5;
+const STEPS = smoke(20_000, 200);
+const ROUNDS = smoke(5, 1);
 
 /** A decode step of 16 running sequences, one token each. */
 function step(stats: GenSchedulerStats | undefined): GenStepMessage {
