@@ -8,7 +8,7 @@
  */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { OrtSession, OrtTensorInput, OrtTensorOutput } from '../onnx/ort.js';
-import type { WorkerMetricsApi } from '../metrics/worker-metrics.js';
+import type { WorkerMetricsApi } from '../metrics/worker-metrics-api.js';
 import type { RequestTensors } from '../../schema/tensors.js';
 
 /** One request of a batch: the id the frontend gave it and its parsed JSON body. */

@@ -9,7 +9,7 @@ import { errorOutcome } from './job.js';
 import type { Clock, ClockTimer } from './clock.js';
 import { REAL_CLOCK } from './clock.js';
 import { UnsendableBatchError, whyUnsendable } from './unsendable.js';
-import { msAsUs, msToNs } from '../../schema/elapsed.js';
+import { msAsUs, roundToNs } from '../../schema/elapsed.js';
 import { batchTensors } from './batch-tensors.js';
 import { keyedBatchReady, selectKeyedBatch } from './batch-select.js';
 
@@ -239,7 +239,7 @@ export class Batcher {
     };
     worker.runBatch(requests, tensors).then(
       ({ result, wallMs }) => {
-        this.onTiming(msToNs(oldestWaitMs), msToNs(Math.max(0, wallMs - result.handlerMs)));
+        this.onTiming(roundToNs(oldestWaitMs), roundToNs(Math.max(0, wallMs - result.handlerMs)));
         this.answerInChunks(worker, slots, result, 0, finished);
       },
       (err: Error) => {
