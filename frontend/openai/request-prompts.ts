@@ -53,11 +53,14 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     }
   }
   const L = vocab.maxModelLen;
-  return p.prompts.map((prompt) => {
+  // A chat request's one prompt is its rendered template (a 400 when the model has none).
+  const prompts = p.chat === undefined ? p.prompts : [vocab.chatTemplate.render(p.chat)];
+  const addSpecial = p.chat === undefined || vocab.chatAddsSpecialTokens;
+  return prompts.map((prompt) => {
     if (typeof prompt !== 'string') checkIds(prompt, V, 'prompt', 'prompt');
     // Counted before it is encoded: the ids of a 120 MB prompt (tsserve generate reads lines of
     // any length) took the heap past its limit, a V8 fatal error instead of this refusal.
-    const n = typeof prompt === 'string' ? vocab.count(prompt) : prompt.length;
+    let n = typeof prompt === 'string' ? vocab.count(prompt, addSpecial) : prompt.length;
     // The prompt alone leaves no room: vLLM says so whether max_tokens was given or not.
     if (n >= L) {
       throw new OpenAIError(
@@ -65,7 +68,15 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
         `This model's maximum context length is ${L} tokens. However, your request has ${n} input tokens. Please reduce the length of the input messages.`,
       );
     }
-    const ids = typeof prompt === 'string' ? vocab.encode(prompt) : prompt;
+    const ids = typeof prompt === 'string' ? vocab.encode(prompt, addSpecial) : prompt;
+    // The count may be of a prefix (model-vocab.ts): the ids are what the engine gets.
+    if (ids.length >= L) {
+      throw new OpenAIError(
+        400,
+        `This model's maximum context length is ${L} tokens. However, your request has ${ids.length} input tokens. Please reduce the length of the input messages.`,
+      );
+    }
+    n = ids.length;
     // Completions default to 16 (OpenAI, vLLM), chat to the rest of the context; both capped to it.
     const maxTokens = p.maxTokens ?? Math.min(p.defaultMaxTokens ?? L - n, L - n);
     if (n + maxTokens > L) {

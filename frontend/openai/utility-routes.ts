@@ -1,6 +1,7 @@
 /**
  * vLLM's utility endpoints on the inference listener: `POST /tokenize` (`{model, prompt}` or
- * `{model, messages}` → `{count, max_model_len, tokens, token_strs}`), `POST /detokenize`
+ * `{model, messages}` rendered with the model's chat template → `{count, max_model_len, tokens,
+ * token_strs}`), `POST /detokenize`
  * (`{model, tokens}` → `{prompt}`) and `GET /version` (`{version}`). `model` may be left out
  * when one generation model is served. Errors use OpenAI's shape, as on `/v1`.
  */
@@ -8,10 +9,9 @@ import express from 'express';
 import type { RequestHandler, Response, Router } from 'express';
 import { packageVersion } from '../../schema/config/stability.js';
 import type { GenerationTarget } from './generation-target.js';
-import { applyChatTemplate } from './chat-template.js';
 import { OpenAIError, sendOpenAIError } from './errors.js';
 import { vocabOf } from './model-vocab.js';
-import { asObject, parseMessages, refuseUnsupported } from './params.js';
+import { asObject, chatPart, refuseUnsupported } from './params.js';
 
 /** What the routes need from the server. */
 export interface UtilityRoutesOptions {
@@ -29,6 +29,8 @@ const TOKENIZE_FIELDS: ReadonlySet<string> = new Set([
   'messages',
   'add_special_tokens',
   'return_token_strs',
+  'add_generation_prompt',
+  'chat_template_kwargs',
 ]);
 const DETOKENIZE_FIELDS: ReadonlySet<string> = new Set(['model', 'tokens']);
 
@@ -82,9 +84,10 @@ export function utilityRoutes(opts: UtilityRoutesOptions): Router {
       if (hasPrompt === (body.messages !== undefined && body.messages !== null))
         throw new OpenAIError(400, 'give exactly one of prompt (a string) or messages', 'prompt');
       if (hasPrompt && typeof body.prompt !== 'string') throw new OpenAIError(400, 'prompt must be a string', 'prompt');
-      // The chat route tokenizes its template's text the same way, BOS included.
-      const text = hasPrompt ? (body.prompt as string) : applyChatTemplate(parseMessages(body.messages));
-      const tokens = vocab.encode(text, flag(body, 'add_special_tokens', true));
+      // The chat route renders and tokenizes its template's text the same way (vLLM's defaults:
+      // special tokens added to a prompt, not to a rendered template that writes them itself).
+      const text = hasPrompt ? (body.prompt as string) : vocab.chatTemplate.render(chatPart(body));
+      const tokens = vocab.encode(text, flag(body, 'add_special_tokens', hasPrompt || vocab.chatAddsSpecialTokens));
       const strs = flag(body, 'return_token_strs', false) ? tokens.map((t) => vocab.tokenText(t)) : null;
       return { count: tokens.length, max_model_len: vocab.maxModelLen, tokens, token_strs: strs };
     }),

@@ -16,7 +16,9 @@ import { parseFlags } from '../../frontend/server/flags.js';
 import { loadModelConfig } from '../../frontend/store/model-config.js';
 import { completionLogprobs } from '../../frontend/openai/logprobs-format.js';
 import type { ModelVocab } from '../../frontend/openai/model-vocab.js';
-import { modelVocab } from '../../frontend/openai/model-vocab.js';
+import { modelVocab, tokenizerVocab } from '../../frontend/openai/model-vocab.js';
+import { NO_CHAT_TEMPLATE } from '../../frontend/openai/chat-template.js';
+import { ModelTokenizer } from '../../schema/text/model-tokenizer.js';
 import type { InputLine, ReadyLine } from './completion-lines.js';
 import { parseInput, readyLine } from './completion-lines.js';
 
@@ -57,16 +59,20 @@ function parseValue(v: string): unknown {
 /** Exit code of an interrupted run (SIGINT), the shell's 128 + 2. */
 const INTERRUPTED = 130;
 
-/** The vocabulary view of the loaded engine (its settings after the flags), as the server builds it from a model's block. */
-function engineVocab(c: EngineConfig): ModelVocab {
-  return modelVocab({
+/**
+ * The vocabulary view of the loaded engine (its settings after the flags), as the server builds
+ * it: the model's real tokenizer when its directory has one, else the byte-level view.
+ */
+function engineVocab(c: EngineConfig, tokenizer: unknown): ModelVocab {
+  const block = {
     maxModelLen: c.maxModelLen,
     vocabSize: c.model.vocabSize,
     bosTokenId: c.model.bosId,
     addBos: c.addBos,
     eosTokenId: [...c.eosTokenIds],
     suppressTokens: [...c.suppressTokenIds],
-  });
+  };
+  return tokenizer instanceof ModelTokenizer ? tokenizerVocab(block, tokenizer, NO_CHAT_TEMPLATE) : modelVocab(block);
 }
 
 /** One output line for one prompt: the server's text (echo included) and logprobs, with the token ids. */
@@ -227,7 +233,7 @@ type Outcome = { readonly out: CompletionOutput } | { readonly error: string };
  * then runs them all at once and writes each answer in input order as soon as it is done.
  */
 async function generateAll(llm: LLM, lines: readonly InputLine[], output: string | undefined): Promise<number> {
-  const vocab = engineVocab(llm.engine.config);
+  const vocab = engineVocab(llm.engine.config, llm.engine.tokenizer);
   const ready: ReadyLine[] = [];
   const refused: string[] = [];
   for (const l of lines) {

@@ -30,6 +30,7 @@ import type { ServerConfig } from '../../frontend/server/server.js';
 import type { ListenAddress } from '../../frontend/server/address.js';
 import { parseStartOptions, startUsage } from '../../frontend/server/start-options.js';
 import { registerGenerationFrontend } from '../../frontend/generation/generation-kind.js';
+import { readChatTemplateFile } from '../../frontend/openai/chat-template.js';
 import { registerPipelineFrontend } from '../../frontend/pipeline/pipeline-kind.js';
 import type { AccessLog, Log, LogErrorCounter } from '../../frontend/log/log.js';
 import { levelCallback } from '../../frontend/log/log.js';
@@ -163,6 +164,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     else if (opts.metricsConfig !== null)
       problems.push('--metrics-profile and --metrics-config both name the metrics configuration; give one');
   }
+  // The fronts tokenize with each model's own template, loaded from its directory (load-vocab.ts).
+  if (opts.chatTemplate !== null && opts.apiServerCount > 1)
+    problems.push('--chat-template is not passed to the front processes yet: give it with --api-server-count 1');
   if (problems.length > 0 || inference === null || management === null || metricsAddr === null) {
     for (const p of problems) process.stderr.write(`tsserve start: ${p}\n`);
     return 2;
@@ -268,6 +272,13 @@ async function serve(
   const { configFile, config, logDir, modes, statsd, inference, management, metricsAddr } = c;
   const store = await ensureStore(c.storeDir, log);
   if (store === null) return 1;
+  let chatTemplate: string | undefined;
+  try {
+    if (opts.chatTemplate !== null) chatTemplate = await readChatTemplateFile(opts.chatTemplate);
+  } catch (e) {
+    process.stderr.write(`tsserve start: ${(e as Error).message}\n`);
+    return 1;
+  }
   const metricsLog = levelCallback(log);
   // Above one front, /metrics shows every process's runtime metrics, each with its pid.
   const peers: { source: (() => Promise<readonly ForeignFamily[]>) | null } = { source: null };
@@ -305,6 +316,7 @@ async function serve(
     debug: log.isLevelEnabled('debug'),
     debugLog: (m) => log.debug(m),
     statsEnabled: !opts.disableLogStats,
+    ...(chatTemplate !== undefined ? { chatTemplate } : {}),
   });
   // From the moment the listeners are up (before the models load), a signal drains.
   let stopEarly: (() => Promise<void>) | null = null;

@@ -42,6 +42,7 @@ describe('parseStartOptions', () => {
         maxWorkers: 0,
         modelLoadTimeout: 120,
         shutdownTimeout: 25,
+        chatTemplate: null,
         showHiddenMetricsForVersion: null,
       },
     });
