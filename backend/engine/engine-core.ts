@@ -129,7 +129,16 @@ export class EngineCore {
     const seqs: Sequence[] = [];
     for (let i = 0; i < sp.n; i++) {
       const rng = prngFor(sp.seed, i);
-      const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, this.tokenizer.streamDecoder(ids), stopRule);
+      const seq = new Sequence(
+        requestId,
+        i,
+        this.nextSeqId++,
+        ids,
+        sp,
+        rng,
+        this.tokenizer.streamDecoder(ids),
+        stopRule,
+      );
       seq.queuedTs = now;
       seq.events.push({ type: 'QUEUED', ts: now });
       seqs.push(seq);

@@ -28,7 +28,10 @@ export async function loadModelVocab(config: VocabSource, chatTemplate?: string)
     tk,
     compileChatTemplate(
       source,
-      { ...(tk.bosToken !== undefined ? { bos_token: tk.bosToken } : {}), ...(tk.eosToken !== undefined ? { eos_token: tk.eosToken } : {}) },
+      {
+        ...(tk.bosToken !== undefined ? { bos_token: tk.bosToken } : {}),
+        ...(tk.eosToken !== undefined ? { eos_token: tk.eosToken } : {}),
+      },
       where,
     ),
   );

@@ -6,7 +6,20 @@
  * or interrupt, and a template comes from the model's directory or the operator's
  * --chat-template, never from a request).
  */
-import { Environment, Interpreter, Template } from '@huggingface/jinja';
+import * as jinja from '@huggingface/jinja';
+
+/**
+ * The part of the library this adapter calls. Its published .d.ts files import each other
+ * without extensions, which NodeNext resolution (the lint's type checker) cannot follow, so the
+ * shape is written here once (as hf-tokenizer.ts does for @huggingface/tokenizers).
+ */
+interface LibJinja {
+  Template: new (source: string) => { readonly parsed: unknown };
+  Environment: new () => { set(name: string, value: unknown): unknown };
+  Interpreter: new (env: unknown) => { run(program: unknown): { readonly value: unknown } };
+}
+
+const { Template, Environment, Interpreter } = jinja as unknown as LibJinja;
 
 /** Most items one `range()` call of a template yields. */
 export const MAX_RANGE = 10_000;
@@ -45,7 +58,7 @@ const GLOBALS: Readonly<Record<string, unknown>> = {
 
 /** A compiled chat template. */
 export class ChatJinja {
-  private readonly template: Template;
+  private readonly template: { readonly parsed: unknown };
 
   /** Parses `source`; throws ChatTemplateError when it is not a template the library reads. */
   constructor(source: string) {
@@ -63,8 +76,7 @@ export class ChatJinja {
       const env = new Environment();
       for (const [k, v] of Object.entries(GLOBALS)) env.set(k, v);
       for (const [k, v] of Object.entries(vars)) if (!(k in GLOBALS)) env.set(k, v);
-      const result = new Interpreter(env).run(this.template.parsed) as { value: unknown };
-      out = String(result.value);
+      out = String(new Interpreter(env).run(this.template.parsed).value);
     } catch (err) {
       if (err instanceof ChatTemplateError) throw err;
       throw new ChatTemplateError(`the chat template failed to render: ${(err as Error).message}`, { cause: err });

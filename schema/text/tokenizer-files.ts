@@ -43,8 +43,7 @@ function templateOf(config: Readonly<Record<string, unknown>>): string | undefin
   if (typeof t === 'string') return t;
   if (Array.isArray(t)) {
     const named = t.find((x: unknown) => (x as { name?: unknown } | null)?.name === 'default') as
-      | { template?: unknown }
-      | undefined;
+      { template?: unknown } | undefined;
     if (typeof named?.template === 'string') return named.template;
   }
   return undefined;

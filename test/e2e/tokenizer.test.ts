@@ -43,14 +43,20 @@ describe('real tokenization (tiny-lm-hf, GPT-2 vocabulary)', function () {
     // The same files with no chat_template in tokenizer_config.json.
     const bare = path.join(store, 'gpt2-bare');
     fs.cpSync(src, bare, { recursive: true });
-    const cfg = JSON.parse(fs.readFileSync(path.join(bare, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
+    const cfg = JSON.parse(fs.readFileSync(path.join(bare, 'tokenizer_config.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     delete cfg.chat_template;
     fs.writeFileSync(path.join(bare, 'tokenizer_config.json'), JSON.stringify(cfg));
     // chat_template.jinja wins over tokenizer_config's: the system-branch fixture, which raises on a second system message.
     const strict = path.join(store, 'gpt2-strict');
     fs.cpSync(src, strict, { recursive: true });
     fs.copyFileSync(path.join(FIXTURES, 'system-branch.jinja'), path.join(strict, 'chat_template.jinja'));
-    server = await startTsserve({ store, args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics'] });
+    server = await startTsserve({
+      store,
+      args: [...configArgs(), '--metrics-mode', 'prometheus', '--disable-system-metrics'],
+    });
     client = openaiClient(server);
   });
 
@@ -70,7 +76,11 @@ describe('real tokenization (tiny-lm-hf, GPT-2 vocabulary)', function () {
       const d = await post(`${server.inference}/detokenize`, { model: 'tiny-lm-hf', tokens: ids });
       expect([d.status, d.json], prompt).to.deep.equal([200, { prompt }]);
     }
-    const s = await post(`${server.inference}/tokenize`, { model: 'tiny-lm-hf', prompt: ' 🎉!', return_token_strs: true });
+    const s = await post(`${server.inference}/tokenize`, {
+      model: 'tiny-lm-hf',
+      prompt: ' 🎉!',
+      return_token_strs: true,
+    });
     expect(s.json).to.deep.equal({
       count: 4,
       max_model_len: 1024,
@@ -80,7 +90,14 @@ describe('real tokenization (tiny-lm-hf, GPT-2 vocabulary)', function () {
   });
 
   it("should stream a completion whose joined text equals the same request's plain text byte for byte", async () => {
-    const body = { model: 'tiny-lm-hf', prompt: '日本語 and 🎉', max_tokens: 40, seed: 7, temperature: 1, ignore_eos: true };
+    const body = {
+      model: 'tiny-lm-hf',
+      prompt: '日本語 and 🎉',
+      max_tokens: 40,
+      seed: 7,
+      temperature: 1,
+      ignore_eos: true,
+    };
     const plain = await post(`${server.inference}/v1/completions`, body);
     const answer = plain.json as { choices: { text: string }[]; usage: { prompt_tokens: number } };
     expect(answer.usage.prompt_tokens).to.equal(gpt2Encode('日本語 and 🎉').length);
@@ -101,7 +118,8 @@ describe('real tokenization (tiny-lm-hf, GPT-2 vocabulary)', function () {
       ],
       max_tokens: 3,
     });
-    const rendered = '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n';
+    const rendered =
+      '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n';
     expect(r.usage?.prompt_tokens).to.equal(gpt2Encode(rendered).length);
     const after = await Scrape.of(server);
     expect(delta(before, after, 'ts_prompt_tokens_total', { model_name: 'tiny-lm-hf', engine: '0' })).to.equal(

@@ -70,10 +70,13 @@ describe('EngineCore with a real tokenizer', () => {
   ): Promise<{ deltas: string[]; ids: number[]; prompt: number[]; stopReason?: string | number; finish?: string }> {
     const prompt = tk.encode('Say:');
     const script = tk.encode(text);
-    const cfg = resolveEngineConfig({ ...SPEC, bosTokenId: 50256, eosTokenId: 50256, padTokenId: 50256 }, {
-      numBlocks: 64,
-      addBos: false,
-    });
+    const cfg = resolveEngineConfig(
+      { ...SPEC, bosTokenId: 50256, eosTokenId: 50256, padTokenId: 50256 },
+      {
+        numBlocks: 64,
+        addBos: false,
+      },
+    );
     const engine = new EngineCore(cfg, new ScriptedRunner(prompt.length, script), tk);
     engine.addRequest('r', 'Say:', { temperature: 0, max_tokens: script.length + 1, ...params });
     const steps = await drain(engine);

@@ -75,7 +75,9 @@ describe('ChatTemplate', () => {
     expect(t.render(part(CONVERSATION))).to.equal(
       '<s>[SYS] Be brief. [/SYS]\n[INST]   Hi there \n [/INST] Hello.</s>\n[INST] Bye [/INST]',
     );
-    expect(t.render(part(CONVERSATION.slice(3)))).to.equal('<s>[SYS] You are a helpful assistant. [/SYS]\n[INST] Bye [/INST]');
+    expect(t.render(part(CONVERSATION.slice(3)))).to.equal(
+      '<s>[SYS] You are a helpful assistant. [/SYS]\n[INST] Bye [/INST]',
+    );
     expect(t.render(part(CONVERSATION.slice(3), true, { default_system: 'Custom.' }))).to.equal(
       '<s>[SYS] Custom. [/SYS]\n[INST] Bye [/INST]',
     );
@@ -100,7 +102,10 @@ describe('ChatTemplate', () => {
   });
 
   it("should keep the request's own variables: chat_template_kwargs cannot replace messages, the specials or the globals", () => {
-    const t = new ChatTemplate("{{ messages | length }} {{ bos_token }} {{ add_generation_prompt }} {{ range(2) | length }}", SPECIALS);
+    const t = new ChatTemplate(
+      '{{ messages | length }} {{ bos_token }} {{ add_generation_prompt }} {{ range(2) | length }}',
+      SPECIALS,
+    );
     expect(
       t.render(
         part(CONVERSATION.slice(3), true, { messages: [], bos_token: 'X', add_generation_prompt: false, range: 'r' }),
@@ -108,7 +113,7 @@ describe('ChatTemplate', () => {
     ).to.equal('1 <s> true 2');
   });
 
-  it('should answer chat on a model without a template with vLLM\'s 400', () => {
+  it("should answer chat on a model without a template with vLLM's 400", () => {
     expect(refusal(() => NO_CHAT_TEMPLATE.render())).to.deep.equal({ status: 400, message: NO_CHAT_TEMPLATE_MESSAGE });
     expect(NO_CHAT_TEMPLATE_MESSAGE).to.equal(
       'As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.',

@@ -38,7 +38,12 @@ describe('ModelTokenizer (GPT-2)', () => {
   before(() => {
     const json = gpt2TokenizerJson();
     const config = gpt2TokenizerConfig(1024);
-    tk = new ModelTokenizer({ tokenizerJson: json, tokenizerConfig: config, specialTokensMap: {}, chatTemplate: undefined });
+    tk = new ModelTokenizer({
+      tokenizerJson: json,
+      tokenizerConfig: config,
+      specialTokensMap: {},
+      chatTemplate: undefined,
+    });
     lib = new HfTokenizer(json, config);
   });
 
@@ -97,7 +102,10 @@ describe('ModelTokenizer (GPT-2)', () => {
 
   it('should name BPE tokens for logprobs by their text, and a piece of a character by its bytes', () => {
     expect([tk.tokenText(995), [...tk.tokenBytes(995)]]).to.deep.equal([' world', [32, 119, 111, 114, 108, 100]]);
-    expect([tk.tokenText(12520), [...tk.tokenBytes(12520)]]).to.deep.equal(['bytes:\\x20\\xf0\\x9f', [0x20, 0xf0, 0x9f]]);
+    expect([tk.tokenText(12520), [...tk.tokenBytes(12520)]]).to.deep.equal([
+      'bytes:\\x20\\xf0\\x9f',
+      [0x20, 0xf0, 0x9f],
+    ]);
     expect([tk.tokenText(50256), [...tk.tokenBytes(50256)]]).to.deep.equal([
       '<|endoftext|>',
       [...Buffer.from('<|endoftext|>')],
