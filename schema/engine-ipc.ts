@@ -175,6 +175,8 @@ export interface GenSchedulerStats {
   readonly kvEvictions?: readonly KvEvictionEvent[];
   /** Sampled evictions since the previous stats that did not fit the engine's bounded event queue (only when some did not). */
   readonly kvEvictionsDropped?: number;
+  /** Detokenizer windows that hit their bound in sequences finished since the previous stats (only when some did). */
+  readonly detokenizerFlushes?: number;
 }
 
 /** What one engine step returns: plain data, ready to send as it is. */
@@ -384,6 +386,9 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
       }
       if (s.kvEvictionsDropped !== undefined && !(isInt(s.kvEvictionsDropped) && s.kvEvictionsDropped > 0)) {
         problems.push('stats.kvEvictionsDropped: must be a positive integer');
+      }
+      if (s.detokenizerFlushes !== undefined && !(isInt(s.detokenizerFlushes) && s.detokenizerFlushes > 0)) {
+        problems.push('stats.detokenizerFlushes: must be a positive integer');
       }
     }
   }

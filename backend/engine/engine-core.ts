@@ -414,6 +414,7 @@ export class EngineCore {
 
   private retire(seq: Sequence): void {
     if (seq.status !== 'finished') return;
+    this.throttle.addFlushes(seq.detokenizerFlushes);
     this.scheduler.remove(seq);
     this.runner.release(seq.seqId);
     const seqs = this.byRequest.get(seq.requestId);

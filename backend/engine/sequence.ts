@@ -146,6 +146,11 @@ export class Sequence {
     return out;
   }
 
+  /** Times this sequence's detokenizer hit its bound (the engine counts them in its stats). */
+  get detokenizerFlushes(): number {
+    return this.decoder.forcedFlushes ?? 0;
+  }
+
   /** Drains the pending logprobs. */
   takeLogprobs(): GenTokenLogprobs[] {
     const l = this.logprobs;

@@ -39,6 +39,8 @@ export interface EngineSeries {
   readonly promptTokensCached: SeriesHandle;
   readonly generationTokens: SeriesHandle;
   readonly preemptions: SeriesHandle;
+  /** Detokenizer windows that hit their bound (schema/text/incremental-detokenizer.ts). */
+  readonly detokenizerFlushes: SeriesHandle;
   readonly prefixCacheQueries: SeriesHandle;
   readonly prefixCacheHits: SeriesHandle;
   readonly success: Readonly<Record<FinishReason, SeriesHandle>>;
@@ -98,6 +100,7 @@ export const ENGINE_METRICS: Readonly<Record<string, EngineFamily>> = {
   'llm.generation_tokens': { type: 'counter', extra: [] },
   'llm.request_success': { type: 'counter', extra: ['finished_reason'] },
   'llm.num_preemptions': { type: 'counter', extra: [] },
+  'llm.detokenizer_flushes': { type: 'counter', extra: [] },
   'llm.prefix_cache_queries': { type: 'counter', extra: [] },
   'llm.prefix_cache_hits': { type: 'counter', extra: [] },
   'llm.time_to_first_token': { type: 'histogram', extra: [] },
@@ -213,6 +216,7 @@ export function bindEngineSeries(
     promptTokensCached: counter('llm.prompt_tokens_cached'),
     generationTokens: counter('llm.generation_tokens'),
     preemptions: counter('llm.num_preemptions'),
+    detokenizerFlushes: counter('llm.detokenizer_flushes'),
     prefixCacheQueries: counter('llm.prefix_cache_queries'),
     prefixCacheHits: counter('llm.prefix_cache_hits'),
     success,

@@ -16,6 +16,8 @@ export interface TokenStreamDecoder {
   push(id: number): string;
   /** The text still pending at the end (an incomplete character shows as U+FFFD). */
   end(): string;
+  /** Times the decoder hit its bound (MAX_PENDING_TOKENS), when it has one. */
+  readonly forcedFlushes?: number;
 }
 
 /** Ids without a complete character after which the pending text is emitted anyway (one UTF-8 character is at most 4 bytes). */

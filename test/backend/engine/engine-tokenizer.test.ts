@@ -3,7 +3,8 @@
  * that makes the model "say" a fixed text's ids greedily: the streamed text deltas joined equal
  * the library's decode of the ids byte for byte, no delta holds U+FFFD although several
  * characters span tokens, a text prompt is tokenized by the real tokenizer, and a stop string
- * spanning tokens (one of them a piece of a CJK character) cuts the text where it starts.
+ * spanning tokens (one of them a piece of a CJK character) cuts the text where it starts; a
+ * window that hits its bound is counted in the engine's stats.
  */
 import { expect } from 'chai';
 import { resolveEngineConfig } from '../../../backend/engine/config.js';
@@ -65,11 +66,18 @@ describe('EngineCore with a real tokenizer', () => {
   });
 
   async function say(
-    text: string,
+    text: string | readonly number[],
     params: Record<string, unknown> = {},
-  ): Promise<{ deltas: string[]; ids: number[]; prompt: number[]; stopReason?: string | number; finish?: string }> {
+  ): Promise<{
+    deltas: string[];
+    ids: number[];
+    prompt: number[];
+    stopReason?: string | number;
+    finish?: string;
+    flushes: number;
+  }> {
     const prompt = tk.encode('Say:');
-    const script = tk.encode(text);
+    const script = typeof text === 'string' ? tk.encode(text) : text;
     const cfg = resolveEngineConfig(
       { ...SPEC, bosTokenId: 50256, eosTokenId: 50256, padTokenId: 50256 },
       {
@@ -82,7 +90,8 @@ describe('EngineCore with a real tokenizer', () => {
     const steps = await drain(engine);
     const deltas = steps.flatMap((s) => s.outputs.map((o) => o.text));
     const r = collect(steps).get('r/0')!;
-    return { deltas, ids: r.tokens, prompt, stopReason: r.stopReason, finish: r.finishReason };
+    const flushes = steps.reduce((n, st) => n + (st.stats?.detokenizerFlushes ?? 0), 0);
+    return { deltas, ids: r.tokens, prompt, stopReason: r.stopReason, finish: r.finishReason, flushes };
   }
 
   it("should stream text whose deltas join to the library's decode byte for byte, none holding U+FFFD", async () => {
@@ -101,5 +110,14 @@ describe('EngineCore with a real tokenizer', () => {
   it('should cut the text before a stop string that spans tokens and finish with it as the stop reason', async () => {
     const { deltas, stopReason, finish } = await say(' 🎉 party at 日本 café', { stop: ['at 日'] });
     expect([deltas.join(''), stopReason, finish]).to.deep.equal([' 🎉 party ', 'at 日', 'stop']);
+  });
+
+  it('should count a window that hit its bound in the stats (ts_detokenizer_flushes_total), once per hit', async () => {
+    // GPT-2's id 222 is the lone byte 0x80, which completes no character: 17 of them hit the bound of 16 once.
+    const { deltas, flushes } = await say(Array<number>(17).fill(222));
+    expect(deltas.join('')).to.equal('\uFFFD'.repeat(17));
+    expect(flushes).to.equal(1);
+    const clean = await say(' 🎉 party');
+    expect(clean.flushes).to.equal(0);
   });
 });
