@@ -223,6 +223,11 @@ export class RemoteGenerationModel extends RemoteModel implements ServedModel, G
     return this.loader.of(this.snapshot.config);
   }
 
+  /** Settles once the vocabulary is loaded (undefined when it is): requests wait for it (load-vocab.ts). */
+  vocabLoaded(): Promise<void> | undefined {
+    return this.loader.ready(this.snapshot.config);
+  }
+
   get vocabSize(): number | undefined {
     return this.snapshot.vocabSize;
   }
@@ -248,9 +253,21 @@ export class RemotePipelineModel extends RemoteModel implements ServedModel, Spe
 
   /** The thinker's vocabulary and chat template, loaded in this front from its directory. */
   get vocab(): ModelVocab {
+    const src = this.thinkerSource();
+    return src === null ? modelVocab(this.snapshot.speech?.thinkerEngine) : this.loader.of(src);
+  }
+
+  /** Settles once the thinker's vocabulary is loaded (undefined when it is). */
+  vocabLoaded(): Promise<void> | undefined {
+    const src = this.thinkerSource();
+    return src === null ? undefined : this.loader.ready(src);
+  }
+
+  private thinkerSource(): { name: string; dir: string; engine: Readonly<Record<string, unknown>> | undefined } | null {
     const sp = this.snapshot.speech;
-    if (sp?.thinkerDir === undefined) return modelVocab(sp?.thinkerEngine);
-    return this.loader.of({ name: this.snapshot.config.name, dir: sp.thinkerDir, engine: sp.thinkerEngine });
+    return sp?.thinkerDir === undefined
+      ? null
+      : { name: this.snapshot.config.name, dir: sp.thinkerDir, engine: sp.thinkerEngine };
   }
 
   /** Listed by `GET /v1/models`, as on the primary. */

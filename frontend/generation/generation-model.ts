@@ -159,9 +159,21 @@ export class GenerationModel implements ServedModel, StatLineSource {
     return [...this.enginesById.values()].sort((a, b) => a.index - b.index);
   }
 
+  private vocabLoading: Promise<void> | undefined;
+
+  /** Undefined once the vocabulary is loaded (or before start); else a promise that settles when it is. */
+  vocabLoaded(): Promise<void> | undefined {
+    return this.vocab === undefined ? this.vocabLoading : undefined;
+  }
+
   /** Loads the tokenizer and chat template (a load error names the file), then starts the workers. */
   async start(): Promise<void> {
-    this.vocab = await loadModelVocab(this.configValue, this.opts.chatTemplate);
+    const loading = loadModelVocab(this.configValue, this.opts.chatTemplate);
+    this.vocabLoading = loading.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.vocab = await loading;
     await this.pool.start();
   }
 

@@ -9,7 +9,8 @@ import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { ModelTokenizer } from '../../schema/text/model-tokenizer.js';
 import { readTokenizerFiles } from '../../schema/text/tokenizer-files.js';
 import { compileChatTemplate } from './chat-template.js';
-import { OpenAIError } from './errors.js';
+import type { Response } from 'express';
+import { OpenAIError, sendOpenAIError } from './errors.js';
 import type { ModelVocab } from './model-vocab.js';
 import { modelVocab, tokenizerVocab } from './model-vocab.js';
 
@@ -68,23 +69,11 @@ export class BackgroundVocab {
   private dir = '';
   private value: ModelVocab | undefined;
   private problem: string | undefined;
+  private loading: Promise<void> = Promise.resolve();
 
   /** The vocabulary of `config` (loading it on first sight of its directory). */
   of(config: VocabSource): ModelVocab {
-    if (config.dir !== this.dir) {
-      this.dir = config.dir;
-      this.value = undefined;
-      this.problem = undefined;
-      const dir = config.dir;
-      loadModelVocab(config).then(
-        (v) => {
-          if (this.dir === dir) this.value = v;
-        },
-        (err: unknown) => {
-          if (this.dir === dir) this.problem = err instanceof Error ? err.message : String(err);
-        },
-      );
-    }
+    this.start(config);
     return (
       this.value ??
       unavailableVocab(modelVocab(config.engine), () =>
@@ -94,4 +83,44 @@ export class BackgroundVocab {
       )
     );
   }
+
+  /** Undefined once `config`'s vocabulary is loaded (or failed); else a promise that settles when it is. */
+  ready(config: VocabSource): Promise<void> | undefined {
+    this.start(config);
+    return this.value !== undefined || this.problem !== undefined ? undefined : this.loading;
+  }
+
+  private start(config: VocabSource): void {
+    if (config.dir === this.dir) return;
+    this.dir = config.dir;
+    this.value = undefined;
+    this.problem = undefined;
+    const dir = config.dir;
+    this.loading = loadModelVocab(config).then(
+      (v) => {
+        if (this.dir === dir) this.value = v;
+      },
+      (err: unknown) => {
+        if (this.dir === dir) this.problem = err instanceof Error ? err.message : String(err);
+      },
+    );
+  }
+}
+
+/**
+ * Runs `go` once `model`'s vocabulary is loaded (at once when it is, or when the model loads
+ * none): a request that arrives while a model's tokenizer loads waits for it rather than being
+ * tokenized by another. An error thrown by `go` after the wait is a 500 in OpenAI's shape.
+ */
+export function whenVocabReady(
+  model: { readonly vocabLoaded?: () => Promise<void> | undefined },
+  res: Response,
+  go: () => void,
+): void {
+  const loading = model.vocabLoaded?.();
+  if (loading === undefined) return go();
+  loading.then(go).catch((err: unknown) => {
+    if (err instanceof OpenAIError) return sendOpenAIError(res, err);
+    sendOpenAIError(res, new OpenAIError(500, 'internal error while tokenizing the request'));
+  });
 }

@@ -24,7 +24,7 @@ export interface ModelVocab {
   readonly suppressTokenIds: readonly number[];
   /** Token ids of `text` (BOS first when the model adds it). */
   encode(text: string, addSpecialTokens?: boolean): number[];
-  /** How many ids `encode(text)` gives (a prompt far past max_model_len is refused at its count, see `count` below). */
+  /** How many ids `encode(text)` gives; past max_model_len it may stop counting (a real tokenizer's huge prompt, see COUNT_CHARS_PER_TOKEN). */
   count(text: string, addSpecialTokens?: boolean): number;
   /** Text of `ids`; special ids decode to nothing, invalid UTF-8 to U+FFFD. */
   decode(ids: readonly number[]): string;
@@ -46,13 +46,15 @@ export interface ModelVocab {
 const DEFAULT_MAX_MODEL_LEN = 1024;
 
 /**
- * A prompt longer than this many characters per max_model_len token is counted on its first
- * `COUNT_CHARS_PER_TOKEN × max_model_len` characters only, so a huge prompt (tsserve generate
- * reads lines of any length) is never tokenized whole to be refused. Real text averages 3 to 5
- * characters a token; a prompt of long repeated tokens that counts short on its prefix is
- * counted again on its ids (request-prompts.ts) before it goes anywhere.
+ * A prompt longer than this many characters per max_model_len token is counted in pieces of
+ * `COUNT_CHARS_PER_TOKEN × max_model_len` characters, stopping once max_model_len is reached,
+ * so a huge prompt (1 MiB bodies; tsserve generate reads lines of any length) is never tokenized
+ * whole to be refused: the library encodes a few hundred KB a second (bench:tokenize). Real text
+ * averages 3 to 5 characters a token; the pieces' count may differ from the whole's by a token
+ * per piece, and a prompt counted under max_model_len is counted again on its ids
+ * (request-prompts.ts) before it goes anywhere.
  */
-const COUNT_CHARS_PER_TOKEN = 64;
+const COUNT_CHARS_PER_TOKEN = 16;
 
 const utf8 = new TextEncoder();
 
@@ -132,8 +134,13 @@ export function tokenizerVocab(
     eosTokenIds: b.eosTokenIds.length > 0 ? b.eosTokenIds : tk.eosId === undefined ? [] : [tk.eosId],
     suppressTokenIds: b.suppressTokenIds,
     encode: (text: string, addSpecialTokens = true): number[] => tk.encode(text, addSpecialTokens),
-    count: (text: string, addSpecialTokens = true): number =>
-      tk.encode(text.length > countChars ? text.slice(0, countChars) : text, addSpecialTokens).length,
+    count: (text: string, addSpecialTokens = true): number => {
+      if (text.length <= countChars) return tk.encode(text, addSpecialTokens).length;
+      let n = 0;
+      for (let at = 0; at < text.length && n < b.maxModelLen; at += countChars)
+        n += tk.encode(text.slice(at, at + countChars), addSpecialTokens && at === 0).length;
+      return n;
+    },
     decode: (ids: readonly number[]): string => tk.decode(ids.filter(known)),
     tokenText: (id: number): string => (known(id) ? tk.tokenText(id) : `token_id:${id}`),
     tokenBytes: (id: number): number[] => (known(id) ? [...tk.tokenBytes(id)] : [...utf8.encode(`token_id:${id}`)]),

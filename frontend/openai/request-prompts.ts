@@ -6,7 +6,8 @@
  * model's KV budget holds max_model_len (its model-config check refuses it otherwise), so
  * max_model_len is the only bound.
  */
-import { OpenAIError } from './errors.js';
+import type { Response } from 'express';
+import { OpenAIError, sendOpenAIError } from './errors.js';
 import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
 import type { ModelVocab } from './model-vocab.js';
 import type { ParsedRequest } from './params.js';
@@ -96,4 +97,15 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     }
     return { ids, text: typeof prompt === 'string' ? prompt : vocab.decode(ids), maxTokens };
   });
+}
+
+/** readyPrompts, or undefined once its refusal (an OpenAIError) is answered on `res`. */
+export function readyOrRefused(p: ParsedRequest, vocab: ModelVocab, res: Response): ReadyPrompt[] | undefined {
+  try {
+    return readyPrompts(p, vocab);
+  } catch (e) {
+    if (!(e instanceof OpenAIError)) throw e;
+    sendOpenAIError(res, e);
+    return undefined;
+  }
 }
