@@ -14,7 +14,8 @@ import { encode as gpt2Encode } from 'gpt-3-encoder';
 import type OpenAI from 'openai';
 import { configArgs } from './config-args.js';
 import { delta, openaiClient, Scrape } from './generation-helpers.js';
-import { generateStore, post, removeStores, startTsserve, tempDir } from './harness.js';
+import { spawnSync } from 'child_process';
+import { CLI, generateStore, post, removeStores, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'chat-templates');
@@ -169,5 +170,66 @@ describe('real tokenization (tiny-lm-hf, GPT-2 vocabulary)', function () {
     // The completions route of the model without a template still serves.
     const c = await client.completions.create({ model: 'gpt2-bare', prompt: 'Hi', max_tokens: 2 });
     expect(c.usage?.prompt_tokens).to.equal(gpt2Encode('Hi').length);
+  });
+});
+
+describe('tsserve start --chat-template FILE', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let store: string;
+
+  before(() => {
+    dir = tempDir('tok-flag');
+    store = path.join(dir, 'store');
+    fs.cpSync(path.join(generateStore(['tiny-lm-hf']), 'tiny-lm-hf'), path.join(store, 'tiny-lm-hf'), {
+      recursive: true,
+    });
+  });
+
+  after(() => removeStores());
+
+  it("should render every chat with the operator's template instead of the model's own", async () => {
+    const server = await startTsserve({
+      store,
+      args: [...configArgs(), '--chat-template', path.join(FIXTURES, 'llama3.jinja'), '--metrics-mode', 'prometheus'],
+    });
+    try {
+      const messages = [{ role: 'user' as const, content: ' Hi there ' }];
+      const t = await post(`${server.inference}/tokenize`, { model: 'tiny-lm-hf', messages });
+      const rendered =
+        '<|endoftext|><|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n';
+      // bos_token is GPT-2's <|endoftext|>: the special id, then the rest as GPT-2 encodes it.
+      const ids = [50256, ...gpt2Encode(rendered.slice('<|endoftext|>'.length))];
+      expect((t.json as { tokens: number[] }).tokens).to.deep.equal(ids);
+      const r = await openaiClient(server).chat.completions.create({ model: 'tiny-lm-hf', messages, max_tokens: 2 });
+      expect(r.usage?.prompt_tokens).to.equal(ids.length);
+    } finally {
+      server.kill();
+    }
+  });
+
+  it('should refuse a template that does not parse, and the flag with front processes, before serving', () => {
+    const bad = path.join(dir, 'bad.jinja');
+    fs.writeFileSync(bad, '{% for m in messages %}');
+    const r = spawnSync(
+      process.execPath,
+      [CLI, 'start', '--model-store', store, '--log-dir', path.join(dir, 'logs'), '--chat-template', bad],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.match(
+      new RegExp(`^tsserve start: --chat-template ${bad}: the chat template does not parse: .+\n$`),
+    );
+    const fronts = spawnSync(
+      process.execPath,
+      [CLI, 'start', '--model-store', store, '--chat-template', bad, '--api-server-count', '2'],
+      { encoding: 'utf8' },
+    );
+    expect([fronts.status, fronts.stderr]).to.deep.equal([
+      2,
+      'tsserve start: --chat-template is not passed to the front processes yet: give it with --api-server-count 1\n',
+    ]);
   });
 });
