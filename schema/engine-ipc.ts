@@ -384,12 +384,8 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
       if (s.kvEvictions !== undefined && !(Array.isArray(s.kvEvictions) && s.kvEvictions.every(isEviction))) {
         problems.push('stats.kvEvictions: must be a list of {lifetimeMs, idleMs, reuseGapsMs}');
       }
-      if (s.kvEvictionsDropped !== undefined && !(isInt(s.kvEvictionsDropped) && s.kvEvictionsDropped > 0)) {
-        problems.push('stats.kvEvictionsDropped: must be a positive integer');
-      }
-      if (s.detokenizerFlushes !== undefined && !(isInt(s.detokenizerFlushes) && s.detokenizerFlushes > 0)) {
-        problems.push('stats.detokenizerFlushes: must be a positive integer');
-      }
+      for (const k of ['kvEvictionsDropped', 'detokenizerFlushes'] as const)
+        if (s[k] !== undefined && !(isInt(s[k]) && s[k] > 0)) problems.push(`stats.${k}: must be a positive integer`);
     }
   }
   return problems.length === 0 ? { ok: true, msg: msg as unknown as GenStepMessage } : { ok: false, problems };

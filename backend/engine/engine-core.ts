@@ -129,16 +129,8 @@ export class EngineCore {
     const seqs: Sequence[] = [];
     for (let i = 0; i < sp.n; i++) {
       const rng = prngFor(sp.seed, i);
-      const seq = new Sequence(
-        requestId,
-        i,
-        this.nextSeqId++,
-        ids,
-        sp,
-        rng,
-        this.tokenizer.streamDecoder(ids),
-        stopRule,
-      );
+      const decoder = this.tokenizer.streamDecoder(ids);
+      const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, decoder, stopRule);
       seq.queuedTs = now;
       seq.events.push({ type: 'QUEUED', ts: now });
       seqs.push(seq);
