@@ -10,19 +10,19 @@ import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import { decodeFromGenWorkerMessage, isFromGenWorkerMessage } from '../../schema/engine-ipc.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
-import type { ModelKindContext } from '../server/model-kinds.js';
-import type { ModelDescription, ServedModel } from '../server/served-model.js';
+import type { ModelKindContext } from '../models/model-kinds.js';
+import type { ModelDescription, ServedModel } from '../models/served-model.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 import type { CacheConfigInfo } from './engine-series.js';
-import type { SeriesHandle } from '../server/metrics-port.js';
+import type { SeriesHandle } from '../models/metrics-port.js';
 import { cacheConfigOf } from './cache-config.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
 import type { GenerationSink } from './generation-engine.js';
 import { GenerationEngine } from './generation-engine.js';
 import type { StatLine } from './logging-stat-logger.js';
 import type { StatLineSource } from './stat-log-ticker.js';
-import type { ModelVocab } from '../openai/model-vocab.js';
-import { loadModelVocab } from '../openai/load-vocab.js';
+import type { ModelVocab } from './model-vocab.js';
+import { loadModelVocab } from './load-vocab.js';
 
 /** One generation request as the OpenAI layer hands it over. */
 export interface GenerateRequest {

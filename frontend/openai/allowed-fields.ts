@@ -39,7 +39,7 @@ export const CHAT_FIELDS: ReadonlySet<string> = new Set([
   'messages',
   'max_completion_tokens',
   'top_logprobs',
-  // vLLM's chat template controls (chat-template.ts).
+  // vLLM's chat template controls (frontend/generation/chat-template.ts).
   'add_generation_prompt',
   'chat_template_kwargs',
 ]);

@@ -14,8 +14,8 @@ import {
   STREAM_OPTION_FIELDS,
   unsupportedFields,
 } from './allowed-fields.js';
-import type { ChatMessage, ChatRequestPart } from './chat-template.js';
-import { OpenAIError } from './errors.js';
+import type { ChatMessage, ChatRequestPart } from '../generation/chat-template.js';
+import { OpenAIError } from '../http/openai-errors.js';
 
 /** Largest n we accept. */
 export const MAX_N = 16;

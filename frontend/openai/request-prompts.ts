@@ -1,15 +1,15 @@
 /**
  * A parsed request's prompts made ready for the engine once the model is known: tokenized as
- * the model's engine would (model-vocab.ts), ids checked against its vocabulary, and max_tokens
+ * the model's engine would (frontend/generation/model-vocab.ts), ids checked against its vocabulary, and max_tokens
  * defaulted (completions: 16, chat: what is left of max_model_len, both capped to what is left)
  * or refused when prompt + max_tokens exceeds max_model_len, with vLLM's messages. A served
  * model's KV budget holds max_model_len (its model-config check refuses it otherwise), so
  * max_model_len is the only bound.
  */
 import type { Response } from 'express';
-import { OpenAIError, sendOpenAIError } from './errors.js';
+import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
-import type { ModelVocab } from './model-vocab.js';
+import type { ModelVocab } from '../generation/model-vocab.js';
 import type { ParsedRequest } from './params.js';
 
 /** One prompt ready for the engine. */
@@ -70,7 +70,7 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
       );
     }
     const ids = typeof prompt === 'string' ? vocab.encode(prompt, addSpecial) : prompt;
-    // The count may be of a prefix (model-vocab.ts): the ids are what the engine gets.
+    // A huge prompt is counted in pieces (frontend/generation/model-vocab.ts): the ids are what the engine gets.
     if (ids.length >= L) {
       throw new OpenAIError(
         400,

@@ -5,13 +5,13 @@
  * (`{model, tokens}` → `{prompt}`) and `GET /version` (`{version}`). `model` may be left out
  * when one generation model is served. Errors use OpenAI's shape, as on `/v1`.
  */
-import express from 'express';
+import { routeTable } from '../http/route-table.js';
 import type { RequestHandler, Response, Router } from 'express';
 import { packageVersion } from '../../schema/config/stability.js';
 import type { GenerationTarget } from './generation-target.js';
-import { OpenAIError, sendOpenAIError } from './errors.js';
-import { vocabOf } from './model-vocab.js';
-import { whenVocabReady } from './load-vocab.js';
+import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
+import { vocabOf } from '../generation/model-vocab.js';
+import { whenVocabReady } from '../generation/load-vocab.js';
 import { asObject, chatPart, refuseUnsupported } from './params.js';
 
 /** What the routes need from the server. */
@@ -105,7 +105,7 @@ function answerWith(
 
 /** Builds the router of `/tokenize`, `/detokenize` and `/version`. */
 export function utilityRoutes(opts: UtilityRoutesOptions): Router {
-  const r = express.Router();
+  const r = routeTable();
   r.get('/version', (_req, res) => {
     res.json({ version: packageVersion() });
   });
@@ -120,7 +120,7 @@ export function utilityRoutes(opts: UtilityRoutesOptions): Router {
       // special tokens added to a prompt, not to a rendered template that writes them itself).
       const text = hasPrompt ? (body.prompt as string) : vocab.chatTemplate.render(chatPart(body));
       const special = flag(body, 'add_special_tokens', hasPrompt || vocab.chatAddsSpecialTokens);
-      // Counted first (bounded, model-vocab.ts): a 1 MiB prompt is not tokenized whole to be refused.
+      // Counted first (bounded, frontend/generation/model-vocab.ts): a 1 MiB prompt is not tokenized whole to be refused.
       tooLong(vocab.count(text, special), vocab.maxModelLen, 'tokenization');
       const tokens = vocab.encode(text, special);
       tooLong(tokens.length, vocab.maxModelLen, 'tokenization');
@@ -142,5 +142,5 @@ export function utilityRoutes(opts: UtilityRoutesOptions): Router {
       return { prompt: vocab.decode(t as number[]) };
     }),
   );
-  return r;
+  return r.router;
 }

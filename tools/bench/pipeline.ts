@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LLM } from '../../backend/engine/llm.js';
 import { createSession, tensorI64 } from '../../backend/onnx/ort.js';
-import { ChatTemplate } from '../../frontend/openai/chat-template.js';
+import { ChatTemplate } from '../../frontend/generation/chat-template.js';
 import { wavFile } from '../../frontend/openai/wav.js';
 import { BYTE_CHAT_TEMPLATE, TINY_LM_MODEL, TINY_OMNI_MODEL, TINY_VOCODER_MODEL } from '../models/demo-models.js';
 import { VOCODER_SAMPLE_RATE } from '../models/tiny-vocoder.js';

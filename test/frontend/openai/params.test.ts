@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { ChatTemplate } from '../../../frontend/openai/chat-template.js';
+import { ChatTemplate } from '../../../frontend/generation/chat-template.js';
 import { BYTE_CHAT_TEMPLATE } from '../../../tools/models/demo-models.js';
-import { OpenAIError } from '../../../frontend/openai/errors.js';
-import { modelVocab } from '../../../frontend/openai/model-vocab.js';
+import { OpenAIError } from '../../../frontend/http/openai-errors.js';
+import { modelVocab } from '../../../frontend/generation/model-vocab.js';
 import { parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params.js';
 import { readyPrompts } from '../../../frontend/openai/request-prompts.js';
 

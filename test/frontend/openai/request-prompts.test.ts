@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { modelVocab } from '../../../frontend/openai/model-vocab.js';
-import type { ModelVocab } from '../../../frontend/openai/model-vocab.js';
+import { modelVocab } from '../../../frontend/generation/model-vocab.js';
+import type { ModelVocab } from '../../../frontend/generation/model-vocab.js';
 import { parseCompletionRequest } from '../../../frontend/openai/params.js';
 import { readyPrompts } from '../../../frontend/openai/request-prompts.js';
 import { encode as gpt2Encode } from 'gpt-3-encoder';
-import { NO_CHAT_TEMPLATE } from '../../../frontend/openai/chat-template.js';
-import { tokenizerVocab } from '../../../frontend/openai/model-vocab.js';
+import { NO_CHAT_TEMPLATE } from '../../../frontend/generation/chat-template.js';
+import { tokenizerVocab } from '../../../frontend/generation/model-vocab.js';
 import { ModelTokenizer } from '../../../schema/text/model-tokenizer.js';
 import { gpt2TokenizerConfig, gpt2TokenizerJson } from '../../../tools/models/gpt2-tokenizer.js';
 

@@ -11,11 +11,11 @@ import OpenAI from 'openai';
 import { inferenceApp } from '../../../frontend/http/inference-app.js';
 import type { GenerationTarget } from '../../../frontend/openai/generation-target.js';
 import { openaiRouter } from '../../../frontend/openai/router.js';
-import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
 import type { GenRequestOutput } from '../../../schema/engine-ipc.js';
-import { ChatTemplate } from '../../../frontend/openai/chat-template.js';
-import { modelVocab } from '../../../frontend/openai/model-vocab.js';
+import { ChatTemplate } from '../../../frontend/generation/chat-template.js';
+import { modelVocab } from '../../../frontend/generation/model-vocab.js';
 import { BYTE_CHAT_TEMPLATE } from '../../../tools/models/demo-models.js';
 
 type GenerationSink = Parameters<GenerationTarget['generate']>[1];

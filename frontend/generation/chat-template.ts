@@ -9,7 +9,7 @@
 import * as path from 'node:path';
 import { excerpt, readModelText } from '../../schema/files/model-file.js';
 import { ChatJinja, ChatTemplateError } from '../../schema/text/chat-jinja.js';
-import { OpenAIError } from './errors.js';
+import { OpenAIError } from '../http/openai-errors.js';
 
 /** One chat message after validation. */
 export interface ChatMessage {

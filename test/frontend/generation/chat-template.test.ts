@@ -7,15 +7,15 @@
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
-import type { ChatMessage, ChatRequestPart } from '../../../frontend/openai/chat-template.js';
+import type { ChatMessage, ChatRequestPart } from '../../../frontend/generation/chat-template.js';
 import {
   ChatTemplate,
   MAX_RENDERED_CHARS,
   NO_CHAT_TEMPLATE,
   NO_CHAT_TEMPLATE_MESSAGE,
   compileChatTemplate,
-} from '../../../frontend/openai/chat-template.js';
-import { OpenAIError } from '../../../frontend/openai/errors.js';
+} from '../../../frontend/generation/chat-template.js';
+import { OpenAIError } from '../../../frontend/http/openai-errors.js';
 import { MAX_RANGE } from '../../../schema/text/chat-jinja.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'chat-templates');

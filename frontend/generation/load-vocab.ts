@@ -10,7 +10,7 @@ import { ModelTokenizer } from '../../schema/text/model-tokenizer.js';
 import { readTokenizerFiles } from '../../schema/text/tokenizer-files.js';
 import { compileChatTemplate } from './chat-template.js';
 import type { Response } from 'express';
-import { OpenAIError, sendOpenAIError } from './errors.js';
+import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import type { ModelVocab } from './model-vocab.js';
 import { modelVocab, tokenizerVocab } from './model-vocab.js';
 
