@@ -79,7 +79,7 @@ export class ModelManager {
    * note) for a kind no frontend is registered for. Throws RegistrationError.
    */
   async register(opts: RegisterOptions): Promise<ServedModel | null> {
-    const model = this.prepare(opts);
+    const model = await this.prepare(opts);
     if (model !== null) await model.start().finally(() => this.onChange());
     return model;
   }
@@ -88,7 +88,7 @@ export class ModelManager {
    * Validates and registers a model without starting its workers (`start()` them next; the
    * server registers every start-up model first, so /ping counts them all while they load).
    */
-  prepare(opts: RegisterOptions): ServedModel | null {
+  async prepare(opts: RegisterOptions): Promise<ServedModel | null> {
     if (!MODEL_NAME_RE.test(opts.name))
       throw new RegistrationError(400, `invalid model name '${opts.name}': use letters, digits, '_', '.', '-'`);
     // The url first: a url that escapes the store is a 400 whatever name it would register under.
@@ -99,15 +99,12 @@ export class ModelManager {
       throw new RegistrationError(400, (e as Error).message);
     }
     // TorchServe's words, and why another version is refused too (it would add that version).
-    const existing = this.models.get(opts.name);
-    if (existing !== undefined)
-      throw new RegistrationError(
-        409,
-        `Model version ${existing.config.version} is already registered for model ${opts.name} (a model has one version here: unregister it to register another)`,
-      );
-    const res = loadModelConfig(opts.name, dir, opts.overrides);
+    this.refuseRegistered(opts.name);
+    const res = await loadModelConfig(opts.name, dir, opts.overrides);
     if (!res.ok)
       throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
+    // The config was read off the event loop: a registration of the same name may have won meanwhile.
+    this.refuseRegistered(opts.name);
     for (const w of res.warnings) this.ctx.log('warn', w);
     const config = res.config;
     // A pipeline runs a worker per replica of each stage: those count against --max-workers.
@@ -141,6 +138,16 @@ export class ModelManager {
     this.models.set(opts.name, model);
     this.onChange();
     return model;
+  }
+
+  /** 409 when `name` is registered already. */
+  private refuseRegistered(name: string): void {
+    const existing = this.models.get(name);
+    if (existing !== undefined)
+      throw new RegistrationError(
+        409,
+        `Model version ${existing.config.version} is already registered for model ${name} (a model has one version here: unregister it to register another)`,
+      );
   }
 
   /** Unregisters a model: queued requests get 503, workers flush and exit. */

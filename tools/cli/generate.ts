@@ -200,7 +200,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   // The server's own check of model-config.yaml first, so each problem names its file:line:col
   // as a registration would (the engine's load lists them without a position).
-  const checked = loadModelConfig(path.basename(path.resolve(model)), path.resolve(model));
+  const checked = await loadModelConfig(path.basename(path.resolve(model)), path.resolve(model));
   if (!checked.ok) {
     process.stderr.write(checked.problems.map((p) => `tsserve generate: ${p}\n`).join(''));
     return 1;
