@@ -131,6 +131,8 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
   private readonly send: MetricsSend;
   private readonly autoDetect: boolean;
   private readonly maxAutoDetected: number;
+  /** `limits.max_dimensions_per_metric`: an auto-detected metric with more is refused. */
+  private readonly maxDimensions: number;
   private detectedCount = 0;
   /** The batch being handled, for the helpers' numeric request ids (TorchServe's `idx`). */
   private batchIds: readonly string[] = [];
@@ -161,6 +163,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
     this.autoLabels = Object.freeze({ ...(opts.autoLabels ?? {}) });
     this.autoDetect = opts.autoDetect ?? config.autoDetect;
     this.maxAutoDetected = config.limits.maxAutoDetectedMetrics ?? DEFAULT_LIMITS.maxAutoDetectedMetrics;
+    this.maxDimensions = config.limits.maxDimensionsPerMetric ?? DEFAULT_LIMITS.maxDimensionsPerMetric;
     this.log = opts.log ?? ((): void => undefined);
     this.maxSeriesPerMetric = config.limits.maxSeriesPerMetric;
     this.buffer = new PointBuffer(
@@ -566,7 +569,7 @@ export class WorkerMetrics implements MetricOwner, WorkerMetricsApi {
       );
     }
     const problem =
-      declarationProblems({ name, type, dimensions: dimensionNames }, true)[0]?.message ??
+      declarationProblems({ name, type, dimensions: dimensionNames }, true, this.maxDimensions)[0]?.message ??
       this.autoLabelProblem(dimensionNames as readonly string[]);
     if (problem !== undefined) {
       return this.noop(name, type, unit, [], 'invalid_name', `Metric '${shown}' cannot be auto-detected: ${problem}`);
