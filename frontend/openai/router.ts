@@ -31,6 +31,7 @@ import type { ReadyPrompt } from './request-prompts.js';
 import { readyPrompts } from './request-prompts.js';
 import { clientRequestId } from './request-id.js';
 import { utilityRoutes } from './utility-routes.js';
+import { echoName } from '../../schema/echo.js';
 
 /** What the routes need from the server. */
 export interface OpenAIRouterOptions {
@@ -86,7 +87,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
     if (m === undefined)
       sendOpenAIError(
         res,
-        new OpenAIError(404, `The model \`${req.params.model}\` does not exist.`, 'model', 'model_not_found'),
+        new OpenAIError(404, `The model \`${echoName(req.params.model)}\` does not exist.`, 'model', 'model_not_found'),
       );
     else res.json(m);
   });
@@ -144,7 +145,7 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
       }
       return sendOpenAIError(
         res,
-        new OpenAIError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found'),
+        new OpenAIError(404, `The model \`${echoName(parsed.model)}\` does not exist.`, 'model', 'model_not_found'),
       );
     }
     const vocab = vocabOf(model);

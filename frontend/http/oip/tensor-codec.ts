@@ -7,6 +7,7 @@
  */
 import { jsonErrorReason } from '../json-error.js';
 import { decodeJsonTensor } from '../json-tensor.js';
+import { capMessage, echoName, echoNumber, echoString } from '../../../schema/echo.js';
 
 /** A request the protocol rejects: HTTP status and the `error` message. */
 export class OipError extends Error {
@@ -14,7 +15,8 @@ export class OipError extends Error {
     readonly status: number,
     message: string,
   ) {
-    super(message);
+    // Capped once here: a refusal echoing an input name, datatype or shape stays bounded.
+    super(capMessage(message));
   }
 }
 
@@ -71,7 +73,7 @@ function notInRange(
   const what = datatype.endsWith('64') ? `${datatype} this server carries exactly` : datatype;
   return new OipError(
     400,
-    `input '${input}': element ${k} (${text}) is not ${datatype.startsWith('I') ? 'an' : 'a'} ${what} (an integer from ${min} to ${max})`,
+    `input '${input}': element ${k} (${echoNumber(text)}) is not ${datatype.startsWith('I') ? 'an' : 'a'} ${what} (an integer from ${min} to ${max})`,
   );
 }
 
@@ -110,7 +112,7 @@ function unreadable(input: string, datatype: string, declared: DeclaredDatatype)
   if (!(DATATYPES as readonly string[]).includes(datatype))
     return new OipError(
       400,
-      `input '${input}': datatype ${JSON.stringify(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`,
+      `input '${echoName(input)}': datatype ${echoString(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`,
     );
   const want = declared(input);
   if (want !== undefined && want !== datatype) return new OipError(400, datatypeMismatch(input, datatype, want));
