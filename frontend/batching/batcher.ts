@@ -10,6 +10,7 @@ import type { Clock, ClockTimer } from './clock.js';
 import { REAL_CLOCK } from './clock.js';
 import { UnsendableBatchError, whyUnsendable } from './unsendable.js';
 import { msAsUs, msToNs } from '../../schema/elapsed.js';
+import type { BatchDone } from './batch-debug-log.js';
 
 /** A batch's result and the frontend's wall time for it. */
 export interface BatchRunResult {
@@ -103,6 +104,8 @@ export class Batcher {
     private readonly clock: Clock = REAL_CLOCK,
     /** A job's `done` threw (a bug in a route); the batch's other jobs are still answered. */
     private readonly onDoneError: (err: unknown) => void = () => undefined,
+    /** Each batch a worker answered (`--log-level debug`, batch-debug-log.ts); none when absent. */
+    private readonly onBatch: ((b: BatchDone) => void) | null = null,
   ) {
     target.on('idle', this.onIdle);
   }
@@ -246,6 +249,13 @@ export class Batcher {
     worker.runBatch(requests, tensors).then(
       ({ result, wallMs }) => {
         this.onTiming(msToNs(oldestWaitMs), msToNs(Math.max(0, wallMs - result.handlerMs)));
+        this.onBatch?.({
+          workerId: worker.id,
+          requestIds: slots.map((s) => s.job.requestId),
+          result,
+          queueMs: oldestWaitMs,
+          wallMs,
+        });
         this.answerInChunks(worker, slots, result, 0, finished);
       },
       (err: Error) => {
