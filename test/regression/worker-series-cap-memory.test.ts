@@ -7,7 +7,11 @@
 import { expect } from 'chai';
 import { createWorkerMetrics } from '../../backend/metrics/index.js';
 import type { MetricsMessage } from '../../schema/ipc.js';
+import * as os from 'node:os';
+import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
+import { MetricsIngest } from '../../frontend/metrics/ingest.js';
 import { config, spec } from '../backend/metrics/config.js';
+import { captureLog, makeConfig, makeSpec } from '../frontend/metrics/make-config.js';
 
 type Trie = Map<string, unknown>;
 
@@ -82,5 +86,43 @@ describe('regression: worker series cap bounds the trie (issue 26 item 1)', () =
     ]);
     expect(sent[0]!.overflowed).to.deep.equal({ TagCount: 1 });
     expect(trieSize(metric)).to.deep.equal({ maps: 5, leaves: 2 });
+  });
+
+  it("should keep a worker's series table in the frontend bounded, counting declarations past it as malformed", async () => {
+    const fm = new FrontendMetrics(
+      makeConfig([makeSpec('TagCount', 'counter', ['Tag'], { section: 'model_metrics' })], { modes: ['prometheus'] }),
+      { logDir: os.tmpdir(), hostname: 'h1', log: captureLog().log },
+    );
+    const logs: string[] = [];
+    const ingest = new MetricsIngest(fm, { log: (l) => logs.push(l), maxWorkerSeries: 4 });
+    ingest.started('bomb-1', { hostname: 'h1' });
+    const series = Array.from({ length: 10 }, (_, id) => ({ id, metric: 'TagCount', values: [`t${id}`] }));
+    ingest.handle('bomb-1', {
+      type: 'tsserve.metrics',
+      v: 3,
+      seq: 0,
+      metrics: [],
+      series,
+      seriesIds: Uint32Array.from(series.map((s) => s.id)),
+      values: Float64Array.from(series.map(() => 1)),
+      requestRuns: Int32Array.from([0, -1]),
+      requestIds: [],
+      timeRuns: Float64Array.from([0, 0]),
+      dropped: {},
+      overflowed: {},
+    });
+    const text = await fm.prometheusText(['TagCount', 'tsserve_datapoints_dropped_total'], 'text');
+    // 4 series kept; 6 declarations past the bound and their 6 datapoints counted as malformed.
+    expect(text.split('\n').filter((l) => /^(TagCount|tsserve_datapoints_dropped_total)\{/.test(l))).to.deep.equal([
+      'TagCount{Tag="t0",Hostname="h1"} 1',
+      'TagCount{Tag="t1",Hostname="h1"} 1',
+      'TagCount{Tag="t2",Hostname="h1"} 1',
+      'TagCount{Tag="t3",Hostname="h1"} 1',
+      'tsserve_datapoints_dropped_total{reason="malformed_message",Hostname="h1"} 12',
+    ]);
+    expect(logs[0]).to.equal(
+      'metrics: worker bomb-1 declared series id 4, past the 4 one worker may declare; that declaration and its datapoints are dropped; further ones are only counted',
+    );
+    await fm.close();
   });
 });
