@@ -1,7 +1,8 @@
 /**
  * Bounded echoes of request input in error messages: a refusal names what is wrong with a short
  * piece of what was sent, never all of it (a 900,001-digit number made a 900 KB 400 body, 50,000
- * bad logit_bias ids a 338 KB one). What is left out is counted: `…(N more)`.
+ * bad logit_bias ids a 338 KB one). What is left out is counted: `…(N more)`. A string quoted
+ * as JSON is cut by `excerpt()` (schema/files/model-file.ts); these are the other shapes.
  */
 
 /** Most characters of a number's text (as the body wrote it) quoted in a message. */
@@ -37,16 +38,6 @@ export function capMessage(message: string): string {
   const last = message.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
   return `${message.slice(0, end)}…(${message.length - end} more)`;
-}
-
-/** A string of the request quoted in a message: JSON, its first 80 characters, then `…(N more)`. */
-export function echoString(s: string): string {
-  const max = 80;
-  if (s.length <= max) return JSON.stringify(s);
-  let end = max;
-  const last = s.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${JSON.stringify(s.slice(0, end))}…(${s.length - end} more)`;
 }
 
 /** A name of the request quoted as it is (in backticks or quotes): whole up to 256 characters, else its first 80 and `…(N more)`. */

@@ -7,7 +7,8 @@
  */
 import { jsonErrorReason } from '../json-error.js';
 import { decodeJsonTensor } from '../json-tensor.js';
-import { capMessage, echoName, echoNumber, echoString } from '../../../schema/echo.js';
+import { capMessage, echoName, echoNumber } from '../../../schema/echo.js';
+import { excerpt } from '../../../schema/files/model-file.js';
 
 /** A request the protocol rejects: HTTP status and the `error` message. */
 export class OipError extends Error {
@@ -112,7 +113,7 @@ function unreadable(input: string, datatype: string, declared: DeclaredDatatype)
   if (!(DATATYPES as readonly string[]).includes(datatype))
     return new OipError(
       400,
-      `input '${echoName(input)}': datatype ${echoString(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`,
+      `input '${echoName(input)}': datatype ${excerpt(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`,
     );
   const want = declared(input);
   if (want !== undefined && want !== datatype) return new OipError(400, datatypeMismatch(input, datatype, want));
