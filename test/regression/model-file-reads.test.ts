@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { modelIoOf } from '../../frontend/http/oip/io-cache.js';
-import type { ServedModel } from '../../frontend/server/served-model.js';
+import type { ServedModel } from '../../frontend/models/served-model.js';
 import { loadModelConfig } from '../../frontend/store/model-config.js';
 
 describe('regression: model files read like requests (issue 26 item 2)', () => {

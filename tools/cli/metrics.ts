@@ -68,7 +68,7 @@ async function validate(files: readonly string[]): Promise<number> {
     return 2;
   }
   const { formatProblem, loadMetricsConfig } = await import('../../schema/config/load.js');
-  const { checkFrontendMetrics, specLookup } = await import('../../frontend/server/frontend-series.js');
+  const { checkFrontendMetrics, specLookup } = await import('../../frontend/models/frontend-series.js');
   let code = 0;
   for (const file of files) {
     const r = loadMetricsConfig(file);

@@ -5,7 +5,7 @@
  * not a regular file inside the model directory: a FIFO `model.onnx` never holds the event loop.
  */
 import * as path from 'path';
-import type { ServedModel } from '../../server/served-model.js';
+import type { ServedModel } from '../../models/served-model.js';
 import { readOnnxIo } from '../../store/onnx-io.js';
 import type { ModelIo } from '../../store/onnx-io.js';
 

@@ -4,6 +4,7 @@ import { BatchDebugLog } from '../batching/batch-debug-log.js';
 import type { BatchDone } from '../batching/batch-debug-log.js';
 import { Batcher } from '../batching/batcher.js';
 import { REAL_CLOCK } from '../batching/clock.js';
+import type { Clock } from '../batching/clock.js';
 import type { Log } from '../log/log.js';
 import type { SubmitResult } from '../batching/batcher.js';
 import type { Job } from '../batching/job.js';
@@ -14,8 +15,8 @@ import type { SeriesHandle } from './metrics-port.js';
 import type { ModelDescription, ServedModel } from './served-model.js';
 
 /** The batch listener writing `model`'s debug lines through `log`. */
-function debugBatches(model: string, log: Log): (b: BatchDone) => void {
-  const lines = new BatchDebugLog(model, (l) => log.debug(l), REAL_CLOCK);
+function debugBatches(model: string, log: Log, clock: Clock): (b: BatchDone) => void {
+  const lines = new BatchDebugLog(model, (l) => log.debug(l), clock);
   return (b) => lines.batch(b);
 }
 
@@ -27,6 +28,8 @@ export interface BatchedModelOptions {
   readonly queueCapacity?: number;
   readonly modelUrl: string;
   readonly loadedAtStartup: boolean;
+  /** The batcher's time and timers (default the real clock). */
+  readonly clock?: Clock;
 }
 
 /** Pool + batcher for one model, recording QueueTime and WorkerThreadTime per batch. */
@@ -57,13 +60,13 @@ export class BatchedModel implements ServedModel {
         opts.series.queueTime.record(queueMs);
         opts.series.workerThreadTime.record(workerThreadMs);
       },
-      undefined,
+      opts.clock,
       (err) =>
         opts.pool.log.error(
           `model ${config.name}: answering a request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
         ),
       // `--log-level debug`: a line per answered batch, at most 10 a second (batch-debug-log.ts).
-      opts.pool.log.isLevelEnabled('debug') ? debugBatches(config.name, opts.pool.log) : null,
+      opts.pool.log.isLevelEnabled('debug') ? debugBatches(config.name, opts.pool.log, opts.clock ?? REAL_CLOCK) : null,
     );
   }
 
