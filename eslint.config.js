@@ -62,7 +62,7 @@ const FRONTEND_LAYERS = [
   ['generation'],
   ['pipeline'],
   ['openai'],
-  ['kinds'],
+  ['openapi', 'kinds'],
   ['cluster'],
   ['server'],
 ];
