@@ -167,7 +167,16 @@ describe('Boundaries', () => {
   it('should keep each frontend folder from importing its layer peers and every layer above, types and import() included', async () => {
     const why = (dir: string, banned: readonly string[]): string =>
       `frontend/${dir}/ must not import ${banned.map((b) => `frontend/${b}/`).join(', ')}: the frontend's folders point one way (FRONTEND_LAYERS in eslint.config.js).`;
-    const modelsWhy = why('models', ['http', 'generation', 'pipeline', 'openai', 'openapi', 'kinds', 'cluster', 'server']);
+    const modelsWhy = why('models', [
+      'http',
+      'generation',
+      'pipeline',
+      'openai',
+      'openapi',
+      'kinds',
+      'cluster',
+      'server',
+    ]);
     expect(
       await lint(
         'frontend/models/x.ts',
