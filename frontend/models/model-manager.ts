@@ -1,7 +1,7 @@
 /** The registered models: register from the store, look up, scale, unregister, drain. */
 import { pipelineWorkers } from '../../schema/pipeline-config.js';
 import type { ModelConfigOverrides } from '../store/model-config.js';
-import { loadModelConfig } from '../store/model-config.js';
+import { modelDirConfig } from '../store/model-dir-config.js';
 import { MODEL_NAME_RE } from '../store/model-store.js';
 import type { ModelStore } from '../store/model-store.js';
 import { BatchedModel } from './batched-model.js';
@@ -105,7 +105,7 @@ export class ModelManager {
     }
     // TorchServe's words, and why another version is refused too (it would add that version).
     this.refuseRegistered(opts.name);
-    const res = await loadModelConfig(opts.name, dir, opts.overrides);
+    const res = await modelDirConfig(this.store.root, opts.name, dir, opts.overrides);
     if (!res.ok)
       throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
     // The config was read off the event loop: a registration of the same name may have won meanwhile.
