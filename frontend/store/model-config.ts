@@ -311,7 +311,9 @@ export async function loadModelConfig(
       : {
           ...spec,
           stageConfigs: await Promise.all(
-            spec.stages.map((st) => loadModelConfig(name, path.join(path.dirname(dir), st.model), {}, undefined, false)),
+            spec.stages.map((st) =>
+              loadModelConfig(name, path.join(path.dirname(dir), st.model), {}, undefined, false),
+            ),
           ),
         };
 
