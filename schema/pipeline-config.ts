@@ -4,6 +4,7 @@
  * codec tokens the thinker hands to the next stage per chunk. Validated once, when the model
  * is registered; every problem is reported at once.
  */
+import type { ModelConfig } from './worker-protocol.js';
 
 /** One stage: a model of the store run by `replicas` workers. */
 export interface PipelineStageSpec {
@@ -15,9 +16,15 @@ export interface PipelineStageSpec {
   readonly replicas: number;
 }
 
+/** A stage's model-config as the frontend read it (asynchronously) before the pipeline is built. */
+export type StageConfigResult =
+  { readonly ok: true; readonly config: ModelConfig } | { readonly ok: false; readonly problems: readonly string[] };
+
 /** A validated pipeline: a `generate` thinker, then a `vocoder` stage. */
 export interface PipelineSpec {
   readonly stages: readonly PipelineStageSpec[];
+  /** Each stage's model-config, in stage order: filled in when the pipeline's own config is loaded. */
+  readonly stageConfigs?: readonly StageConfigResult[];
   /** Codec tokens per chunk sent from the thinker to the next stage (the last chunk may be shorter). */
   readonly chunkTokens: number;
 }

@@ -114,6 +114,8 @@ export interface MetricsLimits {
   readonly maxPointsPerFlush: number;
   /** Most metrics auto-detection may register (per worker, and in the frontend overall). */
   readonly maxAutoDetectedMetrics?: number;
+  /** Most dimensions a metric may have (declared or auto-detected); default 16. */
+  readonly maxDimensionsPerMetric?: number;
 }
 
 /** The whole validated configuration. */

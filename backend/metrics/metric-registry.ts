@@ -30,6 +30,8 @@ export class MetricRegistry {
   /** Declared metrics seen in the dimension order a handler gave addMetric, by name and order. */
   private readonly views = new Map<string, ReorderedMetric>();
   private readonly maxAutoDetected: number;
+  /** `limits.max_dimensions_per_metric`: an auto-detected metric with more is refused. */
+  private readonly maxDimensions: number;
   private detectedCount = 0;
 
   constructor(
@@ -42,6 +44,7 @@ export class MetricRegistry {
   ) {
     this.metrics = this.byName;
     this.maxAutoDetected = config.limits.maxAutoDetectedMetrics ?? DEFAULT_LIMITS.maxAutoDetectedMetrics;
+    this.maxDimensions = config.limits.maxDimensionsPerMetric ?? DEFAULT_LIMITS.maxDimensionsPerMetric;
     const frontendNames = new Set<string>();
     for (const spec of config.metrics) {
       if (spec.section !== 'model_metrics') {
@@ -182,7 +185,7 @@ export class MetricRegistry {
       );
     }
     const problem =
-      declarationProblems({ name, type, dimensions: dimensionNames }, true)[0]?.message ??
+      declarationProblems({ name, type, dimensions: dimensionNames }, true, this.maxDimensions)[0]?.message ??
       this.autoLabelProblem(dimensionNames as readonly string[]);
     if (problem !== undefined) {
       return this.noop(name, type, unit, [], 'invalid_name', `Metric '${shown}' cannot be auto-detected: ${problem}`);

@@ -12,6 +12,7 @@ import { UnsendableBatchError, whyUnsendable } from './unsendable.js';
 import { msAsUs, roundToNs } from '../../schema/elapsed.js';
 import { batchTensors } from './batch-tensors.js';
 import { keyedBatchReady, selectKeyedBatch } from './batch-select.js';
+import type { BatchDone } from './batch-debug-log.js';
 
 /** A batch's result and the frontend's wall time for it. */
 export interface BatchRunResult {
@@ -87,6 +88,8 @@ export class Batcher {
     private readonly clock: Clock = REAL_CLOCK,
     /** A job's `done` threw (a bug in a route); the batch's other jobs are still answered. */
     private readonly onDoneError: (err: unknown) => void = () => undefined,
+    /** Each batch a worker answered (`--log-level debug`, batch-debug-log.ts); none when absent. */
+    private readonly onBatch: ((b: BatchDone) => void) | null = null,
   ) {
     target.on('idle', this.onIdle);
   }
@@ -240,6 +243,13 @@ export class Batcher {
     worker.runBatch(requests, tensors).then(
       ({ result, wallMs }) => {
         this.onTiming(roundToNs(oldestWaitMs), roundToNs(Math.max(0, wallMs - result.handlerMs)));
+        this.onBatch?.({
+          workerId: worker.id,
+          requestIds: slots.map((s) => s.job.requestId),
+          result,
+          queueMs: oldestWaitMs,
+          wallMs,
+        });
         this.answerInChunks(worker, slots, result, 0, finished);
       },
       (err: Error) => {

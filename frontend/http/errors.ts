@@ -1,6 +1,7 @@
 /** JSON error answers in TorchServe's shape `{code, type, message}`, and the express fallbacks. */
 import type { ServerResponse } from 'http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { capMessage } from '../../schema/echo.js';
 
 /** TorchServe's exception names by status. */
 const TYPES: Readonly<Record<number, string>> = {
@@ -22,7 +23,11 @@ const TYPES: Readonly<Record<number, string>> = {
  * same headers and bytes) but on node's response, so the routes outside express use it too.
  */
 export function sendError(res: ServerResponse, status: number, message: string, type?: string): void {
-  sendJson(res, status, { code: status, type: type ?? TYPES[status] ?? 'InternalServerException', message });
+  sendJson(res, status, {
+    code: status,
+    type: type ?? TYPES[status] ?? 'InternalServerException',
+    message: capMessage(message),
+  });
 }
 
 /**

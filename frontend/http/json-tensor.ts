@@ -6,6 +6,7 @@
  * (`kind: 'json'`): another shape, a non-number element, an empty array, a syntax error.
  */
 import { elementsMessage } from './json-bounds.js';
+import { echoNumber } from '../../schema/echo.js';
 
 /** What the decoder made of a body. */
 export type JsonTensor =
@@ -43,7 +44,7 @@ function wrapperKey(b: Uint8Array, i: number): number {
 
 /** The message for a number that overflows float32 (its text as the body wrote it). */
 export function float32Message(index: number, text: string): string {
-  return `element ${index} (${text}) is not finite in float32 (largest magnitude 3.4028234663852886e38)`;
+  return `element ${index} (${echoNumber(text)}) is not finite in float32 (largest magnitude 3.4028234663852886e38)`;
 }
 
 /**

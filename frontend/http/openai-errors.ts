@@ -1,16 +1,22 @@
 /** OpenAI's JSON error shape `{error: {message, type, param, code}}`, with the HTTP status. */
 import type { Response } from 'express';
+import { capMessage } from '../../schema/echo.js';
 
 /** A request problem to answer with OpenAI's error shape. */
 export class OpenAIError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly param: string | null = null,
+    param: string | null = null,
     readonly code: string | null = null,
   ) {
-    super(message);
+    // Capped once here: every refusal that echoes the request (a name, a value, a key) stays bounded.
+    super(capMessage(message));
+    this.param = param === null ? null : capMessage(param);
   }
+
+  /** The request field at fault (capped like the message: it may be a key the client sent). */
+  readonly param: string | null;
 }
 
 /** OpenAI's `type` for a status: every client error but 404 is the request's (408 and 415 too, not the server's). */
@@ -28,7 +34,7 @@ export function errorBody(
   param: string | null = null,
   code: string | null = null,
 ): object {
-  return { error: { message, type: errorType(status), param, code } };
+  return { error: { message: capMessage(message), type: errorType(status), param, code } };
 }
 
 /** Answers `err` as JSON (no-op when the headers are already sent). */

@@ -54,7 +54,7 @@ export class FileWarnings {
         : ` (failure ${this.rotateFailures})`;
     this.opts.log(
       'warn',
-      `${this.opts.label} ${this.path}: rotation failed: ${String(err)}; writing on in the current file${counted}${first}`,
+      `${this.opts.label} ${this.path}: rotation failed: ${String(err)}; reopening the file to write on past its size bound (lines an open or write then fails on are lost and counted as lost lines)${counted}${first}`,
     );
   }
 

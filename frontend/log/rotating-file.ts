@@ -20,8 +20,9 @@
  * when the open or the write carrying it fails (EACCES, ENOSPC, EISDIR…); losses are warned
  * about at most once per `rewarnMs`. The next chunk tries a fresh open, so a file that becomes
  * writable again is written again. A rotation that fails (a rename refused, `.keep` a directory)
- * is counted through `onRotateFailed` and warned about with its error; lines go on into the
- * current file, and the rotation is tried again at most once per `rewarnMs` (file-warnings.ts).
+ * is counted through `onRotateFailed` and warned about with its error; the file is reopened (a
+ * fresh open, which may fail and lose lines like any other) and lines go on into it past
+ * `maxBytes`, and the rotation is tried again at most once per `rewarnMs` (file-warnings.ts).
  */
 import * as fs from 'node:fs';
 import sonicBoom from 'sonic-boom';

@@ -294,7 +294,8 @@ export class FrontendMetrics {
         why: `${spec.name} is a ${existing.spec.type} with dimensions [${existing.spec.dimensions.join(', ')}]`,
       };
     }
-    const problem = declarationProblems(spec, true)[0];
+    const maxDims = this.config.limits.maxDimensionsPerMetric ?? DEFAULT_LIMITS.maxDimensionsPerMetric;
+    const problem = declarationProblems(spec, true, maxDims)[0];
     if (problem !== undefined)
       return { reason: 'invalid_name', why: `${spec.name} cannot be auto-detected: ${problem.message}` };
     const clash = exposureClashes(spec.name, spec.type, this.exposed)[0];

@@ -21,7 +21,20 @@ import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from '.
 export interface MetricsIngestOptions {
   /** Problems worth a line (once per worker or per metric); default stderr. */
   readonly log?: (msg: string) => void;
+  /** Bound on one worker's series ids (its table's length); default `MAX_WORKER_SERIES`. */
+  readonly maxWorkerSeries?: number;
 }
+
+/**
+ * Most series ids one worker incarnation may declare (2^20, 8 MiB of table): its ids are dense
+ * from 0 and each metric folds past `max_series_per_metric`, so only a worker that sends messages
+ * of its own making (a handler calling process.send) gets near it. Past it a declaration is a
+ * malformed message, counted, and its datapoints are dropped.
+ */
+export const MAX_WORKER_SERIES = 1 << 20;
+
+/** Most auto-detected metric names one worker's table keeps (`max_auto_detected_metrics`' ceiling). */
+export const MAX_WORKER_DETECTED = 10_000;
 
 /** The part of `FrontendMetrics` the ingest uses (a structural type, so tests can fake it). */
 export type IngestTarget = Pick<FrontendMetrics, 'get' | 'admit' | 'self'> &
@@ -46,12 +59,14 @@ export class MetricsIngest {
   /** Front processes, and the frontend metrics each may record (a worker records model metrics only). */
   private readonly fronts = new Map<string, ReadonlySet<string>>();
   private readonly log: (msg: string) => void;
+  private readonly maxWorkerSeries: number;
 
   constructor(
     private readonly metrics: IngestTarget,
     opts: MetricsIngestOptions = {},
   ) {
     this.log = opts.log ?? ((m) => process.stderr.write(`[metrics] warn: ${m}\n`));
+    this.maxWorkerSeries = opts.maxWorkerSeries ?? MAX_WORKER_SERIES;
   }
 
   /**
@@ -134,9 +149,23 @@ export class MetricsIngest {
     }
   }
 
+  /** A series id past the bound: counted as malformed and warned once per worker; the rest of the message is kept. */
+  private pastBound(workerKey: string, state: WorkerState, id: number): void {
+    this.metrics.self.dropped('malformed_message', 1);
+    if (state.warnedMalformed) return;
+    state.warnedMalformed = true;
+    this.log(
+      `metrics: worker ${workerKey} declared series id ${id}, past the ${this.maxWorkerSeries} one worker may declare; that declaration and its datapoints are dropped; further ones are only counted`,
+    );
+  }
+
   private ingest(workerKey: string, state: WorkerState, msg: MetricsMessage): void {
     for (const decl of msg.metrics) this.declareMetric(workerKey, state, decl);
-    for (const decl of msg.series) state.bounds[decl.id] = this.bindSeries(workerKey, state, decl);
+    for (const decl of msg.series) {
+      // Bounded: an id past the bound is not stored; its datapoints count as undeclared below.
+      if (decl.id < this.maxWorkerSeries) state.bounds[decl.id] = this.bindSeries(workerKey, state, decl);
+      else this.pastBound(workerKey, state, decl.id);
+    }
     const unknown = recordPoints(state.bounds, msg, workerKey);
     const n = msg.seriesIds.length;
     this.metrics.self.flushed(1, n);
@@ -166,6 +195,8 @@ export class MetricsIngest {
    */
   private declareMetric(workerKey: string, state: WorkerState, decl: MetricDecl): void {
     if (state.detected.has(decl.name)) return;
+    // Bounded: past the bound a name is not kept; its series then bind as unknown metrics (counted).
+    if (state.detected.size >= MAX_WORKER_DETECTED) return;
     const existing = this.metrics.get(decl.name);
     let metric: FrontendMetric | DropReason;
     if (existing !== null && existing.spec.section === 'model_metrics') {

@@ -1,8 +1,12 @@
 /** A handler-driven model (`onnx` or a handler module): a worker pool behind a batcher. */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
+import { BatchDebugLog } from '../batching/batch-debug-log.js';
+import type { BatchDone } from '../batching/batch-debug-log.js';
 import { Batcher } from '../batching/batcher.js';
 import { DEFAULT_MAX_BATCH_BYTES } from '../../schema/tensors.js';
+import { REAL_CLOCK } from '../batching/clock.js';
 import type { Clock } from '../batching/clock.js';
+import type { Log } from '../log/log.js';
 import type { SubmitResult } from '../batching/batcher.js';
 import type { Job } from '../batching/job.js';
 import { WorkerPool } from '../workers/worker-pool.js';
@@ -10,6 +14,12 @@ import type { WorkerPoolDeps } from '../workers/worker-pool.js';
 import type { FrontendSeries } from './frontend-series.js';
 import type { SeriesHandle } from './metrics-port.js';
 import type { ModelDescription, ServedModel } from './served-model.js';
+
+/** The batch listener writing `model`'s debug lines through `log`. */
+function debugBatches(model: string, log: Log, clock: Clock): (b: BatchDone) => void {
+  const lines = new BatchDebugLog(model, (l) => log.debug(l), clock);
+  return (b) => lines.batch(b);
+}
 
 /** Options beyond the model config. */
 export interface BatchedModelOptions {
@@ -57,6 +67,8 @@ export class BatchedModel implements ServedModel {
         opts.pool.log.error(
           `model ${config.name}: answering a request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
         ),
+      // `--log-level debug`: a line per answered batch, at most 10 a second (batch-debug-log.ts).
+      opts.pool.log.isLevelEnabled('debug') ? debugBatches(config.name, opts.pool.log, opts.clock ?? REAL_CLOCK) : null,
     );
   }
 

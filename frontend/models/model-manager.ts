@@ -104,15 +104,12 @@ export class ModelManager {
       throw new RegistrationError(400, (e as Error).message);
     }
     // TorchServe's words, and why another version is refused too (it would add that version).
-    const existing = this.models.get(opts.name);
-    if (existing !== undefined)
-      throw new RegistrationError(
-        409,
-        `Model version ${existing.config.version} is already registered for model ${opts.name} (a model has one version here: unregister it to register another)`,
-      );
+    this.refuseRegistered(opts.name);
     const res = await modelDirConfig(this.store.root, opts.name, dir, opts.overrides);
     if (!res.ok)
       throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
+    // The config was read off the event loop: a registration of the same name may have won meanwhile.
+    this.refuseRegistered(opts.name);
     for (const w of res.warnings) this.ctx.log('warn', w);
     const config = res.config;
     // A pipeline runs a worker per replica of each stage: those count against --max-workers.
@@ -147,6 +144,16 @@ export class ModelManager {
     this.models.set(opts.name, model);
     this.onChange();
     return model;
+  }
+
+  /** 409 when `name` is registered already. */
+  private refuseRegistered(name: string): void {
+    const existing = this.models.get(name);
+    if (existing !== undefined)
+      throw new RegistrationError(
+        409,
+        `Model version ${existing.config.version} is already registered for model ${name} (a model has one version here: unregister it to register another)`,
+      );
   }
 
   /** Unregisters a model: queued requests get 503, workers flush and exit. */

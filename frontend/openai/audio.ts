@@ -21,6 +21,7 @@ import { readyPrompts } from './request-prompts.js';
 import { whenVocabReady } from '../generation/load-vocab.js';
 import { clientRequestId } from './request-id.js';
 import { wavFile } from './wav.js';
+import { echoName } from '../../schema/echo.js';
 
 /** A model that speaks (a pipeline). */
 export interface SpeakingModel {
@@ -350,7 +351,7 @@ export function speechRouter(opts: SpeechRouteOptions): Router {
       if (model === undefined)
         throw new OpenAIError(
           404,
-          `The model \`${body.model}\` does not exist or does not speak.`,
+          `The model \`${echoName(body.model)}\` does not exist or does not speak.`,
           'model',
           'model_not_found',
         );

@@ -16,6 +16,8 @@ import {
 } from './allowed-fields.js';
 import type { ChatMessage, ChatRequestPart } from '../generation/chat-template.js';
 import { OpenAIError } from '../http/openai-errors.js';
+import { capMessage, echoList } from '../../schema/echo.js';
+import { excerpt } from '../../schema/files/model-file.js';
 
 /** Largest n we accept. */
 export const MAX_N = 16;
@@ -58,7 +60,8 @@ type Obj = Readonly<Record<string, unknown>>;
 const present = (v: unknown): boolean => v !== undefined && v !== null;
 
 /** A value as a message shows it: JSON, but a number as itself (JSON writes 1e309, which parses to Infinity, as null). */
-const shown = (v: unknown): string => (typeof v === 'number' ? String(v) : JSON.stringify(v));
+const shown = (v: unknown): string =>
+  typeof v === 'number' ? String(v) : typeof v === 'string' ? excerpt(v) : capMessage(String(JSON.stringify(v)));
 
 function bad(param: string, message: string): never {
   throw new OpenAIError(400, message, param);
@@ -110,7 +113,7 @@ function seedOf(body: Obj): number | undefined {
 export function refuseUnsupported(body: Obj, allowed: ReadonlySet<string>, prefix = ''): void {
   const extra = unsupportedFields(body, allowed);
   if (extra.length === 0) return;
-  const names = extra.map((k) => `'${prefix}${k}'`).join(', ');
+  const names = echoList(extra.map((k) => (k.length <= 80 ? `'${prefix}${k}'` : `${prefix}${excerpt(k)}`)));
   throw new OpenAIError(
     400,
     `Unsupported parameter${extra.length > 1 ? 's' : ''}: ${names} ${extra.length > 1 ? 'are' : 'is'} not supported by this server.`,

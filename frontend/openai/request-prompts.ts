@@ -11,6 +11,7 @@ import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
 import type { ModelVocab } from '../generation/model-vocab.js';
 import type { ParsedRequest } from './params.js';
+import { echoList } from '../../schema/echo.js';
 
 /** One prompt ready for the engine. */
 export interface ReadyPrompt {
@@ -42,7 +43,7 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
   if (biased.length > 0) {
     throw new OpenAIError(
       400,
-      `token_id(s) [${biased.join(', ')}] in logit_bias contain out-of-vocab token ids. Vocabulary size: ${V}`,
+      `token_id(s) [${echoList(biased)}] in logit_bias contain out-of-vocab token ids. Vocabulary size: ${V}`,
       'logit_bias',
     );
   }

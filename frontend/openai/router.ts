@@ -33,6 +33,7 @@ import { readyOrRefused } from './request-prompts.js';
 import { withSamplingDefaults } from './sampling-defaults.js';
 import { clientRequestId } from './request-id.js';
 import { utilityRoutes } from './utility-routes.js';
+import { echoName } from '../../schema/echo.js';
 
 /** What the routes need from the server. */
 export interface OpenAIRouterOptions {
@@ -88,7 +89,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
     if (m === undefined)
       sendOpenAIError(
         res,
-        new OpenAIError(404, `The model \`${req.params.model}\` does not exist.`, 'model', 'model_not_found'),
+        new OpenAIError(404, `The model \`${echoName(req.params.model)}\` does not exist.`, 'model', 'model_not_found'),
       );
     else res.json(m);
   });
@@ -146,7 +147,7 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
       }
       return sendOpenAIError(
         res,
-        new OpenAIError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found'),
+        new OpenAIError(404, `The model \`${echoName(parsed.model)}\` does not exist.`, 'model', 'model_not_found'),
       );
     }
     whenVocabReady(model, res, () => {

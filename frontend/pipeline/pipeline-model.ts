@@ -4,7 +4,6 @@
  * orchestrator that moves requests through them. The thinker's engines carry `stage` and
  * `replica` as automatic labels, which stand in for `engine` on every engine family.
  */
-import * as path from 'node:path';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { GenerationModel } from '../generation/generation-model.js';
@@ -16,7 +15,6 @@ import { pipelineWorkers } from '../../schema/pipeline-config.js';
 import type { ModelDescription, ServedModel } from '../models/served-model.js';
 import type { ModelVocab } from '../generation/model-vocab.js';
 import { vocabOf } from '../generation/model-vocab.js';
-import { loadModelConfig } from '../store/model-config.js';
 import { PipelineAggregator } from './aggregator.js';
 import { AudioMetrics } from './audio-metrics.js';
 import { Orchestrator } from './orchestrator.js';
@@ -40,9 +38,12 @@ export interface PipelineModelOptions {
   readonly debugLog: ((line: string) => void) | null;
 }
 
-/** Loads a stage's model config from the store (a sibling directory of the pipeline's). */
-function stageConfig(pipeline: ModelConfig, model: string, handler: string, replicas: number): ModelConfig {
-  const res = loadModelConfig(pipeline.name, path.join(path.dirname(pipeline.dir), model));
+/** A stage's model config, read from the store with the pipeline's own (model-config.ts). */
+function stageConfig(pipeline: ModelConfig, index: number, handler: string, replicas: number): ModelConfig {
+  const model = pipeline.pipeline!.stages[index]!.model;
+  const res = pipeline.pipeline!.stageConfigs?.[index];
+  if (res === undefined)
+    throw new RegistrationError(400, `pipeline ${pipeline.name}: stage model ${model}: its model-config was not read`);
   if (!res.ok)
     throw new RegistrationError(
       400,
@@ -75,7 +76,7 @@ export class PipelineModel implements ServedModel, StatLineSource {
     if (spec === undefined)
       throw new RegistrationError(400, `model ${config.name}: handler pipeline needs a pipeline: block`);
     const [t, v] = spec.stages as readonly [(typeof spec.stages)[0], (typeof spec.stages)[0]];
-    const lm = stageConfig(config, t.model, 'generate', t.replicas);
+    const lm = stageConfig(config, 0, 'generate', t.replicas);
     const engine = {
       ...lm.engine,
       statsIntervalMs: lm.engine?.statsIntervalMs ?? STAGE_STATS_INTERVAL_MS,
@@ -98,7 +99,7 @@ export class PipelineModel implements ServedModel, StatLineSource {
       statsEnabled: opts.statsEnabled,
       ...(opts.statLog !== undefined ? { statLog: opts.statLog } : {}),
     });
-    const voc = stageConfig(config, v.model, 'vocoder', v.replicas);
+    const voc = stageConfig(config, 1, 'vocoder', v.replicas);
     const rate = voc.handlerOptions?.sampleRate;
     this.sampleRate = typeof rate === 'number' && rate > 0 ? rate : 24000;
     this.vocoder = new VocoderStage(voc, ctx);

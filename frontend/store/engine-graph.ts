@@ -21,14 +21,15 @@ export interface EngineGraphProblem {
  * the keys as written) and the graph of `modelPath`. None when the file is not a readable ONNX
  * model: the worker's load then says what is wrong with it.
  */
-export function engineGraphProblems(
+export async function engineGraphProblems(
   args: Readonly<Record<string, unknown>>,
   written: ReadonlyMap<string, string>,
   modelPath: string,
-): EngineGraphProblem[] {
+  dir = path.dirname(modelPath),
+): Promise<EngineGraphProblem[]> {
   let inputs: string[];
   try {
-    inputs = readOnnxIo(modelPath).inputs.map((i) => i.name);
+    inputs = (await readOnnxIo(modelPath, dir)).inputs.map((i) => i.name);
   } catch {
     return [];
   }

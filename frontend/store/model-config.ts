@@ -2,8 +2,9 @@
  * `model-config.yaml` → `ModelConfig`: parsed and validated once, when a model is registered,
  * with every problem reported at once (`<file>:<line>:<col>: <key>: <what is wrong>`).
  */
-import * as fs from 'fs';
+import { promises as fsp } from 'fs';
 import * as path from 'path';
+import { ModelFileError, excerpt, readModelText } from '../../schema/files/model-file.js';
 import { didYouMean } from '../../schema/config/doc.js';
 import { loadYaml, parseYaml } from '../../schema/config/yaml-source.js';
 import type { YamlParse } from '../../schema/config/yaml-source.js';
@@ -21,6 +22,9 @@ import { readOnnxIo } from './onnx-io.js';
 
 /** The file every model directory holds. */
 export const MODEL_CONFIG_FILE = 'model-config.yaml';
+
+/** Largest model-config.yaml read (bytes): a real one is well under 4 KiB; the bound keeps a 200 MB file from being parsed. */
+export const MAX_MODEL_CONFIG_BYTES = 1024 * 1024;
 
 /** Settings a registration may override (management API query parameters). */
 export interface ModelConfigOverrides {
@@ -68,6 +72,13 @@ export const DEFAULT_MODEL_VERSION = '1.0';
 const VERSION_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const MAX_VERSION = 128;
 
+/** A value of the file in a message: JSON, cut to a short escaped excerpt. */
+function shown(v: unknown): string {
+  if (typeof v === 'string') return excerpt(v);
+  const json = JSON.stringify(v) as string | undefined;
+  return json === undefined ? String(v) : json.length <= 80 ? json : excerpt(json);
+}
+
 /**
  * The `version:` key: a string such as "1.0" (default 1.0). A YAML number is refused rather
  * than guessed at: `version: 1.0` loads as the number 1, which would silently become "1".
@@ -81,9 +92,7 @@ function modelVersion(v: unknown, bad: (msg: string) => void): string {
     return DEFAULT_MODEL_VERSION;
   }
   if (typeof v !== 'string' || !VERSION_RE.test(v)) {
-    bad(
-      `must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got ${JSON.stringify(v)})`,
-    );
+    bad(`must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got ${shown(v)})`);
     return DEFAULT_MODEL_VERSION;
   }
   // A label value of the model's metrics and part of its workers' names, bounded as the model
@@ -146,20 +155,25 @@ function docPathOf(dotted: string): (string | number)[] {
  * Reads and validates `<dir>/model-config.yaml` for model `name`. `dir` must already be a
  * resolved directory inside the store; the handler module and model file must stay inside it.
  */
-export function loadModelConfig(
+export async function loadModelConfig(
   name: string,
   dir: string,
   overrides: ModelConfigOverrides = {},
   /** A Hugging Face directory's defaults (hf-model-dir.ts): handler, model file and engine keys the file leaves out. */
   hf?: HfBase,
-): ModelConfigResult {
+  /** False for a pipeline's stage: its own stages (a misconfigured store) are not followed. */
+  withStages = true,
+): Promise<ModelConfigResult> {
   const file = path.join(dir, MODEL_CONFIG_FILE);
   let raw: unknown;
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    // Read as a request is: inside the model directory after links, a regular file (a FIFO or
+    // /dev/zero is refused, not waited on or read), bounded, off the event loop.
+    text = await readModelText(dir, MODEL_CONFIG_FILE, MAX_MODEL_CONFIG_BYTES);
   } catch (e) {
-    const msg = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message.split('\n')[0];
+    if (!(e instanceof ModelFileError)) return { ok: false, problems: [`${file}: cannot be read`] };
+    const msg = e.problem === 'missing' ? 'file not found' : e.message.slice(e.file.length + 2);
     return { ok: false, problems: [`${file}: ${msg}`] };
   }
   // Parsed with positions first: a syntax error, and an alias bomb (nested anchors that expand
@@ -215,7 +229,7 @@ export function loadModelConfig(
     if (v === undefined || v === null) return r.def;
     const b: IntBound = MODEL_BOUNDS[r.key];
     if (typeof v !== 'number' || !Number.isInteger(v) || v < b.min || v > b.max) {
-      bad(r.key, `must be ${boundText(b)} (got ${JSON.stringify(v)})`);
+      bad(r.key, `must be ${boundText(b)} (got ${shown(v)})`);
       return r.def;
     }
     return v;
@@ -261,26 +275,32 @@ export function loadModelConfig(
   const tensors = parseTensorSettings(doc.tensors, tensorProblems);
   for (const p of tensorProblems) problems.push(`${atPath(p)}: ${p}`);
 
-  // Files the worker will open must exist and stay inside the model directory.
-  const inside = (key: string, rel: string): string | null => {
+  // Files the worker will open must exist and stay inside the model directory; the handler
+  // module and a built-in handler's model file must be regular files (a FIFO would hang the load).
+  const inside = async (key: string, rel: string, regular: boolean): Promise<string | null> => {
+    let p: string;
     try {
-      const p = resolveInside(dir, rel);
-      if (fs.existsSync(p)) return p;
-      bad(key, `file '${rel}' not found in ${dir}`);
+      p = resolveInside(dir, rel);
     } catch (e) {
       bad(key, e instanceof PathEscapeError ? e.message : String(e));
+      return null;
     }
+    const st = await fsp.stat(p).catch(() => null);
+    if (st === null) bad(key, `file '${rel}' not found in ${dir}`);
+    else if (regular && !st.isFile()) bad(key, `'${rel}' is not a regular file (${fileKind(st)})`);
+    else return p;
     return null;
   };
   if (typeof handler === 'string' && !BUILT_IN_HANDLERS.has(handler) && handler.trim() !== '')
-    inside('handler', handler);
+    await inside('handler', handler, true);
   const hasModel = typeof model === 'string' && model !== '';
-  const modelPath = hasModel ? inside('model', model) : null;
+  const builtIn = typeof handler === 'string' && BUILT_IN_HANDLERS.has(handler);
+  const modelPath = hasModel ? await inside('model', model, builtIn) : null;
   if (!hasModel && (handler === 'onnx' || handler === 'generate' || handler === 'vocoder'))
     bad('model', `required for handler '${String(handler)}'`);
   // What the graph must offer the engine settings (its layout, num_logits for drafts).
   if (handler === 'generate' && engine !== undefined && engineBlock !== undefined && modelPath !== null) {
-    for (const g of engineGraphProblems(engine, writtenNames(engineBlock), modelPath)) {
+    for (const g of await engineGraphProblems(engine, writtenNames(engineBlock), modelPath, dir)) {
       const pos = located.locator.value(g.at);
       problems.push(`${file}:${pos.line}:${pos.col}: ${g.message}`);
     }
@@ -288,15 +308,28 @@ export function loadModelConfig(
   // A pad rule the graph cannot follow: the worker would refuse it at every load, retried forever.
   if (handler === 'onnx' && tensors?.pad !== undefined && modelPath !== null && modelPath.endsWith('.onnx')) {
     try {
-      for (const p of padProblems(tensors.pad, readOnnxIo(modelPath))) problems.push(`${atPath(p)}: ${p}`);
+      for (const p of padProblems(tensors.pad, await readOnnxIo(modelPath))) problems.push(`${atPath(p)}: ${p}`);
     } catch {
       // An unreadable graph is the worker's load error to name.
     }
   }
   // A pipeline's stages are other models of the store: the pipeline kind loads their configs.
   const pipelineProblems: string[] = [];
-  const pipeline = handler === 'pipeline' ? parsePipelineSpec(doc.pipeline, pipelineProblems) : undefined;
+  const spec = handler === 'pipeline' ? parsePipelineSpec(doc.pipeline, pipelineProblems) : undefined;
   for (const p of pipelineProblems) problems.push(`${atPath(p)}: ${p}`);
+  // The stages' configs are read here, off the event loop, for the pipeline model to build on
+  // (sibling directories of the store; a stage's own stages are not followed).
+  const pipeline =
+    spec === undefined || problems.length > 0 || !withStages
+      ? spec
+      : {
+          ...spec,
+          stageConfigs: await Promise.all(
+            spec.stages.map((st) =>
+              loadModelConfig(name, path.join(path.dirname(dir), st.model), {}, undefined, false),
+            ),
+          ),
+        };
 
   if (problems.length > 0) return { ok: false, problems: inFileOrder(file, problems) };
   const config: ModelConfig = Object.freeze({
@@ -318,6 +351,14 @@ export function loadModelConfig(
     ...(pipeline !== undefined ? { pipeline } : {}),
   });
   return { ok: true, config, warnings };
+}
+
+/** What a file that is not regular is, for the message. */
+function fileKind(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  return 'a device';
 }
 
 /**

@@ -4,9 +4,13 @@
  * never loads onnxruntime (that is the workers' adapter), and these few fields need no more
  * than a wire-format walk. Initializers listed as graph inputs (IR < 4) are left out. Read by
  * the Open Inference Protocol's metadata and checks (once per model, io-cache.ts) and by the
- * model-config check of a generation model's graph (engine-graph.ts), which is synchronous.
+ * model-config check of a generation model's graph (engine-graph.ts). The file is opened as a
+ * model file is (schema/files/model-file.ts): a FIFO or device is refused, never waited on, and
+ * every read goes through libuv's pool, off the event loop.
  */
-import * as fs from 'fs';
+import * as path from 'path';
+import type { promises as fsp } from 'fs';
+import { openModelFile } from '../../schema/files/model-file.js';
 
 /** One tensor of the model's metadata. */
 export interface TensorMetadata {
@@ -137,18 +141,18 @@ class WindowReader {
   bytesRead = 0;
 
   constructor(
-    private readonly fd: number,
+    private readonly handle: fsp.FileHandle,
     readonly size: number,
   ) {}
 
   /** `len` bytes at `pos` (a copy when they are not all in the window). */
-  bytes(pos: number, len: number): Buffer {
+  async bytes(pos: number, len: number): Promise<Buffer> {
     if (pos < 0 || pos + len > this.size) throw new Error('truncated field');
     if (pos >= this.winPos && pos + len <= this.winPos + this.win.length)
       return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
     const n = Math.max(len, Math.min(WINDOW_BYTES, this.size - pos));
     const buf = Buffer.alloc(n);
-    const bytesRead = fs.readSync(this.fd, buf, 0, n, pos);
+    const { bytesRead } = await this.handle.read(buf, 0, n, pos);
     this.bytesRead += bytesRead;
     if (bytesRead < len) throw new Error('truncated field');
     this.win = buf.subarray(0, bytesRead);
@@ -157,8 +161,8 @@ class WindowReader {
   }
 
   /** The varint at `pos` and the position after it. */
-  varint(pos: number): [number, number] {
-    const head = this.bytes(pos, Math.min(10, this.size - pos));
+  async varint(pos: number): Promise<[number, number]> {
+    const head = await this.bytes(pos, Math.min(10, this.size - pos));
     let v = 0;
     let mul = 1;
     for (let i = 0; i < head.length; i++) {
@@ -180,19 +184,19 @@ interface FieldAt {
 }
 
 /** The fields of the message in [start, end) of the file, payloads unread. */
-function* fieldsAt(r: WindowReader, start: number, end: number): Generator<FieldAt> {
+async function* fieldsAt(r: WindowReader, start: number, end: number): AsyncGenerator<FieldAt> {
   let pos = start;
   while (pos < end) {
-    const [key, afterKey] = r.varint(pos);
+    const [key, afterKey] = await r.varint(pos);
     const no = Math.floor(key / 8);
     const wire = key % 8;
     if (wire === 0) {
-      pos = r.varint(afterKey)[1];
+      pos = (await r.varint(afterKey))[1];
       yield { no, wire, start: afterKey, end: pos };
     } else if (wire === 1) pos = afterKey + 8;
     else if (wire === 5) pos = afterKey + 4;
     else if (wire === 2) {
-      const [len, at] = r.varint(afterKey);
+      const [len, at] = await r.varint(afterKey);
       if (at + len > end) throw new Error('truncated field');
       yield { no, wire, start: at, end: at + len };
       pos = at + len;
@@ -205,37 +209,39 @@ function* fieldsAt(r: WindowReader, start: number, end: number): Generator<Field
  * and the graph's inputs, outputs and initializer names, and skips every other payload: the
  * weights, nearly all of a model file (hundreds of MB, up to ONNX's 2 GB), are never read into
  * the frontend, which used to read the whole file for the first metadata or inference request.
+ * `store` bounds where the file may resolve to (default: its own directory); a file outside it,
+ * missing, or not regular is a ModelFileError.
  */
-export function scanOnnxIo(file: string): { readonly io: ModelIo; readonly bytesRead: number } {
-  const fd = fs.openSync(file, 'r');
+export async function scanOnnxIo(
+  file: string,
+  store = path.dirname(file),
+): Promise<{ readonly io: ModelIo; readonly bytesRead: number }> {
+  const { handle, size } = await openModelFile(store, file);
   try {
-    const r = new WindowReader(fd, fs.fstatSync(fd).size);
+    const r = new WindowReader(handle, size);
     let graph: FieldAt | null = null;
-    for (const f of fieldsAt(r, 0, r.size)) if (f.no === 7 && f.wire === 2) graph = f;
+    for await (const f of fieldsAt(r, 0, r.size)) if (f.no === 7 && f.wire === 2) graph = f;
     if (graph === null) throw new Error('no graph in the ONNX model');
     const inputs: TensorMetadata[] = [];
     const outputs: TensorMetadata[] = [];
     const initializers = new Set<string>();
-    for (const f of fieldsAt(r, graph.start, graph.end)) {
+    for await (const f of fieldsAt(r, graph.start, graph.end)) {
       if (f.wire !== 2) continue;
-      if (f.no === 11) inputs.push(valueInfo(Buffer.from(r.bytes(f.start, f.end - f.start))));
-      else if (f.no === 12) outputs.push(valueInfo(Buffer.from(r.bytes(f.start, f.end - f.start))));
+      if (f.no === 11) inputs.push(valueInfo(Buffer.from(await r.bytes(f.start, f.end - f.start))));
+      else if (f.no === 12) outputs.push(valueInfo(Buffer.from(await r.bytes(f.start, f.end - f.start))));
       else if (f.no === 5) {
-        for (const t of fieldsAt(r, f.start, f.end)) {
-          if (t.no === 8 && t.wire === 2) initializers.add(r.bytes(t.start, t.end - t.start).toString('utf8'));
+        for await (const t of fieldsAt(r, f.start, f.end)) {
+          if (t.no === 8 && t.wire === 2) initializers.add((await r.bytes(t.start, t.end - t.start)).toString('utf8'));
         }
       }
     }
     return { io: { inputs: inputs.filter((i) => !initializers.has(i.name)), outputs }, bytesRead: r.bytesRead };
   } finally {
-    fs.closeSync(fd);
+    await handle.close().catch(() => undefined);
   }
 }
 
-/**
- * Reads an ONNX file's IO (without reading its weights). Synchronous: a few 64 KiB reads, once
- * per model; the caller wants it inside a synchronous check or caches it.
- */
-export function readOnnxIo(file: string): ModelIo {
-  return scanOnnxIo(file).io;
+/** Reads an ONNX file's IO (without reading its weights): a few 64 KiB reads, once per model. */
+export async function readOnnxIo(file: string, store = path.dirname(file)): Promise<ModelIo> {
+  return (await scanOnnxIo(file, store)).io;
 }

@@ -5,6 +5,18 @@
 import { METRIC_TYPES } from '../types.js';
 import type { MetricType, Section } from '../types.js';
 import type { DocPath } from './yaml-types.js';
+import { excerpt } from '../files/model-file.js';
+
+/** Longest name quoted whole in a message (characters): four times the longest valid name (names.ts MAX_NAME_CHARS, 256). */
+const QUOTED_NAME_CHARS = 1024;
+
+/**
+ * A name of the file in double quotes, as messages quote it; one too long to be valid is cut to
+ * an escaped excerpt with `…(N more)`, so a 900,000-character name does not make a 900 KB line.
+ */
+export function quoted(name: string): string {
+  return name.length <= QUOTED_NAME_CHARS ? `"${name}"` : excerpt(name, 64);
+}
 
 /** The two metric sections, in the order the config lists them. */
 export const SECTIONS: readonly Section[] = ['ts_metrics', 'model_metrics'];
@@ -47,7 +59,7 @@ export function isType(s: unknown): s is MetricType {
 /** `metric "Foo" in ts_metrics.counter`, or `metric #2 in ...` when it has no usable name. */
 export function metricWhere(doc: unknown, section: string, type: string, index: number): string {
   const name = getAt(doc, [section, type, index, 'name']);
-  const label = typeof name === 'string' && name !== '' ? `"${name}"` : `#${index + 1}`;
+  const label = typeof name === 'string' && name !== '' ? quoted(name) : `#${index + 1}`;
   return `metric ${label} in ${section}.${type}`;
 }
 

@@ -113,17 +113,24 @@ function check(
   return { ok: true, config: deepFreeze(config) };
 }
 
+/** Most problems listed for one file; the rest are counted in one last line. */
+export const MAX_PROBLEMS = 100;
+
 function fail(file: string, findings: readonly Finding[]): LoadResult {
   const seen = new Set<string>();
   const problems: ConfigProblem[] = [];
   // Stable sort: file order, and generation order for problems at the same spot.
   const sorted = [...findings].sort((a, b) => a.line - b.line || a.col - b.col);
+  let more = 0;
   for (const f of sorted) {
     const key = `${f.line}:${f.col}:${f.message}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    problems.push({ file, line: f.line, col: f.col, message: oneLine(f.message) });
+    if (problems.length < MAX_PROBLEMS) problems.push({ file, line: f.line, col: f.col, message: oneLine(f.message) });
+    else if (more++ === 0) problems.push({ file, line: f.line, col: f.col, message: '' });
   }
+  // One closing line for the rest, at the first one left out: a list is read, not scrolled.
+  if (more > 0) problems[MAX_PROBLEMS] = { ...problems[MAX_PROBLEMS]!, message: `…(${more} more problems)` };
   return { ok: false, problems: deepFreeze(problems) };
 }
 

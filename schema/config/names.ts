@@ -7,6 +7,14 @@ export const LABEL_NAME_RE = /^(?!__)[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Metric names with this prefix belong to the pipeline's own self-metrics. */
 export const RESERVED_PREFIX = 'tsserve_';
 /**
+ * Prefixes of the runtime families the Prometheus sink renders after the declared ones
+ * (prom-client's process and Node.js metrics, frontend/metrics/exposition/process-metrics.ts):
+ * a declared or auto-detected metric of such a name would hide or duplicate the real family.
+ */
+export const RUNTIME_PREFIXES: readonly string[] = Object.freeze(['process_', 'nodejs_']);
+/** Default for `limits.max_dimensions_per_metric`: each dimension is a label on every series and log line. */
+export const DEFAULT_MAX_DIMENSIONS = 16;
+/**
  * Longest metric or dimension name (characters). Prometheus sets none, but every sample line,
  * log line and StatsD packet repeats the name, and the worker keys its tables by it.
  */

@@ -35,6 +35,7 @@ export const DEFAULT_LIMITS = {
   maxSeriesPerMetric: 10000,
   maxPointsPerFlush: 65536,
   maxAutoDetectedMetrics: 100,
+  maxDimensionsPerMetric: 16,
 } as const satisfies Required<MetricsLimits>;
 
 /**
@@ -131,9 +132,11 @@ function limits(value: unknown): MetricsLimits {
   const max = getAt(value, ['max_series_per_metric']);
   const points = getAt(value, ['max_points_per_flush']);
   const auto = getAt(value, ['max_auto_detected_metrics']);
+  const dims = getAt(value, ['max_dimensions_per_metric']);
   return {
     maxSeriesPerMetric: typeof max === 'number' ? max : DEFAULT_LIMITS.maxSeriesPerMetric,
     maxPointsPerFlush: typeof points === 'number' ? points : DEFAULT_LIMITS.maxPointsPerFlush,
     maxAutoDetectedMetrics: typeof auto === 'number' ? auto : DEFAULT_LIMITS.maxAutoDetectedMetrics,
+    maxDimensionsPerMetric: typeof dims === 'number' ? dims : DEFAULT_LIMITS.maxDimensionsPerMetric,
   };
 }

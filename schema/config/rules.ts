@@ -9,7 +9,7 @@ import type { Finding } from './doc.js';
 import { SECTIONS, TYPES, didYouMean, getAt, isRecord, metricWhere, showValue } from './doc.js';
 import { modeWords, parseModeWord } from './modes.js';
 import { declarationProblems } from './declaration.js';
-import { HOSTNAME_RE, METRIC_NAME_RE } from './names.js';
+import { DEFAULT_MAX_DIMENSIONS, HOSTNAME_RE, METRIC_NAME_RE } from './names.js';
 import { BUCKET_PRESET_NAMES, MAX_BUCKETS } from './presets.js';
 import type { DocPath, Locator } from './yaml-types.js';
 import { GAUGE_MERGES } from '../types.js';
@@ -32,6 +32,7 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
   const exposed = new Map<string, ExposedOwner>();
   const keys = new Map<string, { where: string; line: number }>();
   const names = allNames(doc);
+  const maxDimensions = maxDimensionsOf(doc);
   for (const section of SECTIONS) {
     for (const type of TYPES) {
       const list = getAt(doc, [section, type]);
@@ -43,8 +44,8 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
         checkName(metric, where, base, loc, emit, seen, `${section}.${type}`);
         checkExposure(metric, type, where, base, loc, emit, exposed);
         checkKey(metric, where, base, loc, emit, keys);
-        checkDimensions(metric, where, base, emit);
-        checkReserved(metric, type, where, base, emit);
+        checkDimensions(metric, where, base, emit, maxDimensions);
+        checkReserved(metric, type, where, base, emit, maxDimensions);
         checkReplacement(metric, where, base, names, emit);
         if (type === 'histogram' && metric.buckets !== undefined)
           checkBuckets(metric.buckets, where, [...base, 'buckets'], emit);
@@ -53,6 +54,12 @@ export function ruleFindings(doc: unknown, loc: Locator): Finding[] {
     }
   }
   return out;
+}
+
+/** The file's `limits.max_dimensions_per_metric` when it is valid (the schema reports it otherwise), else the default. */
+function maxDimensionsOf(doc: Record<string, unknown>): number {
+  const v = getAt(doc, ['limits', 'max_dimensions_per_metric']);
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 64 ? v : DEFAULT_MAX_DIMENSIONS;
 }
 
 function checkCentralDimensions(doc: Record<string, unknown>, loc: Locator, emit: Emit): void {
@@ -230,17 +237,26 @@ function checkReserved(
   where: string,
   base: DocPath,
   emit: Emit,
+  maxDimensions: number,
 ): void {
   const dims = Array.isArray(metric.dimensions) ? metric.dimensions : [];
-  for (const p of declarationProblems({ name: metric.name, type, dimensions: dims }, false)) {
+  for (const p of declarationProblems({ name: metric.name, type, dimensions: dims }, false, maxDimensions)) {
     if (p.kind === 'reserved')
       emit(p.at === 'name' ? [...base, 'name'] : [...base, 'dimensions', p.at], `${where}: ${p.message}`);
   }
 }
 
-function checkDimensions(metric: Record<string, unknown>, where: string, base: DocPath, emit: Emit): void {
+function checkDimensions(
+  metric: Record<string, unknown>,
+  where: string,
+  base: DocPath,
+  emit: Emit,
+  maxDimensions: number,
+): void {
   const dims = metric.dimensions;
   if (!Array.isArray(dims)) return;
+  // Past the bound the one problem is its own (checkReserved); no line per extra dimension.
+  if (dims.length > maxDimensions) return;
   const seen = new Set<string>();
   const last = dims.length - 1;
   dims.forEach((d, j) => {

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { ErrorObject } from 'ajv';
 import type { Finding } from './doc.js';
-import { getAt, isSection, showValue, whereOf, didYouMean } from './doc.js';
+import { getAt, isSection, quoted, showValue, whereOf, didYouMean } from './doc.js';
 import { LABEL_NAME_RE, suggestName } from './names.js';
 import type { DocPath, Locator } from './yaml-types.js';
 
@@ -59,6 +59,8 @@ const LIMIT_HINTS: Readonly<Record<string, string>> = {
   max_points_per_flush:
     'a worker buffers this many datapoints (12 bytes each) before it flushes, and holds as many while the IPC channel is congested',
   max_auto_detected_metrics: 'each is a family in every sink; declare the metrics you keep in metrics.yaml',
+  max_dimensions_per_metric:
+    'each dimension is a label on every series, log line and StatsD packet; fold what varies into fewer labels',
 };
 
 /** Checks `doc` against the schema; one finding per real problem, in no particular order. */
@@ -210,16 +212,16 @@ function nameMessage(pre: string, path: DocPath, value: unknown): string {
       ? 'names starting with __ are reserved by Prometheus'
       : 'use letters, digits and _, not starting with a digit';
     const kind = path.length === 2 ? 'dimension name' : 'label name';
-    const suggestion = LABEL_NAME_RE.test(suggestName(v, true)) ? `, e.g. "${suggestName(v, true)}"` : '';
-    return `${pre}dimension "${v}" is not a valid ${kind} (${why})${suggestion}`;
+    const suggestion = LABEL_NAME_RE.test(suggestName(v, true)) ? `, e.g. ${quoted(suggestName(v, true))}` : '';
+    return `${pre}dimension ${quoted(v)} is not a valid ${kind} (${why})${suggestion}`;
   }
   if (last === 'name') {
     const v = String(value);
     if (v === '') return `${pre}"name" is empty; give the metric a name matching [a-zA-Z_:][a-zA-Z0-9_:]*`;
-    return `${pre}name "${v}" is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. "${suggestName(v, false)}"`;
+    return `${pre}name ${quoted(v)} is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); use letters, digits, _ and :, e.g. ${quoted(suggestName(v, false))}`;
   }
   if (last === 'key')
-    return `${pre}key "${String(value)}" is not a valid key; use dotted lowercase words, e.g. "llm.time_to_first_token"`;
+    return `${pre}key ${quoted(String(value))} is not a valid key; use dotted lowercase words, e.g. "llm.time_to_first_token"`;
   if (last === 'unit' && typeof value === 'string' && value.trim() === '') {
     return `${pre}"unit" ${value === '' ? 'is empty' : 'holds only blanks'}; write the unit, e.g. Count, Milliseconds or Percent`;
   }

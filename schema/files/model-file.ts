@@ -50,13 +50,19 @@ export async function resolveModelFile(store: string, file: string): Promise<str
   return real;
 }
 
+/** A model file opened for reading: its handle (the caller closes it), its size, and its name as shown. */
+export interface OpenModelFile {
+  readonly handle: fsp.FileHandle;
+  readonly size: number;
+  readonly shown: string;
+}
+
 /**
- * The bytes of a regular file inside `store`, at most `maxBytes` of them. A FIFO, device, socket
- * or directory is refused without blocking (opened O_NONBLOCK, checked with fstat before any
- * read); a file over the bound is refused before it is read, and one that grows past it while
- * read is refused too.
+ * Opens a regular file inside `store`. A FIFO, device, socket or directory is refused without
+ * blocking: opened O_NONBLOCK (an open of a FIFO with no writer would wait), checked with fstat
+ * before any read. For a reader that walks a file by position (ONNX headers) without reading it whole.
  */
-export async function readModelFile(store: string, file: string, maxBytes: number): Promise<Buffer> {
+export async function openModelFile(store: string, file: string): Promise<OpenModelFile> {
   const real = await resolveModelFile(store, file);
   const shown = path.relative(store, path.resolve(store, file)) || file;
   let handle: fsp.FileHandle;
@@ -69,14 +75,38 @@ export async function readModelFile(store: string, file: string, maxBytes: numbe
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw new ModelFileError(shown, 'not_regular', `${shown}: not a regular file`);
-    if (st.size > maxBytes) {
-      throw new ModelFileError(shown, 'too_large', `${shown}: ${st.size} bytes, over the bound of ${maxBytes}`);
+    return { handle, size: st.size, shown };
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    if (err instanceof ModelFileError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ModelFileError(shown, 'unreadable', `${shown}: cannot be read (${code ?? 'error'})`);
+  }
+}
+
+/**
+ * The bytes of a regular file inside `store` (see openModelFile), at most `maxBytes` of them: a
+ * file over the bound is refused before it is read, and one that grows past it while read is
+ * refused too.
+ */
+export async function readModelFile(store: string, file: string, maxBytes: number): Promise<Buffer> {
+  const { handle, size, shown } = await openModelFile(store, file);
+  try {
+    if (size > maxBytes) {
+      throw new ModelFileError(shown, 'too_large', `${shown}: ${size} bytes, over the bound of ${maxBytes}`);
     }
-    const buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, st.size + 1));
+    // One byte more than the size fstat gave, to see a file that grew since.
+    let buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, size + 1));
     let filled = 0;
     for (;;) {
       if (filled === buf.length) {
-        throw new ModelFileError(shown, 'too_large', `${shown}: grew past the bound of ${maxBytes} bytes while read`);
+        if (buf.length > maxBytes) {
+          throw new ModelFileError(shown, 'too_large', `${shown}: grew past the bound of ${maxBytes} bytes while read`);
+        }
+        // It grew, still within the bound: read on into a larger buffer.
+        const larger = Buffer.allocUnsafe(Math.min(maxBytes + 1, buf.length * 2));
+        buf.copy(larger, 0, 0, filled);
+        buf = larger;
       }
       const { bytesRead } = await handle.read(buf, filled, buf.length - filled, filled);
       if (bytesRead === 0) break;

@@ -42,7 +42,7 @@ const MODEL = {
 };
 
 describe('validateEngineArgs', () => {
-  it('should take every setting under its snake_case, camelCase and alias spellings and return our name', () => {
+  it('should take every setting under its snake_case, camelCase and alias spellings and return our name', async () => {
     for (const d of ENGINE_ARGS) {
       for (const key of [d.snake, d.name, ...(d.aliases ?? [])]) {
         expect(validateEngineArgs({ [key]: sample(d) }), key).to.deep.equal({
@@ -53,7 +53,7 @@ describe('validateEngineArgs', () => {
     }
   });
 
-  it('should honour every vLLM snake_case key in the resolved engine config', () => {
+  it('should honour every vLLM snake_case key in the resolved engine config', async () => {
     const cfg = resolveEngineConfig({
       ...MODEL,
       max_position_embeddings: 512,
@@ -114,7 +114,7 @@ describe('validateEngineArgs', () => {
     ).to.equal(512);
   });
 
-  it('should refuse an unknown key, a bad value and a conflict, each with the key, the value and a hint', () => {
+  it('should refuse an unknown key, a bad value and a conflict, each with the key, the value and a hint', async () => {
     expect(
       validateEngineArgs({
         max_num_seq: 64,
@@ -144,7 +144,7 @@ describe('validateEngineArgs', () => {
     );
   });
 
-  it('should throw every problem at once from resolveEngineConfig, a missing model dim included', () => {
+  it('should throw every problem at once from resolveEngineConfig, a missing model dim included', async () => {
     expect(() =>
       resolveEngineConfig({
         ...MODEL,
@@ -170,7 +170,7 @@ describe('validateEngineArgs', () => {
     ).to.throw("invalid engine settings:\n  engine.headDim: required (the model's own dims and special ids)");
   });
 
-  it('should list a flag for every spelling vLLM takes and parse flag text by type', () => {
+  it('should list a flag for every spelling vLLM takes and parse flag text by type', async () => {
     const flags = ENGINE_ARG_FLAGS.filter((f) => f.def.name === 'maxNumSeqs').map((f) => [f.flag, f.parseArgsType]);
     expect(flags).to.deep.equal([
       ['max_num_seqs', 'string'],
@@ -207,12 +207,12 @@ describe('model-config.yaml engine: block', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('should hand the worker the block under our names whichever spelling the file uses', () => {
+  it('should hand the worker the block under our names whichever spelling the file uses', async () => {
     fs.writeFileSync(
       path.join(dir, 'model-config.yaml'),
       `handler: generate\nmodel: model.onnx\nengine:\n  max_num_seqs: 64\n  enable_prefix_caching: false\n  blockSize: 8\n${DIMS_YAML}`,
     );
-    const r = loadModelConfig('m', dir);
+    const r = await loadModelConfig('m', dir);
     expect(r.ok && r.config.engine).to.deep.equal({
       maxNumSeqs: 64,
       enablePrefixCaching: false,
@@ -221,13 +221,13 @@ describe('model-config.yaml engine: block', () => {
     });
   });
 
-  it('should stop the load with every problem at its file:line:col, key, value and did-you-mean', () => {
+  it('should stop the load with every problem at its file:line:col, key, value and did-you-mean', async () => {
     fs.writeFileSync(
       path.join(dir, 'model-config.yaml'),
       `handler: generate\nmodel: model.onnx\nbatchSize: 0\nengine:\n  max_num_seq: 64\n  block_size: sixteen\n  blockSize: 16\n  enable_prefix_caching: true\n  enablePrefixCaching: false\n${DIMS_YAML}`,
     );
     const f = path.join(dir, 'model-config.yaml');
-    expect(loadModelConfig('m', dir)).to.deep.equal({
+    expect(await loadModelConfig('m', dir)).to.deep.equal({
       ok: false,
       problems: [
         `${f}:3:12: batchSize: must be an integer from 1 to 1024 (got 0)`,

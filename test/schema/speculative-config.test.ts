@@ -20,7 +20,7 @@ const MODEL = {
 };
 
 describe('speculative_config', () => {
-  it("should take vLLM's shape and resolve it under our names", () => {
+  it("should take vLLM's shape and resolve it under our names", async () => {
     expect(
       validateEngineArgs({
         speculative_config: { method: 'ngram', num_speculative_tokens: 4, prompt_lookup_max: 3, prompt_lookup_min: 1 },
@@ -43,7 +43,7 @@ describe('speculative_config', () => {
     expect(resolveEngineConfig(MODEL).speculative).to.equal(null);
   });
 
-  it('should fill the lookup bounds as vLLM does: neither → 5 and 5, one → the other equals it', () => {
+  it('should fill the lookup bounds as vLLM does: neither → 5 and 5, one → the other equals it', async () => {
     const bounds = (c: Record<string, unknown>): unknown => {
       const s = validateEngineArgs({ speculative_config: { method: 'ngram', num_speculative_tokens: 3, ...c } }).args
         .speculativeConfig as Record<string, unknown>;
@@ -54,7 +54,7 @@ describe('speculative_config', () => {
     expect(bounds({ prompt_lookup_min: 2 })).to.deep.equal([2, 2]);
   });
 
-  it('should refuse bad keys and values, each with its path, value and did-you-mean', () => {
+  it('should refuse bad keys and values, each with its path, value and did-you-mean', async () => {
     expect(
       validateEngineArgs({
         speculative_config: {
@@ -95,7 +95,7 @@ describe('speculative_config', () => {
     ]);
   });
 
-  it("should parse the --speculative-config flag as JSON, as vLLM's CLI does", () => {
+  it("should parse the --speculative-config flag as JSON, as vLLM's CLI does", async () => {
     const def = engineArgOfFlag('speculative-config')!;
     expect(def.name).to.equal('speculativeConfig');
     expect(parseEngineArgText(def, '{"method":"ngram","num_speculative_tokens":3}')).to.deep.equal({
@@ -113,13 +113,13 @@ describe('speculative_config', () => {
     });
     afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-    it('should hand the worker the resolved config, and stop the load on a bad key at its line', () => {
+    it('should hand the worker the resolved config, and stop the load on a bad key at its line', async () => {
       const f = path.join(dir, 'model-config.yaml');
       fs.writeFileSync(
         f,
         `handler: generate\nmodel: model.onnx\nengine:\n  speculative_config:\n    method: ngram\n    num_speculative_tokens: 4\n    prompt_lookup_max: 3\n${MODEL_YAML}`,
       );
-      const ok = loadModelConfig('m', dir);
+      const ok = await loadModelConfig('m', dir);
       expect(ok.ok && ok.config.engine).to.deep.equal({
         speculativeConfig: { method: 'ngram', numSpeculativeTokens: 4, promptLookupMax: 3, promptLookupMin: 3 },
         vocabSize: 259,
@@ -135,7 +135,7 @@ describe('speculative_config', () => {
         `handler: generate\nmodel: model.onnx\nengine:\n  speculative_config:\n    method: ngram\n    num_speculative_tokens: 4\n    prompt_lookup_mx: 3\n${MODEL_YAML}`,
       );
       // The location is the speculative_config mapping (problems are located by engine key).
-      expect(loadModelConfig('m', dir)).to.deep.equal({
+      expect(await loadModelConfig('m', dir)).to.deep.equal({
         ok: false,
         problems: [
           `${f}:5:5: engine.speculative_config.prompt_lookup_mx: unknown speculative_config key (value 3); did you mean "prompt_lookup_max"?`,

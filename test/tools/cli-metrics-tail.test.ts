@@ -85,6 +85,66 @@ describe('tsserve metrics tail', () => {
     });
   });
 
+  it('should hide tsserve_* self-metrics unless asked (--self, or --metric naming one), and say how many it hid', () => {
+    const self = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-tail-self-'));
+    try {
+      fs.writeFileSync(
+        path.join(self, 'ts_metrics.log'),
+        [
+          TS[0],
+          '2026-11-21T14:35:06,200 - tsserve_flush_batches_total.Count:1.0|#sink:tslog|#hostname:vm,timestamp:1795271706',
+          '2026-11-21T14:35:06,300 - tsserve_flush_batches_total.Count:1.0|#sink:tslog|#hostname:vm,timestamp:1795271706',
+        ].join('\n') + '\n',
+      );
+      const rows = (r: Run): string[] =>
+        r.stdout.split('\n').filter((l) => /^[a-zA-Z]/.test(l) && !l.startsWith('window'));
+      expect(tsserve({}, '--once', '--table', '--log-dir', self).stdout).to.equal(
+        [
+          'METRIC                             SERIES                                COUNT     RATE/S  LAST  MEAN  P50  P99',
+          'ts_inference_requests_total.Count  model_name=mlp,model_version=default      1  0.0166667     1     1    1    1',
+          '',
+          'window 60 s ending 2026-11-21T14:35:06.100Z; COUNT is every line since the start',
+          '2 lines of tsserve_* self-metrics hidden (--self shows them)',
+          '',
+        ].join('\n'),
+      );
+      const shown = tsserve({}, '--once', '--table', '--self', '--log-dir', self);
+      expect(rows(shown).map((l) => l.split(/\s+/)[0])).to.deep.equal([
+        'METRIC',
+        'ts_inference_requests_total.Count',
+        'tsserve_flush_batches_total.Count',
+      ]);
+      const named = tsserve({}, '--once', '--json', '--metric', 'tsserve_flush_batches_total', '--log-dir', self);
+      expect(named.stdout.split('\n').filter((l) => l !== '').length).to.equal(2);
+    } finally {
+      fs.rmSync(self, { recursive: true, force: true });
+    }
+  });
+
+  it('should say, under an empty live table, that the newest line is older than the window and how to read it', async () => {
+    const proc = spawn(process.execPath, [BIN, 'metrics', 'tail', '--log-dir', dir, '--table', '--window', '60'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    try {
+      const note = await until(() => /^no metric line in the last 60 s: .*$/m.exec(out)?.[0] ?? null, {
+        message: 'the empty-window note',
+        observe: () => out,
+      });
+      expect(note.replace(/\(\d+ s ago\)/, '(N s ago)')).to.equal(
+        'no metric line in the last 60 s: the newest is from 2026-11-21T14:35:07.100Z (N s ago); --once or --since reads further back',
+      );
+      proc.kill('SIGINT');
+      expect(await exited).to.equal(0);
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
   it('should write JSON lines in time order across both files (the default into a pipe), from --since on', () => {
     const r = tsserve({}, '--once', '--log-dir', dir, '--since', '2026-11-21T14:35:06,100');
     expect(r.code).to.equal(0);

@@ -44,6 +44,7 @@ Options:
   --json             JSON lines, one per metric line (default when stdout is not a terminal)
   --table            the table even when stdout is not a terminal
   --once             read what is there and exit (the table is printed once)
+  --self             show tsserve_* self-metrics too (hidden unless asked, or named by --metric)
   -h, --help         this text
 
 Without --since, --once and --request read everything (rotated copies .N … .1 first); a live
@@ -62,7 +63,11 @@ const FLAGS: readonly FlagDef[] = [
   { flag: 'json', kind: 'bool' },
   { flag: 'table', kind: 'bool' },
   { flag: 'once', kind: 'bool' },
+  { flag: 'self', kind: 'bool' },
 ];
+
+/** The self-metrics' prefix (schema/config/names.ts): their lines are hidden unless asked for. */
+const SELF_PREFIX = 'tsserve_';
 
 /** The command's settings, checked. */
 interface TailOptions {
@@ -73,6 +78,8 @@ interface TailOptions {
   readonly once: boolean;
   /** Read the rotated copies and the whole current file (else start one window back). */
   readonly history: boolean;
+  /** Keep tsserve_* self-metric lines (`--self`, or a `--metric` naming one). */
+  readonly self: boolean;
 }
 
 function last(values: ReadonlyMap<string, readonly string[]>, flag: string): string | undefined {
@@ -123,6 +130,7 @@ function readOptions(
     format: json ? 'json' : request !== null ? 'lines' : 'table',
     once,
     history,
+    self: values.has('self') || (values.get('metric') ?? []).some((m) => m.startsWith(SELF_PREFIX)),
   };
 }
 
@@ -152,7 +160,10 @@ async function tail(opts: TailOptions, isTty: boolean): Promise<number> {
   const keep = selector(opts.selection);
   const table = new TailTable(opts.windowMs);
   let unparsed = 0;
+  let hiddenSelf = 0;
   let lastKeptMs = Number.NaN;
+  /** The newest metric line read, kept or not: what an empty window tells about. */
+  let lastSeenMs = Number.NaN;
   const take = (file: string, raws: readonly string[], into: TailRecord[]): void => {
     for (const r of kept(file, [raws])) into.push(r);
   };
@@ -162,7 +173,12 @@ async function tail(opts: TailOptions, isTty: boolean): Promise<number> {
       for (const raw of raws) {
         if (raw === '') continue;
         const r = toRecord(file, raw);
-        if (r === null) unparsed++;
+        if (r === null) {
+          unparsed++;
+          continue;
+        }
+        if (!(r.timeMs <= lastSeenMs)) lastSeenMs = r.timeMs;
+        if (!opts.self && r.line.name.startsWith(SELF_PREFIX)) hiddenSelf++;
         else if (keep(r)) yield r;
       }
     }
@@ -209,12 +225,24 @@ async function tail(opts: TailOptions, isTty: boolean): Promise<number> {
     heads[best] = (streams[best] as Generator<TailRecord>).next();
   }
   flush();
-  const footer = (): string => (unparsed > 0 ? `${unparsed} lines were not metric lines\n` : '');
+  const footer = (): string =>
+    (unparsed > 0 ? `${unparsed} lines were not metric lines\n` : '') +
+    (hiddenSelf > 0 ? `${hiddenSelf} lines of tsserve_* self-metrics hidden (--self shows them)\n` : '');
+  /** Under an empty table: why it is empty, and how to see further back. */
+  const emptyNote = (nowMs: number): string => {
+    if (!table.empty) return '';
+    if (Number.isNaN(lastSeenMs)) return `no metric line in ${opts.logDir} yet\n`;
+    if (opts.history || !(lastSeenMs < nowMs - opts.windowMs)) return 'no metric line matches the selection\n';
+    const ago = Math.round((nowMs - lastSeenMs) / 1000);
+    return `no metric line in the last ${opts.windowMs / 1000} s: the newest is from ${new Date(lastSeenMs).toISOString()} (${ago} s ago); --once or --since reads further back\n`;
+  };
 
   if (opts.once) {
     for (const f of followers) f.close();
     if (opts.format === 'table')
-      process.stdout.write(table.render(Number.isNaN(lastKeptMs) ? Date.now() : lastKeptMs) + footer());
+      process.stdout.write(
+        table.render(Number.isNaN(lastKeptMs) ? Date.now() : lastKeptMs) + emptyNote(Date.now()) + footer(),
+      );
     return 0;
   }
 
@@ -225,7 +253,7 @@ async function tail(opts: TailOptions, isTty: boolean): Promise<number> {
       if (opts.format !== 'table' || now - drawnAt < REDRAW_MS) return;
       drawnAt = now;
       // On a terminal: cursor home and clear, so the table is redrawn in place.
-      process.stdout.write((isTty ? '\x1b[H\x1b[2J' : '\n') + table.render(now) + footer());
+      process.stdout.write((isTty ? '\x1b[H\x1b[2J' : '\n') + table.render(now) + emptyNote(now) + footer());
     };
     draw();
     const timer = setInterval(() => {

@@ -5,12 +5,11 @@
  */
 import * as path from 'path';
 import type { CatalogFormat } from '../../schema/config/catalog.js';
-import { CATALOG_FORMATS, renderCatalog } from '../../schema/config/catalog.js';
-import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
-import { packageVersion, resolveStability } from '../../schema/config/stability.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
-import { checkFrontendMetrics, specLookup } from '../../frontend/models/frontend-series.js';
+
+// The loader (ajv, js-yaml), the catalog and the frontend checks are imported by the
+// subcommands that use them: `metrics tail` and `metrics --help` start without them.
 
 const USAGE = `Usage:
   tsserve metrics validate FILE [FILE...]
@@ -67,11 +66,13 @@ export async function run(argv: readonly string[]): Promise<number> {
   return list(parsed.given.positionals, parsed.given.values.get('format'));
 }
 
-function validate(files: readonly string[]): number {
+async function validate(files: readonly string[]): Promise<number> {
   if (files.length === 0) {
     process.stderr.write(`tsserve metrics validate: FILE is required\n\n${USAGE}`);
     return 2;
   }
+  const { formatProblem, loadMetricsConfig } = await import('../../schema/config/load.js');
+  const { checkFrontendMetrics, specLookup } = await import('../../frontend/models/frontend-series.js');
   let code = 0;
   for (const file of files) {
     const r = loadMetricsConfig(file);
@@ -90,7 +91,10 @@ function validate(files: readonly string[]): number {
   return code;
 }
 
-function list(files: readonly string[], formats: readonly string[] | undefined): number {
+async function list(files: readonly string[], formats: readonly string[] | undefined): Promise<number> {
+  const { CATALOG_FORMATS, renderCatalog } = await import('../../schema/config/catalog.js');
+  const { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } = await import('../../schema/config/load.js');
+  const { packageVersion, resolveStability } = await import('../../schema/config/stability.js');
   let format: CatalogFormat = 'table';
   if (formats !== undefined) {
     const value = formats[formats.length - 1];

@@ -41,6 +41,11 @@ export class TailTable {
     private readonly cap = WINDOW_CAP,
   ) {}
 
+  /** True while no line has been counted. */
+  get empty(): boolean {
+    return this.rows.size === 0;
+  }
+
   /** Count one line in its series. */
   add(r: TailRecord): void {
     const l = r.line;

@@ -3,6 +3,8 @@
  * one little-endian, the values an integer type holds, and the 400s of a datatype or a value the
  * model or the protocol does not take.
  */
+import { echoName, echoNumber } from '../../../schema/echo.js';
+import { excerpt } from '../../../schema/files/model-file.js';
 import { halfToNumber } from '../../../schema/tensors.js';
 import { OipError } from './oip-error-class.js';
 
@@ -60,7 +62,7 @@ export function notInRange(
   const what = datatype.endsWith('64') ? `${datatype} this server carries exactly` : datatype;
   return new OipError(
     400,
-    `input '${input}': element ${k} (${text}) is not ${datatype.startsWith('I') ? 'an' : 'a'} ${what} (an integer from ${min} to ${max})`,
+    `input '${input}': element ${k} (${echoNumber(text)}) is not ${datatype.startsWith('I') ? 'an' : 'a'} ${what} (an integer from ${min} to ${max})`,
   );
 }
 
@@ -99,7 +101,7 @@ export function unreadable(input: string, datatype: string, declared: DeclaredDa
   if (!(DATATYPES as readonly string[]).includes(datatype))
     return new OipError(
       400,
-      `input '${input}': datatype ${JSON.stringify(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`,
+      `input '${echoName(input)}': datatype ${excerpt(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`,
     );
   const want = declared(input);
   if (want !== undefined && want !== datatype) return new OipError(400, datatypeMismatch(input, datatype, want));

@@ -36,6 +36,7 @@ import type { ModelIo } from '../../store/onnx-io.js';
 import { sendOipError } from './oip-error.js';
 import type { EncodedResponse, InputTensor, OutputTensor, RequestedOutput } from './tensor-codec.js';
 import { datatypeMismatch, decodeInferRequest, encodeInferResponse, OipError } from './tensor-codec.js';
+import { echoName } from '../../../schema/echo.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
 const ROUTE = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer\/?$/i;
@@ -201,7 +202,7 @@ function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: strin
   if (inputs.length !== 1) throw new OipError(400, `model '${model}' takes 1 input, the request has ${inputs.length}`);
   const t = inputs[0] as (typeof inputs)[number];
   if (want !== undefined && t.name !== want.name)
-    throw new OipError(400, `unexpected inference input '${t.name}' for model '${model}'`);
+    throw new OipError(400, `unexpected inference input '${echoName(t.name)}' for model '${model}'`);
   const datatype = want?.datatype ?? 'FP32';
   if (t.datatype !== datatype) {
     // A model without ONNX metadata declares nothing: FP32 is what this server sends its handler.

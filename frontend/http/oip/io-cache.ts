@@ -1,7 +1,8 @@
 /**
  * A served model's inputs and outputs as the Open Inference Protocol names them, read once per
  * model from its ONNX file (metadata answers and inference requests both need them); null for
- * a model whose file is not ONNX or cannot be read.
+ * a model whose file is not ONNX or cannot be read. Read asynchronously and refused when it is
+ * not a regular file inside the model directory: a FIFO `model.onnx` never holds the event loop.
  */
 import * as path from 'path';
 import type { ServedModel } from '../../models/served-model.js';
@@ -35,16 +36,16 @@ export function modelIoOf(m: ServedModel): Promise<ModelIo | null> {
   let p = cache.get(m);
   if (p === undefined) {
     const file = path.join(m.config.dir, m.config.modelFile);
-    p = Promise.resolve(file.endsWith('.onnx') ? ioOrNull(file) : null);
+    p = file.endsWith('.onnx') ? ioOrNull(file, m.config.dir) : Promise.resolve(null);
     cache.set(m, p);
   }
   return p;
 }
 
 /** The file's IO, or null when it cannot be read as an ONNX model (its worker's load says why). */
-function ioOrNull(file: string): ModelIo | null {
+async function ioOrNull(file: string, dir: string): Promise<ModelIo | null> {
   try {
-    return readOnnxIo(file);
+    return await readOnnxIo(file, dir);
   } catch {
     return null;
   }

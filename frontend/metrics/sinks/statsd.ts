@@ -9,7 +9,7 @@
  * The StatsD type and the unit scale of each metric are decided once, when it is built
  * (`statsdWireType`): a histogram is a timer (`ms`) only when its unit is a time unit.
  */
-import * as net from 'node:net';
+import type { Writable } from 'node:stream';
 import StatsDClient from 'hot-shots';
 import type { StatsD } from 'hot-shots';
 import type { MetricSpec, StatsdConfig, StatsdHistogramType, StatsdTagStyle } from '../../../schema/types.js';
@@ -19,7 +19,7 @@ import type { MetricsLog, Sink, SinkChild, SinkMetric } from './sink.js';
 import { NOOP_SINK_METRIC } from './sink.js';
 import { plainNumber } from '../number-format.js';
 import { DatagramPacker, isLoopbackHost, LOOPBACK_DATAGRAM_BYTES, NETWORK_DATAGRAM_BYTES } from './statsd-packer.js';
-import { cachedLookup4 } from './statsd-lookup.js';
+import { ConnectedUdp } from './statsd-udp.js';
 
 /** Settings of the statsd sink. */
 export interface StatsdSinkOptions {
@@ -262,10 +262,13 @@ export class StatsdSink implements Sink {
       port: opts.config.port,
       maxBufferSize: 0, // datagrams come packed (DatagramPacker): hot-shots sends each as is
       includeDataDogTags: false,
-      // A host name is resolved once a minute (statsd-lookup.ts), not for every datagram.
-      ...(net.isIP(opts.config.host) === 0
-        ? { udpSocketOptions: { type: 'udp4' as const, lookup: cachedLookup4() } }
-        : {}),
+      // A connected socket (statsd-udp.ts): an agent not listening is heard (ICMP port
+      // unreachable) and counted; a host name is resolved once a minute, not for every datagram.
+      protocol: 'stream',
+      stream: new ConnectedUdp(opts.config.host, opts.config.port, {
+        retryMs: opts.rewarnMs ?? STATSD_REWARN_MS,
+        ...(opts.nowMs !== undefined ? { nowMs: opts.nowMs } : {}),
+      }) as unknown as Writable,
       errorHandler: (err: Error): void => this.sendFailed(err),
     });
     // hot-shots' typed helpers format the value with `${value}` (scientific for 1e21) and

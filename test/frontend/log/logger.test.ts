@@ -176,7 +176,7 @@ describe('createServerLogger', () => {
     expect(lines(ACCESS_LOG_FILE)).to.deep.equal([accessLine(1), accessLine(2), accessLine(3)]);
     const blocked = path.join(dir, `${ACCESS_LOG_FILE}.1`);
     expect(lines(TS_LOG_FILE)).to.deep.equal([
-      `{"level":"warn",${HEAD},"msg":"access log ${path.join(dir, ACCESS_LOG_FILE)}: rotation failed: SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${blocked}; writing on in the current file; counted in tsserve_log_errors_total{file=\\"access_log.log\\",reason=\\"rotation_failed\\"}, and tried again at most once every 60 s"}`,
+      `{"level":"warn",${HEAD},"msg":"access log ${path.join(dir, ACCESS_LOG_FILE)}: rotation failed: SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${blocked}; reopening the file to write on past its size bound (lines an open or write then fails on are lost and counted as lost lines); counted in tsserve_log_errors_total{file=\\"access_log.log\\",reason=\\"rotation_failed\\"}, and tried again at most once every 60 s"}`,
     ]);
   });
 
@@ -199,7 +199,7 @@ describe('createServerLogger', () => {
     const file = path.join(dir, TS_LOG_FILE);
     expect(lines(TS_LOG_FILE)).to.deep.equal([
       rec(1),
-      `{"level":"warn",${HEAD},"msg":"server log ${file}: rotation failed: SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${file}.1; writing on in the current file; counted in tsserve_log_errors_total{file=\\"ts_log.log\\",reason=\\"rotation_failed\\"}, and tried again at most once every 60 s"}`,
+      `{"level":"warn",${HEAD},"msg":"server log ${file}: rotation failed: SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${file}.1; reopening the file to write on past its size bound (lines an open or write then fails on are lost and counted as lost lines); counted in tsserve_log_errors_total{file=\\"ts_log.log\\",reason=\\"rotation_failed\\"}, and tried again at most once every 60 s"}`,
       rec(2),
       rec(3),
     ]);

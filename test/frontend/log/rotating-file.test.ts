@@ -270,7 +270,7 @@ describe('RotatingFile rotation failures and flushSync', () => {
       expect(failures).to.equal(1); // line 3 did not try again: within rewarnMs
       expect(fs.readFileSync(file, 'utf8')).to.equal('line-1-0123456789\nline-2-0123456789\nline-3-0123456789\n');
       expect(log.lines).to.deep.equal([
-        `warn: access log ${file}: rotation failed: ${eisdir(file)}; writing on in the current file; counted in tsserve_log_errors_total{file="access_log.log",reason="rotation_failed"}, and tried again at most once every 60 s`,
+        `warn: access log ${file}: rotation failed: ${eisdir(file)}; reopening the file to write on past its size bound (lines an open or write then fails on are lost and counted as lost lines); counted in tsserve_log_errors_total{file="access_log.log",reason="rotation_failed"}, and tried again at most once every 60 s`,
       ]);
       fs.rmSync(`${file}.1`, { recursive: true });
       now += 60_000;
@@ -297,8 +297,8 @@ describe('RotatingFile rotation failures and flushSync', () => {
     f.append('line-3-0123456789\n');
     await f.close();
     expect(log.lines).to.deep.equal([
-      `warn: access log ${file}: rotation failed: ${eisdir(file)}; writing on in the current file, and tried again at most once every 60 s`,
-      `warn: access log ${file}: rotation failed: ${eisdir(file)}; writing on in the current file (failure 2)`,
+      `warn: access log ${file}: rotation failed: ${eisdir(file)}; reopening the file to write on past its size bound (lines an open or write then fails on are lost and counted as lost lines), and tried again at most once every 60 s`,
+      `warn: access log ${file}: rotation failed: ${eisdir(file)}; reopening the file to write on past its size bound (lines an open or write then fails on are lost and counted as lost lines) (failure 2)`,
     ]);
     expect(fs.readFileSync(file, 'utf8').split('\n').length - 1).to.equal(3);
   });

@@ -27,9 +27,9 @@ describe('Model store', () => {
     fs.rmSync(outside, { recursive: true, force: true });
   });
 
-  it('should parse a model-config.yaml into a ModelConfig, warning about unknown keys', () => {
+  it('should parse a model-config.yaml into a ModelConfig, warning about unknown keys', async () => {
     const dir = path.join(fs.realpathSync(root), 'm');
-    const r = loadModelConfig('m', dir);
+    const r = await loadModelConfig('m', dir);
     expect(r).to.deep.equal({
       ok: true,
       config: {
@@ -49,27 +49,27 @@ describe('Model store', () => {
     });
   });
 
-  it('should take version: as a string (default 1.0) and refuse a YAML number or a bad string', () => {
+  it('should take version: as a string (default 1.0) and refuse a YAML number or a bad string', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-ver-'));
     const f = `${dir}/model-config.yaml`;
-    const versionOf = (line: string): unknown => {
+    const versionOf = async (line: string): Promise<unknown> => {
       fs.writeFileSync(f, `handler: h.js\n${line}\n`);
-      const r = loadModelConfig('v', dir);
+      const r = await loadModelConfig('v', dir);
       return r.ok ? r.config.version : r.problems;
     };
     fs.writeFileSync(path.join(dir, 'h.js'), '');
     try {
-      expect(versionOf('')).to.equal('1.0');
-      expect(versionOf('version: "2.0"')).to.equal('2.0');
-      expect(versionOf('version: v3_beta-1')).to.equal('v3_beta-1');
-      expect(versionOf('version: 1.0')).to.deep.equal([
+      expect(await versionOf('')).to.equal('1.0');
+      expect(await versionOf('version: "2.0"')).to.equal('2.0');
+      expect(await versionOf('version: v3_beta-1')).to.equal('v3_beta-1');
+      expect(await versionOf('version: 1.0')).to.deep.equal([
         `${f}:2:10: version: must be a string: quote it, e.g. version: "1.0" (YAML reads an unquoted 1.0 as the number 1; got 1)`,
       ]);
-      expect(versionOf(`version: "${'1'.repeat(128)}"`)).to.equal('1'.repeat(128));
-      expect(versionOf(`version: "${'1'.repeat(129)}"`)).to.deep.equal([
+      expect(await versionOf(`version: "${'1'.repeat(128)}"`)).to.equal('1'.repeat(128));
+      expect(await versionOf(`version: "${'1'.repeat(129)}"`)).to.deep.equal([
         `${f}:2:10: version: is 129 characters, at most 128`,
       ]);
-      expect(versionOf('version: "1/0"')).to.deep.equal([
+      expect(await versionOf('version: "1/0"')).to.deep.equal([
         `${f}:2:10: version: must be a string of letters, digits, '.', '_' or '-' starting with a letter or digit (got "1/0")`,
       ]);
     } finally {
@@ -77,13 +77,13 @@ describe('Model store', () => {
     }
   });
 
-  it("should report every problem of an invalid model-config at once, in the file's order", () => {
+  it("should report every problem of an invalid model-config at once, in the file's order", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bad-'));
     fs.writeFileSync(
       path.join(dir, 'model-config.yaml'),
       'handler: ../../x.js\nbatchSize: 0\nminWorkers: 3\nmaxWorkers: 1\n',
     );
-    const r = loadModelConfig('b', dir);
+    const r = await loadModelConfig('b', dir);
     fs.rmSync(dir, { recursive: true, force: true });
     const f = `${dir}/model-config.yaml`;
     expect(r).to.deep.equal({
@@ -96,7 +96,7 @@ describe('Model store', () => {
     });
   });
 
-  it('should refuse timers and counts past their bounds (a responseTimeout over 2^31-1 ms fired at once)', () => {
+  it('should refuse timers and counts past their bounds (a responseTimeout over 2^31-1 ms fired at once)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bounds-'));
     const f = `${dir}/model-config.yaml`;
     try {
@@ -105,7 +105,7 @@ describe('Model store', () => {
         f,
         'handler: h.js\nresponseTimeout: 3000000\nmaxBatchDelay: 60001\nbatchSize: 1025\nminWorkers: 2000\nmaxWorkers: 1e20\nthreads: 4096\n',
       );
-      expect(loadModelConfig('b', dir)).to.deep.equal({
+      expect(await loadModelConfig('b', dir)).to.deep.equal({
         ok: false,
         problems: [
           `${f}:2:18: responseTimeout: must be an integer from 1 to 86400 seconds (got 3000000)`,
@@ -117,7 +117,7 @@ describe('Model store', () => {
         ],
       });
       fs.writeFileSync(f, 'handler: h.js\nresponseTimeout: 86400\nmaxBatchDelay: 60000\nbatchSize: 1024\n');
-      const r = loadModelConfig('b', dir);
+      const r = await loadModelConfig('b', dir);
       expect(r.ok && [r.config.responseTimeoutSec, r.config.maxBatchDelayMs, r.config.batchSize]).to.deep.equal([
         86400, 60000, 1024,
       ]);
@@ -126,18 +126,18 @@ describe('Model store', () => {
     }
   });
 
-  it('should place a YAML syntax error at its line and column, and guess the key an unknown one meant', () => {
+  it('should place a YAML syntax error at its line and column, and guess the key an unknown one meant', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-typo-'));
     const f = `${dir}/model-config.yaml`;
     try {
       fs.writeFileSync(f, 'handler: onnx\nmodel: m.onnx\n  batchSize: 2\n');
-      expect(loadModelConfig('t', dir)).to.deep.equal({
+      expect(await loadModelConfig('t', dir)).to.deep.equal({
         ok: false,
         problems: [`${f}:3:12: bad indentation of a mapping entry`],
       });
       fs.writeFileSync(path.join(dir, 'm.onnx'), 'x');
       fs.writeFileSync(f, 'handler: onnx\nmodel: m.onnx\nbatchSise: 2\nzzz: 1\n');
-      const r = loadModelConfig('t', dir);
+      const r = await loadModelConfig('t', dir);
       expect(r.ok && r.warnings).to.deep.equal([
         `${f}:3:1: batchSise: unknown key ignored; did you mean "batchSize"?`,
         `${f}:4:1: zzz: unknown key ignored`,
@@ -147,7 +147,7 @@ describe('Model store', () => {
     }
   });
 
-  it('should refuse an alias bomb in model-config.yaml at the alias, before building it (the plain load built it and JSON.stringify then threw)', () => {
+  it('should refuse an alias bomb in model-config.yaml at the alias, before building it (the plain load built it and JSON.stringify then threw)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bomb-'));
     const f = `${dir}/model-config.yaml`;
     try {
@@ -159,7 +159,7 @@ describe('Model store', () => {
             .join(',')}]`,
         );
       fs.writeFileSync(f, `handler: onnx\nmodel: m.onnx\nhandlerOptions:\n  ${levels.join('\n  ')}\n`);
-      expect(loadModelConfig('b', dir)).to.deep.equal({
+      expect(await loadModelConfig('b', dir)).to.deep.equal({
         ok: false,
         problems: [`${f}:8:31: alias "*d" brings in 11111 nodes, past the 100000 all aliases may bring in`],
       });
@@ -168,7 +168,7 @@ describe('Model store', () => {
     }
   });
 
-  it("should place a pipeline block's problems at their line and column", () => {
+  it("should place a pipeline block's problems at their line and column", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-pipe-'));
     const f = `${dir}/model-config.yaml`;
     try {
@@ -176,7 +176,7 @@ describe('Model store', () => {
         f,
         'handler: pipeline\npipeline:\n  chunkTokens: 0\n  stages:\n    - {name: thinker, model: tiny-lm}\n    - name: code2wav\n      model: tiny-vocoder\n      replicas: -1\n      color: red\n',
       );
-      expect(loadModelConfig('p', dir)).to.deep.equal({
+      expect(await loadModelConfig('p', dir)).to.deep.equal({
         ok: false,
         problems: [
           `${f}:3:16: pipeline.chunkTokens: must be an integer >= 1 (got 0)`,
@@ -189,7 +189,7 @@ describe('Model store', () => {
     }
   });
 
-  it('should reject absolute paths, .. and symlinks leaving the root', () => {
+  it('should reject absolute paths, .. and symlinks leaving the root', async () => {
     expect(() => resolveInside(root, '/etc/passwd')).to.throw("path '/etc/passwd' must be relative to");
     expect(() => resolveInside(root, 'm/../../x')).to.throw("must not contain '..'");
     expect(() => resolveInside(root, 'm/link.js')).to.throw('is a symlink leading outside');
@@ -197,7 +197,7 @@ describe('Model store', () => {
     expect(resolveInside(root, 'm/model.onnx')).to.equal(path.join(fs.realpathSync(root), 'm', 'model.onnx'));
   });
 
-  it('should resolve a model directory, and name a missing one or a file given instead', () => {
+  it('should resolve a model directory, and name a missing one or a file given instead', async () => {
     const store = new ModelStore(root);
     expect(store.resolve('m/')).to.equal(path.join(fs.realpathSync(root), 'm'));
     expect(() => store.resolve('nope')).to.throw(`model directory 'nope' not found in ${store.root}`);
@@ -232,7 +232,7 @@ describe('Model store', () => {
     expect(store.resolve('file:/m')).to.equal(path.join(fs.realpathSync(root), 'file:', 'm'));
   });
 
-  it('should list only model directories inside the store, and say which symlink it skipped and why', () => {
+  it('should list only model directories inside the store, and say which symlink it skipped and why', async () => {
     const skipped: string[] = [];
     expect(new ModelStore(root).list((name, why) => skipped.push(`${name}: ${why}`)).map((e) => e.name)).to.deep.equal([
       'm',

@@ -28,10 +28,10 @@ describe('model-config.yaml: what the graph must offer the engine settings', () 
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('should stop speculative decoding on a fast graph without num_logits at the config check (the worker refused it at every load, retried forever)', () => {
+  it('should stop speculative decoding on a fast graph without num_logits at the config check (the worker refused it at every load, retried forever)', async () => {
     writeGraph(onnx, ['input_ids', 'position_ids', 'attn_bias', 'past_key.0', 'past_value.0']);
     fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n${MODEL_YAML}${SPEC_YAML}`);
-    expect(loadModelConfig('m', dir)).to.deep.equal({
+    expect(await loadModelConfig('m', dir)).to.deep.equal({
       ok: false,
       problems: [
         `${f}:12:5: engine.speculative_config: n-gram speculative decoding needs logits for several positions, and model.onnx has no num_logits input; remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)`,
@@ -39,10 +39,10 @@ describe('model-config.yaml: what the graph must offer the engine settings', () 
     });
     // With num_logits the same block loads.
     writeGraph(onnx, ['input_ids', 'position_ids', 'attn_bias', 'num_logits', 'past_key.0', 'past_value.0']);
-    expect(loadModelConfig('m', dir).ok).to.equal(true);
+    expect((await loadModelConfig('m', dir)).ok).to.equal(true);
   });
 
-  it('should stop speculative decoding on a graph found to be in the usual exported layout under layout: auto', () => {
+  it('should stop speculative decoding on a graph found to be in the usual exported layout under layout: auto', async () => {
     writeGraph(onnx, [
       'input_ids',
       'attention_mask',
@@ -51,7 +51,7 @@ describe('model-config.yaml: what the graph must offer the engine settings', () 
       'past_key_values.0.value',
     ]);
     fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n  layout: auto\n${MODEL_YAML}${SPEC_YAML}`);
-    expect(loadModelConfig('m', dir)).to.deep.equal({
+    expect(await loadModelConfig('m', dir)).to.deep.equal({
       ok: false,
       problems: [
         `${f}:13:5: engine.speculative_config: n-gram speculative decoding needs logits for several positions, and model.onnx is in the usual exported layout (it takes attention_mask); remove speculative_config, or serve a fast-layout model with a num_logits input (tsserve models generate)`,
@@ -59,10 +59,10 @@ describe('model-config.yaml: what the graph must offer the engine settings', () 
     });
   });
 
-  it('should stop a graph whose KV layout cannot be told, at its model: key', () => {
+  it('should stop a graph whose KV layout cannot be told, at its model: key', async () => {
     writeGraph(onnx, ['input_ids', 'position_ids']);
     fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n${MODEL_YAML}`);
-    expect(loadModelConfig('m', dir)).to.deep.equal({
+    expect(await loadModelConfig('m', dir)).to.deep.equal({
       ok: false,
       problems: [
         `${f}:2:8: model: cannot tell the KV layout of model.onnx: it has neither attn_bias (the fast layout) nor attention_mask (the usual exported layout) among its inputs (input_ids, position_ids)`,
@@ -70,7 +70,7 @@ describe('model-config.yaml: what the graph must offer the engine settings', () 
     });
     // Named by the block, the layout's inputs are what the graph lacks.
     fs.writeFileSync(f, `handler: generate\nmodel: model.onnx\nengine:\n  layout: fast\n${MODEL_YAML}`);
-    expect(loadModelConfig('m', dir)).to.deep.equal({
+    expect(await loadModelConfig('m', dir)).to.deep.equal({
       ok: false,
       problems: [
         `${f}:2:8: model: model.onnx lacks inputs of the fast layout (which engine.layout names) for num_layers 1: attn_bias, past_key.0, past_value.0`,
@@ -78,13 +78,13 @@ describe('model-config.yaml: what the graph must offer the engine settings', () 
     });
   });
 
-  it('should stop a num_layers the graph has no past K/V inputs for (the runner refused it at every load)', () => {
+  it('should stop a num_layers the graph has no past K/V inputs for (the runner refused it at every load)', async () => {
     writeGraph(onnx, ['input_ids', 'position_ids', 'attn_bias', 'past_key.0', 'past_value.0']);
     fs.writeFileSync(
       f,
       `handler: generate\nmodel: model.onnx\nengine:\n${MODEL_YAML.replace('num_layers: 1', 'num_layers: 3')}`,
     );
-    expect(loadModelConfig('m', dir)).to.deep.equal({
+    expect(await loadModelConfig('m', dir)).to.deep.equal({
       ok: false,
       problems: [
         `${f}:2:8: model: model.onnx lacks inputs of the fast layout (which its inputs show) for num_layers 3: past_key.1, past_key.2, past_value.1, past_value.2`,

@@ -20,7 +20,7 @@ describe('readOnnxIoAsync (an ONNX file of the store, read off the event loop)',
   it('should read the same inputs and outputs as the synchronous scan, initializers left out', async () => {
     const { onnxFile } = writeHfDir(join(root, 'export'), { merged: true });
     const mlp = writeMlp(join(root, 'mlp'), { hidden: 4, seed: 1 });
-    for (const file of [onnxFile, mlp]) expect(await readOnnxIoAsync(root, file)).to.deep.equal(readOnnxIo(file));
+    for (const file of [onnxFile, mlp]) expect(await readOnnxIoAsync(root, file)).to.deep.equal(await readOnnxIo(file));
     const io = await readOnnxIoAsync(root, onnxFile);
     expect(io.inputs.map((i) => `${i.name}:${i.datatype}:${i.shape.join('x')}`).slice(0, 3)).to.deep.equal([
       'input_ids:INT64:-1x-1',

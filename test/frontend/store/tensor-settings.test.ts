@@ -43,7 +43,7 @@ describe('model-config tensors: block', () => {
 });
 
 describe('model-config tensors.pad against the graph', () => {
-  it('should name a pad rule the graph cannot follow at its line and column, when the model is registered', () => {
+  it('should name a pad rule the graph cannot follow at its line and column, when the model is registered', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-pad-config-'));
     try {
       writeMultiInputModel(dir, [
@@ -53,7 +53,7 @@ describe('model-config tensors.pad against the graph', () => {
         '    scale: { axis: 1, value: 0 }',
         '    pixels: { axis: 1 }',
       ]);
-      const r = loadModelConfig('multi', dir);
+      const r = await loadModelConfig('multi', dir);
       const file = path.join(dir, 'model-config.yaml');
       expect(r.ok ? [] : r.problems).to.deep.equal([
         `${file}:6:20: tensors.pad.scale.axis: axis 1 of 'scale' [-1,4] is not a dynamic axis (-1)`,

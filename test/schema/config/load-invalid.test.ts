@@ -71,6 +71,7 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
     'limits-too-high.yaml:3:26: limits: "max_series_per_metric" must be at most 1000000, not 1000000000000; each series is held in every sink and rendered on every scrape; a dimension with more values than that (a request id, a user id) is unbounded: drop it from the metric',
     'limits-too-high.yaml:4:25: limits: "max_points_per_flush" must be at most 1048576, not 9007199254740992; a worker buffers this many datapoints (12 bytes each) before it flushes, and holds as many while the IPC channel is congested',
     'limits-too-high.yaml:5:30: limits: "max_auto_detected_metrics" must be at most 10000, not 10001; each is a family in every sink; declare the metrics you keep in metrics.yaml',
+    'limits-too-high.yaml:6:30: limits: "max_dimensions_per_metric" must be at most 64, not 65; each dimension is a label on every series, log line and StatsD packet; fold what varies into fewer labels',
   ],
   'merge-not-on-gauge': [
     'merge-not-on-gauge.yaml:5:14: metric "Requests" in ts_metrics.counter: "merge" only applies to gauges (counters and histograms always sum across processes); remove it',

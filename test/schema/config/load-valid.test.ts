@@ -95,6 +95,7 @@ describe('loadMetricsConfig (valid files)', () => {
       maxSeriesPerMetric: 10000,
       maxPointsPerFlush: 65536,
       maxAutoDetectedMetrics: 100,
+      maxDimensionsPerMetric: 16,
     });
     expect(c.autoDetect).to.equal(false);
     expect(c.file).to.equal(file);
@@ -138,7 +139,12 @@ describe('loadMetricsConfig (valid files)', () => {
       tagStyle: 'telegraf',
       histogramType: 'd',
     });
-    expect(c.limits).to.deep.equal({ maxSeriesPerMetric: 50, maxPointsPerFlush: 65536, maxAutoDetectedMetrics: 100 });
+    expect(c.limits).to.deep.equal({
+      maxSeriesPerMetric: 50,
+      maxPointsPerFlush: 65536,
+      maxAutoDetectedMetrics: 100,
+      maxDimensionsPerMetric: 16,
+    });
     expect(c.autoDetect).to.equal(true);
     expect(c.metrics.map((m) => [m.name, m.type, m.buckets.join(',')])).to.deep.equal([
       ['TokensPerRequest', 'histogram', '1,2,5,10,20,50,100,200,500,1000,2000,5000,10000'],
@@ -250,13 +256,14 @@ describe('loadMetricsConfig (valid files)', () => {
 
   it('should load limits at their ceilings (limits-too-high.yaml has the refusals)', () => {
     const atCeiling = parseMetricsConfig(
-      'limits: {max_series_per_metric: 1000000, max_points_per_flush: 1048576, max_auto_detected_metrics: 10000}\n',
+      'limits: {max_series_per_metric: 1000000, max_points_per_flush: 1048576, max_auto_detected_metrics: 10000, max_dimensions_per_metric: 64}\n',
       'y.yaml',
     );
     expect(atCeiling.ok ? atCeiling.config.limits : atCeiling.problems.map(formatProblem)).to.deep.equal({
       maxSeriesPerMetric: 1000000,
       maxPointsPerFlush: 1048576,
       maxAutoDetectedMetrics: 10000,
+      maxDimensionsPerMetric: 64,
     });
   });
 

@@ -435,7 +435,7 @@ describe('StatsdSink with the real statsd daemon', () => {
     expect(received.filter((l) => l.startsWith('ts.tsserve_sink_errors_total'))).to.deep.equal([]);
   });
 
-  it('should never throw when nothing listens, before or after close, and resolve every close', async () => {
+  it('should count and warn once about the datagrams an agent that is not listening refuses, never throw, and resolve every close', async () => {
     const dead = await freeUdpPort();
     const log = captureLog();
     const fm = new FrontendMetrics(makeConfig([makeSpec('X', 'counter', [])], { modes: ['statsd', 'prometheus'] }), {
@@ -443,30 +443,55 @@ describe('StatsdSink with the real statsd daemon', () => {
       hostname: 'h1',
       statsd: { host: '127.0.0.1', port: dead },
       log: log.log,
+      statsdFlushMs: 10,
     });
+    const errors = async (): Promise<number> =>
+      Number(
+        (await fm.prometheusText(['tsserve_sink_errors_total']))
+          .split('\n')
+          .find((l) => l.startsWith('tsserve_sink_errors_total{'))
+          ?.split(' ')[1] ?? 0,
+      );
+    // Each datagram (these lines, and the self-metrics the sink sends too) is refused with an
+    // ICMP port unreachable, which the connected socket hears (statsd-udp.test.ts counts them one by one).
     for (let i = 0; i < 1000; i++) fm.get('X')!.addOrUpdate(i);
+    await until(() => log.lines.length === 1, { message: 'the refusal warning', observe: () => log.lines });
+    expect(log.lines).to.deep.equal([
+      `warn: statsd 127.0.0.1:${dead}: nothing listens there: a datagram was refused (ICMP port unreachable, recvmsg ECONNREFUSED); every failed send is counted in tsserve_sink_errors_total{sink="statsd"}, and this warning repeats at most once every 60 s while sends fail`,
+    ]);
     await fm.close();
-    expect(log.lines).to.deep.equal([]); // UDP to a closed port: nothing to hear, nothing fails
-    // Records after close are never thrown: the closed client's failed sends are counted and warned once.
+    const closed = await errors();
+    // Records after close are never thrown: the closed socket's sends fail, counted, without a second warning within 60 s.
     for (let i = 0; i < 3000; i++) fm.get('X')!.addOrUpdate(i);
     await fm.close();
-    expect(log.lines).to.deep.equal([
-      `warn: statsd 127.0.0.1:${dead}: Error sending hot-shots message: Error [ERR_SOCKET_DGRAM_NOT_RUNNING]: Not running; every failed send is counted in tsserve_sink_errors_total{sink="statsd"}, and this warning repeats at most once every 60 s while sends fail`,
-    ]);
-    // Every record still counts in the other sinks (0+…+999 + 0+…+2999); the 3000 lines (28,889
-    // bytes with their newlines) filled 3 datagrams of up to 8 KiB (an agent on this host); the
-    // rest waits for the flush timer.
-    expect(await fm.prometheusText(['X', 'tsserve_sink_errors_total'])).to.equal(
-      [
-        '# HELP X X (unit: Count)',
-        '# TYPE X counter',
-        'X 4998000',
-        '',
-        '# HELP tsserve_sink_errors_total Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost) (unit: Count)',
-        '# TYPE tsserve_sink_errors_total counter',
-        'tsserve_sink_errors_total{sink="statsd",Hostname="h1"} 3',
-        '',
-      ].join('\n'),
+    expect(log.lines.length).to.equal(1);
+    // The 3000 lines (28,889 bytes with their newlines) filled 3 datagrams of up to 8 KiB (an
+    // agent on this host); the rest waits for the flush timer. Every record still counts in the
+    // other sinks (0+…+999 + 0+…+2999).
+    expect((await errors()) - closed).to.equal(3);
+    expect(await fm.prometheusText(['X'])).to.equal(
+      ['# HELP X X (unit: Count)', '# TYPE X counter', 'X 4998000', ''].join('\n'),
     );
+  });
+
+  it('should count the datagrams to a host name that does not resolve, and warn once', async () => {
+    const log = captureLog();
+    const fm = new FrontendMetrics(makeConfig([makeSpec('X', 'counter', [])], { modes: ['statsd', 'prometheus'] }), {
+      logDir: dir,
+      hostname: 'h1',
+      statsd: { host: 'no-such-statsd-agent.invalid', port: 8125 },
+      log: log.log,
+      statsdFlushMs: 10,
+    });
+    fm.get('X')!.addOrUpdate(1);
+    await until(() => log.lines.length === 1, { message: 'the lookup warning', observe: () => log.lines });
+    const text = await fm.prometheusText(['tsserve_sink_errors_total']);
+    await fm.close();
+    expect(log.lines.map((l) => l.replace(/getaddrinfo \w+ /, 'getaddrinfo CODE '))).to.deep.equal([
+      'warn: statsd no-such-statsd-agent.invalid:8125: Error sending hot-shots message: Error: getaddrinfo CODE no-such-statsd-agent.invalid; every failed send is counted in tsserve_sink_errors_total{sink="statsd"}, and this warning repeats at most once every 60 s while sends fail',
+    ]);
+    expect(
+      text.split('\n').some((l) => l.startsWith('tsserve_sink_errors_total{sink="statsd",Hostname="h1"} ')),
+    ).to.equal(true);
   });
 });

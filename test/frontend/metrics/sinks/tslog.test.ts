@@ -309,7 +309,7 @@ describe('TslogSink rotation failure', () => {
       ].join('\n'),
     );
     expect(log.lines).to.deep.equal([
-      `warn: metrics log ${file}: rotation failed: SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${file}.1; writing on in the current file; counted in tsserve_log_errors_total{file="ts_metrics.log",reason="rotation_failed"}, and tried again at most once every 60 s`,
+      `warn: metrics log ${file}: rotation failed: SystemError [ERR_FS_EISDIR]: Path is a directory: rm returned EISDIR (is a directory) ${file}.1; reopening the file to write on past its size bound (lines an open or write then fails on are lost and counted as lost lines); counted in tsserve_log_errors_total{file="ts_metrics.log",reason="rotation_failed"}, and tried again at most once every 60 s`,
     ]);
     expect(userLines(dir).map((l) => /A\.Count:(\S+?)\|/.exec(l)?.[1])).to.deep.equal(['1.0', '2.0', '3.0']);
     expect(fs.readdirSync(dir).sort()).to.deep.equal(['ts_metrics.log', 'ts_metrics.log.1']);
