@@ -105,7 +105,9 @@ describe('regression: every error that echoes input caps what it echoes (issue 2
     });
     expect(input).to.deep.include({
       status: 400,
-      json: { error: `unexpected inference input '${'x'.repeat(80)}…(899920 more)' for model 'mlp'` },
+      json: {
+        error: `unexpected input "${'x'.repeat(64)}"…(899936 more) for model 'mlp' (it takes input (FP32 [N,784]))`,
+      },
     });
   });
 
