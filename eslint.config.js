@@ -15,6 +15,7 @@ const LIBRARIES = [
   { name: 'hot-shots', homes: ['frontend/metrics/sinks/statsd.ts'] },
   { name: 'onnxruntime-node', homes: ['backend/onnx/ort.ts'] },
   { name: '@huggingface/tokenizers', homes: ['schema/text/hf-tokenizer.ts'] },
+  { name: 'sharp', homes: ['frontend/image/sharp-image.ts'] },
   { name: 'pino', homes: ['frontend/log/logger.ts'] },
   { name: 'pino-pretty', homes: ['frontend/log/logger.ts'] },
   { name: 'sonic-boom', homes: ['frontend/log/rotating-file.ts'] },

@@ -21,6 +21,7 @@ import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { sendError } from './errors.js';
 import { routeTemplate } from './http-metrics.js';
 import { readPredictionBody } from './prediction-body.js';
+import { readImageBody } from './image-body.js';
 import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
 import { msAsUs } from '../../schema/elapsed.js';
@@ -84,9 +85,10 @@ export function predictionsRoute(opts: RouteOptions): (req: IncomingMessage, res
         `model ${name} does not serve /predictions (kind ${model.kind})${servedElsewhere(model)}`,
         sendError,
       );
-    readPredictionBody(req, res, opts.limits, name, takesTensors(name), (body) =>
-      guarded(res, () => predict(req, res, name, version, body)),
-    );
+    const accept = (body: PredictionBody): void => guarded(res, () => predict(req, res, name, version, body));
+    // An image model's body is an image, decoded in this process (frontend/image/image-decoder.ts).
+    if (model.imageDecoder !== undefined) return readImageBody(req, res, opts.limits, model.imageDecoder, accept);
+    readPredictionBody(req, res, opts.limits, name, takesTensors(name), accept);
   }
 }
 

@@ -31,6 +31,7 @@ import type { ListenAddress } from '../../frontend/server/address.js';
 import { parseStartOptions, startUsage } from '../../frontend/server/start-options.js';
 import { registerGenerationFrontend } from '../../frontend/generation/generation-kind.js';
 import { registerPipelineFrontend } from '../../frontend/pipeline/pipeline-kind.js';
+import { registerEmbeddingFrontend } from '../../frontend/embeddings/embedding-kind.js';
 import type { AccessLog, Log, LogErrorCounter } from '../../frontend/log/log.js';
 import { levelCallback } from '../../frontend/log/log.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
@@ -306,6 +307,8 @@ async function serve(
     debugLog: (m) => log.debug(m),
     statsEnabled: !opts.disableLogStats,
   });
+  // handler: embedding models on POST /v1/embeddings.
+  registerEmbeddingFrontend();
   // From the moment the listeners are up (before the models load), a signal drains.
   let stopEarly: (() => Promise<void>) | null = null;
   let signalled: NodeJS.Signals | null = null;

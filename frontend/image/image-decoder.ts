@@ -1,0 +1,92 @@
+/**
+ * Decodes the images of one `image_classifier` model in the frontend, before anything reaches a
+ * worker: a bad image is answered 400 here and never costs a worker anything. Header first (the
+ * pixel bound is checked on the dimensions it declares, before a byte is decoded), then decode +
+ * resize on libuv's pool, then normalization. At most DECODE_CONCURRENCY decodes run at once; up
+ * to DECODE_QUEUE more wait, and past that a request is refused 503. Every refusal counts in
+ * `ts_image_refused_total{model_name, reason}`.
+ */
+import { performance } from 'perf_hooks';
+import type { DecodedImageInfo, ImageClassifierOptions } from '../../schema/image/classifier-options.js';
+import type { SeriesHandle } from '../server/metrics-port.js';
+import { imageTensor, resizePlan } from './image-tensor.js';
+import { decodeResized, readImageHeader } from './sharp-image.js';
+
+/** Decodes running at once per model: libuv's default pool has 4 threads. */
+export const DECODE_CONCURRENCY = 4;
+/** Decodes waiting per model beyond those; more is a 503 (`reason="decode_queue_full"`). */
+export const DECODE_QUEUE = 256;
+
+/** A decoded image: the model input and what the handler records about it. */
+export interface DecodedImage {
+  readonly input: Float32Array;
+  readonly info: DecodedImageInfo;
+}
+
+/** A refused image: the status and message to answer. */
+export interface ImageRefusal {
+  readonly status: number;
+  readonly message: string;
+}
+
+/** Binds `ts_image_refused_total` for one reason. */
+export type RefusalSeries = (reason: string) => SeriesHandle;
+
+/** One model's decoder. */
+export class ImageDecoder {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private readonly refused = new Map<string, SeriesHandle>();
+
+  constructor(
+    readonly options: ImageClassifierOptions,
+    private readonly series: RefusalSeries,
+  ) {}
+
+  /** Decodes one request's image bytes; never rejects. */
+  async decode(bytes: Buffer): Promise<DecodedImage | ImageRefusal> {
+    const o = this.options;
+    if (bytes.length === 0)
+      return this.refuse('empty', 400, 'missing request body: send the image (JPEG, PNG or WebP)');
+    if (bytes.length > o.maxImageBytes)
+      return this.refuse('too_large', 413, `the image is ${bytes.length} bytes, over the bound of ${o.maxImageBytes}`);
+    if (this.running >= DECODE_CONCURRENCY) {
+      if (this.waiting.length >= DECODE_QUEUE)
+        return this.refuse('decode_queue_full', 503, `${DECODE_QUEUE} images are already waiting to be decoded`);
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+    this.running++;
+    try {
+      return await this.run(bytes);
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private async run(bytes: Buffer): Promise<DecodedImage | ImageRefusal> {
+    const o = this.options;
+    const t0 = performance.now();
+    const header = await readImageHeader(bytes);
+    if ('reason' in header) return this.refuse(header.reason, 400, header.message);
+    const pixels = header.width * header.height;
+    if (pixels > o.maxPixels)
+      return this.refuse(
+        'too_many_pixels',
+        400,
+        `the ${header.format} image is ${header.width}x${header.height} = ${pixels} pixels, over the bound of ${o.maxPixels}`,
+      );
+    const px = await decodeResized(bytes, resizePlan(o, header), o.maxPixels, o.decodeTimeoutSec);
+    if ('reason' in px) return this.refuse(px.reason, 400, px.message);
+    const input = imageTensor(o, px);
+    const decodeMs = performance.now() - t0;
+    return { input, info: { format: header.format, width: header.width, height: header.height, decodeMs } };
+  }
+
+  private refuse(reason: string, status: number, message: string): ImageRefusal {
+    let s = this.refused.get(reason);
+    if (s === undefined) this.refused.set(reason, (s = this.series(reason)));
+    s.record(1);
+    return { status, message };
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The one adapter over sharp (libvips, shipped inside its npm packages): reads an image's header,
+ * and decodes + resizes it to 8-bit pixels. Both run on libuv's thread pool, never on the event
+ * loop. Chosen over a pure-JS decoder (jpeg-js + pngjs) on a measurement: decode + resize of a
+ * 640x480 JPEG took 17-19 ms with sharp and 160-260 ms with jpeg-js and a JS bilinear resize in
+ * the same run (docs/models.md); sharp also reads WebP, which no maintained pure-JS package does.
+ */
+import sharp from 'sharp';
+import type { Metadata } from 'sharp';
+
+// One libvips thread per image: a server gets its parallelism from concurrent requests (libuv's
+// pool), and the workers need the cores for inference. No operation cache: every body is new.
+sharp.concurrency(1);
+sharp.cache(false);
+
+/** Formats the image classifier takes (TorchServe's JPEG, PNG, WebP). */
+export const IMAGE_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp']);
+
+/** What the header says. */
+export interface ImageHeader {
+  readonly format: string;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** Why an image was refused; `reason` is the label of the refusal counter. */
+export interface ImageProblem {
+  readonly reason: 'not_an_image' | 'unsupported_format' | 'too_many_pixels' | 'corrupt' | 'decode_timeout';
+  readonly message: string;
+}
+
+/** Decoded pixels, interleaved, `channels` per pixel (1 to 4, as the file has them). */
+export interface DecodedPixels {
+  readonly data: Buffer;
+  readonly width: number;
+  readonly height: number;
+  readonly channels: number;
+}
+
+/** Where the decoded image goes: straight to width×height, or shorter side first, then a centered crop. */
+export type ResizePlan =
+  | { readonly kind: 'fill'; readonly width: number; readonly height: number }
+  | {
+      readonly kind: 'crop';
+      readonly width: number;
+      readonly height: number;
+      readonly cropWidth: number;
+      readonly cropHeight: number;
+    };
+
+function firstLine(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 200);
+}
+
+/** Reads only the header: format and dimensions, or why the bytes are not an image we take. */
+export async function readImageHeader(bytes: Buffer): Promise<ImageHeader | ImageProblem> {
+  let meta: Metadata;
+  try {
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
+  } catch (e) {
+    const msg = firstLine(e);
+    if (/unsupported image format/i.test(msg))
+      return { reason: 'not_an_image', message: 'the body is not an image (send JPEG, PNG or WebP bytes)' };
+    return { reason: 'corrupt', message: `the image header cannot be read: ${msg}` };
+  }
+  const format = meta.format ?? 'unknown';
+  if (!IMAGE_FORMATS.has(format))
+    return { reason: 'unsupported_format', message: `image format ${format} is not taken (send JPEG, PNG or WebP)` };
+  if (meta.width === undefined || meta.height === undefined || meta.width < 1 || meta.height < 1)
+    return { reason: 'corrupt', message: `the ${format} header declares no dimensions` };
+  return { format, width: meta.width, height: meta.height };
+}
+
+/**
+ * Decodes `bytes` and resizes them as `plan` says (libvips' linear kernel, antialiased when
+ * shrinking, like PIL's bilinear), alpha dropped as PIL's convert('RGB') drops it. A truncated
+ * or corrupt file fails (failOn 'truncated'); `maxPixels` is enforced by libvips again.
+ */
+export async function decodeResized(
+  bytes: Buffer,
+  plan: ResizePlan,
+  maxPixels: number,
+  timeoutSec: number,
+): Promise<DecodedPixels | ImageProblem> {
+  try {
+    let img = sharp(bytes, { limitInputPixels: maxPixels, failOn: 'truncated' })
+      .timeout({ seconds: timeoutSec })
+      .removeAlpha()
+      .resize(plan.width, plan.height, { fit: 'fill', kernel: 'linear' });
+    if (plan.kind === 'crop') {
+      img = img.extract({
+        left: Math.round((plan.width - plan.cropWidth) / 2),
+        top: Math.round((plan.height - plan.cropHeight) / 2),
+        width: plan.cropWidth,
+        height: plan.cropHeight,
+      });
+    }
+    const { data, info } = await img.raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    return { data, width: info.width, height: info.height, channels: info.channels };
+  } catch (e) {
+    const msg = firstLine(e);
+    if (/timeout/i.test(msg))
+      return { reason: 'decode_timeout', message: `decoding the image took longer than ${timeoutSec} s` };
+    if (/pixel limit/i.test(msg))
+      return { reason: 'too_many_pixels', message: `the image has more than ${maxPixels} pixels` };
+    return { reason: 'corrupt', message: `the image cannot be decoded (truncated or corrupt): ${msg}` };
+  }
+}
