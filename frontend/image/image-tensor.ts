@@ -21,7 +21,20 @@ export function resizePlan(o: ImageClassifierOptions, header: ImageHeader): Resi
   const scaled = (side: number): number => Math.max(o.resize, Math.floor((o.resize * side) / short));
   const rw = w <= h ? o.resize : scaled(w);
   const rh = h < w ? o.resize : scaled(h);
-  return { kind: 'crop', width: rw, height: rh, cropWidth: o.width, cropHeight: o.height };
+  // CenterCrop's offsets: int(round((size - crop) / 2)), Python's round (half to even).
+  const offset = (size: number, crop: number): number => {
+    const x = (size - crop) / 2;
+    return x - Math.floor(x) === 0.5 && Math.floor(x) % 2 === 0 ? Math.floor(x) : Math.round(x);
+  };
+  return {
+    kind: 'crop',
+    width: rw,
+    height: rh,
+    cropWidth: o.width,
+    cropHeight: o.height,
+    left: offset(rw, o.width),
+    top: offset(rh, o.height),
+  };
 }
 
 /** The normalized input tensor of one image (3 × height × width values, zeros where `pad` left columns). */

@@ -46,6 +46,9 @@ export type ResizePlan =
       readonly height: number;
       readonly cropWidth: number;
       readonly cropHeight: number;
+      /** The crop's offset in the resized image. */
+      readonly left: number;
+      readonly top: number;
     };
 
 function firstLine(e: unknown): string {
@@ -88,12 +91,7 @@ export async function decodeResized(
       .removeAlpha()
       .resize(plan.width, plan.height, { fit: 'fill', kernel: 'linear' });
     if (plan.kind === 'crop') {
-      img = img.extract({
-        left: Math.round((plan.width - plan.cropWidth) / 2),
-        top: Math.round((plan.height - plan.cropHeight) / 2),
-        width: plan.cropWidth,
-        height: plan.cropHeight,
-      });
+      img = img.extract({ left: plan.left, top: plan.top, width: plan.cropWidth, height: plan.cropHeight });
     }
     const { data, info } = await img.raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height, channels: info.channels };

