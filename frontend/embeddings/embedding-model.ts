@@ -11,6 +11,7 @@ import { parseEmbeddingOptions } from '../../schema/text/embedding-options.js';
 import { HfTokenizer } from '../../schema/text/hf-tokenizer.js';
 import type { JobOutcome } from '../batching/job.js';
 import { BatchedModel } from '../server/batched-model.js';
+import type { ModelSeries } from '../server/frontend-series.js';
 import type { ModelKindContext } from '../server/model-kinds.js';
 import type { SeriesHandle } from '../server/metrics-port.js';
 import type { ModelDescription, ServedModel } from '../server/served-model.js';
@@ -31,6 +32,8 @@ export class EmbeddingModel implements ServedModel {
   readonly options: EmbeddingOptions;
   readonly openaiListing: { readonly maxModelLen: number; readonly answers: string };
   readonly series: EmbeddingSeries;
+  /** TorchServe's ts_inference_* families (`model_version="default"`): an embeddings request is an inference request of the model. */
+  readonly inference: ModelSeries;
   private readonly inner: BatchedModel;
   private tokenizerValue: HfTokenizer | null = null;
   private tokenizerError: string | null = null;
@@ -47,6 +50,7 @@ export class EmbeddingModel implements ServedModel {
       modelUrl,
       loadedAtStartup,
     });
+    this.inference = ctx.series.forModel(config.name, 'default');
     const dims = { model_name: config.name };
     this.series = {
       requests: ctx.series.bind('ts_embedding_requests_total', dims),

@@ -4,7 +4,9 @@
  * tokens added, as the model's tokenizer.json says; token ids are taken as they are), checked
  * against the model's length, and run as one job of the model's batcher. `encoding_format`
  * `float` or `base64` (little-endian float32, as OpenAI's client decodes it); `dimensions` only
- * when the model-config lists it (Matryoshka). Usage counts the real tokens. Each answered request
+ * when the model-config lists it (Matryoshka). Usage counts the real tokens. Each admitted request
+ * counts in TorchServe's `ts_inference_requests_total` (`model_version="default"`, with its
+ * latency and queue µs when answered); each answered request
  * counts in `ts_embedding_requests_total`, its tokens in `ts_embedding_prompt_tokens_total`, its
  * arrival-to-answer time in `ts_embedding_request_latency_seconds`.
  */
@@ -14,6 +16,7 @@ import express from 'express';
 import type { Request, Response, Router } from 'express';
 import type { EmbeddingJobBody } from '../../schema/text/embedding-options.js';
 import { excerpt } from '../../schema/files/model-file.js';
+import { msAsUs } from '../../schema/elapsed.js';
 import type { BodyLimits } from '../http/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import type { EmbeddingModel } from '../embeddings/embedding-model.js';
@@ -167,7 +170,11 @@ function serve(req: Request, res: Response, opts: EmbeddingsRouteOptions, arriva
     if (!res.writableFinished) gone = true;
   });
   const promptTokens = jobs.reduce((n, j) => n + j.ids.length, 0);
+  model.inference.requests.record(1);
   void Promise.all(jobs.map((j, i) => model.embed(`${id}-${i}`, j, () => gone))).then((outcomes) => {
+    // The request waited as long as its longest-queued input.
+    model.inference.latencyUs.record(msAsUs(performance.now() - arrivalMs));
+    model.inference.queueUs.record(Math.max(...outcomes.map((o) => o.queueUs)));
     const failed = outcomes.find((o) => o.status !== 200 || !(o.body instanceof Float32Array));
     if (failed !== undefined) {
       const b = failed.body as { message?: unknown } | null;

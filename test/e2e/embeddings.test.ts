@@ -142,7 +142,7 @@ describe('/v1/embeddings with tiny-embed (real tsserve start, real onnxruntime, 
       expectClose(all[i]!.data[0]!.embedding, await reference(tokenizer.encode(texts[i]!).ids));
   });
 
-  it('should count each answered request, its exact tokens and its latency in the ts_embedding families', async () => {
+  it('should count each answered request, its exact tokens and its latency in the ts_embedding families, and in ts_inference_requests_total', async () => {
     const before = await Scrape.of(server);
     await openaiClient(server).embeddings.create({ model: 'tiny-embed', input: TEXTS, encoding_format: 'float' });
     await openaiClient(server).embeddings.create({ model: 'tiny-embed', input: [2, 3], encoding_format: 'float' });
@@ -152,6 +152,8 @@ describe('/v1/embeddings with tiny-embed (real tsserve start, real onnxruntime, 
     const tokens = TEXTS.reduce((n, t) => n + tokenizer.encode(t).ids.length, 0) + 2;
     expect(delta(before, after, 'ts_embedding_prompt_tokens_total', m)).to.equal(tokens);
     expect(delta(before, after, 'ts_embedding_request_latency_seconds_count', m)).to.equal(2);
+    // TorchServe's family counts them as the model's inference requests (no version named: "default").
+    expect(delta(before, after, 'ts_inference_requests_total', { ...m, model_version: 'default' })).to.equal(2);
   });
 
   it('should refuse bad inputs with exact OpenAI errors before any reaches the worker', async () => {
@@ -216,6 +218,7 @@ describe('/v1/embeddings with tiny-embed (real tsserve start, real onnxruntime, 
       expect(await post(body), JSON.stringify(body)).to.deep.equal({ status, body: answer });
     const after = await Scrape.of(server);
     expect(delta(before, after, 'ts_embedding_requests_total', { model_name: 'tiny-embed' })).to.equal(0);
+    expect(delta(before, after, 'ts_inference_requests_total', { model_name: 'tiny-embed' })).to.equal(0);
     expect((await post({ model: 'tiny-embed', input: 'still here' })).status).to.equal(200);
     expect(await workerPid()).to.equal(pid);
   });
