@@ -22,6 +22,7 @@ export const EMBEDDING_KIND: ModelKind = {
         const m = lookup(name);
         return m instanceof EmbeddingModel ? m : undefined;
       },
+      exists: (name) => lookup(name) !== undefined,
       ...(ctx.bodyLimits !== undefined ? { bodyLimits: ctx.bodyLimits } : {}),
     });
   },

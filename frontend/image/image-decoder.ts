@@ -53,14 +53,15 @@ export class ImageDecoder {
     if (this.running >= DECODE_CONCURRENCY) {
       if (this.waiting.length >= DECODE_QUEUE)
         return this.refuse('decode_queue_full', 503, `${DECODE_QUEUE} images are already waiting to be decoded`);
+      // Woken with the slot of a decode that finished (handed over, so none is taken meanwhile).
       await new Promise<void>((resolve) => this.waiting.push(resolve));
-    }
-    this.running++;
+    } else this.running++;
     try {
       return await this.run(bytes);
     } finally {
-      this.running--;
-      this.waiting.shift()?.();
+      const next = this.waiting.shift();
+      if (next !== undefined) next();
+      else this.running--;
     }
   }
 

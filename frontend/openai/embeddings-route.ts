@@ -26,6 +26,8 @@ import { asObject, refuseUnsupported } from './params.js';
 /** What the route needs from the server. */
 export interface EmbeddingsRouteOptions {
   readonly lookup: (name: string) => EmbeddingModel | undefined;
+  /** Whether a model of another kind has this name (refused 400 rather than "does not exist"). */
+  readonly exists: (name: string) => boolean;
   readonly bodyLimits?: BodyLimits;
 }
 
@@ -147,13 +149,11 @@ function serve(req: Request, res: Response, opts: EmbeddingsRouteOptions, arriva
   const name = body['model'];
   if (typeof name !== 'string') throw new OpenAIError(400, "'model' is required (a string)", 'model');
   const model = opts.lookup(name);
+  const shown = name.slice(0, 100);
+  if (model === undefined && opts.exists(name))
+    throw new OpenAIError(400, `The model \`${shown}\` does not serve /v1/embeddings.`, 'model');
   if (model === undefined)
-    throw new OpenAIError(
-      404,
-      `The model \`${name.slice(0, 100)}\` does not exist or does not serve embeddings.`,
-      'model',
-      'model_not_found',
-    );
+    throw new OpenAIError(404, `The model \`${shown}\` does not exist.`, 'model', 'model_not_found');
   if (body['user'] !== undefined && typeof body['user'] !== 'string')
     throw new OpenAIError(400, "'user' must be a string", 'user');
   const format = encodingOf(body);

@@ -206,7 +206,7 @@ describe('/v1/embeddings with tiny-embed (real tsserve start, real onnxruntime, 
         404,
         {
           error: {
-            message: 'The model `nope` does not exist or does not serve embeddings.',
+            message: 'The model `nope` does not exist.',
             type: 'not_found_error',
             param: 'model',
             code: 'model_not_found',
