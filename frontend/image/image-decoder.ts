@@ -10,7 +10,8 @@ import { performance } from 'perf_hooks';
 import type { DecodedImageInfo, ImageClassifierOptions } from '../../schema/image/classifier-options.js';
 import type { SeriesHandle } from '../server/metrics-port.js';
 import { imageTensor, resizePlan } from './image-tensor.js';
-import { decodeResized, readImageHeader } from './sharp-image.js';
+import { readImageHeader } from './image-header.js';
+import { decodeResized } from './sharp-image.js';
 
 /** Decodes running at once per model: libuv's default pool has 4 threads. */
 export const DECODE_CONCURRENCY = 4;
@@ -68,7 +69,7 @@ export class ImageDecoder {
   private async run(bytes: Buffer): Promise<DecodedImage | ImageRefusal> {
     const o = this.options;
     const t0 = performance.now();
-    const header = await readImageHeader(bytes);
+    const header = readImageHeader(bytes);
     if ('reason' in header) return this.refuse(header.reason, 400, header.message);
     const pixels = header.width * header.height;
     if (pixels > o.maxPixels)

@@ -1,20 +1,16 @@
 /**
- * The one adapter over sharp (libvips, shipped inside its npm packages): reads an image's header,
- * and decodes + resizes it to 8-bit pixels. Both run on libuv's thread pool, never on the event
- * loop. Chosen over a pure-JS decoder (jpeg-js + pngjs) on a measurement: decode + resize of a
+ * The one adapter over sharp (libvips, shipped inside its npm packages): decodes + resizes an image
+ * to 8-bit pixels on libuv's thread pool, never on the event loop (its header is read in JS
+ * first: image-header.ts). Chosen over a pure-JS decoder (jpeg-js + pngjs) on a measurement: decode + resize of a
  * 640x480 JPEG took 17-19 ms with sharp and 160-260 ms with jpeg-js and a JS bilinear resize in
- * the same run (docs/models.md); sharp also reads WebP, which no maintained pure-JS package does.
+ * the same run (docs/models.md); sharp also reads WebP.
  */
 import sharp from 'sharp';
-import type { Metadata } from 'sharp';
 
 // One libvips thread per image: a server gets its parallelism from concurrent requests (libuv's
 // pool), and the workers need the cores for inference. No operation cache: every body is new.
 sharp.concurrency(1);
 sharp.cache(false);
-
-/** Formats the image classifier takes (TorchServe's JPEG, PNG, WebP). */
-export const IMAGE_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp']);
 
 /** What the header says. */
 export interface ImageHeader {
@@ -53,25 +49,6 @@ export type ResizePlan =
 
 function firstLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 200);
-}
-
-/** Reads only the header: format and dimensions, or why the bytes are not an image we take. */
-export async function readImageHeader(bytes: Buffer): Promise<ImageHeader | ImageProblem> {
-  let meta: Metadata;
-  try {
-    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
-  } catch (e) {
-    const msg = firstLine(e);
-    if (/unsupported image format/i.test(msg))
-      return { reason: 'not_an_image', message: 'the body is not an image (send JPEG, PNG or WebP bytes)' };
-    return { reason: 'corrupt', message: `the image header cannot be read: ${msg}` };
-  }
-  const format = meta.format ?? 'unknown';
-  if (!IMAGE_FORMATS.has(format))
-    return { reason: 'unsupported_format', message: `image format ${format} is not taken (send JPEG, PNG or WebP)` };
-  if (meta.width === undefined || meta.height === undefined || meta.width < 1 || meta.height < 1)
-    return { reason: 'corrupt', message: `the ${format} header declares no dimensions` };
-  return { format, width: meta.width, height: meta.height };
 }
 
 /**

@@ -14,7 +14,8 @@ import * as zlib from 'zlib';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { imageTensor, resizePlan } from '../../frontend/image/image-tensor.js';
-import { decodeResized, readImageHeader } from '../../frontend/image/sharp-image.js';
+import { readImageHeader } from '../../frontend/image/image-header.js';
+import { decodeResized } from '../../frontend/image/sharp-image.js';
 import { parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
 import { textImage } from '../../tools/models/glyph-image.js';
 import { OCR_CLS_ONNX, OCR_CLS_OPTIONS, writeOcrCls } from '../../tools/models/ocr-cls.js';
@@ -79,7 +80,7 @@ describe('image_classifier with PaddleOCR direction classifier (real tsserve sta
 
   /** Raw onnxruntime on the tensor the frontend's decoder makes of `image`: {label: probability}. */
   async function rawAnswer(image: Buffer): Promise<Record<string, number>> {
-    const header = await readImageHeader(image);
+    const header = readImageHeader(image);
     if ('reason' in header) throw new Error(header.message);
     const px = await decodeResized(image, resizePlan(options, header), options.maxPixels, 5);
     if ('reason' in px) throw new Error(px.message);
