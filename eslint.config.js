@@ -13,6 +13,11 @@ const LIBRARIES = [
     homes: ['frontend/metrics/sinks/prometheus.ts', 'frontend/metrics/exposition/process-metrics.ts'],
   },
   { name: 'hot-shots', homes: ['frontend/metrics/sinks/statsd.ts'] },
+  { name: '@opentelemetry/sdk-metrics', homes: ['frontend/metrics/sinks/otlp.ts'] },
+  { name: '@opentelemetry/exporter-metrics-otlp-proto', homes: ['frontend/metrics/sinks/otlp.ts'] },
+  { name: '@opentelemetry/resources', homes: ['frontend/metrics/sinks/otlp.ts'] },
+  { name: '@opentelemetry/core', homes: ['frontend/metrics/sinks/otlp.ts'] },
+  { name: '@opentelemetry/api', homes: ['frontend/metrics/sinks/otlp.ts'] },
   { name: 'onnxruntime-node', homes: ['backend/onnx/ort.ts'] },
   { name: '@huggingface/tokenizers', homes: ['schema/text/hf-tokenizer.ts'] },
   { name: 'sharp', homes: ['frontend/image/sharp-image.ts'] },
@@ -21,6 +26,7 @@ const LIBRARIES = [
   { name: 'sonic-boom', homes: ['frontend/log/rotating-file.ts'] },
   { name: 'js-yaml', homes: ['schema/config/yaml-source.ts'] },
   { name: 'ajv', homes: ['schema/config/schema-check.ts'] },
+  { name: '@grafana/schema', homes: ['tools/dashboards/grafana.ts'] },
   // The HTTP layer; elsewhere in frontend/ a handler signature may still name express's types.
   { name: 'express', homes: ['frontend/http/**', 'frontend/openai/**', 'frontend/server/**'], typesIn: 'frontend' },
 ];

@@ -10,7 +10,7 @@ export type MetricType = 'counter' | 'gauge' | 'histogram';
 export type Section = 'ts_metrics' | 'model_metrics';
 
 /** Output sinks; TorchServe's `log` is accepted in the yaml as an alias of `tslog`. */
-export type SinkMode = 'tslog' | 'prometheus' | 'statsd';
+export type SinkMode = 'tslog' | 'prometheus' | 'statsd' | 'otlp';
 
 /** How StatsD tags are written: DogStatsD `|#k:v`, Telegraf `,k=v` in the name, or none. */
 export type StatsdTagStyle = 'datadog' | 'telegraf' | 'none';

@@ -3,7 +3,7 @@
  * unregister models.
  */
 import express from 'express';
-import type { Express, Request, Response } from 'express';
+import type { Express, Request, Response, Router } from 'express';
 import type { FrontendSeries } from '../server/frontend-series.js';
 import type { ModelManager } from '../server/model-manager.js';
 import { RegistrationError } from '../server/model-manager.js';
@@ -30,6 +30,8 @@ export interface ManagementAppOptions {
   readonly token?: string;
   /** Bounds on request bodies (management routes take none: a body is read and dropped). */
   readonly bodyLimits?: BodyLimits;
+  /** The status page's routes (`GET /`, `/status`, `/status.json`, its script and style). */
+  readonly status?: Router;
 }
 
 /** Where a worker's load failure is told (the answer cannot carry it: the pool logs it). */
@@ -121,6 +123,7 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
   // The key first, from the headers: a client without it must not make us read its body.
   if (opts.token !== undefined) app.use(requireToken(opts.token));
   app.use(bodyGuard(limits, { discard: true }));
+  if (opts.status !== undefined) app.use(opts.status);
 
   // TorchServe's pagination: `limit` models (at most 100, a larger limit is clamped) from
   // `next_page_token` (an offset in name order), and `nextPageToken` while more remain.

@@ -26,6 +26,9 @@ import { PROMETHEUS_CONTENT_TYPE, PrometheusSink } from './sinks/prometheus.js';
 import type { ExpositionFormat } from './exposition/negotiate.js';
 import type { ProcessPeers } from './exposition/process-metrics.js';
 import { StatsdSink } from './sinks/statsd.js';
+import { OtlpSink } from './sinks/otlp.js';
+import type { OtlpSettings } from './otlp/otlp-settings.js';
+import { otlpMetricsSettings } from './otlp/otlp-settings.js';
 import { TslogSink } from './sinks/tslog.js';
 import { LOG_KEEP, LOG_MAX_BYTES } from '../log/rotating-file.js';
 
@@ -66,6 +69,15 @@ export interface FrontendMetricsOptions {
   readonly tslogMaxQueueChars?: number;
   /** StatsD buffer flush period in ms (default 100). */
   readonly statsdFlushMs?: number;
+  /** Where the otlp sink exports (default: OpenTelemetry's defaults on 127.0.0.1, every 60 s). */
+  readonly otlp?: OtlpSettings;
+}
+
+/** OpenTelemetry's defaults (no flag, no environment): 127.0.0.1:4318, every 60 s, cumulative. */
+function otlpDefaults(): OtlpSettings {
+  const r = otlpMetricsSettings(null, {}, 'tsserve');
+  if ('problems' in r) throw new Error(r.problems.join('; '));
+  return r.settings;
 }
 
 const defaultLog: MetricsLog = (level, msg) => {
@@ -108,6 +120,7 @@ export class FrontendMetrics {
   private readonly sinks: readonly Sink[];
   private readonly prometheus: PrometheusSink | null;
   private readonly tslog: TslogSink | null;
+  private readonly otlp: OtlpSink | null;
   private readonly log: MetricsLog;
   private closing: Promise<void> | null = null;
   /** Stops counting the process-wide trace id table's evictions in this cache's self-metrics. */
@@ -140,6 +153,7 @@ export class FrontendMetrics {
     this.sinks = sinks;
     this.prometheus = (sinks.find((s) => s instanceof PrometheusSink) as PrometheusSink | undefined) ?? null;
     this.tslog = (sinks.find((s) => s instanceof TslogSink) as TslogSink | undefined) ?? null;
+    this.otlp = (sinks.find((s) => s instanceof OtlpSink) as OtlpSink | undefined) ?? null;
     this.self = new SelfMetrics((spec, hooks, max) => this.create(spec, hooks, max), this.log);
     // The table is the process's (the HTTP layer fills it); the process's metrics count what it evicts.
     this.stopCountingTraceEvictions = traceIds.countEvictions(() => this.self.cacheEvicted('trace_ids'));
@@ -181,6 +195,16 @@ export class FrontendMetrics {
         log: this.log,
         processMetrics: opts.processMetrics ?? false,
         ...(opts.processPeers !== undefined ? { processPeers: opts.processPeers } : {}),
+      });
+    }
+    if (mode === 'otlp') {
+      const settings = opts.otlp ?? otlpDefaults();
+      return new OtlpSink({
+        ...settings,
+        log: this.log,
+        nowMs,
+        // Export results are asynchronous, so `self` exists by the time one is counted.
+        onExportError: () => this.self.sinkError('otlp'),
       });
     }
     const config: StatsdConfig =
@@ -303,6 +327,7 @@ export class FrontendMetrics {
   /** Worker `source` exited: its values leave the gauges that merge live processes, and are retired in the others. */
   processGone(source: string): void {
     this.prometheus?.processGone(source);
+    this.otlp?.processGone(source);
   }
 
   /** Write queued tslog lines out now; resolves once they are written (or counted lost). */

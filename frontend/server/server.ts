@@ -5,6 +5,9 @@
  * requests get 503 with Retry-After, queued and in-flight ones finish, workers flush and exit;
  * past the shutdown deadline the workers are killed.
  */
+import { StatusSampler } from '../status/status-sampler.js';
+import { statusRoutes } from '../http/status-routes.js';
+import { packageVersion } from '../../schema/config/stability.js';
 import * as http from 'http';
 import * as os from 'os';
 import type { AddressInfo } from 'net';
@@ -314,7 +317,17 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     }
   };
   let stopping: Promise<void> | null = null;
-  const stop = (): Promise<void> => (stopping ??= stopAll());
+  const stop = (): Promise<void> => (stopping ??= (status.stop(), stopAll()));
+
+  // The status page's sampler (GET / on the management port): once a second while watched, from /metrics' own families.
+  const status = new StatusSampler({
+    describe: () => manager.list().map((m) => m.describe()),
+    exposition: (names) =>
+      deps.metrics.modes.includes('prometheus') ? deps.metrics.prometheusText(names) : Promise.resolve(null),
+    familyName: (key) => deps.metrics.byKey(key)?.spec.name ?? null,
+    modes: deps.metrics.modes,
+    version: packageVersion(),
+  });
 
   try {
     const authOn = cfg.enableTokenAuth || !isLoopback(cfg.management.host);
@@ -375,7 +388,13 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const mgmt = await listen(
       guardTarget(
         drainGate(
-          managementApp({ manager, series, bodyLimits: limits, ...(keys !== null ? { token: keys.management } : {}) }),
+          managementApp({
+            manager,
+            series,
+            bodyLimits: limits,
+            status: statusRoutes(status),
+            ...(keys !== null ? { token: keys.management } : {}),
+          }),
           isDraining,
           (req) => req.method !== 'GET' && req.method !== 'HEAD',
           count,

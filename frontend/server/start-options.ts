@@ -59,13 +59,19 @@ export const START_OPTIONS: readonly OptionDef[] = [
     flag: 'metrics-mode',
     kind: 'string',
     def: null,
-    help: 'tslog,prometheus,statsd (comma list; overrides mode: in the yaml); off = no metrics',
+    help: 'tslog,prometheus,statsd,otlp (comma list; overrides mode: in the yaml); off = no metrics',
   },
   {
     flag: 'statsd-address',
     kind: 'string',
     def: null,
     help: "HOST:PORT of the StatsD agent (default: the yaml's statsd block)",
+  },
+  {
+    flag: 'otlp-metrics-endpoint',
+    kind: 'string',
+    def: null,
+    help: 'URL the otlp sink posts to (default: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, else http://127.0.0.1:4318/v1/metrics)',
   },
   {
     flag: 'log-dir',
@@ -182,6 +188,7 @@ export interface StartOptions {
   readonly metricsProfile: string | null;
   readonly metricsMode: string | null;
   readonly statsdAddress: string | null;
+  readonly otlpMetricsEndpoint: string | null;
   readonly logDir: string;
   readonly logLevel: LogThreshold;
   readonly metricTimeInterval: number;

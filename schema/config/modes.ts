@@ -9,6 +9,7 @@ const ALIASES: Readonly<Record<string, SinkMode>> = {
   log: 'tslog',
   prometheus: 'prometheus',
   statsd: 'statsd',
+  otlp: 'otlp',
 };
 
 /** One mode word: TorchServe's `log` is `tslog`; case and surrounding blanks are ignored. */

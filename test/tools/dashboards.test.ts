@@ -49,7 +49,7 @@ interface Dashboard {
   readonly uid: string;
   readonly schemaVersion: number;
   readonly panels: readonly Panel[];
-  readonly templating: { list: ReadonlyArray<{ name: string; type: string; query: unknown; definition?: string }> };
+  readonly templating: { list: ReadonlyArray<{ name: string; type: string; query: unknown }> };
 }
 
 function config(text: string): MetricsConfig {
@@ -87,6 +87,10 @@ function withEntriesIn(text: string, type: 'counter' | 'gauge' | 'histogram', en
   const at = text.indexOf(head, text.indexOf('\nts_metrics:\n'));
   return text.slice(0, at + head.length) + entries + text.slice(at + head.length);
 }
+
+/** A query variable's PromQL (`query.query`); '' for the datasource variable, whose query is a plain type name. */
+const variableQuery = (q: unknown): string =>
+  typeof q === 'object' && q !== null ? String((q as { query?: unknown }).query ?? '') : '';
 
 describe('tsserve metrics dashboard', () => {
   it('should regenerate exactly the committed tools/grafana/*.json (npm run dashboards rewrites them)', () => {
@@ -208,7 +212,6 @@ describe('tsserve metrics dashboard', () => {
     for (const d of Object.values(dashboards(REPO_YAML))) {
       expect(d.schemaVersion).to.equal(41);
       expect(d.templating.list[0]).to.deep.equal({
-        current: {},
         hide: 0,
         includeAll: false,
         label: 'Prometheus',
@@ -233,7 +236,7 @@ describe('tsserve metrics dashboard', () => {
 
   it('should give the serving dashboard instance and model_name variables, and the generation dashboard engine too', () => {
     const d = dashboards(REPO_YAML);
-    const vars = (x: Dashboard): string[] => x.templating.list.map((v) => `${v.name}=${v.definition ?? ''}`);
+    const vars = (x: Dashboard): string[] => x.templating.list.map((v) => `${v.name}=${variableQuery(v.query)}`);
     expect(vars(d['tsserve-serving.json']!)).to.deep.equal([
       'DS_PROMETHEUS=',
       'instance=label_values(ts_inference_requests_total, instance)',
@@ -436,7 +439,7 @@ describe('tsserve metrics dashboard', () => {
       'ts_omni_stage_gen_time_seconds: p50 / p90 / p99',
       'ts_omni_stage_gen_time_seconds: heatmap',
     ]);
-    expect(p.templating.list.map((v) => `${v.name}=${v.definition ?? ''}`)).to.deep.equal([
+    expect(p.templating.list.map((v) => `${v.name}=${variableQuery(v.query)}`)).to.deep.equal([
       'DS_PROMETHEUS=',
       'instance=label_values(ts_omni_num_requests_running, instance)',
       'model_name=label_values(ts_omni_num_requests_running, model_name)',

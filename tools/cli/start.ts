@@ -7,6 +7,8 @@
  * output: plain lines on stderr, like `metrics validate`. From the moment the log directory
  * exists, everything goes through the one server logger created here (ts_log.log, console).
  */
+import type { OtlpSettings } from '../../frontend/metrics/otlp/otlp-settings.js';
+import { otlpMetricsSettings } from '../../frontend/metrics/otlp/otlp-settings.js';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -52,11 +54,11 @@ export function parseModesFlag(value: string): { modes: SinkMode[] } | { error: 
     const m = parseModeWord(w);
     if (m === null)
       return {
-        error: `--metrics-mode: unknown mode '${w}' (use tslog, prometheus, statsd, a comma list of them, or off)`,
+        error: `--metrics-mode: unknown mode '${w}' (use tslog, prometheus, statsd, otlp, a comma list of them, or off)`,
       };
     if (!modes.includes(m)) modes.push(m);
   }
-  if (modes.length === 0) return { error: '--metrics-mode: empty (use tslog, prometheus, statsd or off)' };
+  if (modes.length === 0) return { error: '--metrics-mode: empty (use tslog, prometheus, statsd, otlp or off)' };
   return { modes };
 }
 
@@ -180,6 +182,21 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const config = loaded.config;
+  // The otlp sink's flag and OTEL_* environment matter (and are checked) only when it runs.
+  let otlp: OtlpSettings | undefined;
+  if ((modes ?? config.modes).includes('otlp')) {
+    const o = otlpMetricsSettings(opts.otlpMetricsEndpoint, process.env, 'tsserve');
+    if ('problems' in o) {
+      for (const p of o.problems) process.stderr.write(`tsserve start: ${p}\n`);
+      return 2;
+    }
+    otlp = o.settings;
+  } else if (opts.otlpMetricsEndpoint !== null) {
+    process.stderr.write(
+      'tsserve start: --otlp-metrics-endpoint is set but the otlp sink is not on (add otlp to --metrics-mode)\n',
+    );
+    return 2;
+  }
   const storeDir = path.resolve(opts.modelStore);
   if (!opts.modelStoreIsDefault && !fs.existsSync(storeDir)) {
     process.stderr.write(
@@ -225,6 +242,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         logDir,
         modes,
         statsd,
+        otlp,
         models: models as ServerConfig['models'],
         inference,
         management,
@@ -249,6 +267,7 @@ interface Checked {
   readonly logDir: string;
   readonly modes: SinkMode[] | undefined;
   readonly statsd: { host: string; port: number } | undefined;
+  readonly otlp: OtlpSettings | undefined;
   readonly models: ServerConfig['models'];
   readonly inference: ListenAddress;
   readonly management: ListenAddress;
@@ -279,6 +298,7 @@ async function serve(
     log: metricsLog,
     ...(modes ? { modes } : {}),
     ...(statsd ? { statsd } : {}),
+    ...(c.otlp ? { otlp: c.otlp } : {}),
     serverVersion: c.serverVersion,
     showHiddenMetricsForVersion: c.showHidden,
   });

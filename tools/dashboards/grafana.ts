@@ -1,14 +1,17 @@
 /**
  * Grafana's classic dashboard JSON model (what Grafana 11/12 export and import), built from
  * plain data: panels are laid out two to a row under collapsible-looking row headers, ids and
- * positions assigned in order, so the output is deterministic and diffable.
+ * positions assigned in order, so the output is deterministic and diffable. Typed against
+ * Grafana's own schema (`@grafana/schema`, the one file that imports it), so a field Grafana
+ * does not know, or a value of the wrong type, fails the build.
  */
+import type { Dashboard, DataSourceRef, GridPos, Panel, RowPanel, VariableModel } from '@grafana/schema';
 
 /** Grafana's schemaVersion of the classic model written here (Grafana 12.0). */
 export const SCHEMA_VERSION = 41;
 
 /** The datasource every panel and variable uses: the `DS_PROMETHEUS` datasource variable. */
-export const DATASOURCE = { type: 'prometheus', uid: '${DS_PROMETHEUS}' } as const;
+export const DATASOURCE: DataSourceRef = { type: 'prometheus', uid: '${DS_PROMETHEUS}' };
 
 /** One PromQL query of a panel. */
 export interface Query {
@@ -56,9 +59,10 @@ export interface DashboardSpec {
   readonly sections: readonly Section[];
 }
 
-type Json = string | number | boolean | null | readonly Json[] | { readonly [k: string]: Json };
+/** A panel's query as Grafana stores it (`Panel.targets` is open-ended per datasource). */
+type Target = Record<string, unknown>;
 
-function target(q: Query, i: number): Json {
+function target(q: Query, i: number): Target {
   return {
     datasource: DATASOURCE,
     editorMode: 'code',
@@ -70,7 +74,7 @@ function target(q: Query, i: number): Json {
   };
 }
 
-function options(p: PanelSpec): Json {
+function options(p: PanelSpec): Record<string, unknown> {
   if (p.type === 'text') return { mode: 'markdown', content: p.content ?? '' };
   if (p.type === 'stat')
     return {
@@ -96,8 +100,8 @@ function options(p: PanelSpec): Json {
   };
 }
 
-function panel(p: PanelSpec, id: number, gridPos: Json): Json {
-  const base: Record<string, Json> = { id, type: p.type, title: p.title, description: p.description, gridPos };
+function panel(p: PanelSpec, id: number, gridPos: GridPos): Panel {
+  const base: Panel = { id, type: p.type, title: p.title, description: p.description, gridPos };
   if (p.type === 'text') return { ...base, options: options(p) };
   return {
     ...base,
@@ -108,12 +112,12 @@ function panel(p: PanelSpec, id: number, gridPos: Json): Json {
   };
 }
 
-function variable(v: Variable): Json {
+/** A multi-select query variable whose current value is All (what Grafana writes for a new one). */
+function variable(v: Variable): VariableModel {
   return {
     allValue: '.*',
-    current: {},
+    current: { selected: true, text: 'All', value: '$__all' },
     datasource: DATASOURCE,
-    definition: v.query,
     includeAll: true,
     label: v.name,
     multi: true,
@@ -127,8 +131,8 @@ function variable(v: Variable): Json {
   };
 }
 
-const DATASOURCE_VARIABLE: Json = {
-  current: {},
+/** The datasource variable; with no `current`, Grafana selects the default Prometheus datasource. */
+const DATASOURCE_VARIABLE: VariableModel = {
   hide: 0,
   includeAll: false,
   label: 'Prometheus',
@@ -142,8 +146,8 @@ const DATASOURCE_VARIABLE: Json = {
 };
 
 /** The dashboard as Grafana JSON (an object ready for JSON.stringify). */
-export function renderDashboard(d: DashboardSpec): Json {
-  const panels: Json[] = [];
+export function renderDashboard(d: DashboardSpec): Dashboard {
+  const panels: Array<Panel | RowPanel> = [];
   let id = 1;
   let y = 0;
   for (const s of d.sections) {

@@ -202,6 +202,11 @@ export class HistogramFamily extends Family {
     return this.unlabelled !== null && auto.names.length === 0 ? this.unlabelled : this.cell(values, auto);
   }
 
+  /** The bucket upper bounds (+Inf implied), as the cells count them. */
+  boundaries(): readonly number[] {
+    return Array.from(this.bounds);
+  }
+
   protected samples(openMetrics: boolean): string {
     let out = '';
     const sum = this.name + '_sum';

@@ -24,6 +24,7 @@ describe('parseStartOptions', () => {
         metricsProfile: null,
         metricsMode: 'statsd',
         statsdAddress: null,
+        otlpMetricsEndpoint: null,
         logDir: '/tmp/l',
         logLevel: 'info',
         metricTimeInterval: 5,
