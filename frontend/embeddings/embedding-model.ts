@@ -5,7 +5,7 @@
  * before it reaches a worker. `/predictions` is not served (the route names /v1 instead).
  */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
-import { DEFAULT_TOKENIZER_BYTES, readModelText } from '../../schema/files/model-file.js';
+import { DEFAULT_TOKENIZER_BYTES, excerpt, readModelText } from '../../schema/files/model-file.js';
 import type { EmbeddingJobBody, EmbeddingOptions } from '../../schema/text/embedding-options.js';
 import { parseEmbeddingOptions } from '../../schema/text/embedding-options.js';
 import { HfTokenizer } from '../../schema/text/hf-tokenizer.js';
@@ -35,6 +35,7 @@ export class EmbeddingModel implements ServedModel {
   /** TorchServe's ts_inference_* families (`model_version="default"`): an embeddings request is an inference request of the model. */
   readonly inference: ModelSeries;
   private readonly inner: BatchedModel;
+  private readonly log: ModelKindContext['log'];
   private tokenizerValue: HfTokenizer | null = null;
   private tokenizerError: string | null = null;
   /** One past the largest token id the tokenizer knows (its vocabulary and added tokens). */
@@ -42,6 +43,7 @@ export class EmbeddingModel implements ServedModel {
 
   constructor(config: ModelConfig, ctx: ModelKindContext, modelUrl: string, loadedAtStartup: boolean) {
     this.options = parseEmbeddingOptions(config.handlerOptions);
+    this.log = ctx.log;
     this.openaiListing = { maxModelLen: this.options.maxModelLen, answers: EMBEDDINGS_ROUTE };
     this.inner = new BatchedModel(config, {
       pool: ctx.poolDeps,
@@ -82,7 +84,8 @@ export class EmbeddingModel implements ServedModel {
       this.tokenizerValue = new HfTokenizer(json, cfg);
       this.vocabSize = vocabSizeOf(json);
     } catch (e) {
-      this.tokenizerError = `model ${this.config.name}: its tokenizer failed to load: ${e instanceof Error ? e.message.slice(0, 300) : String(e)}`;
+      this.tokenizerError = `model ${this.config.name}: its tokenizer failed to load: ${excerpt(e instanceof Error ? e.message : String(e), 200)}`;
+      this.log('error', this.tokenizerError);
     }
     await this.inner.start();
   }

@@ -47,10 +47,11 @@ export function readImageBody(
     if (failure !== null) return refuse(failure);
     const bytes = imageBytesOf(req.headers['content-type'], body, limits);
     if (!Buffer.isBuffer(bytes)) return refuse(bytes);
-    decoder.decode(bytes).then(
-      (r) => ('input' in r ? done({ input: r.input, value: r.info }) : refuse(r)),
-      (e: unknown) => refuse({ status: 500, message: `decoding the image failed: ${String(e)}` }),
-    );
+    decoder
+      .decode(bytes)
+      .then((r) => ('input' in r ? done({ input: r.input, value: r.info }) : refuse(r)))
+      // Never an unhandled rejection (it would end the process): the request gets a 500.
+      .catch((e: unknown) => refuse({ status: 500, message: `decoding the image failed: ${String(e).slice(0, 200)}` }));
   });
 }
 

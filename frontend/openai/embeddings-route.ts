@@ -171,31 +171,37 @@ function serve(req: Request, res: Response, opts: EmbeddingsRouteOptions, arriva
   });
   const promptTokens = jobs.reduce((n, j) => n + j.ids.length, 0);
   model.inference.requests.record(1);
-  void Promise.all(jobs.map((j, i) => model.embed(`${id}-${i}`, j, () => gone))).then((outcomes) => {
-    // The request waited as long as its longest-queued input.
-    model.inference.latencyUs.record(msAsUs(performance.now() - arrivalMs));
-    model.inference.queueUs.record(Math.max(...outcomes.map((o) => o.queueUs)));
-    const failed = outcomes.find((o) => o.status !== 200 || !(o.body instanceof Float32Array));
-    if (failed !== undefined) {
-      const b = failed.body as { message?: unknown } | null;
-      const msg = typeof b?.message === 'string' ? b.message : `the model failed to embed the input (${failed.status})`;
-      return sendOpenAIError(res, new OpenAIError(failed.status === 200 ? 500 : failed.status, msg));
-    }
-    model.series.requests.record(1);
-    model.series.promptTokens.record(promptTokens);
-    model.series.latencySec.record((performance.now() - arrivalMs) / 1000);
-    if (gone) return;
-    res.json({
-      id,
-      object: 'list',
-      created: Math.floor(Date.now() / 1000),
-      model: model.config.name,
-      data: outcomes.map((o, index) => ({
-        object: 'embedding',
-        index,
-        embedding: vectorOf(o.body as Float32Array, format),
-      })),
-      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  Promise.all(jobs.map((j, i) => model.embed(`${id}-${i}`, j, () => gone)))
+    .then((outcomes) => {
+      // The request waited as long as its longest-queued input.
+      model.inference.latencyUs.record(msAsUs(performance.now() - arrivalMs));
+      model.inference.queueUs.record(Math.max(...outcomes.map((o) => o.queueUs)));
+      const failed = outcomes.find((o) => o.status !== 200 || !(o.body instanceof Float32Array));
+      if (failed !== undefined) {
+        const b = failed.body as { message?: unknown } | null;
+        const msg =
+          typeof b?.message === 'string' ? b.message : `the model failed to embed the input (${failed.status})`;
+        return sendOpenAIError(res, new OpenAIError(failed.status === 200 ? 500 : failed.status, msg));
+      }
+      model.series.requests.record(1);
+      model.series.promptTokens.record(promptTokens);
+      model.series.latencySec.record((performance.now() - arrivalMs) / 1000);
+      if (gone) return;
+      res.json({
+        id,
+        object: 'list',
+        created: Math.floor(Date.now() / 1000),
+        model: model.config.name,
+        data: outcomes.map((o, index) => ({
+          object: 'embedding',
+          index,
+          embedding: vectorOf(o.body as Float32Array, format),
+        })),
+        usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      });
+    })
+    .catch((e: unknown) => {
+      // Never an unhandled rejection (it would end the process): the request gets a 500.
+      sendOpenAIError(res, new OpenAIError(500, `answering the embeddings failed: ${String(e).slice(0, 200)}`));
     });
-  });
 }

@@ -35,13 +35,16 @@ export interface ImageClassifierOptions {
   readonly decodeTimeoutSec: number;
 }
 
-/** TorchServe's ImageNet normalization. */
+/** TorchServe's ImageNet normalization: the per-channel mean… */
 export const IMAGENET_MEAN: readonly [number, number, number] = [0.485, 0.456, 0.406];
+/** …and standard deviation. */
 export const IMAGENET_STD: readonly [number, number, number] = [0.229, 0.224, 0.225];
 
-/** Default bounds: 16 MiB of image, 40 megapixels (an 8K frame is 33), 5 s of decoding. */
+/** Default bound on an image's bytes: 16 MiB. */
 export const DEFAULT_MAX_IMAGE_BYTES = 16 * 1024 * 1024;
+/** Default bound on the pixels a header declares: 40 megapixels (an 8K frame is 33). */
 export const DEFAULT_MAX_PIXELS = 40_000_000;
+/** Default bound on one decode: 5 s. */
 export const DEFAULT_DECODE_TIMEOUT_SEC = 5;
 
 /** Largest side of the model input (a 4096×4096×3 float32 tensor is 192 MiB). */

@@ -14,7 +14,7 @@ import * as ort from 'onnxruntime-node';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { tinyEmbedVocab } from '../../tools/models/tiny-embed.js';
 import { delta, openaiClient, Scrape } from './generation-helpers.js';
-import { generateStore, removeStores, startTsserve } from './harness.js';
+import { generateStore, removeStores, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 
 interface LibTokenizer {
@@ -262,5 +262,43 @@ describe('/v1/embeddings with tiny-embed (real tsserve start, real onnxruntime, 
           "model tiny-embed does not serve /predictions (kind embedding); it answers on OpenAI's /v1 routes (GET /v1/models lists it)",
       },
     });
+  });
+});
+
+describe('/v1/embeddings with a tokenizer.json that does not load (real tsserve start)', function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+
+  before(async () => {
+    const store = path.join(tempDir('embed-broken'), 'store');
+    fs.cpSync(path.join(generateStore(['tiny-embed']), 'tiny-embed'), path.join(store, 'tiny-embed'), {
+      recursive: true,
+    });
+    fs.writeFileSync(path.join(store, 'tiny-embed', 'tokenizer.json'), '{"model": ');
+    server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics'] });
+  });
+
+  after(async () => {
+    await server?.stop('SIGTERM');
+    removeStores();
+  });
+
+  it('should answer 503 naming the tokenizer and its parse error (bounded, escaped), and log it once', async () => {
+    const res = await fetch(`${server.inference}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny-embed', input: 'hello' }),
+    });
+    const body = (await res.json()) as { error: { message: string; type: string } };
+    expect([res.status, body.error.type]).to.deep.equal([503, 'service_unavailable_error']);
+    expect(body.error.message).to.equal(
+      `model tiny-embed: its tokenizer failed to load: ${JSON.stringify('Unexpected end of JSON input')}`,
+    );
+    expect(
+      server
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('its tokenizer failed to load')).length,
+    ).to.equal(1);
   });
 });

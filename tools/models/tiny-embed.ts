@@ -11,9 +11,11 @@ import { join } from 'node:path';
 import { GraphBuilder } from './onnx-builder.js';
 import { Prng } from './prng.js';
 
-/** Hidden size, position table length and weight seed. */
+/** Hidden size of tiny-embed. */
 export const TINY_EMBED_HIDDEN = 64;
+/** Its position table's length: the longest input in tokens. */
 export const TINY_EMBED_MAX_LEN = 128;
+/** Its weights' seed. */
 export const TINY_EMBED_SEED = 7;
 
 /** Special tokens first, as BERT's vocab.txt has them. */
