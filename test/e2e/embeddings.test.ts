@@ -265,34 +265,88 @@ describe('/v1/embeddings with tiny-embed (real tsserve start, real onnxruntime, 
   });
 });
 
-describe('/v1/embeddings with a tokenizer.json that does not load (real tsserve start)', function () {
+describe('/v1/embeddings with Matryoshka dimensions and with a broken tokenizer.json (real tsserve start)', function () {
   this.timeout(120_000);
   let server: Tsserve;
+  let session: ort.InferenceSession;
+  let tokenizer: LibTokenizer;
 
   before(async () => {
-    const store = path.join(tempDir('embed-broken'), 'store');
-    fs.cpSync(path.join(generateStore(['tiny-embed']), 'tiny-embed'), path.join(store, 'tiny-embed'), {
-      recursive: true,
-    });
-    fs.writeFileSync(path.join(store, 'tiny-embed', 'tokenizer.json'), '{"model": ');
+    const demo = path.join(generateStore(['tiny-embed']), 'tiny-embed');
+    const store = path.join(tempDir('embed-variants'), 'store');
+    for (const name of ['broken', 'mrl']) fs.cpSync(demo, path.join(store, name), { recursive: true });
+    fs.writeFileSync(path.join(store, 'broken', 'tokenizer.json'), '{"model": ');
+    fs.writeFileSync(
+      path.join(store, 'mrl', 'model-config.yaml'),
+      'handler: embedding\nmodel: model.onnx\nhandlerOptions:\n  pooling: cls\n  maxModelLen: 128\n  dimensions: [16, 32]\n',
+    );
+    const json = JSON.parse(fs.readFileSync(path.join(demo, 'tokenizer.json'), 'utf8')) as object;
+    tokenizer = new (Tokenizer as unknown as new (j: object, c: object) => LibTokenizer)(json, {});
+    session = await ort.InferenceSession.create(path.join(demo, 'model.onnx'));
     server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics'] });
   });
 
   after(async () => {
     await server?.stop('SIGTERM');
+    await session?.release();
     removeStores();
   });
 
-  it('should answer 503 naming the tokenizer and its parse error (bounded, escaped), and log it once', async () => {
+  async function post(body: unknown): Promise<{ status: number; body: unknown }> {
     const res = await fetch(`${server.inference}/v1/embeddings`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny-embed', input: 'hello' }),
+      body: JSON.stringify(body),
     });
-    const body = (await res.json()) as { error: { message: string; type: string } };
-    expect([res.status, body.error.type]).to.deep.equal([503, 'service_unavailable_error']);
-    expect(body.error.message).to.equal(
-      `model tiny-embed: its tokenizer failed to load: ${JSON.stringify('Unexpected end of JSON input')}`,
+    return { status: res.status, body: (await res.json()) as unknown };
+  }
+
+  it('should keep the first `dimensions` values of the CLS vector and normalize them, for a size the model-config lists', async () => {
+    const ids = tokenizer.encode('the red house').ids;
+    const t = ids.length;
+    const i64 = (f: (k: number) => number): ort.Tensor =>
+      new ort.Tensor(
+        'int64',
+        BigInt64Array.from({ length: t }, (_, k) => BigInt(f(k))),
+        [1, t],
+      );
+    const out = await session.run({
+      input_ids: i64((k) => ids[k]!),
+      attention_mask: i64(() => 1),
+      token_type_ids: i64(() => 0),
+    });
+    const cls = Array.from((out['last_hidden_state']!.data as Float32Array).subarray(0, 32));
+    const norm = Math.sqrt(cls.reduce((a, v) => a + v * v, 0));
+    const r = await openaiClient(server).embeddings.create({
+      model: 'mrl',
+      input: 'the red house',
+      dimensions: 32,
+      encoding_format: 'float',
+    });
+    const got = r.data[0]!.embedding;
+    expect(got.length).to.equal(32);
+    got.forEach((v, j) => expect(v, `element ${j}`).to.be.closeTo(cls[j]! / norm, 1e-5));
+    expect(await post({ model: 'mrl', input: 'x', dimensions: 20 })).to.deep.equal({
+      status: 400,
+      body: {
+        error: {
+          message: `'dimensions' must be one of 16, 32 for model "mrl", got "20"`,
+          type: 'invalid_request_error',
+          param: 'dimensions',
+          code: null,
+        },
+      },
+    });
+  });
+
+  it('should answer 503 naming the tokenizer and its parse error (bounded, escaped), and log it once', async () => {
+    const r = (await post({ model: 'broken', input: 'hello' })) as {
+      status: number;
+      body: { error: { message: string; type: string } };
+    };
+    expect([r.status, r.body.error.type]).to.deep.equal([503, 'service_unavailable_error']);
+    expect(r.body.error.message).to.equal(
+      `model broken: its tokenizer failed to load: ${JSON.stringify('Unexpected end of JSON input')}`,
     );
     expect(
       server
