@@ -7,8 +7,11 @@
  * whether it is PNG, JPEG or WebP. Bad images — not an image, truncated, a header declaring too
  * many pixels, a wrong content type, JSON that is not base64 — get their exact 4xx, count in
  * `ts_image_refused_total`, and the worker that serves the next image is the same process.
+ * TorchServe's default preprocessing (resize 256, crop 224, ImageNet mean/std, softmax, top 5,
+ * TorchServe's `[wnid, name]` labels) is checked on toy classifiers built here, NCHW and NHWC.
  */
 import { expect } from 'chai';
+import * as fs from 'fs';
 import * as path from 'path';
 import * as zlib from 'zlib';
 import * as ort from 'onnxruntime-node';
@@ -18,6 +21,7 @@ import { readImageHeader } from '../../frontend/image/image-header.js';
 import { decodeResized } from '../../frontend/image/sharp-image.js';
 import { parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
 import { textImage } from '../../tools/models/glyph-image.js';
+import { GraphBuilder } from '../../tools/models/onnx-builder.js';
 import { OCR_CLS_ONNX, OCR_CLS_OPTIONS, writeOcrCls } from '../../tools/models/ocr-cls.js';
 import { delta, Scrape } from './generation-helpers.js';
 import { ROOT, startTsserve, tempDir } from './harness.js';
@@ -236,4 +240,73 @@ describe('image_classifier with PaddleOCR direction classifier (real tsserve sta
     expect(ok.status).to.equal(200);
     expect(await workerPid()).to.equal(pid);
   });
+});
+
+describe("image_classifier with TorchServe's defaults (resize 256, crop 224, ImageNet mean/std, softmax, top 5)", function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+  const WNIDS = ['n01', 'n02', 'n03', 'n04', 'n05', 'n06', 'n07'];
+  const NAMES = ['tench', 'goldfish', 'shark', 'ray', 'cock', 'hen', 'ostrich'];
+  let store = '';
+
+  /** A toy classifier: the mean of each channel, then logits = W · means (7 classes), for one layout. */
+  function writeToy(dir: string, layout: 'NCHW' | 'NHWC'): void {
+    fs.mkdirSync(dir, { recursive: true });
+    const g = new GraphBuilder('toy');
+    const x = g.input('input', 'float32', layout === 'NCHW' ? ['batch', 3, 224, 224] : ['batch', 224, 224, 3]);
+    const means = g.op('ReduceMean', [x], { axes: { ints: layout === 'NCHW' ? [2, 3] : [1, 2] }, keepdims: { i: 0 } });
+    const w = g.initF32(
+      'w',
+      Float32Array.from({ length: 21 }, (_, i) => ((i * 7) % 11) / 3 - 1.5),
+      [7, 3],
+    );
+    g.output('logits', 'float32', ['batch', 7], g.op('Gemm', [means, w], { transB: { i: 1 } }));
+    g.write(path.join(dir, 'model.onnx'));
+    const labels = Object.fromEntries(WNIDS.map((id, i) => [String(i), [id, NAMES[i]]]));
+    fs.writeFileSync(path.join(dir, 'index_to_name.json'), JSON.stringify(labels));
+    const opts = layout === 'NHWC' ? 'handlerOptions:\n  layout: NHWC\n' : '';
+    fs.writeFileSync(path.join(dir, 'model-config.yaml'), `handler: image_classifier\nmodel: model.onnx\n${opts}`);
+  }
+
+  before(async () => {
+    store = path.join(tempDir('toy-store'), 'store');
+    writeToy(path.join(store, 'toy-nchw'), 'NCHW');
+    writeToy(path.join(store, 'toy-nhwc'), 'NHWC');
+    server = await startTsserve({ store, args: ['--metrics-mode', 'prometheus', '--disable-system-metrics'] });
+  });
+
+  after(async () => {
+    await server?.stop('SIGTERM');
+  });
+
+  for (const layout of ['NCHW', 'NHWC'] as const) {
+    it(`should answer the 5 best labels of softmax(raw onnxruntime) on the decoded 640x480 photo, ${layout}`, async () => {
+      const name = `toy-${layout.toLowerCase()}`;
+      const photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3070c0' } })
+        .composite([{ input: await encode('The Label', false), top: 200, left: 100 }])
+        .jpeg()
+        .toBuffer();
+      const o = parseImageClassifierOptions(layout === 'NHWC' ? { layout } : {});
+      const header = readImageHeader(photo);
+      if ('reason' in header) throw new Error(header.message);
+      const px = await decodeResized(photo, resizePlan(o, header), o.maxPixels, 5);
+      if ('reason' in px) throw new Error(px.message);
+      const session = await ort.InferenceSession.create(path.join(store, name, 'model.onnx'));
+      const dims = layout === 'NCHW' ? [1, 3, 224, 224] : [1, 224, 224, 3];
+      const out = await session.run({ input: new ort.Tensor('float32', imageTensor(o, px), dims) });
+      await session.release();
+      const logits = Array.from(out['logits']!.data as Float32Array);
+      const max = Math.max(...logits);
+      const sum = logits.reduce((a, l) => a + Math.exp(l - max), 0);
+      const want = logits
+        .map((l, i) => [NAMES[i]!, Math.exp(l - max) / sum] as const)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 5);
+      const res = await fetch(`${server.inference}/predictions/${name}`, { method: 'PUT', body: photo });
+      const got = Object.entries((await res.json()) as Record<string, number>);
+      expect(res.status).to.equal(200);
+      expect(got.map(([k]) => k)).to.deep.equal(want.map(([k]) => k));
+      got.forEach(([k, v], i) => expect(v, k).to.be.closeTo(want[i]![1], 1e-5));
+    });
+  }
 });
