@@ -1,8 +1,7 @@
 /**
- * The built-in `image_classifier` handler (TorchServe's): each request arrives as the float32
- * input the frontend decoded from its image (frontend/image/image-decoder.ts), with what it
- * decoded as its body. The batch is stacked into one [B, 3, H, W] (or [B, H, W, 3]) tensor and
- * run once; each answer is TorchServe's top-k `{label: probability}` (softmax first when the
+ * The built-in `image_classifier` handler (TorchServe's): each request arrives as the 8-bit
+ * pixels the frontend decoded and resized from its image (frontend/image/image-decoder.ts). The
+ * batch is normalized into one [B, 3, H, W] (or [B, H, W, 3]) float32 tensor and run once; each answer is TorchServe's top-k `{label: probability}` (softmax first when the
  * model outputs logits), labels from `index_to_name.json` (`{"0": "tench", …}` or
  * `{"0": ["n01440764", "tench"]}`) or the class index. Records `ImageDecodeTime` and
  * `ImagePixels` per request through the handler metrics API.
@@ -10,7 +9,8 @@
 import * as path from 'node:path';
 import { tensorF32 } from '../onnx/ort.js';
 import { ModelFileError, readModelText } from '../../schema/files/model-file.js';
-import type { DecodedImageInfo, ImageClassifierOptions } from '../../schema/image/classifier-options.js';
+import type { ImageClassifierOptions, ImageJobBody } from '../../schema/image/classifier-options.js';
+import { writeImageTensor } from '../../schema/image/image-tensor.js';
 import { imageInputDims, imageInputSize, parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
 import type { HandlerContext, HandlerRequest, HandlerSession, StagedHandler } from './types.js';
 
@@ -78,8 +78,20 @@ export async function readLabels(modelDir: string, file: string): Promise<Readon
   return out;
 }
 
-function isInfo(b: unknown): b is DecodedImageInfo {
-  return typeof b === 'object' && b !== null && typeof (b as DecodedImageInfo).decodeMs === 'number';
+/** The body the frontend's decoder sends, at most the model input's size (else null). */
+function imageOf(b: unknown, o: ImageClassifierOptions): ImageJobBody | null {
+  if (typeof b !== 'object' || b === null) return null;
+  const i = b as Partial<ImageJobBody>;
+  const ok =
+    i.pixels instanceof Uint8Array &&
+    Number.isInteger(i.width) &&
+    Number.isInteger(i.height) &&
+    (i.channels === 1 || i.channels === 3) &&
+    i.width! <= o.width &&
+    i.height! <= o.height &&
+    i.pixels.length === i.width! * i.height! * i.channels &&
+    typeof i.info?.decodeMs === 'number';
+  return ok ? (i as ImageJobBody) : null;
 }
 
 /** Creates the built-in handler (one per worker: it holds the session). */
@@ -118,20 +130,24 @@ export function createImageClassifierHandler(): StagedHandler {
       const rows: number[] = [];
       const errors: (Error | null)[] = [];
       requests.forEach((r, i) => {
-        if (r.input === undefined || r.input.length !== size) {
+        const img = imageOf(r.body, opts);
+        if (img === null) {
           errors.push(ctx.requestError('expected an image body (JPEG, PNG or WebP), decoded by the server', 400));
           return;
         }
-        input.set(r.input, rows.length * size);
+        writeImageTensor(
+          opts,
+          { data: img.pixels, width: img.width, height: img.height, channels: img.channels },
+          input,
+          rows.length * size,
+        );
         rows.push(i);
         errors.push(null);
-        if (isInfo(r.body)) {
-          ctx.metrics.addTime('ImageDecodeTime', r.body.decodeMs, r.requestId, 'ms');
-          if (ctx.metrics.records('ImagePixels'))
-            ctx.metrics
-              .getMetric('ImagePixels', 'histogram')
-              .addOrUpdate(r.body.width * r.body.height, { ModelName: ctx.modelName, Level: 'Model' }, r.requestId);
-        }
+        ctx.metrics.addTime('ImageDecodeTime', img.info.decodeMs, r.requestId, 'ms');
+        if (ctx.metrics.records('ImagePixels'))
+          ctx.metrics
+            .getMetric('ImagePixels', 'histogram')
+            .addOrUpdate(img.info.width * img.info.height, { ModelName: ctx.modelName, Level: 'Model' }, r.requestId);
       });
       return { input: input.subarray(0, rows.length * size), rows, errors };
     },

@@ -235,7 +235,7 @@ export class Batcher {
     this.inFlight++;
     const requests = slots.map((s) => ({
       requestId: s.job.requestId,
-      body: s.job.input === undefined ? s.job.body : (s.job.body ?? null),
+      body: s.job.input === undefined ? s.job.body : null,
     }));
     const tensors = batchTensors(slots);
     const finished = (): void => {
@@ -319,10 +319,7 @@ export class Batcher {
   private unsendable(slots: readonly Slot[], err: UnsendableBatchError): void {
     const keep: Slot[] = [];
     for (const s of slots) {
-      const why = whyUnsendable({
-        requestId: s.job.requestId,
-        body: s.job.input === undefined ? s.job.body : (s.job.body ?? null),
-      });
+      const why = whyUnsendable({ requestId: s.job.requestId, body: s.job.input === undefined ? s.job.body : null });
       if (why !== null)
         this.settle(
           s,

@@ -29,7 +29,7 @@ const unsupported = (type: string): BodyFailure => ({
 
 /**
  * Reads `req`'s body under `limits`, takes the image out of it and decodes it with `decoder`;
- * calls `done` with the model input (and, as the body the handler sees, what was decoded), or
+ * calls `done` with the body the handler gets (the resized pixels and what was decoded), or
  * answers the refusal itself.
  */
 export function readImageBody(
@@ -49,7 +49,7 @@ export function readImageBody(
     if (!Buffer.isBuffer(bytes)) return refuse(bytes);
     decoder
       .decode(bytes)
-      .then((r) => ('input' in r ? done({ input: r.input, value: r.info }) : refuse(r)))
+      .then((r) => ('body' in r ? done({ value: r.body }) : refuse(r)))
       // Never an unhandled rejection (it would end the process): the request gets a 500.
       .catch((e: unknown) => refuse({ status: 500, message: `decoding the image failed: ${String(e).slice(0, 200)}` }));
   });

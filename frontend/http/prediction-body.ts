@@ -15,9 +15,10 @@ import { decodeJsonTensor } from './json-tensor.js';
 import { closeIfUnread, readBody } from './read-body.js';
 import type { BodyFailure } from './read-body.js';
 
-/** A prediction's body: a float32 tensor for a tensor model (with what an image model decoded it from), else the parsed JSON (undefined when empty). */
+/** A prediction's body: a float32 tensor for a tensor model, else the parsed JSON (undefined when empty). */
 export type PredictionBody =
-  { readonly input: Float32Array; readonly value?: unknown } | { readonly input?: undefined; readonly value: unknown };
+  | { readonly input: Float32Array; readonly value?: undefined }
+  | { readonly input?: undefined; readonly value: unknown };
 
 function refuse(req: IncomingMessage, res: ServerResponse, f: BodyFailure): void {
   closeIfUnread(req, res, f.status);

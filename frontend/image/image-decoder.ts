@@ -2,14 +2,15 @@
  * Decodes the images of one `image_classifier` model in the frontend, before anything reaches a
  * worker: a bad image is answered 400 here and never costs a worker anything. Header first (the
  * pixel bound is checked on the dimensions it declares, before a byte is decoded), then decode +
- * resize on libuv's pool, then normalization. At most DECODE_CONCURRENCY decodes run at once; up
+ * resize on libuv's pool; the 8-bit pixels at the model's size go to the worker, which
+ * normalizes them (schema/image/image-tensor.ts). At most DECODE_CONCURRENCY decodes run at once; up
  * to DECODE_QUEUE more wait, and past that a request is refused 503. Every refusal counts in
  * `ts_image_refused_total{model_name, reason}`.
  */
 import { performance } from 'perf_hooks';
-import type { DecodedImageInfo, ImageClassifierOptions } from '../../schema/image/classifier-options.js';
+import type { ImageClassifierOptions, ImageJobBody } from '../../schema/image/classifier-options.js';
 import type { SeriesHandle } from '../server/metrics-port.js';
-import { imageTensor, resizePlan } from './image-tensor.js';
+import { resizePlan } from './resize-plan.js';
 import { readImageHeader } from './image-header.js';
 import { decodeResized } from './sharp-image.js';
 
@@ -18,10 +19,9 @@ export const DECODE_CONCURRENCY = 4;
 /** Decodes waiting per model beyond those; more is a 503 (`reason="decode_queue_full"`). */
 export const DECODE_QUEUE = 256;
 
-/** A decoded image: the model input and what the handler records about it. */
+/** A decoded image: the request's body for the worker (its pixels at the model's size, and what was decoded). */
 export interface DecodedImage {
-  readonly input: Float32Array;
-  readonly info: DecodedImageInfo;
+  readonly body: ImageJobBody;
 }
 
 /** A refused image: the status and message to answer. */
@@ -71,18 +71,21 @@ export class ImageDecoder {
     const t0 = performance.now();
     const header = readImageHeader(bytes);
     if ('reason' in header) return this.refuse(header.reason, 400, header.message);
-    const pixels = header.width * header.height;
-    if (pixels > o.maxPixels)
+    const declared = header.width * header.height;
+    if (declared > o.maxPixels)
       return this.refuse(
         'too_many_pixels',
         400,
-        `the ${header.format} image is ${header.width}x${header.height} = ${pixels} pixels, over the bound of ${o.maxPixels}`,
+        `the ${header.format} image is ${header.width}x${header.height} = ${declared} pixels, over the bound of ${o.maxPixels}`,
       );
     const px = await decodeResized(bytes, resizePlan(o, header), o.maxPixels, o.decodeTimeoutSec);
     if ('reason' in px) return this.refuse(px.reason, 400, px.message);
-    const input = imageTensor(o, px);
+    // A view of a larger buffer would cross the channel whole: copied to its own when it is one.
+    const d = px.data;
+    const pixels = d.byteOffset === 0 && d.byteLength === d.buffer.byteLength ? d : new Uint8Array(d);
     const decodeMs = performance.now() - t0;
-    return { input, info: { format: header.format, width: header.width, height: header.height, decodeMs } };
+    const info = { format: header.format, width: header.width, height: header.height, decodeMs };
+    return { body: { pixels, width: px.width, height: px.height, channels: px.channels, info } };
   }
 
   private refuse(reason: string, status: number, message: string): ImageRefusal {

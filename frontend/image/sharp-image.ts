@@ -6,6 +6,7 @@
  * the same run (docs/models.md); sharp also reads WebP.
  */
 import sharp from 'sharp';
+import type { PixelData } from '../../schema/image/image-tensor.js';
 
 // One libvips thread per image: a server gets its parallelism from concurrent requests (libuv's
 // pool), and the workers need the cores for inference. No operation cache: every body is new.
@@ -25,13 +26,8 @@ export interface ImageProblem {
   readonly message: string;
 }
 
-/** Decoded pixels, interleaved, `channels` per pixel (1 to 4, as the file has them). */
-export interface DecodedPixels {
-  readonly data: Buffer;
-  readonly width: number;
-  readonly height: number;
-  readonly channels: number;
-}
+/** Decoded pixels, interleaved, `channels` per pixel (1 to 3: alpha is dropped). */
+export type DecodedPixels = PixelData;
 
 /** Where the decoded image goes: straight to width×height, or shorter side first, then a centered crop. */
 export type ResizePlan =

@@ -183,11 +183,20 @@ export function imageInputSize(o: ImageClassifierOptions): number {
   return 3 * o.height * o.width;
 }
 
-/** What the frontend tells the handler about one decoded image (the request's `body`). */
+/** What the frontend tells the handler about one decoded image (part of the request's body). */
 export interface DecodedImageInfo {
   readonly format: string;
   readonly width: number;
   readonly height: number;
   /** Decode + resize + normalize, ms, measured in the frontend. */
   readonly decodeMs: number;
+}
+
+/** A decoded image as it crosses to the worker (the request's body): its resized pixels and what was decoded. */
+export interface ImageJobBody {
+  readonly pixels: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+  readonly channels: number;
+  readonly info: DecodedImageInfo;
 }

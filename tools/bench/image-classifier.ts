@@ -1,14 +1,14 @@
 /**
  * bench:image — `image_classifier_vs_raw_ort`: image requests/s served (autocannon, in-process,
- * PUT of a JPEG text line, decoded, resized and normalized by the server's frontend, batched by
- * its one worker: PaddleOCR's direction classifier, 1 onnxruntime thread) against raw
+ * PUT of a JPEG text line, decoded and resized by the server's frontend, normalized and batched
+ * by its one worker: PaddleOCR's direction classifier, 1 onnxruntime thread) against raw
  * onnxruntime in this process on the very tensor the server's decoder makes of that image, at
  * the model's batch size, no decode (pinned to core 0 where taskset exists). Goal ≥ 0.5. The
  * server runs twice: placed by the OS (`image_classifier_vs_raw_ort`), and, where taskset exists,
  * split (`…_split`: the worker on core 0, the frontend with its decoding and autocannon on core 1).
  *
- * Also prints what decode costs: `image_decode_vs_inference` (ms of the frontend's decoder per
- * image, in this process, one at a time, vs raw inference ms per image) for the bench's text
+ * Also prints what decode costs: `image_decode_vs_inference` (ms of the frontend's decoder, plus
+ * the normalization, per image, in this process, one at a time, vs raw inference ms per image) for the bench's text
  * line and `image_decode_640x480_jpeg_224_vs_inference` for a 640x480 JPEG through TorchServe's
  * default preprocessing (resize 256, center crop 224).
  * `BENCH_SMOKE=1`: about 1 s per measurement, nothing judged.
@@ -22,6 +22,7 @@ import sharp from 'sharp';
 import { createSession, tensorF32 } from '../../backend/onnx/ort.js';
 import { ImageDecoder } from '../../frontend/image/image-decoder.js';
 import { imageInputDims, imageInputSize, parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
+import { imageTensor } from '../../schema/image/image-tensor.js';
 import { textImage } from '../models/glyph-image.js';
 import { OCR_CLS_ONNX, OCR_CLS_OPTIONS, writeOcrCls } from '../models/ocr-cls.js';
 import { spawnServer } from './spawn-server.js';
@@ -59,8 +60,9 @@ const imagenet = new ImageDecoder(parseImageClassifierOptions({}), () => refusal
 
 async function tensorOf(image: Buffer, d: ImageDecoder = decoder): Promise<Float32Array> {
   const r = await d.decode(image);
-  if (!('input' in r)) throw new Error(`the bench image was refused: ${r.message}`);
-  return r.input;
+  if (!('body' in r)) throw new Error(`the bench image was refused: ${r.message}`);
+  const b = r.body;
+  return imageTensor(d.options, { data: b.pixels, width: b.width, height: b.height, channels: b.channels });
 }
 
 /** Raw onnxruntime on `BATCH` copies of `one`: images/s (and ms per image). */

@@ -13,15 +13,20 @@ describe('ImageDecoder (bounded decoding in the frontend)', () => {
       .png()
       .toBuffer();
     const all = await Promise.all(Array.from({ length: DECODE_CONCURRENCY + DECODE_QUEUE + 1 }, () => d.decode(png)));
-    const refused = all.filter((r) => !('input' in r));
+    const refused = all.filter((r) => !('body' in r));
     expect(refused).to.deep.equal([
       { status: 503, message: `${DECODE_QUEUE} images are already waiting to be decoded` },
     ]);
     expect(counted).to.deep.equal(['decode_queue_full']);
     const first = all[0]!;
-    expect('input' in first && Array.from(first.input)).to.deep.equal([1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // The 4x4 red image at the model's 2x2, as 8-bit RGB pixels in a buffer of their own.
+    expect('body' in first && [first.body.width, first.body.height, first.body.channels]).to.deep.equal([2, 2, 3]);
+    expect('body' in first && Array.from(first.body.pixels)).to.deep.equal([
+      255, 0, 0, 255, 0, 0, 255, 0, 0, 255, 0, 0,
+    ]);
+    expect('body' in first && first.body.pixels.byteLength === first.body.pixels.buffer.byteLength).to.equal(true);
     // Every slot came back: the next image is decoded at once.
-    expect('input' in (await d.decode(png))).to.equal(true);
+    expect('body' in (await d.decode(png))).to.equal(true);
   });
 
   it('should refuse an empty body and one over maxImageBytes before decoding', async () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { imageTensor, resizePlan } from '../../../frontend/image/image-tensor.js';
+import { resizePlan } from '../../../frontend/image/resize-plan.js';
+import { imageTensor } from '../../../schema/image/image-tensor.js';
 import { parseImageClassifierOptions } from '../../../schema/image/classifier-options.js';
 
 describe('resizePlan and imageTensor (image to model input)', () => {
