@@ -47,6 +47,34 @@ const FORBIDDEN_DIRS = {
   },
 };
 
+/**
+ * The frontend's folders, lowest layer first. A folder imports only from lower layers: never from
+ * its own layer's other folders (they meet below) nor from any above. `models/` holds the domain
+ * (served models, model kinds, the model manager) that the HTTP, OpenAI, pipeline and cluster
+ * folders depend on; `kinds/` composes a model with its routes; `server/` the listeners, and
+ * `frontend/main.ts` (createServer) everything.
+ */
+const FRONTEND_LAYERS = [
+  ['log'],
+  ['batching', 'store', 'metrics', 'system', 'status', 'image'],
+  ['workers'],
+  ['models'],
+  ['http'],
+  ['generation', 'embeddings'],
+  ['pipeline'],
+  ['openai'],
+  ['kinds'],
+  ['cluster'],
+  ['server'],
+];
+
+/** Per frontend folder, the frontend folders it must not import (its layer's peers and every layer above). */
+const FRONTEND_FORBIDDEN = Object.fromEntries(
+  FRONTEND_LAYERS.flatMap((layer, i) =>
+    layer.map((dir) => [dir, [...layer.filter((d) => d !== dir), ...FRONTEND_LAYERS.slice(i + 1).flat()]]),
+  ),
+);
+
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** A library's package name or any of its subpaths (`pkg`, `pkg/x`), never `pkg-other`. */
@@ -73,6 +101,24 @@ function dirPattern(dir) {
   };
 }
 
+// From a file anywhere below frontend/<folder>/, a relative path that climbs and enters a folder
+// it must not import. No folder below a frontend folder shares a frontend folder's name, and the
+// repo root has none of those names either, so counting the `../` is not needed.
+function layerPattern(dir) {
+  const banned = FRONTEND_FORBIDDEN[dir];
+  return {
+    regex: `^(\\.\\./)+(${banned.join('|')})(/|$)`,
+    caseSensitive: true,
+    message: `frontend/${dir}/ must not import frontend/${banned.join('/, frontend/')}/: the frontend's folders point one way (FRONTEND_LAYERS in eslint.config.js).`,
+  };
+}
+
+/** The direction pattern of the frontend folder that holds `file` (a path or glob), if any. */
+function layerPatternsOf(file) {
+  const m = /^frontend\/([^/]+)\//.exec(file);
+  return m !== null && m[1] in FRONTEND_FORBIDDEN && FRONTEND_FORBIDDEN[m[1]].length > 0 ? [layerPattern(m[1])] : [];
+}
+
 /** No reaching into a package's internals: `prom-client/lib/...`, `x/dist/...`. */
 const INTERNALS = {
   regex: '^(?![./]|node:)(@[^/]+/)?[^/]+/(.+/)?(lib|dist)(/|$)',
@@ -84,10 +130,11 @@ const INTERNALS = {
 /** Is `file` (a glob of one adapter) covered by `home` (a file or a `dir/**` glob)? */
 const covers = (home, file) => home === file || (home.endsWith('/**') && file.startsWith(home.slice(0, -2)));
 
-/** Both rules for a file of `dir` that may import the `allowed` libraries. */
-function restrictedImports(dir, allowed) {
+/** Both rules for a file of `dir` that may import the `allowed` libraries (and not what `layers` forbid). */
+function restrictedImports(dir, allowed, layers = []) {
   const patterns = [
     dirPattern(dir),
+    ...layers,
     INTERNALS,
     ...LIBRARIES.filter((lib) => !allowed.includes(lib.name)).map((lib) => libraryPattern(lib, dir)),
   ];
@@ -117,13 +164,23 @@ function boundaryConfigs() {
       files: [`${dir}/**/*.ts`],
       rules: restrictedImports(dir, []),
     });
+    if (dir === 'frontend')
+      for (const sub of Object.keys(FRONTEND_FORBIDDEN)) {
+        const layers = layerPatternsOf(`frontend/${sub}/`);
+        if (layers.length > 0)
+          out.push({
+            name: `house/layers/frontend/${sub}`,
+            files: [`frontend/${sub}/**/*.ts`],
+            rules: restrictedImports(dir, [], layers),
+          });
+      }
     const homes = [...new Set(LIBRARIES.flatMap((lib) => lib.homes))].filter((h) => h.startsWith(`${dir}/`));
     for (const home of homes) {
       const allowed = LIBRARIES.filter((lib) => lib.homes.some((h) => covers(h, home))).map((lib) => lib.name);
       out.push({
         name: `house/boundaries/${home}`,
         files: [home.endsWith('/**') ? `${home}/*.ts` : home],
-        rules: restrictedImports(dir, allowed),
+        rules: restrictedImports(dir, allowed, layerPatternsOf(home)),
       });
     }
   }

@@ -164,6 +164,79 @@ describe('Boundaries', () => {
     ]);
   });
 
+  it('should keep each frontend folder from importing its layer peers and every layer above, types and import() included', async () => {
+    const why = (dir: string, banned: readonly string[]): string =>
+      `frontend/${dir}/ must not import ${banned.map((b) => `frontend/${b}/`).join(', ')}: the frontend's folders point one way (FRONTEND_LAYERS in eslint.config.js).`;
+    const modelsWhy = why('models', [
+      'http',
+      'generation',
+      'embeddings',
+      'pipeline',
+      'openai',
+      'kinds',
+      'cluster',
+      'server',
+    ]);
+    expect(
+      await lint(
+        'frontend/models/x.ts',
+        [
+          "import { sendError } from '../http/errors.js';",
+          "import type { ServerConfig } from '../server/server.js';",
+          "export const m = import('../cluster/front-main.js');",
+          "import { Batcher } from '../batching/batcher.js';",
+          "import type { WorkerPoolDeps } from '../workers/worker-pool.js';",
+          'export const x: [unknown, ServerConfig?, WorkerPoolDeps?] = [sendError, undefined, undefined];',
+          'export const b = Batcher;',
+        ].join('\n'),
+      ),
+    ).to.deep.equal([
+      `1:${restricted('../http/errors.js', modelsWhy)}`,
+      `2:${restricted('../server/server.js', modelsWhy)}`,
+      `3:no-restricted-syntax: import(): ${modelsWhy}`,
+    ]);
+    // From a subfolder (http/oip/) the climb is longer; http/ may import models/ but not openai/.
+    const httpWhy = why('http', ['generation', 'embeddings', 'pipeline', 'openai', 'kinds', 'cluster', 'server']);
+    expect(
+      await lint(
+        'frontend/http/oip/x.ts',
+        "import type { ServedModel } from '../../models/served-model.js';\nimport { openaiRouter } from '../../openai/router.js';\nexport const x: [ServedModel?, unknown?] = [undefined, openaiRouter];\n",
+      ),
+    ).to.deep.equal([`2:${restricted('../../openai/router.js', httpWhy)}`]);
+    // Peers of one layer meet below: metrics/ and store/ do not import each other.
+    expect(
+      await lint(
+        'frontend/metrics/x.ts',
+        "import { ModelStore } from '../store/model-store.js';\nexport const s = ModelStore;\n",
+      ),
+    ).to.deep.equal([
+      `1:${restricted('../store/model-store.js', why('metrics', ['batching', 'store', 'system', 'status', 'image', 'workers', 'models', 'http', 'generation', 'embeddings', 'pipeline', 'openai', 'kinds', 'cluster', 'server']))}`,
+    ]);
+    // An adapter file keeps its folder's direction (its own config object replaces the folder's).
+    expect(
+      await lint(
+        'frontend/log/logger.ts',
+        "import pino from 'pino';\nimport { a } from '../models/x.js';\nexport const l = [pino, a];\n",
+      ),
+    ).to.deep.equal([
+      `2:${restricted('../models/x.js', why('log', ['batching', 'store', 'metrics', 'system', 'status', 'image', 'workers', 'models', 'http', 'generation', 'embeddings', 'pipeline', 'openai', 'kinds', 'cluster', 'server']))}`,
+    ]);
+    // The top (server/, cluster/ below it, frontend/main.ts) imports anything below.
+    const top =
+      "import { a } from '../openai/router.js';\nimport { b } from '../kinds/default-kinds.js';\nexport const x = [a, b];\n";
+    expect(await lint('frontend/server/x.ts', top)).to.deep.equal([]);
+    expect(await lint('frontend/cluster/x.ts', top)).to.deep.equal([]);
+    expect(
+      await lint(
+        'frontend/x.ts',
+        "import { s } from './server/server.js';\nimport { k } from './kinds/default-kinds.js';\nexport const x = [s, k];\n",
+      ),
+    ).to.deep.equal([]);
+    expect(
+      await lint('frontend/cluster/x.ts', "import { s } from '../server/server.js';\nexport const x = s;\n"),
+    ).to.deep.equal([`1:${restricted('../server/server.js', why('cluster', ['server']))}`]);
+  });
+
   it("should forbid prom-client's private hashMap anywhere", async () => {
     expect(
       await lint(

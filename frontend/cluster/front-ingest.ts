@@ -6,7 +6,7 @@
  */
 import type { AccessLog, Log } from '../log/log.js';
 import { LOG_LEVELS } from '../log/log.js';
-import type { MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 import type { FrontMetrics } from './messages.js';
 
 const NOOP: SeriesHandle = { record: () => undefined };

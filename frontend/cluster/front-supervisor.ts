@@ -11,12 +11,12 @@ import type { Worker } from 'cluster';
 import * as path from 'path';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import type { Log } from '../log/log.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { ServedModel } from '../models/served-model.js';
 import type { FrontIngest } from './front-ingest.js';
 import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js';
 import { isFrontMessage } from './messages.js';
 import { ModelRelay } from './model-relay.js';
-import { listenError } from '../server/listen-error.js';
+import { listenError } from '../http/listen-error.js';
 import { Heartbeat } from './heartbeat.js';
 import { testHeartbeatMs } from './test-hooks.js';
 

@@ -6,10 +6,10 @@
 import type { MetricSpec } from '../../schema/types.js';
 import type { GenSamplingParams, GenRequestOutput } from '../../schema/engine-ipc.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
-import type { BodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import type { AccessRecord, LogLevel } from '../log/log.js';
-import type { ModelDescription } from '../server/served-model.js';
-import type { HealthReport } from '../server/health.js';
+import type { ModelDescription } from '../models/served-model.js';
+import type { HealthReport } from '../models/health.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import type { JobOutcome } from '../batching/job.js';
 import type { RequestTimings } from '../generation/engine-stats.js';

@@ -8,7 +8,7 @@
 import { performance } from 'perf_hooks';
 import { errorOutcome } from '../batching/job.js';
 import { GenerationModel } from '../generation/generation-model.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { ServedModel } from '../models/served-model.js';
 import type { JobOutcome } from '../batching/job.js';
 import type { FrontGenerate, FrontJob, FrontJobDone, FrontSpeak, FrontSpeechEvent, ToFront } from './messages.js';
 import { PipelineModel } from '../pipeline/pipeline-model.js';

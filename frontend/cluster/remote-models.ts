@@ -14,11 +14,11 @@ import type { Job } from '../batching/job.js';
 import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../generation/generation-model.js';
 import type { GenerationSink } from '../generation/generation-engine.js';
 import type { GenerationTarget } from '../openai/generation-target.js';
-import type { ModelDescription, ServedModel } from '../server/served-model.js';
+import type { ModelDescription, ServedModel } from '../models/served-model.js';
 import type { FrontGenEvent, FrontJob, FrontJobDone, FrontSpeechEvent, FromFront, ModelSnapshot } from './messages.js';
 import type { SpeakingModel } from '../openai/audio.js';
-import type { ModelVocab } from '../openai/model-vocab.js';
-import { modelVocab } from '../openai/model-vocab.js';
+import type { ModelVocab } from '../generation/model-vocab.js';
+import { modelVocab } from '../generation/model-vocab.js';
 import type { SpeakHandle, SpeakRequest, SpeakSink } from '../pipeline/orchestrator.js';
 
 /** How often a front looks for jobs whose client went away (to cancel them at the primary). */

@@ -8,9 +8,9 @@
  */
 import type { MetricSpec, SinkMode } from '../../schema/types.js';
 import type { AccessRecord, LogLevel } from '../log/log.js';
-import type { MetricHandle, MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricHandle, MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 import type { FrontMetrics, ShippedSeriesDecl } from './messages.js';
-import { EMITTED_METRICS } from '../server/frontend-series.js';
+import { EMITTED_METRICS } from '../models/frontend-series.js';
 
 /**
  * The families a front records into (the primary sends their specs, those its metrics.yaml

@@ -1,7 +1,7 @@
 /** A registered model as the front processes see it (config, description, vocabulary size, a pipeline's audio). */
 import { GenerationModel } from '../generation/generation-model.js';
 import { PipelineModel } from '../pipeline/pipeline-model.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { ServedModel } from '../models/served-model.js';
 import type { ModelSnapshot } from './messages.js';
 
 /** The snapshot of `m` sent to the fronts. */

@@ -10,11 +10,11 @@ import type { EmbeddingJobBody, EmbeddingOptions } from '../../schema/text/embed
 import { parseEmbeddingOptions } from '../../schema/text/embedding-options.js';
 import { HfTokenizer } from '../../schema/text/hf-tokenizer.js';
 import type { JobOutcome } from '../batching/job.js';
-import { BatchedModel } from '../server/batched-model.js';
-import type { ModelSeries } from '../server/frontend-series.js';
-import type { ModelKindContext } from '../server/model-kinds.js';
-import type { SeriesHandle } from '../server/metrics-port.js';
-import type { ModelDescription, ServedModel } from '../server/served-model.js';
+import { BatchedModel } from '../models/batched-model.js';
+import type { ModelSeries } from '../models/frontend-series.js';
+import type { ModelKindContext } from '../models/model-kinds.js';
+import type { SeriesHandle } from '../models/metrics-port.js';
+import type { ModelDescription, ServedModel } from '../models/served-model.js';
 
 /** The route `/v1/models` names for an embedding model. */
 export const EMBEDDINGS_ROUTE = '/v1/embeddings';

@@ -9,7 +9,7 @@
 import type { FinishReason } from '../../schema/engine-ipc.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { MetricType } from '../../schema/types.js';
-import type { MetricHandle, MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricHandle, MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 
 /** The engine's KV-cache settings, exported as the labels of the cache-config info gauge. */
 export interface CacheConfigInfo {

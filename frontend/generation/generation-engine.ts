@@ -11,7 +11,7 @@ import type {
   ToGenWorkerMessage,
 } from '../../schema/engine-ipc.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
-import type { MetricsPort } from '../server/metrics-port.js';
+import type { MetricsPort } from '../models/metrics-port.js';
 import type { CacheConfigInfo } from './engine-series.js';
 import { bindEngineSeries } from './engine-series.js';
 import { EngineStats } from './engine-stats.js';

@@ -6,7 +6,7 @@
  * wants it after all (`POST /models` with JSON) finds it with `guardedBody`.
  */
 import type { RequestHandler } from 'express';
-import type { BodyLimits } from './body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { refuseBody } from './json-body.js';
 import type { BodyErrorSender } from './json-body.js';
 import { checkBodyHeaders, readBody } from './read-body.js';

@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import type { Request, RequestHandler } from 'express';
-import type { SeriesHandle } from '../server/metrics-port.js';
+import type { SeriesHandle } from '../models/metrics-port.js';
 import { responseBytes } from './response-bytes.js';
 import { msAsSeconds } from '../../schema/elapsed.js';
 

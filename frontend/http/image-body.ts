@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'http';
 import type { ImageDecoder } from '../image/image-decoder.js';
-import type { BodyLimits } from './body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { sendError } from './errors.js';
 import { parseJsonBody } from './json-body.js';
 import type { PredictionBody } from './prediction-body.js';

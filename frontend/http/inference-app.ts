@@ -1,31 +1,32 @@
 /**
  * Inference API (TorchServe paths): `GET /ping`, `POST /predictions/{model}[/{version}]`
  * (predictions-route.ts) and the Open Inference Protocol's `POST .../infer` (oip/infer-route.ts),
- * both on node's request outside express, the rest of the Open Inference Protocol and any
- * extra routers (OpenAI's `/v1/*`).
+ * both on node's request before express, the rest of the Open Inference Protocol and any
+ * extra routers (OpenAI's `/v1/*`): one route table (route-table.ts) mounts them all.
  */
 import express from 'express';
 import type { Router } from 'express';
 import type { IncomingMessage, ServerResponse } from 'http';
-import type { FrontendSeries } from '../server/frontend-series.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { FrontendSeries } from '../models/frontend-series.js';
+import type { ServedModel } from '../models/served-model.js';
 import type { AllowedMethods } from './allowed-methods.js';
 import { answerWrongMethods } from './allowed-methods.js';
-import type { BodyLimits } from './body-limits.js';
-import { bodyLimits } from './body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
+import { bodyLimits } from '../models/body-limits.js';
 import { bodyGuard } from './body-guard.js';
 import { countResponses } from './count-responses.js';
 import { errorHandler, notFound, sendError, sendJson } from './errors.js';
 import { healthRoutes } from './health-routes.js';
-import type { HealthReport } from '../server/health.js';
+import type { HealthReport } from '../models/health.js';
 import { HttpMetrics, UNMATCHED_HANDLER } from './http-metrics.js';
 import { guardTarget } from './request-target.js';
-import { OIP_INFER_ROUTE, oipInferRoute } from './oip/infer-route.js';
+import { oipInferRoute } from './oip/infer-route.js';
 import { sendOipError } from './oip/oip-error.js';
 import { oipRouter } from './oip/oip-router.js';
-import { errorBody, OpenAIError, sendOpenAIError } from '../openai/errors.js';
+import { errorBody, OpenAIError, sendOpenAIError } from './openai-errors.js';
 import type { BodyErrorSender } from './json-body.js';
-import { PREDICTIONS_ROUTE, predictionsRoute } from './predictions-route.js';
+import { predictionsRoute } from './predictions-route.js';
+import { routeTable } from './route-table.js';
 import { requireToken } from './token-auth.js';
 
 /** What the inference app needs. */
@@ -39,7 +40,7 @@ export interface InferenceAppOptions {
   readonly bodyLimits?: Partial<BodyLimits>;
   /** Bearer key required on every path but OPEN_PATHS, when token auth is on. */
   readonly token?: string;
-  /** Extra routers (e.g. OpenAI `/v1/*` from a generation model kind). */
+  /** Extra routers, built by `routeTable()` (e.g. OpenAI `/v1/*` from a generation model kind). */
   readonly extraRoutes?: readonly Router[];
   /** What `/ping` and `/health` report (default: always healthy). */
   readonly health?: () => HealthReport;
@@ -68,12 +69,24 @@ export function inferenceApp(opts: InferenceAppOptions): InferenceListener {
   if (opts.token !== undefined) app.use(requireToken(opts.token, OPEN_PATHS));
   const limits = bodyLimits({ ...opts.bodyLimits, maxBytes: opts.maxRequestSizeBytes });
   app.use(bodyGuard(limits, { senderFor: errorShapeOf }));
-  app.use(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))));
-  app.use(oipRouter({ lookup: opts.lookup, ...(opts.list !== undefined ? { list: opts.list } : {}) }));
-  for (const r of opts.extraRoutes ?? []) app.use(r);
+  const routeOpts = {
+    lookup: opts.lookup,
+    series: opts.series,
+    httpMetrics,
+    limits,
+    ...(opts.token !== undefined ? { token: opts.token } : {}),
+  };
+  // Every route of the listener in one table: the express routers, then the two fast routes
+  // that it serves on node's request before express (predictions-route.ts says why).
+  const routes = routeTable()
+    .mount(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))))
+    .mount(oipRouter({ lookup: opts.lookup, ...(opts.list !== undefined ? { list: opts.list } : {}) }));
+  for (const r of opts.extraRoutes ?? []) routes.mount(r);
+  routes.fast(predictionsRoute(routeOpts)).fast(oipInferRoute(routeOpts));
+  app.use(routes.router);
   // A path that exists with a method it does not take is a 405 naming the methods it takes (as
   // the management API and TorchServe answer it), not a 404 saying the path does not exist.
-  const allowed = answerWrongMethods(app, [PREDICTIONS_ROUTE, OIP_INFER_ROUTE], (req, res, allow) => {
+  const allowed = answerWrongMethods(app, routes.allowed(), (req, res, allow) => {
     const send = errorShapeOf(req.path);
     if (send === undefined) sendError(res, 405, 'Requested method is not allowed, please refer to API document.');
     else send(res, 405, `Method ${req.method} is not allowed on ${req.path}; it takes ${allow}`);
@@ -85,22 +98,9 @@ export function inferenceApp(opts: InferenceAppOptions): InferenceListener {
     else send(res, 404, `Invalid URL (${req.method} ${req.path})`);
   });
   app.use(errorHandler);
-  const routeOpts = {
-    lookup: opts.lookup,
-    series: opts.series,
-    httpMetrics,
-    limits,
-    ...(opts.token !== undefined ? { token: opts.token } : {}),
-  };
-  const predictions = predictionsRoute(routeOpts);
-  const oipInfer = oipInferRoute(routeOpts);
   const count = (s: number): void => opts.series.countResponse(s);
-  const listener = guardTarget(
-    (req, res) => {
-      if (!predictions(req, res) && !oipInfer(req, res)) app(req, res);
-    },
-    count,
-    (req, res) => httpMetrics.track(req, res, () => UNMATCHED_HANDLER),
+  const listener = guardTarget(routes.listener(app), count, (req, res) =>
+    httpMetrics.track(req, res, () => UNMATCHED_HANDLER),
   );
   return Object.assign(listener, { allowed });
 }

@@ -6,8 +6,8 @@
  * invalid JSON is a 400; none → `req.body` undefined.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import type { BodyLimits } from './body-limits.js';
-import { bodyLimits } from './body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
+import { bodyLimits } from '../models/body-limits.js';
 import { sendError } from './errors.js';
 import { jsonBoundsProblem } from './json-bounds.js';
 import { jsonErrorReason } from './json-error.js';

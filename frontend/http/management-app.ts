@@ -4,15 +4,16 @@
  */
 import express from 'express';
 import type { Express, Request, Response, Router } from 'express';
-import type { FrontendSeries } from '../server/frontend-series.js';
-import type { ModelManager } from '../server/model-manager.js';
-import { RegistrationError } from '../server/model-manager.js';
-import { readyWorkers } from '../server/health.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { FrontendSeries } from '../models/frontend-series.js';
+import type { ModelManager } from '../models/model-manager.js';
+import { RegistrationError } from '../models/model-manager.js';
+import { readyWorkers } from '../models/health.js';
+import type { ServedModel } from '../models/served-model.js';
 import type { AllowedMethods } from './allowed-methods.js';
 import { answerWrongMethods } from './allowed-methods.js';
-import type { BodyLimits } from './body-limits.js';
-import { bodyLimits } from './body-limits.js';
+import { routeTable } from './route-table.js';
+import type { BodyLimits } from '../models/body-limits.js';
+import { bodyLimits } from '../models/body-limits.js';
 import { bodyGuard, guardedBody } from './body-guard.js';
 import { parseJsonBody } from './json-body.js';
 import { topLevelKeyCounts } from './json-keys.js';
@@ -123,11 +124,12 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
   // The key first, from the headers: a client without it must not make us read its body.
   if (opts.token !== undefined) app.use(requireToken(opts.token));
   app.use(bodyGuard(limits, { discard: true }));
-  if (opts.status !== undefined) app.use(opts.status);
+  const routes = routeTable();
+  if (opts.status !== undefined) routes.mount(opts.status);
 
   // TorchServe's pagination: `limit` models (at most 100, a larger limit is clamped) from
   // `next_page_token` (an offset in name order), and `nextPageToken` while more remain.
-  app.get('/models', (req, res) => {
+  routes.get('/models', (req, res) => {
     const p = new QueryParams(req.query);
     const limit = Math.min(p.int('limit', PAGE_BOUNDS.limit) ?? PAGE_MAX, PAGE_MAX);
     const from = p.int('next_page_token', PAGE_BOUNDS.nextPageToken) ?? 0;
@@ -153,7 +155,7 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     return m;
   };
 
-  app.get('/models/:name{/:version}', (req, res) => {
+  routes.get('/models/:name{/:version}', (req, res) => {
     // TorchServe's customized=true adds the handler's describe_handle answer; a handler here has
     // no such hook, and a describe without the field asked for would look like an empty one.
     const p = new QueryParams(req.query);
@@ -174,7 +176,7 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     res.json([m.describe()]);
   });
 
-  app.post('/models', (req, res, next) => {
+  routes.post('/models', (req, res, next) => {
     const params = registrationParams(req, limits);
     if ('error' in params) return sendError(res, 400, params.error);
     const p = new QueryParams(params.values);
@@ -261,7 +263,7 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
     }
   });
 
-  app.put('/models/:name{/:version}', (req, res, next) => {
+  routes.put('/models/:name{/:version}', (req, res, next) => {
     const m = named(req, res);
     if (m === undefined) return;
     // Refused before the 202 of an asynchronous scale, which would otherwise promise updates that never come.
@@ -331,21 +333,23 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
 
   // TorchServe's set-default: a model has one version here, so naming it is the only change
   // that can succeed (and changes nothing); another version is the usual 404.
-  app.put('/models/:name/:version/set-default', (req, res) => {
+  routes.put('/models/:name/:version/set-default', (req, res) => {
     const m = named(req, res);
     if (m === undefined) return;
     res.json({ status: `Default version successfully updated for model "${m.config.name}" to "${m.config.version}"` });
   });
 
-  app.delete('/models/:name{/:version}', (req, res, next) => {
+  routes.delete('/models/:name{/:version}', (req, res, next) => {
     const name = String(req.params.name);
     if (named(req, res) === undefined) return;
     manager.unregister(name).then(() => res.json({ status: `Model "${name}" unregistered` }), next);
   });
 
+  app.use(routes.router);
+
   // A path that exists with a method it does not take is TorchServe's 405 (with the methods it
   // takes), not a 404 saying the model or path does not exist.
-  const allowed = answerWrongMethods(app, [], (_req, res) =>
+  const allowed = answerWrongMethods(app, routes.allowed(), (_req, res) =>
     sendError(res, 405, 'Requested method is not allowed, please refer to API document.'),
   );
 

@@ -5,7 +5,7 @@
  */
 import express from 'express';
 import type { Express } from 'express';
-import type { MetricsPort } from '../server/metrics-port.js';
+import type { MetricsPort } from '../models/metrics-port.js';
 import { contentType, negotiate } from '../metrics/exposition/negotiate.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 import { HttpMetrics, handlerOf } from './http-metrics.js';

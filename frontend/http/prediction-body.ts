@@ -7,7 +7,7 @@
  * handler as its parsed value.
  */
 import type { IncomingMessage, ServerResponse } from 'http';
-import type { BodyLimits } from './body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { decodeBinaryTensor, isBinaryTensor, shapeSize, SHAPE_HEADER } from './binary-tensor.js';
 import { sendError } from './errors.js';
 import { parseJsonBody } from './json-body.js';

@@ -26,9 +26,10 @@ import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
 import { msAsUs } from '../../schema/elapsed.js';
 import type { JobOutcome } from '../batching/job.js';
-import { guarded, pathOf, refuse, routeStart, servedElsewhere, seriesByVersion } from './route-helpers.js';
+import { guarded, refuse, routeStart, servedElsewhere, seriesByVersion } from './route-helpers.js';
 import type { RouteOptions } from './route-helpers.js';
 import type { OutsideRoute } from './allowed-methods.js';
+import type { FastRoute } from './route-table.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
 const ROUTE = /^\/predictions\/([^/]+)(?:\/([^/]+))?\/?$/i;
@@ -55,17 +56,11 @@ function answerText(body: unknown): string | { readonly error: string } {
   }
 }
 
-/** The route's listener: answers and returns true for its requests, returns false for any other. */
-export function predictionsRoute(opts: RouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+/** The route, for the inference listener's route table (which matches its method and path, and answers a throw 500). */
+export function predictionsRoute(opts: RouteOptions): FastRoute {
   const predict = predictor(opts);
   const takesTensors = (name: string): boolean => opts.lookup(name)?.config.handler === 'onnx';
-  return (req, res) => {
-    if (!PREDICTIONS_ROUTE.methods.includes(req.method ?? '')) return false;
-    const m = ROUTE.exec(pathOf(req.url ?? ''));
-    if (m === null) return false;
-    guarded(res, () => route(req, res, m));
-    return true;
-  };
+  return { ...PREDICTIONS_ROUTE, pattern: ROUTE, send: sendError, serve: route };
 
   function route(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
     const start = routeStart(req, res, m, opts, PREDICTIONS_HANDLER, sendError);

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'http';
 import * as zlib from 'zlib';
-import type { BodyLimits } from './body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { continueWithheld, sendContinue } from './expect-continue.js';
 
 /** Why a body was refused: the HTTP status and the message to answer. */

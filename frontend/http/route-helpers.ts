@@ -6,9 +6,9 @@
  * 500 that express's error handler gave a route that threw.
  */
 import type { IncomingMessage, ServerResponse } from 'http';
-import type { FrontendSeries, ModelSeries } from '../server/frontend-series.js';
-import type { ServedModel } from '../server/served-model.js';
-import type { BodyLimits } from './body-limits.js';
+import type { FrontendSeries, ModelSeries } from '../models/frontend-series.js';
+import type { ServedModel } from '../models/served-model.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { countResponse } from './count-responses.js';
 import { sendError } from './errors.js';
 import type { HttpMetrics } from './http-metrics.js';
@@ -146,6 +146,11 @@ export function guarded(res: ServerResponse, fn: () => void, send: ErrorSender =
   try {
     fn();
   } catch (e) {
-    send(res, 500, e instanceof Error ? e.message : String(e));
+    sendThrown(res, e, send);
   }
+}
+
+/** The 500 of a route that threw `e`: its message, in the route's error shape. */
+export function sendThrown(res: ServerResponse, e: unknown, send: ErrorSender): void {
+  send(res, 500, e instanceof Error ? e.message : String(e));
 }

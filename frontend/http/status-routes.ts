@@ -5,12 +5,13 @@
  * clients, 429 beyond), `GET /status.js` and `GET /status.css`. A Content-Security-Policy lets
  * the page load nothing but these, and connect nowhere else.
  */
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { Response } from 'express';
 import type { StatusSampler } from '../status/status-sampler.js';
 import { renderStatusPage, statusView } from '../status/status-page.js';
 import { STATUS_CSS, STATUS_JS } from '../status/status-assets.js';
 import { sendError } from './errors.js';
+import { routeTable } from './route-table.js';
 
 /** The page's policy: its own script, style and data only; no frames, forms or base. */
 export const STATUS_CSP =
@@ -51,7 +52,7 @@ function headers(res: Response, type: string): void {
 
 /** The routes, reading `sampler`. */
 export function statusRoutes(sampler: StatusSampler, limit = new RateLimit(STATUS_JSON_PER_S)): Router {
-  const r = Router();
+  const r = routeTable();
   const page = async (_req: unknown, res: Response): Promise<void> => {
     await sampler.watched();
     headers(res, 'text/html; charset=utf-8');
@@ -87,5 +88,5 @@ export function statusRoutes(sampler: StatusSampler, limit = new RateLimit(STATU
     headers(res, 'text/css; charset=utf-8');
     res.end(STATUS_CSS);
   });
-  return r;
+  return r.router;
 }

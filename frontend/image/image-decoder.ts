@@ -9,7 +9,7 @@
  */
 import { performance } from 'perf_hooks';
 import type { ImageClassifierOptions, ImageJobBody } from '../../schema/image/classifier-options.js';
-import type { SeriesHandle } from '../server/metrics-port.js';
+import type { BoundSeries as SeriesHandle } from '../../schema/metrics-api.js';
 import { resizePlan } from './resize-plan.js';
 import { readImageHeader } from './image-header.js';
 import { decodeResized } from './sharp-image.js';

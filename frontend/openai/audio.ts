@@ -7,15 +7,15 @@
  * so the text path in router.ts is untouched for every other model.
  */
 import { performance } from 'node:perf_hooks';
-import express from 'express';
+import { routeTable } from '../http/route-table.js';
 import type { Request, Response, Router } from 'express';
-import type { BodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import type { SpeakHandle, SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/orchestrator.js';
 import type { ChatHook } from './chat-hooks.js';
-import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
+import { errorBody, OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { AUDIO_OPTION_FIELDS, SPEECH_FIELDS, SPOKEN_CHAT_FIELDS } from './allowed-fields.js';
-import type { ModelVocab } from './model-vocab.js';
+import type { ModelVocab } from '../generation/model-vocab.js';
 import { parseChatRequest, refuseUnsupported } from './params.js';
 import { readyPrompts } from './request-prompts.js';
 import { clientRequestId } from './request-id.js';
@@ -325,7 +325,7 @@ export function speechInput(input: unknown): string {
 
 /** `POST /v1/audio/speech`: the input's UTF-8 bytes are the codec tokens; `response_format` wav (default) or pcm. */
 export function speechRouter(opts: SpeechRouteOptions): Router {
-  const r = express.Router();
+  const r = routeTable();
   const stamp = (req: Request, _res: Response, next: () => void): void => {
     (req as Request & { arrivalMs?: number }).arrivalMs = performance.now();
     next();
@@ -388,5 +388,5 @@ export function speechRouter(opts: SpeechRouteOptions): Router {
       sendOpenAIError(res, e);
     }
   });
-  return r;
+  return r.router;
 }

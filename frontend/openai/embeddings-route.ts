@@ -12,15 +12,15 @@
  */
 import { randomUUID } from 'crypto';
 import { performance } from 'perf_hooks';
-import express from 'express';
 import type { Request, Response, Router } from 'express';
+import { routeTable } from '../http/route-table.js';
 import type { EmbeddingJobBody } from '../../schema/text/embedding-options.js';
 import { excerpt } from '../../schema/files/model-file.js';
 import { msAsUs } from '../../schema/elapsed.js';
-import type { BodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import type { EmbeddingModel } from '../embeddings/embedding-model.js';
-import { OpenAIError, sendOpenAIError } from './errors.js';
+import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { asObject, refuseUnsupported } from './params.js';
 
 /** What the route needs from the server. */
@@ -127,7 +127,7 @@ function vectorOf(v: Float32Array, format: 'float' | 'base64'): number[] | strin
 
 /** Builds the router of `POST /v1/embeddings`. */
 export function embeddingsRouter(opts: EmbeddingsRouteOptions): Router {
-  const r = express.Router();
+  const r = routeTable();
   const json = jsonBody(opts.bodyLimits, (res, status, message) =>
     sendOpenAIError(res, new OpenAIError(status, message)),
   );
@@ -140,7 +140,7 @@ export function embeddingsRouter(opts: EmbeddingsRouteOptions): Router {
       throw e;
     }
   });
-  return r;
+  return r.router;
 }
 
 function serve(req: Request, res: Response, opts: EmbeddingsRouteOptions, arrivalMs: number): void {

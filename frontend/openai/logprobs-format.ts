@@ -5,7 +5,7 @@
  * `{content: [{token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}]}` with the k best.
  */
 import type { GenTokenLogprobs } from '../../schema/engine-ipc.js';
-import type { ModelVocab } from './model-vocab.js';
+import type { ModelVocab } from '../generation/model-vocab.js';
 
 /** Completions' logprobs object. */
 export interface CompletionLogprobs {

@@ -16,7 +16,7 @@ import {
 } from './allowed-fields.js';
 import type { ChatMessage } from './chat-template.js';
 import { applyChatTemplate } from './chat-template.js';
-import { OpenAIError } from './errors.js';
+import { OpenAIError } from '../http/openai-errors.js';
 
 /** Largest n we accept. */
 export const MAX_N = 16;

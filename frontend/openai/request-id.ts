@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'crypto';
 import type { IncomingHttpHeaders } from 'http';
-import { OpenAIError } from './errors.js';
+import { OpenAIError } from '../http/openai-errors.js';
 
 /** Longest `X-Request-Id` taken: a UUID or a gateway's trace id fits, a log line stays short. */
 export const MAX_REQUEST_ID_LENGTH = 128;

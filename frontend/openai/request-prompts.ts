@@ -6,9 +6,9 @@
  * model's KV budget holds max_model_len (its model-config check refuses it otherwise), so
  * max_model_len is the only bound.
  */
-import { OpenAIError } from './errors.js';
+import { OpenAIError } from '../http/openai-errors.js';
 import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
-import type { ModelVocab } from './model-vocab.js';
+import type { ModelVocab } from '../generation/model-vocab.js';
 import type { ParsedRequest } from './params.js';
 
 /** One prompt ready for the engine. */

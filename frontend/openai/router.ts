@@ -8,23 +8,23 @@
  * aborted in the engine, where it finishes with `abort` (and counts).
  */
 import { performance } from 'perf_hooks';
-import express from 'express';
+import { routeTable } from '../http/route-table.js';
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
 import type { GenRequestOutput, GenTokenLogprobs } from '../../schema/engine-ipc.js';
 import type { GenerationTarget } from './generation-target.js';
 import { generationTiming } from '../http/server-timing.js';
-import type { BodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { chatHookTook } from './chat-hooks.js';
 import { AnswerBody } from './answer-body.js';
 import { ChoiceCollector } from './choice-collector.js';
 import type { Choice } from './choice-collector.js';
-import { errorBody, OpenAIError, sendOpenAIError } from './errors.js';
+import { errorBody, OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { generateAll } from './fan-out.js';
 import { chatLogprobs, completionLogprobs, endOffset } from './logprobs-format.js';
-import type { ModelVocab } from './model-vocab.js';
-import { vocabOf } from './model-vocab.js';
+import type { ModelVocab } from '../generation/model-vocab.js';
+import { vocabOf } from '../generation/model-vocab.js';
 import type { ParsedRequest } from './params.js';
 import { parseChatRequest, parseCompletionRequest } from './params.js';
 import type { ReadyPrompt } from './request-prompts.js';
@@ -56,7 +56,7 @@ type Stamped = Request & { [ARRIVAL]?: number };
 
 /** Builds the `/v1` router. */
 export function openaiRouter(opts: OpenAIRouterOptions): Router {
-  const r = express.Router();
+  const r = routeTable();
   const stamp: RequestHandler = (req, _res, next) => {
     (req as Stamped)[ARRIVAL] = performance.now();
     next();
@@ -95,7 +95,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
       );
     else res.json(m);
   });
-  r.use(
+  r.mount(
     utilityRoutes({
       lookup: opts.lookup,
       list: opts.list,
@@ -120,7 +120,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
     return sendOpenAIError(res, new OpenAIError(status, e.message ?? String(err)));
   };
   r.use(onError);
-  return r;
+  return r.router;
 }
 
 function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {

@@ -4,13 +4,13 @@
  * (`{model, tokens}` → `{prompt}`) and `GET /version` (`{version}`). `model` may be left out
  * when one generation model is served. Errors use OpenAI's shape, as on `/v1`.
  */
-import express from 'express';
+import { routeTable } from '../http/route-table.js';
 import type { RequestHandler, Response, Router } from 'express';
 import { packageVersion } from '../../schema/config/stability.js';
 import type { GenerationTarget } from './generation-target.js';
 import { applyChatTemplate } from './chat-template.js';
-import { OpenAIError, sendOpenAIError } from './errors.js';
-import { vocabOf } from './model-vocab.js';
+import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
+import { vocabOf } from '../generation/model-vocab.js';
 import { asObject, parseMessages, refuseUnsupported } from './params.js';
 
 /** What the routes need from the server. */
@@ -74,7 +74,7 @@ function answer(res: Response, f: () => object): void {
 
 /** Builds the router of `/tokenize`, `/detokenize` and `/version`. */
 export function utilityRoutes(opts: UtilityRoutesOptions): Router {
-  const r = express.Router();
+  const r = routeTable();
   r.get('/version', (_req, res) => {
     res.json({ version: packageVersion() });
   });
@@ -109,5 +109,5 @@ export function utilityRoutes(opts: UtilityRoutesOptions): Router {
       return { prompt: vocab.decode(t as number[]) };
     }),
   );
-  return r;
+  return r.router;
 }

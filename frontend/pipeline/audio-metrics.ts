@@ -5,7 +5,7 @@
  * reason. A replica's series are bound on its first observation; all no-ops when stats are off.
  */
 import type { VocoderRejectReason } from '../../schema/vocoder-ipc.js';
-import type { MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 import { bindOrNoop } from './series-binder.js';
 
 /** Thresholds (ms) of `ts_omni_audio_continuity_ok_total{threshold_ms}`: a request counts under each its worst underrun stayed below. */

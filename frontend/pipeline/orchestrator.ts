@@ -19,7 +19,7 @@ import type { PipelineMetrics } from './pipeline-metrics.js';
 import type { TransferMetrics } from './transfer-metrics.js';
 import { pcm16Seconds, worstUnderrunSec } from './underrun.js';
 import type { VocoderStage } from './vocoder-stage.js';
-import type { SeriesHandle } from '../server/metrics-port.js';
+import type { SeriesHandle } from '../models/metrics-port.js';
 
 /** One spoken request. */
 export interface SpeakRequest {

@@ -4,7 +4,7 @@
  * `ts_omni_e2e_request_latency_seconds`, bound once per model; no-ops when stats are off.
  */
 import type { FinishReason } from '../../schema/engine-ipc.js';
-import type { MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 import { bindOrNoop } from './series-binder.js';
 
 /** Every pipeline finish reason, each pre-created at 0. */

@@ -2,7 +2,7 @@
  * Binds one series of a pipeline family, or a no-op: when stats are off (--disable-log-stats,
  * decided once at construction) or the family is not declared in metrics.yaml.
  */
-import type { MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 
 /** A series that records nothing. */
 export const NOOP_SERIES: SeriesHandle = Object.freeze({ record: (): void => undefined });

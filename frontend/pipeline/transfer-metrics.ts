@@ -5,7 +5,7 @@
  * clock, `in flight` the difference of two epoch readings (performance.timeOrigin +
  * performance.now()) taken in the two processes — never two processes' monotonic readings.
  */
-import type { MetricsPort, SeriesHandle } from '../server/metrics-port.js';
+import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 import { bindOrNoop } from './series-binder.js';
 
 interface EdgeSeries {

@@ -7,7 +7,7 @@
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { FromVocoderMessage, VocoderChunkMessage } from '../../schema/vocoder-ipc.js';
 import { isFromVocoderMessage } from '../../schema/vocoder-ipc.js';
-import type { ModelKindContext } from '../server/model-kinds.js';
+import type { ModelKindContext } from '../models/model-kinds.js';
 import type { WorkerInfo } from '../workers/worker-pool.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 

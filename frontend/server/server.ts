@@ -8,45 +8,40 @@
 import { StatusSampler } from '../status/status-sampler.js';
 import { statusRoutes } from '../http/status-routes.js';
 import { packageVersion } from '../../schema/config/stability.js';
-import * as http from 'http';
+import type * as http from 'http';
 import * as os from 'os';
-import type { AddressInfo } from 'net';
 import * as path from 'path';
 import type { MetricsConfig } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
-import type { BodyLimits } from '../http/body-limits.js';
-import { bodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from '../models/body-limits.js';
+import { bodyLimits } from '../models/body-limits.js';
 import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
 import { managementApp } from '../http/management-app.js';
 import { metricsApp } from '../http/metrics-app.js';
 import { guardTarget } from '../http/request-target.js';
-import { accessLogListener } from '../http/access-log.js';
-import { clientErrorListener } from '../http/client-error.js';
-import { deferContinue } from '../http/expect-continue.js';
-import { HttpMetrics, UNMATCHED_HANDLER } from '../http/http-metrics.js';
+import { HttpMetrics } from '../http/http-metrics.js';
+import { drainGate } from '../http/drain-gate.js';
+import { boundAddress, listen } from '../http/listen.js';
 import type { TokenKeys } from '../http/token-auth.js';
 import { writeKeyFile } from '../http/token-auth.js';
 import type { AccessLog, Log } from '../log/log.js';
 import { levelCallback } from '../log/log.js';
 import { ModelStore } from '../store/model-store.js';
-import type { ListenAddress } from './address.js';
-import { formatAddress, isLoopback } from './address.js';
-import { listenError } from './listen-error.js';
-import { FrontendSeries } from './frontend-series.js';
-import type { MetricsPort } from './metrics-port.js';
-import type { ModelKindContext } from './model-kinds.js';
-import { registeredModelKinds } from './model-kinds.js';
-import { ModelManager, RegistrationError } from './model-manager.js';
-import { healthOf } from './health.js';
+import type { ListenAddress } from '../http/address.js';
+import { formatAddress, isLoopback } from '../http/address.js';
+import { FrontendSeries } from '../models/frontend-series.js';
+import type { MetricsPort } from '../models/metrics-port.js';
+import type { ModelKind, ModelKindContext } from '../models/model-kinds.js';
+import type { Clock } from '../batching/clock.js';
+import { ModelManager, RegistrationError } from '../models/model-manager.js';
+import { healthOf } from '../models/health.js';
 import { StartGate } from '../workers/start-gate.js';
 import { FrontIngest } from '../cluster/front-ingest.js';
 import { FrontSupervisor } from '../cluster/front-supervisor.js';
 import { snapshotOf } from '../cluster/snapshot.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import { FRONT_METRICS } from '../cluster/shipped-metrics.js';
-import { headerTimeoutOptions } from './header-timeout.js';
 import type { WorkerProcess } from '../workers/worker-process.js';
-import { sendError } from '../http/errors.js';
 
 /** Everything the server is configured with (already parsed and checked). */
 export interface ServerConfig {
@@ -84,14 +79,15 @@ export interface ServerConfig {
   readonly apiServerCount?: number;
 }
 
-/** Seconds a client is told to wait (Retry-After) when it reaches a draining server. */
-export const DRAIN_RETRY_AFTER_SEC = 5;
-
 /** Workers loading their model at once, server-wide: a few, as many as the CPUs up to 4. */
 export const WORKER_START_CONCURRENCY = Math.max(2, Math.min(4, os.availableParallelism()));
 
 /** The parts the server records into and forwards worker metrics to. */
 export interface ServerDeps {
+  /** The model kinds beyond the built-in batched one (their routes mount in this order). */
+  readonly kinds: readonly ModelKind[];
+  /** The batchers' time and timers (default the real clock). */
+  readonly clock?: Clock;
   readonly metrics: MetricsPort;
   readonly metricsConfig: MetricsConfig;
   readonly ingest: {
@@ -122,79 +118,6 @@ export interface RunningServer {
 
 /** Default worker entry, relative to this compiled file (dist/frontend/server/). */
 export const DEFAULT_WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', 'backend', 'worker', 'main.js');
-
-/** The 503 answer's message while draining. */
-export const DRAIN_MESSAGE =
-  'The server is shutting down and accepts no new requests; retry later (or on another instance).';
-
-type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-
-/**
- * `app` until the drain starts; from then on, the requests `refused` picks are answered 503
- * with Retry-After and `Connection: close` (a keep-alive client reconnects, through its load
- * balancer, to an instance that is not leaving) and counted like any other answer.
- */
-export function drainGate(
-  app: Listener,
-  draining: () => boolean,
-  refused: (req: http.IncomingMessage) => boolean,
-  count: (status: number) => void,
-  http?: HttpMetrics,
-  /** Writes the 503 in the shape of the request's API (default TorchServe's). */
-  send: (req: http.IncomingMessage, res: http.ServerResponse, status: number, message: string) => void = (
-    _req,
-    res,
-    s,
-    m,
-  ) => sendError(res, s, m),
-): Listener {
-  return (req, res) => {
-    if (!draining() || !refused(req)) {
-      app(req, res);
-      return;
-    }
-    count(503);
-    // In the HTTP families too (no route matched yet: handler "none"), or an error-ratio alert on
-    // http_requests_total would miss every drain.
-    http?.track(req, res, () => UNMATCHED_HANDLER);
-    res.setHeader('retry-after', String(DRAIN_RETRY_AFTER_SEC));
-    res.setHeader('connection', 'close');
-    send(req, res, 503, DRAIN_MESSAGE);
-  };
-}
-
-function listen(
-  app: Listener,
-  addr: ListenAddress,
-  name: string,
-  access: AccessLog | undefined,
-  headerTimeoutMs: number | undefined,
-  count?: (status: number) => void,
-): Promise<http.Server> {
-  return new Promise((resolve, reject) => {
-    const server = http.createServer(headerTimeoutOptions(headerTimeoutMs));
-    // The access listener goes first: it must wrap the response before the app can answer.
-    if (access !== undefined) server.on('request', accessLogListener(name, access));
-    server.on('clientError', clientErrorListener(name, access, count));
-    deferContinue(server);
-    server.on('request', app);
-    server.keepAliveTimeout = 65_000;
-    // A bind failure names the listener and its flag (node's 'listen EADDRINUSE: address already in use' names neither).
-    const failed = (e: NodeJS.ErrnoException): void => {
-      reject(listenError(name, addr, e));
-    };
-    server.once('error', failed);
-    server.listen(addr.port, addr.host, () => {
-      server.off('error', failed);
-      resolve(server);
-    });
-  });
-}
-
-function boundAddress(server: http.Server, host: string): string {
-  const a = server.address() as AddressInfo;
-  return formatAddress({ host, port: a.port });
-}
 
 /** The front processes of `--api-server-count N`, relaying to this process's models. */
 function startFronts(
@@ -247,6 +170,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     log: levelCallback(deps.log),
     bodyLimits: limits,
     ...(cfg.queueCapacity !== undefined ? { queueCapacity: cfg.queueCapacity } : {}),
+    ...(deps.clock !== undefined ? { clock: deps.clock } : {}),
     ingestMetrics: (id, msg) => deps.ingest.handle(id, msg),
     poolDeps: {
       entry: cfg.workerEntry ?? DEFAULT_WORKER_ENTRY,
@@ -281,7 +205,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     },
   };
   const store = new ModelStore(cfg.modelStore);
-  const manager = new ModelManager(store, ctx, cfg.queueCapacity, cfg.maxWorkers);
+  const manager = new ModelManager(store, ctx, cfg.queueCapacity, cfg.maxWorkers, deps.kinds);
   const servers: http.Server[] = [];
   let draining = false;
   const stopAll = async (): Promise<void> => {
@@ -332,8 +256,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   try {
     const authOn = cfg.enableTokenAuth || !isLoopback(cfg.management.host);
     const keys = authOn ? writeKeyFile(cfg.logDir) : null;
-    const kinds = [...registeredModelKinds().values()];
-    const extraRoutes = kinds.flatMap((k) =>
+    const extraRoutes = deps.kinds.flatMap((k) =>
       k.routes
         ? [
             k.routes(

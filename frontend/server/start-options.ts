@@ -5,7 +5,7 @@
  */
 import * as os from 'os';
 import { LOG_LEVELS, isLogThreshold } from '../log/log.js';
-import { MAX_HEADER_TIMEOUT_MS } from './header-timeout.js';
+import { MAX_HEADER_TIMEOUT_MS } from '../http/header-timeout.js';
 import type { LogThreshold } from '../log/log.js';
 import type { FlagDef } from './flags.js';
 import { envName, parseFlags } from './flags.js';

@@ -199,6 +199,7 @@ describe('tsserve start (start-up checks)', function () {
       '--metrics-profile',
       '--metrics-mode',
       '--statsd-address',
+      '--otlp-metrics-endpoint',
       '--log-dir',
       '--log-level',
       '--metric-time-interval',

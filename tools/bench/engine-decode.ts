@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { EngineCore } from '../../backend/engine/engine-core.js';
-import { BOS_ID } from '../../tools/models/tiny-lm-spec.js';
+import { BOS_ID } from '../models/tiny-lm-spec.js';
 
 /** Deterministic printable prompts of `len` tokens (BOS + bytes), distinct per index. */
 export function prompts(count: number, len: number, seed: number): number[][] {

@@ -14,11 +14,11 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadEngine, readModelDir } from '../../backend/engine/load.js';
-import { TINY_LM_HF_MODEL } from '../../tools/models/demo-models.js';
+import { TINY_LM_HF_MODEL } from '../models/demo-models.js';
 import { engineDecode, prompts } from './engine-decode.js';
 import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort.js';
 import type { OrtTensorInput } from '../../backend/onnx/ort.js';
-import { HEAD_DIM, NUM_HEADS, NUM_LAYERS } from '../../tools/models/tiny-lm-spec.js';
+import { HEAD_DIM, NUM_HEADS, NUM_LAYERS } from '../models/tiny-lm-spec.js';
 import { performance } from 'node:perf_hooks';
 
 const BATCH = 32;

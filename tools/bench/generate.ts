@@ -44,10 +44,10 @@ import type { EngineCore } from '../../backend/engine/engine-core.js';
 import { loadEngine, readModelDir } from '../../backend/engine/load.js';
 import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort.js';
 import type { OrtTensorInput } from '../../backend/onnx/ort.js';
-import { TINY_LM_MODEL } from '../../tools/models/demo-models.js';
+import { TINY_LM_MODEL } from '../models/demo-models.js';
 import { engineDecode, prompts } from './engine-decode.js';
 import type { DecodeRun } from './engine-decode.js';
-import { HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../../tools/models/tiny-lm-spec.js';
+import { HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../models/tiny-lm-spec.js';
 
 const BATCH = 32;
 const PROMPT = 192; // tokens, BOS included

@@ -28,8 +28,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { EngineCore } from '../../backend/engine/engine-core.js';
 import { loadEngine, readModelDir } from '../../backend/engine/load.js';
-import { TINY_LM_MODEL } from '../../tools/models/demo-models.js';
-import { BOS_ID } from '../../tools/models/tiny-lm-spec.js';
+import { TINY_LM_MODEL } from '../models/demo-models.js';
+import { BOS_ID } from '../models/tiny-lm-spec.js';
 
 /** SPEC_BENCH_CONFIG (JSON) replaces the speculative_config measured. */
 const SPEC =

@@ -8,8 +8,8 @@
  */
 import { TextDecoder } from 'node:util';
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
-import { OpenAIError } from '../../frontend/openai/errors.js';
-import type { ModelVocab } from '../../frontend/openai/model-vocab.js';
+import { OpenAIError } from '../../frontend/http/openai-errors.js';
+import type { ModelVocab } from '../../frontend/generation/model-vocab.js';
 import type { ParsedRequest } from '../../frontend/openai/params.js';
 import { parseCompletionRequest } from '../../frontend/openai/params.js';
 import { readyPrompts } from '../../frontend/openai/request-prompts.js';

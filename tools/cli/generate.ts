@@ -15,8 +15,8 @@ import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
 import { loadModelConfig } from '../../frontend/store/model-config.js';
 import { completionLogprobs } from '../../frontend/openai/logprobs-format.js';
-import type { ModelVocab } from '../../frontend/openai/model-vocab.js';
-import { modelVocab } from '../../frontend/openai/model-vocab.js';
+import type { ModelVocab } from '../../frontend/generation/model-vocab.js';
+import { modelVocab } from '../../frontend/generation/model-vocab.js';
 import type { InputLine, ReadyLine } from './completion-lines.js';
 import { parseInput, readyLine } from './completion-lines.js';
 

@@ -9,7 +9,7 @@ import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../.
 import { packageVersion, resolveStability } from '../../schema/config/stability.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
-import { checkFrontendMetrics, specLookup } from '../../frontend/server/frontend-series.js';
+import { checkFrontendMetrics, specLookup } from '../../frontend/models/frontend-series.js';
 
 const USAGE = `Usage:
   tsserve metrics validate FILE [FILE...]

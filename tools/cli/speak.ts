@@ -14,12 +14,10 @@ import { performance } from 'node:perf_hooks';
 import { defaultMetricsConfigPath, formatProblem, loadMetricsConfig } from '../../schema/config/load.js';
 import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
 import { MetricsIngest } from '../../frontend/metrics/ingest.js';
-import { parseAddress } from '../../frontend/server/address.js';
+import { parseAddress } from '../../frontend/http/address.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
-import { startServer } from '../../frontend/server/server.js';
-import { registerGenerationFrontend } from '../../frontend/generation/generation-kind.js';
-import { registerPipelineFrontend } from '../../frontend/pipeline/pipeline-kind.js';
+import { createServer, defaultKinds } from '../../frontend/main.js';
 import { PipelineModel } from '../../frontend/pipeline/pipeline-model.js';
 import type { SpeakHandle, SpeakResult } from '../../frontend/pipeline/orchestrator.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
@@ -121,7 +119,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   const logger = createServerLogger({ level: 'warn', logDir, console: 'off' });
   const metrics = new FrontendMetrics(cfg.config, { logDir, modes: [], log: () => undefined });
   // From here on every way out removes the scratch log directory.
-  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  let server: Awaited<ReturnType<typeof createServer>> | null = null;
   let code = 0;
   // SIGINT aborts what is in flight and stops the workers before exiting: Node's default exit left
   // them running their last requests after their parent was gone, and the scratch directory behind.
@@ -139,26 +137,26 @@ export async function run(argv: readonly string[]): Promise<number> {
   };
   process.on('SIGINT', sigint);
   try {
-    registerPipelineFrontend({ statsEnabled: false });
-    registerGenerationFrontend({ statsEnabled: false });
     const loop = parseAddress('speak', 'http://127.0.0.1:0');
     const model = get('model')!;
-    server = await startServer(
+    server = await createServer(
       {
-        inference: loop,
-        management: loop,
-        metrics: loop,
-        modelStore: path.resolve(store!),
-        models: [{ name: model, url: model }],
-        logDir,
-        enableTokenAuth: false,
-        maxRequestSizeBytes: 1 << 20,
+        server: {
+          inference: loop,
+          management: loop,
+          metrics: loop,
+          modelStore: path.resolve(store!),
+          models: [{ name: model, url: model }],
+          logDir,
+          enableTokenAuth: false,
+          maxRequestSizeBytes: 1 << 20,
+        },
+        metrics: { config: metrics.config, configFile: defaultMetricsConfigPath(), systemIntervalSec: null },
       },
       {
-        metrics,
-        metricsConfig: metrics.config,
-        ingest: new MetricsIngest(metrics, { log: () => undefined }),
-        log: logger.log,
+        kinds: defaultKinds({ pipeline: { statsEnabled: false }, generation: { statsEnabled: false } }),
+        logger: { log: logger.log },
+        metrics: { port: metrics, ingest: new MetricsIngest(metrics, { log: () => undefined }) },
       },
     );
     const p = server.manager.get(model);

@@ -22,24 +22,15 @@ import {
 } from '../../schema/config/load.js';
 import { parseModeWord } from '../../schema/config/modes.js';
 import { packageVersion, showHiddenProblem } from '../../schema/config/stability.js';
-import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
-import { MetricsIngest } from '../../frontend/metrics/ingest.js';
-import { startSystemMetrics } from '../../frontend/system/system-metrics.js';
-import { parseAddress } from '../../frontend/server/address.js';
-import { checkFrontendMetrics } from '../../frontend/server/frontend-series.js';
-import { startServer } from '../../frontend/server/server.js';
+import { parseAddress } from '../../frontend/http/address.js';
 import type { ServerConfig } from '../../frontend/server/server.js';
-import type { ListenAddress } from '../../frontend/server/address.js';
+import { createServer, defaultKinds, StartRefused } from '../../frontend/main.js';
+import type { ListenAddress } from '../../frontend/http/address.js';
 import { parseStartOptions, startUsage } from '../../frontend/server/start-options.js';
-import { registerGenerationFrontend } from '../../frontend/generation/generation-kind.js';
-import { registerPipelineFrontend } from '../../frontend/pipeline/pipeline-kind.js';
-import { registerEmbeddingFrontend } from '../../frontend/embeddings/embedding-kind.js';
 import type { AccessLog, Log, LogErrorCounter } from '../../frontend/log/log.js';
-import { levelCallback } from '../../frontend/log/log.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
 import type { StartOptions } from '../../frontend/server/start-options.js';
 import { generateNewStore } from '../models/store.js';
-import type { ForeignFamily } from '../../frontend/metrics/exposition/foreign-family.js';
 import { makeDirs, notADirectory } from './dir-arg.js';
 
 /** `--metrics-mode` value → modes; `off`/`none` → no sinks at all (metrics switched off). */
@@ -285,149 +276,85 @@ async function serve(
   access: AccessLog,
   countLogErrors: (counter: LogErrorCounter) => void,
 ): Promise<number> {
-  const { configFile, config, logDir, modes, statsd, inference, management, metricsAddr } = c;
   const store = await ensureStore(c.storeDir, log);
   if (store === null) return 1;
-  const metricsLog = levelCallback(log);
-  // Above one front, /metrics shows every process's runtime metrics, each with its pid.
-  const peers: { source: (() => Promise<readonly ForeignFamily[]>) | null } = { source: null };
-  const metrics = new FrontendMetrics(config, {
-    logDir,
-    processMetrics: true,
-    ...(opts.apiServerCount > 1 ? { processPeers: () => peers.source?.() ?? Promise.resolve([]) } : {}),
-    log: metricsLog,
-    ...(modes ? { modes } : {}),
-    ...(statsd ? { statsd } : {}),
-    ...(c.otlp ? { otlp: c.otlp } : {}),
-    serverVersion: c.serverVersion,
-    showHiddenMetricsForVersion: c.showHidden,
-  });
-  // The log files' failures (a rotation, lost lines) from start-up on, in tsserve_log_errors_total.
-  countLogErrors((file, reason, n) => metrics.self.logError(file, reason, n));
-  const wrong = checkFrontendMetrics(metrics);
-  if (wrong.length > 0) {
-    process.stderr.write(
-      `tsserve start: metrics config ${configFile} declares frontend metrics the server cannot fill; not starting:\n`,
-    );
-    for (const w of wrong) process.stderr.write(`${configFile}:${w}\n`);
-    await metrics.close();
-    return 1;
-  }
-  const ingest = new MetricsIngest(metrics, { log: (m) => log.warn(m) });
-
-  // handler: pipeline models (spoken answers through a chat hook, /v1/audio/speech).
-  registerPipelineFrontend({
-    statsEnabled: !opts.disableLogStats,
-    logStatsIntervalSec: opts.logStatsInterval,
-    ...(log.isLevelEnabled('debug') ? { debugLog: (m: string) => log.debug(m) } : {}),
-  });
-  registerGenerationFrontend({
-    logStatsIntervalSec: opts.logStatsInterval,
-    debug: log.isLevelEnabled('debug'),
-    debugLog: (m) => log.debug(m),
-    statsEnabled: !opts.disableLogStats,
-  });
-  // handler: embedding models on POST /v1/embeddings.
-  registerEmbeddingFrontend();
   // From the moment the listeners are up (before the models load), a signal drains.
-  let stopEarly: (() => Promise<void>) | null = null;
-  let signalled: NodeJS.Signals | null = null;
+  const stop = new AbortController();
   const stopped = new Promise<void>((resolve) => {
     const onSignal = (sig: NodeJS.Signals): void => {
       for (const s of STOP_SIGNALS) process.off(s, onSignal);
-      signalled = sig;
       log.info(`${sig}: draining (finishing in-flight requests, stopping workers)`);
+      stop.abort();
       resolve();
     };
     for (const s of STOP_SIGNALS) process.on(s, onSignal);
   });
-  void stopped.then(() => stopEarly?.());
-  const maxWorkers = opts.maxWorkers > 0 ? opts.maxWorkers : 4 * os.availableParallelism();
   let server;
   try {
-    server = await startServer(
+    server = await createServer(
       {
-        inference,
-        management,
-        metrics: metricsAddr,
-        modelStore: store,
-        models: c.models,
-        logDir,
-        enableTokenAuth: opts.enableTokenAuth,
-        maxRequestSizeBytes: opts.maxRequestSize,
-        bodyLimits: {
-          maxDepth: opts.maxJsonDepth,
-          maxElements: opts.maxJsonElements,
-          timeoutMs: opts.requestTimeout,
-          idleTimeoutMs: opts.requestIdleTimeout,
+        server: {
+          inference: c.inference,
+          management: c.management,
+          metrics: c.metricsAddr,
+          modelStore: store,
+          models: c.models,
+          logDir: c.logDir,
+          enableTokenAuth: opts.enableTokenAuth,
+          maxRequestSizeBytes: opts.maxRequestSize,
+          bodyLimits: {
+            maxDepth: opts.maxJsonDepth,
+            maxElements: opts.maxJsonElements,
+            timeoutMs: opts.requestTimeout,
+            idleTimeoutMs: opts.requestIdleTimeout,
+          },
+          ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
+          maxWorkers: opts.maxWorkers > 0 ? opts.maxWorkers : 4 * os.availableParallelism(),
+          ...(opts.modelLoadTimeout > 0 ? { modelLoadTimeoutMs: opts.modelLoadTimeout * 1000 } : {}),
+          ...(opts.shutdownTimeout > 0 ? { shutdownTimeoutMs: opts.shutdownTimeout * 1000 } : {}),
+          headerTimeoutMs: opts.headerTimeout,
+          apiServerCount: opts.apiServerCount,
         },
-        ...(opts.jobQueueSize > 0 ? { queueCapacity: opts.jobQueueSize } : {}),
-        maxWorkers,
-        ...(opts.modelLoadTimeout > 0 ? { modelLoadTimeoutMs: opts.modelLoadTimeout * 1000 } : {}),
-        ...(opts.shutdownTimeout > 0 ? { shutdownTimeoutMs: opts.shutdownTimeout * 1000 } : {}),
-        headerTimeoutMs: opts.headerTimeout,
-        apiServerCount: opts.apiServerCount,
+        metrics: {
+          config: c.config,
+          configFile: c.configFile,
+          ...(c.modes ? { modes: c.modes } : {}),
+          ...(c.statsd ? { statsd: c.statsd } : {}),
+          ...(c.otlp ? { otlp: c.otlp } : {}),
+          serverVersion: c.serverVersion,
+          showHidden: c.showHidden,
+          systemIntervalSec: opts.disableSystemMetrics ? null : opts.metricTimeInterval,
+        },
       },
       {
-        metrics,
-        metricsConfig: metrics.config,
-        ingest,
-        log,
-        access,
-        processPeers: peers,
-        onListening: (early) => {
-          log.info(`Inference API bind to: ${early.urls.inference}`);
-          log.info(`Management API bind to: ${early.urls.management}`);
-          log.info(`Metrics API bind to: ${early.urls.metrics}`);
-          stopEarly = () => early.stop();
-          if (signalled !== null) void early.stop();
-        },
+        kinds: defaultKinds({
+          // handler: pipeline models (spoken answers through a chat hook, /v1/audio/speech).
+          pipeline: {
+            statsEnabled: !opts.disableLogStats,
+            logStatsIntervalSec: opts.logStatsInterval,
+            ...(log.isLevelEnabled('debug') ? { debugLog: (m: string) => log.debug(m) } : {}),
+          },
+          generation: {
+            logStatsIntervalSec: opts.logStatsInterval,
+            debug: log.isLevelEnabled('debug'),
+            debugLog: (m) => log.debug(m),
+            statsEnabled: !opts.disableLogStats,
+          },
+        }),
+        logger: { log, access, countErrorsIn: countLogErrors },
+        stopSignal: stop.signal,
       },
     );
   } catch (e) {
-    log.error(`tsserve start: ${(e as Error).message}`);
-    await metrics.close();
+    if (e instanceof StartRefused) {
+      process.stderr.write(`tsserve start: ${e.message}\n`);
+      for (const d of e.details) process.stderr.write(`${d}\n`);
+    } else log.error(`tsserve start: ${(e as Error).message}`);
     return 1;
   }
-  const system =
-    opts.disableSystemMetrics || metrics.modes.length === 0
-      ? null
-      : startSystemMetrics(metrics, { intervalSec: Math.max(1, opts.metricTimeInterval), diskPath: logDir });
-
-  const activeModes = metrics.modes.length === 0 ? 'off' : metrics.modes.join(',');
-  log.info(
-    `Metrics config: ${configFile}; metrics mode: ${activeModes}${metrics.modes.includes('tslog') ? `; metric logs in ${logDir}` : ''}${metrics.modes.includes('statsd') ? `; statsd ${statsd ? `${statsd.host}:${statsd.port}` : `${config.statsd.host}:${config.statsd.port}`}` : ''}`,
-  );
-  // An address for a sink that is off sends nothing; say so rather than look configured.
-  if (statsd !== undefined && !metrics.modes.includes('statsd')) {
-    log.warn(
-      `--statsd-address ${statsd.host}:${statsd.port} is not used: the metrics mode is ${activeModes} (add statsd to --metrics-mode to send there)`,
-    );
-  }
-  log.info(`System metrics: ${system === null ? 'off' : `every ${opts.metricTimeInterval} s`}`);
-  log.info(
-    `Model store: ${store}; models: ${
-      server.manager
-        .list()
-        .map((m) => m.config.name)
-        .join(', ') || '(none)'
-    }`,
-  );
-  log.info(
-    `Workers: at most ${maxWorkers} over all models (--max-workers); model load timeout ${opts.modelLoadTimeout > 0 ? `${opts.modelLoadTimeout} s` : 'none'}; shutdown timeout ${opts.shutdownTimeout > 0 ? `${opts.shutdownTimeout} s` : 'none'}`,
-  );
-  if (opts.apiServerCount > 1)
-    log.info(
-      `API servers: ${opts.apiServerCount} front processes share ${server.urls.inference}; this process (pid ${process.pid}) keeps the workers and sinks`,
-    );
-  if (server.keys !== null) log.info(`Token authorization on: keys in ${server.keys.file}`);
-  if (signalled === null) log.info('Model server started.');
-
-  const running = server;
+  if (!stop.signal.aborted) log.info('Model server started.');
   await stopped;
-  await running.stop();
-  system?.stop();
-  await metrics.close();
+  await server.stop();
   log.info('Model server stopped.');
   return 0;
 }

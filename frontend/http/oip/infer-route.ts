@@ -18,14 +18,15 @@ import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import type { JobOutcome } from '../../batching/job.js';
 import { parseTraceparent, traceIds } from '../../metrics/exposition/trace-ids.js';
-import type { ModelSeries } from '../../server/frontend-series.js';
-import type { ModelDescription, ServedModel } from '../../server/served-model.js';
+import type { ModelSeries } from '../../models/frontend-series.js';
+import type { ModelDescription, ServedModel } from '../../models/served-model.js';
 import type { OutsideRoute } from '../allowed-methods.js';
+import type { FastRoute } from '../route-table.js';
 import { routeTemplate } from '../http-metrics.js';
 import { jsonBoundsProblem } from '../json-bounds.js';
 import { float32Message } from '../json-tensor.js';
 import { readBody } from '../read-body.js';
-import { guarded, pathOf, refuse, routeStart, servedElsewhere, seriesByVersion } from '../route-helpers.js';
+import { guarded, refuse, routeStart, servedElsewhere, seriesByVersion } from '../route-helpers.js';
 import type { RouteOptions } from '../route-helpers.js';
 import { predictionTiming } from '../server-timing.js';
 import { modelIoOf } from './io-cache.js';
@@ -46,16 +47,10 @@ export const OIP_INFER_HANDLER = routeTemplate(OIP_INFER_ROUTE.path);
 /** The header giving the JSON part's length in a binary body. */
 const HEADER_LENGTH = 'inference-header-content-length';
 
-/** The route's listener: answers and returns true for its requests, returns false for any other. */
-export function oipInferRoute(opts: RouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+/** The route, for the inference listener's route table (which matches its method and path, and answers a throw 500). */
+export function oipInferRoute(opts: RouteOptions): FastRoute {
   const seriesOf = seriesByVersion(opts.series);
-  return (req, res) => {
-    if (!OIP_INFER_ROUTE.methods.includes(req.method ?? '')) return false;
-    const m = ROUTE.exec(pathOf(req.url ?? ''));
-    if (m === null) return false;
-    guarded(res, () => route(req, res, m), sendOipError);
-    return true;
-  };
+  return { ...OIP_INFER_ROUTE, pattern: ROUTE, send: sendOipError, serve: route };
 
   function route(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
     const start = routeStart(req, res, m, opts, OIP_INFER_HANDLER, sendOipError);

@@ -4,7 +4,7 @@
  * a model whose file is not ONNX or cannot be read.
  */
 import * as path from 'path';
-import type { ServedModel } from '../../server/served-model.js';
+import type { ServedModel } from '../../models/served-model.js';
 import { readOnnxIo } from '../../store/onnx-io.js';
 import type { ModelIo } from '../../store/onnx-io.js';
 

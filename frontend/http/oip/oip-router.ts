@@ -5,10 +5,10 @@
  */
 import { readFileSync } from 'fs';
 import * as path from 'path';
-import express from 'express';
+import { routeTable } from '../route-table.js';
 import type { ErrorRequestHandler, Request, Response, Router } from 'express';
-import { healthOf, readyWorkers } from '../../server/health.js';
-import type { ServedModel } from '../../server/served-model.js';
+import { healthOf, readyWorkers } from '../../models/health.js';
+import type { ServedModel } from '../../models/served-model.js';
 import { BUILT_IN_HANDLERS } from '../../store/model-config.js';
 import { modelIoOf } from './io-cache.js';
 import { sendOipError } from './oip-error.js';
@@ -53,7 +53,7 @@ export function modelReady(m: ServedModel): boolean {
 
 /** Builds the `/v2` router. */
 export function oipRouter(opts: OipRouterOptions): Router {
-  const r = express.Router();
+  const r = routeTable();
   const version = packageVersion();
   /** The model the URL names, or undefined after answering 404. */
   const named = (req: Request, res: Response): ServedModel | undefined => {
@@ -118,5 +118,5 @@ export function oipRouter(opts: OipRouterOptions): Router {
     return sendOipError(res, status, e.message ?? String(err));
   };
   r.use(onError);
-  return r;
+  return r.router;
 }

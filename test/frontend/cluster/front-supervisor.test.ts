@@ -12,9 +12,9 @@ import * as path from 'path';
 import type { Worker } from 'cluster';
 import { FrontIngest } from '../../../frontend/cluster/front-ingest.js';
 import { FrontSupervisor } from '../../../frontend/cluster/front-supervisor.js';
-import { bodyLimits } from '../../../frontend/http/body-limits.js';
+import { bodyLimits } from '../../../frontend/models/body-limits.js';
 import type { Log } from '../../../frontend/log/log.js';
-import type { MetricsPort } from '../../../frontend/server/metrics-port.js';
+import type { MetricsPort } from '../../../frontend/models/metrics-port.js';
 import { STALL_ENV } from '../../../frontend/cluster/test-hooks.js';
 import { until } from '../../support/until.js';
 

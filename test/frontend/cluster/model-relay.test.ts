@@ -3,7 +3,7 @@ import type { Job } from '../../../frontend/batching/job.js';
 import { ModelRelay } from '../../../frontend/cluster/model-relay.js';
 import { GenerationModel } from '../../../frontend/generation/generation-model.js';
 import type { ToFront } from '../../../frontend/cluster/messages.js';
-import type { ServedModel } from '../../../frontend/server/served-model.js';
+import type { ServedModel } from '../../../frontend/models/served-model.js';
 import { traceIds } from '../../../frontend/metrics/exposition/trace-ids.js';
 
 /** A batched model that keeps what it was given (a fake inside this unit test only). */

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import type { MetricSpec } from '../../../schema/types.js';
 import type { Log } from '../../../frontend/log/log.js';
 import type { AccessRecord } from '../../../frontend/log/log.js';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
 import { FrontIngest } from '../../../frontend/cluster/front-ingest.js';
 import type { FrontMetrics } from '../../../frontend/cluster/messages.js';
 import { FRONT_METRICS, ShippedMetrics } from '../../../frontend/cluster/shipped-metrics.js';
-import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
+import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
 
 function spec(name: string, type: MetricSpec['type'], dimensions: readonly string[]): MetricSpec {
   return {

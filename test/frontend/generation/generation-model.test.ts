@@ -10,8 +10,8 @@ import type {
   GenerationHandle,
 } from '../../../frontend/generation/generation-model.js';
 import { GenerationModel } from '../../../frontend/generation/generation-model.js';
-import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
 import { recordingLog } from '../log/recording-log.js';
 import { until } from '../../support/until.js';
 

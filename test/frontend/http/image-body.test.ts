@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DEFAULT_BODY_LIMITS } from '../../../frontend/http/body-limits.js';
+import { DEFAULT_BODY_LIMITS } from '../../../frontend/models/body-limits.js';
 import { imageBytesOf, multipartField } from '../../../frontend/http/image-body.js';
 
 const IMG = Buffer.from([0xff, 0xd8, 0xff, 0x00, 0x0d, 0x0a, 0x2d, 0x2d, 0x01]);

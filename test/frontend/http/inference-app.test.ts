@@ -5,14 +5,14 @@
 import { expect } from 'chai';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
-import express from 'express';
+import { routeTable } from '../../../frontend/http/route-table.js';
 import { inferenceApp } from '../../../frontend/http/inference-app.js';
 import type { InferenceListener } from '../../../frontend/http/inference-app.js';
 import { speechRouter } from '../../../frontend/openai/audio.js';
 import { openaiRouter } from '../../../frontend/openai/router.js';
-import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
-import type { ServedModel } from '../../../frontend/server/served-model.js';
+import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
+import type { ServedModel } from '../../../frontend/models/served-model.js';
 import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
 import { deferContinue } from '../../../frontend/http/expect-continue.js';
 import { agreeing, sweepMethods } from '../../support/method-sweep.js';
@@ -150,7 +150,7 @@ describe('inferenceApp: a path that exists, with a method it does not take', () 
   let base = '';
   before(async () => {
     // The routers the server mounts: the generation kind's (OpenAI's and vLLM's) and the pipeline kind's (speech), plus one of a test's own.
-    const own = express.Router();
+    const own = routeTable();
     own.get('/own', (_req, res) => {
       res.end();
     });
@@ -160,7 +160,7 @@ describe('inferenceApp: a path that exists, with a method it does not take', () 
     const extraRoutes = [
       openaiRouter({ lookup: () => undefined, list: () => [] }),
       speechRouter({ lookup: () => undefined }),
-      own,
+      own.router,
     ];
     listener = inferenceApp({
       lookup: () => undefined,

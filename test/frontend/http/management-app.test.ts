@@ -7,16 +7,16 @@ import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { managementApp } from '../../../frontend/http/management-app.js';
 import type { ManagementApp } from '../../../frontend/http/management-app.js';
-import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
-import type { ModelManager, RegisterOptions } from '../../../frontend/server/model-manager.js';
-import type { ModelDescription } from '../../../frontend/server/served-model.js';
+import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
+import type { ModelManager, RegisterOptions } from '../../../frontend/models/model-manager.js';
+import type { ModelDescription } from '../../../frontend/models/served-model.js';
 import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
 import { agreeing, sweepMethods } from '../../support/method-sweep.js';
 import { until } from '../../support/until.js';
 import { rawExchange, withoutDate } from '../../support/raw-http.js';
 import { deferContinue } from '../../../frontend/http/expect-continue.js';
-import { DEFAULT_BODY_LIMITS } from '../../../frontend/http/body-limits.js';
+import { DEFAULT_BODY_LIMITS } from '../../../frontend/models/body-limits.js';
 
 /** Metrics off: every series a no-op. */
 const NO_METRICS: MetricsPort = {

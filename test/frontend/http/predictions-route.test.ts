@@ -10,9 +10,9 @@ import type { Job, JobOutcome } from '../../../frontend/batching/job.js';
 import { errorOutcome } from '../../../frontend/batching/job.js';
 import type { SubmitResult } from '../../../frontend/batching/batcher.js';
 import { inferenceApp } from '../../../frontend/http/inference-app.js';
-import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
-import type { ServedModel } from '../../../frontend/server/served-model.js';
+import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
+import type { ServedModel } from '../../../frontend/models/served-model.js';
 
 /** The ts_* names the route records per model; every record is kept as `name value`. */
 const MODEL_METRICS = [

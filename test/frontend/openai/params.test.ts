@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { applyChatTemplate } from '../../../frontend/openai/chat-template.js';
-import { OpenAIError } from '../../../frontend/openai/errors.js';
-import { modelVocab } from '../../../frontend/openai/model-vocab.js';
+import { OpenAIError } from '../../../frontend/http/openai-errors.js';
+import { modelVocab } from '../../../frontend/generation/model-vocab.js';
 import { parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params.js';
 import { readyPrompts } from '../../../frontend/openai/request-prompts.js';
 

@@ -3,7 +3,7 @@
  * of the others, and engine ids that never repeat for one base.
  */
 import { expect } from 'chai';
-import { OpenAIError } from '../../../frontend/openai/errors.js';
+import { OpenAIError } from '../../../frontend/http/openai-errors.js';
 import { clientRequestId, engineRequestId } from '../../../frontend/openai/request-id.js';
 
 /** What clientRequestId says of a header value: the id, or the refusal's status and message. */

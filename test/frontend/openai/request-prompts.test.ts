@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { modelVocab } from '../../../frontend/openai/model-vocab.js';
-import type { ModelVocab } from '../../../frontend/openai/model-vocab.js';
+import { modelVocab } from '../../../frontend/generation/model-vocab.js';
+import type { ModelVocab } from '../../../frontend/generation/model-vocab.js';
 import { parseCompletionRequest } from '../../../frontend/openai/params.js';
 import { readyPrompts } from '../../../frontend/openai/request-prompts.js';
 

@@ -11,8 +11,8 @@ import OpenAI from 'openai';
 import { inferenceApp } from '../../../frontend/http/inference-app.js';
 import type { GenerationTarget } from '../../../frontend/openai/generation-target.js';
 import { openaiRouter } from '../../../frontend/openai/router.js';
-import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
 import type { GenRequestOutput } from '../../../schema/engine-ipc.js';
 
 type GenerationSink = Parameters<GenerationTarget['generate']>[1];

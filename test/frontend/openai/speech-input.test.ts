@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { speechInput } from '../../../frontend/openai/audio.js';
-import { OpenAIError } from '../../../frontend/openai/errors.js';
+import { OpenAIError } from '../../../frontend/http/openai-errors.js';
 
 function refusal(input: unknown): [number, string | null, string] | null {
   try {

@@ -3,10 +3,10 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { MetricSpec, MetricsConfig } from '../../../schema/types.js';
-import { FrontendSeries, checkFrontendMetrics } from '../../../frontend/server/frontend-series.js';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
-import { startServer } from '../../../frontend/server/server.js';
-import type { RunningServer } from '../../../frontend/server/server.js';
+import { FrontendSeries, checkFrontendMetrics } from '../../../frontend/models/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
+import { createServer } from '../../../frontend/main.js';
+import type { TsServer } from '../../../frontend/main.js';
 import { recordingLog } from '../log/recording-log.js';
 
 const CONFIG: MetricsConfig = {
@@ -109,7 +109,7 @@ describe('FrontendSeries.workerLoaded', () => {
 
 /** The requests both tests make: management without, with the wrong and with the right key; ping; a prediction; a body over the limit. */
 async function exercise(
-  server: RunningServer,
+  server: TsServer,
   keys: { management: { key: string }; inference: { key: string } },
 ): Promise<Array<{ status: number; body: unknown }>> {
   const auth = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
@@ -132,11 +132,11 @@ async function exercise(
   return Promise.all(responses.map(async (r) => ({ status: r.status, body: JSON.parse(await r.text()) as unknown })));
 }
 
-describe('startServer (forked fixture workers, recording metrics)', function () {
+describe('createServer (forked fixture workers, recording metrics)', function () {
   this.timeout(30_000);
   let store: string;
   let logDir: string;
-  let server: RunningServer;
+  let server: TsServer;
   let metrics: RecordingMetrics;
   let keys: { management: { key: string }; inference: { key: string } };
 
@@ -157,23 +157,25 @@ describe('startServer (forked fixture workers, recording metrics)', function () 
       path.join(store, 'echo', 'model-config.yaml'),
       'handler: onnx\nmodel: model.onnx\nbatchSize: 1\nmaxBatchDelay: 0\nminWorkers: 1\n',
     );
-    server = await startServer(
+    server = await createServer(
       {
-        inference: { host: '127.0.0.1', port: 0 },
-        management: { host: '127.0.0.1', port: 0 },
-        metrics: { host: '127.0.0.1', port: 0 },
-        modelStore: store,
-        models: 'all',
-        logDir,
-        enableTokenAuth: true,
-        maxRequestSizeBytes: 100,
-        workerEntry: path.join(import.meta.dirname, '..', 'workers', 'fixtures', 'echo-worker.js'),
+        server: {
+          inference: { host: '127.0.0.1', port: 0 },
+          management: { host: '127.0.0.1', port: 0 },
+          metrics: { host: '127.0.0.1', port: 0 },
+          modelStore: store,
+          models: 'all',
+          logDir,
+          enableTokenAuth: true,
+          maxRequestSizeBytes: 100,
+          workerEntry: path.join(import.meta.dirname, '..', 'workers', 'fixtures', 'echo-worker.js'),
+        },
+        metrics: { config: CONFIG, configFile: '', systemIntervalSec: null },
       },
       {
-        metrics,
-        metricsConfig: CONFIG,
-        ingest: { handle: () => false, forget: () => undefined },
-        log: recordingLog([]),
+        kinds: [],
+        logger: { log: recordingLog([]) },
+        metrics: { port: metrics, ingest: { handle: () => false, forget: () => undefined } },
       },
     );
     keys = JSON.parse(fs.readFileSync(path.join(logDir, 'key_file.json'), 'utf8')) as typeof keys;

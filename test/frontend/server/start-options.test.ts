@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseAddress } from '../../../frontend/server/address.js';
+import { parseAddress } from '../../../frontend/http/address.js';
 import { parseStartOptions } from '../../../frontend/server/start-options.js';
 import { metricNamesFilter } from '../../../frontend/http/metrics-app.js';
 

@@ -9,9 +9,9 @@ import type { Job } from '../../../../frontend/batching/job.js';
 import type { SubmitResult } from '../../../../frontend/batching/batcher.js';
 import { inferenceApp } from '../../../../frontend/http/inference-app.js';
 import { traceIds } from '../../../../frontend/metrics/exposition/trace-ids.js';
-import { FrontendSeries } from '../../../../frontend/server/frontend-series.js';
-import type { MetricHandle, MetricsPort } from '../../../../frontend/server/metrics-port.js';
-import type { ModelDescription, ServedModel } from '../../../../frontend/server/served-model.js';
+import { FrontendSeries } from '../../../../frontend/models/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../../frontend/models/metrics-port.js';
+import type { ModelDescription, ServedModel } from '../../../../frontend/models/served-model.js';
 
 /** Records `name{dims} value` per record call of tsserve_requests_refused_total; every other series a no-op. */
 function refusalsPort(records: string[]): MetricsPort {

@@ -6,7 +6,7 @@ import express from 'express';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { oipRouter } from '../../../../frontend/http/oip/oip-router.js';
-import type { ServedModel } from '../../../../frontend/server/served-model.js';
+import type { ServedModel } from '../../../../frontend/models/served-model.js';
 
 /** A model of `handler` whose directory holds no ONNX file (no IO metadata). */
 function fakeModel(name: string, handler: string): ServedModel {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { healthOf } from '../../../frontend/server/health.js';
-import type { ServedModel } from '../../../frontend/server/served-model.js';
+import { healthOf } from '../../../frontend/models/health.js';
+import type { ServedModel } from '../../../frontend/models/served-model.js';
 import type { WorkerStatus } from '../../../frontend/workers/worker-process.js';
 
 /** A model seen only through describe(): its minWorkers and its workers' statuses. */

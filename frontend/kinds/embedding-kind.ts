@@ -1,18 +1,18 @@
 /**
- * Registers the embeddings frontend: `handler: embedding` models become EmbeddingModels and
- * `POST /v1/embeddings` mounts on the inference listener; `GET /v1/models` lists them through
- * their `openaiListing`.
+ * The embeddings kind: `handler: embedding` models become EmbeddingModels and `POST
+ * /v1/embeddings` mounts on the inference listener; `GET /v1/models` lists them through their
+ * `openaiListing`.
  */
 import type { Router } from 'express';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
-import type { ModelKind, ModelKindContext } from '../server/model-kinds.js';
-import { registerModelKind } from '../server/model-kinds.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { ModelKind, ModelKindContext } from '../models/model-kinds.js';
+import type { ServedModel } from '../models/served-model.js';
 import { embeddingsRouter } from '../openai/embeddings-route.js';
-import { EmbeddingModel } from './embedding-model.js';
+import { EmbeddingModel } from '../embeddings/embedding-model.js';
 
 /** The ModelKind for `handler: embedding`. */
 export const EMBEDDING_KIND: ModelKind = {
+  handlers: ['embedding'],
   create(config: ModelConfig, ctx: ModelKindContext, modelUrl: string, loadedAtStartup: boolean): ServedModel {
     return new EmbeddingModel(config, ctx, modelUrl, loadedAtStartup);
   },
@@ -27,8 +27,3 @@ export const EMBEDDING_KIND: ModelKind = {
     });
   },
 };
-
-/** Registers the embeddings frontend for `handler: embedding` (call before startServer). */
-export function registerEmbeddingFrontend(): void {
-  registerModelKind('embedding', EMBEDDING_KIND);
-}

@@ -5,8 +5,8 @@ import { loadModelConfig } from '../store/model-config.js';
 import { MODEL_NAME_RE } from '../store/model-store.js';
 import type { ModelStore } from '../store/model-store.js';
 import { BatchedModel } from './batched-model.js';
-import type { ModelKindContext } from './model-kinds.js';
-import { modelKindFor } from './model-kinds.js';
+import type { ModelKind, ModelKindContext } from './model-kinds.js';
+import { kindTable } from './model-kinds.js';
 import type { ServedModel } from './served-model.js';
 
 /** A registration refused, with the HTTP status the management API answers. */
@@ -39,6 +39,7 @@ export class ModelManager {
    * 500 ms old: a model just registered answered 404 through them).
    */
   onChange: () => void = () => undefined;
+  private readonly kinds: ReadonlyMap<string, ModelKind>;
 
   constructor(
     private readonly store: ModelStore,
@@ -46,7 +47,11 @@ export class ModelManager {
     private readonly queueCapacity: number | undefined,
     /** Server-wide bound on the workers of all models together (`--max-workers`). */
     readonly maxWorkers = Infinity,
-  ) {}
+    /** The kinds beyond the built-in batched one, each for its `handler:` values. */
+    kinds: readonly ModelKind[] = [],
+  ) {
+    this.kinds = kindTable(kinds);
+  }
 
   /** Workers the models other than `except` are scaled to (their minWorkers). */
   private workersBesides(except: string | null): number {
@@ -116,7 +121,7 @@ export class ModelManager {
     if (refused !== null) throw new RegistrationError(400, refused);
     let model: ServedModel;
     if (config.handler === 'generate') {
-      const kind = modelKindFor('generate');
+      const kind = this.kinds.get('generate');
       if (kind === undefined) {
         this.ctx.log(
           'warn',
@@ -126,7 +131,7 @@ export class ModelManager {
       }
       model = kind.create(config, this.ctx, opts.url, opts.loadedAtStartup);
     } else {
-      const kind = modelKindFor(config.handler);
+      const kind = this.kinds.get(config.handler);
       model =
         kind !== undefined
           ? kind.create(config, this.ctx, opts.url, opts.loadedAtStartup)
@@ -136,6 +141,7 @@ export class ModelManager {
               queueCapacity: this.queueCapacity,
               modelUrl: opts.url,
               loadedAtStartup: opts.loadedAtStartup,
+              ...(this.ctx.clock !== undefined ? { clock: this.ctx.clock } : {}),
             });
     }
     this.models.set(opts.name, model);

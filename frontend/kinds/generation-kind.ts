@@ -1,16 +1,15 @@
 /**
- * Registers the generation frontend with the server: `handler: generate` models become
- * GenerationModels, their engines feed the periodic stat log, and the OpenAI routes
- * (`/v1/completions`, `/v1/chat/completions`, `/v1/models`) mount on the inference listener.
+ * The generation frontend as a model kind: `handler: generate` models become GenerationModels,
+ * their engines feed the periodic stat log, and the OpenAI routes (`/v1/completions`,
+ * `/v1/chat/completions`, `/v1/models`) mount on the inference listener.
  */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
-import type { ModelKind, ModelKindContext } from '../server/model-kinds.js';
-import { registerModelKind } from '../server/model-kinds.js';
-import type { ServedModel } from '../server/served-model.js';
+import type { ModelKind, ModelKindContext } from '../models/model-kinds.js';
+import type { ServedModel } from '../models/served-model.js';
 import { openaiRouter } from '../openai/router.js';
-import { GenerationModel } from './generation-model.js';
-import { StatLogTicker } from './stat-log-ticker.js';
-import { checkEngineMetrics } from './engine-series.js';
+import { GenerationModel } from '../generation/generation-model.js';
+import { StatLogTicker } from '../generation/stat-log-ticker.js';
+import { checkEngineMetrics } from '../generation/engine-series.js';
 
 /** Options of the generation frontend. */
 export interface GenerationFrontendOptions {
@@ -26,6 +25,7 @@ export interface GenerationFrontendOptions {
 
 /** The ModelKind for `handler: generate`. */
 export class GenerationKind implements ModelKind {
+  readonly handlers = ['generate'] as const;
   private ticker: StatLogTicker | null = null;
   private warned = false;
 
@@ -87,11 +87,4 @@ export class GenerationKind implements ModelKind {
     }
     return this.ticker;
   }
-}
-
-/** Registers the generation frontend for `handler: generate` (call before startServer). */
-export function registerGenerationFrontend(opts: GenerationFrontendOptions = {}): GenerationKind {
-  const kind = new GenerationKind(opts);
-  registerModelKind('generate', kind);
-  return kind;
 }

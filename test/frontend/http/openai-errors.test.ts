@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { errorBody, errorType } from '../../../frontend/openai/errors.js';
+import { errorBody, errorType } from '../../../frontend/http/openai-errors.js';
 
 describe('errorType', () => {
   it('should call every client error but 404 an invalid_request_error (408 and 415 were server_error)', () => {

@@ -1,12 +1,14 @@
 /**
  * The seam for models that are not served through `/predictions` batches — generation models
- * (`handler: generate`) and their OpenAI routes. A generation frontend registers itself here;
- * without one, such models are skipped at start-up with a logged note.
+ * (`handler: generate`) and their OpenAI routes. The server is given its kinds as a list
+ * (`createServer(config, { kinds })`); a `handler: generate` model with no kind for it is skipped
+ * at start-up with a logged note.
  */
 import type { Router } from 'express';
 import type { MetricsConfig } from '../../schema/types.js';
-import type { BodyLimits } from '../http/body-limits.js';
+import type { BodyLimits } from './body-limits.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
+import type { Clock } from '../batching/clock.js';
 import type { WorkerPoolDeps } from '../workers/worker-pool.js';
 import type { FrontendSeries } from './frontend-series.js';
 import type { MetricsPort } from './metrics-port.js';
@@ -29,10 +31,14 @@ export interface ModelKindContext {
   readonly bodyLimits?: BodyLimits;
   /** `--job-queue-size` when given: the requests a model queues before 503 (each kind says per what). */
   readonly queueCapacity?: number;
+  /** The batchers' time and timers (default the real clock). */
+  readonly clock?: Clock;
 }
 
 /** A kind of model, keyed by the `handler:` value of its model-config. */
 export interface ModelKind {
+  /** The `handler:` values whose models this kind builds. */
+  readonly handlers: readonly string[];
   /** Builds (does not start) a served model; the server calls `start()`. */
   create(config: ModelConfig, ctx: ModelKindContext, modelUrl: string, loadedAtStartup: boolean): ServedModel;
   /**
@@ -46,19 +52,13 @@ export interface ModelKind {
   ): Router;
 }
 
-const KINDS = new Map<string, ModelKind>();
-
-/** Registers a model kind for `handler: <handler>` models (call before `startServer`). */
-export function registerModelKind(handler: string, kind: ModelKind): void {
-  KINDS.set(handler, kind);
-}
-
-/** The kind registered for a handler value, if any. */
-export function modelKindFor(handler: string): ModelKind | undefined {
-  return KINDS.get(handler);
-}
-
-/** Every registered kind (for mounting routes). */
-export function registeredModelKinds(): ReadonlyMap<string, ModelKind> {
-  return KINDS;
+/** The kinds of a server by handler value; a handler claimed by two kinds is a programming error. */
+export function kindTable(kinds: readonly ModelKind[]): ReadonlyMap<string, ModelKind> {
+  const table = new Map<string, ModelKind>();
+  for (const kind of kinds)
+    for (const h of kind.handlers) {
+      if (table.has(h)) throw new Error(`two model kinds for handler '${h}'`);
+      table.set(h, kind);
+    }
+  return table;
 }

@@ -30,7 +30,7 @@ export interface ModelDescription {
 /** A registered model. `submit` is absent for kinds that do not serve `/predictions`. */
 export interface ServedModel {
   readonly config: ModelConfig;
-  /** `batch` for handler-driven models; other kinds come from `registerModelKind`. */
+  /** `batch` for handler-driven models; other kinds name themselves (`ModelKind`, models/model-kinds.ts). */
   readonly kind: string;
   /**
    * Set by a kind whose model answers on the OpenAI routes without being a generation model (a

@@ -1,5 +1,5 @@
 /**
- * Registers the pipeline frontend: `handler: pipeline` models become PipelineModels; their
+ * The pipeline frontend as a model kind: `handler: pipeline` models become PipelineModels; their
  * spoken answers are offered `/v1/chat/completions` requests through the chat hook, and
  * `POST /v1/audio/speech` mounts on the inference listener. `--disable-log-stats` reaches
  * every pipeline from here (decided once, at construction).
@@ -9,11 +9,10 @@ import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { StatLogTicker } from '../generation/stat-log-ticker.js';
 import { chatAudioHook, speechRouter } from '../openai/audio.js';
 import { registerChatHook } from '../openai/chat-hooks.js';
-import type { ModelKind, ModelKindContext } from '../server/model-kinds.js';
-import { registerModelKind } from '../server/model-kinds.js';
-import { RegistrationError } from '../server/model-manager.js';
-import type { ServedModel } from '../server/served-model.js';
-import { PipelineModel } from './pipeline-model.js';
+import type { ModelKind, ModelKindContext } from '../models/model-kinds.js';
+import { RegistrationError } from '../models/model-manager.js';
+import type { ServedModel } from '../models/served-model.js';
+import { PipelineModel } from '../pipeline/pipeline-model.js';
 
 /** Options of the pipeline frontend. */
 export interface PipelineFrontendOptions {
@@ -27,6 +26,7 @@ export interface PipelineFrontendOptions {
 
 /** The ModelKind for `handler: pipeline`. */
 export class PipelineKind implements ModelKind {
+  readonly handlers = ['pipeline'] as const;
   private ticker: StatLogTicker | null = null;
 
   constructor(private readonly opts: PipelineFrontendOptions = {}) {}
@@ -59,16 +59,9 @@ export class PipelineKind implements ModelKind {
   }
 }
 
-/** Registers the pipeline frontend for `handler: pipeline` (call before startServer). */
-export function registerPipelineFrontend(opts: PipelineFrontendOptions = {}): PipelineKind {
-  const kind = new PipelineKind(opts);
-  registerModelKind('pipeline', kind);
-  registerModelKind('vocoder', VOCODER_ALONE);
-  return kind;
-}
-
 /** `handler: vocoder` models serve only as a pipeline's stage: registering one alone is refused (with `all`, skipped with a note). */
-const VOCODER_ALONE: ModelKind = {
+export const VOCODER_ALONE: ModelKind = {
+  handlers: ['vocoder'],
   create(config) {
     throw new RegistrationError(
       400,

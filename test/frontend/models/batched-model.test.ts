@@ -3,9 +3,9 @@ import * as path from 'path';
 import type { MetricsConfig } from '../../../schema/types.js';
 import type { ModelConfig } from '../../../schema/worker-protocol.js';
 import type { JobOutcome } from '../../../frontend/batching/job.js';
-import { BatchedModel } from '../../../frontend/server/batched-model.js';
-import { FrontendSeries } from '../../../frontend/server/frontend-series.js';
-import type { MetricHandle, MetricsPort } from '../../../frontend/server/metrics-port.js';
+import { BatchedModel } from '../../../frontend/models/batched-model.js';
+import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
+import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
 import { recordingLog } from '../log/recording-log.js';
 
 const ENTRY = path.join(import.meta.dirname, '..', 'workers', 'fixtures', 'echo-worker.js');

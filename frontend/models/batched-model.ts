@@ -1,6 +1,7 @@
 /** A handler-driven model (`onnx` or a handler module): a worker pool behind a batcher. */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { Batcher } from '../batching/batcher.js';
+import type { Clock } from '../batching/clock.js';
 import type { SubmitResult } from '../batching/batcher.js';
 import type { Job } from '../batching/job.js';
 import { WorkerPool } from '../workers/worker-pool.js';
@@ -19,6 +20,8 @@ export interface BatchedModelOptions {
   readonly queueCapacity?: number;
   readonly modelUrl: string;
   readonly loadedAtStartup: boolean;
+  /** The batcher's time and timers (default the real clock). */
+  readonly clock?: Clock;
 }
 
 /** Pool + batcher for one model, recording QueueTime and WorkerThreadTime per batch. */
@@ -54,7 +57,7 @@ export class BatchedModel implements ServedModel {
         opts.series.queueTime.record(queueMs);
         opts.series.workerThreadTime.record(workerThreadMs);
       },
-      undefined,
+      opts.clock,
       (err) =>
         opts.pool.log.error(
           `model ${config.name}: answering a request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
