@@ -7,6 +7,10 @@
  * server runs twice: placed by the OS (`image_classifier_vs_raw_ort`), and, where taskset exists,
  * split (`…_split`: the worker on core 0, the frontend with its decoding and autocannon on core 1).
  *
+ * `image_classifier_cpu_per_image`: CPU ms an image served (frontend + worker, from /proc) vs raw.
+ * `image_classifier_224_vs_raw_ort` (and its `_cpu_per_image`): the same, OS-placed, for a
+ * heavier model (tools/models/conv-classifier.ts, ~0.37 GFLOP an image) behind TorchServe's
+ * default preprocessing, on a 640x480 JPEG photo: what the decode costs next to a real model.
  * Also prints what decode costs: `image_decode_vs_inference` (ms of the frontend's decoder, plus
  * the normalization, per image, in this process, one at a time, vs raw inference ms per image) for the bench's text
  * line and `image_decode_640x480_jpeg_224_vs_inference` for a 640x480 JPEG through TorchServe's
@@ -21,9 +25,11 @@ import * as path from 'path';
 import sharp from 'sharp';
 import { createSession, tensorF32 } from '../../backend/onnx/ort.js';
 import { ImageDecoder } from '../../frontend/image/image-decoder.js';
+import type { ImageClassifierOptions } from '../../schema/image/classifier-options.js';
 import { imageInputDims, imageInputSize, parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
 import { imageTensor } from '../../schema/image/image-tensor.js';
 import { textImage } from '../models/glyph-image.js';
+import { writeConvClassifier } from '../models/conv-classifier.js';
 import { OCR_CLS_ONNX, OCR_CLS_OPTIONS, writeOcrCls } from '../models/ocr-cls.js';
 import { spawnServer } from './spawn-server.js';
 
@@ -65,18 +71,35 @@ async function tensorOf(image: Buffer, d: ImageDecoder = decoder): Promise<Float
   return imageTensor(d.options, { data: b.pixels, width: b.width, height: b.height, channels: b.channels });
 }
 
-/** Raw onnxruntime on `BATCH` copies of `one`: images/s (and ms per image). */
-async function rawOrt(one: Float32Array): Promise<number> {
-  const session = await createSession(path.join(ROOT, OCR_CLS_ONNX), { threads: 1 });
-  const data = new Float32Array(BATCH * imageInputSize(options));
+/** CPU seconds (user + system) a process has used so far, from /proc; NaN where unavailable. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU ms an image of the last raw run and of the last served run (frontend + worker). */
+const cpuMs = { raw: Number.NaN, served: Number.NaN };
+
+/** Raw onnxruntime (`file`, 1 thread) on `BATCH` copies of `one`: images/s. */
+async function rawOrt(file: string, o: ImageClassifierOptions, one: Float32Array): Promise<number> {
+  const session = await createSession(file, { threads: 1 });
+  const data = new Float32Array(BATCH * imageInputSize(o));
   for (let i = 0; i < BATCH; i++) data.set(one, i * one.length);
-  const feeds = { [session.inputNames[0]!]: tensorF32(data, imageInputDims(options, BATCH)) };
+  const feeds = { [session.inputNames[0]!]: tensorF32(data, imageInputDims(o, BATCH)) };
   const until = (s: number): number => performance.now() + s * 1000;
   for (const end = until(WARMUP_S); performance.now() < end;) await session.run(feeds);
   let runs = 0;
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   for (const end = until(MEASURE_S); performance.now() < end; runs++) await session.run(feeds);
   const perSec = (runs * BATCH) / ((performance.now() - t0) / 1000);
+  const c = process.cpuUsage(c0);
+  cpuMs.raw = (c.user + c.system) / 1000 / (runs * BATCH);
   await session.release();
   return perSec;
 }
@@ -91,11 +114,15 @@ async function decodeMs(image: Buffer, d: ImageDecoder = decoder): Promise<numbe
   return (performance.now() - t0) / n;
 }
 
-/** Served images/s; `split`: worker on core 0, frontend (and this process) on core 1; else the OS places them. */
-async function served(image: Buffer, split: boolean): Promise<number> {
+/** Writes one model directory of the bench's store. */
+type ModelWriter = (dir: string) => void;
+
+/** Served images/s of `model`; `split`: worker on core 0, frontend (and this process) on core 1; else the OS places them. */
+async function served(image: Buffer, split: boolean, model = 'ocr-cls', write?: ModelWriter): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bench-image-'));
   const store = path.join(dir, 'store');
-  writeOcrCls(path.join(store, 'ocr-cls'), ROOT, { batchSize: BATCH, maxBatchDelay: 2 });
+  const cfg = { batchSize: BATCH, maxBatchDelay: 2 };
+  (write ?? ((d: string) => writeOcrCls(d, ROOT, cfg)))(path.join(store, model));
   const { proc, inference, management } = await spawnServer([
     '--model-store',
     store,
@@ -106,20 +133,24 @@ async function served(image: Buffer, split: boolean): Promise<number> {
     '1024',
   ]);
   try {
-    const desc = (await (await fetch(`${management}/models/ocr-cls`)).json()) as [{ workers: { pid: number }[] }];
+    const desc = (await (await fetch(`${management}/models/${model}`)).json()) as [{ workers: { pid: number }[] }];
     if (split) {
       if (proc.pid !== undefined) pin(proc.pid, 1);
       pin(desc[0].workers[0]!.pid, 0);
     }
     const opts = {
-      url: `${inference}/predictions/ocr-cls`,
+      url: `${inference}/predictions/${model}`,
       method: 'PUT',
       headers: { 'content-type': 'image/jpeg' },
       body: image,
       connections: CONNECTIONS,
     };
     await autocannon({ ...opts, duration: WARMUP_S });
+    const pids = [proc.pid ?? -1, desc[0].workers[0]!.pid];
+    const c0 = pids.map(cpuSeconds);
     const r = await autocannon({ ...opts, duration: MEASURE_S });
+    const used = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - c0[i]!, 0);
+    cpuMs.served = (used * 1000) / r.requests.total;
     if (r.non2xx > 0 || r.errors > 0) throw new Error(`${r.non2xx} non-2xx answers, ${r.errors} errors`);
     return r.requests.total / r.duration;
   } finally {
@@ -149,14 +180,32 @@ async function main(): Promise<void> {
   note(`image: ${page.width}x${page.height} JPEG text line, ${line1.length} bytes; load ${load()}`);
   const tensor = await tensorOf(line1);
   pin(process.pid, 0);
-  const rawPerSec = await rawOrt(tensor);
+  const rawPerSec = await rawOrt(path.join(ROOT, OCR_CLS_ONNX), options, tensor);
   pin(process.pid, null);
   line('image_classifier_vs_raw_ort', await served(line1, false), rawPerSec, 'images/s');
+  // The same comparison in CPU, which a loaded machine distorts less than throughput: the ratio
+  // is how many times the raw CPU an image costs served (frontend + worker, from /proc).
+  line('image_classifier_cpu_per_image', cpuMs.served, cpuMs.raw, 'ms CPU/image');
   if (HAVE_TASKSET) {
     pin(process.pid, 1);
     line('image_classifier_vs_raw_ort_split', await served(line1, true), rawPerSec, 'images/s');
     pin(process.pid, null);
   }
+  // A heavier model (a small ResNet's cost) behind TorchServe's defaults, on the 640x480 photo.
+  const convDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bench-conv-'));
+  const writeConv: ModelWriter = (d) => writeConvClassifier(d, { batchSize: BATCH, maxBatchDelay: 2 });
+  writeConv(convDir);
+  pin(process.pid, 0);
+  const convRaw = await rawOrt(path.join(convDir, 'model.onnx'), imagenet.options, await tensorOf(photo, imagenet));
+  pin(process.pid, null);
+  fs.rmSync(convDir, { recursive: true, force: true });
+  line(
+    'image_classifier_224_vs_raw_ort',
+    await served(photo, false, 'conv-classifier', writeConv),
+    convRaw,
+    'images/s',
+  );
+  line('image_classifier_224_cpu_per_image', cpuMs.served, cpuMs.raw, 'ms CPU/image');
   const inferMs = 1000 / rawPerSec;
   line('image_decode_vs_inference', await decodeMs(line1), inferMs, 'ms/image');
   line('image_decode_640x480_jpeg_224_vs_inference', await decodeMs(photo, imagenet), inferMs, 'ms/image');
