@@ -14,12 +14,14 @@ import { EMITTED_METRICS } from '../models/frontend-series.js';
 
 /**
  * The families a front records into (the primary sends their specs, those its metrics.yaml
- * declares): the frontend metrics, and the refusals a front's route counts itself (the Open
- * Inference Protocol's all-or-none check; a no-op there before, so those 503s went uncounted).
+ * declares): the frontend metrics, the refusals a front's route counts itself (the Open
+ * Inference Protocol's all-or-none check; a no-op there before, so those 503s went uncounted),
+ * and the images a front's decoder refuses.
  */
 export const FRONT_METRICS: readonly string[] = Object.freeze([
   ...Object.keys(EMITTED_METRICS),
   'tsserve_requests_refused_total',
+  'ts_image_refused_total',
 ]);
 
 /** Observations one flush holds at most, over every histogram series (more are dropped, and counted by the primary in tsserve_datapoints_dropped_total{reason="queue_full"}). */

@@ -25,6 +25,7 @@ import { textImage } from '../../tools/models/glyph-image.js';
 import { GraphBuilder } from '../../tools/models/onnx-builder.js';
 import { OCR_CLS_ONNX, OCR_CLS_OPTIONS, writeOcrCls } from '../../tools/models/ocr-cls.js';
 import { delta, Scrape } from './generation-helpers.js';
+import { until } from '../support/until.js';
 import { ROOT, startTsserve, tempDir } from './harness.js';
 import type { Tsserve } from './harness.js';
 
@@ -310,4 +311,54 @@ describe("image_classifier with TorchServe's defaults (resize 256, crop 224, Ima
       got.forEach(([k, v], i) => expect(v, k).to.be.closeTo(want[i]![1], 1e-5));
     });
   }
+});
+
+describe('image_classifier behind two front processes (--api-server-count 2, real tsserve start)', function () {
+  this.timeout(120_000);
+  let server: Tsserve;
+
+  before(async () => {
+    server = await startTsserve({
+      store: clsStore(),
+      args: ['--api-server-count', '2', '--metrics-mode', 'prometheus', '--disable-system-metrics'],
+    });
+  });
+
+  after(async () => {
+    await server?.stop('SIGTERM');
+  });
+
+  it('should decode the image in the front that took it and answer as one process does; a bad image is refused there', async () => {
+    for (const [turned, top] of [
+      [false, '0°'],
+      [true, '180°'],
+    ] as const) {
+      const res = await fetch(`${server.inference}/predictions/ocr-cls`, {
+        method: 'PUT',
+        body: await encode('Hello World', turned),
+      });
+      expect(res.status).to.equal(200);
+      expect(Object.keys((await res.json()) as object)[0]).to.equal(top);
+    }
+    const bad = await fetch(`${server.inference}/predictions/ocr-cls`, {
+      method: 'PUT',
+      headers: { 'content-type': 'image/png' },
+      body: 'hello',
+    });
+    expect({ status: bad.status, body: (await bad.json()) as unknown }).to.deep.equal({
+      status: 400,
+      body: {
+        code: 400,
+        type: 'BadRequestException',
+        message: 'the body is not an image (send JPEG, PNG or WebP bytes)',
+      },
+    });
+    // The front ships its series to the primary, whose /metrics shows them.
+    await until(
+      async () =>
+        (await Scrape.of(server)).get('ts_image_refused_total', { model_name: 'ocr-cls', reason: 'not_an_image' }) ===
+        1,
+      { message: "the front's refusal in the primary's ts_image_refused_total" },
+    );
+  });
 });
