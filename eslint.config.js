@@ -63,7 +63,7 @@ const FRONTEND_LAYERS = [
   ['generation', 'embeddings'],
   ['pipeline'],
   ['openai'],
-  ['kinds'],
+  ['openapi', 'kinds'],
   ['cluster'],
   ['server'],
 ];

@@ -4,6 +4,7 @@
  * listeners, from configuration already parsed and checked. `tsserve start` parses its flags and
  * calls it; tests build their servers through it too.
  */
+import type { ServerRoutes } from './server/server.js';
 import type { MetricsConfig, SinkMode } from '../schema/types.js';
 import type { Clock } from './batching/clock.js';
 import type { AccessLog, Log, LogErrorCounter } from './log/log.js';
@@ -75,6 +76,8 @@ export interface TsServer {
   readonly urls: { readonly inference: string; readonly management: string; readonly metrics: string };
   readonly manager: ModelManager;
   readonly keys: TokenKeys | null;
+  /** Each listener's routes and the methods each path takes (what the OpenAPI documents describe). */
+  readonly routes: ServerRoutes;
   readonly metrics: MetricsPort;
   /** Drains, stops the workers and the system metrics, closes the sinks it built (idempotent). */
   stop(): Promise<void>;
@@ -173,6 +176,7 @@ export async function createServer(config: CreateServerConfig, parts: CreateServ
     urls: running.urls,
     manager: running.manager,
     keys: running.keys,
+    routes: running.routes,
     metrics: metrics.port,
     stop: () =>
       (stopping ??= (async () => {

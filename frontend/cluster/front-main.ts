@@ -5,6 +5,8 @@
  * decoded request to the primary, which owns the models, the workers and the sinks. Its
  * metrics, access records and log lines are shipped to the primary (one writer per file).
  */
+import { inferenceDocument } from '../openapi/inference-doc.js';
+import { packageVersion } from '../../schema/config/stability.js';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { accessLogListener } from '../http/access-log.js';
@@ -92,6 +94,7 @@ function serve(init: FrontInit): void {
     ...(init.token !== undefined ? { token: init.token } : {}),
     extraRoutes: [generation, speech],
     health: () => health,
+    description: inferenceDocument(packageVersion()),
   });
   let draining = false;
   const server = http.createServer(headerTimeoutOptions(init.headerTimeoutMs));

@@ -4,6 +4,7 @@
  * both on node's request before express, the rest of the Open Inference Protocol and any
  * extra routers (OpenAI's `/v1/*`): one route table (route-table.ts) mounts them all.
  */
+import { describeRoutes } from './openapi/openapi-routes.js';
 import express from 'express';
 import type { Router } from 'express';
 import type { IncomingMessage, ServerResponse } from 'http';
@@ -31,6 +32,8 @@ import { requireToken } from './token-auth.js';
 
 /** What the inference app needs. */
 export interface InferenceAppOptions {
+  /** This port's OpenAPI document: served at /openapi.json, /docs and OPTIONS / when given. */
+  readonly description?: Record<string, unknown>;
   readonly lookup: (name: string) => ServedModel | undefined;
   /** Every registered model (the Open Inference Protocol's server readiness); none when absent. */
   readonly list?: () => readonly ServedModel[];
@@ -82,6 +85,7 @@ export function inferenceApp(opts: InferenceAppOptions): InferenceListener {
     .mount(healthRoutes(opts.health ?? (() => ({ ping: 'Healthy', serving: true }))))
     .mount(oipRouter({ lookup: opts.lookup, ...(opts.list !== undefined ? { list: opts.list } : {}) }));
   for (const r of opts.extraRoutes ?? []) routes.mount(r);
+  if (opts.description !== undefined) describeRoutes(routes, opts.description);
   routes.fast(predictionsRoute(routeOpts)).fast(oipInferRoute(routeOpts));
   app.use(routes.router);
   // A path that exists with a method it does not take is a 405 naming the methods it takes (as

@@ -2,6 +2,7 @@
  * Management API (TorchServe paths and parameters): list, describe, register, scale and
  * unregister models.
  */
+import { describeRoutes } from './openapi/openapi-routes.js';
 import express from 'express';
 import type { Express, Request, Response, Router } from 'express';
 import type { FrontendSeries } from '../models/frontend-series.js';
@@ -26,6 +27,8 @@ import { requireToken } from './token-auth.js';
 
 /** What the management app needs. */
 export interface ManagementAppOptions {
+  /** This port's OpenAPI document: served at /openapi.json, /docs and OPTIONS / when given. */
+  readonly description?: Record<string, unknown>;
   readonly manager: ModelManager;
   readonly series: FrontendSeries;
   readonly token?: string;
@@ -124,7 +127,9 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
   // The key first, from the headers: a client without it must not make us read its body.
   if (opts.token !== undefined) app.use(requireToken(opts.token));
   app.use(bodyGuard(limits, { discard: true }));
+  // The description first: OPTIONS / is its, not express's automatic answer for the status page's GET /.
   const routes = routeTable();
+  if (opts.description !== undefined) describeRoutes(routes, opts.description);
   if (opts.status !== undefined) routes.mount(opts.status);
 
   // TorchServe's pagination: `limit` models (at most 100, a larger limit is clamped) from

@@ -4,7 +4,11 @@
  * not counted in Requests2XX (so a scraper does not inflate the request counts).
  */
 import express from 'express';
-import type { Express } from 'express';
+import type { Express, Request, Response } from 'express';
+import type { AllowedMethods } from './allowed-methods.js';
+import { answerWrongMethods } from './allowed-methods.js';
+import { routeTable } from './route-table.js';
+import { describeRoutes } from './openapi/openapi-routes.js';
 import type { MetricsPort } from '../models/metrics-port.js';
 import { contentType, negotiate } from '../metrics/exposition/negotiate.js';
 import { errorHandler, notFound, sendError } from './errors.js';
@@ -29,11 +33,18 @@ export function metricNamesFilter(url: string): NamesFilter {
   return { names: names.length > 0 ? names : undefined };
 }
 
+/** How the HTTP metrics name the route `/metrics/{*rest}` (recorded as `/metrics`, the same route). */
+const SUBPATHS_HANDLER = '/metrics/[{rest...}]';
+
 /** The handler a scrape is recorded under: excluded, so scrapes are never counted. */
 const SCRAPE = '(scrape)';
 
 /** Builds the metrics express app. */
-export function metricsApp(metrics: MetricsPort): Express {
+/** `description`: the port's OpenAPI document, served at /openapi.json, /docs and OPTIONS / when given. */
+export function metricsApp(
+  metrics: MetricsPort,
+  description?: Record<string, unknown>,
+): Express & { readonly allowed: AllowedMethods } {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -47,14 +58,16 @@ export function metricsApp(metrics: MetricsPort): Express {
       req,
       res,
       () => {
-        const h = handlerOf(req);
+        // `/metrics` and any path below it are one route, the exposition, under one handler.
+        const raw = handlerOf(req);
+        const h = raw === SUBPATHS_HANDLER ? '/metrics' : raw;
         return h === '/metrics' && (req.method === 'GET' || req.method === 'HEAD') ? SCRAPE : h;
       },
       scrapes,
     );
     next();
   });
-  app.get(['/metrics', '/metrics/{*rest}'], (req, res) => {
+  const scrape = (req: Request, res: Response): void => {
     const filter = metricNamesFilter(req.originalUrl);
     if ('error' in filter) return sendError(res, 400, filter.error);
     // With the sink off the answer is a comment, which only the text format allows.
@@ -68,13 +81,15 @@ export function metricsApp(metrics: MetricsPort): Express {
       },
       (e: unknown) => sendError(res, 500, `could not render metrics: ${String(e)}`),
     );
-  });
-  // The path exists: another method is told which ones it takes, not that it is not found.
-  app.all(['/metrics', '/metrics/{*rest}'], (_req, res) => {
-    res.setHeader('allow', 'GET, HEAD');
-    sendError(res, 405, 'Requested method is not allowed, please refer to API document.');
-  });
+  };
+  const routes = routeTable().get('/metrics', scrape).get('/metrics/{*rest}', scrape);
+  if (description !== undefined) describeRoutes(routes, description);
+  app.use(routes.router);
+  // A path that exists: another method is told which ones it takes, not that it is not found.
+  const allowed = answerWrongMethods(app, routes.allowed(), (_req, res) =>
+    sendError(res, 405, 'Requested method is not allowed, please refer to API document.'),
+  );
   app.use(notFound);
   app.use(errorHandler);
-  return app;
+  return Object.assign(app, { allowed });
 }

@@ -37,6 +37,7 @@ export interface RouteTable {
   readonly post: IRouterMatcher<RouteTable>;
   readonly put: IRouterMatcher<RouteTable>;
   readonly delete: IRouterMatcher<RouteTable>;
+  readonly options: IRouterMatcher<RouteTable>;
   /** A middleware or error handler on the router (no route: it adds no path). */
   use(handler: RequestHandler | ErrorRequestHandler): RouteTable;
   /** Another table's router mounted at `/` (its paths are its own), its routes with it. */
@@ -80,6 +81,7 @@ export function routeTable(): RouteTable {
     post: route('POST', (p, h) => router.post(p, ...h)),
     put: route('PUT', (p, h) => router.put(p, ...h)),
     delete: route('DELETE', (p, h) => router.delete(p, ...h)),
+    options: route('OPTIONS', (p, h) => router.options(p, ...h)),
     use(handler) {
       if (TABLES.has(handler as Router)) throw new Error('a router with routes is mounted with mount(), not use()');
       router.use(handler);

@@ -21,6 +21,7 @@ import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import type { EmbeddingModel } from '../embeddings/embedding-model.js';
 import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
+import { EMBEDDINGS_FIELDS } from './allowed-fields.js';
 import { asObject, refuseUnsupported } from './params.js';
 
 /** What the route needs from the server. */
@@ -30,8 +31,6 @@ export interface EmbeddingsRouteOptions {
   readonly exists: (name: string) => boolean;
   readonly bodyLimits?: BodyLimits;
 }
-
-const FIELDS: ReadonlySet<string> = new Set(['model', 'input', 'encoding_format', 'dimensions', 'user']);
 
 type Obj = Readonly<Record<string, unknown>>;
 
@@ -145,7 +144,7 @@ export function embeddingsRouter(opts: EmbeddingsRouteOptions): Router {
 
 function serve(req: Request, res: Response, opts: EmbeddingsRouteOptions, arrivalMs: number): void {
   const body = asObject(req.body);
-  refuseUnsupported(body, FIELDS);
+  refuseUnsupported(body, EMBEDDINGS_FIELDS);
   const name = body['model'];
   if (typeof name !== 'string') throw new OpenAIError(400, "'model' is required (a string)", 'model');
   const model = opts.lookup(name);

@@ -5,6 +5,10 @@
  * requests get 503 with Retry-After, queued and in-flight ones finish, workers flush and exit;
  * past the shutdown deadline the workers are killed.
  */
+import { inferenceDocument } from '../openapi/inference-doc.js';
+import { managementDocument } from '../openapi/management-doc.js';
+import { metricsDocument } from '../openapi/metrics-doc.js';
+import type { AllowedMethods } from '../http/allowed-methods.js';
 import { StatusSampler } from '../status/status-sampler.js';
 import { statusRoutes } from '../http/status-routes.js';
 import { packageVersion } from '../../schema/config/stability.js';
@@ -112,8 +116,17 @@ export interface RunningServer {
   readonly manager: ModelManager;
   /** Present when token auth is on. */
   readonly keys: TokenKeys | null;
+  /** Each listener's routes and their methods (the inference one absent when front processes serve it). */
+  readonly routes: ServerRoutes;
   /** Graceful stop (idempotent). */
   stop(): Promise<void>;
+}
+
+/** The route tables of the three listeners, as their 405s read them (the OpenAPI test walks them). */
+export interface ServerRoutes {
+  inference?: AllowedMethods;
+  management?: AllowedMethods;
+  metrics?: AllowedMethods;
 }
 
 /** Default worker entry, relative to this compiled file (dist/frontend/server/). */
@@ -207,6 +220,8 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   const store = new ModelStore(cfg.modelStore);
   const manager = new ModelManager(store, ctx, cfg.queueCapacity, cfg.maxWorkers, deps.kinds);
   const servers: http.Server[] = [];
+  const routes: ServerRoutes = {};
+  const version = packageVersion();
   let draining = false;
   const stopAll = async (): Promise<void> => {
     // The listeners stay open while draining: a new request gets a 503 with Retry-After (and a
@@ -280,24 +295,20 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       const sup = fronts;
       if (deps.processPeers !== undefined) deps.processPeers.source = () => sup.processFamilies();
     } else {
+      const infApp = inferenceApp({
+        lookup: (n) => manager.get(n),
+        list: () => manager.list(),
+        series,
+        maxRequestSizeBytes: cfg.maxRequestSizeBytes,
+        bodyLimits: limits,
+        ...token,
+        extraRoutes,
+        health: () => healthOf(manager.list()),
+        description: inferenceDocument(version),
+      });
+      routes.inference = infApp.allowed;
       const inf = await listen(
-        drainGate(
-          inferenceApp({
-            lookup: (n) => manager.get(n),
-            list: () => manager.list(),
-            series,
-            maxRequestSizeBytes: cfg.maxRequestSizeBytes,
-            bodyLimits: limits,
-            ...token,
-            extraRoutes,
-            health: () => healthOf(manager.list()),
-          }),
-          isDraining,
-          () => true,
-          count,
-          drainHttp,
-          sendInferenceError,
-        ),
+        drainGate(infApp, isDraining, () => true, count, drainHttp, sendInferenceError),
         cfg.inference,
         'inference',
         deps.access,
@@ -308,21 +319,18 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       inferenceUrl = boundAddress(inf, cfg.inference.host);
     }
     // Management reads keep working while draining; changes are refused.
+    const mgmtApp = managementApp({
+      manager,
+      series,
+      bodyLimits: limits,
+      status: statusRoutes(status),
+      description: managementDocument(version),
+      ...(keys !== null ? { token: keys.management } : {}),
+    });
+    routes.management = mgmtApp.allowed;
     const mgmt = await listen(
       guardTarget(
-        drainGate(
-          managementApp({
-            manager,
-            series,
-            bodyLimits: limits,
-            status: statusRoutes(status),
-            ...(keys !== null ? { token: keys.management } : {}),
-          }),
-          isDraining,
-          (req) => req.method !== 'GET' && req.method !== 'HEAD',
-          count,
-          drainHttp,
-        ),
+        drainGate(mgmtApp, isDraining, (req) => req.method !== 'GET' && req.method !== 'HEAD', count, drainHttp),
         count,
       ),
       cfg.management,
@@ -332,13 +340,9 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       count,
     );
     servers.push(mgmt);
-    const met = await listen(
-      guardTarget(metricsApp(deps.metrics)),
-      cfg.metrics,
-      'metrics',
-      deps.access,
-      cfg.headerTimeoutMs,
-    );
+    const metApp = metricsApp(deps.metrics, metricsDocument(version));
+    routes.metrics = metApp.allowed;
+    const met = await listen(guardTarget(metApp), cfg.metrics, 'metrics', deps.access, cfg.headerTimeoutMs);
     servers.push(met);
     const urls = {
       inference: inferenceUrl,
@@ -369,7 +373,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       }
     }
     if (!draining) await Promise.all(prepared.map((m) => m.start().finally(() => fronts?.announce())));
-    return { urls, manager, keys, stop };
+    return { urls, manager, keys, routes, stop };
   } catch (e) {
     await stop();
     throw e;
