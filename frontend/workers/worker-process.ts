@@ -21,6 +21,7 @@ import { UnsendableBatchError } from '../batching/unsendable.js';
 import { LineSplitter } from './line-splitter.js';
 import { checkResult, isDuration } from './result-check.js';
 import { OutputFaults } from './output-faults.js';
+import { workerEnv } from './worker-env.js';
 import type { WorkerOutputFault } from './output-faults.js';
 
 /**
@@ -125,7 +126,7 @@ export class WorkerProcess extends EventEmitter {
     this.child = fork(opts.entry, [], {
       serialization: 'advanced',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      env: { ...process.env, TS_WORKER_ID: this.id },
+      env: workerEnv(process.env, this.id),
     });
     this.pipeLines('stdout');
     this.pipeLines('stderr');

@@ -43,7 +43,11 @@ export interface Dashboard {
   readonly file: string;
   readonly json: {
     readonly templating: {
-      readonly list: ReadonlyArray<{ readonly name: string; readonly type: string; readonly definition?: string }>;
+      readonly list: ReadonlyArray<{
+        readonly name: string;
+        readonly type: string;
+        readonly query?: { readonly query?: string };
+      }>;
     };
   };
 }
@@ -64,14 +68,12 @@ function escapeRegex(s: string): string {
 export async function variableValues(prom: Prometheus, d: Dashboard): Promise<Map<string, string[]>> {
   const values = new Map<string, string[]>();
   for (const v of d.json.templating.list.filter((t) => t.type === 'query')) {
-    const m = /^label_values\((.+), (\w+)\)$/.exec(v.definition ?? '');
-    expect(m, `${d.file} variable ${v.name}: ${v.definition}`).to.not.equal(null);
+    const q = v.query?.query ?? '';
+    const m = /^label_values\((.+), (\w+)\)$/.exec(q);
+    expect(m, `${d.file} variable ${v.name}: ${q}`).to.not.equal(null);
     const res = await fetch(`${prom.url}/api/v1/label/${m![2]}/values?match[]=${encodeURIComponent(m![1] as string)}`);
     const body = (await res.json()) as { status: string; data: string[] };
-    expect([body.status, body.data.length > 0], `${d.file} variable ${v.name}: ${v.definition}`).to.deep.equal([
-      'success',
-      true,
-    ]);
+    expect([body.status, body.data.length > 0], `${d.file} variable ${v.name}: ${q}`).to.deep.equal(['success', true]);
     values.set(v.name, body.data);
   }
   return values;

@@ -9,8 +9,10 @@
  *   all cores' time over the CPU time N=1 used (server and load generator). If every request
  *   cost no more CPU than it does with one front, no front count could serve more than this
  *   many times N=1's req/s on this machine.
- * - `api_servers_cpu_per_request_2_vs_1`: machine CPU per request, N=1 over N=2 (below 1:
- *   a request costs more CPU with fronts, the relay to the primary).
+ * - `api_servers_cpu_per_request_2_vs_1`: the server's own CPU per request (µs: its primary,
+ *   fronts and worker, from /proc), N=2 over N=1 (above 1: a request costs more CPU with two
+ *   fronts). Goal ≤ 1.1.
+ * `api_servers_2_vs_1` carries `nproc`: its goal (≥ 1.5) applies only where nproc ≥ 4.
  */
 import autocannon from 'autocannon';
 import { spawnSync } from 'child_process';
@@ -18,10 +20,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { spawnServer } from './spawn-server.js';
+import { smoke } from './smoke.js';
 
 const CLI = path.resolve(import.meta.dirname, '..', '..', '..', 'bin', 'tsserve.js');
-const WARMUP_S = 2;
-const MEASURE_S = Number(process.env.BENCH_SECONDS ?? 5);
+const WARMUP_S = smoke(2, 0);
+const MEASURE_S = Number(process.env.BENCH_SECONDS ?? smoke(5, 1));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const WIDTH = 784;
 
@@ -35,10 +38,37 @@ function machineCpu(): { idle: number; total: number } {
   return { idle: f[3]! + f[4]!, total: f.reduce((a, b) => a + b, 0) };
 }
 
-/** One run: req/s, and the machine's busy share of all cores (0..1) while it ran. */
+/**
+ * CPU seconds (user + system, clock ticks of USER_HZ 100) used so far by `root` and every
+ * process under it (/proc/PID/stat): the server's primary, its fronts and its workers. Unlike
+ * the machine's busy share, other jobs on a shared machine do not count in it.
+ */
+function treeCpuSeconds(root: number): number {
+  const procs = new Map<number, { ppid: number; ticks: number }>();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.set(Number(d), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p = pid, hops = 0; p > 1 && hops < 64; p = procs.get(p)?.ppid ?? 0, hops++) if (p === root) return true;
+    return false;
+  };
+  let ticks = 0;
+  for (const [pid, p] of procs) if (inTree(pid)) ticks += p.ticks;
+  return ticks / 100;
+}
+
+/** One run: req/s, the machine's busy share of all cores (0..1), and the server's own CPU a request (s). */
 interface Served {
   readonly rps: number;
   readonly busy: number;
+  readonly serverCpuPerRequest: number;
 }
 
 /** req/s of `mlp` served with `count` API servers. */
@@ -57,11 +87,13 @@ async function served(store: string, count: number): Promise<Served> {
       headers: { 'content-type': 'application/json' },
       body,
     };
-    await autocannon({ ...opts, duration: WARMUP_S });
+    if (WARMUP_S > 0) await autocannon({ ...opts, duration: WARMUP_S });
     const cpu0 = machineCpu();
+    const tree0 = treeCpuSeconds(server.proc.pid ?? 0);
     const self0 = process.cpuUsage();
     const r = await autocannon({ ...opts, duration: MEASURE_S });
     const cpu1 = machineCpu();
+    const serverCpuPerRequest = (treeCpuSeconds(server.proc.pid ?? 0) - tree0) / r.requests.total;
     const self = process.cpuUsage(self0);
     if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
     const rps = r.requests.total / MEASURE_S;
@@ -69,9 +101,9 @@ async function served(store: string, count: number): Promise<Served> {
     const busy = 1 - (cpu1.idle - cpu0.idle) / (cpu1.total - cpu0.total);
     const loadGen = ((self.user + self.system) / 1e6 / MEASURE_S) * 100;
     note(
-      `api servers ${count}: ${Math.round(rps)} req/s; all cores ${(busy * 100).toFixed(0)}% busy, of which autocannon ${loadGen.toFixed(0)}% of one core; ${((busy * os.availableParallelism() * 1e6) / rps).toFixed(0)} µs machine CPU a request`,
+      `api servers ${count}: ${Math.round(rps)} req/s; all cores ${(busy * 100).toFixed(0)}% busy, of which autocannon ${loadGen.toFixed(0)}% of one core; ${((busy * os.availableParallelism() * 1e6) / rps).toFixed(0)} µs machine CPU a request; the server's own processes ${(serverCpuPerRequest * 1e6).toFixed(1)} µs a request`,
     );
-    return { rps, busy };
+    return { rps, busy, serverCpuPerRequest };
   } finally {
     const exited = new Promise((resolve) => server.proc.once('exit', resolve));
     server.proc.kill('SIGTERM');
@@ -90,7 +122,7 @@ try {
   );
   const one = await served(store, 1);
   const two = await served(store, 2);
-  const line = (bench: string, ours: number, baseline: number, unit: string): void => {
+  const line = (bench: string, ours: number, baseline: number, unit: string, extra: object = {}): void => {
     process.stdout.write(
       JSON.stringify({
         bench,
@@ -98,13 +130,20 @@ try {
         baseline: Math.round(baseline * 10) / 10,
         unit,
         ratio: Math.round((ours / baseline) * 1000) / 1000,
+        ...extra,
       }) + '\n',
     );
   };
-  line('api_servers_2_vs_1', two.rps, one.rps, 'req/s');
+  // The goal (≥ 1.5) holds only where there are cores for a second front: nproc ≥ 4.
+  line('api_servers_2_vs_1', two.rps, one.rps, 'req/s', { nproc: os.availableParallelism() });
   line('api_servers_cpu_ceiling', one.rps / one.busy, one.rps, 'req/s');
-  // Requests per machine CPU-second (higher is cheaper): N=2 over N=1.
-  line('api_servers_cpu_per_request_2_vs_1', two.rps / two.busy, one.rps / one.busy, 'req per machine CPU-second');
+  // The server's own CPU a request (µs: primary, fronts and worker), N=2 over N=1: ≤ 1.1 is the goal.
+  line(
+    'api_servers_cpu_per_request_2_vs_1',
+    two.serverCpuPerRequest * 1e6,
+    one.serverCpuPerRequest * 1e6,
+    'µs server CPU per request',
+  );
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }

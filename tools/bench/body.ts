@@ -7,6 +7,7 @@
 import * as v8 from 'v8';
 import { jsonBoundsProblem } from '../../frontend/http/json-bounds.js';
 import { decodeJsonTensor } from '../../frontend/http/json-tensor.js';
+import { smoke } from './smoke.js';
 
 const WIDTH = 784;
 const BATCH = 32;
@@ -14,7 +15,7 @@ const BATCH = 32;
 /** µs per call of `fn`: the best of 5 rounds (this machine is shared; the minimum is the cost). */
 function time(fn: () => unknown, n: number): number {
   let best = Number.POSITIVE_INFINITY;
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < smoke(5, 1); round++) {
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < n; i++) fn();
     best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1e3 / n);
@@ -26,7 +27,7 @@ function time(fn: () => unknown, n: number): number {
 function pair(ours: () => unknown, baseline: () => unknown, n: number): [number, number] {
   let a = Number.POSITIVE_INFINITY;
   let b = Number.POSITIVE_INFINITY;
-  for (let k = 0; k < 3; k++) {
+  for (let k = 0; k < smoke(3, 1); k++) {
     a = Math.min(a, time(ours, n));
     b = Math.min(b, time(baseline, n));
   }
@@ -50,7 +51,7 @@ const body = Buffer.from(JSON.stringify(values));
 const parse = (): unknown => JSON.parse(body.toString('utf8'));
 line(
   'decode_vs_json_parse',
-  pair(() => decodeJsonTensor(body, 262_144), parse, 2000),
+  pair(() => decodeJsonTensor(body, 262_144), parse, smoke(2000, 5)),
 );
 line(
   'bounds_and_parse_vs_parse',
@@ -60,7 +61,7 @@ line(
       parse();
     },
     parse,
-    2000,
+    smoke(2000, 5),
   ),
 );
 
@@ -81,7 +82,7 @@ line(
   pair(
     () => v8.serialize(newMsg),
     () => v8.serialize(oldMsg),
-    200,
+    smoke(200, 5),
   ),
 );
 const oldBytes = v8.serialize(oldMsg);
@@ -91,7 +92,7 @@ line(
   pair(
     () => v8.deserialize(newBytes),
     () => v8.deserialize(oldBytes),
-    50,
+    smoke(50, 5),
   ),
 );
 process.stderr.write(

@@ -19,13 +19,14 @@ import { engineDecode, prompts } from './engine-decode.js';
 import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort.js';
 import type { OrtTensorInput } from '../../backend/onnx/ort.js';
 import { HEAD_DIM, NUM_HEADS, NUM_LAYERS } from '../models/tiny-lm-spec.js';
+import { smoke } from './smoke.js';
 import { performance } from 'node:perf_hooks';
 
 const BATCH = 32;
 const PROMPT = Number(process.env.HF_BENCH_PROMPT ?? 32);
-const GEN = Number(process.env.HF_BENCH_GEN ?? 64);
+const GEN = Number(process.env.HF_BENCH_GEN ?? smoke(64, 8));
 const SINGLE = 4; // prompts run one at a time per round (tokens/s does not depend on how many)
-const ROUNDS = 3;
+const ROUNDS = smoke(3, 1);
 
 function line(bench: string, ours: number, baseline: number, unit: string, extra: Record<string, number>): void {
   const r = (x: number): number => Math.round(x * 1000) / 1000;

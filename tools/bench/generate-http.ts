@@ -14,9 +14,12 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { TINY_LM_MODEL } from '../models/demo-models.js';
 import { spawnServer } from './spawn-server.js';
+import { smoke } from './smoke.js';
 
 const STREAMS = 32;
-const MAX_TOKENS = 64;
+const MAX_TOKENS = smoke(64, 8);
+/** Streams run one at a time for the baseline (its tokens/s does not depend on how many). */
+const SEQUENTIAL = smoke(STREAMS, 4);
 /** Prompt bytes: with BOS, 192 prompt tokens, so contexts reach 256 like bench:generate's. */
 const PROMPT_BYTES = 191;
 
@@ -112,7 +115,7 @@ async function main(): Promise<void> {
     await stream(s.base, -1);
     await Promise.all(Array.from({ length: STREAMS }, (_v, i) => stream(s.base, 1000 + i)));
     const seq: StreamRun[] = [];
-    for (let i = 0; i < STREAMS; i++) seq.push(await stream(s.base, i));
+    for (let i = 0; i < SEQUENTIAL; i++) seq.push(await stream(s.base, i));
     const conc = await Promise.all(Array.from({ length: STREAMS }, (_v, i) => stream(s.base, i)));
     const ours = decodeRate(conc, false);
     const baseline = decodeRate(seq, true);

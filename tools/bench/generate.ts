@@ -46,14 +46,20 @@ import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort.js';
 import type { OrtTensorInput } from '../../backend/onnx/ort.js';
 import { TINY_LM_MODEL } from '../models/demo-models.js';
 import { engineDecode, prompts } from './engine-decode.js';
+import { smoke } from './smoke.js';
 import type { DecodeRun } from './engine-decode.js';
-import { HEAD_DIM, MASK_VALUE, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../models/tiny-lm-spec.js';
+import { HEAD_DIM, MASK_VALUE, MAX_CONTEXT, NUM_HEADS, NUM_LAYERS, VOCAB_SIZE } from '../models/tiny-lm-spec.js';
 
 const BATCH = 32;
 const PROMPT = 192; // tokens, BOS included
-const GEN = 64; // → contexts up to 256
+// Smoke: enough tokens that all 32 decode together once the 12 prefill steps are done.
+const GEN = smoke(64, 24); // → contexts up to 256
 /** Ours and baseline alternate in rounds and report medians, so load drift hits both alike. */
-const ROUNDS = 3;
+const ROUNDS = smoke(3, 1);
+/** Steps with an arrival before each in decode_share_under_arrivals (a few in smoke mode). */
+const ARRIVALS = smoke(100, 10);
+/** Steps per timing of decode_mixed_lengths_static. */
+const STATIC_STEPS = smoke(100, 10);
 
 function line(bench: string, ours: number, baseline: number, unit: string): void {
   const r = (x: number): number => Math.round(x * 1000) / 1000;
@@ -226,8 +232,8 @@ async function staticMixed(file: string): Promise<{ withLong: number; alone: num
   const long = feeds(1, 1024);
   const tokS = async (runs: readonly Record<string, OrtTensorInput>[]): Promise<number> => {
     const t0 = performance.now();
-    for (let i = 0; i < 100; i++) for (const f of runs) await s.run(f);
-    return ((31 * 100) / (performance.now() - t0)) * 1000;
+    for (let i = 0; i < STATIC_STEPS; i++) for (const f of runs) await s.run(f);
+    return ((31 * STATIC_STEPS) / (performance.now() - t0)) * 1000;
   };
   await tokS([short, long]); // warm-up
   const withLong: number[] = [];
@@ -259,8 +265,8 @@ async function arrivals(e: EngineCore, round: number): Promise<{ share: number; 
   const last = new Map<string, number>();
   const gaps: number[] = [];
   let full = 0;
-  const incoming = prompts(100, 100, 1000 + round * 100);
-  for (let s = 0; s < 100; s++) {
+  const incoming = prompts(ARRIVALS, 100, 1000 + round * 100);
+  for (let s = 0; s < ARRIVALS; s++) {
     e.addRequest(`in${round}-${s}`, incoming[s]!, { ...params, max_tokens: 1 });
     const out = await e.step();
     let got = 0;
@@ -278,7 +284,7 @@ async function arrivals(e: EngineCore, round: number): Promise<{ share: number; 
   alone.sort((a, b) => a - b);
   gaps.sort((a, b) => a - b);
   return {
-    share: full / 100,
+    share: full / ARRIVALS,
     p99Itl: gaps[Math.floor(gaps.length * 0.99)] ?? NaN,
     decodeStep: alone[Math.floor(alone.length / 2)]!,
   };
@@ -336,8 +342,8 @@ async function main(): Promise<void> {
     const long = prompts(1, 512, 99)[0]!;
     const cached = await load({ enablePrefixCaching: true });
     const uncached = await load({ enablePrefixCaching: false });
-    const withCache = await ttft(cached, long, 5);
-    const without = await ttft(uncached, long, 5);
+    const withCache = await ttft(cached, long, smoke(5, 1));
+    const without = await ttft(uncached, long, smoke(5, 1));
     await cached.runner.close();
     await uncached.runner.close();
     line('ttft_prefix_cache', withCache, without, 'ms');
@@ -349,7 +355,13 @@ async function main(): Promise<void> {
     const itl: number[] = [];
     const itlBase: number[] = [];
     const fresh = await load({ enablePrefixCaching: false });
-    const v0 = await load({ enablePrefixCaching: false, enableChunkedPrefill: false });
+    // Without chunked prefill a whole prompt runs in one step, so (as vLLM sets it) the step
+    // budget is max_model_len: the settings check refuses a smaller one.
+    const v0 = await load({
+      enablePrefixCaching: false,
+      enableChunkedPrefill: false,
+      maxNumBatchedTokens: MAX_CONTEXT,
+    });
     for (let r = 0; r < ROUNDS; r++) {
       mixedWith.push(await mixedDecode(fresh, true, r));
       mixedAlone.push(await mixedDecode(fresh, false, r));

@@ -24,6 +24,7 @@ import { MetricsIngest } from '../../frontend/metrics/ingest.js';
 import type { IngestTarget } from '../../frontend/metrics/ingest.js';
 import type { BoundSeries, FrontendMetric, Refusal } from '../../frontend/metrics/frontend-metrics.js';
 import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
+import { smoke } from './smoke.js';
 
 const SPEC: MetricSpec = {
   name: 'BenchCount',
@@ -50,10 +51,10 @@ const SERIES = 8;
 const BATCH = 1000;
 /** Array sizes tried for the naive way; the best one is the baseline. */
 const NAIVE_ARRAYS = [1000, 10_000];
-const OURS_N = 5_000_000;
-const NAIVE_N = 300_000;
+const OURS_N = smoke(5_000_000, 50_000);
+const NAIVE_N = smoke(300_000, 10_000);
 /** Measured rounds per side, after one warm-up round of a tenth of the size. */
-const MEASURED = 5;
+const MEASURED = smoke(5, 1);
 
 type Mode = 'ours' | 'naive';
 

@@ -7,9 +7,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { decodeInferRequest, encodeInferResponse } from '../../frontend/http/oip/tensor-codec.js';
+import { smoke } from './smoke.js';
 
-const ITERATIONS = 20_000;
-const RUNS = 5;
+const ITERATIONS = smoke(20_000, 100);
+const RUNS = smoke(5, 1);
 
 const body = Buffer.from(
   JSON.stringify({

@@ -33,13 +33,14 @@ import { TINY_LM_MODEL, TINY_OMNI_MODEL, TINY_VOCODER_MODEL } from '../models/de
 import { VOCODER_SAMPLE_RATE } from '../models/tiny-vocoder.js';
 import { spawnServer } from './spawn-server.js';
 import type { SpawnedServer } from './spawn-server.js';
+import { smoke } from './smoke.js';
 
 const envInt = (name: string, dflt: number): number => {
   const v = Number(process.env[name]);
   return Number.isInteger(v) && v > 0 ? v : dflt;
 };
-const REQUESTS = envInt('BENCH_REQUESTS', 256);
-const ROUNDS = envInt('BENCH_ROUNDS', 9);
+const REQUESTS = envInt('BENCH_REQUESTS', smoke(256, 8));
+const ROUNDS = envInt('BENCH_ROUNDS', smoke(9, 1));
 // 8 clients: the figure every earlier wave reported. The thinker's max_num_seqs (32): both sides
 // saturated, the engine kept full — what "throughput" means in vLLM's serving benchmark
 // (every request sent at once); the in-process side is at its peak already at 8.
@@ -49,7 +50,7 @@ const SATURATED = envInt('BENCH_SATURATED', 32);
 // drain (one request latency each, when the engine holds fewer than its clients) are a small share
 // of it. With 256 (8 a client) they were about a tenth of a served round and none of an in-process
 // one, whose 32 requests finish in lockstep: measured 0.89–0.94 at 256 against 0.935 at 1024.
-const SATURATED_REQUESTS = envInt('BENCH_SATURATED_REQUESTS', 1024);
+const SATURATED_REQUESTS = envInt('BENCH_SATURATED_REQUESTS', smoke(1024, 32));
 const MAX_TOKENS = 32;
 const CHUNK = 4;
 

@@ -18,6 +18,7 @@ import * as os from 'node:os';
 import { WorkerMetrics } from '../../backend/metrics/index.js';
 import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
 import type { MetricsConfig } from '../../schema/types.js';
+import { smoke } from './smoke.js';
 
 const CONFIG: MetricsConfig = {
   file: '',
@@ -41,7 +42,7 @@ const CONFIG: MetricsConfig = {
 };
 
 /** Median ns/op of `rounds` timed runs of `fn(iterations)`, after a warm-up run. */
-export function nsPerOp(fn: (n: number) => void, iterations: number, rounds = 7): number {
+export function nsPerOp(fn: (n: number) => void, iterations: number, rounds = smoke(7, 1)): number {
   fn(iterations);
   const samples: number[] = [];
   for (let r = 0; r < rounds; r++) {
@@ -87,20 +88,32 @@ function main(): void {
   const labels = { a: 'x', b: 'y', c: 'z' };
   const dims: readonly string[] = ['x', 'y', 'z'];
 
-  const oursBound = nsPerOp((n) => {
-    for (let i = 0; i < n; i++) bound.record(1);
-  }, 5_000_000);
-  const promBound = nsPerOp((n) => {
-    for (let i = 0; i < n; i++) child.inc();
-  }, 2_000_000);
+  const oursBound = nsPerOp(
+    (n) => {
+      for (let i = 0; i < n; i++) bound.record(1);
+    },
+    smoke(5_000_000, 10_000),
+  );
+  const promBound = nsPerOp(
+    (n) => {
+      for (let i = 0; i < n; i++) child.inc();
+    },
+    smoke(2_000_000, 10_000),
+  );
   console.log(line('record_bound', oursBound, promBound));
 
-  const oursLabels = nsPerOp((n) => {
-    for (let i = 0; i < n; i++) metric.addOrUpdate(1, dims);
-  }, 1_000_000);
-  const promLabels = nsPerOp((n) => {
-    for (let i = 0; i < n; i++) counter.inc(labels, 1);
-  }, 500_000);
+  const oursLabels = nsPerOp(
+    (n) => {
+      for (let i = 0; i < n; i++) metric.addOrUpdate(1, dims);
+    },
+    smoke(1_000_000, 10_000),
+  );
+  const promLabels = nsPerOp(
+    (n) => {
+      for (let i = 0; i < n; i++) counter.inc(labels, 1);
+    },
+    smoke(500_000, 10_000),
+  );
   console.log(line('record_labels', oursLabels, promLabels));
 
   const fm = new FrontendMetrics(
@@ -108,12 +121,18 @@ function main(): void {
     { logDir: os.tmpdir(), hostname: 'bench-host', modes: ['prometheus'] },
   );
   const frontBound = fm.get('BenchCount')!.bind(['x', 'y', 'z']);
-  const oursFront = nsPerOp((n) => {
-    for (let i = 0; i < n; i++) frontBound.record(1);
-  }, 10_000_000);
-  const promFront = nsPerOp((n) => {
-    for (let i = 0; i < n; i++) child.inc();
-  }, 2_000_000);
+  const oursFront = nsPerOp(
+    (n) => {
+      for (let i = 0; i < n; i++) frontBound.record(1);
+    },
+    smoke(10_000_000, 10_000),
+  );
+  const promFront = nsPerOp(
+    (n) => {
+      for (let i = 0; i < n; i++) child.inc();
+    },
+    smoke(2_000_000, 10_000),
+  );
   console.log(line('frontend_record_bound', oursFront, promFront));
 
   wm.flush();

@@ -12,10 +12,11 @@ import type { OpenMetricsContentType, RegistryContentType } from 'prom-client';
 import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
 import { FrontendMetrics, SELF_METRIC_SPECS } from '../../frontend/metrics/frontend-metrics.js';
 import type { ExpositionFormat } from '../../frontend/metrics/exposition/negotiate.js';
+import { smoke } from './smoke.js';
 
-const SERIES = 100_000;
-const RUNS = 7;
-const WARMUP = 2;
+const SERIES = smoke(100_000, 1_000);
+const RUNS = smoke(7, 1);
+const WARMUP = smoke(2, 0);
 const LABELS = ['model_name', 'model_version', 'request_kind'] as const;
 
 function labelValues(i: number): [string, string, string] {

@@ -10,10 +10,11 @@
 import { performance } from 'node:perf_hooks';
 import { Prng, resolveSamplingParams, sampleToken } from '../../backend/engine/sampling.js';
 import { fullSortSample } from './full-sort-sampler.js';
+import { smoke } from './smoke.js';
 
 const VOCAB = 32000;
 const ROWS = 16;
-const ROUNDS = Number(process.env.SAMPLING_BENCH_ROUNDS ?? 400);
+const ROUNDS = Number(process.env.SAMPLING_BENCH_ROUNDS ?? smoke(400, 5));
 
 /** Logit rows shaped like a trained model's: a few strong candidates over a long low tail. */
 function rows(): Float32Array[] {

@@ -19,260 +19,29 @@
  * mlp-heavy's served/raw as N raw-then-served rounds, each figure the pair or round with the
  * median ratio; `BENCH_ONLY=sinks` notes each sink's CPU alone (a diagnosis).
  */
-import autocannon from 'autocannon';
-import { spawnSync } from 'child_process';
-import type { ChildProcess } from 'child_process';
 import * as dgram from 'dgram';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { createSession, tensorF32 } from '../../backend/onnx/ort.js';
-import { writeMlpHeavy } from '../models/demo-models.js';
-import { MLP_HIDDEN, MLP_SEED, writeMlp } from '../models/mlp.js';
-import { writeModelConfig } from '../models/model-config.js';
 import { FLOOR_POINTS_PER_REQUEST, sinkFloorUsPerRequest } from './sink-floor.js';
-import { spawnServer } from './spawn-server.js';
-
-const WIDTH = 784;
-const WARMUP_S = 2;
-const MEASURE_S = Number(process.env.BENCH_SECONDS ?? 5);
-/** Seconds of each raw baseline measurement (run twice: before and after the served runs). */
-const RAW_S = 4;
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
-
-const HAVE_TASKSET = spawnSync('taskset', ['--version']).status === 0;
-
-function pin(pid: number, cpu: number): void {
-  if (HAVE_TASKSET) spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
-}
-
-function note(msg: string): void {
-  process.stderr.write(`# ${msg}\n`);
-}
-
-function input(seed: number): number[] {
-  return Array.from({ length: WIDTH }, (_v, i) => ((i * 31 + seed * 17) % 100) / 100);
-}
-
-/** Raw onnxruntime, in this process: samples/s at `batch`, 1 thread. */
-/**
- * CPU seconds per item of the last measurement: per request of the server (its worker and
- * frontend together), or per sample of the raw baseline. On a loaded shared machine the
- * throughputs fall with the CPU share each run gets; the CPU cost per item much less.
- */
-let lastCpuPerItem = Number.NaN;
-/** The same split by process: [worker, frontend] CPU seconds per request of the last served run. */
-let lastCpuSplit: [number, number] = [Number.NaN, Number.NaN];
-
-async function rawOrt(modelFile: string, batch: number): Promise<number> {
-  const session = await createSession(modelFile, { threads: 1 });
-  const data = new Float32Array(batch * WIDTH);
-  for (let i = 0; i < data.length; i++) data[i] = (i % 100) / 100;
-  const feeds = { [session.inputNames[0]!]: tensorF32(data, [batch, WIDTH]) };
-  const until = (s: number): number => performance.now() + s * 1000;
-  for (const end = until(1); performance.now() < end;) await session.run(feeds);
-  let runs = 0;
-  const t0 = performance.now();
-  const c0 = process.cpuUsage();
-  for (const end = until(RAW_S); performance.now() < end; runs++) await session.run(feeds);
-  const secs = (performance.now() - t0) / 1000;
-  const c = process.cpuUsage(c0);
-  lastCpuPerItem = (c.user + c.system) / 1e6 / (runs * batch);
-  await session.release();
-  return (runs * batch) / secs;
-}
-
-interface Server {
-  readonly proc: ChildProcess;
-  readonly model: string;
-  readonly inference: string;
-  readonly management: string;
-  readonly workerPid: number;
-  stop(): Promise<void>;
-}
-
-/** Where the server's processes run: `split` worker core 0, frontend core 1; `one` both on core 0. */
-type Placement = 'split' | 'one';
-
-/** CPU seconds (user + system) a process has used so far, from /proc; NaN where unavailable. */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return Number.NaN;
-  }
-}
-
-async function startServer(
-  store: string,
-  model: string,
-  logDir: string,
-  extra: readonly string[],
-  placement: Placement,
-): Promise<Server> {
-  const { proc, inference, management } = await spawnServer([
-    '--model-store',
-    store,
-    '--log-dir',
-    logDir,
-    '--disable-system-metrics',
-    '--job-queue-size',
-    '1024',
-    ...extra,
-  ]);
-  const desc = (await (await fetch(`${management}/models/${model}`)).json()) as Array<{
-    workers: Array<{ pid: number }>;
-  }>;
-  if (proc.pid !== undefined) pin(proc.pid, placement === 'split' ? 1 : 0);
-  for (const w of desc[0]!.workers) pin(w.pid, 0);
-  return {
-    proc,
-    model,
-    inference,
-    management,
-    workerPid: desc[0]!.workers[0]!.pid,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        proc.once('exit', () => resolve());
-        proc.kill('SIGTERM');
-        setTimeout(() => {
-          try {
-            process.kill(-(proc.pid as number), 'SIGKILL');
-          } catch {
-            /* gone */
-          }
-        }, 20_000).unref();
-      }),
-  };
-}
-
-/** Waits until requests left over from the previous run (autocannon stops without them) are served. */
-async function settle(server: Server): Promise<void> {
-  for (;;) {
-    const d = (await (await fetch(`${server.management}/models/${server.model}`)).json()) as Array<{
-      jobQueueStatus: { pendingRequests: number };
-    }>;
-    if (d[0]!.jobQueueStatus.pendingRequests === 0) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await new Promise((r) => setTimeout(r, 200));
-}
-
-/** How requests carry the input: a JSON array, a float32 binary body, or an Open Inference Protocol JSON request. */
-type Body = 'json' | 'binary' | 'oip';
-
-/** Served samples/s (one sample per request) under autocannon, bodies of kind `body`. */
-async function load(server: Server, tag: string, body: Body): Promise<number> {
-  const bodies: Record<Body, { url: string; headers: Record<string, string>; body: string | Buffer }> = {
-    json: {
-      url: `${server.inference}/predictions/${server.model}`,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(input(1)),
-    },
-    binary: {
-      url: `${server.inference}/predictions/${server.model}`,
-      headers: { 'content-type': 'application/octet-stream', 'x-tensor-shape': `1,${WIDTH}` },
-      body: Buffer.from(Float32Array.from(input(1)).buffer),
-    },
-    oip: {
-      url: `${server.inference}/v2/models/${server.model}/infer`,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: [{ name: 'input', shape: [1, WIDTH], datatype: 'FP32', data: input(1) }] }),
-    },
-  };
-  const opts = { method: 'POST', connections: CONNECTIONS, ...bodies[body] };
-  await autocannon({ ...opts, duration: WARMUP_S });
-  await settle(server);
-  const pids = [server.workerPid, server.proc.pid ?? 0, process.pid];
-  const cpu0 = pids.map(cpuSeconds);
-  const r = await autocannon({ ...opts, duration: MEASURE_S });
-  const used = pids.map((p, i) => cpuSeconds(p) - cpu0[i]!);
-  const busy = used.map((s) => Math.round((s / MEASURE_S) * 100));
-  lastCpuPerItem = (used[0]! + used[1]!) / r.requests.total;
-  lastCpuSplit = [used[0]! / r.requests.total, used[1]! / r.requests.total];
-  note(`  [${tag}] cpu busy: worker ${busy[0]}%, frontend ${busy[1]}%, autocannon ${busy[2]}%`);
-  if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
-  return r.requests.total / MEASURE_S;
-}
-
-function makeStore(root: string, batchSize: number): string {
-  const store = path.join(root, `store-b${batchSize}`);
-  fs.mkdirSync(path.join(store, 'mlp-heavy'), { recursive: true });
-  writeMlpHeavy(path.join(store, 'mlp-heavy'), { batchSize, maxBatchDelay: 5 });
-  return store;
-}
-
-/** A store with the demo `mlp` on the issue's settings: batch 32, 5 ms, one worker, 1 thread. */
-function makeLightStore(root: string): string {
-  const dir = path.join(root, 'store-light', 'mlp');
-  fs.mkdirSync(dir, { recursive: true });
-  writeMlp(dir, { hidden: MLP_HIDDEN, seed: MLP_SEED });
-  writeModelConfig(
-    dir,
-    {
-      handler: 'onnx',
-      model: 'model.onnx',
-      batchSize: 32,
-      maxBatchDelay: 5,
-      minWorkers: 1,
-      maxWorkers: 1,
-      responseTimeout: 60,
-      threads: 1,
-    },
-    'bench:serve light model',
-  );
-  return path.dirname(dir);
-}
-
-interface Run {
-  readonly model: string;
-  readonly placement: Placement;
-  readonly body?: Body;
-}
-
-const HEAVY: Run = { model: 'mlp-heavy', placement: 'split' };
-const LIGHT: Run = { model: 'mlp', placement: 'one' };
-
-async function served(
-  store: string,
-  root: string,
-  tag: string,
-  extra: readonly string[],
-  run: Run = HEAVY,
-): Promise<number> {
-  const logDir = path.join(root, `logs-${tag}`);
-  const server = await startServer(store, run.model, logDir, extra, run.placement);
-  try {
-    return await load(server, tag, run.body ?? 'json');
-  } finally {
-    await server.stop();
-  }
-}
-
-/**
- * Mean `PredictionTime` (ms) of the full batches of a served run, from the server's own
- * model_metrics.log (one line per batch, its request ids in the `requestID` dimension): how long
- * the worker's onnxruntime took for the same 32-row input the raw baseline runs.
- */
-function fullBatchPredictionMs(logDir: string, batch: number): number {
-  let sum = 0;
-  let n = 0;
-  let text: string;
-  try {
-    text = fs.readFileSync(path.join(logDir, 'model_metrics.log'), 'utf8');
-  } catch {
-    return Number.NaN;
-  }
-  for (const l of text.split('\n')) {
-    const m = /PredictionTime\.ms:([\d.]+)\|.*requestID:([^,]*)/.exec(l);
-    if (m === null || m[2]!.split('%2C').length !== batch) continue;
-    sum += Number(m[1]);
-    n++;
-  }
-  return n === 0 ? Number.NaN : sum / n;
-}
+import {
+  CONNECTIONS,
+  HAVE_TASKSET,
+  LIGHT,
+  MEASURE_S,
+  WARMUP_S,
+  fullBatchPredictionMs,
+  httpFloorCpuPerRequest,
+  lastCpuPerItem,
+  lastCpuSplit,
+  makeLightStore,
+  makeStore,
+  note,
+  pin,
+  rawOrt,
+  served,
+} from './serve-runs.js';
+import { SMOKE, smoke } from './smoke.js';
 
 function line(bench: string, ours: number, baseline: number, unit: string): void {
   process.stdout.write(
@@ -287,7 +56,7 @@ function line(bench: string, ours: number, baseline: number, unit: string): void
 }
 
 /** On/off pairs measured back to back (`BENCH_PAIRS`, default 3), alternating which goes first. */
-const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? smoke(3, 1));
 
 /**
  * Metrics on (all three sinks) vs `--metrics-mode off`, as paired runs: each pair is an on run
@@ -371,11 +140,16 @@ async function main(): Promise<void> {
       const light = makeLightStore(root);
       const file = path.join(light, 'mlp', 'model.onnx');
       note('light: demo mlp, batch 32, 5 ms; whole server (frontend + worker) on core 0, autocannon on core 1');
-      await served(light, root, 'light-warm-up', [], LIGHT);
+      if (!SMOKE) await served(light, root, 'light-warm-up', [], LIGHT);
       const raw1 = await rawRun(file);
       const rawCpu1 = lastCpuPerItem;
       const json = await served(light, root, 'light-json', [], LIGHT);
       const jsonCpu = lastCpuPerItem;
+      const frontCpu = lastCpuSplit[1];
+      const floorCpu = await httpFloorCpuPerRequest();
+      note(
+        `light frontend ${(frontCpu * 1e6).toFixed(1)} µs CPU a request (worker ${(lastCpuSplit[0] * 1e6).toFixed(1)} µs) vs bare node:http ${(floorCpu * 1e6).toFixed(1)} µs`,
+      );
       note(
         `light served, JSON bodies: ${json.toFixed(1)} req/s, ${(jsonCpu * 1e6).toFixed(0)} µs server CPU per request`,
       );
@@ -402,6 +176,8 @@ async function main(): Promise<void> {
       line('serve_light_vs_raw_ort', json, raw, 'samples/s');
       // The same per CPU-second used (what each would do with the core to itself).
       line('serve_light_vs_raw_ort_cpu', 1 / jsonCpu, 1 / rawCpu, 'samples per CPU-second');
+      // The frontend's own CPU a request over a bare node:http server's on the same body (≤ 2).
+      line('frontend_cpu_per_request_vs_http_floor', frontCpu * 1e6, floorCpu * 1e6, 'µs CPU per request');
       line('serve_binary_vs_json', bin, json, 'req/s');
       line('serve_binary_vs_json_cpu', 1 / binCpu, 1 / jsonCpu, 'req per CPU-second');
       line('serve_oip_vs_predictions', oip, json, 'req/s');
@@ -411,7 +187,7 @@ async function main(): Promise<void> {
     }
     if (only === 'metrics') {
       const light = makeLightStore(root);
-      await served(light, root, 'light-warm-up', [], LIGHT);
+      if (!SMOKE) await served(light, root, 'light-warm-up', [], LIGHT);
       const { on, off, onCpu, offCpu } = await onOff(
         (tag, extra) => served(light, root, `light-${tag}`, extra, LIGHT),
         allSinks,
@@ -425,7 +201,7 @@ async function main(): Promise<void> {
       // Each sink alone vs off on the light model, repeated: where the metrics' CPU goes, by
       // process. Notes only (no figure line): a diagnosis, not a goal.
       const light = makeLightStore(root);
-      await served(light, root, 'light-warm-up', [], LIGHT);
+      if (!SMOKE) await served(light, root, 'light-warm-up', [], LIGHT);
       const modes: Array<[string, readonly string[]]> = [
         ['off', ['--metrics-mode', 'off']],
         ['prometheus', ['--metrics-mode', 'prometheus']],
@@ -450,7 +226,7 @@ async function main(): Promise<void> {
     const heavyFile = path.join(b32, 'mlp-heavy', 'model.onnx');
     // One discarded served run first: the in-process load generator and the first server start
     // are cold otherwise, which handicapped whichever served run came first.
-    await served(b32, root, 'warm-up', []);
+    if (!SMOKE) await served(b32, root, 'warm-up', []);
 
     // ours = the server as shipped (the repo's metrics.yaml: tslog + prometheus), measured as
     // BENCH_PAIRS rounds of raw-then-served; the figure is the round with the median ratio (its

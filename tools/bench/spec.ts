@@ -30,14 +30,15 @@ import type { EngineCore } from '../../backend/engine/engine-core.js';
 import { loadEngine, readModelDir } from '../../backend/engine/load.js';
 import { TINY_LM_MODEL } from '../models/demo-models.js';
 import { BOS_ID } from '../models/tiny-lm-spec.js';
+import { smoke } from './smoke.js';
 
 /** SPEC_BENCH_CONFIG (JSON) replaces the speculative_config measured. */
 const SPEC =
   process.env.SPEC_BENCH_CONFIG !== undefined
     ? (JSON.parse(process.env.SPEC_BENCH_CONFIG) as Record<string, unknown>)
     : { method: 'ngram', num_speculative_tokens: 2, prompt_lookup_max: 2, prompt_lookup_min: 2 };
-const TOKENS = 128;
-const ROUNDS = 7;
+const TOKENS = smoke(128, 16);
+const ROUNDS = smoke(7, 1);
 
 interface Run {
   readonly tokens: number[];
