@@ -36,9 +36,9 @@ export function requiredInputs(layout: KvLayout, numLayers: number): string[] {
         ...per((l) => `past_value.${l}`),
       ]
     : [
+        // position_ids is optional: a graph without it derives positions from the mask.
         'input_ids',
         LAYOUT_INPUTS.hf,
-        'position_ids',
         ...per((l) => `past_key_values.${l}.key`),
         ...per((l) => `past_key_values.${l}.value`),
       ];
@@ -48,4 +48,18 @@ export function requiredInputs(layout: KvLayout, numLayers: number): string[] {
 export function missingInputs(layout: KvLayout, numLayers: number, inputNames: readonly string[]): string[] {
   const have = new Set(inputNames);
   return requiredInputs(layout, numLayers).filter((n) => !have.has(n));
+}
+
+/** The outputs a layout's runner fetches, for a graph of `numLayers` decoder layers. */
+export function requiredOutputs(layout: KvLayout, numLayers: number): string[] {
+  const per = (f: (l: number) => string): string[] => Array.from({ length: numLayers }, (_, l) => f(l));
+  return layout === 'fast'
+    ? ['logits', ...per((l) => `new_key.${l}`), ...per((l) => `new_value.${l}`)]
+    : ['logits', ...per((l) => `present.${l}.key`), ...per((l) => `present.${l}.value`)];
+}
+
+/** The required outputs (requiredOutputs) a graph lacks, in order. */
+export function missingOutputs(layout: KvLayout, numLayers: number, outputNames: readonly string[]): string[] {
+  const have = new Set(outputNames);
+  return requiredOutputs(layout, numLayers).filter((n) => !have.has(n));
 }

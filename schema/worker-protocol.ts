@@ -8,6 +8,7 @@ import type { MetricsMessage } from './ipc.js';
 import type { MetricsConfig } from './types.js';
 import type { AutoLabels } from './metrics-api.js';
 import type { PipelineSpec } from './pipeline-config.js';
+import type { GenSamplingParams } from './engine-ipc.js';
 
 export const WORKER_PROTOCOL_VERSION = 1;
 
@@ -31,6 +32,11 @@ export interface ModelConfig {
   readonly threads: number;
   /** Engine settings for `handler: generate`; free-form here, validated by the engine. */
   readonly engine?: Readonly<Record<string, unknown>>;
+  /**
+   * Default sampling params of a Hugging Face directory's generation_config.json (vLLM's
+   * `--generation-config auto`): a request's own params win over them.
+   */
+  readonly samplingDefaults?: GenSamplingParams;
   /** Anything else the handler reads from model-config.yaml (`handlerOptions:`). */
   readonly handlerOptions?: Readonly<Record<string, unknown>>;
   /** The stages of a `handler: pipeline` model (run by the frontend's orchestrator, never by a worker). */

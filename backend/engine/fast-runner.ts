@@ -15,6 +15,7 @@ import type { ModelSpec } from './config.js';
 import { rowCapacityFor } from './kv-cache-manager.js';
 import type { KvStore } from './kv-store.js';
 import { MASK, RowGroup } from './row-group.js';
+import { loadFromBlocks, storeFilledBlocks, writeDecoded, writePrefilled } from './fast-rows.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
 
 /** int64 inputs are written as two int32 words, low word first on little-endian hosts. */
@@ -203,26 +204,7 @@ export class FastRunner implements ModelRunner {
   private loadPending(it: RunItem): void {
     if (!this.pendingLoad.delete(it.seqId)) return;
     const g = this.groupOf.get(it.seqId)!;
-    this.loadFromBlocks(g, g.rowOf.get(it.seqId)!, it);
-  }
-
-  private loadFromBlocks(g: RowGroup, b: number, it: RunItem): void {
-    const store = this.store;
-    if (store === null) throw new Error('prefix hit without a block store');
-    const bs = store.blockSize;
-    const Dh = this.Dh;
-    for (let i = 0; i * bs < it.start; i++) {
-      const blk = it.blockTable[i]!;
-      const n = Math.min(bs, it.start - i * bs) * Dh;
-      for (let l = 0; l < this.L; l++) {
-        for (let h = 0; h < this.H; h++) {
-          const src = store.offset(blk, h, 0);
-          const dst = ((b * this.H + h) * g.pcap + i * bs) * Dh;
-          g.bufK[l]!.set(store.k[l]!.subarray(src, src + n), dst);
-          g.bufV[l]!.set(store.v[l]!.subarray(src, src + n), dst);
-        }
-      }
-    }
+    loadFromBlocks(this.store, g, g.rowOf.get(it.seqId)!, it);
   }
 
   private async timedRun(feeds: Record<string, OrtTensorInput>) {
@@ -286,15 +268,15 @@ export class FastRunner implements ModelRunner {
     const logits = r.logits!.data as Float32Array;
     const V = this.spec.vocabSize;
     for (let l = 0; l < this.L; l++) {
-      this.writeDecoded(g, g.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, items, active, rows);
-      this.writeDecoded(g, g.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, items, active, rows);
+      writeDecoded(g, g.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, items, active, rows);
+      writeDecoded(g, g.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, items, active, rows);
     }
     for (let a = 0; a < active.length; a++) {
       const i = active[a]!;
       const it = items[i]!;
       const b = rows[a]!;
       g.rowLen[b] = it.start + 1;
-      this.storeFilledBlocks(g, b, it, it.start, it.start + 1);
+      storeFilledBlocks(this.store, g, b, it, it.start, it.start + 1);
       if (it.wantLogits) out[i] = logits.subarray(b * V, (b + 1) * V);
     }
   }
@@ -339,72 +321,12 @@ export class FastRunner implements ModelRunner {
     }
     const r = await this.timedRun(feeds);
     for (let l = 0; l < this.L; l++) {
-      this.writePrefilled(g, g.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, T, it.start, b);
-      this.writePrefilled(g, g.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, T, it.start, b);
+      writePrefilled(g, g.bufK[l]!, r[this.newKeyNames[l]!]!.data as Float32Array, T, it.start, b);
+      writePrefilled(g, g.bufV[l]!, r[this.newValueNames[l]!]!.data as Float32Array, T, it.start, b);
     }
     g.rowLen[b] = it.start + T;
-    this.storeFilledBlocks(g, b, it, it.start, it.start + T);
+    storeFilledBlocks(this.store, g, b, it, it.start, it.start + T);
     return it.wantLogits ? (r.logits!.data as Float32Array).subarray(0, nl * this.spec.vocabSize) : null;
-  }
-
-  /**
-   * Copies a decode step's new K or V ([B,H,1,Dh]) into the active rows at each one's slot.
-   * The destination slots are cold (one per head per row, each in a different page), so this is
-   * the costliest JS of a step; `set()` (a memcpy) beats an element loop here (measured), and
-   * going through the stage saves a view allocation per copy.
-   */
-  private writeDecoded(
-    g: RowGroup,
-    buf: Float32Array,
-    src: Float32Array,
-    items: readonly RunItem[],
-    active: readonly number[],
-    rows: readonly number[],
-  ): void {
-    const H = this.H;
-    const Dh = this.Dh;
-    const pcap = g.pcap;
-    const views = g.headViews;
-    g.stage.set(src);
-    for (let a = 0; a < active.length; a++) {
-      const b = rows[a]!;
-      const start = items[active[a]!]!.start;
-      for (let h = 0; h < H; h++) buf.set(views[b * H + h]!, ((b * H + h) * pcap + start) * Dh);
-    }
-  }
-
-  /** Copies a B=1 run's new K or V ([1,H,T,Dh]) into row `b` at slots `[start, start+T)`. */
-  private writePrefilled(g: RowGroup, buf: Float32Array, src: Float32Array, T: number, start: number, b: number): void {
-    const H = this.H;
-    const Dh = this.Dh;
-    const n = T * Dh;
-    for (let h = 0; h < H; h++) buf.set(src.subarray(h * n, (h + 1) * n), ((b * H + h) * g.pcap + start) * Dh);
-  }
-
-  /**
-   * Copies the blocks of row `b` that became full with positions `[start, end)` into the block
-   * store, one contiguous run per (layer, K/V, head). Only full blocks are ever read back (a
-   * prefix hit adopts full cached blocks), so writing each once, when it fills, is enough.
-   */
-  private storeFilledBlocks(g: RowGroup, b: number, it: RunItem, start: number, end: number): void {
-    const store = this.store;
-    if (store === null) return;
-    const bs = store.blockSize;
-    const Dh = this.Dh;
-    const n = bs * Dh;
-    for (let i = Math.floor(start / bs); (i + 1) * bs <= end; i++) {
-      const blk = it.blockTable[i]!;
-      for (let l = 0; l < this.L; l++) {
-        const k = g.bufK[l]!;
-        const v = g.bufV[l]!;
-        for (let h = 0; h < this.H; h++) {
-          const src = ((b * this.H + h) * g.pcap + i * bs) * Dh;
-          const dst = store.offset(blk, h, 0);
-          store.k[l]!.set(k.subarray(src, src + n), dst);
-          store.v[l]!.set(v.subarray(src, src + n), dst);
-        }
-      }
-    }
   }
 
   /**

@@ -66,6 +66,27 @@ export class LLM {
 
   constructor(readonly engine: EngineCore) {}
 
+  /** Loads a model already configured (a Hugging Face directory's settings, read by the caller). */
+  static async fromConfig(
+    m: {
+      readonly dir: string;
+      readonly modelFile: string;
+      readonly engine: Readonly<Record<string, unknown>>;
+      readonly threads?: number;
+    },
+    overrides: Readonly<Record<string, unknown>> = {},
+  ): Promise<LLM> {
+    return new LLM(
+      await loadEngine({
+        dir: m.dir,
+        modelFile: m.modelFile,
+        engine: m.engine,
+        overrides,
+        ...(m.threads !== undefined ? { threads: m.threads } : {}),
+      }),
+    );
+  }
+
   /** Loads `modelDir` (its model-config.yaml `engine:` block, then `overrides`). */
   static async load(modelDir: string, overrides: Readonly<Record<string, unknown>> = {}): Promise<LLM> {
     const m = readModelDir(modelDir);

@@ -13,6 +13,7 @@ import { EngineCore } from './engine-core.js';
 import { FastRunner } from './fast-runner.js';
 import { HfRunner } from './hf-runner.js';
 import { KvStore } from './kv-store.js';
+import type { KvArray } from './kv-store.js';
 import type { ModelRunner } from './runner.js';
 import { ByteTokenizer } from './tokenizer.js';
 
@@ -47,17 +48,24 @@ export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
   // The block pool is the KV memory (sized by numBlocks or kvCacheBytes) and every full block
   // holds its real K/V, caching or not; rows are the per-step working copy. Writing a block costs
   // one copy when it fills, so this is kept even though only prefix hits read blocks back.
-  const store = new KvStore(cfg.model, cfg.numBlocks, cfg.blockSize);
+  // An fp16 export's K/V are kept as they come (half floats), in the rows and in the blocks.
+  const half = layout === 'hf' && session.valueTypes['past_key_values.0.key'] === 'float16';
   let runner: ModelRunner;
   try {
     runner =
       layout === 'fast'
-        ? new FastRunner(session, cfg.model, store, {
+        ? new FastRunner(session, cfg.model, new KvStore(cfg.model, cfg.numBlocks, cfg.blockSize), {
             rowGrowStep: cfg.rowGrowStep,
             maxModelLen: cfg.maxModelLen,
             numRowTokens: cfg.numRowTokens,
           })
-        : new HfRunner(session, cfg.model, store);
+        : new HfRunner(
+            session,
+            cfg.model,
+            half
+              ? new KvStore<KvArray>(cfg.model, cfg.numBlocks, cfg.blockSize, (n) => new Uint16Array(n))
+              : new KvStore<KvArray>(cfg.model, cfg.numBlocks, cfg.blockSize),
+          );
   } catch (err) {
     await session.release();
     throw err;

@@ -3,16 +3,21 @@
  * tensors in and out. Nothing else in the project imports onnxruntime-node.
  *
  * Inputs are wrapped without copying (the binding passes them by pointer, and `subarray` views
- * are accepted); outputs are the binding's own freshly copied buffers, handed back as they are.
+ * are accepted); outputs are the binding's own freshly copied buffers, handed back as they are,
+ * unless the caller hands in a preallocated output (`run`'s `into`): onnxruntime then writes
+ * that output straight into the caller's buffer, with no allocation and no copy out.
  */
 import * as ort from 'onnxruntime-node';
 
 /** Element types the project's models use. */
-export type OrtDType = 'float32' | 'int64' | 'int32' | 'int16';
+export type OrtDType = 'float32' | 'float16' | 'int64' | 'int32' | 'int16' | 'bool';
 
 /** Typed array for each element type. */
 export interface OrtDataOf {
   readonly float32: Float32Array;
+  /** IEEE half floats as their bit patterns (Node 20 has no Float16Array). */
+  readonly float16: Uint16Array;
+  readonly bool: Uint8Array;
   readonly int64: BigInt64Array;
   readonly int32: Int32Array;
   readonly int16: Int16Array;
@@ -21,6 +26,8 @@ export interface OrtDataOf {
 /** A tensor fed to `run()`: a typed array (or a view of one) and its shape. */
 export type OrtTensorInput =
   | { readonly type: 'float32'; readonly data: Float32Array; readonly dims: readonly number[] }
+  | { readonly type: 'float16'; readonly data: Uint16Array; readonly dims: readonly number[] }
+  | { readonly type: 'bool'; readonly data: Uint8Array; readonly dims: readonly number[] }
   | { readonly type: 'int64'; readonly data: BigInt64Array; readonly dims: readonly number[] }
   | { readonly type: 'int32'; readonly data: Int32Array; readonly dims: readonly number[] };
 
@@ -40,10 +47,17 @@ export interface OrtSession {
   readonly outputNames: readonly string[];
   /** Element type of each tensor input and output by name (`float32`, `int64`, …); absent for a non-tensor one. */
   readonly valueTypes: Readonly<Record<string, string>>;
-  /** Runs the graph; `outputs` limits which outputs are computed and copied out. */
+  /** Shape of each tensor input and output by name: a number per fixed dimension, a name per symbolic one. */
+  readonly inputDims: Readonly<Record<string, readonly (number | string)[]>>;
+  /**
+   * Runs the graph; `outputs` limits which outputs are computed and copied out. An output named
+   * in `into` is written into that tensor's buffer (its dims must be the output's exact shape)
+   * and returned over the same memory; it is fetched whether or not `outputs` names it.
+   */
   run(
     feeds: Readonly<Record<string, OrtTensorInput>>,
     outputs?: readonly string[],
+    into?: Readonly<Record<string, OrtTensorInput>>,
   ): Promise<Record<string, OrtTensorOutput>>;
   /** Frees the native session; the object is unusable afterwards. */
   release(): Promise<void>;
@@ -52,6 +66,16 @@ export interface OrtSession {
 /** Wraps a Float32Array (or a view) as an input tensor, without copying. */
 export function tensorF32(data: Float32Array, dims: readonly number[]): OrtTensorInput {
   return { type: 'float32', data, dims };
+}
+
+/** Wraps half floats (their bit patterns, or a view) as a float16 input tensor, without copying. */
+export function tensorF16(data: Uint16Array, dims: readonly number[]): OrtTensorInput {
+  return { type: 'float16', data, dims };
+}
+
+/** Wraps bytes of 0/1 as a bool input tensor, without copying. */
+export function tensorBool(data: Uint8Array, dims: readonly number[]): OrtTensorInput {
+  return { type: 'bool', data, dims };
 }
 
 /** Wraps a BigInt64Array (or a view) as an int64 input tensor, without copying. */
@@ -68,18 +92,26 @@ class Session implements OrtSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   readonly valueTypes: Readonly<Record<string, string>>;
+  readonly inputDims: Readonly<Record<string, readonly (number | string)[]>>;
 
   constructor(private readonly inner: ort.InferenceSession) {
     this.inputNames = Object.freeze([...inner.inputNames]);
     this.outputNames = Object.freeze([...inner.outputNames]);
     const types: Record<string, string> = {};
-    for (const m of [...inner.inputMetadata, ...inner.outputMetadata]) if (m.isTensor) types[m.name] = m.type;
+    const dims: Record<string, readonly (number | string)[]> = {};
+    for (const m of [...inner.inputMetadata, ...inner.outputMetadata]) {
+      if (!m.isTensor) continue;
+      types[m.name] = m.type;
+      dims[m.name] = Object.freeze([...m.shape]);
+    }
     this.valueTypes = Object.freeze(types);
+    this.inputDims = Object.freeze(dims);
   }
 
   async run(
     feeds: Readonly<Record<string, OrtTensorInput>>,
     outputs?: readonly string[],
+    into?: Readonly<Record<string, OrtTensorInput>>,
   ): Promise<Record<string, OrtTensorOutput>> {
     const wrapped: Record<string, ort.Tensor> = {};
     for (const name in feeds) {
@@ -87,8 +119,20 @@ class Session implements OrtSession {
       // The Tensor constructor keeps a reference to `data`; no copy happens here.
       wrapped[name] = new ort.Tensor(f.type, f.data, f.dims);
     }
-    const result =
-      outputs === undefined ? await this.inner.run(wrapped) : await this.inner.run(wrapped, outputs as string[]);
+    let result: ort.InferenceSession.ReturnType;
+    if (into === undefined) {
+      result =
+        outputs === undefined ? await this.inner.run(wrapped) : await this.inner.run(wrapped, outputs as string[]);
+    } else {
+      // Fetches as an object: null lets the binding allocate, a tensor is written in place.
+      const fetches: Record<string, ort.Tensor | null> = {};
+      for (const name of outputs ?? this.outputNames) fetches[name] = null;
+      for (const name in into) {
+        const t = into[name]!;
+        fetches[name] = new ort.Tensor(t.type, t.data, t.dims);
+      }
+      result = await this.inner.run(wrapped, fetches);
+    }
     const out: Record<string, OrtTensorOutput> = {};
     for (const name in result) {
       const t = result[name]!;

@@ -1,7 +1,7 @@
 /** The registered models: register from the store, look up, scale, unregister, drain. */
 import { pipelineWorkers } from '../../schema/pipeline-config.js';
 import type { ModelConfigOverrides } from '../store/model-config.js';
-import { loadModelConfig } from '../store/model-config.js';
+import { modelDirConfig } from '../store/model-dir-config.js';
 import { MODEL_NAME_RE } from '../store/model-store.js';
 import type { ModelStore } from '../store/model-store.js';
 import { BatchedModel } from './batched-model.js';
@@ -84,7 +84,7 @@ export class ModelManager {
    * note) for a kind no frontend is registered for. Throws RegistrationError.
    */
   async register(opts: RegisterOptions): Promise<ServedModel | null> {
-    const model = this.prepare(opts);
+    const model = await this.prepare(opts);
     if (model !== null) await model.start().finally(() => this.onChange());
     return model;
   }
@@ -93,7 +93,7 @@ export class ModelManager {
    * Validates and registers a model without starting its workers (`start()` them next; the
    * server registers every start-up model first, so /ping counts them all while they load).
    */
-  prepare(opts: RegisterOptions): ServedModel | null {
+  async prepare(opts: RegisterOptions): Promise<ServedModel | null> {
     if (!MODEL_NAME_RE.test(opts.name))
       throw new RegistrationError(400, `invalid model name '${opts.name}': use letters, digits, '_', '.', '-'`);
     // The url first: a url that escapes the store is a 400 whatever name it would register under.
@@ -110,7 +110,7 @@ export class ModelManager {
         409,
         `Model version ${existing.config.version} is already registered for model ${opts.name} (a model has one version here: unregister it to register another)`,
       );
-    const res = loadModelConfig(opts.name, dir, opts.overrides);
+    const res = await modelDirConfig(this.store.root, opts.name, dir, opts.overrides);
     if (!res.ok)
       throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${res.problems.join('\n  ')}`);
     for (const w of res.warnings) this.ctx.log('warn', w);

@@ -29,6 +29,7 @@ import type { ParsedRequest } from './params.js';
 import { parseChatRequest, parseCompletionRequest } from './params.js';
 import type { ReadyPrompt } from './request-prompts.js';
 import { readyPrompts } from './request-prompts.js';
+import { withSamplingDefaults } from './sampling-defaults.js';
 import { clientRequestId } from './request-id.js';
 import { utilityRoutes } from './utility-routes.js';
 
@@ -156,6 +157,7 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
       );
     }
     const vocab = vocabOf(model);
+    parsed = withSamplingDefaults(parsed, model.config.samplingDefaults);
     let prompts: ReadyPrompt[];
     try {
       prompts = readyPrompts(parsed, vocab);

@@ -362,7 +362,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     const prepared = [];
     for (const m of wanted) {
       try {
-        const model = manager.prepare({ name: m.name, url: m.url, loadedAtStartup: true });
+        const model = await manager.prepare({ name: m.name, url: m.url, loadedAtStartup: true });
         if (model !== null) prepared.push(model);
       } catch (e) {
         if (cfg.models !== 'all') throw e;

@@ -17,6 +17,7 @@ import type { IntBound } from './model-bounds.js';
 import { MODEL_BOUNDS, boundText } from './model-bounds.js';
 import { PathEscapeError, resolveInside } from './safe-path.js';
 import { engineGraphProblems } from './engine-graph.js';
+import type { HfBase } from '../../schema/hf-config.js';
 
 /** The file every model directory holds. */
 export const MODEL_CONFIG_FILE = 'model-config.yaml';
@@ -151,7 +152,13 @@ function docPathOf(dotted: string): (string | number)[] {
  * Reads and validates `<dir>/model-config.yaml` for model `name`. `dir` must already be a
  * resolved directory inside the store; the handler module and model file must stay inside it.
  */
-export function loadModelConfig(name: string, dir: string, overrides: ModelConfigOverrides = {}): ModelConfigResult {
+export function loadModelConfig(
+  name: string,
+  dir: string,
+  overrides: ModelConfigOverrides = {},
+  /** A Hugging Face directory's defaults (hf-model-dir.ts): handler, model file and engine keys the file leaves out. */
+  hf?: HfBase,
+): ModelConfigResult {
   const file = path.join(dir, MODEL_CONFIG_FILE);
   let raw: unknown;
   let text: string;
@@ -202,10 +209,10 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     );
   }
 
-  const handler = doc.handler;
+  const handler = doc.handler ?? (hf !== undefined ? 'generate' : undefined);
   if (typeof handler !== 'string' || handler.trim() === '')
     bad('handler', "required: 'onnx', 'generate' or a path to a handler module");
-  const model = doc.model ?? '';
+  const model = doc.model ?? hf?.modelFile ?? '';
   if (typeof model !== 'string') bad('model', 'must be a file name relative to the model directory');
   const version = modelVersion(doc.version, (msg) => bad('version', msg));
 
@@ -238,9 +245,15 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     }
     return v as Record<string, unknown>;
   };
-  const engineBlock = objectOrUndef('engine');
+  const ownBlock = objectOrUndef('engine');
+  // A Hugging Face directory's engine keys lie under the file's own (either spelling of a key wins).
+  const own = writtenNames(ownBlock ?? {});
+  const engineBlock =
+    hf !== undefined && handler === 'generate'
+      ? { ...Object.fromEntries(Object.entries(hf.engine).filter(([k]) => !own.has(k))), ...ownBlock }
+      : ownBlock;
   // The generation worker reads the model's dims and special ids from the block.
-  const noBlock = doc.engine === undefined || doc.engine === null;
+  const noBlock = (doc.engine === undefined || doc.engine === null) && engineBlock === undefined;
   const engine = engineArgs(
     engineBlock ?? (handler === 'generate' && noBlock ? {} : undefined),
     handler === 'generate',
@@ -300,6 +313,7 @@ export function loadModelConfig(name: string, dir: string, overrides: ModelConfi
     threads,
     ...(engine !== undefined ? { engine } : {}),
     ...(handlerOptions !== undefined ? { handlerOptions } : {}),
+    ...(hf !== undefined && handler === 'generate' ? { samplingDefaults: hf.samplingDefaults } : {}),
     ...(pipeline !== undefined ? { pipeline } : {}),
   });
   return { ok: true, config, warnings };

@@ -1,8 +1,12 @@
-/** The model store: a directory holding one sub-directory (with `model-config.yaml`) per model. */
+/**
+ * The model store: a directory holding one sub-directory per model, with its `model-config.yaml`
+ * or, for a Hugging Face export, its `config.json` (frontend/store/hf-model-dir.ts).
+ */
 import * as fs from 'fs';
 import * as path from 'path';
 import { MODEL_CONFIG_FILE } from './model-config.js';
 import { resolveInside } from './safe-path.js';
+import { HF_CONFIG_FILE } from './hf-model-dir.js';
 
 /** Names a model may have: used in URLs and metric labels. */
 export const MODEL_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -26,7 +30,7 @@ export class ModelStore {
   }
 
   /**
-   * Every sub-directory holding a model-config.yaml, sorted by name. A symlink leading outside
+   * Every sub-directory holding a model-config.yaml or a config.json, sorted by name. A symlink leading outside
    * the store is never listed; `onSkip` hears of each one, with why.
    */
   list(onSkip?: (name: string, why: string) => void): StoreEntry[] {
@@ -41,7 +45,8 @@ export class ModelStore {
         onSkip?.(ent.name, e instanceof Error ? e.message : String(e));
         continue;
       }
-      if (fs.existsSync(path.join(dir, MODEL_CONFIG_FILE))) out.push({ name: ent.name, dir });
+      if (fs.existsSync(path.join(dir, MODEL_CONFIG_FILE)) || fs.existsSync(path.join(dir, HF_CONFIG_FILE)))
+        out.push({ name: ent.name, dir });
     }
     return out.sort((a, b) => a.name.localeCompare(b.name));
   }

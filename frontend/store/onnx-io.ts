@@ -81,7 +81,8 @@ function child(buf: Buffer, no: number): Buffer | null {
   return found;
 }
 
-function valueInfo(buf: Buffer): TensorMetadata {
+/** One ValueInfoProto: name, datatype and shape (-1 for a symbolic dimension). */
+export function valueInfo(buf: Buffer): TensorMetadata {
   let name = '';
   let datatype = 'UNKNOWN';
   const shape: number[] = [];

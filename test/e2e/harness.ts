@@ -164,6 +164,8 @@ export async function startTsserve(opts: StartOptions): Promise<Tsserve> {
 
 interface StartOptions {
   readonly store: string;
+  /** The command and its first arguments instead of `start --model-store STORE` (e.g. `['serve', DIR]`). */
+  readonly command?: readonly string[];
   readonly args?: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
   readonly logDir?: string;
@@ -175,9 +177,7 @@ async function startOnce(opts: StartOptions): Promise<Tsserve> {
   const logDir = opts.logDir ?? tempDir('logs');
   const args = [
     CLI,
-    'start',
-    '--model-store',
-    opts.store,
+    ...(opts.command ?? ['start', '--model-store', opts.store]),
     '--log-dir',
     logDir,
     '--inference-address',

@@ -13,7 +13,10 @@ import type { EngineConfig } from '../../backend/engine/config.js';
 import { ENGINE_ARG_FLAGS, ENGINE_ARGS, parseEngineArgText, validateEngineArgs } from '../../schema/engine-args.js';
 import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
-import { loadModelConfig } from '../../frontend/store/model-config.js';
+import { isHfModelDir } from '../../frontend/store/hf-model-dir.js';
+import { modelDirConfig } from '../../frontend/store/model-dir-config.js';
+import { withSamplingDefaults } from '../../frontend/openai/sampling-defaults.js';
+import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 import { completionLogprobs } from '../../frontend/openai/logprobs-format.js';
 import type { ModelVocab } from '../../frontend/generation/model-vocab.js';
 import { modelVocab } from '../../frontend/generation/model-vocab.js';
@@ -23,7 +26,8 @@ import { parseInput, readyLine } from './completion-lines.js';
 const USAGE = `Usage: tsserve generate --model DIR --input FILE.jsonl [--output FILE.jsonl] [--set KEY=VALUE ...]
 
 Runs every prompt of FILE.jsonl (- for standard input) through the generation engine of the
-model in DIR (a directory with model-config.yaml and an engine: block) and prints one JSON line
+model in DIR (a directory with model-config.yaml and an engine: block, or a Hugging Face export
+with config.json and no model-config.yaml) and prints one JSON line
 per prompt, in input order, each as soon as it and the lines before it are done:
   {"id":..., "prompt":..., "choices":[{"index":0,"text":...,"token_ids":[...],"finish_reason":...}],
    "usage":{"prompt_tokens":...,"completion_tokens":...,"cached_tokens":...}}
@@ -200,20 +204,25 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   // The server's own check of model-config.yaml first, so each problem names its file:line:col
   // as a registration would (the engine's load lists them without a position).
-  const checked = loadModelConfig(path.basename(path.resolve(model)), path.resolve(model));
+  // A Hugging Face export (config.json, no model-config.yaml) is read as the server reads it,
+  // its parent directory standing for the store.
+  const dir = path.resolve(model);
+  const checked = await modelDirConfig(path.dirname(dir), path.basename(dir), dir);
   if (!checked.ok) {
     process.stderr.write(checked.problems.map((p) => `tsserve generate: ${p}\n`).join(''));
     return 1;
   }
   let llm: LLM;
   try {
-    llm = await LLM.load(model, overrides);
+    llm = isHfModelDir(dir)
+      ? await LLM.fromConfig({ ...checked.config, engine: checked.config.engine ?? {} }, overrides)
+      : await LLM.load(model, overrides);
   } catch (e) {
     process.stderr.write(`tsserve generate: cannot load ${model}: ${(e as Error).message}\n`);
     return 1;
   }
   try {
-    return await generateAll(llm, lines, output);
+    return await generateAll(llm, lines, output, checked.config.samplingDefaults);
   } finally {
     await llm.close();
   }
@@ -226,12 +235,18 @@ type Outcome = { readonly out: CompletionOutput } | { readonly error: string };
  * Checks every line against the loaded model (the server's max_model_len and vocabulary checks),
  * then runs them all at once and writes each answer in input order as soon as it is done.
  */
-async function generateAll(llm: LLM, lines: readonly InputLine[], output: string | undefined): Promise<number> {
+async function generateAll(
+  llm: LLM,
+  lines: readonly InputLine[],
+  output: string | undefined,
+  /** A Hugging Face export's generation_config.json defaults, under each line's own (as the server does). */
+  samplingDefaults?: GenSamplingParams,
+): Promise<number> {
   const vocab = engineVocab(llm.engine.config);
   const ready: ReadyLine[] = [];
   const refused: string[] = [];
   for (const l of lines) {
-    const r = readyLine(l, vocab);
+    const r = readyLine({ ...l, request: withSamplingDefaults(l.request, samplingDefaults) }, vocab);
     if (typeof r === 'string') refused.push(r);
     else ready.push(r);
   }

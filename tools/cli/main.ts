@@ -14,6 +14,10 @@ interface Command {
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   start: { summary: 'serve models (inference, management and metrics APIs)', load: () => import('./start.js') },
+  serve: {
+    summary: 'serve one model directory (a Hugging Face export needs no model-config.yaml), as vllm serve DIR',
+    load: () => import('./serve.js'),
+  },
   metrics: {
     summary: 'validate metrics.yaml, list the metric catalog, tail the metric logs',
     load: () => import('./metrics.js'),

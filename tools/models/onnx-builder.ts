@@ -11,7 +11,7 @@ import type { onnx as OnnxT } from 'onnx-proto';
 const { onnx } = onnxProto;
 
 /** Element types used in graph inputs, outputs and initializers. */
-export type ElemType = 'float32' | 'int64' | 'int32' | 'int16' | 'bool';
+export type ElemType = 'float32' | 'float16' | 'int64' | 'int32' | 'int16' | 'bool';
 
 /** A dimension: a fixed size or a symbolic name such as 'batch'. */
 export type Dim = number | string;
@@ -32,13 +32,14 @@ const IR_VERSION = 8;
 
 const ELEM: Readonly<Record<ElemType, number>> = {
   float32: onnx.TensorProto.DataType.FLOAT,
+  float16: onnx.TensorProto.DataType.FLOAT16,
   int64: onnx.TensorProto.DataType.INT64,
   int32: onnx.TensorProto.DataType.INT32,
   int16: onnx.TensorProto.DataType.INT16,
   bool: onnx.TensorProto.DataType.BOOL,
 };
 
-function bytesOf(data: Float32Array | BigInt64Array | Int32Array): Uint8Array {
+function bytesOf(data: Float32Array | Uint16Array | BigInt64Array | Int32Array): Uint8Array {
   // Views share memory; protobufjs copies when encoding. Little-endian, like ONNX raw_data.
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
@@ -110,6 +111,12 @@ export class GraphBuilder {
   /** Adds a float32 initializer; returns its name. */
   initF32(name: string, data: Float32Array, dims: readonly number[]): string {
     this.inits.push({ name, dataType: ELEM.float32, dims: [...dims], rawData: bytesOf(data) });
+    return name;
+  }
+
+  /** Adds a float16 initializer (half floats as bit patterns); returns its name. */
+  initF16(name: string, data: Uint16Array, dims: readonly number[]): string {
+    this.inits.push({ name, dataType: ELEM.float16, dims: [...dims], rawData: bytesOf(data) });
     return name;
   }
 

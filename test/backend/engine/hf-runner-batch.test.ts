@@ -83,10 +83,8 @@ describe('HfRunner (usual exported layout)', function () {
   it('should write the full blocks of batched rows to the store so a later prefix hit reads them', async () => {
     const e = await engine({ maxNumSeqs: 32, enablePrefixCaching: true });
     // Two sequences decode together; a third repeats one's prompt + output. With 17 prompt
-    // tokens and 48 outputs, positions 0..63 are computed and the last block (48..63) fills
-    // while its K/V is still deferred (HF_COMMIT_EVERY 4: commits cover 17..20, …, 57..60;
-    // 61..63 are pending when the sequences finish): the next run must commit the released rows
-    // before the hit reads it.
+    // tokens and 48 outputs, positions 0..63 are computed and the last block (48..63) fills in
+    // the batch's last decode step, just before its rows are released: the hit reads it.
     e.addRequest('a', 'Block writer one', { ...greedy, max_tokens: 48 });
     e.addRequest('b', 'x', { ...greedy, max_tokens: 48 });
     const first: EngineCoreOutputs[] = [];
@@ -104,7 +102,7 @@ describe('HfRunner (usual exported layout)', function () {
     expect(collect(second).get('c/0')!.tokens).to.deep.equal(collect(third).get('c/0')!.tokens);
   });
 
-  it('should keep the tokens of the others when sequences are aborted with deferred K/V', async () => {
+  it('should keep the tokens of the others when a sequence is aborted mid-batch', async () => {
     const alone = await tokensOf(await engine({ maxNumSeqs: 1, enablePrefixCaching: false }));
     const e = await engine({ maxNumSeqs: 32, enablePrefixCaching: true });
     PROMPTS.forEach((p, i) => e.addRequest(`r${i}`, p, { ...greedy, max_tokens: 6 + 5 * i }));
@@ -117,7 +115,7 @@ describe('HfRunner (usual exported layout)', function () {
     const res = collect(steps);
     expect(res.get('gone/0')!.finishReason).to.equal('abort');
     expect(PROMPTS.map((_, i) => res.get(`r${i}/0`)!.tokens)).to.deep.equal(alone.tokens);
-    // Every row released, some with deferred K/V: a new request still gets the tokens it gets alone.
+    // Every row released: a new request still gets the tokens it gets alone.
     e.addRequest('after', PROMPTS[3]!, { ...greedy, max_tokens: 6 });
     const after: EngineCoreOutputs[] = [];
     while (e.hasWork()) after.push(await e.step());
