@@ -31,10 +31,10 @@ import { imageTensor } from '../../schema/image/image-tensor.js';
 import { textImage } from '../models/glyph-image.js';
 import { writeConvClassifier } from '../models/conv-classifier.js';
 import { OCR_CLS_ONNX, OCR_CLS_OPTIONS, writeOcrCls } from '../models/ocr-cls.js';
+import { SMOKE } from './smoke.js';
 import { spawnServer } from './spawn-server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
-const SMOKE = process.env.BENCH_SMOKE === '1';
 const MEASURE_S = SMOKE ? 1 : Number(process.env.BENCH_SECONDS ?? 6);
 const WARMUP_S = SMOKE ? 0.5 : 2;
 const BATCH = 8;
