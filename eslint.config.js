@@ -1,5 +1,5 @@
 // ESLint flat config: typescript-eslint's type-checked rules on every .ts file, JS recommended on
-// the few .js files, and the house boundaries (STYLE.md, "Boundaries") as lint rules, so CI fails
+// the few .js files, and the house boundaries (CONTRIBUTING.md, "Boundaries") as lint rules, so CI fails
 // when one is crossed instead of relying on a reviewer's memory.
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
@@ -85,7 +85,7 @@ function libraryPattern(lib, dir) {
     regex: `^${escape(lib.name)}(/|$)`,
     caseSensitive: true,
     allowTypeImports: lib.typesIn === dir,
-    message: `${lib.name} lives behind its adapter: import it only in ${where}${types} (STYLE.md: one outside library per adapter file).`,
+    message: `${lib.name} lives behind its adapter: import it only in ${where}${types} (CONTRIBUTING.md: one outside library per adapter file).`,
   };
 }
 

@@ -5,8 +5,8 @@
  * longer shortest-round-trip format on every record; rounded it is `9453.808`.
  */
 
-/** `ms` milliseconds rounded to whole nanoseconds, in milliseconds. */
-export function msToNs(ms: number): number {
+/** `ms` milliseconds rounded to whole nanoseconds, still in milliseconds (not a conversion to ns). */
+export function roundToNs(ms: number): number {
   return Math.round(ms * 1e6) / 1e6;
 }
 

@@ -8,6 +8,7 @@
  * time change per batch or per flush, not per point, so they travel run-length encoded: pairs
  * (start index, request ref) and (start index, epoch ms). See docs/ipc.md.
  */
+import { METRIC_TYPES } from './types.js';
 import type { MetricType } from './types.js';
 import type { DropReason } from './metrics-api.js';
 import { isDropReason } from './metrics-api.js';
@@ -81,7 +82,7 @@ export function isMetricsMessageType(msg: unknown): boolean {
   return typeof msg === 'object' && msg !== null && (msg as { type?: unknown }).type === METRICS_MESSAGE_TYPE;
 }
 
-const METRIC_TYPES: ReadonlySet<string> = new Set(['counter', 'gauge', 'histogram']);
+const KNOWN_TYPES: ReadonlySet<string> = new Set(METRIC_TYPES);
 
 function isNonNegInt(x: unknown): x is number {
   return typeof x === 'number' && Number.isInteger(x) && x >= 0;
@@ -97,7 +98,7 @@ function checkMetricDecl(d: unknown, i: number): string | null {
   if (typeof d !== 'object' || d === null) return `metrics[${i}] is not an object`;
   const m = d as Record<string, unknown>;
   if (typeof m.name !== 'string' || m.name === '') return `metrics[${i}].name must be a non-empty string`;
-  if (typeof m.type !== 'string' || !METRIC_TYPES.has(m.type)) {
+  if (typeof m.type !== 'string' || !KNOWN_TYPES.has(m.type)) {
     return `metrics[${i}].type must be counter, gauge or histogram`;
   }
   if (typeof m.unit !== 'string') return `metrics[${i}].unit must be a string`;

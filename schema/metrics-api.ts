@@ -40,7 +40,6 @@ export type DropReason =
   /** An event that did not fit a bounded queue between two reports (an engine's sampled KV block evictions). */
   | 'queue_full';
 
-/** Every drop reason, in a stable order (the self-metric binds one series per reason). */
 /**
  * Longest dimension value a handler may record (characters). A longer one is a `bad_dimensions`
  * drop: it would be a series of that size in every scrape and log line, and past about 64 KB a
@@ -48,6 +47,7 @@ export type DropReason =
  */
 export const MAX_DIMENSION_VALUE_CHARS = 1024;
 
+/** Every drop reason, in a stable order (the self-metric binds one series per reason). */
 export const DROP_REASONS: readonly DropReason[] = Object.freeze([
   'not_finite',
   'negative_counter',
@@ -85,6 +85,18 @@ export type DimensionValues = readonly string[] | Readonly<Record<string, string
 export interface BoundSeries {
   record(value: number, requestId?: string, timeMs?: number, source?: string): void;
 }
+
+/** A series each record of which is a counted drop (its binding failed): the one such shape, on both sides. */
+export class DroppingSeries implements BoundSeries {
+  constructor(private readonly drop: () => void) {}
+
+  record(): void {
+    this.drop();
+  }
+}
+
+/** The series that records nothing: a metric switched off, hidden or not declared (the one no-op series). */
+export const NOOP_SERIES: BoundSeries = Object.freeze({ record(): void {} });
 
 /**
  * Labels the server fills in itself, never the caller: ordered name → value (`hostname` today;

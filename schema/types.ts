@@ -4,7 +4,10 @@
  */
 
 /** Metric types, mirroring the schema's type keys. */
-export type MetricType = 'counter' | 'gauge' | 'histogram';
+/** The metric types, in the order metrics.yaml lists them under a section; the one list of them. */
+export const METRIC_TYPES = ['counter', 'gauge', 'histogram'] as const;
+/** A metric's type: one of METRIC_TYPES. */
+export type MetricType = (typeof METRIC_TYPES)[number];
 
 /** Which side emits a metric: the frontend (`ts_metrics`) or model handlers (`model_metrics`). */
 export type Section = 'ts_metrics' | 'model_metrics';

@@ -9,6 +9,7 @@ import type { MetricsConfig } from './types.js';
 import type { AutoLabels } from './metrics-api.js';
 import type { PipelineSpec } from './pipeline-config.js';
 import type { GenSamplingParams } from './engine-ipc.js';
+import type { TensorHead, TensorSettings } from './tensors.js';
 
 export const WORKER_PROTOCOL_VERSION = 1;
 
@@ -39,6 +40,8 @@ export interface ModelConfig {
   readonly samplingDefaults?: GenSamplingParams;
   /** Anything else the handler reads from model-config.yaml (`handlerOptions:`). */
   readonly handlerOptions?: Readonly<Record<string, unknown>>;
+  /** The `tensors:` block of a built-in `onnx` model (padding, the batch's byte bound). */
+  readonly tensors?: TensorSettings;
   /** The stages of a `handler: pipeline` model (run by the frontend's orchestrator, never by a worker). */
   readonly pipeline?: PipelineSpec;
 }
@@ -70,12 +73,17 @@ export interface BatchRequest {
 }
 
 /**
- * The float32 inputs of a batch's requests in one buffer (models with the built-in onnx
- * handler): request i's values are `data[offsets[i] .. offsets[i + 1])`, an empty range for a
- * request whose input is its JSON `body`.
+ * The decoded input tensors of a batch's requests (models with the built-in onnx handler) in
+ * one buffer, so they cross to the worker as one block of bytes: tensor j (counted across the
+ * requests, in order) is `data[offsets[j] .. offsets[j + 1])`. Each distinct list of heads
+ * crosses once: a batch's requests mostly share one (structured clone copies every object).
  */
 export interface BatchTensors {
-  readonly data: Float32Array;
+  /** The distinct head lists of the batch's requests (one, for a batch of one shape). */
+  readonly kinds: readonly (readonly TensorHead[])[];
+  /** Per request: its head list's index in `kinds`, or -1 for a request whose input is its JSON `body`. */
+  readonly kindOf: Int32Array;
+  readonly data: Uint8Array;
   readonly offsets: Uint32Array;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The house boundaries (STYLE.md, "Boundaries") are lint rules in eslint.config.js; `npm run lint`
+ * The house boundaries (CONTRIBUTING.md, "Boundaries") are lint rules in eslint.config.js; `npm run lint`
  * holds the tree to them in CI. These tests show each rule really fires: ESLint, with the repo's
  * own config, lints a snippet placed (virtually) where it would cross a boundary, and we assert
  * the exact messages. Type-aware rules are switched off here (the snippets are not in the
@@ -43,7 +43,7 @@ const R = '@typescript-eslint/no-restricted-imports';
 const restricted = (lib: string, why: string): string =>
   `${R}: '${lib}' import is restricted from being used by a pattern. ${why}`;
 const adapterWhy = (lib: string, where: string): string =>
-  `${lib} lives behind its adapter: import it only in ${where} (STYLE.md: one outside library per adapter file).`;
+  `${lib} lives behind its adapter: import it only in ${where} (CONTRIBUTING.md: one outside library per adapter file).`;
 const adapter = (lib: string, where: string): string => restricted(lib, adapterWhy(lib, where));
 
 describe('Boundaries', () => {
@@ -142,7 +142,7 @@ describe('Boundaries', () => {
     }
     expect(await lint('frontend/metrics/x.ts', types)).to.deep.equal([]);
     expect(await lint('frontend/metrics/x.ts', value)).to.deep.equal([
-      `1:${restricted('express', `express lives behind its adapter: import it only in ${where} (elsewhere in frontend/, \`import type\` from it is fine) (STYLE.md: one outside library per adapter file).`)}`,
+      `1:${restricted('express', `express lives behind its adapter: import it only in ${where} (elsewhere in frontend/, \`import type\` from it is fine) (CONTRIBUTING.md: one outside library per adapter file).`)}`,
     ]);
     expect(await lint('backend/worker/x.ts', types)).to.deep.equal([`1:${adapter('express', where)}`]);
   });

@@ -1,145 +1,194 @@
 /**
- * The built-in `onnx` handler: each request body is a JSON array of numbers (the model's input
- * width, 784 for the demo MLP); valid rows are stacked into one [B, width] float32 tensor and
- * run once; each answer is the JSON array of the model's first output row (10 probabilities).
- * A bad body fails its own request with 400 and leaves the rest of the batch running.
+ * The built-in `onnx` handler: any tensor model. The frontend decodes each request into the
+ * graph's named inputs and checks them against the graph's declared types and shapes (a bad one
+ * never gets here); this handler groups the batch's requests whose tensors stack, runs each
+ * group once with every input, and answers each request with its rows of every output, named.
+ * A model whose every input has a dynamic first axis is batched along it; any other runs each
+ * request alone, on its whole tensors.
  */
-import { tensorF32 } from '../onnx/ort.js';
+import type { OrtAnyTensor } from '../onnx/ort.js';
+import type { PadRule, RequestTensors, TensorAnswer, TensorHead } from '../../schema/tensors.js';
+import { isTensorDType, stackKey, TENSOR_ANSWER } from '../../schema/tensors.js';
+import { bytesOf, outputRow, stackInput } from './tensor-stack.js';
 import type { HandlerContext, HandlerRequest, HandlerSession, StagedHandler } from './types.js';
 
-/** Input width when model-config gives none: a flattened 28×28 image, as the demo MLP takes. */
-export const DEFAULT_INPUT_WIDTH = 784;
-
-/** What preprocess hands to inference: the stacked valid rows and each request's error. */
-export interface OnnxBatch {
-  /** Row-major [rows.length, width]. */
-  readonly input: Float32Array;
-  /** Index in the batch of each stacked row. */
+/** One run of the graph: the batch's requests it answers and its feeds. */
+export interface OnnxGroup {
   readonly rows: readonly number[];
-  /** Per request: its validation error, or null when it was stacked. */
+  readonly feeds: Readonly<Record<string, OrtAnyTensor>>;
+}
+
+/** What preprocess hands to inference: the groups, and each request's error (null when it is in a group). */
+export interface OnnxBatch {
+  readonly groups: readonly OnnxGroup[];
   readonly errors: readonly (Error | null)[];
 }
 
-/** What inference hands to postprocess. */
+/** What inference hands to postprocess: each group's outputs. */
 export interface OnnxOutput {
   readonly batch: OnnxBatch;
-  /** Row-major [rows.length, width] of the first output; empty when no row was valid. */
-  readonly output: Float32Array;
-  readonly outputWidth: number;
+  readonly outputs: readonly Readonly<Record<string, OrtAnyTensor>>[];
 }
 
-/** Reads `handlerOptions.inputWidth` (a positive integer), else the default. */
-export function inputWidthOf(options: Readonly<Record<string, unknown>>): number {
-  const w = options['inputWidth'];
-  return typeof w === 'number' && Number.isInteger(w) && w > 0 ? w : DEFAULT_INPUT_WIDTH;
-}
-
-/** Largest finite float32. */
-const FLOAT32_MAX = 3.4028234663852886e38;
-
-/** Checks a row the frontend decoded; writes it into `dst` at `offset` and returns null, or returns why not. */
-export function validateInput(input: Float32Array, width: number, dst: Float32Array, offset: number): string | null {
-  if (input.length !== width) return `expected ${width} numbers, got ${input.length}`;
-  dst.set(input, offset);
-  return null;
-}
-
-/**
- * Checks one body; writes it into `dst` at `offset` and returns null, or returns why not.
- * Accepts a plain array, or `{"data": [...]}` / `{"input": [...]}` like TorchServe clients send.
- */
-export function validateRow(body: unknown, width: number, dst: Float32Array, offset: number): string | null {
-  let arr = body;
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-    const o = body as Record<string, unknown>;
-    arr = o['data'] ?? o['input'];
-  }
-  if (!Array.isArray(arr)) return `expected a JSON array of ${width} numbers, got ${describe(body)}`;
-  if (arr.length !== width) return `expected a JSON array of ${width} numbers, got ${arr.length} elements`;
-  for (let i = 0; i < width; i++) {
-    const v: unknown = arr[i];
-    if (typeof v !== 'number' || !Number.isFinite(v)) return `element ${i} is ${describe(v)}, not a finite number`;
-    if (Math.abs(v) > FLOAT32_MAX && !Number.isFinite(Math.fround(v)))
-      return `element ${i} (${v}) is not finite in float32`;
-    dst[offset + i] = v;
-  }
-  return null;
-}
-
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 20 ? `${v.slice(0, 20)}…` : v)}`;
-  return typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`;
+/** True when every input's first axis is dynamic: requests then stack along it. */
+export function batchesAlongFirstAxis(session: HandlerSession): boolean {
+  const shapes = session.valueShapes;
+  if (shapes === undefined) return false;
+  return session.inputNames.every((n) => {
+    const s = shapes[n];
+    return s !== undefined && s.length > 0 && s[0] === -1;
+  });
 }
 
 /** Creates the built-in handler (one per worker: it holds the session). */
 export function createOnnxHandler(): StagedHandler {
   let session: HandlerSession | null = null;
-  let inputName = '';
-  let outputName = '';
-  let width = DEFAULT_INPUT_WIDTH;
+  let batched = false;
+  let pad: Readonly<Record<string, PadRule>> = {};
 
   return {
     async initialize(ctx: HandlerContext): Promise<void> {
-      session = await ctx.createSession(ctx.manifest.modelFile);
-      inputName = session.inputNames[0] ?? '';
-      outputName = session.outputNames[0] ?? '';
-      if (inputName === '' || outputName === '') throw new Error(`${ctx.manifest.modelFile} has no input or no output`);
-      // It feeds float32 rows and reads float32 answers: another type failed every batch 500 at
-      // run time (onnxruntime's 'Unexpected input data type'); refused at load instead, once.
-      for (const [what, name] of [
-        ['input', inputName],
-        ['output', outputName],
-      ] as const) {
-        const type = session.valueTypes[name] ?? 'not a tensor';
-        if (type !== 'float32')
+      const s = await ctx.createSession(ctx.manifest.modelFile);
+      if (s.inputNames.length === 0 || s.outputNames.length === 0)
+        throw new Error(`${ctx.manifest.modelFile} has no input or no output`);
+      // A string or sequence value would fail every batch at run time: refused at load instead, once.
+      for (const name of [...s.inputNames, ...s.outputNames]) {
+        const type = s.valueTypes[name] ?? 'not a tensor';
+        if (!isTensorDType(type))
           throw new Error(
-            `${ctx.manifest.modelFile}: its first ${what} '${name}' is ${type}; the built-in onnx handler feeds and reads float32 tensors only (serve this model with a handler of your own: docs/handlers.md)`,
+            `${ctx.manifest.modelFile}: '${name}' is ${type}; the built-in onnx handler feeds and reads numeric and bool tensors only (serve this model with a handler of your own: docs/handlers.md)`,
           );
       }
-      width = inputWidthOf(ctx.handlerOptions);
+      session = s;
+      batched = batchesAlongFirstAxis(s);
+      pad = ctx.manifest.tensors?.pad ?? {};
+      // A rule the graph cannot follow would pad nothing, silently: refused at load instead.
+      for (const [name, rule] of Object.entries(pad)) {
+        const shape = s.valueShapes?.[name];
+        if (!s.inputNames.includes(name))
+          throw new Error(
+            `tensors.pad.${name}: the model has no input '${name}' (it takes ${s.inputNames.join(', ')})`,
+          );
+        if (!batched) throw new Error(`tensors.pad.${name}: the model is not batched (an input's first axis is fixed)`);
+        if (shape !== undefined && (rule.axis >= shape.length || shape[rule.axis] !== -1))
+          throw new Error(
+            `tensors.pad.${name}.axis: axis ${rule.axis} of '${name}' [${shape.join(',')}] is not a dynamic axis (-1)`,
+          );
+      }
     },
 
     preprocess(requests: readonly HandlerRequest[], ctx: HandlerContext): OnnxBatch {
-      const input = new Float32Array(requests.length * width);
-      const rows: number[] = [];
+      if (session === null) throw new Error('onnx handler used before initialize');
+      const inputs = session.inputNames;
       const errors: (Error | null)[] = [];
-      for (let i = 0; i < requests.length; i++) {
-        const r = requests[i]!;
-        const why =
-          r.input !== undefined
-            ? validateInput(r.input, width, input, rows.length * width)
-            : validateRow(r.body, width, input, rows.length * width);
-        if (why === null) {
-          rows.push(i);
-          errors.push(null);
-        } else {
-          errors.push(ctx.requestError(why, 400));
+      const byKey = new Map<string, number[]>();
+      requests.forEach((r, i) => {
+        const t = r.tensors;
+        // The frontend decodes every request of a built-in onnx model; a JSON body means it could not read the graph.
+        if (t === undefined || t.heads.length !== inputs.length || t.heads.some((h, j) => h.name !== inputs[j])) {
+          errors.push(
+            ctx.requestError(
+              `the built-in onnx handler takes the inputs ${inputs.join(', ')} as tensors the frontend decodes; this request has ${t === undefined ? 'a JSON body' : t.heads.map((h) => h.name).join(', ')}`,
+              400,
+            ),
+          );
+          return;
         }
-      }
-      return { input: input.subarray(0, rows.length * width), rows, errors };
+        errors.push(null);
+        const key = batched ? stackKey(t.heads, pad) : `#${i}`;
+        const group = byKey.get(key);
+        if (group === undefined) byKey.set(key, [i]);
+        else group.push(i);
+      });
+      const groups = [...byKey.values()].map((rows): OnnxGroup => {
+        const tensors = rows.map((i) => requests[i]!.tensors!);
+        return { rows, feeds: batched ? stacked(tensors, inputs, pad) : whole(tensors[0]!) };
+      });
+      if (ctx.metrics.records('RequestBatchSize'))
+        ctx.metrics.getMetric('RequestBatchSize', 'gauge').addOrUpdate(requests.length, { ModelName: ctx.modelName });
+      if (ctx.metrics.records('OnnxRequestCount'))
+        ctx.metrics
+          .getMetric('OnnxRequestCount', 'counter')
+          .addOrUpdate(requests.length - errors.filter((e) => e !== null).length, { ModelName: ctx.modelName });
+      return { groups, errors };
     },
 
     async inference(data: unknown): Promise<OnnxOutput> {
       const batch = data as OnnxBatch;
-      if (session === null) throw new Error('onnx handler used before initialize');
-      if (batch.rows.length === 0) return { batch, output: new Float32Array(0), outputWidth: 0 };
-      const out = await session.run({ [inputName]: tensorF32(batch.input, [batch.rows.length, width]) }, [outputName]);
-      const t = out[outputName];
-      if (t === undefined || !(t.data instanceof Float32Array))
-        throw new Error(`output ${outputName} is missing or not float32`);
-      const outputWidth = t.data.length / batch.rows.length;
-      return { batch, output: t.data, outputWidth };
+      const s = session;
+      if (s === null) throw new Error('onnx handler used before initialize');
+      const outputs: Readonly<Record<string, OrtAnyTensor>>[] = [];
+      // Outputs of every element type come back as the typed array onnxruntime gives it (OrtAnyTensor).
+      for (const g of batch.groups) outputs.push((await s.run(g.feeds)) as unknown as Record<string, OrtAnyTensor>);
+      return { batch, outputs };
     },
 
-    postprocess(data: unknown): unknown[] {
-      const { batch, output, outputWidth } = data as OnnxOutput;
+    postprocess(data: unknown, ctx: HandlerContext): unknown[] {
+      const { batch, outputs } = data as OnnxOutput;
+      const names = session?.outputNames ?? [];
       const answers: unknown[] = batch.errors.slice();
-      batch.rows.forEach((req, k) => {
-        answers[req] = Array.from(output.subarray(k * outputWidth, (k + 1) * outputWidth));
+      batch.groups.forEach((g, gi) => {
+        const out = outputs[gi]!;
+        g.rows.forEach((req, k) => {
+          answers[req] = batched ? rowAnswer(names, out, k, g.rows.length, ctx) : wholeAnswer(names, out);
+        });
       });
       return answers;
     },
+  };
+}
+
+/** The group's feeds: each input stacked along a new first axis. */
+function stacked(
+  rows: readonly RequestTensors[],
+  inputs: readonly string[],
+  pad: Readonly<Record<string, PadRule>>,
+): Record<string, OrtAnyTensor> {
+  const feeds: Record<string, OrtAnyTensor> = {};
+  inputs.forEach((name, j) => (feeds[name] = stackInput(rows, j, pad[name])));
+  return feeds;
+}
+
+/** One request's whole tensors as feeds (a model that does not batch along its first axis). */
+function whole(t: RequestTensors): Record<string, OrtAnyTensor> {
+  const feeds: Record<string, OrtAnyTensor> = {};
+  t.heads.forEach((h, j) => {
+    // A copy of one row, in a buffer of its own (the batch's bytes may sit at any alignment).
+    feeds[h.name] = { ...stackInput([t], j, undefined), dims: h.dims };
+  });
+  return feeds;
+}
+
+/** Request `k`'s rows of every output; an output without the batch's rows fails the request (500). */
+function rowAnswer(
+  names: readonly string[],
+  out: Readonly<Record<string, OrtAnyTensor>>,
+  k: number,
+  rows: number,
+  ctx: HandlerContext,
+): TensorAnswer | Error {
+  const heads: TensorHead[] = [];
+  const data: Uint8Array[] = [];
+  for (const name of names) {
+    const t = out[name];
+    if (t === undefined || t.dims[0] !== rows)
+      return ctx.requestError(
+        `output '${name}' has shape [${t?.dims.join(',') ?? ''}], not one row per request of the batch of ${rows}`,
+        500,
+      );
+    const row = outputRow(name, t, k);
+    heads.push(row.head);
+    data.push(row.bytes);
+  }
+  return { kind: TENSOR_ANSWER, outputs: heads, data };
+}
+
+/** Every output whole (a model that does not batch along its first axis). */
+function wholeAnswer(names: readonly string[], out: Readonly<Record<string, OrtAnyTensor>>): TensorAnswer {
+  const present = names.filter((n) => out[n] !== undefined);
+  return {
+    kind: TENSOR_ANSWER,
+    outputs: present.map((name) => ({ name, dtype: out[name]!.type, dims: out[name]!.dims })),
+    data: present.map((name) => bytesOf(out[name]!.data)),
   };
 }

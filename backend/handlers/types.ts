@@ -8,17 +8,18 @@
  */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { OrtSession, OrtTensorInput, OrtTensorOutput } from '../onnx/ort.js';
-import type { WorkerMetricsApi } from '../metrics/worker-metrics.js';
+import type { WorkerMetricsApi } from '../metrics/worker-metrics-api.js';
+import type { RequestTensors } from '../../schema/tensors.js';
 
 /** One request of a batch: the id the frontend gave it and its parsed JSON body. */
 export interface HandlerRequest {
   readonly requestId: string;
   readonly body: unknown;
   /**
-   * The input as float32 values, decoded by the frontend (then `body` is null). Only the
-   * built-in `onnx` handler's requests carry it; a user handler always gets `body`.
+   * The input tensors, decoded and checked against the graph by the frontend (then `body` is
+   * null). Only the built-in `onnx` handler's requests carry them; a user handler gets `body`.
    */
-  readonly input?: Float32Array;
+  readonly tensors?: RequestTensors;
 }
 
 /** A tensor handed to `session.run`: a typed array and its shape (no onnxruntime import needed). */

@@ -8,7 +8,7 @@ import type { AutoLabels } from '../../schema/metrics-api.js';
 import { show } from './dimensions.js';
 import { SilentMetric } from './worker-metric.js';
 import type { WorkerMetric } from './worker-metric.js';
-import type { WorkerMetricsApi } from './worker-metrics.js';
+import type { WorkerMetricsApi } from './worker-metrics-api.js';
 
 /** A `WorkerMetricsApi` that records nothing and sends nothing. */
 export class DisabledWorkerMetrics implements WorkerMetricsApi {

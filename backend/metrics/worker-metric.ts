@@ -5,8 +5,8 @@
 import type { MetricType } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, DropReason } from '../../schema/metrics-api.js';
-import { MAX_DIMENSION_VALUE_CHARS } from '../../schema/metrics-api.js';
-import type { PointBuffer } from './point-buffer.js';
+import { DroppingSeries, MAX_DIMENSION_VALUE_CHARS, NOOP_SERIES } from '../../schema/metrics-api.js';
+import type { PointBuffer } from '../../schema/flush/point-buffer.js';
 import { describeDimensionValues, orderDimensionValues, show } from './dimensions.js';
 
 /** Longest request id a handler may attach to a datapoint (characters), as long as a dimension value. */
@@ -62,20 +62,6 @@ export interface MetricOwner {
   drop(reason: DropReason, metric: string, detail: string | (() => string)): void;
   /** Counts one new series folded into `metric`'s overflow series (sent with the next flush). */
   overflowed(metric: string): void;
-}
-
-/** Counts a drop for each record; used for a series whose dimensions did not resolve. */
-class DroppingSeries implements BoundSeries {
-  constructor(
-    private readonly owner: MetricOwner,
-    private readonly metric: string,
-    private readonly reason: DropReason,
-    private readonly detail: string,
-  ) {}
-
-  record(): void {
-    this.owner.drop(this.reason, this.metric, this.detail);
-  }
 }
 
 /** The live bound series: checks the value and appends it. */
@@ -149,8 +135,10 @@ export class LiveMetric implements WorkerMetric {
   /** Resolves the values to a series (declared to the frontend on first use). */
   bind(dimensionValues?: DimensionValues): BoundSeries {
     const s = this.resolve(dimensionValues);
-    if (s === null)
-      return new DroppingSeries(this.owner, this.name, 'bad_dimensions', this.badDimensions(dimensionValues));
+    if (s === null) {
+      const detail = this.badDimensions(dimensionValues);
+      return new DroppingSeries(() => this.owner.drop('bad_dimensions', this.name, detail));
+    }
     return s;
   }
 
@@ -339,7 +327,7 @@ export class NoopMetric implements WorkerMetric {
     private readonly reason: DropReason,
     private readonly detail: string,
   ) {
-    this.bound = new DroppingSeries(owner, name, reason, detail);
+    this.bound = new DroppingSeries(() => owner.drop(reason, name, detail));
   }
 
   addOrUpdate(): void {
@@ -380,8 +368,6 @@ export class SilentMetric implements WorkerMetric {
   update(): void {}
 
   bind(): BoundSeries {
-    return SILENT_SERIES;
+    return NOOP_SERIES;
   }
 }
-
-const SILENT_SERIES: BoundSeries = Object.freeze({ record(): void {} });

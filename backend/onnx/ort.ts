@@ -8,6 +8,7 @@
  * that output straight into the caller's buffer, with no allocation and no copy out.
  */
 import * as ort from 'onnxruntime-node';
+import type { TensorDType } from '../../schema/tensors.js';
 
 /** Element types the project's models use. */
 export type OrtDType = 'float32' | 'float16' | 'int64' | 'int32' | 'int16' | 'bool';
@@ -35,6 +36,29 @@ export type OrtTensorInput =
 export type OrtTensorOutput =
   OrtTensorInput | { readonly type: 'int16'; readonly data: Int16Array; readonly dims: readonly number[] };
 
+/** The typed array of any element type the built-in onnx handler feeds: float16 as its bits, bool as bytes. */
+export type OrtAnyData =
+  | Float32Array
+  | Float64Array
+  | Uint16Array
+  | Int8Array
+  | Uint8Array
+  | Int16Array
+  | Uint32Array
+  | Int32Array
+  | BigInt64Array
+  | BigUint64Array;
+
+/**
+ * A tensor of any of the built-in handler's element types. Fed to `run()` like the others;
+ * `run()` answers such an output with the typed array onnxruntime gives that type (as above).
+ */
+export interface OrtAnyTensor {
+  readonly type: TensorDType;
+  readonly data: OrtAnyData;
+  readonly dims: readonly number[];
+}
+
 /** Session options chosen by the caller; everything else is fixed by this adapter. */
 export interface OrtSessionOptions {
   /** intraOpNumThreads (default 1: workers share a small machine). */
@@ -49,13 +73,15 @@ export interface OrtSession {
   readonly valueTypes: Readonly<Record<string, string>>;
   /** Shape of each tensor input and output by name: a number per fixed dimension, a name per symbolic one. */
   readonly inputDims: Readonly<Record<string, readonly (number | string)[]>>;
+  /** Declared shape of each tensor input and output: a size, or -1 for a dynamic axis (absent when the graph gives none). */
+  readonly valueShapes?: Readonly<Record<string, readonly number[]>>;
   /**
    * Runs the graph; `outputs` limits which outputs are computed and copied out. An output named
    * in `into` is written into that tensor's buffer (its dims must be the output's exact shape)
    * and returned over the same memory; it is fetched whether or not `outputs` names it.
    */
   run(
-    feeds: Readonly<Record<string, OrtTensorInput>>,
+    feeds: Readonly<Record<string, OrtTensorInput | OrtAnyTensor>>,
     outputs?: readonly string[],
     into?: Readonly<Record<string, OrtTensorInput>>,
   ): Promise<Record<string, OrtTensorOutput>>;
@@ -93,23 +119,28 @@ class Session implements OrtSession {
   readonly outputNames: readonly string[];
   readonly valueTypes: Readonly<Record<string, string>>;
   readonly inputDims: Readonly<Record<string, readonly (number | string)[]>>;
+  readonly valueShapes: Readonly<Record<string, readonly number[]>>;
 
   constructor(private readonly inner: ort.InferenceSession) {
     this.inputNames = Object.freeze([...inner.inputNames]);
     this.outputNames = Object.freeze([...inner.outputNames]);
     const types: Record<string, string> = {};
     const dims: Record<string, readonly (number | string)[]> = {};
+    const shapes: Record<string, readonly number[]> = {};
     for (const m of [...inner.inputMetadata, ...inner.outputMetadata]) {
       if (!m.isTensor) continue;
       types[m.name] = m.type;
       dims[m.name] = Object.freeze([...m.shape]);
+      // A symbolic axis comes as its name (a string): dynamic, as an unnamed one.
+      shapes[m.name] = Object.freeze(m.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : -1)));
     }
     this.valueTypes = Object.freeze(types);
     this.inputDims = Object.freeze(dims);
+    this.valueShapes = Object.freeze(shapes);
   }
 
   async run(
-    feeds: Readonly<Record<string, OrtTensorInput>>,
+    feeds: Readonly<Record<string, OrtTensorInput | OrtAnyTensor>>,
     outputs?: readonly string[],
     into?: Readonly<Record<string, OrtTensorInput>>,
   ): Promise<Record<string, OrtTensorOutput>> {

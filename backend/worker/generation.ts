@@ -3,7 +3,7 @@
  */
 import type { InitMessage } from '../../schema/worker-protocol.js';
 import { runGenerationWorker } from '../engine/worker-loop.js';
-import type { WorkerIo } from './worker.js';
+import type { WorkerIo } from './worker-io.js';
 
 /**
  * Starts the loop and returns the listener that must receive every later message, or null

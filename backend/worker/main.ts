@@ -4,7 +4,7 @@
  * message it sent has been handed to the channel, so the last metrics flush is never lost.
  */
 import { Worker } from './worker.js';
-import type { WorkerIo } from './worker.js';
+import type { WorkerIo } from './worker-io.js';
 
 /** Bound on how long an exit waits for queued IPC messages to drain. */
 const EXIT_DRAIN_MS = 3000;

@@ -9,7 +9,7 @@ import type { BatchResponse } from '../../schema/worker-protocol.js';
 import type { HandlerContext, HandlerRequest } from '../handlers/types.js';
 import { isError, messageOf, statusOf } from '../handlers/request-error.js';
 import type { LoadedHandler } from './load-handler.js';
-import { msToNs } from '../../schema/elapsed.js';
+import { roundToNs } from '../../schema/elapsed.js';
 
 /** The answers to one batch and where the time went. */
 export interface BatchOutcome {
@@ -32,20 +32,20 @@ export async function runBatch(
   try {
     if (h.kind === 'handle') {
       out = await h.handle(requests, ctx);
-      predictionMs = msToNs(performance.now() - t0);
+      predictionMs = roundToNs(performance.now() - t0);
     } else {
       const s = h.stages;
       const batch = s.preprocess ? await s.preprocess(requests, ctx) : requests;
       const t1 = performance.now();
       const raw = s.inference ? await s.inference(batch, ctx) : batch;
-      predictionMs = msToNs(performance.now() - t1);
+      predictionMs = roundToNs(performance.now() - t1);
       out = s.postprocess ? await s.postprocess(raw, ctx) : raw;
     }
   } catch (err) {
-    const handlerMs = msToNs(performance.now() - t0);
+    const handlerMs = roundToNs(performance.now() - t0);
     return { responses: failAll(requests.length, statusOf(err), messageOf(err)), handlerMs, predictionMs, thrown: err };
   }
-  const handlerMs = msToNs(performance.now() - t0);
+  const handlerMs = roundToNs(performance.now() - t0);
   if (!Array.isArray(out) || out.length !== requests.length) {
     const got = Array.isArray(out) ? `${out.length} answers` : typeof out;
     const msg = `handler returned ${got} for a batch of ${requests.length} (it must return one answer per request)`;

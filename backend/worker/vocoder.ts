@@ -1,7 +1,7 @@
 /** Hands a `handler: vocoder` worker over to the vocoder's loop (`backend/vocoder`). */
 import type { InitMessage } from '../../schema/worker-protocol.js';
 import { runVocoderWorker } from '../vocoder/vocoder-loop.js';
-import type { WorkerIo } from './worker.js';
+import type { WorkerIo } from './worker-io.js';
 
 /** Starts the loop and returns the listener that must receive every later message. */
 export function startVocoder(init: InitMessage, io: WorkerIo): (msg: unknown) => void {

@@ -5,16 +5,8 @@
  */
 import * as fs from 'fs';
 import { performance } from 'perf_hooks';
-import type {
-  BatchMessage,
-  BatchTensors,
-  FromWorkerMessage,
-  InitMessage,
-  ResultMessage,
-  WorkerLogLevel,
-} from '../../schema/worker-protocol.js';
+import type { BatchMessage, BatchTensors, InitMessage, ResultMessage } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
-import type { MetricsMessage } from '../../schema/ipc.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
 import type { WorkerMetricsApi } from '../metrics/worker-metrics.js';
 import type { HandlerRequest } from '../handlers/types.js';
@@ -23,30 +15,26 @@ import type { LoadedHandler } from './load-handler.js';
 import { WorkerContext } from './context.js';
 import { failAll, runBatch } from './run-batch.js';
 import { BatchFailureLog } from './batch-failure-log.js';
+import type { WorkerIo } from './worker-io.js';
 import { startGeneration } from './generation.js';
 import { startVocoder } from './vocoder.js';
 
-/** What the worker needs from its process. */
-export interface WorkerIo {
-  /**
-   * Sends one message to the frontend (control or metrics); `onWritten` runs once it is handed
-   * to the channel. Returns false when the channel's backlog is full (`process.send`'s answer).
-   */
-  send(msg: FromWorkerMessage | MetricsMessage, onWritten?: () => void): boolean | void;
-  /** Ends the worker after everything sent has been handed to the channel. */
-  exit(code: number): void;
-  /** Diagnostics: the frontend logs them with this worker's `worker` and `model` bindings. */
-  log(level: WorkerLogLevel, line: string): void;
-}
+export type { WorkerIo } from './worker-io.js';
 
-/** The batch's requests, each with its slice of the batch's float32 buffer when it has one. */
+/** The batch's requests, each with its tensors (views of the batch's one buffer) when it has them. */
 function withInputs(requests: BatchMessage['requests'], tensors: BatchTensors | undefined): readonly HandlerRequest[] {
   if (tensors === undefined) return requests;
-  const { data, offsets } = tensors;
+  const { kinds, kindOf, data, offsets } = tensors;
+  let k = 0;
   return requests.map((r, i): HandlerRequest => {
-    const from = offsets[i] ?? 0;
-    const to = offsets[i + 1] ?? from;
-    return to > from ? { requestId: r.requestId, body: r.body, input: data.subarray(from, to) } : r;
+    const h = kinds[kindOf[i] ?? -1];
+    if (h === undefined) return r;
+    const bytes = h.map(() => {
+      const from = offsets[k] ?? 0;
+      const to = offsets[++k] ?? from;
+      return data.subarray(from, to);
+    });
+    return { requestId: r.requestId, body: r.body, tensors: { heads: h, data: bytes } };
   });
 }
 

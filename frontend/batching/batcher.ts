@@ -9,7 +9,9 @@ import { errorOutcome } from './job.js';
 import type { Clock, ClockTimer } from './clock.js';
 import { REAL_CLOCK } from './clock.js';
 import { UnsendableBatchError, whyUnsendable } from './unsendable.js';
-import { msAsUs, msToNs } from '../../schema/elapsed.js';
+import { msAsUs, roundToNs } from '../../schema/elapsed.js';
+import { batchTensors } from './batch-tensors.js';
+import { keyedBatchReady, selectKeyedBatch } from './batch-select.js';
 
 /** A batch's result and the frontend's wall time for it. */
 export interface BatchRunResult {
@@ -43,6 +45,8 @@ export interface BatcherSettings {
   readonly responseTimeoutSec: number;
   /** Jobs the queue holds at most before answering 503. */
   readonly queueCapacity: number;
+  /** Bytes of decoded input one batch holds at most (jobs with a batch key); default unbounded. */
+  readonly maxBatchBytes?: number;
 }
 
 /** Per-batch timings for `QueueTime` and `WorkerThreadTime` (ms). */
@@ -50,28 +54,6 @@ export type BatchTimingListener = (queueMs: number, workerThreadMs: number) => v
 
 /** Responses written per event-loop turn when a batch comes back. */
 const ANSWER_CHUNK = 4;
-
-/**
- * The batch's decoded inputs copied into one buffer, so they cross to the worker as one block
- * of bytes; undefined when no job of the batch has one.
- */
-function batchTensors(slots: readonly Slot[]): BatchTensors | undefined {
-  let total = 0;
-  for (const s of slots) total += s.job.input?.length ?? 0;
-  if (total === 0) return undefined;
-  const data = new Float32Array(total);
-  const offsets = new Uint32Array(slots.length + 1);
-  let at = 0;
-  for (let i = 0; i < slots.length; i++) {
-    const input = slots[i]!.job.input;
-    if (input !== undefined) {
-      data.set(input, at);
-      at += input.length;
-    }
-    offsets[i + 1] = at;
-  }
-  return { data, offsets };
-}
 
 /** Why `submit` did not queue a job. */
 export type SubmitResult = 'queued' | 'queue_full' | 'unavailable' | 'closed';
@@ -86,6 +68,8 @@ interface Slot {
 /** The queue and dispatcher of one model. */
 export class Batcher {
   private queue: Slot[] = [];
+  /** Queued jobs with a batch key or a byte count: while there are none, batches are plain FIFO slices. */
+  private keyed = 0;
   private inFlight = 0;
   private delayTimer: ClockTimer | null = null;
   /** The queue head `delayTimer` was armed for: its deadline depends on that head alone. */
@@ -140,6 +124,7 @@ export class Batcher {
     const slot: Slot = { job, settled: false, timer: null, sentMs: 0 };
     slot.timer = this.clock.setTimeout(() => this.timeout(slot), this.settings.responseTimeoutSec * 1000, true);
     this.queue.push(slot);
+    if (isKeyed(slot)) this.keyed++;
     this.pump();
     return 'queued';
   }
@@ -165,6 +150,7 @@ export class Batcher {
   /** Answers every queued job with 503 and `message` (the model was scaled to 0 workers). */
   refuseQueued(message: string): void {
     this.clearDelay();
+    this.keyed = 0;
     for (const slot of this.queue.splice(0))
       this.settle(slot, errorOutcome(503, 'ServiceUnavailableException', message));
     this.checkDrained();
@@ -177,7 +163,8 @@ export class Batcher {
       const now = this.clock.now();
       const head = this.queue[0];
       const waited = now - head.job.arrivalMs;
-      const full = this.queue.length >= this.settings.batchSize;
+      const full =
+        this.keyed === 0 ? this.queue.length >= this.settings.batchSize : keyedBatchReady(this.queue, this.limits());
       if (!this.draining && !full && waited < this.settings.maxBatchDelayMs) {
         // Same head, same deadline: keep the armed timer rather than re-arm on every submit.
         if (this.delayTimer !== null && this.delayHead === head) return;
@@ -210,24 +197,31 @@ export class Batcher {
     this.delayHead = null;
   }
 
+  private limits(): { batchSize: number; maxBatchBytes: number } {
+    return { batchSize: this.settings.batchSize, maxBatchBytes: this.settings.maxBatchBytes ?? Infinity };
+  }
+
   /** Up to batchSize queued jobs, skipping (and settling) those whose client has gone. */
   private takeBatch(): Slot[] {
+    if (this.keyed > 0) return this.takeKeyedBatch();
     const out: Slot[] = [];
     while (out.length < this.settings.batchSize && this.queue.length > 0) {
       const s = this.queue.shift() as Slot;
-      if (s.job.cancelled?.() === true)
-        this.settle(
-          s,
-          errorOutcome(
-            503,
-            'ServiceUnavailableException',
-            'client closed the connection before the request was served',
-          ),
-        );
+      if (s.job.cancelled?.() === true) this.settle(s, clientGone());
       else out.push(s);
     }
     if (out.length === 0) this.checkDrained(); // only dropped jobs: nothing goes in flight
     return out;
+  }
+
+  /** The next batch of the head's key (batch-select.ts); the other keys' jobs keep their places. */
+  private takeKeyedBatch(): Slot[] {
+    const { batch, rest, dropped } = selectKeyedBatch(this.queue, this.limits(), (s) => s.job.cancelled?.() === true);
+    this.queue = rest;
+    for (const s of [...batch, ...dropped]) if (isKeyed(s)) this.keyed--;
+    for (const s of dropped) this.settle(s, clientGone());
+    if (batch.length === 0) this.checkDrained();
+    return batch;
   }
 
   private dispatch(worker: BatchWorker, slots: Slot[], now: number, oldestWaitMs: number): void {
@@ -237,7 +231,7 @@ export class Batcher {
       requestId: s.job.requestId,
       body: s.job.input === undefined ? s.job.body : null,
     }));
-    const tensors = batchTensors(slots);
+    const tensors = batchTensors(slots.map((s) => s.job));
     const finished = (): void => {
       this.inFlight--;
       this.pump();
@@ -245,7 +239,7 @@ export class Batcher {
     };
     worker.runBatch(requests, tensors).then(
       ({ result, wallMs }) => {
-        this.onTiming(msToNs(oldestWaitMs), msToNs(Math.max(0, wallMs - result.handlerMs)));
+        this.onTiming(roundToNs(oldestWaitMs), roundToNs(Math.max(0, wallMs - result.handlerMs)));
         this.answerInChunks(worker, slots, result, 0, finished);
       },
       (err: Error) => {
@@ -346,14 +340,19 @@ export class Batcher {
         );
       return;
     }
-    this.queue.unshift(...keep.filter((s) => !s.settled));
+    const back = keep.filter((s) => !s.settled);
+    for (const s of back) if (isKeyed(s)) this.keyed++;
+    this.queue.unshift(...back);
   }
 
   private timeout(slot: Slot): void {
     slot.timer = null;
     if (slot.settled) return;
     const i = this.queue.indexOf(slot);
-    if (i >= 0) this.queue.splice(i, 1);
+    if (i >= 0) {
+      this.queue.splice(i, 1);
+      if (isKeyed(slot)) this.keyed--;
+    }
     const queueUs = slot.sentMs > 0 ? msAsUs(slot.sentMs - slot.job.arrivalMs) : 0;
     this.settle(
       slot,
@@ -384,4 +383,14 @@ export class Batcher {
   private checkDrained(): void {
     if (this.queue.length === 0 && this.inFlight === 0) for (const w of this.drainWaiters.splice(0)) w();
   }
+}
+
+/** The answer of a queued job whose client went away before it was sent. */
+function clientGone(): JobOutcome {
+  return errorOutcome(503, 'ServiceUnavailableException', 'client closed the connection before the request was served');
+}
+
+/** A job that batches by key or counts bytes (a built-in onnx model's). */
+function isKeyed(s: Slot): boolean {
+  return s.job.batchKey !== undefined || s.job.inputBytes !== undefined;
 }

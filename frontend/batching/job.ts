@@ -1,4 +1,5 @@
 /** One admitted inference request travelling through a model's queue. */
+import type { RequestTensors } from '../../schema/tensors.js';
 
 /** The answer to one job: HTTP status and JSON body. */
 export interface JobOutcome {
@@ -32,8 +33,15 @@ export function errorOutcome(status: number, type: string, message: string, queu
 export interface Job {
   readonly requestId: string;
   readonly body: unknown;
-  /** The input decoded into float32 in the frontend (tensor models); `body` is then unused. */
-  readonly input?: Float32Array;
+  /** The input tensors decoded and checked in the frontend (built-in onnx models); `body` is then unused. */
+  readonly input?: RequestTensors;
+  /**
+   * Jobs batch only with jobs of the same key (their tensors stack: same names, types and
+   * shapes but for padded axes); absent is a key of its own.
+   */
+  readonly batchKey?: string;
+  /** The bytes of `input`, counted against the model's batch byte bound. */
+  readonly inputBytes?: number;
   /** `performance.now()` at admission. */
   readonly arrivalMs: number;
   readonly done: (outcome: JobOutcome) => void;

@@ -25,19 +25,21 @@ import { isFrontMessage } from './messages.js';
 import { PrimaryLink, RemoteBatchedModel, RemoteGenerationModel, RemotePipelineModel } from './remote-models.js';
 import { chatAudioHook, speechRouter } from '../openai/audio.js';
 import { registerChatHook } from '../openai/chat-hooks.js';
-import { ShippedMetrics } from './shipped-metrics.js';
+import { FrontMetricsPort } from './front-port.js';
 import { installStallHook } from './test-hooks.js';
 
 /** Bound on the final close: past it, connections still open are cut. */
 const CLOSE_TIMEOUT_MS = 10_000;
 
-const send = (m: FromFront, cb?: () => void): void => {
-  if (process.connected) process.send?.(m, undefined, {}, () => cb?.());
-  else cb?.();
+const send = (m: FromFront, cb?: () => void): boolean | void => {
+  if (process.connected && process.send !== undefined) return process.send(m, undefined, {}, () => cb?.());
+  cb?.();
 };
 
 function serve(init: FrontInit): void {
-  const shipped = new ShippedMetrics(init.metrics, init.processMetrics ? ['prometheus'] : [], (m) => send(m));
+  const shipped = new FrontMetricsPort(init.metrics, init.processMetrics ? ['prometheus'] : [], send, {
+    ...(init.maxPointsPerFlush !== undefined ? { maxPointsPerFlush: init.maxPointsPerFlush } : {}),
+  });
   const series = new FrontendSeries(shipped);
   const link = new PrimaryLink((m) => send(m));
   const models = new Map<string, RemoteBatchedModel | RemoteGenerationModel | RemotePipelineModel>();
@@ -187,7 +189,7 @@ function serve(init: FrontInit): void {
   });
   process.on('uncaughtException', (err) => {
     shipped.logLine('fatal', `uncaught exception: ${err.stack ?? err.message}`);
-    shipped.flush();
+    shipped.flush(true);
     send({ type: 'tsserve.front.stopped' }, () => process.exit(1));
   });
   // A bind that fails (the port taken) is the primary's start-up error, worded as its own

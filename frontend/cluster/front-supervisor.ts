@@ -12,7 +12,7 @@ import * as path from 'path';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import type { Log } from '../log/log.js';
 import type { ServedModel } from '../models/served-model.js';
-import type { FrontIngest } from './front-ingest.js';
+import type { FrontRecords } from './front-records.js';
 import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js';
 import { isFrontMessage } from './messages.js';
 import { ModelRelay } from './model-relay.js';
@@ -53,7 +53,7 @@ export interface FrontSupervisorOptions {
   readonly init: Omit<FrontInit, 'type' | 'models' | 'health'>;
   readonly models: () => { readonly models: readonly ModelSnapshot[]; readonly health: FrontInit['health'] };
   readonly lookup: (name: string) => ServedModel | undefined;
-  readonly ingest: FrontIngest;
+  readonly ingest: FrontRecords;
   readonly log: Log;
   /** Front entry script (default FRONT_ENTRY). */
   readonly entry?: string;

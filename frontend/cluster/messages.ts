@@ -3,7 +3,9 @@
  * cluster IPC channel (advanced serialization: typed arrays cross as bytes, not JSON). Every
  * type is namespaced `tsserve.front.*`, so a stray message is recognised and ignored.
  */
+import type { RequestTensors } from '../../schema/tensors.js';
 import type { MetricSpec } from '../../schema/types.js';
+import type { MetricsMessage } from '../../schema/ipc.js';
 import type { GenSamplingParams, GenRequestOutput } from '../../schema/engine-ipc.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { BodyLimits } from '../models/body-limits.js';
@@ -39,6 +41,8 @@ export interface FrontInit {
   readonly metrics: readonly MetricSpec[];
   /** Process metrics wanted (prometheus mode on). */
   readonly processMetrics: boolean;
+  /** The primary's limits.max_points_per_flush: a front's flushes are capped as a worker's are. */
+  readonly maxPointsPerFlush?: number;
   readonly models: readonly ModelSnapshot[];
   readonly health: HealthReport;
 }
@@ -146,7 +150,10 @@ export interface FrontJob {
   readonly model: string;
   readonly requestId: string;
   readonly body: unknown;
-  readonly input?: Float32Array;
+  /** The tensors the front decoded (a built-in onnx model), with the job's batch key and bytes. */
+  readonly input?: RequestTensors;
+  readonly batchKey?: string;
+  readonly inputBytes?: number;
   /** Arrival as epoch ms (performance.timeOrigin + now): each process has its own time origin. */
   readonly arrivalEpochMs: number;
   /** The W3C trace id the request came with: the primary's exemplars carry it. */
@@ -191,29 +198,14 @@ export interface FrontSpeak extends Omit<FrontGenerate, 'type'> {
   readonly codes?: readonly number[];
 }
 
-/** One frontend series a front records into, declared once per front incarnation. */
-export interface ShippedSeriesDecl {
-  readonly id: number;
-  readonly name: string;
-  readonly dims: Readonly<Record<string, string>>;
-}
-
 /**
- * Front → primary: what the front recorded since its last flush. Counters travel as sums,
- * histograms as their observations, gauges as the last value; every id was declared in this
- * or an earlier message of the same front.
+ * Front → primary: what the front recorded since its last flush, as a worker ships it (the same
+ * `MetricsMessage`, folded in by the same ingest; null when only records and lines are due),
+ * with the access records and log lines the primary writes.
  */
 export interface FrontMetrics {
   readonly type: 'tsserve.front.metrics';
-  readonly decls: readonly ShippedSeriesDecl[];
-  /** [id, sum, id, sum, …] */
-  readonly counters: Float64Array;
-  /** Per histogram series id, its observations. */
-  readonly observations: readonly (readonly [number, Float64Array])[];
-  /** [id, value, …] */
-  readonly gauges: Float64Array;
-  /** Observations dropped because a flush's buffer was full. */
-  readonly dropped: number;
+  readonly metrics: MetricsMessage | null;
   readonly access: readonly AccessRecord[];
   readonly logs: readonly (readonly [LogLevel, string])[];
 }

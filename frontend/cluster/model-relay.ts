@@ -78,6 +78,8 @@ export class ModelRelay {
       requestId: m.requestId,
       body: m.body,
       ...(m.input !== undefined ? { input: m.input } : {}),
+      ...(m.batchKey !== undefined ? { batchKey: m.batchKey } : {}),
+      ...(m.inputBytes !== undefined ? { inputBytes: m.inputBytes } : {}),
       arrivalMs: m.arrivalEpochMs - performance.timeOrigin,
       cancelled: () => this.gone || this.jobs.get(m.id) === true,
       done: answer,

@@ -65,6 +65,8 @@ export class PrimaryLink {
       requestId: job.requestId,
       body: job.input === undefined ? job.body : null,
       ...(job.input !== undefined ? { input: job.input } : {}),
+      ...(job.batchKey !== undefined ? { batchKey: job.batchKey } : {}),
+      ...(job.inputBytes !== undefined ? { inputBytes: job.inputBytes } : {}),
       arrivalEpochMs: performance.timeOrigin + job.arrivalMs,
       ...(traceId !== undefined ? { traceId } : {}),
     });

@@ -8,7 +8,9 @@
  */
 import type { FinishReason } from '../../schema/engine-ipc.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
-import type { MetricType } from '../../schema/types.js';
+import { ENGINE_BINDINGS } from '../../schema/metric-catalog.js';
+import type { EngineKey, KeyBinding } from '../../schema/metric-catalog.js';
+import { NOOP_SERIES } from '../../schema/metrics-api.js';
 import type { MetricHandle, MetricsPort, SeriesHandle } from '../models/metrics-port.js';
 
 /** The engine's KV-cache settings, exported as the labels of the cache-config info gauge. */
@@ -71,58 +73,12 @@ export interface EngineSeries {
 }
 
 /** How the frontend fills one family: its type and the labels it supplies beyond model_name and engine. */
-export interface EngineFamily {
-  readonly type: MetricType;
-  readonly extra: readonly string[];
-  /**
-   * An info gauge: the labels are a menu, the yaml declares any subset of model_name, engine and
-   * `extra` (vLLM's `cache_config_info` has no model_name and names the block count num_gpu_blocks).
-   */
-  readonly info?: true;
-}
+export type EngineFamily = KeyBinding;
 
-const NOOP: SeriesHandle = { record: () => undefined };
 const BASE = ['model_name', 'engine'];
-const CACHE_LABELS = ['block_size', 'num_blocks', 'num_gpu_blocks', 'enable_prefix_caching'];
 
-/** metrics.yaml key → how the frontend fills it. */
-export const ENGINE_METRICS: Readonly<Record<string, EngineFamily>> = {
-  'llm.num_requests_running': { type: 'gauge', extra: [] },
-  'llm.num_requests_waiting': { type: 'gauge', extra: [] },
-  'llm.kv_cache_usage': { type: 'gauge', extra: [] },
-  'llm.gpu_cache_usage': { type: 'gauge', extra: [] },
-  'llm.cache_config_info': { type: 'gauge', extra: CACHE_LABELS, info: true },
-  'llm.prompt_tokens': { type: 'counter', extra: [] },
-  'llm.prompt_tokens_by_source': { type: 'counter', extra: ['source'] },
-  'llm.prompt_tokens_cached': { type: 'counter', extra: [] },
-  'llm.generation_tokens': { type: 'counter', extra: [] },
-  'llm.request_success': { type: 'counter', extra: ['finished_reason'] },
-  'llm.num_preemptions': { type: 'counter', extra: [] },
-  'llm.prefix_cache_queries': { type: 'counter', extra: [] },
-  'llm.prefix_cache_hits': { type: 'counter', extra: [] },
-  'llm.time_to_first_token': { type: 'histogram', extra: [] },
-  'llm.inter_token_latency': { type: 'histogram', extra: [] },
-  'llm.e2e_request_latency': { type: 'histogram', extra: [] },
-  'llm.request_queue_time': { type: 'histogram', extra: [] },
-  'llm.request_prefill_time': { type: 'histogram', extra: [] },
-  'llm.request_decode_time': { type: 'histogram', extra: [] },
-  'llm.request_inference_time': { type: 'histogram', extra: [] },
-  'llm.request_time_per_output_token': { type: 'histogram', extra: [] },
-  'llm.request_prompt_tokens': { type: 'histogram', extra: [] },
-  'llm.request_generation_tokens': { type: 'histogram', extra: [] },
-  'llm.request_prefill_kv_computed_tokens': { type: 'histogram', extra: [] },
-  'llm.iteration_tokens': { type: 'histogram', extra: [] },
-  'llm.request_params_n': { type: 'histogram', extra: [] },
-  'llm.request_params_max_tokens': { type: 'histogram', extra: [] },
-  'llm.request_max_num_generation_tokens': { type: 'histogram', extra: [] },
-  'llm.kv_block_lifetime': { type: 'histogram', extra: [] },
-  'llm.kv_block_idle_before_evict': { type: 'histogram', extra: [] },
-  'llm.kv_block_reuse_gap': { type: 'histogram', extra: [] },
-  'llm.spec_decode_num_drafts': { type: 'counter', extra: [] },
-  'llm.spec_decode_num_draft_tokens': { type: 'counter', extra: [] },
-  'llm.spec_decode_num_accepted_tokens': { type: 'counter', extra: [] },
-  'llm.spec_decode_num_accepted_tokens_per_pos': { type: 'counter', extra: ['position'] },
-};
+/** metrics.yaml key → how the frontend fills it (the catalog's table, read by key at start-up). */
+export const ENGINE_METRICS: Readonly<Record<string, EngineFamily>> = ENGINE_BINDINGS;
 
 /** Problems with how metrics.yaml declares the engine families, by key (empty when fine). */
 export function checkEngineMetrics(metrics: Pick<MetricsPort, 'byKey'>): ReadonlyMap<string, string> {
@@ -174,16 +130,16 @@ export function bindEngineSeries(
   enabled = true,
 ): EngineSeries {
   const bad = checkEngineMetrics(metrics);
-  const bind = (key: string, extra: Readonly<Record<string, string>> = {}): SeriesHandle => {
+  const bind = (key: EngineKey, extra: Readonly<Record<string, string>> = {}): SeriesHandle => {
     const m = !enabled || bad.has(key) ? null : metrics.byKey(key);
-    return m === null ? NOOP : m.bind(pick(m, { model_name: modelName, engine, ...extra }), autoLabels);
+    return m === null ? NOOP_SERIES : m.bind(pick(m, { model_name: modelName, engine, ...extra }), autoLabels);
   };
-  const counter = (key: string, extra?: Readonly<Record<string, string>>): SeriesHandle => {
+  const counter = (key: EngineKey, extra?: Readonly<Record<string, string>>): SeriesHandle => {
     const s = bind(key, extra);
     s.record(0);
     return s;
   };
-  const gauge = (key: string): SeriesHandle => {
+  const gauge = (key: EngineKey): SeriesHandle => {
     const s = bind(key);
     s.record(0);
     return s;
@@ -203,7 +159,7 @@ export function bindEngineSeries(
   // The self-metric (no key: the server's own), for evictions the engine's bounded queue dropped.
   const dropped = enabled ? (metrics.get?.('tsserve_datapoints_dropped_total') ?? null) : null;
   return {
-    kvEvictionsDropped: dropped === null ? NOOP : dropped.bind(pick(dropped, { reason: 'queue_full' })),
+    kvEvictionsDropped: dropped === null ? NOOP_SERIES : dropped.bind(pick(dropped, { reason: 'queue_full' })),
     running: gauge('llm.num_requests_running'),
     waiting: gauge('llm.num_requests_waiting'),
     kvCacheUsage: gauge('llm.kv_cache_usage'),

@@ -8,6 +8,7 @@
  * class) and kept; a response records into bound series only.
  */
 import type { IncomingMessage, ServerResponse } from 'http';
+import type { FrontendMetricName } from '../../schema/metric-catalog.js';
 import { performance } from 'perf_hooks';
 import type { Request, RequestHandler } from 'express';
 import type { SeriesHandle } from '../models/metrics-port.js';
@@ -15,7 +16,7 @@ import { responseBytes } from './response-bytes.js';
 import { msAsSeconds } from '../../schema/elapsed.js';
 
 /** Binds one series of a declared metric (a no-op series when the yaml lacks it). */
-export type BindSeries = (name: string, dims: Readonly<Record<string, string>>) => SeriesHandle;
+export type BindSeries = (name: FrontendMetricName, dims: Readonly<Record<string, string>>) => SeriesHandle;
 
 /** The `handler` value of a request no route took. */
 export const UNMATCHED_HANDLER = 'none';

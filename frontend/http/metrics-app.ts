@@ -13,6 +13,7 @@ import type { MetricsPort } from '../models/metrics-port.js';
 import { contentType, negotiate } from '../metrics/exposition/negotiate.js';
 import { errorHandler, notFound, sendError } from './errors.js';
 import { HttpMetrics, handlerOf } from './http-metrics.js';
+import { bindOrNoop } from '../metrics/bind-or-noop.js';
 
 /** What `?name[]=` asks for: every family (undefined), those names, or a 400's message. */
 export type NamesFilter = { readonly names: readonly string[] | undefined } | { readonly error: string };
@@ -50,8 +51,7 @@ export function metricsApp(
   app.set('etag', false);
   // Scrapes (GET or HEAD of /metrics) are not counted (as in Requests2XX); anything else on
   // this port is: a 404, and a 405 to another method on /metrics, under that route.
-  const noop = { record: (): void => undefined };
-  const http = new HttpMetrics((n, d) => metrics.get(n)?.bind(d) ?? noop);
+  const http = new HttpMetrics((n, d) => bindOrNoop(metrics, n, d));
   const scrapes = new Set([SCRAPE]);
   app.use((req, res, next) => {
     http.track(

@@ -30,6 +30,10 @@ import { guarded, refuse, routeStart, servedElsewhere, seriesByVersion } from '.
 import type { RouteOptions } from './route-helpers.js';
 import type { OutsideRoute } from './allowed-methods.js';
 import type { FastRoute } from './route-table.js';
+import { tensorSpecFor } from './oip/io-cache.js';
+import { tensorAnswerText } from './tensor-json.js';
+import type { TensorSpec } from './tensor-spec.js';
+import { isTensorAnswer } from '../../schema/tensors.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
 const ROUTE = /^\/predictions\/([^/]+)(?:\/([^/]+))?\/?$/i;
@@ -49,6 +53,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * the handler answered with `undefined` gets an empty body, as before.
  */
 function answerText(body: unknown): string | { readonly error: string } {
+  if (isTensorAnswer(body)) return tensorAnswerText(body);
   try {
     return JSON.stringify(body) ?? '';
   } catch (e) {
@@ -59,7 +64,6 @@ function answerText(body: unknown): string | { readonly error: string } {
 /** The route, for the inference listener's route table (which matches its method and path, and answers a throw 500). */
 export function predictionsRoute(opts: RouteOptions): FastRoute {
   const predict = predictor(opts);
-  const takesTensors = (name: string): boolean => opts.lookup(name)?.config.handler === 'onnx';
   return { ...PREDICTIONS_ROUTE, pattern: ROUTE, send: sendError, serve: route };
 
   function route(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
@@ -80,10 +84,18 @@ export function predictionsRoute(opts: RouteOptions): FastRoute {
         `model ${name} does not serve /predictions (kind ${model.kind})${servedElsewhere(model)}`,
         sendError,
       );
-    const accept = (body: PredictionBody): void => guarded(res, () => predict(req, res, name, version, body));
+    const read = (spec: TensorSpec | null): void =>
+      readPredictionBody(req, res, opts.limits, name, spec, (body) =>
+        guarded(res, () => predict(req, res, name, version, body)),
+      );
     // An image model's body is an image, decoded in this process (frontend/image/image-decoder.ts).
-    if (model.imageDecoder !== undefined) return readImageBody(req, res, opts.limits, model.imageDecoder, accept);
-    readPredictionBody(req, res, opts.limits, name, takesTensors(name), accept);
+    if (model.imageDecoder !== undefined)
+      return readImageBody(req, res, opts.limits, model.imageDecoder, (body) =>
+        guarded(res, () => predict(req, res, name, version, body)),
+      );
+    // A built-in onnx model's body is checked against its graph's inputs (read once per model).
+    if (model.config.handler !== 'onnx') return read(null);
+    void tensorSpecFor(model).then((spec) => guarded(res, () => read(spec)));
   }
 }
 
@@ -110,8 +122,8 @@ function predictor(
     }
     if (model.submit === undefined)
       return sendError(res, 400, `model ${name} does not serve /predictions (kind ${model.kind})`);
-    const input = body.input;
-    if (body.value === undefined && input === undefined) {
+    const tensors = body.tensors;
+    if (body.value === undefined && tensors === undefined) {
       return sendError(res, 400, 'missing request body: send the model input as JSON');
     }
     const s = seriesOf(model, version);
@@ -126,7 +138,7 @@ function predictor(
     const admitted = model.submit({
       requestId,
       body: body.value,
-      input,
+      ...(tensors !== undefined ? tensors : {}),
       arrivalMs,
       cancelled: () => gone,
       done: (outcome) => {

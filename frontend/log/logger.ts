@@ -29,7 +29,7 @@ export const TS_LOG_FILE = 'ts_log.log';
 export const ACCESS_LOG_FILE = 'access_log.log';
 
 /** Default bound on the access log's unwritten characters (lines beyond it are dropped and counted). */
-export const ACCESS_BUFFER_BYTES = 16 * 1024 * 1024;
+export const ACCESS_BUFFER_CHARS = 16 * 1024 * 1024;
 
 /** ts_log.log and access_log.log rotate as the metric logs do: past 100 MiB, keeping 5. */
 export { LOG_KEEP, LOG_MAX_BYTES } from './rotating-file.js';
@@ -49,7 +49,7 @@ export interface ServerLoggerOptions {
   /** Epoch-ms clock of the records' `time` (tests pin it); default `Date.now`. */
   readonly nowMs?: () => number;
   /** Bound on the access log's unwritten characters (default 16 Mi). */
-  readonly accessBufferBytes?: number;
+  readonly accessBufferChars?: number;
   /** Block size of the access log's writes in bytes (default ACCESS_WRITE_BYTES). */
   readonly accessWriteBytes?: number;
   /** Size rotation of ts_log.log and access_log.log (default LOG_MAX_BYTES, LOG_KEEP). */
@@ -194,7 +194,7 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
     label: 'access log',
     flushMs: ACCESS_FLUSH_MS,
     chunkChars: opts.accessWriteBytes ?? ACCESS_WRITE_BYTES,
-    maxQueueChars: opts.accessBufferBytes ?? ACCESS_BUFFER_BYTES,
+    maxQueueChars: opts.accessBufferChars ?? ACCESS_BUFFER_CHARS,
     onLost: (n: number) => {
       dropped += n;
       tally.add(ACCESS_LOG_FILE, 'lines_lost', n);

@@ -4,86 +4,38 @@
  * log and ts_log.log. It is written by sonic-boom (the writer pino uses; this is the only file
  * that imports it) with a bounded queue, or, with `sync`, line by line.
  *
- * Queued (the default): `append` encodes the line straight into the chunk being filled: a
- * buffer, taken from a small pool, that is full at `chunkChars` bytes. No string is
- * concatenated, flattened or encoded again later (those copies and their garbage were most of
- * the metric sink's cost). A chunk goes to sonic-boom as soon as it is full, or on a short
- * unref'd timer; the next one waits until sonic-boom reports the last one written (`drain`), so
- * lines are never interleaved or reordered, and a written chunk's buffer goes back to the pool.
- * Rotation happens between two chunks, when the next one would take the file past `maxBytes`:
- * renames with fs.promises (rotation.ts), then a fresh writer, so the old file's lines are all in it before it
- * becomes `.1`, no line lands in the wrong file and the event loop never waits on the disk. What
- * is still queued when the process exits is written synchronously (`flushSync`, on 'exit').
+ * Queued (the default): `append` encodes the line straight into the chunk being filled
+ * (chunk-queue.ts: a pooled buffer, full at `chunkChars` bytes; no string is concatenated,
+ * flattened or encoded again later, copies whose garbage were most of the metric sink's cost).
+ * A chunk goes to sonic-boom as soon as it is full, or on a short unref'd timer; the next one
+ * waits until sonic-boom reports the last one written (`drain`), so lines are never interleaved
+ * or reordered. Rotation happens between two chunks, when the next one would take the file past
+ * `maxBytes`: renames with fs.promises (rotation.ts), then a fresh writer, so no line lands in
+ * the wrong file and the event loop never waits on the disk. What is still queued when the
+ * process exits is written synchronously (`flushSync`, exit-flush.ts).
  *
- * Sync: each line is written at once with fs.writeSync (a low-volume log whose last line before
- * a crash must be on disk); rotation is then synchronous too, before the line that would pass
- * `maxBytes`.
+ * Sync: each line is written at once (sync-file.ts), so a low-volume log's last line is on disk.
  *
  * A line is lost — and counted through `onLost` — when the queue is full as it is appended, or
  * when the open or the write carrying it fails (EACCES, ENOSPC, EISDIR…); losses are warned
  * about at most once per `rewarnMs`. The next chunk tries a fresh open, so a file that becomes
  * writable again is written again. A rotation that fails (a rename refused, `.keep` a directory)
  * is counted through `onRotateFailed` and warned about with its error; lines go on into the
- * current file, and the rotation is tried again at most once per `rewarnMs`.
+ * current file, and the rotation is tried again at most once per `rewarnMs` (file-warnings.ts).
  */
 import * as fs from 'node:fs';
 import sonicBoom from 'sonic-boom';
 import type { SonicBoom as Writer } from 'sonic-boom';
 import { rotateAsync, rotateSync } from './rotation.js';
+import { SyncFile, writeAllSync } from './sync-file.js';
+import { ChunkQueue } from './chunk-queue.js';
+import type { Chunk } from './chunk-queue.js';
+import { FileWarnings } from './file-warnings.js';
+import { closedAtExit, flushAtExit } from './exit-flush.js';
+import type { RotatingFileOptions } from './rotating-file-options.js';
 
-/** Where a rotating file's warnings go. */
-export type RotatingFileLog = (level: 'warn' | 'error', msg: string) => void;
-
-/** Rotation, queue and error-reporting settings of a `RotatingFile`. */
-export interface RotatingFileOptions {
-  readonly maxBytes: number;
-  readonly keep: number;
-  /** What the file is, first in its warnings (`metrics log`, `access log`). */
-  readonly label: string;
-  /** Write every line at once, synchronously; the queue settings below are then unused. */
-  readonly sync?: boolean;
-  /** How long a line may wait in the queue before its chunk is written, in ms. */
-  readonly flushMs: number;
-  /** Chunk size in bytes (a pooled buffer each): a full chunk is written at once, without waiting for the timer. */
-  readonly chunkChars: number;
-  /** Most characters queued, waiting or being written; a line that would pass it is dropped. */
-  readonly maxQueueChars: number;
-  readonly log: RotatingFileLog;
-  /** Called with the number of lines lost (queue full, failed open or write). */
-  readonly onLost?: (lines: number) => void;
-  /** Where lost lines are counted, for the warning (default `the sink errors`). */
-  readonly countedIn?: string;
-  /** Called once for every rotation that failed. */
-  readonly onRotateFailed?: () => void;
-  /** Where failed rotations are counted, for the warning. */
-  readonly rotationCountedIn?: string;
-  /** Least time between two warnings, and between two tries of a failing rotation, in ms (default 60000). */
-  readonly rewarnMs?: number;
-  /** Clock for the warning interval (default Date.now). */
-  readonly nowMs?: () => number;
-  /** Upper bound on `close()` in ms (default 2000). */
-  readonly closeTimeoutMs?: number;
-}
-
-/** Every log file is rotated when the next write would take it past this many bytes by default… */
-export const LOG_MAX_BYTES = 100 * 1024 * 1024;
-/** …keeping this many rotated files (`.1` newest): TorchServe's log4j settings. */
-export const LOG_KEEP = 5;
-
-/** Default least time between two warnings about lost lines (ms). */
-export const ROTATING_FILE_REWARN_MS = 60_000;
-
-/** A piece of the queue handed to the writer: its bytes, lines and characters. */
-interface Chunk {
-  readonly bytes: Buffer;
-  readonly lines: number;
-  readonly chars: number;
-  /** The pooled buffer `bytes` is a view of (null: a one-off for an oversized line). */
-  readonly pooled: Buffer | null;
-}
-
-/** Chunk buffers kept for reuse per file (one being filled, one being written, spares). */
-const POOL_SIZE = 4;
+export type { RotatingFileLog, RotatingFileOptions } from './rotating-file-options.js';
+export { LOG_KEEP, LOG_MAX_BYTES, ROTATING_FILE_REWARN_MS } from './rotating-file-options.js';
 
 // sonic-boom is CommonJS (`module.exports = SonicBoom`): Node's ESM loader sees no named export.
 const { SonicBoom } = sonicBoom;
@@ -98,35 +50,14 @@ function writeBytes(w: Writer, bytes: Buffer): void {
   (w as unknown as { write(b: Buffer): boolean }).write(bytes);
 }
 
-/** All of `bytes` to `fd` (writeSync may write less than asked). */
-function writeAllSync(fd: number, bytes: Buffer): void {
-  for (let off = 0; off < bytes.length;) off += fs.writeSync(fd, bytes, off);
-}
-
-/** Queued files not yet closed: what the process writes out synchronously as it exits. */
-const unclosed = new Set<RotatingFile>();
-let exitHooked = false;
-function flushAllAtExit(): void {
-  for (const f of unclosed) f.flushSync();
-}
-
 /** One rotating log file, queued and written asynchronously, or written line by line (`sync`). */
 export class RotatingFile {
   /** Queue `text` (whole lines); never throws. Queued: never touches the disk. */
   readonly append: (text: string) => void;
-  /** Full chunks waiting, oldest first. */
-  private readonly parts: Chunk[] = [];
-  /** The chunk being filled: a pooled buffer, its bytes used, lines and characters. */
-  private current: Buffer | null = null;
-  private currentBytes = 0;
-  private currentLines = 0;
-  private currentChars = 0;
-  /** Written chunk buffers ready for reuse. */
-  private readonly pool: Buffer[] = [];
-  /** Lines waiting (in `parts` and `current`). */
-  private pendingLines = 0;
-  /** Characters queued: waiting plus the chunk being written. */
-  private queuedChars = 0;
+  /** Lines waiting for the writer, and the characters queued (waiting plus the chunk being written). */
+  private readonly queue: ChunkQueue;
+  /** Lost lines and failed rotations: counted, warned about, and the next rotation held back. */
+  private readonly warnings: FileWarnings;
   private chunk: Chunk | null = null;
   private writer: Writer | null = null;
   /** The writer's file is open and `size` known. */
@@ -138,11 +69,8 @@ export class RotatingFile {
   /** The asynchronous renames of a rotation are under way. */
   private rotating = false;
   private size = 0;
-  /** The sync mode's descriptor (-1: none open). */
-  private fd = -1;
-  /** A failed rotation is not tried again before this time (ms). */
-  private rotateRetryAtMs = 0;
-  private rotateFailures = 0;
+  /** The sync mode's file (null: queued). */
+  private syncFile: SyncFile | null = null;
   private timer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
   /** `close()` has given up waiting: nothing more is opened, rotated or written. */
@@ -151,117 +79,43 @@ export class RotatingFile {
   private appended = 0;
   private settled = 0;
   private readonly waiters: { readonly target: number; readonly resolve: () => void }[] = [];
-  private warnedAtMs: number | null = null;
-  private lostSinceWarning = 0;
 
   /** With `sync`, the file is opened here and an error (EACCES, ENOENT dir) is thrown to the caller. */
   constructor(
     readonly path: string,
     private readonly opts: RotatingFileOptions,
   ) {
+    this.queue = new ChunkQueue(opts.chunkChars, opts.maxQueueChars);
+    this.warnings = new FileWarnings(path, opts);
     if (opts.sync === true) {
-      this.fd = fs.openSync(path, 'a');
-      this.size = fs.fstatSync(this.fd).size;
+      this.syncFile = new SyncFile(path, opts.maxBytes, opts.keep, this.warnings);
       this.append = (text) => this.appendSync(text);
     } else {
       this.append = (text) => this.appendQueued(text);
-      unclosed.add(this);
-      if (!exitHooked) {
-        exitHooked = true;
-        process.on('exit', flushAllAtExit);
-      }
+      flushAtExit(this);
     }
-  }
-
-  private now(): number {
-    return (this.opts.nowMs ?? Date.now)();
-  }
-
-  private get rewarnMs(): number {
-    return this.opts.rewarnMs ?? ROTATING_FILE_REWARN_MS;
   }
 
   private appendSync(text: string): void {
     if (this.closing !== null) return;
     this.appended++;
-    const bytes = Buffer.from(text, 'utf8');
-    if (
-      this.fd >= 0 &&
-      this.size > 0 &&
-      this.size + bytes.length > this.opts.maxBytes &&
-      this.now() >= this.rotateRetryAtMs
-    ) {
-      try {
-        rotateSync(this.path, this.opts.keep);
-        try {
-          fs.closeSync(this.fd);
-        } catch {
-          // closed already: nothing to release
-        }
-        this.fd = -1;
-      } catch (err) {
-        this.rotationFailed(err);
-      }
-    }
-    try {
-      if (this.fd < 0) {
-        this.fd = fs.openSync(this.path, 'a');
-        this.size = fs.fstatSync(this.fd).size;
-      }
-      writeAllSync(this.fd, bytes);
-      this.size += bytes.length;
-      this.settle(1);
-    } catch (err) {
-      this.lose(1, String(err));
-    }
+    const lost = (this.syncFile as SyncFile).write(text);
+    if (lost === null) this.settle(1);
+    else this.lose(1, lost);
   }
 
   private appendQueued(text: string): void {
     if (this.closing !== null) return;
     this.appended++;
-    if (this.queuedChars + text.length > this.opts.maxQueueChars) {
+    if (!this.queue.add(text)) {
       this.lose(1, `queue full (${this.opts.maxQueueChars} characters)`);
       return;
     }
-    this.pendingLines++;
-    this.queuedChars += text.length;
-    // A chunk is full at `chunkChars` bytes; its buffer has room for twice that, so a line
-    // started before the mark always fits unless it is longer than a whole chunk.
-    const cap = this.opts.chunkChars * 2;
-    let need = text.length * 3; // at most 3 bytes per UTF-16 unit; exact only near the end
-    if (this.currentBytes + need > cap) need = Buffer.byteLength(text, 'utf8');
-    if (need > cap) {
-      this.seal();
-      this.parts.push({ bytes: Buffer.from(text, 'utf8'), lines: 1, chars: text.length, pooled: null });
-    } else {
-      if (this.currentBytes + need > cap) this.seal();
-      if (this.current === null) this.current = this.pool.pop() ?? Buffer.allocUnsafe(cap);
-      this.currentBytes += this.current.write(text, this.currentBytes, 'utf8');
-      this.currentLines++;
-      this.currentChars += text.length;
-      if (this.currentBytes >= this.opts.chunkChars) this.seal();
-    }
-    if (this.parts.length > 0) {
+    if (this.queue.full > 0) {
       if (this.chunk === null) this.pump();
     } else if (this.timer === null && this.chunk === null) {
       this.startTimer();
     }
-  }
-
-  /** Move the chunk being filled (if any) to the waiting list. */
-  private seal(): void {
-    const cur = this.current;
-    if (cur === null || this.currentLines === 0) return;
-    this.parts.push({
-      bytes: cur.subarray(0, this.currentBytes),
-      lines: this.currentLines,
-      chars: this.currentChars,
-      pooled: cur,
-    });
-    this.current = null;
-    this.currentBytes = 0;
-    this.currentLines = 0;
-    this.currentChars = 0;
   }
 
   /** Resolves when every line appended so far is written or counted lost. */
@@ -283,11 +137,9 @@ export class RotatingFile {
     if (this.finished || this.opts.sync === true) return;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    this.seal();
     const waiting = this.chunk !== null && !this.writing ? this.chunk : null;
     if (waiting !== null) this.chunk = null;
-    const chunks = waiting === null ? this.parts.splice(0) : [waiting, ...this.parts.splice(0)];
-    this.pendingLines = 0;
+    const chunks = waiting === null ? this.queue.takeAll() : [waiting, ...this.queue.takeAll()];
     if (chunks.length === 0) return;
     const canRotate = !this.rotating;
     const inFlight = this.writing && this.chunk !== null ? this.chunk.bytes.length : 0;
@@ -295,9 +147,9 @@ export class RotatingFile {
     let fd = -1;
     let moved = false;
     for (const c of chunks) {
-      this.queuedChars -= c.chars;
+      this.queue.forget(c);
       try {
-        if (canRotate && size > 0 && size + c.bytes.length > this.opts.maxBytes && this.now() >= this.rotateRetryAtMs) {
+        if (canRotate && size > 0 && size + c.bytes.length > this.opts.maxBytes && this.warnings.rotationDue()) {
           try {
             rotateSync(this.path, this.opts.keep);
             moved = true;
@@ -305,7 +157,7 @@ export class RotatingFile {
             if (fd >= 0) fs.closeSync(fd);
             fd = -1;
           } catch (err) {
-            this.rotationFailed(err);
+            this.warnings.rotationFailed(err);
           }
         }
         if (fd < 0) fd = fs.openSync(this.path, 'a');
@@ -315,7 +167,7 @@ export class RotatingFile {
       } catch (err) {
         this.lose(c.lines, String(err));
       }
-      if (c.pooled !== null && this.pool.length < POOL_SIZE) this.pool.push(c.pooled);
+      this.queue.recycle(c);
     }
     if (fd >= 0) {
       try {
@@ -363,12 +215,7 @@ export class RotatingFile {
     if (this.closing !== null) return this.closing;
     if (this.opts.sync === true) {
       this.finished = true;
-      try {
-        if (this.fd >= 0) fs.closeSync(this.fd);
-      } catch {
-        // already closed
-      }
-      this.fd = -1;
+      this.syncFile?.close();
       this.closing = Promise.resolve();
       return this.closing;
     }
@@ -391,7 +238,7 @@ export class RotatingFile {
 
   private finishClose(): void {
     this.finished = true;
-    unclosed.delete(this);
+    closedAtExit(this);
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     // A chunk still waiting for an open or a rotation will never be written; one handed to
@@ -399,16 +246,11 @@ export class RotatingFile {
     const stuck = this.chunk !== null && !this.writing ? this.chunk : null;
     if (stuck !== null) {
       this.chunk = null;
-      this.queuedChars -= stuck.chars;
+      this.queue.forget(stuck);
     }
-    const n = this.pendingLines + (stuck === null ? 0 : stuck.lines);
+    const n = this.queue.pendingLines + (stuck === null ? 0 : stuck.lines);
     if (n > 0) {
-      this.parts.length = 0;
-      this.current = null;
-      this.currentBytes = 0;
-      this.currentLines = 0;
-      this.currentChars = 0;
-      this.pendingLines = 0;
+      this.queue.clear();
       this.lose(n, `not written within the close timeout (${this.opts.closeTimeoutMs ?? 2000} ms)`);
     }
     const w = this.writer;
@@ -438,10 +280,8 @@ export class RotatingFile {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.chunk !== null || this.pendingLines === 0) return;
-    if (this.parts.length === 0) this.seal();
-    const chunk = this.parts.shift() as Chunk;
-    this.pendingLines -= chunk.lines;
+    if (this.chunk !== null || this.queue.pendingLines === 0) return;
+    const chunk = this.queue.shift();
     // sonic-boom in buffer mode writes these bytes as they are; the buffer is reused after its drain.
     this.chunk = chunk;
     this.step();
@@ -457,7 +297,7 @@ export class RotatingFile {
         return;
       }
       if (!this.ready) return; // the open under way calls step() when the size is known
-      if (this.size > 0 && this.size + chunk.bytes.length > this.opts.maxBytes && this.now() >= this.rotateRetryAtMs) {
+      if (this.size > 0 && this.size + chunk.bytes.length > this.opts.maxBytes && this.warnings.rotationDue()) {
         void this.rotate();
         return;
       }
@@ -498,16 +338,15 @@ export class RotatingFile {
     this.chunk = null;
     this.writing = false;
     if (this.retire) this.dropWriter();
-    this.queuedChars -= chunk.chars;
-    if (chunk.pooled !== null && this.pool.length < POOL_SIZE) this.pool.push(chunk.pooled);
+    this.queue.release(chunk);
     this.settle(chunk.lines);
     this.next();
   }
 
   /** After a chunk: write the next at once if it is full or awaited, else on the timer. */
   private next(): void {
-    if (this.pendingLines === 0) return;
-    if (this.parts.length > 0 || this.waiters.length > 0) this.pump();
+    if (this.queue.pendingLines === 0) return;
+    if (this.queue.full > 0 || this.waiters.length > 0) this.pump();
     else if (this.timer === null) this.startTimer();
   }
 
@@ -526,7 +365,7 @@ export class RotatingFile {
     const chunk = this.chunk;
     this.chunk = null;
     if (chunk !== null) {
-      this.queuedChars -= chunk.chars;
+      this.queue.forget(chunk);
       this.lose(chunk.lines, String(err));
     }
     // Not at once: a file that stays unwritable would be retried in a loop.
@@ -540,35 +379,10 @@ export class RotatingFile {
     try {
       await rotateAsync(this.path, this.opts.keep);
     } catch (err) {
-      this.rotationFailed(err);
+      this.warnings.rotationFailed(err);
     }
     this.rotating = false;
     this.step();
-  }
-
-  /**
-   * Count a failed rotation and hold the next try back by `rewarnMs` (renames refused now are
-   * likely refused at the next chunk too); each try warns, with its error, so at most once per
-   * `rewarnMs`. The state is set before the warning: a warning written to this very file
-   * (ts_log.log) must not start another rotation.
-   */
-  private rotationFailed(err: unknown): void {
-    this.rotateRetryAtMs = this.now() + this.rewarnMs;
-    this.rotateFailures++;
-    try {
-      this.opts.onRotateFailed?.();
-    } catch {
-      // counting must not break the write that follows
-    }
-    const counted = this.opts.rotationCountedIn === undefined ? '' : `; counted in ${this.opts.rotationCountedIn}`;
-    const first =
-      this.rotateFailures === 1
-        ? `, and tried again at most once every ${Math.round(this.rewarnMs / 1000)} s`
-        : ` (failure ${this.rotateFailures})`;
-    this.opts.log(
-      'warn',
-      `${this.opts.label} ${this.path}: rotation failed: ${String(err)}; writing on in the current file${counted}${first}`,
-    );
   }
 
   private settle(lines: number): void {
@@ -578,32 +392,9 @@ export class RotatingFile {
     }
   }
 
-  /**
-   * Count `lines` lost; warn on the first loss and then at most once per `rewarnMs`, with how
-   * many were lost in between (a streak-once warning would keep a later outage silent). The
-   * warning is written last: when it goes to this very file and fails, the loss it adds is
-   * inside the interval and only counted.
-   */
+  /** Settles `lines` as lost, then counts and maybe warns (file-warnings.ts). */
   private lose(lines: number, reason: string): void {
     this.settle(lines);
-    try {
-      this.opts.onLost?.(lines);
-    } catch {
-      // counting must not turn a lost line into a thrown error
-    }
-    this.lostSinceWarning += lines;
-    const now = this.now();
-    const every = this.rewarnMs;
-    let msg: string;
-    if (this.warnedAtMs === null) {
-      msg = `${this.opts.label} ${this.path}: ${reason}; ${lines} line(s) lost; every lost line is counted in ${this.opts.countedIn ?? 'the sink errors'}, and this warning repeats at most once every ${Math.round(every / 1000)} s while lines are lost`;
-    } else if (now - this.warnedAtMs >= every) {
-      msg = `${this.opts.label} ${this.path}: ${this.lostSinceWarning} lines lost since the last warning, latest: ${reason}`;
-    } else {
-      return;
-    }
-    this.warnedAtMs = now;
-    this.lostSinceWarning = 0;
-    this.opts.log('warn', msg);
+    this.warnings.lost(lines, reason);
   }
 }

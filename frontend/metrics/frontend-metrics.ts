@@ -30,7 +30,7 @@ import { OtlpSink } from './sinks/otlp.js';
 import type { OtlpSettings } from './otlp/otlp-settings.js';
 import { otlpMetricsSettings } from './otlp/otlp-settings.js';
 import { TslogSink } from './sinks/tslog.js';
-import { LOG_KEEP, LOG_MAX_BYTES } from '../log/rotating-file.js';
+import { LOG_KEEP, LOG_MAX_BYTES } from '../log/rotating-file-options.js';
 
 export type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
 export type { DropReason } from '../../schema/metrics-api.js';
@@ -65,7 +65,7 @@ export interface FrontendMetricsOptions {
   readonly logRotation?: { readonly maxBytes: number; readonly keep: number };
   /** tslog buffer flush period in ms (default 200). */
   readonly tslogFlushMs?: number;
-  /** Cap of each tslog file's queue in characters (default 4 Mi); lines beyond it are dropped and counted. */
+  /** Cap of each tslog file's queue in characters (default TSLOG_MAX_QUEUE_CHARS, 32 Mi); lines beyond it are dropped and counted. */
   readonly tslogMaxQueueChars?: number;
   /** StatsD buffer flush period in ms (default 100). */
   readonly statsdFlushMs?: number;

@@ -12,7 +12,9 @@ import { decodeMetricsMessage, forEachSegment, isMetricsMessageType } from '../.
 import type { MetricDecl, MetricsMessage, SeriesDecl } from '../../schema/ipc.js';
 import type { MetricSpec } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
+import { DroppingSeries } from '../../schema/metrics-api.js';
 import { presetBuckets, presetForUnit } from '../../schema/config/presets.js';
+import { sameNameSet } from '../../schema/config/names.js';
 import type { BoundSeries, DropReason, FrontendMetric, FrontendMetrics } from './frontend-metrics.js';
 
 /** Options of a `MetricsIngest`. */
@@ -24,19 +26,6 @@ export interface MetricsIngestOptions {
 /** The part of `FrontendMetrics` the ingest uses (a structural type, so tests can fake it). */
 export type IngestTarget = Pick<FrontendMetrics, 'get' | 'admit' | 'self'> &
   Partial<Pick<FrontendMetrics, 'processGone'>>;
-
-/** Every datapoint of a series that could not be bound is a counted drop. */
-class DroppingBound implements BoundSeries {
-  constructor(
-    private readonly target: IngestTarget,
-    private readonly reason: DropReason,
-    private readonly metric: string,
-  ) {}
-
-  record(): void {
-    this.target.self.dropped(this.reason, 1, this.metric);
-  }
-}
 
 /** What the ingest remembers about one worker incarnation. */
 interface WorkerState {
@@ -54,6 +43,8 @@ export class MetricsIngest {
   private readonly workers = new Map<string, WorkerState>();
   /** Automatic labels by worker, as its init message gave them; absent: the frontend's own. */
   private readonly autoLabels = new Map<string, AutoLabels>();
+  /** Front processes, and the frontend metrics each may record (a worker records model metrics only). */
+  private readonly fronts = new Map<string, ReadonlySet<string>>();
   private readonly log: (msg: string) => void;
 
   constructor(
@@ -93,6 +84,14 @@ export class MetricsIngest {
     this.autoLabels.set(workerKey, Object.freeze({ ...autoLabels }));
   }
 
+  /**
+   * `source` is a front process (`--api-server-count`): its flushes are a worker's, but its
+   * series are bound to the frontend metrics `names` (a model metric or any other is refused).
+   */
+  acceptFrom(source: string, names: ReadonlySet<string>): void {
+    this.fronts.set(source, names);
+  }
+
   /** Worker incarnations whose series tables are held (the live ones: `forget` drops a dead one's). */
   get incarnations(): number {
     return this.workers.size;
@@ -106,6 +105,7 @@ export class MetricsIngest {
   forget(workerKey: string): void {
     this.workers.delete(workerKey);
     this.autoLabels.delete(workerKey);
+    this.fronts.delete(workerKey);
     this.metrics.processGone?.(workerKey);
   }
 
@@ -170,7 +170,7 @@ export class MetricsIngest {
     let metric: FrontendMetric | DropReason;
     if (existing !== null && existing.spec.section === 'model_metrics') {
       metric =
-        existing.spec.type === decl.type && sameNames(existing.spec.dimensions, decl.dimensions)
+        existing.spec.type === decl.type && sameNameSet(existing.spec.dimensions, decl.dimensions)
           ? existing
           : 'type_mismatch';
       if (metric === 'type_mismatch') {
@@ -204,21 +204,31 @@ export class MetricsIngest {
     );
   }
 
+  /** A series each datapoint of which is counted as dropped for `reason`. */
+  private dropping(reason: DropReason, metric: string): BoundSeries {
+    return new DroppingSeries(() => this.metrics.self.dropped(reason, 1, metric));
+  }
+
   private bindSeries(workerKey: string, state: WorkerState, decl: SeriesDecl): BoundSeries {
     const detected = state.detected.get(decl.metric);
     if (detected !== undefined) {
-      if (typeof detected.metric === 'string') return new DroppingBound(this.metrics, detected.metric, decl.metric);
-      if (detected.names.length !== decl.values.length)
-        return new DroppingBound(this.metrics, 'bad_dimensions', decl.metric);
+      if (typeof detected.metric === 'string') return this.dropping(detected.metric, decl.metric);
+      if (detected.names.length !== decl.values.length) return this.dropping('bad_dimensions', decl.metric);
       const byName: Record<string, string> = {};
       for (let i = 0; i < detected.names.length; i++) byName[detected.names[i]] = decl.values[i];
       return detected.metric.bind(byName, this.autoLabels.get(workerKey));
     }
     const metric = this.metrics.get(decl.metric);
-    if (metric === null) return new DroppingBound(this.metrics, 'unknown_metric', decl.metric);
+    if (metric === null) return this.dropping('unknown_metric', decl.metric);
+    const front = this.fronts.get(workerKey);
+    if (front !== undefined) {
+      if (front.has(decl.metric)) return metric.bind(decl.values);
+      this.forbidden(workerKey, state, decl.metric);
+      return this.dropping('forbidden_metric', decl.metric);
+    }
     if (metric.spec.section !== 'model_metrics') {
       this.forbidden(workerKey, state, decl.metric);
-      return new DroppingBound(this.metrics, 'forbidden_metric', decl.metric);
+      return this.dropping('forbidden_metric', decl.metric);
     }
     // A declared metric: the worker ordered the values by the same config's dimension list.
     return metric.bind(decl.values, this.autoLabels.get(workerKey));
@@ -261,10 +271,4 @@ export function autoDetectedSpec(decl: MetricDecl): MetricSpec {
     buckets: decl.type === 'histogram' ? (presetBuckets(presetForUnit(decl.unit)) ?? []) : [],
     pos: null,
   };
-}
-
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  const set = new Set(a);
-  return b.every((x) => set.has(x));
 }

@@ -6,6 +6,7 @@ import type { MetricSpec } from '../../schema/types.js';
 import { OVERFLOW_LABEL_VALUE } from '../../schema/types.js';
 import type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
 import type { AutoLabels, DropReason } from '../../schema/metrics-api.js';
+import { DroppingSeries, NOOP_SERIES } from '../../schema/metrics-api.js';
 import { bindAutoLabels } from '../../schema/auto-labels.js';
 import type { BoundAutoLabels } from '../../schema/auto-labels.js';
 import type { SinkChild, SinkMetric } from './sinks/sink.js';
@@ -72,19 +73,6 @@ class Series implements BoundSeries {
   }
 }
 
-/** A series whose binding failed: every record is a counted drop. */
-class DroppingSeries implements BoundSeries {
-  constructor(
-    private readonly name: string,
-    private readonly reason: DropReason,
-    private readonly hooks: MetricHooks,
-  ) {}
-
-  record(): void {
-    this.hooks.dropped(this.reason, 1, this.name);
-  }
-}
-
 /**
  * The cache's implementation of `FrontendMetric`. A series is its dimension values plus the
  * automatic labels of the process that records it, resolved once per process's label set.
@@ -113,7 +101,7 @@ export class CachedMetric implements FrontendMetric {
     this.ownAuto = bindAutoLabels(spec, ownAutoLabels);
     this.overflowValues = Object.freeze(spec.dimensions.map(() => OVERFLOW_LABEL_VALUE));
     this.overflowKey = seriesKey(this.overflowValues);
-    this.badDimensions = new DroppingSeries(spec.name, 'bad_dimensions', hooks);
+    this.badDimensions = new DroppingSeries(() => hooks.dropped('bad_dimensions', 1, spec.name));
   }
 
   /** Live series, the overflow series included. */
@@ -166,8 +154,6 @@ export class CachedMetric implements FrontendMetric {
   }
 }
 
-const SILENT: BoundSeries = Object.freeze({ record(): void {} });
-
 /**
  * A hidden metric (deprecated past its grace, or `hidden: true`): bound to no sink, so it is not
  * exposed, logged or sent, and its records are no-ops — never drops. Chosen at construction.
@@ -178,6 +164,6 @@ export class HiddenMetric implements FrontendMetric {
   addOrUpdate(): void {}
 
   bind(): BoundSeries {
-    return SILENT;
+    return NOOP_SERIES;
   }
 }

@@ -3,6 +3,7 @@
  * enabled sink like any other `ts_metrics` metric.
  */
 import type { MetricSpec, MetricType, SinkMode } from '../../schema/types.js';
+import type { SelfMetricName } from '../../schema/metric-catalog.js';
 import type { BoundSeries } from './api.js';
 import type { DropReason } from '../../schema/metrics-api.js';
 import { DROP_REASONS } from '../../schema/metrics-api.js';
@@ -10,7 +11,7 @@ import type { CachedMetric, MetricHooks } from './metric.js';
 import type { MetricsLog } from './sinks/sink.js';
 import type { LogFileError } from '../log/log.js';
 
-function selfSpec(name: string, type: MetricType, dimensions: readonly string[], help: string): MetricSpec {
+function selfSpec(name: SelfMetricName, type: MetricType, dimensions: readonly string[], help: string): MetricSpec {
   return Object.freeze({
     name,
     section: 'ts_metrics',

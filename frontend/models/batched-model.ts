@@ -1,6 +1,7 @@
 /** A handler-driven model (`onnx` or a handler module): a worker pool behind a batcher. */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { Batcher } from '../batching/batcher.js';
+import { DEFAULT_MAX_BATCH_BYTES } from '../../schema/tensors.js';
 import type { Clock } from '../batching/clock.js';
 import type { SubmitResult } from '../batching/batcher.js';
 import type { Job } from '../batching/job.js';
@@ -52,6 +53,7 @@ export class BatchedModel implements ServedModel {
         maxBatchDelayMs: config.maxBatchDelayMs,
         responseTimeoutSec: config.responseTimeoutSec,
         queueCapacity: opts.queueCapacity ?? 100 * config.batchSize,
+        maxBatchBytes: config.tensors?.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES,
       },
       (queueMs, workerThreadMs) => {
         opts.series.queueTime.record(queueMs);

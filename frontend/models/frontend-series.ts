@@ -4,31 +4,14 @@
  * (TorchServe); one declared with other dimensions or another type stops start-up with a
  * message naming what the server supplies (never a per-request failure).
  */
-import type { MetricSpec, MetricType, MetricsConfig } from '../../schema/types.js';
+import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
+import { FRONTEND_BINDINGS } from '../../schema/metric-catalog.js';
+import type { BoundMetricName, NameBinding } from '../../schema/metric-catalog.js';
+import { bindOrNoop } from '../metrics/bind-or-noop.js';
 import type { MetricsPort, SeriesHandle } from './metrics-port.js';
 
-interface Emitted {
-  readonly dims: readonly string[];
-  readonly types: readonly MetricType[];
-}
-
-/** Every frontend metric the server records, with the dimensions it supplies. */
-export const EMITTED_METRICS: Readonly<Record<string, Emitted>> = {
-  Requests2XX: { dims: ['Level'], types: ['counter'] },
-  Requests4XX: { dims: ['Level'], types: ['counter'] },
-  Requests5XX: { dims: ['Level'], types: ['counter'] },
-  ts_inference_requests_total: { dims: ['model_name', 'model_version'], types: ['counter'] },
-  ts_inference_latency_microseconds: { dims: ['model_name', 'model_version'], types: ['counter'] },
-  ts_queue_latency_microseconds: { dims: ['model_name', 'model_version'], types: ['counter'] },
-  QueueTime: { dims: ['Level'], types: ['gauge', 'histogram'] },
-  WorkerThreadTime: { dims: ['Level'], types: ['gauge', 'histogram'] },
-  WorkerLoadTime: { dims: ['WorkerName', 'Level'], types: ['gauge', 'histogram'] },
-  http_requests_total: { dims: ['handler', 'method', 'status'], types: ['counter'] },
-  http_request_size_bytes: { dims: ['handler'], types: ['histogram'] },
-  http_response_size_bytes: { dims: ['handler'], types: ['histogram'] },
-  http_request_duration_seconds: { dims: ['handler', 'method'], types: ['histogram'] },
-  http_request_duration_highr_seconds: { dims: [], types: ['histogram'] },
-};
+/** Every frontend metric the server records, with the dimensions it supplies (the catalog's table). */
+export const EMITTED_METRICS: Readonly<Record<string, NameBinding>> = FRONTEND_BINDINGS;
 
 /** Where the check finds a declared metric: a `MetricsPort` at start, a loaded config in `tsserve metrics validate`. */
 export interface SpecLookup {
@@ -60,13 +43,6 @@ export function checkFrontendMetrics(metrics: SpecLookup): string[] {
     }
   }
   return problems;
-}
-
-const NOOP: SeriesHandle = { record: () => undefined };
-
-function bindOrNoop(metrics: MetricsPort, name: string, dims: Readonly<Record<string, string>>): SeriesHandle {
-  const m = metrics.get(name);
-  return m === null ? NOOP : m.bind(dims);
 }
 
 /** Per-model inference series (`model_name`, `model_version`). */
@@ -104,7 +80,7 @@ export class FrontendSeries {
   }
 
   /** Binds one series of a frontend metric by name; a no-op when metrics.yaml lacks it. */
-  bind(name: string, dims: Readonly<Record<string, string>>): SeriesHandle {
+  bind(name: BoundMetricName, dims: Readonly<Record<string, string>>): SeriesHandle {
     return bindOrNoop(this.metrics, name, dims);
   }
 

@@ -68,7 +68,7 @@ const OPS: Op[] = [
       express: '/predictions/:model{/:version}',
       summary: "TorchServe's inference",
       description:
-        "The body goes to the model's handler: a JSON tensor (nested arrays, or an object of named inputs), a float32 binary body (`application/octet-stream` with `X-Tensor-Shape`), an image for `image_classifier`, or what a custom handler reads. Batched with other requests up to the model's batchSize. Server-Timing tells the queue and handler time.",
+        "The body goes to the model's handler: a JSON tensor (nested arrays, or an object of named inputs), a binary body of the one input in its declared type (`application/octet-stream` with `X-Tensor-Shape`), an image for `image_classifier`, or what a custom handler reads. Batched with other requests up to the model's batchSize. Server-Timing tells the queue and handler time.",
       tags: ['predictions'],
       body: {
         content: {

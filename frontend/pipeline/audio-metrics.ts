@@ -6,7 +6,8 @@
  */
 import type { VocoderRejectReason } from '../../schema/vocoder-ipc.js';
 import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
-import { bindOrNoop } from './series-binder.js';
+import { bindOrNoop } from '../metrics/bind-or-noop.js';
+import type { PipelineMetricName } from '../../schema/metric-catalog.js';
 
 /** Thresholds (ms) of `ts_omni_audio_continuity_ok_total{threshold_ms}`: a request counts under each its worst underrun stayed below. */
 export const CONTINUITY_THRESHOLDS_MS: readonly number[] = [20, 50, 100, 250];
@@ -67,13 +68,9 @@ export class AudioMetrics {
     h.record(1);
   }
 
-  private bind(name: string, replica: number, extra: Readonly<Record<string, string>> = {}): SeriesHandle {
-    return bindOrNoop(this.metrics, this.enabled, name, {
-      model_name: this.modelName,
-      stage: this.stage,
-      replica: String(replica),
-      ...extra,
-    });
+  private bind(name: PipelineMetricName, replica: number, extra: Readonly<Record<string, string>> = {}): SeriesHandle {
+    const dims = { model_name: this.modelName, stage: this.stage, replica: String(replica), ...extra };
+    return bindOrNoop(this.metrics, name, dims, this.enabled);
   }
 
   private of(replica: number): ReplicaSeries {

@@ -5,7 +5,7 @@
  */
 import type { FinishReason } from '../../schema/engine-ipc.js';
 import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
-import { bindOrNoop } from './series-binder.js';
+import { bindOrNoop } from '../metrics/bind-or-noop.js';
 
 /** Every pipeline finish reason, each pre-created at 0. */
 export const PIPELINE_FINISH_REASONS: readonly FinishReason[] = ['stop', 'length', 'abort', 'error'];
@@ -19,12 +19,12 @@ export class PipelineMetrics {
 
   constructor(metrics: Pick<MetricsPort, 'get'>, modelName: string, enabled: boolean) {
     const m = { model_name: modelName };
-    this.running = bindOrNoop(metrics, enabled, 'ts_omni_num_requests_running', m);
-    this.waiting = bindOrNoop(metrics, enabled, 'ts_omni_num_requests_waiting', m);
-    this.e2e = bindOrNoop(metrics, enabled, 'ts_omni_e2e_request_latency_seconds', m);
+    this.running = bindOrNoop(metrics, 'ts_omni_num_requests_running', m, enabled);
+    this.waiting = bindOrNoop(metrics, 'ts_omni_num_requests_waiting', m, enabled);
+    this.e2e = bindOrNoop(metrics, 'ts_omni_e2e_request_latency_seconds', m, enabled);
     const success = {} as Record<FinishReason, SeriesHandle>;
     for (const r of PIPELINE_FINISH_REASONS) {
-      success[r] = bindOrNoop(metrics, enabled, 'ts_omni_requests_success_total', { ...m, finished_reason: r });
+      success[r] = bindOrNoop(metrics, 'ts_omni_requests_success_total', { ...m, finished_reason: r }, enabled);
       success[r].record(0);
     }
     this.success = success;

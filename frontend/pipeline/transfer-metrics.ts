@@ -6,7 +6,8 @@
  * performance.now()) taken in the two processes — never two processes' monotonic readings.
  */
 import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
-import { bindOrNoop } from './series-binder.js';
+import { bindOrNoop } from '../metrics/bind-or-noop.js';
+import type { PipelineMetricName } from '../../schema/metric-catalog.js';
 
 interface EdgeSeries {
   readonly size: SeriesHandle;
@@ -53,7 +54,7 @@ export class TransferMetrics {
         to_stage: this.toStage,
         to_replica: String(to),
       };
-      const b = (name: string): SeriesHandle => bindOrNoop(this.metrics, this.enabled, name, v);
+      const b = (name: PipelineMetricName): SeriesHandle => bindOrNoop(this.metrics, name, v, this.enabled);
       e = {
         size: b('ts_omni_transfer_size_bytes'),
         tx: b('ts_omni_transfer_tx_seconds'),

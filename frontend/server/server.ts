@@ -40,11 +40,11 @@ import type { Clock } from '../batching/clock.js';
 import { ModelManager, RegistrationError } from '../models/model-manager.js';
 import { healthOf } from '../models/health.js';
 import { StartGate } from '../workers/start-gate.js';
-import { FrontIngest } from '../cluster/front-ingest.js';
+import { FrontRecords } from '../cluster/front-records.js';
 import { FrontSupervisor } from '../cluster/front-supervisor.js';
 import { snapshotOf } from '../cluster/snapshot.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
-import { FRONT_METRICS } from '../cluster/shipped-metrics.js';
+import { FRONT_METRICS } from '../cluster/front-port.js';
 import type { WorkerProcess } from '../workers/worker-process.js';
 
 /** Everything the server is configured with (already parsed and checked). */
@@ -99,6 +99,8 @@ export interface ServerDeps {
     forget(workerKey: string): void;
     /** A worker is forked with these automatic labels: its series carry them. */
     started?(workerKey: string, autoLabels: AutoLabels): void;
+    /** A front process: its series are these frontend metrics', not model metrics'. */
+    acceptFrom?(source: string, names: ReadonlySet<string>): void;
   };
   /** The server's logger; workers log through children of it (`worker`, `model` bindings). */
   readonly log: Log;
@@ -155,10 +157,11 @@ function startFronts(
         return m === null ? [] : [m.spec];
       }),
       processMetrics: deps.metrics.modes.includes('prometheus'),
+      maxPointsPerFlush: deps.metricsConfig.limits.maxPointsPerFlush,
     },
     models: () => ({ models: manager.list().map(snapshotOf), health: healthOf(manager.list()) }),
     lookup: (n) => manager.get(n),
-    ingest: new FrontIngest(deps.metrics, deps.log, deps.access),
+    ingest: new FrontRecords(deps.ingest, deps.log, deps.access),
     log: deps.log,
     restartCounter: series.frontRestarts(),
   });

@@ -18,6 +18,8 @@ import { MODEL_BOUNDS, boundText } from './model-bounds.js';
 import { PathEscapeError, resolveInside } from './safe-path.js';
 import { engineGraphProblems } from './engine-graph.js';
 import type { HfBase } from '../../schema/hf-config.js';
+import { padProblems, parseTensorSettings } from './tensor-settings.js';
+import { readOnnxIo } from './onnx-io.js';
 
 /** The file every model directory holds. */
 export const MODEL_CONFIG_FILE = 'model-config.yaml';
@@ -50,6 +52,7 @@ const KNOWN_KEYS = new Set([
   'handlerOptions',
   'description',
   'pipeline',
+  'tensors',
 ]);
 
 /** Handlers the server provides itself (no module file in the model directory; all run ONNX files on onnxruntime). */
@@ -263,6 +266,9 @@ export function loadModelConfig(
     problems,
   );
   const handlerOptions = objectOrUndef('handlerOptions');
+  const tensorProblems: string[] = [];
+  const tensors = parseTensorSettings(doc.tensors, tensorProblems);
+  for (const p of tensorProblems) problems.push(`${atPath(p)}: ${p}`);
 
   // Files the worker will open must exist and stay inside the model directory.
   const inside = (key: string, rel: string): string | null => {
@@ -293,6 +299,14 @@ export function loadModelConfig(
       problems.push(`${file}:${pos.line}:${pos.col}: ${g.message}`);
     }
   }
+  // A pad rule the graph cannot follow: the worker would refuse it at every load, retried forever.
+  if (handler === 'onnx' && tensors?.pad !== undefined && modelPath !== null && modelPath.endsWith('.onnx')) {
+    try {
+      for (const p of padProblems(tensors.pad, readOnnxIo(modelPath))) problems.push(`${atPath(p)}: ${p}`);
+    } catch {
+      // An unreadable graph is the worker's load error to name.
+    }
+  }
   // A pipeline's stages are other models of the store: the pipeline kind loads their configs.
   const pipelineProblems: string[] = [];
   const pipeline = handler === 'pipeline' ? parsePipelineSpec(doc.pipeline, pipelineProblems) : undefined;
@@ -314,6 +328,7 @@ export function loadModelConfig(
     ...(engine !== undefined ? { engine } : {}),
     ...(handlerOptions !== undefined ? { handlerOptions } : {}),
     ...(hf !== undefined && handler === 'generate' ? { samplingDefaults: hf.samplingDefaults } : {}),
+    ...(tensors !== undefined ? { tensors } : {}),
     ...(pipeline !== undefined ? { pipeline } : {}),
   });
   return { ok: true, config, warnings };

@@ -5,6 +5,7 @@
 import { EventEmitter } from 'events';
 import type { MetricsConfig } from '../../schema/types.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
+import { NOOP_SERIES } from '../../schema/metrics-api.js';
 import type { InitMessage, ModelConfig } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
@@ -93,7 +94,7 @@ export class WorkerPool extends EventEmitter {
   private readonly countFault = (reason: WorkerOutputFault, n: number): void => {
     let s = this.faultSeries.get(reason);
     if (s === undefined) {
-      s = this.deps.faultCounter?.(this.model.name, reason) ?? { record: () => undefined };
+      s = this.deps.faultCounter?.(this.model.name, reason) ?? NOOP_SERIES;
       this.faultSeries.set(reason, s);
     }
     s.record(n);
@@ -106,7 +107,7 @@ export class WorkerPool extends EventEmitter {
     super();
     this.target = model.minWorkers;
     this.maxWorkersValue = model.maxWorkers;
-    this.restarts = deps.restartCounter?.(model.name) ?? { record: () => undefined };
+    this.restarts = deps.restartCounter?.(model.name) ?? NOOP_SERIES;
     this.restarts.record(0);
   }
 

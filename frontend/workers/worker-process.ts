@@ -13,11 +13,11 @@ import type {
   FromWorkerMessage,
   InitMessage,
   ReadyMessage,
-  ResultMessage,
 } from '../../schema/worker-protocol.js';
 import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
 import { UnsendableBatchError } from '../batching/unsendable.js';
+import type { BatchRunResult } from '../batching/batcher.js';
 import { LineSplitter } from './line-splitter.js';
 import { checkResult, isDuration } from './result-check.js';
 import { OutputFaults } from './output-faults.js';
@@ -72,17 +72,11 @@ export interface WorkerProcessOptions {
   readonly nowMs?: () => number;
 }
 
-/** A batch's result and the frontend's wall time for it (from when the worker could start it). */
-export interface BatchRun {
-  readonly result: ResultMessage;
-  readonly wallMs: number;
-}
-
 interface Pending {
   readonly sentMs: number;
   /** Requests in the batch: the result must have one response for each. */
   readonly size: number;
-  resolve(r: BatchRun): void;
+  resolve(r: BatchRunResult): void;
   reject(e: Error): void;
 }
 
@@ -247,7 +241,7 @@ export class WorkerProcess extends EventEmitter {
   }
 
   /** Sends one batch; resolves with the worker's result, rejects if the worker is lost. */
-  runBatch(requests: readonly BatchRequest[], tensors?: BatchTensors): Promise<BatchRun> {
+  runBatch(requests: readonly BatchRequest[], tensors?: BatchTensors): Promise<BatchRunResult> {
     if (!this.canTake) {
       return Promise.reject(
         new Error(`worker ${this.id} is ${this.statusValue} with ${this.pending.size} batch(es) in flight`),
@@ -255,7 +249,7 @@ export class WorkerProcess extends EventEmitter {
     }
     const batchId = this.nextBatchId++;
     this.statusValue = 'BUSY';
-    return new Promise<BatchRun>((resolve, reject) => {
+    return new Promise<BatchRunResult>((resolve, reject) => {
       this.pending.set(batchId, { sentMs: performance.now(), size: requests.length, resolve, reject });
       if (this.pending.size === 1) this.arm();
       const msg =

@@ -2,13 +2,14 @@
  * Small helpers over the raw (not yet validated) YAML document: safe access by path, and the
  * words used in messages to say where a problem is ("metric "Foo" in ts_metrics.counter").
  */
+import { METRIC_TYPES } from '../types.js';
 import type { MetricType, Section } from '../types.js';
-import type { DocPath } from './yaml-source.js';
+import type { DocPath } from './yaml-types.js';
 
 /** The two metric sections, in the order the config lists them. */
 export const SECTIONS: readonly Section[] = ['ts_metrics', 'model_metrics'];
 /** The metric type keys, in the order TorchServe documents them. */
-export const TYPES: readonly MetricType[] = ['counter', 'gauge', 'histogram'];
+export const TYPES: readonly MetricType[] = METRIC_TYPES;
 
 /** A problem before it is tied to a file: where and what. */
 export interface Finding {

@@ -12,7 +12,7 @@ import { deepFreeze } from './freeze.js';
 import { normalize } from './normalize.js';
 import { ruleFindings } from './rules.js';
 import { schemaFindings } from './schema-check.js';
-import type { Locator } from './yaml-source.js';
+import type { Locator } from './yaml-types.js';
 import { MAX_ALIAS_EXPANSION, parseYaml } from './yaml-source.js';
 
 /**

@@ -33,3 +33,14 @@ export function suggestName(bad: string, label: boolean): string {
   if (/^[0-9]/.test(s)) s = `_${s}`;
   return s;
 }
+
+/**
+ * Whether `b` names the same dimensions as `a` in any order: a list of as many names, each in
+ * `a`, none twice. The one test of "same dimension names" (the worker's addMetric, the ingest).
+ */
+export function sameNameSet(a: readonly string[], b: unknown): boolean {
+  if (!Array.isArray(b) || a.length !== b.length) return false;
+  const set = new Set(a);
+  for (const n of b as readonly unknown[]) if (!set.has(n as string)) return false;
+  return new Set(b).size === b.length;
+}

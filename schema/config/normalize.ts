@@ -18,7 +18,7 @@ import { parseModes } from './modes.js';
 import { HOSTNAME_RE } from './names.js';
 import { presetBuckets, presetForUnit } from './presets.js';
 import { withNotice } from './stability.js';
-import type { DocPath } from './yaml-source.js';
+import type { DocPath } from './yaml-types.js';
 
 /** Where each metric entry sits, or null for configs built in memory. */
 export type PosOf = (path: DocPath) => SourcePos | null;

@@ -11,7 +11,7 @@ import { modeWords, parseModeWord } from './modes.js';
 import { declarationProblems } from './declaration.js';
 import { HOSTNAME_RE, METRIC_NAME_RE } from './names.js';
 import { BUCKET_PRESET_NAMES, MAX_BUCKETS } from './presets.js';
-import type { DocPath, Locator } from './yaml-source.js';
+import type { DocPath, Locator } from './yaml-types.js';
 import { GAUGE_MERGES } from '../types.js';
 import { claimExposedNames, exposureClashes } from './exposed-names.js';
 import type { ExposedOwner } from './exposed-names.js';

@@ -11,7 +11,7 @@ import type { ErrorObject } from 'ajv';
 import type { Finding } from './doc.js';
 import { getAt, isSection, showValue, whereOf, didYouMean } from './doc.js';
 import { LABEL_NAME_RE, suggestName } from './names.js';
-import type { DocPath, Locator } from './yaml-source.js';
+import type { DocPath, Locator } from './yaml-types.js';
 
 /** Where the schema lives: read from the source tree (dist/schema/config/ is three levels below the repo). */
 const SCHEMA_FILE = resolve(import.meta.dirname, '..', '..', '..', 'schema', 'metrics.schema.json');

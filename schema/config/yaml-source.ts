@@ -18,56 +18,11 @@ import {
   parseEvents,
 } from 'js-yaml';
 import type { DocumentEvent, Event, ScalarEvent } from 'js-yaml';
-import type { SourcePos } from '../types.js';
+import { lineOf, lineStarts, toPos } from './text-pos.js';
+import { TreeLocator } from './yaml-locator.js';
+import type { DocPath, DuplicateKey, YamlParse } from './yaml-types.js';
 
-/** A path into the parsed document: mapping keys and sequence indexes. */
-export type DocPath = readonly (string | number)[];
-
-/** Answers "where in the text is this key or value?" for a parsed document. */
-export interface Locator {
-  /** Position of the value at `path` (falls back to the nearest ancestor found). */
-  value(path: DocPath): SourcePos;
-  /** Position of the key naming the last segment of `path` (a sequence item: the item). */
-  key(path: DocPath): SourcePos;
-}
-
-/** Result of parsing: the plain JS value plus a locator, or the YAML error with its position. */
-export type YamlParse =
-  | {
-      readonly ok: true;
-      readonly value: unknown;
-      readonly locator: Locator;
-      readonly duplicates: readonly DuplicateKey[];
-    }
-  | {
-      readonly ok: false;
-      readonly pos: SourcePos;
-      readonly reason: string;
-      readonly alias: string | null;
-      readonly expansion?: ExpansionProblem;
-    };
-
-/**
- * A key given again in one mapping. YAML forbids it, but it is a problem like any other: the
- * value is built with the last one kept, so every other problem of the file is found too.
- */
-export interface DuplicateKey {
-  /** Where the repeated key is. */
-  readonly pos: SourcePos;
-  readonly key: string;
-  /** Line of the key's first occurrence. */
-  readonly firstLine: number;
-  /** The mapping holding both. */
-  readonly path: DocPath;
-}
-
-/** An alias that made the document grow past MAX_ALIAS_EXPANSION nodes. */
-export interface ExpansionProblem {
-  /** The anchor name, without the `*`. */
-  readonly alias: string;
-  /** How many nodes this one alias brings in. */
-  readonly nodes: number;
-}
+export type { DocPath, DuplicateKey, ExpansionProblem, Locator, YamlParse } from './yaml-types.js';
 
 /**
  * Most nodes all aliases of a document may bring in, counted as if each were written out. An
@@ -436,93 +391,6 @@ function yamlError(err: unknown, text: string, lines: readonly number[], tree: T
     }
   }
   return { ok: false, pos, reason: err.reason, alias: null };
-}
-
-class TreeLocator implements Locator {
-  constructor(
-    private readonly text: string,
-    private readonly lines: readonly number[],
-    private readonly root: YNode | null,
-  ) {}
-
-  value(path: DocPath): SourcePos {
-    const found = this.walk(path);
-    // An empty value (`help:` then a newline) has no text of its own: point at its key.
-    return this.posOf(found.value, found.key, found.nearest);
-  }
-
-  key(path: DocPath): SourcePos {
-    const found = this.walk(path);
-    return this.posOf(found.key, found.value, found.nearest);
-  }
-
-  private walk(path: DocPath): { key: YNode | null; value: YNode | null; nearest: YNode | null } {
-    let node = this.root;
-    let key: YNode | null = null;
-    for (const seg of path) {
-      if (node === null) break;
-      const next = child(node, seg);
-      if (next === null) return { key: null, value: null, nearest: node };
-      key = next.key;
-      node = next.value;
-      if (node === null) return { key, value: null, nearest: key };
-    }
-    return { key, value: node, nearest: node };
-  }
-
-  /** The first candidate that has text of its own; 1:1 if none does. */
-  private posOf(...nodes: (YNode | null)[]): SourcePos {
-    const n = nodes.find((c) => c !== null && c.start !== NONE);
-    return n === undefined || n === null ? { line: 1, col: 1 } : toPos(this.text, this.lines, n.start);
-  }
-}
-
-/**
- * The key and value for one path segment. Aliases (and merged-in keys) are not followed: a
- * path through them stops at the alias, which is where the document says it.
- */
-function child(node: YNode, seg: string | number): { key: YNode | null; value: YNode | null } | null {
-  if (node.kind === 'seq') {
-    if (typeof seg !== 'number') return null;
-    const item = node.items[seg];
-    return item === undefined ? null : { key: item, value: item };
-  }
-  if (node.kind !== 'map') return null;
-  for (let i = 0; i < node.kids.length; i += 2) {
-    const k = node.kids[i] as YNode;
-    if (k.kind !== 'scalar' || k.name !== String(seg)) continue;
-    return { key: k, value: node.kids[i + 1] ?? null };
-  }
-  return null;
-}
-
-/** Where each line starts; a lone CR breaks a line as in YAML (LF and CRLF too). */
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) starts.push(i + 1);
-  }
-  return starts;
-}
-
-/** The zero-based line holding `offset`. */
-function lineOf(lines: readonly number[], offset: number): number {
-  let lo = 0;
-  let hi = lines.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((lines[mid] as number) <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
-/** Offset → 1-based line and column (a leading byte-order mark takes no column). */
-function toPos(text: string, lines: readonly number[], offset: number): SourcePos {
-  const lo = lineOf(lines, offset);
-  const bom = lo === 0 && text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  return { line: lo + 1, col: Math.max(1, offset - (lines[lo] as number) + 1 - bom) };
 }
 
 /** Plain parse of another YAML file (model-config.yaml), js-yaml's default schema, no positions; throws js-yaml's error. */

@@ -203,10 +203,10 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
       answers.push([a.status, json(a)]);
     }
     expect(answers).to.deep.equal([
-      [400, { error: "unexpected inference input 'pixels' for model 'mlp'" }],
-      [400, { error: "input 'input': datatype FP64 does not match the model's FP32" }],
-      [400, { error: "input 'input': shape [2,392] does not match the model's [-1,784]" }],
-      [400, { error: "unexpected inference output 'logits' for model 'mlp'" }],
+      [400, { error: `unexpected input "pixels" for model 'mlp' (it takes input (FP32 [N,784]))` }],
+      [400, { error: "input 'input': expected FP32 [N,784], got FP64 [1,784]" }],
+      [400, { error: "input 'input': expected FP32 [N,784], got FP32 [2,392]" }],
+      [400, { error: `unexpected inference output "logits" for model 'mlp' (it answers probabilities)` }],
       [400, { error: 'invalid JSON in the inference request: Unexpected end of JSON input' }],
       [
         400,
@@ -311,7 +311,15 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
     }
     const after = await Scrape.of(server);
     expect(answers).to.deep.equal([
-      ...datatypes.map((d) => [400, { error: `input 'input': datatype ${d} does not match the model's FP32` }]),
+      ...datatypes.map((d) => [
+        400,
+        {
+          error:
+            d === 'BYTES'
+              ? "input 'input': datatype BYTES does not match the model's FP32"
+              : `input 'input': expected FP32 [N,784], got ${d} [1,784]`,
+        },
+      ]),
       [
         400,
         {
@@ -319,7 +327,7 @@ describe('Open Inference Protocol, HTTP metrics and Server-Timing (real tsserve 
         },
       ],
       [400, { error: "input 'input': data must be an array, got null" }],
-      [400, { error: "model 'mlp' takes 1 input, the request has 2" }],
+      [400, { error: `unexpected input "mask" for model 'mlp' (it takes input (FP32 [N,784]))` }],
       [400, { error: 'parameters must be an object, got a number' }],
       [400, { error: "input 'input': parameters must be an object, got a string" }],
       [400, { error: 'parameters.binary_data_output must be true or false, got "true"' }],

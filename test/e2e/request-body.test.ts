@@ -485,13 +485,17 @@ describe('request bodies (real server, limits and timeouts)', function () {
     ]);
     expect(await send(mlp, { 'x-tensor-shape': '1,783' }, ok)).to.deep.equal([
       400,
-      err(400, 'BadRequestException', 'body has 3136 bytes; x-tensor-shape 1,783 needs 3132 (float32, little-endian)'),
+      err(400, 'BadRequestException', 'body has 3136 bytes; x-tensor-shape 1,783 needs 3132 (FP32, little-endian)'),
     ]);
     const nan = Float32Array.from(mlpInput(1));
     nan[7] = Number.NaN;
     expect(await send(mlp, { 'x-tensor-shape': '1,784' }, Buffer.from(nan.buffer))).to.deep.equal([
       400,
-      err(400, 'BadRequestException', 'element 7 is NaN, not a finite float32'),
+      err(
+        400,
+        'BadRequestException',
+        "input 'input': element 7 (NaN) is not finite in float32 (largest magnitude 3.4028234663852886e38)",
+      ),
     ]);
     expect(await send(`${server.inference}/predictions/echo`, { 'x-tensor-shape': '1,784' }, ok)).to.deep.equal([
       415,

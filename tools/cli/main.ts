@@ -19,7 +19,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     load: () => import('./serve.js'),
   },
   metrics: {
-    summary: 'validate metrics.yaml, list the metric catalog, tail the metric logs',
+    summary: 'validate metrics.yaml, list the metric catalog, tail the metric logs, write handler types',
     load: () => import('./metrics.js'),
   },
   models: { summary: 'generate the demo model store', load: () => import('./models.js') },

@@ -1,6 +1,7 @@
 /**
  * `tsserve metrics validate FILE...` and `tsserve metrics list [FILE] [--format ...]`:
- * check a metrics.yaml with the server's own loader, and print the metric catalog.
+ * check a metrics.yaml with the server's own loader, and print the metric catalog; the other
+ * subcommands (tail, dashboard, rules, types) live in their own files.
  */
 import * as path from 'path';
 import type { CatalogFormat } from '../../schema/config/catalog.js';
@@ -26,6 +27,8 @@ const USAGE = `Usage:
       Write the Grafana dashboards generated from FILE into DIR (docs/dashboards.md).
   tsserve metrics rules [--metrics-config FILE] [--out FILE] [--show-hidden-metrics-for-version X.Y]
       Print the Prometheus recording and alerting rules generated from FILE.
+  tsserve metrics types [--metrics-config FILE] [--out FILE]
+      Print (or write) the .d.ts typing a handler's context.metrics by FILE's model metrics.
 
 Format reference: docs/metrics-yaml.md
 `;
@@ -44,6 +47,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (sub === 'tail') return (await import('./metrics-tail.js')).run(rest);
+  if (sub === 'types') return (await import('./metrics-types.js')).run(rest);
   if (sub === 'dashboard' || sub === 'rules') return (await import('./metrics-dashboard.js')).run(sub, rest);
   if (sub !== 'validate' && sub !== 'list') {
     process.stderr.write(`tsserve metrics: unknown subcommand '${sub}'\n\n${USAGE}`);

@@ -29,10 +29,12 @@ import { readBody } from '../read-body.js';
 import { guarded, refuse, routeStart, servedElsewhere, seriesByVersion } from '../route-helpers.js';
 import type { RouteOptions } from '../route-helpers.js';
 import { predictionTiming } from '../server-timing.js';
-import { modelIoOf } from './io-cache.js';
+import { modelIoOf, tensorSpecFor } from './io-cache.js';
+import type { JobTensors, TensorSpec } from '../tensor-spec.js';
+import { requestedOutputs, tensorJobs, tensorOutputs } from './tensor-rows.js';
 import type { ModelIo } from '../../store/onnx-io.js';
 import { sendOipError } from './oip-error.js';
-import type { EncodedResponse, InputTensor, OutputTensor } from './tensor-codec.js';
+import type { EncodedResponse, InputTensor, OutputTensor, RequestedOutput } from './tensor-codec.js';
 import { datatypeMismatch, decodeInferRequest, encodeInferResponse, OipError } from './tensor-codec.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
@@ -73,8 +75,8 @@ export function oipInferRoute(opts: RouteOptions): FastRoute {
       if (failure !== null) return refuse(req, res, failure.status, failure.message, sendOipError);
       // Timed from the whole body's arrival, as /predictions times its requests.
       const arrivalMs = performance.now();
-      void modelIoOf(model).then((io) =>
-        guarded(res, () => infer(req, res, model, version, body, io, arrivalMs), sendOipError),
+      void Promise.all([modelIoOf(model), tensorSpecFor(model)]).then(([io, spec]) =>
+        guarded(res, () => infer(req, res, model, version, body, io, spec, arrivalMs), sendOipError),
       );
     });
   }
@@ -86,6 +88,7 @@ export function oipInferRoute(opts: RouteOptions): FastRoute {
     version: string | undefined,
     body: Buffer,
     io: ModelIo | null,
+    spec: TensorSpec | null,
     arrivalMs: number,
   ): void {
     const raw = req.headers[HEADER_LENGTH];
@@ -105,7 +108,7 @@ export function oipInferRoute(opts: RouteOptions): FastRoute {
       if (bounds !== null) return sendOipError(res, 400, bounds);
     }
     let rows: Row[];
-    let outputs: { name: string; binary: boolean }[];
+    let outputs: readonly RequestedOutput[];
     let id: string | undefined;
     // Each row is a job in the model's queue: more rows than the queue holds could never be
     // admitted (a 503 would ask the client to retry what can only fail again), and the rows are
@@ -116,24 +119,31 @@ export function oipInferRoute(opts: RouteOptions): FastRoute {
     const queue = (): ModelDescription['jobQueueStatus'] => (q ??= model.describe().jobQueueStatus);
     const capacity = (): number => queue().remainingCapacity + queue().pendingRequests;
     try {
-      // A tensor model's FP32 rows may be decoded straight into float32; a user handler gets the JSON values as sent.
-      const takesTensors = model.config.handler === 'onnx';
       const declared = (input: string): string | undefined => io?.inputs.find((t) => t.name === input)?.datatype;
+      // A built-in onnx model's one FP32 input may be decoded straight into float32, and binary
+      // inputs are kept as bytes; a user handler gets the JSON values as sent.
+      const fast = spec !== null && spec.inputs.length === 1 && spec.inputs[0]!.dtype === 'float32';
       const r = decodeInferRequest(
         body,
         headerLength,
-        takesTensors ? opts.limits.maxElements : null,
+        fast ? opts.limits.maxElements : null,
         opts.limits.maxElements,
         declared,
+        spec !== null,
       );
       id = r.id;
-      rows = toRows(r.inputs, io, model.config.name, takesTensors, capacity);
-      const outName = io?.outputs[0]?.name ?? 'output0';
-      outputs = (r.outputs ?? [{ name: outName, binary: r.binaryOutput }]).map((o) => {
-        if (o.name !== outName)
-          throw new OipError(400, `unexpected inference output '${o.name}' for model '${model.config.name}'`);
-        return o;
-      });
+      if (spec !== null) {
+        rows = tensorJobs(r.inputs, spec, capacity);
+        outputs = requestedOutputs(spec, r.outputs, r.binaryOutput);
+      } else {
+        rows = toRows(r.inputs, io, model.config.name, capacity);
+        const outName = io?.outputs[0]?.name ?? 'output0';
+        outputs = (r.outputs ?? [{ name: outName, binary: r.binaryOutput }]).map((o) => {
+          if (o.name !== outName)
+            throw new OipError(400, `unexpected inference output '${o.name}' for model '${model.config.name}'`);
+          return o;
+        });
+      }
     } catch (e) {
       if (e instanceof OipError) return sendOipError(res, e.status, e.message);
       return sendOipError(res, 500, String(e));
@@ -148,6 +158,13 @@ export function oipInferRoute(opts: RouteOptions): FastRoute {
       return sendOipError(res, 503, queueFullMessage(model.config.name));
     }
     run(model, rows, arrivalMs, req, res, seriesOf(model, version), (results) => {
+      if (spec !== null)
+        return encodeInferResponse({
+          model_name: model.config.name,
+          model_version: model.config.version,
+          ...(id !== undefined ? { id } : {}),
+          outputs: tensorOutputs(results, outputs, spec.batched),
+        });
       const flat = flatRows(results);
       const width = results.length === 0 ? 0 : flat.length / results.length;
       const tensors: OutputTensor[] = outputs.map((o) => ({
@@ -168,24 +185,18 @@ export function oipInferRoute(opts: RouteOptions): FastRoute {
 }
 
 /**
- * One row of the input: a float32 view for a model whose worker takes tensors (the built-in
- * `onnx` handler: the batch then crosses to the worker as one buffer, as /predictions bodies
- * do), else its values as the handler's JSON body.
+ * One job of the request: the checked tensors of a row for a built-in `onnx` model (the batch
+ * then crosses to the worker as one buffer, as /predictions bodies do), else a row's values as
+ * a user handler's JSON body.
  */
-type Row = Float32Array | number[];
+type Row = JobTensors | number[];
 
 /**
  * Splits the one input into rows of the model's width, checking name, datatype and shape, and
  * that there are at most `maxRows()` (asked only of more than one row); FP32 values must be
  * finite in float32 (as /predictions refuses `1e308`), JSON or binary.
  */
-function toRows(
-  inputs: readonly InputTensor[],
-  io: ModelIo | null,
-  model: string,
-  tensors: boolean,
-  maxRows: () => number,
-): Row[] {
+function toRows(inputs: readonly InputTensor[], io: ModelIo | null, model: string, maxRows: () => number): number[][] {
   const want = io?.inputs[0];
   if (inputs.length !== 1) throw new OipError(400, `model '${model}' takes 1 input, the request has ${inputs.length}`);
   const t = inputs[0] as (typeof inputs)[number];
@@ -218,23 +229,17 @@ function toRows(
       `the request has ${n} rows, more than model '${model}' queues at once (${maxRows()}, --job-queue-size); send at most ${maxRows()} rows a request`,
     );
   const width = t.data.length / n;
-  let data = t.data;
-  if (datatype === 'FP32' && !(data instanceof Float32Array)) {
-    // The fast JSON path checked its values as it decoded them; these came from JSON.parse or binary.
+  const data = t.data as readonly number[];
+  if (datatype === 'FP32') {
+    // These came from JSON.parse or binary: FP32 values must be finite in float32.
     for (let k = 0; k < data.length; k++) {
-      const v = data[k] as number;
+      const v = data[k]!;
       if (!Number.isFinite(Math.fround(v)))
         throw new OipError(400, `input '${t.name}': ${float32Message(k, String(v))}`);
     }
-    if (tensors) data = Float32Array.from(data as number[]);
   }
-  const rows: Row[] = [];
-  for (let k = 0; k < n; k++)
-    rows.push(
-      data instanceof Float32Array
-        ? data.subarray(k * width, (k + 1) * width)
-        : (data.slice(k * width, (k + 1) * width) as number[]),
-    );
+  const rows: number[][] = [];
+  for (let k = 0; k < n; k++) rows.push(data.slice(k * width, (k + 1) * width));
   return rows;
 }
 
@@ -340,7 +345,7 @@ function run(
         `the handler's answer cannot be encoded: ${e instanceof Error ? e.message : String(e)}`,
       );
     }
-    const length = String(enc.body.length);
+    const length = String(enc.length);
     if (enc.headerLength === null) res.writeHead(200, { 'content-type': 'application/json', 'content-length': length });
     else
       res.writeHead(200, {
@@ -348,14 +353,16 @@ function run(
         'content-length': length,
         [HEADER_LENGTH]: String(enc.headerLength),
       });
-    res.end(enc.body);
+    const last = enc.parts.length - 1;
+    for (let i = 0; i < last; i++) res.write(enc.parts[i]);
+    res.end(enc.parts[last]);
   };
   for (let k = 0; k < rows.length; k++) {
     const row = rows[k]!;
     const admitted = model.submit!({
       requestId: rows.length === 1 ? requestId : `${requestId}-${k}`,
       arrivalMs,
-      ...(row instanceof Float32Array ? { body: undefined, input: row } : { body: row }),
+      ...(Array.isArray(row) ? { body: row } : { body: undefined, ...row }),
       cancelled: () => gone || refused,
       done: (o) => {
         outcomes[k] = o;

@@ -2,120 +2,20 @@
  * The Open Inference Protocol's REST bodies: an inference request as JSON, or as a JSON header
  * followed by raw tensor bytes (the binary tensor data extension: `Inference-Header-Content-Length`
  * gives the header's length, `parameters.binary_data_size` each input's bytes, little-endian,
- * row major, in input order); and the response, JSON or JSON + binary outputs the same way.
- * Everything a client can get wrong is an `OipError` (400) with the protocol's `{"error"}` text.
+ * row major, in input order). The response, JSON or JSON + binary outputs the same way, is
+ * response-codec.ts's (re-exported here), the datatypes datatypes.ts's. Everything a client can get wrong is an `OipError` (400) with the protocol's `{"error"}` text.
  */
 import { jsonErrorReason } from '../json-error.js';
 import { decodeJsonTensor } from '../json-tensor.js';
+import type { DeclaredDatatype } from './datatypes.js';
+import { FIXED, notInRange, unreadable } from './datatypes.js';
+import { OipError } from './oip-error-class.js';
 
-/** A request the protocol rejects: HTTP status and the `error` message. */
-export class OipError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Integers a JS number holds exactly: the range of INT64 and UINT64 values carried here. */
-const SAFE = Number.MAX_SAFE_INTEGER;
-
-/**
- * Bytes per element of each fixed-size datatype, how to read one little-endian, and for an
- * integer type the values it holds (64-bit ones: those a JS number carries exactly, so a larger
- * one is refused rather than rounded); `exact` reads a 64-bit element as its full decimal text.
- */
-const FIXED: Readonly<
-  Record<
-    string,
-    {
-      readonly size: number;
-      readonly read: (b: Buffer, at: number) => number | boolean;
-      readonly range?: readonly [number, number];
-      readonly exact?: (b: Buffer, at: number) => string;
-    }
-  >
-> = {
-  BOOL: { size: 1, read: (b, at) => b[at] !== 0 },
-  UINT8: { size: 1, read: (b, at) => b.readUInt8(at), range: [0, 255] },
-  UINT16: { size: 2, read: (b, at) => b.readUInt16LE(at), range: [0, 65535] },
-  UINT32: { size: 4, read: (b, at) => b.readUInt32LE(at), range: [0, 4294967295] },
-  UINT64: {
-    size: 8,
-    read: (b, at) => Number(b.readBigUInt64LE(at)),
-    range: [0, SAFE],
-    exact: (b, at) => String(b.readBigUInt64LE(at)),
-  },
-  INT8: { size: 1, read: (b, at) => b.readInt8(at), range: [-128, 127] },
-  INT16: { size: 2, read: (b, at) => b.readInt16LE(at), range: [-32768, 32767] },
-  INT32: { size: 4, read: (b, at) => b.readInt32LE(at), range: [-2147483648, 2147483647] },
-  INT64: {
-    size: 8,
-    read: (b, at) => Number(b.readBigInt64LE(at)),
-    range: [-SAFE, SAFE],
-    exact: (b, at) => String(b.readBigInt64LE(at)),
-  },
-  FP32: { size: 4, read: (b, at) => b.readFloatLE(at) },
-  FP64: { size: 8, read: (b, at) => b.readDoubleLE(at) },
-};
-
-/** The 400 of an integer element its datatype does not hold (`text`: the value as sent). */
-function notInRange(
-  input: string,
-  k: number,
-  text: string,
-  datatype: string,
-  [min, max]: readonly [number, number],
-): OipError {
-  const what = datatype.endsWith('64') ? `${datatype} this server carries exactly` : datatype;
-  return new OipError(
-    400,
-    `input '${input}': element ${k} (${text}) is not ${datatype.startsWith('I') ? 'an' : 'a'} ${what} (an integer from ${min} to ${max})`,
-  );
-}
-
-/** The protocol's datatypes (KServe's table, and Triton's BF16), for naming a misspelt one. */
-const DATATYPES = [
-  'BOOL',
-  'UINT8',
-  'UINT16',
-  'UINT32',
-  'UINT64',
-  'INT8',
-  'INT16',
-  'INT32',
-  'INT64',
-  'FP16',
-  'FP32',
-  'FP64',
-  'BYTES',
-  'BF16',
-] as const;
-
-/** The datatype a model declares for an input, undefined when it declares none or no such input. */
-export type DeclaredDatatype = (input: string) => string | undefined;
-
-/** The 400 of an input whose datatype is not the model's: one text, whether the codec or the route finds it. */
-export function datatypeMismatch(input: string, got: string, want: string): string {
-  return `input '${input}': datatype ${got} does not match the model's ${want}`;
-}
-
-/**
- * The 400 of a datatype with no reader here: a name the protocol does not have (`fp32`), else
- * the model's own datatype when it declares another (FP16 sent to an FP32 model is the client's
- * choice to change, not a missing feature), else the missing reader.
- */
-function unreadable(input: string, datatype: string, declared: DeclaredDatatype): OipError {
-  if (!(DATATYPES as readonly string[]).includes(datatype))
-    return new OipError(
-      400,
-      `input '${input}': datatype ${JSON.stringify(datatype)} is not one of the protocol's (${DATATYPES.join(', ')})`,
-    );
-  const want = declared(input);
-  if (want !== undefined && want !== datatype) return new OipError(400, datatypeMismatch(input, datatype, want));
-  return new OipError(400, `input '${input}': datatype ${datatype} is not supported`);
-}
+export { OipError } from './oip-error-class.js';
+export { datatypeMismatch } from './datatypes.js';
+export type { DeclaredDatatype } from './datatypes.js';
+export { EncodedResponse, encodeInferResponse } from './response-codec.js';
+export type { InferResponse, OutputTensor } from './response-codec.js';
 
 /** One decoded input tensor; `data` is flat, row major. */
 export interface InputTensor {
@@ -124,6 +24,8 @@ export interface InputTensor {
   readonly shape: readonly number[];
   /** Flat, row major; a Float32Array when the fast JSON path decoded an FP32 input's numbers. */
   readonly data: readonly (number | boolean)[] | Float32Array;
+  /** A binary input's bytes as sent, when the request was decoded with `rawBinary` (`data` is then empty). */
+  readonly bytes?: Uint8Array;
 }
 
 /** One requested output and whether it should come back as binary. */
@@ -197,6 +99,7 @@ function decodeInput(
   budget: BinaryBudget,
   declared: DeclaredDatatype,
   preset?: Float32Array,
+  rawBinary = false,
 ): InputTensor {
   if (!isObject(raw)) throw new OipError(400, `inputs[${i}] must be an object`);
   const name = raw['name'];
@@ -236,6 +139,11 @@ function decodeInput(
         `input '${name}': binary data of ${count} elements brings the request to ${budget.max - budget.left + count}, more than ${budget.max} (--max-json-elements)`,
       );
     budget.left -= count;
+    if (rawBinary) {
+      const bytes = binary.subarray(offset.at, offset.at + n);
+      offset.at += n;
+      return { name, datatype, shape, data: [], bytes };
+    }
     const data: (number | boolean)[] = new Array<number | boolean>(count);
     for (let k = 0; k < count; k++) data[k] = fixed.read(binary, offset.at + k * fixed.size);
     // Only a 64-bit integer can fall outside its range once read (the smaller ones cannot).
@@ -293,6 +201,8 @@ function decodeInput(
  * JSON numbers may come back as a Float32Array (`fastFp32`). The binary inputs together hold at
  * most `maxBinaryElements` elements (the JSON part is bounded before it is parsed). `declared`
  * gives the model's datatype of an input, for the 400 of a datatype the codec cannot read.
+ * `rawBinary` keeps each binary input's bytes as sent (`bytes`) instead of reading its values:
+ * a built-in onnx model takes them as they are, 64-bit integers whole.
  */
 export function decodeInferRequest(
   body: Buffer,
@@ -300,6 +210,7 @@ export function decodeInferRequest(
   fastMaxElements: number | null = null,
   maxBinaryElements = Number.POSITIVE_INFINITY,
   declared: DeclaredDatatype = () => undefined,
+  rawBinary = false,
 ): InferRequest {
   if (
     headerLength !== undefined &&
@@ -332,7 +243,7 @@ export function decodeInferRequest(
       : '';
     throw new OipError(400, `invalid JSON in the inference request: ${reason}${hint}`);
   }
-  return fromParsed(parsed, body.subarray(end), declared, undefined, maxBinaryElements);
+  return fromParsed(parsed, body.subarray(end), declared, undefined, maxBinaryElements, rawBinary);
 }
 
 const DATA_KEY = Buffer.from('"data"');
@@ -387,6 +298,7 @@ function fromParsed(
   declared: DeclaredDatatype,
   preset?: Float32Array,
   maxBinaryElements = Number.POSITIVE_INFINITY,
+  rawBinary = false,
 ): InferRequest {
   if (!isObject(parsed)) throw new OipError(400, 'the inference request must be a JSON object');
   const id = parsed['id'];
@@ -397,7 +309,7 @@ function fromParsed(
   const offset = { at: 0 };
   const budget: BinaryBudget = { left: maxBinaryElements, max: maxBinaryElements };
   const decoded = inputs.map((raw, i) =>
-    decodeInput(raw, i, binary, offset, budget, declared, i === 0 ? preset : undefined),
+    decodeInput(raw, i, binary, offset, budget, declared, i === 0 ? preset : undefined, rawBinary),
   );
   if (offset.at !== binary.length)
     throw new OipError(400, `the body has ${binary.length - offset.at} bytes of binary data no input claims`);
@@ -429,50 +341,4 @@ function fromParsed(
     ...(outputs !== undefined ? { outputs } : {}),
     binaryOutput,
   };
-}
-
-/** One output tensor of a response (FP32: the server's models answer float32). */
-export interface OutputTensor {
-  readonly name: string;
-  readonly shape: readonly number[];
-  readonly datatype: 'FP32';
-  readonly data: ArrayLike<number>;
-  readonly binary: boolean;
-}
-
-/** A response to encode. */
-export interface InferResponse {
-  readonly model_name?: string;
-  readonly model_version?: string;
-  readonly id?: string;
-  readonly outputs: readonly OutputTensor[];
-}
-
-/** An encoded response: the body, and the JSON header's length when binary data follows it. */
-export interface EncodedResponse {
-  readonly body: Buffer;
-  readonly headerLength: number | null;
-}
-
-/** Encodes a response: outputs with `binary` go after the JSON as little-endian bytes, in order. */
-export function encodeInferResponse(r: InferResponse): EncodedResponse {
-  const chunks: Buffer[] = [];
-  const outputs = r.outputs.map((o) => {
-    if (!o.binary) return { name: o.name, shape: o.shape, datatype: o.datatype, data: Array.from(o.data) };
-    const bytes = Buffer.alloc(o.data.length * 4);
-    for (let k = 0; k < o.data.length; k++) bytes.writeFloatLE(o.data[k] as number, k * 4);
-    chunks.push(bytes);
-    return { name: o.name, shape: o.shape, datatype: o.datatype, parameters: { binary_data_size: bytes.length } };
-  });
-  const json = Buffer.from(
-    JSON.stringify({
-      ...(r.model_name !== undefined ? { model_name: r.model_name } : {}),
-      ...(r.model_version !== undefined ? { model_version: r.model_version } : {}),
-      ...(r.id !== undefined ? { id: r.id } : {}),
-      outputs,
-    }),
-    'utf8',
-  );
-  if (chunks.length === 0) return { body: json, headerLength: null };
-  return { body: Buffer.concat([json, ...chunks]), headerLength: json.length };
 }

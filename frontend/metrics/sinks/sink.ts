@@ -5,6 +5,7 @@
  */
 import type { MetricSpec, SinkMode } from '../../../schema/types.js';
 import type { BoundAutoLabels } from '../../../schema/auto-labels.js';
+import { NOOP_SERIES } from '../../../schema/metrics-api.js';
 
 /** One series of one metric in one sink. */
 export interface SinkChild {
@@ -37,7 +38,7 @@ export interface Sink {
 export type MetricsLog = (level: 'info' | 'warn' | 'error', msg: string) => void;
 
 /** A child that records nothing (a metric a sink could not build). */
-export const NOOP_CHILD: SinkChild = Object.freeze({ record(): void {} });
+export const NOOP_CHILD: SinkChild = NOOP_SERIES;
 
 /** A metric that binds only no-op children. */
 export const NOOP_SINK_METRIC: SinkMetric = Object.freeze({ bind: (): SinkChild => NOOP_CHILD });

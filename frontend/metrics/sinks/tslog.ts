@@ -44,8 +44,8 @@ export interface TslogSinkOptions {
 /**
  * Default cap of each file's queue, in characters (about 32 MiB of ASCII lines): room for three
  * full worker flushes (maxPointsPerFlush 65 536 points × about 160 characters a line) arriving
- * back to back, so a burst the ingest delivers in one tick is never cut (4 Mi lost lines of a
- * single 25 000-point flush under load).
+ * back to back, so a burst the ingest delivers in one tick is never cut (the former 4 Mi cap
+ * lost lines of a single 25 000-point flush under load).
  */
 export const TSLOG_MAX_QUEUE_CHARS = 32 * 1024 * 1024;
 

@@ -3,10 +3,38 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { writeMlp } from '../../../tools/models/mlp.js';
-import type { LoadFailedMessage, LogMessage, ReadyMessage, ResultMessage } from '../../../schema/worker-protocol.js';
+import type {
+  BatchTensors,
+  LoadFailedMessage,
+  LogMessage,
+  ReadyMessage,
+  ResultMessage,
+} from '../../../schema/worker-protocol.js';
+import { isTensorAnswer, valuesOf } from '../../../schema/tensors.js';
 import { ForkedWorker, modelConfig, testMetricsConfig } from './forked-worker.js';
 
 const ONES = (n: number): number[] => Array.from({ length: n }, (_, i) => (i % 7) / 7);
+
+/** A batch's tensors as the frontend sends them: each row the mlp's `input` as float32, null for a JSON body. */
+function tensorsOf(rows: readonly (readonly number[] | null)[]): BatchTensors {
+  const parts = rows.filter((r) => r !== null).map((r) => new Uint8Array(Float32Array.from(r).buffer));
+  const data = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
+  const offsets = new Uint32Array(parts.length + 1);
+  parts.forEach((p, i) => {
+    data.set(p, offsets[i]!);
+    offsets[i + 1] = offsets[i]! + p.length;
+  });
+  return {
+    kinds: [[{ name: 'input', dtype: 'float32' as const, dims: [784] }]],
+    kindOf: Int32Array.from(rows, (r) => (r === null ? -1 : 0)),
+    data,
+    offsets,
+  };
+}
+
+/** The built-in handler's answer to a request whose input came as a JSON body. */
+const JSON_BODY =
+  'the built-in onnx handler takes the inputs input as tensors the frontend decodes; this request has a JSON body';
 
 describe('backend/worker/main (forked)', () => {
   let tmp: string;
@@ -55,23 +83,23 @@ describe('backend/worker/main (forked)', () => {
       type: 'tsserve.batch',
       batchId: 1,
       requests: [
-        { requestId: 'req-1', body: ONES(784) },
+        { requestId: 'req-1', body: null },
         { requestId: 'req-2', body: [1, 2, 3] },
-        { requestId: 'req-3', body: ONES(784).reverse() },
+        { requestId: 'req-3', body: null },
       ],
+      tensors: tensorsOf([ONES(784), null, ONES(784).reverse()]),
     });
     const result = await w.waitType<ResultMessage>('tsserve.result');
     expect(result.batchId).to.equal(1);
     expect(result.responses).to.have.length(3);
-    expect(result.responses[1]).to.deep.equal({
-      ok: false,
-      status: 400,
-      message: 'expected a JSON array of 784 numbers, got 3 elements',
-    });
+    expect(result.responses[1]).to.deep.equal({ ok: false, status: 400, message: JSON_BODY });
     for (const i of [0, 2]) {
       const r = result.responses[i]!;
       expect(r.ok).to.equal(true);
-      const body = (r as { body: number[] }).body;
+      const answer = (r as { body: unknown }).body;
+      if (!isTensorAnswer(answer)) throw new Error('not a tensor answer');
+      expect(answer.outputs).to.deep.equal([{ name: 'probabilities', dtype: 'float32', dims: [10] }]);
+      const body = valuesOf('float32', answer.data[0]!) as number[];
       expect(body).to.have.length(10);
       for (const p of body) expect(p).to.be.within(0, 1);
       expect(body.reduce((a, b) => a + b, 0)).to.be.closeTo(1, 1e-5);
@@ -120,7 +148,7 @@ describe('backend/worker/main (forked)', () => {
     expect(w.messages.map((m) => (m as { type: string }).type)).to.deep.equal(['tsserve.ready', 'tsserve.result']);
   });
 
-  it('should answer 400 for non-numbers and run the rest of the batch', async () => {
+  it('should answer 400 to requests whose input is a JSON body (the frontend decodes every built-in onnx input) and run the rest of the batch', async () => {
     const w = start();
     w.init(modelConfig('mlp', mlpDir, 'onnx'));
     await w.waitType('tsserve.ready');
@@ -131,22 +159,15 @@ describe('backend/worker/main (forked)', () => {
       batchId: 7,
       requests: [
         { requestId: 'a', body: bad },
-        { requestId: 'b', body: ONES(784) },
+        { requestId: 'b', body: null },
         { requestId: 'c', body: 'hello' },
       ],
+      tensors: tensorsOf([null, ONES(784), null]),
     });
     const result = await w.waitType<ResultMessage>('tsserve.result');
-    expect(result.responses[0]).to.deep.equal({
-      ok: false,
-      status: 400,
-      message: 'element 5 is the string "x", not a finite number',
-    });
+    expect(result.responses[0]).to.deep.equal({ ok: false, status: 400, message: JSON_BODY });
     expect(result.responses[1]!.ok).to.equal(true);
-    expect(result.responses[2]).to.deep.equal({
-      ok: false,
-      status: 400,
-      message: 'expected a JSON array of 784 numbers, got the string "hello"',
-    });
+    expect(result.responses[2]).to.deep.equal({ ok: false, status: 400, message: JSON_BODY });
   });
 
   it('should refuse a handler path that escapes the model dir with ..', async () => {

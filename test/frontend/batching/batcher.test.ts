@@ -446,3 +446,61 @@ describe('Batcher (a batch that cannot be serialised)', () => {
     b.close('end');
   });
 });
+
+describe('Batcher with batch keys (built-in onnx jobs)', () => {
+  const keyed = (id: string, key: string, out: Map<string, JobOutcome>, inputBytes = 8) => ({
+    ...job(id, out),
+    batchKey: key,
+    inputBytes,
+  });
+
+  it("should send a batch when the head's key fills it, leave other keys queued in order, and send those after the delay", async () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(
+      t,
+      { batchSize: 2, maxBatchDelayMs: 20, responseTimeoutSec: 60, queueCapacity: 10 },
+      undefined,
+      clock,
+    );
+    for (const [id, key] of [
+      ['a1', 'A'],
+      ['b1', 'B'],
+      ['b2', 'B'],
+    ] as const)
+      b.submit(keyed(id, key, out));
+    // The head's key (A) has one job: nothing is full for it, whatever B holds.
+    expect(t.batches.length).to.equal(0);
+    b.submit(keyed('a2', 'A', out));
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a1', 'a2']]);
+    t.answer(0);
+    await tick();
+    // B's two jobs are now the head and a full batch.
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([
+      ['a1', 'a2'],
+      ['b1', 'b2'],
+    ]);
+    t.answer(1);
+    await tick();
+    b.submit(keyed('c1', 'C', out));
+    expect(t.batches.length).to.equal(2);
+    clock.advance(20);
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))[2]).to.deep.equal(['c1']);
+  });
+
+  it('should end a batch before the job that would pass maxBatchBytes', () => {
+    const t = new FakeTarget();
+    const out = new Map<string, JobOutcome>();
+    const b = new Batcher(
+      t,
+      { batchSize: 8, maxBatchDelayMs: 60_000, responseTimeoutSec: 60, queueCapacity: 10, maxBatchBytes: 100 },
+      undefined,
+      clock,
+    );
+    b.submit(keyed('a', 'A', out, 60));
+    expect(t.batches.length).to.equal(0);
+    b.submit(keyed('b', 'A', out, 60));
+    expect(t.batches.map((x) => x.requests.map((r) => r.requestId))).to.deep.equal([['a']]);
+    expect(b.queueLength).to.equal(1);
+  });
+});

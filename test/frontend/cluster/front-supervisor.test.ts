@@ -10,22 +10,15 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { Worker } from 'cluster';
-import { FrontIngest } from '../../../frontend/cluster/front-ingest.js';
+import { FrontRecords } from '../../../frontend/cluster/front-records.js';
 import { FrontSupervisor } from '../../../frontend/cluster/front-supervisor.js';
 import { bodyLimits } from '../../../frontend/models/body-limits.js';
 import type { Log } from '../../../frontend/log/log.js';
-import type { MetricsPort } from '../../../frontend/models/metrics-port.js';
+import type { FrontMetricsIngest } from '../../../frontend/cluster/front-records.js';
 import { STALL_ENV } from '../../../frontend/cluster/test-hooks.js';
 import { until } from '../../support/until.js';
 
-const NO_METRICS: MetricsPort = {
-  prometheusContentType: 'text/plain',
-  modes: [],
-  get: () => null,
-  byKey: () => null,
-  prometheusText: () => Promise.resolve(''),
-  close: () => Promise.resolve(),
-};
+const NO_INGEST: FrontMetricsIngest = { handle: () => true, forget: () => undefined };
 
 /** A log keeping its lines as `level: message`. */
 function recordingLog(lines: string[]): Log {
@@ -72,7 +65,7 @@ function supervisor(lines: string[], extra: Extra = {}): FrontSupervisor {
     },
     models: () => ({ models: [], health: { ping: 'Healthy', serving: true } }),
     lookup: () => undefined,
-    ingest: new FrontIngest(NO_METRICS, log, undefined),
+    ingest: new FrontRecords(NO_INGEST, log, undefined),
     log,
   });
 }

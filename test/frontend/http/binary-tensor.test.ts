@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { decodeBinaryTensor, isBinaryTensor, shapeSize } from '../../../frontend/http/binary-tensor.js';
+import { binaryTensorBytes, isBinaryTensor, shapeDims } from '../../../frontend/http/binary-tensor.js';
 
 describe('binary tensors', () => {
   it('should recognise application/octet-stream with or without parameters, in any case', () => {
@@ -11,35 +11,38 @@ describe('binary tensors', () => {
     ]).to.deep.equal([true, true, false, false]);
   });
 
-  it('should read x-tensor-shape as its element count, or say what is wrong with it', () => {
-    expect(shapeSize('1,784', 1000)).to.equal(784);
-    expect(shapeSize(' 2 , 3 ', 1000)).to.equal(6);
-    expect(shapeSize(undefined, 1000)).to.deep.equal({
+  it('should read x-tensor-shape as its dims, or say what is wrong with it', () => {
+    expect(shapeDims('1,784', 1000)).to.deep.equal([1, 784]);
+    expect(shapeDims(' 2 , 3 ', 1000)).to.deep.equal([2, 3]);
+    expect(shapeDims(undefined, 1000)).to.deep.equal({
       status: 400,
       message: 'x-tensor-shape is required with Content-Type application/octet-stream (e.g. x-tensor-shape: 1,784)',
     });
-    expect(shapeSize('1,0', 1000)).to.deep.equal({
+    expect(shapeDims('1,0', 1000)).to.deep.equal({
       status: 400,
       message: 'x-tensor-shape "1,0" is not a comma-separated list of positive integers',
     });
-    expect(shapeSize('10,200', 1000)).to.deep.equal({
+    expect(shapeDims('10,200', 1000)).to.deep.equal({
       status: 400,
       message: 'x-tensor-shape "10,200" has 2000 elements, more than 1000 (--max-json-elements)',
     });
   });
 
-  it('should decode little-endian float32 bytes from any offset and refuse a wrong length or a non-finite value', () => {
+  it("should copy the body's bytes from any offset as the input's type and refuse a length the shape and type do not make", () => {
     const values = Float32Array.from([1.5, -2, 3.25]);
     const padded = Buffer.concat([Buffer.from([9]), Buffer.from(values.buffer)]).subarray(1);
-    expect(Array.from(decodeBinaryTensor(padded, '3', 3) as Float32Array)).to.deep.equal([1.5, -2, 3.25]);
-    expect(decodeBinaryTensor(padded, '4', 4)).to.deep.equal({
+    const bytes = binaryTensorBytes(padded, '3', [3], 'float32') as Uint8Array;
+    expect(Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, 3))).to.deep.equal([1.5, -2, 3.25]);
+    expect(binaryTensorBytes(padded, '4', [4], 'float32')).to.deep.equal({
       status: 400,
-      message: 'body has 12 bytes; x-tensor-shape 4 needs 16 (float32, little-endian)',
+      message: 'body has 12 bytes; x-tensor-shape 4 needs 16 (FP32, little-endian)',
     });
-    const inf = Float32Array.from([1, Number.POSITIVE_INFINITY]);
-    expect(decodeBinaryTensor(Buffer.from(inf.buffer), '2', 2)).to.deep.equal({
+    expect(binaryTensorBytes(padded, '2', [2], 'int64')).to.deep.equal({
       status: 400,
-      message: 'element 1 is Infinity, not a finite float32',
+      message: 'body has 12 bytes; x-tensor-shape 2 needs 16 (INT64, little-endian)',
     });
+    expect(Array.from(binaryTensorBytes(Buffer.from([1, 0, 1]), '3', [3], 'bool') as Uint8Array)).to.deep.equal([
+      1, 0, 1,
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MetricsIngest, autoDetectedSpec } from '../../../frontend/metrics/ingest.js';
+import { MetricsIngest } from '../../../frontend/metrics/ingest.js';
 import type { IngestTarget } from '../../../frontend/metrics/ingest.js';
 import type {
   BoundSeries,
@@ -269,14 +269,6 @@ describe('MetricsIngest', () => {
       ['Hits', { ModelName: 'm', Level: 'Model' }, 1, undefined, 5],
       ['Hits', { Level: 'Model', ModelName: 'm' }, 2, undefined, 6],
     ]);
-  });
-
-  it('should give an auto-detected histogram its unit preset, not prom-client defaults (regression)', () => {
-    const h = autoDetectedSpec({ name: 'Lat', type: 'histogram', unit: 'Milliseconds', dimensions: ['ModelName'] });
-    expect(h.buckets).to.deep.equal([1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000]);
-    expect(autoDetectedSpec({ name: 'Hits', type: 'counter', unit: 'Count', dimensions: [] }).buckets).to.deep.equal(
-      [],
-    );
   });
 
   it('should drop, as type_mismatch, the points of a worker whose auto-detected shape conflicts', () => {

@@ -6,6 +6,14 @@
  * session come from `context`.
  */
 import type { HandlerContext, HandlerRequest, HandlerSession } from '../../../backend/handlers/types.js';
+// Written by `tsserve metrics types --metrics-config examples/custom-metrics/metrics.yaml`: a typo
+// in a metric name, a missing dimension or another type than the yaml's fails the build.
+import type { ModelMetrics } from '../../../examples/custom-metrics/metrics.js';
+
+/** The context's metrics, typed by the example's metrics.yaml. */
+function metricsOf(ctx: HandlerContext): ModelMetrics {
+  return ctx.metrics;
+}
 
 /** Flattened 28×28 input, as the MLP takes. */
 const WIDTH = 784;
@@ -28,13 +36,13 @@ interface Inferred {
 
 /** Times one handler method into HandlerMethodTime{MethodName=...}. */
 function timeMethod(ctx: HandlerContext, method: string, t0: number): void {
-  ctx.metrics.addTime('HandlerMethodTime', performance.now() - t0, undefined, 'ms', { MethodName: method });
+  metricsOf(ctx).addTime('HandlerMethodTime', performance.now() - t0, undefined, 'ms', { MethodName: method });
 }
 
 /** Loads the model; registers InferenceRequestCount (TorchServe's add_metric_to_cache: no emit). */
 export async function initialize(ctx: HandlerContext): Promise<void> {
-  ctx.metrics.addMetric('InferenceRequestCount', 'count', [], 'counter');
-  ctx.metrics
+  metricsOf(ctx).addMetric('InferenceRequestCount', 'count', [], 'counter');
+  metricsOf(ctx)
     .addMetric('InitializeCallCount', 'count', ['ModelName', 'Level'], 'counter')
     .addOrUpdate(1, { ModelName: ctx.modelName, Level: 'Model' });
   session = await ctx.createSession(ctx.manifest.modelFile);
@@ -43,7 +51,7 @@ export async function initialize(ctx: HandlerContext): Promise<void> {
 /** Validates and stacks the bodies; records batch size, call count and each input's size. */
 export function preprocess(requests: readonly HandlerRequest[], ctx: HandlerContext): Prepared {
   const t0 = performance.now();
-  const m = ctx.metrics;
+  const m = metricsOf(ctx);
   m.getMetric('InferenceRequestCount', 'counter').addOrUpdate(requests.length);
   m.getMetric('PreprocessCallCount', 'counter').addOrUpdate(1, { ModelName: ctx.modelName });
   m.getMetric('RequestBatchSize', 'gauge').addOrUpdate(requests.length, { ModelName: ctx.modelName });
@@ -98,10 +106,10 @@ export function postprocess(inferred: Inferred, ctx: HandlerContext): unknown[] 
     let best = 0;
     for (let c = 1; c < p.length; c++) if (p[c]! > p[best]!) best = c;
     answers[req] = { class: best, probabilities: p };
-    ctx.metrics.addPercent('ExamplePercentMetric', 100 * p[best]!, ctx.requestIds[req], undefined, 'histogram');
+    metricsOf(ctx).addPercent('ExamplePercentMetric', 100 * p[best]!, ctx.requestIds[req], undefined, 'histogram');
   });
   // The yaml declares unit CallCount; the declared unit wins over the helper's `count`.
-  ctx.metrics.addCounter('PostprocessCallCount', 1);
+  metricsOf(ctx).addCounter('PostprocessCallCount', 1);
   timeMethod(ctx, 'postprocess', t0);
   return answers;
 }

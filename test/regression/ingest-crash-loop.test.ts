@@ -1,10 +1,14 @@
+/**
+ * Fixed: a worker killed and replaced in a loop left one series table and one gauge entry per
+ * dead incarnation in the frontend (memory grew with every restart).
+ */
 import { expect } from 'chai';
 import * as os from 'node:os';
-import { FrontendMetrics } from '../../../frontend/metrics/frontend-metrics.js';
-import { MetricsIngest } from '../../../frontend/metrics/ingest.js';
-import type { MetricsMessage } from '../../../schema/ipc.js';
-import type { GaugeMerge } from '../../../schema/types.js';
-import { captureLog, makeConfig, makeSpec } from './make-config.js';
+import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
+import { MetricsIngest } from '../../frontend/metrics/ingest.js';
+import type { MetricsMessage } from '../../schema/ipc.js';
+import type { GaugeMerge } from '../../schema/types.js';
+import { captureLog, makeConfig, makeSpec } from '../frontend/metrics/make-config.js';
 
 const MODES: readonly GaugeMerge[] = ['sum', 'max', 'min', 'last', 'livesum', 'livelast'];
 const NAMES = [...MODES.map((m) => `Gauge_${m}`), 'Restarted'];

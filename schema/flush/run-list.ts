@@ -7,7 +7,7 @@
  * built: a run opened where the last one starts replaces it (it is still empty), and a run
  * carrying what the run in force carries is not opened at all.
  */
-import { RUN_STRIDE } from '../../schema/ipc.js';
+import { RUN_STRIDE } from '../ipc.js';
 
 /** The typed arrays a run list can live in. */
 export type RunArray = Int32Array | Float64Array;

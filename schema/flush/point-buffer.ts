@@ -10,7 +10,7 @@
  * 1 s timer) only. A datapoint's time is therefore the start of its batch, or at most about a
  * second old outside batches — the tslog sink prints whole seconds.
  */
-import { NO_REQUEST } from '../../schema/ipc.js';
+import { NO_REQUEST } from '../ipc.js';
 import { RunList } from './run-list.js';
 
 const INITIAL_POINTS = 256;

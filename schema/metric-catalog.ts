@@ -1,0 +1,137 @@
+/**
+ * The one catalog of the metrics the server's own code binds: by name (the frontend metrics of
+ * `ts_metrics`, the self-metrics, the pipeline families) and by `key:` (the engine families,
+ * whatever the yaml names them). It is `as const`, so the names are types: a binding with a
+ * misspelt name or key is a compile error, and the start-up checks of metrics.yaml
+ * (`checkFrontendMetrics`, `checkEngineMetrics`) walk these same tables.
+ */
+import type { MetricType } from './types.js';
+
+/** How the server records a metric it binds by name: the dimensions it supplies, the types it takes. */
+export interface NameBinding {
+  readonly dims: readonly string[];
+  readonly types: readonly MetricType[];
+}
+
+/** How the frontend fills an engine family bound by key. */
+export interface KeyBinding {
+  readonly type: MetricType;
+  /** Labels beyond model_name and engine. */
+  readonly extra: readonly string[];
+  /**
+   * An info gauge: the labels are a menu, the yaml declares any subset of model_name, engine and
+   * `extra` (vLLM's `cache_config_info` has no model_name and names the block count num_gpu_blocks).
+   */
+  readonly info?: true;
+}
+
+/** Every frontend metric of `ts_metrics` the server records, with the dimensions it supplies (besides the hostname). */
+export const FRONTEND_BINDINGS = {
+  Requests2XX: { dims: ['Level'], types: ['counter'] },
+  Requests4XX: { dims: ['Level'], types: ['counter'] },
+  Requests5XX: { dims: ['Level'], types: ['counter'] },
+  ts_inference_requests_total: { dims: ['model_name', 'model_version'], types: ['counter'] },
+  ts_inference_latency_microseconds: { dims: ['model_name', 'model_version'], types: ['counter'] },
+  ts_queue_latency_microseconds: { dims: ['model_name', 'model_version'], types: ['counter'] },
+  QueueTime: { dims: ['Level'], types: ['gauge', 'histogram'] },
+  WorkerThreadTime: { dims: ['Level'], types: ['gauge', 'histogram'] },
+  WorkerLoadTime: { dims: ['WorkerName', 'Level'], types: ['gauge', 'histogram'] },
+  http_requests_total: { dims: ['handler', 'method', 'status'], types: ['counter'] },
+  http_request_size_bytes: { dims: ['handler'], types: ['histogram'] },
+  http_response_size_bytes: { dims: ['handler'], types: ['histogram'] },
+  http_request_duration_seconds: { dims: ['handler', 'method'], types: ['histogram'] },
+  http_request_duration_highr_seconds: { dims: [], types: ['histogram'] },
+  // Image classifier models: images the frontend's decoder refused.
+  ts_image_refused_total: { dims: ['model_name', 'reason'], types: ['counter'] },
+  // Embedding models on /v1/embeddings.
+  ts_embedding_requests_total: { dims: ['model_name'], types: ['counter'] },
+  ts_embedding_prompt_tokens_total: { dims: ['model_name'], types: ['counter'] },
+  ts_embedding_request_latency_seconds: { dims: ['model_name'], types: ['histogram'] },
+} as const satisfies Readonly<Record<string, NameBinding>>;
+
+/** The self-metrics (`frontend/metrics/self-metrics.ts` declares each, in this order): reserved names. */
+export const SELF_METRICS = [
+  'tsserve_datapoints_dropped_total',
+  'tsserve_series',
+  'tsserve_series_overflow_total',
+  'tsserve_flush_batches_total',
+  'tsserve_flush_datapoints_total',
+  'tsserve_sink_errors_total',
+  'tsserve_worker_restarts_total',
+  'tsserve_front_restarts_total',
+  'tsserve_requests_refused_total',
+  'tsserve_worker_output_faults_total',
+  'tsserve_log_errors_total',
+  'tsserve_cache_evictions_total',
+] as const;
+
+/** The pipeline families (metrics-vllm.yaml), bound by name when the yaml declares them. */
+export const PIPELINE_METRICS = [
+  'ts_omni_num_requests_running',
+  'ts_omni_num_requests_waiting',
+  'ts_omni_e2e_request_latency_seconds',
+  'ts_omni_requests_success_total',
+  'ts_omni_transfer_size_bytes',
+  'ts_omni_transfer_tx_seconds',
+  'ts_omni_transfer_rx_seconds',
+  'ts_omni_transfer_in_flight_seconds',
+  'ts_omni_audio_skipped_requests_total',
+  'ts_omni_audio_ttfp_seconds',
+  'ts_omni_audio_duration_seconds',
+  'ts_omni_audio_rtf',
+  'ts_omni_audio_frames_total',
+  'ts_omni_audio_underrun_seconds',
+  'ts_omni_audio_continuity_ok_total',
+] as const;
+
+const CACHE_LABELS = ['block_size', 'num_blocks', 'num_gpu_blocks', 'enable_prefix_caching'] as const;
+
+/** The engine families by metrics.yaml `key:`, and how the frontend fills each. */
+export const ENGINE_BINDINGS = {
+  'llm.num_requests_running': { type: 'gauge', extra: [] },
+  'llm.num_requests_waiting': { type: 'gauge', extra: [] },
+  'llm.kv_cache_usage': { type: 'gauge', extra: [] },
+  'llm.gpu_cache_usage': { type: 'gauge', extra: [] },
+  'llm.cache_config_info': { type: 'gauge', extra: CACHE_LABELS, info: true },
+  'llm.prompt_tokens': { type: 'counter', extra: [] },
+  'llm.prompt_tokens_by_source': { type: 'counter', extra: ['source'] },
+  'llm.prompt_tokens_cached': { type: 'counter', extra: [] },
+  'llm.generation_tokens': { type: 'counter', extra: [] },
+  'llm.request_success': { type: 'counter', extra: ['finished_reason'] },
+  'llm.num_preemptions': { type: 'counter', extra: [] },
+  'llm.prefix_cache_queries': { type: 'counter', extra: [] },
+  'llm.prefix_cache_hits': { type: 'counter', extra: [] },
+  'llm.time_to_first_token': { type: 'histogram', extra: [] },
+  'llm.inter_token_latency': { type: 'histogram', extra: [] },
+  'llm.e2e_request_latency': { type: 'histogram', extra: [] },
+  'llm.request_queue_time': { type: 'histogram', extra: [] },
+  'llm.request_prefill_time': { type: 'histogram', extra: [] },
+  'llm.request_decode_time': { type: 'histogram', extra: [] },
+  'llm.request_inference_time': { type: 'histogram', extra: [] },
+  'llm.request_time_per_output_token': { type: 'histogram', extra: [] },
+  'llm.request_prompt_tokens': { type: 'histogram', extra: [] },
+  'llm.request_generation_tokens': { type: 'histogram', extra: [] },
+  'llm.request_prefill_kv_computed_tokens': { type: 'histogram', extra: [] },
+  'llm.iteration_tokens': { type: 'histogram', extra: [] },
+  'llm.request_params_n': { type: 'histogram', extra: [] },
+  'llm.request_params_max_tokens': { type: 'histogram', extra: [] },
+  'llm.request_max_num_generation_tokens': { type: 'histogram', extra: [] },
+  'llm.kv_block_lifetime': { type: 'histogram', extra: [] },
+  'llm.kv_block_idle_before_evict': { type: 'histogram', extra: [] },
+  'llm.kv_block_reuse_gap': { type: 'histogram', extra: [] },
+  'llm.spec_decode_num_drafts': { type: 'counter', extra: [] },
+  'llm.spec_decode_num_draft_tokens': { type: 'counter', extra: [] },
+  'llm.spec_decode_num_accepted_tokens': { type: 'counter', extra: [] },
+  'llm.spec_decode_num_accepted_tokens_per_pos': { type: 'counter', extra: ['position'] },
+} as const satisfies Readonly<Record<string, KeyBinding>>;
+
+/** A frontend metric of `ts_metrics` the server records. */
+export type FrontendMetricName = keyof typeof FRONTEND_BINDINGS;
+/** A self-metric. */
+export type SelfMetricName = (typeof SELF_METRICS)[number];
+/** A pipeline family. */
+export type PipelineMetricName = (typeof PIPELINE_METRICS)[number];
+/** Any name the server's code binds a metric by. */
+export type BoundMetricName = FrontendMetricName | SelfMetricName | PipelineMetricName;
+/** A metrics.yaml `key:` the engine binds. */
+export type EngineKey = keyof typeof ENGINE_BINDINGS;

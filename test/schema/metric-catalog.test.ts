@@ -1,0 +1,73 @@
+/**
+ * The one catalog of the metrics the server's code binds (schema/metric-catalog.ts): every name
+ * in it is declared where the server reads it, the self-metrics are the ones the cache creates,
+ * and a binding with a misspelt name is a compile error, pinned with the repo's `typescript`.
+ */
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
+import ts from 'typescript';
+import { ENGINE_BINDINGS, FRONTEND_BINDINGS, PIPELINE_METRICS, SELF_METRICS } from '../../schema/metric-catalog.js';
+import { loadMetricsConfig } from '../../schema/config/load.js';
+import { SELF_METRIC_SPECS } from '../../frontend/metrics/self-metrics.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+
+/** The names and keys a shipped metrics file declares. */
+function declared(file: string): { names: Set<string>; keys: Set<string> } {
+  const r = loadMetricsConfig(path.join(ROOT, file));
+  if (!r.ok) throw new Error(`${file} does not load`);
+  return {
+    names: new Set(r.config.metrics.map((m) => m.name)),
+    keys: new Set(r.config.metrics.flatMap((m) => (m.key === undefined ? [] : [m.key]))),
+  };
+}
+
+describe('metric catalog', () => {
+  it('should list the self-metrics the frontend cache creates, in its render order', () => {
+    expect(SELF_METRIC_SPECS.map((s) => s.name)).to.deep.equal([...SELF_METRICS]);
+  });
+
+  it('should have every frontend metric declared in metrics.yaml, and every engine key and pipeline family in metrics-vllm.yaml', () => {
+    const base = declared('metrics.yaml');
+    const vllm = declared('metrics-vllm.yaml');
+    expect({
+      frontend: Object.keys(FRONTEND_BINDINGS).filter((n) => !base.names.has(n)),
+      engine: Object.keys(ENGINE_BINDINGS).filter((k) => !vllm.keys.has(k)),
+      pipeline: PIPELINE_METRICS.filter((n) => !vllm.names.has(n)),
+    }).to.deep.equal({ frontend: [], engine: [], pipeline: [] });
+  });
+
+  it('should make a misspelt name in bindOrNoop a compile error naming the catalog type', () => {
+    const dir = fs.mkdtempSync(path.join(ROOT, 'dist', 'catalog-typo-'));
+    try {
+      const file = path.join(dir, 'typo.ts');
+      const bind = path.relative(dir, path.join(ROOT, 'frontend/metrics/bind-or-noop.js')).split(path.sep).join('/');
+      fs.writeFileSync(
+        file,
+        `import { bindOrNoop } from '${bind}';\n` +
+          `declare const metrics: Parameters<typeof bindOrNoop>[0];\n` +
+          `bindOrNoop(metrics, 'Requests2XX', { Level: 'Host' });\n` +
+          `bindOrNoop(metrics, 'Requests2xx', { Level: 'Host' });\n`,
+      );
+      const program = ts.createProgram([file], {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        lib: ['lib.es2022.d.ts'],
+        types: [],
+      });
+      const errors = ts.getPreEmitDiagnostics(program).map((d) => {
+        const at = d.file?.getLineAndCharacterOfPosition(d.start ?? 0);
+        return `${path.basename(d.file?.fileName ?? '')}:${(at?.line ?? 0) + 1} TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
+      });
+      expect(errors).to.deep.equal([
+        `typo.ts:4 TS2345: Argument of type '"Requests2xx"' is not assignable to parameter of type 'BoundMetricName'.`,
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
