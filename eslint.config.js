@@ -20,6 +20,7 @@ const LIBRARIES = [
   { name: '@opentelemetry/api', homes: ['frontend/metrics/sinks/otlp.ts'] },
   { name: 'onnxruntime-node', homes: ['backend/onnx/ort.ts'] },
   { name: '@huggingface/tokenizers', homes: ['schema/text/hf-tokenizer.ts'] },
+  { name: '@huggingface/jinja', homes: ['schema/text/chat-jinja.ts'] },
   { name: 'sharp', homes: ['frontend/image/sharp-image.ts'] },
   { name: 'pino', homes: ['frontend/log/logger.ts'] },
   { name: 'pino-pretty', homes: ['frontend/log/logger.ts'] },

@@ -175,6 +175,8 @@ export interface GenSchedulerStats {
   readonly kvEvictions?: readonly KvEvictionEvent[];
   /** Sampled evictions since the previous stats that did not fit the engine's bounded event queue (only when some did not). */
   readonly kvEvictionsDropped?: number;
+  /** Detokenizer windows that hit their bound in sequences finished since the previous stats (only when some did). */
+  readonly detokenizerFlushes?: number;
 }
 
 /** What one engine step returns: plain data, ready to send as it is. */
@@ -382,9 +384,8 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
       if (s.kvEvictions !== undefined && !(Array.isArray(s.kvEvictions) && s.kvEvictions.every(isEviction))) {
         problems.push('stats.kvEvictions: must be a list of {lifetimeMs, idleMs, reuseGapsMs}');
       }
-      if (s.kvEvictionsDropped !== undefined && !(isInt(s.kvEvictionsDropped) && s.kvEvictionsDropped > 0)) {
-        problems.push('stats.kvEvictionsDropped: must be a positive integer');
-      }
+      for (const k of ['kvEvictionsDropped', 'detokenizerFlushes'] as const)
+        if (s[k] !== undefined && !(isInt(s[k]) && s[k] > 0)) problems.push(`stats.${k}: must be a positive integer`);
     }
   }
   return problems.length === 0 ? { ok: true, msg: msg as unknown as GenStepMessage } : { ok: false, problems };

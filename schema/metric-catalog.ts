@@ -99,6 +99,7 @@ export const ENGINE_BINDINGS = {
   'llm.generation_tokens': { type: 'counter', extra: [] },
   'llm.request_success': { type: 'counter', extra: ['finished_reason'] },
   'llm.num_preemptions': { type: 'counter', extra: [] },
+  'llm.detokenizer_flushes': { type: 'counter', extra: [] },
   'llm.prefix_cache_queries': { type: 'counter', extra: [] },
   'llm.prefix_cache_hits': { type: 'counter', extra: [] },
   'llm.time_to_first_token': { type: 'histogram', extra: [] },

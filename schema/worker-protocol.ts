@@ -46,7 +46,7 @@ export interface ModelConfig {
   readonly pipeline?: PipelineSpec;
 }
 
-/** First message to a worker: everything it needs; it never reads config files itself. */
+/** First message to a worker: everything it needs; it never reads config files itself (a generation worker reads its model's tokenizer files, schema/text/tokenizer-files.ts). */
 export interface InitMessage {
   readonly type: 'tsserve.init';
   readonly v: typeof WORKER_PROTOCOL_VERSION;

@@ -27,7 +27,7 @@ import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js'
 import { StatsThrottle } from './stats.js';
 import type { EvictionsTaken } from './stats.js';
 import { sampleFor } from './token-sampler.js';
-import type { ByteTokenizer } from './tokenizer.js';
+import type { EngineTokenizer } from './tokenizer.js';
 
 /** A request the engine cannot take (bad prompt, too long, duplicate id). */
 export class RequestRejected extends Error {}
@@ -56,7 +56,7 @@ export class EngineCore {
   constructor(
     readonly config: EngineConfig,
     readonly runner: ModelRunner,
-    readonly tokenizer: ByteTokenizer,
+    readonly tokenizer: EngineTokenizer,
     random?: () => number,
   ) {
     if (config.speculative !== null && runner.multiLogits !== true) {
@@ -129,7 +129,8 @@ export class EngineCore {
     const seqs: Sequence[] = [];
     for (let i = 0; i < sp.n; i++) {
       const rng = prngFor(sp.seed, i);
-      const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, this.tokenizer.streamDecoder(), stopRule);
+      const decoder = this.tokenizer.streamDecoder(ids);
+      const seq = new Sequence(requestId, i, this.nextSeqId++, ids, sp, rng, decoder, stopRule);
       seq.queuedTs = now;
       seq.events.push({ type: 'QUEUED', ts: now });
       seqs.push(seq);
@@ -405,6 +406,7 @@ export class EngineCore {
 
   private retire(seq: Sequence): void {
     if (seq.status !== 'finished') return;
+    this.throttle.addFlushes(seq.detokenizerFlushes);
     this.scheduler.remove(seq);
     this.runner.release(seq.seqId);
     const seqs = this.byRequest.get(seq.requestId);

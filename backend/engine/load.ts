@@ -15,7 +15,10 @@ import { HfRunner } from './hf-runner.js';
 import { KvStore } from './kv-store.js';
 import type { KvArray } from './kv-store.js';
 import type { ModelRunner } from './runner.js';
+import { ModelTokenizer } from '../../schema/text/model-tokenizer.js';
+import { readTokenizerFiles } from '../../schema/text/tokenizer-files.js';
 import { ByteTokenizer } from './tokenizer.js';
+import type { EngineTokenizer } from './tokenizer.js';
 
 /** Where the model is and how to run it. */
 export interface EngineLoadOptions {
@@ -38,6 +41,8 @@ export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
       ? { ...opts.engine, threads: opts.threads }
       : opts.engine;
   const cfg = resolveEngineConfig(base, opts.overrides);
+  // Before the session: a bad tokenizer file is a load error that opens nothing.
+  const tokenizer = await engineTokenizerFor(opts.dir, cfg);
   const session = await createSession(join(opts.dir, opts.modelFile), { threads: cfg.threads });
   // The frontend's model-config check applied the same rule to the file (schema/kv-layout.ts).
   const layout: KvLayout | null = kvLayoutOf(cfg.layout, session.inputNames);
@@ -71,7 +76,7 @@ export async function loadEngine(opts: EngineLoadOptions): Promise<EngineCore> {
     throw err;
   }
   try {
-    return new EngineCore({ ...cfg, layout }, runner, tokenizerFor(cfg));
+    return new EngineCore({ ...cfg, layout }, runner, tokenizer);
   } catch (err) {
     await runner.close();
     throw err;
@@ -86,6 +91,22 @@ export function tokenizerFor(cfg: EngineConfig): ByteTokenizer {
     padId: cfg.model.padId,
     addBos: cfg.addBos,
   });
+}
+
+/**
+ * The model's real tokenizer when `dir` holds tokenizer.json (read bounded, off the event loop,
+ * inside `dir`; its ids must fit the model's vocabulary), else the byte tokenizer.
+ */
+export async function engineTokenizerFor(dir: string, cfg: EngineConfig): Promise<EngineTokenizer> {
+  const files = await readTokenizerFiles(dir);
+  if (files.tokenizerJson === null) return tokenizerFor(cfg);
+  const tk = new ModelTokenizer({ ...files, tokenizerJson: files.tokenizerJson });
+  if (tk.size > cfg.model.vocabSize) {
+    throw new Error(
+      `tokenizer.json has ids up to ${tk.size - 1}, past the model's vocabulary of ${cfg.model.vocabSize} (engine vocabSize)`,
+    );
+  }
+  return tk;
 }
 
 /** The parts of a model directory's model-config.yaml the engine reads. */

@@ -5,7 +5,7 @@
 import type { EngineEvent, FinishReason, GenTokenLogprobs, PrefillStats } from '../../schema/engine-ipc.js';
 import type { SamplingParams, Prng } from './sampling.js';
 import type { StopRule } from './stopping.js';
-import type { StreamDecoder } from './tokenizer.js';
+import type { TokenStreamDecoder } from '../../schema/text/incremental-detokenizer.js';
 
 const NO_EVENTS: readonly EngineEvent[] = Object.freeze([]);
 
@@ -56,7 +56,7 @@ export class Sequence {
     promptTokenIds: readonly number[],
     readonly params: SamplingParams,
     readonly rng: Prng,
-    private readonly decoder: StreamDecoder,
+    private readonly decoder: TokenStreamDecoder,
     readonly stopRule: StopRule,
   ) {
     this.tokens = [...promptTokenIds];
@@ -144,6 +144,11 @@ export class Sequence {
     const out = this.text.slice(this.emitted, end);
     this.emitted = end;
     return out;
+  }
+
+  /** Times this sequence's detokenizer hit its bound (the engine counts them in its stats). */
+  get detokenizerFlushes(): number {
+    return this.decoder.forcedFlushes ?? 0;
   }
 
   /** Drains the pending logprobs. */

@@ -23,6 +23,7 @@ export class StatsThrottle {
   private hits = 0;
   private preemptions = 0;
   private steps = 0;
+  private flushes = 0;
   private lastSent = -Infinity;
 
   constructor(private readonly intervalMs: number) {}
@@ -33,6 +34,11 @@ export class StatsThrottle {
     this.hits += hits;
     this.preemptions += preemptions;
     this.steps++;
+  }
+
+  /** Adds a finished sequence's detokenizer bound hits. */
+  addFlushes(n: number): void {
+    this.flushes += n;
   }
 
   /**
@@ -60,8 +66,9 @@ export class StatsThrottle {
       numSteps: this.steps,
       ...(ev !== undefined && ev.length > 0 ? { kvEvictions: ev } : {}),
       ...(lost > 0 ? { kvEvictionsDropped: lost } : {}),
+      ...(this.flushes > 0 ? { detokenizerFlushes: this.flushes } : {}),
     };
-    this.queries = this.hits = this.preemptions = this.steps = 0;
+    this.queries = this.hits = this.preemptions = this.steps = this.flushes = 0;
     return s;
   }
 }

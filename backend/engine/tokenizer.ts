@@ -3,6 +3,18 @@
  * the model's special ids above them. Lossless for any string, no vocabulary file.
  */
 import { TextDecoder } from 'node:util';
+import type { TokenStreamDecoder } from '../../schema/text/incremental-detokenizer.js';
+
+/**
+ * What the engine needs of a tokenizer: the byte tokenizer here, or a model's real one
+ * (schema/text/model-tokenizer.ts) when its directory holds tokenizer.json.
+ */
+export interface EngineTokenizer {
+  /** Token ids of a text prompt (the model's special tokens added). */
+  encode(text: string): number[];
+  /** A per-sequence stream decoder; `promptIds` give it context (a real tokenizer's first output token). */
+  streamDecoder(promptIds: readonly number[]): TokenStreamDecoder;
+}
 
 /** Options of the byte tokenizer. */
 export interface ByteTokenizerOptions {
@@ -14,7 +26,7 @@ export interface ByteTokenizerOptions {
 }
 
 /** Encodes text to UTF-8 byte ids and back; special ids decode to nothing. */
-export class ByteTokenizer {
+export class ByteTokenizer implements EngineTokenizer {
   readonly bosId: number;
   readonly eosId: number;
   readonly padId: number;
@@ -50,7 +62,7 @@ export class ByteTokenizer {
 }
 
 /** Incremental UTF-8 decoding of byte ids; incomplete characters wait for their next bytes. */
-export class StreamDecoder {
+export class StreamDecoder implements TokenStreamDecoder {
   private readonly inner = new TextDecoder('utf-8');
   private readonly one = new Uint8Array(1);
   /** True while the TextDecoder may hold bytes of an unfinished character. */

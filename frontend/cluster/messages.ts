@@ -24,8 +24,12 @@ export interface ModelSnapshot {
   readonly description: ModelDescription;
   /** Generation models: the vocabulary size the OpenAI layer checks prompts against. */
   readonly vocabSize?: number;
-  /** Pipeline models: the audio's sample rate and the thinker's `engine:` block (its vocabulary). */
-  readonly speech?: { readonly sampleRate: number; readonly thinkerEngine?: Readonly<Record<string, unknown>> };
+  /** Pipeline models: the audio's sample rate, the thinker's `engine:` block and directory (its vocabulary and chat template). */
+  readonly speech?: {
+    readonly sampleRate: number;
+    readonly thinkerEngine?: Readonly<Record<string, unknown>>;
+    readonly thinkerDir?: string;
+  };
 }
 
 /** Primary → front: everything a front needs to serve (sent once, after it is forked). */

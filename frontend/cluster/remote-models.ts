@@ -22,6 +22,7 @@ import type { FrontGenEvent, FrontJob, FrontJobDone, FrontSpeechEvent, FromFront
 import type { SpeakingModel } from '../openai/audio.js';
 import type { ModelVocab } from '../generation/model-vocab.js';
 import { modelVocab } from '../generation/model-vocab.js';
+import { BackgroundVocab } from '../generation/load-vocab.js';
 import type { SpeakHandle, SpeakRequest, SpeakSink } from '../pipeline/orchestrator.js';
 
 /** How often a front looks for jobs whose client went away (to cancel them at the primary). */
@@ -246,6 +247,17 @@ export class RemoteBatchedModel extends RemoteModel implements ServedModel {
 /** A generation model served by the primary. */
 export class RemoteGenerationModel extends RemoteModel implements ServedModel, GenerationTarget {
   readonly kind = 'generate';
+  private readonly loader = new BackgroundVocab();
+
+  /** The model's tokenizer and chat template, loaded in this front from the model's directory. */
+  get vocab(): ModelVocab {
+    return this.loader.of(this.snapshot.config);
+  }
+
+  /** Settles once the vocabulary is loaded (undefined when it is): requests wait for it (frontend/generation/load-vocab.ts). */
+  vocabLoaded(): Promise<void> | undefined {
+    return this.loader.ready(this.snapshot.config);
+  }
 
   get vocabSize(): number | undefined {
     return this.snapshot.vocabSize;
@@ -264,20 +276,29 @@ export class RemoteGenerationModel extends RemoteModel implements ServedModel, G
 /** A pipeline model served by the primary: spoken requests relayed, their text and audio streamed back. */
 export class RemotePipelineModel extends RemoteModel implements ServedModel, SpeakingModel {
   readonly kind = 'pipeline';
-  private vocabFor: ModelSnapshot | null = null;
-  private cachedVocab: ModelVocab | null = null;
+  private readonly loader = new BackgroundVocab();
 
   get sampleRate(): number {
     return this.snapshot.speech?.sampleRate ?? 24000;
   }
 
-  /** The thinker's vocabulary, rebuilt only when the primary's model table changed. */
+  /** The thinker's vocabulary and chat template, loaded in this front from its directory. */
   get vocab(): ModelVocab {
-    if (this.vocabFor !== this.snapshot || this.cachedVocab === null) {
-      this.cachedVocab = modelVocab(this.snapshot.speech?.thinkerEngine);
-      this.vocabFor = this.snapshot;
-    }
-    return this.cachedVocab;
+    const src = this.thinkerSource();
+    return src === null ? modelVocab(this.snapshot.speech?.thinkerEngine) : this.loader.of(src);
+  }
+
+  /** Settles once the thinker's vocabulary is loaded (undefined when it is). */
+  vocabLoaded(): Promise<void> | undefined {
+    const src = this.thinkerSource();
+    return src === null ? undefined : this.loader.ready(src);
+  }
+
+  private thinkerSource(): { name: string; dir: string; engine: Readonly<Record<string, unknown>> | undefined } | null {
+    const sp = this.snapshot.speech;
+    return sp?.thinkerDir === undefined
+      ? null
+      : { name: this.snapshot.config.name, dir: sp.thinkerDir, engine: sp.thinkerEngine };
   }
 
   /** Listed by `GET /v1/models`, as on the primary. */

@@ -11,6 +11,7 @@ export function snapshotOf(m: ServedModel): ModelSnapshot {
     m instanceof PipelineModel
       ? {
           sampleRate: m.sampleRate,
+          thinkerDir: m.thinker.config.dir,
           ...(m.thinker.config.engine !== undefined ? { thinkerEngine: m.thinker.config.engine } : {}),
         }
       : undefined;

@@ -41,6 +41,8 @@ export interface EngineSeries {
   readonly promptTokensCached: SeriesHandle;
   readonly generationTokens: SeriesHandle;
   readonly preemptions: SeriesHandle;
+  /** Detokenizer windows that hit their bound (schema/text/incremental-detokenizer.ts). */
+  readonly detokenizerFlushes: SeriesHandle;
   readonly prefixCacheQueries: SeriesHandle;
   readonly prefixCacheHits: SeriesHandle;
   readonly success: Readonly<Record<FinishReason, SeriesHandle>>;
@@ -169,6 +171,7 @@ export function bindEngineSeries(
     promptTokensCached: counter('llm.prompt_tokens_cached'),
     generationTokens: counter('llm.generation_tokens'),
     preemptions: counter('llm.num_preemptions'),
+    detokenizerFlushes: counter('llm.detokenizer_flushes'),
     prefixCacheQueries: counter('llm.prefix_cache_queries'),
     prefixCacheHits: counter('llm.prefix_cache_hits'),
     success,

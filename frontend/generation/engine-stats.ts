@@ -129,6 +129,7 @@ export class EngineStats {
       }
       this.logger?.recordStats(st);
       if (st.kvEvictionsDropped !== undefined) sr.kvEvictionsDropped.record(st.kvEvictionsDropped);
+      if (st.detokenizerFlushes !== undefined) sr.detokenizerFlushes.record(st.detokenizerFlushes);
       const ev = st.kvEvictions;
       if (ev !== undefined) {
         for (const e of ev) {

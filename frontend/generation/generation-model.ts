@@ -21,6 +21,8 @@ import type { GenerationSink } from './generation-engine.js';
 import { GenerationEngine } from './generation-engine.js';
 import type { StatLine } from './logging-stat-logger.js';
 import type { StatLineSource } from './stat-log-ticker.js';
+import type { ModelVocab } from './model-vocab.js';
+import { loadModelVocab } from './load-vocab.js';
 
 /** One generation request as the OpenAI layer hands it over. */
 export interface GenerateRequest {
@@ -77,6 +79,8 @@ export interface GenerationModelOptions {
   readonly statsEnabled?: boolean;
   /** An engine came up or went away (a pipeline tracks its replicas). */
   readonly onEnginesChanged?: () => void;
+  /** `--chat-template`'s text: the template of this model instead of its directory's. */
+  readonly chatTemplate?: string;
 }
 
 /** Requests an engine holds by default: this many times its max_num_seqs. */
@@ -137,6 +141,9 @@ export class GenerationModel implements ServedModel, StatLineSource {
     return this.configValue;
   }
 
+  /** The tokenizer and chat template loaded by `start()` (undefined before: model-vocab.ts's vocabOf falls back to the engine block). */
+  vocab: ModelVocab | undefined;
+
   /** The model's vocabulary size from its `engine:` block (the keys the engine reads), if given. */
   get vocabSize(): number | undefined {
     const e = this.configValue.engine ?? {};
@@ -152,8 +159,22 @@ export class GenerationModel implements ServedModel, StatLineSource {
     return [...this.enginesById.values()].sort((a, b) => a.index - b.index);
   }
 
-  start(): Promise<void> {
-    return this.pool.start();
+  private vocabLoading: Promise<void> | undefined;
+
+  /** Undefined once the vocabulary is loaded (or before start); else a promise that settles when it is. */
+  vocabLoaded(): Promise<void> | undefined {
+    return this.vocab === undefined ? this.vocabLoading : undefined;
+  }
+
+  /** Loads the tokenizer and chat template (a load error names the file), then starts the workers. */
+  async start(): Promise<void> {
+    const loading = loadModelVocab(this.configValue, this.opts.chatTemplate);
+    this.vocabLoading = loading.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.vocab = await loading;
+    await this.pool.start();
   }
 
   /** The stat lines of each engine (a SpecDecoding line too when it drafted), prefixed with the model name (starts each engine's next interval). */

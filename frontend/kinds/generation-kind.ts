@@ -21,6 +21,8 @@ export interface GenerationFrontendOptions {
   readonly debugLog?: (msg: string) => void;
   /** False with --disable-log-stats: engines build no scheduler stats and their families are no-ops (default true). */
   readonly statsEnabled?: boolean;
+  /** `--chat-template FILE`'s text (read once at start-up): every generation model's chat template. */
+  readonly chatTemplate?: string;
 }
 
 /** The ModelKind for `handler: generate`. */
@@ -36,6 +38,7 @@ export class GenerationKind implements ModelKind {
       this.warned = true;
       for (const p of checkEngineMetrics(ctx.metrics).values()) ctx.log('warn', `metrics.yaml: ${p}`);
     }
+    const template = this.opts.chatTemplate !== undefined ? { chatTemplate: this.opts.chatTemplate } : {};
     if (this.opts.statsEnabled === false) {
       const engine = { ...config.engine, disableLogStats: true };
       return new GenerationModel({ ...config, engine }, ctx, {
@@ -43,9 +46,10 @@ export class GenerationKind implements ModelKind {
         loadedAtStartup,
         statLog: this.tickerFor(ctx),
         statsEnabled: false,
+        ...template,
       });
     }
-    return new GenerationModel(config, ctx, { modelUrl, loadedAtStartup, statLog: this.tickerFor(ctx) });
+    return new GenerationModel(config, ctx, { modelUrl, loadedAtStartup, statLog: this.tickerFor(ctx), ...template });
   }
 
   routes(

@@ -39,6 +39,9 @@ export const CHAT_FIELDS: ReadonlySet<string> = new Set([
   'messages',
   'max_completion_tokens',
   'top_logprobs',
+  // vLLM's chat template controls (frontend/generation/chat-template.ts).
+  'add_generation_prompt',
+  'chat_template_kwargs',
 ]);
 
 /** A chat request to a model that speaks (a pipeline): audio output's two fields as well. */

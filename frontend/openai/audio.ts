@@ -18,6 +18,7 @@ import { AUDIO_OPTION_FIELDS, SPEECH_FIELDS, SPOKEN_CHAT_FIELDS } from './allowe
 import type { ModelVocab } from '../generation/model-vocab.js';
 import { parseChatRequest, refuseUnsupported } from './params.js';
 import { readyPrompts } from './request-prompts.js';
+import { whenVocabReady } from '../generation/load-vocab.js';
 import { clientRequestId } from './request-id.js';
 import { wavFile } from './wav.js';
 
@@ -27,6 +28,8 @@ export interface SpeakingModel {
   readonly sampleRate: number;
   /** The thinker's vocabulary and context length: prompts are tokenized and checked with it. */
   readonly vocab: ModelVocab;
+  /** Settles once that vocabulary is loaded (undefined when it is; frontend/generation/load-vocab.ts). */
+  vocabLoaded?(): Promise<void> | undefined;
   speak(req: SpeakRequest, sink: SpeakSink): SpeakHandle | { readonly status: number; readonly message: string };
 }
 
@@ -90,38 +93,40 @@ export function chatAudioHook(lookup: (name: string) => SpeakingModel | undefine
     const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Obj;
     const model = typeof body.model === 'string' ? lookup(body.model) : undefined;
     if (model === undefined) return false;
-    try {
-      // The router checked and echoed it already; the answer's ids take it as a generation answer's do.
-      const clientId = clientRequestId(req.headers);
-      const p = parseChatRequest(body, SPOKEN_CHAT_FIELDS);
-      if (p.params.n !== 1) throw new OpenAIError(400, 'n must be 1 for a spoken answer', 'n');
-      // The pipeline returns no token logprobs and counts usage once, at the end: refused, not ignored.
-      if (p.params.logprobs !== undefined)
-        throw new OpenAIError(
-          400,
-          `logprobs is not available from ${model.config.name}: a pipeline model returns no token logprobs`,
-          'logprobs',
-        );
-      if (p.continuousUsage)
-        throw new OpenAIError(
-          400,
-          `stream_options.continuous_usage_stats is not available from ${model.config.name}: its usage is sent once, with include_usage`,
-          'stream_options.continuous_usage_stats',
-        );
-      const [ready] = readyPrompts(p, model.vocab);
-      const audio = parseAudioOptions(body, p.stream);
-      const speak: SpeakRequest = {
-        prompt: ready!.ids,
-        params: { ...p.params, max_tokens: ready!.maxTokens },
-        arrivalMs,
-        streamed: p.stream,
-      };
-      if (p.stream) streamChat(model, speak, audio !== null, p.includeUsage, res, clientId);
-      else answerChat(model, speak, audio?.format ?? null, res, clientId);
-    } catch (e) {
-      if (!(e instanceof OpenAIError)) throw e;
-      sendOpenAIError(res, e);
-    }
+    whenVocabReady(model, res, () => {
+      try {
+        // The router checked and echoed it already; the answer's ids take it as a generation answer's do.
+        const clientId = clientRequestId(req.headers);
+        const p = parseChatRequest(body, SPOKEN_CHAT_FIELDS);
+        if (p.params.n !== 1) throw new OpenAIError(400, 'n must be 1 for a spoken answer', 'n');
+        // The pipeline returns no token logprobs and counts usage once, at the end: refused, not ignored.
+        if (p.params.logprobs !== undefined)
+          throw new OpenAIError(
+            400,
+            `logprobs is not available from ${model.config.name}: a pipeline model returns no token logprobs`,
+            'logprobs',
+          );
+        if (p.continuousUsage)
+          throw new OpenAIError(
+            400,
+            `stream_options.continuous_usage_stats is not available from ${model.config.name}: its usage is sent once, with include_usage`,
+            'stream_options.continuous_usage_stats',
+          );
+        const [ready] = readyPrompts(p, model.vocab);
+        const audio = parseAudioOptions(body, p.stream);
+        const speak: SpeakRequest = {
+          prompt: ready!.ids,
+          params: { ...p.params, max_tokens: ready!.maxTokens },
+          arrivalMs,
+          streamed: p.stream,
+        };
+        if (p.stream) streamChat(model, speak, audio !== null, p.includeUsage, res, clientId);
+        else answerChat(model, speak, audio?.format ?? null, res, clientId);
+      } catch (e) {
+        if (!(e instanceof OpenAIError)) throw e;
+        sendOpenAIError(res, e);
+      }
+    });
     return true;
   };
 }

@@ -14,8 +14,7 @@ import {
   STREAM_OPTION_FIELDS,
   unsupportedFields,
 } from './allowed-fields.js';
-import type { ChatMessage } from './chat-template.js';
-import { applyChatTemplate } from './chat-template.js';
+import type { ChatMessage, ChatRequestPart } from '../generation/chat-template.js';
 import { OpenAIError } from '../http/openai-errors.js';
 
 /** Largest n we accept. */
@@ -36,8 +35,10 @@ export const MAX_STOP = 64;
 /** A validated request. */
 export interface ParsedRequest {
   readonly model: string;
-  /** One entry per prompt: text, or token ids (sent as they are; `/v1/completions` only). Chat has one. */
+  /** One entry per prompt: text, or token ids (sent as they are; `/v1/completions` only). Chat has none: see `chat`. */
   readonly prompts: readonly (string | readonly number[])[];
+  /** A chat request's messages and template options: its one prompt is rendered once the model (its template) is known. */
+  readonly chat?: ChatRequestPart;
   /** The engine's params, without max_tokens (defaulted per prompt once the prompt is tokenized). */
   readonly params: GenSamplingParams & { readonly n: number };
   /** The client's max_tokens; undefined = `defaultMaxTokens`, capped to what is left of max_model_len. */
@@ -315,24 +316,43 @@ export function parseMessages(msgs: unknown): ChatMessage[] {
   });
 }
 
-/** Validates a `/v1/chat/completions` body and applies the chat template. Throws OpenAIError(400). */
+/** Most keys of `chat_template_kwargs` (each becomes a template variable). */
+const MAX_TEMPLATE_KWARGS = 64;
+
+/** Validates `chat_template_kwargs`: an object of JSON values, bounded; `{}` when absent. */
+export function templateKwargs(v: unknown): Readonly<Record<string, unknown>> {
+  if (!present(v)) return {};
+  if (typeof v !== 'object' || Array.isArray(v))
+    bad('chat_template_kwargs', 'chat_template_kwargs must be an object of template variables');
+  const keys = Object.keys(v as object);
+  if (keys.length > MAX_TEMPLATE_KWARGS)
+    bad('chat_template_kwargs', `chat_template_kwargs has ${keys.length} keys; at most ${MAX_TEMPLATE_KWARGS}`);
+  return v as Readonly<Record<string, unknown>>;
+}
+
+/** The template part of a chat body: its messages, `add_generation_prompt` (default true) and `chat_template_kwargs`. */
+export function chatPart(body: Obj): ChatRequestPart {
+  return {
+    messages: parseMessages(body.messages),
+    addGenerationPrompt: bool(body, 'add_generation_prompt') ?? true,
+    kwargs: templateKwargs(body.chat_template_kwargs),
+  };
+}
+
+/** Validates a `/v1/chat/completions` body (the template is rendered with the model's, request-prompts.ts). Throws OpenAIError(400). */
 export function parseChatRequest(
   raw: unknown,
   allowed: ReadonlySet<string> = CHAT_FIELDS,
-): ParsedRequest & { readonly messages: readonly ChatMessage[] } {
+): ParsedRequest & { readonly messages: readonly ChatMessage[]; readonly chat: ChatRequestPart } {
   const body = asObject(raw);
   refuseUnsupported(body, allowed);
   const wantLogprobs = bool(body, 'logprobs') ?? false;
   const top = int(body, 'top_logprobs', 0, MAX_LOGPROBS);
   if (top !== undefined && !wantLogprobs) bad('top_logprobs', 'top_logprobs needs logprobs set to true');
-  const messages = parseMessages(body.messages);
+  const chat = chatPart(body);
   return {
-    ...common(
-      body,
-      [applyChatTemplate(messages)],
-      ['max_completion_tokens', 'max_tokens'],
-      wantLogprobs ? (top ?? 0) : undefined,
-    ),
-    messages,
+    ...common(body, [], ['max_completion_tokens', 'max_tokens'], wantLogprobs ? (top ?? 0) : undefined),
+    chat,
+    messages: chat.messages,
   };
 }

@@ -1,12 +1,13 @@
 /**
  * A parsed request's prompts made ready for the engine once the model is known: tokenized as
- * the model's engine would (model-vocab.ts), ids checked against its vocabulary, and max_tokens
+ * the model's engine would (frontend/generation/model-vocab.ts), ids checked against its vocabulary, and max_tokens
  * defaulted (completions: 16, chat: what is left of max_model_len, both capped to what is left)
  * or refused when prompt + max_tokens exceeds max_model_len, with vLLM's messages. A served
  * model's KV budget holds max_model_len (its model-config check refuses it otherwise), so
  * max_model_len is the only bound.
  */
-import { OpenAIError } from '../http/openai-errors.js';
+import type { Response } from 'express';
+import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
 import type { ModelVocab } from '../generation/model-vocab.js';
 import type { ParsedRequest } from './params.js';
@@ -53,11 +54,14 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     }
   }
   const L = vocab.maxModelLen;
-  return p.prompts.map((prompt) => {
+  // A chat request's one prompt is its rendered template (a 400 when the model has none).
+  const prompts = p.chat === undefined ? p.prompts : [vocab.chatTemplate.render(p.chat)];
+  const addSpecial = p.chat === undefined || vocab.chatAddsSpecialTokens;
+  return prompts.map((prompt) => {
     if (typeof prompt !== 'string') checkIds(prompt, V, 'prompt', 'prompt');
     // Counted before it is encoded: the ids of a 120 MB prompt (tsserve generate reads lines of
     // any length) took the heap past its limit, a V8 fatal error instead of this refusal.
-    const n = typeof prompt === 'string' ? vocab.count(prompt) : prompt.length;
+    let n = typeof prompt === 'string' ? vocab.count(prompt, addSpecial) : prompt.length;
     // The prompt alone leaves no room: vLLM says so whether max_tokens was given or not.
     if (n >= L) {
       throw new OpenAIError(
@@ -65,7 +69,15 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
         `This model's maximum context length is ${L} tokens. However, your request has ${n} input tokens. Please reduce the length of the input messages.`,
       );
     }
-    const ids = typeof prompt === 'string' ? vocab.encode(prompt) : prompt;
+    const ids = typeof prompt === 'string' ? vocab.encode(prompt, addSpecial) : prompt;
+    // A huge prompt is counted in pieces (frontend/generation/model-vocab.ts): the ids are what the engine gets.
+    if (ids.length >= L) {
+      throw new OpenAIError(
+        400,
+        `This model's maximum context length is ${L} tokens. However, your request has ${ids.length} input tokens. Please reduce the length of the input messages.`,
+      );
+    }
+    n = ids.length;
     // Completions default to 16 (OpenAI, vLLM), chat to the rest of the context; both capped to it.
     const maxTokens = p.maxTokens ?? Math.min(p.defaultMaxTokens ?? L - n, L - n);
     if (n + maxTokens > L) {
@@ -85,4 +97,15 @@ export function readyPrompts(p: ParsedRequest, vocab: ModelVocab): ReadyPrompt[]
     }
     return { ids, text: typeof prompt === 'string' ? prompt : vocab.decode(ids), maxTokens };
   });
+}
+
+/** readyPrompts, or undefined once its refusal (an OpenAIError) is answered on `res`. */
+export function readyOrRefused(p: ParsedRequest, vocab: ModelVocab, res: Response): ReadyPrompt[] | undefined {
+  try {
+    return readyPrompts(p, vocab);
+  } catch (e) {
+    if (!(e instanceof OpenAIError)) throw e;
+    sendOpenAIError(res, e);
+    return undefined;
+  }
 }

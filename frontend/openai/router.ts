@@ -25,10 +25,11 @@ import { generateAll } from './fan-out.js';
 import { chatLogprobs, completionLogprobs, endOffset } from './logprobs-format.js';
 import type { ModelVocab } from '../generation/model-vocab.js';
 import { vocabOf } from '../generation/model-vocab.js';
+import { whenVocabReady } from '../generation/load-vocab.js';
 import type { ParsedRequest } from './params.js';
 import { parseChatRequest, parseCompletionRequest } from './params.js';
 import type { ReadyPrompt } from './request-prompts.js';
-import { readyPrompts } from './request-prompts.js';
+import { readyOrRefused } from './request-prompts.js';
 import { withSamplingDefaults } from './sampling-defaults.js';
 import { clientRequestId } from './request-id.js';
 import { utilityRoutes } from './utility-routes.js';
@@ -156,16 +157,12 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
         new OpenAIError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found'),
       );
     }
-    const vocab = vocabOf(model);
-    parsed = withSamplingDefaults(parsed, model.config.samplingDefaults);
-    let prompts: ReadyPrompt[];
-    try {
-      prompts = readyPrompts(parsed, vocab);
-    } catch (e) {
-      if (e instanceof OpenAIError) return sendOpenAIError(res, e);
-      throw e;
-    }
-    serve(model, { vocab, p: parsed, prompts, kind, clientId }, arrivalMs, res);
+    whenVocabReady(model, res, () => {
+      const vocab = vocabOf(model);
+      const withDefaults = withSamplingDefaults(parsed, model.config.samplingDefaults);
+      const prompts = readyOrRefused(withDefaults, vocab, res);
+      if (prompts !== undefined) serve(model, { vocab, p: withDefaults, prompts, kind, clientId }, arrivalMs, res);
+    });
   };
 }
 

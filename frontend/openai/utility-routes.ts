@@ -1,6 +1,7 @@
 /**
  * vLLM's utility endpoints on the inference listener: `POST /tokenize` (`{model, prompt}` or
- * `{model, messages}` → `{count, max_model_len, tokens, token_strs}`), `POST /detokenize`
+ * `{model, messages}` rendered with the model's chat template → `{count, max_model_len, tokens,
+ * token_strs}`), `POST /detokenize`
  * (`{model, tokens}` → `{prompt}`) and `GET /version` (`{version}`). `model` may be left out
  * when one generation model is served. Errors use OpenAI's shape, as on `/v1`.
  */
@@ -8,10 +9,10 @@ import { routeTable } from '../http/route-table.js';
 import type { RequestHandler, Response, Router } from 'express';
 import { packageVersion } from '../../schema/config/stability.js';
 import type { GenerationTarget } from './generation-target.js';
-import { applyChatTemplate } from './chat-template.js';
 import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { vocabOf } from '../generation/model-vocab.js';
-import { asObject, parseMessages, refuseUnsupported } from './params.js';
+import { whenVocabReady } from '../generation/load-vocab.js';
+import { asObject, chatPart, refuseUnsupported } from './params.js';
 
 /** What the routes need from the server. */
 export interface UtilityRoutesOptions {
@@ -29,6 +30,8 @@ const TOKENIZE_FIELDS: ReadonlySet<string> = new Set([
   'messages',
   'add_special_tokens',
   'return_token_strs',
+  'add_generation_prompt',
+  'chat_template_kwargs',
 ]);
 const DETOKENIZE_FIELDS: ReadonlySet<string> = new Set(['model', 'tokens']);
 
@@ -63,6 +66,15 @@ function flag(body: Obj, key: string, dflt: boolean): boolean {
   return v;
 }
 
+/** vLLM's refusal of a /tokenize or /detokenize input longer than max_model_len. */
+function tooLong(n: number, maxModelLen: number, operation: string): void {
+  if (n > maxModelLen)
+    throw new OpenAIError(
+      400,
+      `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${n} tokens in the input for ${operation}. Please reduce the length of the input.`,
+    );
+}
+
 function answer(res: Response, f: () => object): void {
   try {
     res.json(f());
@@ -72,6 +84,30 @@ function answer(res: Response, f: () => object): void {
   }
 }
 
+/**
+ * `answer` for a body of `fields` once the named model's vocabulary is loaded (a problem with the
+ * body or the model is answered at once).
+ */
+function answerWith(
+  res: Response,
+  raw: unknown,
+  fields: ReadonlySet<string>,
+  opts: UtilityRoutesOptions,
+  f: (model: GenerationTarget, body: Obj) => object,
+): void {
+  let body: Obj;
+  let model: GenerationTarget;
+  try {
+    body = asObject(raw);
+    refuseUnsupported(body, fields);
+    model = modelOf(body, opts);
+  } catch (e) {
+    if (e instanceof OpenAIError) return sendOpenAIError(res, e);
+    throw e;
+  }
+  whenVocabReady(model, res, () => answer(res, () => f(model, body)));
+}
+
 /** Builds the router of `/tokenize`, `/detokenize` and `/version`. */
 export function utilityRoutes(opts: UtilityRoutesOptions): Router {
   const r = routeTable();
@@ -79,26 +115,27 @@ export function utilityRoutes(opts: UtilityRoutesOptions): Router {
     res.json({ version: packageVersion() });
   });
   r.post('/tokenize', opts.json, (req, res) =>
-    answer(res, () => {
-      const body = asObject(req.body);
-      refuseUnsupported(body, TOKENIZE_FIELDS);
-      const vocab = vocabOf(modelOf(body, opts));
+    answerWith(res, req.body, TOKENIZE_FIELDS, opts, (model, body) => {
+      const vocab = vocabOf(model);
       const hasPrompt = body.prompt !== undefined && body.prompt !== null;
       if (hasPrompt === (body.messages !== undefined && body.messages !== null))
         throw new OpenAIError(400, 'give exactly one of prompt (a string) or messages', 'prompt');
       if (hasPrompt && typeof body.prompt !== 'string') throw new OpenAIError(400, 'prompt must be a string', 'prompt');
-      // The chat route tokenizes its template's text the same way, BOS included.
-      const text = hasPrompt ? (body.prompt as string) : applyChatTemplate(parseMessages(body.messages));
-      const tokens = vocab.encode(text, flag(body, 'add_special_tokens', true));
+      // The chat route renders and tokenizes its template's text the same way (vLLM's defaults:
+      // special tokens added to a prompt, not to a rendered template that writes them itself).
+      const text = hasPrompt ? (body.prompt as string) : vocab.chatTemplate.render(chatPart(body));
+      const special = flag(body, 'add_special_tokens', hasPrompt || vocab.chatAddsSpecialTokens);
+      // Counted first (bounded, frontend/generation/model-vocab.ts): a 1 MiB prompt is not tokenized whole to be refused.
+      tooLong(vocab.count(text, special), vocab.maxModelLen, 'tokenization');
+      const tokens = vocab.encode(text, special);
+      tooLong(tokens.length, vocab.maxModelLen, 'tokenization');
       const strs = flag(body, 'return_token_strs', false) ? tokens.map((t) => vocab.tokenText(t)) : null;
       return { count: tokens.length, max_model_len: vocab.maxModelLen, tokens, token_strs: strs };
     }),
   );
   r.post('/detokenize', opts.json, (req, res) =>
-    answer(res, () => {
-      const body = asObject(req.body);
-      refuseUnsupported(body, DETOKENIZE_FIELDS);
-      const vocab = vocabOf(modelOf(body, opts));
+    answerWith(res, req.body, DETOKENIZE_FIELDS, opts, (model, body) => {
+      const vocab = vocabOf(model);
       const t = body.tokens;
       if (
         !Array.isArray(t) ||
@@ -106,6 +143,7 @@ export function utilityRoutes(opts: UtilityRoutesOptions): Router {
       ) {
         throw new OpenAIError(400, `tokens must be a list of token ids in 0..${vocab.vocabSize - 1}`, 'tokens');
       }
+      tooLong(t.length, vocab.maxModelLen, 'detokenization');
       return { prompt: vocab.decode(t as number[]) };
     }),
   );

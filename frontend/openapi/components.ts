@@ -43,6 +43,8 @@ const FIELD_SCHEMAS: Readonly<Record<string, Schema>> = {
   stream: { type: 'boolean' },
   stream_options: { type: 'object', properties: { include_usage: { type: 'boolean' } } },
   echo: { type: 'boolean' },
+  add_generation_prompt: { type: 'boolean', description: 'the chat template cues the assistant turn (default true)' },
+  chat_template_kwargs: { type: 'object', description: 'extra chat template variables (at most 64)' },
   user: { type: 'string' },
   input: { type: 'string' },
   voice: { type: 'string' },

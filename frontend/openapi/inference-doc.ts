@@ -302,6 +302,8 @@ const OPS: Op[] = [
               messages: { type: 'array' },
               add_special_tokens: { type: 'boolean' },
               return_token_strs: { type: 'boolean' },
+              add_generation_prompt: { type: 'boolean' },
+              chat_template_kwargs: { type: 'object' },
             },
             required: ['model'],
           },

@@ -135,6 +135,11 @@ export class PipelineModel implements ServedModel, StatLineSource {
     return vocabOf(this.thinker);
   }
 
+  /** Settles once the thinker's vocabulary is loaded (undefined when it is). */
+  vocabLoaded(): Promise<void> | undefined {
+    return this.thinker.vocabLoaded();
+  }
+
   /** Listed by `GET /v1/models` (it answers `/v1/chat/completions`), with the thinker's context length. */
   get openaiListing(): { readonly maxModelLen: number } {
     return { maxModelLen: this.vocab.maxModelLen };

@@ -167,6 +167,12 @@ export const START_OPTIONS: readonly OptionDef[] = [
     help: `HTTP front processes sharing the inference port (1..${maxApiServers()}); one process keeps the workers and sinks`,
   },
   {
+    flag: 'chat-template',
+    kind: 'string',
+    def: null,
+    help: "a Jinja chat template file for every generation model, instead of its own (vLLM's flag; read once at start-up)",
+  },
+  {
     flag: 'show-hidden-metrics-for-version',
     kind: 'string',
     def: null,
@@ -208,6 +214,8 @@ export interface StartOptions {
   readonly maxWorkers: number;
   readonly modelLoadTimeout: number;
   readonly shutdownTimeout: number;
+  /** `--chat-template FILE` (read and compiled once by start). */
+  readonly chatTemplate: string | null;
   /** `--show-hidden-metrics-for-version X.Y` (checked against the server version by start). */
   readonly showHiddenMetricsForVersion: string | null;
   readonly help: boolean;

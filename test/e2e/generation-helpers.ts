@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { generateStore, scrape } from './harness.js';
 import type { Tsserve } from './harness.js';
 
-/** Writes `dir/<name>/` for each variant: tiny-lm's files with its engine settings overridden. */
+/** Writes `dir/<name>/` for each variant: tiny-lm's files (chat template included) with its engine settings overridden. */
 export function tinyLmVariants(
   dir: string,
   variants: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
@@ -20,7 +20,9 @@ export function tinyLmVariants(
   for (const [name, engine] of Object.entries(variants)) {
     const to = path.join(dir, name);
     fs.mkdirSync(to, { recursive: true });
-    fs.copyFileSync(path.join(src, 'model.onnx'), path.join(to, 'model.onnx'));
+    // Every file (the model, its chat template) but the config, written with the variant's engine.
+    for (const f of fs.readdirSync(src))
+      if (f !== 'model-config.yaml') fs.copyFileSync(path.join(src, f), path.join(to, f));
     const c = { ...cfg, engine: { ...(cfg.engine as Record<string, unknown>), ...engine } };
     fs.writeFileSync(path.join(to, 'model-config.yaml'), yaml.dump(c));
   }

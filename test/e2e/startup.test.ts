@@ -218,6 +218,7 @@ describe('tsserve start (start-up checks)', function () {
       '--model-load-timeout',
       '--shutdown-timeout',
       '--api-server-count',
+      '--chat-template',
       '--show-hidden-metrics-for-version',
     ];
     expect(pairs).to.deep.equal([

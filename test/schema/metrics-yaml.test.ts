@@ -78,6 +78,7 @@ describe('metrics.yaml (repo root)', () => {
       'counter ts_generation_tokens_total Tokens [model_name,engine] ',
       'counter ts_request_success_total Count [model_name,engine,finished_reason] ',
       'counter ts_num_preemptions_total Count [model_name,engine] ',
+      'counter ts_detokenizer_flushes_total Count [model_name,engine] ',
       'counter ts_prefix_cache_queries_total Tokens [model_name,engine] ',
       'counter ts_prefix_cache_hits_total Tokens [model_name,engine] ',
       'counter ts_prompt_tokens_by_source_total Tokens [model_name,engine,source] ',

@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadEngine, readModelDir } from '../../backend/engine/load.js';
-import { TINY_LM_HF_MODEL } from '../models/demo-models.js';
+import { TINY_LM_BYTE_HF_MODEL } from '../models/demo-models.js';
 import { engineDecode, prompts } from './engine-decode.js';
 import { createSession, tensorF32, tensorI64 } from '../../backend/onnx/ort.js';
 import type { OrtTensorInput } from '../../backend/onnx/ort.js';
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   try {
     const dir = join(root, 'tiny-lm-hf');
     mkdirSync(dir, { recursive: true });
-    await TINY_LM_HF_MODEL.write(dir);
+    await TINY_LM_BYTE_HF_MODEL.write(dir);
     const m = readModelDir(dir);
     const e = await loadEngine({
       dir,

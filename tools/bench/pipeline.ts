@@ -27,9 +27,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LLM } from '../../backend/engine/llm.js';
 import { createSession, tensorI64 } from '../../backend/onnx/ort.js';
-import { applyChatTemplate } from '../../frontend/openai/chat-template.js';
+import { ChatTemplate } from '../../frontend/generation/chat-template.js';
 import { wavFile } from '../../frontend/openai/wav.js';
-import { TINY_LM_MODEL, TINY_OMNI_MODEL, TINY_VOCODER_MODEL } from '../models/demo-models.js';
+import { BYTE_CHAT_TEMPLATE, TINY_LM_MODEL, TINY_OMNI_MODEL, TINY_VOCODER_MODEL } from '../models/demo-models.js';
 import { VOCODER_SAMPLE_RATE } from '../models/tiny-vocoder.js';
 import { spawnServer } from './spawn-server.js';
 import type { SpawnedServer } from './spawn-server.js';
@@ -129,8 +129,12 @@ interface InProcess {
 async function inProcess(dir: string): Promise<InProcess> {
   const llm = await LLM.load(join(dir, 'store', 'tiny-lm'));
   const voc = await createSession(join(dir, 'store', 'tiny-vocoder', 'model.onnx'));
+  // The thinker's own template (tiny-lm's chat_template.jinja), as the server renders it.
+  const template = new ChatTemplate(BYTE_CHAT_TEMPLATE);
+  const chat = (text: string): string =>
+    template.render({ messages: [{ role: 'user', content: text }], addGenerationPrompt: true, kwargs: {} });
   const job = async (i: number): Promise<number> => {
-    const [out] = await llm.generate(applyChatTemplate([{ role: 'user', content: content(i) }]), {
+    const [out] = await llm.generate(chat(content(i)), {
       max_tokens: MAX_TOKENS,
       temperature: 0,
       ignore_eos: true,

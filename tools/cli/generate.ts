@@ -19,7 +19,9 @@ import { withSamplingDefaults } from '../../frontend/openai/sampling-defaults.js
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
 import { completionLogprobs } from '../../frontend/openai/logprobs-format.js';
 import type { ModelVocab } from '../../frontend/generation/model-vocab.js';
-import { modelVocab } from '../../frontend/generation/model-vocab.js';
+import { modelVocab, tokenizerVocab } from '../../frontend/generation/model-vocab.js';
+import { NO_CHAT_TEMPLATE } from '../../frontend/generation/chat-template.js';
+import { ModelTokenizer } from '../../schema/text/model-tokenizer.js';
 import type { InputLine, ReadyLine } from './completion-lines.js';
 import { parseInput, readyLine } from './completion-lines.js';
 
@@ -61,16 +63,20 @@ function parseValue(v: string): unknown {
 /** Exit code of an interrupted run (SIGINT), the shell's 128 + 2. */
 const INTERRUPTED = 130;
 
-/** The vocabulary view of the loaded engine (its settings after the flags), as the server builds it from a model's block. */
-function engineVocab(c: EngineConfig): ModelVocab {
-  return modelVocab({
+/**
+ * The vocabulary view of the loaded engine (its settings after the flags), as the server builds
+ * it: the model's real tokenizer when its directory has one, else the byte-level view.
+ */
+function engineVocab(c: EngineConfig, tokenizer: unknown): ModelVocab {
+  const block = {
     maxModelLen: c.maxModelLen,
     vocabSize: c.model.vocabSize,
     bosTokenId: c.model.bosId,
     addBos: c.addBos,
     eosTokenId: [...c.eosTokenIds],
     suppressTokens: [...c.suppressTokenIds],
-  });
+  };
+  return tokenizer instanceof ModelTokenizer ? tokenizerVocab(block, tokenizer, NO_CHAT_TEMPLATE) : modelVocab(block);
 }
 
 /** One output line for one prompt: the server's text (echo included) and logprobs, with the token ids. */
@@ -242,7 +248,7 @@ async function generateAll(
   /** A Hugging Face export's generation_config.json defaults, under each line's own (as the server does). */
   samplingDefaults?: GenSamplingParams,
 ): Promise<number> {
-  const vocab = engineVocab(llm.engine.config);
+  const vocab = engineVocab(llm.engine.config, llm.engine.tokenizer);
   const ready: ReadyLine[] = [];
   const refused: string[] = [];
   for (const l of lines) {

@@ -25,6 +25,7 @@ import { packageVersion, showHiddenProblem } from '../../schema/config/stability
 import { parseAddress } from '../../frontend/http/address.js';
 import type { ServerConfig } from '../../frontend/server/server.js';
 import { createServer, defaultKinds, StartRefused } from '../../frontend/main.js';
+import { readChatTemplateFile } from '../../frontend/generation/chat-template.js';
 import type { ListenAddress } from '../../frontend/http/address.js';
 import { parseStartOptions, startUsage } from '../../frontend/server/start-options.js';
 import type { AccessLog, Log, LogErrorCounter } from '../../frontend/log/log.js';
@@ -157,6 +158,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     else if (opts.metricsConfig !== null)
       problems.push('--metrics-profile and --metrics-config both name the metrics configuration; give one');
   }
+  // The fronts tokenize with each model's own template, loaded from its directory (frontend/generation/load-vocab.ts).
+  if (opts.chatTemplate !== null && opts.apiServerCount > 1)
+    problems.push('--chat-template is not passed to the front processes yet: give it with --api-server-count 1');
   if (problems.length > 0 || inference === null || management === null || metricsAddr === null) {
     for (const p of problems) process.stderr.write(`tsserve start: ${p}\n`);
     return 2;
@@ -278,6 +282,13 @@ async function serve(
 ): Promise<number> {
   const store = await ensureStore(c.storeDir, log);
   if (store === null) return 1;
+  let chatTemplate: string | undefined;
+  try {
+    if (opts.chatTemplate !== null) chatTemplate = await readChatTemplateFile(opts.chatTemplate);
+  } catch (e) {
+    process.stderr.write(`tsserve start: ${(e as Error).message}\n`);
+    return 1;
+  }
   // From the moment the listeners are up (before the models load), a signal drains.
   const stop = new AbortController();
   const stopped = new Promise<void>((resolve) => {
@@ -339,6 +350,7 @@ async function serve(
             debug: log.isLevelEnabled('debug'),
             debugLog: (m) => log.debug(m),
             statsEnabled: !opts.disableLogStats,
+            ...(chatTemplate !== undefined ? { chatTemplate } : {}),
           },
         }),
         logger: { log, access, countErrorsIn: countLogErrors },

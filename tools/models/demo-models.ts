@@ -5,6 +5,8 @@
 import { MLP_HEAVY_HIDDEN, MLP_HEAVY_REPEAT, MLP_HEAVY_SEED, MLP_HIDDEN, MLP_SEED, writeMlp } from './mlp.js';
 import { writeModelConfig } from './model-config.js';
 import type { StoreModel } from './store-model.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { writeTinyLm } from './tiny-lm.js';
 import { tinyLmEngineSpec } from './tiny-lm-spec.js';
 import type { TinyLmLayout } from './tiny-lm-spec.js';
@@ -75,12 +77,21 @@ export function tinyLmEngineConfig(layout: TinyLmLayout): Readonly<Record<string
   };
 }
 
+/**
+ * The byte-level tiny LM's chat template (`chat_template.jinja`): each message as
+ * `<role>: <content>` and a newline, then `assistant:` cues its turn. The model was never trained
+ * on a format, so the simplest unambiguous one is written; tiny-omni's thinker reads it too.
+ */
+export const BYTE_CHAT_TEMPLATE =
+  "{% for message in messages %}{{ message['role'] + ': ' + message['content'] + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ 'assistant:' }}{% endif %}";
+
 function tinyLm(name: string, layout: TinyLmLayout, what: string): StoreModel {
   return {
     name,
     summary: `tiny byte-level decoder LM, ${what} (handler generate)`,
     write(dir) {
       writeTinyLm(dir, { layout });
+      writeFileSync(join(dir, 'chat_template.jinja'), BYTE_CHAT_TEMPLATE);
       writeModelConfig(
         dir,
         {
@@ -102,12 +113,15 @@ function tinyLm(name: string, layout: TinyLmLayout, what: string): StoreModel {
 
 /** `tiny-lm`: the fast KV layout the engine is built for. */
 export const TINY_LM_MODEL: StoreModel = tinyLm('tiny-lm', 'fast', 'fast KV layout');
-/** `tiny-lm-hf`: the same weights in the usual exported layout (the engine's compatible path). */
-export const TINY_LM_HF_MODEL: StoreModel = tinyLm(
+/** The byte-level tiny LM's weights in the usual exported layout (the engine tests compare it with `tiny-lm`). */
+export const TINY_LM_BYTE_HF_MODEL: StoreModel = tinyLm(
   'tiny-lm-hf',
   'hf',
   'usual exported layout (past_key_values/present)',
 );
+
+/** `tiny-lm-hf` of the demo store: GPT-2's vocabulary (tiny-lm-gpt2.ts). */
+export { TINY_LM_HF_MODEL } from './tiny-lm-gpt2.js';
 
 /** `tiny-vocoder`: codec tokens → 24 kHz PCM16 (a pipeline's code2wav stage, handler vocoder). */
 export const TINY_VOCODER_MODEL: StoreModel = {

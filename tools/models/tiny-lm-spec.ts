@@ -27,6 +27,42 @@ export const MASK_VALUE = -1e9;
 /** Seed of the demo store's weights. */
 export const TINY_LM_SEED = 1234;
 
+/** The sizes of one tiny LM (the byte-level demo's are the constants above). */
+export interface TinyLmDims {
+  readonly vocabSize: number;
+  readonly dModel: number;
+  readonly numHeads: number;
+  readonly headDim: number;
+  readonly numLayers: number;
+  readonly ffnDim: number;
+  readonly maxContext: number;
+}
+
+/** The byte-level tiny LM (`tiny-lm`, and the engine tests' hf layout of the same weights). */
+export const BYTE_DIMS: TinyLmDims = Object.freeze({
+  vocabSize: VOCAB_SIZE,
+  dModel: D_MODEL,
+  numHeads: NUM_HEADS,
+  headDim: HEAD_DIM,
+  numLayers: NUM_LAYERS,
+  ffnDim: FFN_DIM,
+  maxContext: MAX_CONTEXT,
+});
+
+/**
+ * `tiny-lm-hf`: GPT-2's 50257-token vocabulary on a narrow model (d 64), so the embedding and
+ * the vocabulary projection (50257 × 64 floats, 12.9 MB each) stay cheap to store and to run.
+ */
+export const GPT2_DIMS: TinyLmDims = Object.freeze({
+  vocabSize: 50257,
+  dModel: 64,
+  numHeads: 2,
+  headDim: 32,
+  numLayers: 2,
+  ffnDim: 256,
+  maxContext: MAX_CONTEXT,
+});
+
 /** The two graph layouts of the same weights. */
 export type TinyLmLayout = 'fast' | 'hf';
 

@@ -4,17 +4,8 @@
  * favoured, PAD/BOS are never chosen and EOS is rare. Not trained: the text means nothing.
  */
 import { Prng } from './prng.js';
-import {
-  BOS_ID,
-  D_MODEL,
-  EOS_ID,
-  FFN_DIM,
-  HEAD_DIM,
-  MAX_CONTEXT,
-  NUM_LAYERS,
-  PAD_ID,
-  VOCAB_SIZE,
-} from './tiny-lm-spec.js';
+import { BOS_ID, BYTE_DIMS, EOS_ID, PAD_ID } from './tiny-lm-spec.js';
+import type { TinyLmDims } from './tiny-lm-spec.js';
 
 /** One transformer block's parameters; matrices are [in, out] (x @ W). */
 export interface TinyLmLayerWeights {
@@ -51,21 +42,35 @@ function filled(n: number, v: number): Float32Array {
   return new Float32Array(n).fill(v);
 }
 
-function layerNormParams(rng: Prng): [Float32Array, Float32Array] {
-  const scale = rng.normals(D_MODEL, 0.1);
-  for (let i = 0; i < D_MODEL; i++) scale[i]! += 1;
-  return [scale, rng.normals(D_MODEL, 0.02)];
+function layerNormParams(rng: Prng, D: number): [Float32Array, Float32Array] {
+  const scale = rng.normals(D, 0.1);
+  for (let i = 0; i < D; i++) scale[i]! += 1;
+  return [scale, rng.normals(D, 0.02)];
 }
 
-/** Generates every weight from `seed` in a fixed order. */
-export function tinyLmWeights(seed: number): TinyLmWeights {
+/** The byte-level head bias: printable ASCII favoured, PAD/BOS never chosen, EOS rare. */
+function byteHeadBias(): Float32Array {
+  const headBias = filled(BYTE_DIMS.vocabSize, -6);
+  for (let b = 32; b < 127; b++) headBias[b] = 0;
+  for (let b = 97; b <= 122; b++) headBias[b] = 1.5; // lowercase letters and spaces look more like text
+  headBias[32] = 2;
+  headBias[10] = -1; // newline, now and then
+  headBias[EOS_ID] = -3;
+  headBias[BOS_ID] = -30;
+  headBias[PAD_ID] = -30;
+  return headBias;
+}
+
+/** Generates every weight from `seed` in a fixed order; `headBias` (default: the byte model's) sets the vocabulary's preferences. */
+export function tinyLmWeights(seed: number, dims: TinyLmDims = BYTE_DIMS, headBias?: Float32Array): TinyLmWeights {
   const rng = new Prng(seed);
-  const D = D_MODEL;
+  const { dModel: D, headDim: HEAD_DIM, numLayers: NUM_LAYERS, ffnDim: FFN_DIM, maxContext: MAX_CONTEXT } = dims;
+  const VOCAB_SIZE = dims.vocabSize;
   const tokEmb = rng.normals(VOCAB_SIZE * D, 1);
   const posEmb = rng.normals(MAX_CONTEXT * D, 0.5);
   const layers: TinyLmLayerWeights[] = [];
   for (let l = 0; l < NUM_LAYERS; l++) {
-    const [ln1Scale, ln1Bias] = layerNormParams(rng);
+    const [ln1Scale, ln1Bias] = layerNormParams(rng, D);
     // q·k std ≈ (D·std²) after the 1/sqrt(Dh) scale: std 0.09 gives scores of spread ≈ 2.
     const qkvWeight = rng.normals(D * 3 * D, 0.09);
     const qkvBias = rng.normals(3 * D, 0.02);
@@ -76,7 +81,7 @@ export function tinyLmWeights(seed: number): TinyLmWeights {
     for (let j = 0; j < D; j++) qkvBias[j]! *= qScale;
     const outWeight = rng.normals(D * D, 0.7 / Math.sqrt(D));
     const outBias = rng.normals(D, 0.02);
-    const [ln2Scale, ln2Bias] = layerNormParams(rng);
+    const [ln2Scale, ln2Bias] = layerNormParams(rng, D);
     const fc1Weight = rng.normals(D * FFN_DIM, Math.sqrt(2 / D));
     const fc1Bias = rng.normals(FFN_DIM, 0.02);
     const fc2Weight = rng.normals(FFN_DIM * D, 0.5 / Math.sqrt(FFN_DIM));
@@ -96,15 +101,9 @@ export function tinyLmWeights(seed: number): TinyLmWeights {
       fc2Bias,
     });
   }
-  const [lnfScale, lnfBias] = layerNormParams(rng);
+  const [lnfScale, lnfBias] = layerNormParams(rng, D);
   const headWeight = rng.normals(D * VOCAB_SIZE, 2.5 / Math.sqrt(D));
-  const headBias = filled(VOCAB_SIZE, -6);
-  for (let b = 32; b < 127; b++) headBias[b] = 0;
-  for (let b = 97; b <= 122; b++) headBias[b] = 1.5; // lowercase letters and spaces look more like text
-  headBias[32] = 2;
-  headBias[10] = -1; // newline, now and then
-  headBias[EOS_ID] = -3;
-  headBias[BOS_ID] = -30;
-  headBias[PAD_ID] = -30;
-  return { tokEmb, posEmb, layers, lnfScale, lnfBias, headWeight, headBias };
+  if (headBias !== undefined && headBias.length !== VOCAB_SIZE)
+    throw new Error(`headBias has ${headBias.length} entries for a vocabulary of ${VOCAB_SIZE}`);
+  return { tokEmb, posEmb, layers, lnfScale, lnfBias, headWeight, headBias: headBias ?? byteHeadBias() };
 }

@@ -11,21 +11,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { GraphBuilder } from './onnx-builder.js';
-import {
-  D_MODEL,
-  FAST_NAMES,
-  FFN_DIM,
-  HEAD_DIM,
-  HF_NAMES,
-  LN_EPS,
-  MASK_VALUE,
-  MAX_CONTEXT,
-  NUM_HEADS,
-  NUM_LAYERS,
-  TINY_LM_SEED,
-  VOCAB_SIZE,
-} from './tiny-lm-spec.js';
-import type { TinyLmLayout } from './tiny-lm-spec.js';
+import { BYTE_DIMS, FAST_NAMES, HF_NAMES, LN_EPS, MASK_VALUE, TINY_LM_SEED } from './tiny-lm-spec.js';
+import type { TinyLmDims, TinyLmLayout } from './tiny-lm-spec.js';
 import { tinyLmWeights } from './tiny-lm-weights.js';
 import type { TinyLmLayerWeights, TinyLmWeights } from './tiny-lm-weights.js';
 
@@ -34,6 +21,12 @@ export interface TinyLmOptions {
   readonly layout: TinyLmLayout;
   /** Weight seed (default TINY_LM_SEED); both layouts of one seed share every weight. */
   readonly seed?: number;
+  /** Sizes (default BYTE_DIMS, the byte-level tiny-lm). */
+  readonly dims?: TinyLmDims;
+  /** The file's description (default: the byte-level LM's). */
+  readonly docString?: string;
+  /** The LM head's bias (default: the byte-level LM's preferences). */
+  readonly headBias?: Float32Array;
 }
 
 const B = 'batch';
@@ -56,6 +49,7 @@ function layerNorm(g: GraphBuilder, x: string, scale: string, bias: string): str
  */
 function block(
   g: GraphBuilder,
+  dims: TinyLmDims,
   l: number,
   w: TinyLmLayerWeights,
   x: string,
@@ -64,7 +58,7 @@ function block(
   pastV: string,
   concatPast: boolean,
 ): { x: string; k: string; v: string; kAll: string; vAll: string } {
-  const D = D_MODEL;
+  const { dModel: D, numHeads: NUM_HEADS, headDim: HEAD_DIM, ffnDim: FFN_DIM } = dims;
   const p = (n: string): string => `layers.${l}.${n}`;
   const h = layerNorm(g, x, g.initF32(p('ln1.scale'), w.ln1Scale, [D]), g.initF32(p('ln1.bias'), w.ln1Bias, [D]));
   const qkv = linear(
@@ -132,41 +126,42 @@ function block(
   return { x: g.op('Add', [x1, out]), k, v, kAll, vAll };
 }
 
-function embed(g: GraphBuilder, w: TinyLmWeights, ids: string, positions: string): string {
-  const tok = g.op('Gather', [g.initF32('embed.tokens', w.tokEmb, [VOCAB_SIZE, D_MODEL]), ids], { axis: { i: 0 } });
-  const pos = g.op('Gather', [g.initF32('embed.positions', w.posEmb, [MAX_CONTEXT, D_MODEL]), positions], {
+function embed(g: GraphBuilder, d: TinyLmDims, w: TinyLmWeights, ids: string, positions: string): string {
+  const tok = g.op('Gather', [g.initF32('embed.tokens', w.tokEmb, [d.vocabSize, d.dModel]), ids], { axis: { i: 0 } });
+  const pos = g.op('Gather', [g.initF32('embed.positions', w.posEmb, [d.maxContext, d.dModel]), positions], {
     axis: { i: 0 },
   });
   return g.op('Add', [tok, pos]);
 }
 
-function head(g: GraphBuilder, w: TinyLmWeights, x: string): string {
+function head(g: GraphBuilder, d: TinyLmDims, w: TinyLmWeights, x: string): string {
   const h = layerNorm(
     g,
     x,
-    g.initF32('ln_f.scale', w.lnfScale, [D_MODEL]),
-    g.initF32('ln_f.bias', w.lnfBias, [D_MODEL]),
+    g.initF32('ln_f.scale', w.lnfScale, [d.dModel]),
+    g.initF32('ln_f.bias', w.lnfBias, [d.dModel]),
   );
   return linear(
     g,
     h,
-    g.initF32('lm_head.weight', w.headWeight, [D_MODEL, VOCAB_SIZE]),
-    g.initF32('lm_head.bias', w.headBias, [VOCAB_SIZE]),
+    g.initF32('lm_head.weight', w.headWeight, [d.dModel, d.vocabSize]),
+    g.initF32('lm_head.bias', w.headBias, [d.vocabSize]),
   );
 }
 
 /** Builds the fast layout: caller-built attn_bias, read-only past, new K/V and last logits out. */
-export function buildTinyLmFast(w: TinyLmWeights): GraphBuilder {
+export function buildTinyLmFast(w: TinyLmWeights, d: TinyLmDims = BYTE_DIMS): GraphBuilder {
   const n = FAST_NAMES;
+  const { numHeads: NUM_HEADS, headDim: HEAD_DIM, numLayers: NUM_LAYERS, vocabSize: VOCAB_SIZE } = d;
   const g = new GraphBuilder('tiny-lm');
   const ids = g.input(n.inputIds, 'int64', [B, T]);
   const positions = g.input(n.positionIds, 'int64', [B, T]);
   const bias = g.input(n.attnBias, 'float32', [B, 1, T, S]);
-  let x = embed(g, w, ids, positions);
+  let x = embed(g, d, w, ids, positions);
   for (let l = 0; l < NUM_LAYERS; l++) {
     const pk = g.input(n.pastKey(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
     const pv = g.input(n.pastValue(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
-    const r = block(g, l, w.layers[l]!, x, bias, pk, pv, false);
+    const r = block(g, d, l, w.layers[l]!, x, bias, pk, pv, false);
     x = r.x;
     g.output(n.newKey(l), 'float32', [B, NUM_HEADS, T, HEAD_DIM], r.k);
     g.output(n.newValue(l), 'float32', [B, NUM_HEADS, T, HEAD_DIM], r.v);
@@ -176,7 +171,7 @@ export function buildTinyLmFast(w: TinyLmWeights): GraphBuilder {
   // a default initializer would be optional, but onnxruntime folds it and ignores the feed.)
   const numLogits = g.input(n.numLogits, 'int64', [1]);
   const lastN = g.op('Slice', [x, g.op('Neg', [numLogits]), g.constI64([Number.MAX_SAFE_INTEGER]), g.constI64([1])]);
-  g.output(n.logits, 'float32', [B, 'logit_positions', VOCAB_SIZE], head(g, w, lastN));
+  g.output(n.logits, 'float32', [B, 'logit_positions', VOCAB_SIZE], head(g, d, w, lastN));
   return g;
 }
 
@@ -198,23 +193,24 @@ function hfBias(g: GraphBuilder, ids: string, mask: string): string {
 }
 
 /** Builds the usual exported layout: attention_mask, past_key_values.* in, present.* and all logits out. */
-export function buildTinyLmHf(w: TinyLmWeights): GraphBuilder {
+export function buildTinyLmHf(w: TinyLmWeights, d: TinyLmDims = BYTE_DIMS): GraphBuilder {
   const n = HF_NAMES;
+  const { numHeads: NUM_HEADS, headDim: HEAD_DIM, numLayers: NUM_LAYERS, vocabSize: VOCAB_SIZE } = d;
   const g = new GraphBuilder('tiny-lm-hf');
   const ids = g.input(n.inputIds, 'int64', [B, T]);
   const mask = g.input(n.attentionMask, 'int64', [B, S]);
   const positions = g.input(n.positionIds, 'int64', [B, T]);
   const bias = hfBias(g, ids, mask);
-  let x = embed(g, w, ids, positions);
+  let x = embed(g, d, w, ids, positions);
   for (let l = 0; l < NUM_LAYERS; l++) {
     const pk = g.input(n.pastKey(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
     const pv = g.input(n.pastValue(l), 'float32', [B, NUM_HEADS, P, HEAD_DIM]);
-    const r = block(g, l, w.layers[l]!, x, bias, pk, pv, true);
+    const r = block(g, d, l, w.layers[l]!, x, bias, pk, pv, true);
     x = r.x;
     g.output(n.presentKey(l), 'float32', [B, NUM_HEADS, S, HEAD_DIM], r.kAll);
     g.output(n.presentValue(l), 'float32', [B, NUM_HEADS, S, HEAD_DIM], r.vAll);
   }
-  g.output(n.logits, 'float32', [B, T, VOCAB_SIZE], head(g, w, x));
+  g.output(n.logits, 'float32', [B, T, VOCAB_SIZE], head(g, d, w, x));
   return g;
 }
 
@@ -222,9 +218,10 @@ export function buildTinyLmHf(w: TinyLmWeights): GraphBuilder {
 export function writeTinyLm(dir: string, opts: TinyLmOptions): string {
   mkdirSync(dir, { recursive: true });
   const seed = opts.seed ?? TINY_LM_SEED;
-  const w = tinyLmWeights(seed);
-  const g = opts.layout === 'fast' ? buildTinyLmFast(w) : buildTinyLmHf(w);
+  const d = opts.dims ?? BYTE_DIMS;
+  const w = tinyLmWeights(seed, d, opts.headBias);
+  const g = opts.layout === 'fast' ? buildTinyLmFast(w, d) : buildTinyLmHf(w, d);
   const file = join(dir, 'model.onnx');
-  g.write(file, `tsserve tiny byte-level LM (random weights, seed ${seed}), ${opts.layout} layout`);
+  g.write(file, opts.docString ?? `tsserve tiny byte-level LM (random weights, seed ${seed}), ${opts.layout} layout`);
   return file;
 }

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OrtSession } from '../../../backend/onnx/ort.js';
 import { tensorF32, tensorI64 } from '../../../backend/onnx/ort.js';
-import { TINY_LM_HF_MODEL, TINY_LM_MODEL } from '../../../tools/models/demo-models.js';
+import { TINY_LM_BYTE_HF_MODEL, TINY_LM_MODEL } from '../../../tools/models/demo-models.js';
 import {
   HEAD_DIM,
   MASK_VALUE,
@@ -15,14 +15,14 @@ import {
   PAD_ID,
 } from '../../../tools/models/tiny-lm-spec.js';
 
-/** Writes the tiny LM in both layouts (model-config.yaml included) under `root`; returns the dirs. */
+/** Writes the byte-level tiny LM in both layouts (model-config.yaml included) under `root`; returns the dirs. */
 export async function writeModels(root: string): Promise<{ fast: string; hf: string }> {
   const fast = join(root, 'tiny-lm');
   const hf = join(root, 'tiny-lm-hf');
   mkdirSync(fast);
   mkdirSync(hf);
   await TINY_LM_MODEL.write(fast);
-  await TINY_LM_HF_MODEL.write(hf);
+  await TINY_LM_BYTE_HF_MODEL.write(hf);
   return { fast, hf };
 }
 

@@ -34,7 +34,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('should render each of the 34 keyed families in tslog, prometheus and statsd', async () => {
+  it('should render each of the 35 keyed families in tslog, prometheus and statsd', async () => {
     const loaded = loadMetricsConfig(defaultMetricsConfigPath());
     if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
     const fm = new FrontendMetrics(loaded.config, {
@@ -94,6 +94,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
         prefixCacheQueries: 0,
         prefixCacheHits: 16,
         kvEvictions: [{ lifetimeMs: 500, idleMs: 200, reuseGapsMs: [100] }],
+        detokenizerFlushes: 2,
       },
     };
     now = 1060;
@@ -105,7 +106,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     const names = loaded.config.metrics
       .filter((m) => m.key !== undefined && ENGINE_METRICS[m.key] !== undefined)
       .map((m) => m.name);
-    expect(names.length).to.equal(34);
+    expect(names.length).to.equal(35);
     expect(Object.keys(ENGINE_METRICS).filter((k) => !loaded.config.metrics.some((m) => m.key === k))).to.deep.equal([
       'llm.gpu_cache_usage',
     ]);
@@ -132,6 +133,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     expect(received).to.include('ts_kv_block_lifetime_seconds:500|ms|#model_name:tiny,engine:0');
     expect(received).to.include('ts_kv_block_reuse_gap_seconds:100|ms|#model_name:tiny,engine:0');
     expect(text).to.contain('ts_prompt_tokens_by_source_total{model_name="tiny",engine="0",source="local_compute"} 5');
+    expect(text).to.contain('ts_detokenizer_flushes_total{model_name="tiny",engine="0"} 2');
     expect(tslog).to.match(
       / - ts_request_inference_time_seconds\.Seconds:0\.06\|#model_name:tiny,engine:0\|#hostname:h,requestID:r1,timestamp:\d+\n/,
     );

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { applyChatTemplate } from '../../../frontend/openai/chat-template.js';
+import { ChatTemplate } from '../../../frontend/generation/chat-template.js';
+import { BYTE_CHAT_TEMPLATE } from '../../../tools/models/demo-models.js';
 import { OpenAIError } from '../../../frontend/http/openai-errors.js';
 import { modelVocab } from '../../../frontend/generation/model-vocab.js';
 import { parseChatRequest, parseCompletionRequest } from '../../../frontend/openai/params.js';
@@ -248,7 +249,7 @@ describe('OpenAI request params', () => {
     expect(
       readyPrompts(
         parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }] }),
-        modelVocab({ vocabSize: 259, bosTokenId: 256 }),
+        modelVocab({ vocabSize: 259, bosTokenId: 256 }, new ChatTemplate(BYTE_CHAT_TEMPLATE)),
       )[0]!.maxTokens,
     ).to.equal(1024 - 19);
     expect(
@@ -452,7 +453,7 @@ describe('OpenAI request params', () => {
     ).to.equal(undefined);
   });
 
-  it('should apply the chat template and accept max_completion_tokens', () => {
+  it("should keep the messages for the model's chat template and accept max_completion_tokens", () => {
     const p = parseChatRequest({
       model: 'm',
       max_completion_tokens: 4,
@@ -468,7 +469,16 @@ describe('OpenAI request params', () => {
       ],
     });
     // Text parts are joined with a newline, as vLLM joins them ("Hi" and "!" read "Hi!" before).
-    expect(p.prompts).to.deep.equal(['system: Be brief.\nuser: Hi\n!\nassistant:']);
+    expect(p.prompts).to.deep.equal([]);
+    expect(p.chat).to.deep.equal({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi\n!' },
+      ],
+      addGenerationPrompt: true,
+      kwargs: {},
+    });
+    expect(new ChatTemplate(BYTE_CHAT_TEMPLATE).render(p.chat)).to.equal('system: Be brief.\nuser: Hi\n!\nassistant:');
     expect(p.maxTokens).to.equal(4);
     expect(problem(() => parseChatRequest({ model: 'm', messages: [{ role: 'robot', content: 'x' }] }))).to.deep.equal({
       status: 400,
@@ -506,14 +516,18 @@ describe('OpenAI request params', () => {
   });
 });
 
-describe('applyChatTemplate', () => {
+describe('the byte-level demo chat template', () => {
   it('should render one line per message and cue the assistant', () => {
     expect(
-      applyChatTemplate([
-        { role: 'user', content: 'a' },
-        { role: 'assistant', content: 'b' },
-        { role: 'user', content: 'c' },
-      ]),
+      new ChatTemplate(BYTE_CHAT_TEMPLATE).render({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: 'c' },
+        ],
+        addGenerationPrompt: true,
+        kwargs: {},
+      }),
     ).to.equal('user: a\nassistant: b\nuser: c\nassistant:');
   });
 });

@@ -14,6 +14,9 @@ import { openaiRouter } from '../../../frontend/openai/router.js';
 import { FrontendSeries } from '../../../frontend/models/frontend-series.js';
 import type { MetricHandle, MetricsPort } from '../../../frontend/models/metrics-port.js';
 import type { GenRequestOutput } from '../../../schema/engine-ipc.js';
+import { ChatTemplate } from '../../../frontend/generation/chat-template.js';
+import { modelVocab } from '../../../frontend/generation/model-vocab.js';
+import { BYTE_CHAT_TEMPLATE } from '../../../tools/models/demo-models.js';
 
 type GenerationSink = Parameters<GenerationTarget['generate']>[1];
 
@@ -34,6 +37,8 @@ const NO_METRICS: MetricsPort = {
 class FakeModel {
   readonly config = { name: 'tiny', engine: {} };
   readonly vocabSize = 256;
+  /** Byte-level, with the demo's chat template (a model without one answers chat with a 400). */
+  readonly vocab = modelVocab({}, new ChatTemplate(BYTE_CHAT_TEMPLATE));
   /** The engine ids requests started under, in order. */
   readonly started: string[] = [];
   hold = 1;

@@ -43,6 +43,7 @@ describe('parseStartOptions', () => {
         maxWorkers: 0,
         modelLoadTimeout: 120,
         shutdownTimeout: 25,
+        chatTemplate: null,
         showHiddenMetricsForVersion: null,
       },
     });

@@ -56,10 +56,16 @@ describe('tools/models/store', function () {
     expect(Object.keys(ha).filter((f) => /^(mlp|tiny-lm|tiny-lm-hf)\//.test(f))).to.deep.equal([
       'mlp/model-config.yaml',
       'mlp/model.onnx',
+      'tiny-lm/chat_template.jinja',
       'tiny-lm/model-config.yaml',
       'tiny-lm/model.onnx',
+      'tiny-lm-hf/config.json',
+      'tiny-lm-hf/generation_config.json',
       'tiny-lm-hf/model-config.yaml',
       'tiny-lm-hf/model.onnx',
+      'tiny-lm-hf/special_tokens_map.json',
+      'tiny-lm-hf/tokenizer.json',
+      'tiny-lm-hf/tokenizer_config.json',
     ]);
     expect(hashTree(join(tmp, 'b'))).to.deep.equal(ha);
   });
@@ -83,13 +89,14 @@ describe('tools/models/store', function () {
     expect(hf.handler).to.equal('generate');
     expect(hf.engine).to.deep.equal({
       layout: 'hf',
-      vocabSize: 259,
-      numLayers: 4,
-      numHeads: 4,
-      headDim: 64,
-      bosTokenId: 256,
-      eosTokenId: 257,
-      padTokenId: 258,
+      vocabSize: 50257,
+      numLayers: 2,
+      numHeads: 2,
+      headDim: 32,
+      bosTokenId: 50256,
+      eosTokenId: 50256,
+      padTokenId: 50256,
+      addBos: false,
       maxModelLen: 1024,
       maxContext: 1024,
       blockSize: 16,
