@@ -21,6 +21,7 @@ const LIBRARIES = [
   { name: 'onnxruntime-node', homes: ['backend/onnx/ort.ts'] },
   { name: '@huggingface/tokenizers', homes: ['schema/text/hf-tokenizer.ts'] },
   { name: '@huggingface/jinja', homes: ['schema/text/chat-jinja.ts'] },
+  { name: 'sharp', homes: ['frontend/image/sharp-image.ts'] },
   { name: 'pino', homes: ['frontend/log/logger.ts'] },
   { name: 'pino-pretty', homes: ['frontend/log/logger.ts'] },
   { name: 'sonic-boom', homes: ['frontend/log/rotating-file.ts'] },
@@ -56,11 +57,11 @@ const FORBIDDEN_DIRS = {
  */
 const FRONTEND_LAYERS = [
   ['log'],
-  ['batching', 'store', 'metrics', 'system', 'status'],
+  ['batching', 'store', 'metrics', 'system', 'status', 'image'],
   ['workers'],
   ['models'],
   ['http'],
-  ['generation'],
+  ['generation', 'embeddings'],
   ['pipeline'],
   ['openai'],
   ['openapi', 'kinds'],

@@ -41,6 +41,12 @@ export const FRONTEND_BINDINGS = {
   http_response_size_bytes: { dims: ['handler'], types: ['histogram'] },
   http_request_duration_seconds: { dims: ['handler', 'method'], types: ['histogram'] },
   http_request_duration_highr_seconds: { dims: [], types: ['histogram'] },
+  // Image classifier models: images the frontend's decoder refused.
+  ts_image_refused_total: { dims: ['model_name', 'reason'], types: ['counter'] },
+  // Embedding models on /v1/embeddings.
+  ts_embedding_requests_total: { dims: ['model_name'], types: ['counter'] },
+  ts_embedding_prompt_tokens_total: { dims: ['model_name'], types: ['counter'] },
+  ts_embedding_request_latency_seconds: { dims: ['model_name'], types: ['histogram'] },
 } as const satisfies Readonly<Record<string, NameBinding>>;
 
 /** The self-metrics (`frontend/metrics/self-metrics.ts` declares each, in this order): reserved names. */

@@ -1,10 +1,13 @@
 /**
- * Turns a model-config `handler:` into a runnable handler: `onnx` is the built-in one, anything
+ * Turns a model-config `handler:` into a runnable handler: `onnx`, `image_classifier` and
+ * `embedding` are built in, anything
  * else a module inside the model directory (ESM or CommonJS, loaded with `import()`). Whatever the module's export style, the
  * result is one of two shapes the batch runner knows: staged, or a single `handle`.
  */
 import { pathToFileURL } from 'node:url';
 import { createOnnxHandler } from '../handlers/onnx.js';
+import { createImageClassifierHandler } from '../handlers/image-classifier.js';
+import { createEmbeddingHandler } from '../handlers/embedding.js';
 import type { HandleFunction, HandlerContext, HandlerModule, StagedHandler } from '../handlers/types.js';
 import { resolveInModelDir } from './model-path.js';
 
@@ -24,6 +27,9 @@ const MODULE_EXTENSIONS: readonly string[] = ['.js', '.mjs', '.cjs'];
 /** Loads the handler for `spec`; throws an Error with a message fit for `tsserve.load_failed`. */
 export async function loadHandler(modelDir: string, spec: string): Promise<LoadedHandler> {
   if (spec === 'onnx') return { kind: 'staged', source: 'built-in onnx', stages: createOnnxHandler() };
+  if (spec === 'image_classifier')
+    return { kind: 'staged', source: 'built-in image_classifier', stages: createImageClassifierHandler() };
+  if (spec === 'embedding') return { kind: 'staged', source: 'built-in embedding', stages: createEmbeddingHandler() };
   const resolved = resolveInModelDir(modelDir, spec, MODULE_EXTENSIONS);
   if (!resolved.ok) throw new Error(`handler refused: ${resolved.error}`);
   let mod: unknown;

@@ -59,7 +59,9 @@ function serve(init: FrontInit): void {
           ? new RemoteGenerationModel(s, link)
           : s.kind === 'pipeline'
             ? new RemotePipelineModel(s, link)
-            : new RemoteBatchedModel(s, link),
+            : new RemoteBatchedModel(s, link, (model, reason) =>
+                series.bind('ts_image_refused_total', { model_name: model, reason }),
+              ),
       );
     }
     for (const name of [...models.keys()]) if (!seen.has(name)) models.delete(name);

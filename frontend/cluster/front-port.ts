@@ -20,8 +20,9 @@ import { EMITTED_METRICS } from '../models/frontend-series.js';
 
 /**
  * The families a front records into (the primary sends their specs, those its metrics.yaml
- * declares): the frontend metrics, and the refusals a front's route counts itself (the Open
- * Inference Protocol's all-or-none check).
+ * declares): the frontend metrics, the refusals a front's route counts itself (the Open
+ * Inference Protocol's all-or-none check); the frontend metrics include the images a front's
+ * decoder refuses (ts_image_refused_total).
  */
 export const FRONT_METRICS: readonly string[] = Object.freeze([
   ...Object.keys(EMITTED_METRICS),

@@ -15,6 +15,9 @@ import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../gene
 import type { GenerationSink } from '../generation/generation-engine.js';
 import type { GenerationTarget } from '../openai/generation-target.js';
 import type { ModelDescription, ServedModel } from '../models/served-model.js';
+import type { SeriesHandle } from '../models/metrics-port.js';
+import { ImageDecoder } from '../image/image-decoder.js';
+import { parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
 import type { FrontGenEvent, FrontJob, FrontJobDone, FrontSpeechEvent, FromFront, ModelSnapshot } from './messages.js';
 import type { SpeakingModel } from '../openai/audio.js';
 import type { ModelVocab } from '../generation/model-vocab.js';
@@ -200,10 +203,36 @@ abstract class RemoteModel {
   }
 }
 
+/** Binds `ts_image_refused_total` of one model and reason (the front's shipped series). */
+export type ImageRefusalBinder = (model: string, reason: string) => SeriesHandle;
+
 /** A batched model served by the primary. */
 export class RemoteBatchedModel extends RemoteModel implements ServedModel {
   readonly kind = 'batch';
   readonly admitsRemotely = true;
+  private decoder: { readonly config: ModelConfig; readonly decoder: ImageDecoder | undefined } | null = null;
+
+  constructor(
+    snapshot: ModelSnapshot,
+    link: PrimaryLink,
+    private readonly refusals?: ImageRefusalBinder,
+  ) {
+    super(snapshot, link);
+  }
+
+  /** An image model's bodies are decoded here in the front, as the primary decodes its own (rebuilt when its config changes). */
+  get imageDecoder(): ImageDecoder | undefined {
+    const config = this.snapshot.config;
+    if (this.decoder?.config !== config) {
+      const bind = this.refusals;
+      const decoder =
+        config.handler === 'image_classifier' && bind !== undefined
+          ? new ImageDecoder(parseImageClassifierOptions(config.handlerOptions), (reason) => bind(config.name, reason))
+          : undefined;
+      this.decoder = { config, decoder };
+    }
+    return this.decoder.decoder;
+  }
 
   submit(job: Job): SubmitResult {
     // The batcher's own rule for a refusal at once: no worker wanted. A worker being replaced is

@@ -21,6 +21,7 @@ import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { sendError } from './errors.js';
 import { routeTemplate } from './http-metrics.js';
 import { readPredictionBody } from './prediction-body.js';
+import { readImageBody } from './image-body.js';
 import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
 import { msAsUs } from '../../schema/elapsed.js';
@@ -85,6 +86,11 @@ export function predictionsRoute(opts: RouteOptions): FastRoute {
       );
     const read = (spec: TensorSpec | null): void =>
       readPredictionBody(req, res, opts.limits, name, spec, (body) =>
+        guarded(res, () => predict(req, res, name, version, body)),
+      );
+    // An image model's body is an image, decoded in this process (frontend/image/image-decoder.ts).
+    if (model.imageDecoder !== undefined)
+      return readImageBody(req, res, opts.limits, model.imageDecoder, (body) =>
         guarded(res, () => predict(req, res, name, version, body)),
       );
     // A built-in onnx model's body is checked against its graph's inputs (read once per model).

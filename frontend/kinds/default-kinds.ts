@@ -7,6 +7,7 @@ import { GenerationKind } from './generation-kind.js';
 import type { GenerationFrontendOptions } from './generation-kind.js';
 import { PipelineKind, VOCODER_ALONE } from './pipeline-kind.js';
 import type { PipelineFrontendOptions } from './pipeline-kind.js';
+import { EMBEDDING_KIND } from './embedding-kind.js';
 
 /** The options of the default kinds (from `--disable-log-stats`, `--log-stats-interval`, the log level). */
 export interface DefaultKindsOptions {
@@ -14,7 +15,7 @@ export interface DefaultKindsOptions {
   readonly pipeline?: PipelineFrontendOptions;
 }
 
-/** `handler: pipeline` (with `vocoder` refused alone) and `handler: generate`, in the order their routes mount. */
+/** `handler: pipeline` (with `vocoder` refused alone), `handler: generate` and `handler: embedding`, in the order their routes mount. */
 export function defaultKinds(opts: DefaultKindsOptions = {}): readonly ModelKind[] {
-  return [new PipelineKind(opts.pipeline), VOCODER_ALONE, new GenerationKind(opts.generation)];
+  return [new PipelineKind(opts.pipeline), VOCODER_ALONE, new GenerationKind(opts.generation), EMBEDDING_KIND];
 }

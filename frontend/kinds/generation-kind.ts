@@ -64,7 +64,15 @@ export class GenerationKind implements ModelKind {
       list: () => list().flatMap((m) => (m instanceof GenerationModel ? [m] : [])),
       listOthers: () =>
         list().flatMap((m) =>
-          m.openaiListing !== undefined ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [],
+          m.openaiListing !== undefined
+            ? [
+                {
+                  id: m.config.name,
+                  maxModelLen: m.openaiListing.maxModelLen,
+                  ...(m.openaiListing.answers !== undefined ? { answers: m.openaiListing.answers } : {}),
+                },
+              ]
+            : [],
         ),
       ...(ctx.bodyLimits !== undefined ? { bodyLimits: ctx.bodyLimits } : {}),
     });

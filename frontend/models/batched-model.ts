@@ -14,6 +14,8 @@ import type { WorkerPoolDeps } from '../workers/worker-pool.js';
 import type { FrontendSeries } from './frontend-series.js';
 import type { SeriesHandle } from './metrics-port.js';
 import type { ModelDescription, ServedModel } from './served-model.js';
+import { ImageDecoder } from '../image/image-decoder.js';
+import { parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
 
 /** The batch listener writing `model`'s debug lines through `log`. */
 function debugBatches(model: string, log: Log, clock: Clock): (b: BatchDone) => void {
@@ -41,6 +43,7 @@ export class BatchedModel implements ServedModel {
   private configValue: ModelConfig;
   /** `tsserve_requests_refused_total{reason="queue_full"}` of this model. */
   private readonly refused: SeriesHandle;
+  readonly imageDecoder?: ImageDecoder;
 
   constructor(
     config: ModelConfig,
@@ -48,6 +51,10 @@ export class BatchedModel implements ServedModel {
   ) {
     this.configValue = config;
     this.refused = opts.series.queueFullRefusals(config.name);
+    if (config.handler === 'image_classifier')
+      this.imageDecoder = new ImageDecoder(parseImageClassifierOptions(config.handlerOptions), (reason) =>
+        opts.series.bind('ts_image_refused_total', { model_name: config.name, reason }),
+      );
     this.pool = new WorkerPool(config, opts.pool);
     this.batcher = new Batcher(
       this.pool,

@@ -3,6 +3,7 @@ import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { Job } from '../batching/job.js';
 import type { SubmitResult } from '../batching/batcher.js';
 import type { WorkerInfo } from '../workers/worker-pool.js';
+import type { ImageDecoder } from '../image/image-decoder.js';
 
 /** The management API's view of a model (TorchServe's describe-model fields). */
 export interface ModelDescription {
@@ -35,10 +36,16 @@ export interface ServedModel {
    * Set by a kind whose model answers on the OpenAI routes without being a generation model (a
    * pipeline's spoken chat): `GET /v1/models` lists it with this context length.
    */
-  readonly openaiListing?: { readonly maxModelLen: number };
+  readonly openaiListing?: {
+    readonly maxModelLen: number;
+    /** The one OpenAI route it answers (refusals on the others name it); default `/v1/chat/completions`. */
+    readonly answers?: string;
+  };
   /** Starts the initial workers; resolves when each is ready or has failed. */
   start(): Promise<void>;
   submit?(job: Job): SubmitResult;
+  /** Set for a `handler: image_classifier` model: `/predictions` bodies are images, decoded here before they are submitted. */
+  readonly imageDecoder?: ImageDecoder;
   /**
    * Set by a front's proxy: its `submit` says 'queued' once the job is sent, and the primary
    * admits it there; the outcome carries `refused` when it did not. A route counts such a

@@ -53,6 +53,15 @@ export const SPOKEN_CHAT_FIELDS: ReadonlySet<string> = new Set([...CHAT_FIELDS, 
  */
 export const SPEECH_FIELDS: ReadonlySet<string> = new Set(['model', 'input', 'voice', 'response_format']);
 
+/** `POST /v1/embeddings` (OpenAI's; `user` taken and ignored, `dimensions` only where the model-config lists it). */
+export const EMBEDDINGS_FIELDS: ReadonlySet<string> = new Set([
+  'model',
+  'input',
+  'encoding_format',
+  'dimensions',
+  'user',
+]);
+
 /** A spoken chat's `audio` options (OpenAI's). */
 export const AUDIO_OPTION_FIELDS: ReadonlySet<string> = new Set(['voice', 'format']);
 

@@ -40,7 +40,12 @@ export interface OpenAIRouterOptions {
   readonly lookup: (name: string) => GenerationTarget | undefined;
   readonly list: () => readonly GenerationTarget[];
   /** Models of other kinds that answer on these routes (a pipeline's chat), listed by `GET /v1/models` too. */
-  readonly listOthers?: () => ReadonlyArray<{ readonly id: string; readonly maxModelLen: number }>;
+  readonly listOthers?: () => ReadonlyArray<{
+    readonly id: string;
+    readonly maxModelLen: number;
+    /** The one route it answers (default `/v1/chat/completions`). */
+    readonly answers?: string;
+  }>;
   /** Largest body in bytes (default 1 MiB); `bodyLimits.maxBytes` wins when both are given. */
   readonly maxRequestSizeBytes?: number;
   /** Bounds on bodies: size, JSON depth and elements, timeouts (default: DEFAULT_BODY_LIMITS). */
@@ -139,10 +144,13 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
     const model = opts.lookup(parsed.model);
     if (model === undefined) {
       // A model /v1/models lists that answers chat only (a pipeline's spoken answers): say so.
-      if (kind === 'completion' && (opts.listOthers?.() ?? []).some((m) => m.id === parsed.model)) {
+      // A model /v1/models lists that answers one other route (a pipeline's chat, an encoder's embeddings): say so.
+      const other = (opts.listOthers?.() ?? []).find((m) => m.id === parsed.model);
+      const answers = other?.answers ?? '/v1/chat/completions';
+      if (other !== undefined && !(kind === 'chat' && answers === '/v1/chat/completions')) {
         return sendOpenAIError(
           res,
-          new OpenAIError(400, `The model \`${parsed.model}\` answers /v1/chat/completions only.`, 'model'),
+          new OpenAIError(400, `The model \`${parsed.model}\` answers ${answers} only.`, 'model'),
         );
       }
       return sendOpenAIError(

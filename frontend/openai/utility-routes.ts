@@ -19,7 +19,7 @@ export interface UtilityRoutesOptions {
   readonly lookup: (name: string) => GenerationTarget | undefined;
   readonly list: () => readonly GenerationTarget[];
   /** The other models /v1/models lists (pipelines): named in the refusal rather than "does not exist". */
-  readonly listOthers?: () => readonly { readonly id: string }[];
+  readonly listOthers?: () => readonly { readonly id: string; readonly answers?: string }[];
   /** The JSON body reader of the `/v1` routes (same limits). */
   readonly json: RequestHandler;
 }
@@ -47,8 +47,13 @@ function modelOf(body: Obj, opts: UtilityRoutesOptions): GenerationTarget {
   if (typeof name !== 'string') throw new OpenAIError(400, 'model must be a string', 'model');
   const m = opts.lookup(name);
   if (m === undefined) {
-    if ((opts.listOthers?.() ?? []).some((o) => o.id === name))
-      throw new OpenAIError(400, `The model \`${name}\` answers /v1/chat/completions only.`, 'model');
+    const other = (opts.listOthers?.() ?? []).find((o) => o.id === name);
+    if (other !== undefined)
+      throw new OpenAIError(
+        400,
+        `The model \`${name}\` answers ${other.answers ?? '/v1/chat/completions'} only.`,
+        'model',
+      );
     throw new OpenAIError(404, `The model \`${name}\` does not exist.`, 'model', 'model_not_found');
   }
   return m;

@@ -4,7 +4,7 @@
  * the common error answers, and the OpenAI request bodies, whose properties are the very field
  * sets the routes accept (frontend/openai/allowed-fields.ts): a field added there is documented.
  */
-import { CHAT_FIELDS, COMPLETION_FIELDS, SPEECH_FIELDS } from '../openai/allowed-fields.js';
+import { CHAT_FIELDS, COMPLETION_FIELDS, EMBEDDINGS_FIELDS, SPEECH_FIELDS } from '../openai/allowed-fields.js';
 import type { Answer, Schema } from '../http/openapi/openapi-builder.js';
 import { json, ref } from '../http/openapi/openapi-builder.js';
 
@@ -93,6 +93,7 @@ export const COMPONENTS = {
     CompletionRequest: fieldsSchema(COMPLETION_FIELDS, ['model', 'prompt']),
     ChatCompletionRequest: fieldsSchema(CHAT_FIELDS, ['model', 'messages']),
     SpeechRequest: fieldsSchema(SPEECH_FIELDS, ['model', 'input']),
+    EmbeddingsRequest: fieldsSchema(EMBEDDINGS_FIELDS, ['model', 'input']),
     OipTensor: {
       type: 'object',
       properties: {

@@ -75,6 +75,7 @@ const OPS: Op[] = [
           'application/json': {},
           'application/octet-stream': { type: 'string', format: 'binary' },
           'image/*': { type: 'string', format: 'binary' },
+          'multipart/form-data': { type: 'object', properties: { data: { type: 'string', format: 'binary' } } },
         },
       },
       responses: {
@@ -259,6 +260,19 @@ const OPS: Op[] = [
             'audio/pcm': { type: 'string', format: 'binary' },
           },
         },
+        ...openaiErrors([400, 401, 404, 413, 503]),
+      },
+    },
+  ],
+  [
+    'post',
+    {
+      express: '/v1/embeddings',
+      summary: "OpenAI's embeddings, on a model with handler embedding (as vLLM serves pooling models)",
+      tags: ['openai'],
+      body: { content: { 'application/json': ref('EmbeddingsRequest') } },
+      responses: {
+        '200': json('the embeddings (float lists, or base64 of little-endian float32) and usage', { type: 'object' }),
         ...openaiErrors([400, 401, 404, 413, 503]),
       },
     },

@@ -11,6 +11,8 @@ import type { YamlParse } from '../../schema/config/yaml-source.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
 import { checkEngineSettings, checkKvHoldsMaxModelLen, writtenNames } from '../../schema/engine-settings.js';
 import { parsePipelineSpec } from '../../schema/pipeline-config.js';
+import { parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
+import { parseEmbeddingOptions } from '../../schema/text/embedding-options.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { IntBound } from './model-bounds.js';
 import { MODEL_BOUNDS, boundText } from './model-bounds.js';
@@ -58,7 +60,14 @@ const KNOWN_KEYS = new Set([
 ]);
 
 /** Handlers the server provides itself (no module file in the model directory; all run ONNX files on onnxruntime). */
-export const BUILT_IN_HANDLERS: ReadonlySet<string> = new Set(['onnx', 'generate', 'vocoder', 'pipeline']);
+export const BUILT_IN_HANDLERS: ReadonlySet<string> = new Set([
+  'onnx',
+  'generate',
+  'vocoder',
+  'pipeline',
+  'image_classifier',
+  'embedding',
+]);
 
 interface IntRule {
   readonly key: keyof typeof MODEL_BOUNDS;
@@ -296,8 +305,13 @@ export async function loadModelConfig(
   const hasModel = typeof model === 'string' && model !== '';
   const builtIn = typeof handler === 'string' && BUILT_IN_HANDLERS.has(handler);
   const modelPath = hasModel ? await inside('model', model, builtIn) : null;
-  if (!hasModel && (handler === 'onnx' || handler === 'generate' || handler === 'vocoder'))
+  if (!hasModel && ['onnx', 'generate', 'vocoder', 'image_classifier', 'embedding'].includes(String(handler)))
     bad('model', `required for handler '${String(handler)}'`);
+  // The built-in image and embedding handlers' options are checked here, at registration.
+  const optionProblems: string[] = [];
+  if (handler === 'image_classifier') parseImageClassifierOptions(handlerOptions, optionProblems);
+  if (handler === 'embedding') parseEmbeddingOptions(handlerOptions, optionProblems);
+  for (const p of optionProblems) problems.push(`${at('handlerOptions', 'value')}: ${p}`);
   // What the graph must offer the engine settings (its layout, num_logits for drafts).
   if (handler === 'generate' && engine !== undefined && engineBlock !== undefined && modelPath !== null) {
     for (const g of await engineGraphProblems(engine, writtenNames(engineBlock), modelPath, dir)) {

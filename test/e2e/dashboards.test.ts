@@ -16,9 +16,13 @@ import type { Tsserve } from './harness.js';
 import { startPrometheus } from './prometheus.js';
 import type { Prometheus, PromSample } from './prometheus.js';
 import { until } from '../support/until.js';
+import sharp from 'sharp';
+import { textImage } from '../../tools/models/glyph-image.js';
+import { writeOcrCls } from '../../tools/models/ocr-cls.js';
 
 const N_MLP = 7;
 const N_CUSTOM = 3;
+const N_EMBED = 2;
 const PROMPTS = ['hello world', 'the quick brown fox', 'tsserve'];
 
 describe('tsserve metrics dashboard (every query on a real Prometheus)', function () {
@@ -33,8 +37,11 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
     this.timeout(180_000);
     skipWithout(this, 'prometheus', 'prometheus');
     dir = tempDir('dashboards');
+    // The demo store, plus PaddleOCR's classifier behind image_classifier (not a demo model).
+    const store = generateStore(['mlp', 'custom', 'tiny-lm', 'tiny-vocoder', 'tiny-omni', 'tiny-embed']);
+    if (!fs.existsSync(path.join(store, 'ocr-cls'))) writeOcrCls(path.join(store, 'ocr-cls'), ROOT);
     server = await startTsserve({
-      store: generateStore(['mlp', 'custom', 'tiny-lm', 'tiny-vocoder', 'tiny-omni']),
+      store,
       args: ['--metrics-mode', 'prometheus', '--metric-time-interval', '1'],
     });
     prom = await startPrometheus(
@@ -76,6 +83,20 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
       expect([r.status, r.status === 200 ? '' : await r.text()]).to.deep.equal([200, '']);
       await r.text();
     }
+    // Embeddings and images (one refused: the image families' refusals have a series too).
+    for (let i = 0; i < N_EMBED; i++)
+      expect(
+        (await post(`${server.inference}/v1/embeddings`, { model: 'tiny-embed', input: 'hello' })).status,
+      ).to.equal(200);
+    const page = textImage('Hello World', 4);
+    const png = await sharp(page.data, { raw: { width: page.width, height: page.height, channels: 3 } })
+      .png()
+      .toBuffer();
+    for (const body of [png, Buffer.from('not an image')]) {
+      const r = await fetch(`${server.inference}/predictions/ocr-cls`, { method: 'PUT', body });
+      expect(r.status).to.equal(body === png ? 200 : 400);
+      await r.text();
+    }
     for (const prompt of PROMPTS) {
       const r = await post(`${server.inference}/v1/completions`, { model: 'tiny-lm', prompt, max_tokens: 5 });
       expect(r.status).to.equal(200);
@@ -86,12 +107,14 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
     // Scraped after the traffic, then two more scrapes, so every rate has two samples of the final values.
     const seen = await until(
       async () => {
-        const [req, done, spoken] = [
+        const [req, done, spoken, embedded] = [
           await prom!.query('sum(ts_inference_requests_total)'),
           await prom!.query('sum(ts_request_success_total{model_name="tiny-lm"})'),
           await prom!.query('sum(ts_omni_requests_success_total)'),
+          await prom!.query('sum(ts_embedding_requests_total)'),
         ];
-        return req[0]?.value === String(N_MLP + N_CUSTOM) &&
+        return req[0]?.value === String(N_MLP + N_CUSTOM + 1 + N_EMBED) &&
+          embedded[0]?.value === String(N_EMBED) &&
           done[0]?.value === String(PROMPTS.length) &&
           spoken[0]?.value === '2'
           ? await prom!.query('count_over_time(up[10m])')
@@ -136,7 +159,7 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
     expect(body.data.groups.map((g) => g.name).sort()).to.deep.equal(['tsserve.alerts', 'tsserve.records']);
     expect(
       (await prom!.query('model_name:ts_inference_requests:rate5m')).map((s) => s.metric.model_name).sort(),
-    ).to.deep.equal(['custom', 'mlp']);
+    ).to.deep.equal(['custom', 'mlp', 'ocr-cls', 'tiny-embed']);
   });
 
   for (const d of dashboards) {
@@ -160,6 +183,8 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
     expect(Object.fromEntries(got.map((s) => [s.metric.model_name, s.value]))).to.deep.equal({
       mlp: String(N_MLP),
       custom: String(N_CUSTOM),
+      'ocr-cls': '1',
+      'tiny-embed': String(N_EMBED),
     });
   });
 

@@ -693,9 +693,19 @@ describe('OpenAI fields (real tsserve start, tiny-lm, openai client)', function 
         code: 'model_not_found',
       },
     });
-    expect(await refusal(client.embeddings.create({ model: 'tiny-lm', input: 'x' }))).to.deep.equal({
+    expect(await refusal(client.moderations.create({ model: 'tiny-lm', input: 'x' }))).to.deep.equal({
       status: 404,
-      error: { message: 'Invalid URL (POST /v1/embeddings)', type: 'not_found_error', param: null, code: null },
+      error: { message: 'Invalid URL (POST /v1/moderations)', type: 'not_found_error', param: null, code: null },
+    });
+    // A generation model on the embeddings route (served for handler: embedding models) is named as such.
+    expect(await refusal(client.embeddings.create({ model: 'tiny-lm', input: 'x' }))).to.deep.equal({
+      status: 400,
+      error: {
+        message: 'The model `tiny-lm` does not serve /v1/embeddings.',
+        type: 'invalid_request_error',
+        param: 'model',
+        code: null,
+      },
     });
     // A model id that is not valid percent-encoding is the client's error (it was a 500 server_error).
     expect(await call('GET', `${server.inference}/v1/models/%ZZ`)).to.deep.equal({

@@ -66,7 +66,10 @@ describe('metrics.yaml (repo root)', () => {
         m.name.startsWith('ts_') &&
         !m.name.startsWith('ts_inference') &&
         !m.name.startsWith('ts_queue') &&
-        !m.name.startsWith('ts_omni_'),
+        !m.name.startsWith('ts_omni_') &&
+        // The image classifier's and the embeddings' families are not the LLM block.
+        !m.name.startsWith('ts_image_') &&
+        !m.name.startsWith('ts_embedding_'),
     );
     expect(
       llm.map((m) => `${m.type} ${m.name} ${m.unit} [${m.dimensions.join(',')}] ${m.buckets.join(',')}`),

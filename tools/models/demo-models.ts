@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { writeTinyLm } from './tiny-lm.js';
 import { tinyLmEngineSpec } from './tiny-lm-spec.js';
 import type { TinyLmLayout } from './tiny-lm-spec.js';
+import { TINY_EMBED_HIDDEN, TINY_EMBED_MAX_LEN, TINY_EMBED_SEED, writeTinyEmbed } from './tiny-embed.js';
 import { FRAMES_PER_TOKEN, VOCODER_SAMPLE_RATE, VOCODER_VOCAB, writeTinyVocoder } from './tiny-vocoder.js';
 
 /** `mlp`: the dynamic-batching demo classifier (784 → 1024 → 1024 → 10). */
@@ -174,6 +175,30 @@ export const TINY_OMNI_MODEL: StoreModel = {
         pipeline: TINY_OMNI_PIPELINE,
       },
       'tiny-omni: a two-stage pipeline over models of the same store (tiny-lm, tiny-vocoder must be there too).\nOpenAI audio output on /v1/chat/completions and POST /v1/audio/speech; see docs/pipelines.md.',
+    );
+  },
+};
+
+/** `tiny-embed`: a BERT-style encoder with a WordPiece tokenizer, served on /v1/embeddings (handler embedding). */
+export const TINY_EMBED_MODEL: StoreModel = {
+  name: 'tiny-embed',
+  summary: `BERT-style encoder, hidden ${TINY_EMBED_HIDDEN}, mean pooling, on /v1/embeddings (handler embedding)`,
+  write(dir) {
+    writeTinyEmbed(dir);
+    writeModelConfig(
+      dir,
+      {
+        handler: 'embedding',
+        model: 'model.onnx',
+        batchSize: 8,
+        maxBatchDelay: 5,
+        minWorkers: 1,
+        maxWorkers: 1,
+        responseTimeout: 30,
+        threads: 1,
+        handlerOptions: { pooling: 'mean', normalize: true, maxModelLen: TINY_EMBED_MAX_LEN },
+      },
+      `tiny-embed: input_ids/attention_mask/token_type_ids int64 [batch, tokens] -> last_hidden_state [batch, tokens, ${TINY_EMBED_HIDDEN}].\nRandom weights (seed ${TINY_EMBED_SEED}); a lowercase WordPiece tokenizer.json. POST /v1/embeddings; see docs/models.md.`,
     );
   },
 };
