@@ -4,7 +4,6 @@
  * codec tokens the thinker hands to the next stage per chunk. Validated once, when the model
  * is registered; every problem is reported at once.
  */
-import type { ModelConfig } from './worker-protocol.js';
 
 /** One stage: a model of the store run by `replicas` workers. */
 export interface PipelineStageSpec {
@@ -16,21 +15,25 @@ export interface PipelineStageSpec {
   readonly replicas: number;
 }
 
-/** A stage's model-config as the frontend read it (asynchronously) before the pipeline is built. */
-export type StageConfigResult =
-  { readonly ok: true; readonly config: ModelConfig } | { readonly ok: false; readonly problems: readonly string[] };
+/**
+ * A stage's model-config as the frontend read it (asynchronously) before the pipeline is built;
+ * `C` is the config type (worker-protocol.ts's ModelConfig, which imports this file: a parameter
+ * keeps the two files out of an import cycle).
+ */
+export type StageConfigResult<C> =
+  { readonly ok: true; readonly config: C } | { readonly ok: false; readonly problems: readonly string[] };
 
-/** A validated pipeline: a `generate` thinker, then a `vocoder` stage. */
-export interface PipelineSpec {
+/** A validated pipeline: a `generate` thinker, then a `vocoder` stage (`C`: its stages' config type). */
+export interface PipelineSpec<C = never> {
   readonly stages: readonly PipelineStageSpec[];
   /** Each stage's model-config, in stage order: filled in when the pipeline's own config is loaded. */
-  readonly stageConfigs?: readonly StageConfigResult[];
+  readonly stageConfigs?: readonly StageConfigResult<C>[];
   /** Codec tokens per chunk sent from the thinker to the next stage (the last chunk may be shorter). */
   readonly chunkTokens: number;
 }
 
 /** The workers a pipeline runs: one per replica of each stage (what `--max-workers` counts). */
-export function pipelineWorkers(pipeline: PipelineSpec): number {
+export function pipelineWorkers(pipeline: PipelineSpec<unknown>): number {
   let n = 0;
   for (const s of pipeline.stages) n += s.replicas;
   return n;

@@ -43,7 +43,7 @@ export interface ModelConfig {
   /** The `tensors:` block of a built-in `onnx` model (padding, the batch's byte bound). */
   readonly tensors?: TensorSettings;
   /** The stages of a `handler: pipeline` model (run by the frontend's orchestrator, never by a worker). */
-  readonly pipeline?: PipelineSpec;
+  readonly pipeline?: PipelineSpec<ModelConfig>;
 }
 
 /** First message to a worker: everything it needs; it never reads config files itself (a generation worker reads its model's tokenizer files, schema/text/tokenizer-files.ts). */
