@@ -35,7 +35,7 @@ describe('deploy/haproxy/haproxy.cfg', () => {
   it('should wait on a server longer than the longest responseTimeout of the demo models (at 60 s it answered 504 itself for tiny-lm, which has 120 s)', () => {
     const timeouts = fs.readdirSync(store).filter((d) => !d.startsWith('.')).sort()
       .map((d) => [d, (load(fs.readFileSync(path.join(store, d, 'model-config.yaml'), 'utf8')) as { responseTimeout: number }).responseTimeout]);
-    expect(timeouts).to.deep.equal([['custom', 30], ['mlp', 30], ['tiny-lm', 120], ['tiny-lm-hf', 120], ['tiny-omni', 120], ['tiny-vocoder', 60]]);
+    expect(timeouts).to.deep.equal([['custom', 30], ['mlp', 30], ['tiny-embed', 30], ['tiny-lm', 120], ['tiny-lm-hf', 120], ['tiny-omni', 120], ['tiny-vocoder', 60]]);
     expect([timeout('client'), timeout('server')]).to.deep.equal(['125s', '125s']);
     expect(parseInt(timeout('server') ?? '0', 10)).to.be.greaterThan(Math.max(...timeouts.map(([, t]) => t as number)));
   });
