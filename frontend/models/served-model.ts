@@ -5,6 +5,14 @@ import type { SubmitResult } from '../batching/batcher.js';
 import type { WorkerInfo } from '../workers/worker-pool.js';
 import type { ImageDecoder } from '../image/image-decoder.js';
 
+/** One stage of a pipeline model: the stage's model and its workers, each with its replica index. */
+export interface StageDescription {
+  readonly stage: string;
+  readonly model: string;
+  readonly replicas: number;
+  readonly workers: ReadonlyArray<WorkerInfo & { readonly replica: number | null }>;
+}
+
 /** The management API's view of a model (TorchServe's describe-model fields). */
 export interface ModelDescription {
   readonly modelName: string;
@@ -25,6 +33,8 @@ export interface ModelDescription {
    * (absent when none did): the describe otherwise showed `workers: []` and no reason.
    */
   readonly lastWorkerError?: string;
+  /** A pipeline model's stages, in order (absent for other kinds): which worker serves which replica. */
+  readonly stages?: readonly StageDescription[];
 }
 
 /** A registered model. `submit` is absent for kinds that do not serve `/predictions`. */

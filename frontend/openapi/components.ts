@@ -154,6 +154,19 @@ export const COMPONENTS = {
           properties: { remainingCapacity: { type: 'integer' }, pendingRequests: { type: 'integer' } },
         },
         lastWorkerError: { type: 'string' },
+        stages: {
+          type: 'array',
+          description: "a pipeline's stages: each stage's model and its replicas' workers",
+          items: {
+            type: 'object',
+            properties: {
+              stage: { type: 'string' },
+              model: { type: 'string' },
+              replicas: { type: 'integer' },
+              workers: { type: 'array', items: { type: 'object' } },
+            },
+          },
+        },
       },
     },
     StatusMessage: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] },

@@ -4,6 +4,7 @@
  * orchestrator that moves requests through them. The thinker's engines carry `stage` and
  * `replica` as automatic labels, which stand in for `engine` on every engine family.
  */
+import type { PipelineStageSpec } from '../../schema/pipeline-config.js';
 import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { GenerationModel } from '../generation/generation-model.js';
@@ -164,7 +165,10 @@ export class PipelineModel implements ServedModel, StatLineSource {
 
   describe(): ModelDescription {
     const c = this.config;
-    const workers = [...this.thinker.describe().workers, ...this.vocoder.workers()];
+    const thinkerWorkers = this.thinker.describe().workers;
+    const vocoderWorkers = this.vocoder.workers();
+    const workers = [...thinkerWorkers, ...vocoderWorkers];
+    const [lm, voc] = c.pipeline!.stages as readonly [PipelineStageSpec, PipelineStageSpec];
     // The configured replicas, not the live workers: what --max-workers counts for the other models.
     const replicas = pipelineWorkers(c.pipeline!);
     return {
@@ -188,6 +192,20 @@ export class PipelineModel implements ServedModel, StatLineSource {
         ),
         pendingRequests: this.orchestrator.inFlight,
       },
+      stages: [
+        {
+          stage: lm.name,
+          model: lm.model,
+          replicas: lm.replicas,
+          workers: thinkerWorkers.map((w, i) => ({ ...w, replica: i })),
+        },
+        {
+          stage: voc.name,
+          model: voc.model,
+          replicas: voc.replicas,
+          workers: vocoderWorkers.map((w) => ({ ...w, replica: this.vocoder.replicaIndexOf(w.id) ?? null })),
+        },
+      ],
     };
   }
 

@@ -113,6 +113,12 @@ export class VocoderStage {
   workers(): WorkerInfo[] {
     return this.pool.workers();
   }
+
+  /** The replica index worker `workerId` serves, while it is up. */
+  replicaIndexOf(workerId: string): number | undefined {
+    return this.byWorker.get(workerId)?.index;
+  }
+
   get minWorkers(): number {
     return this.pool.minWorkers;
   }

@@ -6,7 +6,7 @@
  * the Content-Security-Policy can forbid them.
  */
 import { CHART_H, CHART_W, chartLines, formatValue } from './chart-svg.js';
-import type { StatusModel, StatusSnapshot } from './status-snapshot.js';
+import type { StatusModel, StatusSnapshot, StatusWorker } from './status-snapshot.js';
 import { CHARTS } from './status-snapshot.js';
 
 const ESC: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -28,9 +28,18 @@ const cell = (path: string, text: string, header = false): string =>
     ? `<th scope="row" data-path="${esc(path)}">${esc(text)}</th>`
     : `<td data-path="${esc(path)}">${esc(text)}</td>`;
 
+const workerText = (w: StatusWorker): string => `${w.id} pid ${w.pid ?? '–'} ${w.status} ${duration(w.uptimeS)}`;
+
+/** A model's workers; a pipeline's by stage and replica (`thinker (tiny-lm, 1 replica): r0 W-… READY 3s`). */
 function workersText(m: StatusModel): string {
   if (m.workers.length === 0) return m.lastWorkerError !== null ? `none (${m.lastWorkerError})` : 'none';
-  return m.workers.map((w) => `${w.id} pid ${w.pid ?? '–'} ${w.status} ${duration(w.uptimeS)}`).join('; ');
+  if (m.stages.length === 0) return m.workers.map(workerText).join('; ');
+  return m.stages
+    .map((st) => {
+      const ws = st.workers.map((w) => `r${w.replica ?? '?'} ${workerText(w)}`).join(', ');
+      return `${st.stage} (${st.model}, ${st.replicas} replica${st.replicas === 1 ? '' : 's'}): ${ws === '' ? 'none' : ws}`;
+    })
+    .join('; ');
 }
 
 function batchText(m: StatusModel): string {

@@ -9,7 +9,7 @@
 import type { Sample } from './exposition-parse.js';
 import { bucketDelta, bucketsOf, parseExposition, quantile, sumOf } from './exposition-parse.js';
 import { ChartRing } from './chart-ring.js';
-import type { StatusCharts, StatusModel, StatusSnapshot } from './status-snapshot.js';
+import type { StatusCharts, StatusModel, StatusSnapshot, StatusWorker } from './status-snapshot.js';
 
 /** A model as the model table describes it (the management API's describe fields the page uses). */
 export interface DescribedModel {
@@ -18,14 +18,24 @@ export interface DescribedModel {
   readonly kind: string;
   readonly handler: string;
   readonly batchSize: number;
-  readonly workers: ReadonlyArray<{
-    readonly id: string;
-    readonly pid: number | null;
-    readonly status: string;
-    readonly startTime: string;
-  }>;
+  readonly workers: readonly DescribedWorker[];
   readonly jobQueueStatus: { readonly remainingCapacity: number; readonly pendingRequests: number };
   readonly lastWorkerError?: string;
+  /** A pipeline's stages with their workers and replica indices. */
+  readonly stages?: ReadonlyArray<{
+    readonly stage: string;
+    readonly model: string;
+    readonly replicas: number;
+    readonly workers: ReadonlyArray<DescribedWorker & { readonly replica: number | null }>;
+  }>;
+}
+
+/** A worker as the model table describes it. */
+interface DescribedWorker {
+  readonly id: string;
+  readonly pid: number | null;
+  readonly status: string;
+  readonly startTime: string;
 }
 
 /** What the sampler reads. */
@@ -66,6 +76,17 @@ const LLM_KEYS = {
 
 /** How long sampling goes on after the last status request (ms): the charts' span. */
 export const KEEP_SAMPLING_MS = HISTORY * SAMPLE_INTERVAL_S * 1000;
+
+/** A worker's row: its uptime from its start time. */
+function statusWorker(w: DescribedWorker, now: number): StatusWorker {
+  const started = Date.parse(w.startTime);
+  return {
+    id: w.id,
+    pid: w.pid,
+    status: w.status,
+    uptimeS: Number.isFinite(started) ? Math.max(0, Math.round((now - started) / 1000)) : null,
+  };
+}
 
 /** Samples the server and keeps the page's snapshot. */
 export class StatusSampler {
@@ -250,15 +271,13 @@ export class StatusSampler {
         kind: d.kind,
         handler: d.handler,
         batchSize: d.batchSize,
-        workers: d.workers.map((w) => {
-          const started = Date.parse(w.startTime);
-          return {
-            id: w.id,
-            pid: w.pid,
-            status: w.status,
-            uptimeS: Number.isFinite(started) ? Math.max(0, Math.round((now - started) / 1000)) : null,
-          };
-        }),
+        workers: d.workers.map((w) => statusWorker(w, now)),
+        stages: (d.stages ?? []).map((st) => ({
+          stage: st.stage,
+          model: st.model,
+          replicas: st.replicas,
+          workers: st.workers.map((w) => ({ ...statusWorker(w, now), replica: w.replica })),
+        })),
         restarts: sumOf(samples, 'tsserve_worker_restarts_total', match),
         queue: { pending: d.jobQueueStatus.pendingRequests, capacity: d.jobQueueStatus.remainingCapacity },
         requests: sumOf(samples, 'ts_inference_requests_total', match),

@@ -43,6 +43,13 @@ export interface StatusModel {
   readonly batchSizes: Readonly<Record<string, number>>;
   readonly generation: StatusGeneration | null;
   readonly lastWorkerError: string | null;
+  /** A pipeline's stages (empty for other models): each stage's model and its replicas' workers. */
+  readonly stages: ReadonlyArray<{
+    readonly stage: string;
+    readonly model: string;
+    readonly replicas: number;
+    readonly workers: ReadonlyArray<StatusWorker & { readonly replica: number | null }>;
+  }>;
 }
 
 /** A chart's points: `[epoch s, value]`, oldest first, null where nothing was observed. */

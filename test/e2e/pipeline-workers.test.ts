@@ -58,6 +58,25 @@ describe('pipelines and --max-workers (real tsserve start)', function () {
     ]);
   });
 
+  it("should describe each stage with its model and its replicas' workers (the status page lists them)", async () => {
+    const d = (
+      (await call('GET', `${server.management}/models/tiny-omni`)).json as Array<{
+        workers: Array<{ id: string }>;
+        stages: Array<{
+          stage: string;
+          model: string;
+          replicas: number;
+          workers: Array<{ id: string; replica: number }>;
+        }>;
+      }>
+    )[0]!;
+    expect(d.stages.map((st) => [st.stage, st.model, st.replicas, st.workers.map((w) => w.replica)])).to.deep.equal([
+      ['thinker', 'tiny-lm', 1, [0]],
+      ['code2wav', 'tiny-vocoder', 1, [0]],
+    ]);
+    expect(d.stages.flatMap((st) => st.workers.map((w) => w.id))).to.deep.equal(d.workers.map((w) => w.id));
+  });
+
   it('should refuse to scale a pipeline through the management API with 400, asynchronous or not, and leave it as it was', async () => {
     const refusal = {
       status: 400,
@@ -67,6 +86,7 @@ describe('pipelines and --max-workers (real tsserve start)', function () {
         message: "model tiny-omni is a pipeline: its stages' replicas are set in its model-config.yaml",
       },
     };
+
     const answers = [
       await call('PUT', `${server.management}/models/tiny-omni?min_worker=1`),
       await call('PUT', `${server.management}/models/tiny-omni?min_worker=1&synchronous=true`),

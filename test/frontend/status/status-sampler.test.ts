@@ -138,3 +138,48 @@ describe('StatusSampler', () => {
     expect({ running: s.running, reads }).to.deep.equal({ running: false, reads: 2 });
   });
 });
+
+describe('the status page of a pipeline model', () => {
+  it("should list each stage's model and its replicas' workers in the model's workers cell", async () => {
+    const w = (id: string, pid: number): { id: string; pid: number; status: string; startTime: string } => ({
+      id,
+      pid,
+      status: 'READY',
+      startTime: new Date(0).toISOString(),
+    });
+    const s = new StatusSampler({
+      describe: () => [
+        {
+          modelName: 'omni',
+          modelVersion: '1.0',
+          kind: 'pipeline',
+          handler: 'pipeline',
+          batchSize: 1,
+          workers: [w('W-1', 11), w('W-2', 12), w('W-3', 13)],
+          jobQueueStatus: { remainingCapacity: 5, pendingRequests: 0 },
+          stages: [
+            { stage: 'thinker', model: 'tiny-lm', replicas: 1, workers: [{ ...w('W-1', 11), replica: 0 }] },
+            {
+              stage: 'code2wav',
+              model: 'tiny-vocoder',
+              replicas: 2,
+              workers: [
+                { ...w('W-2', 12), replica: 0 },
+                { ...w('W-3', 13), replica: 1 },
+              ],
+            },
+          ],
+        },
+      ],
+      exposition: () => Promise.resolve(''),
+      familyName: () => null,
+      modes: ['prometheus'],
+      version: 'x',
+      nowMs: () => 5000,
+    });
+    await s.sample();
+    expect(statusView(s.snapshot())['models/omni/workers']).to.equal(
+      'thinker (tiny-lm, 1 replica): r0 W-1 pid 11 READY 5s; code2wav (tiny-vocoder, 2 replicas): r0 W-2 pid 12 READY 5s, r1 W-3 pid 13 READY 5s',
+    );
+  });
+});
