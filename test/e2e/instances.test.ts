@@ -256,6 +256,10 @@ describe('tsserve instances behind HAProxy, one Prometheus (file_sd) and one Sta
         /\b(InferenceRequestCount|InitializeCallCount|PreprocessCallCount|PostprocessCallCount|RequestBatchSize|HandlerMethodTime|ExamplePercentMetric|SizeOfImage)(_total|_bucket|_sum|_count)?\b/,
         'model metrics only the custom demo handler records; these instances serve mlp',
       ],
+      [
+        /\b(ts_image_refused_total|ImageDecodeTime|ImagePixels|ts_embedding_\w+|EmbeddingBatchTokens)(_total|_bucket|_sum|_count)?\b/,
+        'families of the image classifier and embedding models; these instances serve mlp',
+      ],
     ]);
     expect(empty, 'serving dashboard queries with no data after the stop').to.deep.equal([]);
     expect(answered).to.be.greaterThan(0);

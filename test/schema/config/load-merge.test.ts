@@ -39,6 +39,7 @@ describe('loadMetricsConfig (merge:)', () => {
       RequestBatchSize: 'livelast',
       SizeOfImage: 'livelast',
       HandlerMethodTime: 'livelast',
+      ImageDecodeTime: 'livelast',
     });
   });
 });
