@@ -177,6 +177,26 @@ class Session implements OrtSession {
   }
 }
 
+/**
+ * Node 24 has a native Float16Array, and onnxruntime-common then stores a float16 tensor's data as
+ * one; onnxruntime-node 1.30's binding reads tensors through N-API, which sees a Float16Array as
+ * empty ("not enough space: expected 16, got 0"). onnxruntime-common decides once, at its first
+ * tensor, whether Float16Array exists: that first look is made here with it hidden, so float16
+ * data stays Uint16Array bits (as on Node 20) on every runtime.
+ */
+function keepFloat16AsBits(): void {
+  const g = globalThis as { Float16Array?: unknown };
+  const saved = g.Float16Array;
+  if (saved === undefined) return;
+  try {
+    delete g.Float16Array;
+    void new ort.Tensor('float32', new Float32Array(1), [1]);
+  } finally {
+    g.Float16Array = saved;
+  }
+}
+keepFloat16AsBits();
+
 /** Loads an .onnx file with the project's fixed options (sequential, all optimizations). */
 export async function createSession(file: string, opts: OrtSessionOptions = {}): Promise<OrtSession> {
   const inner = await ort.InferenceSession.create(file, {
