@@ -5,6 +5,7 @@
  * requests get 503 with Retry-After, queued and in-flight ones finish, workers flush and exit;
  * past the shutdown deadline the workers are killed.
  */
+import type { HealthReport } from '../models/health.js';
 import { inferenceDocument } from '../openapi/inference-doc.js';
 import { managementDocument } from '../openapi/management-doc.js';
 import { metricsDocument } from '../openapi/metrics-doc.js';
@@ -131,6 +132,9 @@ export interface ServerRoutes {
   metrics?: AllowedMethods;
 }
 
+/** What /ping and /health say while the start-up models' configs are still being read. */
+const STILL_REGISTERING: HealthReport = Object.freeze({ ping: 'Unhealthy', serving: false });
+
 /** Default worker entry, relative to this compiled file (dist/frontend/server/). */
 export const DEFAULT_WORKER_ENTRY = path.resolve(import.meta.dirname, '..', '..', 'backend', 'worker', 'main.js');
 
@@ -224,6 +228,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   const manager = new ModelManager(store, ctx, cfg.queueCapacity, cfg.maxWorkers, deps.kinds);
   const servers: http.Server[] = [];
   const routes: ServerRoutes = {};
+  let registering = true;
   const version = packageVersion();
   let draining = false;
   const stopAll = async (): Promise<void> => {
@@ -306,7 +311,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         bodyLimits: limits,
         ...token,
         extraRoutes,
-        health: () => healthOf(manager.list()),
+        health: () => (registering ? STILL_REGISTERING : healthOf(manager.list())),
         description: inferenceDocument(version),
       });
       routes.inference = infApp.allowed;
@@ -363,6 +368,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
             .map((e) => ({ name: e.name, url: e.name }))
         : cfg.models;
     const prepared = [];
+    // Reading the configs is asynchronous: /ping says Unhealthy until every start-up model is registered, so it counts them all.
     for (const m of wanted) {
       try {
         const model = await manager.prepare({ name: m.name, url: m.url, loadedAtStartup: true });
@@ -375,6 +381,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
         else deps.log.error(`model ${m.name} skipped: ${(e as Error).message}`);
       }
     }
+    registering = false;
     if (!draining) await Promise.all(prepared.map((m) => m.start().finally(() => fronts?.announce())));
     return { urls, manager, keys, routes, stop };
   } catch (e) {
