@@ -12,7 +12,7 @@ import {
   parseMetricsConfig,
 } from '../../../schema/config/load.js';
 
-/** Copies of TorchServe's own files (../shared/fixtures), kept in the repo so a clone is self-contained. */
+/** Copies of TorchServe's own metrics.yaml files (test/fixtures/torchserve/), kept in the repo so a clone is self-contained. */
 const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'torchserve');
 const VALID = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'metrics', 'valid');
 
