@@ -22,6 +22,8 @@ import type { ServerConfig, ServerDeps } from './server/server.js';
 import { startServer } from './server/server.js';
 import type { SystemMetricsHandle } from './system/system-metrics.js';
 import { startSystemMetrics } from './system/system-metrics.js';
+import { Tracer } from './tracing/otel-tracing.js';
+import { setActiveTracer } from './tracing/request-span.js';
 
 export { defaultKinds } from './kinds/default-kinds.js';
 
@@ -137,6 +139,20 @@ export async function createServer(config: CreateServerConfig, parts: CreateServ
   // Above one front, /metrics shows every process's runtime metrics, each with its pid.
   const peers: { source: (() => Promise<readonly ForeignFamily[]>) | null } = { source: null };
   const metrics = await buildMetrics(config, parts, peers);
+  // Tracing on: this process's provider, its spans lost counted with the self-metrics.
+  const self = metrics.port instanceof FrontendMetrics ? metrics.port.self : null;
+  const tracer =
+    config.server.tracing !== undefined
+      ? new Tracer(config.server.tracing, {
+          log: (level, msg) => log[level](msg),
+          ...(self !== null ? { onDropped: (reason, n) => self.spansDropped(reason, n) } : {}),
+        })
+      : null;
+  const untrace = setActiveTracer(tracer);
+  const closeTracing = async (): Promise<void> => {
+    untrace();
+    await tracer?.close();
+  };
   let early: (() => Promise<void>) | null = null;
   const onAbort = (): void => void early?.();
   parts.stopSignal?.addEventListener('abort', onAbort, { once: true });
@@ -161,6 +177,7 @@ export async function createServer(config: CreateServerConfig, parts: CreateServ
     });
   } catch (e) {
     parts.stopSignal?.removeEventListener('abort', onAbort);
+    await closeTracing();
     await metrics.close();
     throw e;
   }
@@ -183,6 +200,8 @@ export async function createServer(config: CreateServerConfig, parts: CreateServ
         parts.stopSignal?.removeEventListener('abort', onAbort);
         await running.stop();
         system?.stop();
+        // The spans of the last requests are exported (bounded) before the sinks close.
+        await closeTracing();
         await metrics.close();
       })()),
   };
@@ -209,6 +228,11 @@ function logStartup(
     );
   }
   log.info(`System metrics: ${systemOn ? `every ${m.systemIntervalSec} s` : 'off'}`);
+  const t = cfg.tracing;
+  if (t !== undefined)
+    log.info(
+      `Tracing: spans exported to ${t.endpoint} (sampler ${t.sampler}${t.sampler.endsWith('traceidratio') ? ` ${t.ratio}` : ''}, queue ${t.maxQueueSize})`,
+    );
   log.info(
     `Model store: ${cfg.modelStore}; models: ${
       server.manager

@@ -63,6 +63,7 @@ export const SELF_METRICS = [
   'tsserve_worker_output_faults_total',
   'tsserve_log_errors_total',
   'tsserve_cache_evictions_total',
+  'tsserve_spans_dropped_total',
 ] as const;
 
 /** The pipeline families (metrics-vllm.yaml), bound by name when the yaml declares them. */

@@ -27,6 +27,8 @@ import { chatAudioHook, speechRouter } from '../openai/audio.js';
 import { registerChatHook } from '../openai/chat-hooks.js';
 import { FrontMetricsPort } from './front-port.js';
 import { installStallHook } from './test-hooks.js';
+import { Tracer } from '../tracing/otel-tracing.js';
+import { setActiveTracer } from '../tracing/request-span.js';
 
 /** Bound on the final close: past it, connections still open are cut. */
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -41,6 +43,10 @@ function serve(init: FrontInit): void {
     ...(init.maxPointsPerFlush !== undefined ? { maxPointsPerFlush: init.maxPointsPerFlush } : {}),
   });
   const series = new FrontendSeries(shipped);
+  // This front's own tracer: it traces the requests it answers (its spans lost are only logged).
+  const tracer =
+    init.tracing !== undefined ? new Tracer(init.tracing, { log: (level, msg) => shipped.logLine(level, msg) }) : null;
+  setActiveTracer(tracer);
   const link = new PrimaryLink((m) => send(m));
   const models = new Map<string, RemoteBatchedModel | RemoteGenerationModel | RemotePipelineModel>();
   let health = init.health;
@@ -136,9 +142,12 @@ function serve(init: FrontInit): void {
     draining = true;
     const finish = (): void => {
       link.close();
-      void shipped.close();
-      // The last flush is on the channel before `stopped` (IPC keeps order): the primary has it.
-      send({ type: 'tsserve.front.stopped' }, () => process.exit(0));
+      // The spans still queued are exported (bounded) before the last metrics flush.
+      void (tracer?.close() ?? Promise.resolve()).then(() => {
+        void shipped.close();
+        // The last flush is on the channel before `stopped` (IPC keeps order): the primary has it.
+        send({ type: 'tsserve.front.stopped' }, () => process.exit(0));
+      });
     };
     const timer = setTimeout(() => {
       server.closeAllConnections();

@@ -16,6 +16,7 @@ import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import type { JobOutcome } from '../batching/job.js';
 import type { RequestTimings } from '../generation/engine-stats.js';
 import type { SpeakResult } from '../pipeline/orchestrator.js';
+import type { TracingSettings } from '../tracing/trace-settings.js';
 
 /** One registered model as the fronts see it. */
 export interface ModelSnapshot {
@@ -49,6 +50,8 @@ export interface FrontInit {
   readonly maxPointsPerFlush?: number;
   readonly models: readonly ModelSnapshot[];
   readonly health: HealthReport;
+  /** Tracing's settings when it is on: the front runs its own tracer provider. */
+  readonly tracing?: TracingSettings;
 }
 
 /** Primary → fronts: the model table changed (or the periodic refresh). */

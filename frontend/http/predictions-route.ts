@@ -17,7 +17,8 @@
 import { randomUUID } from 'crypto';
 import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
-import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
+import { traceIds } from '../metrics/exposition/trace-ids.js';
+import { exemplarTraceId, requestSpanOf, startRequestSpan } from '../tracing/request-span.js';
 import { sendError } from './errors.js';
 import { routeTemplate } from './http-metrics.js';
 import { readPredictionBody } from './prediction-body.js';
@@ -70,6 +71,7 @@ export function predictionsRoute(opts: RouteOptions): FastRoute {
     const start = routeStart(req, res, m, opts, PREDICTIONS_HANDLER, sendError);
     if (start === null) return;
     const { name, version } = start;
+    startRequestSpan(req, res, PREDICTIONS_HANDLER, performance.now(), { 'gen_ai.request.model': name });
     // What the model decides (404, a model that takes no /predictions) before the body is read:
     // a body to a model that does not exist is never judged by another model's rules (415, 400).
     const model = opts.lookup(name);
@@ -113,8 +115,10 @@ function predictor(
     const arrivalMs = performance.now();
     const requestId = randomUUID();
     res.setHeader('x-request-id', requestId);
-    // Exemplars of this request's metrics carry its W3C trace id, when it sent one.
-    traceIds.set(requestId, parseTraceparent(req.headers.traceparent));
+    // Exemplars of this request's metrics carry its trace id: its span's, else the one it sent.
+    const span = requestSpanOf(req);
+    traceIds.set(requestId, exemplarTraceId(req, span));
+    span?.set({ 'gen_ai.request.id': requestId });
     const model = opts.lookup(name);
     if (model === undefined) return sendError(res, 404, `Model not found: ${name}`);
     if (version !== undefined && version !== model.config.version) {
@@ -147,7 +151,9 @@ function predictor(
           return;
         }
         if (relayed) s.requests.record(1);
-        const totalUs = msAsUs(performance.now() - arrivalMs);
+        const doneMs = performance.now();
+        span?.batched(arrivalMs, outcome.queueUs, outcome.handlerUs, doneMs);
+        const totalUs = msAsUs(doneMs - arrivalMs);
         s.latencyUs.record(totalUs);
         s.queueUs.record(outcome.queueUs);
         if (res.headersSent || res.destroyed) return;

@@ -84,6 +84,12 @@ export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     ['cache'],
     'Entries a bounded in-memory table evicted at its bound, by cache (trace_ids: request id to W3C trace id for exemplars, 4096 entries, the oldest evicted; a datapoint of an evicted request keeps its exemplar without a trace_id)',
   ),
+  selfSpec(
+    'tsserve_spans_dropped_total',
+    'counter',
+    ['reason'],
+    "Trace spans this process lost, by reason (queue_full: a finished span found the batch span processor's queue at OTEL_BSP_MAX_QUEUE_SIZE, default 2048; export_failed: the spans of an OTLP export the collector did not take)",
+  ),
 ]);
 
 /** The self-metric counting log file failures. */
@@ -94,6 +100,12 @@ export const CACHE_EVICTIONS_METRIC = 'tsserve_cache_evictions_total';
 
 /** The bounded tables `tsserve_cache_evictions_total` counts, its `cache` label values. */
 export type EvictingCache = 'trace_ids';
+
+/** The self-metric counting trace spans lost. */
+export const SPANS_DROPPED_METRIC = 'tsserve_spans_dropped_total';
+
+/** Why spans were lost, `tsserve_spans_dropped_total`'s `reason` label values. */
+export type SpanLoss = 'queue_full' | 'export_failed';
 
 /** The self-metric counting sink delivery errors (a sink never sends its own error count). */
 export const SINK_ERRORS_METRIC = 'tsserve_sink_errors_total';
@@ -116,6 +128,8 @@ export class SelfMetrics implements MetricHooks {
   private readonly logErrorsByKey = new Map<string, BoundSeries>();
   private readonly evictions: CachedMetric;
   private readonly evictionsByCache = new Map<EvictingCache, BoundSeries>();
+  private readonly spansLost: CachedMetric;
+  private readonly spansLostByReason = new Map<SpanLoss, BoundSeries>();
   private readonly warned = new Set<string>();
   /** `tsserve_series` updates; queued because binding its own series creates series. */
   private readonly pendingSeries: [string, number][] = [];
@@ -142,6 +156,7 @@ export class SelfMetrics implements MetricHooks {
     this.sinkErrors = sinkErrors;
     this.logErrors = made[SELF_METRIC_SPECS.findIndex((s) => s.name === LOG_ERRORS_METRIC)] as CachedMetric;
     this.evictions = made[SELF_METRIC_SPECS.findIndex((s) => s.name === CACHE_EVICTIONS_METRIC)] as CachedMetric;
+    this.spansLost = made[SELF_METRIC_SPECS.findIndex((s) => s.name === SPANS_DROPPED_METRIC)] as CachedMetric;
     this.seriesGauge = series;
     this.overflowCounter = overflow;
     for (const reason of DROP_REASONS) this.droppedByReason.set(reason, dropped.bind([reason]));
@@ -203,6 +218,16 @@ export class SelfMetrics implements MetricHooks {
     if (s === undefined) {
       s = this.evictions.bind([cache]);
       this.evictionsByCache.set(cache, s);
+    }
+    s.record(n);
+  }
+
+  /** Count `n` trace spans lost for `reason` (bound on the first, so a healthy tracer shows no series). */
+  spansDropped(reason: SpanLoss, n = 1): void {
+    let s = this.spansLostByReason.get(reason);
+    if (s === undefined) {
+      s = this.spansLost.bind([reason]);
+      this.spansLostByReason.set(reason, s);
     }
     s.record(n);
   }

@@ -22,6 +22,7 @@ import { whenVocabReady } from '../generation/load-vocab.js';
 import { clientRequestId } from './request-id.js';
 import { wavFile } from './wav.js';
 import { echoName } from '../../schema/echo.js';
+import { speechSpan } from './speech-span.js';
 
 /** A model that speaks (a pipeline). */
 export interface SpeakingModel {
@@ -156,7 +157,7 @@ function start(
   clientId: string | undefined,
 ): SpeakHandle | null {
   if (clientId !== undefined) res.setHeader('x-request-id', clientId);
-  const h = model.speak(req, sink);
+  const h = model.speak(req, speechSpan(res, model.config.name, req, sink));
   if ('status' in h) {
     sendOpenAIError(res, new OpenAIError(h.status, h.message));
     return null;

@@ -20,8 +20,11 @@ import { msAsUs } from '../../schema/elapsed.js';
 import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import type { EmbeddingModel } from '../embeddings/embedding-model.js';
+import type { JobOutcome } from '../batching/job.js';
 import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { EMBEDDINGS_FIELDS } from './allowed-fields.js';
+import { traceIds } from '../metrics/exposition/trace-ids.js';
+import { exemplarTraceId, requestSpanOf, startRequestSpan } from '../tracing/request-span.js';
 import { asObject, refuseUnsupported } from './params.js';
 
 /** What the route needs from the server. */
@@ -132,6 +135,7 @@ export function embeddingsRouter(opts: EmbeddingsRouteOptions): Router {
   );
   r.post('/v1/embeddings', json, (req, res) => {
     const arrivalMs = performance.now();
+    startRequestSpan(req, res, '/v1/embeddings', arrivalMs, { 'gen_ai.operation.name': 'embeddings' });
     try {
       serve(req, res, opts, arrivalMs);
     } catch (e) {
@@ -170,7 +174,24 @@ function serve(req: Request, res: Response, opts: EmbeddingsRouteOptions, arriva
   });
   const promptTokens = jobs.reduce((n, j) => n + j.ids.length, 0);
   model.inference.requests.record(1);
-  Promise.all(jobs.map((j, i) => model.embed(`${id}-${i}`, j, () => gone)))
+  const span = requestSpanOf(req);
+  const traceId = exemplarTraceId(req, span);
+  if (traceId !== undefined) for (let i = 0; i < jobs.length; i++) traceIds.set(`${id}-${i}`, traceId);
+  span?.set({
+    'gen_ai.request.model': model.config.name,
+    'gen_ai.response.model': model.config.name,
+    'gen_ai.request.id': id,
+    'gen_ai.response.id': id,
+    'gen_ai.usage.input_tokens': promptTokens,
+    'gen_ai.usage.prompt_tokens': promptTokens,
+  });
+  const submitMs = performance.now();
+  const embedded = (o: JobOutcome): JobOutcome => {
+    // Each input is a job of its own: its queue, batch and handler spans.
+    span?.batched(submitMs, o.queueUs, o.handlerUs, performance.now());
+    return o;
+  };
+  Promise.all(jobs.map((j, i) => model.embed(`${id}-${i}`, j, () => gone).then(embedded)))
     .then((outcomes) => {
       // The request waited as long as its longest-queued input.
       model.inference.latencyUs.record(msAsUs(performance.now() - arrivalMs));

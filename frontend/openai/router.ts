@@ -15,7 +15,9 @@ import type { GenerationTarget } from './generation-target.js';
 import { generationTiming } from '../http/server-timing.js';
 import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
-import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
+import { traceIds } from '../metrics/exposition/trace-ids.js';
+import { exemplarTraceId, requestSpanOf, startRequestSpan } from '../tracing/request-span.js';
+import { generationSpan } from './generation-span.js';
 import { chatHookTook } from './chat-hooks.js';
 import { AnswerBody } from './answer-body.js';
 import { ChoiceCollector } from './choice-collector.js';
@@ -60,16 +62,20 @@ type Stamped = Request & { [ARRIVAL]?: number };
 /** Builds the `/v1` router. */
 export function openaiRouter(opts: OpenAIRouterOptions): Router {
   const r = routeTable();
-  const stamp: RequestHandler = (req, _res, next) => {
-    (req as Stamped)[ARRIVAL] = performance.now();
-    next();
-  };
+  // The request's span (tracing on) starts at the same arrival.
+  const stamp =
+    (route: string, operation: string): RequestHandler =>
+    (req, res, next) => {
+      const now = ((req as Stamped)[ARRIVAL] = performance.now());
+      startRequestSpan(req, res, route, now, { 'gen_ai.operation.name': operation });
+      next();
+    };
   // Read under the server's body limits (413 before the body is read, 415, 408, JSON bounds).
   const json = jsonBody(opts.bodyLimits ?? opts.maxRequestSizeBytes, (res, status, message) =>
     sendOpenAIError(res, new OpenAIError(status, message)),
   );
-  r.post('/v1/completions', stamp, json, handler(opts, 'completion'));
-  r.post('/v1/chat/completions', stamp, json, handler(opts, 'chat'));
+  r.post('/v1/completions', stamp('/v1/completions', 'text_completion'), json, handler(opts, 'completion'));
+  r.post('/v1/chat/completions', stamp('/v1/chat/completions', 'chat'), json, handler(opts, 'chat'));
   const models = (): object[] => {
     const created = Math.floor(Date.now() / 1000);
     return [
@@ -195,9 +201,11 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
   };
   const stream = p.stream ? new SseAnswer(res, ctx, created, collector) : null;
   let timing: string | undefined;
-  // Exemplars of this request's metrics carry its W3C trace id, when it sent one (noted below
-  // for this process; a front's proxy relays it to the primary, which records them).
-  const traceId = parseTraceparent(res.req.headers.traceparent);
+  // Exemplars of this request's metrics carry its trace id (noted below for this process; a
+  // front's proxy relays it to the primary, which records them): its span's, else the one it sent.
+  const span = requestSpanOf(res.req);
+  const traceId = exemplarTraceId(res.req, span);
+  const traced = generationSpan(span, p, ctx.prompts, arrivalMs);
   const started = generateAll(
     model,
     ctx.prompts,
@@ -207,6 +215,7 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
       // Before the last output: a plain answer sends it as a header, a stream as a trailer.
       onTimings: (t) => {
         timing = generationTiming(t);
+        traced?.timings(t);
       },
       // Relayed by a front: the stream's 200 waits for the primary's admission, so a refusal (a
       // full queue) is answered with its own status, as it is without fronts.
@@ -215,6 +224,7 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
       },
       onOutput: (o: GenRequestOutput, prompt: number) => {
         const c = collector.add(o, prompt);
+        if (collector.done) traced?.done(collector);
         if (c === undefined || ended) return;
         if (stream !== null) {
           if (!stream.started) stream.start();
@@ -258,6 +268,7 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
   // vLLM's ids: the client's X-Request-Id (already echoed) when it sent one, else the engine's.
   id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${ctx.clientId ?? started.requestId}`;
   if (ctx.clientId === undefined) res.setHeader('x-request-id', started.requestId);
+  traced?.ids(started.requestId, id);
   traceIds.set(started.requestId, traceId);
   if (!started.pending) stream?.start();
   res.on('close', () => {

@@ -47,6 +47,7 @@ import { snapshotOf } from '../cluster/snapshot.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import { FRONT_METRICS } from '../cluster/front-port.js';
 import type { WorkerProcess } from '../workers/worker-process.js';
+import type { TracingSettings } from '../tracing/trace-settings.js';
 
 /** Everything the server is configured with (already parsed and checked). */
 export interface ServerConfig {
@@ -82,6 +83,8 @@ export interface ServerConfig {
    * models, the workers, the sinks and the management and metrics listeners.
    */
   readonly apiServerCount?: number;
+  /** Tracing's settings when it is on (`--otlp-traces-endpoint`): each front process traces its own requests. */
+  readonly tracing?: TracingSettings;
 }
 
 /** Workers loading their model at once, server-wide: a few, as many as the CPUs up to 4. */
@@ -162,6 +165,7 @@ function startFronts(
       }),
       processMetrics: deps.metrics.modes.includes('prometheus'),
       maxPointsPerFlush: deps.metricsConfig.limits.maxPointsPerFlush,
+      ...(cfg.tracing !== undefined ? { tracing: cfg.tracing } : {}),
     },
     models: () => ({ models: manager.list().map(snapshotOf), health: healthOf(manager.list()) }),
     lookup: (n) => manager.get(n),

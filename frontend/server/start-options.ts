@@ -74,6 +74,12 @@ export const START_OPTIONS: readonly OptionDef[] = [
     help: 'URL the otlp sink posts to (default: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, else http://127.0.0.1:4318/v1/metrics)',
   },
   {
+    flag: 'otlp-traces-endpoint',
+    kind: 'string',
+    def: null,
+    help: "URL traces are exported to over OTLP/HTTP (vLLM's flag; default off, or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; docs/tracing.md)",
+  },
+  {
     flag: 'log-dir',
     kind: 'string',
     def: './logs',
@@ -195,6 +201,7 @@ export interface StartOptions {
   readonly metricsMode: string | null;
   readonly statsdAddress: string | null;
   readonly otlpMetricsEndpoint: string | null;
+  readonly otlpTracesEndpoint: string | null;
   readonly logDir: string;
   readonly logLevel: LogThreshold;
   readonly metricTimeInterval: number;

@@ -9,6 +9,8 @@
  */
 import type { OtlpSettings } from '../../frontend/metrics/otlp/otlp-settings.js';
 import { otlpMetricsSettings } from '../../frontend/metrics/otlp/otlp-settings.js';
+import type { TracingSettings } from '../../frontend/tracing/trace-settings.js';
+import { otlpTracesSettings } from '../../frontend/tracing/trace-settings.js';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -192,6 +194,13 @@ export async function run(argv: readonly string[]): Promise<number> {
     );
     return 2;
   }
+  // Tracing is off unless its flag or OTEL_* environment turns it on.
+  const traced = otlpTracesSettings(opts.otlpTracesEndpoint, process.env, 'tsserve');
+  if ('problems' in traced) {
+    for (const p of traced.problems) process.stderr.write(`tsserve start: ${p}\n`);
+    return 2;
+  }
+  const tracing = traced.settings ?? undefined;
   const storeDir = path.resolve(opts.modelStore);
   if (!opts.modelStoreIsDefault && !fs.existsSync(storeDir)) {
     process.stderr.write(
@@ -238,6 +247,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         modes,
         statsd,
         otlp,
+        tracing,
         models: models as ServerConfig['models'],
         inference,
         management,
@@ -263,6 +273,7 @@ interface Checked {
   readonly modes: SinkMode[] | undefined;
   readonly statsd: { host: string; port: number } | undefined;
   readonly otlp: OtlpSettings | undefined;
+  readonly tracing: TracingSettings | undefined;
   readonly models: ServerConfig['models'];
   readonly inference: ListenAddress;
   readonly management: ListenAddress;
@@ -325,6 +336,7 @@ async function serve(
           ...(opts.shutdownTimeout > 0 ? { shutdownTimeoutMs: opts.shutdownTimeout * 1000 } : {}),
           headerTimeoutMs: opts.headerTimeout,
           apiServerCount: opts.apiServerCount,
+          ...(c.tracing !== undefined ? { tracing: c.tracing } : {}),
         },
         metrics: {
           config: c.config,

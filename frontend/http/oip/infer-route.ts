@@ -17,7 +17,8 @@ import { randomUUID } from 'crypto';
 import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import type { JobOutcome } from '../../batching/job.js';
-import { parseTraceparent, traceIds } from '../../metrics/exposition/trace-ids.js';
+import { traceIds } from '../../metrics/exposition/trace-ids.js';
+import { exemplarTraceId, requestSpanOf, startRequestSpan } from '../../tracing/request-span.js';
 import type { ModelSeries } from '../../models/frontend-series.js';
 import type { ModelDescription, ServedModel } from '../../models/served-model.js';
 import type { OutsideRoute } from '../allowed-methods.js';
@@ -59,6 +60,7 @@ export function oipInferRoute(opts: RouteOptions): FastRoute {
     const start = routeStart(req, res, m, opts, OIP_INFER_HANDLER, sendOipError);
     if (start === null) return;
     const { name, version } = start;
+    startRequestSpan(req, res, OIP_INFER_HANDLER, performance.now(), { 'gen_ai.request.model': name });
     const model = opts.lookup(name);
     if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`, sendOipError);
     if (version !== undefined && version !== model.config.version)
@@ -297,7 +299,9 @@ function run(
 ): void {
   const requestId = randomUUID();
   res.setHeader('x-request-id', requestId);
-  const trace = parseTraceparent(req.headers.traceparent);
+  const span = requestSpanOf(req);
+  span?.set({ 'gen_ai.request.id': requestId });
+  const trace = exemplarTraceId(req, span);
   traceIds.set(requestId, trace);
   // The rows travel as jobs `<id>-<k>`: their metrics' exemplars look the trace up by those ids.
   if (trace !== undefined && rows.length > 1)
@@ -367,6 +371,8 @@ function run(
       cancelled: () => gone || refused,
       done: (o) => {
         outcomes[k] = o;
+        // Each row is a job of its own: its queue, batch and handler spans.
+        if (o.refused === undefined) span?.batched(arrivalMs, o.queueUs, o.handlerUs, performance.now());
         if (o.refused !== undefined && !refused) {
           // The primary refused this row: the others are dropped (cancelled) and the answer is ours.
           refused = true;

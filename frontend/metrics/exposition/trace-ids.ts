@@ -1,30 +1,13 @@
 /**
- * W3C trace context for exemplars: the HTTP layer notes the trace id of a request that carried
- * a `traceparent` header; cells look it up when they keep an exemplar. Bounded: the oldest
+ * Trace ids for exemplars: the HTTP layer notes each request's trace id (its span's with tracing
+ * on, else the incoming `traceparent`'s as OpenTelemetry's W3C propagator reads it:
+ * frontend/tracing/request-span.ts); cells look it up when they keep an exemplar. Bounded: the oldest
  * entries go first, so the map never grows with traffic, and each one that goes is counted in
  * `tsserve_cache_evictions_total{cache="trace_ids"}`.
  */
 
 /** Most request ids remembered (in-flight requests plus a margin for late worker flushes). */
 const MAX_ENTRIES = 4096;
-
-const TRACEPARENT_RE = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
-const ZERO_TRACE = '0'.repeat(32);
-const ZERO_PARENT = '0'.repeat(16);
-
-/** The trace id of a W3C `traceparent` header value, or undefined when absent or invalid. */
-export function parseTraceparent(header: string | readonly string[] | undefined): string | undefined {
-  if (typeof header !== 'string') return undefined;
-  // Lowercase hex only: W3C has vendors ignore any other, so the trace an uppercase id names is
-  // one the other tracers on the path did not continue.
-  const m = TRACEPARENT_RE.exec(header.trim());
-  if (m === null) return undefined;
-  const [, version, traceId, parentId] = m as unknown as [string, string, string, string];
-  // Version ff is invalid; version 00 has exactly four fields.
-  if (version === 'ff' || (version === '00' && m[5] !== undefined)) return undefined;
-  if (traceId === ZERO_TRACE || parentId === ZERO_PARENT) return undefined;
-  return traceId;
-}
 
 /** Request id → trace id, for the requests that carried a trace context. */
 export class TraceIds {

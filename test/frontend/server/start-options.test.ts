@@ -25,6 +25,7 @@ describe('parseStartOptions', () => {
         metricsMode: 'statsd',
         statsdAddress: null,
         otlpMetricsEndpoint: null,
+        otlpTracesEndpoint: null,
         logDir: '/tmp/l',
         logLevel: 'info',
         metricTimeInterval: 5,

@@ -1,6 +1,11 @@
 import { expect } from 'chai';
 import { contentType, negotiate } from '../../../../frontend/metrics/exposition/negotiate.js';
-import { parseTraceparent, TraceIds } from '../../../../frontend/metrics/exposition/trace-ids.js';
+import { TraceIds } from '../../../../frontend/metrics/exposition/trace-ids.js';
+import { incomingTraceId } from '../../../../frontend/tracing/otel-tracing.js';
+
+/** The trace id OpenTelemetry's W3C propagator reads from a `traceparent` header value. */
+const parseTraceparent = (h: string | string[] | undefined): string | undefined =>
+  incomingTraceId(h === undefined ? {} : { traceparent: h });
 
 describe('negotiate', () => {
   it("should answer Prometheus's scrape Accept header with OpenMetrics", () => {
@@ -28,7 +33,7 @@ describe('negotiate', () => {
   });
 });
 
-describe('parseTraceparent', () => {
+describe('incomingTraceId (W3CTraceContextPropagator.extract)', () => {
   it('should return the trace id of a valid W3C traceparent', () => {
     expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).to.equal(
       '4bf92f3577b34da6a3ce929d0e0e4736',
@@ -53,6 +58,17 @@ describe('parseTraceparent', () => {
     ]) {
       expect(parseTraceparent(h), String(h)).to.equal(undefined);
     }
+  });
+
+  it("should read the edge cases as OpenTelemetry's propagator does, where the old hand parser differed", () => {
+    const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    // One space either side is allowed; more is not (the hand parser trimmed any whitespace).
+    expect(parseTraceparent(` ${valid} `)).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(parseTraceparent(`  ${valid}`)).to.equal(undefined);
+    // A header sent twice: the first value is read (the hand parser took none).
+    expect(parseTraceparent([valid, '00-00f067aa0ba902b74bf92f3577b34da6-00f067aa0ba902b7-01'])).to.equal(
+      '4bf92f3577b34da6a3ce929d0e0e4736',
+    );
   });
 });
 

@@ -58,6 +58,9 @@ const SELF_TEXT = (series: Readonly<Record<string, number>>): string =>
     '',
     '# HELP tsserve_cache_evictions_total Entries a bounded in-memory table evicted at its bound, by cache (trace_ids: request id to W3C trace id for exemplars, 4096 entries, the oldest evicted; a datapoint of an evicted request keeps its exemplar without a trace_id) (unit: Count)',
     '# TYPE tsserve_cache_evictions_total counter',
+    '',
+    "# HELP tsserve_spans_dropped_total Trace spans this process lost, by reason (queue_full: a finished span found the batch span processor's queue at OTEL_BSP_MAX_QUEUE_SIZE, default 2048; export_failed: the spans of an OTLP export the collector did not take) (unit: Count)",
+    '# TYPE tsserve_spans_dropped_total counter',
   ].join('\n');
 
 describe('PrometheusSink', () => {
@@ -133,6 +136,7 @@ describe('PrometheusSink', () => {
       'tsserve_worker_output_faults_total',
       'tsserve_log_errors_total',
       'tsserve_cache_evictions_total',
+      'tsserve_spans_dropped_total',
       'Requests2XX',
       'QueueDepth',
       'HandlerTime',
