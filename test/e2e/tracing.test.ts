@@ -79,7 +79,8 @@ describe('tracing (real server, OpenTelemetry SDK exporter, protobuf receiver)',
     receiver = await startOtlpReceiver();
     dir = tempDir('tracing');
     const store = omniStore(path.join(dir, 'store'), {});
-    fs.cpSync(path.join(generateStore(['mlp']), 'mlp'), path.join(store, 'mlp'), { recursive: true });
+    for (const m of ['mlp', 'tiny-embed'])
+      fs.cpSync(path.join(generateStore([m]), m), path.join(store, m), { recursive: true });
     server = await startTsserve({
       store,
       args: [
@@ -87,6 +88,7 @@ describe('tracing (real server, OpenTelemetry SDK exporter, protobuf receiver)',
         'mlp=mlp',
         'tiny-lm=tiny-lm',
         'tiny-omni=tiny-omni',
+        'tiny-embed=tiny-embed',
         '--metrics-mode',
         'prometheus',
         '--disable-system-metrics',
@@ -207,6 +209,55 @@ describe('tracing (real server, OpenTelemetry SDK exporter, protobuf receiver)',
     ]);
   });
 
+  it('should export an OIP inference of 2 rows with queue, batch and handler children for each row', async () => {
+    const trace = 'c0ffee00c0ffee00c0ffee00c0ffee00';
+    const res = await fetch(`${server.inference}/v2/models/mlp/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: traceparent(trace) },
+      body: JSON.stringify({
+        inputs: [{ name: 'input', shape: [2, 784], datatype: 'FP32', data: [mlpInput(1), mlpInput(2)] }],
+      }),
+    });
+    await res.text();
+    expect(res.status).to.equal(200);
+    const spans = await traceOf(receiver, trace, 7);
+    const root = 'POST /v2/models/{model}[/versions/{version}]/infer';
+    expect(tree(spans)).to.deep.equal([
+      `${root} [SPAN_KIND_SERVER] <- remote ${PARENT}`,
+      `batch [SPAN_KIND_INTERNAL] <- ${root}`,
+      `batch [SPAN_KIND_INTERNAL] <- ${root}`,
+      'handler [SPAN_KIND_INTERNAL] <- batch',
+      'handler [SPAN_KIND_INTERNAL] <- batch',
+      `queue [SPAN_KIND_INTERNAL] <- ${root}`,
+      `queue [SPAN_KIND_INTERNAL] <- ${root}`,
+    ]);
+    expect(attrs(serverSpan(spans).attributes ?? [])['gen_ai.request.id']).to.equal(res.headers.get('x-request-id'));
+  });
+
+  it("should export an embedding's SERVER span with its job's children and the exact input token count", async () => {
+    const trace = 'e0bedd1e9e0bedd1e9e0bedd1e9e0bed';
+    const res = await fetch(`${server.inference}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: traceparent(trace) },
+      body: JSON.stringify({ model: 'tiny-embed', input: 'hello tracing world' }),
+    });
+    const body = (await res.json()) as { id: string; usage: { prompt_tokens: number } };
+    expect(res.status).to.equal(200);
+    const spans = await traceOf(receiver, trace, 4);
+    expect(tree(spans)).to.deep.equal([
+      `POST /v1/embeddings [SPAN_KIND_SERVER] <- remote ${PARENT}`,
+      'batch [SPAN_KIND_INTERNAL] <- POST /v1/embeddings',
+      'handler [SPAN_KIND_INTERNAL] <- batch',
+      'queue [SPAN_KIND_INTERNAL] <- POST /v1/embeddings',
+    ]);
+    const a = attrs(serverSpan(spans).attributes ?? []);
+    expect([a['gen_ai.operation.name'], a['gen_ai.usage.input_tokens'], a['gen_ai.response.id']]).to.deep.equal([
+      'embeddings',
+      body.usage.prompt_tokens,
+      body.id,
+    ]);
+  });
+
   it("should export a spoken chat's SERVER span with thinker and code2wav children and the pipeline's exact token counts", async () => {
     const trace = 'b7ad6b7169203331b7ad6b7169203331';
     const res = await fetch(`${server.inference}/v1/chat/completions`, {
@@ -271,6 +322,69 @@ describe('tracing (real server, OpenTelemetry SDK exporter, protobuf receiver)',
       text.split('\n').filter((l) => l.startsWith('ts_e2e_request_latency_seconds_bucket{') && l.includes(exemplar))
         .length,
     ).to.equal(1);
+  });
+});
+
+describe('tracing with --api-server-count 2 (each front its own provider)', function () {
+  this.timeout(180_000);
+  let receiver: OtlpReceiver;
+  let server: Tsserve;
+
+  before(async () => {
+    receiver = await startOtlpReceiver();
+    server = await startTsserve({
+      store: generateStore(['mlp', 'tiny-lm']),
+      args: [
+        '--api-server-count',
+        '2',
+        '--metrics-mode',
+        'prometheus',
+        '--disable-system-metrics',
+        '--otlp-traces-endpoint',
+        `${receiver.url}/v1/traces`,
+      ],
+      env: { OTEL_BSP_SCHEDULE_DELAY: '100' },
+    });
+  });
+  after(async () => {
+    server?.kill();
+    await receiver?.close();
+  });
+
+  it("should export a front's prediction and completion span trees, timed from the primary's outcome and timings", async () => {
+    const p = await fetch(`${server.inference}/predictions/mlp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: traceparent(TRACE) },
+      body: JSON.stringify(mlpInput(4)),
+    });
+    await p.text();
+    expect(p.status).to.equal(200);
+    expect(tree(await traceOf(receiver, TRACE, 4))).to.deep.equal([
+      `POST /predictions/{model}[/{version}] [SPAN_KIND_SERVER] <- remote ${PARENT}`,
+      'batch [SPAN_KIND_INTERNAL] <- POST /predictions/{model}[/{version}]',
+      'handler [SPAN_KIND_INTERNAL] <- batch',
+      'queue [SPAN_KIND_INTERNAL] <- POST /predictions/{model}[/{version}]',
+    ]);
+    const trace = '11112222333344445555666677778888';
+    const c = await fetch(`${server.inference}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: traceparent(trace) },
+      body: JSON.stringify({ model: 'tiny-lm', prompt: 'front', max_tokens: 3, temperature: 0, ignore_eos: true }),
+    });
+    const body = (await c.json()) as { usage: { prompt_tokens: number } };
+    const spans = await traceOf(receiver, trace, 5);
+    expect(tree(spans)).to.deep.equal([
+      `POST /v1/completions [SPAN_KIND_SERVER] <- remote ${PARENT}`,
+      'decode [SPAN_KIND_INTERNAL] <- engine',
+      'engine [SPAN_KIND_INTERNAL] <- POST /v1/completions',
+      'prefill [SPAN_KIND_INTERNAL] <- engine',
+      'queue [SPAN_KIND_INTERNAL] <- POST /v1/completions',
+    ]);
+    const a = attrs(serverSpan(spans).attributes ?? []);
+    expect([a['gen_ai.usage.input_tokens'], a['gen_ai.usage.output_tokens']]).to.deep.equal([
+      body.usage.prompt_tokens,
+      3,
+    ]);
   });
 });
 
