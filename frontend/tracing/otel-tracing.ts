@@ -66,10 +66,29 @@ function incoming(headers: IncomingHttpHeaders): Context {
   return propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
 }
 
+/**
+ * A context of one slot, for reading what the propagator extracts: ROOT_CONTEXT's `setValue`
+ * copies its whole map into a new context, a cost each request paid with tracing off (the
+ * exemplars' trace id is all that is read then, and the span is the only value extract sets).
+ */
+class OneSlot implements Context {
+  constructor(private readonly value: unknown = undefined) {}
+  getValue(): unknown {
+    return this.value;
+  }
+  setValue(_key: symbol, value: unknown): Context {
+    return new OneSlot(value);
+  }
+  deleteValue(): Context {
+    return EMPTY_SLOT;
+  }
+}
+const EMPTY_SLOT = new OneSlot();
+
 /** The trace id of a valid incoming `traceparent` (OpenTelemetry's W3C propagator), else undefined. */
 export function incomingTraceId(headers: IncomingHttpHeaders): string | undefined {
   if (headers.traceparent === undefined) return undefined;
-  return trace.getSpanContext(incoming(headers))?.traceId;
+  return trace.getSpanContext(propagator.extract(EMPTY_SLOT, headers, defaultTextMapGetter))?.traceId;
 }
 
 function samplerOf(s: TracingSettings): Sampler {
@@ -105,6 +124,8 @@ function dropMeter(onDropped: (n: number) => void): MeterProvider {
 
 class Handle implements SpanHandle {
   private ended = false;
+  /** The context its children start under, made on the first child. */
+  private asParent: Context | null = null;
   constructor(
     private readonly span: Span,
     private readonly tracer: Tracer,
@@ -127,7 +148,8 @@ class Handle implements SpanHandle {
   }
 
   child(name: string, startMs: number, attributes?: SpanAttributes): SpanHandle {
-    return this.tracer.start(name, SpanKind.INTERNAL, startMs, attributes, trace.setSpan(ROOT_CONTEXT, this.span));
+    this.asParent ??= trace.setSpan(ROOT_CONTEXT, this.span);
+    return this.tracer.start(name, SpanKind.INTERNAL, startMs, attributes, this.asParent);
   }
 
   end(endMs: number): void {

@@ -31,20 +31,20 @@ export interface SpawnedServer {
 
 /**
  * Spawns `tsserve start <args>` with fresh ports; rejects with its output if it does not start
- * in 60 s. A port taken by another process between our probe and the server's listen
+ * in 60 s (`cli`: another build's bin/tsserve.js, default this one's). A port taken by another process between our probe and the server's listen
  * (EADDRINUSE) is a race, not a failure: up to three tries with fresh ports.
  */
-export async function spawnServer(args: readonly string[], cwd?: string): Promise<SpawnedServer> {
+export async function spawnServer(args: readonly string[], cwd?: string, cli = CLI): Promise<SpawnedServer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await spawnOnce(args, cwd);
+      return await spawnOnce(args, cwd, cli);
     } catch (e) {
       if (attempt >= 3 || !(e instanceof Error) || !e.message.includes('EADDRINUSE')) throw e;
     }
   }
 }
 
-async function spawnOnce(args: readonly string[], cwd?: string): Promise<SpawnedServer> {
+async function spawnOnce(args: readonly string[], cwd: string | undefined, cli: string): Promise<SpawnedServer> {
   const [ip, mp, xp] = [await freePort(), await freePort(), await freePort()];
   const urls = {
     inference: `http://127.0.0.1:${ip}`,
@@ -54,7 +54,7 @@ async function spawnOnce(args: readonly string[], cwd?: string): Promise<Spawned
   const proc = spawn(
     process.execPath,
     [
-      CLI,
+      cli,
       'start',
       ...args,
       '--inference-address',
