@@ -200,6 +200,7 @@ describe('tsserve start (start-up checks)', function () {
       '--metrics-mode',
       '--statsd-address',
       '--otlp-metrics-endpoint',
+      '--otlp-traces-endpoint',
       '--log-dir',
       '--log-level',
       '--metric-time-interval',
