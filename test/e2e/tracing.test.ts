@@ -388,6 +388,48 @@ describe('tracing with --api-server-count 2 (each front its own provider)', func
   });
 });
 
+describe('tracing to a collector that refuses (real server)', function () {
+  this.timeout(120_000);
+
+  it('should count the 4 spans of one prediction whose export was refused in tsserve_spans_dropped_total{reason="export_failed"}', async () => {
+    const receiver = await startOtlpReceiver();
+    receiver.status = 400;
+    const server = await startTsserve({
+      store: generateStore(['mlp']),
+      args: [
+        '--models',
+        'mlp=mlp',
+        '--metrics-mode',
+        'prometheus',
+        '--disable-system-metrics',
+        '--otlp-traces-endpoint',
+        `${receiver.url}/v1/traces`,
+      ],
+      env: { OTEL_BSP_SCHEDULE_DELAY: '100' },
+    });
+    try {
+      const r = await fetch(`${server.inference}/predictions/mlp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(mlpInput(5)),
+      });
+      await r.text();
+      expect(r.status).to.equal(200);
+      const line = await until(
+        async () =>
+          (await (await fetch(`${server.metrics}/metrics`)).text())
+            .split('\n')
+            .find((l) => l.startsWith('tsserve_spans_dropped_total{')),
+        { message: 'the lost spans counted' },
+      );
+      expect(line).to.match(/^tsserve_spans_dropped_total\{reason="export_failed",Hostname="[^"]+"\} 4$/);
+    } finally {
+      server.kill();
+      await receiver.close();
+    }
+  });
+});
+
 describe('tracing at sampling ratio 0 (real server)', function () {
   this.timeout(120_000);
 
