@@ -430,6 +430,46 @@ describe('tracing to a collector that refuses (real server)', function () {
   });
 });
 
+describe('tracing when the server stops (real server)', function () {
+  this.timeout(120_000);
+
+  it('should export the spans still queued when the server stops (a schedule delay of a day never fires)', async () => {
+    const receiver = await startOtlpReceiver();
+    const server = await startTsserve({
+      store: generateStore(['mlp']),
+      args: [
+        '--models',
+        'mlp=mlp',
+        '--metrics-mode',
+        'prometheus',
+        '--disable-system-metrics',
+        '--otlp-traces-endpoint',
+        `${receiver.url}/v1/traces`,
+      ],
+      env: { OTEL_BSP_SCHEDULE_DELAY: '86400000' },
+    });
+    try {
+      const r = await fetch(`${server.inference}/predictions/mlp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', traceparent: traceparent(TRACE) },
+        body: JSON.stringify(mlpInput(6)),
+      });
+      await r.text();
+      expect(r.status).to.equal(200);
+      expect(receiver.traces.length).to.equal(0);
+      expect(await server.stop('SIGTERM')).to.equal(0);
+      expect(
+        allSpans(receiver)
+          .map((s) => s.name)
+          .sort(),
+      ).to.deep.equal(['POST /predictions/{model}[/{version}]', 'batch', 'handler', 'queue']);
+    } finally {
+      server.kill();
+      await receiver.close();
+    }
+  });
+});
+
 describe('tracing at sampling ratio 0 (real server)', function () {
   this.timeout(120_000);
 
