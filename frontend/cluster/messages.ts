@@ -15,7 +15,7 @@ import type { HealthReport } from '../models/health.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import type { JobOutcome } from '../batching/job.js';
 import type { RequestTimings } from '../generation/engine-stats.js';
-import type { SpeakResult } from '../pipeline/orchestrator.js';
+import type { SpeakResult } from '../pipeline/speak.js';
 
 /** One registered model as the fronts see it. */
 export interface ModelSnapshot {

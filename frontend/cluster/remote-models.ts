@@ -23,7 +23,7 @@ import type { SpeakingModel } from '../openai/audio.js';
 import type { ModelVocab } from '../generation/model-vocab.js';
 import { modelVocab } from '../generation/model-vocab.js';
 import { BackgroundVocab } from '../generation/load-vocab.js';
-import type { SpeakHandle, SpeakRequest, SpeakSink } from '../pipeline/orchestrator.js';
+import type { SpeakHandle, SpeakRequest, SpeakSink } from '../pipeline/speak.js';
 
 /** How often a front looks for jobs whose client went away (to cancel them at the primary). */
 const CANCEL_SCAN_MS = 200;

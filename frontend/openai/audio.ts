@@ -11,7 +11,7 @@ import { routeTable } from '../http/route-table.js';
 import type { Request, Response, Router } from 'express';
 import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
-import type { SpeakHandle, SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/orchestrator.js';
+import type { SpeakHandle, SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/speak.js';
 import type { ChatHook } from './chat-hooks.js';
 import { errorBody, OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { AUDIO_OPTION_FIELDS, SPEECH_FIELDS, SPOKEN_CHAT_FIELDS } from './allowed-fields.js';
