@@ -4,7 +4,7 @@
  * failing mid-step inside a batch it shares with other requests.
  */
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
-import { samplingParamsProblems } from '../../schema/engine-ipc.js';
+import { samplingParamsProblems } from '../../schema/sampling-params-check.js';
 import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
 import type { EngineConfig } from './config.js';
 import type { KvCacheManager } from './kv-cache-manager.js';
