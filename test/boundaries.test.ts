@@ -247,6 +247,31 @@ describe('Boundaries', () => {
     ).to.deep.equal([`1:${restricted('../server/server.js', why('cluster', ['server']))}`]);
   });
 
+  it('should refuse a source file over 400 lines and a test file over 800, blank and comment lines counted', async () => {
+    // Half blank or comment lines: a bound that skipped them would pass every one of these files.
+    const file = (n: number): string =>
+      Array.from({ length: n }, (_, i) =>
+        i % 2 === 0 ? `export const v${i} = ${i};` : i % 4 === 1 ? '' : '// why',
+      ).join('\n');
+    expect([
+      await lint('frontend/log/x.ts', file(400)),
+      await lint('backend/engine/x.ts', file(401)),
+      await lint('schema/x.ts', file(401)),
+      await lint('tools/bench/x.ts', file(401)),
+      await lint('examples/x.ts', file(401)),
+      await lint('test/frontend/x.test.ts', file(800)),
+      await lint('test/frontend/x.test.ts', file(801)),
+    ]).to.deep.equal([
+      [],
+      ['401:max-lines: File has too many lines (401). Maximum allowed is 400.'],
+      ['401:max-lines: File has too many lines (401). Maximum allowed is 400.'],
+      ['401:max-lines: File has too many lines (401). Maximum allowed is 400.'],
+      ['401:max-lines: File has too many lines (401). Maximum allowed is 400.'],
+      [],
+      ['801:max-lines: File has too many lines (801). Maximum allowed is 800.'],
+    ]);
+  });
+
   it("should forbid prom-client's private hashMap anywhere", async () => {
     expect(
       await lint(
