@@ -1,7 +1,8 @@
 /**
  * The check of a generation request's sampling params (GenSamplingParams, engine-ipc.ts): the
- * worker runs it on each add message, and every front door (the OpenAI routes, LLM.generate)
- * before a request reaches an engine, so all refuse the same values with the same lines.
+ * worker runs it on each add message it decodes, and the engine core on every request it is
+ * given (LLM.generate's too, whose params no decoder saw), with the same lines for the same
+ * values. MAX_SEED, the seed's bound, lives here with it.
  */
 import { isInt, isNum, isObj, isTokenList } from './value-checks.js';
 
@@ -11,7 +12,7 @@ import { isInt, isNum, isObj, isTokenList } from './value-checks.js';
  */
 export const MAX_SEED = Number.MAX_SAFE_INTEGER;
 
-/** Appends one line per problem of sampling params `p` to `out` (the add message's check, and every front door's). */
+/** Appends one line per problem of sampling params `p` to `out` (the add message's decode calls it so). */
 export function checkSamplingParams(p: unknown, out: string[]): void {
   if (!isObj(p)) {
     out.push('params: must be an object');
