@@ -49,6 +49,8 @@ export interface FrontInit {
   readonly maxPointsPerFlush?: number;
   readonly models: readonly ModelSnapshot[];
   readonly health: HealthReport;
+  /** --chat-template's text (the primary read the file once at start-up): the generation models' template. */
+  readonly chatTemplate?: string;
 }
 
 /** Primary → fronts: the model table changed (or the periodic refresh). */
