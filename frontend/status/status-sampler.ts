@@ -8,6 +8,7 @@
  * Its timer is unref'd; `stop()` ends it.
  */
 import type { MetricCells, SeriesLabels } from '../metrics/metric-cells.js';
+import { BatchSizeWindow } from './batch-size-window.js';
 import { ChartRing } from './chart-ring.js';
 import { HistogramWindow } from './histogram-window.js';
 import { LabelSums } from './label-sums.js';
@@ -101,7 +102,7 @@ export class StatusSampler {
   private timer: NodeJS.Timeout | null = null;
   /** When the previous sample was taken (epoch ms), null before the first. */
   private prevMs: number | null = null;
-  private readonly batchSizes = new Map<string, number[]>();
+  private readonly batchSizes = new Map<string, BatchSizeWindow>();
   /** The latest sample's snapshot but its charts, which a request draws from the rings. */
   private latest: Omit<StatusSnapshot, 'charts'>;
   private lastWatchedMs = 0;
@@ -126,10 +127,9 @@ export class StatusSampler {
     let ring = this.batchSizes.get(model);
     if (ring === undefined) {
       if (this.batchSizes.size >= MAX_MODELS) return;
-      this.batchSizes.set(model, (ring = []));
+      this.batchSizes.set(model, (ring = new BatchSizeWindow(BATCH_SAMPLES)));
     }
     ring.push(value);
-    if (ring.length > BATCH_SAMPLES) ring.shift();
   };
 
   constructor(private readonly src: StatusSources) {
@@ -250,8 +250,6 @@ export class StatusSampler {
     const models: StatusModel[] = described.slice(0, MAX_MODELS).map((d) => {
       const name = d.modelName;
       const q = this.queries.get(name);
-      const sizes: Record<string, number> = {};
-      for (const v of this.batchSizes.get(name) ?? []) sizes[String(v)] = (sizes[String(v)] ?? 0) + 1;
       const tokens = this.generated.get(name) - this.prevGenerated.get(name);
       return {
         name,
@@ -269,7 +267,7 @@ export class StatusSampler {
         restarts: this.restarts.get(name),
         queue: { pending: d.jobQueueStatus.pendingRequests, capacity: d.jobQueueStatus.remainingCapacity },
         requests: this.requests.get(name),
-        batchSizes: sizes,
+        batchSizes: this.batchSizes.get(name)?.distribution() ?? {},
         generation: this.engineRunning.has(name)
           ? {
               running: this.engineRunning.get(name),
