@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { BatchSizeWindow } from '../../../frontend/status/batch-size-window.js';
 import { ChartRing } from '../../../frontend/status/chart-ring.js';
 import { HistogramWindow } from '../../../frontend/status/histogram-window.js';
 import { StatusSampler } from '../../../frontend/status/status-sampler.js';
@@ -83,6 +84,17 @@ describe('ChartRing', () => {
       [4, 40],
     ]);
     expect(r.points(3)).to.deep.equal([[4, 40]]);
+  });
+});
+
+describe('BatchSizeWindow', () => {
+  it('should count each size among the last N samples, the oldest leaving as new ones come', () => {
+    const w = new BatchSizeWindow(3);
+    for (const v of [32, 32, 7]) w.push(v);
+    expect(w.distribution()).to.deep.equal({ 32: 2, 7: 1 });
+    w.push(7);
+    w.push(1);
+    expect(w.distribution()).to.deep.equal({ 7: 2, 1: 1 });
   });
 });
 
