@@ -156,7 +156,13 @@ export class StatusSampler {
   watched(): Promise<void> {
     this.lastWatchedMs = this.nowMs();
     if (this.timer !== null) return Promise.resolve();
-    this.timer = setInterval(() => void this.tick(), SAMPLE_INTERVAL_S * 1000);
+    this.timer = setInterval(() => {
+      try {
+        void this.tick();
+      } catch {
+        // A model table that cannot be described this second leaves the last snapshot, never a thrown timer.
+      }
+    }, SAMPLE_INTERVAL_S * 1000);
     this.timer.unref();
     return this.sample();
   }
