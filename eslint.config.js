@@ -62,8 +62,8 @@ const FORBIDDEN_DIRS = {
  */
 const FRONTEND_LAYERS = [
   ['log'],
-  ['batching', 'store', 'metrics', 'system', 'status', 'image'],
-  ['workers'],
+  ['batching', 'store', 'metrics', 'system', 'image'],
+  ['workers', 'status'],
   ['models'],
   ['http'],
   ['generation', 'embeddings'],

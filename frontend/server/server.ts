@@ -269,11 +269,10 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => (stopping ??= (status.stop(), stopAll()));
 
-  // The status page's sampler (GET / on the management port): once a second while watched, from /metrics' own families.
+  // The status page's sampler (GET / on the management port): once a second while watched, from /metrics' own cells.
   const status = new StatusSampler({
     describe: () => manager.list().map((m) => m.describe()),
-    exposition: (names) =>
-      deps.metrics.modes.includes('prometheus') ? deps.metrics.prometheusText(names) : Promise.resolve(null),
+    cells: deps.metrics.cells?.() ?? null,
     familyName: (key) => deps.metrics.byKey(key)?.spec.name ?? null,
     modes: deps.metrics.modes,
     version: packageVersion(),
