@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Response } from 'express';
-import type { SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/orchestrator.js';
+import type { SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/speak.js';
 import { requestSpanOf, startRequestSpan } from '../tracing/request-span.js';
 
 /** `sink`, with the request's spans made from what passes through it (`sink` itself when tracing is off). */

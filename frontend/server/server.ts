@@ -83,6 +83,8 @@ export interface ServerConfig {
    * models, the workers, the sinks and the management and metrics listeners.
    */
   readonly apiServerCount?: number;
+  /** --chat-template's text, for the fronts' generation models (the primary's generation kind has its own copy). */
+  readonly chatTemplate?: string;
   /** Tracing's settings when it is on (`--otlp-traces-endpoint`): each front process traces its own requests. */
   readonly tracing?: TracingSettings;
 }
@@ -165,6 +167,7 @@ function startFronts(
       }),
       processMetrics: deps.metrics.modes.includes('prometheus'),
       maxPointsPerFlush: deps.metricsConfig.limits.maxPointsPerFlush,
+      ...(cfg.chatTemplate !== undefined ? { chatTemplate: cfg.chatTemplate } : {}),
       ...(cfg.tracing !== undefined ? { tracing: cfg.tracing } : {}),
     },
     models: () => ({ models: manager.list().map(snapshotOf), health: healthOf(manager.list()) }),
@@ -270,11 +273,10 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => (stopping ??= (status.stop(), stopAll()));
 
-  // The status page's sampler (GET / on the management port): once a second while watched, from /metrics' own families.
+  // The status page's sampler (GET / on the management port): once a second while watched, from /metrics' own cells.
   const status = new StatusSampler({
     describe: () => manager.list().map((m) => m.describe()),
-    exposition: (names) =>
-      deps.metrics.modes.includes('prometheus') ? deps.metrics.prometheusText(names) : Promise.resolve(null),
+    cells: deps.metrics.cells?.() ?? null,
     familyName: (key) => deps.metrics.byKey(key)?.spec.name ?? null,
     modes: deps.metrics.modes,
     version: packageVersion(),
