@@ -27,6 +27,8 @@ import { chatAudioHook, speechRouter } from '../openai/audio.js';
 import { registerChatHook } from '../openai/chat-hooks.js';
 import { FrontMetricsPort } from './front-port.js';
 import { installStallHook } from './test-hooks.js';
+import { RemoteEmbeddingModel } from './remote-embedding.js';
+import { embeddingsRouter } from '../openai/embeddings-route.js';
 
 /** Bound on the final close: past it, connections still open are cut. */
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -42,7 +44,10 @@ function serve(init: FrontInit): void {
   });
   const series = new FrontendSeries(shipped);
   const link = new PrimaryLink((m) => send(m));
-  const models = new Map<string, RemoteBatchedModel | RemoteGenerationModel | RemotePipelineModel>();
+  const models = new Map<
+    string,
+    RemoteBatchedModel | RemoteGenerationModel | RemotePipelineModel | RemoteEmbeddingModel
+  >();
   let health = init.health;
   const setModels = (list: readonly ModelSnapshot[]): void => {
     const seen = new Set<string>();
@@ -56,12 +61,14 @@ function serve(init: FrontInit): void {
       models.set(
         s.config.name,
         s.kind === 'generate'
-          ? new RemoteGenerationModel(s, link)
+          ? new RemoteGenerationModel(s, link, init.chatTemplate)
           : s.kind === 'pipeline'
             ? new RemotePipelineModel(s, link)
-            : new RemoteBatchedModel(s, link, (model, reason) =>
-                series.bind('ts_image_refused_total', { model_name: model, reason }),
-              ),
+            : s.kind === 'embedding'
+              ? new RemoteEmbeddingModel(s, link, series)
+              : new RemoteBatchedModel(s, link, (model, reason) =>
+                  series.bind('ts_image_refused_total', { model_name: model, reason }),
+                ),
       );
     }
     for (const name of [...models.keys()]) if (!seen.has(name)) models.delete(name);
@@ -76,7 +83,11 @@ function serve(init: FrontInit): void {
     list: () => list().flatMap((m) => (m instanceof RemoteGenerationModel ? [m] : [])),
     listOthers: () =>
       list().flatMap((m) =>
-        m instanceof RemotePipelineModel ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [],
+        m instanceof RemotePipelineModel
+          ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }]
+          : m instanceof RemoteEmbeddingModel
+            ? [{ id: m.config.name, ...m.openaiListing }]
+            : [],
       ),
     bodyLimits: init.bodyLimits,
   });
@@ -87,6 +98,14 @@ function serve(init: FrontInit): void {
   };
   registerChatHook(chatAudioHook(pipeline));
   const speech = speechRouter({ lookup: pipeline, bodyLimits: init.bodyLimits });
+  const embeddings = embeddingsRouter({
+    lookup: (n) => {
+      const m = models.get(n);
+      return m instanceof RemoteEmbeddingModel ? m : undefined;
+    },
+    exists: (n) => models.has(n),
+    bodyLimits: init.bodyLimits,
+  });
   const app = inferenceApp({
     lookup: (n) => models.get(n),
     list,
@@ -94,7 +113,7 @@ function serve(init: FrontInit): void {
     maxRequestSizeBytes: init.maxRequestSizeBytes,
     bodyLimits: init.bodyLimits,
     ...(init.token !== undefined ? { token: init.token } : {}),
-    extraRoutes: [generation, speech],
+    extraRoutes: [generation, speech, embeddings],
     health: () => health,
     description: inferenceDocument(packageVersion()),
   });
