@@ -14,6 +14,7 @@ import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
 import { ProcessMetrics } from '../metrics/exposition/process-metrics.js';
 import { openaiRouter } from '../openai/router.js';
 import { FrontendSeries } from '../models/frontend-series.js';
+import { inferenceSeriesOf } from '../models/inference-count.js';
 import { drainGate } from '../http/drain-gate.js';
 import { headerTimeoutOptions } from '../http/header-timeout.js';
 import { clientErrorListener } from '../http/client-error.js';
@@ -79,6 +80,7 @@ function serve(init: FrontInit): void {
         m instanceof RemotePipelineModel ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [],
       ),
     bodyLimits: init.bodyLimits,
+    inferenceSeries: inferenceSeriesOf(series),
   });
   // Spoken answers (pipelines), as the pipeline kind mounts them on the primary.
   const pipeline = (n: string): RemotePipelineModel | undefined => {

@@ -17,6 +17,8 @@ import type { PipelineAggregator, RequestTrace } from './aggregator.js';
 import type { AudioMetrics, SkipReason } from './audio-metrics.js';
 import type { PipelineMetrics } from './pipeline-metrics.js';
 import type { TransferMetrics } from './transfer-metrics.js';
+import { InferenceCount } from '../models/inference-count.js';
+import type { ModelSeries } from '../models/frontend-series.js';
 import { pcm16Seconds, worstUnderrunSec } from './underrun.js';
 import type { VocoderStage } from './vocoder-stage.js';
 import type { SeriesHandle } from '../models/metrics-port.js';
@@ -86,6 +88,8 @@ export interface OrchestratorParts {
   readonly aggregator: PipelineAggregator;
   /** `tsserve_requests_refused_total{reason="queue_full"}` of the pipeline (a full code2wav stage). */
   readonly refused: SeriesHandle;
+  /** The pipeline's TorchServe series (`ts_inference_requests_total`, …): one count per request. */
+  readonly inference?: ModelSeries;
 }
 
 /** Drives every request of one pipeline. */
@@ -213,6 +217,7 @@ class PipelineRun {
   private readonly chunkArrivalsSec: number[] = [];
   private readonly chunkSeconds: number[] = [];
   private readonly trace: RequestTrace;
+  private readonly count: InferenceCount;
 
   constructor(
     private readonly orch: Orchestrator,
@@ -224,6 +229,7 @@ class PipelineRun {
     private readonly vocoderReplica: number,
   ) {
     this.trace = p.aggregator.newTrace(requestId, req.arrivalMs, thinkerReplica, vocoderReplica);
+    this.count = new InferenceCount(p.inference, req.arrivalMs);
   }
 
   begin(): SpeakHandle | { readonly status: number; readonly message: string } {
@@ -240,6 +246,7 @@ class PipelineRun {
     const codes = this.req.codes;
     if (codes !== undefined) {
       this.orch.admitted();
+      this.count.admitted();
       const handle = { requestId: this.requestId, abort: (): void => this.abort() };
       this.onThinker({
         requestId: this.requestId,
@@ -256,6 +263,7 @@ class PipelineRun {
       {
         onOutput: (o) => this.onThinker(o),
         onError: (status, message) => this.fail(status, `${p.thinkerStage}: ${message}`, null),
+        onTimings: (t) => this.count.queued(t.queueMs),
       },
     );
     if ('status' in started) {
@@ -264,6 +272,7 @@ class PipelineRun {
     }
     this.thinkerHandle = started;
     this.orch.admitted();
+    this.count.admitted();
     return { requestId: this.requestId, abort: () => this.abort() };
   }
 
@@ -424,5 +433,6 @@ class PipelineRun {
     this.trace.frames = this.frames;
     this.p.aggregator.finished(this.trace);
     this.orch.ended(this.promoted);
+    this.count.end();
   }
 }

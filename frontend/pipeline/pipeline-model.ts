@@ -127,6 +127,7 @@ export class PipelineModel implements ServedModel, StatLineSource {
       transfer: new TransferMetrics(m, config.name, t.name, v.name, on),
       aggregator: this.aggregator,
       refused: ctx.series.queueFullRefusals(config.name),
+      inference: ctx.series.forModel(config.name, 'default'),
     });
     this.orchestrator = orchestrator;
     opts.statLog?.add(this);
