@@ -20,7 +20,7 @@ export interface KeyBinding {
   readonly extra: readonly string[];
   /**
    * An info gauge: the labels are a menu, the yaml declares any subset of model_name, engine and
-   * `extra` (vLLM's `cache_config_info` has no model_name and names the block count num_gpu_blocks).
+   * `extra` (vLLM's `cache_config_info` names the block count num_gpu_blocks; the vLLM profile adds model_name).
    */
   readonly info?: true;
 }
@@ -84,18 +84,30 @@ export const PIPELINE_METRICS = [
   'ts_omni_audio_continuity_ok_total',
 ] as const;
 
-const CACHE_LABELS = ['block_size', 'num_blocks', 'num_gpu_blocks', 'enable_prefix_caching'] as const;
+/** cache_config_info's labels: ours (num_blocks) and vLLM's CacheConfig field names, values as Python's str() prints them. */
+const CACHE_LABELS = [
+  'block_size',
+  'num_blocks',
+  'num_gpu_blocks',
+  'num_cpu_blocks',
+  'enable_prefix_caching',
+  'cache_dtype',
+  'sliding_window',
+  'prefix_caching_hash_algo',
+] as const;
 
 /** The engine families by metrics.yaml `key:`, and how the frontend fills each. */
 export const ENGINE_BINDINGS = {
   'llm.num_requests_running': { type: 'gauge', extra: [] },
   'llm.num_requests_waiting': { type: 'gauge', extra: [] },
+  'llm.num_requests_waiting_by_reason': { type: 'gauge', extra: ['reason'] },
   'llm.kv_cache_usage': { type: 'gauge', extra: [] },
   'llm.gpu_cache_usage': { type: 'gauge', extra: [] },
   'llm.cache_config_info': { type: 'gauge', extra: CACHE_LABELS, info: true },
   'llm.prompt_tokens': { type: 'counter', extra: [] },
   'llm.prompt_tokens_by_source': { type: 'counter', extra: ['source'] },
   'llm.prompt_tokens_cached': { type: 'counter', extra: [] },
+  'llm.prompt_tokens_recomputed': { type: 'counter', extra: [] },
   'llm.generation_tokens': { type: 'counter', extra: [] },
   'llm.request_success': { type: 'counter', extra: ['finished_reason'] },
   'llm.num_preemptions': { type: 'counter', extra: [] },
@@ -104,6 +116,7 @@ export const ENGINE_BINDINGS = {
   'llm.prefix_cache_hits': { type: 'counter', extra: [] },
   'llm.time_to_first_token': { type: 'histogram', extra: [] },
   'llm.inter_token_latency': { type: 'histogram', extra: [] },
+  'llm.time_per_output_token': { type: 'histogram', extra: [] },
   'llm.e2e_request_latency': { type: 'histogram', extra: [] },
   'llm.request_queue_time': { type: 'histogram', extra: [] },
   'llm.request_prefill_time': { type: 'histogram', extra: [] },

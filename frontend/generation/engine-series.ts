@@ -11,14 +11,11 @@ import type { AutoLabels } from '../../schema/metrics-api.js';
 import { ENGINE_BINDINGS } from '../../schema/metric-catalog.js';
 import type { EngineKey, KeyBinding } from '../../schema/metric-catalog.js';
 import { NOOP_SERIES } from '../../schema/metrics-api.js';
+import { cacheConfigLabels } from './cache-config.js';
 import type { MetricHandle, MetricsPort, SeriesHandle } from '../models/metrics-port.js';
+import type { CacheConfigInfo } from './cache-config.js';
 
-/** The engine's KV-cache settings, exported as the labels of the cache-config info gauge. */
-export interface CacheConfigInfo {
-  readonly blockSize: number;
-  readonly numBlocks: number;
-  readonly enablePrefixCaching: boolean;
-}
+export type { CacheConfigInfo } from './cache-config.js';
 
 /** Every finish reason, each pre-created at 0 so dashboards see the series before traffic. */
 export const FINISH_REASONS: readonly FinishReason[] = ['stop', 'length', 'abort', 'error'];
@@ -29,16 +26,24 @@ export type PromptSource = 'local_compute' | 'local_cache_hit';
 /** Every prompt-token source, each pre-created at 0. */
 export const PROMPT_SOURCES: readonly PromptSource[] = ['local_compute', 'local_cache_hit'];
 
+/** Why a request waits (vLLM's `reason` label); nothing here defers a request, so `deferred` stays 0. */
+export type WaitingReason = 'capacity' | 'deferred';
+
+/** Every waiting reason, each pre-created at 0. */
+export const WAITING_REASONS: readonly WaitingReason[] = ['capacity', 'deferred'];
+
 /** Every series the stat processor records into. */
 export interface EngineSeries {
   readonly running: SeriesHandle;
   readonly waiting: SeriesHandle;
+  readonly waitingByReason: Readonly<Record<WaitingReason, SeriesHandle>>;
   readonly kvCacheUsage: SeriesHandle;
   /** The deprecated alias of kvCacheUsage (vLLM's `gpu_cache_usage_perc`); off unless declared. */
   readonly gpuCacheUsage: SeriesHandle;
   readonly promptTokens: SeriesHandle;
   readonly promptTokensBySource: Readonly<Record<PromptSource, SeriesHandle>>;
   readonly promptTokensCached: SeriesHandle;
+  readonly promptTokensRecomputed: SeriesHandle;
   readonly generationTokens: SeriesHandle;
   readonly preemptions: SeriesHandle;
   /** Detokenizer windows that hit their bound (schema/text/incremental-detokenizer.ts). */
@@ -48,6 +53,8 @@ export interface EngineSeries {
   readonly success: Readonly<Record<FinishReason, SeriesHandle>>;
   readonly ttft: SeriesHandle;
   readonly itl: SeriesHandle;
+  /** The deprecated alias of itl (vLLM's `time_per_output_token_seconds`); off unless declared. */
+  readonly tpotAlias: SeriesHandle;
   readonly e2e: SeriesHandle;
   readonly queue: SeriesHandle;
   readonly prefill: SeriesHandle;
@@ -141,22 +148,18 @@ export function bindEngineSeries(
     s.record(0);
     return s;
   };
-  const gauge = (key: EngineKey): SeriesHandle => {
-    const s = bind(key);
+  const gauge = (key: EngineKey, extra?: Readonly<Record<string, string>>): SeriesHandle => {
+    const s = bind(key, extra);
     s.record(0);
     return s;
   };
-  const blocks = String(cache.numBlocks);
-  bind('llm.cache_config_info', {
-    block_size: String(cache.blockSize),
-    num_blocks: blocks,
-    num_gpu_blocks: blocks,
-    enable_prefix_caching: String(cache.enablePrefixCaching),
-  }).record(1);
+  bind('llm.cache_config_info', cacheConfigLabels(cache)).record(1);
   const success = {} as Record<FinishReason, SeriesHandle>;
   for (const r of FINISH_REASONS) success[r] = counter('llm.request_success', { finished_reason: r });
   const bySource = {} as Record<PromptSource, SeriesHandle>;
   for (const s of PROMPT_SOURCES) bySource[s] = counter('llm.prompt_tokens_by_source', { source: s });
+  const byReason = {} as Record<WaitingReason, SeriesHandle>;
+  for (const r of WAITING_REASONS) byReason[r] = gauge('llm.num_requests_waiting_by_reason', { reason: r });
   const perPos: SeriesHandle[] = [];
   // The self-metric (no key: the server's own), for evictions the engine's bounded queue dropped.
   const dropped = enabled ? (metrics.get?.('tsserve_datapoints_dropped_total') ?? null) : null;
@@ -164,11 +167,13 @@ export function bindEngineSeries(
     kvEvictionsDropped: dropped === null ? NOOP_SERIES : dropped.bind(pick(dropped, { reason: 'queue_full' })),
     running: gauge('llm.num_requests_running'),
     waiting: gauge('llm.num_requests_waiting'),
+    waitingByReason: byReason,
     kvCacheUsage: gauge('llm.kv_cache_usage'),
     gpuCacheUsage: gauge('llm.gpu_cache_usage'),
     promptTokens: counter('llm.prompt_tokens'),
     promptTokensBySource: bySource,
     promptTokensCached: counter('llm.prompt_tokens_cached'),
+    promptTokensRecomputed: counter('llm.prompt_tokens_recomputed'),
     generationTokens: counter('llm.generation_tokens'),
     preemptions: counter('llm.num_preemptions'),
     detokenizerFlushes: counter('llm.detokenizer_flushes'),
@@ -177,6 +182,7 @@ export function bindEngineSeries(
     success,
     ttft: bind('llm.time_to_first_token'),
     itl: bind('llm.inter_token_latency'),
+    tpotAlias: bind('llm.time_per_output_token'),
     e2e: bind('llm.e2e_request_latency'),
     queue: bind('llm.request_queue_time'),
     prefill: bind('llm.request_prefill_time'),
