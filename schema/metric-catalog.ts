@@ -65,7 +65,7 @@ export const SELF_METRICS = [
   'tsserve_cache_evictions_total',
 ] as const;
 
-/** The pipeline families (metrics-vllm.yaml), bound by name when the yaml declares them. */
+/** The pipeline families (metrics.yaml; vLLM-Omni's names in metrics-vllm.yaml), bound by name when the yaml declares them. */
 export const PIPELINE_METRICS = [
   'ts_omni_num_requests_running',
   'ts_omni_num_requests_waiting',
@@ -82,7 +82,34 @@ export const PIPELINE_METRICS = [
   'ts_omni_audio_frames_total',
   'ts_omni_audio_underrun_seconds',
   'ts_omni_audio_continuity_ok_total',
+  'ts_omni_prompt_tokens_total',
+  'ts_omni_generation_tokens_total',
 ] as const;
+
+/**
+ * vLLM-Omni's name of each pipeline family (its metrics definitions: the `vllm_omni:`
+ * prefix, `_s` for seconds, `_total` on counters), as the vLLM profile declares them; the
+ * pipeline binds a family by our name, else by this one.
+ */
+export const VLLM_OMNI_NAMES: Readonly<Record<(typeof PIPELINE_METRICS)[number], string>> = {
+  ts_omni_num_requests_running: 'vllm_omni:num_requests_running',
+  ts_omni_num_requests_waiting: 'vllm_omni:num_requests_waiting',
+  ts_omni_e2e_request_latency_seconds: 'vllm_omni:e2e_request_latency_s',
+  ts_omni_requests_success_total: 'vllm_omni:requests_success_total',
+  ts_omni_transfer_size_bytes: 'vllm_omni:transfer_size_bytes',
+  ts_omni_transfer_tx_seconds: 'vllm_omni:transfer_tx_s',
+  ts_omni_transfer_rx_seconds: 'vllm_omni:transfer_rx_s',
+  ts_omni_transfer_in_flight_seconds: 'vllm_omni:transfer_in_flight_s',
+  ts_omni_audio_skipped_requests_total: 'vllm_omni:audio_skipped_requests_total',
+  ts_omni_audio_ttfp_seconds: 'vllm_omni:audio_ttfp_s',
+  ts_omni_audio_duration_seconds: 'vllm_omni:audio_duration_s',
+  ts_omni_audio_rtf: 'vllm_omni:audio_rtf',
+  ts_omni_audio_frames_total: 'vllm_omni:audio_frames_total',
+  ts_omni_audio_underrun_seconds: 'vllm_omni:audio_underrun_s',
+  ts_omni_audio_continuity_ok_total: 'vllm_omni:audio_continuity_ok_total',
+  ts_omni_prompt_tokens_total: 'vllm_omni:prompt_tokens_total',
+  ts_omni_generation_tokens_total: 'vllm_omni:generation_tokens_total',
+};
 
 /** cache_config_info's labels: ours (num_blocks) and vLLM's CacheConfig field names, values as Python's str() prints them. */
 const CACHE_LABELS = [

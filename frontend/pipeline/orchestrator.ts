@@ -427,7 +427,7 @@ class PipelineRun {
     this.thinkerHandle = null;
     this.p.vocoder.release(this.requestId, cancel);
     const now = performance.now();
-    this.p.pipeline.finished(reason, (now - this.req.arrivalMs) / 1000);
+    this.p.pipeline.finished(reason, (now - this.req.arrivalMs) / 1000, this.promptTokens, this.completionTokens);
     this.trace.endMs = now;
     this.trace.reason = reason;
     this.trace.frames = this.frames;

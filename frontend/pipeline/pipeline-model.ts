@@ -23,6 +23,7 @@ import type { SpeakHandle, SpeakRequest, SpeakSink } from './orchestrator.js';
 import { PipelineMetrics } from './pipeline-metrics.js';
 import { TransferMetrics } from './transfer-metrics.js';
 import { VocoderStage } from './vocoder-stage.js';
+import { withOmniNames } from './omni-names.js';
 
 /** Scheduler stats of a stage's engine: at most once a second per (stage, replica), deltas kept. */
 export const STAGE_STATS_INTERVAL_MS = 1000;
@@ -104,7 +105,7 @@ export class PipelineModel implements ServedModel, StatLineSource {
     const rate = voc.handlerOptions?.sampleRate;
     this.sampleRate = typeof rate === 'number' && rate > 0 ? rate : 24000;
     this.vocoder = new VocoderStage(voc, ctx);
-    const m = ctx.metrics;
+    const m = withOmniNames(ctx.metrics);
     const on = opts.statsEnabled;
     let orchestrator: Orchestrator | null = null;
     this.aggregator = new PipelineAggregator(

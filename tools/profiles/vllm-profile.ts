@@ -1,10 +1,12 @@
 /**
  * The vLLM profile, generated from metrics.yaml: `metrics-vllm.yaml` (each keyed LLM entry with
  * vLLM's exact name and HELP from vllm/v1/metrics/loggers.py, cache_config_info with vLLM's
- * labels, the deprecated vllm:gpu_cache_usage_perc; every other family copied as it is) and
+ * labels, the deprecated vllm:gpu_cache_usage_perc and time_per_output_token_seconds, the pipeline
+ * families under vLLM-Omni's names; every other family copied as it is) and
  * Prometheus recording rules deriving vLLM's series from the default ts_* names. Text in, text
  * out: `npm run profiles` writes both files, and a test checks the committed ones are current.
  */
+import { VLLM_OMNI_NAMES } from '../../schema/metric-catalog.js';
 
 /** metrics.yaml key → [vLLM's name, vLLM's HELP]. */
 export const VLLM_NAMES: Readonly<Record<string, readonly [string, string]>> = {
@@ -179,6 +181,16 @@ export function vllmProfileYaml(metricsYaml: string): string {
       lines.splice(k, 0, ...TIME_PER_OUTPUT_TOKEN, ...buckets);
       i = k + TIME_PER_OUTPUT_TOKEN.length + buckets.length - 1;
     }
+  }
+  // The pipeline families under vLLM-Omni's names (bound by ours, else by these: frontend/pipeline/omni-names.ts).
+  const omni = VLLM_OMNI_NAMES as Readonly<Record<string, string>>;
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^ {4}- name: (ts_omni_\S+)$/.exec(lines[i]!);
+    const to = m === null ? undefined : omni[m[1]!];
+    if (m === null) continue;
+    if (to === undefined)
+      throw new Error(`metrics.yaml: pipeline family ${m[1]} has no vLLM-Omni name (VLLM_OMNI_NAMES)`);
+    lines[i] = `    - name: ${to}`;
   }
   const missing = Object.keys(VLLM_NAMES).filter((k) => !done.has(k));
   if (missing.length > 0) throw new Error(`metrics.yaml declares no family with key ${missing.join(', ')}`);
