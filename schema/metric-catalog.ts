@@ -129,6 +129,7 @@ export const ENGINE_BINDINGS = {
   'llm.num_requests_waiting': { type: 'gauge', extra: [] },
   'llm.num_requests_waiting_by_reason': { type: 'gauge', extra: ['reason'] },
   'llm.kv_cache_usage': { type: 'gauge', extra: [] },
+  'llm.engine_sleep_state': { type: 'gauge', extra: ['sleep_state'] },
   'llm.gpu_cache_usage': { type: 'gauge', extra: [] },
   'llm.cache_config_info': { type: 'gauge', extra: CACHE_LABELS, info: true },
   'llm.prompt_tokens': { type: 'counter', extra: [] },

@@ -81,6 +81,9 @@ function serve(init: FrontInit): void {
       ),
     bodyLimits: init.bodyLimits,
     inferenceSeries: inferenceSeriesOf(series),
+    // A front has no engine to put to sleep: the primary's are all the models'.
+    devMode: false,
+    devModeOff: 'not served with --api-server-count above 1 (each front would sleep nothing)',
   });
   // Spoken answers (pipelines), as the pipeline kind mounts them on the primary.
   const pipeline = (n: string): RemotePipelineModel | undefined => {

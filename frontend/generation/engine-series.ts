@@ -29,6 +29,12 @@ export const PROMPT_SOURCES: readonly PromptSource[] = ['local_compute', 'local_
 /** Why a request waits (vLLM's `reason` label); nothing here defers a request, so `deferred` stays 0. */
 export type WaitingReason = 'capacity' | 'deferred';
 
+/** vLLM's `sleep_state` label values: awake, or asleep at level 1 (weights kept aside) or 2 (all discarded). */
+export type SleepState = 'awake' | 'weights_offloaded' | 'discard_all';
+
+/** Every sleep state, each pre-created (awake at 1, the others at 0). */
+export const SLEEP_STATES: readonly SleepState[] = ['awake', 'weights_offloaded', 'discard_all'];
+
 /** Every waiting reason, each pre-created at 0. */
 export const WAITING_REASONS: readonly WaitingReason[] = ['capacity', 'deferred'];
 
@@ -37,6 +43,7 @@ export interface EngineSeries {
   readonly running: SeriesHandle;
   readonly waiting: SeriesHandle;
   readonly waitingByReason: Readonly<Record<WaitingReason, SeriesHandle>>;
+  readonly sleepState: Readonly<Record<SleepState, SeriesHandle>>;
   readonly kvCacheUsage: SeriesHandle;
   /** The deprecated alias of kvCacheUsage (vLLM's `gpu_cache_usage_perc`); off unless declared. */
   readonly gpuCacheUsage: SeriesHandle;
@@ -160,6 +167,9 @@ export function bindEngineSeries(
   for (const s of PROMPT_SOURCES) bySource[s] = counter('llm.prompt_tokens_by_source', { source: s });
   const byReason = {} as Record<WaitingReason, SeriesHandle>;
   for (const r of WAITING_REASONS) byReason[r] = gauge('llm.num_requests_waiting_by_reason', { reason: r });
+  const sleepState = {} as Record<SleepState, SeriesHandle>;
+  for (const st of SLEEP_STATES) sleepState[st] = gauge('llm.engine_sleep_state', { sleep_state: st });
+  sleepState.awake.record(1);
   const perPos: SeriesHandle[] = [];
   // The self-metric (no key: the server's own), for evictions the engine's bounded queue dropped.
   const dropped = enabled ? (metrics.get?.('tsserve_datapoints_dropped_total') ?? null) : null;
@@ -168,6 +178,7 @@ export function bindEngineSeries(
     running: gauge('llm.num_requests_running'),
     waiting: gauge('llm.num_requests_waiting'),
     waitingByReason: byReason,
+    sleepState,
     kvCacheUsage: gauge('llm.kv_cache_usage'),
     gpuCacheUsage: gauge('llm.gpu_cache_usage'),
     promptTokens: counter('llm.prompt_tokens'),

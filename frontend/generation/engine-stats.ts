@@ -177,6 +177,12 @@ export class EngineStats {
     sr.gpuCacheUsage.record(0);
   }
 
+  /** The engine goes to sleep (its worker is stopped: weights and KV cache discarded), or wakes. */
+  setSleeping(asleep: boolean): void {
+    this.series.sleepState.awake.record(asleep ? 0 : 1);
+    this.series.sleepState.discard_all.record(asleep ? 1 : 0);
+  }
+
   private finish(req: RequestState, seq: SequenceState, o: GenRequestOutput, now: number): void {
     const sr = this.series;
     const rid = req.requestId;

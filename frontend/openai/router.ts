@@ -33,6 +33,7 @@ import { readyOrRefused } from './request-prompts.js';
 import { withSamplingDefaults } from './sampling-defaults.js';
 import { clientRequestId } from './request-id.js';
 import { utilityRoutes } from './utility-routes.js';
+import { devModeFromEnv, sleepRoutes } from './sleep-routes.js';
 import { echoName } from '../../schema/echo.js';
 import { InferenceCount } from '../models/inference-count.js';
 import type { ModelSeries } from '../models/frontend-series.js';
@@ -54,6 +55,10 @@ export interface OpenAIRouterOptions {
   readonly bodyLimits?: BodyLimits;
   /** The model's TorchServe series (`ts_inference_requests_total`, …) a request counts in; none when absent. */
   readonly inferenceSeries?: (model: GenerationTarget) => ModelSeries;
+  /** vLLM's dev mode (/sleep, /wake_up, /is_sleeping act); default `VLLM_SERVER_DEV_MODE=1`. */
+  readonly devMode?: boolean;
+  /** Why the dev-mode endpoints are off here, for their 404 (default: how to turn them on). */
+  readonly devModeOff?: string;
 }
 
 type Kind = 'completion' | 'chat';
@@ -102,6 +107,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
       );
     else res.json(m);
   });
+  r.mount(sleepRoutes({ list: opts.list, devMode: opts.devMode ?? devModeFromEnv(), offReason: opts.devModeOff }));
   r.mount(
     utilityRoutes({
       lookup: opts.lookup,

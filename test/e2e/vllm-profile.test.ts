@@ -92,9 +92,12 @@ describe('vLLM profile (real tsserve start --metrics-profile vllm)', function ()
       expect(f?.type, g).to.equal('gauge');
       expect(f!.series[0]!.labels.engine, g).to.equal('0');
     }
-    expect(fams.get('vllm:num_requests_running')!.series[0]!.labels.model_name).to.equal('tiny-lm');
-    expect(fams.get('vllm:num_requests_waiting')!.series[0]!.value).to.equal(0);
-    const info = fams.get('vllm:cache_config_info')!.series[0]!;
+    // The gateway takes the series of its model (two models: their order is the order their engines came up).
+    const of = (f: string): Family['series'][number] =>
+      fams.get(f)!.series.find((s) => s.labels.model_name === 'tiny-lm')!;
+    expect(of('vllm:num_requests_running').labels.engine).to.equal('0');
+    expect(of('vllm:num_requests_waiting').value).to.equal(0);
+    const info = of('vllm:cache_config_info');
     expect(info.value).to.equal(1);
     expect([
       Number.parseInt(info.labels.block_size!, 10),
@@ -171,6 +174,18 @@ describe('vLLM profile (real tsserve start --metrics-profile vllm)', function ()
     );
     for (const s of streams) s.controller.abort();
     expect(seen).to.deep.equal([2, 0]);
+  });
+
+  it("should answer vLLM's dev-mode endpoints with 404 without VLLM_SERVER_DEV_MODE=1, and bind the sleep state awake", async () => {
+    const r = await fetch(`${server.inference}/sleep`, { method: 'POST' });
+    expect(r.status).to.equal(404);
+    expect(((await r.json()) as { error: { message: string } }).error.message).to.equal(
+      '/sleep is a vLLM dev-mode endpoint: start the server with VLLM_SERVER_DEV_MODE=1',
+    );
+    const states = ['awake', 'weights_offloaded', 'discard_all'].map((s) =>
+      sample(text, `vllm:engine_sleep_state{model_name="tiny-lm",engine="0",sleep_state="${s}"}`),
+    );
+    expect(states).to.deep.equal([1, 0, 0]);
   });
 
   it("should pass promtool check metrics but for the naming lint vLLM's own names draw (colons, a histogram named _total)", function () {

@@ -91,6 +91,7 @@ describe('metrics.yaml (repo root)', () => {
       'gauge ts_num_requests_running Count [model_name,engine] ',
       'gauge ts_num_requests_waiting Count [model_name,engine] ',
       'gauge ts_num_requests_waiting_by_reason Count [model_name,engine,reason] ',
+      'gauge ts_engine_sleep_state Count [model_name,engine,sleep_state] ',
       'gauge ts_kv_cache_usage_ratio Ratio [model_name,engine] ',
       'gauge ts_cache_config_info Count [model_name,engine,block_size,num_blocks,enable_prefix_caching] ',
       `histogram ts_time_to_first_token_seconds Seconds [model_name,engine] ${TTFT.join(',')}`,

@@ -32,6 +32,10 @@ export const VLLM_NAMES: Readonly<Record<string, readonly [string, string]>> = {
     "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
   ],
   'llm.kv_cache_usage': ['vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.'],
+  'llm.engine_sleep_state': [
+    'vllm:engine_sleep_state',
+    'Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.',
+  ],
   'llm.cache_config_info': ['vllm:cache_config_info', 'Information of the LLMEngine CacheConfig'],
   'llm.time_to_first_token': ['vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.'],
   'llm.inter_token_latency': ['vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.'],

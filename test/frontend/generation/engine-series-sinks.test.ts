@@ -34,7 +34,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('should render each of the 37 keyed families in tslog, prometheus and statsd', async () => {
+  it('should render each of the 38 keyed families in tslog, prometheus and statsd', async () => {
     const loaded = loadMetricsConfig(defaultMetricsConfigPath());
     if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
     const fm = new FrontendMetrics(loaded.config, {
@@ -106,7 +106,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     const names = loaded.config.metrics
       .filter((m) => m.key !== undefined && ENGINE_METRICS[m.key] !== undefined)
       .map((m) => m.name);
-    expect(names.length).to.equal(37);
+    expect(names.length).to.equal(38);
     expect(Object.keys(ENGINE_METRICS).filter((k) => !loaded.config.metrics.some((m) => m.key === k))).to.deep.equal([
       'llm.gpu_cache_usage',
       'llm.time_per_output_token',
