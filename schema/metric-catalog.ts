@@ -84,6 +84,7 @@ export const PIPELINE_METRICS = [
   'ts_omni_audio_continuity_ok_total',
   'ts_omni_prompt_tokens_total',
   'ts_omni_generation_tokens_total',
+  'ts_omni_stage_inflight_requests',
 ] as const;
 
 /**
@@ -109,6 +110,7 @@ export const VLLM_OMNI_NAMES: Readonly<Record<(typeof PIPELINE_METRICS)[number],
   ts_omni_audio_continuity_ok_total: 'vllm_omni:audio_continuity_ok_total',
   ts_omni_prompt_tokens_total: 'vllm_omni:prompt_tokens_total',
   ts_omni_generation_tokens_total: 'vllm_omni:generation_tokens_total',
+  ts_omni_stage_inflight_requests: 'vllm_omni:stage_inflight_requests',
 };
 
 /** cache_config_info's labels: ours (num_blocks) and vLLM's CacheConfig field names, values as Python's str() prints them. */

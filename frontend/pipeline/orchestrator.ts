@@ -18,6 +18,7 @@ import type { AudioMetrics, SkipReason } from './audio-metrics.js';
 import type { PipelineMetrics } from './pipeline-metrics.js';
 import type { TransferMetrics } from './transfer-metrics.js';
 import { InferenceCount } from '../models/inference-count.js';
+import type { StageLoad } from './stage-load.js';
 import type { ModelSeries } from '../models/frontend-series.js';
 import { pcm16Seconds, worstUnderrunSec } from './underrun.js';
 import type { VocoderStage } from './vocoder-stage.js';
@@ -90,6 +91,8 @@ export interface OrchestratorParts {
   readonly refused: SeriesHandle;
   /** The pipeline's TorchServe series (`ts_inference_requests_total`, …): one count per request. */
   readonly inference?: ModelSeries;
+  /** In-flight requests per stage replica (`ts_omni_stage_inflight_requests`). */
+  readonly stageLoad?: StageLoad;
 }
 
 /** Drives every request of one pipeline. */
@@ -246,7 +249,7 @@ class PipelineRun {
     const codes = this.req.codes;
     if (codes !== undefined) {
       this.orch.admitted();
-      this.count.admitted();
+      this.admitted();
       const handle = { requestId: this.requestId, abort: (): void => this.abort() };
       this.onThinker({
         requestId: this.requestId,
@@ -272,7 +275,7 @@ class PipelineRun {
     }
     this.thinkerHandle = started;
     this.orch.admitted();
-    this.count.admitted();
+    this.admitted();
     return { requestId: this.requestId, abort: () => this.abort() };
   }
 
@@ -434,5 +437,14 @@ class PipelineRun {
     this.p.aggregator.finished(this.trace);
     this.orch.ended(this.promoted);
     this.count.end();
+    this.p.stageLoad?.add(this.p.thinkerStage, this.thinkerReplica, -1);
+    this.p.stageLoad?.add(this.p.vocoderStage, this.vocoderReplica, -1);
+  }
+
+  /** Counted once admitted, and bound to one replica of each stage until it ends. */
+  private admitted(): void {
+    this.count.admitted();
+    this.p.stageLoad?.add(this.p.thinkerStage, this.thinkerReplica, 1);
+    this.p.stageLoad?.add(this.p.vocoderStage, this.vocoderReplica, 1);
   }
 }

@@ -24,6 +24,7 @@ import { PipelineMetrics } from './pipeline-metrics.js';
 import { TransferMetrics } from './transfer-metrics.js';
 import { VocoderStage } from './vocoder-stage.js';
 import { withOmniNames } from './omni-names.js';
+import { StageLoad } from './stage-load.js';
 
 /** Scheduler stats of a stage's engine: at most once a second per (stage, replica), deltas kept. */
 export const STAGE_STATS_INTERVAL_MS = 1000;
@@ -129,6 +130,7 @@ export class PipelineModel implements ServedModel, StatLineSource {
       aggregator: this.aggregator,
       refused: ctx.series.queueFullRefusals(config.name),
       inference: ctx.series.forModel(config.name, 'default'),
+      stageLoad: new StageLoad(m, config.name, on),
     });
     this.orchestrator = orchestrator;
     opts.statLog?.add(this);

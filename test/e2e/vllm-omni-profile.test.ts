@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import type OpenAI from 'openai';
 import { Scrape, delta } from './generation-helpers.js';
-import { scrape } from './harness.js';
+import { sample, scrape } from './harness.js';
 import { servedOmni, spoken } from './pipeline-helpers.js';
 
 const M = { model_name: 'tiny-omni' };
@@ -38,6 +38,28 @@ describe('vLLM-Omni names in the vLLM profile (real tsserve start --metrics-prof
     expect(usage('completion_tokens')).to.equal(8);
     const text = await scrape(omni.server);
     expect(text).to.not.match(/^ts_omni_/m);
+  });
+
+  it('should hold one request in flight on one replica of each stage while it streams, and none once it ended', async () => {
+    const series = (stage: string): string =>
+      `vllm_omni:stage_inflight_requests{model_name="tiny-omni",stage="${stage}",replica="0"}`;
+    const stream = await omni.client.chat.completions.create(
+      spoken('tiny-omni', 'hold on', 200, 'pcm16', true) as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+    );
+    let during: (number | null)[] | null = null;
+    for await (const c of stream) {
+      const audio = (c.choices[0]?.delta as { audio?: { data?: string } } | undefined)?.audio;
+      // At the first audio chunk the request is bound to both stages (200 tokens: 50 chunks to go).
+      if (during === null && audio?.data !== undefined) {
+        const t = await scrape(omni.server);
+        during = [sample(t, series('thinker')), sample(t, series('code2wav'))];
+      }
+    }
+    const t = await scrape(omni.server);
+    expect({ during, after: [sample(t, series('thinker')), sample(t, series('code2wav'))] }).to.deep.equal({
+      during: [1, 1],
+      after: [0, 0],
+    });
   });
 
   it("should use vLLM-Omni's bucket lists: RTF with 0.9 and 1.25, transfer bytes up to 256 MiB", async () => {

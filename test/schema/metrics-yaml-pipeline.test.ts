@@ -26,6 +26,7 @@ describe('metrics.yaml pipeline block (repo root)', () => {
       `counter ts_omni_audio_skipped_requests_total Count [${AUDIO},reason] `,
       'gauge ts_omni_num_requests_running Count [model_name] ',
       'gauge ts_omni_num_requests_waiting Count [model_name] ',
+      `gauge ts_omni_stage_inflight_requests Count [${AUDIO}] `,
       `histogram ts_omni_e2e_request_latency_seconds Seconds [model_name] ${SECONDS}`,
       `histogram ts_omni_audio_ttfp_seconds Seconds [${AUDIO}] ${SECONDS}`,
       `histogram ts_omni_audio_duration_seconds Seconds [${AUDIO}] ${SECONDS}`,
