@@ -220,7 +220,7 @@ describe('Boundaries', () => {
         "import { ModelStore } from '../store/model-store.js';\nexport const s = ModelStore;\n",
       ),
     ).to.deep.equal([
-      `1:${restricted('../store/model-store.js', why('metrics', ['batching', 'store', 'system', 'status', 'image', 'workers', 'models', 'http', 'generation', 'embeddings', 'pipeline', 'openai', 'openapi', 'kinds', 'cluster', 'server']))}`,
+      `1:${restricted('../store/model-store.js', why('metrics', ['batching', 'store', 'system', 'image', 'workers', 'status', 'models', 'http', 'generation', 'embeddings', 'pipeline', 'openai', 'openapi', 'kinds', 'cluster', 'server']))}`,
     ]);
     // An adapter file keeps its folder's direction (its own config object replaces the folder's).
     expect(
@@ -229,7 +229,7 @@ describe('Boundaries', () => {
         "import pino from 'pino';\nimport { a } from '../models/x.js';\nexport const l = [pino, a];\n",
       ),
     ).to.deep.equal([
-      `2:${restricted('../models/x.js', why('log', ['batching', 'store', 'metrics', 'system', 'status', 'image', 'workers', 'models', 'http', 'generation', 'embeddings', 'pipeline', 'openai', 'openapi', 'kinds', 'cluster', 'server']))}`,
+      `2:${restricted('../models/x.js', why('log', ['batching', 'store', 'metrics', 'system', 'image', 'workers', 'status', 'models', 'http', 'generation', 'embeddings', 'pipeline', 'openai', 'openapi', 'kinds', 'cluster', 'server']))}`,
     ]);
     // The top (server/, cluster/ below it, frontend/main.ts) imports anything below.
     const top =
@@ -245,6 +245,31 @@ describe('Boundaries', () => {
     expect(
       await lint('frontend/cluster/x.ts', "import { s } from '../server/server.js';\nexport const x = s;\n"),
     ).to.deep.equal([`1:${restricted('../server/server.js', why('cluster', ['server']))}`]);
+  });
+
+  it('should refuse a source file over 400 lines and a test file over 800, blank and comment lines counted', async () => {
+    // Half blank or comment lines: a bound that skipped them would pass every one of these files.
+    const file = (n: number): string =>
+      Array.from({ length: n }, (_, i) =>
+        i % 2 === 0 ? `export const v${i} = ${i};` : i % 4 === 1 ? '' : '// why',
+      ).join('\n');
+    expect([
+      await lint('frontend/log/x.ts', file(400)),
+      await lint('backend/engine/x.ts', file(401)),
+      await lint('schema/x.ts', file(401)),
+      await lint('tools/bench/x.ts', file(401)),
+      await lint('examples/x.ts', file(401)),
+      await lint('test/frontend/x.test.ts', file(800)),
+      await lint('test/frontend/x.test.ts', file(801)),
+    ]).to.deep.equal([
+      [],
+      ['401:max-lines: File has too many lines (401). Maximum allowed is 400.'],
+      ['401:max-lines: File has too many lines (401). Maximum allowed is 400.'],
+      ['401:max-lines: File has too many lines (401). Maximum allowed is 400.'],
+      ['401:max-lines: File has too many lines (401). Maximum allowed is 400.'],
+      [],
+      ['801:max-lines: File has too many lines (801). Maximum allowed is 800.'],
+    ]);
   });
 
   it("should forbid prom-client's private hashMap anywhere", async () => {

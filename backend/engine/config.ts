@@ -3,7 +3,7 @@
  * dimensions the engine needs, resolved once with defaults; nothing downstream re-checks them.
  */
 import { validateEngineArgs } from '../../schema/engine-args.js';
-import type { NgramSpeculativeConfig } from '../../schema/engine-args.js';
+import type { NgramSpeculativeConfig } from '../../schema/speculative-config.js';
 import { DEFAULT_KV_CACHE_BYTES, kvBudgetOf } from '../../schema/kv-capacity.js';
 import { checkEngineSettings, writtenNames } from '../../schema/engine-settings.js';
 import type { KvLayout } from '../../schema/kv-layout.js';

@@ -12,25 +12,20 @@ import type {
   GenSamplingParams,
   GenSchedulerStats,
 } from '../../schema/engine-ipc.js';
-import { samplingParamsProblems } from '../../schema/engine-ipc.js';
+import { admitRequest, RequestRejected } from './admission.js';
 import type { EngineConfig } from './config.js';
-import { KvCacheManager, rowCapacityFor } from './kv-cache-manager.js';
+import { failedItems } from './failed-items.js';
+import { KvCacheManager } from './kv-cache-manager.js';
 import { KvResidency } from './kv-residency.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
-import { NO_TOKEN, prngFor, resolveSamplingParams } from './sampling.js';
+import { NO_TOKEN, prngFor } from './sampling.js';
 import { Scheduler } from './scheduler.js';
-import type { ScheduledItem } from './scheduler.js';
 import { Sequence } from './sequence.js';
 import { SpecDecodingCounters, verifyDrafts } from './spec-decode.js';
-import { stopRuleFor } from './stopping.js';
-import { bansEveryToken, minTokensBanMessage } from '../../schema/vocab-bans.js';
 import { StatsThrottle } from './stats.js';
 import type { EvictionsTaken } from './stats.js';
 import { sampleFor } from './token-sampler.js';
 import type { EngineTokenizer } from './tokenizer.js';
-
-/** A request the engine cannot take (bad prompt, too long, duplicate id). */
-export class RequestRejected extends Error {}
 
 /** The engine core of one generation worker. */
 export class EngineCore {
@@ -90,42 +85,8 @@ export class EngineCore {
   /** Queues a request (n sequences); throws RequestRejected when it can never run. */
   addRequest(requestId: string, prompt: string | readonly number[], params: GenSamplingParams = {}): void {
     if (this.byRequest.has(requestId)) throw new RequestRejected(`request ${requestId} is already in the engine`);
-    // The worker's add was decoded already; LLM.generate's params were not (max_tokens 0 gave a token).
-    const problems = samplingParamsProblems(params);
-    if (problems.length > 0) throw new RequestRejected(`invalid sampling params: ${problems.join('; ')}`);
-    const ids = typeof prompt === 'string' ? this.tokenizer.encode(prompt) : [...prompt];
-    const m = this.config.model;
-    if (ids.length === 0) throw new RequestRejected('the prompt is empty');
-    for (const t of ids)
-      if (!Number.isInteger(t) || t < 0 || t >= m.vocabSize)
-        throw new RequestRejected(`token id ${t} is outside the vocabulary (0..${m.vocabSize - 1})`);
-    if (ids.length >= this.config.maxModelLen) {
-      throw new RequestRejected(
-        `the prompt has ${ids.length} tokens; this model accepts at most ${this.config.maxModelLen - 1} so one can be generated`,
-      );
-    }
-    const sp = resolveSamplingParams(params);
-    const longest = Math.min(ids.length + sp.maxTokens, this.config.maxModelLen);
-    if (this.kv.blocksFor(longest) > this.config.numBlocks) {
-      throw new RequestRejected(
-        `${longest} tokens need ${this.kv.blocksFor(longest)} KV blocks; the pool has ${this.config.numBlocks}`,
-      );
-    }
-    const row = rowCapacityFor(longest, this.kv.rows);
-    if (row > this.config.numRowTokens) {
-      throw new RequestRejected(
-        `${longest} tokens need a working row of ${row} positions; the KV budget leaves rows ${this.config.numRowTokens}`,
-      );
-    }
+    const { ids, sp, stopRule } = admitRequest(this.config, this.kv, this.tokenizer, prompt, params);
     const now = performance.now();
-    const stopRule = stopRuleFor(this.config, sp);
-    // Refused here, not found mid-step: a sequence with nothing left to sample would poison the
-    // batched run it shares with every other request of this engine (stopRuleFor's lists hold each id once).
-    if (bansEveryToken(stopRule.bannedLate, m.vocabSize))
-      throw new RequestRejected(`the model suppresses every token of its ${m.vocabSize}-token vocabulary`);
-    if (sp.minTokens > 0 && bansEveryToken(stopRule.bannedEarly, m.vocabSize)) {
-      throw new RequestRejected(minTokensBanMessage(m.vocabSize, sp.minTokens));
-    }
     const seqs: Sequence[] = [];
     for (let i = 0; i < sp.n; i++) {
       const rng = prngFor(sp.seed, i);
@@ -228,7 +189,7 @@ export class EngineCore {
         results = items.map(() => e);
       }
     }
-    const failed = this.failedItems(plan.items, results, registered);
+    const failed = failedItems(plan.items, results, registered, this.config.blockSize);
     const sampled: Sequence[] = [];
     /** Tokens emitted by each verify (accepted drafts and the bonus), in `sampled` order. */
     const emittedOf = new Map<Sequence, number[]>();
@@ -329,41 +290,6 @@ export class EngineCore {
     return stats === undefined
       ? { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens }
       : { timestamp: ts, outputs, numPromptTokens: promptTokens, numGenerationTokens: genTokens, stats };
-  }
-
-  /**
-   * Per plan item, the message of the failure that finishes it, if any: its own run failed, or it
-   * adopted a block that a failed item of this step was to fill (its row was built from garbage).
-   */
-  private failedItems(
-    plan: readonly ScheduledItem[],
-    results: readonly RunResult[],
-    registered: readonly { readonly block: number; readonly seq: Sequence }[],
-  ): (string | undefined)[] {
-    const out: (string | undefined)[] = plan.map((_, i) => {
-      const r = results[i];
-      return r instanceof Error ? r.message : undefined;
-    });
-    if (registered.length === 0 || !out.some((m) => m !== undefined)) return out;
-    const bad = new Map<number, string>();
-    for (let i = 0; i < plan.length; i++) {
-      const m = out[i];
-      if (m === undefined) continue;
-      for (const r of registered) if (r.seq === plan[i]!.seq) bad.set(r.block, m);
-    }
-    for (let i = 0; i < plan.length; i++) {
-      if (out[i] !== undefined) continue;
-      const it = plan[i]!;
-      const adopted = Math.floor(it.start / this.config.blockSize);
-      for (let b = 0; b < adopted; b++) {
-        const m = bad.get(it.seq.blockTable[b]!);
-        if (m !== undefined) {
-          out[i] = `its prefix blocks came from a failed run (${m})`;
-          break;
-        }
-      }
-    }
-    return out;
   }
 
   /** The message of the last failed model run (its sequences finished with `error`), once. */

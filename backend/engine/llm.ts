@@ -89,7 +89,7 @@ export class LLM {
 
   /** Loads `modelDir` (its model-config.yaml `engine:` block, then `overrides`). */
   static async load(modelDir: string, overrides: Readonly<Record<string, unknown>> = {}): Promise<LLM> {
-    const m = readModelDir(modelDir);
+    const m = await readModelDir(modelDir);
     return new LLM(
       await loadEngine({
         dir: modelDir,

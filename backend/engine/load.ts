@@ -2,8 +2,8 @@
  * Builds an EngineCore for a model directory: resolves the engine settings, opens the ONNX
  * session, picks the runner from the graph's inputs (fast or usual layout) and sizes the pool.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readModelText } from '../../schema/files/model-file.js';
 import { loadYaml } from '../../schema/config/yaml-source.js';
 import { createSession } from '../onnx/ort.js';
 import { resolveEngineConfig } from './config.js';
@@ -116,10 +116,14 @@ export interface ModelDirConfig {
   readonly engine: Readonly<Record<string, unknown>>;
 }
 
-/** Reads `dir/model-config.yaml` (for offline use; the server's frontend parses it itself). */
-export function readModelDir(dir: string): ModelDirConfig {
+/**
+ * Reads `dir/model-config.yaml` for offline generation (LLM.load, the benches); the server's
+ * frontend parses it itself (frontend/store/model-config.ts). Read as a model file is: a regular
+ * file inside `dir`, size-bounded, off the event loop.
+ */
+export async function readModelDir(dir: string): Promise<ModelDirConfig> {
   const file = join(dir, 'model-config.yaml');
-  const doc = loadYaml(readFileSync(file, 'utf8')) as Record<string, unknown> | null;
+  const doc = loadYaml(await readModelText(dir, 'model-config.yaml')) as Record<string, unknown> | null;
   if (doc === null || typeof doc !== 'object') throw new Error(`${file}: not a mapping`);
   const engine = doc.engine;
   if (engine === null || typeof engine !== 'object' || Array.isArray(engine))

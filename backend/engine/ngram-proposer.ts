@@ -4,7 +4,7 @@
  * down to promptLookupMin that occurs earlier; among occurrences of that n-gram the earliest wins
  * (vLLM's KMP search keeps the first match). No model runs: the context is the draft model.
  */
-import type { NgramSpeculativeConfig } from '../../schema/engine-args.js';
+import type { NgramSpeculativeConfig } from '../../schema/speculative-config.js';
 
 const NO_DRAFTS: readonly number[] = Object.freeze([]);
 

@@ -3,7 +3,7 @@
  * greedy at temperature 0, otherwise temperature, min-p, top-k and top-p over a softmax.
  */
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
-import { MAX_SEED } from '../../schema/engine-ipc.js';
+import { MAX_SEED } from '../../schema/sampling-params-check.js';
 import { topKIds } from './top-candidates.js';
 
 /** Sampling parameters with every default filled in. */

@@ -11,6 +11,14 @@ import { REAL_CLOCK } from './clock.js';
 import { UnsendableBatchError, whyUnsendable } from './unsendable.js';
 import { msAsUs, roundToNs } from '../../schema/elapsed.js';
 import { batchTensors } from './batch-tensors.js';
+import {
+  batchUnsendableOutcome,
+  clientGone,
+  requestUnsendableOutcome,
+  responseOutcome,
+  timeoutOutcome,
+  workerDiedOutcome,
+} from './batch-outcomes.js';
 import { keyedBatchReady, selectKeyedBatch } from './batch-select.js';
 import type { BatchDone } from './batch-debug-log.js';
 
@@ -258,16 +266,7 @@ export class Batcher {
           finished();
           return;
         }
-        for (const s of slots)
-          this.settle(
-            s,
-            errorOutcome(
-              500,
-              'InternalServerException',
-              `Worker died: ${err.message}`,
-              msAsUs(s.sentMs - s.job.arrivalMs),
-            ),
-          );
+        for (const s of slots) this.settle(s, workerDiedOutcome(err, msAsUs(s.sentMs - s.job.arrivalMs)));
         finished();
       },
     );
@@ -289,28 +288,7 @@ export class Batcher {
     for (let i = from; i < to; i++) {
       const s = slots[i];
       const r = result.responses[i];
-      const queueUs = msAsUs(s.sentMs - s.job.arrivalMs);
-      if (r === undefined)
-        this.settle(
-          s,
-          errorOutcome(
-            500,
-            'InternalServerException',
-            `worker ${worker.id} returned no response for this request`,
-            queueUs,
-          ),
-        );
-      else if (r.ok) this.settle(s, { status: 200, body: r.body, queueUs, handlerUs: msAsUs(result.handlerMs) });
-      else
-        this.settle(
-          s,
-          errorOutcome(
-            r.status,
-            r.status < 500 ? 'BadRequestException' : 'InternalServerException',
-            r.message,
-            queueUs,
-          ),
-        );
+      this.settle(s, responseOutcome(worker.id, r, result.handlerMs, msAsUs(s.sentMs - s.job.arrivalMs)));
     }
     if (to < slots.length) setImmediate(() => this.answerInChunks(worker, slots, result, to, finished));
     else finished();
@@ -324,30 +302,12 @@ export class Batcher {
     const keep: Slot[] = [];
     for (const s of slots) {
       const why = whyUnsendable({ requestId: s.job.requestId, body: s.job.input === undefined ? s.job.body : null });
-      if (why !== null)
-        this.settle(
-          s,
-          errorOutcome(
-            500,
-            'InternalServerException',
-            `the request cannot be sent to a worker: ${why}`,
-            msAsUs(s.sentMs - s.job.arrivalMs),
-          ),
-        );
+      if (why !== null) this.settle(s, requestUnsendableOutcome(why, msAsUs(s.sentMs - s.job.arrivalMs)));
       else keep.push(s);
     }
     // None alone is at fault (only the batch as a whole): fail them all rather than loop.
     if (keep.length === slots.length) {
-      for (const s of keep)
-        this.settle(
-          s,
-          errorOutcome(
-            500,
-            'InternalServerException',
-            `the batch cannot be sent to a worker: ${err.message}`,
-            msAsUs(s.sentMs - s.job.arrivalMs),
-          ),
-        );
+      for (const s of keep) this.settle(s, batchUnsendableOutcome(err, msAsUs(s.sentMs - s.job.arrivalMs)));
       return;
     }
     const back = keep.filter((s) => !s.settled);
@@ -364,15 +324,7 @@ export class Batcher {
       if (isKeyed(slot)) this.keyed--;
     }
     const queueUs = slot.sentMs > 0 ? msAsUs(slot.sentMs - slot.job.arrivalMs) : 0;
-    this.settle(
-      slot,
-      errorOutcome(
-        504,
-        'RequestTimeoutException',
-        `no response within responseTimeout ${this.settings.responseTimeoutSec} s`,
-        queueUs,
-      ),
-    );
+    this.settle(slot, timeoutOutcome(this.settings.responseTimeoutSec, queueUs));
     this.checkDrained();
   }
 
@@ -393,11 +345,6 @@ export class Batcher {
   private checkDrained(): void {
     if (this.queue.length === 0 && this.inFlight === 0) for (const w of this.drainWaiters.splice(0)) w();
   }
-}
-
-/** The answer of a queued job whose client went away before it was sent. */
-function clientGone(): JobOutcome {
-  return errorOutcome(503, 'ServiceUnavailableException', 'client closed the connection before the request was served');
 }
 
 /** A job that batches by key or counts bytes (a built-in onnx model's). */

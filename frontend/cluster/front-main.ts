@@ -28,6 +28,8 @@ import { chatAudioHook, speechRouter } from '../openai/audio.js';
 import { registerChatHook } from '../openai/chat-hooks.js';
 import { FrontMetricsPort } from './front-port.js';
 import { installStallHook } from './test-hooks.js';
+import { RemoteEmbeddingModel } from './remote-embedding.js';
+import { embeddingsRouter } from '../openai/embeddings-route.js';
 
 /** Bound on the final close: past it, connections still open are cut. */
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -43,7 +45,10 @@ function serve(init: FrontInit): void {
   });
   const series = new FrontendSeries(shipped);
   const link = new PrimaryLink((m) => send(m));
-  const models = new Map<string, RemoteBatchedModel | RemoteGenerationModel | RemotePipelineModel>();
+  const models = new Map<
+    string,
+    RemoteBatchedModel | RemoteGenerationModel | RemotePipelineModel | RemoteEmbeddingModel
+  >();
   let health = init.health;
   const setModels = (list: readonly ModelSnapshot[]): void => {
     const seen = new Set<string>();
@@ -57,12 +62,14 @@ function serve(init: FrontInit): void {
       models.set(
         s.config.name,
         s.kind === 'generate'
-          ? new RemoteGenerationModel(s, link)
+          ? new RemoteGenerationModel(s, link, init.chatTemplate)
           : s.kind === 'pipeline'
             ? new RemotePipelineModel(s, link)
-            : new RemoteBatchedModel(s, link, (model, reason) =>
-                series.bind('ts_image_refused_total', { model_name: model, reason }),
-              ),
+            : s.kind === 'embedding'
+              ? new RemoteEmbeddingModel(s, link, series)
+              : new RemoteBatchedModel(s, link, (model, reason) =>
+                  series.bind('ts_image_refused_total', { model_name: model, reason }),
+                ),
       );
     }
     for (const name of [...models.keys()]) if (!seen.has(name)) models.delete(name);
@@ -77,7 +84,11 @@ function serve(init: FrontInit): void {
     list: () => list().flatMap((m) => (m instanceof RemoteGenerationModel ? [m] : [])),
     listOthers: () =>
       list().flatMap((m) =>
-        m instanceof RemotePipelineModel ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }] : [],
+        m instanceof RemotePipelineModel
+          ? [{ id: m.config.name, maxModelLen: m.openaiListing.maxModelLen }]
+          : m instanceof RemoteEmbeddingModel
+            ? [{ id: m.config.name, ...m.openaiListing }]
+            : [],
       ),
     bodyLimits: init.bodyLimits,
     inferenceSeries: inferenceSeriesOf(series),
@@ -92,6 +103,14 @@ function serve(init: FrontInit): void {
   };
   registerChatHook(chatAudioHook(pipeline));
   const speech = speechRouter({ lookup: pipeline, bodyLimits: init.bodyLimits });
+  const embeddings = embeddingsRouter({
+    lookup: (n) => {
+      const m = models.get(n);
+      return m instanceof RemoteEmbeddingModel ? m : undefined;
+    },
+    exists: (n) => models.has(n),
+    bodyLimits: init.bodyLimits,
+  });
   const app = inferenceApp({
     lookup: (n) => models.get(n),
     list,
@@ -99,7 +118,7 @@ function serve(init: FrontInit): void {
     maxRequestSizeBytes: init.maxRequestSizeBytes,
     bodyLimits: init.bodyLimits,
     ...(init.token !== undefined ? { token: init.token } : {}),
-    extraRoutes: [generation, speech],
+    extraRoutes: [generation, speech, embeddings],
     health: () => health,
     description: inferenceDocument(packageVersion()),
   });

@@ -10,13 +10,15 @@ import cluster from 'cluster';
 import type { Worker } from 'cluster';
 import * as path from 'path';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
-import type { Log } from '../log/log.js';
 import type { ServedModel } from '../models/served-model.js';
 import type { FrontRecords } from './front-records.js';
 import type { FrontInit, FromFront, ModelSnapshot, ToFront } from './messages.js';
 import { isFrontMessage } from './messages.js';
 import { ModelRelay } from './model-relay.js';
 import { listenError } from '../http/listen-error.js';
+import { FrontRestarts } from './front-restarts.js';
+import type { FrontRestartOptions } from './front-restarts.js';
+import { FrontScrapes } from './front-scrapes.js';
 import { Heartbeat } from './heartbeat.js';
 import { testHeartbeatMs } from './test-hooks.js';
 
@@ -25,14 +27,8 @@ export const FRONT_ENTRY = path.join(import.meta.dirname, 'front-main.js');
 
 /** How often the fronts get the model table even when nothing was announced. */
 const MODEL_TABLE_MS = 500;
-/** A scrape waits this long for a front's process metrics, then renders without them. */
-const SCRAPE_TIMEOUT_MS = 1_000;
 /** A stopping front that has not exited by then is killed. */
 const STOP_TIMEOUT_MS = 15_000;
-/** First wait before starting again a front that died before it listened (doubled each time it does again). */
-const RESTART_BACKOFF_MS = 1_000;
-/** Longest such wait (the worker pool's bound). */
-const MAX_RESTART_BACKOFF_MS = 30_000;
 /**
  * How often each front is pinged, and how many pings in a row it may leave unanswered: a front
  * whose event loop is blocked for 15 s (a Kubernetes liveness probe's three failures) is
@@ -46,21 +42,16 @@ const HEARTBEAT_MISSES = 3;
  */
 const HELLO_TIMEOUT_MS = 60_000;
 
-/** What the supervisor needs from the server. */
-export interface FrontSupervisorOptions {
+/** What the supervisor needs from the server (and the restart settings, front-restarts.ts). */
+export interface FrontSupervisorOptions extends FrontRestartOptions {
   readonly count: number;
   /** The init message, without the model table (filled in per fork). */
   readonly init: Omit<FrontInit, 'type' | 'models' | 'health'>;
   readonly models: () => { readonly models: readonly ModelSnapshot[]; readonly health: FrontInit['health'] };
   readonly lookup: (name: string) => ServedModel | undefined;
   readonly ingest: FrontRecords;
-  readonly log: Log;
   /** Front entry script (default FRONT_ENTRY). */
   readonly entry?: string;
-  /** `tsserve_front_restarts_total`: recorded at 0 at construction, 1 per unexpected exit. */
-  readonly restartCounter?: { record(n: number): void };
-  /** First backoff before starting again a front that died before it listened (default 1 s). */
-  readonly restartBackoffMs?: number;
   /** Ms between two heartbeats (default 5 s, or the test hook's TSSERVE_TEST_FRONT_HEARTBEAT_MS). */
   readonly heartbeatMs?: number;
   /** Heartbeats in a row a front may leave unanswered before it is killed (default 3). */
@@ -73,7 +64,7 @@ interface Front {
   readonly worker: Worker;
   readonly key: string;
   readonly relay: ModelRelay;
-  readonly scrapes: Map<number, (f: readonly ForeignFamily[]) => void>;
+  readonly scrapes: FrontScrapes;
   /** Its init was sent: broadcasts reach it from then on. */
   inited: boolean;
   /** Pinged from its hello on. */
@@ -93,17 +84,17 @@ export class FrontSupervisor {
   private readonly heartbeatMs: number;
   /** Every front of `start()` listened: from then on a front that exits is started again. */
   private started = false;
-  /** Fronts in a row that died before they listened (reset when one listens). */
-  private failedStarts = 0;
-  /** Restarts waiting out their backoff. */
-  private readonly pendingRestarts = new Set<NodeJS.Timeout>();
+  private readonly restartPolicy: FrontRestarts;
   private portValue = -1;
-  /** Fronts restarted after an unexpected exit. */
-  restarts = 0;
 
   constructor(private readonly opts: FrontSupervisorOptions) {
     this.heartbeatMs = opts.heartbeatMs ?? testHeartbeatMs() ?? HEARTBEAT_MS;
-    opts.restartCounter?.record(0);
+    this.restartPolicy = new FrontRestarts(opts);
+  }
+
+  /** Fronts restarted after an unexpected exit. */
+  get restarts(): number {
+    return this.restartPolicy.count;
   }
 
   /** The shared inference port (-1 until the first front listens). */
@@ -153,8 +144,7 @@ export class FrontSupervisor {
     if (this.timer !== null) clearInterval(this.timer);
     // A front that hangs while it drains is killed by the stop's own bound.
     if (this.beat !== null) clearInterval(this.beat);
-    for (const t of this.pendingRestarts) clearTimeout(t);
-    this.pendingRestarts.clear();
+    this.restartPolicy.cancel();
     const exits = [...this.fronts].map(
       (f) =>
         new Promise<void>((resolve) => {
@@ -177,24 +167,8 @@ export class FrontSupervisor {
   /** Every live front's process metrics (each sample with its `pid`); a late front is left out. */
   async processFamilies(): Promise<ForeignFamily[]> {
     const answers = await Promise.all(
-      [...this.fronts].map(
-        (f) =>
-          new Promise<readonly ForeignFamily[]>((resolve) => {
-            const id = this.nextScrape++;
-            const timer = setTimeout(() => {
-              f.scrapes.delete(id);
-              resolve([]);
-            }, SCRAPE_TIMEOUT_MS);
-            f.scrapes.set(id, (families) => {
-              clearTimeout(timer);
-              resolve(families);
-            });
-            if (!this.sendTo(f, { type: 'tsserve.front.scrape', id })) {
-              clearTimeout(timer);
-              f.scrapes.delete(id);
-              resolve([]);
-            }
-          }),
+      [...this.fronts].map((f) =>
+        f.scrapes.ask(this.nextScrape++, (id) => this.sendTo(f, { type: 'tsserve.front.scrape', id })),
       ),
     );
     return answers.flat();
@@ -215,7 +189,7 @@ export class FrontSupervisor {
       worker,
       key,
       relay: new ModelRelay(this.opts.lookup, (m) => this.sendTo(front, m)),
-      scrapes: new Map(),
+      scrapes: new FrontScrapes(),
       inited: false,
       heartbeat: null,
       hung: false,
@@ -266,7 +240,7 @@ export class FrontSupervisor {
         }
         if (m.type === 'tsserve.front.listening') {
           listening = true;
-          this.failedStarts = 0;
+          this.restartPolicy.listened();
           if (this.portValue < 0) this.portValue = m.port;
           resolve(m.port);
           return;
@@ -293,7 +267,7 @@ export class FrontSupervisor {
         front.relay.frontGone();
         exited = true;
         forgetOnce();
-        for (const done of front.scrapes.values()) done([]);
+        front.scrapes.gone();
         if (!listening)
           reject(
             bindError ??
@@ -303,36 +277,14 @@ export class FrontSupervisor {
           );
         // A front of the start that failed fails the start (the server stops): none is started again.
         if (this.stopping || !this.started) return;
-        this.restarts++;
-        this.opts.restartCounter?.record(1);
-        const why = signal ?? `code ${String(code)}`;
-        // Its exit is logged here; the rejection of its start says the same.
-        const restart = (): void => {
-          void this.fork().catch(() => undefined);
-        };
-        if (listening) {
-          // A serving front is replaced at once: the shared port keeps its capacity.
-          this.opts.log.error(
-            `front process ${String(worker.process.pid)} exited (${why}); starting another (restart ${this.restarts})`,
-          );
-          restart();
-          return;
-        }
-        // One that died before it listened will likely die again: forked at once, it looped as
-        // fast as it could fail (a CPU and a log line per fork). Backed off as workers are.
-        const delay = Math.min(
-          (this.opts.restartBackoffMs ?? RESTART_BACKOFF_MS) * 2 ** this.failedStarts++,
-          MAX_RESTART_BACKOFF_MS,
+        // Its exit is logged by the policy; the rejection of its start says the same.
+        this.restartPolicy.exited(
+          worker.process.pid,
+          signal ?? `code ${String(code)}`,
+          listening,
+          () => void this.fork().catch(() => undefined),
+          () => this.stopping,
         );
-        this.opts.log.error(
-          `front process ${String(worker.process.pid)} exited before it listened (${why}); starting another in ${delay} ms (restart ${this.restarts})`,
-        );
-        const t = setTimeout(() => {
-          this.pendingRestarts.delete(t);
-          if (!this.stopping) restart();
-        }, delay);
-        t.unref();
-        this.pendingRestarts.add(t);
       });
     });
   }
@@ -377,12 +329,9 @@ export class FrontSupervisor {
       case 'tsserve.front.metrics':
         this.opts.ingest.handle(front.key, m);
         break;
-      case 'tsserve.front.process': {
-        const done = front.scrapes.get(m.id);
-        front.scrapes.delete(m.id);
-        done?.(m.families);
+      case 'tsserve.front.process':
+        front.scrapes.answer(m.id, m.families);
         break;
-      }
       case 'tsserve.front.stopped':
       case 'tsserve.front.hello':
       case 'tsserve.front.listening':

@@ -15,7 +15,7 @@ import type { HealthReport } from '../models/health.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
 import type { JobOutcome } from '../batching/job.js';
 import type { RequestTimings } from '../generation/engine-stats.js';
-import type { SpeakResult } from '../pipeline/orchestrator.js';
+import type { SpeakResult } from '../pipeline/speak.js';
 
 /** One registered model as the fronts see it. */
 export interface ModelSnapshot {
@@ -49,6 +49,8 @@ export interface FrontInit {
   readonly maxPointsPerFlush?: number;
   readonly models: readonly ModelSnapshot[];
   readonly health: HealthReport;
+  /** --chat-template's text (the primary read the file once at start-up): the generation models' template. */
+  readonly chatTemplate?: string;
 }
 
 /** Primary → fronts: the model table changed (or the periodic refresh). */

@@ -7,6 +7,8 @@
  */
 import { performance } from 'perf_hooks';
 import { errorOutcome } from '../batching/job.js';
+import { EmbeddingModel } from '../embeddings/embedding-model.js';
+import type { EmbeddingJobBody } from '../../schema/text/embedding-options.js';
 import { GenerationModel } from '../generation/generation-model.js';
 import type { ServedModel } from '../models/served-model.js';
 import type { JobOutcome } from '../batching/job.js';
@@ -72,6 +74,14 @@ export class ModelRelay {
       this.answers.push({ type: 'tsserve.front.done', id: m.id, outcome });
     };
     this.jobs.set(m.id, false);
+    const cancelled = (): boolean => this.gone || this.jobs.get(m.id) === true;
+    // An input of a front's /v1/embeddings: the front tokenized it and records the route's families.
+    if (model instanceof EmbeddingModel) {
+      void model
+        .embed(m.requestId, m.body as EmbeddingJobBody, cancelled, m.arrivalEpochMs - performance.timeOrigin)
+        .then(answer);
+      return;
+    }
     if (model?.submit === undefined)
       return answer(errorOutcome(404, 'ResourceNotFoundException', `Model not found: ${m.model}`));
     const admitted = model.submit({
@@ -81,7 +91,7 @@ export class ModelRelay {
       ...(m.batchKey !== undefined ? { batchKey: m.batchKey } : {}),
       ...(m.inputBytes !== undefined ? { inputBytes: m.inputBytes } : {}),
       arrivalMs: m.arrivalEpochMs - performance.timeOrigin,
-      cancelled: () => this.gone || this.jobs.get(m.id) === true,
+      cancelled,
       done: answer,
     });
     if (admitted !== 'queued')

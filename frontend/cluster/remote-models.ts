@@ -23,7 +23,7 @@ import type { SpeakingModel } from '../openai/audio.js';
 import type { ModelVocab } from '../generation/model-vocab.js';
 import { modelVocab } from '../generation/model-vocab.js';
 import { BackgroundVocab } from '../generation/load-vocab.js';
-import type { SpeakHandle, SpeakRequest, SpeakSink } from '../pipeline/orchestrator.js';
+import type { SpeakHandle, SpeakRequest, SpeakSink } from '../pipeline/speak.js';
 
 /** How often a front looks for jobs whose client went away (to cancel them at the primary). */
 const CANCEL_SCAN_MS = 200;
@@ -177,7 +177,7 @@ export class PrimaryLink {
  * What every proxy shares: the primary's last snapshot of the model (config, workers) and the
  * lifecycle a front cannot drive (models start, scale and stop on the primary).
  */
-abstract class RemoteModel {
+export abstract class RemoteModel {
   constructor(
     public snapshot: ModelSnapshot,
     protected readonly link: PrimaryLink,
@@ -247,7 +247,13 @@ export class RemoteBatchedModel extends RemoteModel implements ServedModel {
 /** A generation model served by the primary. */
 export class RemoteGenerationModel extends RemoteModel implements ServedModel, GenerationTarget {
   readonly kind = 'generate';
-  private readonly loader = new BackgroundVocab();
+  private readonly loader: BackgroundVocab;
+
+  /** `chatTemplate`: --chat-template's text (read once by the primary at start-up), which wins over the model's own. */
+  constructor(snapshot: ModelSnapshot, link: PrimaryLink, chatTemplate?: string) {
+    super(snapshot, link);
+    this.loader = new BackgroundVocab(chatTemplate);
+  }
 
   /** The model's tokenizer and chat template, loaded in this front from the model's directory. */
   get vocab(): ModelVocab {

@@ -5,13 +5,13 @@
  * before it reaches a worker. `/predictions` is not served (the route names /v1 instead).
  */
 import type { ModelConfig } from '../../schema/worker-protocol.js';
-import { DEFAULT_TOKENIZER_BYTES, excerpt, readModelText } from '../../schema/files/model-file.js';
 import type { EmbeddingJobBody, EmbeddingOptions } from '../../schema/text/embedding-options.js';
 import { parseEmbeddingOptions } from '../../schema/text/embedding-options.js';
-import { HfTokenizer } from '../../schema/text/hf-tokenizer.js';
+import type { HfTokenizer } from '../../schema/text/hf-tokenizer.js';
+import { loadEmbeddingTokenizer } from './embedding-tokenizer.js';
 import type { JobOutcome } from '../batching/job.js';
 import { BatchedModel } from '../models/batched-model.js';
-import type { ModelSeries } from '../models/frontend-series.js';
+import type { FrontendSeries, ModelSeries } from '../models/frontend-series.js';
 import type { ModelKindContext } from '../models/model-kinds.js';
 import type { SeriesHandle } from '../models/metrics-port.js';
 import type { ModelDescription, ServedModel } from '../models/served-model.js';
@@ -26,8 +26,32 @@ export interface EmbeddingSeries {
   readonly latencySec: SeriesHandle;
 }
 
+/** Binds model `name`'s three families in `series` (the primary's, or a front's shipped ones). */
+export function embeddingSeries(series: Pick<FrontendSeries, 'bind'>, name: string): EmbeddingSeries {
+  const dims = { model_name: name };
+  return {
+    requests: series.bind('ts_embedding_requests_total', dims),
+    promptTokens: series.bind('ts_embedding_prompt_tokens_total', dims),
+    latencySec: series.bind('ts_embedding_request_latency_seconds', dims),
+  };
+}
+
+/** What `/v1/embeddings` needs of a model: the primary's EmbeddingModel, or a front's proxy of it. */
+export interface EmbeddingTarget {
+  readonly config: ModelConfig;
+  readonly options: EmbeddingOptions;
+  /** The tokenizer, or why there is none (the route answers 503). */
+  readonly tokenizer: HfTokenizer | string;
+  readonly vocabSize: number;
+  readonly series: EmbeddingSeries;
+  readonly inference: ModelSeries;
+  /** Settles once the tokenizer is loaded (undefined when it is): a front's request waits for it. */
+  tokenizerLoaded?(): Promise<void> | undefined;
+  embed(requestId: string, body: EmbeddingJobBody, cancelled: () => boolean): Promise<JobOutcome>;
+}
+
 /** An encoder served on `/v1/embeddings`. */
-export class EmbeddingModel implements ServedModel {
+export class EmbeddingModel implements ServedModel, EmbeddingTarget {
   readonly kind = 'embedding';
   readonly options: EmbeddingOptions;
   readonly openaiListing: { readonly maxModelLen: number; readonly answers: string };
@@ -53,12 +77,7 @@ export class EmbeddingModel implements ServedModel {
       loadedAtStartup,
     });
     this.inference = ctx.series.forModel(config.name, 'default');
-    const dims = { model_name: config.name };
-    this.series = {
-      requests: ctx.series.bind('ts_embedding_requests_total', dims),
-      promptTokens: ctx.series.bind('ts_embedding_prompt_tokens_total', dims),
-      latencySec: ctx.series.bind('ts_embedding_request_latency_seconds', dims),
-    };
+    this.series = embeddingSeries(ctx.series, config.name);
   }
 
   get config(): ModelConfig {
@@ -72,28 +91,29 @@ export class EmbeddingModel implements ServedModel {
 
   /** Loads the tokenizer (read off the event loop, bounded, inside the model directory), then the workers. */
   async start(): Promise<void> {
-    const dir = this.config.dir;
-    try {
-      const json = JSON.parse(await readModelText(dir, this.options.tokenizer, DEFAULT_TOKENIZER_BYTES)) as object;
-      let cfg: object = {};
-      try {
-        cfg = JSON.parse(await readModelText(dir, 'tokenizer_config.json')) as object;
-      } catch {
-        // tokenizer_config.json is optional: the tokenizer.json alone describes the encoding.
-      }
-      this.tokenizerValue = new HfTokenizer(json, cfg);
-      this.vocabSize = vocabSizeOf(json);
-    } catch (e) {
-      this.tokenizerError = `model ${this.config.name}: its tokenizer failed to load: ${excerpt(e instanceof Error ? e.message : String(e), 200)}`;
-      this.log('error', this.tokenizerError);
+    const loaded = await loadEmbeddingTokenizer(this.config.name, this.config.dir, this.options.tokenizer);
+    if ('error' in loaded) {
+      this.tokenizerError = loaded.error;
+      this.log('error', loaded.error);
+    } else {
+      this.tokenizerValue = loaded.tokenizer;
+      this.vocabSize = loaded.vocabSize;
     }
     await this.inner.start();
   }
 
-  /** Runs one tokenized input through the batcher; resolves with its outcome (a Float32Array body when ok). */
-  embed(requestId: string, body: EmbeddingJobBody, cancelled: () => boolean): Promise<JobOutcome> {
+  /**
+   * Runs one tokenized input through the batcher; resolves with its outcome (a Float32Array body
+   * when ok). `arrivalMs`: when it arrived (a front's relayed input: when the front read it).
+   */
+  embed(
+    requestId: string,
+    body: EmbeddingJobBody,
+    cancelled: () => boolean,
+    arrivalMs = performance.now(),
+  ): Promise<JobOutcome> {
     return new Promise((resolve) => {
-      const r = this.inner.submit({ requestId, body, arrivalMs: performance.now(), cancelled, done: resolve });
+      const r = this.inner.submit({ requestId, body, arrivalMs, cancelled, done: resolve });
       if (r !== 'queued')
         resolve({
           status: 503,
@@ -118,15 +138,4 @@ export class EmbeddingModel implements ServedModel {
   stop(): Promise<void> {
     return this.inner.stop();
   }
-}
-
-/** One past the largest id of a tokenizer.json's model vocabulary (an object or Unigram's list) and added tokens. */
-function vocabSizeOf(json: object): number {
-  const j = json as { model?: { vocab?: unknown }; added_tokens?: { id?: unknown }[] };
-  const vocab = j.model?.vocab;
-  let n = Array.isArray(vocab) ? vocab.length : 0;
-  if (typeof vocab === 'object' && vocab !== null && !Array.isArray(vocab))
-    for (const id of Object.values(vocab)) if (typeof id === 'number' && id + 1 > n) n = id + 1;
-  for (const t of j.added_tokens ?? []) if (typeof t.id === 'number' && t.id + 1 > n) n = t.id + 1;
-  return n;
 }

@@ -66,6 +66,9 @@ function unavailableVocab(base: ModelVocab, why: () => string): ModelVocab {
  * real tokenizer. A new directory for the name loads again.
  */
 export class BackgroundVocab {
+  /** `chatTemplate`: --chat-template's text, which wins over the directory's (as loadModelVocab takes it). */
+  constructor(private readonly chatTemplate?: string) {}
+
   private dir = '';
   private value: ModelVocab | undefined;
   private problem: string | undefined;
@@ -96,7 +99,7 @@ export class BackgroundVocab {
     this.value = undefined;
     this.problem = undefined;
     const dir = config.dir;
-    this.loading = loadModelVocab(config).then(
+    this.loading = loadModelVocab(config, this.chatTemplate).then(
       (v) => {
         if (this.dir === dir) this.value = v;
       },

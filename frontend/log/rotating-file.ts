@@ -27,11 +27,13 @@
 import * as fs from 'node:fs';
 import sonicBoom from 'sonic-boom';
 import type { SonicBoom as Writer } from 'sonic-boom';
-import { rotateAsync, rotateSync } from './rotation.js';
-import { SyncFile, writeAllSync } from './sync-file.js';
+import { ExitWriter } from './exit-writer.js';
+import { rotateAsync } from './rotation.js';
+import { SyncFile } from './sync-file.js';
 import { ChunkQueue } from './chunk-queue.js';
 import type { Chunk } from './chunk-queue.js';
 import { FileWarnings } from './file-warnings.js';
+import { SettledLines } from './settled-lines.js';
 import { closedAtExit, flushAtExit } from './exit-flush.js';
 import type { RotatingFileOptions } from './rotating-file-options.js';
 
@@ -77,9 +79,7 @@ export class RotatingFile {
   /** `close()` has given up waiting: nothing more is opened, rotated or written. */
   private finished = false;
   /** Lines appended, and lines settled (written or lost): what `flush()` waits on. */
-  private appended = 0;
-  private settled = 0;
-  private readonly waiters: { readonly target: number; readonly resolve: () => void }[] = [];
+  private readonly lines = new SettledLines();
 
   /** With `sync`, the file is opened here and an error (EACCES, ENOENT dir) is thrown to the caller. */
   constructor(
@@ -99,15 +99,15 @@ export class RotatingFile {
 
   private appendSync(text: string): void {
     if (this.closing !== null) return;
-    this.appended++;
+    this.lines.add();
     const lost = (this.syncFile as SyncFile).write(text);
-    if (lost === null) this.settle(1);
+    if (lost === null) this.lines.settle(1);
     else this.lose(1, lost);
   }
 
   private appendQueued(text: string): void {
     if (this.closing !== null) return;
-    this.appended++;
+    this.lines.add();
     if (!this.queue.add(text)) {
       this.lose(1, `queue full (${this.opts.maxQueueChars} characters)`);
       return;
@@ -121,8 +121,8 @@ export class RotatingFile {
 
   /** Resolves when every line appended so far is written or counted lost. */
   flush(): Promise<void> {
-    if (this.settled >= this.appended) return Promise.resolve();
-    const done = new Promise<void>((resolve) => this.waiters.push({ target: this.appended, resolve }));
+    const done = this.lines.whenSettled();
+    if (done === null) return Promise.resolve();
     this.pump();
     return done;
   }
@@ -142,47 +142,26 @@ export class RotatingFile {
     if (waiting !== null) this.chunk = null;
     const chunks = waiting === null ? this.queue.takeAll() : [waiting, ...this.queue.takeAll()];
     if (chunks.length === 0) return;
-    const canRotate = !this.rotating;
     const inFlight = this.writing && this.chunk !== null ? this.chunk.bytes.length : 0;
-    let size = this.writer !== null && this.ready ? this.size + inFlight : this.statSize();
-    let fd = -1;
-    let moved = false;
+    const size = this.writer !== null && this.ready ? this.size + inFlight : this.statSize();
+    const out = new ExitWriter(this.path, this.opts, this.warnings, size, !this.rotating);
     for (const c of chunks) {
       this.queue.forget(c);
       try {
-        if (canRotate && size > 0 && size + c.bytes.length > this.opts.maxBytes && this.warnings.rotationDue()) {
-          try {
-            rotateSync(this.path, this.opts.keep);
-            moved = true;
-            size = 0;
-            if (fd >= 0) fs.closeSync(fd);
-            fd = -1;
-          } catch (err) {
-            this.warnings.rotationFailed(err);
-          }
-        }
-        if (fd < 0) fd = fs.openSync(this.path, 'a');
-        writeAllSync(fd, c.bytes);
-        size += c.bytes.length;
-        this.settle(c.lines);
+        out.write(c.bytes);
+        this.lines.settle(c.lines);
       } catch (err) {
         this.lose(c.lines, String(err));
       }
       this.queue.recycle(c);
     }
-    if (fd >= 0) {
-      try {
-        fs.closeSync(fd);
-      } catch {
-        // nothing more can be done
-      }
-    }
-    if (moved && this.writer !== null) {
+    out.close();
+    if (out.moved && this.writer !== null) {
       // The writer's descriptor now names a rotated file: no later chunk may go to it.
       if (this.writing) this.retire = true;
       else this.dropWriter();
     } else if (this.writer !== null && this.ready) {
-      this.size = size - inFlight; // the chunk in flight is added by its 'write' event
+      this.size = out.size - inFlight; // the chunk in flight is added by its 'write' event
     }
   }
 
@@ -262,7 +241,7 @@ export class RotatingFile {
     } catch {
       // already destroyed
     }
-    for (const waiter of this.waiters.splice(0)) waiter.resolve();
+    this.lines.releaseAll();
   }
 
   private startTimer(): void {
@@ -340,14 +319,14 @@ export class RotatingFile {
     this.writing = false;
     if (this.retire) this.dropWriter();
     this.queue.release(chunk);
-    this.settle(chunk.lines);
+    this.lines.settle(chunk.lines);
     this.next();
   }
 
   /** After a chunk: write the next at once if it is full or awaited, else on the timer. */
   private next(): void {
     if (this.queue.pendingLines === 0) return;
-    if (this.queue.full > 0 || this.waiters.length > 0) this.pump();
+    if (this.queue.full > 0 || this.lines.awaited) this.pump();
     else if (this.timer === null) this.startTimer();
   }
 
@@ -386,16 +365,9 @@ export class RotatingFile {
     this.step();
   }
 
-  private settle(lines: number): void {
-    this.settled += lines;
-    while (this.waiters.length > 0 && (this.waiters[0] as { target: number }).target <= this.settled) {
-      (this.waiters.shift() as { resolve: () => void }).resolve();
-    }
-  }
-
   /** Settles `lines` as lost, then counts and maybe warns (file-warnings.ts). */
   private lose(lines: number, reason: string): void {
-    this.settle(lines);
+    this.lines.settle(lines);
     this.warnings.lost(lines, reason);
   }
 }

@@ -24,6 +24,7 @@ import { traceIds } from './exposition/trace-ids.js';
 import type { MetricsLog, Sink } from './sinks/sink.js';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusSink } from './sinks/prometheus.js';
 import type { ExpositionFormat } from './exposition/negotiate.js';
+import type { MetricCells } from './metric-cells.js';
 import type { ProcessPeers } from './exposition/process-metrics.js';
 import { StatsdSink } from './sinks/statsd.js';
 import { OtlpSink } from './sinks/otlp.js';
@@ -323,6 +324,11 @@ export class FrontendMetrics {
     // A failed render rejects: the route answers 500, so Prometheus marks the scrape failed (up 0)
     // instead of taking a 200 with no samples and letting every series go stale.
     return this.prometheus.render(format, names);
+  }
+
+  /** The prometheus sink's cells, read in place (the status page's sampler); null when that sink is off. */
+  cells(): MetricCells | null {
+    return this.prometheus;
   }
 
   /** Worker `source` exited: its values leave the gauges that merge live processes, and are retired in the others. */

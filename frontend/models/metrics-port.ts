@@ -4,6 +4,7 @@
  */
 import type { MetricSpec, SinkMode } from '../../schema/types.js';
 import type { AutoLabels, BoundSeries, DimensionValues } from '../../schema/metrics-api.js';
+import type { MetricCells } from '../metrics/metric-cells.js';
 
 /** A bound series: recording is an index and an add. */
 export type SeriesHandle = BoundSeries;
@@ -23,6 +24,8 @@ export interface MetricsPort {
   /** The exposition; `format` defaults to the text format 0.0.4. */
   prometheusText(names?: readonly string[], format?: 'text' | 'openmetrics'): Promise<string>;
   readonly prometheusContentType: string;
+  /** The prometheus sink's cells, read in place (the status page); null or absent when that sink is off. */
+  cells?(): MetricCells | null;
   /** No modes: metrics are off, and the workers get a no-op cache. */
   readonly modes: readonly SinkMode[];
   /** The labels the server fills in; handed to each worker in its init message. */

@@ -7,6 +7,7 @@ import type { ModelStore } from '../store/model-store.js';
 import { BatchedModel } from './batched-model.js';
 import type { ModelKind, ModelKindContext } from './model-kinds.js';
 import { kindTable } from './model-kinds.js';
+import { readModelIo, rememberModelIo } from './model-io.js';
 import type { ServedModel } from './served-model.js';
 
 /** A registration refused, with the HTTP status the management API answers. */
@@ -112,6 +113,11 @@ export class ModelManager {
     this.refuseRegistered(opts.name);
     for (const w of res.warnings) this.ctx.log('warn', w);
     const config = res.config;
+    // The graph's inputs and outputs, read now: the metadata is ready and a bad graph fails the load here.
+    const graph = await readModelIo(config);
+    if ('problem' in graph)
+      throw new RegistrationError(400, `invalid model config for ${opts.name}:\n  ${graph.problem}`);
+    this.refuseRegistered(opts.name);
     // A pipeline runs a worker per replica of each stage: those count against --max-workers.
     const needed = config.pipeline !== undefined ? pipelineWorkers(config.pipeline) : config.minWorkers;
     const refused = this.scaleRefusal(opts.name, needed, Math.max(needed, config.maxWorkers));
@@ -141,6 +147,7 @@ export class ModelManager {
               ...(this.ctx.clock !== undefined ? { clock: this.ctx.clock } : {}),
             });
     }
+    rememberModelIo(config, graph.io);
     this.models.set(opts.name, model);
     this.onChange();
     return model;

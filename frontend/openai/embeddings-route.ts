@@ -19,14 +19,14 @@ import { excerpt } from '../../schema/files/model-file.js';
 import { msAsUs } from '../../schema/elapsed.js';
 import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
-import type { EmbeddingModel } from '../embeddings/embedding-model.js';
+import type { EmbeddingTarget } from '../embeddings/embedding-model.js';
 import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { EMBEDDINGS_FIELDS } from './allowed-fields.js';
 import { asObject, refuseUnsupported } from './params.js';
 
 /** What the route needs from the server. */
 export interface EmbeddingsRouteOptions {
-  readonly lookup: (name: string) => EmbeddingModel | undefined;
+  readonly lookup: (name: string) => EmbeddingTarget | undefined;
   /** Whether a model of another kind has this name (refused 400 rather than "does not exist"). */
   readonly exists: (name: string) => boolean;
   readonly bodyLimits?: BodyLimits;
@@ -68,7 +68,7 @@ function encodingOf(body: Obj): 'float' | 'base64' {
   throw new OpenAIError(400, `'encoding_format' must be 'float' or 'base64', got ${shown(f)}`, 'encoding_format');
 }
 
-function dimensionsOf(body: Obj, model: EmbeddingModel): number | undefined {
+function dimensionsOf(body: Obj, model: EmbeddingTarget): number | undefined {
   const d = body['dimensions'];
   if (d === undefined || d === null) return undefined;
   const name = model.config.name;
@@ -88,7 +88,7 @@ function dimensionsOf(body: Obj, model: EmbeddingModel): number | undefined {
 }
 
 /** Tokenizes (or checks) one input against the model. */
-function tokenized(model: EmbeddingModel, raw: RawInput, where: string, dims: number | undefined): EmbeddingJobBody {
+function tokenized(model: EmbeddingTarget, raw: RawInput, where: string, dims: number | undefined): EmbeddingJobBody {
   const tk = model.tokenizer;
   if (typeof tk === 'string') throw new OpenAIError(503, tk);
   let ids: readonly number[];
@@ -132,12 +132,21 @@ export function embeddingsRouter(opts: EmbeddingsRouteOptions): Router {
   );
   r.post('/v1/embeddings', json, (req, res) => {
     const arrivalMs = performance.now();
-    try {
-      serve(req, res, opts, arrivalMs);
-    } catch (e) {
-      if (e instanceof OpenAIError) return sendOpenAIError(res, e);
-      throw e;
-    }
+    const run = (): void => {
+      try {
+        serve(req, res, opts, arrivalMs);
+      } catch (e) {
+        if (e instanceof OpenAIError) return sendOpenAIError(res, e);
+        throw e;
+      }
+    };
+    // A front's proxy loads the tokenizer in the background: its first requests wait for it.
+    const name = (req.body as { model?: unknown } | null)?.model;
+    const loading = typeof name === 'string' ? opts.lookup(name)?.tokenizerLoaded?.() : undefined;
+    if (loading === undefined) return run();
+    loading
+      .then(run)
+      .catch(() => sendOpenAIError(res, new OpenAIError(500, 'internal error while tokenizing the input')));
   });
   return r.router;
 }

@@ -6,7 +6,7 @@
  * by request-prompts.ts once the model is known.
  */
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
-import { MAX_SEED } from '../../schema/engine-ipc.js';
+import { MAX_SEED } from '../../schema/sampling-params-check.js';
 import {
   CHAT_FIELDS,
   COMPLETION_FIELDS,

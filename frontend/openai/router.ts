@@ -10,7 +10,7 @@
 import { performance } from 'perf_hooks';
 import { routeTable } from '../http/route-table.js';
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
-import type { GenRequestOutput, GenTokenLogprobs } from '../../schema/engine-ipc.js';
+import type { GenRequestOutput } from '../../schema/engine-ipc.js';
 import type { GenerationTarget } from './generation-target.js';
 import { generationTiming } from '../http/server-timing.js';
 import type { BodyLimits } from '../models/body-limits.js';
@@ -19,16 +19,15 @@ import { parseTraceparent, traceIds } from '../metrics/exposition/trace-ids.js';
 import { chatHookTook } from './chat-hooks.js';
 import { AnswerBody } from './answer-body.js';
 import { ChoiceCollector } from './choice-collector.js';
-import type { Choice } from './choice-collector.js';
 import { errorBody, OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { generateAll } from './fan-out.js';
-import { chatLogprobs, completionLogprobs, endOffset } from './logprobs-format.js';
-import type { ModelVocab } from '../generation/model-vocab.js';
+import { choiceBody } from './choice-body.js';
+import type { Kind, RenderContext } from './choice-body.js';
+import { SseAnswer } from './sse-answer.js';
 import { vocabOf } from '../generation/model-vocab.js';
 import { whenVocabReady } from '../generation/load-vocab.js';
 import type { ParsedRequest } from './params.js';
 import { parseChatRequest, parseCompletionRequest } from './params.js';
-import type { ReadyPrompt } from './request-prompts.js';
 import { readyOrRefused } from './request-prompts.js';
 import { withSamplingDefaults } from './sampling-defaults.js';
 import { clientRequestId } from './request-id.js';
@@ -60,8 +59,6 @@ export interface OpenAIRouterOptions {
   /** Why the dev-mode endpoints are off here, for their 404 (default: how to turn them on). */
   readonly devModeOff?: string;
 }
-
-type Kind = 'completion' | 'chat';
 
 const ARRIVAL = Symbol('arrivalMs');
 type Stamped = Request & { [ARRIVAL]?: number };
@@ -180,11 +177,7 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
 }
 
 /** What rendering an answer needs besides the outputs. */
-interface AnswerContext {
-  readonly vocab: ModelVocab;
-  readonly p: ParsedRequest;
-  readonly prompts: readonly ReadyPrompt[];
-  readonly kind: Kind;
+interface AnswerContext extends RenderContext {
   /** The client's X-Request-Id: the base of the answer's id and of its engine requests' ids. */
   readonly clientId: string | undefined;
   /** Its count in the model's TorchServe series. */
@@ -286,144 +279,4 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
       started.abort();
     }
   });
-}
-
-/** A choice's logprobs in the route's shape, or null when the request did not ask for them. */
-function logprobsBody(ctx: AnswerContext, entries: readonly GenTokenLogprobs[], offset: number): object | null {
-  if (ctx.p.params.logprobs === undefined) return null;
-  return ctx.kind === 'chat' ? chatLogprobs(entries, ctx.vocab) : completionLogprobs(entries, ctx.vocab, offset);
-}
-
-function choiceBody(ctx: AnswerContext, c: Choice, index: number): object {
-  const logprobs = logprobsBody(ctx, c.logprobs, 0);
-  if (ctx.kind === 'chat') {
-    return {
-      index,
-      message: { role: 'assistant', content: c.text },
-      logprobs,
-      finish_reason: c.finishReason,
-      stop_reason: c.stopReason,
-    };
-  }
-  const text = ctx.p.echo ? ctx.prompts[c.prompt]!.text + c.text : c.text;
-  return { index, text, logprobs, finish_reason: c.finishReason, stop_reason: c.stopReason };
-}
-
-/** Server-sent events in OpenAI's chunk format; `data: [DONE]` ends the stream. */
-class SseAnswer {
-  started = false;
-  private readonly roleSent = new Set<number>();
-  /** Per choice: where its next logprobs' text_offset starts (completions). */
-  private readonly offsets = new Map<number, number>();
-  private readonly object: string;
-  private readonly kind: Kind;
-  private readonly model: string;
-
-  constructor(
-    private readonly res: Response,
-    private readonly ctx: AnswerContext,
-    private readonly created: number,
-    private readonly collector: ChoiceCollector,
-  ) {
-    this.kind = ctx.kind;
-    this.model = ctx.p.model;
-    this.object = ctx.kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
-  }
-
-  start(): void {
-    this.started = true;
-    this.res.status(200);
-    this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    this.res.setHeader('Cache-Control', 'no-cache');
-    // The timings are known only at the end: announced here, sent as a trailer by finish(). An
-    // HTTP/1.0 answer has no chunked encoding, so no trailer (Node throws on a Trailer header
-    // there, and the 500 finalhandler then tried to send threw again, uncaught: the server exited).
-    // No Connection header: Node keeps the connection alive unless the client sent
-    // `Connection: close` (a forced keep-alive held such a client's socket 65 s after [DONE]).
-    if (this.chunked) this.res.setHeader('Trailer', 'Server-Timing');
-    this.res.flushHeaders();
-  }
-
-  /** True when the answer is chunked (HTTP/1.1 and later), the only encoding trailers ride on. */
-  private get chunked(): boolean {
-    const { httpVersionMajor: major, httpVersionMinor: minor } = this.res.req;
-    return major > 1 || (major === 1 && minor >= 1);
-  }
-
-  /** One output of choice `index` (global: prompt × n + sequence index). */
-  output(id: string, o: GenRequestOutput, c: Choice, index: number): void {
-    const finish = o.finishReason ?? null;
-    const entries = o.logprobs ?? [];
-    if (o.text === '' && finish === null && entries.length === 0) return;
-    const offset = this.offsets.get(index) ?? 0;
-    const logprobs = logprobsBody(this.ctx, entries, offset);
-    if (logprobs !== null && this.kind === 'completion')
-      this.offsets.set(index, endOffset(entries, this.ctx.vocab, offset));
-    const continuous = this.ctx.p.continuousUsage && this.ctx.p.includeUsage;
-    const usage = continuous ? { usage: this.collector.choiceUsage(c) } : {};
-    if (this.kind === 'chat') {
-      if (!this.roleSent.has(index)) {
-        this.roleSent.add(index);
-        // The role chunk carries no token: vLLM's says completion_tokens 0 (it was this output's count).
-        const roleUsage = continuous ? { usage: this.collector.choiceUsage(c, 0) } : {};
-        this.send({
-          id,
-          object: this.object,
-          created: this.created,
-          model: this.model,
-          choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
-          ...roleUsage,
-        });
-      }
-      const delta = o.text === '' ? {} : { content: o.text };
-      this.send({
-        id,
-        object: this.object,
-        created: this.created,
-        model: this.model,
-        choices: [
-          { index, delta, logprobs, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason },
-        ],
-        ...usage,
-      });
-      return;
-    }
-    let text = o.text;
-    // echo: the prompt's text leads the choice's first chunk.
-    if (this.ctx.p.echo && !this.roleSent.has(index)) {
-      this.roleSent.add(index);
-      text = this.ctx.prompts[c.prompt]!.text + text;
-    }
-    this.send({
-      id,
-      object: this.object,
-      created: this.created,
-      model: this.model,
-      choices: [{ index, text, logprobs, finish_reason: finish, stop_reason: finish === null ? null : c.stopReason }],
-      ...usage,
-    });
-  }
-
-  finish(id: string, timing?: string): void {
-    if (this.ctx.p.includeUsage)
-      this.send({
-        id,
-        object: this.object,
-        created: this.created,
-        model: this.model,
-        choices: [],
-        usage: this.collector.usage(),
-      });
-    if (timing !== undefined && this.chunked) this.res.addTrailers({ 'Server-Timing': timing });
-    this.res.end('data: [DONE]\n\n');
-  }
-
-  error(status: number, message: string): void {
-    this.send(errorBody(status, message));
-    this.res.end('data: [DONE]\n\n');
-  }
-
-  private send(obj: object): void {
-    this.res.write(`data: ${JSON.stringify(obj)}\n\n`);
-  }
 }

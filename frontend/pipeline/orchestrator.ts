@@ -9,7 +9,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
-import type { FinishReason, GenRequestOutput, GenSamplingParams } from '../../schema/engine-ipc.js';
+import type { FinishReason, GenRequestOutput } from '../../schema/engine-ipc.js';
 import type { FromVocoderMessage, VocoderChunkMessage } from '../../schema/vocoder-ipc.js';
 import { epochNowMs } from '../../schema/vocoder-ipc.js';
 import type { GenerationHandle, GenerationModel } from '../generation/generation-model.js';
@@ -20,59 +20,11 @@ import type { TransferMetrics } from './transfer-metrics.js';
 import { InferenceCount } from '../models/inference-count.js';
 import type { StageLoad } from './stage-load.js';
 import type { ModelSeries } from '../models/frontend-series.js';
+import { leastLoaded } from './least-loaded.js';
 import { pcm16Seconds, worstUnderrunSec } from './underrun.js';
+import type { SpeakHandle, SpeakRequest, SpeakSink } from './speak.js';
 import type { VocoderStage } from './vocoder-stage.js';
 import type { SeriesHandle } from '../models/metrics-port.js';
-
-/** One spoken request. */
-export interface SpeakRequest {
-  readonly prompt: string | readonly number[];
-  readonly params: GenSamplingParams & { readonly max_tokens: number };
-  /** Frontend `performance.now()` when the request arrived. */
-  readonly arrivalMs: number;
-  /** Streamed to a player: the underrun simulation runs on its chunks. */
-  readonly streamed: boolean;
-  /**
-   * Speak these codec tokens as they are (`/v1/audio/speech`: the input's bytes): the thinker is
-   * skipped and the frontend feeds code2wav itself, so no thinker→code2wav transfer is recorded.
-   */
-  readonly codes?: readonly number[];
-  /** The request's id, when its reader chose it (a front process answers with it before the primary starts the run). */
-  readonly requestId?: string;
-}
-
-/** How a spoken request ended well. */
-export interface SpeakResult {
-  readonly finishReason: FinishReason;
-  readonly transcript: string;
-  readonly frames: number;
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-  /** Prompt tokens the thinker's prefix cache held (usage.prompt_tokens_details.cached_tokens). */
-  readonly cachedTokens: number;
-  /** The thinker's stop string or stop token id that ended it; null for EOS or a length finish (vLLM's stop_reason). */
-  readonly stopReason: string | number | null;
-}
-
-/** Where a spoken request's outputs go. `onDone` and `onError` are terminal, exactly one is called. */
-export interface SpeakSink {
-  onText(text: string): void;
-  /** One chunk of mono PCM16 at the stage's sample rate, in order. */
-  onAudio(pcm: Uint8Array): void;
-  onDone(result: SpeakResult): void;
-  onError(status: number, message: string): void;
-  /** Admission confirmed, for a request whose handle was `pending` (relayed by a front process). */
-  onAccepted?(): void;
-}
-
-/** A started spoken request. */
-export interface SpeakHandle {
-  readonly requestId: string;
-  /** The client went away: cancels every stage; the request counts as `abort`. */
-  abort(): void;
-  /** Admission is not known yet (relayed by a front): `onAccepted` or `onError` follows, before any output. */
-  readonly pending?: boolean;
-}
 
 /** What the orchestrator works with. */
 export interface OrchestratorParts {
@@ -183,20 +135,6 @@ export class Orchestrator {
     if (this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
-}
-
-/**
- * The replica with the least load; ties go round-robin from `turn` (a counter the caller
- * advances), so requests that arrive one after another on an idle pool still spread over it.
- */
-function leastLoaded(candidates: readonly (readonly [number, number])[], turn: number): number | null {
-  const n = candidates.length;
-  let best: readonly [number, number] | null = null;
-  for (let k = 0; k < n; k++) {
-    const c = candidates[(turn + k) % n]!;
-    if (best === null || c[1] < best[1]) best = c;
-  }
-  return best === null ? null : best[0];
 }
 
 /** One request's way through the stages. */

@@ -19,7 +19,7 @@ import { vocabOf } from '../generation/model-vocab.js';
 import { PipelineAggregator } from './aggregator.js';
 import { AudioMetrics } from './audio-metrics.js';
 import { Orchestrator } from './orchestrator.js';
-import type { SpeakHandle, SpeakRequest, SpeakSink } from './orchestrator.js';
+import type { SpeakHandle, SpeakRequest, SpeakSink } from './speak.js';
 import { PipelineMetrics } from './pipeline-metrics.js';
 import { TransferMetrics } from './transfer-metrics.js';
 import { VocoderStage } from './vocoder-stage.js';

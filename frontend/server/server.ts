@@ -82,6 +82,8 @@ export interface ServerConfig {
    * models, the workers, the sinks and the management and metrics listeners.
    */
   readonly apiServerCount?: number;
+  /** --chat-template's text, for the fronts' generation models (the primary's generation kind has its own copy). */
+  readonly chatTemplate?: string;
 }
 
 /** Workers loading their model at once, server-wide: a few, as many as the CPUs up to 4. */
@@ -162,6 +164,7 @@ function startFronts(
       }),
       processMetrics: deps.metrics.modes.includes('prometheus'),
       maxPointsPerFlush: deps.metricsConfig.limits.maxPointsPerFlush,
+      ...(cfg.chatTemplate !== undefined ? { chatTemplate: cfg.chatTemplate } : {}),
     },
     models: () => ({ models: manager.list().map(snapshotOf), health: healthOf(manager.list()) }),
     lookup: (n) => manager.get(n),
@@ -266,11 +269,10 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => (stopping ??= (status.stop(), stopAll()));
 
-  // The status page's sampler (GET / on the management port): once a second while watched, from /metrics' own families.
+  // The status page's sampler (GET / on the management port): once a second while watched, from /metrics' own cells.
   const status = new StatusSampler({
     describe: () => manager.list().map((m) => m.describe()),
-    exposition: (names) =>
-      deps.metrics.modes.includes('prometheus') ? deps.metrics.prometheusText(names) : Promise.resolve(null),
+    cells: deps.metrics.cells?.() ?? null,
     familyName: (key) => deps.metrics.byKey(key)?.spec.name ?? null,
     modes: deps.metrics.modes,
     version: packageVersion(),

@@ -18,16 +18,21 @@ export class ChartRing {
     if (this.count < this.size) this.count++;
   }
 
-  /** The points, oldest first; with `sinceS`, only those after it. */
+  /**
+   * The points, oldest first; with `sinceS`, only those after it. Times only grow, so the walk
+   * starts at the newest and stops at the first point not after `sinceS`: a page's poll, which
+   * asks for the last second or two, costs those points, not the whole ring. (A wall clock
+   * stepped back hides the points before the step from such a poll; a page reload shows them.)
+   */
   points(sinceS = -Infinity): Array<[number, number | null]> {
-    const out: Array<[number, number | null]> = [];
-    const start = (this.next - this.count + this.size) % this.size;
-    for (let i = 0; i < this.count; i++) {
+    let n = 0;
+    while (n < this.count && this.t[(this.next - 1 - n + 2 * this.size) % this.size]! > sinceS) n++;
+    const out = new Array<[number, number | null]>(n);
+    const start = (this.next - n + this.size) % this.size;
+    for (let i = 0; i < n; i++) {
       const j = (start + i) % this.size;
-      const t = this.t[j]!;
-      if (t <= sinceS) continue;
       const v = this.v[j]!;
-      out.push([t, Number.isNaN(v) ? null : Math.round(v * 1e6) / 1e6]);
+      out[i] = [this.t[j]!, Number.isNaN(v) ? null : Math.round(v * 1e6) / 1e6];
     }
     return out;
   }

@@ -1,14 +1,17 @@
 /**
- * Samples the server once a second for the status page: reads the exposition of the families
- * the page shows (parsed back from the text `/metrics` renders) and the model table, keeps the
- * charts' last 15 minutes in fixed-size rings, and holds the latest snapshot ready, so a page's
- * poll costs a lookup, never a render. It runs only while the page is watched: the first status
+ * Samples the server once a second for the status page: reads the families the page shows
+ * straight from the prometheus sink's metric cells (the values `/metrics` renders at that
+ * moment: no text rendered or parsed, nothing allocated per series) and the model table, keeps
+ * the charts' last 15 minutes in fixed-size rings, and holds the latest snapshot ready, so a
+ * page's poll costs a lookup, never a render. It runs only while the page is watched: the first status
  * request starts it, and 15 minutes without one stop it (a server nobody looks at pays nothing).
  * Its timer is unref'd; `stop()` ends it.
  */
-import type { Sample } from './exposition-parse.js';
-import { bucketDelta, bucketsOf, parseExposition, quantile, sumOf } from './exposition-parse.js';
+import type { MetricCells, SeriesLabels } from '../metrics/metric-cells.js';
+import { BatchSizeWindow } from './batch-size-window.js';
 import { ChartRing } from './chart-ring.js';
+import { HistogramWindow } from './histogram-window.js';
+import { LabelSums } from './label-sums.js';
 import type { StatusCharts, StatusModel, StatusSnapshot, StatusWorker } from './status-snapshot.js';
 
 /** A model as the model table describes it (the management API's describe fields the page uses). */
@@ -41,8 +44,8 @@ interface DescribedWorker {
 /** What the sampler reads. */
 export interface StatusSources {
   describe(): readonly DescribedModel[];
-  /** The text exposition of the named families; null when the prometheus sink is off. */
-  exposition(names: readonly string[]): Promise<string | null>;
+  /** The prometheus sink's cells, read in place; null when that sink is off. */
+  readonly cells: MetricCells | null;
   /** The name metrics.yaml gives the family bound by `key` (`llm.time_to_first_token`), or null. */
   familyName(key: string): string | null;
   readonly modes: readonly string[];
@@ -62,6 +65,9 @@ const BATCH_SAMPLES = 300;
 
 /** The inference routes whose HTTP histogram the latency charts read. */
 const INFERENCE_ROUTE = /^\/(predictions|v2\/models|v1\/)/;
+
+/** Whether a series of `http_request_duration_seconds` is an inference route's. */
+const inferenceRoute = (labels: SeriesLabels): boolean => INFERENCE_ROUTE.test(labels.handler ?? '');
 
 const LLM_KEYS = {
   ttft: 'llm.time_to_first_token',
@@ -94,11 +100,37 @@ export class StatusSampler {
   private readonly startedMs: number;
   private readonly nowMs: () => number;
   private timer: NodeJS.Timeout | null = null;
-  private prev: { samples: Sample[]; atMs: number } | null = null;
-  private readonly batchSizes = new Map<string, number[]>();
-  private latest: StatusSnapshot;
-  private sampling: Promise<void> | null = null;
+  /** When the previous sample was taken (epoch ms), null before the first. */
+  private prevMs: number | null = null;
+  private readonly batchSizes = new Map<string, BatchSizeWindow>();
+  /** The latest sample's snapshot but its charts, which a request draws from the rings. */
+  private latest: Omit<StatusSnapshot, 'charts'>;
   private lastWatchedMs = 0;
+  // What each sample reads, reused from one sample to the next.
+  private readonly latency = new HistogramWindow(inferenceRoute);
+  private readonly ttft = new HistogramWindow();
+  private readonly itl = new HistogramWindow();
+  private readonly requests = new LabelSums('model_name');
+  private readonly restarts = new LabelSums('model_name');
+  private readonly engineRunning = new LabelSums('model_name');
+  private readonly waiting = new LabelSums('model_name');
+  private readonly kv = new LabelSums('model_name');
+  private readonly queries = new LabelSums('model_name');
+  private readonly hits = new LabelSums('model_name');
+  private generated = new LabelSums('model_name');
+  private prevGenerated = new LabelSums('model_name');
+  private readonly sinkErrors = new LabelSums('sink');
+  private readonly pushBatchSize = (labels: SeriesLabels, value: number): void => {
+    // The yaml's handler metric is labelled `ModelName` (TorchServe's name); `model_name` too, for a yaml that renames it.
+    const model = labels.ModelName ?? labels.model_name;
+    if (model === undefined) return;
+    let ring = this.batchSizes.get(model);
+    if (ring === undefined) {
+      if (this.batchSizes.size >= MAX_MODELS) return;
+      this.batchSizes.set(model, (ring = new BatchSizeWindow(BATCH_SAMPLES)));
+    }
+    ring.push(value);
+  };
 
   constructor(private readonly src: StatusSources) {
     this.nowMs = src.nowMs ?? Date.now;
@@ -114,17 +146,23 @@ export class StatusSampler {
       queueDepth: new ChartRing(HISTORY),
       kvUsage: new ChartRing(HISTORY),
     };
-    this.latest = this.build([], null, 0);
+    this.latest = this.build([], false, 0);
   }
 
   /**
    * A status request came: sampling goes on for KEEP_SAMPLING_MS more; when it was idle, it
-   * starts, and the returned promise resolves once the first sample is in.
+   * starts with a first sample, in before the returned promise resolves.
    */
   watched(): Promise<void> {
     this.lastWatchedMs = this.nowMs();
-    if (this.timer !== null) return this.sampling ?? Promise.resolve();
-    this.timer = setInterval(() => void this.tick(), SAMPLE_INTERVAL_S * 1000);
+    if (this.timer !== null) return Promise.resolve();
+    this.timer = setInterval(() => {
+      try {
+        void this.tick();
+      } catch {
+        // A model table that cannot be described this second leaves the last snapshot, never a thrown timer.
+      }
+    }, SAMPLE_INTERVAL_S * 1000);
     this.timer.unref();
     return this.sample();
   }
@@ -151,122 +189,76 @@ export class StatusSampler {
 
   /** The latest snapshot; with `sinceS`, the charts hold only points after that epoch second. */
   snapshot(sinceS?: number): StatusSnapshot {
-    if (sinceS === undefined) return this.latest;
+    // Drawn per request, not per sample: a page polls with `since` and takes only the new points.
     const charts = {} as Record<keyof StatusCharts, StatusCharts[keyof StatusCharts]>;
     for (const k of Object.keys(this.rings) as (keyof StatusCharts)[]) charts[k] = this.rings[k].points(sinceS);
     return { ...this.latest, charts };
   }
 
-  /** Takes one sample now (the timer calls it; tests call it to step). Concurrent calls share one. */
+  /** Takes one sample now (the timer calls it; tests call it to step); synchronous, resolved when done. */
   sample(): Promise<void> {
-    this.sampling ??= this.takeSample().finally(() => (this.sampling = null));
-    return this.sampling;
-  }
-
-  private names(): string[] {
-    const names = [
-      'ts_inference_requests_total',
-      'http_request_duration_seconds',
-      'tsserve_worker_restarts_total',
-      'tsserve_sink_errors_total',
-      'RequestBatchSize',
-    ];
-    for (const key of Object.values(LLM_KEYS)) {
-      const n = this.src.familyName(key);
-      if (n !== null) names.push(n);
-    }
-    return names;
-  }
-
-  private async takeSample(): Promise<void> {
     const now = this.nowMs();
-    // A failed render is a sample without figures, not a stopped sampler.
-    const text = await this.src.exposition(this.names()).catch(() => null);
-    const samples = text === null ? [] : parseExposition(text);
-    const prev = this.prev;
-    const dt = prev === null ? 0 : (now - prev.atMs) / 1000;
+    const dt = this.prevMs === null ? 0 : (now - this.prevMs) / 1000;
     const models = this.src.describe();
-    this.record(samples, prev, dt, models, now);
-    this.latest = this.build(samples, text === null ? null : prev, dt);
-    this.prev = { samples, atMs: now };
+    let readable = this.src.cells !== null;
+    try {
+      this.read(this.src.cells);
+    } catch {
+      // A failed read is a sample without figures, not a stopped sampler (nor a rejection in a timer).
+      this.read(null);
+      readable = false;
+    }
+    this.record(dt, models, now);
+    this.latest = this.build(models, readable && this.prevMs !== null, dt);
+    this.prevMs = now;
+    return Promise.resolve();
+  }
+
+  /** Reads every family the page shows from `cells` (all empty when null). */
+  private read(cells: MetricCells | null): void {
+    const fam = (key: string): string | null => this.src.familyName(key);
+    this.latency.read(cells, 'http_request_duration_seconds');
+    this.ttft.read(cells, fam(LLM_KEYS.ttft));
+    this.itl.read(cells, fam(LLM_KEYS.itl));
+    this.requests.read(cells, 'ts_inference_requests_total');
+    this.restarts.read(cells, 'tsserve_worker_restarts_total');
+    this.engineRunning.read(cells, fam(LLM_KEYS.running));
+    this.waiting.read(cells, fam(LLM_KEYS.waiting));
+    this.kv.read(cells, fam(LLM_KEYS.kv));
+    this.queries.read(cells, fam(LLM_KEYS.queries));
+    this.hits.read(cells, fam(LLM_KEYS.hits));
+    [this.generated, this.prevGenerated] = [this.prevGenerated, this.generated];
+    this.generated.read(cells, fam(LLM_KEYS.generated));
+    this.sinkErrors.read(cells, 'tsserve_sink_errors_total');
+    cells?.eachValue('RequestBatchSize', this.pushBatchSize);
   }
 
   /** Pushes one point to every chart (null where the interval observed nothing). */
-  private record(
-    samples: Sample[],
-    prev: { samples: Sample[]; atMs: number } | null,
-    dt: number,
-    models: readonly DescribedModel[],
-    now: number,
-  ): void {
+  private record(dt: number, models: readonly DescribedModel[], now: number): void {
     const t = Math.round(now / 1000);
-    const http = (s: Sample[]): Array<[number, number]> => {
-      const out = new Map<number, number>();
-      for (const x of s) {
-        if (x.name !== 'http_request_duration_seconds_bucket' || !INFERENCE_ROUTE.test(x.labels.handler ?? ''))
-          continue;
-        const le = x.labels.le === '+Inf' ? Infinity : Number(x.labels.le);
-        out.set(le, (out.get(le) ?? 0) + x.value);
-      }
-      return [...out].sort((a, b) => a[0] - b[0]);
-    };
-    const since = (now2: Array<[number, number]>, before: Array<[number, number]>): Array<[number, number]> =>
-      bucketDelta(now2, before);
-    const lat = prev === null ? [] : since(http(samples), http(prev.samples));
-    const count = lat.length === 0 ? 0 : lat[lat.length - 1]![1];
-    this.rings.requestsPerS.push(t, prev === null || dt <= 0 ? null : count / dt);
-    this.rings.latencyP50S.push(t, quantile(0.5, lat));
-    this.rings.latencyP99S.push(t, quantile(0.99, lat));
-    const llm = (key: string): Array<[number, number]> => {
-      const n = this.src.familyName(key);
-      if (n === null || prev === null) return [];
-      return since(bucketsOf(samples, n), bucketsOf(prev.samples, n));
-    };
-    const ttft = llm(LLM_KEYS.ttft);
-    const itl = llm(LLM_KEYS.itl);
-    this.rings.ttftP50S.push(t, quantile(0.5, ttft));
-    this.rings.ttftP99S.push(t, quantile(0.99, ttft));
-    this.rings.itlP50S.push(t, quantile(0.5, itl));
-    this.rings.itlP99S.push(t, quantile(0.99, itl));
-    let depth = 0;
+    const first = this.prevMs === null || dt <= 0;
+    this.rings.requestsPerS.push(t, first ? null : this.latency.count / dt);
+    this.rings.latencyP50S.push(t, this.latency.quantile(0.5));
+    this.rings.latencyP99S.push(t, this.latency.quantile(0.99));
+    this.rings.ttftP50S.push(t, this.ttft.quantile(0.5));
+    this.rings.ttftP99S.push(t, this.ttft.quantile(0.99));
+    this.rings.itlP50S.push(t, this.itl.quantile(0.5));
+    this.rings.itlP99S.push(t, this.itl.quantile(0.99));
+    let depth = this.waiting.total;
     for (const m of models) depth += m.jobQueueStatus.pendingRequests;
-    const waiting = this.src.familyName(LLM_KEYS.waiting);
-    if (waiting !== null) depth += sumOf(samples, waiting);
     this.rings.queueDepth.push(t, depth);
-    const kv = this.src.familyName(LLM_KEYS.kv);
-    let kvMax: number | null = null;
-    if (kv !== null) for (const x of samples) if (x.name === kv) kvMax = Math.max(kvMax ?? 0, x.value);
-    this.rings.kvUsage.push(t, kvMax);
-    for (const x of samples) {
-      if (x.name !== 'RequestBatchSize' || x.labels.model_name === undefined) continue;
-      let ring = this.batchSizes.get(x.labels.model_name);
-      if (ring === undefined) {
-        if (this.batchSizes.size >= MAX_MODELS) continue;
-        this.batchSizes.set(x.labels.model_name, (ring = []));
-      }
-      ring.push(x.value);
-      if (ring.length > BATCH_SAMPLES) ring.shift();
-    }
+    this.rings.kvUsage.push(t, this.kv.max === null ? null : Math.max(0, this.kv.max));
   }
 
-  private build(samples: Sample[], prev: { samples: Sample[]; atMs: number } | null, dt: number): StatusSnapshot {
+  /** The snapshot of this sample (but its charts); `rates` when a previous sample of the cells makes rates known. */
+  private build(described: readonly DescribedModel[], rates: boolean, dt: number): Omit<StatusSnapshot, 'charts'> {
     const now = this.nowMs();
-    const described = this.src.describe();
-    const fam = (key: string): string | null => this.src.familyName(key);
     const models: StatusModel[] = described.slice(0, MAX_MODELS).map((d) => {
-      const match = { model_name: d.modelName };
-      const running = fam(LLM_KEYS.running);
-      const isGeneration =
-        running !== null && samples.some((x) => x.name === running && x.labels.model_name === d.modelName);
-      const generated = fam(LLM_KEYS.generated);
-      const genTotal = (s: Sample[]): number => (generated === null ? 0 : sumOf(s, generated, match));
-      const queries = fam(LLM_KEYS.queries);
-      const hits = fam(LLM_KEYS.hits);
-      const q = queries === null ? 0 : sumOf(samples, queries, match);
-      const sizes: Record<string, number> = {};
-      for (const v of this.batchSizes.get(d.modelName) ?? []) sizes[String(v)] = (sizes[String(v)] ?? 0) + 1;
+      const name = d.modelName;
+      const q = this.queries.get(name);
+      const tokens = this.generated.get(name) - this.prevGenerated.get(name);
       return {
-        name: d.modelName,
+        name,
         version: d.modelVersion,
         kind: d.kind,
         handler: d.handler,
@@ -278,28 +270,23 @@ export class StatusSampler {
           replicas: st.replicas,
           workers: st.workers.map((w) => ({ ...statusWorker(w, now), replica: w.replica })),
         })),
-        restarts: sumOf(samples, 'tsserve_worker_restarts_total', match),
+        restarts: this.restarts.get(name),
         queue: { pending: d.jobQueueStatus.pendingRequests, capacity: d.jobQueueStatus.remainingCapacity },
-        requests: sumOf(samples, 'ts_inference_requests_total', match),
-        batchSizes: sizes,
-        generation: isGeneration
+        requests: this.requests.get(name),
+        batchSizes: this.batchSizes.get(name)?.distribution() ?? {},
+        generation: this.engineRunning.has(name)
           ? {
-              running: sumOf(samples, running, match),
-              waiting: sumOf(samples, fam(LLM_KEYS.waiting) ?? '', match),
-              kvUsage: sumOf(samples, fam(LLM_KEYS.kv) ?? '', match),
-              prefixHitRate: q > 0 ? sumOf(samples, hits ?? '', match) / q : null,
-              tokensPerS: prev === null || dt <= 0 ? 0 : Math.max(0, (genTotal(samples) - genTotal(prev.samples)) / dt),
+              running: this.engineRunning.get(name),
+              waiting: this.waiting.get(name),
+              kvUsage: this.kv.get(name),
+              prefixHitRate: q > 0 ? this.hits.get(name) / q : null,
+              tokensPerS: !rates || dt <= 0 ? 0 : Math.max(0, tokens / dt),
             }
           : null,
         lastWorkerError: d.lastWorkerError ?? null,
       };
     });
-    const sinks = this.src.modes.map((mode) => ({
-      mode,
-      errors: sumOf(samples, 'tsserve_sink_errors_total', { sink: mode }),
-    }));
-    const charts = {} as Record<keyof StatusCharts, StatusCharts[keyof StatusCharts]>;
-    for (const k of Object.keys(this.rings) as (keyof StatusCharts)[]) charts[k] = this.rings[k].points();
+    const sinks = this.src.modes.map((mode) => ({ mode, errors: this.sinkErrors.get(mode) }));
     return {
       time: new Date(now).toISOString(),
       uptimeS: Math.round((now - this.startedMs) / 1000),
@@ -312,7 +299,6 @@ export class StatusSampler {
         workers: models.reduce((s, m) => s + m.workers.length, 0),
         pending: models.reduce((s, m) => s + m.queue.pending, 0),
       },
-      charts,
       sampleIntervalS: SAMPLE_INTERVAL_S,
     };
   }

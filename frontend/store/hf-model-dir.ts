@@ -3,7 +3,7 @@
  * `tokenizer_config.json` when present, an ONNX export) as a generation model with no
  * model-config.yaml, as `vllm serve DIR` takes one. Every file is read as a request is
  * (schema/files/model-file.ts: inside the store after links, regular, bounded, off the event
- * loop; the ONNX file's inputs and outputs through onnx-io-async.ts, its weights unread); the
+ * loop; the ONNX file's inputs and outputs through onnx-io.ts, its weights unread); the
  * settings come from schema/hf-config.ts; every problem is listed at once, naming its file and
  * key. With a model-config.yaml beside them, these are the defaults it overrides.
  */
@@ -18,7 +18,7 @@ import type { ModelConfig } from '../../schema/worker-protocol.js';
 import { DEFAULT_MODEL_VERSION } from './model-config.js';
 import type { ModelConfigOverrides, ModelConfigResult } from './model-config.js';
 import type { ModelIo } from './onnx-io.js';
-import { readOnnxIoAsync } from './onnx-io-async.js';
+import { readOnnxIo } from './onnx-io.js';
 
 /** The file that makes a directory a Hugging Face model. */
 export const HF_CONFIG_FILE = 'config.json';
@@ -116,7 +116,7 @@ export async function readHfBase(store: string, dir: string): Promise<HfBaseResu
   let outputs: ModelIo['outputs'] = [];
   if (modelFile !== null) {
     try {
-      ({ inputs, outputs } = await readOnnxIoAsync(store, path.join(dir, modelFile)));
+      ({ inputs, outputs } = await readOnnxIo(path.join(dir, modelFile), store));
     } catch (e) {
       problems.push(`${modelFile}: not a readable ONNX model (${(e as Error).message.split('\n')[0]!.slice(0, 80)})`);
     }

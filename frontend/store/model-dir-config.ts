@@ -4,11 +4,11 @@
  * (hf-model-dir.ts), and are the defaults of the one it has. The server's registration and the
  * offline CLI read a directory through this one function.
  */
-import * as fs from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { ModelConfigOverrides, ModelConfigResult } from './model-config.js';
 import { MODEL_CONFIG_FILE, loadModelConfig } from './model-config.js';
-import { hfModelConfig, isHfModelDir, readHfBase } from './hf-model-dir.js';
+import { HF_CONFIG_FILE, hfModelConfig, readHfBase } from './hf-model-dir.js';
 
 /** The config of model `name` in `dir` (a resolved directory inside the store `store`). */
 export async function modelDirConfig(
@@ -17,10 +17,20 @@ export async function modelDirConfig(
   dir: string,
   overrides?: ModelConfigOverrides,
 ): Promise<ModelConfigResult> {
-  if (!isHfModelDir(dir)) return loadModelConfig(name, dir, overrides);
+  if (!(await exists(dir, HF_CONFIG_FILE))) return loadModelConfig(name, dir, overrides);
   const hf = await readHfBase(store, dir);
   if (!hf.ok) return { ok: false, problems: hf.problems };
-  return fs.existsSync(path.join(dir, MODEL_CONFIG_FILE))
+  return (await exists(dir, MODEL_CONFIG_FILE))
     ? loadModelConfig(name, dir, overrides, hf.base)
     : hfModelConfig(name, dir, hf.base, overrides);
+}
+
+/** Whether `dir/file` exists: a stat through libuv's pool, off the event loop (as isHfModelDir's, for registration). */
+async function exists(dir: string, file: string): Promise<boolean> {
+  try {
+    await fsp.stat(path.join(dir, file));
+    return true;
+  } catch {
+    return false;
+  }
 }

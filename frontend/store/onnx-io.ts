@@ -2,9 +2,11 @@
  * The inputs and outputs of an ONNX model (name, Open Inference Protocol datatype, shape with
  * -1 for symbolic dimensions), read straight from the protobuf of the .onnx file: the frontend
  * never loads onnxruntime (that is the workers' adapter), and these few fields need no more
- * than a wire-format walk. Initializers listed as graph inputs (IR < 4) are left out. Read by
- * the Open Inference Protocol's metadata and checks (once per model, io-cache.ts) and by the
- * model-config check of a generation model's graph (engine-graph.ts). The file is opened as a
+ * than a wire-format walk. Initializers listed as graph inputs (IR < 4) are left out. The one
+ * reader of a graph's IO: at registration for the Open Inference Protocol's metadata and checks
+ * (frontend/models/model-io.ts), by the model-config checks of a generation graph
+ * (engine-graph.ts) and of a pad rule, and by the Hugging Face directory check
+ * (hf-model-dir.ts). The file is opened as a
  * model file is (schema/files/model-file.ts): a FIFO or device is refused, never waited on, and
  * every read goes through libuv's pool, off the event loop.
  */

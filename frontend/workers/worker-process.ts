@@ -18,25 +18,13 @@ import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-prot
 import type { Log } from '../log/log.js';
 import { UnsendableBatchError } from '../batching/unsendable.js';
 import type { BatchRunResult } from '../batching/batcher.js';
-import { LineSplitter } from './line-splitter.js';
+import { exitText, STDIO_GRACE_MS, whenChildGone } from './child-gone.js';
+import { BatchWatchdog } from './batch-watchdog.js';
 import { checkResult, isDuration } from './result-check.js';
 import { OutputFaults } from './output-faults.js';
 import { workerEnv } from './worker-env.js';
+import { pipeWorkerStdio } from './worker-stdio.js';
 import type { WorkerOutputFault } from './output-faults.js';
-
-/**
- * The watchdog fires this long after a batch's responseTimeout, so each request's own timeout
- * (the batcher's 504, armed at its arrival with the same limit) always answers first. Node
- * truncates a fractional delay, so without it the watchdog could expire a millisecond before
- * the request timer, and under load the worker's exit answered 500 "Worker died" instead.
- */
-export const WATCHDOG_GRACE_MS = 50;
-
-/**
- * How long after a worker's exit and the close of its IPC channel its stdout and stderr may stay
- * open before it is handled as gone anyway (a process it started holds them).
- */
-export const STDIO_GRACE_MS = 1000;
 
 /** Lifecycle states, as shown by the management API. */
 export type WorkerStatus = 'STARTING' | 'READY' | 'BUSY' | 'STOPPING' | 'DEAD';
@@ -96,14 +84,8 @@ export class WorkerProcess extends EventEmitter {
   private nextBatchId = 1;
   private exited = false;
   private readonly exitPromise: Promise<void>;
-  /** Armed while a batch is at the worker: fires when the one it can be running outlives batchTimeoutMs. */
-  private watchdog: NodeJS.Timeout | null = null;
-  /**
-   * Set when the oldest batch passed its responseTimeout: no new batch goes to this worker in
-   * the grace before the kill (it would only fail with it, 500, instead of waiting for the
-   * replacement). Emits 'overdue' when set.
-   */
-  private overdue = false;
+  /** Armed while a batch is at the worker: fires when the one it can be running outlives batchTimeoutMs (emits 'overdue', then kills). */
+  private readonly watchdog: BatchWatchdog;
   /** Why the frontend killed this worker (load or batch timeout), for the errors it answers. */
   private killedFor: string | null = null;
   private readonly faults: OutputFaults;
@@ -112,6 +94,11 @@ export class WorkerProcess extends EventEmitter {
     super();
     this.id = opts.init.workerId;
     this.depth = Math.max(1, opts.depth ?? 2);
+    this.watchdog = new BatchWatchdog(
+      opts.batchTimeoutMs,
+      () => this.emit('overdue'),
+      (why) => this.killFor(`worker ${this.id}: ${why}`),
+    );
     this.faults = new OutputFaults(
       opts.countFault ?? (() => undefined),
       (msg) => opts.log.error(msg),
@@ -122,51 +109,30 @@ export class WorkerProcess extends EventEmitter {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: workerEnv(process.env, this.id),
     });
-    this.pipeLines('stdout');
-    this.pipeLines('stderr');
+    pipeWorkerStdio(this.child, opts.log, () => this.faults.countOnly('log_line_truncated'));
     this.child.on('message', (msg: unknown) => this.onMessage(msg));
     this.exitPromise = new Promise((resolve) => {
-      // 'close' comes after 'exit' and after the IPC channel has delivered every message, so
-      // the worker's last metrics flush is already ingested when listeners see the exit.
-      const gone = (code: number | null, signal: NodeJS.Signals | null): void => {
-        if (this.exited) return;
-        this.exited = true;
-        this.statusValue = 'DEAD';
-        this.disarm();
-        const why =
-          this.killedFor ??
-          `worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`})`;
-        this.loadWait?.reject(new WorkerLostError(why));
-        this.loadWait = null;
-        for (const p of this.pending.values()) p.reject(new WorkerLostError(why));
-        this.pending.clear();
-        this.emit('exit', code, signal);
-        resolve();
-      };
-      this.child.on('close', gone);
-      // 'close' also waits for stdout and stderr, which a process the worker started may share
-      // and hold open for as long as it lives. The IPC channel's 'disconnect' comes after its
-      // last message, so once the process exited and the channel closed, nothing more of the
-      // worker's can be lost: past a grace (its last stderr lines, a crash's stack, are logged
-      // first as usual), it is gone.
-      let status: [number | null, NodeJS.Signals | null] | null = null;
-      const closing = (): void => {
-        if (status === null || this.child.connected || this.exited) return;
-        const [code, signal] = status;
-        setTimeout(() => {
-          if (this.exited) return;
+      whenChildGone(
+        this.child,
+        (code, signal) => {
+          this.exited = true;
+          this.statusValue = 'DEAD';
+          this.watchdog.disarm();
+          const why = this.killedFor ?? `worker ${this.id} exited (${exitText(code, signal)})`;
+          this.loadWait?.reject(new WorkerLostError(why));
+          this.loadWait = null;
+          for (const p of this.pending.values()) p.reject(new WorkerLostError(why));
+          this.pending.clear();
+          this.emit('exit', code, signal);
+          resolve();
+        },
+        (code, signal) => {
           opts.log.warn(
-            `worker ${this.id} exited (${signal !== null ? `signal ${signal}` : `code ${String(code)}`}) and its IPC channel closed, but its stdout and stderr are still open ${STDIO_GRACE_MS} ms later (a process it started holds them): handled as gone`,
+            `worker ${this.id} exited (${exitText(code, signal)}) and its IPC channel closed, but its stdout and stderr are still open ${STDIO_GRACE_MS} ms later (a process it started holds them): handled as gone`,
           );
           this.faults.countOnly('stdio_held');
-          gone(code, signal);
-        }, STDIO_GRACE_MS).unref();
-      };
-      this.child.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
-        status = [code, signal];
-        closing();
-      });
-      this.child.on('disconnect', closing);
+        },
+      );
     });
     this.child.on('error', () => {
       /* surfaced through 'close' */
@@ -189,7 +155,9 @@ export class WorkerProcess extends EventEmitter {
   /** True when a batch may be sent now (ready, and fewer than `depth` in flight). */
   get canTake(): boolean {
     return (
-      (this.statusValue === 'READY' || this.statusValue === 'BUSY') && this.pending.size < this.depth && !this.overdue
+      (this.statusValue === 'READY' || this.statusValue === 'BUSY') &&
+      this.pending.size < this.depth &&
+      !this.watchdog.overdue
     );
   }
 
@@ -266,7 +234,7 @@ export class WorkerProcess extends EventEmitter {
         // keeps serving, and the batcher fails the requests that cannot cross, alone.
         this.pending.delete(batchId);
         if (this.pending.size === 0) {
-          this.disarm();
+          this.watchdog.disarm();
           if (this.statusValue === 'BUSY') this.statusValue = 'READY';
         } else this.arm();
         reject(new UnsendableBatchError(e instanceof Error ? e.message : String(e)));
@@ -314,33 +282,9 @@ export class WorkerProcess extends EventEmitter {
    * outlives responseTimeout and starts a new one, so one stuck handler cannot hold the model.
    */
   private arm(): void {
-    this.disarm();
-    const limit = this.opts.batchTimeoutMs;
     const oldest = this.pending.values().next();
-    if (limit === undefined || oldest.done === true) return;
-    const startedMs = Math.max(oldest.value.sentMs, this.lastResultMs);
-    // At the deadline: take no more batches; the grace later: kill (the requests' own 504s first).
-    this.watchdog = setTimeout(
-      () => {
-        this.overdue = true;
-        this.emit('overdue');
-        this.watchdog = setTimeout(() => {
-          this.watchdog = null;
-          this.killFor(
-            `worker ${this.id}: a batch outlived responseTimeout ${limit / 1000} s; killed (it is replaced)`,
-          );
-        }, WATCHDOG_GRACE_MS);
-        this.watchdog.unref();
-      },
-      Math.max(0, startedMs + limit - performance.now()),
-    );
-    this.watchdog.unref();
-  }
-
-  private disarm(): void {
-    if (this.watchdog !== null) clearTimeout(this.watchdog);
-    this.watchdog = null;
-    this.overdue = false;
+    if (oldest.done === true) this.watchdog.disarm();
+    else this.watchdog.arm(Math.max(oldest.value.sentMs, this.lastResultMs));
   }
 
   private send(msg: object): void {
@@ -412,22 +356,5 @@ export class WorkerProcess extends EventEmitter {
         break;
       }
     }
-  }
-
-  private pipeLines(stream: 'stdout' | 'stderr'): void {
-    const src = this.child[stream];
-    if (src === null) return;
-    const lines = new LineSplitter((line, dropped) => {
-      if (dropped > 0) this.faults.countOnly('log_line_truncated');
-      this.emitLine(line, stream);
-    });
-    src.setEncoding('utf8');
-    src.on('data', (chunk: string) => lines.push(chunk));
-    src.on('end', () => lines.end());
-  }
-
-  private emitLine(line: string, stream: 'stdout' | 'stderr'): void {
-    if (stream === 'stdout') this.opts.log.info(line, { stream });
-    else this.opts.log.warn(line, { stream });
   }
 }

@@ -97,6 +97,23 @@ describe('tsserve start: the management API leaves no model nor worker behind (r
     expect(children(server)).to.deep.equal(fastPids);
   });
 
+  it('should refuse a built-in onnx model whose graph cannot be read with 400 at registration, naming the file and why, starting no worker', async () => {
+    const dir = path.join(store, 'bad-graph');
+    fs.mkdirSync(dir);
+    // A ModelProto whose graph field (7) claims 5 bytes and has 1.
+    fs.writeFileSync(path.join(dir, 'model.onnx'), Buffer.from([0x3a, 0x05, 0x01]));
+    fs.writeFileSync(path.join(dir, 'model-config.yaml'), 'handler: onnx\nmodel: model.onnx\n');
+    expect(await call('POST', `${server.management}/models?url=bad-graph&model_name=bad-graph`)).to.deep.equal(
+      bad(
+        400,
+        'BadRequestException',
+        'invalid model config for bad-graph:\n  model: \'model.onnx\' is not a readable ONNX graph ("truncated field")',
+      ),
+    );
+    expect(await listed()).to.deep.equal(only);
+    expect(children(server)).to.deep.equal(fastPids);
+  });
+
   it('should register a name asked twice at once exactly once: 200 and 409, one model with its one worker', async () => {
     const url = `${server.management}/models?url=fast&model_name=twin&synchronous=true`;
     const answers = await Promise.all([call('POST', url), call('POST', url)]);

@@ -80,7 +80,7 @@ describe('speculative decoding (real tsserve start, tiny-lm, openai client)', fu
     );
 
     // The same prompt through an engine of the same model and settings, in this process.
-    const m = readModelDir(path.join(store, 'tiny-spec'));
+    const m = await readModelDir(path.join(store, 'tiny-spec'));
     const e = await loadEngine({ dir: path.join(store, 'tiny-spec'), modelFile: m.modelFile, engine: m.engine });
     e.addRequest('r', prompt, body);
     const want = { numDrafts: 0, numDraftTokens: 0, numAcceptedTokens: 0, perPos: [0, 0, 0, 0] };

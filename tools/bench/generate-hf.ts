@@ -82,7 +82,7 @@ async function main(): Promise<void> {
     const dir = join(root, 'tiny-lm-hf');
     mkdirSync(dir, { recursive: true });
     await TINY_LM_BYTE_HF_MODEL.write(dir);
-    const m = readModelDir(dir);
+    const m = await readModelDir(dir);
     const e = await loadEngine({
       dir,
       modelFile: m.modelFile,

@@ -313,7 +313,7 @@ async function main(): Promise<void> {
     const dir = join(root, 'tiny-lm');
     mkdirSync(dir, { recursive: true });
     await TINY_LM_MODEL.write(dir);
-    const m = readModelDir(dir);
+    const m = await readModelDir(dir);
     const load = (o: Record<string, unknown>): Promise<EngineCore> =>
       loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides: { numBlocks: 1024, threads: 1, ...o } });
     const ps = prompts(BATCH, PROMPT, 7);

@@ -40,7 +40,7 @@ function anonHugeKb(): number {
 }
 
 async function child(dir: string): Promise<void> {
-  const m = readModelDir(dir);
+  const m = await readModelDir(dir);
   const e = await loadEngine({
     dir,
     modelFile: m.modelFile,

@@ -76,7 +76,7 @@ async function decode(
 }
 
 async function engineOf(dir: string): Promise<EngineCore> {
-  const m = readModelDir(dir);
+  const m = await readModelDir(dir);
   return loadEngine({
     dir,
     modelFile: m.modelFile,

@@ -114,7 +114,7 @@ async function main(): Promise<void> {
   const engines: EngineCore[] = [];
   try {
     await TINY_LM_MODEL.write(dir);
-    const m = readModelDir(dir);
+    const m = await readModelDir(dir);
     const load = async (overrides: Record<string, unknown>): Promise<EngineCore> => {
       const e = await loadEngine({
         dir,

@@ -5,7 +5,11 @@
  * back-to-back runs alternating which goes first; the figure is the pair whose ratio is the
  * median. Prints `status_page_on_vs_off` (goal ≥ 0.99) and the frontend process's CPU per request
  * with the page open vs none (`status_page_frontend_cpu_per_request_on_vs_off`, from /proc: the
- * cost itself, which a busy machine's throughput noise hides). `BENCH_SMOKE=1`: one short pair.
+ * cost itself, which a busy machine's throughput noise hides). Then what the page costs an idle
+ * server: the frontend's CPU ms a second with a page polling and no traffic, against none
+ * (`status_page_idle_frontend_cpu_ms_per_s`, /proc), and the sampler's own CPU per 1 Hz sample in
+ * process against the exposition render it replaced (`status_sampler_cpu_ms_per_s`, one model
+ * and 50; status-sampler-cost.ts). `BENCH_SMOKE=1`: one short pair, short idle windows.
  */
 import autocannon from 'autocannon';
 import * as fs from 'node:fs';
@@ -15,13 +19,66 @@ import { MLP_HIDDEN, MLP_SEED, writeMlp } from '../models/mlp.js';
 import { writeModelConfig } from '../models/model-config.js';
 import { spawnServer } from './spawn-server.js';
 import { procCpuSeconds } from './proc-cpu.js';
+import { samplerCost } from './status-sampler-cost.js';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const PAIRS = SMOKE ? 1 : Number(process.env.BENCH_PAIRS ?? 3);
 const MEASURE_S = SMOKE ? 1 : 10;
 const WARMUP_S = SMOKE ? 1 : 2;
+/** Seconds of each idle window (no traffic; /proc counts CPU in 10 ms ticks, so long ones). */
+const IDLE_S = SMOKE ? 1 : 30;
+/** In-process samples timed per figure. */
+const SAMPLES = SMOKE ? 20 : 2000;
 
 const note = (m: string): void => void process.stderr.write(`bench:status: ${m}\n`);
+
+/** Polls the page's data once a second as its script does (GET / first); returns the stop and the poll count. */
+async function openPage(management: string): Promise<{ stop: () => void; polls: () => number }> {
+  await (await fetch(`${management}/`)).text();
+  let since = 0;
+  let polls = 0;
+  const timer = setInterval(() => {
+    void fetch(`${management}/status.json${since > 0 ? `?since=${since}` : ''}`)
+      .then((r) => r.json() as Promise<{ charts: { requestsPerS: Array<[number, number | null]> } }>)
+      .then((s) => {
+        polls++;
+        const last = s.charts.requestsPerS[s.charts.requestsPerS.length - 1];
+        if (last !== undefined) since = last[0];
+      })
+      .catch(() => undefined);
+  }, 1000);
+  return { stop: () => clearInterval(timer), polls: () => polls };
+}
+
+/** The frontend's CPU ms a second over an idle window (a few requests first), with a page open when `page`. */
+async function idle(store: string, root: string, tag: string, page: boolean): Promise<number> {
+  const server = await spawnServer(
+    ['--model-store', store, '--models', 'mlp=mlp', '--log-dir', path.join(root, `logs-${tag}`)],
+    root,
+  );
+  let open: { stop: () => void } | null = null;
+  try {
+    const body = JSON.stringify(Array.from({ length: 784 }, () => 0.5));
+    for (let i = 0; i < 10; i++)
+      await (
+        await fetch(`${server.inference}/predictions/mlp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        })
+      ).arrayBuffer();
+    if (page) open = await openPage(server.management);
+    const pid = server.proc.pid ?? 0;
+    const cpu0 = procCpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+    return ((procCpuSeconds(pid) - cpu0) * 1000) / IDLE_S;
+  } finally {
+    open?.stop();
+    const exited = new Promise<void>((r) => server.proc.once('exit', () => r()));
+    server.proc.kill('SIGTERM');
+    await exited;
+  }
+}
 
 /** Served requests/s of one run, with a 1 Hz poller of the page's data when `page`. */
 async function run(
@@ -34,8 +91,7 @@ async function run(
     ['--model-store', store, '--models', 'mlp=mlp', '--log-dir', path.join(root, `logs-${tag}`)],
     root,
   );
-  let polls = 0;
-  let timer: NodeJS.Timeout | null = null;
+  let opened: { stop: () => void; polls: () => number } | null = null;
   try {
     const opts = {
       url: `${server.inference}/predictions/mlp`,
@@ -45,28 +101,16 @@ async function run(
       body: JSON.stringify(Array.from({ length: 784 }, (_v, i) => ((i * 31 + 17) % 100) / 100)),
     };
     await autocannon({ ...opts, duration: WARMUP_S });
-    if (page) {
-      await (await fetch(`${server.management}/`)).text();
-      let since = 0;
-      timer = setInterval(() => {
-        void fetch(`${server.management}/status.json${since > 0 ? `?since=${since}` : ''}`)
-          .then((r) => r.json() as Promise<{ charts: { requestsPerS: Array<[number, number | null]> } }>)
-          .then((s) => {
-            polls++;
-            const last = s.charts.requestsPerS[s.charts.requestsPerS.length - 1];
-            if (last !== undefined) since = last[0];
-          })
-          .catch(() => undefined);
-      }, 1000);
-    }
+    if (page) opened = await openPage(server.management);
     const pid = server.proc.pid ?? 0;
     const cpu0 = procCpuSeconds(pid);
     const r = await autocannon({ ...opts, duration: MEASURE_S });
     const cpu = procCpuSeconds(pid) - cpu0;
     if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+    const polls = opened?.polls() ?? 0;
     return { rps: r.requests.total / MEASURE_S, polls, cpuPerRequest: cpu / Math.max(1, r.requests.total) };
   } finally {
-    if (timer !== null) clearInterval(timer);
+    opened?.stop();
     const exited = new Promise<void>((r) => server.proc.once('exit', () => r()));
     server.proc.kill('SIGTERM');
     await exited;
@@ -121,6 +165,33 @@ async function main(): Promise<void> {
         better: 'lower',
       }) + '\n',
     );
+    const idleOn = await idle(path.dirname(dir), root, 'idle-on', true);
+    const idleOff = await idle(path.dirname(dir), root, 'idle-off', false);
+    note(`idle frontend CPU over ${IDLE_S} s (ms/s): page open ${idleOn.toFixed(2)}, none ${idleOff.toFixed(2)}`);
+    process.stdout.write(
+      JSON.stringify({
+        bench: 'status_page_idle_frontend_cpu_ms_per_s',
+        ours: Math.round(idleOn * 100) / 100,
+        baseline: Math.round(idleOff * 100) / 100,
+        unit: 'ms/s',
+        // /proc counts 10 ms ticks: an idle window may count none.
+        ratio: idleOff > 0 ? Math.round((idleOn / idleOff) * 1000) / 1000 : null,
+        better: 'lower',
+      }) + '\n',
+    );
+    for (const models of [1, 50]) {
+      const c = await samplerCost(models, SAMPLES);
+      process.stdout.write(
+        JSON.stringify({
+          bench: models === 1 ? 'status_sampler_cpu_ms_per_s' : `status_sampler_cpu_ms_per_s_${models}_models`,
+          ours: Math.round(c.ours * 1000) / 1000,
+          baseline: Math.round(c.baseline * 1000) / 1000,
+          unit: 'ms/s',
+          ratio: Math.round((c.ours / c.baseline) * 1000) / 1000,
+          better: 'lower',
+        }) + '\n',
+      );
+    }
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

@@ -19,7 +19,7 @@ import type { FlagDef } from '../../frontend/server/flags.js';
 import { parseFlags } from '../../frontend/server/flags.js';
 import { createServer, defaultKinds } from '../../frontend/main.js';
 import { PipelineModel } from '../../frontend/pipeline/pipeline-model.js';
-import type { SpeakHandle, SpeakResult } from '../../frontend/pipeline/orchestrator.js';
+import type { SpeakHandle, SpeakResult } from '../../frontend/pipeline/speak.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
 import { wavFile } from '../../frontend/openai/wav.js';
 import type { ParsedRequest } from '../../frontend/openai/params.js';

@@ -158,9 +158,6 @@ export async function run(argv: readonly string[]): Promise<number> {
     else if (opts.metricsConfig !== null)
       problems.push('--metrics-profile and --metrics-config both name the metrics configuration; give one');
   }
-  // The fronts tokenize with each model's own template, loaded from its directory (frontend/generation/load-vocab.ts).
-  if (opts.chatTemplate !== null && opts.apiServerCount > 1)
-    problems.push('--chat-template is not passed to the front processes yet: give it with --api-server-count 1');
   if (problems.length > 0 || inference === null || management === null || metricsAddr === null) {
     for (const p of problems) process.stderr.write(`tsserve start: ${p}\n`);
     return 2;
@@ -325,6 +322,8 @@ async function serve(
           ...(opts.shutdownTimeout > 0 ? { shutdownTimeoutMs: opts.shutdownTimeout * 1000 } : {}),
           headerTimeoutMs: opts.headerTimeout,
           apiServerCount: opts.apiServerCount,
+          // The fronts get the template's text, not its path: the file was read once, here.
+          ...(chatTemplate !== undefined ? { chatTemplate } : {}),
         },
         metrics: {
           config: c.config,

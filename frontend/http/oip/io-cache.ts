@@ -1,10 +1,11 @@
 /**
- * A served model's inputs and outputs as the Open Inference Protocol names them, read once per
- * model from its ONNX file (metadata answers and inference requests both need them); null for
- * a model whose file is not ONNX or cannot be read. Read asynchronously and refused when it is
- * not a regular file inside the model directory: a FIFO `model.onnx` never holds the event loop.
+ * A served model's inputs and outputs as the Open Inference Protocol names them: the IO read at
+ * its registration (frontend/models/model-io.ts); a model never registered on its own (a
+ * pipeline's stage) has its file read once here through the same reader. Null for a model whose
+ * file is not ONNX or cannot be read.
  */
 import * as path from 'path';
+import { registeredModelIo } from '../../models/model-io.js';
 import type { ServedModel } from '../../models/served-model.js';
 import { readOnnxIo } from '../../store/onnx-io.js';
 import type { ModelIo } from '../../store/onnx-io.js';
@@ -31,12 +32,14 @@ export function tensorSpecFor(m: ServedModel): Promise<TensorSpec | null> {
   return p;
 }
 
-/** The model's IO, from the cache or read now. */
+/** The model's IO: read at registration, else from the cache or read now. */
 export function modelIoOf(m: ServedModel): Promise<ModelIo | null> {
   let p = cache.get(m);
   if (p === undefined) {
     const file = path.join(m.config.dir, m.config.modelFile);
-    p = file.endsWith('.onnx') ? ioOrNull(file, m.config.dir) : Promise.resolve(null);
+    const atRegistration = registeredModelIo(m.config);
+    if (atRegistration !== undefined) p = Promise.resolve(atRegistration);
+    else p = file.endsWith('.onnx') ? ioOrNull(file, m.config.dir) : Promise.resolve(null);
     cache.set(m, p);
   }
   return p;

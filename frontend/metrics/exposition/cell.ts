@@ -14,6 +14,12 @@ import { traceIds } from './trace-ids.js';
  */
 export type RenderList<C> = C[];
 
+/** One series' labels as the exposition shows them: the kept dimensions, then the automatic labels. */
+export type SeriesLabels = Readonly<Record<string, string>>;
+
+/** The labels of a series without any. */
+export const NO_LABELS: SeriesLabels = Object.freeze({});
+
 /** A bound series of a family, rendered by the family. */
 export interface Cell {
   /** `{a="x"}` (escaped, hostname last) or '' for a series without labels. */
@@ -35,6 +41,8 @@ export class CounterCell implements Cell {
   constructor(
     readonly block: string,
     private readonly list: RenderList<CounterCell>,
+    /** What `block` says, unescaped, for in-process readers (metric-cells.ts). */
+    readonly labels: SeriesLabels = NO_LABELS,
   ) {}
 
   record(value: number, requestId: string | undefined, timeMs: number | undefined): void {
@@ -94,6 +102,8 @@ export class GaugeCell implements Cell {
     private readonly onFirstWrite: ((source: string, cell: GaugeCell) => void) | null,
     /** A series without labels renders from the start, at 0 (as prom-client rendered it). */
     private readonly alwaysPresent = false,
+    /** What `block` says, unescaped, for in-process readers (metric-cells.ts). */
+    readonly labels: SeriesLabels = NO_LABELS,
   ) {
     if (alwaysPresent) this.join();
   }

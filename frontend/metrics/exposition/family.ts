@@ -7,7 +7,8 @@ import type { GaugeMerge, MetricSpec } from '../../../schema/types.js';
 import type { BoundAutoLabels } from '../../../schema/auto-labels.js';
 import { keptDimensions } from '../../../schema/auto-labels.js';
 import type { SinkChild, SinkMetric } from '../sinks/sink.js';
-import { CounterCell, GaugeCell } from './cell.js';
+import { CounterCell, GaugeCell, NO_LABELS } from './cell.js';
+import type { SeriesLabels } from './cell.js';
 import { canonicalFloat, escapeLabelValue, formatValue, labelPairs } from './escape.js';
 import { HistogramCell } from './histogram-cell.js';
 import { DEFAULT_GAUGE_MERGE, isLive, mergeKind } from './merge.js';
@@ -71,6 +72,17 @@ export abstract class Family implements SinkMetric {
     return pairs;
   }
 
+  /** The same labels as `pairs` gives, unescaped, as one frozen record (built once, at bind). */
+  protected labels(values: readonly string[], auto: BoundAutoLabels): SeriesLabels {
+    const names = keptDimensions(this.spec.dimensions, auto);
+    const kept = keptDimensions(values, auto);
+    if (names.length === 0 && auto.names.length === 0) return NO_LABELS;
+    const out: Record<string, string> = {};
+    for (let i = 0; i < names.length; i++) out[names[i] as string] = kept[i] as string;
+    for (let i = 0; i < auto.names.length; i++) out[auto.names[i] as string] = auto.values[i] as string;
+    return Object.freeze(out);
+  }
+
   /** The sample lines, each preceded by a newline. */
   protected abstract samples(openMetrics: boolean): string;
 
@@ -104,7 +116,12 @@ export class CounterFamily extends Family {
 
   private cell(values: readonly string[], auto: BoundAutoLabels): CounterCell {
     const pairs = this.pairs(values, auto);
-    return new CounterCell(pairs === '' ? '' : '{' + pairs + '}', this.cells);
+    return new CounterCell(pairs === '' ? '' : '{' + pairs + '}', this.cells, this.labels(values, auto));
+  }
+
+  /** Calls `fn` with each series the exposition renders: its labels and total. */
+  eachValue(fn: (labels: SeriesLabels, value: number) => void): void {
+    for (const c of this.cells) if (c.present) fn(c.labels, c.value);
   }
 
   bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
@@ -143,7 +160,13 @@ export class GaugeFamily extends Family {
       isLive(this.merge),
       this.tracker,
       alwaysPresent,
+      this.labels(values, auto),
     );
+  }
+
+  /** Calls `fn` with each series the exposition renders: its labels and merged value. */
+  eachValue(fn: (labels: SeriesLabels, value: number) => void): void {
+    for (const c of this.cells) if (c.present) fn(c.labels, c.value());
   }
 
   bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {
@@ -196,7 +219,16 @@ export class HistogramFamily extends Family {
     const pairs = this.pairs(values, auto);
     return pairs === ''
       ? new HistogramCell('', '}', this.bounds, this.cells)
-      : new HistogramCell('{' + pairs + '}', ',' + pairs + '}', this.bounds, this.cells);
+      : new HistogramCell('{' + pairs + '}', ',' + pairs + '}', this.bounds, this.cells, this.labels(values, auto));
+  }
+
+  /**
+   * Calls `fn` with each series the exposition renders: its labels, its per-bucket counts (in
+   * `bounds()` order, +Inf last; not cumulative, and the cell's own array: read, never keep),
+   * its sum and its count.
+   */
+  eachSeries(fn: (labels: SeriesLabels, counts: Float64Array, sum: number, count: number) => void): void {
+    for (const c of this.cells) if (c.present) fn(c.labels, c.counts, c.sum, c.count);
   }
 
   bind(values: readonly string[], auto: BoundAutoLabels): SinkChild {

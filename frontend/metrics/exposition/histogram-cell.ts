@@ -5,7 +5,8 @@
  */
 import { formatValue } from './escape.js';
 import { exemplarText } from './exemplar.js';
-import type { RenderList } from './cell.js';
+import type { RenderList, SeriesLabels } from './cell.js';
+import { NO_LABELS } from './cell.js';
 import { traceIds } from './trace-ids.js';
 
 /** Exemplars of one histogram cell, by bucket index (the last is +Inf). */
@@ -32,6 +33,8 @@ export class HistogramCell {
     readonly tail: string,
     private readonly bounds: Float64Array,
     private readonly list: RenderList<HistogramCell>,
+    /** What `block` says, unescaped, for in-process readers (metric-cells.ts). */
+    readonly labels: SeriesLabels = NO_LABELS,
   ) {
     this.counts = new Float64Array(bounds.length + 1);
   }

@@ -18,6 +18,7 @@ import { ProcessMetrics } from '../exposition/process-metrics.js';
 import type { ProcessPeers } from '../exposition/process-metrics.js';
 import { TEXT_CONTENT_TYPE, textDocument, textForeign } from '../exposition/text-renderer.js';
 import { keepSamples, selectFamilies } from '../exposition/name-filter.js';
+import type { MetricCells, SeriesLabels } from '../metric-cells.js';
 import type { FamilyType } from '../exposition/name-filter.js';
 
 /** Settings of the prometheus sink. */
@@ -53,8 +54,8 @@ function foreignBlock(p: ForeignFamily, om: boolean): string {
   return om ? openMetricsForeign(p) : textForeign(p);
 }
 
-/** Keeps one family per metric and renders the exposition. */
-export class PrometheusSink implements Sink {
+/** Keeps one family per metric, renders the exposition, and lets in-process readers read the cells. */
+export class PrometheusSink implements Sink, MetricCells {
   readonly mode = 'prometheus' as const;
   private readonly families = new Map<string, Family>();
   /** Every name the declared families take (`X_count`, `X_total`…), so a process family cannot claim one too. */
@@ -159,6 +160,28 @@ export class PrometheusSink implements Sink {
       }
     }
     return om ? openMetricsDocument(blocks) : textDocument(blocks, filter !== undefined);
+  }
+
+  eachValue(name: string, fn: (labels: SeriesLabels, value: number) => void): boolean {
+    const f = this.families.get(name);
+    if (!(f instanceof CounterFamily || f instanceof GaugeFamily)) return false;
+    f.eachValue(fn);
+    return true;
+  }
+
+  histogramBounds(name: string): readonly number[] | null {
+    const f = this.families.get(name);
+    return f instanceof HistogramFamily ? f.boundaries() : null;
+  }
+
+  eachHistogram(
+    name: string,
+    fn: (labels: SeriesLabels, counts: Float64Array, sum: number, count: number) => void,
+  ): boolean {
+    const f = this.families.get(name);
+    if (!(f instanceof HistogramFamily)) return false;
+    f.eachSeries(fn);
+    return true;
   }
 
   async close(): Promise<void> {

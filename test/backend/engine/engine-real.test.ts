@@ -27,7 +27,7 @@ describe('EngineCore on the real tiny LM', function () {
   const refs = new Map<string, number[]>();
 
   async function engine(dir: string, overrides: Record<string, unknown> = {}): Promise<EngineCore> {
-    const m = readModelDir(dir);
+    const m = await readModelDir(dir);
     const e = await loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides });
     engines.push(e);
     return e;

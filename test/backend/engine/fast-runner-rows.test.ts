@@ -19,7 +19,7 @@ describe('FastRunner rows and blocks (real tiny LM)', function () {
   const engines: EngineCore[] = [];
 
   async function engine(overrides: Record<string, unknown> = {}): Promise<EngineCore> {
-    const m = readModelDir(dir);
+    const m = await readModelDir(dir);
     const e = await loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides });
     engines.push(e);
     return e;

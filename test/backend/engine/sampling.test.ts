@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { tokenLogprobs } from '../../../backend/engine/logprobs.js';
 import { PenaltyState, processLogits } from '../../../backend/engine/logits-processors.js';
 import { NO_TOKEN, Prng, prngFor, resolveSamplingParams, sampleToken } from '../../../backend/engine/sampling.js';
-import { MAX_SEED } from '../../../schema/engine-ipc.js';
+import { MAX_SEED } from '../../../schema/sampling-params-check.js';
 import { sortedIds, topKIds } from '../../../backend/engine/top-candidates.js';
 import { fullSortSample } from '../../../tools/bench/full-sort-sampler.js';
 

@@ -52,7 +52,7 @@ describe('speculative decoding on the real tiny LM', function () {
   const greedy: GenSamplingParams = { temperature: 0, ignore_eos: true };
 
   async function engine(dir: string, overrides: Record<string, unknown> = {}): Promise<EngineCore> {
-    const m = readModelDir(dir);
+    const m = await readModelDir(dir);
     const e = await loadEngine({ dir, modelFile: m.modelFile, engine: m.engine, overrides });
     engines.push(e);
     return e;
@@ -231,7 +231,7 @@ describe('speculative decoding on the real tiny LM', function () {
   });
 
   it('should refuse speculative_config with a runner that returns one position of logits (the hf layout)', async () => {
-    const m = readModelDir(dirs.hf);
+    const m = await readModelDir(dirs.hf);
     const refusal = async (overrides: Record<string, unknown>): Promise<string> => {
       try {
         await loadEngine({ dir: dirs.hf, modelFile: m.modelFile, engine: m.engine, overrides });

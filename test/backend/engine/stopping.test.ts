@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { RequestRejected } from '../../../backend/engine/engine-core.js';
+import { RequestRejected } from '../../../backend/engine/admission.js';
 import { decodeToGenWorkerMessage } from '../../../schema/engine-ipc.js';
 import { fakeGreedy } from './fake-runner.js';
 import { collect, drain, fakeEngine } from './harness.js';

@@ -73,7 +73,7 @@ describe('runGenerationWorker', function () {
   after(() => rmSync(root, { recursive: true, force: true }));
 
   it('should answer ready, stream valid step messages, report errors per request, abort, and stop on shutdown', async () => {
-    const { sent, post, until, done } = startLoop(initFor(dir, readModelDir(dir).engine));
+    const { sent, post, until, done } = startLoop(initFor(dir, (await readModelDir(dir)).engine));
     await until(() => sent.length > 0);
     const { loadTimeMs, ...ready } = sent[0] as { loadTimeMs: number };
     expect(ready).to.deep.equal({ type: 'tsserve.ready', workerId: 'W-test' });
@@ -163,7 +163,7 @@ describe('runGenerationWorker', function () {
   });
 
   it('should answer load_failed when the model cannot be loaded', async () => {
-    const { sent, done } = startLoop(initFor(join(root, 'missing'), readModelDir(dir).engine));
+    const { sent, done } = startLoop(initFor(join(root, 'missing'), (await readModelDir(dir)).engine));
     await done;
     expect(sent.length).to.equal(1);
     const missing = join(root, 'missing', 'model.onnx');

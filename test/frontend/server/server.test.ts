@@ -152,10 +152,12 @@ describe('createServer (forked fixture workers, recording metrics)', function ()
     store = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-srv-'));
     logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-srvlog-'));
     fs.mkdirSync(path.join(store, 'echo'));
+    // A custom handler (the echo worker never reads it): no graph the frontend would check requests against.
+    fs.writeFileSync(path.join(store, 'echo', 'handler.js'), '');
     fs.writeFileSync(path.join(store, 'echo', 'model.onnx'), '');
     fs.writeFileSync(
       path.join(store, 'echo', 'model-config.yaml'),
-      'handler: onnx\nmodel: model.onnx\nbatchSize: 1\nmaxBatchDelay: 0\nminWorkers: 1\n',
+      'handler: handler.js\nmodel: model.onnx\nbatchSize: 1\nmaxBatchDelay: 0\nminWorkers: 1\n',
     );
     server = await createServer(
       {

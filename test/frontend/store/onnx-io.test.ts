@@ -1,9 +1,11 @@
 import { expect } from 'chai';
+import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { parseOnnxIo, readOnnxIo, scanOnnxIo } from '../../../frontend/store/onnx-io.js';
 import { GraphBuilder } from '../../../tools/models/onnx-builder.js';
+import { writeHfDir } from '../../../tools/models/hf-dir.js';
 import { writeMlp } from '../../../tools/models/mlp.js';
 
 /** The message a promise rejects with (the test fails if it resolves). */
@@ -85,5 +87,23 @@ describe('readOnnxIo', () => {
     g.write(file, 'init');
     expect(await readOnnxIo(file)).to.deep.equal(parseOnnxIo(fs.readFileSync(file)));
     expect((await readOnnxIo(file)).inputs.map((i) => i.name)).to.deep.equal(['x']);
+  });
+
+  it("should read a Hugging Face export's inputs inside the store (the one reader hf-model-dir.ts uses too)", async () => {
+    const { onnxFile } = writeHfDir(path.join(dir, 'export'), { merged: true });
+    const io = await readOnnxIo(onnxFile, dir);
+    expect(io).to.deep.equal(parseOnnxIo(fs.readFileSync(onnxFile)));
+    expect(io.inputs.map((i) => `${i.name}:${i.datatype}:${i.shape.join('x')}`).slice(0, 3)).to.deep.equal([
+      'input_ids:INT64:-1x-1',
+      'attention_mask:INT64:-1x-1',
+      'position_ids:INT64:-1x-1',
+    ]);
+  });
+
+  it('should refuse a FIFO in place of the model without waiting on it, naming the file inside the store', async () => {
+    execFileSync('mkfifo', [path.join(dir, 'fifo.onnx')]);
+    expect(await rejection(readOnnxIo(path.join(dir, 'fifo.onnx'), path.dirname(dir)))).to.equal(
+      `${path.basename(dir)}/fifo.onnx: not a regular file`,
+    );
   });
 });
