@@ -27,8 +27,9 @@ COPY --from=build /app/bin ./bin
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/model-store ./model-store
-# Read at run time: the JSON Schema of metrics.yaml, the default metrics.yaml and the vLLM
-# profile's (--metrics-profile vllm).
+# Read at run time: the JSON Schema of metrics.yaml, the default metrics.yaml (also the
+# self-metrics' declarations, its tsserve_metrics: section) and the vLLM profile's
+# (--metrics-profile vllm).
 COPY --from=build /app/schema/metrics.schema.json ./schema/
 COPY metrics.yaml metrics-vllm.yaml ./
 # Owned by root, run as `node` (uid 1000, the base image's user): the server cannot change its

@@ -49,7 +49,11 @@ export const FRONTEND_BINDINGS = {
   ts_embedding_request_latency_seconds: { dims: ['model_name'], types: ['histogram'] },
 } as const satisfies Readonly<Record<string, NameBinding>>;
 
-/** The self-metrics (`frontend/metrics/self-metrics.ts` declares each, in this order): reserved names. */
+/**
+ * The self-metrics, in render order: reserved names, each declared (type, unit, dimensions, help)
+ * in the `tsserve_metrics:` section of the bundled metrics.yaml, which `selfMetricSpecs`
+ * (`schema/config/self-section.ts`) reads.
+ */
 export const SELF_METRICS = [
   'tsserve_datapoints_dropped_total',
   'tsserve_series',

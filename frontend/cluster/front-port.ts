@@ -14,7 +14,8 @@ import { DropLedger } from '../../schema/flush/drop-ledger.js';
 import { MetricsFlusher } from '../../schema/flush/flusher.js';
 import type { PointBuffer } from '../../schema/flush/point-buffer.js';
 import type { AccessRecord, LogLevel } from '../log/log.js';
-import type { MetricHandle, MetricsPort, SeriesHandle } from '../models/metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
+import type { MetricHandle, MetricsPort } from '../models/metrics-port.js';
 import type { FrontMetrics } from './messages.js';
 import { EMITTED_METRICS } from '../models/frontend-series.js';
 
@@ -30,7 +31,7 @@ export const FRONT_METRICS: readonly string[] = Object.freeze([
 ]);
 
 /** One bound series of a front: its id in the flushes, and a push into the buffer. */
-class FrontSeries implements SeriesHandle {
+class FrontSeries implements BoundSeries {
   constructor(
     private readonly buffer: PointBuffer,
     private readonly id: number,
@@ -128,7 +129,7 @@ export class FrontMetricsPort implements MetricsPort {
     return this.send(msg, done);
   }
 
-  private bind(spec: MetricSpec, dims: Readonly<Record<string, string>> | readonly string[] | undefined): SeriesHandle {
+  private bind(spec: MetricSpec, dims: Readonly<Record<string, string>> | readonly string[] | undefined): BoundSeries {
     const byName: Record<string, string> = {};
     if (Array.isArray(dims))
       spec.dimensions.forEach((d, i) => {

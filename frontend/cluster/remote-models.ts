@@ -15,7 +15,7 @@ import type { GenerateRefused, GenerateRequest, GenerationHandle } from '../gene
 import type { GenerationSink } from '../generation/generation-engine.js';
 import type { GenerationTarget } from '../openai/generation-target.js';
 import type { ModelDescription, ServedModel } from '../models/served-model.js';
-import type { SeriesHandle } from '../models/metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
 import { ImageDecoder } from '../image/image-decoder.js';
 import { parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
 import type { FrontGenEvent, FrontJob, FrontJobDone, FrontSpeechEvent, FromFront, ModelSnapshot } from './messages.js';
@@ -204,7 +204,7 @@ export abstract class RemoteModel {
 }
 
 /** Binds `ts_image_refused_total` of one model and reason (the front's shipped series). */
-export type ImageRefusalBinder = (model: string, reason: string) => SeriesHandle;
+export type ImageRefusalBinder = (model: string, reason: string) => BoundSeries;
 
 /** A batched model served by the primary. */
 export class RemoteBatchedModel extends RemoteModel implements ServedModel {

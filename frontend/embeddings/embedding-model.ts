@@ -13,7 +13,7 @@ import type { JobOutcome } from '../batching/job.js';
 import { BatchedModel } from '../models/batched-model.js';
 import type { FrontendSeries, ModelSeries } from '../models/frontend-series.js';
 import type { ModelKindContext } from '../models/model-kinds.js';
-import type { SeriesHandle } from '../models/metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
 import type { ModelDescription, ServedModel } from '../models/served-model.js';
 
 /** The route `/v1/models` names for an embedding model. */
@@ -21,9 +21,9 @@ export const EMBEDDINGS_ROUTE = '/v1/embeddings';
 
 /** The model's three families (`ts_embedding_*`), bound once. */
 export interface EmbeddingSeries {
-  readonly requests: SeriesHandle;
-  readonly promptTokens: SeriesHandle;
-  readonly latencySec: SeriesHandle;
+  readonly requests: BoundSeries;
+  readonly promptTokens: BoundSeries;
+  readonly latencySec: BoundSeries;
 }
 
 /** Binds model `name`'s three families in `series` (the primary's, or a front's shipped ones). */

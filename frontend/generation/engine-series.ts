@@ -7,12 +7,12 @@
  * dimensions is switched off with one warning naming what the frontend supplies.
  */
 import type { FinishReason } from '../../schema/engine-ipc.js';
-import type { AutoLabels } from '../../schema/metrics-api.js';
+import type { AutoLabels, BoundSeries } from '../../schema/metrics-api.js';
 import { ENGINE_BINDINGS } from '../../schema/metric-catalog.js';
 import type { EngineKey, KeyBinding } from '../../schema/metric-catalog.js';
 import { NOOP_SERIES } from '../../schema/metrics-api.js';
 import { cacheConfigLabels } from './cache-config.js';
-import type { MetricHandle, MetricsPort, SeriesHandle } from '../models/metrics-port.js';
+import type { MetricHandle, MetricsPort } from '../models/metrics-port.js';
 import type { CacheConfigInfo } from './cache-config.js';
 
 export type { CacheConfigInfo } from './cache-config.js';
@@ -40,61 +40,58 @@ export const WAITING_REASONS: readonly WaitingReason[] = ['capacity', 'deferred'
 
 /** Every series the stat processor records into. */
 export interface EngineSeries {
-  readonly running: SeriesHandle;
-  readonly waiting: SeriesHandle;
-  readonly waitingByReason: Readonly<Record<WaitingReason, SeriesHandle>>;
-  readonly sleepState: Readonly<Record<SleepState, SeriesHandle>>;
-  readonly kvCacheUsage: SeriesHandle;
+  readonly running: BoundSeries;
+  readonly waiting: BoundSeries;
+  readonly waitingByReason: Readonly<Record<WaitingReason, BoundSeries>>;
+  readonly sleepState: Readonly<Record<SleepState, BoundSeries>>;
+  readonly kvCacheUsage: BoundSeries;
   /** The deprecated alias of kvCacheUsage (vLLM's `gpu_cache_usage_perc`); off unless declared. */
-  readonly gpuCacheUsage: SeriesHandle;
-  readonly promptTokens: SeriesHandle;
-  readonly promptTokensBySource: Readonly<Record<PromptSource, SeriesHandle>>;
-  readonly promptTokensCached: SeriesHandle;
-  readonly promptTokensRecomputed: SeriesHandle;
-  readonly generationTokens: SeriesHandle;
-  readonly preemptions: SeriesHandle;
+  readonly gpuCacheUsage: BoundSeries;
+  readonly promptTokens: BoundSeries;
+  readonly promptTokensBySource: Readonly<Record<PromptSource, BoundSeries>>;
+  readonly promptTokensCached: BoundSeries;
+  readonly promptTokensRecomputed: BoundSeries;
+  readonly generationTokens: BoundSeries;
+  readonly preemptions: BoundSeries;
   /** Detokenizer windows that hit their bound (schema/text/incremental-detokenizer.ts). */
-  readonly detokenizerFlushes: SeriesHandle;
-  readonly prefixCacheQueries: SeriesHandle;
-  readonly prefixCacheHits: SeriesHandle;
-  readonly success: Readonly<Record<FinishReason, SeriesHandle>>;
-  readonly ttft: SeriesHandle;
-  readonly itl: SeriesHandle;
+  readonly detokenizerFlushes: BoundSeries;
+  readonly prefixCacheQueries: BoundSeries;
+  readonly prefixCacheHits: BoundSeries;
+  readonly success: Readonly<Record<FinishReason, BoundSeries>>;
+  readonly ttft: BoundSeries;
+  readonly itl: BoundSeries;
   /** The deprecated alias of itl (vLLM's `time_per_output_token_seconds`); off unless declared. */
-  readonly tpotAlias: SeriesHandle;
-  readonly e2e: SeriesHandle;
-  readonly queue: SeriesHandle;
-  readonly prefill: SeriesHandle;
-  readonly decode: SeriesHandle;
-  readonly inference: SeriesHandle;
-  readonly tpot: SeriesHandle;
-  readonly requestPromptTokens: SeriesHandle;
-  readonly requestGenerationTokens: SeriesHandle;
-  readonly requestPrefillKvComputedTokens: SeriesHandle;
-  readonly iterationTokens: SeriesHandle;
-  readonly paramsN: SeriesHandle;
-  readonly paramsMaxTokens: SeriesHandle;
-  readonly maxNumGenerationTokens: SeriesHandle;
-  readonly kvBlockLifetime: SeriesHandle;
+  readonly tpotAlias: BoundSeries;
+  readonly e2e: BoundSeries;
+  readonly queue: BoundSeries;
+  readonly prefill: BoundSeries;
+  readonly decode: BoundSeries;
+  readonly inference: BoundSeries;
+  readonly tpot: BoundSeries;
+  readonly requestPromptTokens: BoundSeries;
+  readonly requestGenerationTokens: BoundSeries;
+  readonly requestPrefillKvComputedTokens: BoundSeries;
+  readonly iterationTokens: BoundSeries;
+  readonly paramsN: BoundSeries;
+  readonly paramsMaxTokens: BoundSeries;
+  readonly maxNumGenerationTokens: BoundSeries;
+  readonly kvBlockLifetime: BoundSeries;
   /** `tsserve_datapoints_dropped_total{reason="queue_full"}`: sampled evictions the engine's bounded queue dropped. */
-  readonly kvEvictionsDropped: SeriesHandle;
-  readonly kvBlockIdleBeforeEvict: SeriesHandle;
-  readonly kvBlockReuseGap: SeriesHandle;
+  readonly kvEvictionsDropped: BoundSeries;
+  readonly kvBlockIdleBeforeEvict: BoundSeries;
+  readonly kvBlockReuseGap: BoundSeries;
   // Speculative decoding: bound here, created by the first stats of a speculating engine.
-  readonly specDrafts: SeriesHandle;
-  readonly specDraftTokens: SeriesHandle;
-  readonly specAcceptedTokens: SeriesHandle;
+  readonly specDrafts: BoundSeries;
+  readonly specDraftTokens: BoundSeries;
+  readonly specAcceptedTokens: BoundSeries;
   /** The accepted-tokens-per-position family's series of one draft position (bound once per position). */
-  specAcceptedPerPos(position: number): SeriesHandle;
+  specAcceptedPerPos(position: number): BoundSeries;
 }
-
-/** How the frontend fills one family: its type and the labels it supplies beyond model_name and engine. */
-export type EngineFamily = KeyBinding;
 
 const BASE = ['model_name', 'engine'];
 
 /** metrics.yaml key → how the frontend fills it (the catalog's table, read by key at start-up). */
-export const ENGINE_METRICS: Readonly<Record<string, EngineFamily>> = ENGINE_BINDINGS;
+export const ENGINE_METRICS: Readonly<Record<string, KeyBinding>> = ENGINE_BINDINGS;
 
 /** Problems with how metrics.yaml declares the engine families, by key (empty when fine). */
 export function checkEngineMetrics(metrics: Pick<MetricsPort, 'byKey'>): ReadonlyMap<string, string> {
@@ -146,31 +143,31 @@ export function bindEngineSeries(
   enabled = true,
 ): EngineSeries {
   const bad = checkEngineMetrics(metrics);
-  const bind = (key: EngineKey, extra: Readonly<Record<string, string>> = {}): SeriesHandle => {
+  const bind = (key: EngineKey, extra: Readonly<Record<string, string>> = {}): BoundSeries => {
     const m = !enabled || bad.has(key) ? null : metrics.byKey(key);
     return m === null ? NOOP_SERIES : m.bind(pick(m, { model_name: modelName, engine, ...extra }), autoLabels);
   };
-  const counter = (key: EngineKey, extra?: Readonly<Record<string, string>>): SeriesHandle => {
+  const counter = (key: EngineKey, extra?: Readonly<Record<string, string>>): BoundSeries => {
     const s = bind(key, extra);
     s.record(0);
     return s;
   };
-  const gauge = (key: EngineKey, extra?: Readonly<Record<string, string>>): SeriesHandle => {
+  const gauge = (key: EngineKey, extra?: Readonly<Record<string, string>>): BoundSeries => {
     const s = bind(key, extra);
     s.record(0);
     return s;
   };
   bind('llm.cache_config_info', cacheConfigLabels(cache)).record(1);
-  const success = {} as Record<FinishReason, SeriesHandle>;
+  const success = {} as Record<FinishReason, BoundSeries>;
   for (const r of FINISH_REASONS) success[r] = counter('llm.request_success', { finished_reason: r });
-  const bySource = {} as Record<PromptSource, SeriesHandle>;
+  const bySource = {} as Record<PromptSource, BoundSeries>;
   for (const s of PROMPT_SOURCES) bySource[s] = counter('llm.prompt_tokens_by_source', { source: s });
-  const byReason = {} as Record<WaitingReason, SeriesHandle>;
+  const byReason = {} as Record<WaitingReason, BoundSeries>;
   for (const r of WAITING_REASONS) byReason[r] = gauge('llm.num_requests_waiting_by_reason', { reason: r });
-  const sleepState = {} as Record<SleepState, SeriesHandle>;
+  const sleepState = {} as Record<SleepState, BoundSeries>;
   for (const st of SLEEP_STATES) sleepState[st] = gauge('llm.engine_sleep_state', { sleep_state: st });
   sleepState.awake.record(1);
-  const perPos: SeriesHandle[] = [];
+  const perPos: BoundSeries[] = [];
   // The self-metric (no key: the server's own), for evictions the engine's bounded queue dropped.
   const dropped = enabled ? (metrics.get?.('tsserve_datapoints_dropped_total') ?? null) : null;
   return {

@@ -7,14 +7,13 @@
 import { randomUUID } from 'crypto';
 import { performance } from 'perf_hooks';
 import type { GenSamplingParams } from '../../schema/engine-ipc.js';
-import type { AutoLabels } from '../../schema/metrics-api.js';
+import type { AutoLabels, BoundSeries } from '../../schema/metrics-api.js';
 import { decodeFromGenWorkerMessage, isFromGenWorkerMessage } from '../../schema/engine-ipc.js';
 import type { ModelConfig } from '../../schema/worker-protocol.js';
 import type { ModelKindContext } from '../models/model-kinds.js';
 import type { ModelDescription, ServedModel } from '../models/served-model.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 import type { CacheConfigInfo } from './engine-series.js';
-import type { SeriesHandle } from '../models/metrics-port.js';
 import { cacheConfigOf } from './cache-config.js';
 import { validateEngineArgs } from '../../schema/engine-args.js';
 import type { GenerationSink } from './generation-engine.js';
@@ -104,7 +103,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
   /** Requests one engine holds at most (running and waiting) before new ones get 503. */
   readonly capacity: number;
   /** `tsserve_requests_refused_total{reason="queue_full"}` of this model. */
-  private readonly refused: SeriesHandle;
+  private readonly refused: BoundSeries;
   /** vLLM's dev-mode /sleep and /wake_up of this model. */
   readonly sleeper: SleepControl;
 

@@ -11,12 +11,12 @@ import type { IncomingMessage, ServerResponse } from 'http';
 import type { FrontendMetricName } from '../../schema/metric-catalog.js';
 import { performance } from 'perf_hooks';
 import type { Request, RequestHandler } from 'express';
-import type { SeriesHandle } from '../models/metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
 import { responseBytes } from './response-bytes.js';
 import { msAsSeconds } from '../../schema/elapsed.js';
 
 /** Binds one series of a declared metric (a no-op series when the yaml lacks it). */
-export type BindSeries = (name: FrontendMetricName, dims: Readonly<Record<string, string>>) => SeriesHandle;
+export type BindSeries = (name: FrontendMetricName, dims: Readonly<Record<string, string>>) => BoundSeries;
 
 /** The `handler` value of a request no route took. */
 export const UNMATCHED_HANDLER = 'none';
@@ -48,9 +48,9 @@ export function statusClass(status: number): string {
 }
 
 interface HandlerSeries {
-  readonly requestSize: SeriesHandle;
-  readonly responseSize: SeriesHandle;
-  readonly byMethod: Map<string, { readonly duration: SeriesHandle; readonly byStatus: Map<string, SeriesHandle> }>;
+  readonly requestSize: BoundSeries;
+  readonly responseSize: BoundSeries;
+  readonly byMethod: Map<string, { readonly duration: BoundSeries; readonly byStatus: Map<string, BoundSeries> }>;
 }
 
 /** Options of the middleware. */
@@ -67,7 +67,7 @@ function sizeOf(v: unknown): number {
 /** The HTTP metrics of one or more listeners (share one instance across ports). */
 export class HttpMetrics {
   private readonly handlers = new Map<string, HandlerSeries>();
-  private readonly highr: SeriesHandle;
+  private readonly highr: BoundSeries;
 
   constructor(private readonly bind: BindSeries) {
     this.highr = bind('http_request_duration_highr_seconds', {});

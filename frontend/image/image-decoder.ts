@@ -9,7 +9,7 @@
  */
 import { performance } from 'perf_hooks';
 import type { ImageClassifierOptions, ImageJobBody } from '../../schema/image/classifier-options.js';
-import type { BoundSeries as SeriesHandle } from '../../schema/metrics-api.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
 import { resizePlan } from './resize-plan.js';
 import { readImageHeader } from './image-header.js';
 import { decodeResized } from './sharp-image.js';
@@ -31,13 +31,13 @@ export interface ImageRefusal {
 }
 
 /** Binds `ts_image_refused_total` for one reason. */
-export type RefusalSeries = (reason: string) => SeriesHandle;
+export type RefusalSeries = (reason: string) => BoundSeries;
 
 /** One model's decoder. */
 export class ImageDecoder {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
-  private readonly refused = new Map<string, SeriesHandle>();
+  private readonly refused = new Map<string, BoundSeries>();
 
   constructor(
     readonly options: ImageClassifierOptions,

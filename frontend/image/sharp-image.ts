@@ -26,9 +26,6 @@ export interface ImageProblem {
   readonly message: string;
 }
 
-/** Decoded pixels, interleaved, `channels` per pixel (1 to 3: alpha is dropped). */
-export type DecodedPixels = PixelData;
-
 /** Where the decoded image goes: straight to width×height, or shorter side first, then a centered crop. */
 export type ResizePlan =
   | { readonly kind: 'fill'; readonly width: number; readonly height: number }
@@ -57,7 +54,7 @@ export async function decodeResized(
   plan: ResizePlan,
   maxPixels: number,
   timeoutSec: number,
-): Promise<DecodedPixels | ImageProblem> {
+): Promise<PixelData | ImageProblem> {
   try {
     let img = sharp(bytes, { limitInputPixels: maxPixels, failOn: 'truncated' })
       .timeout({ seconds: timeoutSec })

@@ -36,7 +36,7 @@ import { LOG_KEEP, LOG_MAX_BYTES } from '../log/rotating-file-options.js';
 export type { BoundSeries, DimensionValues, FrontendMetric } from './api.js';
 export type { DropReason } from '../../schema/metrics-api.js';
 export { DROP_REASONS } from '../../schema/metrics-api.js';
-export { SELF_METRIC_SPECS, SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
+export { SelfMetrics, SINK_ERRORS_METRIC } from './self-metrics.js';
 
 /** How the frontend metrics are set up; options override the yaml. */
 export interface FrontendMetricsOptions {

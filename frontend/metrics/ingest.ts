@@ -40,6 +40,20 @@ export const MAX_WORKER_DETECTED = 10_000;
 export type IngestTarget = Pick<FrontendMetrics, 'get' | 'admit' | 'self'> &
   Partial<Pick<FrontendMetrics, 'processGone'>>;
 
+/**
+ * What a worker pool hands its workers' metrics to (`MetricsIngest`): each worker process gives
+ * it every message straight (a result's `metrics` included), and the pool announces and
+ * forgets the worker incarnations.
+ */
+export interface WorkerMetricsIngest {
+  /** A message of worker `workerKey`; false when it is not a metrics message (route it elsewhere). */
+  handle(workerKey: string, msg: unknown): boolean;
+  /** Worker `workerKey` is gone, after its last message. */
+  forget(workerKey: string): void;
+  /** Worker `workerKey` is forked with these automatic labels in its init: its series carry them. */
+  started?(workerKey: string, autoLabels: AutoLabels): void;
+}
+
 /** What the ingest remembers about one worker incarnation. */
 interface WorkerState {
   /** Bound series by the worker's dense series id. */
@@ -52,7 +66,7 @@ interface WorkerState {
 }
 
 /** Receives `tsserve.metrics` messages from workers and records them in the frontend cache. */
-export class MetricsIngest {
+export class MetricsIngest implements WorkerMetricsIngest {
   private readonly workers = new Map<string, WorkerState>();
   /** Automatic labels by worker, as its init message gave them; absent: the frontend's own. */
   private readonly autoLabels = new Map<string, AutoLabels>();

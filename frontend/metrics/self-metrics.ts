@@ -1,8 +1,11 @@
 /**
- * The pipeline's own metrics, declared here (not in metrics.yaml) and rendered by every
- * enabled sink like any other `ts_metrics` metric.
+ * The pipeline's own metrics, declared in the `tsserve_metrics:` section of the bundled
+ * metrics.yaml (`selfMetricSpecs`) and rendered by every enabled sink like any other
+ * `ts_metrics` metric.
  */
-import type { MetricSpec, MetricType, SinkMode } from '../../schema/types.js';
+import type { MetricSpec, SinkMode } from '../../schema/types.js';
+import { selfMetricSpecs } from '../../schema/config/self-section.js';
+import { SELF_METRICS } from '../../schema/metric-catalog.js';
 import type { SelfMetricName } from '../../schema/metric-catalog.js';
 import type { BoundSeries } from './api.js';
 import type { DropReason } from '../../schema/metrics-api.js';
@@ -11,92 +14,17 @@ import type { CachedMetric, MetricHooks } from './metric.js';
 import type { MetricsLog } from './sinks/sink.js';
 import type { LogFileError } from '../log/log.js';
 
-function selfSpec(name: SelfMetricName, type: MetricType, dimensions: readonly string[], help: string): MetricSpec {
-  return Object.freeze({
-    name,
-    section: 'ts_metrics',
-    type,
-    unit: 'Count',
-    dimensions: Object.freeze([...dimensions]),
-    hostLabel: 'Hostname',
-    help,
-    buckets: Object.freeze([]),
-    pos: null,
-  });
-}
-
-/** Built-in self-metric specs, in render order. Their names are reserved. */
-export const SELF_METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
-  selfSpec(
-    'tsserve_datapoints_dropped_total',
-    'counter',
-    ['reason'],
-    'Datapoints dropped instead of recorded, by reason',
-  ),
-  selfSpec('tsserve_series', 'gauge', ['metric'], 'Live series per metric in the frontend metrics cache'),
-  selfSpec(
-    'tsserve_series_overflow_total',
-    'counter',
-    ['metric'],
-    'Binds of a new series folded into the overflow series because the metric reached limits.maxSeriesPerMetric',
-  ),
-  selfSpec('tsserve_flush_batches_total', 'counter', [], 'Metric flush batches received from workers'),
-  selfSpec('tsserve_flush_datapoints_total', 'counter', [], 'Datapoints received from workers in flush batches'),
-  selfSpec(
-    'tsserve_sink_errors_total',
-    'counter',
-    ['sink'],
-    'Deliveries a sink failed to make (statsd: datagram sends; the datapoints a failed datagram carried are lost; tslog: metric lines lost)',
-  ),
-  selfSpec(
-    'tsserve_worker_restarts_total',
-    'counter',
-    ['model_name'],
-    'Workers that exited unexpectedly (a crash, a kill, a failed or timed-out load), per model; each is replaced after a backoff',
-  ),
-  selfSpec(
-    'tsserve_front_restarts_total',
-    'counter',
-    [],
-    'Front processes of --api-server-count that exited unexpectedly, or were killed for leaving 3 heartbeats unanswered, and were started again',
-  ),
-  selfSpec(
-    'tsserve_requests_refused_total',
-    'counter',
-    ['model_name', 'reason'],
-    'Requests answered 503 because a bounded queue was full (reason queue_full: a batching queue, a generation engine or a pipeline stage at --job-queue-size)',
-  ),
-  selfSpec(
-    'tsserve_worker_output_faults_total',
-    'counter',
-    ['model_name', 'reason'],
-    "Worker output the frontend did not take as sent, per model, by reason: malformed_result (a batch result of the wrong shape or with too few responses), extra_response (each response beyond the batch's requests), unknown_batch (a result for no batch in flight), log_line_truncated (a worker stdout/stderr line cut at 64 KiB), stdio_held (a worker that exited handled as gone after 1 s while a process it started held its stdout and stderr)",
-  ),
-  selfSpec(
-    'tsserve_log_errors_total',
-    'counter',
-    ['file', 'reason'],
-    'Log file failures, by file (ts_log.log, access_log.log, ts_metrics.log, model_metrics.log) and reason (rotation_failed: a size rotation that failed, the file written on and the rotation tried again at most once a minute; lines_lost: lines of ts_log.log or access_log.log not written, a full buffer or a failed write; lost metric log lines are in tsserve_sink_errors_total)',
-  ),
-  selfSpec(
-    'tsserve_cache_evictions_total',
-    'counter',
-    ['cache'],
-    'Entries a bounded in-memory table evicted at its bound, by cache (trace_ids: request id to W3C trace id for exemplars, 4096 entries, the oldest evicted; a datapoint of an evicted request keeps its exemplar without a trace_id)',
-  ),
-]);
-
 /** The self-metric counting log file failures. */
-export const LOG_ERRORS_METRIC = 'tsserve_log_errors_total';
+export const LOG_ERRORS_METRIC: SelfMetricName = 'tsserve_log_errors_total';
 
 /** The self-metric counting entries bounded tables evicted (evicting is how they stay bounded, not a loss of datapoints). */
-export const CACHE_EVICTIONS_METRIC = 'tsserve_cache_evictions_total';
+export const CACHE_EVICTIONS_METRIC: SelfMetricName = 'tsserve_cache_evictions_total';
 
 /** The bounded tables `tsserve_cache_evictions_total` counts, its `cache` label values. */
 export type EvictingCache = 'trace_ids';
 
 /** The self-metric counting sink delivery errors (a sink never sends its own error count). */
-export const SINK_ERRORS_METRIC = 'tsserve_sink_errors_total';
+export const SINK_ERRORS_METRIC: SelfMetricName = 'tsserve_sink_errors_total';
 
 /** Most distinct (metric, reason) pairs warned about; later ones are only counted. */
 const MAX_WARNED = 1000;
@@ -130,28 +58,23 @@ export class SelfMetrics implements MetricHooks {
     create: (spec: MetricSpec, hooks: MetricHooks, maxSeries: number) => CachedMetric,
     private readonly log: MetricsLog,
   ) {
-    const made = SELF_METRIC_SPECS.map((s) => create(s, this, Infinity));
-    const [dropped, series, overflow, batches, points, sinkErrors] = made as [
-      CachedMetric,
-      CachedMetric,
-      CachedMetric,
-      CachedMetric,
-      CachedMetric,
-      CachedMetric,
-    ];
-    this.sinkErrors = sinkErrors;
-    this.logErrors = made[SELF_METRIC_SPECS.findIndex((s) => s.name === LOG_ERRORS_METRIC)] as CachedMetric;
-    this.evictions = made[SELF_METRIC_SPECS.findIndex((s) => s.name === CACHE_EVICTIONS_METRIC)] as CachedMetric;
-    this.seriesGauge = series;
-    this.overflowCounter = overflow;
+    const made = new Map(selfMetricSpecs().map((s) => [s.name, create(s, this, Infinity)]));
+    // Every name of SELF_METRICS has its spec (selfMetricSpecs throws otherwise).
+    const metric = (name: SelfMetricName): CachedMetric => made.get(name) as CachedMetric;
+    const dropped = metric('tsserve_datapoints_dropped_total');
+    this.seriesGauge = metric('tsserve_series');
+    this.overflowCounter = metric('tsserve_series_overflow_total');
+    this.sinkErrors = metric(SINK_ERRORS_METRIC);
+    this.logErrors = metric(LOG_ERRORS_METRIC);
+    this.evictions = metric(CACHE_EVICTIONS_METRIC);
     for (const reason of DROP_REASONS) this.droppedByReason.set(reason, dropped.bind([reason]));
-    this.batches = batches.bind();
-    this.points = points.bind();
+    this.batches = metric('tsserve_flush_batches_total').bind();
+    this.points = metric('tsserve_flush_datapoints_total').bind();
   }
 
   /** Whether `name` is a built-in self-metric (metrics.yaml cannot redeclare it). */
   static isReserved(name: string): boolean {
-    return SELF_METRIC_SPECS.some((s) => s.name === name);
+    return (SELF_METRICS as readonly string[]).includes(name);
   }
 
   /** Count `n` dropped datapoints; warn once per (metric, reason). */

@@ -12,7 +12,7 @@ import type { Job } from '../batching/job.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 import type { WorkerPoolDeps } from '../workers/worker-pool.js';
 import type { FrontendSeries } from './frontend-series.js';
-import type { SeriesHandle } from './metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
 import type { ModelDescription, ServedModel } from './served-model.js';
 import { ImageDecoder } from '../image/image-decoder.js';
 import { parseImageClassifierOptions } from '../../schema/image/classifier-options.js';
@@ -42,7 +42,7 @@ export class BatchedModel implements ServedModel {
   private readonly batcher: Batcher;
   private configValue: ModelConfig;
   /** `tsserve_requests_refused_total{reason="queue_full"}` of this model. */
-  private readonly refused: SeriesHandle;
+  private readonly refused: BoundSeries;
   readonly imageDecoder?: ImageDecoder;
 
   constructor(

@@ -8,7 +8,8 @@ import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
 import { FRONTEND_BINDINGS } from '../../schema/metric-catalog.js';
 import type { BoundMetricName, NameBinding } from '../../schema/metric-catalog.js';
 import { bindOrNoop } from '../metrics/bind-or-noop.js';
-import type { MetricsPort, SeriesHandle } from './metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
+import type { MetricsPort } from './metrics-port.js';
 
 /** Every frontend metric the server records, with the dimensions it supplies (the catalog's table). */
 export const EMITTED_METRICS: Readonly<Record<string, NameBinding>> = FRONTEND_BINDINGS;
@@ -47,18 +48,18 @@ export function checkFrontendMetrics(metrics: SpecLookup): string[] {
 
 /** Per-model inference series (`model_name`, `model_version`). */
 export interface ModelSeries {
-  readonly requests: SeriesHandle;
-  readonly latencyUs: SeriesHandle;
-  readonly queueUs: SeriesHandle;
+  readonly requests: BoundSeries;
+  readonly latencyUs: BoundSeries;
+  readonly queueUs: BoundSeries;
 }
 
 /** Host-level series bound at start-up; per-model and per-worker ones bound when they appear. */
 export class FrontendSeries {
-  readonly requests2xx: SeriesHandle;
-  readonly requests4xx: SeriesHandle;
-  readonly requests5xx: SeriesHandle;
-  readonly queueTime: SeriesHandle;
-  readonly workerThreadTime: SeriesHandle;
+  readonly requests2xx: BoundSeries;
+  readonly requests4xx: BoundSeries;
+  readonly requests5xx: BoundSeries;
+  readonly queueTime: BoundSeries;
+  readonly workerThreadTime: BoundSeries;
 
   constructor(private readonly metrics: MetricsPort) {
     const host = { Level: 'Host' };
@@ -80,22 +81,22 @@ export class FrontendSeries {
   }
 
   /** Binds one series of a frontend metric by name; a no-op when metrics.yaml lacks it. */
-  bind(name: BoundMetricName, dims: Readonly<Record<string, string>>): SeriesHandle {
+  bind(name: BoundMetricName, dims: Readonly<Record<string, string>>): BoundSeries {
     return bindOrNoop(this.metrics, name, dims);
   }
 
   /** `tsserve_worker_restarts_total` of one model (a self-metric). */
-  workerRestarts(modelName: string): SeriesHandle {
+  workerRestarts(modelName: string): BoundSeries {
     return bindOrNoop(this.metrics, 'tsserve_worker_restarts_total', { model_name: modelName });
   }
 
   /** `tsserve_worker_output_faults_total{reason}` of one model (a self-metric). */
-  workerOutputFaults(modelName: string, reason: string): SeriesHandle {
+  workerOutputFaults(modelName: string, reason: string): BoundSeries {
     return bindOrNoop(this.metrics, 'tsserve_worker_output_faults_total', { model_name: modelName, reason });
   }
 
   /** `tsserve_requests_refused_total{reason="queue_full"}` of one model (a self-metric), at 0 from the start. */
-  queueFullRefusals(modelName: string): SeriesHandle {
+  queueFullRefusals(modelName: string): BoundSeries {
     const h = bindOrNoop(this.metrics, 'tsserve_requests_refused_total', {
       model_name: modelName,
       reason: 'queue_full',
@@ -105,7 +106,7 @@ export class FrontendSeries {
   }
 
   /** `tsserve_front_restarts_total` (a self-metric). */
-  frontRestarts(): SeriesHandle {
+  frontRestarts(): BoundSeries {
     return bindOrNoop(this.metrics, 'tsserve_front_restarts_total', {});
   }
 

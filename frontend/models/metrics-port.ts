@@ -6,14 +6,11 @@ import type { MetricSpec, SinkMode } from '../../schema/types.js';
 import type { AutoLabels, BoundSeries, DimensionValues } from '../../schema/metrics-api.js';
 import type { MetricCells } from '../metrics/metric-cells.js';
 
-/** A bound series: recording is an index and an add. */
-export type SeriesHandle = BoundSeries;
-
 /** One declared metric. Dimension values exclude the hostname (filled automatically). */
 export interface MetricHandle {
   readonly spec: MetricSpec;
   /** `autoLabels`: the recording process's automatic labels (default the frontend's own). */
-  bind(dimensionValues?: DimensionValues, autoLabels?: AutoLabels): SeriesHandle;
+  bind(dimensionValues?: DimensionValues, autoLabels?: AutoLabels): BoundSeries;
 }
 
 /** What the server needs from the metrics cache. */

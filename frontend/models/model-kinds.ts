@@ -21,11 +21,10 @@ export interface ModelKindContext {
   readonly series: FrontendSeries;
   /**
    * Worker pool dependencies (entry script, worker naming, WorkerLoadTime, metrics ingest).
-   * Pass your own `onOtherMessage` to receive engine outputs; call `ingestMetrics` from it
-   * for anything that is not yours.
+   * Pass your own `onOtherMessage` to receive engine outputs (metrics never reach it: the
+   * workers hand them to the ingest); call the base one for anything that is not yours.
    */
   readonly poolDeps: WorkerPoolDeps;
-  readonly ingestMetrics: (workerId: string, msg: unknown) => boolean;
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string) => void;
   /** Bounds on request bodies, for the kind's own routes (default: DEFAULT_BODY_LIMITS). */
   readonly bodyLimits?: BodyLimits;

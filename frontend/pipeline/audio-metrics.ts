@@ -5,24 +5,22 @@
  * reason. A replica's series are bound on its first observation; all no-ops when stats are off.
  */
 import type { VocoderRejectReason } from '../../schema/vocoder-ipc.js';
-import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
+import type { MetricsPort } from '../models/metrics-port.js';
 import { bindOrNoop } from '../metrics/bind-or-noop.js';
 import type { PipelineMetricName } from '../../schema/metric-catalog.js';
 
 /** Thresholds (ms) of `ts_omni_audio_continuity_ok_total{threshold_ms}`: a request counts under each its worst underrun stayed below. */
 export const CONTINUITY_THRESHOLDS_MS: readonly number[] = [20, 50, 100, 250];
 
-/** Why a request produced no audio (`reason` of the skipped counter). */
-export type SkipReason = VocoderRejectReason;
-
 interface ReplicaSeries {
-  readonly ttfp: SeriesHandle;
-  readonly duration: SeriesHandle;
-  readonly rtf: SeriesHandle;
-  readonly frames: SeriesHandle;
-  readonly underrun: SeriesHandle;
-  readonly continuity: readonly SeriesHandle[];
-  readonly skipped: Map<SkipReason, SeriesHandle>;
+  readonly ttfp: BoundSeries;
+  readonly duration: BoundSeries;
+  readonly rtf: BoundSeries;
+  readonly frames: BoundSeries;
+  readonly underrun: BoundSeries;
+  readonly continuity: readonly BoundSeries[];
+  readonly skipped: Map<VocoderRejectReason, BoundSeries>;
 }
 
 /** Audio series of one pipeline's audio stage. */
@@ -60,7 +58,7 @@ export class AudioMetrics {
   }
 
   /** The stage rejected the request's input: no audio, counted by reason. */
-  skipped(replica: number, reason: SkipReason): void {
+  skipped(replica: number, reason: VocoderRejectReason): void {
     const s = this.of(replica);
     let h = s.skipped.get(reason);
     if (h === undefined)
@@ -68,7 +66,7 @@ export class AudioMetrics {
     h.record(1);
   }
 
-  private bind(name: PipelineMetricName, replica: number, extra: Readonly<Record<string, string>> = {}): SeriesHandle {
+  private bind(name: PipelineMetricName, replica: number, extra: Readonly<Record<string, string>> = {}): BoundSeries {
     const dims = { model_name: this.modelName, stage: this.stage, replica: String(replica), ...extra };
     return bindOrNoop(this.metrics, name, dims, this.enabled);
   }

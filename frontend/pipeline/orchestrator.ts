@@ -10,11 +10,11 @@
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { FinishReason, GenRequestOutput } from '../../schema/engine-ipc.js';
-import type { FromVocoderMessage, VocoderChunkMessage } from '../../schema/vocoder-ipc.js';
+import type { FromVocoderMessage, VocoderChunkMessage, VocoderRejectReason } from '../../schema/vocoder-ipc.js';
 import { epochNowMs } from '../../schema/vocoder-ipc.js';
 import type { GenerationHandle, GenerationModel } from '../generation/generation-model.js';
 import type { PipelineAggregator, RequestTrace } from './aggregator.js';
-import type { AudioMetrics, SkipReason } from './audio-metrics.js';
+import type { AudioMetrics } from './audio-metrics.js';
 import type { PipelineMetrics } from './pipeline-metrics.js';
 import type { TransferMetrics } from './transfer-metrics.js';
 import { InferenceCount } from '../models/inference-count.js';
@@ -24,7 +24,7 @@ import { leastLoaded } from './least-loaded.js';
 import { pcm16Seconds, worstUnderrunSec } from './underrun.js';
 import type { SpeakHandle, SpeakRequest, SpeakSink } from './speak.js';
 import type { VocoderStage } from './vocoder-stage.js';
-import type { SeriesHandle } from '../models/metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
 
 /** What the orchestrator works with. */
 export interface OrchestratorParts {
@@ -40,7 +40,7 @@ export interface OrchestratorParts {
   readonly transfer: TransferMetrics;
   readonly aggregator: PipelineAggregator;
   /** `tsserve_requests_refused_total{reason="queue_full"}` of the pipeline (a full code2wav stage). */
-  readonly refused: SeriesHandle;
+  readonly refused: BoundSeries;
   /** The pipeline's TorchServe series (`ts_inference_requests_total`, …): one count per request. */
   readonly inference?: ModelSeries;
   /** In-flight requests per stage replica (`ts_omni_stage_inflight_requests`). */
@@ -355,7 +355,12 @@ class PipelineRun {
   }
 
   /** A stage failed (or rejected the input: `skip` names why): every other stage is cancelled. */
-  private fail(status: number, message: string, skip: SkipReason | null, reason: FinishReason = 'error'): void {
+  private fail(
+    status: number,
+    message: string,
+    skip: VocoderRejectReason | null,
+    reason: FinishReason = 'error',
+  ): void {
     if (this.done) return;
     if (skip !== null) this.p.audio.skipped(this.vocoderReplica, skip);
     this.finish(reason, true);

@@ -5,7 +5,8 @@
  * (vLLM-Omni's names in the vLLM profile), bound once per model; no-ops when stats are off.
  */
 import type { FinishReason } from '../../schema/engine-ipc.js';
-import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
+import type { MetricsPort } from '../models/metrics-port.js';
 import { bindOrNoop } from '../metrics/bind-or-noop.js';
 
 /** Every pipeline finish reason, each pre-created at 0. */
@@ -13,19 +14,19 @@ export const PIPELINE_FINISH_REASONS: readonly FinishReason[] = ['stop', 'length
 
 /** Bound pipeline series of one model. */
 export class PipelineMetrics {
-  private readonly running: SeriesHandle;
-  private readonly waiting: SeriesHandle;
-  private readonly success: Readonly<Record<FinishReason, SeriesHandle>>;
-  private readonly e2e: SeriesHandle;
-  private readonly promptTokens: SeriesHandle;
-  private readonly generationTokens: SeriesHandle;
+  private readonly running: BoundSeries;
+  private readonly waiting: BoundSeries;
+  private readonly success: Readonly<Record<FinishReason, BoundSeries>>;
+  private readonly e2e: BoundSeries;
+  private readonly promptTokens: BoundSeries;
+  private readonly generationTokens: BoundSeries;
 
   constructor(metrics: Pick<MetricsPort, 'get'>, modelName: string, enabled: boolean) {
     const m = { model_name: modelName };
     this.running = bindOrNoop(metrics, 'ts_omni_num_requests_running', m, enabled);
     this.waiting = bindOrNoop(metrics, 'ts_omni_num_requests_waiting', m, enabled);
     this.e2e = bindOrNoop(metrics, 'ts_omni_e2e_request_latency_seconds', m, enabled);
-    const success = {} as Record<FinishReason, SeriesHandle>;
+    const success = {} as Record<FinishReason, BoundSeries>;
     for (const r of PIPELINE_FINISH_REASONS) {
       success[r] = bindOrNoop(metrics, 'ts_omni_requests_success_total', { ...m, finished_reason: r }, enabled);
       success[r].record(0);

@@ -4,12 +4,13 @@
  * replica of each stage from its admission to its end, so each binding adds 1 and its end takes
  * it away. Series are bound on a replica's first request; no-ops when stats are off.
  */
-import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
+import type { MetricsPort } from '../models/metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
 import { bindOrNoop } from '../metrics/bind-or-noop.js';
 
 /** In-flight requests per stage replica of one pipeline. */
 export class StageLoad {
-  private readonly series = new Map<string, { readonly handle: SeriesHandle; count: number }>();
+  private readonly series = new Map<string, { readonly handle: BoundSeries; count: number }>();
 
   constructor(
     private readonly metrics: Pick<MetricsPort, 'get'>,

@@ -5,15 +5,16 @@
  * clock, `in flight` the difference of two epoch readings (performance.timeOrigin +
  * performance.now()) taken in the two processes — never two processes' monotonic readings.
  */
-import type { MetricsPort, SeriesHandle } from '../models/metrics-port.js';
+import type { BoundSeries } from '../../schema/metrics-api.js';
+import type { MetricsPort } from '../models/metrics-port.js';
 import { bindOrNoop } from '../metrics/bind-or-noop.js';
 import type { PipelineMetricName } from '../../schema/metric-catalog.js';
 
 interface EdgeSeries {
-  readonly size: SeriesHandle;
-  readonly tx: SeriesHandle;
-  readonly rx: SeriesHandle;
-  readonly inFlight: SeriesHandle;
+  readonly size: BoundSeries;
+  readonly tx: BoundSeries;
+  readonly rx: BoundSeries;
+  readonly inFlight: BoundSeries;
 }
 
 /** Transfer series of one hop (from one stage to the next) of one pipeline. */
@@ -54,7 +55,7 @@ export class TransferMetrics {
         to_stage: this.toStage,
         to_replica: String(to),
       };
-      const b = (name: PipelineMetricName): SeriesHandle => bindOrNoop(this.metrics, name, v, this.enabled);
+      const b = (name: PipelineMetricName): BoundSeries => bindOrNoop(this.metrics, name, v, this.enabled);
       e = {
         size: b('ts_omni_transfer_size_bytes'),
         tx: b('ts_omni_transfer_tx_seconds'),

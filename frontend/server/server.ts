@@ -17,7 +17,6 @@ import type * as http from 'http';
 import * as os from 'os';
 import * as path from 'path';
 import type { MetricsConfig } from '../../schema/types.js';
-import type { AutoLabels } from '../../schema/metrics-api.js';
 import type { BodyLimits } from '../models/body-limits.js';
 import { bodyLimits } from '../models/body-limits.js';
 import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
@@ -42,6 +41,8 @@ import { ModelManager, RegistrationError } from '../models/model-manager.js';
 import { healthOf } from '../models/health.js';
 import { StartGate } from '../workers/start-gate.js';
 import { FrontRecords } from '../cluster/front-records.js';
+import type { FrontMetricsIngest } from '../cluster/front-records.js';
+import type { WorkerMetricsIngest } from '../metrics/ingest.js';
 import { FrontSupervisor } from '../cluster/front-supervisor.js';
 import { snapshotOf } from '../cluster/snapshot.js';
 import type { ForeignFamily } from '../metrics/exposition/foreign-family.js';
@@ -97,14 +98,8 @@ export interface ServerDeps {
   readonly clock?: Clock;
   readonly metrics: MetricsPort;
   readonly metricsConfig: MetricsConfig;
-  readonly ingest: {
-    handle(workerKey: string, msg: unknown): boolean;
-    forget(workerKey: string): void;
-    /** A worker is forked with these automatic labels: its series carry them. */
-    started?(workerKey: string, autoLabels: AutoLabels): void;
-    /** A front process: its series are these frontend metrics', not model metrics'. */
-    acceptFrom?(source: string, names: ReadonlySet<string>): void;
-  };
+  /** The workers' and the fronts' metrics go here (`MetricsIngest`). */
+  readonly ingest: WorkerMetricsIngest & FrontMetricsIngest;
   /** The server's logger; workers log through children of it (`worker`, `model` bindings). */
   readonly log: Log;
   /** One record per response on every listener; none when absent. */
@@ -194,23 +189,20 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
     bodyLimits: limits,
     ...(cfg.queueCapacity !== undefined ? { queueCapacity: cfg.queueCapacity } : {}),
     ...(deps.clock !== undefined ? { clock: deps.clock } : {}),
-    ingestMetrics: (id, msg) => deps.ingest.handle(id, msg),
     poolDeps: {
       entry: cfg.workerEntry ?? DEFAULT_WORKER_ENTRY,
       metrics: deps.metricsConfig,
       metricsEnabled: deps.metrics.modes.length > 0,
       autoLabels: deps.metrics.autoLabels ?? {},
       nextWorkerPort: () => workerPort++,
-      onOtherMessage: (id, msg) => {
-        if (deps.ingest.handle(id, msg)) return;
+      ingest: deps.ingest,
+      onOtherMessage: (id) => {
         if (!warnedUnknown.has(id)) {
           warnedUnknown.add(id);
           deps.log.warn(`worker ${id}: ignoring a message of unknown type`);
         }
       },
-      onWorkerStarting: (id, labels) => deps.ingest.started?.(id, labels),
       onWorkerGone: (id) => {
-        deps.ingest.forget(id);
         warnedUnknown.delete(id);
         fronts?.announce();
       },

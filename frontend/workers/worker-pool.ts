@@ -9,6 +9,7 @@ import { NOOP_SERIES } from '../../schema/metrics-api.js';
 import type { InitMessage, ModelConfig } from '../../schema/worker-protocol.js';
 import { WORKER_PROTOCOL_VERSION } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
+import type { WorkerMetricsIngest } from '../metrics/ingest.js';
 import { WorkerProcess } from './worker-process.js';
 import type { WorkerStatus } from './worker-process.js';
 import type { Clock, ClockTimer } from '../batching/clock.js';
@@ -26,10 +27,14 @@ export interface WorkerPoolDeps {
   readonly autoLabels?: AutoLabels;
   /** TorchServe-style worker port numbers, unique per incarnation (9000, 9001, …). */
   readonly nextWorkerPort: () => number;
+  /**
+   * Where the workers' metrics go: each worker process hands it its metrics messages, the pool
+   * announces each incarnation to it before the fork (`started`) and forgets it after its exit.
+   */
+  readonly ingest: WorkerMetricsIngest;
+  /** A worker's messages that are neither control nor metrics (a generation engine's outputs). */
   readonly onOtherMessage: (workerId: string, msg: unknown) => void;
-  /** A worker is being forked with these automatic labels in its init (the ingest's `started`). */
-  readonly onWorkerStarting?: (workerId: string, autoLabels: AutoLabels) => void;
-  /** A worker is gone for good: drop per-worker state (the ingest's `forget`). */
+  /** A worker is gone for good (the ingest forgets it right after): drop per-worker state. */
   readonly onWorkerGone: (workerId: string) => void;
   /** A worker loaded its model (`WorkerLoadTime`). */
   readonly onWorkerLoaded: (workerId: string, loadTimeMs: number) => void;
@@ -261,11 +266,12 @@ export class WorkerPool extends EventEmitter {
       metricsEnabled: this.deps.metricsEnabled ?? true,
       autoLabels: this.deps.autoLabels ?? {},
     };
-    this.deps.onWorkerStarting?.(init.workerId, init.autoLabels ?? {});
+    this.deps.ingest.started?.(init.workerId, init.autoLabels ?? {});
     const log = this.deps.log.child({ worker: init.workerId, model: this.model.name });
     const w = new WorkerProcess({
       entry: this.deps.entry,
       init,
+      ingest: this.deps.ingest,
       onOtherMessage: this.deps.onOtherMessage,
       log,
       batchTimeoutMs: this.model.responseTimeoutSec * 1000,
@@ -310,6 +316,7 @@ export class WorkerPool extends EventEmitter {
     this.live.delete(w);
     this.deps.registry?.delete(w);
     this.deps.onWorkerGone(w.id);
+    this.deps.ingest.forget(w.id);
     this.onIdle();
     const expected = this.stopping || this.retiring.has(w);
     if (expected) return;

@@ -1,7 +1,8 @@
 /**
  * One forked worker process and the control protocol spoken with it
  * (`schema/worker-protocol.ts`): init → ready | load_failed, batch → result, shutdown.
- * Metrics messages are handed to `onOtherMessage` untouched (the ingest decodes them).
+ * Metrics messages (alone or carried in a result) go straight to the ingest, undecoded (it
+ * decodes them); any other message to `onOtherMessage`.
  */
 import { fork } from 'child_process';
 import { performance } from 'perf_hooks';
@@ -16,6 +17,7 @@ import type {
 } from '../../schema/worker-protocol.js';
 import { WORKER_LOG_LEVELS, isFromWorkerMessage } from '../../schema/worker-protocol.js';
 import type { Log } from '../log/log.js';
+import type { WorkerMetricsIngest } from '../metrics/ingest.js';
 import { UnsendableBatchError } from '../batching/unsendable.js';
 import type { BatchRunResult } from '../batching/batcher.js';
 import { exitText, STDIO_GRACE_MS, whenChildGone } from './child-gone.js';
@@ -34,7 +36,9 @@ export interface WorkerProcessOptions {
   /** Compiled worker entry script. */
   readonly entry: string;
   readonly init: InitMessage;
-  /** Every message that is not a control message (metrics, engine outputs). */
+  /** Takes the worker's metrics messages, alone or carried in a result (`MetricsIngest`). */
+  readonly ingest: Pick<WorkerMetricsIngest, 'handle'>;
+  /** Every message that is neither a control message nor metrics (engine outputs). */
   readonly onOtherMessage: (workerId: string, msg: unknown) => void;
   /**
    * Where the worker's log lines go: its `tsserve.log` messages at their level, its stdout
@@ -300,7 +304,7 @@ export class WorkerProcess extends EventEmitter {
 
   private onMessage(msg: unknown): void {
     if (!isFromWorkerMessage(msg)) {
-      this.opts.onOtherMessage(this.id, msg);
+      if (!this.opts.ingest.handle(this.id, msg)) this.opts.onOtherMessage(this.id, msg);
       return;
     }
     const m: FromWorkerMessage = msg;
@@ -327,7 +331,7 @@ export class WorkerProcess extends EventEmitter {
       case 'tsserve.result': {
         // The batch's metrics first (the ingest validates them), so they are counted by the
         // time its requests are answered.
-        if (m.metrics !== undefined) this.opts.onOtherMessage(this.id, m.metrics);
+        if (m.metrics !== undefined) this.opts.ingest.handle(this.id, m.metrics);
         const p = this.pending.get(m.batchId);
         if (p === undefined) {
           // Never sent, or answered already (a forged or repeated result): nothing is left for it to answer.

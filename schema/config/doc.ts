@@ -46,9 +46,9 @@ export function getAt(doc: unknown, path: DocPath): unknown {
   return cur;
 }
 
-/** True when `s` is one of the section keys. */
-export function isSection(s: unknown): s is Section {
-  return s === 'ts_metrics' || s === 'model_metrics';
+/** True when `s` is a section key: the two metric sections, or the self-metrics' `tsserve_metrics`. */
+export function isSection(s: unknown): s is Section | 'tsserve_metrics' {
+  return s === 'ts_metrics' || s === 'model_metrics' || s === 'tsserve_metrics';
 }
 
 /** True when `s` is one of the type keys. */

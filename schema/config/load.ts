@@ -14,6 +14,9 @@ import { ruleFindings } from './rules.js';
 import { schemaFindings } from './schema-check.js';
 import type { Locator } from './yaml-types.js';
 import { MAX_ALIAS_EXPANSION, parseYaml } from './yaml-source.js';
+import { SELF_SECTION, hasSelfSection, selfMetricSpecs, selfSectionFindings } from './self-section.js';
+
+export { METRICS_PROFILES, defaultMetricsConfigPath, profileConfigPath } from './bundled.js';
 
 /**
  * Largest metrics.yaml accepted, in bytes: 1 MiB, what a Kubernetes ConfigMap (where the file
@@ -85,20 +88,6 @@ export function formatProblem(p: ConfigProblem): string {
   return p.line > 0 ? `${file}:${p.line}:${p.col}: ${p.message}` : `${file}: ${p.message}`;
 }
 
-/** Shipped metrics configurations by `--metrics-profile` name, as files at the repo root. */
-export const METRICS_PROFILES: Readonly<Record<string, string>> = { vllm: 'metrics-vllm.yaml' };
-
-/** The file of a shipped profile, or null for an unknown name. */
-export function profileConfigPath(name: string): string | null {
-  const f = METRICS_PROFILES[name];
-  return f === undefined ? null : path.resolve(import.meta.dirname, '..', '..', '..', f);
-}
-
-/** The repo's root metrics.yaml (this file runs from dist/schema/config). */
-export function defaultMetricsConfigPath(): string {
-  return path.resolve(import.meta.dirname, '..', '..', '..', 'metrics.yaml');
-}
-
 function check(
   doc: unknown,
   configFile: string,
@@ -107,10 +96,26 @@ function check(
   withPos = true,
   parsed: readonly Finding[] = [],
 ): LoadResult {
-  const findings = [...parsed, ...schemaFindings(doc, loc), ...ruleFindings(doc, loc)];
+  const findings = [...parsed, ...schemaFindings(doc, loc), ...ruleFindings(doc, loc), ...selfFindings(doc, loc)];
   if (findings.length > 0 || !isRecord(doc)) return fail(shownFile, findings);
   const config = normalize(doc, configFile, (p) => (withPos ? loc.value(p) : null));
   return { ok: true, config: deepFreeze(config) };
+}
+
+/** How the file's `tsserve_metrics` section departs from the built-in one (none without the section). */
+function selfFindings(doc: unknown, loc: Locator): Finding[] {
+  if (!hasSelfSection(doc)) return [];
+  try {
+    return selfSectionFindings(doc, loc, selfMetricSpecs());
+  } catch (err) {
+    const pos = loc.key([SELF_SECTION]);
+    return [
+      {
+        ...pos,
+        message: `${SELF_SECTION}: cannot check it against the built-in self-metrics: ${(err as Error).message}`,
+      },
+    ];
+  }
 }
 
 /** Most problems listed for one file; the rest are counted in one last line. */

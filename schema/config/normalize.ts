@@ -57,7 +57,7 @@ export function normalize(doc: Record<string, unknown>, file: string, posOf: Pos
       const list = sec[type];
       if (!TYPES.includes(type as MetricType) || !Array.isArray(list)) continue;
       list.forEach((m, i) => {
-        if (isRecord(m)) metrics.push(spec(m, section, type as MetricType, posOf([section, type, i])));
+        if (isRecord(m)) metrics.push(metricSpec(m, section, type as MetricType, posOf([section, type, i])));
       });
     }
   }
@@ -71,7 +71,13 @@ export function normalize(doc: Record<string, unknown>, file: string, posOf: Pos
   };
 }
 
-function spec(m: Record<string, unknown>, section: Section, type: MetricType, pos: SourcePos | null): MetricSpec {
+/** One entry of a type list as a spec (the section's and the hostname's conventions applied). */
+export function metricSpec(
+  m: Record<string, unknown>,
+  section: Section,
+  type: MetricType,
+  pos: SourcePos | null,
+): MetricSpec {
   const name = String(m.name);
   const unit = String(m.unit);
   const declared = Array.isArray(m.dimensions) ? m.dimensions.map(String) : [];

@@ -15,7 +15,7 @@ import {
   VLLM_OMNI_NAMES,
 } from '../../schema/metric-catalog.js';
 import { loadMetricsConfig } from '../../schema/config/load.js';
-import { SELF_METRIC_SPECS } from '../../frontend/metrics/self-metrics.js';
+import { selfMetricSpecs } from '../../schema/config/self-section.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 
@@ -30,8 +30,25 @@ function declared(file: string): { names: Set<string>; keys: Set<string> } {
 }
 
 describe('metric catalog', () => {
-  it('should list the self-metrics the frontend cache creates, in its render order', () => {
-    expect(SELF_METRIC_SPECS.map((s) => s.name)).to.deep.equal([...SELF_METRICS]);
+  it("should have the bundled metrics.yaml's tsserve_metrics section declare exactly the typed SELF_METRICS, as the server records them", () => {
+    const declared = selfMetricSpecs().map(
+      (s) => `${s.name} ${s.type} ${s.unit} [${s.dimensions.join(', ')}] ${s.hostLabel}`,
+    );
+    expect(selfMetricSpecs().map((s) => s.name)).to.deep.equal([...SELF_METRICS]);
+    expect(declared).to.deep.equal([
+      'tsserve_datapoints_dropped_total counter Count [reason] Hostname',
+      'tsserve_series gauge Count [metric] Hostname',
+      'tsserve_series_overflow_total counter Count [metric] Hostname',
+      'tsserve_flush_batches_total counter Count [] Hostname',
+      'tsserve_flush_datapoints_total counter Count [] Hostname',
+      'tsserve_sink_errors_total counter Count [sink] Hostname',
+      'tsserve_worker_restarts_total counter Count [model_name] Hostname',
+      'tsserve_front_restarts_total counter Count [] Hostname',
+      'tsserve_requests_refused_total counter Count [model_name, reason] Hostname',
+      'tsserve_worker_output_faults_total counter Count [model_name, reason] Hostname',
+      'tsserve_log_errors_total counter Count [file, reason] Hostname',
+      'tsserve_cache_evictions_total counter Count [cache] Hostname',
+    ]);
   });
 
   it("should have every frontend metric and pipeline family declared in metrics.yaml, and every engine key and pipeline family (under vLLM-Omni's name) in metrics-vllm.yaml", () => {

@@ -10,7 +10,8 @@ import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { OpenMetricsContentType, RegistryContentType } from 'prom-client';
 import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
-import { FrontendMetrics, SELF_METRIC_SPECS } from '../../frontend/metrics/frontend-metrics.js';
+import { FrontendMetrics } from '../../frontend/metrics/frontend-metrics.js';
+import { selfMetricSpecs } from '../../schema/config/self-section.js';
 import type { ExpositionFormat } from '../../frontend/metrics/exposition/negotiate.js';
 import { smoke } from './smoke.js';
 
@@ -61,7 +62,7 @@ function buildBaseline(format: ExpositionFormat): Registry<RegistryContentType> 
   const registry: Registry<RegistryContentType> =
     format === 'text' ? new Registry() : new Registry<OpenMetricsContentType>();
   if (format === 'openmetrics') registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
-  for (const s of SELF_METRIC_SPECS) {
+  for (const s of selfMetricSpecs()) {
     const labelNames = s.hostLabel === null ? [...s.dimensions] : [...s.dimensions, s.hostLabel];
     const opts = { name: s.name, help: `${s.help} (unit: ${s.unit})`, labelNames, registers: [registry] };
     if (s.type === 'gauge') new Gauge(opts);

@@ -3,7 +3,7 @@
  * metrics, host metrics, custom model metrics by type, the Node.js process and the metrics
  * pipeline's own health (tsserve_* self-metrics).
  */
-import { SELF_METRIC_SPECS } from '../../frontend/metrics/self-metrics.js';
+import { selfMetricSpecs } from '../../schema/config/self-section.js';
 import type { MetricSpec } from '../../schema/types.js';
 import { DashboardBuilder } from './builder.js';
 import type { Families } from './families.js';
@@ -228,10 +228,10 @@ export function servingDashboard(families: Families): DashboardSpec {
     other.flatMap((s) => genericPanels(s, VARS)),
   );
   b.section('Frontend process', processPanels());
-  b.uses(SELF_METRIC_SPECS);
+  b.uses(selfMetricSpecs());
   b.section(
     'Metrics pipeline (tsserve_* self-metrics)',
-    SELF_METRIC_SPECS.flatMap((s) => genericPanels(s, VARS)),
+    selfMetricSpecs().flatMap((s) => genericPanels(s, VARS)),
   );
   return b.build(
     'tsserve-serving',

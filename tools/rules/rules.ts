@@ -4,7 +4,7 @@
  * renames its rules and a family left out drops them. Thresholds are the constants below.
  */
 import { counterFamilyName } from '../../frontend/metrics/exposition/units.js';
-import { SELF_METRIC_SPECS } from '../../frontend/metrics/self-metrics.js';
+import { selfMetricSpecs } from '../../schema/config/self-section.js';
 import type { MetricSpec, MetricsConfig } from '../../schema/types.js';
 import { unitKind } from '../../schema/config/units.js';
 import { Families, modelLabel } from '../dashboards/families.js';
@@ -75,7 +75,7 @@ function rateOf(spec: MetricSpec, by: readonly string[], extra: readonly string[
 }
 
 function self(name: string): MetricSpec {
-  const s = SELF_METRIC_SPECS.find((m) => m.name === name);
+  const s = selfMetricSpecs().find((m) => m.name === name);
   if (s === undefined) throw new Error(`no self-metric ${name}`);
   return s;
 }

@@ -50,6 +50,7 @@ function failingModel(): BatchedModel {
       entry: ENTRY,
       metrics: METRICS,
       nextWorkerPort: () => port++,
+      ingest: { handle: () => false, forget: () => undefined },
       onOtherMessage: () => undefined,
       onWorkerGone: () => undefined,
       onWorkerLoaded: () => undefined,

@@ -59,6 +59,7 @@ describe('workerEnv', () => {
         entry: path.join(import.meta.dirname, 'fixtures', 'echo-worker.js'),
         metrics,
         nextWorkerPort: () => 9100,
+        ingest: { handle: () => false, forget: () => undefined },
         onOtherMessage: () => undefined,
         onWorkerGone: () => undefined,
         onWorkerLoaded: () => undefined,

@@ -44,6 +44,7 @@ function deps(events: string[]): WorkerPoolDeps {
     entry: ENTRY,
     metrics: METRICS,
     nextWorkerPort: () => port++,
+    ingest: { handle: () => false, forget: () => undefined },
     onOtherMessage: () => undefined,
     onWorkerGone: (id) => events.push(`gone ${id}`),
     onWorkerLoaded: (id, ms) => events.push(`loaded ${id} ${ms}`),
@@ -73,12 +74,16 @@ describe('WorkerPool', () => {
     expect(events.filter((e) => e.startsWith('gone')).sort()).to.deep.equal(['gone W-9000-m_1.0', 'gone W-9001-m_1.0']);
   });
 
-  it('should announce each worker with the automatic labels of its init message before it loads', async () => {
+  it('should announce each worker to the ingest with the automatic labels of its init message before it loads', async () => {
     const events: string[] = [];
     const pool = new WorkerPool(model(), {
       ...deps(events),
       autoLabels: { hostname: 'h', replica: '1' },
-      onWorkerStarting: (id, labels) => events.push(`starting ${id} ${JSON.stringify(labels)}`),
+      ingest: {
+        handle: () => false,
+        forget: () => undefined,
+        started: (id, labels) => void events.push(`starting ${id} ${JSON.stringify(labels)}`),
+      },
     });
     await pool.start();
     await pool.stop();
@@ -383,7 +388,7 @@ describe('WorkerProcess (batches sent ahead)', () => {
     const handed: unknown[] = [];
     const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { carryMetrics: true } }), {
       ...deps([]),
-      onOtherMessage: (id, msg) => handed.push([id, msg]),
+      ingest: { handle: (id, msg) => handed.push([id, msg]) > 0, forget: () => undefined },
     });
     await pool.start();
     try {
@@ -395,6 +400,37 @@ describe('WorkerProcess (batches sent ahead)', () => {
     } finally {
       await pool.stop();
     }
+  });
+
+  it('should announce a worker to the ingest before its fork, hand it metrics straight, pass only what it refuses to onOtherMessage, and forget the worker after its exit', async () => {
+    const seen: string[] = [];
+    const pool = new WorkerPool(model({ minWorkers: 1, handlerOptions: { carryMetrics: true } }), {
+      ...deps([]),
+      ingest: {
+        started: (id, labels) => void seen.push(`started ${id} ${JSON.stringify(labels)}`),
+        handle: (id, msg) => {
+          const metrics = (msg as { type?: unknown }).type === 'tsserve.metrics';
+          seen.push(`ingest ${metrics ? 'took' : 'refused'} ${id} ${JSON.stringify(msg)}`);
+          return metrics;
+        },
+        forget: (id) => void seen.push(`forget ${id}`),
+      },
+      onOtherMessage: (id, msg) => void seen.push(`other ${id} ${JSON.stringify(msg)}`),
+      onWorkerGone: (id) => void seen.push(`gone ${id}`),
+      autoLabels: { Hostname: 'h1' },
+    });
+    await pool.start();
+    await pool.idleWorker()!.runBatch([{ requestId: 'a', body: 'other' }]);
+    await pool.stop();
+    const w = 'W-9000-m_1.0';
+    expect(seen).to.deep.equal([
+      `started ${w} {"Hostname":"h1"}`,
+      `ingest refused ${w} {"type":"other.message","batchId":1}`,
+      `other ${w} {"type":"other.message","batchId":1}`,
+      `ingest took ${w} {"type":"tsserve.metrics","batchId":1}`,
+      `gone ${w}`,
+      `forget ${w}`,
+    ]);
   });
 
   it('should accept a second batch while the first runs, answer both in order, and refuse a third', async () => {

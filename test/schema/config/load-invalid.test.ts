@@ -58,6 +58,16 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   'reserved-name': [
     'reserved-name.yaml:3:13: metric "tsserve_dropped_points" in ts_metrics.counter: names starting with "tsserve_" are reserved for tsserve\'s self-metrics; rename it (e.g. "dropped_points")',
   ],
+  'self-metric-changed': [
+    'self-metric-changed.yaml:5:13: metric "tsserve_series" in tsserve_metrics.counter: the server records it as a gauge, not a counter; move it under tsserve_metrics.gauge: (a self-metric\'s type, unit and dimensions are fixed by the server; only its help may differ, and the built-in help is shown)',
+    'self-metric-changed.yaml:10:19: metric "tsserve_sink_errors_total" in tsserve_metrics.counter: dimensions must be ["sink", "Hostname"], not ["Hostname"] (a self-metric\'s type, unit and dimensions are fixed by the server; only its help may differ, and the built-in help is shown)',
+    'self-metric-changed.yaml:13:13: metric "tsserve_flush_batches_total" in tsserve_metrics.counter: unit must be Count, not "Batches" (a self-metric\'s type, unit and dimensions are fixed by the server; only its help may differ, and the built-in help is shown)',
+  ],
+  'self-metric-unknown': [
+    'self-metric-unknown.yaml:5:13: metric "tsserve_flush_batches_totl" in tsserve_metrics.counter: not a self-metric of this server; did you mean "tsserve_flush_batches_total"? declare a metric of your own under ts_metrics: (without the tsserve_ prefix)',
+    'self-metric-unknown.yaml:11:7: metric "tsserve_front_restarts_total" in tsserve_metrics.counter: "hidden" cannot be set on a self-metric; remove it (a self-metric\'s type, unit and dimensions are fixed by the server; only its help may differ, and the built-in help is shown)',
+    'self-metric-unknown.yaml:12:13: metric "tsserve_front_restarts_total" in tsserve_metrics.counter: declared twice in tsserve_metrics (first at line 8); remove one',
+  ],
   'several-problems': [
     'several-problems.yaml:8:20: metric "Requests2XX" in ts_metrics.counter: dimension "Hostname" must be the last one (the hostname is filled in automatically and rendered last); move it to the end of the list',
     'several-problems.yaml:9:7: metric "Requests2XX" in ts_metrics.counter: missing "unit"; add it (e.g. unit: Count, unit: Milliseconds or unit: Percent)',

@@ -147,7 +147,7 @@ describe('parseYaml on js-yaml 5 events', () => {
     const r = parseMetricsConfig('mode: prometheus\nts_metrics: {}\nmode: statsd\nextra: 1\n', 'm.yaml');
     expect(r.ok ? [] : r.problems.map(formatProblem)).to.deep.equal([
       'm.yaml:3:1: top level: key "mode" is given twice in this mapping (first at line 1), and YAML keeps one; remove one',
-      'm.yaml:4:1: unknown top-level key "extra"; remove it (allowed: dimensions, ts_metrics, model_metrics, mode, statsd, limits, model_metrics_auto_detect)',
+      'm.yaml:4:1: unknown top-level key "extra"; remove it (allowed: dimensions, ts_metrics, model_metrics, tsserve_metrics, mode, statsd, limits, model_metrics_auto_detect)',
     ]);
   });
 
