@@ -92,6 +92,11 @@ export interface PrefillStats {
   readonly numCachedTokens: number;
   /** numPromptTokens − numCachedTokens. */
   readonly numComputedTokens: number;
+  /**
+   * Cached prompt tokens computed again (vLLM's recomputed_tokens): a prompt ending on a cached
+   * full block has that block recomputed, so the last token yields logits. Absent when none.
+   */
+  readonly numRecomputedTokens?: number;
 }
 
 /** The engine-clock intervals of a finished sequence (ms), computed in the worker on finish. */
@@ -258,7 +263,13 @@ function checkOutput(o: unknown, i: number, out: string[]): void {
     out.push(`${at}.numPromptTokens: must be an integer`);
   if (o.prefill !== undefined) {
     const p = o.prefill;
-    if (!isObj(p) || !isInt(p.numPromptTokens) || !isInt(p.numCachedTokens) || !isInt(p.numComputedTokens))
+    if (
+      !isObj(p) ||
+      !isInt(p.numPromptTokens) ||
+      !isInt(p.numCachedTokens) ||
+      !isInt(p.numComputedTokens) ||
+      (p.numRecomputedTokens !== undefined && !isInt(p.numRecomputedTokens))
+    )
       out.push(`${at}.prefill: must hold integer token counts`);
   }
   if (o.logprobs !== undefined && !(Array.isArray(o.logprobs) && o.logprobs.every(isTokenLogprobs)))

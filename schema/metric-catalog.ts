@@ -20,7 +20,7 @@ export interface KeyBinding {
   readonly extra: readonly string[];
   /**
    * An info gauge: the labels are a menu, the yaml declares any subset of model_name, engine and
-   * `extra` (vLLM's `cache_config_info` has no model_name and names the block count num_gpu_blocks).
+   * `extra` (vLLM's `cache_config_info` names the block count num_gpu_blocks; the vLLM profile adds model_name).
    */
   readonly info?: true;
 }
@@ -70,7 +70,7 @@ export const SELF_METRICS = [
   'tsserve_spans_dropped_total',
 ] as const;
 
-/** The pipeline families (metrics-vllm.yaml), bound by name when the yaml declares them. */
+/** The pipeline families (metrics.yaml; vLLM-Omni's names in metrics-vllm.yaml), bound by name when the yaml declares them. */
 export const PIPELINE_METRICS = [
   'ts_omni_num_requests_running',
   'ts_omni_num_requests_waiting',
@@ -87,20 +87,62 @@ export const PIPELINE_METRICS = [
   'ts_omni_audio_frames_total',
   'ts_omni_audio_underrun_seconds',
   'ts_omni_audio_continuity_ok_total',
+  'ts_omni_prompt_tokens_total',
+  'ts_omni_generation_tokens_total',
+  'ts_omni_stage_inflight_requests',
 ] as const;
 
-const CACHE_LABELS = ['block_size', 'num_blocks', 'num_gpu_blocks', 'enable_prefix_caching'] as const;
+/**
+ * vLLM-Omni's name of each pipeline family (its metrics definitions: the `vllm_omni:`
+ * prefix, `_s` for seconds, `_total` on counters), as the vLLM profile declares them; the
+ * pipeline binds a family by our name, else by this one.
+ */
+export const VLLM_OMNI_NAMES: Readonly<Record<(typeof PIPELINE_METRICS)[number], string>> = {
+  ts_omni_num_requests_running: 'vllm_omni:num_requests_running',
+  ts_omni_num_requests_waiting: 'vllm_omni:num_requests_waiting',
+  ts_omni_e2e_request_latency_seconds: 'vllm_omni:e2e_request_latency_s',
+  ts_omni_requests_success_total: 'vllm_omni:requests_success_total',
+  ts_omni_transfer_size_bytes: 'vllm_omni:transfer_size_bytes',
+  ts_omni_transfer_tx_seconds: 'vllm_omni:transfer_tx_s',
+  ts_omni_transfer_rx_seconds: 'vllm_omni:transfer_rx_s',
+  ts_omni_transfer_in_flight_seconds: 'vllm_omni:transfer_in_flight_s',
+  ts_omni_audio_skipped_requests_total: 'vllm_omni:audio_skipped_requests_total',
+  ts_omni_audio_ttfp_seconds: 'vllm_omni:audio_ttfp_s',
+  ts_omni_audio_duration_seconds: 'vllm_omni:audio_duration_s',
+  ts_omni_audio_rtf: 'vllm_omni:audio_rtf',
+  ts_omni_audio_frames_total: 'vllm_omni:audio_frames_total',
+  ts_omni_audio_underrun_seconds: 'vllm_omni:audio_underrun_s',
+  ts_omni_audio_continuity_ok_total: 'vllm_omni:audio_continuity_ok_total',
+  ts_omni_prompt_tokens_total: 'vllm_omni:prompt_tokens_total',
+  ts_omni_generation_tokens_total: 'vllm_omni:generation_tokens_total',
+  ts_omni_stage_inflight_requests: 'vllm_omni:stage_inflight_requests',
+};
+
+/** cache_config_info's labels: ours (num_blocks) and vLLM's CacheConfig field names, values as Python's str() prints them. */
+const CACHE_LABELS = [
+  'block_size',
+  'num_blocks',
+  'num_gpu_blocks',
+  'num_cpu_blocks',
+  'enable_prefix_caching',
+  'cache_dtype',
+  'sliding_window',
+  'prefix_caching_hash_algo',
+] as const;
 
 /** The engine families by metrics.yaml `key:`, and how the frontend fills each. */
 export const ENGINE_BINDINGS = {
   'llm.num_requests_running': { type: 'gauge', extra: [] },
   'llm.num_requests_waiting': { type: 'gauge', extra: [] },
+  'llm.num_requests_waiting_by_reason': { type: 'gauge', extra: ['reason'] },
   'llm.kv_cache_usage': { type: 'gauge', extra: [] },
+  'llm.engine_sleep_state': { type: 'gauge', extra: ['sleep_state'] },
   'llm.gpu_cache_usage': { type: 'gauge', extra: [] },
   'llm.cache_config_info': { type: 'gauge', extra: CACHE_LABELS, info: true },
   'llm.prompt_tokens': { type: 'counter', extra: [] },
   'llm.prompt_tokens_by_source': { type: 'counter', extra: ['source'] },
   'llm.prompt_tokens_cached': { type: 'counter', extra: [] },
+  'llm.prompt_tokens_recomputed': { type: 'counter', extra: [] },
   'llm.generation_tokens': { type: 'counter', extra: [] },
   'llm.request_success': { type: 'counter', extra: ['finished_reason'] },
   'llm.num_preemptions': { type: 'counter', extra: [] },
@@ -109,6 +151,7 @@ export const ENGINE_BINDINGS = {
   'llm.prefix_cache_hits': { type: 'counter', extra: [] },
   'llm.time_to_first_token': { type: 'histogram', extra: [] },
   'llm.inter_token_latency': { type: 'histogram', extra: [] },
+  'llm.time_per_output_token': { type: 'histogram', extra: [] },
   'llm.e2e_request_latency': { type: 'histogram', extra: [] },
   'llm.request_queue_time': { type: 'histogram', extra: [] },
   'llm.request_prefill_time': { type: 'histogram', extra: [] },

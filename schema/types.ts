@@ -82,6 +82,11 @@ export interface MetricSpec {
    */
   readonly hostLabel: string | null;
   readonly help: string;
+  /**
+   * `help_verbatim: true`: # HELP is `help` exactly, without the unit suffix (and `help` carries
+   * no deprecation notice): the vLLM profile's families show vLLM's own text. Absent otherwise.
+   */
+  readonly helpVerbatim?: true;
   /** Histogram bucket upper bounds, sorted ascending, without +Inf; empty for other types. */
   readonly buckets: readonly number[];
   /** Gauges only: how values from several processes merge (absent: `livelast`). */

@@ -16,6 +16,11 @@ import type { Sequence } from './sequence.js';
 export interface PrefixHit {
   readonly blocks: readonly number[];
   readonly numTokens: number;
+  /**
+   * Cached tokens the hit leaves out so one is computed: the whole prompt was cached, its last
+   * full block is computed again (a block's worth; 0 otherwise).
+   */
+  readonly recomputed?: number;
 }
 
 /** Sizing of the working rows the KV budget also pays for. */
@@ -101,7 +106,11 @@ export class KvCacheManager {
       if (b === undefined) break;
       blocks.push(b);
     }
-    return blocks.length === 0 ? NO_HIT : { blocks, numTokens: blocks.length * this.blockSize };
+    // Every usable block hit and the next full one (holding the last token) is cached too.
+    const next = blocks.length === maxBlocks ? seq.blockHashes[maxBlocks] : undefined;
+    const recomputed = next !== undefined && this.pool.lookup(next) !== undefined ? this.blockSize : 0;
+    if (blocks.length === 0 && recomputed === 0) return NO_HIT;
+    return { blocks, numTokens: blocks.length * this.blockSize, ...(recomputed > 0 ? { recomputed } : {}) };
   }
 
   /**

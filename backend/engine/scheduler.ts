@@ -158,6 +158,9 @@ export class Scheduler {
           numPromptTokens: seq.promptLen,
           numCachedTokens: cached,
           numComputedTokens: seq.promptLen - cached,
+          ...(hit.recomputed !== undefined && seq.tokens.length === seq.promptLen
+            ? { numRecomputedTokens: hit.recomputed }
+            : {}),
         };
         if (this.kv.enablePrefixCaching) {
           this.counters.prefixQueries += seq.tokens.length;

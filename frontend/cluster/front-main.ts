@@ -14,6 +14,7 @@ import { inferenceApp, sendInferenceError } from '../http/inference-app.js';
 import { ProcessMetrics } from '../metrics/exposition/process-metrics.js';
 import { openaiRouter } from '../openai/router.js';
 import { FrontendSeries } from '../models/frontend-series.js';
+import { inferenceSeriesOf } from '../models/inference-count.js';
 import { drainGate } from '../http/drain-gate.js';
 import { headerTimeoutOptions } from '../http/header-timeout.js';
 import { clientErrorListener } from '../http/client-error.js';
@@ -96,6 +97,10 @@ function serve(init: FrontInit): void {
             : [],
       ),
     bodyLimits: init.bodyLimits,
+    inferenceSeries: inferenceSeriesOf(series),
+    // A front has no engine to put to sleep: the primary's are all the models'.
+    devMode: false,
+    devModeOff: 'not served with --api-server-count above 1 (each front would sleep nothing)',
   });
   // Spoken answers (pipelines), as the pipeline kind mounts them on the primary.
   const pipeline = (n: string): RemotePipelineModel | undefined => {

@@ -11,14 +11,11 @@ import type { AutoLabels, BoundSeries } from '../../schema/metrics-api.js';
 import { ENGINE_BINDINGS } from '../../schema/metric-catalog.js';
 import type { EngineKey, KeyBinding } from '../../schema/metric-catalog.js';
 import { NOOP_SERIES } from '../../schema/metrics-api.js';
+import { cacheConfigLabels } from './cache-config.js';
 import type { MetricHandle, MetricsPort } from '../models/metrics-port.js';
+import type { CacheConfigInfo } from './cache-config.js';
 
-/** The engine's KV-cache settings, exported as the labels of the cache-config info gauge. */
-export interface CacheConfigInfo {
-  readonly blockSize: number;
-  readonly numBlocks: number;
-  readonly enablePrefixCaching: boolean;
-}
+export type { CacheConfigInfo } from './cache-config.js';
 
 /** Every finish reason, each pre-created at 0 so dashboards see the series before traffic. */
 export const FINISH_REASONS: readonly FinishReason[] = ['stop', 'length', 'abort', 'error'];
@@ -29,16 +26,31 @@ export type PromptSource = 'local_compute' | 'local_cache_hit';
 /** Every prompt-token source, each pre-created at 0. */
 export const PROMPT_SOURCES: readonly PromptSource[] = ['local_compute', 'local_cache_hit'];
 
+/** Why a request waits (vLLM's `reason` label); nothing here defers a request, so `deferred` stays 0. */
+export type WaitingReason = 'capacity' | 'deferred';
+
+/** vLLM's `sleep_state` label values: awake, or asleep at level 1 (weights kept aside) or 2 (all discarded). */
+export type SleepState = 'awake' | 'weights_offloaded' | 'discard_all';
+
+/** Every sleep state, each pre-created (awake at 1, the others at 0). */
+export const SLEEP_STATES: readonly SleepState[] = ['awake', 'weights_offloaded', 'discard_all'];
+
+/** Every waiting reason, each pre-created at 0. */
+export const WAITING_REASONS: readonly WaitingReason[] = ['capacity', 'deferred'];
+
 /** Every series the stat processor records into. */
 export interface EngineSeries {
   readonly running: BoundSeries;
   readonly waiting: BoundSeries;
+  readonly waitingByReason: Readonly<Record<WaitingReason, BoundSeries>>;
+  readonly sleepState: Readonly<Record<SleepState, BoundSeries>>;
   readonly kvCacheUsage: BoundSeries;
   /** The deprecated alias of kvCacheUsage (vLLM's `gpu_cache_usage_perc`); off unless declared. */
   readonly gpuCacheUsage: BoundSeries;
   readonly promptTokens: BoundSeries;
   readonly promptTokensBySource: Readonly<Record<PromptSource, BoundSeries>>;
   readonly promptTokensCached: BoundSeries;
+  readonly promptTokensRecomputed: BoundSeries;
   readonly generationTokens: BoundSeries;
   readonly preemptions: BoundSeries;
   /** Detokenizer windows that hit their bound (schema/text/incremental-detokenizer.ts). */
@@ -48,6 +60,8 @@ export interface EngineSeries {
   readonly success: Readonly<Record<FinishReason, BoundSeries>>;
   readonly ttft: BoundSeries;
   readonly itl: BoundSeries;
+  /** The deprecated alias of itl (vLLM's `time_per_output_token_seconds`); off unless declared. */
+  readonly tpotAlias: BoundSeries;
   readonly e2e: BoundSeries;
   readonly queue: BoundSeries;
   readonly prefill: BoundSeries;
@@ -138,22 +152,21 @@ export function bindEngineSeries(
     s.record(0);
     return s;
   };
-  const gauge = (key: EngineKey): BoundSeries => {
-    const s = bind(key);
+  const gauge = (key: EngineKey, extra?: Readonly<Record<string, string>>): BoundSeries => {
+    const s = bind(key, extra);
     s.record(0);
     return s;
   };
-  const blocks = String(cache.numBlocks);
-  bind('llm.cache_config_info', {
-    block_size: String(cache.blockSize),
-    num_blocks: blocks,
-    num_gpu_blocks: blocks,
-    enable_prefix_caching: String(cache.enablePrefixCaching),
-  }).record(1);
+  bind('llm.cache_config_info', cacheConfigLabels(cache)).record(1);
   const success = {} as Record<FinishReason, BoundSeries>;
   for (const r of FINISH_REASONS) success[r] = counter('llm.request_success', { finished_reason: r });
   const bySource = {} as Record<PromptSource, BoundSeries>;
   for (const s of PROMPT_SOURCES) bySource[s] = counter('llm.prompt_tokens_by_source', { source: s });
+  const byReason = {} as Record<WaitingReason, BoundSeries>;
+  for (const r of WAITING_REASONS) byReason[r] = gauge('llm.num_requests_waiting_by_reason', { reason: r });
+  const sleepState = {} as Record<SleepState, BoundSeries>;
+  for (const st of SLEEP_STATES) sleepState[st] = gauge('llm.engine_sleep_state', { sleep_state: st });
+  sleepState.awake.record(1);
   const perPos: BoundSeries[] = [];
   // The self-metric (no key: the server's own), for evictions the engine's bounded queue dropped.
   const dropped = enabled ? (metrics.get?.('tsserve_datapoints_dropped_total') ?? null) : null;
@@ -161,11 +174,14 @@ export function bindEngineSeries(
     kvEvictionsDropped: dropped === null ? NOOP_SERIES : dropped.bind(pick(dropped, { reason: 'queue_full' })),
     running: gauge('llm.num_requests_running'),
     waiting: gauge('llm.num_requests_waiting'),
+    waitingByReason: byReason,
+    sleepState,
     kvCacheUsage: gauge('llm.kv_cache_usage'),
     gpuCacheUsage: gauge('llm.gpu_cache_usage'),
     promptTokens: counter('llm.prompt_tokens'),
     promptTokensBySource: bySource,
     promptTokensCached: counter('llm.prompt_tokens_cached'),
+    promptTokensRecomputed: counter('llm.prompt_tokens_recomputed'),
     generationTokens: counter('llm.generation_tokens'),
     preemptions: counter('llm.num_preemptions'),
     detokenizerFlushes: counter('llm.detokenizer_flushes'),
@@ -174,6 +190,7 @@ export function bindEngineSeries(
     success,
     ttft: bind('llm.time_to_first_token'),
     itl: bind('llm.inter_token_latency'),
+    tpotAlias: bind('llm.time_per_output_token'),
     e2e: bind('llm.e2e_request_latency'),
     queue: bind('llm.request_queue_time'),
     prefill: bind('llm.request_prefill_time'),

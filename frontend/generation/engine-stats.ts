@@ -65,6 +65,7 @@ export class EngineStats {
     const sr = this.series;
     let promptTokens = 0;
     let cachedTokens = 0;
+    let recomputedTokens = 0;
     let generationTokens = 0;
     let firstOutputs = 0;
     for (const o of step.outputs) {
@@ -80,6 +81,7 @@ export class EngineStats {
         seq.numComputedPromptTokens = o.prefill.numComputedTokens;
         promptTokens += o.prefill.numPromptTokens;
         cachedTokens += o.prefill.numCachedTokens;
+        recomputedTokens += o.prefill.numRecomputedTokens ?? 0;
         firstOutputs++;
       }
       const k = o.newTokenIds.length;
@@ -90,7 +92,9 @@ export class EngineStats {
           seq.firstTokenTs = step.timestamp;
           sr.ttft.record((now - req.arrivalMs) * S, req.requestId);
         } else {
-          sr.itl.record((step.timestamp - (seq.lastTokenTs as number)) * S, req.requestId);
+          const itl = (step.timestamp - (seq.lastTokenTs as number)) * S;
+          sr.itl.record(itl, req.requestId);
+          sr.tpotAlias.record(itl, req.requestId);
         }
         seq.lastTokenTs = step.timestamp;
       }
@@ -105,6 +109,7 @@ export class EngineStats {
         sr.promptTokensCached.record(cachedTokens);
       }
     }
+    if (recomputedTokens > 0) sr.promptTokensRecomputed.record(recomputedTokens);
     if (generationTokens > 0) sr.generationTokens.record(generationTokens);
     if (promptTokens + generationTokens > 0) sr.iterationTokens.record(promptTokens + generationTokens);
     // The log's prompt throughput: prompt minus cached tokens, once per sequence (vLLM's computed count).
@@ -113,6 +118,8 @@ export class EngineStats {
     if (st !== undefined) {
       sr.running.record(st.numRunning);
       sr.waiting.record(st.numWaiting);
+      // Every waiting request waits for room (batch, token budget, KV cache): none is deferred here.
+      sr.waitingByReason.capacity.record(st.numWaiting);
       sr.kvCacheUsage.record(st.kvCacheUsage);
       sr.gpuCacheUsage.record(st.kvCacheUsage);
       if (st.prefixCacheQueries > 0) sr.prefixCacheQueries.record(st.prefixCacheQueries);
@@ -165,8 +172,15 @@ export class EngineStats {
     const sr = this.series;
     sr.running.record(0);
     sr.waiting.record(0);
+    sr.waitingByReason.capacity.record(0);
     sr.kvCacheUsage.record(0);
     sr.gpuCacheUsage.record(0);
+  }
+
+  /** The engine goes to sleep (its worker is stopped: weights and KV cache discarded), or wakes. */
+  setSleeping(asleep: boolean): void {
+    this.series.sleepState.awake.record(asleep ? 0 : 1);
+    this.series.sleepState.discard_all.record(asleep ? 1 : 0);
   }
 
   private finish(req: RequestState, seq: SequenceState, o: GenRequestOutput, now: number): void {

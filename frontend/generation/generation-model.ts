@@ -22,6 +22,7 @@ import type { StatLine } from './logging-stat-logger.js';
 import type { StatLineSource } from './stat-log-ticker.js';
 import type { ModelVocab } from './model-vocab.js';
 import { loadModelVocab } from './load-vocab.js';
+import { SleepControl } from './sleep-control.js';
 
 /** One generation request as the OpenAI layer hands it over. */
 export interface GenerateRequest {
@@ -103,6 +104,8 @@ export class GenerationModel implements ServedModel, StatLineSource {
   readonly capacity: number;
   /** `tsserve_requests_refused_total{reason="queue_full"}` of this model. */
   private readonly refused: BoundSeries;
+  /** vLLM's dev-mode /sleep and /wake_up of this model. */
+  readonly sleeper: SleepControl;
 
   constructor(
     config: ModelConfig,
@@ -116,6 +119,13 @@ export class GenerationModel implements ServedModel, StatLineSource {
     this.capacity =
       ctx.queueCapacity ?? ENGINE_QUEUE_FACTOR * (typeof seqs === 'number' && seqs > 0 ? seqs : DEFAULT_MAX_NUM_SEQS);
     this.refused = ctx.series.queueFullRefusals(config.name);
+    this.sleeper = new SleepControl({
+      name: () => this.configValue.name,
+      inFlight: () => this.inFlight(),
+      workers: () => ({ min: this.pool.minWorkers, max: this.pool.maxWorkers }),
+      engines: () => this.engines(),
+      scale: (min, max) => this.scale(min, max),
+    });
     const base = ctx.poolDeps;
     this.pool = new WorkerPool(config, {
       ...base,
@@ -287,6 +297,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
    * would not help until the model is fixed); otherwise a worker is loading or being replaced.
    */
   private whyNoEngine(): string {
+    if (this.sleeper.sleeping) return 'it is asleep (POST /wake_up wakes it)';
     if (this.pool.minWorkers === 0) return 'scale its workers with the management API';
     const failed = this.pool.unavailable ? this.pool.lastError : null;
     if (failed !== null) return `its worker failed to load and is retried with backoff (${failed})`;

@@ -10,6 +10,7 @@ import { openaiRouter } from '../openai/router.js';
 import { GenerationModel } from '../generation/generation-model.js';
 import { StatLogTicker } from '../generation/stat-log-ticker.js';
 import { checkEngineMetrics } from '../generation/engine-series.js';
+import { inferenceSeriesOf } from '../models/inference-count.js';
 
 /** Options of the generation frontend. */
 export interface GenerationFrontendOptions {
@@ -75,6 +76,7 @@ export class GenerationKind implements ModelKind {
             : [],
         ),
       ...(ctx.bodyLimits !== undefined ? { bodyLimits: ctx.bodyLimits } : {}),
+      inferenceSeries: inferenceSeriesOf(ctx.series),
     });
   }
 

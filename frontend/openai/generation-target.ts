@@ -10,4 +10,4 @@ import type { GenerationModel } from '../generation/generation-model.js';
  * queues, so there a refused prompt aborts the ones already admitted.
  */
 export type GenerationTarget = Pick<GenerationModel, 'config' | 'vocabSize' | 'generate'> &
-  Partial<Pick<GenerationModel, 'admits' | 'vocab' | 'vocabLoaded'>>;
+  Partial<Pick<GenerationModel, 'admits' | 'vocab' | 'vocabLoaded' | 'sleeper'>>;

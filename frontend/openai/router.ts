@@ -34,7 +34,10 @@ import { readyOrRefused } from './request-prompts.js';
 import { withSamplingDefaults } from './sampling-defaults.js';
 import { clientRequestId } from './request-id.js';
 import { utilityRoutes } from './utility-routes.js';
+import { devModeFromEnv, sleepRoutes } from './sleep-routes.js';
 import { echoName } from '../../schema/echo.js';
+import { InferenceCount } from '../models/inference-count.js';
+import type { ModelSeries } from '../models/frontend-series.js';
 
 /** What the routes need from the server. */
 export interface OpenAIRouterOptions {
@@ -51,6 +54,12 @@ export interface OpenAIRouterOptions {
   readonly maxRequestSizeBytes?: number;
   /** Bounds on bodies: size, JSON depth and elements, timeouts (default: DEFAULT_BODY_LIMITS). */
   readonly bodyLimits?: BodyLimits;
+  /** The model's TorchServe series (`ts_inference_requests_total`, …) a request counts in; none when absent. */
+  readonly inferenceSeries?: (model: GenerationTarget) => ModelSeries;
+  /** vLLM's dev mode (/sleep, /wake_up, /is_sleeping act); default `VLLM_SERVER_DEV_MODE=1`. */
+  readonly devMode?: boolean;
+  /** Why the dev-mode endpoints are off here, for their 404 (default: how to turn them on). */
+  readonly devModeOff?: string;
 }
 
 const ARRIVAL = Symbol('arrivalMs');
@@ -101,6 +110,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
       );
     else res.json(m);
   });
+  r.mount(sleepRoutes({ list: opts.list, devMode: opts.devMode ?? devModeFromEnv(), offReason: opts.devModeOff }));
   r.mount(
     utilityRoutes({
       lookup: opts.lookup,
@@ -165,7 +175,9 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
       const vocab = vocabOf(model);
       const withDefaults = withSamplingDefaults(parsed, model.config.samplingDefaults);
       const prompts = readyOrRefused(withDefaults, vocab, res);
-      if (prompts !== undefined) serve(model, { vocab, p: withDefaults, prompts, kind, clientId }, arrivalMs, res);
+      const count = new InferenceCount(opts.inferenceSeries?.(model), arrivalMs);
+      if (prompts !== undefined)
+        serve(model, { vocab, p: withDefaults, prompts, kind, clientId, count }, arrivalMs, res);
     });
   };
 }
@@ -174,10 +186,12 @@ function handler(opts: OpenAIRouterOptions, kind: Kind): RequestHandler {
 interface AnswerContext extends RenderContext {
   /** The client's X-Request-Id: the base of the answer's id and of its engine requests' ids. */
   readonly clientId: string | undefined;
+  /** Its count in the model's TorchServe series. */
+  readonly count: InferenceCount;
 }
 
 function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, res: Response): void {
-  const { p, kind } = ctx;
+  const { p, kind, count } = ctx;
   // A stream sends each output's logprobs as they come: only a plain answer keeps them, until its choice is rendered.
   const collector = new ChoiceCollector(
     ctx.prompts.map((r) => r.ids.length),
@@ -191,6 +205,7 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
   let ended = false;
   const end = (): void => {
     ended = true;
+    count.end();
   };
   const stream = p.stream ? new SseAnswer(res, ctx, created, collector) : null;
   let timing: string | undefined;
@@ -209,10 +224,12 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
       onTimings: (t) => {
         timing = generationTiming(t);
         traced?.timings(t);
+        count.queued(t.queueMs);
       },
       // Relayed by a front: the stream's 200 waits for the primary's admission, so a refusal (a
       // full queue) is answered with its own status, as it is without fronts.
       onAccepted: () => {
+        count.admitted();
         if (!ended && stream !== null && !stream.started) stream.start();
       },
       onOutput: (o: GenRequestOutput, prompt: number) => {
@@ -263,10 +280,13 @@ function serve(model: GenerationTarget, ctx: AnswerContext, arrivalMs: number, r
   if (ctx.clientId === undefined) res.setHeader('x-request-id', started.requestId);
   traced?.ids(started.requestId, id);
   traceIds.set(started.requestId, traceId);
-  if (!started.pending) stream?.start();
+  if (!started.pending) {
+    count.admitted();
+    stream?.start();
+  }
   res.on('close', () => {
     if (!ended) {
-      ended = true;
+      end();
       started.abort();
     }
   });

@@ -336,6 +336,45 @@ const OPS: Op[] = [
       },
     },
   ],
+  // vLLM's dev-mode endpoints: routed always, acting only with VLLM_SERVER_DEV_MODE=1 (404 otherwise).
+  [
+    'post',
+    {
+      express: '/sleep',
+      summary: "vLLM's dev-mode sleep: every generation model's workers stop (weights and KV cache freed)",
+      tags: ['vllm'],
+      params: [
+        {
+          name: 'level',
+          in: 'query',
+          description: '1 or 2 (default 1); both stop the workers here: the weights have no other place to go',
+          schema: { type: 'string', enum: ['1', '2'], default: '1' },
+        },
+      ],
+      responses: { '200': { description: 'asleep (empty body)' }, ...openaiErrors([400, 404, 409]) },
+    },
+  ],
+  [
+    'post',
+    {
+      express: '/wake_up',
+      summary: "vLLM's dev-mode wake-up: the workers start again and load the model",
+      tags: ['vllm'],
+      responses: { '200': { description: 'awake (empty body)' }, ...openaiErrors([404]) },
+    },
+  ],
+  [
+    'get',
+    {
+      express: '/is_sleeping',
+      summary: "vLLM's dev-mode sleep state: true while every generation model sleeps",
+      tags: ['vllm'],
+      responses: {
+        '200': json('the state', { type: 'object', properties: { is_sleeping: { type: 'boolean' } } }),
+        ...openaiErrors([404]),
+      },
+    },
+  ],
   ...describeOps('meta'),
 ];
 

@@ -17,6 +17,9 @@ import type { PipelineAggregator, RequestTrace } from './aggregator.js';
 import type { AudioMetrics } from './audio-metrics.js';
 import type { PipelineMetrics } from './pipeline-metrics.js';
 import type { TransferMetrics } from './transfer-metrics.js';
+import { InferenceCount } from '../models/inference-count.js';
+import type { StageLoad } from './stage-load.js';
+import type { ModelSeries } from '../models/frontend-series.js';
 import { leastLoaded } from './least-loaded.js';
 import { pcm16Seconds, worstUnderrunSec } from './underrun.js';
 import type { SpeakHandle, SpeakRequest, SpeakSink } from './speak.js';
@@ -38,6 +41,10 @@ export interface OrchestratorParts {
   readonly aggregator: PipelineAggregator;
   /** `tsserve_requests_refused_total{reason="queue_full"}` of the pipeline (a full code2wav stage). */
   readonly refused: BoundSeries;
+  /** The pipeline's TorchServe series (`ts_inference_requests_total`, …): one count per request. */
+  readonly inference?: ModelSeries;
+  /** In-flight requests per stage replica (`ts_omni_stage_inflight_requests`). */
+  readonly stageLoad?: StageLoad;
 }
 
 /** Drives every request of one pipeline. */
@@ -151,6 +158,7 @@ class PipelineRun {
   private readonly chunkArrivalsSec: number[] = [];
   private readonly chunkSeconds: number[] = [];
   private readonly trace: RequestTrace;
+  private readonly count: InferenceCount;
 
   constructor(
     private readonly orch: Orchestrator,
@@ -162,6 +170,7 @@ class PipelineRun {
     private readonly vocoderReplica: number,
   ) {
     this.trace = p.aggregator.newTrace(requestId, req.arrivalMs, thinkerReplica, vocoderReplica);
+    this.count = new InferenceCount(p.inference, req.arrivalMs);
   }
 
   begin(): SpeakHandle | { readonly status: number; readonly message: string } {
@@ -178,6 +187,7 @@ class PipelineRun {
     const codes = this.req.codes;
     if (codes !== undefined) {
       this.orch.admitted();
+      this.admitted();
       const handle = { requestId: this.requestId, abort: (): void => this.abort() };
       this.onThinker({
         requestId: this.requestId,
@@ -194,6 +204,7 @@ class PipelineRun {
       {
         onOutput: (o) => this.onThinker(o),
         onError: (status, message) => this.fail(status, `${p.thinkerStage}: ${message}`, null),
+        onTimings: (t) => this.count.queued(t.queueMs),
       },
     );
     if ('status' in started) {
@@ -202,6 +213,7 @@ class PipelineRun {
     }
     this.thinkerHandle = started;
     this.orch.admitted();
+    this.admitted();
     return { requestId: this.requestId, abort: () => this.abort() };
   }
 
@@ -361,11 +373,21 @@ class PipelineRun {
     this.thinkerHandle = null;
     this.p.vocoder.release(this.requestId, cancel);
     const now = performance.now();
-    this.p.pipeline.finished(reason, (now - this.req.arrivalMs) / 1000);
+    this.p.pipeline.finished(reason, (now - this.req.arrivalMs) / 1000, this.promptTokens, this.completionTokens);
     this.trace.endMs = now;
     this.trace.reason = reason;
     this.trace.frames = this.frames;
     this.p.aggregator.finished(this.trace);
     this.orch.ended(this.promoted);
+    this.count.end();
+    this.p.stageLoad?.add(this.p.thinkerStage, this.thinkerReplica, -1);
+    this.p.stageLoad?.add(this.p.vocoderStage, this.vocoderReplica, -1);
+  }
+
+  /** Counted once admitted, and bound to one replica of each stage until it ends. */
+  private admitted(): void {
+    this.count.admitted();
+    this.p.stageLoad?.add(this.p.thinkerStage, this.thinkerReplica, 1);
+    this.p.stageLoad?.add(this.p.vocoderStage, this.vocoderReplica, 1);
   }
 }

@@ -23,6 +23,8 @@ import type { SpeakHandle, SpeakRequest, SpeakSink } from './speak.js';
 import { PipelineMetrics } from './pipeline-metrics.js';
 import { TransferMetrics } from './transfer-metrics.js';
 import { VocoderStage } from './vocoder-stage.js';
+import { withOmniNames } from './omni-names.js';
+import { StageLoad } from './stage-load.js';
 
 /** Scheduler stats of a stage's engine: at most once a second per (stage, replica), deltas kept. */
 export const STAGE_STATS_INTERVAL_MS = 1000;
@@ -104,7 +106,7 @@ export class PipelineModel implements ServedModel, StatLineSource {
     const rate = voc.handlerOptions?.sampleRate;
     this.sampleRate = typeof rate === 'number' && rate > 0 ? rate : 24000;
     this.vocoder = new VocoderStage(voc, ctx);
-    const m = ctx.metrics;
+    const m = withOmniNames(ctx.metrics);
     const on = opts.statsEnabled;
     let orchestrator: Orchestrator | null = null;
     this.aggregator = new PipelineAggregator(
@@ -127,6 +129,8 @@ export class PipelineModel implements ServedModel, StatLineSource {
       transfer: new TransferMetrics(m, config.name, t.name, v.name, on),
       aggregator: this.aggregator,
       refused: ctx.series.queueFullRefusals(config.name),
+      inference: ctx.series.forModel(config.name, 'default'),
+      stageLoad: new StageLoad(m, config.name, on),
     });
     this.orchestrator = orchestrator;
     opts.statLog?.add(this);

@@ -87,6 +87,7 @@ export function metricSpec(
   const hostLabel = host ?? (section === 'model_metrics' ? 'Hostname' : null);
   const help = typeof m.help === 'string' && m.help.trim() !== '' ? m.help.trim() : defaultHelp(name);
   const deprecated = deprecation(m.deprecated);
+  const verbatim = m.help_verbatim === true;
   return {
     name,
     ...(typeof m.key === 'string' ? { key: m.key } : {}),
@@ -95,7 +96,8 @@ export function metricSpec(
     unit,
     dimensions,
     hostLabel,
-    help: withNotice(help, deprecated),
+    help: verbatim ? help : withNotice(help, deprecated),
+    ...(verbatim ? { helpVerbatim: true as const } : {}),
     buckets: type === 'histogram' ? buckets(m.buckets, unit) : [],
     pos,
     // Only when declared, so the catalog's JSON of an ordinary metric is unchanged.

@@ -26,7 +26,7 @@ const ajv = new Ajv({ allErrors: true, strict: true });
 const validate = ajv.compile(schemaJson);
 
 const TOP_KEYS = Object.keys(schemaJson.properties);
-const METRIC_FIELDS = ['name', 'key', 'unit', 'dimensions', 'help', 'deprecated', 'hidden', 'merge'];
+const METRIC_FIELDS = ['name', 'key', 'unit', 'dimensions', 'help', 'help_verbatim', 'deprecated', 'hidden', 'merge'];
 
 /** Hints for keys people carry over from TorchServe, vLLM or other metric configs. */
 const TOP_HINTS: Readonly<Record<string, string>> = {

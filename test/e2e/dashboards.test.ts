@@ -113,7 +113,8 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
           await prom!.query('sum(ts_omni_requests_success_total)'),
           await prom!.query('sum(ts_embedding_requests_total)'),
         ];
-        return req[0]?.value === String(N_MLP + N_CUSTOM + 1 + N_EMBED) &&
+        // Every door counts: predictions (the image answered), embeddings, the 2 spoken answers, the completions.
+        return req[0]?.value === String(N_MLP + N_CUSTOM + 1 + N_EMBED + 2 + PROMPTS.length) &&
           embedded[0]?.value === String(N_EMBED) &&
           done[0]?.value === String(PROMPTS.length) &&
           spoken[0]?.value === '2'
@@ -159,7 +160,7 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
     expect(body.data.groups.map((g) => g.name).sort()).to.deep.equal(['tsserve.alerts', 'tsserve.records']);
     expect(
       (await prom!.query('model_name:ts_inference_requests:rate5m')).map((s) => s.metric.model_name).sort(),
-    ).to.deep.equal(['custom', 'mlp', 'ocr-cls', 'tiny-embed']);
+    ).to.deep.equal(['custom', 'mlp', 'ocr-cls', 'tiny-embed', 'tiny-lm', 'tiny-omni']);
   });
 
   for (const d of dashboards) {
@@ -185,6 +186,9 @@ describe('tsserve metrics dashboard (every query on a real Prometheus)', functio
       custom: String(N_CUSTOM),
       'ocr-cls': '1',
       'tiny-embed': String(N_EMBED),
+      // Completions and spoken answers are inference requests too.
+      'tiny-lm': String(PROMPTS.length),
+      'tiny-omni': '2',
     });
   });
 

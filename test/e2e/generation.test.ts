@@ -87,10 +87,10 @@ describe('generation frontend (real tsserve start, tiny-lm, openai client)', fun
         ...L('tiny-small'),
         block_size: '16',
         num_blocks: '8',
-        enable_prefix_caching: 'true',
+        enable_prefix_caching: 'True',
       }),
     ).to.equal(1);
-    expect(s.get('ts_cache_config_info', { ...L('tiny-nocache'), enable_prefix_caching: 'false' })).to.equal(1);
+    expect(s.get('ts_cache_config_info', { ...L('tiny-nocache'), enable_prefix_caching: 'False' })).to.equal(1);
     expect(s.get('ts_num_requests_running', L('tiny-sat'))).to.equal(0);
   });
 

@@ -90,7 +90,7 @@ describe('pipeline families in every sink (real tsserve start, tiny-omni, statsd
     const families = loaded.config.metrics
       .filter((m) => m.name.startsWith('ts_omni_') && NOT_RECORDED[m.name] === undefined)
       .map((m) => m.name);
-    expect(families.length).to.equal(14);
+    expect(families.length).to.equal(17);
     const tslogPath = path.join(logDir, 'ts_metrics.log');
     const tslog = (): string => (fs.existsSync(tslogPath) ? fs.readFileSync(tslogPath, 'utf8') : '');
     const sum = (lines: readonly string[], re: RegExp): number =>

@@ -659,7 +659,7 @@ describe('pipelines (real tsserve start, tiny-omni, openai client)', function ()
       expect(text, f).to.include(`# TYPE ${f} `);
     }
     expect(text).to.include(
-      'ts_omni_transfer_size_bytes_bucket{le="64",model_name="tiny-omni",from_stage="thinker",from_replica="0",to_stage="code2wav",to_replica="0"}',
+      'ts_omni_transfer_size_bytes_bucket{le="1024",model_name="tiny-omni",from_stage="thinker",from_replica="0",to_stage="code2wav",to_replica="0"}',
     );
   });
 

@@ -7,7 +7,13 @@ import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
 import ts from 'typescript';
-import { ENGINE_BINDINGS, FRONTEND_BINDINGS, PIPELINE_METRICS, SELF_METRICS } from '../../schema/metric-catalog.js';
+import {
+  ENGINE_BINDINGS,
+  FRONTEND_BINDINGS,
+  PIPELINE_METRICS,
+  SELF_METRICS,
+  VLLM_OMNI_NAMES,
+} from '../../schema/metric-catalog.js';
 import { loadMetricsConfig } from '../../schema/config/load.js';
 import { selfMetricSpecs } from '../../schema/config/self-section.js';
 
@@ -46,14 +52,15 @@ describe('metric catalog', () => {
     ]);
   });
 
-  it('should have every frontend metric declared in metrics.yaml, and every engine key and pipeline family in metrics-vllm.yaml', () => {
+  it("should have every frontend metric and pipeline family declared in metrics.yaml, and every engine key and pipeline family (under vLLM-Omni's name) in metrics-vllm.yaml", () => {
     const base = declared('metrics.yaml');
     const vllm = declared('metrics-vllm.yaml');
     expect({
       frontend: Object.keys(FRONTEND_BINDINGS).filter((n) => !base.names.has(n)),
       engine: Object.keys(ENGINE_BINDINGS).filter((k) => !vllm.keys.has(k)),
-      pipeline: PIPELINE_METRICS.filter((n) => !vllm.names.has(n)),
-    }).to.deep.equal({ frontend: [], engine: [], pipeline: [] });
+      pipeline: PIPELINE_METRICS.filter((n) => !base.names.has(n)),
+      omni: PIPELINE_METRICS.filter((n) => !vllm.names.has(VLLM_OMNI_NAMES[n])),
+    }).to.deep.equal({ frontend: [], engine: [], pipeline: [], omni: [] });
   });
 
   it('should make a misspelt name in bindOrNoop a compile error naming the catalog type', () => {

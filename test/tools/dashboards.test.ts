@@ -17,7 +17,7 @@ import { renderDashboards } from '../../tools/dashboards/render.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const BIN = path.join(ROOT, 'bin', 'tsserve.js');
-/** The vLLM profile: `vllm:gpu_cache_usage_perc` is hidden in 0.1 and shown with --show-hidden-metrics-for-version 0.0. */
+/** The vLLM profile: `vllm:gpu_cache_usage_perc` and `vllm:time_per_output_token_seconds` are hidden in 0.1 and shown with --show-hidden-metrics-for-version 0.0. */
 const VLLM_YAML = path.join(ROOT, 'metrics-vllm.yaml');
 /**
  * The repo's metrics.yaml without its pipeline (`ts_omni_*`) families: each entry's lines, from
@@ -529,7 +529,15 @@ describe('tsserve metrics dashboard', () => {
           titles(hidden[f]!).filter((t) => !titles(shown[f]!).includes(t)),
         ]),
       ).to.deep.equal([
-        ['tsserve-generation.json', ['vllm:gpu_cache_usage_perc'], []],
+        [
+          'tsserve-generation.json',
+          [
+            'vllm:gpu_cache_usage_perc',
+            'vllm:time_per_output_token_seconds: p50 / p90 / p99',
+            'vllm:time_per_output_token_seconds: heatmap',
+          ],
+          [],
+        ],
         ['tsserve-pipelines.json', [], []],
         ['tsserve-serving.json', [], []],
       ]);
@@ -542,7 +550,10 @@ describe('tsserve metrics dashboard', () => {
       const [exposed, exposedWithFlag] = [await serverFamilies(null), await serverFamilies('0.0')];
       expect(queried(hidden)).to.deep.equal(exposed);
       expect(queried(shown)).to.deep.equal(exposedWithFlag);
-      expect(exposedWithFlag.filter((n) => !exposed.includes(n))).to.deep.equal(['vllm:gpu_cache_usage_perc']);
+      expect(exposedWithFlag.filter((n) => !exposed.includes(n))).to.deep.equal([
+        'vllm:gpu_cache_usage_perc',
+        'vllm:time_per_output_token_seconds',
+      ]);
     });
 
     it("should refuse a version the server refuses, with the server's message and exit 2", () => {

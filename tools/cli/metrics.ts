@@ -73,13 +73,21 @@ async function validate(files: readonly string[]): Promise<number> {
   }
   const { formatProblem, loadMetricsConfig } = await import('../../schema/config/load.js');
   const { checkFrontendMetrics, specLookup } = await import('../../frontend/models/frontend-series.js');
+  const { formatWarning, startWarnings } = await import('./metrics-warnings.js');
+  const { packageVersion } = await import('../../schema/config/stability.js');
+  const version = process.env.TS_SERVER_VERSION || packageVersion();
   let code = 0;
   for (const file of files) {
     const r = loadMetricsConfig(file);
     // Every check `tsserve start` makes on the file: the frontend metrics' types and dimensions too.
     const wrong = r.ok ? checkFrontendMetrics(specLookup(r.config)) : [];
     if (r.ok && wrong.length === 0) {
-      process.stdout.write(`${file}: OK (${r.config.metrics.length} metrics)\n`);
+      // What start would warn about (it runs, with these families off or hidden): not a failure.
+      const warnings = startWarnings(r.config, version);
+      process.stderr.write(warnings.map((w) => formatWarning(file, w) + '\n').join(''));
+      const n = warnings.length;
+      const noted = n === 0 ? '' : `, ${n} warning${n === 1 ? '' : 's'}`;
+      process.stdout.write(`${file}: OK (${r.config.metrics.length} metrics${noted})\n`);
     } else if (r.ok) {
       process.stderr.write(wrong.map((w) => `${file}:${w}\n`).join(''));
       code = 1;

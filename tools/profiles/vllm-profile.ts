@@ -1,10 +1,12 @@
 /**
  * The vLLM profile, generated from metrics.yaml: `metrics-vllm.yaml` (each keyed LLM entry with
  * vLLM's exact name and HELP from vllm/v1/metrics/loggers.py, cache_config_info with vLLM's
- * labels, the deprecated vllm:gpu_cache_usage_perc; every other family copied as it is) and
+ * labels, the deprecated vllm:gpu_cache_usage_perc and time_per_output_token_seconds, the pipeline
+ * families under vLLM-Omni's names; every other family copied as it is) and
  * Prometheus recording rules deriving vLLM's series from the default ts_* names. Text in, text
  * out: `npm run profiles` writes both files, and a test checks the committed ones are current.
  */
+import { VLLM_OMNI_NAMES } from '../../schema/metric-catalog.js';
 
 /** metrics.yaml key → [vLLM's name, vLLM's HELP]. */
 export const VLLM_NAMES: Readonly<Record<string, readonly [string, string]>> = {
@@ -19,9 +21,21 @@ export const VLLM_NAMES: Readonly<Record<string, readonly [string, string]>> = {
   'llm.prefix_cache_hits': ['vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.'],
   'llm.prompt_tokens_by_source': ['vllm:prompt_tokens_by_source_total', 'Number of prompt tokens by source.'],
   'llm.prompt_tokens_cached': ['vllm:prompt_tokens_cached_total', 'Number of cached prompt tokens (local + external).'],
+  'llm.prompt_tokens_recomputed': [
+    'vllm:prompt_tokens_recomputed_total',
+    'Number of cached tokens recomputed for forward pass.',
+  ],
   'llm.num_requests_running': ['vllm:num_requests_running', 'Number of requests in model execution batches.'],
   'llm.num_requests_waiting': ['vllm:num_requests_waiting', 'Number of requests waiting to be processed.'],
+  'llm.num_requests_waiting_by_reason': [
+    'vllm:num_requests_waiting_by_reason',
+    "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
+  ],
   'llm.kv_cache_usage': ['vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.'],
+  'llm.engine_sleep_state': [
+    'vllm:engine_sleep_state',
+    'Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.',
+  ],
   'llm.cache_config_info': ['vllm:cache_config_info', 'Information of the LLMEngine CacheConfig'],
   'llm.time_to_first_token': ['vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.'],
   'llm.inter_token_latency': ['vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.'],
@@ -90,6 +104,34 @@ const HEADER = `# yaml-language-server: $schema=./schema/metrics.schema.json
 # docs/llm-metrics.md has the mapping.
 `;
 
+/**
+ * vLLM's CacheConfig fields that mean something here, as cache_config_info's labels (vLLM has
+ * them all; gpu_memory_utilization, swap_space and the like have no meaning on this engine).
+ */
+const CACHE_CONFIG_LABELS = [
+  'block_size',
+  'num_gpu_blocks',
+  'num_cpu_blocks',
+  'enable_prefix_caching',
+  'cache_dtype',
+  'sliding_window',
+  'prefix_caching_hash_algo',
+]
+  .map((l) => `"${l}"`)
+  .join(', ');
+
+const TIME_PER_OUTPUT_TOKEN = [
+  '    # Deprecated in vLLM 0.11 (renamed inter_token_latency_seconds) and hidden since; the same',
+  '    # observations as llm.inter_token_latency. Shown with --show-hidden-metrics-for-version 0.0.',
+  '    - name: vllm:time_per_output_token_seconds',
+  '      key: llm.time_per_output_token',
+  '      unit: Seconds',
+  '      dimensions: [*llm_model, *engine]',
+  '      help: "Histogram of time per output token in seconds.DEPRECATED: Use vllm:inter_token_latency_seconds instead."',
+  '      help_verbatim: true',
+  '      deprecated: {since: "0.1", replacement: "vllm:inter_token_latency_seconds", hidden_since: "0.1"}',
+];
+
 const GPU_CACHE_USAGE = [
   '    # Deprecated in vLLM 0.9 and hidden from 0.11: still read by older gateways, the',
   '    # production-stack router and AIBrix. Shown with --show-hidden-metrics-for-version 0.0.',
@@ -97,7 +139,8 @@ const GPU_CACHE_USAGE = [
   '      key: llm.gpu_cache_usage',
   '      unit: Ratio',
   '      dimensions: [*llm_model, *engine]',
-  '      help: "GPU KV-cache usage. 1 means 100 percent usage."',
+  '      help: "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use vllm:kv_cache_usage_perc instead."',
+  '      help_verbatim: true',
   '      merge: livemax',
   '      deprecated: {since: "0.1", replacement: "vllm:kv_cache_usage_perc", hidden_since: "0.1"}',
 ];
@@ -118,14 +161,15 @@ export function vllmProfileYaml(metricsYaml: string): string {
     lines[i - 1] = `    - name: ${v[0]}`;
     for (let j = i + 1; j < i + 6 && j < lines.length; j++) {
       if (lines[j]!.startsWith('      help: ')) {
-        lines[j] = `      help: "${v[1]}"`;
+        // vLLM's text exactly: no " (unit: …)" suffix in # HELP.
+        lines[j] = `      help: ${JSON.stringify(v[1])}\n      help_verbatim: true`;
         break;
       }
     }
     if (key === 'llm.cache_config_info') {
       for (let j = i + 1; j < i + 4; j++) {
         if (lines[j]!.startsWith('      dimensions: '))
-          lines[j] = '      dimensions: [*engine, "block_size", "num_gpu_blocks", "enable_prefix_caching"]';
+          lines[j] = `      dimensions: [*llm_model, *engine, ${CACHE_CONFIG_LABELS}]`;
       }
     }
     if (key === 'llm.kv_cache_usage') {
@@ -133,6 +177,24 @@ export function vllmProfileYaml(metricsYaml: string): string {
       while (!lines[k]!.startsWith('      merge: ')) k++;
       lines.splice(k + 1, 0, ...GPU_CACHE_USAGE);
     }
+    if (key === 'llm.inter_token_latency') {
+      // After the entry (up to the next one or a comment before it), with the same buckets.
+      let k = i + 1;
+      while (!/^ {4}(- name: |#)/.test(lines[k]!)) k++;
+      const buckets = lines.slice(i, k).filter((l) => l.startsWith('      buckets: '));
+      lines.splice(k, 0, ...TIME_PER_OUTPUT_TOKEN, ...buckets);
+      i = k + TIME_PER_OUTPUT_TOKEN.length + buckets.length - 1;
+    }
+  }
+  // The pipeline families under vLLM-Omni's names (bound by ours, else by these: frontend/pipeline/omni-names.ts).
+  const omni = VLLM_OMNI_NAMES as Readonly<Record<string, string>>;
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^ {4}- name: (ts_omni_\S+)$/.exec(lines[i]!);
+    const to = m === null ? undefined : omni[m[1]!];
+    if (m === null) continue;
+    if (to === undefined)
+      throw new Error(`metrics.yaml: pipeline family ${m[1]} has no vLLM-Omni name (VLLM_OMNI_NAMES)`);
+    lines[i] = `    - name: ${to}`;
   }
   const missing = Object.keys(VLLM_NAMES).filter((k) => !done.has(k));
   if (missing.length > 0) throw new Error(`metrics.yaml declares no family with key ${missing.join(', ')}`);

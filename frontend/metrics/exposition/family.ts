@@ -29,9 +29,10 @@ const NO_AUTO: BoundAutoLabels = Object.freeze({
   omitted: [],
 });
 
-/** Help text with the unit, as Prometheus has no unit field in text format 0.0.4. */
+/** Help text with the unit, as Prometheus has no unit field in text format 0.0.4 (verbatim when declared so). */
 export function prometheusHelp(spec: MetricSpec): string {
   const help = spec.help.trim();
+  if (spec.helpVerbatim === true) return help;
   return help.length > 0 ? `${help} (unit: ${spec.unit})` : `${spec.name} (unit: ${spec.unit})`;
 }
 

@@ -34,7 +34,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('should render each of the 35 keyed families in tslog, prometheus and statsd', async () => {
+  it('should render each of the 38 keyed families in tslog, prometheus and statsd', async () => {
     const loaded = loadMetricsConfig(defaultMetricsConfigPath());
     if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
     const fm = new FrontendMetrics(loaded.config, {
@@ -102,13 +102,14 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     now = 1090;
     stats.onStep(step2);
 
-    // The families the code fills, as the yaml names them (every key but the vLLM profile's deprecated alias).
+    // The families the code fills, as the yaml names them (every key but the vLLM profile's deprecated aliases).
     const names = loaded.config.metrics
       .filter((m) => m.key !== undefined && ENGINE_METRICS[m.key] !== undefined)
       .map((m) => m.name);
-    expect(names.length).to.equal(35);
+    expect(names.length).to.equal(38);
     expect(Object.keys(ENGINE_METRICS).filter((k) => !loaded.config.metrics.some((m) => m.key === k))).to.deep.equal([
       'llm.gpu_cache_usage',
+      'llm.time_per_output_token',
     ]);
     const text = await fm.prometheusText(names);
     await fm.close();

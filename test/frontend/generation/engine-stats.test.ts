@@ -49,7 +49,7 @@ describe('EngineStats', () => {
     expect(m.values('ts_prompt_tokens_total')).to.deep.equal([0]);
     expect(m.values('ts_num_requests_running')).to.deep.equal([0]);
     expect(m.values('ts_kv_cache_usage_ratio')).to.deep.equal([0]);
-    expect(m.values('ts_cache_config_info{block_size=16,num_blocks=64,enable_prefix_caching=true}')).to.deep.equal([1]);
+    expect(m.values('ts_cache_config_info{block_size=16,num_blocks=64,enable_prefix_caching=True}')).to.deep.equal([1]);
     expect(m.values('ts_time_to_first_token_seconds')).to.deep.equal([]);
   });
 

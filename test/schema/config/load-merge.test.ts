@@ -32,6 +32,7 @@ describe('loadMetricsConfig (merge:)', () => {
     expect(Object.fromEntries(gauges.filter((m) => m.merge !== 'last').map((m) => [m.name, m.merge]))).to.deep.equal({
       ts_num_requests_running: 'livesum',
       ts_num_requests_waiting: 'livesum',
+      ts_num_requests_waiting_by_reason: 'livesum',
       ts_kv_cache_usage_ratio: 'livemax',
       ts_cache_config_info: 'livelast',
       HandlerTime: 'livelast',
