@@ -545,6 +545,22 @@ describe('Orchestrator', () => {
     expect(thinker.runs.map((r) => r.aborts)).to.deep.equal([1, 1]);
   });
 
+  it('should record the time to first audio once per request, at the first chunk that carries frames', () => {
+    const { orch, thinker, vocoder, rec } = setup(1);
+    started(orch.start(chat({ requestId: 'r1' }), sink().sink));
+    const t = thinker.runs[0]!;
+    t.sink.onOutput(out([10]));
+    t.sink.onOutput(out([11]));
+    t.sink.onOutput(out([12, 2], { finishReason: 'stop' }));
+    vocoder.audio('r1', 0, 0); // an empty chunk: nothing to hear yet
+    const ttfp = 'ts_omni_audio_ttfp_seconds{replica=0,stage=code2wav}';
+    expect(rec.of(ttfp).length).to.equal(0);
+    vocoder.audio('r1', 1, 10);
+    vocoder.audio('r1', 2, 10);
+    expect(rec.of(ttfp).length).to.equal(1);
+    expect(rec.of('ts_omni_audio_frames_total{replica=0,stage=code2wav}')).to.deep.equal([20]);
+  });
+
   it('should ignore audio of a chunk other than the next one expected', () => {
     const { orch, thinker, vocoder } = setup(1);
     const s = sink();
