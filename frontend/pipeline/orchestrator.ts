@@ -315,7 +315,9 @@ class PipelineRun {
       hop.rxMs = m.rxMs;
       hop.inFlightMs = inFlightMs;
     }
-    if (this.frames === 0) {
+    // The first chunk with frames is the first audio a listener hears; an empty one before it
+    // would otherwise observe the time to first packet again at the next chunk.
+    if (this.frames === 0 && m.frames > 0) {
       this.trace.firstAudioMs = now;
       this.p.audio.firstPacket(this.vocoderReplica, (now - this.req.arrivalMs) / 1000);
     }
