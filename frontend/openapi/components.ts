@@ -7,6 +7,7 @@
 import { CHAT_FIELDS, COMPLETION_FIELDS, EMBEDDINGS_FIELDS, SPEECH_FIELDS } from '../openai/allowed-fields.js';
 import type { Answer, Schema } from '../http/openapi/openapi-builder.js';
 import { json, ref } from '../http/openapi/openapi-builder.js';
+import { DATATYPES } from '../http/oip/datatypes.js';
 
 /** What an OpenAI request field holds, where it is more than "any JSON". */
 const FIELD_SCHEMAS: Readonly<Record<string, Schema>> = {
@@ -99,24 +100,7 @@ export const COMPONENTS = {
       properties: {
         name: { type: 'string' },
         shape: { type: 'array', items: { type: 'integer', minimum: 0 } },
-        datatype: {
-          type: 'string',
-          enum: [
-            'BOOL',
-            'UINT8',
-            'UINT16',
-            'UINT32',
-            'UINT64',
-            'INT8',
-            'INT16',
-            'INT32',
-            'INT64',
-            'FP16',
-            'FP32',
-            'FP64',
-            'BYTES',
-          ],
-        },
+        datatype: { type: 'string', enum: [...DATATYPES] },
         data: { type: 'array' },
         parameters: { type: 'object' },
       },

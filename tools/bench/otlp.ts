@@ -8,13 +8,11 @@
  */
 import autocannon from 'autocannon';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeMlpHeavy } from '../models/demo-models.js';
-import { spawnServer } from './spawn-server.js';
-import type { SpawnedServer } from './spawn-server.js';
+import { spawnServer, stopServer } from './spawn-server.js';
+import { otlpReceiver } from './otlp-receiver.js';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const PAIRS = SMOKE ? 1 : Number(process.env.BENCH_PAIRS ?? 3);
@@ -24,30 +22,6 @@ const CONNECTIONS = 64;
 const WIDTH = 784;
 
 const note = (m: string): void => void process.stderr.write(`bench:otlp: ${m}\n`);
-
-/** An OTLP/HTTP receiver that reads each body and answers 200 (what a collector costs the sender). */
-async function receiver(): Promise<{ url: string; bodies: () => number; close: () => Promise<void> }> {
-  let n = 0;
-  const server = http.createServer((req, res) => {
-    req.on('data', () => undefined);
-    req.on('end', () => {
-      n++;
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/metrics`,
-    bodies: () => n,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
-async function stop(s: SpawnedServer): Promise<void> {
-  const exited = new Promise<void>((r) => s.proc.once('exit', () => r()));
-  s.proc.kill('SIGTERM');
-  await exited;
-}
 
 /** Served requests/s of one run with `modes`. */
 async function run(store: string, root: string, tag: string, modeArgs: readonly string[]): Promise<number> {
@@ -69,13 +43,13 @@ async function run(store: string, root: string, tag: string, modeArgs: readonly 
     if (r.non2xx > 0 || r.errors > 0) note(`warning: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
     return r.requests.total / MEASURE_S;
   } finally {
-    await stop(server);
+    await stopServer(server);
   }
 }
 
 async function main(): Promise<void> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bench-otlp-'));
-  const rx = await receiver();
+  const rx = await otlpReceiver('/v1/metrics');
   try {
     const store = path.join(root, 'store');
     fs.mkdirSync(path.join(store, 'mlp-heavy'), { recursive: true });

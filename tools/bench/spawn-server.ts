@@ -87,3 +87,10 @@ async function spawnOnce(args: readonly string[], cwd: string | undefined, cli: 
   }
   return { proc, ...urls };
 }
+
+/** Stops a spawned server with SIGTERM and waits for it to exit. */
+export async function stopServer(s: SpawnedServer): Promise<void> {
+  const exited = new Promise<void>((r) => s.proc.once('exit', () => r()));
+  s.proc.kill('SIGTERM');
+  await exited;
+}

@@ -21,14 +21,13 @@
  */
 import autocannon from 'autocannon';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { TINY_LM_MODEL } from '../models/demo-models.js';
 import { procCpuSeconds } from './proc-cpu.js';
 import { makeLightStore } from './serve-runs.js';
-import { spawnServer } from './spawn-server.js';
+import { spawnServer, stopServer } from './spawn-server.js';
+import { otlpReceiver } from './otlp-receiver.js';
 import type { SpawnedServer } from './spawn-server.js';
 import { SMOKE, smoke } from './smoke.js';
 
@@ -43,30 +42,6 @@ const ONLY = process.env.BENCH_ONLY ?? '';
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 const note = (m: string): void => void process.stderr.write(`bench:tracing: ${m}\n`);
-
-/** An OTLP/HTTP receiver that reads each body and answers 200 (what a collector costs the sender). */
-async function receiver(): Promise<{ url: string; bodies: () => number; close: () => Promise<void> }> {
-  let n = 0;
-  const server = http.createServer((req, res) => {
-    req.on('data', () => undefined);
-    req.on('end', () => {
-      n++;
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
-    bodies: () => n,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
-async function stop(s: SpawnedServer): Promise<void> {
-  const exited = new Promise<void>((r) => s.proc.once('exit', () => r()));
-  s.proc.kill('SIGTERM');
-  await exited;
-}
 
 /** A server on `store` with `extra` flags (tracing's environment set only while it starts). */
 async function start(
@@ -190,7 +165,7 @@ function lines(bench: string, p: { wall: Pair[]; cpu: Pair[] }, unit: string): v
 
 async function main(): Promise<void> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tsserve-bench-tracing-'));
-  const rx = await receiver();
+  const rx = await otlpReceiver('/v1/traces');
   const traced = ['--otlp-traces-endpoint', rx.url];
   try {
     const lightStore = makeLightStore(root);
@@ -209,7 +184,7 @@ async function main(): Promise<void> {
       try {
         return await f(s);
       } finally {
-        await stop(s);
+        await stopServer(s);
       }
     };
     const want = (group: string): boolean => ONLY === '' || ONLY === group;

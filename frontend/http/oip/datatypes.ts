@@ -66,8 +66,8 @@ export function notInRange(
   );
 }
 
-/** The protocol's datatypes (KServe's table, and Triton's BF16), for naming a misspelt one. */
-const DATATYPES = [
+/** The protocol's datatypes (KServe's table, and Triton's BF16): a misspelt one is named against them, and the OpenAPI documents list them. */
+export const DATATYPES = [
   'BOOL',
   'UINT8',
   'UINT16',
