@@ -136,6 +136,18 @@ export interface GenRequestOutput {
   readonly numPromptTokens?: number;
   /** Only when finished with at least one token: the engine-clock intervals. */
   readonly timings?: FinishedTimings;
+  /**
+   * Only when finished, on an engine with computeNansInLogits: a logits row of this sequence held
+   * a NaN at some step (vLLM's is_corrupted). Absent otherwise.
+   */
+  readonly corrupted?: true;
+}
+
+/** The estimated cost of the steps since the previous stats (vLLM's MFU counters), per engine process. */
+export interface PerfStats {
+  readonly flops: number;
+  readonly readBytes: number;
+  readonly writeBytes: number;
 }
 
 /** Speculative decoding counts since the previous stats (vLLM's SpecDecodingStats, deltas). */
@@ -179,6 +191,8 @@ export interface GenSchedulerStats {
   readonly kvEvictionsDropped?: number;
   /** Detokenizer windows that hit their bound in sequences finished since the previous stats (only when some did). */
   readonly detokenizerFlushes?: number;
+  /** Only with enableMfuMetrics, when a step ran items: the estimated cost since the previous stats. */
+  readonly perf?: PerfStats;
 }
 
 /** What one engine step returns: plain data, ready to send as it is. */
@@ -272,6 +286,7 @@ function checkOutput(o: unknown, i: number, out: string[]): void {
     )
       out.push(`${at}.prefill: must hold integer token counts`);
   }
+  if (o.corrupted !== undefined && o.corrupted !== true) out.push(`${at}.corrupted: must be true when present`);
   if (o.logprobs !== undefined && !(Array.isArray(o.logprobs) && o.logprobs.every(isTokenLogprobs)))
     out.push(`${at}.logprobs: must be a list of {id, logprob, top}`);
 }
@@ -327,6 +342,9 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
       if (s.kvEvictions !== undefined && !(Array.isArray(s.kvEvictions) && s.kvEvictions.every(isEviction))) {
         problems.push('stats.kvEvictions: must be a list of {lifetimeMs, idleMs, reuseGapsMs}');
       }
+      const pf = s.perf;
+      if (pf !== undefined && !(isObj(pf) && ['flops', 'readBytes', 'writeBytes'].every((k) => isNum(pf[k]) && (pf[k] as number) >= 0)))
+        problems.push('stats.perf: must hold non-negative numbers flops, readBytes, writeBytes');
       for (const k of ['kvEvictionsDropped', 'detokenizerFlushes'] as const)
         if (s[k] !== undefined && !(isInt(s[k]) && s[k] > 0)) problems.push(`stats.${k}: must be a positive integer`);
     }

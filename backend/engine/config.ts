@@ -53,6 +53,14 @@ export interface EngineConfig {
   readonly disableLogStats: boolean;
   /** Share of KV blocks whose residency is sampled (vLLM's --kv-cache-metrics-sample), 0..1; 0 = off. */
   readonly kvCacheMetricsSample: number;
+  /** vLLM's VLLM_COMPUTE_NANS_IN_LOGITS: scan every logits row for NaN (off: no scan at all). */
+  readonly computeNansInLogits: boolean;
+  /** vLLM's --enable-mfu-metrics: estimate each step's FLOPs and bytes (backend/engine/model-cost.ts). */
+  readonly enableMfuMetrics: boolean;
+  /** Model width for the MFU estimate (`hiddenSize`; default numHeads × headDim). */
+  readonly hiddenSize: number;
+  /** MLP width for the MFU estimate (`intermediateSize`; default 4 × hiddenSize, GPT-2's n_inner). */
+  readonly intermediateSize: number;
   /** onnxruntime intraOpNumThreads. */
   readonly threads: number;
   /** Packed-row capacity grows in multiples of this many positions (fast runner). */
@@ -133,6 +141,8 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
   const maxNumBatchedTokens = int('maxNumBatchedTokens', budgetDefault);
   // vLLM's long_prefill_token_threshold: 0 means no cap beyond the step budget.
   const chunk = int('prefillChunkSize', 128);
+  // The tiny LMs' (and GPT-2's) width: every query head is a K/V head here.
+  const hiddenSize = int('hiddenSize', model.numHeads * model.headDim);
   return Object.freeze({
     model: Object.freeze(model),
     layout: (r.layout as KvLayout | 'auto' | undefined) ?? 'auto',
@@ -148,6 +158,10 @@ export function resolveEngineConfig(raw: Raw, overrides: Raw = {}): EngineConfig
     statsIntervalMs: int('statsIntervalMs', 0),
     disableLogStats: (r.disableLogStats as boolean | undefined) ?? false,
     kvCacheMetricsSample: int('kvCacheMetricsSample', 0),
+    computeNansInLogits: (r.computeNansInLogits as boolean | undefined) ?? false,
+    enableMfuMetrics: (r.enableMfuMetrics as boolean | undefined) ?? false,
+    hiddenSize,
+    intermediateSize: int('intermediateSize', 4 * hiddenSize),
     threads: int('threads', 1),
     rowGrowStep: int('rowGrowStep', 64),
     addBos: (r.addBos as boolean | undefined) ?? true,

@@ -18,7 +18,9 @@ import { failedItems } from './failed-items.js';
 import { KvCacheManager } from './kv-cache-manager.js';
 import { KvResidency } from './kv-residency.js';
 import type { ModelRunner, RunItem, RunResult } from './runner.js';
-import { NO_TOKEN, prngFor } from './sampling.js';
+import { stepCost } from './model-cost.js';
+import type { CostShapes } from './model-cost.js';
+import { hasNaN, NO_TOKEN, prngFor } from './sampling.js';
 import { Scheduler } from './scheduler.js';
 import { Sequence } from './sequence.js';
 import { SpecDecodingCounters, verifyDrafts } from './spec-decode.js';
@@ -47,6 +49,10 @@ export class EngineCore {
   /** Sampled KV block residency (kvCacheMetricsSample > 0), else null. */
   readonly residency: KvResidency | null;
   private readonly drainEvictions: (() => EvictionsTaken) | undefined;
+  /** The model's shapes for the MFU estimate (enableMfuMetrics), else null: no estimate at all. */
+  private readonly costShapes: CostShapes | null;
+  /** computeNansInLogits: every logits row is scanned for NaN. */
+  private readonly scanNans: boolean;
 
   constructor(
     readonly config: EngineConfig,
@@ -79,6 +85,18 @@ export class EngineCore {
       this.residency,
     );
     this.scheduler = new Scheduler(config, this.kv);
+    this.scanNans = config.computeNansInLogits;
+    const m = config.model;
+    this.costShapes = config.enableMfuMetrics
+      ? {
+          vocabSize: m.vocabSize,
+          hiddenSize: config.hiddenSize,
+          intermediateSize: config.intermediateSize,
+          numLayers: m.numLayers,
+          numHeads: m.numHeads,
+          headDim: m.headDim,
+        }
+      : null;
     this.throttle = new StatsThrottle(config.statsIntervalMs);
   }
 
@@ -180,6 +198,8 @@ export class EngineCore {
           },
     );
     let results: RunResult[] = [];
+    // Every item the step runs is estimated, a failed run's too (its work was attempted).
+    if (this.costShapes !== null && items.length > 0) this.throttle.addCost(stepCost(this.costShapes, items));
     if (items.length > 0) {
       try {
         results = await this.runner.run(items);
@@ -207,6 +227,8 @@ export class EngineCore {
         continue;
       }
       if (it.drafts !== undefined) {
+        // The raw rows, before any processor: all the verify's positions.
+        if (this.scanNans && hasNaN(results[i] as Float32Array)) seq.corrupted = true;
         const v = verifyDrafts(
           seq,
           it.drafts,
@@ -234,6 +256,8 @@ export class EngineCore {
       this.kv.cacheComputed(seq);
       const l = results[i];
       if (!items[i]!.wantLogits || !(l instanceof Float32Array)) continue;
+      // The model's row as it came, before the processors write -Infinity into it.
+      if (this.scanNans && hasNaN(l)) seq.corrupted = true;
       const token = sampleFor(seq, l);
       if (token === NO_TOKEN) {
         // Never appended: a -1 in the next run's input ids fails the run of every sequence in it.
@@ -317,6 +341,7 @@ export class EngineCore {
       if (seq.stopReason !== undefined) o.stopReason = seq.stopReason;
       o.numGenerationTokens = seq.numOutput;
       o.numPromptTokens = seq.promptLen;
+      if (seq.corrupted) o.corrupted = true;
       if (seq.firstTokenTs >= 0) {
         o.timings = {
           queueMs: seq.firstScheduledTs - seq.queuedTs,

@@ -140,6 +140,12 @@ export function argmax(logits: Float32Array): number {
   return best;
 }
 
+/** True when a logit is NaN (vLLM's VLLM_COMPUTE_NANS_IN_LOGITS scan; only engines with it on call this). */
+export function hasNaN(logits: Float32Array): boolean {
+  for (let i = 0; i < logits.length; i++) if (Number.isNaN(logits[i])) return true;
+  return false;
+}
+
 /**
  * Picks the next token; `banned` ids (the model's suppressed ids; EOS and stop ids before
  * min_tokens) never win. Writes -Infinity into `logits` at the banned ids, so pass a buffer the

@@ -43,6 +43,8 @@ export class Sequence {
   stopReason: string | number | undefined;
   /** Text generated so far (after a stop string matched: cut before it). */
   text = '';
+  /** A logits row of this sequence held a NaN (set only by an engine with computeNansInLogits). */
+  corrupted = false;
   /** Logprobs of the tokens not yet sent (only when the request asked for them). */
   logprobs: GenTokenLogprobs[] = [];
   private emitted = 0;

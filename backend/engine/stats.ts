@@ -3,6 +3,7 @@
  * stats record is sent; gauges are read fresh when it is.
  */
 import type { GenSchedulerStats, KvEvictionEvent } from '../../schema/engine-ipc.js';
+import type { StepCost } from './model-cost.js';
 
 /** Live gauges read when a stats record is built. */
 export interface StatsGauges {
@@ -24,6 +25,10 @@ export class StatsThrottle {
   private preemptions = 0;
   private steps = 0;
   private flushes = 0;
+  /** The MFU estimate since the last stats (only an engine with enableMfuMetrics adds to it). */
+  private flops = 0;
+  private readBytes = 0;
+  private writeBytes = 0;
   private lastSent = -Infinity;
 
   constructor(private readonly intervalMs: number) {}
@@ -34,6 +39,13 @@ export class StatsThrottle {
     this.hits += hits;
     this.preemptions += preemptions;
     this.steps++;
+  }
+
+  /** Adds one step's estimated cost (backend/engine/model-cost.ts). */
+  addCost(c: StepCost): void {
+    this.flops += c.flops;
+    this.readBytes += c.readBytes;
+    this.writeBytes += c.writeBytes;
   }
 
   /** Adds a finished sequence's detokenizer bound hits. */
@@ -67,8 +79,12 @@ export class StatsThrottle {
       ...(ev !== undefined && ev.length > 0 ? { kvEvictions: ev } : {}),
       ...(lost > 0 ? { kvEvictionsDropped: lost } : {}),
       ...(this.flushes > 0 ? { detokenizerFlushes: this.flushes } : {}),
+      ...(this.readBytes > 0
+        ? { perf: { flops: this.flops, readBytes: this.readBytes, writeBytes: this.writeBytes } }
+        : {}),
     };
     this.queries = this.hits = this.preemptions = this.steps = this.flushes = 0;
+    this.flops = this.readBytes = this.writeBytes = 0;
     return s;
   }
 }

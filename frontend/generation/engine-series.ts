@@ -20,6 +20,12 @@ export type { CacheConfigInfo } from './cache-config.js';
 /** Every finish reason, each pre-created at 0 so dashboards see the series before traffic. */
 export const FINISH_REASONS: readonly FinishReason[] = ['stop', 'length', 'abort', 'error'];
 
+/**
+ * vLLM's fifth reason, pre-created at 0 as vLLM pre-creates all five: vLLM records it for its
+ * repetition-detection stop, which this engine does not have, so it stays a true 0.
+ */
+export const REPETITION_REASON = 'repetition';
+
 /** Where a prompt token's K/V came from (vLLM's `source` label; no KV connector here, so no external_kv_transfer). */
 export type PromptSource = 'local_compute' | 'local_cache_hit';
 
@@ -53,6 +59,12 @@ export interface EngineSeries {
   readonly promptTokensRecomputed: BoundSeries;
   readonly generationTokens: BoundSeries;
   readonly preemptions: BoundSeries;
+  /** Finished sequences whose logits held a NaN; a no-op unless the server scans (VLLM_COMPUTE_NANS_IN_LOGITS=1). */
+  readonly corruptedRequests: BoundSeries;
+  /** The MFU estimate's counters (registered at 0 always; recorded only with --enable-mfu-metrics). */
+  readonly estimatedFlops: BoundSeries;
+  readonly estimatedReadBytes: BoundSeries;
+  readonly estimatedWriteBytes: BoundSeries;
   /** Detokenizer windows that hit their bound (schema/text/incremental-detokenizer.ts). */
   readonly detokenizerFlushes: BoundSeries;
   readonly prefixCacheQueries: BoundSeries;
@@ -141,6 +153,8 @@ export function bindEngineSeries(
   autoLabels?: AutoLabels,
   /** False with --disable-log-stats: every series is a no-op, none is created. */
   enabled = true,
+  /** True when the engine scans its logits for NaN (VLLM_COMPUTE_NANS_IN_LOGITS=1): only then is corrupted_requests registered. */
+  computeNans = false,
 ): EngineSeries {
   const bad = checkEngineMetrics(metrics);
   const bind = (key: EngineKey, extra: Readonly<Record<string, string>> = {}): BoundSeries => {
@@ -160,6 +174,7 @@ export function bindEngineSeries(
   bind('llm.cache_config_info', cacheConfigLabels(cache)).record(1);
   const success = {} as Record<FinishReason, BoundSeries>;
   for (const r of FINISH_REASONS) success[r] = counter('llm.request_success', { finished_reason: r });
+  counter('llm.request_success', { finished_reason: REPETITION_REASON });
   const bySource = {} as Record<PromptSource, BoundSeries>;
   for (const s of PROMPT_SOURCES) bySource[s] = counter('llm.prompt_tokens_by_source', { source: s });
   const byReason = {} as Record<WaitingReason, BoundSeries>;
@@ -184,6 +199,10 @@ export function bindEngineSeries(
     promptTokensRecomputed: counter('llm.prompt_tokens_recomputed'),
     generationTokens: counter('llm.generation_tokens'),
     preemptions: counter('llm.num_preemptions'),
+    corruptedRequests: computeNans ? counter('llm.corrupted_requests') : NOOP_SERIES,
+    estimatedFlops: counter('llm.estimated_flops_per_gpu'),
+    estimatedReadBytes: counter('llm.estimated_read_bytes_per_gpu'),
+    estimatedWriteBytes: counter('llm.estimated_write_bytes_per_gpu'),
     detokenizerFlushes: counter('llm.detokenizer_flushes'),
     prefixCacheQueries: counter('llm.prefix_cache_queries'),
     prefixCacheHits: counter('llm.prefix_cache_hits'),

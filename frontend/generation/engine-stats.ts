@@ -137,6 +137,12 @@ export class EngineStats {
       this.logger?.recordStats(st);
       if (st.kvEvictionsDropped !== undefined) sr.kvEvictionsDropped.record(st.kvEvictionsDropped);
       if (st.detokenizerFlushes !== undefined) sr.detokenizerFlushes.record(st.detokenizerFlushes);
+      const pf = st.perf;
+      if (pf !== undefined) {
+        sr.estimatedFlops.record(pf.flops);
+        sr.estimatedReadBytes.record(pf.readBytes);
+        sr.estimatedWriteBytes.record(pf.writeBytes);
+      }
       const ev = st.kvEvictions;
       if (ev !== undefined) {
         for (const e of ev) {
@@ -189,6 +195,8 @@ export class EngineStats {
     const reason = o.finishReason as FinishReason;
     seq.finishReason = reason;
     sr.success[reason].record(1, rid);
+    // Once per finished sequence, as vLLM counts a finished engine request with is_corrupted.
+    if (o.corrupted === true) sr.corruptedRequests.record(1, rid);
     sr.e2e.record((now - req.arrivalMs) * S, rid);
     const gen = seq.numGenerationTokens;
     sr.requestGenerationTokens.record(gen, rid);

@@ -56,10 +56,12 @@ export class GenerationEngine {
     autoLabels?: AutoLabels,
     /** False with --disable-log-stats: the engine's series are no-ops. */
     statsEnabled = true,
+    /** True when the engine scans its logits for NaN: corrupted_requests is registered. */
+    computeNans = false,
   ) {
     this.logger = new LoggingStatLogger(index, nowMs);
     this.stats = new EngineStats(
-      bindEngineSeries(metrics, modelName, String(index), cache, autoLabels, statsEnabled),
+      bindEngineSeries(metrics, modelName, String(index), cache, autoLabels, statsEnabled, computeNans),
       nowMs,
       this.logger,
     );

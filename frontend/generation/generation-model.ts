@@ -77,6 +77,8 @@ export interface GenerationModelOptions {
   readonly autoLabelsFor?: (index: number) => AutoLabels;
   /** False with --disable-log-stats: engine series are no-ops (default true). */
   readonly statsEnabled?: boolean;
+  /** True when the engines scan their logits for NaN (VLLM_COMPUTE_NANS_IN_LOGITS=1): corrupted_requests is registered. */
+  readonly computeNansInLogits?: boolean;
   /** An engine came up or went away (a pipeline tracks its replicas). */
   readonly onEnginesChanged?: () => void;
   /** `--chat-template`'s text: the template of this model instead of its directory's. */
@@ -346,6 +348,7 @@ export class GenerationModel implements ServedModel, StatLineSource {
         post,
         this.opts.autoLabelsFor?.(index),
         this.opts.statsEnabled ?? true,
+        this.opts.computeNansInLogits ?? false,
       ),
     );
     this.opts.onEnginesChanged?.();

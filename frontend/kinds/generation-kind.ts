@@ -24,6 +24,13 @@ export interface GenerationFrontendOptions {
   readonly statsEnabled?: boolean;
   /** `--chat-template FILE`'s text (read once at start-up): every generation model's chat template. */
   readonly chatTemplate?: string;
+  /**
+   * vLLM's switch: engines scan every logits row for NaN and `corrupted_requests` is registered
+   * (default: env VLLM_COMPUTE_NANS_IN_LOGITS=1; off, nothing is scanned and the family is absent).
+   */
+  readonly computeNansInLogits?: boolean;
+  /** `--enable-mfu-metrics`: engines estimate each step's FLOPs and bytes into the MFU counters (default false). */
+  readonly enableMfuMetrics?: boolean;
 }
 
 /** The ModelKind for `handler: generate`. */
@@ -50,7 +57,24 @@ export class GenerationKind implements ModelKind {
         ...template,
       });
     }
-    return new GenerationModel(config, ctx, { modelUrl, loadedAtStartup, statLog: this.tickerFor(ctx), ...template });
+    const nans = this.opts.computeNansInLogits ?? process.env.VLLM_COMPUTE_NANS_IN_LOGITS === '1';
+    const mfu = this.opts.enableMfuMetrics === true;
+    // The server's switches win over the model's engine block (the engine reads them from it).
+    const engine =
+      nans || mfu
+        ? {
+            ...config.engine,
+            ...(nans ? { computeNansInLogits: true } : {}),
+            ...(mfu ? { enableMfuMetrics: true } : {}),
+          }
+        : config.engine;
+    return new GenerationModel(engine === config.engine ? config : { ...config, engine }, ctx, {
+      modelUrl,
+      loadedAtStartup,
+      statLog: this.tickerFor(ctx),
+      ...(nans ? { computeNansInLogits: true } : {}),
+      ...template,
+    });
   }
 
   routes(

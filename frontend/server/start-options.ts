@@ -143,6 +143,12 @@ export const START_OPTIONS: readonly OptionDef[] = [
     help: "no engine, pipeline, audio or transfer stats (vLLM's flag): /metrics keeps the serving families",
   },
   {
+    flag: 'enable-mfu-metrics',
+    kind: 'bool',
+    def: false,
+    help: "estimate each engine step's FLOPs and memory bytes into vLLM's MFU counters (vLLM's flag)",
+  },
+  {
     flag: 'log-stats-interval',
     kind: 'int',
     def: 10,
@@ -218,6 +224,8 @@ export interface StartOptions {
   readonly jobQueueSize: number;
   readonly logStatsInterval: number;
   readonly disableLogStats: boolean;
+  /** `--enable-mfu-metrics`: the engines' FLOPs and bytes estimate (the MFU counters move). */
+  readonly enableMfuMetrics: boolean;
   readonly maxWorkers: number;
   readonly modelLoadTimeout: number;
   readonly shutdownTimeout: number;

@@ -214,6 +214,7 @@ describe('tsserve start (start-up checks)', function () {
       '--request-idle-timeout',
       '--job-queue-size',
       '--disable-log-stats',
+      '--enable-mfu-metrics',
       '--log-stats-interval',
       '--max-workers',
       '--model-load-timeout',

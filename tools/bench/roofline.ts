@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadEngine, readModelDir } from '../../backend/engine/load.js';
 import type { EngineCore } from '../../backend/engine/engine-core.js';
+import { kvBytesPerToken } from '../../backend/engine/model-cost.js';
 import { workerEnv } from '../../frontend/workers/worker-env.js';
 import { TINY_LM_MODEL } from '../models/demo-models.js';
 import { D_MODEL, FFN_DIM, HEAD_DIM, NUM_HEADS, NUM_LAYERS } from '../models/tiny-lm-spec.js';
@@ -94,7 +95,7 @@ function roofline(
   weightGbS: number,
   ramGbS: number,
 ): { tokS: number; kvBytes: number } {
-  const kvBytes = 2 * dims.layers * dims.heads * dims.headDim * 4 * meanCtx * rows;
+  const kvBytes = kvBytesPerToken({ numLayers: dims.layers, numHeads: dims.heads, headDim: dims.headDim }) * meanCtx * rows;
   const s = wBytes / (weightGbS * 1e9) + kvBytes / (ramGbS * 1e9);
   return { tokS: rows / s, kvBytes };
 }

@@ -7,6 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { weightBytes as modelWeightBytes } from '../../backend/engine/model-cost.js';
 import { GraphBuilder } from '../models/onnx-builder.js';
 import { writeModelConfig } from '../models/model-config.js';
 import { Prng } from '../models/prng.js';
@@ -16,11 +17,20 @@ import { FAST_NAMES, LN_EPS, MAX_CONTEXT, NUM_LAYERS, VOCAB_SIZE } from '../mode
 /** The variant's shapes (layers, vocabulary and context are the tiny LM's). */
 export const WIDE_LM = { dModel: 512, numHeads: 8, headDim: 64, ffnDim: 2048, numLayers: NUM_LAYERS } as const;
 
-/** float32 bytes a decode step reads of weights: every layer's matrices and the head (embedding rows aside). */
+/**
+ * float32 bytes a decode step reads of weights: every layer's matrices and the head (embedding
+ * rows aside), the product's estimate (backend/engine/model-cost.ts) on the tiny LM's vocabulary.
+ */
 export function weightBytes(d: number, ffn: number, layers: number): number {
-  return (
-    4 * (layers * (d * 3 * d + 3 * d + d * d + d + d * ffn + ffn + ffn * d + d + 4 * d) + d * VOCAB_SIZE + VOCAB_SIZE)
-  );
+  return modelWeightBytes({
+    vocabSize: VOCAB_SIZE,
+    hiddenSize: d,
+    intermediateSize: ffn,
+    numLayers: layers,
+    // The weights do not depend on the head split.
+    numHeads: 1,
+    headDim: d,
+  });
 }
 
 /** Writes the wide LM (model.onnx and model-config.yaml with its engine block) into `dir`. */

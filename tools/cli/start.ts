@@ -361,6 +361,8 @@ async function serve(
             debug: log.isLevelEnabled('debug'),
             debugLog: (m) => log.debug(m),
             statsEnabled: !opts.disableLogStats,
+            enableMfuMetrics: opts.enableMfuMetrics,
+            computeNansInLogits: process.env.VLLM_COMPUTE_NANS_IN_LOGITS === '1',
             ...(chatTemplate !== undefined ? { chatTemplate } : {}),
           },
         }),

@@ -25,6 +25,22 @@ export const VLLM_NAMES: Readonly<Record<string, readonly [string, string]>> = {
     'vllm:prompt_tokens_recomputed_total',
     'Number of cached tokens recomputed for forward pass.',
   ],
+  'llm.corrupted_requests': [
+    'vllm:corrupted_requests_total',
+    'Corrupted requests, in terms of total number of requests with NaNs in logits.',
+  ],
+  'llm.estimated_flops_per_gpu': [
+    'vllm:estimated_flops_per_gpu_total',
+    'Estimated number of floating point operations per GPU (for Model Flops Utilization calculations).',
+  ],
+  'llm.estimated_read_bytes_per_gpu': [
+    'vllm:estimated_read_bytes_per_gpu_total',
+    'Estimated number of bytes read from memory per GPU (for Model Flops Utilization calculations).',
+  ],
+  'llm.estimated_write_bytes_per_gpu': [
+    'vllm:estimated_write_bytes_per_gpu_total',
+    'Estimated number of bytes written to memory per GPU (for Model Flops Utilization calculations).',
+  ],
   'llm.num_requests_running': ['vllm:num_requests_running', 'Number of requests in model execution batches.'],
   'llm.num_requests_waiting': ['vllm:num_requests_waiting', 'Number of requests waiting to be processed.'],
   'llm.num_requests_waiting_by_reason': [

@@ -69,6 +69,8 @@ export class FakeRunner implements ModelRunner {
   readonly failNext = new Set<number>();
   /** Sequences whose next logits are all NaN (a model that overflowed). */
   readonly nanNext = new Set<number>();
+  /** Sequences whose next logits hold one NaN, at this id (the rest of the row as usual). */
+  readonly nanAtNext = new Map<number, number>();
 
   async run(items: readonly RunItem[]): Promise<RunResult[]> {
     this.runs++;
@@ -100,13 +102,15 @@ export class FakeRunner implements ModelRunner {
           it.tokens[p]!;
       }
       this.computedTokens += it.count;
-      out.push(
-        !it.wantLogits
-          ? null
-          : this.nanNext.delete(it.seqId)
-            ? new Float32Array(FAKE_SPEC.vocabSize).fill(NaN)
-            : fakeLogits(row, this.eosAt),
-      );
+      const nanAt = it.wantLogits ? this.nanAtNext.get(it.seqId) : undefined;
+      this.nanAtNext.delete(it.seqId);
+      const logits = !it.wantLogits
+        ? null
+        : this.nanNext.delete(it.seqId)
+          ? new Float32Array(FAKE_SPEC.vocabSize).fill(NaN)
+          : fakeLogits(row, this.eosAt);
+      if (logits !== null && nanAt !== undefined) logits[nanAt] = NaN;
+      out.push(logits);
     }
     return out;
   }

@@ -41,6 +41,7 @@ describe('parseStartOptions', () => {
         jobQueueSize: 0,
         logStatsInterval: 10,
         disableLogStats: false,
+        enableMfuMetrics: false,
         maxWorkers: 0,
         modelLoadTimeout: 120,
         shutdownTimeout: 25,
