@@ -34,7 +34,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('should render each of the 38 keyed families in tslog, prometheus and statsd', async () => {
+  it('should render each of the 42 keyed families in tslog, prometheus and statsd', async () => {
     const loaded = loadMetricsConfig(defaultMetricsConfigPath());
     if (!loaded.ok) throw new Error('the repo metrics.yaml does not load');
     const fm = new FrontendMetrics(loaded.config, {
@@ -47,7 +47,16 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     });
     let now = 1000;
     const stats = new EngineStats(
-      bindEngineSeries(fm, 'tiny', '0', { blockSize: 16, numBlocks: 8, enablePrefixCaching: true }),
+      // With the NaN scan on (VLLM_COMPUTE_NANS_IN_LOGITS=1), so corrupted_requests is registered too.
+      bindEngineSeries(
+        fm,
+        'tiny',
+        '0',
+        { blockSize: 16, numBlocks: 8, enablePrefixCaching: true },
+        undefined,
+        true,
+        true,
+      ),
       () => now,
     );
     stats.addRequest('r1', 1000, 1, 2);
@@ -86,7 +95,17 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
       timestamp: 80,
       numPromptTokens: 0,
       numGenerationTokens: 1,
-      outputs: [{ requestId: 'r1', index: 0, newTokenIds: [66], text: 'B', events: [], finishReason: 'length' }],
+      outputs: [
+        {
+          requestId: 'r1',
+          index: 0,
+          newTokenIds: [66],
+          text: 'B',
+          events: [],
+          finishReason: 'length',
+          corrupted: true,
+        },
+      ],
       stats: {
         ...gauges,
         numRunning: 0,
@@ -95,6 +114,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
         prefixCacheHits: 16,
         kvEvictions: [{ lifetimeMs: 500, idleMs: 200, reuseGapsMs: [100] }],
         detokenizerFlushes: 2,
+        perf: { flops: 3e9, readBytes: 14e6, writeBytes: 9000 },
       },
     };
     now = 1060;
@@ -106,7 +126,7 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     const names = loaded.config.metrics
       .filter((m) => m.key !== undefined && ENGINE_METRICS[m.key] !== undefined)
       .map((m) => m.name);
-    expect(names.length).to.equal(38);
+    expect(names.length).to.equal(42);
     expect(Object.keys(ENGINE_METRICS).filter((k) => !loaded.config.metrics.some((m) => m.key === k))).to.deep.equal([
       'llm.gpu_cache_usage',
       'llm.time_per_output_token',
@@ -135,6 +155,9 @@ describe('LLM families in every sink (repo metrics.yaml)', () => {
     expect(received).to.include('ts_kv_block_reuse_gap_seconds:100|ms|#model_name:tiny,engine:0');
     expect(text).to.contain('ts_prompt_tokens_by_source_total{model_name="tiny",engine="0",source="local_compute"} 5');
     expect(text).to.contain('ts_detokenizer_flushes_total{model_name="tiny",engine="0"} 2');
+    expect(text).to.contain('ts_corrupted_requests_total{model_name="tiny",engine="0"} 1');
+    expect(text).to.contain('ts_estimated_flops_total{model_name="tiny",engine="0"} 3000000000');
+    expect(text).to.contain('ts_estimated_write_bytes_total{model_name="tiny",engine="0"} 9000');
     expect(tslog).to.match(
       / - ts_request_inference_time_seconds\.Seconds:0\.06\|#model_name:tiny,engine:0\|#hostname:h,requestID:r1,timestamp:\d+\n/,
     );

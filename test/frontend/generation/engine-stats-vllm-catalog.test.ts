@@ -2,7 +2,9 @@
  * The vLLM families added with vLLM's current catalog, as the stats processor fills them from
  * step messages: `num_requests_waiting_by_reason` (every waiting request waits for capacity),
  * `prompt_tokens_recomputed` (summed from the first outputs' prefill stats), and the hidden
- * deprecated `time_per_output_token_seconds` (the same samples as inter-token latency).
+ * deprecated `time_per_output_token_seconds` (the same samples as inter-token latency),
+ * `corrupted_requests` (only with the NaN scan, once per finished corrupted sequence), the MFU
+ * counters (at 0 from start-up, summed from the stats' estimate) and the `repetition` reason at 0.
  */
 import { expect } from 'chai';
 import type { EngineCoreOutputs, GenRequestOutput, GenSchedulerStats } from '../../../schema/engine-ipc.js';
@@ -95,5 +97,53 @@ describe('EngineStats: the vLLM families of the current catalog', () => {
     expect(
       [...m.records.keys()].filter((k) => k.includes('time_per_output_token_seconds') && !k.includes('request')),
     ).to.deep.equal([]);
+  });
+
+  it('should count each finished sequence flagged corrupted once, and register the family only with the NaN scan', () => {
+    const m = new FakeMetrics();
+    const es = new EngineStats(bindEngineSeries(m, 'tiny', '0', CACHE, undefined, true, true), () => 1000);
+    es.addRequest('a', 1000, 2, 2);
+    es.addRequest('b', 1000, 1, 2);
+    es.onStep(step(10, [out('a'), { ...out('a'), index: 1 }, out('b')]));
+    es.onStep(
+      step(20, [
+        out('a', { finishReason: 'length', corrupted: true }),
+        { ...out('a'), index: 1, finishReason: 'length' },
+        out('b', { finishReason: 'error', corrupted: true }),
+      ]),
+    );
+    // A relayed duplicate of a finished output counts nothing more.
+    es.onStep(step(30, [out('b', { finishReason: 'error', corrupted: true })]));
+    expect(m.values('ts_corrupted_requests_total')).to.deep.equal([0, 1, 1]);
+    expect(m.values('ts_request_success_total{finished_reason=length}')).to.deep.equal([0, 1, 1]);
+
+    const off = new FakeMetrics();
+    const es2 = new EngineStats(bindEngineSeries(off, 'tiny', '0', CACHE), () => 1000);
+    es2.addRequest('a', 1000, 1, 2);
+    es2.onStep(step(10, [out('a', { finishReason: 'length', corrupted: true })]));
+    expect([...off.records.keys()].filter((k) => k.includes('corrupted'))).to.deep.equal([]);
+  });
+
+  it("should hold the MFU counters at 0 from start-up and add each stats record's estimate", () => {
+    const m = new FakeMetrics();
+    const es = new EngineStats(bindEngineSeries(m, 'tiny', '0', CACHE), () => 1000);
+    es.onStep(step(1, [], stats(0)));
+    es.onStep(step(2, [], { ...stats(0), perf: { flops: 1.5e9, readBytes: 4096, writeBytes: 512 } }));
+    es.onStep(step(3, [], { ...stats(0), perf: { flops: 2e9, readBytes: 8192, writeBytes: 256 } }));
+    expect(m.values('ts_estimated_flops_total')).to.deep.equal([0, 1.5e9, 2e9]);
+    expect(m.values('ts_estimated_read_bytes_total')).to.deep.equal([0, 4096, 8192]);
+    expect(m.values('ts_estimated_write_bytes_total')).to.deep.equal([0, 512, 256]);
+  });
+
+  it('should pre-create finished_reason="repetition" at 0 beside the four reasons the engine gives', () => {
+    const m = new FakeMetrics(profileByKey());
+    bindEngineSeries(m, 'tiny', '0', CACHE);
+    expect(
+      ['stop', 'length', 'abort', 'error', 'repetition'].map((r) =>
+        m.values(`vllm:request_success_total{finished_reason=${r}}`),
+      ),
+    ).to.deep.equal([[0], [0], [0], [0], [0]]);
+    expect(m.values('vllm:estimated_flops_per_gpu_total')).to.deep.equal([0]);
+    expect(m.values('vllm:corrupted_requests_total')).to.deep.equal([]);
   });
 });
