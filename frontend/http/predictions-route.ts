@@ -18,7 +18,7 @@ import { randomUUID } from 'crypto';
 import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import { traceIds } from '../metrics/exposition/trace-ids.js';
-import { exemplarTraceId, requestSpanOf, startRequestSpan } from '../tracing/request-span.js';
+import { exemplarTraceId, requestSpanOf, startRequestSpan, tracingOn } from '../tracing/request-span.js';
 import { sendError } from './errors.js';
 import { routeTemplate } from './http-metrics.js';
 import { readPredictionBody } from './prediction-body.js';
@@ -71,7 +71,8 @@ export function predictionsRoute(opts: RouteOptions): FastRoute {
     const start = routeStart(req, res, m, opts, PREDICTIONS_HANDLER, sendError);
     if (start === null) return;
     const { name, version } = start;
-    startRequestSpan(req, res, PREDICTIONS_HANDLER, performance.now(), { 'gen_ai.request.model': name });
+    if (tracingOn())
+      startRequestSpan(req, res, PREDICTIONS_HANDLER, performance.now(), { 'gen_ai.request.model': name });
     // What the model decides (404, a model that takes no /predictions) before the body is read:
     // a body to a model that does not exist is never judged by another model's rules (415, 400).
     const model = opts.lookup(name);

@@ -25,6 +25,7 @@ import { clientRequestId } from './request-id.js';
 import { wavFile } from './wav.js';
 import { echoName } from '../../schema/echo.js';
 import { speechSpan } from './speech-span.js';
+import { requestSpanOf, tracingOn } from '../tracing/request-span.js';
 
 /** A model that speaks (a pipeline). */
 export interface SpeakingModel {
@@ -116,6 +117,8 @@ function start(
     return null;
   }
   if (clientId === undefined) res.setHeader('x-request-id', h.requestId);
+  // The pipeline's id on its span, as the other doors put theirs (a completion's engine id).
+  if (tracingOn()) requestSpanOf(res.req)?.set({ 'gen_ai.request.id': h.requestId });
   res.on('close', () => {
     if (!isDone()) h.abort();
   });

@@ -24,7 +24,7 @@ import type { JobOutcome } from '../batching/job.js';
 import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
 import { EMBEDDINGS_FIELDS } from './allowed-fields.js';
 import { traceIds } from '../metrics/exposition/trace-ids.js';
-import { exemplarTraceId, requestSpanOf, startRequestSpan } from '../tracing/request-span.js';
+import { exemplarTraceId, requestSpanOf, startRequestSpan, tracingOn } from '../tracing/request-span.js';
 import { asObject, refuseUnsupported } from './params.js';
 
 /** What the route needs from the server. */
@@ -135,7 +135,7 @@ export function embeddingsRouter(opts: EmbeddingsRouteOptions): Router {
   );
   r.post('/v1/embeddings', json, (req, res) => {
     const arrivalMs = performance.now();
-    startRequestSpan(req, res, '/v1/embeddings', arrivalMs, { 'gen_ai.operation.name': 'embeddings' });
+    if (tracingOn()) startRequestSpan(req, res, '/v1/embeddings', arrivalMs, { 'gen_ai.operation.name': 'embeddings' });
     const run = (): void => {
       try {
         serve(req, res, opts, arrivalMs);

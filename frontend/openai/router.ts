@@ -16,7 +16,7 @@ import { generationTiming } from '../http/server-timing.js';
 import type { BodyLimits } from '../models/body-limits.js';
 import { jsonBody } from '../http/json-body.js';
 import { traceIds } from '../metrics/exposition/trace-ids.js';
-import { exemplarTraceId, requestSpanOf, startRequestSpan } from '../tracing/request-span.js';
+import { exemplarTraceId, requestSpanOf, startRequestSpan, tracingOn } from '../tracing/request-span.js';
 import { generationSpan } from './generation-span.js';
 import { chatHookTook } from './chat-hooks.js';
 import { AnswerBody } from './answer-body.js';
@@ -73,7 +73,7 @@ export function openaiRouter(opts: OpenAIRouterOptions): Router {
     (route: string, operation: string): RequestHandler =>
     (req, res, next) => {
       const now = ((req as Stamped)[ARRIVAL] = performance.now());
-      startRequestSpan(req, res, route, now, { 'gen_ai.operation.name': operation });
+      if (tracingOn()) startRequestSpan(req, res, route, now, { 'gen_ai.operation.name': operation });
       next();
     };
   // Read under the server's body limits (413 before the body is read, 415, 408, JSON bounds).

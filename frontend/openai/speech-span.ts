@@ -8,10 +8,11 @@
 import { performance } from 'node:perf_hooks';
 import type { Response } from 'express';
 import type { SpeakRequest, SpeakResult, SpeakSink } from '../pipeline/speak.js';
-import { requestSpanOf, startRequestSpan } from '../tracing/request-span.js';
+import { requestSpanOf, startRequestSpan, tracingOn } from '../tracing/request-span.js';
 
 /** `sink`, with the request's spans made from what passes through it (`sink` itself when tracing is off). */
 export function speechSpan(res: Response, model: string, req: SpeakRequest, sink: SpeakSink): SpeakSink {
+  if (!tracingOn()) return sink;
   const span =
     requestSpanOf(res.req) ??
     startRequestSpan(res.req, res, '/v1/audio/speech', req.arrivalMs, { 'gen_ai.operation.name': 'speech' });

@@ -55,7 +55,7 @@ export interface TracerHooks {
   readonly log: (level: 'warn' | 'error', msg: string) => void;
   /** Called with each loss of `n` spans. */
   readonly onDropped?: (reason: SpanDropReason, n: number) => void;
-  /** Upper bound on `close()` in ms (default 5000). */
+  /** Upper bound on `close()` in ms (default DEFAULT_CLOSE_TIMEOUT_MS, 5000). */
   readonly closeTimeoutMs?: number;
 }
 
@@ -159,22 +159,26 @@ class Handle implements SpanHandle {
   }
 }
 
+/** `close()`'s bound when the hooks give none (ms). */
+const DEFAULT_CLOSE_TIMEOUT_MS = 5000;
+
+/** Share of the close bound the flush's exports may take, retries included (the rest is the shutdown's). */
+const CLOSE_EXPORT_SHARE = 0.8;
+
 /** A running tracer provider exporting over OTLP/HTTP. */
 export class Tracer {
   private readonly provider: BasicTracerProvider;
   private readonly tracer;
   private lastWarnMs = -Infinity;
   private closing: Promise<void> | null = null;
+  /** The exporter of the exports `close()` makes (null before it): its timeout is within the close bound. */
+  private closeExporter: OTLPTraceExporter | null = null;
 
   constructor(
     readonly settings: TracingSettings,
     private readonly hooks: TracerHooks,
   ) {
-    const exporter = new OTLPTraceExporter({
-      url: settings.endpoint,
-      headers: { ...settings.headers },
-      timeoutMillis: settings.exportTimeoutMs,
-    });
+    const exporter = this.exporterWithin(settings.exportTimeoutMs);
     // The processor's own meter is how the SDK tells of a span dropped at a full queue (the
     // sdk-trace-base shim passes the option through to the processor it extends).
     const config: BufferConfig & { readonly selfObsMeterProvider: MeterProvider } = {
@@ -195,11 +199,28 @@ export class Tracer {
     this.tracer = this.provider.getTracer('tsserve');
   }
 
-  /** The exporter, with each failed export's spans counted and warned about (at most once a minute). */
+  /**
+   * An OTLP exporter whose every export, its retries included, ends within `timeoutMs`: the SDK's
+   * retrying transport retries a 429/502/503/504 with backoff only while its deadline (this
+   * timeout from the export's start) leaves room.
+   */
+  private exporterWithin(timeoutMs: number): OTLPTraceExporter {
+    return new OTLPTraceExporter({
+      url: this.settings.endpoint,
+      headers: { ...this.settings.headers },
+      timeoutMillis: timeoutMs,
+    });
+  }
+
+  /**
+   * The exporter, with each failed export's spans counted and warned about (at most once a
+   * minute). From `close()` on, exports go to `closeExporter` instead, whose retries stop
+   * within the close bound.
+   */
   private counting(inner: SpanExporter): SpanExporter {
     return {
       export: (spans: ReadableSpan[], done: (r: ExportResult) => void) =>
-        inner.export(spans, (r) => {
+        (this.closeExporter ?? inner).export(spans, (r) => {
           if (r.code !== ExportResultCode.SUCCESS)
             this.lost(
               'export_failed',
@@ -208,7 +229,7 @@ export class Tracer {
             );
           done(r);
         }),
-      shutdown: () => inner.shutdown(),
+      shutdown: () => Promise.all([inner.shutdown(), this.closeExporter?.shutdown()]).then(() => undefined),
       forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
     };
   }
@@ -247,19 +268,31 @@ export class Tracer {
     return this.start(name, SpanKind.SERVER, startMs, attributes, parent);
   }
 
-  /** Exports what is queued, then stops; bounded, and never rejects. */
+  /**
+   * Exports what is queued, then stops; bounded, and never rejects. The flush's exports go
+   * through an exporter whose timeout is CLOSE_EXPORT_SHARE of the bound, so a collector that
+   * answers 503 is retried only while that leaves room, and no retry outlives the close; the rest
+   * of the bound is the provider's shutdown. Waiting stops at the bound whatever happens (an
+   * export already retrying when close began keeps its own deadline), with a warning.
+   */
   close(): Promise<void> {
     if (this.closing !== null) return this.closing;
-    const bound = this.hooks.closeTimeoutMs ?? 5000;
+    const bound = this.hooks.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
+    this.closeExporter = this.exporterWithin(Math.max(1, Math.floor(bound * CLOSE_EXPORT_SHARE)));
+    let done = false;
     const work = this.provider
       .forceFlush()
       .then(() => this.provider.shutdown())
       .catch((err: unknown) => this.hooks.log('warn', `tracing: close: ${String(err).slice(0, 200)}`));
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, bound);
+      timer = setTimeout(() => {
+        if (!done) this.hooks.log('warn', `tracing: close: not done within its bound of ${bound} ms; stopped waiting`);
+        resolve();
+      }, bound);
       timer.unref();
     });
+    void work.then(() => (done = true));
     this.closing = Promise.race([work, limit]).finally(() => clearTimeout(timer));
     return this.closing;
   }

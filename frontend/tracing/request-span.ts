@@ -3,8 +3,10 @@
  * response closes, with `http.response.status_code` and error status at 4xx/5xx) and the child
  * spans made afterwards from timestamps the frontend already has — a batched job's queue, batch
  * and handler time (its outcome), a generation's queue, prefill and decode (its RequestTimings).
- * No IPC message is added per request. With tracing off (`activeTracer()` null) nothing is built:
- * `startRequestSpan` returns null and the doors only read the incoming trace id for exemplars.
+ * No IPC message is added per request. With tracing off (`tracingOn()` false) nothing is built:
+ * the doors test `tracingOn()` before calling `startRequestSpan` (so no attribute literal is made),
+ * `requestSpanOf` answers undefined without a lookup, and the doors only read the incoming trace
+ * id for exemplars.
  */
 import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
@@ -16,6 +18,14 @@ let active: Tracer | null = null;
 /** The process's tracer while tracing is on (createServer sets it; null when off). */
 export function activeTracer(): Tracer | null {
   return active;
+}
+
+/**
+ * True while tracing is on. The doors branch on it before anything per request (the span's
+ * attribute literal, the clock read, the span table's lookup), so tracing off costs one test.
+ */
+export function tracingOn(): boolean {
+  return active !== null;
 }
 
 /** Makes `t` the process's tracer (null: off); returns what undoes it, if it is still the one. */
@@ -155,9 +165,9 @@ export function startRequestSpan(
   return span;
 }
 
-/** The request's span, when its door started one. */
+/** The request's span, when its door started one (undefined with tracing off, without a lookup). */
 export function requestSpanOf(req: IncomingMessage): RequestSpan | undefined {
-  return SPANS.get(req);
+  return active === null ? undefined : SPANS.get(req);
 }
 
 /**

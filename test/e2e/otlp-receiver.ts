@@ -42,6 +42,8 @@ export interface OtlpReceiver {
   readonly traces: unknown[];
   /** Status code answered to each next request (200 by default), to simulate a failing collector. */
   status: number;
+  /** Requests answered with `status` other than 200 (each attempt of a retried export counts). */
+  readonly refused: number;
   close(): Promise<void>;
 }
 
@@ -49,13 +51,14 @@ export interface OtlpReceiver {
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const metrics: unknown[] = [];
   const traces: unknown[] = [];
-  const state = { status: 200 };
+  const state = { status: 200, refused: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       if (state.status !== 200) {
+        state.refused++;
         res.writeHead(state.status).end();
         return;
       }
@@ -88,6 +91,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     },
     set status(v: number) {
       state.status = v;
+    },
+    get refused() {
+      return state.refused;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

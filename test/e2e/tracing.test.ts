@@ -288,7 +288,9 @@ describe('tracing (real server, OpenTelemetry SDK exporter, protobuf receiver)',
       a['gen_ai.request.model'],
       a['gen_ai.usage.input_tokens'],
       a['gen_ai.usage.output_tokens'],
-    ]).to.deep.equal(['chat', 'tiny-omni', body.usage.prompt_tokens, 6]);
+      // The pipeline's request id, as the answer's X-Request-Id gives it (the client sent none).
+      a['gen_ai.request.id'],
+    ]).to.deep.equal(['chat', 'tiny-omni', body.usage.prompt_tokens, 6, res.headers.get('x-request-id')]);
   });
 
   it("should put the span's own trace id on the OpenMetrics exemplar of a request that sent no traceparent", async () => {

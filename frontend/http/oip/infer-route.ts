@@ -18,7 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import type { JobOutcome } from '../../batching/job.js';
 import { traceIds } from '../../metrics/exposition/trace-ids.js';
-import { exemplarTraceId, requestSpanOf, startRequestSpan } from '../../tracing/request-span.js';
+import { exemplarTraceId, requestSpanOf, startRequestSpan, tracingOn } from '../../tracing/request-span.js';
 import type { ModelSeries } from '../../models/frontend-series.js';
 import type { ModelDescription, ServedModel } from '../../models/served-model.js';
 import type { OutsideRoute } from '../allowed-methods.js';
@@ -60,7 +60,7 @@ export function oipInferRoute(opts: RouteOptions): FastRoute {
     const start = routeStart(req, res, m, opts, OIP_INFER_HANDLER, sendOipError);
     if (start === null) return;
     const { name, version } = start;
-    startRequestSpan(req, res, OIP_INFER_HANDLER, performance.now(), { 'gen_ai.request.model': name });
+    if (tracingOn()) startRequestSpan(req, res, OIP_INFER_HANDLER, performance.now(), { 'gen_ai.request.model': name });
     const model = opts.lookup(name);
     if (model === undefined) return refuse(req, res, 404, `Model not found: ${name}`, sendOipError);
     if (version !== undefined && version !== model.config.version)

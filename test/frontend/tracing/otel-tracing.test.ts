@@ -66,6 +66,27 @@ describe('Tracer (real SDK, OTLP/HTTP to a loopback receiver)', () => {
     expect(losses[0]).to.match(/^tracing: 2 span\(s\) lost \(export to http:\/\/127\.0\.0\.1:\d+\/v1\/traces failed: /);
   });
 
+  it('should stop retrying a collector that answers 503 within the close bound: one attempt, the spans counted, no bound warning', async () => {
+    receiver.status = 503;
+    const lost: [SpanDropReason, number][] = [];
+    const warned: string[] = [];
+    // The export timeout (10 s) is past the bound: the flush's exports must not retry on it.
+    const t = new Tracer(settings(`${receiver.url}/v1/traces`, { maxQueueSize: 8, maxExportBatchSize: 8 }), {
+      log: (_level, msg) => warned.push(msg),
+      onDropped: (reason, n) => lost.push([reason, n]),
+      closeTimeoutMs: 600,
+    });
+    const now = Date.now();
+    for (const name of ['a', 'b']) t.server(name, {}, now, {}).end(now + 1);
+    await t.close();
+    // Close returned because the export gave up (480 ms of the 600 leave no room for the first
+    // backoff, at least 800 ms), not because its bound fired: the loss is already counted, the
+    // collector saw one attempt, and no retry is pending.
+    expect(lost).to.deep.equal([['export_failed', 2]]);
+    expect(receiver.refused).to.equal(1);
+    expect(warned.filter((w) => w.includes('not done within its bound'))).to.deep.equal([]);
+  });
+
   it("should continue the incoming traceparent's trace and not record what a parent-based sampler sees unsampled", () => {
     const t = new Tracer(settings('http://127.0.0.1:9/v1/traces', { sampler: 'parentbased_always_on' }), {
       log: () => undefined,
