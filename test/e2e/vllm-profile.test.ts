@@ -141,6 +141,17 @@ describe('vLLM profile (real tsserve start --metrics-profile vllm)', function ()
     expect(text).to.not.match(/^# HELP vllm:.*\(unit: /m);
   });
 
+  it('should hold the MFU counters at 0 without --enable-mfu-metrics, give corrupted_requests no series without VLLM_COMPUTE_NANS_IN_LOGITS=1, and pre-create repetition at 0', () => {
+    const L = '{model_name="tiny-lm",engine="0"}';
+    expect(
+      ['flops', 'read_bytes', 'write_bytes'].map((k) => sample(text, `vllm:estimated_${k}_per_gpu_total${L}`)),
+    ).to.deep.equal([0, 0, 0]);
+    expect(text).to.not.match(/^vllm:corrupted_requests_total\{/m);
+    expect(
+      sample(text, 'vllm:request_success_total{model_name="tiny-lm",engine="0",finished_reason="repetition"}'),
+    ).to.equal(0);
+  });
+
   it('should count the 16 cached tokens a fully cached two-block prompt computed again in prompt_tokens_recomputed', () => {
     const at = (m: string): number | null =>
       sample(text, `vllm:prompt_tokens_recomputed_total{model_name="${m}",engine="0"}`);
