@@ -343,7 +343,10 @@ export function decodeFromGenWorkerMessage(msg: unknown): DecodeResult<FromGenWo
         problems.push('stats.kvEvictions: must be a list of {lifetimeMs, idleMs, reuseGapsMs}');
       }
       const pf = s.perf;
-      if (pf !== undefined && !(isObj(pf) && ['flops', 'readBytes', 'writeBytes'].every((k) => isNum(pf[k]) && (pf[k] as number) >= 0)))
+      if (
+        pf !== undefined &&
+        !(isObj(pf) && ['flops', 'readBytes', 'writeBytes'].every((k) => isNum(pf[k]) && (pf[k] as number) >= 0))
+      )
         problems.push('stats.perf: must hold non-negative numbers flops, readBytes, writeBytes');
       for (const k of ['kvEvictionsDropped', 'detokenizerFlushes'] as const)
         if (s[k] !== undefined && !(isInt(s[k]) && s[k] > 0)) problems.push(`stats.${k}: must be a positive integer`);

@@ -95,7 +95,8 @@ function roofline(
   weightGbS: number,
   ramGbS: number,
 ): { tokS: number; kvBytes: number } {
-  const kvBytes = kvBytesPerToken({ numLayers: dims.layers, numHeads: dims.heads, headDim: dims.headDim }) * meanCtx * rows;
+  const kvBytes =
+    kvBytesPerToken({ numLayers: dims.layers, numHeads: dims.heads, headDim: dims.headDim }) * meanCtx * rows;
   const s = wBytes / (weightGbS * 1e9) + kvBytes / (ramGbS * 1e9);
   return { tokS: rows / s, kvBytes };
 }
