@@ -196,7 +196,10 @@ export class EngineStats {
     seq.finishReason = reason;
     sr.success[reason].record(1, rid);
     // Once per finished sequence, as vLLM counts a finished engine request with is_corrupted.
-    if (o.corrupted === true) sr.corruptedRequests.record(1, rid);
+    if (o.corrupted === true) {
+      sr.corruptedRequests.record(1, rid);
+      this.logger?.recordCorrupted();
+    }
     sr.e2e.record((now - req.arrivalMs) * S, rid);
     const gen = seq.numGenerationTokens;
     sr.requestGenerationTokens.record(gen, rid);

@@ -59,7 +59,7 @@ export class GenerationEngine {
     /** True when the engine scans its logits for NaN: corrupted_requests is registered. */
     computeNans = false,
   ) {
-    this.logger = new LoggingStatLogger(index, nowMs);
+    this.logger = new LoggingStatLogger(index, nowMs, computeNans);
     this.stats = new EngineStats(
       bindEngineSeries(metrics, modelName, String(index), cache, autoLabels, statsEnabled, computeNans),
       nowMs,

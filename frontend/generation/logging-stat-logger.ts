@@ -4,7 +4,8 @@
  * throughput counts prompt minus prefix-cache hits, once per sequence at its first output (a
  * recompute after a preemption is not counted again), as vLLM does.
  * After two consecutive idle intervals the line is demoted to debug. A speculating engine adds
- * vLLM's SpecDecodingLogging line for intervals that had drafts.
+ * vLLM's SpecDecodingLogging line for intervals that had drafts. An engine that scans its logits
+ * for NaN (VLLM_COMPUTE_NANS_IN_LOGITS=1) ends the line with the interval's corrupted requests.
  */
 import type { GenSchedulerStats } from '../../schema/engine-ipc.js';
 import { CachingWindow } from './caching-window.js';
@@ -31,11 +32,14 @@ export class LoggingStatLogger {
   private specDraftTokens = 0;
   private specAccepted = 0;
   private specPerPos: number[] = [];
+  private corrupted = 0;
 
   /** `nowMs` is a monotonic clock in ms (performance.now in production, a fake in tests). */
   constructor(
     engineIndex: number,
     private readonly nowMs: () => number,
+    /** The engine scans its logits for NaN: the line shows `Corrupted: N reqs` (vLLM's, with VLLM_COMPUTE_NANS_IN_LOGITS). */
+    private readonly showCorrupted = false,
   ) {
     this.prefix = `Engine ${String(engineIndex).padStart(3, '0')}: `;
     this.lastLogMs = nowMs();
@@ -46,6 +50,11 @@ export class LoggingStatLogger {
     this.promptTokens += computedPromptTokens;
     this.generationTokens += generationTokens;
     this.newRequests += firstOutputs;
+  }
+
+  /** A finished sequence whose logits held a NaN. */
+  recordCorrupted(): void {
+    this.corrupted++;
   }
 
   /** One scheduler-stats record (gauges kept, deltas accumulated). */
@@ -115,6 +124,8 @@ export class LoggingStatLogger {
     if (this.preemptions > 0) parts.push(`Preemptions: ${this.preemptions}`);
     parts.push(`KV cache usage: ${((s?.kvCacheUsage ?? 0) * 100).toFixed(1)}%`);
     parts.push(`Prefix cache hit rate: ${(this.caching.hitRate * 100).toFixed(1)}%`);
+    if (this.showCorrupted) parts.push(`Corrupted: ${this.corrupted} reqs`);
+    this.corrupted = 0;
     this.promptTokens = 0;
     this.generationTokens = 0;
     this.preemptions = 0;

@@ -32,6 +32,26 @@ describe('LoggingStatLogger', () => {
     });
   });
 
+  it("should end the line with the interval's corrupted requests only when the engine scans for NaN (vLLM's Corrupted: N reqs)", () => {
+    let now = 0;
+    const on = new LoggingStatLogger(0, () => now, true);
+    const off = new LoggingStatLogger(1, () => now);
+    for (const l of [on, off]) {
+      l.recordStep(0, 4, 0);
+      l.recordCorrupted();
+      l.recordCorrupted();
+    }
+    now = 2000;
+    const tail = 'Running: 0 reqs, Waiting: 0 reqs, KV cache usage: 0.0%, Prefix cache hit rate: 0.0%';
+    expect([on.log().line, off.log().line]).to.deep.equal([
+      `Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.0 tokens/s, ${tail}, Corrupted: 2 reqs`,
+      `Engine 001: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.0 tokens/s, ${tail}`,
+    ]);
+    // A new interval starts at 0 (shown, as vLLM shows it, even at 0).
+    now = 4000;
+    expect(on.log().line.endsWith('Prefix cache hit rate: 0.0%, Corrupted: 0 reqs')).to.equal(true);
+  });
+
   it('should show Preemptions only in an interval that had some', () => {
     let now = 0;
     const l = new LoggingStatLogger(3, () => now);
