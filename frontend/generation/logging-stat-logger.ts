@@ -5,7 +5,9 @@
  * recompute after a preemption is not counted again), as vLLM does.
  * After two consecutive idle intervals the line is demoted to debug. A speculating engine adds
  * vLLM's SpecDecodingLogging line for intervals that had drafts. An engine that scans its logits
- * for NaN (VLLM_COMPUTE_NANS_IN_LOGITS=1) ends the line with the interval's corrupted requests.
+ * for NaN (VLLM_COMPUTE_NANS_IN_LOGITS=1) ends the line with the interval's corrupted requests;
+ * one with `--enable-mfu-metrics` adds vLLM's MFU line for intervals whose stats carried an
+ * estimate: TF/s of estimated FLOPs and GB/s of estimated bytes read and written.
  */
 import type { GenSchedulerStats } from '../../schema/engine-ipc.js';
 import { CachingWindow } from './caching-window.js';
@@ -33,6 +35,10 @@ export class LoggingStatLogger {
   private specAccepted = 0;
   private specPerPos: number[] = [];
   private corrupted = 0;
+  /** The MFU estimate of the interval (stats.perf, only from an engine with enableMfuMetrics). */
+  private flops = 0;
+  private bytes = 0;
+  private hadPerf = false;
 
   /** `nowMs` is a monotonic clock in ms (performance.now in production, a fake in tests). */
   constructor(
@@ -68,22 +74,40 @@ export class LoggingStatLogger {
       this.specAccepted += sd.numAcceptedTokens;
       sd.numAcceptedTokensPerPos.forEach((n, i) => (this.specPerPos[i] = (this.specPerPos[i] ?? 0) + n));
     }
+    const pf = stats.perf;
+    if (pf !== undefined) {
+      this.hadPerf = true;
+      this.flops += pf.flops;
+      this.bytes += pf.readBytes + pf.writeBytes;
+    }
     this.caching.observe(this.newRequests, stats.prefixCacheQueries, stats.prefixCacheHits);
     this.newRequests = 0;
   }
 
   /**
-   * The interval's lines (the stat line, then the SpecDecoding line when there were drafts) and
-   * starts a new interval.
+   * The interval's lines (the stat line, then the SpecDecoding line when there were drafts, then
+   * the MFU line when the stats carried an estimate) and starts a new interval.
    */
   logLines(): StatLine[] {
     const elapsedS = (this.nowMs() - this.lastLogMs) / 1000;
     const main = this.log();
-    if (this.specDrafts === 0) return [main];
-    const spec = { level: main.level, line: this.prefix + this.specLine(elapsedS) };
-    this.specDrafts = this.specDraftTokens = this.specAccepted = 0;
-    this.specPerPos = [];
-    return [main, spec];
+    const lines = [main];
+    if (this.specDrafts > 0) {
+      lines.push({ level: main.level, line: this.prefix + this.specLine(elapsedS) });
+      this.specDrafts = this.specDraftTokens = this.specAccepted = 0;
+      this.specPerPos = [];
+    }
+    if (this.hadPerf) {
+      // vLLM's PerfMetricsLogging line; "per GPU" is per engine process here (one CPU device).
+      const perS = (n: number, unit: number): string => (elapsedS > 0 ? n / elapsedS / unit : 0).toFixed(1);
+      lines.push({
+        level: main.level,
+        line: `${this.prefix}MFU: ${perS(this.flops, 1e12)} TF/s/GPU ${perS(this.bytes, 1e9)} GB/s/GPU`,
+      });
+      this.flops = this.bytes = 0;
+      this.hadPerf = false;
+    }
+    return lines;
   }
 
   /**

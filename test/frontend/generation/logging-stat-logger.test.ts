@@ -52,6 +52,21 @@ describe('LoggingStatLogger', () => {
     expect(on.log().line.endsWith('Prefix cache hit rate: 0.0%, Corrupted: 0 reqs')).to.equal(true);
   });
 
+  it("should add vLLM's MFU line after the stat line for an interval whose stats carried an estimate, and none otherwise", () => {
+    let now = 0;
+    const l = new LoggingStatLogger(0, () => now);
+    l.recordStep(0, 4, 0);
+    l.recordStats(stats({ perf: { flops: 3e12, readBytes: 5e9, writeBytes: 1e9 } }));
+    l.recordStats(stats({ perf: { flops: 1e12, readBytes: 1e9, writeBytes: 1e9 } }));
+    now = 2000;
+    const lines = l.logLines();
+    expect(lines.map((x) => x.line.slice(0, 12))).to.deep.equal(['Engine 000: ', 'Engine 000: ']);
+    // (3 + 1) TFLOP and (5 + 1 + 1 + 1) GB over 2 s.
+    expect(lines[1]).to.deep.equal({ level: 'info', line: 'Engine 000: MFU: 2.0 TF/s/GPU 4.0 GB/s/GPU' });
+    now = 4000;
+    expect(l.logLines().length).to.equal(1);
+  });
+
   it('should show Preemptions only in an interval that had some', () => {
     let now = 0;
     const l = new LoggingStatLogger(3, () => now);
