@@ -11,6 +11,7 @@ import { GenerationModel } from '../generation/generation-model.js';
 import { StatLogTicker } from '../generation/stat-log-ticker.js';
 import { checkEngineMetrics } from '../generation/engine-series.js';
 import { inferenceSeriesOf } from '../models/inference-count.js';
+import { engineArgOfFlag } from '../../schema/engine-args.js';
 
 /** Options of the generation frontend. */
 export interface GenerationFrontendOptions {
@@ -31,6 +32,21 @@ export interface GenerationFrontendOptions {
   readonly computeNansInLogits?: boolean;
   /** `--enable-mfu-metrics`: engines estimate each step's FLOPs and bytes into the MFU counters (default false). */
   readonly enableMfuMetrics?: boolean;
+}
+
+/**
+ * The engine block with the server's switches set: they win over the block, whose own spelling
+ * of the same setting (`compute_nans_in_logits: false`) is dropped rather than left to conflict.
+ */
+function withSwitches(
+  engine: Readonly<Record<string, unknown>> | undefined,
+  switches: Readonly<Record<string, boolean>>,
+): Readonly<Record<string, unknown>> {
+  const kept = Object.entries(engine ?? {}).filter(([k]) => {
+    const name = engineArgOfFlag(k)?.name;
+    return name === undefined || !(name in switches);
+  });
+  return { ...Object.fromEntries(kept), ...switches };
 }
 
 /** The ModelKind for `handler: generate`. */
@@ -59,14 +75,12 @@ export class GenerationKind implements ModelKind {
     }
     const nans = this.opts.computeNansInLogits ?? process.env.VLLM_COMPUTE_NANS_IN_LOGITS === '1';
     const mfu = this.opts.enableMfuMetrics === true;
-    // The server's switches win over the model's engine block (the engine reads them from it).
     const engine =
       nans || mfu
-        ? {
-            ...config.engine,
+        ? withSwitches(config.engine, {
             ...(nans ? { computeNansInLogits: true } : {}),
             ...(mfu ? { enableMfuMetrics: true } : {}),
-          }
+          })
         : config.engine;
     return new GenerationModel(engine === config.engine ? config : { ...config, engine }, ctx, {
       modelUrl,

@@ -22,7 +22,10 @@ describe('vLLM profile with --enable-mfu-metrics and VLLM_COMPUTE_NANS_IN_LOGITS
 
   before(async () => {
     dir = tempDir('vllm-switches');
-    const store = tinyLmVariants(path.join(dir, 'store'), { 'tiny-lm': { enablePrefixCaching: false } });
+    // The block's own compute_nans_in_logits: false yields to the server's switch (no conflict at load).
+    const store = tinyLmVariants(path.join(dir, 'store'), {
+      'tiny-lm': { enablePrefixCaching: false, compute_nans_in_logits: false },
+    });
     fs.mkdirSync(path.join(dir, 'logs'));
     server = await startTsserve({
       store,
