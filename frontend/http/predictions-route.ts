@@ -25,6 +25,7 @@ import { readPredictionBody } from './prediction-body.js';
 import { readImageBody } from './image-body.js';
 import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
+import { onResponseEnd } from './response-end.js';
 import { msAsUs } from '../../schema/elapsed.js';
 import type { JobOutcome } from '../batching/job.js';
 import { guarded, refuse, routeStart, servedElsewhere, seriesByVersion } from './route-helpers.js';
@@ -136,8 +137,8 @@ function predictor(
     // 'close' before the response finished = the client went away (req's own 'close' fires
     // as soon as its body is read, so it cannot tell).
     let gone = false;
-    res.once('close', () => {
-      if (!res.writableFinished) gone = true;
+    onResponseEnd(res, (finished) => {
+      if (!finished && !res.writableFinished) gone = true;
     });
     const admitted = model.submit({
       requestId,
