@@ -32,7 +32,7 @@ import { guarded, refuse, routeStart, servedElsewhere, seriesByVersion } from '.
 import type { RouteOptions } from './route-helpers.js';
 import type { OutsideRoute } from './allowed-methods.js';
 import type { FastRoute } from './route-table.js';
-import { tensorSpecFor } from './oip/io-cache.js';
+import { settledTensorSpec, tensorSpecFor } from './oip/io-cache.js';
 import { tensorAnswerText } from './tensor-json.js';
 import type { TensorSpec } from './tensor-spec.js';
 import { isTensorAnswer } from '../../schema/tensors.js';
@@ -98,6 +98,8 @@ export function predictionsRoute(opts: RouteOptions): FastRoute {
       );
     // A built-in onnx model's body is checked against its graph's inputs (read once per model).
     if (model.config.handler !== 'onnx') return read(null);
+    const known = settledTensorSpec(model);
+    if (known !== undefined) return read(known); // a throw is the route table's 500, in the same shape
     void tensorSpecFor(model).then((spec) => guarded(res, () => read(spec)));
   }
 }
