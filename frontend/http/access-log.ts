@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import type { AccessLog } from '../log/log.js';
 import { responseBytes } from './response-bytes.js';
+import { onResponseEnd } from './response-end.js';
 
 /** The `x-request-id` of writeHead's headers (an object or a flat [name, value, ...] array). */
 function requestIdOf(headers: object): string | undefined {
@@ -35,18 +36,20 @@ export function accessLogListener(
     // Read now: once the client has gone the socket is destroyed and has no local port.
     const port = req.socket.localPort ?? 0;
     const written = responseBytes(res);
-    // Headers passed to writeHead() are not visible to getHeader(): take the id from them too.
+    // Headers passed to writeHead() are not visible to getHeader() when none was set before:
+    // take the id from them too. One set before (the inference path's) is what getHeader()
+    // reads at the end, a writeHead() value for it included (node merges them), so then the
+    // headers are not searched.
     let answeredId: string | undefined;
     const writeHead = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
     res.writeHead = function (...args: unknown[]) {
-      const headers = args.find((a) => typeof a === 'object' && a !== null);
-      if (headers !== undefined) answeredId = requestIdOf(headers);
+      if (!res.hasHeader('x-request-id')) {
+        const headers = args.find((a) => typeof a === 'object' && a !== null);
+        if (headers !== undefined) answeredId = requestIdOf(headers);
+      }
       return writeHead(...args);
     } as ServerResponse['writeHead'];
-    let logged = false;
-    const record = (): void => {
-      if (logged) return;
-      logged = true;
+    onResponseEnd(res, () => {
       const id = res.getHeader('x-request-id') ?? answeredId;
       access({
         listener,
@@ -58,8 +61,6 @@ export function accessLogListener(
         bytes: written.bytes,
         requestId: typeof id === 'string' ? id : randomUUID(),
       });
-    };
-    res.once('finish', record);
-    res.once('close', record);
+    });
   };
 }

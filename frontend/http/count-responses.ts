@@ -1,18 +1,12 @@
 /** Counts every HTTP response of a listener in Requests2XX/4XX/5XX (exactly one each). */
 import type { ServerResponse } from 'http';
 import type { RequestHandler } from 'express';
+import { onResponseEnd } from './response-end.js';
 
 /** Calls `count(status)` once for `res`: on 'finish', or on 'close' after its headers went out. */
 export function countResponse(res: ServerResponse, count: (status: number) => void): void {
-  let counted = false;
-  const countOnce = (): void => {
-    if (counted) return;
-    counted = true;
-    count(res.statusCode);
-  };
-  res.once('finish', countOnce);
-  res.once('close', () => {
-    if (res.headersSent) countOnce();
+  onResponseEnd(res, (finished) => {
+    if (finished || res.headersSent) count(res.statusCode);
   });
 }
 

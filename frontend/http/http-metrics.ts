@@ -13,6 +13,7 @@ import { performance } from 'perf_hooks';
 import type { Request, RequestHandler } from 'express';
 import type { BoundSeries } from '../../schema/metrics-api.js';
 import { responseBytes } from './response-bytes.js';
+import { onResponseEnd } from './response-end.js';
 import { msAsSeconds } from '../../schema/elapsed.js';
 
 /** Binds one series of a declared metric (a no-op series when the yaml lacks it). */
@@ -90,17 +91,11 @@ export class HttpMetrics {
     const startMs = performance.now();
     // Shared with the access log: write/end are wrapped once per response.
     const written = responseBytes(res);
-    let done = false;
-    const record = (): void => {
-      if (done) return;
-      done = true;
+    onResponseEnd(res, (finished) => {
+      if (!finished && !res.headersSent) return;
       const h = handler();
       if (exclude?.has(h) === true) return;
       this.record(req, res.statusCode, h, msAsSeconds(performance.now() - startMs), written.bytes);
-    };
-    res.once('finish', record);
-    res.once('close', () => {
-      if (res.headersSent) record();
     });
   }
 

@@ -25,13 +25,14 @@ import { readPredictionBody } from './prediction-body.js';
 import { readImageBody } from './image-body.js';
 import type { PredictionBody } from './prediction-body.js';
 import { predictionTiming } from './server-timing.js';
+import { onResponseEnd } from './response-end.js';
 import { msAsUs } from '../../schema/elapsed.js';
 import type { JobOutcome } from '../batching/job.js';
 import { guarded, refuse, routeStart, servedElsewhere, seriesByVersion } from './route-helpers.js';
 import type { RouteOptions } from './route-helpers.js';
 import type { OutsideRoute } from './allowed-methods.js';
 import type { FastRoute } from './route-table.js';
-import { tensorSpecFor } from './oip/io-cache.js';
+import { settledTensorSpec, tensorSpecFor } from './oip/io-cache.js';
 import { tensorAnswerText } from './tensor-json.js';
 import type { TensorSpec } from './tensor-spec.js';
 import { isTensorAnswer } from '../../schema/tensors.js';
@@ -98,6 +99,8 @@ export function predictionsRoute(opts: RouteOptions): FastRoute {
       );
     // A built-in onnx model's body is checked against its graph's inputs (read once per model).
     if (model.config.handler !== 'onnx') return read(null);
+    const known = settledTensorSpec(model);
+    if (known !== undefined) return read(known); // a throw is the route table's 500, in the same shape
     void tensorSpecFor(model).then((spec) => guarded(res, () => read(spec)));
   }
 }
@@ -137,8 +140,8 @@ function predictor(
     // 'close' before the response finished = the client went away (req's own 'close' fires
     // as soon as its body is read, so it cannot tell).
     let gone = false;
-    res.once('close', () => {
-      if (!res.writableFinished) gone = true;
+    onResponseEnd(res, (finished) => {
+      if (!finished && !res.writableFinished) gone = true;
     });
     const admitted = model.submit({
       requestId,

@@ -30,12 +30,25 @@ export function parseServerTiming(value: string): Record<string, number> {
   return out;
 }
 
-/** The header of a batched inference: queue, handler (when the worker ran it), total; inputs in µs. */
+/** One entry of `serverTiming`'s text, or '' for a duration it leaves out. */
+function timingPart(name: string, ms: number): string {
+  return !Number.isFinite(ms) || ms < 0 ? '' : `${name};dur=${Math.round(ms * 1000) / 1000}`;
+}
+
+/** `a, b`, or the one that is not empty. */
+function joined(a: string, b: string): string {
+  return a === '' ? b : b === '' ? a : a + ', ' + b;
+}
+
+/**
+ * The header of a batched inference: queue, handler (when the worker ran it), total; inputs in
+ * µs. The text of `serverTiming` for those entries, built without its arrays (it is written on
+ * every prediction).
+ */
 export function predictionTiming(queueUs: number, handlerUs: number | undefined, totalUs: number): string {
-  const entries: TimingEntry[] = [['queue', queueUs / 1000]];
-  if (handlerUs !== undefined) entries.push(['handler', handlerUs / 1000]);
-  entries.push(['total', totalUs / 1000]);
-  return serverTiming(entries);
+  const head = timingPart('queue', queueUs / 1000);
+  const mid = handlerUs === undefined ? head : joined(head, timingPart('handler', handlerUs / 1000));
+  return joined(mid, timingPart('total', totalUs / 1000));
 }
 
 /** The header of a generation: the engine's queue, prefill and decode phases, and the total (ms). */

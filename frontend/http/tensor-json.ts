@@ -39,11 +39,34 @@ function elementText(view: DataView, dtype: TensorDType, k: number): string {
   return String(v);
 }
 
+/**
+ * `nestedText` of float32 elements on one or two axes (a batch's rows of scores, every light
+ * model's answer): the same text, built in one pass without the general loop's parts array and
+ * per-axis tests of every element; `n` > 0 elements, exactly as many as `dims` holds.
+ */
+function float32Rows(view: DataView, dims: readonly number[], n: number): string {
+  const width = dims[dims.length - 1]!;
+  let out = dims.length === 2 ? '[' : '';
+  for (let k = 0; k < n; k++) {
+    if (k % width === 0) out += k === 0 ? '[' : '],[';
+    else out += ',';
+    const v = view.getFloat32(k * 4, true);
+    out += Number.isFinite(v) ? String(v) : 'null';
+  }
+  return out + (dims.length === 2 ? ']]' : ']');
+}
+
 /** A tensor's bytes as nested JSON arrays of `dims` (a flat array for one axis, a bare value for none). */
 export function nestedText(dtype: TensorDType, dims: readonly number[], bytes: Uint8Array): string {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = bytes.byteLength / DTYPE_BYTES[dtype];
   if (dims.length === 0) return n === 0 ? 'null' : elementText(view, dtype, 0);
+  if (
+    dtype === 'float32' &&
+    n > 0 &&
+    (dims.length === 1 ? dims[0] : dims.length === 2 ? dims[0]! * dims[1]! : -1) === n
+  )
+    return float32Rows(view, dims, n);
   const parts: string[] = [];
   // Strides of each axis in elements: a `[` opens where an index is a multiple of one.
   const strides: number[] = new Array<number>(dims.length);

@@ -23,6 +23,7 @@ import pretty from 'pino-pretty';
 import type { Logger } from 'pino';
 import type { AccessLog, Log, LogErrorCounter, LogFields, LogFileError, LogThreshold } from './log.js';
 import { LOG_KEEP, LOG_MAX_BYTES, RotatingFile } from './rotating-file.js';
+import { accessLine } from './access-line.js';
 
 /** File names, as TorchServe names them. */
 export const TS_LOG_FILE = 'ts_log.log';
@@ -220,7 +221,7 @@ export function createServerLogger(opts: ServerLoggerOptions): ServerLogger {
     // An access line has no level, pid or hostname: one JSON object straight to its file.
     access: (r) => {
       if (state.closed) return;
-      access.append(`${JSON.stringify({ time: new Date(now()).toISOString(), ...r })}\n`);
+      access.append(accessLine(now(), r));
     },
     accessDropped: () => dropped,
     countErrorsIn: (counter) => tally.attach(counter),

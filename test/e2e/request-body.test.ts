@@ -29,11 +29,17 @@ function raw(url: string, head: string, parts: readonly (string | Buffer)[], gap
     const s = net.connect(Number(port), hostname);
     let got = Buffer.alloc(0);
     let timer: NodeJS.Timeout | null = null;
-    s.on('error', reject);
+    // A server that refuses a body of unknown length answers and closes without reading the
+    // rest, so a write still under way can fail (EPIPE, or ECONNRESET): the answer already read
+    // is what counts, as for curl. Any other error fails the call.
+    s.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') reject(e);
+    });
     s.write(head);
     let i = 0;
     const next = (): void => {
-      if (i >= parts.length || s.destroyed) return;
+      // Nothing more is sent once the server has begun to answer.
+      if (i >= parts.length || s.destroyed || got.length > 0) return;
       s.write(parts[i++]!);
       timer = setTimeout(next, gapMs);
     };

@@ -14,6 +14,7 @@ import { MLP_HIDDEN, MLP_SEED, writeMlp } from '../models/mlp.js';
 import { writeModelConfig } from '../models/model-config.js';
 import { spawnServer } from './spawn-server.js';
 import { startHttpFloor } from './http-floor.js';
+import type { FloorMode } from './http-floor.js';
 import { smoke } from './smoke.js';
 
 const WIDTH = 784;
@@ -187,11 +188,12 @@ async function load(server: Server, tag: string, body: Body): Promise<number> {
 }
 
 /**
- * CPU seconds per request of the bare node:http floor (tools/bench/http-floor.ts) on core 0
- * under the same autocannon load and JSON body as the light server.
+ * CPU seconds per request of the bare node:http floor (tools/bench/http-floor.ts; `mode`
+ * decode: with the JSON tensor decode) on core 0 under the same autocannon load and JSON body
+ * as the light server.
  */
-export async function httpFloorCpuPerRequest(): Promise<number> {
-  const floor = await startHttpFloor();
+export async function httpFloorCpuPerRequest(mode: FloorMode = 'bare'): Promise<number> {
+  const floor = await startHttpFloor(mode);
   try {
     if (floor.proc.pid !== undefined) pin(floor.proc.pid, 0);
     const opts = {
@@ -205,8 +207,9 @@ export async function httpFloorCpuPerRequest(): Promise<number> {
     const c0 = cpuSeconds(floor.proc.pid ?? 0);
     const r = await autocannon({ ...opts, duration: MEASURE_S });
     const used = cpuSeconds(floor.proc.pid ?? 0) - c0;
+    if (r.non2xx > 0 || r.errors > 0) note(`warning: http floor: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
     note(
-      `  [http-floor] ${(r.requests.total / MEASURE_S).toFixed(0)} req/s, cpu busy ${Math.round((used / MEASURE_S) * 100)}%`,
+      `  [http-floor${mode === 'bare' ? '' : ` ${mode}`}] ${(r.requests.total / MEASURE_S).toFixed(0)} req/s, cpu busy ${Math.round((used / MEASURE_S) * 100)}%`,
     );
     return used / r.requests.total;
   } finally {

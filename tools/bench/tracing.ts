@@ -6,6 +6,10 @@
  *   request shows) with `--otlp-traces-endpoint` at sampling 1.0 (`always_on`), exporting to an
  *   OTLP/HTTP receiver in this process that reads and drops each body, vs tracing off. Every
  *   request carries a `traceparent`, so the off side reads it too (the exemplars' trace id).
+ * - `tracing_on_vs_off_serve_light_ceiling`: the most that figure can be with spans made by
+ *   OpenTelemetry's SDK, from this run: the frontend's CPU a request with tracing off against that
+ *   plus the SDK's own cost of the request's four spans (`tracing_sdk_spans_floor_vs_off_request_cpu`,
+ *   measured in this process, tracing-floor.ts).
  * - `tracing_ratio_0.1_vs_off_serve_light`: the same at `OTEL_TRACES_SAMPLER=traceidratio` 0.1.
  * - `tracing_on_vs_off_generate_http`: tokens/s of 32 concurrent streaming `/v1/completions` on
  *   tiny-lm (64-byte prompts, 32 new tokens), the same way.
@@ -30,6 +34,7 @@ import { spawnServer, stopServer } from './spawn-server.js';
 import { otlpReceiver } from './otlp-receiver.js';
 import type { SpawnedServer } from './spawn-server.js';
 import { SMOKE, smoke } from './smoke.js';
+import { sdkSpansFloorUs } from './tracing-floor.js';
 
 const PAIRS = SMOKE ? 1 : Number(process.env.BENCH_PAIRS ?? 3);
 const MEASURE_S = smoke(8, 1);
@@ -138,10 +143,16 @@ async function pairs(run: (side: 'a' | 'b', i: number) => Promise<Rate>): Promis
   return { wall, cpu };
 }
 
+/** The pair whose ratio is the median. */
+function median(unsorted: readonly Pair[]): Pair {
+  const all = [...unsorted].sort((x, y) => x.a / x.b - y.a / y.b);
+  return all[Math.floor((all.length - 1) / 2)]!;
+}
+
 /** The JSON line of the pair whose ratio is the median. */
 function line(bench: string, unsorted: readonly Pair[], unit: string): void {
   const all = [...unsorted].sort((x, y) => x.a / x.b - y.a / y.b);
-  const mid = all[Math.floor((all.length - 1) / 2)]!;
+  const mid = median(all);
   note(
     `${bench}: pairs ${all.map((p) => `${p.a.toFixed(0)}/${p.b.toFixed(0)}`).join(', ')}; load ${os.loadavg()[0]!.toFixed(2)}`,
   );
@@ -161,6 +172,34 @@ function line(bench: string, unsorted: readonly Pair[], unit: string): void {
 function lines(bench: string, p: { wall: Pair[]; cpu: Pair[] }, unit: string): void {
   line(bench, p.wall, `${unit}/s`);
   line(`${bench}_cpu`, p.cpu, `${unit} per frontend CPU-second`);
+}
+
+/**
+ * The ceiling of the light figure in this run (tracing-floor.ts): the frontend's CPU a request
+ * with tracing off (the median pair's) against that plus what the SDK alone spends on the
+ * request's four spans, measured here and now.
+ */
+async function ceiling(cpu: readonly Pair[]): Promise<void> {
+  const offUs = 1e6 / median(cpu).b;
+  const floorUs = await sdkSpansFloorUs(smoke(50_000, 2_000), TRACEPARENT);
+  {
+    const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+    const out = (bench: string, ours: number, baseline: number, unit: string): void =>
+      void process.stdout.write(
+        JSON.stringify({ bench, ours: r3(ours), baseline: r3(baseline), unit, ratio: r3(ours / baseline) }) + '\n',
+      );
+    // ours: the SDK's µs a request; baseline: the traced-off frontend's µs a request.
+    out(
+      'tracing_sdk_spans_floor_vs_off_request_cpu',
+      floorUs,
+      offUs,
+      'µs of CPU a request (4 SDK spans / frontend, tracing off)',
+    );
+    out('tracing_on_vs_off_serve_light_ceiling', offUs, offUs + floorUs, 'µs of CPU a request (off / off + SDK floor)');
+    note(
+      `the SDK's 4 spans: ${floorUs.toFixed(1)} µs a request; tracing off: ${offUs.toFixed(1)} µs; load ${os.loadavg()[0]!.toFixed(2)}`,
+    );
+  }
 }
 
 async function main(): Promise<void> {
@@ -188,12 +227,11 @@ async function main(): Promise<void> {
       }
     };
     const want = (group: string): boolean => ONLY === '' || ONLY === group;
-    if (want('light'))
-      lines(
-        'tracing_on_vs_off_serve_light',
-        await pairs((side, i) => measured(lightStore, `l-${side}${i}`, side === 'a' ? traced : [], light)),
-        'req',
-      );
+    if (want('light')) {
+      const p = await pairs((side, i) => measured(lightStore, `l-${side}${i}`, side === 'a' ? traced : [], light));
+      lines('tracing_on_vs_off_serve_light', p, 'req');
+      await ceiling(p.cpu);
+    }
     // What sampling buys: a traceidratio of 0.1 (the parent's sampled flag not followed).
     if (want('light'))
       lines(

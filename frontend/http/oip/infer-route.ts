@@ -38,6 +38,7 @@ import { sendOipError } from './oip-error.js';
 import type { EncodedResponse, InputTensor, OutputTensor, RequestedOutput } from './tensor-codec.js';
 import { datatypeMismatch, decodeInferRequest, encodeInferResponse, OipError } from './tensor-codec.js';
 import { echoName } from '../../../schema/echo.js';
+import { onResponseEnd } from '../response-end.js';
 
 /** The route, as express wrote it (case-insensitive, an optional trailing slash, any query). */
 const ROUTE = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer\/?$/i;
@@ -311,8 +312,8 @@ function run(
   let left = rows.length;
   let gone = false;
   let refused = false;
-  res.once('close', () => {
-    if (!res.writableFinished) gone = true;
+  onResponseEnd(res, (finished) => {
+    if (!finished && !res.writableFinished) gone = true;
   });
   // A front's proxy: the primary admits each row, and says so with its outcome.
   const relayed = model.admitsRemotely === true;

@@ -14,6 +14,8 @@ import type { TensorSpec } from '../tensor-spec.js';
 
 const cache = new WeakMap<ServedModel, Promise<ModelIo | null>>();
 const specs = new WeakMap<ServedModel, Promise<TensorSpec | null>>();
+/** The specs whose promise has fulfilled, for a caller on every request that need not wait a microtask. */
+const settledSpecs = new WeakMap<ServedModel, TensorSpec | null>();
 
 /**
  * What a built-in `onnx` model's graph takes, from its IO (null for any other model, and for a
@@ -28,8 +30,21 @@ export function tensorSpecFor(m: ServedModel): Promise<TensorSpec | null> {
         ? Promise.resolve(null)
         : modelIoOf(m).then((io) => (io === null ? null : tensorSpecOf(m.config, io)));
     specs.set(m, p);
+    p.then(
+      (spec) => settledSpecs.set(m, spec),
+      () => undefined, // the caller of tensorSpecFor hears the rejection
+    );
   }
   return p;
+}
+
+/**
+ * What `tensorSpecFor` has resolved to for `m`, or undefined until it has (call that first):
+ * the /predictions route reads it on every request, and once the spec is known a request need
+ * not wait for a promise's microtask to start reading its body.
+ */
+export function settledTensorSpec(m: ServedModel): TensorSpec | null | undefined {
+  return settledSpecs.get(m);
 }
 
 /** The model's IO: read at registration, else from the cache or read now. */

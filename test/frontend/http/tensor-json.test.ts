@@ -36,6 +36,20 @@ describe('tensors as nested JSON', () => {
     expect(nestedText('float32', [2, 0], new Uint8Array(0))).to.equal('[[],[]]');
   });
 
+  it('should write float32 rows (one or two axes) exactly as the general path writes the same values as float64', () => {
+    const values = [1, 0.5, -2, NaN, Infinity, -Infinity, -0, 1e-45, 3.4e38, 0.1, 1 / 3, 123456.789];
+    const asF32 = Float32Array.from(values);
+    const f32bytes = new Uint8Array(asF32.buffer);
+    const f64bytes = new Uint8Array(Float64Array.from(asF32).buffer);
+    const shapes = [[12], [1, 12], [12, 1], [3, 4], [2, 6]];
+    expect(shapes.map((d) => nestedText('float32', d, f32bytes))).to.deep.equal(
+      shapes.map((d) => nestedText('float64', d, f64bytes)),
+    );
+    expect(nestedText('float32', [2, 2], f32bytes.subarray(24, 40))).to.equal(
+      '[[0,1.401298464324817e-45],[3.3999999521443642e+38,0.10000000149011612]]',
+    );
+  });
+
   it("should answer a one-output model with that output's arrays, a model of several with an object by name", () => {
     const one: TensorAnswer = {
       kind: TENSOR_ANSWER,

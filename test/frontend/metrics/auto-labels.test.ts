@@ -39,7 +39,8 @@ function runWorker(
       if ((m as { type?: unknown }).type === 'fixture.done') done = m as AutoLabelsDone;
     });
     child.on('error', reject);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': close waits for the channel's last messages (see ingest-fork.test.ts).
+    child.on('close', (code) => {
       if (code === 0 && done !== null) resolve(done);
       else reject(new Error(`worker ${key} exited with ${code}`));
     });

@@ -28,7 +28,8 @@ describe('MetricsIngest with a forging worker', () => {
           ingest.handle('w0', m);
         });
         child.on('error', reject);
-        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`forging worker exited with ${code}`))));
+        // 'close', not 'exit': close waits for the channel's last messages.
+        child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`forging worker exited with ${code}`))));
       });
       const text = await fm.prometheusText([
         'Requests2XX',

@@ -25,7 +25,9 @@ function runWorker(key: string, ingest: MetricsIngest, children: ChildProcess[])
       if ((m as { type?: unknown }).type === 'fixture.done') done = m as FixtureDone;
     });
     child.on('error', reject);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': the exit can be seen before the channel's last messages are read
+    // (a loaded machine showed it: "exited with 0 (done: false)"); close waits for the channel.
+    child.on('close', (code) => {
       ingest.forget(key);
       if (code === 0 && done !== null) resolve(done);
       else reject(new Error(`worker ${key} exited with ${code} (done: ${done !== null})`));
