@@ -4,13 +4,15 @@
  * measures load A (autocannon on `POST /predictions/mlp`), then sends ONE request (`GET /models`
  * on the management port, or `PROBE_REQUEST=<port>:<path>` with port `inference`, `management`
  * or `metrics`; a `/predictions` path is POSTed the load's body, through the fast route and not
- * express, but with fetch's headers), then measures load B. The control run is the same with no request between A and
- * B (an A/A run). Runs come as pairs, alternating which goes first; each figure is the pair whose
- * ratio is the median. The frontend's CPU per request is read from /proc (user + system, 10 ms
+ * express, but with fetch's headers), then measures load B. The control run is the same with no
+ * request between A and B (an A/A run). Runs come as pairs, alternating which goes first; each
+ * figure is the run whose B/A ratio is the median. The frontend's CPU per request is read from /proc (user + system, 10 ms
  * ticks), so a busy machine's throughput noise cancels. `PROBE_NODE_OPTIONS` is handed to the
- * server's processes as NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to profile them).
- * `PROBE_STEADY=1` first sends, in both runs, one request to each listener's express app
- * (steady-state.ts), as a running server has had: then the probe request finds nothing new.
+ * server's processes as NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=<dir>` to profile them).
+ * `PROBE_RATE=N` holds each window at N requests a second (a saturating load's batch sizes, and
+ * so its CPU per request, move with the machine's other load). `PROBE_STEADY=1` first sends, in
+ * both runs, `STEADY_ROUNDS` rounds of requests to the listeners' express apps (steady-state.ts),
+ * as a running server has had, so the probe request meets code already megamorphic.
  * `BENCH_SMOKE=1`: one short pair.
  */
 import autocannon from 'autocannon';
@@ -30,6 +32,8 @@ const MEASURE_S = SMOKE ? 1 : Number(process.env.BENCH_MEASURE_S ?? 8);
 const WARMUP_S = SMOKE ? 1 : 2;
 const PROBE = process.env.PROBE_REQUEST ?? 'management:/models';
 const STEADY = process.env.PROBE_STEADY === '1';
+/** Requests a second of each load window (autocannon's overallRate), or as fast as it can when unset. */
+const RATE = process.env.PROBE_RATE === undefined ? undefined : Number(process.env.PROBE_RATE);
 
 const note = (m: string): void => void process.stderr.write(`bench:management-probe: ${m}\n`);
 
@@ -80,6 +84,7 @@ async function run(store: string, root: string, tag: string, probe: boolean): Pr
       url: `${server.inference}/predictions/mlp`,
       method: 'POST' as const,
       connections: 32,
+      ...(RATE === undefined ? {} : { overallRate: RATE }),
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(Array.from({ length: 784 }, (_v, i) => ((i * 31 + 17) % 100) / 100)),
     };
@@ -121,7 +126,7 @@ async function main(): Promise<void> {
     const probed: Run[] = [];
     const control: Run[] = [];
     note(
-      `probe ${PROBE}${STEADY ? ' after one request to each express app' : ''}; load ${os.loadavg()[0]!.toFixed(2)}`,
+      `probe ${PROBE}${STEADY ? ' after the steady-state requests to each express app' : ''}${RATE === undefined ? '' : ` at ${RATE} req/s`}; load ${os.loadavg()[0]!.toFixed(2)}`,
     );
     for (let i = 0; i < PAIRS; i++) {
       for (const which of i % 2 === 0 ? (['probe', 'none'] as const) : (['none', 'probe'] as const)) {
