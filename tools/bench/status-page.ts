@@ -3,9 +3,11 @@
  * 784→10 MLP). Served requests/s under autocannon with a page "open" (GET / once, then
  * `/status.json?since=T` once a second, as the page's script polls) against none, as pairs of
  * back-to-back runs alternating which goes first; the figure is the pair whose ratio is the
- * median. Prints `status_page_on_vs_off` (goal ≥ 0.99) and the frontend process's CPU per request
- * with the page open vs none (`status_page_frontend_cpu_per_request_on_vs_off`, from /proc: the
- * cost itself, which a busy machine's throughput noise hides). Then what the page costs an idle
+ * median. Every run first sends a few requests to each listener's express app (steady-state.ts says
+ * why), so the two differ only by the page. Prints `status_page_on_vs_off` (goal ≥ 0.99) and the
+ * frontend process's CPU per request with the page open vs none
+ * (`status_page_frontend_cpu_per_request_on_vs_off`, from /proc: the cost itself, which a busy
+ * machine's throughput noise hides). Then what the page costs an idle
  * server: the frontend's CPU ms a second with a page polling and no traffic, against none
  * (`status_page_idle_frontend_cpu_ms_per_s`, /proc), and the sampler's own CPU per 1 Hz sample in
  * process against the exposition render it replaced (`status_sampler_cpu_ms_per_s`, one model
@@ -20,6 +22,7 @@ import { writeModelConfig } from '../models/model-config.js';
 import { spawnServer } from './spawn-server.js';
 import { procCpuSeconds } from './proc-cpu.js';
 import { samplerCost } from './status-sampler-cost.js';
+import { servedByExpress } from './steady-state.js';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const PAIRS = SMOKE ? 1 : Number(process.env.BENCH_PAIRS ?? 3);
@@ -58,6 +61,7 @@ async function idle(store: string, root: string, tag: string, page: boolean): Pr
   );
   let open: { stop: () => void } | null = null;
   try {
+    await servedByExpress(server);
     const body = JSON.stringify(Array.from({ length: 784 }, () => 0.5));
     for (let i = 0; i < 10; i++)
       await (
@@ -100,6 +104,9 @@ async function run(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(Array.from({ length: 784 }, (_v, i) => ((i * 31 + 17) % 100) / 100)),
     };
+    // Both runs: health checks, scrapes and management calls first, as any running server has
+    // had, so the page's run is not the only one whose light path has seen express's objects.
+    await servedByExpress(server);
     await autocannon({ ...opts, duration: WARMUP_S });
     if (page) opened = await openPage(server.management);
     const pid = server.proc.pid ?? 0;
