@@ -12,6 +12,7 @@ import { StatLogTicker } from '../generation/stat-log-ticker.js';
 import { checkEngineMetrics } from '../generation/engine-series.js';
 import { inferenceSeriesOf } from '../models/inference-count.js';
 import { engineArgOfFlag } from '../../schema/engine-args.js';
+import { vllmSwitchOn } from '../../schema/vllm-env.js';
 
 /** Options of the generation frontend. */
 export interface GenerationFrontendOptions {
@@ -73,7 +74,7 @@ export class GenerationKind implements ModelKind {
         ...template,
       });
     }
-    const nans = this.opts.computeNansInLogits ?? process.env.VLLM_COMPUTE_NANS_IN_LOGITS === '1';
+    const nans = this.opts.computeNansInLogits ?? vllmSwitchOn('VLLM_COMPUTE_NANS_IN_LOGITS');
     const mfu = this.opts.enableMfuMetrics === true;
     const engine =
       nans || mfu

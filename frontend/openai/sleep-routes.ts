@@ -6,6 +6,7 @@
  * frontend/generation/sleep-control.ts.
  */
 import { routeTable } from '../http/route-table.js';
+import { vllmSwitchOn } from '../../schema/vllm-env.js';
 import type { Router } from 'express';
 import type { GenerationTarget } from './generation-target.js';
 import { OpenAIError, sendOpenAIError } from '../http/openai-errors.js';
@@ -19,9 +20,9 @@ export interface SleepRoutesOptions {
   readonly offReason?: string;
 }
 
-/** True when the process environment turns vLLM's dev mode on. */
+/** True when the process environment turns vLLM's dev mode on (any whole number but 0, as vLLM reads it). */
 export function devModeFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.VLLM_SERVER_DEV_MODE === '1';
+  return vllmSwitchOn('VLLM_SERVER_DEV_MODE', env);
 }
 
 /** The three routes (always in the route table, so the OpenAPI document and 405s know them). */

@@ -121,6 +121,19 @@ describe('tsserve start (start-up checks)', function () {
     expect(fs.existsSync(missing)).to.equal(false);
   });
 
+  it("should refuse vLLM's switches set to what vLLM's int() refuses, both named, before binding anything (exit 2)", () => {
+    const r = spawnSync(process.execPath, [CLI, 'start', '--model-store', dir, '--log-dir', dir], {
+      encoding: 'utf8',
+      env: { ...process.env, VLLM_SERVER_DEV_MODE: 'yes', VLLM_COMPUTE_NANS_IN_LOGITS: 'true' },
+    });
+    const why = 'is not a whole number: vLLM reads it with int(), 0 for off, 1 (any other whole number) for on';
+    expect([r.status, r.stdout, r.stderr]).to.deep.equal([
+      2,
+      '',
+      `tsserve start: VLLM_SERVER_DEV_MODE="yes" ${why}\ntsserve start: VLLM_COMPUTE_NANS_IN_LOGITS="true" ${why}\n`,
+    ]);
+  });
+
   it('should refuse a --models entry without a name and a name given twice before binding anything (exit 2)', () => {
     const run = (models: string) =>
       spawnSync(process.execPath, [CLI, 'start', '--models', models, '--model-store', dir, '--log-dir', dir], {

@@ -30,6 +30,7 @@ import { createServer, defaultKinds, StartRefused } from '../../frontend/main.js
 import { readChatTemplateFile } from '../../frontend/generation/chat-template.js';
 import type { ListenAddress } from '../../frontend/http/address.js';
 import { parseStartOptions, startUsage } from '../../frontend/server/start-options.js';
+import { vllmSwitchOn, vllmSwitchProblems } from '../../schema/vllm-env.js';
 import type { AccessLog, Log, LogErrorCounter } from '../../frontend/log/log.js';
 import { createServerLogger } from '../../frontend/log/logger.js';
 import type { StartOptions } from '../../frontend/server/start-options.js';
@@ -150,6 +151,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   const showHidden = opts.showHiddenMetricsForVersion;
   const hiddenProblem = showHidden === null ? null : showHiddenProblem(serverVersion, showHidden);
   if (hiddenProblem !== null) problems.push(hiddenProblem);
+  problems.push(...vllmSwitchProblems(process.env));
   let profileFile: string | null = null;
   if (opts.metricsProfile !== null) {
     profileFile = profileConfigPath(opts.metricsProfile);
@@ -362,7 +364,7 @@ async function serve(
             debugLog: (m) => log.debug(m),
             statsEnabled: !opts.disableLogStats,
             enableMfuMetrics: opts.enableMfuMetrics,
-            computeNansInLogits: process.env.VLLM_COMPUTE_NANS_IN_LOGITS === '1',
+            computeNansInLogits: vllmSwitchOn('VLLM_COMPUTE_NANS_IN_LOGITS'),
             ...(chatTemplate !== undefined ? { chatTemplate } : {}),
           },
         }),
