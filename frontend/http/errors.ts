@@ -13,6 +13,8 @@ const TYPES: Readonly<Record<number, string>> = {
   409: 'ConflictStatusException',
   413: 'RequestEntityTooLargeException',
   415: 'UnsupportedMediaTypeException',
+  // TorchServe has no 429; the status page's data route (its only one here) says what it is.
+  429: 'TooManyRequestsException',
   500: 'InternalServerException',
   503: 'ServiceUnavailableException',
   504: 'RequestTimeoutException',

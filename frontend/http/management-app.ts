@@ -4,7 +4,9 @@
  */
 import { describeRoutes } from './openapi/openapi-routes.js';
 import express from 'express';
-import type { Express, Request, Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
+import type { IncomingMessage, ServerResponse } from 'http';
+import type { StatusRouteContext } from './status-routes.js';
 import type { FrontendSeries } from '../models/frontend-series.js';
 import type { ModelManager } from '../models/model-manager.js';
 import { RegistrationError } from '../models/model-manager.js';
@@ -34,8 +36,11 @@ export interface ManagementAppOptions {
   readonly token?: string;
   /** Bounds on request bodies (management routes take none: a body is read and dropped). */
   readonly bodyLimits?: BodyLimits;
-  /** The status page's routes (`GET /`, `/status`, `/status.json`, its script and style). */
-  readonly status?: Router;
+  /**
+   * The status page's routes (`GET /`, `/status`, `/status.json`, its script and style), built
+   * with what the app's chain does, for the fast `/status.json` (status-routes.ts).
+   */
+  readonly status?: (ctx: StatusRouteContext) => Router;
 }
 
 /** Where a worker's load failure is told (the answer cannot carry it: the pool logs it). */
@@ -113,7 +118,9 @@ const PAGE_BOUNDS = Object.freeze({
 });
 
 /** The management express app, and the methods each of its paths takes (what its 405s say in `Allow`). */
-export type ManagementApp = Express & { readonly allowed: AllowedMethods };
+export type ManagementApp = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  readonly allowed: AllowedMethods;
+};
 
 /** Builds the management express app. */
 export function managementApp(opts: ManagementAppOptions): ManagementApp {
@@ -122,7 +129,8 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(countResponses((s) => opts.series.countResponse(s)));
-  app.use(new HttpMetrics((n, d) => opts.series.bind(n, d)).middleware());
+  const httpMetrics = new HttpMetrics((n, d) => opts.series.bind(n, d));
+  app.use(httpMetrics.middleware());
   const limits = bodyLimits(opts.bodyLimits);
   // The key first, from the headers: a client without it must not make us read its body.
   if (opts.token !== undefined) app.use(requireToken(opts.token));
@@ -130,7 +138,15 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
   // The description first: OPTIONS / is its, not express's automatic answer for the status page's GET /.
   const routes = routeTable();
   if (opts.description !== undefined) describeRoutes(routes, opts.description);
-  if (opts.status !== undefined) routes.mount(opts.status);
+  if (opts.status !== undefined)
+    routes.mount(
+      opts.status({
+        countResponse: (s) => opts.series.countResponse(s),
+        httpMetrics,
+        limits,
+        ...(opts.token !== undefined ? { token: opts.token } : {}),
+      }),
+    );
 
   // TorchServe's pagination: `limit` models (at most 100, a larger limit is clamped) from
   // `next_page_token` (an offset in name order), and `nextPageToken` while more remain.
@@ -360,5 +376,6 @@ export function managementApp(opts: ManagementAppOptions): ManagementApp {
 
   app.use(notFound);
   app.use(errorHandler);
-  return Object.assign(app, { allowed });
+  // The fast routes (the status page's data) first, on node's request; the rest through express.
+  return Object.assign(routes.listener(app), { allowed });
 }

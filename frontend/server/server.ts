@@ -329,7 +329,7 @@ export async function startServer(cfg: ServerConfig, deps: ServerDeps): Promise<
       manager,
       series,
       bodyLimits: limits,
-      status: statusRoutes(status),
+      status: (ctx) => statusRoutes(status, ctx),
       description: managementDocument(version),
       ...(keys !== null ? { token: keys.management } : {}),
     });
