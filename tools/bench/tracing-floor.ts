@@ -9,20 +9,34 @@
  * server does on top (the OTLP serialiser, the HTTP export, its own bookkeeping) only adds.
  * So `ceiling = off / (off + floor)`, with `off` the frontend's CPU a request with tracing off in
  * the same run, bounds from above the on/off ratio any server building its spans with the SDK can
- * reach on this machine.
+ * reach on this machine. With `serialize`, the exporter also encodes each batch with the OTLP
+ * protobuf serializer the shipped exporter uses (its own `@opentelemetry/otlp-transformer`,
+ * resolved from `@opentelemetry/exporter-trace-otlp-proto`), and drops the bytes: the floor of a
+ * server that serializes on its main thread, as the SDK's exporter does.
  */
 import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { defaultTextMapGetter } from '@opentelemetry/api';
 import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { createRequire } from 'node:module';
 
-/** µs of this process's CPU for one request's four SDK spans (mean over `n` after a warm-up). */
-export async function sdkSpansFloorUs(n: number, traceparent: string): Promise<number> {
+/** The protobuf trace serializer of the shipped exporter (its own dependency's, not another copy). */
+function exporterSerializer(): { serializeRequest(spans: ReadableSpan[]): Uint8Array | undefined } {
+  const req = createRequire(import.meta.resolve('@opentelemetry/exporter-trace-otlp-proto'));
+  return (req('@opentelemetry/otlp-transformer') as { ProtobufTraceSerializer: ReturnType<typeof exporterSerializer> })
+    .ProtobufTraceSerializer;
+}
+
+/** µs of this process's CPU for one request's four SDK spans (mean over `n` after a warm-up), serialized when `serialize`. */
+export async function sdkSpansFloorUs(n: number, traceparent: string, serialize = false): Promise<number> {
   let exported = 0;
+  let bytes = 0;
+  const serializer = serialize ? exporterSerializer() : null;
   const exporter: SpanExporter = {
     export: (spans, done) => {
       exported += spans.length;
+      if (serializer !== null) bytes += serializer.serializeRequest(spans)?.length ?? 0;
       done({ code: 0 });
     },
     shutdown: () => Promise.resolve(),
@@ -76,5 +90,6 @@ export async function sdkSpansFloorUs(n: number, traceparent: string): Promise<n
   const us = await run(n);
   await provider.shutdown();
   if (exported === 0) throw new Error('the floor exported no span');
+  if (serialize && bytes === 0) throw new Error('the floor serialized no span');
   return us;
 }

@@ -9,7 +9,10 @@
  * - `tracing_on_vs_off_serve_light_ceiling`: the most that figure can be with spans made by
  *   OpenTelemetry's SDK, from this run: the frontend's CPU a request with tracing off against that
  *   plus the SDK's own cost of the request's four spans (`tracing_sdk_spans_floor_vs_off_request_cpu`,
- *   measured in this process, tracing-floor.ts).
+ *   measured in this process, tracing-floor.ts); `…_ceiling_serialized` (with
+ *   `tracing_sdk_spans_serialized_floor_vs_off_request_cpu`): the same with the spans also
+ *   protobuf-encoded by the shipped exporter's serializer, which the SDK's exporter does on the
+ *   main thread.
  * - `tracing_ratio_0.1_vs_off_serve_light`: the same at `OTEL_TRACES_SAMPLER=traceidratio` 0.1.
  * - `tracing_on_vs_off_generate_http`: tokens/s of 32 concurrent streaming `/v1/completions` on
  *   tiny-lm (64-byte prompts, 32 new tokens), the same way.
@@ -182,6 +185,7 @@ function lines(bench: string, p: { wall: Pair[]; cpu: Pair[] }, unit: string): v
 async function ceiling(cpu: readonly Pair[]): Promise<void> {
   const offUs = 1e6 / median(cpu).b;
   const floorUs = await sdkSpansFloorUs(smoke(50_000, 2_000), TRACEPARENT);
+  const serializedUs = await sdkSpansFloorUs(smoke(50_000, 2_000), TRACEPARENT, true);
   {
     const r3 = (x: number): number => Math.round(x * 1000) / 1000;
     const out = (bench: string, ours: number, baseline: number, unit: string): void =>
@@ -196,8 +200,21 @@ async function ceiling(cpu: readonly Pair[]): Promise<void> {
       'µs of CPU a request (4 SDK spans / frontend, tracing off)',
     );
     out('tracing_on_vs_off_serve_light_ceiling', offUs, offUs + floorUs, 'µs of CPU a request (off / off + SDK floor)');
+    // The same with the spans also encoded as the shipped exporter encodes them (on the main thread).
+    out(
+      'tracing_sdk_spans_serialized_floor_vs_off_request_cpu',
+      serializedUs,
+      offUs,
+      'µs of CPU a request (4 SDK spans made and protobuf-encoded / frontend, tracing off)',
+    );
+    out(
+      'tracing_on_vs_off_serve_light_ceiling_serialized',
+      offUs,
+      offUs + serializedUs,
+      'µs of CPU a request (off / off + SDK floor with serialization)',
+    );
     note(
-      `the SDK's 4 spans: ${floorUs.toFixed(1)} µs a request; tracing off: ${offUs.toFixed(1)} µs; load ${os.loadavg()[0]!.toFixed(2)}`,
+      `the SDK's 4 spans: ${floorUs.toFixed(1)} µs a request, ${serializedUs.toFixed(1)} µs serialized too; tracing off: ${offUs.toFixed(1)} µs; load ${os.loadavg()[0]!.toFixed(2)}`,
     );
   }
 }
