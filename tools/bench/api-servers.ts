@@ -14,6 +14,7 @@
  *   fronts). Goal ≤ 1.1.
  * `api_servers_2_vs_1` carries `nproc`: its goal (≥ 1.5) applies only where nproc ≥ 4.
  */
+import { printFigure } from './figure-line.js';
 import autocannon from 'autocannon';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -122,18 +123,7 @@ try {
   );
   const one = await served(store, 1);
   const two = await served(store, 2);
-  const line = (bench: string, ours: number, baseline: number, unit: string, extra: object = {}): void => {
-    process.stdout.write(
-      JSON.stringify({
-        bench,
-        ours: Math.round(ours * 10) / 10,
-        baseline: Math.round(baseline * 10) / 10,
-        unit,
-        ratio: Math.round((ours / baseline) * 1000) / 1000,
-        ...extra,
-      }) + '\n',
-    );
-  };
+  const line = printFigure;
   // The goal (≥ 1.5) holds only where there are cores for a second front: nproc ≥ 4.
   line('api_servers_2_vs_1', two.rps, one.rps, 'req/s', { nproc: os.availableParallelism() });
   line('api_servers_cpu_ceiling', one.rps / one.busy, one.rps, 'req/s');

@@ -42,18 +42,10 @@ import {
   served,
 } from './serve-runs.js';
 import { SMOKE, smoke } from './smoke.js';
+import { printFigure } from './figure-line.js';
 
-function line(bench: string, ours: number, baseline: number, unit: string): void {
-  process.stdout.write(
-    JSON.stringify({
-      bench,
-      ours: Math.round(ours * 10) / 10,
-      baseline: Math.round(baseline * 10) / 10,
-      unit,
-      ratio: Math.round((ours / baseline) * 1000) / 1000,
-    }) + '\n',
-  );
-}
+const line = (bench: string, ours: number, baseline: number, unit: string): void =>
+  printFigure(bench, ours, baseline, unit);
 
 /** On/off pairs measured back to back (`BENCH_PAIRS`, default 3), alternating which goes first. */
 const PAIRS = Number(process.env.BENCH_PAIRS ?? smoke(3, 1));

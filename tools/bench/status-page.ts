@@ -25,6 +25,8 @@ import * as path from 'node:path';
 import { MLP_HIDDEN, MLP_SEED, writeMlp } from '../models/mlp.js';
 import { writeModelConfig } from '../models/model-config.js';
 import { spawnServer } from './spawn-server.js';
+import type { SpawnedServer } from './spawn-server.js';
+import { printFigure } from './figure-line.js';
 import { procCpuSeconds } from './proc-cpu.js';
 import { samplerCost } from './status-sampler-cost.js';
 import { servedByExpress } from './steady-state.js';
@@ -97,6 +99,17 @@ async function idle(store: string, root: string, tag: string, page: boolean): Pr
   }
 }
 
+/** autocannon's options for the light load: 32 connections POSTing one 784-number row to the mlp. */
+function lightLoad(server: SpawnedServer) {
+  return {
+    url: `${server.inference}/predictions/mlp`,
+    method: 'POST' as const,
+    connections: 32,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(Array.from({ length: 784 }, (_v, i) => ((i * 31 + 17) % 100) / 100)),
+  };
+}
+
 /** Served requests/s of one run, with a 1 Hz poller of the page's data when `page`. */
 async function run(
   store: string,
@@ -110,13 +123,7 @@ async function run(
   );
   let opened: { stop: () => void; polls: () => number } | null = null;
   try {
-    const opts = {
-      url: `${server.inference}/predictions/mlp`,
-      method: 'POST' as const,
-      connections: 32,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(Array.from({ length: 784 }, (_v, i) => ((i * 31 + 17) % 100) / 100)),
-    };
+    const opts = lightLoad(server);
     // Both runs: health checks, scrapes and management calls first, as any running server has
     // had, so the page's run is not the only one whose light path has seen express's objects.
     await servedByExpress(server);
@@ -158,13 +165,7 @@ async function alternating(
   );
   const sum = { on: 0, off: 0, onCpu: 0, offCpu: 0, onN: 0, offN: 0, polls: 0 };
   try {
-    const opts = {
-      url: `${server.inference}/predictions/mlp`,
-      method: 'POST' as const,
-      connections: 32,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(Array.from({ length: 784 }, (_v, i) => ((i * 31 + 17) % 100) / 100)),
-    };
+    const opts = lightLoad(server);
     await servedByExpress(server);
     await (await fetch(`${server.management}/`)).text();
     await autocannon({ ...opts, duration: WARMUP_S });
@@ -210,16 +211,7 @@ async function main(): Promise<void> {
     const cfg = { handler: 'onnx', model: 'model.onnx', batchSize: 32, maxBatchDelay: 5, minWorkers: 1, maxWorkers: 1 };
     writeModelConfig(dir, { ...cfg, responseTimeout: 60, threads: 1 }, 'bench:status light model');
     const emit = (bench: string, ours: number, baseline: number, unit: string, better?: 'lower'): void =>
-      void process.stdout.write(
-        JSON.stringify({
-          bench,
-          ours: Math.round(ours * 10) / 10,
-          baseline: Math.round(baseline * 10) / 10,
-          unit,
-          ratio: Math.round((ours / baseline) * 1000) / 1000,
-          ...(better !== undefined ? { better } : {}),
-        }) + '\n',
-      );
+      printFigure(bench, ours, baseline, unit, better !== undefined ? { better } : {});
     for (const hz of [1, AMPLIFIED_HZ]) {
       const alt = await alternating(path.dirname(dir), root, WINDOWS, hz);
       note(
