@@ -85,6 +85,11 @@ describe('tsserve start: SIGTERM while models load (real server)', function () {
       ready: 'listening',
     });
     expect(await probe(`${server.inference}/ping`)).to.deep.equal({ status: 500, body: '{"status":"Unhealthy"}' });
+    // Its worker forked and loading (a SIGTERM before the fork stops no worker: nothing to log).
+    await until(async () => ((await workersOf(server, 'late')).length > 0 ? true : null), {
+      message: "the late model's worker forked",
+      timeoutMs: 60_000,
+    });
     expect(await server.stop('SIGTERM')).to.equal(0);
     expect(server.output()).to.contain('SIGTERM: draining');
     expect(server.output()).to.contain('Model server stopped.');
