@@ -86,10 +86,18 @@ describe('tsserve start: SIGTERM while models load (real server)', function () {
     });
     expect(await probe(`${server.inference}/ping`)).to.deep.equal({ status: 500, body: '{"status":"Unhealthy"}' });
     // Its worker forked and loading (a SIGTERM before the fork stops no worker: nothing to log).
-    await until(async () => ((await workersOf(server, 'late')).length > 0 ? true : null), {
-      message: "the late model's worker forked",
-      timeoutMs: 60_000,
-    });
+    // Until it is registered, /models/late is a 404: no worker yet either.
+    await until(
+      async () => {
+        const r = await call('GET', `${server.management}/models/late`);
+        const listed = Array.isArray(r.json) ? (r.json as Array<{ workers?: WorkerView[] }>)[0]?.workers : undefined;
+        return listed !== undefined && listed.length > 0 ? true : null;
+      },
+      {
+        message: "the late model's worker forked",
+        timeoutMs: 60_000,
+      },
+    );
     expect(await server.stop('SIGTERM')).to.equal(0);
     expect(server.output()).to.contain('SIGTERM: draining');
     expect(server.output()).to.contain('Model server stopped.');
